@@ -1,0 +1,19 @@
+// Tiny C shims for Linux calls whose declarations need _GNU_SOURCE or that
+// Swift cannot import cleanly (struct ucred, accept4, SOCK_* flags).
+#ifndef CSYSTEM_H
+#define CSYSTEM_H
+#include <sys/types.h>
+
+/// Peer credentials of a connected Unix socket (SO_PEERCRED, unix(7)).
+/// Returns 0 on success, -1 with errno set on failure.
+int csystem_peercred(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// accept4(2) with SOCK_CLOEXEC. Returns the new fd or -1 with errno set.
+int csystem_accept_cloexec(int fd);
+
+/// socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0).
+int csystem_unix_stream_socket(void);
+
+/// Sets SO_RCVTIMEO and SO_SNDTIMEO on fd, in milliseconds (0 = none).
+int csystem_set_timeouts(int fd, long recv_ms, long send_ms);
+#endif

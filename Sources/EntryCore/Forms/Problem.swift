@@ -1,0 +1,58 @@
+/// A locale for labels, option names and problem messages.
+///
+/// PROTOCOL.md: `locale` is `zh` or `en`; the daemon's default is `zh`.
+public enum EntryLocale: String, Sendable, CaseIterable, Codable {
+    case zh
+    case en
+
+    /// Parses a wire or command-line locale: `zh`, `en`, and common longer tags
+    /// (`zh_CN`, `zh-Hans`, `en_US.UTF-8`) by their language part. `nil` otherwise.
+    public init?(tag: String) {
+        let lang = tag.lowercased().prefix(while: { $0.isLetter })
+        switch lang {
+        case "zh": self = .zh
+        case "en": self = .en
+        default: return nil
+        }
+    }
+}
+
+/// The kind of a validation problem, as named on the wire (PROTOCOL.md, `Problem.code`).
+public enum ProblemCode: String, Sendable, CaseIterable, Codable {
+    /// A required field is missing or empty.
+    case required
+    /// The field is not part of the form.
+    case unknownField = "unknown-field"
+    /// The text cannot be read as the field's type (e.g. `1990-13-45` for a date).
+    case invalidFormat = "invalid-format"
+    /// The value is well-formed but not a row of the field's picker list.
+    case notInList = "not-in-list"
+    /// The value lies outside the field's `min`/`max`.
+    case outOfRange = "out-of-range"
+    /// A date-time's minutes are not a multiple of the field's `minute-interval`.
+    case notOnInterval = "not-on-interval"
+    /// A cascading value (city) does not belong to its parent (province).
+    case parentMismatch = "parent-mismatch"
+    /// The value is longer than the field's `max-length`.
+    case tooLong = "too-long"
+    /// The input matches more than one row; `suggestions` lists them.
+    case ambiguous
+}
+
+/// One thing wrong with a submitted value (PROTOCOL.md, `io.entryd.Entries.Problem`).
+public struct Problem: Sendable, Equatable, Codable {
+    /// The field name, or `""` for the whole entry.
+    public var field: String
+    public var code: ProblemCode
+    /// One sentence in the requested locale, naming the field and what to do.
+    public var message: String
+    /// Canonical values the input may have meant (may be empty).
+    public var suggestions: [String]
+
+    public init(field: String, code: ProblemCode, message: String, suggestions: [String] = []) {
+        self.field = field
+        self.code = code
+        self.message = message
+        self.suggestions = suggestions
+    }
+}

@@ -1,0 +1,389 @@
+/// A JSON value as the varlink wire carries it (RFC 8259).
+///
+/// entryd parses and writes JSON itself rather than through `JSONSerialization`:
+/// it must bound nesting depth, reject invalid UTF-8 and keep object key order
+/// for deterministic replies, and encoding is on every reply's hot path.
+/// Numbers keep their kind: integers that fit in `Int64` are `.int`, everything
+/// else with a fraction or exponent is `.double`.
+public enum JSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    /// Members in wire order. Duplicate keys are refused by the parser.
+    case object([(String, JSON)])
+
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.int(a), .int(b)): return a == b
+        case let (.double(a), .double(b)): return a == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            guard a.count == b.count else { return false }
+            let bd = Dictionary(b, uniquingKeysWith: { x, _ in x })
+            return a.allSatisfy { bd[$0.0] == $0.1 }
+        default: return false
+        }
+    }
+
+    /// The member `key` of an object, or `nil` for a missing key or a non-object.
+    public subscript(key: String) -> JSON? {
+        guard case .object(let members) = self else { return nil }
+        return members.first(where: { $0.0 == key })?.1
+    }
+
+    /// The string payload, or `nil` for other kinds.
+    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The integer payload (a `.double` with no fraction counts), or `nil`.
+    public var intValue: Int64? {
+        switch self {
+        case .int(let i): return i
+        case .double(let d) where d == d.rounded() && abs(d) < 9.0e15: return Int64(d)
+        default: return nil
+        }
+    }
+    /// The boolean payload, or `nil`.
+    public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    /// The elements of an array, or `nil`.
+    public var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
+    /// The members of an object, or `nil`.
+    public var objectValue: [(String, JSON)]? { if case .object(let o) = self { return o } else { return nil } }
+    /// True for `.null`.
+    public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// An object of string values, keys sorted for a stable wire form.
+    public static func stringMap(_ map: [String: String]) -> JSON {
+        .object(map.sorted(by: { $0.key < $1.key }).map { ($0.key, .string($0.value)) })
+    }
+}
+
+/// Why a byte sequence is not acceptable JSON, with the byte offset where the
+/// parser stopped. Messages name the problem, never the content (it may be personal).
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Byte offset into the input (0-based).
+    public let offset: Int
+    /// What is wrong, e.g. "nesting deeper than 64 levels".
+    public let reason: String
+    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+}
+
+extension JSON {
+    /// Deepest nesting of arrays and objects the parser accepts. Varlink messages
+    /// are shallow (entryd's deepest is 4); the bound stops stack exhaustion.
+    public static let maxDepth = 64
+
+    /// Parses one JSON text (RFC 8259) from UTF-8 bytes.
+    ///
+    /// - Parameter bytes: the whole text; leading and trailing white space allowed.
+    /// - Throws: ``JSONParseError`` for invalid UTF-8, syntax errors, duplicate
+    ///   object keys, nesting deeper than ``maxDepth``, or trailing bytes.
+    public static func parse<C: Collection>(_ bytes: C) throws(JSONParseError) -> JSON where C.Element == UInt8 {
+        let array = Array(bytes)
+        var parser = JSONParser(bytes: array)
+        return try parser.parseDocument()
+    }
+
+    /// Parses a JSON text given as a Swift string.
+    /// - Throws: ``JSONParseError``, as ``parse(_:)-(C)``.
+    public static func parse(_ text: String) throws(JSONParseError) -> JSON {
+        try parse(Array(text.utf8))
+    }
+}
+
+struct JSONParser {
+    let bytes: [UInt8]
+    var i = 0
+    var depth = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
+
+    mutating func parseDocument() throws(JSONParseError) -> JSON {
+        skipSpace()
+        let v = try parseValue()
+        skipSpace()
+        if i != bytes.count { throw fail("unexpected bytes after the value") }
+        return v
+    }
+
+    mutating func skipSpace() {
+        while i < bytes.count {
+            switch bytes[i] {
+            case 0x20, 0x09, 0x0A, 0x0D: i += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue() throws(JSONParseError) -> JSON {
+        guard i < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(JSONParseError) {
+        let n = word.utf8CodeUnitCount
+        guard i + n <= bytes.count else { throw fail("unexpected end of input") }
+        let p = word.utf8Start
+        for k in 0..<n where bytes[i + k] != p[k] { throw fail("unexpected character") }
+        i += n
+    }
+
+    mutating func enter() throws(JSONParseError) {
+        depth += 1
+        if depth > JSON.maxDepth { throw fail("nesting deeper than \(JSON.maxDepth) levels") }
+    }
+
+    mutating func parseObject() throws(JSONParseError) -> JSON {
+        try enter()
+        i += 1
+        var members: [(String, JSON)] = []
+        var seen = Set<String>()
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object(members) }
+        while true {
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let key = try parseString()
+            if !seen.insert(key).inserted { throw fail("duplicate member name") }
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipSpace()
+            members.append((key, try parseValue()))
+            skipSpace()
+            guard i < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
+            throw fail("expected ',' or '}'")
+        }
+        depth -= 1
+        return .object(members)
+    }
+
+    mutating func parseArray() throws(JSONParseError) -> JSON {
+        try enter()
+        i += 1
+        var items: [JSON] = []
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; depth -= 1; return .array(items) }
+        while true {
+            skipSpace()
+            items.append(try parseValue())
+            skipSpace()
+            guard i < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "]") { i += 1; break }
+            throw fail("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(items)
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> JSON {
+        let start = i
+        var isInteger = true
+        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number") }
+        if bytes[i] == UInt8(ascii: "0") {
+            i += 1
+        } else {
+            while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            isInteger = false
+            i += 1
+            guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number") }
+            while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            isInteger = false
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number") }
+            while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+        }
+        let text = String(decoding: bytes[start..<i], as: UTF8.self)
+        if isInteger, let v = Int64(text) { return .int(v) }
+        guard let d = Double(text), d.isFinite else { throw JSONParseError(offset: start, reason: "number out of range") }
+        return .double(d)
+    }
+
+    func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        i += 1  // opening quote
+        var out: [UInt8] = []
+        var runStart = i
+        while true {
+            guard i < bytes.count else { throw fail("unterminated string") }
+            let b = bytes[i]
+            if b == UInt8(ascii: "\"") {
+                out.append(contentsOf: bytes[runStart..<i])
+                i += 1
+                break
+            }
+            if b < 0x20 { throw fail("control character in string") }
+            if b == UInt8(ascii: "\\") {
+                out.append(contentsOf: bytes[runStart..<i])
+                i += 1
+                guard i < bytes.count else { throw fail("unterminated string") }
+                let e = bytes[i]
+                i += 1
+                switch e {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                            throw fail("unpaired surrogate in string")
+                        }
+                        i += 2
+                        let low = try hex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate in string") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw fail("unpaired surrogate in string")
+                    }
+                    guard let u = Unicode.Scalar(scalar) else { throw fail("invalid escape") }
+                    out.append(contentsOf: Array(String(Character(u)).utf8))
+                default: throw fail("invalid escape")
+                }
+                runStart = i
+                continue
+            }
+            if b < 0x80 { i += 1; continue }
+            try skipUTF8Sequence()
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Advances over one well-formed multi-byte UTF-8 sequence (RFC 3629 §4).
+    mutating func skipUTF8Sequence() throws(JSONParseError) {
+        let b0 = bytes[i]
+        let need: Int
+        var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
+        switch b0 {
+        case 0xC2...0xDF: need = 1
+        case 0xE0: need = 2; lo = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: need = 2
+        case 0xED: need = 2; hi = 0x9F
+        case 0xF0: need = 3; lo = 0x90
+        case 0xF1...0xF3: need = 3
+        case 0xF4: need = 3; hi = 0x8F
+        default: throw fail("invalid UTF-8")
+        }
+        guard i + need < bytes.count else { throw fail("invalid UTF-8") }
+        let b1 = bytes[i + 1]
+        guard b1 >= lo && b1 <= hi else { throw fail("invalid UTF-8") }
+        if need >= 2 { guard bytes[i + 2] & 0xC0 == 0x80 else { throw fail("invalid UTF-8") } }
+        if need >= 3 { guard bytes[i + 3] & 0xC0 == 0x80 else { throw fail("invalid UTF-8") } }
+        i += need + 1
+    }
+
+    mutating func hex4() throws(JSONParseError) -> UInt32 {
+        guard i + 4 <= bytes.count else { throw fail("invalid escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let b = bytes[i]
+            let d: UInt32
+            switch b {
+            case 0x30...0x39: d = UInt32(b - 0x30)
+            case 0x41...0x46: d = UInt32(b - 0x41 + 10)
+            case 0x61...0x66: d = UInt32(b - 0x61 + 10)
+            default: throw fail("invalid escape")
+            }
+            v = v * 16 + d
+            i += 1
+        }
+        return v
+    }
+}
+
+// MARK: - Writing
+
+extension JSON {
+    /// The compact UTF-8 encoding of this value: no insignificant white space,
+    /// object members in stored order, non-ASCII written as UTF-8 (not escaped),
+    /// control characters escaped as `\uXXXX`.
+    public var encoded: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(to: &out)
+        return out
+    }
+
+    /// The compact encoding as a `String`.
+    public var text: String { String(decoding: encoded, as: UTF8.self) }
+
+    /// Appends the compact encoding to `out`.
+    public func write(to out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+        case .bool(let b): out.append(contentsOf: b ? Array("true".utf8) : Array("false".utf8))
+        case .int(let v): out.append(contentsOf: Array(String(v).utf8))
+        case .double(let d):
+            if d.isFinite { out.append(contentsOf: Array("\(d)".utf8)) } else { out.append(contentsOf: Array("null".utf8)) }
+        case .string(let s): JSON.writeString(s, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (k, item) in items.enumerated() {
+                if k > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (k, member) in members.enumerated() {
+                if k > 0 { out.append(UInt8(ascii: ",")) }
+                JSON.writeString(member.0, to: &out)
+                out.append(UInt8(ascii: ":"))
+                member.1.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Appends `s` as a JSON string literal.
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): out.append(0x5C); out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                out.append(contentsOf: Array("\\u00".utf8))
+                out.append(hexDigits[Int(b >> 4)])
+                out.append(hexDigits[Int(b & 0xF)])
+            default: out.append(b)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

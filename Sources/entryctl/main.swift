@@ -1,0 +1,1 @@
+print("entryctl: not yet")

@@ -1,0 +1,57 @@
+import Testing
+@testable import EntryCore
+
+/// The wire JSON parser and writer (Protocol/JSON.swift).
+@Suite struct JSONTests {
+    @Test("round-trips nested values and keeps member order")
+    func roundTrip() throws {
+        let text = #"{"b":[1,-2,3.5,true,false,null],"a":{"s":"中国\n\"x\"","e":""}}"#
+        let v = try JSON.parse(text)
+        #expect(v.text == text)
+        #expect(v["a"]?["s"]?.stringValue == "中国\n\"x\"")
+        #expect(v["b"]?.arrayValue?.count == 6)
+    }
+
+    @Test("decodes escapes and surrogate pairs")
+    func escapes() throws {
+        let v = try JSON.parse(#""\u00e9\ud83c\udde8\u0041\/""#)
+        #expect(v.stringValue == "é🇨A/")
+    }
+
+    @Test("refuses malformed input with the offset", arguments: [
+        ("{\"a\":1,}", "expected a member name"),
+        ("[1 2]", "expected ',' or ']'"),
+        ("{\"a\":1,\"a\":2}", "duplicate member name"),
+        ("\"\\ud800\"", "unpaired surrogate in string"),
+        ("01", "unexpected bytes after the value"),
+        ("1e999", "number out of range"),
+        ("\"a\u{01}\"", "control character in string"),
+        ("{} x", "unexpected bytes after the value"),
+    ])
+    func refusesMalformed(input: String, reason: String) {
+        #expect(throws: JSONParseError.self) { try JSON.parse(input) }
+        do { _ = try JSON.parse(input) } catch { #expect(error.reason == reason) }
+    }
+
+    @Test("refuses invalid UTF-8 and overlong encodings")
+    func invalidUTF8() {
+        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE4, 0xB8, 0x22]] {
+            #expect(throws: JSONParseError.self) { try JSON.parse(bytes) }
+        }
+    }
+
+    @Test("bounds nesting depth")
+    func depth() throws {
+        let ok = String(repeating: "[", count: JSON.maxDepth) + String(repeating: "]", count: JSON.maxDepth)
+        _ = try JSON.parse(ok)
+        let deep = String(repeating: "[", count: 100_000)
+        #expect(throws: JSONParseError.self) { try JSON.parse(deep) }
+    }
+
+    @Test("keeps big integers exact and escapes control characters on write")
+    func numbersAndEscapes() throws {
+        #expect(try JSON.parse("9007199254740993") == .int(9_007_199_254_740_993))
+        #expect(try JSON.parse("18446744073709551616") == .double(18446744073709551616))
+        #expect(JSON.string("a\u{0}b\u{1F}").text == #""a\u0000b\u001f""#)
+    }
+}
