@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <errno.h>
+#include <poll.h>
 
 int csystem_peercred(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     struct ucred cred;
@@ -22,4 +23,10 @@ int csystem_set_timeouts(int fd, long recv_ms, long send_ms) {
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &r, sizeof r) != 0) return -1;
     if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &s, sizeof s) != 0) return -1;
     return 0;
+}
+
+int csystem_peer_hung_up(int fd) {
+    struct pollfd p = { fd, POLLRDHUP, 0 };
+    if (poll(&p, 1, 0) <= 0) return 0;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }

@@ -1,1 +1,1 @@
-print("entryd: not yet")
+print("wip")

@@ -16,4 +16,7 @@ int csystem_unix_stream_socket(void);
 
 /// Sets SO_RCVTIMEO and SO_SNDTIMEO on fd, in milliseconds (0 = none).
 int csystem_set_timeouts(int fd, long recv_ms, long send_ms);
+/// 1 when the peer of a connected socket has hung up (poll(2) POLLRDHUP,
+/// POLLHUP or POLLERR), 0 otherwise; never blocks or consumes data.
+int csystem_peer_hung_up(int fd);
 #endif

@@ -1,0 +1,87 @@
+/// Typed access to a call's `parameters` object.
+///
+/// Every accessor throws ``WireError`` `org.varlink.service.InvalidParameter`
+/// naming the parameter when it is missing (for required ones) or has the
+/// wrong JSON type (PROTOCOL.md: "the connection stays open"). `null` counts as
+/// absent for optional parameters (varlink `?type`).
+public struct Parameters: Sendable {
+    public let json: JSON
+
+    public init(_ json: JSON) { self.json = json }
+
+    func value(_ name: String) -> JSON? {
+        guard let v = json[name], !v.isNull else { return nil }
+        return v
+    }
+
+    /// A required string.
+    public func string(_ name: String) throws(WireError) -> String {
+        guard let s = try optionalString(name) else { throw .invalidParameter(name) }
+        return s
+    }
+
+    /// An optional string.
+    public func optionalString(_ name: String) throws(WireError) -> String? {
+        guard let v = value(name) else { return nil }
+        guard let s = v.stringValue else { throw .invalidParameter(name) }
+        return s
+    }
+
+    /// An optional integer (JSON numbers without a fraction).
+    public func optionalInt(_ name: String) throws(WireError) -> Int64? {
+        guard let v = value(name) else { return nil }
+        guard let i = v.intValue else { throw .invalidParameter(name) }
+        return i
+    }
+
+    /// A required integer.
+    public func int(_ name: String) throws(WireError) -> Int64 {
+        guard let i = try optionalInt(name) else { throw .invalidParameter(name) }
+        return i
+    }
+
+    /// An optional boolean.
+    public func optionalBool(_ name: String) throws(WireError) -> Bool? {
+        guard let v = value(name) else { return nil }
+        guard let b = v.boolValue else { throw .invalidParameter(name) }
+        return b
+    }
+
+    /// A required `[string]string` map (varlink dictionary).
+    public func stringMap(_ name: String) throws(WireError) -> [String: String] {
+        guard let m = try optionalStringMap(name) else { throw .invalidParameter(name) }
+        return m
+    }
+
+    /// An optional `[string]string` map.
+    public func optionalStringMap(_ name: String) throws(WireError) -> [String: String]? {
+        guard let v = value(name) else { return nil }
+        return try Parameters.stringMap(v, name: name)
+    }
+
+    /// Reads a JSON object of strings.
+    /// - Throws: `InvalidParameter(name)` when `v` is not an object of strings.
+    public static func stringMap(_ v: JSON, name: String) throws(WireError) -> [String: String] {
+        guard let members = v.objectValue else { throw .invalidParameter(name) }
+        var map: [String: String] = [:]
+        map.reserveCapacity(members.count)
+        for (k, value) in members {
+            guard let s = value.stringValue else { throw .invalidParameter(name) }
+            map[k] = s
+        }
+        return map
+    }
+
+    /// A required array.
+    public func array(_ name: String) throws(WireError) -> [JSON] {
+        guard let v = value(name), let a = v.arrayValue else { throw .invalidParameter(name) }
+        return a
+    }
+
+    /// An optional object (as `Parameters`).
+    public func optionalObject(_ name: String) throws(WireError) -> Parameters? {
+        guard let v = value(name) else { return nil }
+        guard case .object = v else { throw .invalidParameter(name) }
+        return Parameters(v)
+    }
+}

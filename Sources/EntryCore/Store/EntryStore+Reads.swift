@@ -1,0 +1,165 @@
+/// Sort order for ``EntryStore/list(_:)`` (PROTOCOL.md `Order`).
+public enum ListOrder: String, Sendable, CaseIterable {
+    case created, updated, birthday, name
+
+    /// The entries column this order sorts on (ties are broken by id).
+    var column: String {
+        switch self {
+        case .created: return "created_at"
+        case .updated: return "updated_at"
+        case .birthday: return "birthday"
+        case .name: return "name"
+        }
+    }
+
+    /// PROTOCOL.md: descending by default for created and updated.
+    public var defaultDescending: Bool { self == .created || self == .updated }
+}
+
+/// A List query with canonical filter values (the service resolves lenient input first).
+public struct ListQuery: Sendable {
+    public var form: String?
+    public var country: String?
+    public var province: String?
+    public var city: String?
+    /// Inclusive `YYYY-MM-DD` bounds on the birthday column.
+    public var bornFrom: String?
+    public var bornTo: String?
+    /// Case-insensitive substring of the name (already folded with `lowercased()`).
+    public var text: String?
+    /// RFC 3339 UTC ms: entries updated at or after it.
+    public var updatedSince: String?
+    public var order: ListOrder = .created
+    public var descending: Bool = true
+    /// Entries per page (1…1000).
+    public var limit: Int = 50
+    /// Keyset position: the sort value and id of the last entry of the previous page.
+    public var after: (value: String, id: String)?
+    public var includeDeleted = false
+
+    public init() {}
+}
+
+/// One page of ``EntryStore/list(_:)``.
+public struct ListPage: Sendable {
+    public var entries: [StoredEntry]
+    /// Keyset position of the last entry when more may follow, else `nil`.
+    public var next: (value: String, id: String)?
+    /// Number of entries matching the filters (all pages).
+    public var total: Int
+}
+
+extension EntryStore {
+    /// The entry `id` (deleted ones too), or `nil`.
+    /// - Throws: ``SQLiteError``.
+    public func get(_ id: String) throws -> StoredEntry? {
+        try readers.read { db in try EntryStore.loadEntry(db, id) }
+    }
+
+    /// A page of entries matching `query`, ordered by (sort column, id), using
+    /// keyset paging so a page costs the same wherever it starts.
+    /// - Throws: ``SQLiteError``.
+    public func list(_ query: ListQuery) throws -> ListPage {
+        var conditions: [String] = []
+        var values: [Statement.Value] = []
+        func add(_ sql: String, _ value: String?) {
+            guard let value else { return }
+            conditions.append(sql)
+            values.append(.text(value))
+        }
+        if !query.includeDeleted { conditions.append("deleted = 0") }
+        add("form = ?", query.form)
+        add("country = ?", query.country)
+        add("province = ?", query.province)
+        add("city = ?", query.city)
+        add("birthday >= ?", query.bornFrom)
+        if let to = query.bornTo { add("birthday <> '' AND birthday <= ?", to) }
+        add("instr(name_folded, ?) > 0", query.text)
+        add("updated_at >= ?", query.updatedSince)
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let column = query.order.column
+        let direction = query.descending ? "DESC" : "ASC"
+        var pageConditions = conditions
+        var pageValues = values
+        if let after = query.after {
+            pageConditions.append("(\(column), id) \(query.descending ? "<" : ">") (?, ?)")
+            pageValues += [.text(after.value), .text(after.id)]
+        }
+        let pageWhere = pageConditions.isEmpty ? "" : " WHERE " + pageConditions.joined(separator: " AND ")
+        let limit = max(1, min(query.limit, 1000))
+        let pageSQL = """
+            SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, \(column)
+            FROM entries\(pageWhere) ORDER BY \(column) \(direction), id \(direction) LIMIT \(limit + 1)
+            """
+        return try readers.read { db in
+            var entries: [StoredEntry] = []
+            var sortValues: [String] = []
+            try db.statement(pageSQL).query(pageValues) { row in
+                entries.append(try EntryStore.entry(from: row))
+                sortValues.append(row.text(11))
+            }
+            var next: (String, String)?
+            if entries.count > limit {
+                entries.removeLast()
+                next = (sortValues[limit - 1], entries[limit - 1].id)
+            }
+            var total = 0
+            try db.statement("SELECT COUNT(*) FROM entries" + whereClause).query(values) { total = Int($0.int(0)) }
+            return ListPage(entries: entries, next: next, total: total)
+        }
+    }
+
+    /// Every change of entry `id`, oldest first (by seq).
+    /// - Throws: ``SQLiteError``.
+    public func history(_ id: String) throws -> [ChangeRecord] {
+        try readers.read { db in
+            var changes: [ChangeRecord] = []
+            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE entry = ? ORDER BY seq")
+                .query([.text(id)]) { changes.append(try EntryStore.change(from: $0)) }
+            return changes
+        }
+    }
+
+    /// Changes after `since` (exclusive), oldest first, at most `limit`.
+    /// - Parameter excludeNode: drop changes made on that node.
+    /// - Returns: the changes and `last`, the highest seq examined (even if all were filtered out).
+    /// - Throws: ``SQLiteError``.
+    public func changes(since: Int64, limit: Int, excludeNode: String? = nil) throws -> (changes: [ChangeRecord], last: Int64) {
+        try readers.read { db in
+            var changes: [ChangeRecord] = []
+            var last = since
+            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE seq > ? ORDER BY seq LIMIT ?")
+                .query([.int(since), .int(Int64(max(1, limit)))]) { row in
+                    let change = try EntryStore.change(from: row)
+                    last = change.seq
+                    if change.node != excludeNode { changes.append(change) }
+                }
+            return (changes, last)
+        }
+    }
+
+    /// Counts for `Status`: live entries, deleted entries, the highest seq, and the clock.
+    /// - Throws: ``SQLiteError``.
+    public func counts() throws -> (entries: Int, deleted: Int, seq: Int64) {
+        try readers.read { db in
+            var live = 0, deleted = 0
+            var seq: Int64 = 0
+            try db.statement("SELECT COALESCE(SUM(deleted = 0), 0), COALESCE(SUM(deleted = 1), 0) FROM entries").query {
+                live = Int($0.int(0))
+                deleted = Int($0.int(1))
+            }
+            try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
+            return (live, deleted, seq)
+        }
+    }
+
+    /// The last HLC this node persisted (issued or received).
+    /// - Throws: ``SQLiteError``.
+    public func currentHLC() throws -> HLC {
+        try readers.read { db in
+            var hlc = HLC.zero
+            try db.statement("SELECT value FROM node WHERE key = 'hlc'").query { hlc = HLC($0.text(0)) ?? .zero }
+            return hlc
+        }
+    }
+}

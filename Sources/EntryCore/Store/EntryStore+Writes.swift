@@ -1,0 +1,201 @@
+/// Who makes a write and why: recorded on the change-log row.
+public struct WriteOrigin: Sendable {
+    /// The actor: the client's user name (from SO_PEERCRED), never a client-sent value.
+    public var actor: String
+    /// Why (audit), from the call's `reason`.
+    public var reason: String?
+
+    public init(actor: String, reason: String? = nil) {
+        self.actor = actor
+        self.reason = reason
+    }
+}
+
+extension EntryStore {
+    /// Stores a new entry whose `fields` are already validated and canonical.
+    ///
+    /// With `id`, idempotent: if `id` exists with the same form and fields and is
+    /// not deleted, the stored entry is returned and nothing is written.
+    /// - Parameters:
+    ///   - id: a canonical UUID, or `nil` to generate a UUIDv7.
+    ///   - keys: which fields feed the filter columns.
+    /// - Returns: the entry and whether it was created now.
+    /// - Throws: ``WireError`` `EntryExists` when `id` is used by other values or
+    ///   a deleted entry; ``SQLiteError`` for storage failures.
+    public func create(form: String, id: String?, fields: [String: String], keys: IndexedFields,
+                       origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
+        try writer.submit { ctx in try ctx.create(form: form, id: id, fields: fields, keys: keys, origin: origin) }
+    }
+
+    /// Changes an entry: `compute` gets the current entry (on the writer
+    /// thread, so no other write interleaves) and returns its complete new
+    /// field map (validated, canonical). Fields whose value changed are written
+    /// as one `update` change; if none changed, nothing is written.
+    /// - Parameter ifVersion: when given, must equal the current version.
+    /// - Throws: ``WireError`` `EntryNotFound`, `VersionMismatch`; whatever
+    ///   `compute` throws (e.g. `ValidationFailed`); ``SQLiteError``.
+    public func update(id: String, ifVersion: String?, keys: IndexedFields, origin: WriteOrigin,
+                       compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
+        try writer.submit { ctx in
+            let current = try ctx.existing(id, ifVersion: ifVersion)
+            let newFields = try compute(current)
+            var changed: [String: String] = [:]
+            for name in Set(current.fields.keys).union(newFields.keys) where current.fields[name] != newFields[name] {
+                changed[name] = newFields[name] ?? ""
+            }
+            if changed.isEmpty { return current }
+            return try ctx.record(.update, on: current, fields: changed, keys: keys, origin: origin)
+        }
+    }
+
+    /// Marks an entry deleted (a tombstone: its values are kept, so the delete
+    /// syncs and can be undone). Deleting a deleted entry changes nothing.
+    /// - Throws: ``WireError`` `EntryNotFound`, `VersionMismatch`; ``SQLiteError``.
+    public func delete(id: String, ifVersion: String?, keys: IndexedFields, origin: WriteOrigin) throws -> StoredEntry {
+        try writer.submit { ctx in
+            let current = try ctx.existing(id, ifVersion: ifVersion)
+            if current.deleted { return current }
+            return try ctx.record(.delete, on: current, fields: [:], keys: keys, origin: origin)
+        }
+    }
+
+    /// Undoes a delete. Restoring an entry that is not deleted changes nothing.
+    /// - Throws: ``WireError`` `EntryNotFound`; ``SQLiteError``.
+    public func restore(id: String, keys: IndexedFields, origin: WriteOrigin) throws -> StoredEntry {
+        try writer.submit { ctx in
+            let current = try ctx.existing(id, ifVersion: nil)
+            if !current.deleted { return current }
+            return try ctx.record(.restore, on: current, fields: [:], keys: keys, origin: origin)
+        }
+    }
+
+    /// One row for ``importEntries(form:rows:keys:atomic:origin:)``: validated
+    /// canonical fields, optional id, deleted flag; or the problems that made it invalid.
+    public struct ImportRow: Sendable {
+        public var index: Int
+        public var id: String?
+        public var fields: [String: String]
+        public var deleted: Bool
+        /// Non-empty: the row is rejected without touching the store.
+        public var problems: [Problem]
+
+        public init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem]) {
+            self.index = index
+            self.id = id
+            self.fields = fields
+            self.deleted = deleted
+            self.problems = problems
+        }
+    }
+
+    /// What ``importEntries(form:rows:keys:atomic:origin:)`` did.
+    public struct ImportResult: Sendable {
+        public var added = 0
+        public var unchanged = 0
+        /// (row index, id, problems) of each row not stored.
+        public var rejected: [(index: Int, id: String?, problems: [Problem])] = []
+    }
+
+    /// Stores many entries in one transaction. A row whose id exists with the
+    /// same values (and deleted flag) counts as unchanged; with other values it
+    /// is rejected. With `atomic`, one rejected row stores nothing (added = 0).
+    /// - Throws: ``SQLiteError`` for storage failures (then nothing is stored).
+    public func importEntries(form: String, rows: [ImportRow], keys: IndexedFields, atomic: Bool,
+                              origin: WriteOrigin) throws -> ImportResult {
+        try writer.submit { ctx in
+            var result = ImportResult()
+            for row in rows {
+                if !row.problems.isEmpty { result.rejected.append((row.index, row.id, row.problems)); continue }
+                do {
+                    try ctx.db.execute("SAVEPOINT row")
+                    if let id = row.id, let existing = try ctx.load(id) {
+                        if existing.form == form, existing.fields == row.fields, existing.deleted == row.deleted {
+                            result.unchanged += 1
+                        } else {
+                            result.rejected.append((row.index, id, [Problem(field: "", code: .invalidFormat,
+                                message: "an entry with id \(id) already exists with other values or deleted state")]))
+                        }
+                    } else {
+                        var (entry, _) = try ctx.create(form: form, id: row.id, fields: row.fields, keys: keys, origin: origin)
+                        if row.deleted { entry = try ctx.record(.delete, on: entry, fields: [:], keys: keys, origin: origin) }
+                        result.added += 1
+                    }
+                    try ctx.db.execute("RELEASE row")
+                } catch {
+                    try? ctx.db.execute("ROLLBACK TO row")
+                    try? ctx.db.execute("RELEASE row")
+                    throw error
+                }
+            }
+            if atomic && !result.rejected.isEmpty {
+                throw AtomicImportRefused(result: ImportResult(added: 0, unchanged: 0, rejected: result.rejected))
+            }
+            return result
+        }
+    }
+
+    /// Thrown inside the writer job to roll back an atomic import; caught by the service.
+    public struct AtomicImportRefused: Error, @unchecked Sendable {
+        public let result: ImportResult
+    }
+}
+
+extension WriteContext {
+    func existing(_ id: String, ifVersion: String?) throws -> StoredEntry {
+        guard let current = try load(id) else { throw WireError.entryNotFound(id) }
+        if let ifVersion, ifVersion != current.version.description {
+            throw WireError.versionMismatch(id: id, version: current.version.description)
+        }
+        return current
+    }
+
+    func create(form: String, id: String?, fields: [String: String], keys: IndexedFields,
+                origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
+        if let id, let existing = try load(id) {
+            if !existing.deleted, existing.form == form, existing.fields == fields { return (existing, false) }
+            throw WireError.entryExists(id)
+        }
+        let hlc = clock.tick()
+        let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
+        let stamp = Stamp(hlc: hlc, node: nodeID)
+        let entry = StoredEntry(
+            id: id ?? UUIDv7.generate(milliseconds: hlc.milliseconds), form: form, fields: fields,
+            clocks: fields.mapValues { _ in stamp }, version: hlc, deleted: false, deletedClock: nil,
+            createdAt: at, updatedAt: at, createdBy: origin.actor, updatedBy: origin.actor)
+        var change = ChangeRecord(
+            seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: form, op: .create, fields: fields,
+            base: fields.mapValues { _ in "" }, actor: origin.actor, at: at, reason: origin.reason, via: nil)
+        try append(&change)
+        try save(entry, keys: keys)
+        return (entry, true)
+    }
+
+    /// Writes a local update/delete/restore of `current` and its change-log row.
+    func record(_ op: ChangeOp, on current: StoredEntry, fields: [String: String], keys: IndexedFields,
+                origin: WriteOrigin) throws -> StoredEntry {
+        let hlc = clock.tick()
+        let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
+        let stamp = Stamp(hlc: hlc, node: nodeID)
+        var entry = current
+        var base: [String: String] = [:]
+        for (name, value) in fields {
+            base[name] = current.clocks[name]?.hlc.description ?? ""
+            if value.isEmpty { entry.fields[name] = nil } else { entry.fields[name] = value }
+            entry.clocks[name] = stamp
+        }
+        switch op {
+        case .delete: entry.deleted = true; entry.deletedClock = stamp
+        case .restore: entry.deleted = false; entry.deletedClock = stamp
+        case .create, .update: break
+        }
+        entry.version = hlc
+        entry.updatedAt = at
+        entry.updatedBy = origin.actor
+        var change = ChangeRecord(
+            seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: entry.form, op: op, fields: fields, base: base,
+            actor: origin.actor, at: at, reason: origin.reason, via: nil)
+        try append(&change)
+        try save(entry, keys: keys)
+        return entry
+    }
+}

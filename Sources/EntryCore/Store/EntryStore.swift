@@ -1,0 +1,120 @@
+import Foundation
+
+/// The entries of one node in one SQLite database, with their change log.
+///
+/// Every accepted change writes, in one transaction, the entry's new state and
+/// one change-log row (DESIGN.md "Storage"). Writes go through the single
+/// writer thread with group commit (``WriteQueue``); reads use a pool of
+/// read-only WAL connections and never wait for the writer.
+///
+/// Thread-safe: any thread may call any method. Calls block until done.
+public final class EntryStore: @unchecked Sendable {
+    /// Absolute path of the database file.
+    public let path: String
+    /// This node's id: a UUID created on first start and kept in the database.
+    public let nodeID: String
+    let writer: WriteQueue
+    let readers: ReaderPool
+    /// Wakes `Changes` streams after each commit.
+    public let commits: CommitSignal
+
+    /// Opens or creates the database at `path` and migrates it.
+    ///
+    /// - Parameters:
+    ///   - readers: read-only connections in the pool (≥ 1).
+    ///   - wallClock: milliseconds since the epoch, for HLC stamps (tests inject one).
+    ///   - progress: called before each migration with (version, total), e.g. for `STATUS=`.
+    /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
+    ///   database, or is newer than this build.
+    public init(path: String, readers: Int = 4,
+                wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+                progress: (Int, Int) -> Void = { _, _ in }) throws {
+        self.path = path
+        let db = try SQLiteConnection(path: path)
+        try Migrations.migrate(db, progress: progress)
+        var node = ""
+        var lastHLC = HLC.zero
+        try db.statement("SELECT key, value FROM node").query { row in
+            switch row.text(0) {
+            case "id": node = row.text(1)
+            case "hlc": lastHLC = HLC(row.text(1)) ?? .zero
+            default: break
+            }
+        }
+        if node.isEmpty {
+            node = UUIDv7.generate(milliseconds: wallClock())
+            try db.statement("INSERT INTO node (key, value) VALUES ('id', ?)").run([.text(node)])
+        }
+        nodeID = node
+        var lastSeq: Int64 = 0
+        try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { lastSeq = $0.int(0) }
+        let signal = CommitSignal(seq: lastSeq)
+        commits = signal
+        let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq)
+        writer = WriteQueue(context: context) { seq in signal.publish(seq) }
+        self.readers = try ReaderPool(path: path, count: readers)
+        writer.start()
+    }
+
+    /// Transactions the writer has committed since opening (group commit makes
+    /// this far smaller than the number of writes under load).
+    public var transactionsCommitted: Int { writer.commits }
+
+    /// Finishes queued writes, checkpoints the WAL and stops the writer.
+    /// Idempotent. After it, writes fail with `StorageFailed`.
+    public func close() {
+        _ = try? writer.perform { db in db.checkpoint("TRUNCATE") }
+        writer.stop()
+        commits.close()
+    }
+
+    /// Runs a cheap query on the writer thread: proves the writer is not wedged
+    /// (the watchdog pings only when this returns).
+    /// - Throws: ``SQLiteError`` when the database does not answer.
+    public func probeWriter() throws {
+        try writer.perform { db in try db.execute("SELECT 1") }
+    }
+}
+
+/// UUID version 7 (RFC 9562 §5.7): 48-bit Unix milliseconds, version, 74 random bits.
+public enum UUIDv7 {
+    /// A new UUIDv7 in canonical lower-case text (`xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx`).
+    /// - Parameter milliseconds: Unix time in ms for the 48-bit prefix.
+    public static func generate(milliseconds: UInt64 = HybridClock.systemMilliseconds()) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<6 { bytes[i] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(i))) }
+        for i in 6..<16 { bytes[i] = rng.next() }
+        bytes[6] = 0x70 | (bytes[6] & 0x0F)
+        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        return format(bytes)
+    }
+
+    static let hex = Array("0123456789abcdef")
+
+    static func format(_ bytes: [UInt8]) -> String {
+        var s = ""
+        s.reserveCapacity(36)
+        for (i, b) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { s.append("-") }
+            s.append(hex[Int(b >> 4)])
+            s.append(hex[Int(b & 0xF)])
+        }
+        return s
+    }
+
+    /// The canonical lower-case form of any UUID text (RFC 9562 §4), or `nil`
+    /// when `text` is not 32 hex digits in the 8-4-4-4-12 layout.
+    public static func canonical(_ text: String) -> String? {
+        let chars = Array(text.lowercased().utf8)
+        guard chars.count == 36 else { return nil }
+        for (i, c) in chars.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                guard c == UInt8(ascii: "-") else { return nil }
+            } else {
+                guard (c >= 48 && c <= 57) || (c >= 97 && c <= 102) else { return nil }
+            }
+        }
+        return String(decoding: chars, as: UTF8.self)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// A small pool of read-only connections (WAL mode lets them read while the
+/// writer writes, each seeing the last committed state, never waiting for it).
+final class ReaderPool: @unchecked Sendable {
+    private var idle: [SQLiteConnection]
+    private let lock = NSCondition()
+
+    /// Opens `count` read-only connections to `path`.
+    /// - Throws: ``SQLiteError`` when a connection cannot be opened.
+    init(path: String, count: Int) throws {
+        idle = try (0..<max(1, count)).map { _ in try SQLiteConnection(path: path, readOnly: true) }
+    }
+
+    /// Runs `body` with a connection checked out of the pool, inside one read
+    /// transaction so multi-statement reads see one snapshot.
+    /// - Throws: what `body` throws, or ``SQLiteError``.
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        lock.lock()
+        while idle.isEmpty { lock.wait() }
+        let db = idle.removeLast()
+        lock.unlock()
+        defer {
+            lock.lock()
+            idle.append(db)
+            lock.signal()
+            lock.unlock()
+        }
+        try db.execute("BEGIN")
+        defer { try? db.execute("COMMIT") }
+        return try body(db)
+    }
+}
+
+/// Wakes readers that wait for the change log to grow (the `Changes` stream).
+///
+/// Subscribers do not queue changes: they remember their cursor and re-read the
+/// change log after each wake-up, so a slow subscriber costs no daemon memory.
+public final class CommitSignal: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var seq: Int64
+    private var closed = false
+
+    init(seq: Int64) { self.seq = seq }
+
+    /// Highest committed seq.
+    public var lastSeq: Int64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return seq
+    }
+
+    func publish(_ newSeq: Int64) {
+        condition.lock()
+        if newSeq > seq { seq = newSeq }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Ends every wait (shutdown).
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Blocks until the committed seq passes `after`, the signal closes, or
+    /// `timeout` (seconds) passes.
+    /// - Returns: the committed seq at wake-up, or `nil` once closed.
+    public func wait(after: Int64, timeout: Double) -> Int64? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while seq <= after && !closed {
+            if !condition.wait(until: deadline) { break }
+        }
+        return closed ? nil : seq
+    }
+}

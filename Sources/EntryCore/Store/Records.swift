@@ -1,0 +1,61 @@
+/// An entry as stored: canonical values plus the sync registers behind them.
+public struct StoredEntry: Sendable, Equatable {
+    /// UUID text, lower case.
+    public var id: String
+    public var form: String
+    /// Canonical values by field name (only non-empty values).
+    public var fields: [String: String]
+    /// The register of each field ever set: who wrote its current value, when.
+    public var clocks: [String: Stamp]
+    /// HLC of the latest change.
+    public var version: HLC
+    public var deleted: Bool
+    /// The register of the deleted flag (`nil` until first deleted).
+    public var deletedClock: Stamp?
+    /// RFC 3339 UTC, milliseconds.
+    public var createdAt: String
+    public var updatedAt: String
+    public var createdBy: String
+    public var updatedBy: String
+}
+
+/// The kind of a change (PROTOCOL.md `Change.op`).
+public enum ChangeOp: String, Sendable, Codable {
+    case create, update, delete, restore
+}
+
+/// One row of the change log (PROTOCOL.md `io.entryd.Sync.Change`).
+public struct ChangeRecord: Sendable, Equatable {
+    /// Position in this node's change log (0 before it is stored).
+    public var seq: Int64
+    /// Node id where the change was made.
+    public var node: String
+    public var hlc: HLC
+    public var entry: String
+    public var form: String
+    public var op: ChangeOp
+    /// The values this change set ("" clears a field).
+    public var fields: [String: String]
+    /// For each field set, the HLC of the value it replaced ("" on create).
+    public var base: [String: String]
+    public var actor: String
+    /// Wall time at the origin, RFC 3339 UTC ms.
+    public var at: String
+    public var reason: String?
+    /// The peer that delivered the change, `nil` when made here.
+    public var via: String?
+
+    /// The (HLC, node) order of this change.
+    public var stamp: Stamp { Stamp(hlc: hlc, node: node) }
+}
+
+extension Stamp {
+    /// Storage form: `HLC NODE`.
+    var stored: String { "\(hlc) \(node)" }
+
+    /// Parses the storage form; `nil` when malformed.
+    init?(stored: String) {
+        guard let space = stored.firstIndex(of: " "), let hlc = HLC(String(stored[..<space])) else { return nil }
+        self.init(hlc: hlc, node: String(stored[stored.index(after: space)...]))
+    }
+}

@@ -1,0 +1,35 @@
+import CSQLite
+
+/// A failed SQLite call: the extended result code, SQLite's message and the
+/// statement text (never its bound values: form data is personal).
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// Extended result code (sqlite.org/rescode.html), e.g. 1555 for SQLITE_CONSTRAINT_PRIMARYKEY.
+    public let code: Int32
+    public let message: String
+    /// The SQL text, without bound values; may be empty.
+    public let sql: String
+
+    public init(code: Int32, message: String, sql: String = "") {
+        self.code = code
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The primary result code (the low 8 bits), e.g. SQLITE_FULL = 13.
+    public var primaryCode: Int32 { code & 0xFF }
+
+    /// True for errors of the disk or the file (full, I/O, read-only, can't open,
+    /// corrupt): the store cannot write, though the request itself was fine.
+    public var isStorageFailure: Bool {
+        [SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_PROTOCOL, SQLITE_NOMEM, SQLITE_BUSY, SQLITE_LOCKED]
+            .contains(primaryCode)
+    }
+
+    /// True for a constraint violation (UNIQUE, CHECK, FOREIGN KEY …).
+    public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
+
+    public var description: String {
+        let text = String(cString: sqlite3_errstr(code))
+        return sql.isEmpty ? "SQLite error \(code) (\(text)): \(message)" : "SQLite error \(code) (\(text)): \(message) in '\(sql)'"
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// The single writer: runs write jobs from every connection on one thread and
+/// commits all jobs that are waiting together (group commit).
+///
+/// Each round: `BEGIN IMMEDIATE`; every waiting job runs inside its own
+/// `SAVEPOINT`, so a job that throws (validation, constraint) is rolled back
+/// alone and its neighbours still commit; one `COMMIT` (one fsync in WAL mode
+/// with `synchronous=FULL`); then every caller is answered. A caller is thus
+/// answered only after its data is durable. If the commit itself fails (disk
+/// full, I/O error), every job of the round fails with that error and nothing
+/// of the round is stored.
+final class WriteQueue: @unchecked Sendable {
+    final class Job {
+        let body: (WriteContext) throws -> Any
+        var result: Result<Any, any Error>?
+        let done = DispatchSemaphore(value: 0)
+        init(_ body: @escaping (WriteContext) throws -> Any) { self.body = body }
+    }
+
+    private let condition = NSCondition()
+    private var pending: [Job] = []
+    private var stopping = false
+    private var finished = false
+    private let context: WriteContext
+    /// Called on the writer thread after each successful commit with the highest seq.
+    private let didCommit: (Int64) -> Void
+    /// Largest number of jobs in one transaction.
+    let maxJobsPerCommit: Int
+    /// Transactions committed so far (tests count group commits with it).
+    var commits: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return commitCount
+    }
+    private var commitCount = 0
+    private var thread: Thread?
+
+    init(context: WriteContext, maxJobsPerCommit: Int = 1024, didCommit: @escaping (Int64) -> Void) {
+        self.context = context
+        self.maxJobsPerCommit = maxJobsPerCommit
+        self.didCommit = didCommit
+    }
+
+    /// Starts the writer thread.
+    func start() {
+        let t = Thread { [self] in loop() }
+        t.name = "entryd-writer"
+        thread = t
+        t.start()
+    }
+
+    /// Runs `body` on the writer thread inside the next group transaction and
+    /// returns its result once committed.
+    /// - Throws: what `body` throws (its savepoint is rolled back), the
+    ///   ``SQLiteError`` of a failed commit, or ``WireError`` `StorageFailed`
+    ///   once the store is closing.
+    func submit<T>(_ body: @escaping (WriteContext) throws -> T) throws -> T {
+        let job = Job { try body($0) }
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            throw WireError.storageFailed("the daemon is shutting down")
+        }
+        pending.append(job)
+        condition.signal()
+        condition.unlock()
+        job.done.wait()
+        return try job.result!.get() as! T
+    }
+
+    /// Runs `body` on the writer thread outside any transaction (checkpoints,
+    /// watchdog probes) and returns its result.
+    func perform<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws -> T {
+        try submit { ctx in try body(ctx.db) }
+    }
+
+    /// Finishes the waiting jobs, then stops the thread and waits for it.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopping { condition.wait() }
+            if pending.isEmpty && stopping {
+                finished = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let n = min(pending.count, maxJobsPerCommit)
+            let batch = Array(pending.prefix(n))
+            pending.removeFirst(n)
+            condition.unlock()
+            runRound(batch)
+        }
+    }
+
+    private func runRound(_ batch: [Job]) {
+        let db = context.db
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+        } catch {
+            for job in batch { job.result = .failure(error); job.done.signal() }
+            return
+        }
+        var anySucceeded = false
+        for job in batch {
+            do {
+                try db.execute("SAVEPOINT job")
+                let value = try job.body(context)
+                try db.execute("RELEASE job")
+                job.result = .success(value)
+                anySucceeded = true
+            } catch {
+                try? db.execute("ROLLBACK TO job")
+                try? db.execute("RELEASE job")
+                job.result = .failure(error)
+            }
+        }
+        guard anySucceeded else {
+            // Nothing to keep: roll back instead of paying for a commit.
+            try? db.execute("ROLLBACK")
+            context.rolledBack()
+            for job in batch { job.done.signal() }
+            return
+        }
+        do {
+            try context.persistClock()
+            try db.execute("COMMIT")
+            condition.lock()
+            commitCount += 1
+            condition.unlock()
+            context.committed()
+            didCommit(context.lastSeq)
+        } catch {
+            if db.inTransaction { try? db.execute("ROLLBACK") }
+            context.rolledBack()
+            for job in batch where (try? job.result?.get()) != nil { job.result = .failure(error) }
+        }
+        for job in batch { job.done.signal() }
+    }
+}
+
+/// What a write job sees: the writer connection, the node's clock and id.
+/// Only ever used on the writer thread.
+final class WriteContext {
+    let db: SQLiteConnection
+    let nodeID: String
+    var clock: HybridClock
+    private var persistedClock: HLC
+    /// Highest seq in the change log, committed or within the open transaction.
+    var lastSeq: Int64
+    private var committedSeq: Int64
+
+    init(db: SQLiteConnection, nodeID: String, clock: HybridClock, lastSeq: Int64) {
+        self.db = db
+        self.nodeID = nodeID
+        self.clock = clock
+        self.persistedClock = clock.last
+        self.lastSeq = lastSeq
+        self.committedSeq = lastSeq
+    }
+
+    /// Writes the clock's last stamp into the node table (same transaction).
+    func persistClock() throws {
+        guard clock.last != persistedClock else { return }
+        try db.statement("INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .run([.text(clock.last.description)])
+    }
+
+    func committed() {
+        persistedClock = clock.last
+        committedSeq = lastSeq
+    }
+
+    func rolledBack() {
+        lastSeq = committedSeq
+    }
+}

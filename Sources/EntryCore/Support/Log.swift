@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The daemon's log: one line per event on stderr. With `JOURNAL_STREAM` set
+/// (stderr connected to journald, systemd.exec(5)) each line starts with its
+/// syslog priority `<N>` (sd-daemon(3)); otherwise plain lines.
+/// Lines carry ids and counts, never field values (form data is personal).
+public final class Log: @unchecked Sendable {
+    /// Syslog priorities (RFC 5424 §6.2.1), most severe first.
+    public enum Level: Int32, Comparable, Sendable {
+        case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue > b.rawValue }
+
+        /// Parses `error`, `warning`, `notice`, `info`, `debug`.
+        public init?(name: String) {
+            switch name.lowercased() {
+            case "error", "err": self = .error
+            case "warning", "warn": self = .warning
+            case "notice": self = .notice
+            case "info": self = .info
+            case "debug": self = .debug
+            default: return nil
+            }
+        }
+    }
+
+    /// Lines below this level are dropped.
+    public var threshold: Level
+    let journal: Bool
+
+    public init(threshold: Level = .info, environment: [String: String]) {
+        self.threshold = threshold
+        self.journal = environment["JOURNAL_STREAM"] != nil
+    }
+
+    /// Writes one line at `level`.
+    public func log(_ level: Level, _ message: String) {
+        guard level >= threshold else { return }
+        let line = (journal ? "<\(level.rawValue)>" : "entryd: ") + message + "\n"
+        _ = line.withCString { fputs($0, stderr) }
+    }
+
+    public func error(_ m: String) { log(.error, m) }
+    public func warning(_ m: String) { log(.warning, m) }
+    public func notice(_ m: String) { log(.notice, m) }
+    public func info(_ m: String) { log(.info, m) }
+    public func debug(_ m: String) { log(.debug, m) }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+@testable import EntryCore
+
+/// A fresh database in its own temporary directory, removed afterwards.
+final class TestDatabase {
+    let directory: String
+    var path: String { directory + "/entries.db" }
+
+    init() {
+        directory = NSTemporaryDirectory() + "entryd-test-" + UUID().uuidString
+        try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// EntryStore: change log, tombstones, idempotent create, replay, group commit.
+@Suite struct StoreTests {
+    let origin = WriteOrigin(actor: "tester")
+    let keys = IndexedFields.registration
+
+    @Test("create, update, delete, restore each write one change-log row")
+    func lifecycle() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let (e, created) = try store.create(form: "f", id: nil, fields: ["name": "李雷", "country": "CN"], keys: keys, origin: origin)
+        #expect(created)
+        #expect(UUIDv7.canonical(e.id) == e.id)
+        let u = try store.update(id: e.id, ifVersion: e.version.description, keys: keys, origin: origin) { cur in
+            var f = cur.fields
+            f["name"] = "韩梅梅"
+            return f
+        }
+        #expect(u.fields["name"] == "韩梅梅")
+        #expect(u.version > e.version)
+        #expect(throws: WireError.versionMismatch(id: e.id, version: u.version.description)) {
+            _ = try store.update(id: e.id, ifVersion: e.version.description, keys: keys, origin: origin) { $0.fields }
+        }
+        let d = try store.delete(id: e.id, ifVersion: nil, keys: keys, origin: origin)
+        #expect(d.deleted && d.fields == u.fields)
+        let r = try store.restore(id: e.id, keys: keys, origin: origin)
+        #expect(!r.deleted)
+        let history = try store.history(e.id)
+        #expect(history.map(\.op) == [.create, .update, .delete, .restore])
+        #expect(history[1].base == ["name": e.version.description])
+        #expect(history[1].fields == ["name": "韩梅梅"])
+        #expect(history.allSatisfy { $0.actor == "tester" && $0.node == store.nodeID })
+    }
+
+    @Test("create with an id is idempotent; other values under that id are refused")
+    func idempotentCreate() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let id = UUIDv7.generate()
+        let first = try store.create(form: "f", id: id, fields: ["name": "a"], keys: keys, origin: origin)
+        let again = try store.create(form: "f", id: id, fields: ["name": "a"], keys: keys, origin: origin)
+        #expect(first.created && !again.created && again.entry == first.entry)
+        #expect(throws: WireError.entryExists(id)) {
+            _ = try store.create(form: "f", id: id, fields: ["name": "b"], keys: keys, origin: origin)
+        }
+        #expect(try store.history(id).count == 1)
+    }
+
+    @Test("random adds, updates, deletes and restores: replaying the change log gives the entries table")
+    func replayEqualsTable() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        var rng = SplitMix64(seed: 2026)
+        var ids: [String] = []
+        for _ in 0..<400 {
+            let roll = rng.next() % 10
+            if ids.isEmpty || roll < 3 {
+                let fields = ["name": "n\(rng.next() % 1000)", "country": ["CN", "US", "DE"][Int(rng.next() % 3)]]
+                ids.append(try store.create(form: "f", id: nil, fields: fields, keys: keys, origin: origin).entry.id)
+                continue
+            }
+            let id = ids[Int(rng.next() % UInt64(ids.count))]
+            switch roll {
+            case 3...6:
+                let value = rng.next() % 4 == 0 ? "" : "v\(rng.next() % 100)"
+                _ = try store.update(id: id, ifVersion: nil, keys: keys, origin: origin) { cur in
+                    var f = cur.fields
+                    f[["name", "city", "email"][Int(rng.next() % 3)]] = value.isEmpty ? nil : value
+                    return f
+                }
+            case 7, 8: _ = try store.delete(id: id, ifVersion: nil, keys: keys, origin: origin)
+            default: _ = try store.restore(id: id, keys: keys, origin: origin)
+            }
+        }
+        let replayed = try store.replayChangeLog()
+        let stored = try store.storedEntries()
+        #expect(stored.count == ids.count)
+        #expect(replayed == stored)
+        store.close()
+        // And after a restart, nothing changed.
+        let reopened = try EntryStore(path: db.path)
+        defer { reopened.close() }
+        #expect(try reopened.storedEntries() == stored)
+        #expect(reopened.nodeID == store.nodeID)
+    }
+
+    @Test("the HLC never goes backwards when the wall clock does, across restarts")
+    func clockMonotonic() throws {
+        let db = TestDatabase()
+        let late: UInt64 = 1_800_000_000_000
+        let store = try EntryStore(path: db.path, wallClock: { late })
+        let a = try store.create(form: "f", id: nil, fields: ["name": "a"], keys: keys, origin: origin).entry
+        store.close()
+        let early = try EntryStore(path: db.path, wallClock: { late - 3_600_000 })
+        defer { early.close() }
+        let b = try early.create(form: "f", id: nil, fields: ["name": "b"], keys: keys, origin: origin).entry
+        #expect(b.version > a.version)
+    }
+
+    @Test("concurrent writers share transactions (group commit) and each write is stored once")
+    func groupCommit() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let before = store.transactionsCommitted
+        let writes = 16 * 25
+        // Real threads: concurrentPerform would run only as many as there are cores.
+        let group = DispatchGroup()
+        for client in 0..<16 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+            for i in 0..<25 {
+                let name = "c\(client)-\(i)"
+                if i % 5 == 4 {
+                    // An invalid write fails alone, never its neighbours.
+                    #expect(throws: WireError.self) {
+                        _ = try store.update(id: "missing", ifVersion: nil, keys: keys, origin: origin) { $0.fields }
+                    }
+                } else {
+                    _ = try? store.create(form: "f", id: nil, fields: ["name": name], keys: keys, origin: origin)
+                }
+            }
+            }.start()
+        }
+        group.wait()
+        let stored = try store.storedEntries()
+        #expect(stored.count == writes * 4 / 5)
+        #expect(try store.counts().seq == Int64(writes * 4 / 5))
+        #expect(store.transactionsCommitted - before < writes)
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for reproducible random tests.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
