@@ -18,17 +18,17 @@ final class TestDatabase {
 /// EntryStore: change log, tombstones, idempotent create, replay, group commit.
 @Suite struct StoreTests {
     let origin = WriteOrigin(actor: "tester")
-    let keys = IndexedFields.registration
+    let layout = FieldLayout.registration
 
     @Test("create, update, delete, restore each write one change-log row")
     func lifecycle() throws {
         let db = TestDatabase()
         let store = try EntryStore(path: db.path)
         defer { store.close() }
-        let (e, created) = try store.create(form: "f", id: nil, fields: ["name": "李雷", "country": "CN"], keys: keys, origin: origin)
+        let (e, created) = try store.create(form: "f", id: nil, fields: ["name": "李雷", "country": "CN"], layout: layout, origin: origin)
         #expect(created)
         #expect(UUIDv7.canonical(e.id) == e.id)
-        let u = try store.update(id: e.id, ifVersion: e.version.description, keys: keys, origin: origin) { cur in
+        let u = try store.update(id: e.id, ifVersion: e.version.description, layout: layout, origin: origin) { cur in
             var f = cur.fields
             f["name"] = "韩梅梅"
             return f
@@ -36,11 +36,11 @@ final class TestDatabase {
         #expect(u.fields["name"] == "韩梅梅")
         #expect(u.version > e.version)
         #expect(throws: WireError.versionMismatch(id: e.id, version: u.version.description)) {
-            _ = try store.update(id: e.id, ifVersion: e.version.description, keys: keys, origin: origin) { $0.fields }
+            _ = try store.update(id: e.id, ifVersion: e.version.description, layout: layout, origin: origin) { $0.fields }
         }
-        let d = try store.delete(id: e.id, ifVersion: nil, keys: keys, origin: origin)
+        let d = try store.delete(id: e.id, ifVersion: nil, layout: layout, origin: origin)
         #expect(d.deleted && d.fields == u.fields)
-        let r = try store.restore(id: e.id, keys: keys, origin: origin)
+        let r = try store.restore(id: e.id, layout: layout, origin: origin)
         #expect(!r.deleted)
         let history = try store.history(e.id)
         #expect(history.map(\.op) == [.create, .update, .delete, .restore])
@@ -55,11 +55,11 @@ final class TestDatabase {
         let store = try EntryStore(path: db.path)
         defer { store.close() }
         let id = UUIDv7.generate()
-        let first = try store.create(form: "f", id: id, fields: ["name": "a"], keys: keys, origin: origin)
-        let again = try store.create(form: "f", id: id, fields: ["name": "a"], keys: keys, origin: origin)
+        let first = try store.create(form: "f", id: id, fields: ["name": "a"], layout: layout, origin: origin)
+        let again = try store.create(form: "f", id: id, fields: ["name": "a"], layout: layout, origin: origin)
         #expect(first.created && !again.created && again.entry == first.entry)
         #expect(throws: WireError.entryExists(id)) {
-            _ = try store.create(form: "f", id: id, fields: ["name": "b"], keys: keys, origin: origin)
+            _ = try store.create(form: "f", id: id, fields: ["name": "b"], layout: layout, origin: origin)
         }
         #expect(try store.history(id).count == 1)
     }
@@ -74,20 +74,20 @@ final class TestDatabase {
             let roll = rng.next() % 10
             if ids.isEmpty || roll < 3 {
                 let fields = ["name": "n\(rng.next() % 1000)", "country": ["CN", "US", "DE"][Int(rng.next() % 3)]]
-                ids.append(try store.create(form: "f", id: nil, fields: fields, keys: keys, origin: origin).entry.id)
+                ids.append(try store.create(form: "f", id: nil, fields: fields, layout: layout, origin: origin).entry.id)
                 continue
             }
             let id = ids[Int(rng.next() % UInt64(ids.count))]
             switch roll {
             case 3...6:
                 let value = rng.next() % 4 == 0 ? "" : "v\(rng.next() % 100)"
-                _ = try store.update(id: id, ifVersion: nil, keys: keys, origin: origin) { cur in
+                _ = try store.update(id: id, ifVersion: nil, layout: layout, origin: origin) { cur in
                     var f = cur.fields
                     f[["name", "city", "email"][Int(rng.next() % 3)]] = value.isEmpty ? nil : value
                     return f
                 }
-            case 7, 8: _ = try store.delete(id: id, ifVersion: nil, keys: keys, origin: origin)
-            default: _ = try store.restore(id: id, keys: keys, origin: origin)
+            case 7, 8: _ = try store.delete(id: id, ifVersion: nil, layout: layout, origin: origin)
+            default: _ = try store.restore(id: id, layout: layout, origin: origin)
             }
         }
         let replayed = try store.replayChangeLog()
@@ -107,11 +107,11 @@ final class TestDatabase {
         let db = TestDatabase()
         let late: UInt64 = 1_800_000_000_000
         let store = try EntryStore(path: db.path, wallClock: { late })
-        let a = try store.create(form: "f", id: nil, fields: ["name": "a"], keys: keys, origin: origin).entry
+        let a = try store.create(form: "f", id: nil, fields: ["name": "a"], layout: layout, origin: origin).entry
         store.close()
         let early = try EntryStore(path: db.path, wallClock: { late - 3_600_000 })
         defer { early.close() }
-        let b = try early.create(form: "f", id: nil, fields: ["name": "b"], keys: keys, origin: origin).entry
+        let b = try early.create(form: "f", id: nil, fields: ["name": "b"], layout: layout, origin: origin).entry
         #expect(b.version > a.version)
     }
 
@@ -133,10 +133,10 @@ final class TestDatabase {
                 if i % 5 == 4 {
                     // An invalid write fails alone, never its neighbours.
                     #expect(throws: WireError.self) {
-                        _ = try store.update(id: "missing", ifVersion: nil, keys: keys, origin: origin) { $0.fields }
+                        _ = try store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) { $0.fields }
                     }
                 } else {
-                    _ = try? store.create(form: "f", id: nil, fields: ["name": name], keys: keys, origin: origin)
+                    _ = try? store.create(form: "f", id: nil, fields: ["name": name], layout: layout, origin: origin)
                 }
             }
             }.start()

@@ -1,22 +1,36 @@
-/// Which fields of a form feed the entries table's filter and sort columns
-/// (`name`, `birthday`, `country`, `province`, `city`; PROTOCOL.md `Filter`).
-public struct IndexedFields: Sendable, Equatable {
+/// How a form's fields map onto storage: which fields feed the entries
+/// table's filter and sort columns (PROTOCOL.md `Filter`), and which fields
+/// merge together as one register in sync (DESIGN.md "Field groups").
+public struct FieldLayout: Sendable, Equatable {
     public var name: String?
     public var birthday: String?
     public var country: String?
     public var province: String?
     public var city: String?
+    /// Fields tied by `parent` or `required-when`, each group written and
+    /// merged as one register (e.g. country + province + city). Fields in no
+    /// group are registers of their own.
+    public var groups: [[String]]
 
-    public init(name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil, city: String? = nil) {
+    public init(name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil,
+                city: String? = nil, groups: [[String]] = []) {
         self.name = name
         self.birthday = birthday
         self.country = country
         self.province = province
         self.city = city
+        self.groups = groups
     }
 
-    /// The registration form's names (also the fallback for unknown forms).
-    public static let registration = IndexedFields(name: "name", birthday: "birthday", country: "country", province: "province", city: "city")
+    /// The registration form's layout (also the fallback for unknown forms).
+    public static let registration = FieldLayout(
+        name: "name", birthday: "birthday", country: "country", province: "province", city: "city",
+        groups: [["country", "province", "city"], ["contact_method", "phone", "email"]])
+
+    /// The group `field` belongs to (itself alone when in none).
+    public func group(of field: String) -> [String] {
+        groups.first(where: { $0.contains(field) }) ?? [field]
+    }
 }
 
 /// Case-insensitive search key of a name: Unicode lower case.
@@ -34,9 +48,9 @@ extension WriteContext {
     }
 
     /// Inserts or replaces the row of `entry`, with its filter keys.
-    func save(_ entry: StoredEntry, keys: IndexedFields) throws {
+    func save(_ entry: StoredEntry, layout: FieldLayout) throws {
         func key(_ name: String?) -> Statement.Value { .text(name.flatMap { entry.fields[$0] } ?? "") }
-        let name = keys.name.flatMap { entry.fields[$0] } ?? ""
+        let name = layout.name.flatMap { entry.fields[$0] } ?? ""
         try db.statement("""
             INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
               created_by, updated_by, name, name_folded, birthday, country, province, city)
@@ -51,7 +65,7 @@ extension WriteContext {
                 .text(JSON.stringMap(entry.clocks.mapValues(\.stored)).text), .text(entry.version.description),
                 .int(entry.deleted ? 1 : 0), .text(entry.deletedClock?.stored ?? ""), .text(entry.createdAt),
                 .text(entry.updatedAt), .text(entry.createdBy), .text(entry.updatedBy),
-                .text(name), .text(foldedName(name)), key(keys.birthday), key(keys.country), key(keys.province), key(keys.city),
+                .text(name), .text(foldedName(name)), key(layout.birthday), key(layout.country), key(layout.province), key(layout.city),
             ])
     }
 

@@ -18,58 +18,61 @@ extension EntryStore {
     /// not deleted, the stored entry is returned and nothing is written.
     /// - Parameters:
     ///   - id: a canonical UUID, or `nil` to generate a UUIDv7.
-    ///   - keys: which fields feed the filter columns.
+    ///   - layout: which fields feed the filter columns and merge together.
     /// - Returns: the entry and whether it was created now.
     /// - Throws: ``WireError`` `EntryExists` when `id` is used by other values or
     ///   a deleted entry; ``SQLiteError`` for storage failures.
-    public func create(form: String, id: String?, fields: [String: String], keys: IndexedFields,
+    public func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                        origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
-        try writer.submit { ctx in try ctx.create(form: form, id: id, fields: fields, keys: keys, origin: origin) }
+        try writer.submit { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) }
     }
 
     /// Changes an entry: `compute` gets the current entry (on the writer
     /// thread, so no other write interleaves) and returns its complete new
-    /// field map (validated, canonical). Fields whose value changed are written
-    /// as one `update` change; if none changed, nothing is written.
+    /// field map (validated, canonical). Fields whose value changed, with the
+    /// rest of their groups, are written as one `update` change; if none
+    /// changed, nothing is written.
     /// - Parameter ifVersion: when given, must equal the current version.
     /// - Throws: ``WireError`` `EntryNotFound`, `VersionMismatch`; whatever
     ///   `compute` throws (e.g. `ValidationFailed`); ``SQLiteError``.
-    public func update(id: String, ifVersion: String?, keys: IndexedFields, origin: WriteOrigin,
+    public func update(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
                        compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: ifVersion)
             let newFields = try compute(current)
             var changed: [String: String] = [:]
             for name in Set(current.fields.keys).union(newFields.keys) where current.fields[name] != newFields[name] {
-                changed[name] = newFields[name] ?? ""
+                // A change carries its fields' whole groups, so every change is a
+                // complete value of each register it writes (DESIGN.md "Field groups").
+                for member in layout.group(of: name) { changed[member] = newFields[member] ?? "" }
             }
             if changed.isEmpty { return current }
-            return try ctx.record(.update, on: current, fields: changed, keys: keys, origin: origin)
+            return try ctx.record(.update, on: current, fields: changed, layout: layout, origin: origin)
         }
     }
 
     /// Marks an entry deleted (a tombstone: its values are kept, so the delete
     /// syncs and can be undone). Deleting a deleted entry changes nothing.
     /// - Throws: ``WireError`` `EntryNotFound`, `VersionMismatch`; ``SQLiteError``.
-    public func delete(id: String, ifVersion: String?, keys: IndexedFields, origin: WriteOrigin) throws -> StoredEntry {
+    public func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: ifVersion)
             if current.deleted { return current }
-            return try ctx.record(.delete, on: current, fields: [:], keys: keys, origin: origin)
+            return try ctx.record(.delete, on: current, fields: [:], layout: layout, origin: origin)
         }
     }
 
     /// Undoes a delete. Restoring an entry that is not deleted changes nothing.
     /// - Throws: ``WireError`` `EntryNotFound`; ``SQLiteError``.
-    public func restore(id: String, keys: IndexedFields, origin: WriteOrigin) throws -> StoredEntry {
+    public func restore(id: String, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: nil)
             if !current.deleted { return current }
-            return try ctx.record(.restore, on: current, fields: [:], keys: keys, origin: origin)
+            return try ctx.record(.restore, on: current, fields: [:], layout: layout, origin: origin)
         }
     }
 
-    /// One row for ``importEntries(form:rows:keys:atomic:origin:)``: validated
+    /// One row for ``importEntries(form:rows:layout:atomic:origin:)``: validated
     /// canonical fields, optional id, deleted flag; or the problems that made it invalid.
     public struct ImportRow: Sendable {
         public var index: Int
@@ -88,7 +91,7 @@ extension EntryStore {
         }
     }
 
-    /// What ``importEntries(form:rows:keys:atomic:origin:)`` did.
+    /// What ``importEntries(form:rows:layout:atomic:origin:)`` did.
     public struct ImportResult: Sendable {
         public var added = 0
         public var unchanged = 0
@@ -100,7 +103,7 @@ extension EntryStore {
     /// same values (and deleted flag) counts as unchanged; with other values it
     /// is rejected. With `atomic`, one rejected row stores nothing (added = 0).
     /// - Throws: ``SQLiteError`` for storage failures (then nothing is stored).
-    public func importEntries(form: String, rows: [ImportRow], keys: IndexedFields, atomic: Bool,
+    public func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
                               origin: WriteOrigin) throws -> ImportResult {
         try writer.submit { ctx in
             var result = ImportResult()
@@ -116,8 +119,8 @@ extension EntryStore {
                                 message: "an entry with id \(id) already exists with other values or deleted state")]))
                         }
                     } else {
-                        var (entry, _) = try ctx.create(form: form, id: row.id, fields: row.fields, keys: keys, origin: origin)
-                        if row.deleted { entry = try ctx.record(.delete, on: entry, fields: [:], keys: keys, origin: origin) }
+                        var (entry, _) = try ctx.create(form: form, id: row.id, fields: row.fields, layout: layout, origin: origin)
+                        if row.deleted { entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin) }
                         result.added += 1
                     }
                     try ctx.db.execute("RELEASE row")
@@ -149,7 +152,7 @@ extension WriteContext {
         return current
     }
 
-    func create(form: String, id: String?, fields: [String: String], keys: IndexedFields,
+    func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                 origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
         if let id, let existing = try load(id) {
             if !existing.deleted, existing.form == form, existing.fields == fields { return (existing, false) }
@@ -166,12 +169,12 @@ extension WriteContext {
             seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: form, op: .create, fields: fields,
             base: fields.mapValues { _ in "" }, actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
-        try save(entry, keys: keys)
+        try save(entry, layout: layout)
         return (entry, true)
     }
 
     /// Writes a local update/delete/restore of `current` and its change-log row.
-    func record(_ op: ChangeOp, on current: StoredEntry, fields: [String: String], keys: IndexedFields,
+    func record(_ op: ChangeOp, on current: StoredEntry, fields: [String: String], layout: FieldLayout,
                 origin: WriteOrigin) throws -> StoredEntry {
         let hlc = clock.tick()
         let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
@@ -195,7 +198,7 @@ extension WriteContext {
             seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: entry.form, op: op, fields: fields, base: base,
             actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
-        try save(entry, keys: keys)
+        try save(entry, layout: layout)
         return entry
     }
 }

@@ -6,7 +6,8 @@
 enum Migrations {
     /// Migration `i + 1` is `all[i]`.
     static let all: [String] = [
-        // 1: node identity, entries with per-field registers, the change log.
+        // 1: node identity, entries with per-field registers, the change log,
+        //    conflicts and peer checkpoints.
         """
         CREATE TABLE node (
           key   TEXT PRIMARY KEY,          -- 'id' (node UUID), 'hlc' (last stamp issued)
@@ -57,6 +58,32 @@ enum Migrations {
           UNIQUE (node, hlc)
         );
         CREATE INDEX changes_by_entry ON changes (entry, seq);
+
+        CREATE TABLE conflicts (
+          id          TEXT PRIMARY KEY,    -- UUIDv7
+          entry       TEXT NOT NULL,
+          field       TEXT NOT NULL,
+          kept        TEXT NOT NULL,
+          kept_hlc    TEXT NOT NULL,
+          kept_node   TEXT NOT NULL,
+          lost        TEXT NOT NULL,
+          lost_hlc    TEXT NOT NULL,
+          lost_node   TEXT NOT NULL,
+          lost_group  TEXT NOT NULL,       -- JSON object: the losing write's whole field group
+          detected_at TEXT NOT NULL,
+          resolved    INTEGER NOT NULL DEFAULT 0 CHECK (resolved IN (0, 1))
+        ) WITHOUT ROWID;
+        CREATE INDEX conflicts_by_entry ON conflicts (entry, detected_at);
+
+        CREATE TABLE peers (
+          name       TEXT PRIMARY KEY,     -- configured peer name, or the unix: address
+          address    TEXT NOT NULL,
+          node       TEXT,                 -- the peer's node id, learnt in the handshake
+          pulled_seq INTEGER NOT NULL DEFAULT 0,  -- peer's change log seen up to here
+          pushed_seq INTEGER NOT NULL DEFAULT 0,  -- our change log sent up to here
+          last_sync  TEXT,
+          last_error TEXT
+        ) WITHOUT ROWID;
         """,
     ]
 

@@ -1,0 +1,186 @@
+/// What ``EntryStore/apply(_:via:layout:maxClockSkewMs:afterApply:)`` did.
+public struct ApplyResult: Sendable, Equatable {
+    /// Changes stored now.
+    public var applied = 0
+    /// Changes already in the change log (received before, directly or through another node).
+    public var skipped = 0
+    /// Conflict records created (concurrent writes of the same register).
+    public var conflicts = 0
+    /// This node's highest seq after the batch.
+    public var seq: Int64 = 0
+}
+
+/// A batch stamped too far in the future (PROTOCOL.md `io.entryd.Sync.ClockSkew`).
+public struct ClockSkewError: Error, Sendable, Equatable {
+    public let node: String
+    /// How far ahead of the local clock plus the allowed skew the stamp is, in ms.
+    public let aheadMs: Int64
+
+    public var wire: WireError {
+        WireError(name: "io.entryd.Sync.ClockSkew", parameters: .object([("node", .string(node)), ("aheadMs", .int(aheadMs))]))
+    }
+}
+
+extension EntryStore {
+    /// Applies changes made on other nodes, in one transaction (DESIGN.md "Sync").
+    ///
+    /// - Idempotent: a change whose (node, HLC) is already in the change log is skipped.
+    /// - Merge: each field group is a last-writer-wins register ordered by
+    ///   (HLC, node). A change whose `base` equals the register's current HLC
+    ///   follows it; otherwise the writes were concurrent, the greater stamp wins
+    ///   on every node, and a conflict record keeps the losing value. The deleted
+    ///   flag is a register of its own. Every change is appended to the change
+    ///   log with its origin node, HLC, actor and time, so History shows losers too.
+    /// - The local clock moves past every received stamp.
+    ///
+    /// - Parameters:
+    ///   - via: the peer that delivered the batch (recorded on each change).
+    ///   - layout: the field layout of a form, by form name.
+    ///   - maxClockSkewMs: a change stamped further ahead of the local wall clock
+    ///     refuses the whole batch.
+    ///   - afterApply: runs in the same transaction after the batch (peer checkpoints).
+    /// - Throws: ``ClockSkewError`` (nothing applied); ``SQLiteError``; what `afterApply` throws.
+    public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+                      maxClockSkewMs: Int, afterApply: ((SQLiteConnection) throws -> Void)? = nil) throws -> ApplyResult {
+        try writer.submit { ctx in
+            let wall = ctx.clock.wallClock()
+            for change in changes where change.hlc.milliseconds > wall + UInt64(maxClockSkewMs) {
+                throw ClockSkewError(node: change.node, aheadMs: Int64(change.hlc.milliseconds - wall))
+            }
+            var result = ApplyResult()
+            for change in changes {
+                if try ctx.isLogged(change) {
+                    result.skipped += 1
+                    continue
+                }
+                ctx.clock.observe(change.hlc)
+                result.conflicts += try ctx.merge(change, layout: layout(change.form))
+                var logged = change
+                logged.via = via
+                try ctx.append(&logged)
+                result.applied += 1
+            }
+            try afterApply?(ctx.db)
+            result.seq = ctx.lastSeq
+            return result
+        }
+    }
+}
+
+extension WriteContext {
+    /// True when the change log already holds (node, HLC) of `change`.
+    func isLogged(_ change: ChangeRecord) throws -> Bool {
+        var found = false
+        try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?")
+            .query([.text(change.node), .text(change.hlc.description)]) { _ in found = true }
+        return found
+    }
+
+    /// Merges one received change into its entry. Returns the number of conflict records made.
+    func merge(_ change: ChangeRecord, layout: FieldLayout) throws -> Int {
+        let stamp = change.stamp
+        var entry = try load(change.entry) ?? StoredEntry(
+            id: change.entry, form: change.form, fields: [:], clocks: [:], version: .zero, deleted: false,
+            deletedClock: nil, createdAt: change.at, updatedAt: change.at, createdBy: change.actor, updatedBy: change.actor)
+        var conflicts = 0
+        // Group the change's fields by register.
+        var groups: [[String]] = []
+        var seen = Set<String>()
+        for name in change.fields.keys.sorted() where !seen.contains(name) {
+            let members = layout.group(of: name).filter { change.fields[$0] != nil }
+            let group = members.isEmpty ? [name] : members
+            group.forEach { seen.insert($0) }
+            groups.append(group)
+        }
+        for group in groups {
+            let local = group.compactMap { entry.clocks[$0] }.max()
+            let base = group.compactMap { change.base[$0].flatMap(HLC.init) }.max() ?? .zero
+            let concurrent = local.map { $0.hlc != base } ?? false
+            let incomingWins = local.map { stamp > $0 } ?? true
+            if concurrent, let local {
+                let kept = incomingWins ? (values: change.fields, stamp: stamp) : (values: entry.fields, stamp: local)
+                let lost = incomingWins ? (values: entry.fields, stamp: local) : (values: change.fields, stamp: stamp)
+                let lostGroup = Dictionary(uniqueKeysWithValues: group.map { ($0, lost.values[$0] ?? "") })
+                for field in group where (kept.values[field] ?? "") != (lost.values[field] ?? "") {
+                    try recordConflict(entry: entry.id, field: field, kept: kept.values[field] ?? "", keptStamp: kept.stamp,
+                                       lost: lost.values[field] ?? "", lostStamp: lost.stamp, lostGroup: lostGroup)
+                    conflicts += 1
+                }
+            }
+            if incomingWins {
+                for field in group {
+                    let value = change.fields[field] ?? ""
+                    entry.fields[field] = value.isEmpty ? nil : value
+                    entry.clocks[field] = stamp
+                }
+            }
+        }
+        if change.op == .delete || change.op == .restore, entry.deletedClock.map({ stamp > $0 }) ?? true {
+            entry.deleted = change.op == .delete
+            entry.deletedClock = stamp
+        }
+        if change.op == .create, change.at < entry.createdAt {
+            entry.createdAt = change.at
+            entry.createdBy = change.actor
+        }
+        if change.hlc >= entry.version {
+            entry.version = change.hlc
+            entry.updatedAt = change.at
+            entry.updatedBy = change.actor
+        }
+        try save(entry, layout: layout)
+        return conflicts
+    }
+
+    func recordConflict(entry: String, field: String, kept: String, keptStamp: Stamp, lost: String, lostStamp: Stamp,
+                        lostGroup: [String: String]) throws {
+        try db.statement("""
+            INSERT INTO conflicts (id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run([
+                .text(UUIDv7.generate(milliseconds: clock.wallClock())), .text(entry), .text(field),
+                .text(kept), .text(keptStamp.hlc.description), .text(keptStamp.node),
+                .text(lost), .text(lostStamp.hlc.description), .text(lostStamp.node),
+                .text(JSON.stringMap(lostGroup).text), .text(Timestamp.rfc3339(milliseconds: clock.wallClock())),
+            ])
+    }
+}
+
+/// A kept conflict (PROTOCOL.md `io.entryd.Sync.Conflict`).
+public struct ConflictRecord: Sendable, Equatable {
+    public var id: String
+    public var entry: String
+    public var field: String
+    public var kept: String
+    public var keptHlc: String
+    public var keptNode: String
+    public var lost: String
+    public var lostHlc: String
+    public var lostNode: String
+    /// The losing write's whole field group (Resolve writes it back whole).
+    public var lostGroup: [String: String]
+    public var detectedAt: String
+    public var resolved: Bool
+}
+
+extension EntryStore {
+    /// Conflicts, oldest first; of one entry when `entry` is given.
+    /// - Throws: ``SQLiteError``.
+    public func conflicts(entry: String?, includeResolved: Bool) throws -> [ConflictRecord] {
+        try readers.read { db in
+            var out: [ConflictRecord] = []
+            let sql = """
+                SELECT id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved
+                FROM conflicts WHERE (?1 IS NULL OR entry = ?1) AND (?2 OR resolved = 0) ORDER BY detected_at, id
+                """
+            try db.statement(sql).query([entry.map { .text($0) } ?? .null, .int(includeResolved ? 1 : 0)]) { out.append(try EntryStore.conflict(from: $0)) }
+            return out
+        }
+    }
+
+    static func conflict(from row: Statement) throws -> ConflictRecord {
+        ConflictRecord(id: row.text(0), entry: row.text(1), field: row.text(2), kept: row.text(3), keptHlc: row.text(4),
+                       keptNode: row.text(5), lost: row.text(6), lostHlc: row.text(7), lostNode: row.text(8),
+                       lostGroup: try stringMap(row.text(9)), detectedAt: row.text(10), resolved: row.int(11) != 0)
+    }
+}

@@ -1,0 +1,149 @@
+/// The far side of a sync: another node's change feed and Apply, reached in
+/// process (tests) or over varlink (``VarlinkPeer``).
+public protocol PeerLink {
+    /// The peer's node id.
+    func nodeID() throws -> String
+    /// The peer's `Changes(since, limit, excludeNode)`.
+    func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64)
+    /// The peer's `Apply(changes)`.
+    func apply(_ changes: [ChangeRecord]) throws -> ApplyResult
+}
+
+/// A peer's sync state as stored in this node's database (PROTOCOL.md `Peer`).
+public struct PeerState: Sendable, Equatable {
+    public var name: String
+    public var address: String
+    public var node: String?
+    /// The peer's change log has been pulled up to this seq.
+    public var pulledSeq: Int64
+    /// This node's change log has been pushed up to this seq.
+    public var pushedSeq: Int64
+    public var lastSync: String?
+    public var lastError: String?
+}
+
+/// What one ``PeerSync/run(local:peer:name:address:batch:layout:maxClockSkewMs:)`` moved.
+public struct PeerSyncResult: Sendable, Equatable {
+    public var pulled = 0
+    public var pushed = 0
+    public var conflicts = 0
+}
+
+/// Two-way sync with one peer (DESIGN.md "Sync", "Peers").
+///
+/// Pull: the peer's changes since the stored checkpoint, without our own,
+/// applied batch by batch; each batch and its checkpoint commit in one
+/// transaction, so an interrupted sync resumes without loss or duplicates.
+/// Push: our changes the peer has not seen (without its own), then our push
+/// checkpoint. A push interrupted after the peer applied but before the
+/// checkpoint is sent again next time and skipped there (Apply is idempotent).
+public enum PeerSync {
+    /// Syncs `local` with `peer` both ways.
+    /// - Parameters:
+    ///   - name: the peer's name (its checkpoints are stored under it).
+    ///   - batch: changes per Changes/Apply call.
+    /// - Throws: what the peer link or the store throws; checkpoints of the
+    ///   batches done so far are kept.
+    public static func run(local: EntryStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
+                           layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int) throws -> PeerSyncResult {
+        let peerNode = try peer.nodeID()
+        var state = try local.peerState(name) ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
+        if state.node != peerNode {
+            // A new peer, or its database was replaced: start over (Apply skips what we have).
+            state = PeerState(name: name, address: address, node: peerNode, pulledSeq: 0, pushedSeq: 0)
+            try local.savePeerState(state)
+        }
+        var result = PeerSyncResult()
+        while true {
+            let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: local.nodeID)
+            if page.last <= state.pulledSeq { break }
+            let last = page.last
+            let applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs) { db in
+                try db.statement("UPDATE peers SET pulled_seq = ? WHERE name = ?").run([.int(last), .text(name)])
+            }
+            state.pulledSeq = last
+            result.pulled += applied.applied
+            result.conflicts += applied.conflicts
+        }
+        while true {
+            let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: peerNode)
+            if page.last <= state.pushedSeq { break }
+            if !page.changes.isEmpty {
+                let applied = try peer.apply(page.changes)
+                result.pushed += applied.applied
+            }
+            state.pushedSeq = page.last
+            try local.savePeerState(state)
+        }
+        state.lastSync = Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds())
+        state.lastError = nil
+        try local.savePeerState(state)
+        return result
+    }
+}
+
+extension EntryStore {
+    /// The stored state of peer `name`, or `nil` before its first sync.
+    /// - Throws: ``SQLiteError``.
+    public func peerState(_ name: String) throws -> PeerState? {
+        try readers.read { db in
+            var state: PeerState?
+            try db.statement("SELECT name, address, node, pulled_seq, pushed_seq, last_sync, last_error FROM peers WHERE name = ?")
+                .query([.text(name)]) { state = EntryStore.peerState(from: $0) }
+            return state
+        }
+    }
+
+    /// Every stored peer state, by name.
+    /// - Throws: ``SQLiteError``.
+    public func peerStates() throws -> [PeerState] {
+        try readers.read { db in
+            var states: [PeerState] = []
+            try db.statement("SELECT name, address, node, pulled_seq, pushed_seq, last_sync, last_error FROM peers ORDER BY name")
+                .query { states.append(EntryStore.peerState(from: $0)) }
+            return states
+        }
+    }
+
+    static func peerState(from row: Statement) -> PeerState {
+        PeerState(name: row.text(0), address: row.text(1), node: row.isNull(2) ? nil : row.text(2), pulledSeq: row.int(3),
+                  pushedSeq: row.int(4), lastSync: row.isNull(5) ? nil : row.text(5), lastError: row.isNull(6) ? nil : row.text(6))
+    }
+
+    /// Stores the state of a peer (insert or replace).
+    /// - Throws: ``SQLiteError``.
+    public func savePeerState(_ s: PeerState) throws {
+        try writer.submit { ctx in
+            try ctx.db.statement("""
+                INSERT INTO peers (name, address, node, pulled_seq, pushed_seq, last_sync, last_error) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET address = excluded.address, node = excluded.node, pulled_seq = excluded.pulled_seq,
+                  pushed_seq = excluded.pushed_seq, last_sync = excluded.last_sync, last_error = excluded.last_error
+                """).run([.text(s.name), .text(s.address), s.node.map { .text($0) } ?? .null, .int(s.pulledSeq), .int(s.pushedSeq),
+                          s.lastSync.map { .text($0) } ?? .null, s.lastError.map { .text($0) } ?? .null])
+        }
+    }
+}
+
+/// An in-process peer: another ``EntryStore`` (tests, and local tooling).
+public struct LocalPeer: PeerLink {
+    public let store: EntryStore
+    public let via: String
+    public let layout: @Sendable (String) -> FieldLayout
+    public let maxClockSkewMs: Int
+
+    public init(store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
+                layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }) {
+        self.store = store
+        self.via = via
+        self.layout = layout
+        self.maxClockSkewMs = maxClockSkewMs
+    }
+
+    public func nodeID() throws -> String { store.nodeID }
+    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
+        try store.changes(since: since, limit: limit, excludeNode: excludeNode)
+    }
+    public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
+        try store.apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
+    }
+}

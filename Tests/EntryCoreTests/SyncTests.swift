@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+@testable import EntryCore
+
+/// Merge, idempotence, clock skew and convergence of the sync core (store level, no sockets).
+@Suite struct SyncTests {
+    let layout = FieldLayout.registration
+    func origin(_ actor: String) -> WriteOrigin { WriteOrigin(actor: actor) }
+
+    /// `n` stores in fresh databases; the caller closes them.
+    func nodes(_ n: Int, wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> ([EntryStore], [TestDatabase]) {
+        let dbs = (0..<n).map { _ in TestDatabase() }
+        return (try dbs.map { try EntryStore(path: $0.path, readers: 2, wallClock: wallClock) }, dbs)
+    }
+
+    func sync(_ a: EntryStore, _ b: EntryStore, batch: Int = 1000) throws -> PeerSyncResult {
+        try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer-\(a.nodeID.prefix(8))"), name: "peer-\(b.nodeID.prefix(8))",
+                         address: "test:", batch: batch, layout: { _ in .registration }, maxClockSkewMs: 300_000)
+    }
+
+    @Test("concurrent edits of different fields both survive; of the same field, one conflict keeps both values")
+    func concurrentEdits() throws {
+        let (n, dbs) = try nodes(2)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        let e = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷", "email": "a@x.cn", "country": "CN"],
+                                layout: layout, origin: origin("a")).entry
+        _ = try sync(n[1], n[0])
+        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["name"] = "李雷雷"; return f }
+        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["email"] = "b@x.cn"; return f }
+        _ = try sync(n[0], n[1])
+        let a = try #require(try n[0].get(e.id)), b = try #require(try n[1].get(e.id))
+        #expect(a.fields == b.fields)
+        #expect(a.fields["name"] == "李雷雷" && a.fields["email"] == "b@x.cn")
+        #expect(try n[0].conflicts(entry: e.id, includeResolved: true).isEmpty)
+
+        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["name"] = "A"; return f }
+        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["name"] = "B"; return f }
+        let r = try sync(n[0], n[1])
+        #expect(r.conflicts == 1)
+        let a2 = try #require(try n[0].get(e.id)), b2 = try #require(try n[1].get(e.id))
+        #expect(a2.fields == b2.fields)
+        let conflicts = try n[0].conflicts(entry: e.id, includeResolved: false)
+        #expect(conflicts.count == 1)
+        #expect(Set([conflicts[0].kept, conflicts[0].lost]) == ["A", "B"])
+        #expect(conflicts[0].kept == a2.fields["name"])
+        // The losing write stays in History on both nodes.
+        for node in n { #expect(try node.history(e.id).contains { $0.fields["name"] == conflicts[0].lost }) }
+    }
+
+    @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered")
+    func groupsMergeTogether() throws {
+        let (n, dbs) = try nodes(2)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        let e = try n[0].create(form: "registration", id: nil, fields: ["country": "CN", "province": "440000", "city": "440100"],
+                                layout: layout, origin: origin("a")).entry
+        _ = try sync(n[1], n[0])
+        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["province"] = "330000"; f["city"] = "330100"; return f }
+        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["city"] = "440300"; return f }
+        _ = try sync(n[0], n[1])
+        let a = try #require(try n[0].get(e.id))
+        #expect(a.fields == (try n[1].get(e.id))?.fields)
+        let pair = [a.fields["province"], a.fields["city"]]
+        #expect(pair == ["330000", "330100"] || pair == ["440000", "440300"])
+    }
+
+    @Test("applying a batch twice, or through two paths, changes nothing the second time")
+    func idempotence() throws {
+        let (n, dbs) = try nodes(3)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        for i in 0..<20 {
+            _ = try n[0].create(form: "registration", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin("a"))
+        }
+        let batch = try n[0].changes(since: 0, limit: 100).changes
+        let first = try n[1].apply(batch, via: "a", layout: { _ in .registration }, maxClockSkewMs: 300_000)
+        let second = try n[1].apply(batch, via: "a", layout: { _ in .registration }, maxClockSkewMs: 300_000)
+        #expect(first.applied == 20 && second.applied == 0 && second.skipped == 20)
+        _ = try sync(n[2], n[0])
+        let before = try n[2].storedEntries()
+        let seq = try n[2].counts().seq
+        _ = try sync(n[2], n[1])  // the same changes through another node
+        #expect(try n[2].storedEntries() == before)
+        #expect(try n[2].counts().seq == seq)
+    }
+
+    @Test("a peer ten minutes ahead gets ClockSkew and nothing of its batch is applied")
+    func clockSkew() throws {
+        let now = HybridClock.systemMilliseconds()
+        let aheadDB = TestDatabase()
+        let ahead = try EntryStore(path: aheadDB.path, wallClock: { now + 600_000 })
+        let (n, dbs) = try nodes(1)
+        defer { n.forEach { $0.close() }; ahead.close(); _ = dbs; _ = aheadDB }
+        _ = try ahead.create(form: "registration", id: nil, fields: ["name": "x"], layout: layout, origin: origin("a"))
+        let batch = try ahead.changes(since: 0, limit: 10).changes
+        #expect(throws: ClockSkewError.self) {
+            _ = try n[0].apply(batch, via: "a", layout: { _ in .registration }, maxClockSkewMs: 300_000)
+        }
+        #expect(try n[0].counts() == (0, 0, 0))
+    }
+
+    @Test("convergence: random writes on 3–5 nodes, synced pairwise in random order with interruptions", arguments: [1, 2, 3])
+    func convergence(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let count = 3 + Int(rng.next() % 3)
+        let rounds = Int(ProcessInfo.processInfo.environment["ENTRYD_SYNC_ROUNDS"] ?? "") ?? 60
+        let (n, dbs) = try nodes(count)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        var ids: [String] = []
+        let provinces = [("440000", ["440100", "440300"]), ("330000", ["330100", "330200"]), ("810000", [""])]
+        for _ in 0..<rounds {
+            let node = n[Int(rng.next() % UInt64(count))]
+            switch rng.next() % 10 {
+            case 0...2:
+                let (p, cities) = provinces[Int(rng.next() % 3)]
+                let fields = ["name": "n\(rng.next() % 50)", "country": "CN", "province": p, "city": cities[Int(rng.next() % UInt64(cities.count))]]
+                    .filter { !$0.value.isEmpty }
+                ids.append(try node.create(form: "registration", id: nil, fields: fields, layout: layout, origin: origin("u")).entry.id)
+            case 3...7 where !ids.isEmpty:
+                let id = ids[Int(rng.next() % UInt64(ids.count))]
+                guard try node.get(id) != nil else { continue }
+                let roll = rng.next() % 3
+                let (p, cities) = provinces[Int(rng.next() % 3)]
+                let city = cities[Int(rng.next() % UInt64(cities.count))]
+                let name = "m\(rng.next() % 50)"
+                _ = try node.update(id: id, ifVersion: nil, layout: layout, origin: origin("u")) { cur in
+                    var f = cur.fields
+                    if roll == 0 { f["name"] = name } else { f["province"] = p; f["city"] = city.isEmpty ? nil : city }
+                    return f
+                }
+            case 8 where !ids.isEmpty:
+                let id = ids[Int(rng.next() % UInt64(ids.count))]
+                if try node.get(id) != nil { _ = try node.delete(id: id, ifVersion: nil, layout: layout, origin: origin("u")) }
+            case 9 where !ids.isEmpty:
+                let id = ids[Int(rng.next() % UInt64(ids.count))]
+                if try node.get(id) != nil { _ = try node.restore(id: id, layout: layout, origin: origin("u")) }
+            default:
+                let a = Int(rng.next() % UInt64(count)), b = Int(rng.next() % UInt64(count))
+                if a != b { _ = try sync(n[a], n[b], batch: 1 + Int(rng.next() % 7)) }
+            }
+        }
+        // Until quiet: a ring twice over reaches every node.
+        for _ in 0..<2 { for i in 0..<count { _ = try sync(n[i], n[(i + 1) % count]) } }
+        let reference = try n[0].storedEntries()
+        #expect(reference.count == ids.count)
+        for node in n.dropFirst() { #expect(try node.storedEntries() == reference) }
+        for node in n { #expect(try node.replayChangeLog() == reference) }
+        // Every merged entry is a pair somebody entered: the city belongs to its province.
+        for (_, e) in reference {
+            if let city = e.fields["city"] { #expect(city.prefix(2) == e.fields["province"]?.prefix(2)) }
+            if e.fields["province"] == "810000" { #expect(e.fields["city"] == nil) }
+        }
+    }
+}
