@@ -7,6 +7,8 @@ public struct OptionSpec: Sendable, Equatable {
     /// One line for `--help`.
     public var help: String
 
+    /// An option spelled `names` (each starting with `-`); `value` names its
+    /// placeholder, or is `nil` for a flag.
     public init(_ names: [String], value: String? = nil, help: String) {
         precondition(!names.isEmpty && names.allSatisfy { $0.hasPrefix("-") }, "options are spelled with '-'")
         self.names = names
@@ -33,6 +35,7 @@ public struct ScannedArguments: Sendable, Equatable {
     /// The other arguments, in order.
     public var positionals: [String] = []
 
+    /// Nothing given.
     public init() {}
 
     /// The value of `option`, or `nil` when it was not given.

@@ -25,10 +25,12 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
 /// sentences without the program prefix; the daemon's own texts (problem
 /// messages) arrive in the requested locale and are shown as they are.
 public struct FailureReport: Sendable, Equatable {
+    /// The process exit status.
     public var exitCode: ExitCode
     /// The first line is the message; further lines are details and hints.
     public var lines: [String]
 
+    /// A report of `lines` (at least one) exiting with `exitCode`.
     public init(exitCode: ExitCode, lines: [String]) {
         self.exitCode = exitCode
         self.lines = lines
@@ -41,6 +43,7 @@ public struct FailureReport: Sendable, Equatable {
         /// E.g. `entryctl get --help`.
         public var helpCommand: String
 
+        /// The usage `line` and the command that shows full help.
         public init(line: String, helpCommand: String) {
             self.line = line
             self.helpCommand = helpCommand

@@ -3,12 +3,15 @@
 /// The exit code is 64 (`EX_USAGE`); the reporter adds the command's usage line
 /// (see ``FailureReport``).
 public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong, e.g. "missing ID".
     public var message: String
 
+    /// A usage error saying `message`.
     public init(_ message: String) {
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 
@@ -20,9 +23,12 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
 /// `_` and go on with ASCII letters, digits, `_`, `-` or `.`; whether the form
 /// has such a field is for the daemon to say.
 public struct FieldAssignment: Sendable, Equatable {
+    /// The field name, e.g. `name`.
     public var name: String
+    /// Everything after the first `=` (may be empty or hold `=`).
     public var value: String
 
+    /// Sets field `name` to `value`.
     public init(name: String, value: String) {
         self.name = name
         self.value = value

@@ -9,11 +9,13 @@ public struct SocketCandidate: Sendable, Equatable, CustomStringConvertible {
     /// Where it came from, for messages: `--socket`, `$ENTRYD_SOCKET`, …
     public var origin: String
 
+    /// A candidate `path` found through `origin`.
     public init(path: String, origin: String) {
         self.path = path
         self.origin = origin
     }
 
+    /// `PATH (ORIGIN)`.
     public var description: String { "\(path) (\(origin))" }
 }
 
@@ -43,6 +45,8 @@ public struct SocketLocator {
     /// Whether something may exist at a path; see ``pathMayExist(_:)``.
     public var fileExists: (String) -> Bool
 
+    /// A locator for `--socket` (`explicitPath`, or `nil`), the process
+    /// `environment`, and a file check (default: ``pathMayExist(_:)``).
     public init(explicitPath: String?, environment: [String: String],
                 fileExists: @escaping (String) -> Bool = SocketLocator.pathMayExist) {
         self.explicitPath = explicitPath
@@ -89,10 +93,12 @@ public struct SocketLocator {
 public struct DaemonUnreachable: Error, Sendable, Equatable, CustomStringConvertible {
     /// One path tried.
     public struct Attempt: Sendable, Equatable {
+        /// The path tried.
         public var candidate: SocketCandidate
         /// Why it failed, e.g. "no such file", "Connection refused".
         public var reason: String
 
+        /// `candidate` failed because of `reason`.
         public init(candidate: SocketCandidate, reason: String) {
             self.candidate = candidate
             self.reason = reason
@@ -102,10 +108,12 @@ public struct DaemonUnreachable: Error, Sendable, Equatable, CustomStringConvert
     /// In the order tried; never empty.
     public var attempts: [Attempt]
 
+    /// The failure of `attempts` (not empty).
     public init(attempts: [Attempt]) {
         self.attempts = attempts
     }
 
+    /// One line naming every attempt and its reason.
     public var description: String {
         "cannot reach entryd: " + attempts.map { "\($0.candidate): \($0.reason)" }.joined(separator: "; ")
     }

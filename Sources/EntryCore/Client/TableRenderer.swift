@@ -8,6 +8,7 @@ public struct TableColumn: Sendable, Equatable {
     /// `…`. `nil` (the default) means no bound.
     public var maxWidth: Int?
 
+    /// A column titled `title`; `maxWidth` (terminal columns, ≥ 1) bounds its cells.
     public init(_ title: String, alignment: DisplayWidth.Alignment = .left, maxWidth: Int? = nil) {
         precondition(maxWidth.map { $0 >= 1 } ?? true, "maxWidth is at least 1 column")
         self.title = title
@@ -31,12 +32,14 @@ public struct TableColumn: Sendable, Equatable {
 /// 1   李雷  🇨🇳 中国
 /// ```
 public struct TableRenderer: Sendable {
+    /// The columns, left to right (at least one).
     public var columns: [TableColumn]
     /// Text between two cells; default two spaces.
     public var separator: String
     /// Whether the first line is the titles; default true.
     public var showsHeader: Bool
 
+    /// A table of `columns`; `separator` goes between cells (default two spaces).
     public init(columns: [TableColumn], separator: String = "  ", showsHeader: Bool = true) {
         precondition(!columns.isEmpty, "a table has at least one column")
         self.columns = columns
