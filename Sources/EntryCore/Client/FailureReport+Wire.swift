@@ -1,0 +1,70 @@
+// MARK: - Wire errors (PROTOCOL.md names; branch on names, never on text)
+
+extension FailureReport {
+    /// The report for an error reply, chosen by its fully qualified name.
+    static func wire(_ error: WireError, usage: Usage?) -> FailureReport {
+        let p = error.parameters
+        func s(_ key: String) -> String { p[key]?.stringValue ?? "?" }
+        func refused(_ lines: String...) -> FailureReport { FailureReport(exitCode: .failure, lines: lines) }
+        func later(_ lines: String...) -> FailureReport { FailureReport(exitCode: .temporaryFailure, lines: lines) }
+
+        switch error.name {
+        case "io.entryd.Entries.ValidationFailed":
+            return validationFailed(p["problems"]?.arrayValue ?? [])
+        case "io.entryd.Entries.EntryNotFound":
+            return refused("no entry with id '\(s("id"))'")
+        case "io.entryd.Entries.EntryExists":
+            return refused("entry '\(s("id"))' already exists with other values, or is deleted",
+                           "Change it with 'entryctl update \(s("id")) …' or bring it back with 'entryctl restore \(s("id"))'.")
+        case "io.entryd.Entries.VersionMismatch":
+            return refused("entry '\(s("id"))' was changed since you read it: its current version is \(s("version"))",
+                           "Check it with 'entryctl get \(s("id"))', then retry with --if-version \(s("version")).")
+        case "io.entryd.Entries.FormNotFound", "io.entryd.Forms.FormNotFound":
+            return refused("there is no form '\(s("form"))'", "'entryctl forms' lists the forms.")
+        case "io.entryd.Forms.FieldNotFound":
+            return refused("form '\(s("form"))' has no field '\(s("field"))'", "'entryctl forms' lists the fields.")
+        case "io.entryd.Entries.LimitExceeded":
+            let maximum = p["maximum"]?.intValue.map(String.init) ?? "?"
+            return later("entryd refused the call: limit '\(s("limit"))' (maximum \(maximum)) was reached; try again with less")
+        case "io.entryd.Entries.StorageFailed":
+            return later("entryd could not store the change (\(s("reason"))); nothing was stored, try again later")
+        case "org.varlink.service.PermissionDenied":
+            let role = p["role"]?.stringValue.map { ": this needs the '\($0)' role" } ?? ""
+            return refused("permission denied\(role)", "Roles are given to users and groups in entryd.conf.")
+        case "org.varlink.service.InvalidParameter":
+            return .usage("entryd refused parameter '\(s("parameter"))' (missing, of the wrong type or unusable)", usage)
+        case "org.varlink.service.MethodNotFound", "org.varlink.service.MethodNotImplemented":
+            return refused("entryd does not serve method '\(s("method"))'")
+        case "org.varlink.service.InterfaceNotFound":
+            return refused("entryd does not serve interface '\(s("interface"))'")
+        case "io.entryd.Sync.PeerUnreachable":
+            return later("peer '\(s("peer"))' cannot be reached (\(s("reason"))); try again later")
+        case "io.entryd.Sync.PeerNotFound":
+            return refused("there is no peer '\(s("peer"))'")
+        case "io.entryd.Sync.ConflictNotFound":
+            return refused("there is no conflict '\(s("id"))'")
+        case "io.entryd.Sync.ClockSkew":
+            let ahead = p["aheadMs"]?.intValue.map(String.init) ?? "?"
+            return refused("the clock of node '\(s("node"))' is \(ahead) ms ahead; nothing was applied")
+        default:
+            return refused("entryd refused the call: \(error.name) \(p.text)")
+        }
+    }
+
+    /// Exit 65 and one line per problem: `  FIELD: [CODE] MESSAGE (did you mean: A, B?)`.
+    /// Problems are read from raw JSON so that a code this client does not know is still shown.
+    static func validationFailed(_ problems: [JSON]) -> FailureReport {
+        let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
+        var lines = ["the values were not accepted (\(count)):"]
+        for problem in problems {
+            let field = problem["field"]?.stringValue ?? ""
+            let code = problem["code"]?.stringValue ?? "?"
+            let message = problem["message"]?.stringValue ?? ""
+            let suggestions = problem["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            var line = "  \(field.isEmpty ? "(entry)" : field): [\(code)] \(message)"
+            if !suggestions.isEmpty { line += " (did you mean: \(suggestions.joined(separator: ", "))?)" }
+            lines.append(DisplayWidth.sanitized(line))
+        }
+        return FailureReport(exitCode: .dataError, lines: lines)
+    }
+}

@@ -1,0 +1,118 @@
+import EntryCore
+
+// MARK: - add, get, update, delete, restore, history (io.entryd.Entries)
+
+enum EntryCommands {
+    static let formOption = OptionSpec(["--form"], value: "FORM", help: "The form (default: the daemon's default form, registration).")
+    static let reasonOption = OptionSpec(["--reason"], value: "TEXT", help: "Why, kept with the change in the history.")
+    static let ifVersionOption = OptionSpec(["--if-version"], value: "V",
+                                            help: "Refuse (exit 1) unless the entry's version is still V.")
+
+    static let all = [add, get, update, delete, restore, history]
+
+    static let add = Command(
+        name: "add", summary: "Store a new entry from FIELD=VALUE arguments.", arguments: "FIELD=VALUE...",
+        options: [
+            OptionSpec(["--id"], value: "ID", help: "Use this id; adding the same id with the same values again changes nothing."),
+            formOption,
+        ],
+        details: [
+            "Each argument is FIELD=VALUE, split at the first '='; the value may contain '=' and may be empty.",
+            "Values may be lenient (中国, China, CN; 广东, 广东省, 440000); the daemon stores the canonical form.",
+            "Prints the stored entry. Problems with the values are listed and exit with 65.",
+        ],
+        examples: [
+            "entryctl add name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000",
+            "entryctl add --id 7d3c0e2a-5b1f-4c6e-9a8d-2f4b6c8e0a1b name=韩梅梅 birthday=1991-02-03 country=CN contact_method=email email=meimei@example.com",
+        ],
+        prepare: { input in
+            let (_, fields) = try input.fields()
+            let form = input.value("--form"), id = input.value("--id")
+            return { session in
+                let reply = try session.call("io.entryd.Entries.Add", params(
+                    ("form", form.json), ("id", id.json), ("fields", JSON.stringMap(fields)), ("locale", session.locale)))
+                printEntry(reply, session)
+            }
+        })
+
+    static let get = Command(
+        name: "get", summary: "Show one entry.", arguments: "ID", options: [],
+        details: ["Deleted entries are shown too, marked as deleted."],
+        examples: ["entryctl get 0193a5e2-7c4b-7def-8a12-3456789abcde"],
+        prepare: { input in
+            let id = try input.exactly("ID")[0]
+            return { session in
+                printEntry(try session.call("io.entryd.Entries.Get", params(("id", .string(id)), ("locale", session.locale))), session)
+            }
+        })
+
+    static let update = Command(
+        name: "update", summary: "Change some fields of an entry.", arguments: "ID FIELD=VALUE...",
+        options: [ifVersionOption, reasonOption],
+        details: [
+            "Only the fields given change. An empty value (email=) clears an optional field.",
+            "With --if-version, the change is refused if someone changed the entry since you read that version.",
+        ],
+        examples: [
+            "entryctl update 0193a5e2-7c4b-7def-8a12-3456789abcde city=深圳 --reason 搬家",
+            "entryctl update 0193a5e2-7c4b-7def-8a12-3456789abcde contact_method=email email=lilei@example.com phone=",
+        ],
+        prepare: { input in
+            let (leading, fields) = try input.fields(after: "ID")
+            let ifVersion = input.value("--if-version"), reason = input.value("--reason")
+            return { session in
+                let reply = try session.call("io.entryd.Entries.Update", params(
+                    ("id", .string(leading[0])), ("fields", JSON.stringMap(fields)), ("ifVersion", ifVersion.json),
+                    ("reason", reason.json), ("locale", session.locale)))
+                printEntry(reply, session)
+            }
+        })
+
+    static let delete = Command(
+        name: "delete", summary: "Delete an entry (it can be restored).", arguments: "ID",
+        options: [ifVersionOption, reasonOption],
+        details: ["The entry keeps its values, marked as deleted, so that the deletion syncs and can be undone."],
+        examples: ["entryctl delete 0193a5e2-7c4b-7def-8a12-3456789abcde --reason 重复登记"],
+        prepare: { input in
+            let id = try input.exactly("ID")[0]
+            let ifVersion = input.value("--if-version"), reason = input.value("--reason")
+            return { session in
+                let reply = try session.call("io.entryd.Entries.Delete", params(
+                    ("id", .string(id)), ("ifVersion", ifVersion.json), ("reason", reason.json)))
+                printEntry(reply, session)
+            }
+        })
+
+    static let restore = Command(
+        name: "restore", summary: "Bring back a deleted entry.", arguments: "ID", options: [reasonOption],
+        details: [],
+        examples: ["entryctl restore 0193a5e2-7c4b-7def-8a12-3456789abcde --reason 误删"],
+        prepare: { input in
+            let id = try input.exactly("ID")[0]
+            let reason = input.value("--reason")
+            return { session in
+                printEntry(try session.call("io.entryd.Entries.Restore", params(("id", .string(id)), ("reason", reason.json))), session)
+            }
+        })
+
+    static let history = Command(
+        name: "history", summary: "List every change of an entry, oldest first.", arguments: "ID", options: [],
+        details: ["Changes that lost a sync conflict are listed too."],
+        examples: ["entryctl history 0193a5e2-7c4b-7def-8a12-3456789abcde"],
+        prepare: { input in
+            let id = try input.exactly("ID")[0]
+            return { session in
+                let reply = try session.call("io.entryd.Entries.History", params(("id", .string(id)), ("locale", session.locale)))
+                if session.globals.json { return Terminal.out(lines: [reply.text]) }
+                Terminal.out(lines: (reply["changes"]?.arrayValue ?? []).flatMap(EntryView.changeLines))
+            }
+        })
+
+    /// Prints a reply holding `entry`: as JSON with `--json`, else readably with the form's labels.
+    static func printEntry(_ reply: JSON, _ session: Session) {
+        if session.globals.json { return Terminal.out(lines: [reply.text]) }
+        let entry = reply["entry"] ?? .object([])
+        let labels = session.fieldLabels(form: entry["form"]?.stringValue)
+        Terminal.out(lines: EntryView.lines(entry, labels: labels, text: session.text))
+    }
+}

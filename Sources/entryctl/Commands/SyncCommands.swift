@@ -1,0 +1,102 @@
+import EntryCore
+
+// MARK: - status, watch (io.entryd.Sync), call (any method)
+
+enum SyncCommands {
+    static let all = [status, watch, call]
+
+    static let status = Command(
+        name: "status", summary: "Show the node: counts, versions, limits and peers.", arguments: "", options: [],
+        details: [],
+        examples: ["entryctl status", "entryctl status --json"],
+        prepare: { input in
+            _ = try input.exactly()
+            return { session in
+                let reply = try session.call("io.entryd.Sync.Status")
+                if session.globals.json { return Terminal.out(lines: [reply.text]) }
+                Terminal.out(lines: statusLines(reply))
+            }
+        })
+
+    static let watch = Command(
+        name: "watch", summary: "Print changes as they are committed, one line each, until Ctrl-C.", arguments: "",
+        options: [OptionSpec(["--since"], value: "SEQ", help: "Start after change SEQ (default: the node's current seq).")],
+        details: [
+            "Each line: #SEQ TIME OP ENTRY by ACTOR: field=value, … With --json, one change object per line.",
+            "Ctrl-C ends watching.",
+        ],
+        examples: ["entryctl watch", "entryctl --json watch --since 0 > changes.jsonl"],
+        prepare: { input in
+            _ = try input.exactly()
+            let since = try input.integer("--since", in: 0...Int64.max)
+            return { session in
+                let start = try since ?? session.call("io.entryd.Sync.Status")["seq"]?.intValue ?? 0
+                try session.stream("io.entryd.Sync.Changes", params(("since", .int(start)))) { reply in
+                    let changes = reply["changes"]?.arrayValue ?? []
+                    Terminal.out(lines: changes.map { session.globals.json ? $0.text : EntryView.changeLine($0) })
+                    return true
+                }
+            }
+        })
+
+    static let call = Command(
+        name: "call", summary: "Call any method with JSON parameters and print the reply.", arguments: "METHOD [JSON]",
+        options: [OptionSpec(["--more"], help: "Ask for several replies (streaming methods); print each on a line.")],
+        details: [
+            "METHOD is fully qualified; JSON is the parameters object (default {}).",
+            "The reply parameters are printed as one JSON line. An error reply is printed as",
+            "{\"error\": NAME, \"parameters\": {…}} on stdout, explained on stderr, and sets the exit code.",
+        ],
+        examples: [
+            "entryctl call io.entryd.Entries.Get '{\"id\": \"0193a5e2-7c4b-7def-8a12-3456789abcde\", \"locale\": \"zh\"}'",
+            "entryctl call org.varlink.service.GetInfo",
+        ],
+        prepare: { input in
+            let given = input.scanned.positionals
+            guard let method = given.first else { throw UsageError("missing METHOD") }
+            guard given.count <= 2 else { throw UsageError("unexpected argument '\(given[2])'") }
+            guard method.contains("."), !method.hasPrefix("."), !method.hasSuffix(".") else {
+                throw UsageError("'\(method)' is not a qualified method name such as io.entryd.Entries.Get")
+            }
+            let parameters: JSON
+            do { parameters = try given.count == 2 ? JSON.parse(given[1]) : .object([]) } catch {
+                throw UsageError("the parameters are not valid JSON: \(error)")
+            }
+            guard case .object = parameters else { throw UsageError("the parameters must be a JSON object, e.g. {\"id\": \"…\"}") }
+            let more = input.has("--more")
+            return { session in
+                do {
+                    if more {
+                        try session.stream(method, parameters) { Terminal.out(lines: [$0.text]); return true }
+                    } else {
+                        Terminal.out(lines: [try session.call(method, parameters).text])
+                    }
+                } catch let error as WireError {
+                    Terminal.out(lines: [JSON.object([("error", .string(error.name)), ("parameters", error.parameters)]).text])
+                    throw error
+                }
+            }
+        })
+
+    /// `Status` as key-value lines, then forms, limits and a peer table.
+    static func statusLines(_ reply: JSON) -> [String] {
+        func s(_ key: String) -> String { reply[key]?.stringValue ?? reply[key]?.intValue.map(String.init) ?? "" }
+        var lines = Terminal.keyValueLines(["node", "seq", "hlc", "entries", "deleted", "conflicts", "version", "database", "dataVersion"]
+            .map { ($0, s($0)) })
+        let forms = (reply["forms"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }
+        if !forms.isEmpty { lines += ["forms:"] + Terminal.keyValueLines(forms, indent: "  ") }
+        let limits = (reply["limits"]?.objectValue ?? []).map { ($0.0, $0.1.intValue.map(String.init) ?? $0.1.text) }
+        if !limits.isEmpty { lines += ["limits:"] + Terminal.keyValueLines(limits, indent: "  ") }
+        let peers = reply["peers"]?.arrayValue ?? []
+        if !peers.isEmpty {
+            let columns = ["name", "address", "node", "pulled", "pushed", "last sync", "last error"].map { TableColumn($0) }
+            let rows = peers.map { peer -> [String] in
+                func p(_ key: String) -> String { peer[key]?.stringValue ?? peer[key]?.intValue.map(String.init) ?? "" }
+                return [p("name"), p("address"), p("node"), p("pulledSeq"), p("pushedSeq"),
+                        Terminal.localTime(p("lastSync")), p("lastError")]
+            }
+            lines += ["peers:"] + TableRenderer(columns: columns).render(rows).map { "  " + $0 }
+        }
+        return lines
+    }
+}

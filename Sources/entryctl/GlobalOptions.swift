@@ -1,0 +1,62 @@
+import EntryCore
+
+/// The options every command takes, before the command or after it.
+struct GlobalOptions {
+    /// `--socket PATH`, the only socket tried when given.
+    var socket: String?
+    /// `--locale`, else `$ENTRYCTL_LOCALE`, else `zh`: the locale of the daemon's
+    /// labels, display values and messages, and of the table headers.
+    var locale: EntryLocale = .zh
+    /// `--json`: print the reply parameters as JSON instead of text.
+    var json = false
+    /// `--help` / `-h`.
+    var help = false
+    /// `--version`.
+    var version = false
+
+    /// The global options as the scanner knows them.
+    static let specs: [OptionSpec] = [
+        OptionSpec(["--socket"], value: "PATH", help: "Talk to the entryd listening on PATH (only that socket is tried)."),
+        OptionSpec(["--locale"], value: "zh|en", help: "Language of labels, values and messages (default: $ENTRYCTL_LOCALE, else zh)."),
+        OptionSpec(["--json"], help: "Print the reply parameters as JSON (one compact line; watch: one change per line)."),
+        OptionSpec(["--help", "-h"], help: "Show help (also: entryctl help COMMAND)."),
+        OptionSpec(["--version"], help: "Show the version."),
+    ]
+
+    /// The canonical names of ``specs``.
+    static let names = Set(specs.map(\.name))
+
+    /// Reads the global options out of scanned arguments (which may hold command options too).
+    ///
+    /// - Parameter environment: `ENTRYCTL_LOCALE` is read when `--locale` is absent.
+    /// - Throws: ``UsageError`` for a locale that is neither `zh` nor `en`
+    ///   (longer tags such as `zh_CN.UTF-8` are read by their language).
+    init(_ scanned: ScannedArguments, environment: [String: String]) throws {
+        socket = scanned.value("--socket")
+        json = scanned.has("--json")
+        help = scanned.has("--help")
+        version = scanned.has("--version")
+        if let tag = scanned.value("--locale") {
+            guard let locale = EntryLocale(tag: tag) else { throw UsageError("--locale is zh or en, not '\(tag)'") }
+            self.locale = locale
+        } else if let tag = environment["ENTRYCTL_LOCALE"], !tag.isEmpty {
+            guard let locale = EntryLocale(tag: tag) else { throw UsageError("ENTRYCTL_LOCALE is zh or en, not '\(tag)'") }
+            self.locale = locale
+        }
+    }
+
+    /// Merges the globals given before the command with those given after it.
+    /// - Throws: ``UsageError`` when one is given in both places.
+    static func merge(_ before: ScannedArguments, _ after: ScannedArguments) throws -> ScannedArguments {
+        var merged = before
+        for (name, value) in after.values where names.contains(name) {
+            guard merged.values[name] == nil else { throw UsageError("option '\(name)' is given twice") }
+            merged.values[name] = value
+        }
+        for flag in after.flags where names.contains(flag) {
+            guard !merged.flags.contains(flag) else { throw UsageError("option '\(flag)' is given twice") }
+            merged.flags.insert(flag)
+        }
+        return merged
+    }
+}

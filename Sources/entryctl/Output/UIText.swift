@@ -1,0 +1,47 @@
+import EntryCore
+
+/// The words entryctl itself prints next to the daemon's data (headers, keys),
+/// in the locale chosen with `--locale`. Field labels come from the daemon.
+struct UIText: Sendable {
+    let id: String
+    let version: String
+    let form: String
+    let deleted: String
+    let yes: String
+    let no: String
+    let region: String
+    let created: String
+    let updated: String
+    let syncedTo: String
+    let name: String
+    let birthday: String
+    let country: String
+    let contact: String
+    let value: String
+    let label: String
+    let parent: String
+    let aliases: String
+    /// "N of TOTAL entries".
+    let entriesFooter: @Sendable (Int, Int) -> String
+
+    static let zh = UIText(
+        id: "ID", version: "版本", form: "表单", deleted: "已删除", yes: "是", no: "否",
+        region: "省市", created: "创建", updated: "更新", syncedTo: "已同步到",
+        name: "姓名", birthday: "生日", country: "国家/地区", contact: "联系方式",
+        value: "值", label: "名称", parent: "上级", aliases: "别名",
+        entriesFooter: { shown, total in "共 \(total) 条，显示 \(shown) 条" })
+
+    static let en = UIText(
+        id: "ID", version: "version", form: "form", deleted: "deleted", yes: "yes", no: "no",
+        region: "region", created: "created", updated: "updated", syncedTo: "synced to",
+        name: "name", birthday: "birthday", country: "country", contact: "contact",
+        value: "value", label: "label", parent: "parent", aliases: "aliases",
+        entriesFooter: { shown, total in "\(shown) of \(total) entries" })
+
+    static func `for`(_ locale: EntryLocale) -> UIText {
+        switch locale {
+        case .zh: return zh
+        case .en: return en
+        }
+    }
+}

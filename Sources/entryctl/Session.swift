@@ -1,0 +1,65 @@
+import CSystem
+import EntryCore
+
+/// A command's link to the daemon, opened on the first call, plus the global choices.
+final class Session {
+    /// Longest wait for one reply, in milliseconds (60 s). `watch` waits without bound.
+    static let replyTimeoutMilliseconds = 60_000
+
+    let globals: GlobalOptions
+    let locator: SocketLocator
+    private var connection: VarlinkConnection?
+
+    init(globals: GlobalOptions, environment: [String: String]) {
+        self.globals = globals
+        self.locator = SocketLocator(explicitPath: globals.socket, environment: environment)
+    }
+
+    /// The locale as a wire parameter.
+    var locale: JSON { .string(globals.locale.rawValue) }
+    /// Table headers and labels of this client, in the chosen locale.
+    var text: UIText { UIText.for(globals.locale) }
+
+    /// The open connection, connecting on first use.
+    /// - Throws: ``DaemonUnreachable`` when no socket exists or `connect` fails.
+    func open() throws -> VarlinkConnection {
+        if let connection { return connection }
+        let candidate = try locator.locate()
+        do {
+            let opened = try VarlinkConnection(path: candidate.path)
+            _ = csystem_set_timeouts(opened.fd, Self.replyTimeoutMilliseconds, Self.replyTimeoutMilliseconds)
+            connection = opened
+            return opened
+        } catch {
+            throw DaemonUnreachable(attempts: [.init(candidate: candidate, reason: error.reasonText)])
+        }
+    }
+
+    /// Calls `method` and returns the reply parameters.
+    /// - Throws: ``DaemonUnreachable``, ``WireError`` for an error reply, or the
+    ///   connection's errors (`SystemError`, `ConnectionClosed`, `JSONParseError`).
+    func call(_ method: String, _ parameters: JSON = .object([])) throws -> JSON {
+        try open().call(method, parameters)
+    }
+
+    /// Calls `method` with `more` and hands every reply to `body`, with no reply
+    /// timeout, until the daemon sends the last reply or `body` returns false.
+    /// - Throws: as ``call(_:_:)``.
+    func stream(_ method: String, _ parameters: JSON, _ body: (JSON) throws -> Bool) throws {
+        let connection = try open()
+        _ = csystem_set_timeouts(connection.fd, 0, Self.replyTimeoutMilliseconds)
+        try connection.stream(method, parameters, body)
+    }
+
+    /// The form's fields in navigation order, as (name, label) pairs, from
+    /// `io.entryd.Forms.GetForm`; `nil` for the default form. Empty when the form
+    /// cannot be read (an older daemon, a missing form): callers then show names.
+    func fieldLabels(form: String?) -> [(name: String, label: String)] {
+        guard let reply = try? call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", locale))),
+              let fields = reply["form"]?["fields"]?.arrayValue else { return [] }
+        return fields.compactMap { field in
+            guard let name = field["name"]?.stringValue else { return nil }
+            return (name, field["label"]?.stringValue ?? name)
+        }
+    }
+}

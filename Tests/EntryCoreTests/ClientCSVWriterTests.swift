@@ -1,0 +1,27 @@
+import Testing
+@testable import EntryCore
+
+/// RFC 4180 output (Client/CSVWriter.swift).
+@Suite struct ClientCSVWriterTests {
+    @Test("quotes exactly the fields that need it", arguments: [
+        ("plain", "plain"), ("", ""), ("李雷", "李雷"), (" spaced ", " spaced "),
+        ("a,b", "\"a,b\""), ("say \"hi\"", "\"say \"\"hi\"\"\""), ("two\nlines", "\"two\nlines\""),
+        ("cr\rhere", "\"cr\rhere\""), ("\"", "\"\"\"\""), ("+8613800138000", "+8613800138000"),
+    ])
+    func quoting(value: String, expected: String) {
+        #expect(CSVWriter.field(value) == expected)
+    }
+
+    /// A quote followed by a combining mark is one Character but still two scalars to escape.
+    @Test("doubles a quote that combines with the next scalar")
+    func combiningQuote() {
+        #expect(CSVWriter.field("a\"\u{301}b") == "\"a\"\"\u{301}b\"")
+    }
+
+    @Test("ends every record with CRLF, the last too")
+    func records() {
+        #expect(CSVWriter.record(["id", "name"]) == "id,name\r\n")
+        let doc = CSVWriter.document(header: ["id", "name", "city"], rows: [["1", "李雷", "广州,天河"], ["2", "", ""]])
+        #expect(doc == "id,name,city\r\n1,李雷,\"广州,天河\"\r\n2,,\r\n")
+    }
+}

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Testing
+@testable import EntryCore
+
+/// The one mapping from errors to exit codes and stderr text (Client/FailureReport*.swift).
+@Suite struct ClientFailureReportTests {
+    static let usage = FailureReport.Usage(line: "entryctl get ID", helpCommand: "entryctl get --help")
+
+    /// Every error name of PROTOCOL.md and org.varlink.service, its parameters,
+    /// the exit code and a piece of the first line.
+    static let wireCases: [(WireError, ExitCode, String)] = [
+        (.validationFailed([Problem(field: "country", code: .notInList, message: "没有这个国家", suggestions: ["CN"])]), .dataError, "not accepted (1 problem)"),
+        (.entryNotFound("e1"), .failure, "no entry with id 'e1'"),
+        (.entryExists("e1"), .failure, "entry 'e1' already exists"),
+        (.versionMismatch(id: "e1", version: "0000018f3a2b0001"), .failure, "its current version is 0000018f3a2b0001"),
+        (.formNotFound("survey"), .failure, "there is no form 'survey'"),
+        (.formsFormNotFound("survey"), .failure, "there is no form 'survey'"),
+        (.fieldNotFound(form: "registration", field: "shoe"), .failure, "form 'registration' has no field 'shoe'"),
+        (.limitExceeded("max-message-size", maximum: 4_194_304), .temporaryFailure, "limit 'max-message-size' (maximum 4194304)"),
+        (.storageFailed("disk full"), .temporaryFailure, "could not store the change (disk full)"),
+        (.permissionDenied(role: "write"), .failure, "permission denied: this needs the 'write' role"),
+        (.invalidParameter("limit"), .usage, "entryd refused parameter 'limit'"),
+        (.methodNotFound("io.entryd.Entries.Frob"), .failure, "does not serve method 'io.entryd.Entries.Frob'"),
+        (.methodNotImplemented("io.entryd.Entries.Import"), .failure, "does not serve method 'io.entryd.Entries.Import'"),
+        (.interfaceNotFound("io.example.X"), .failure, "does not serve interface 'io.example.X'"),
+        (WireError(name: "io.entryd.Sync.ClockSkew", parameters: .object([("node", .string("n2")), ("aheadMs", .int(90000))])),
+         .failure, "node 'n2' is 90000 ms ahead"),
+        (WireError(name: "io.entryd.Sync.PeerUnreachable", parameters: .object([("peer", .string("office")), ("reason", .string("timeout"))])),
+         .temporaryFailure, "peer 'office' cannot be reached (timeout)"),
+        (WireError(name: "io.entryd.Sync.PeerNotFound", parameters: .object([("peer", .string("office"))])), .failure, "there is no peer 'office'"),
+        (WireError(name: "io.entryd.Sync.ConflictNotFound", parameters: .object([("id", .string("c9"))])), .failure, "there is no conflict 'c9'"),
+        (WireError(name: "io.example.Strange", parameters: .object([("x", .int(1))])), .failure, #"io.example.Strange {"x":1}"#),
+    ]
+
+    @Test("maps every wire error name to its exit code", arguments: wireCases)
+    func wire(error: WireError, code: ExitCode, fragment: String) {
+        let report = FailureReport(for: error, usage: Self.usage)
+        #expect(report.exitCode == code, "\(error.name)")
+        #expect(report.lines.first?.contains(fragment) == true, "\(report.lines)")
+    }
+
+    @Test("lists every problem with its field, code and suggestions")
+    func problems() {
+        let error = WireError.validationFailed([
+            Problem(field: "country", code: .notInList, message: "没有找到“Chna”。", suggestions: ["CN", "CL"]),
+            Problem(field: "phone", code: .required, message: "请填写电话。"),
+            Problem(field: "", code: .ambiguous, message: "whole entry"),
+        ])
+        let report = FailureReport(for: error)
+        #expect(report.exitCode == .dataError)
+        #expect(report.lines == [
+            "the values were not accepted (3 problems):",
+            "  country: [not-in-list] 没有找到“Chna”。 (did you mean: CN, CL?)",
+            "  phone: [required] 请填写电话。",
+            "  (entry): [ambiguous] whole entry",
+        ])
+    }
+
+    @Test("a problem code this client does not know is still shown")
+    func unknownProblemCode() {
+        let problem = JSON.object([("field", .string("x")), ("code", .string("brand-new")), ("message", .string("m")), ("suggestions", .array([]))])
+        let report = FailureReport(for: WireError(name: "io.entryd.Entries.ValidationFailed", parameters: .object([("problems", .array([problem]))])))
+        #expect(report.lines.last == "  x: [brand-new] m")
+    }
+
+    @Test("usage errors get the usage line and the help command")
+    func usageError() {
+        let report = FailureReport(for: UsageError("missing ID"), usage: Self.usage)
+        #expect(report == FailureReport(exitCode: .usage, lines: ["missing ID", "Usage: entryctl get ID", "See 'entryctl get --help'."]))
+        #expect(FailureReport(for: WireError.invalidParameter("id"), usage: Self.usage).lines.suffix(2) == ["Usage: entryctl get ID", "See 'entryctl get --help'."])
+    }
+
+    @Test("an unreachable daemon names every path and how to start entryd")
+    func unreachable() {
+        let error = DaemonUnreachable(attempts: [
+            .init(candidate: .init(path: "/run/entryd/entryd.sock", origin: "entryd.socket"), reason: "no such file"),
+            .init(candidate: .init(path: "./entryd.sock", origin: "current directory"), reason: "Connection refused"),
+        ])
+        let report = FailureReport(for: error)
+        #expect(report.exitCode == .unavailable)
+        let text = report.lines.joined(separator: "\n")
+        #expect(text.contains("/run/entryd/entryd.sock (entryd.socket): no such file"))
+        #expect(text.contains("./entryd.sock (current directory): Connection refused"))
+        #expect(text.contains("entryd --socket PATH") && text.contains("systemctl start entryd.socket"))
+    }
+
+    @Test("connection failures: refused is 69, reset and timeouts are 75", arguments: [
+        (SystemError("connect", errno: ECONNREFUSED, detail: "/tmp/e.sock"), ExitCode.unavailable),
+        (SystemError("recv", errno: ECONNRESET), .temporaryFailure),
+        (SystemError("send", errno: EPIPE), .temporaryFailure),
+        (SystemError("recv", errno: EAGAIN), .temporaryFailure),
+        (SystemError("open", errno: EACCES), .failure),
+    ])
+    func system(error: SystemError, code: ExitCode) {
+        #expect(FailureReport(for: error).exitCode == code)
+    }
+
+    @Test("a closed connection is temporary; other errors are plain failures")
+    func others() {
+        #expect(FailureReport(for: ConnectionClosed()).exitCode == .temporaryFailure)
+        #expect(FailureReport(for: JSONParseError(offset: 3, reason: "x")).exitCode == .failure)
+        struct Odd: Error {}
+        #expect(FailureReport(for: Odd()).exitCode == .failure)
+        #expect(FailureReport(for: SystemError("recv", errno: EAGAIN)).lines == ["entryd did not reply in time; try again"])
+    }
+}
