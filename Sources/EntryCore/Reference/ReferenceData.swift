@@ -19,6 +19,8 @@ public final class ReferenceData: Sendable {
     public let provinces: [Division]
     /// The 450 cities, in table (code) order.
     public let cities: [Division]
+    /// Every distinct country calling code of ``countries`` (`86`, `1`, `44`, …).
+    public let callingCodes: Set<String>
 
     private let countryByAlpha2: [String: Int]
     private let divisionByCode: [String: Division]
@@ -41,6 +43,7 @@ public final class ReferenceData: Sendable {
         let divisions = TSVTable(divisionsText).rows.map(Division.init(row:))
         provinces = divisions.filter { $0.level == .province }
         cities = divisions.filter { $0.level == .city }
+        callingCodes = Set(countries.map(\.callingCode).filter { !$0.isEmpty })
         countryByAlpha2 = Dictionary(uniqueKeysWithValues: countries.enumerated().map { ($1.alpha2, $0) })
         divisionByCode = Dictionary(uniqueKeysWithValues: divisions.map { ($0.code, $0) })
         retiredByCode = Dictionary(uniqueKeysWithValues: TSVTable(retiredText).rows.map {
