@@ -20,14 +20,6 @@ public enum FieldType: String, Sendable, CaseIterable, Codable {
     case phone
     /// An e-mail address (RFC 5321/5322 shape), domain lower-cased.
     case email
-
-    /// True for the types whose values are rows of a picker list (Options).
-    public var isPicker: Bool {
-        switch self {
-        case .country, .province, .city, .choice: return true
-        default: return false
-        }
-    }
 }
 
 /// A condition on another field's canonical value, written `field=value`
@@ -38,6 +30,7 @@ public struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
     /// The canonical value that makes the condition true.
     public var value: String
 
+    /// The condition `field=value`.
     public init(field: String, value: String) {
         self.field = field
         self.value = value
@@ -59,6 +52,7 @@ public struct ChoiceOption: Sendable, Hashable {
     /// The label per locale (`Phone`, `电话`).
     public var labels: [EntryLocale: String]
 
+    /// An option with its labels (missing locales fall back, see ``label(in:)``).
     public init(value: String, labels: [EntryLocale: String]) {
         self.value = value
         self.labels = labels
@@ -75,6 +69,7 @@ public struct ChoiceOption: Sendable, Hashable {
 public struct FieldDefinition: Sendable, Hashable {
     /// The field name: a lower-case letter, then lower-case letters, digits or `_`.
     public var name: String
+    /// How input is parsed and what the canonical value looks like.
     public var type: FieldType
     /// The label per locale.
     public var labels: [EntryLocale: String]
@@ -95,6 +90,8 @@ public struct FieldDefinition: Sendable, Hashable {
     /// For `choice` fields: the options, in list order.
     public var options: [ChoiceOption]
 
+    /// A field; the defaults make an optional field without bounds. References
+    /// (`parent`, `requiredWhen`) are not checked here; ``FormDefinition/init(ini:)`` checks them in files.
     public init(
         name: String, type: FieldType, labels: [EntryLocale: String] = [:], required: Bool = false,
         requiredWhen: FieldCondition? = nil, parent: String? = nil, minuteInterval: Int? = nil,

@@ -2,13 +2,16 @@ import Foundation
 
 /// A form file that cannot be used: where, which key, and what to do.
 public struct FormDefinitionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file (or directory) concerned.
     public var path: String
     /// The physical line, from 1; 0 for the file (or directory) as a whole.
     public var line: Int
     /// The key concerned, if any.
     public var key: String?
+    /// What is wrong and what to do about it.
     public var message: String
 
+    /// An error at `path:line`, about `key` if given.
     public init(path: String, line: Int, key: String? = nil, message: String) {
         self.path = path
         self.line = line

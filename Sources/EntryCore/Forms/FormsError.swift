@@ -12,6 +12,7 @@ public enum FormsError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The `parent` given for a city list resolves to no single province.
     case parentNotFound(form: String, field: String, parent: String)
 
+    /// A one-line English description for logs.
     public var description: String {
         switch self {
         case .formNotFound(let form): return "no form '\(form)'"

@@ -13,10 +13,12 @@ import Foundation
 ///
 /// Keys before the first header belong to a section named `""`. A header with
 /// no items is still listed, so that an empty section can be reported.
-public struct IniFile: Sendable, Equatable {
+public struct IniFile: Sendable {
     /// One `key = value` line (with its continuation lines).
     public struct Item: Sendable, Equatable {
+        /// The key, white space stripped.
         public var key: String
+        /// The value, white space stripped; continuation lines joined with `\n`.
         public var value: String
         /// The physical line of the key, from 1.
         public var line: Int
@@ -28,11 +30,13 @@ public struct IniFile: Sendable, Equatable {
         public var name: String
         /// The physical line of the header, from 1 (0 for the unnamed leading section).
         public var line: Int
+        /// The section's `key = value` items, in file order (keys may repeat).
         public var items: [Item]
     }
 
     /// The path the text was read from, for messages (may be a descriptive name).
     public let path: String
+    /// The sections in file order.
     public let sections: [Section]
 
     /// Parses `text`.
@@ -77,11 +81,14 @@ public struct IniFile: Sendable, Equatable {
 
 /// A malformed INI file: where, and what is wrong.
 public struct IniError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file, as given to ``IniFile``.
     public var path: String
     /// The physical line, from 1; 0 for the file as a whole.
     public var line: Int
+    /// What is wrong.
     public var message: String
 
+    /// `path:line: message`.
     public var description: String { "\(path):\(line): \(message)" }
 }
 

@@ -12,6 +12,7 @@ public struct OptionRow: Sendable, Equatable {
     /// short name, pinyin, aliases, former names.
     public var aliases: [String]
 
+    /// A row; `flag` and `parent` only where they apply.
     public init(value: String, label: String, flag: String? = nil, parent: String? = nil, aliases: [String] = []) {
         self.value = value
         self.label = label

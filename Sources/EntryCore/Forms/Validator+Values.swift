@@ -71,9 +71,7 @@ extension ValidationRun {
     private mutating func city(_ text: String, _ field: FieldDefinition) throws(FieldFailure) -> String {
         let parent = field.parent ?? ""
         let province = failures[parent] == nil ? fields[parent] : nil
-        if let province, reference.cities(ofProvince: province).isEmpty {
-            throw FieldFailure(code: .parentMismatch, reason: .provinceHasNoCities(province: divisionName(province)))
-        }
+        if let province { try requireCities(in: province) }
         let codes = { (rows: [Division]) in rows.map(\.code) }
         switch reference.resolveCity(text, province: province) {
         case .found(let city):

@@ -21,6 +21,7 @@ public struct Validator: Sendable {
     /// The reference lists that country, province and city values resolve against.
     public let reference: ReferenceData
 
+    /// A validator over `reference` (the tables compiled into the binary by default).
     public init(reference: ReferenceData = .shared) {
         self.reference = reference
     }
@@ -61,8 +62,8 @@ public struct Validator: Sendable {
         run.checkRequired()
         var problems = form.fields.compactMap { field in run.failures[field.name]?.problem(field: field, locale: locale) }
         for name in input.keys.sorted() where form.field(named: name) == nil {
-            let unknown = FieldDefinition(name: name, type: .text)
-            problems.append(FieldFailure(code: .unknownField, reason: .unknownField(form: form.name)).problem(field: unknown, locale: locale))
+            let message = ProblemReason.unknownField(form: form.name).message(label: name, locale: locale)
+            problems.append(Problem(field: name, code: .unknownField, message: message))
         }
         return ValidationResult(fields: run.fields, problems: problems)
     }
@@ -107,10 +108,21 @@ struct ValidationRun {
             fields[parent] = cityProvince
             return
         }
+        do throws(FieldFailure) {
+            try requireCities(in: province)
+            if cityProvince != province {
+                throw FieldFailure(code: .parentMismatch, reason: .notInProvince(province: divisionName(province)))
+            }
+        } catch {
+            failures[field.name] = error
+        }
+    }
+
+    /// Throws `parent-mismatch` for a province without cities (710000,
+    /// 810000, 820000), which takes an empty city only.
+    func requireCities(in province: String) throws(FieldFailure) {
         if reference.cities(ofProvince: province).isEmpty {
-            failures[field.name] = FieldFailure(code: .parentMismatch, reason: .provinceHasNoCities(province: divisionName(province)))
-        } else if cityProvince != province {
-            failures[field.name] = FieldFailure(code: .parentMismatch, reason: .notInProvince(province: divisionName(province)))
+            throw FieldFailure(code: .parentMismatch, reason: .provinceHasNoCities(province: divisionName(province)))
         }
     }
 

@@ -16,6 +16,7 @@ public struct Division: Sendable, Hashable {
     public let code: String
     /// The province's code for a city; `nil` for a province.
     public let parentCode: String?
+    /// Province or city.
     public let level: Level
     /// The full official name (`广东省`, `广州市`, `恩施土家族苗族自治州`).
     public let nameZH: String

@@ -15,7 +15,7 @@ import Foundation
 ///    `Hong Kong` = `hongkong`, `刚果（布）` = `刚果布`.
 ///
 /// Keys are for comparison only; they are never shown or stored.
-struct MatchKey: Hashable, Sendable, CustomStringConvertible {
+struct MatchKey: Hashable, Sendable {
     /// The folded text.
     let text: String
 
@@ -31,7 +31,6 @@ struct MatchKey: Hashable, Sendable, CustomStringConvertible {
         text = String(scalars).lowercased()
     }
 
-    var description: String { text }
     var isEmpty: Bool { text.isEmpty }
 
     /// Full-width ASCII forms (U+FF01–U+FF5E) mapped to ASCII, and the

@@ -6,7 +6,7 @@
 /// Built once when ``ReferenceData`` loads; immutable afterwards.
 struct NameIndex: Sendable {
     /// How strongly a key identifies its row; lower wins.
-    enum Tier: Int, Sendable, Comparable, CaseIterable {
+    enum Tier: Int, Sendable, CaseIterable {
         /// Codes: alpha-2/-3, numeric, flag, GB/T 2260 code, ISO 3166-2.
         case code
         /// Official names: Chinese and English names, `short_zh`.
@@ -15,8 +15,6 @@ struct NameIndex: Sendable {
         case alias
         /// Toneless pinyin, which different characters share.
         case pinyin
-
-        static func < (a: Tier, b: Tier) -> Bool { a.rawValue < b.rawValue }
     }
 
     private struct Hit: Sendable {

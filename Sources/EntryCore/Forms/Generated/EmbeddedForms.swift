@@ -11,9 +11,9 @@ enum EmbeddedForms {
 ; the same form name in the forms directory replaces the built-in copy.
 ;
 ; Form file format (INI, UTF-8; one form per file, named NAME.conf):
-;   Lines starting with ; or # are comments; an inline comment starts with " ;".
-;   A line that starts with whitespace continues the previous value (joined
-;   with a newline). Lines may be of any length.
+;   Lines starting with ; or # are comments; after a value, " ;" starts a
+;   comment. A line that starts with white space continues the previous value
+;   (joined with a newline; " ;" is kept there). Lines may be of any length.
 ;
 ;   [form]
 ;     name          the form's name: letters, digits, _ and -; defaults to the
