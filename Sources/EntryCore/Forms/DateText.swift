@@ -1,0 +1,128 @@
+import Foundation
+
+/// Calendar dates (`YYYY-MM-DD`) and wall-clock date-times (`YYYY-MM-DD HH:mm`)
+/// as the pickers write them (DESIGN.md): proleptic Gregorian calendar, ASCII
+/// digits, no time zone. Parsed and written by hand, so neither the process
+/// locale nor a week-based year can change them.
+enum DateText {
+    /// Reads a date in any of the accepted forms and returns it canonical.
+    ///
+    /// Accepted (full-width digits are folded beforehand by the caller):
+    /// `1990-05-17`, `1990/5/17`, `1990.5.17` (one separator kind), `19900517`,
+    /// `1990年5月17日` (final 日 optional). The day must exist: no 1990-02-30;
+    /// 29 February only in leap years.
+    /// - Throws: ``FieldFailure`` `invalid-format` (`dateFormat` or `noSuchDate`).
+    static func parseDate(_ input: String) throws(FieldFailure) -> String {
+        try canonicalDate(tokens(input)[...])
+    }
+
+    /// Reads a date-time: one of ``parseDate(_:)``'s forms, then optionally `T`
+    /// or white space, then `H:mm` or `HH:mm` with optional `:00` seconds
+    /// (`2025-03-09 14:30`, `2025-03-09T14:30`, `2025/3/9 9:00`,
+    /// `2025年3月9日 14:30`). The time is kept as typed, never zone-converted.
+    /// - Throws: ``FieldFailure`` `invalid-format` (`dateTimeFormat`,
+    ///   `noSuchDate`, `noSuchTime`, `secondsNotZero`).
+    static func parseDateTime(_ input: String) throws(FieldFailure) -> String {
+        var tokens = tokens(input)[...]
+        let format = FieldFailure(code: .invalidFormat, reason: .dateTimeFormat)
+        var seconds = 0
+        if tokens.count >= 5, tokens[tokens.endIndex - 2] == ":", tokens[tokens.endIndex - 4] == ":" {
+            guard let s = twoDigits(tokens.last!) else { throw format }
+            seconds = s
+            tokens.removeLast(2)
+        }
+        guard tokens.count >= 4, tokens[tokens.endIndex - 2] == ":",
+              let minute = twoDigits(tokens[tokens.endIndex - 1]),
+              let hour = number(tokens[tokens.endIndex - 3], digits: 1...2)
+        else { throw format }
+        tokens.removeLast(3)
+        if let last = tokens.last, last == " " || last == "T" || last == "t" { tokens.removeLast() }
+        let date: String
+        do { date = try canonicalDate(tokens) } catch where error.reason == .dateFormat { throw format }
+        guard hour < 24, minute < 60, seconds < 60 else { throw FieldFailure(code: .invalidFormat, reason: .noSuchTime) }
+        guard seconds == 0 else { throw FieldFailure(code: .invalidFormat, reason: .secondsNotZero) }
+        return date + " " + pad(hour, 2) + ":" + pad(minute, 2)
+    }
+
+    /// Whether `text` is a canonical date of a real day (for form files).
+    static func isCanonicalDate(_ text: String) -> Bool {
+        text.count == 10 && (try? parseDate(text)) == text
+    }
+
+    /// Whether `text` is a canonical date-time (for form files).
+    static func isCanonicalDateTime(_ text: String) -> Bool {
+        text.count == 16 && (try? parseDateTime(text)) == text
+    }
+
+    /// Today's date in UTC+14, the zone that reaches each date first: no
+    /// birthday valid anywhere on Earth at `now` is later than this.
+    static func latestToday(at now: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.locale = Locale(identifier: "en_US_POSIX")
+        calendar.timeZone = TimeZone(secondsFromGMT: 14 * 3600)!
+        let c = calendar.dateComponents([.year, .month, .day], from: now)
+        return pad(c.year!, 4) + "-" + pad(c.month!, 2) + "-" + pad(c.day!, 2)
+    }
+
+    /// The date of `tokens`, canonical; see ``parseDate(_:)``.
+    private static func canonicalDate(_ tokens: ArraySlice<String>) throws(FieldFailure) -> String {
+        let t = Array(tokens)
+        var parts: (Int, Int, Int)?
+        if t.count == 1, t[0].count == 8, let y = number(t[0].prefix(4)), let m = number(t[0].dropFirst(4).prefix(2)),
+           let d = number(t[0].suffix(2)) {
+            parts = (y, m, d)
+        } else if t.count == 5, ["-", "/", "."].contains(t[1]), t[3] == t[1] {
+            parts = numbers(t[0], t[2], t[4])
+        } else if (t.count == 6 && t[5] == "日") || t.count == 5, t[1] == "年", t[3] == "月" {
+            parts = numbers(t[0], t[2], t[4])
+        }
+        guard let (year, month, day) = parts else { throw FieldFailure(code: .invalidFormat, reason: .dateFormat) }
+        guard year >= 1, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else {
+            throw FieldFailure(code: .invalidFormat, reason: .noSuchDate)
+        }
+        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+    }
+
+    private static func numbers(_ y: String, _ m: String, _ d: String) -> (Int, Int, Int)? {
+        guard let year = number(y, digits: 4...4), let month = number(m, digits: 1...2), let day = number(d, digits: 1...2)
+        else { return nil }
+        return (year, month, day)
+    }
+
+    /// Days in `month` of `year` (Gregorian leap rule).
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Splits into runs of ASCII digits, single other characters, and one `" "`
+    /// per run of white space.
+    private static func tokens(_ input: String) -> [String] {
+        var tokens: [String] = []
+        for ch in input {
+            if ch.isASCIIDigit, let last = tokens.last, last.last?.isASCIIDigit == true {
+                tokens[tokens.count - 1].append(ch)
+            } else if ch.isWhitespace {
+                if tokens.last != " " { tokens.append(" ") }
+            } else {
+                tokens.append(String(ch))
+            }
+        }
+        return tokens
+    }
+
+    private static func number(_ token: some StringProtocol, digits: ClosedRange<Int> = 1...8) -> Int? {
+        guard digits.contains(token.count), token.allSatisfy(\.isASCIIDigit) else { return nil }
+        return Int(token)
+    }
+
+    private static func twoDigits(_ token: String) -> Int? { number(token, digits: 2...2) }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+}

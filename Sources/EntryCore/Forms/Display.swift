@@ -1,0 +1,53 @@
+/// Field values rendered for people (the `display` map of PROTOCOL.md's `Entry`
+/// and of Check).
+public enum Display {
+    /// Renders every non-empty value of `fields` in `locale`.
+    ///
+    /// - country: flag and name (`🇨🇳 中国`, `🇨🇳 China`);
+    /// - province, city: the name (`广东省` / `Guangdong`, `广州市` / `Guangzhou`);
+    ///   a retired code marked so (`莱芜市（已撤销）` / `Laiwu (retired)`), an
+    ///   unknown one as it is;
+    /// - choice: the option's label;
+    /// - others (text, dates, date-times, phone, email): the canonical value,
+    ///   the same in every locale.
+    ///
+    /// Also `"region"` for the form's first province field and the city field
+    /// below it (see ``region(province:city:locale:reference:)``) when either
+    /// has a value; it takes the place of a field named `region`, if any.
+    public static func render(form: FormDefinition, fields: [String: String], locale: EntryLocale,
+                              reference: ReferenceData = .shared) -> [String: String] {
+        var display: [String: String] = [:]
+        for field in form.fields {
+            guard let value = fields[field.name], !value.isEmpty else { continue }
+            switch field.type {
+            case .country:
+                display[field.name] = reference.country(alpha2: value).map { "\($0.flag) \($0.name(in: locale))" } ?? value
+            case .province, .city:
+                display[field.name] = reference.displayName(forDivisionCode: value, locale: locale)
+            case .choice:
+                display[field.name] = field.options.first { $0.value == value }?.label(in: locale) ?? value
+            case .text, .date, .datetime, .phone, .email:
+                display[field.name] = value
+            }
+        }
+        if let province = form.fields.first(where: { $0.type == .province }) {
+            let city = form.fields.first { $0.type == .city && $0.parent == province.name }
+            let (p, c) = (fields[province.name], city.flatMap { fields[$0.name] })
+            if p != nil || c != nil {
+                display["region"] = region(province: p, city: c, locale: locale, reference: reference)
+            }
+        }
+        return display
+    }
+
+    /// A province and city together: zh `广东省-广州市`, en `Guangzhou, Guangdong`;
+    /// just one of them when the other is `nil` or empty. Names as in
+    /// ``ReferenceData/displayName(forDivisionCode:locale:)``.
+    public static func region(province: String?, city: String?, locale: EntryLocale,
+                              reference: ReferenceData = .shared) -> String {
+        let names = [province, city].compactMap { code in
+            code.flatMap { $0.isEmpty ? nil : reference.displayName(forDivisionCode: $0, locale: locale) }
+        }
+        return locale == .zh ? names.joined(separator: "-") : names.reversed().joined(separator: ", ")
+    }
+}

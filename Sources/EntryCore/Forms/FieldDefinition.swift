@@ -1,0 +1,117 @@
+/// The type of a form field: how its input is parsed and what its canonical
+/// value looks like (PROTOCOL.md, `io.entryd.Forms.FieldType`; DESIGN.md,
+/// "Forms and values").
+public enum FieldType: String, Sendable, CaseIterable, Codable {
+    /// Free text: NFC-normalised, trimmed, no control characters.
+    case text
+    /// A calendar date, `YYYY-MM-DD`.
+    case date
+    /// A wall-clock date and time, `YYYY-MM-DD HH:mm`, never zone-converted.
+    case datetime
+    /// ISO 3166-1 alpha-2 (`CN`).
+    case country
+    /// GB/T 2260 province code (`440000`).
+    case province
+    /// GB/T 2260 city code (`440100`), belonging to its parent province field.
+    case city
+    /// One of the field's option values.
+    case choice
+    /// An E.164 telephone number (`+8613800138000`).
+    case phone
+    /// An e-mail address (RFC 5321/5322 shape), domain lower-cased.
+    case email
+}
+
+/// A condition on another field's canonical value, written `field=value`
+/// (`contact_method=phone`).
+public struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
+    /// The field whose value is tested.
+    public var field: String
+    /// The canonical value that makes the condition true.
+    public var value: String
+
+    /// The condition `field=value`.
+    public init(field: String, value: String) {
+        self.field = field
+        self.value = value
+    }
+
+    /// `field=value`, as in form files and on the wire (`Field.requiredWhen`).
+    public var description: String { "\(field)=\(value)" }
+
+    /// Whether `fields` (canonical values by field name) satisfy the condition.
+    public func holds(in fields: [String: String]) -> Bool {
+        fields[field] == value
+    }
+}
+
+/// One option of a `choice` field.
+public struct ChoiceOption: Sendable, Hashable {
+    /// The canonical value (`phone`).
+    public var value: String
+    /// The label per locale (`Phone`, `电话`).
+    public var labels: [EntryLocale: String]
+
+    /// An option with its labels (missing locales fall back, see ``label(in:)``).
+    public init(value: String, labels: [EntryLocale: String]) {
+        self.value = value
+        self.labels = labels
+    }
+
+    /// The label in `locale`, else the English one, else the value.
+    public func label(in locale: EntryLocale) -> String {
+        labels[locale] ?? labels[.en] ?? value
+    }
+}
+
+/// A field of a form, as a form file's `[field NAME]` section defines it
+/// (the file format is documented in config/forms/registration.conf).
+public struct FieldDefinition: Sendable, Hashable {
+    /// The field name: a lower-case letter, then lower-case letters, digits or `_`.
+    public var name: String
+    /// How input is parsed and what the canonical value looks like.
+    public var type: FieldType
+    /// The label per locale.
+    public var labels: [EntryLocale: String]
+    /// Always required.
+    public var required: Bool
+    /// Required when this condition holds (and ``required`` is false).
+    public var requiredWhen: FieldCondition?
+    /// For `city` fields: the `province` field the city must belong to.
+    public var parent: String?
+    /// For `datetime` fields: minutes must be a multiple of this (a divisor of 60).
+    public var minuteInterval: Int?
+    /// Inclusive lower bound: `YYYY-MM-DD` or `today` for dates, `YYYY-MM-DD HH:mm` for date-times.
+    public var min: String?
+    /// Inclusive upper bound, as ``min``.
+    public var max: String?
+    /// For `text` fields: the most characters (grapheme clusters) allowed.
+    public var maxLength: Int?
+    /// For `choice` fields: the options, in list order.
+    public var options: [ChoiceOption]
+
+    /// A field; the defaults make an optional field without bounds. References
+    /// (`parent`, `requiredWhen`) are not checked here; ``FormDefinition/init(ini:)`` checks them in files.
+    public init(
+        name: String, type: FieldType, labels: [EntryLocale: String] = [:], required: Bool = false,
+        requiredWhen: FieldCondition? = nil, parent: String? = nil, minuteInterval: Int? = nil,
+        min: String? = nil, max: String? = nil, maxLength: Int? = nil, options: [ChoiceOption] = []
+    ) {
+        self.name = name
+        self.type = type
+        self.labels = labels
+        self.required = required
+        self.requiredWhen = requiredWhen
+        self.parent = parent
+        self.minuteInterval = minuteInterval
+        self.min = min
+        self.max = max
+        self.maxLength = maxLength
+        self.options = options
+    }
+
+    /// The label in `locale`, else the English one, else the field name.
+    public func label(in locale: EntryLocale) -> String {
+        labels[locale] ?? labels[.en] ?? name
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Telephone numbers in ITU-T E.164 form: `+`, the country calling code, the
+/// national number; at most 15 digits in all.
+enum PhoneNumber {
+    /// Reads a number as people type it and returns it in E.164 form.
+    ///
+    /// Spaces, hyphens, dots and parentheses are dropped, and so is a trunk
+    /// prefix written `(0)` after the calling code (`+44 (0)20 …`). A leading `+` or `00`
+    /// marks an international number, whose calling code must be one of
+    /// `knownCallingCodes` (codes are prefix-free, so the first match is it).
+    /// Any other number is national: one trunk `0` is dropped (except for
+    /// `39`, Italy and Vatican City, which keep it) and `defaultCallingCode`
+    /// is put in front. For `+86` the national number must look like a mobile
+    /// (11 digits starting with 1) or a landline (area code and number: 9–11
+    /// digits starting with 2–9, or Beijing's 10 and 8 digits). `13800138000`, `+86 138-0013-8000` and
+    /// `0086 13800138000` all give `+8613800138000`.
+    ///
+    /// - Throws: ``FieldFailure``: `invalid-format` for other characters, a
+    ///   national number under 4 digits or an implausible Chinese number;
+    ///   `not-in-list` for an unknown calling code; `too-long` beyond 15 digits.
+    static func parse(_ input: String, defaultCallingCode: String, knownCallingCodes: Set<String>) throws(FieldFailure) -> String {
+        var text = String(input.replacingOccurrences(of: "(0)", with: "").filter { !$0.isWhitespace && !"-.()".contains($0) })
+        let international = text.hasPrefix("+") || text.hasPrefix("00")
+        text = String(text.dropFirst(text.hasPrefix("+") ? 1 : international ? 2 : 0))
+        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {
+            throw FieldFailure(code: .invalidFormat, reason: .phoneCharacters)
+        }
+        let callingCode: String
+        var national: Substring
+        if international {
+            guard let code = (1...3).lazy.map({ String(text.prefix($0)) }).first(where: knownCallingCodes.contains) else {
+                throw FieldFailure(code: .notInList, reason: .unknownCallingCode)
+            }
+            callingCode = code
+            national = text.dropFirst(code.count)
+        } else {
+            callingCode = defaultCallingCode
+            national = text[...]
+            if callingCode != "39", national.hasPrefix("0") { national = national.dropFirst() }
+        }
+        guard callingCode.count + national.count <= 15 else { throw FieldFailure(code: .tooLong, reason: .phoneTooLong) }
+        guard national.count >= 4 else { throw FieldFailure(code: .invalidFormat, reason: .phoneTooShort) }
+        if callingCode == "86", !isPlausibleChinese(national) {
+            throw FieldFailure(code: .invalidFormat, reason: .notAChineseNumber)
+        }
+        return "+" + callingCode + national
+    }
+
+    /// A Chinese mobile (`1` + 10 digits) or landline: area code without the
+    /// trunk 0, then the subscriber number; 9–11 digits starting with 2–9, or
+    /// Beijing's area code `10` and 8 digits.
+    private static func isPlausibleChinese(_ national: Substring) -> Bool {
+        guard let first = national.first else { return false }
+        if national.hasPrefix("10") && national.count == 10 { return true }
+        if first == "1" { return national.count == 11 }
+        return ("2"..."9").contains(first) && (9...11).contains(national.count)
+    }
+}

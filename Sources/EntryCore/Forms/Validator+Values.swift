@@ -1,0 +1,115 @@
+// Parsing one field's input by its type (the rules are on Validator and the parsers).
+
+extension ValidationRun {
+    /// The canonical value of `text` (cleaned, non-empty) for `field`.
+    /// A city may also set its province field (see ``city(_:_:)``).
+    mutating func value(of text: String, for field: FieldDefinition) throws(FieldFailure) -> String {
+        switch field.type {
+        case .text: return try Self.text(text, maxLength: field.maxLength)
+        case .date: return try inRange(DateText.parseDate(text), field)
+        case .datetime:
+            let value = try DateText.parseDateTime(text)
+            if let interval = field.minuteInterval, Int(value.suffix(2))! % interval != 0 {
+                throw FieldFailure(code: .notOnInterval, reason: .offInterval(minutes: interval))
+            }
+            return try inRange(value, field)
+        case .country: return try country(text)
+        case .province: return try province(text)
+        case .city: return try city(text, field)
+        case .choice: return try choice(text, field)
+        case .phone:
+            return try PhoneNumber.parse(text, defaultCallingCode: callingCode, knownCallingCodes: reference.callingCodes)
+        case .email: return try EmailAddress.parse(text)
+        }
+    }
+
+    /// Text: no control characters (Unicode category Cc, e.g. line breaks and
+    /// tabs), at most `maxLength` characters (grapheme clusters).
+    static func text(_ text: String, maxLength: Int?) throws(FieldFailure) -> String {
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw FieldFailure(code: .invalidFormat, reason: .controlCharacters)
+        }
+        if let maxLength, text.count > maxLength {
+            throw FieldFailure(code: .tooLong, reason: .tooLong(maximum: maxLength))
+        }
+        return text
+    }
+
+    /// `value` if within the field's inclusive `min`/`max` (`today` = today in UTC+14).
+    private func inRange(_ value: String, _ field: FieldDefinition) throws(FieldFailure) -> String {
+        let bound = { (text: String?) in text == "today" ? today : text }
+        if let min = bound(field.min), value < min { throw FieldFailure(code: .outOfRange, reason: .before(min)) }
+        if let max = bound(field.max), value > max { throw FieldFailure(code: .outOfRange, reason: .after(max)) }
+        return value
+    }
+
+    private func country(_ text: String) throws(FieldFailure) -> String {
+        let named = { (c: Country) in "\(c.name(in: locale)) (\(c.alpha2))" }
+        switch reference.resolveCountry(text) {
+        case .found(let country): return country.alpha2
+        case .ambiguous(let rows):
+            throw FieldFailure(code: .ambiguous, reason: .ambiguous(names: rows.map(named)), suggestions: rows.map(\.alpha2))
+        case .notFound(suggestions: let rows), .wrongParent(let rows):
+            throw FieldFailure(code: .notInList, reason: .notACountry, suggestions: rows.map(\.alpha2))
+        }
+    }
+
+    private func province(_ text: String) throws(FieldFailure) -> String {
+        let named = { (d: Division) in "\(d.name(in: locale)) (\(d.code))" }
+        switch reference.resolveProvince(text) {
+        case .found(let province): return province.code
+        case .ambiguous(let rows):
+            throw FieldFailure(code: .ambiguous, reason: .ambiguous(names: rows.map(named)), suggestions: rows.map(\.code))
+        case .notFound(suggestions: let rows), .wrongParent(let rows):
+            throw FieldFailure(code: .notInList, reason: .notAProvince, suggestions: rows.map(\.code))
+        }
+    }
+
+    /// A city of the province in the `parent` field; with no province (empty,
+    /// or itself refused), any city, and a unique one sets an empty province.
+    /// A province without cities (710000, 810000, 820000) takes none.
+    private mutating func city(_ text: String, _ field: FieldDefinition) throws(FieldFailure) -> String {
+        let parent = field.parent ?? ""
+        let province = failures[parent] == nil ? fields[parent] : nil
+        if let province { try requireCities(in: province) }
+        let codes = { (rows: [Division]) in rows.map(\.code) }
+        switch reference.resolveCity(text, province: province) {
+        case .found(let city):
+            if province == nil, failures[parent] == nil, let cityProvince = city.parentCode, form.field(named: parent) != nil {
+                fields[parent] = cityProvince
+            }
+            return city.code
+        case .ambiguous(let rows):
+            let names = rows.map { Display.region(province: $0.parentCode, city: $0.code, locale: locale, reference: reference) }
+            throw FieldFailure(code: .ambiguous, reason: .ambiguous(names: names), suggestions: codes(rows))
+        case .wrongParent(let rows):
+            throw FieldFailure(code: .parentMismatch, reason: .notInProvince(province: divisionName(province ?? "")),
+                               suggestions: codes(rows))
+        case .notFound(suggestions: let rows):
+            if let retired = reference.retiredDivision(code: text) {
+                throw FieldFailure(code: .notInList, reason: .retired(name: retired.name(in: locale)), suggestions: codes(rows))
+            }
+            throw FieldFailure(code: .notInList, reason: .notACity, suggestions: codes(rows))
+        }
+    }
+
+    /// A choice: an option's value or its label in any locale, compared as
+    /// ``MatchKey``s (any case, accents and width folded).
+    private func choice(_ text: String, _ field: FieldDefinition) throws(FieldFailure) -> String {
+        let key = MatchKey(text)
+        let matches = { (option: ChoiceOption) in
+            MatchKey(option.value) == key || option.labels.values.contains { MatchKey($0) == key }
+        }
+        if let option = field.options.first(where: matches) { return option.value }
+        throw FieldFailure(code: .notInList, reason: .notAnOption(labels: field.options.map { $0.label(in: locale) }),
+                           suggestions: field.options.map(\.value))
+    }
+
+    /// The calling code of the entry's country (the form's first country
+    /// field), or `86` when there is none or it has no calling code.
+    private var callingCode: String {
+        let country = form.fields.first { $0.type == .country }.flatMap { fields[$0.name] }.flatMap(reference.country(alpha2:))
+        guard let code = country?.callingCode, !code.isEmpty else { return "86" }
+        return code
+    }
+}

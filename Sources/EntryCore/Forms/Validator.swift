@@ -1,0 +1,145 @@
+import Foundation
+
+/// The outcome of validating one entry's fields.
+public struct ValidationResult: Sendable, Equatable {
+    /// The complete canonical field map (input applied over the current
+    /// values); empty optional fields are omitted. Only meaningful to store
+    /// when ``problems`` is empty.
+    public var fields: [String: String]
+    /// Every problem found, in form field order, then unknown fields by name.
+    public var problems: [Problem]
+
+    /// True when there are no problems.
+    public var isValid: Bool { problems.isEmpty }
+}
+
+/// Parses lenient input into canonical field values and checks an entry
+/// against its form (DESIGN.md, "Forms and values"; the rules per type are on
+/// ``FieldType`` and the parsers: ``DateText``, ``PhoneNumber``,
+/// ``EmailAddress``, and ``ReferenceData`` for countries and divisions).
+public struct Validator: Sendable {
+    /// The reference lists that country, province and city values resolve against.
+    public let reference: ReferenceData
+
+    /// A validator over `reference` (the tables compiled into the binary by default).
+    public init(reference: ReferenceData = .shared) {
+        self.reference = reference
+    }
+
+    /// Validates and normalises an entry (Add, Check, Import) or a change to one (Update).
+    ///
+    /// Each input value is NFC-normalised and trimmed; for every type but
+    /// `text`, full-width ASCII and the ideographic space are folded too. An
+    /// empty value clears the field. Only fields present in `input` are parsed
+    /// and held to the current lists, so stored values (e.g. a retired city
+    /// code) stay valid; the rules between fields (`required`, `required-when`,
+    /// a city within its province, a city for a province that has cities) are
+    /// checked on the merged result. A city given without a province sets the
+    /// province when the city name is unique.
+    ///
+    /// - Parameters:
+    ///   - form: The form the entry belongs to.
+    ///   - input: Field values as sent, by field name.
+    ///   - current: For an update, the stored canonical values; `nil` for a new entry.
+    ///   - locale: The language of problem messages.
+    ///   - now: The time at which `today` (in date bounds) is evaluated.
+    public func validate(
+        form: FormDefinition, input: [String: String], current: [String: String]? = nil,
+        locale: EntryLocale, now: Date = Date()
+    ) -> ValidationResult {
+        var run = ValidationRun(form: form, reference: reference, locale: locale, today: DateText.latestToday(at: now))
+        run.fields = (current ?? [:]).filter { form.field(named: $0.key) != nil && !$0.value.isEmpty }
+        // Cities read the province, phones the country: parse those after the rest.
+        let later: Set<FieldType> = [.city, .phone]
+        for pass in [false, true] {
+            for field in form.fields where later.contains(field.type) == pass {
+                if let raw = input[field.name] { run.apply(Validator.clean(raw, for: field.type), to: field) }
+            }
+        }
+        for field in form.fields where field.type == .city && input[field.name] == nil {
+            run.checkStoredCity(field)
+        }
+        run.checkRequired()
+        var problems = form.fields.compactMap { field in run.failures[field.name]?.problem(field: field, locale: locale) }
+        for name in input.keys.sorted() where form.field(named: name) == nil {
+            let message = ProblemReason.unknownField(form: form.name).message(label: name, locale: locale)
+            problems.append(Problem(field: name, code: .unknownField, message: message))
+        }
+        return ValidationResult(fields: run.fields, problems: problems)
+    }
+
+    /// NFC, trimmed; full-width forms folded except in text fields.
+    static func clean(_ raw: String, for type: FieldType) -> String {
+        let folded = type == .text ? raw : MatchKey.foldFullWidth(raw)
+        return folded.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// The state of one ``Validator/validate(form:input:current:locale:now:)`` call.
+struct ValidationRun {
+    let form: FormDefinition
+    let reference: ReferenceData
+    /// The language of names inside messages.
+    let locale: EntryLocale
+    /// Today in UTC+14, for `today` bounds.
+    let today: String
+    /// The merged canonical values so far.
+    var fields: [String: String] = [:]
+    /// The problem of each field that has one.
+    var failures: [String: FieldFailure] = [:]
+
+    /// Parses one input value into `fields`, or records its failure.
+    mutating func apply(_ text: String, to field: FieldDefinition) {
+        fields[field.name] = nil
+        guard !text.isEmpty else { return }
+        do {
+            fields[field.name] = try value(of: text, for: field)
+        } catch {
+            failures[field.name] = error
+        }
+    }
+
+    /// A stored city (not in the input) must still lie in the province, which
+    /// the input may have changed; with no province, the city sets it.
+    mutating func checkStoredCity(_ field: FieldDefinition) {
+        guard let parent = field.parent, let city = fields[field.name], failures[parent] == nil,
+              let cityProvince = reference.provinceCode(ofCity: city) else { return }
+        guard let province = fields[parent] else {
+            fields[parent] = cityProvince
+            return
+        }
+        do throws(FieldFailure) {
+            try requireCities(in: province)
+            if cityProvince != province {
+                throw FieldFailure(code: .parentMismatch, reason: .notInProvince(province: divisionName(province)))
+            }
+        } catch {
+            failures[field.name] = error
+        }
+    }
+
+    /// Throws `parent-mismatch` for a province without cities (710000,
+    /// 810000, 820000), which takes an empty city only.
+    func requireCities(in province: String) throws(FieldFailure) {
+        if reference.cities(ofProvince: province).isEmpty {
+            throw FieldFailure(code: .parentMismatch, reason: .provinceHasNoCities(province: divisionName(province)))
+        }
+    }
+
+    /// Adds a `required` problem for every empty field that the merged values
+    /// require and that has no problem yet.
+    mutating func checkRequired() {
+        for field in form.fields where failures[field.name] == nil && fields[field.name] == nil {
+            var required = field.required || field.requiredWhen?.holds(in: fields) == true
+            if field.type == .city, let parent = field.parent, let province = fields[parent] {
+                required = required || !reference.cities(ofProvince: province).isEmpty
+            }
+            if required { failures[field.name] = FieldFailure(code: .required, reason: .required) }
+        }
+    }
+
+    /// The name of a province or city code in the messages' locale.
+    func divisionName(_ code: String) -> String {
+        reference.displayName(forDivisionCode: code, locale: locale)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// The normalised form of a name or code used for matching (lookups, search,
+/// choice labels).
+///
+/// Two inputs match when their keys are equal. The key is built in this order:
+/// 1. full-width ASCII (U+FF01–U+FF5E) becomes ASCII and the ideographic space
+///    (U+3000) a space, so `ＣＮ` and `（布）` read as `CN` and `(布)`;
+/// 2. canonical decomposition, then every nonspacing mark (Unicode category Mn)
+///    is dropped, which folds Latin accents: `Türkiye` → `turkiye`,
+///    `Côte d'Ivoire` → `cotedivoire` (Chinese text has no such marks);
+/// 3. lower-casing (locale-independent);
+/// 4. separators are dropped: white space, `-` and other dashes, apostrophes,
+///    `.`, `,`, `_`, `(`, `)`. So `Xi'an` = `xian`, `CN-GD` = `cngd`,
+///    `Hong Kong` = `hongkong`, `刚果（布）` = `刚果布`.
+///
+/// Keys are for comparison only; they are never shown or stored.
+struct MatchKey: Hashable, Sendable {
+    /// The folded text.
+    let text: String
+
+    /// The key of `input` (see the type's description for the steps).
+    init(_ input: String) {
+        let decomposed = MatchKey.foldFullWidth(input).decomposedStringWithCanonicalMapping
+        var scalars = String.UnicodeScalarView()
+        for scalar in decomposed.unicodeScalars {
+            let category = scalar.properties.generalCategory
+            if category == .nonspacingMark || MatchKey.isSeparator(scalar) { continue }
+            scalars.append(scalar)
+        }
+        text = String(scalars).lowercased()
+    }
+
+    var isEmpty: Bool { text.isEmpty }
+
+    /// Full-width ASCII forms (U+FF01–U+FF5E) mapped to ASCII, and the
+    /// ideographic space (U+3000) to a space; everything else unchanged.
+    /// Used for keys and for the lenient input of non-text fields.
+    static func foldFullWidth(_ input: String) -> String {
+        guard input.unicodeScalars.contains(where: { $0.value == 0x3000 || (0xFF01...0xFF5E).contains($0.value) })
+        else { return input }
+        var out = String.UnicodeScalarView()
+        for scalar in input.unicodeScalars {
+            switch scalar.value {
+            case 0x3000: out.append(" ")
+            case 0xFF01...0xFF5E: out.append(Unicode.Scalar(scalar.value - 0xFEE0)!)
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    private static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.properties.isWhitespace { return true }
+        switch scalar {
+        case "-", "\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}",
+             "'", "\u{2018}", "\u{2019}", "`", ".", ",", "_", "(", ")":
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The Levenshtein distance (insertions, deletions, substitutions of Unicode
+    /// scalars) between two keys, or `nil` as soon as it must exceed `limit`.
+    func distance(to other: MatchKey, limit: Int) -> Int? {
+        let a = Array(text.unicodeScalars), b = Array(other.text.unicodeScalars)
+        guard abs(a.count - b.count) <= limit else { return nil }
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            var rowMinimum = i
+            for j in 1...b.count {
+                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+                current[j] = min(substitution, previous[j] + 1, current[j - 1] + 1)
+                rowMinimum = min(rowMinimum, current[j])
+            }
+            if rowMinimum > limit { return nil }
+            swap(&previous, &current)
+        }
+        return previous[b.count] <= limit ? previous[b.count] : nil
+    }
+}

@@ -1,0 +1,116 @@
+/// The reference lists behind the country, province and city pickers:
+/// ISO 3166-1 countries and the GB/T 2260 divisions of China, compiled into the
+/// binary from `data/` (``EmbeddedTables``), with lookup and search indexes.
+///
+/// Immutable and safe to share between threads. ``shared`` is parsed and
+/// indexed once, on first use (a few milliseconds).
+public final class ReferenceData: Sendable {
+    /// The tables compiled into this binary.
+    public static let shared = ReferenceData(
+        countries: EmbeddedTables.countries, divisions: EmbeddedTables.cnDivisions,
+        retired: EmbeddedTables.cnDivisionsRetired, dataVersion: EmbeddedTables.dataVersion)
+
+    /// The source releases of the tables and a SHA-256 prefix of their text,
+    /// e.g. `iso-codes(pycountry 26.2.16)+…;sha256:a547c33fd043` (reported by Status).
+    public let dataVersion: String
+    /// All 250 countries, sorted by alpha-2 as in the table: the picker order.
+    public let countries: [Country]
+    /// The 34 provinces, in table (code) order.
+    public let provinces: [Division]
+    /// The 450 cities, in table (code) order.
+    public let cities: [Division]
+    /// Every distinct country calling code of ``countries`` (`86`, `1`, `44`, …).
+    public let callingCodes: Set<String>
+
+    private let countryByAlpha2: [String: Int]
+    private let divisionByCode: [String: Division]
+    private let retiredByCode: [String: RetiredDivision]
+    private let citiesByProvince: [String: [Division]]
+
+    let countryIndex: NameIndex
+    let provinceIndex: NameIndex
+    let cityIndex: NameIndex
+    /// Normalised keys per row for ``searchCountries(matching:)`` and friends.
+    let countrySearchKeys: [[MatchKey]]
+    let provinceSearchKeys: [[MatchKey]]
+    let citySearchKeys: [[MatchKey]]
+
+    /// Parses the three tables (the text of `countries.tsv`, `cn_divisions.tsv`,
+    /// `cn_divisions_retired.tsv`) and builds the indexes.
+    init(countries countriesText: String, divisions divisionsText: String, retired retiredText: String, dataVersion: String) {
+        self.dataVersion = dataVersion
+        countries = TSVTable(countriesText).rows.map(Country.init(row:))
+        let divisions = TSVTable(divisionsText).rows.map(Division.init(row:))
+        provinces = divisions.filter { $0.level == .province }
+        cities = divisions.filter { $0.level == .city }
+        callingCodes = Set(countries.map(\.callingCode).filter { !$0.isEmpty })
+        countryByAlpha2 = Dictionary(uniqueKeysWithValues: countries.enumerated().map { ($1.alpha2, $0) })
+        divisionByCode = Dictionary(uniqueKeysWithValues: divisions.map { ($0.code, $0) })
+        retiredByCode = Dictionary(uniqueKeysWithValues: TSVTable(retiredText).rows.map {
+            let row = RetiredDivision(row: $0)
+            return (row.code, row)
+        })
+        citiesByProvince = Dictionary(grouping: cities, by: { $0.parentCode ?? "" })
+
+        var countryIndex = NameIndex(), provinceIndex = NameIndex(), cityIndex = NameIndex()
+        for (row, country) in countries.enumerated() {
+            for code in [country.alpha2, country.alpha3, country.numeric, country.flag] {
+                countryIndex.add(code, tier: .code, row: row)
+            }
+            countryIndex.addName(country.nameEN, tier: .name, row: row)
+            countryIndex.addName(country.nameZH, tier: .name, row: row)
+            country.aliases.forEach { countryIndex.addName($0, tier: .alias, row: row) }
+        }
+        ReferenceData.index(provinces, into: &provinceIndex)
+        ReferenceData.index(cities, into: &cityIndex)
+        self.countryIndex = countryIndex
+        self.provinceIndex = provinceIndex
+        self.cityIndex = cityIndex
+
+        countrySearchKeys = countries.map { c in
+            ([c.alpha2, c.alpha3, c.numeric, c.nameEN, c.nameZH] + c.aliases).map(MatchKey.init)
+        }
+        provinceSearchKeys = provinces.map(ReferenceData.searchKeys(of:))
+        citySearchKeys = cities.map(ReferenceData.searchKeys(of:))
+    }
+
+    private static func index(_ rows: [Division], into index: inout NameIndex) {
+        for (row, division) in rows.enumerated() {
+            index.add(division.code, tier: .code, row: row)
+            if let iso = division.iso3166_2 { index.add(iso, tier: .code, row: row) }
+            for name in [division.nameZH, division.shortZH, division.nameEN] {
+                index.addName(name, tier: .name, row: row)
+            }
+            (division.aliases + division.formerNames).forEach { index.addName($0, tier: .alias, row: row) }
+            index.add(division.pinyin, tier: .pinyin, row: row)
+        }
+    }
+
+    private static func searchKeys(of d: Division) -> [MatchKey] {
+        ([d.code, d.nameZH, d.nameEN, d.shortZH, d.pinyin, d.initials, d.iso3166_2 ?? ""]
+            + d.aliases + d.formerNames).map(MatchKey.init)
+    }
+
+    /// The country with this alpha-2 code (exact, upper case), or `nil`.
+    public func country(alpha2: String) -> Country? {
+        countryByAlpha2[alpha2].map { countries[$0] }
+    }
+
+    /// The current province or city with this 6-digit code, or `nil` (also for
+    /// retired codes; see ``retiredDivision(code:)``).
+    public func division(code: String) -> Division? {
+        divisionByCode[code]
+    }
+
+    /// The retired division with this code, or `nil` if the code is current or unknown.
+    public func retiredDivision(code: String) -> RetiredDivision? {
+        retiredByCode[code]
+    }
+
+    /// The cities of the province with this code, in table order; empty for
+    /// Taiwan, Hong Kong and Macau (710000, 810000, 820000), which the list does
+    /// not divide, and for codes that are not provinces.
+    public func cities(ofProvince code: String) -> [Division] {
+        citiesByProvince[code] ?? []
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import EntryCore
+
+/// The repository's root directory, found from this file's path.
+func repositoryRoot(_ file: String = #filePath) -> URL {
+    URL(fileURLWithPath: file).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+}
+
+/// Reference data (Reference/): embedded tables, lookups, search, display.
+@Suite struct ReferenceTests {
+    let data = ReferenceData.shared
+
+    @Test("embedded tables equal data/*.tsv byte for byte", arguments: [
+        ("data/countries.tsv", EmbeddedTables.countries),
+        ("data/cn_divisions.tsv", EmbeddedTables.cnDivisions),
+        ("data/cn_divisions_retired.tsv", EmbeddedTables.cnDivisionsRetired),
+    ])
+    func embeddedTablesEqualFiles(path: String, embedded: String) throws {
+        let file = try Data(contentsOf: repositoryRoot().appendingPathComponent(path))
+        #expect(Data(embedded.utf8) == file)
+    }
+
+    @Test("tables load with the row counts of data/README.md")
+    func rowCounts() {
+        #expect(data.countries.count == 250)
+        #expect(data.provinces.count == 34)
+        #expect(data.cities.count == 450)
+        #expect(data.countries.map(\.alpha2) == data.countries.map(\.alpha2).sorted())
+        #expect(data.cities(ofProvince: "440000").count == 21)
+        #expect(data.cities(ofProvince: "810000").isEmpty)
+        #expect(data.dataVersion.hasPrefix("iso-codes(pycountry 26.2.16)"))
+        #expect(data.dataVersion == EmbeddedTables.dataVersion)
+    }
+
+    @Test("rows carry every column")
+    func rowContents() throws {
+        let cn = try #require(data.country(alpha2: "CN"))
+        #expect(cn == Country(alpha2: "CN", alpha3: "CHN", numeric: "156", nameEN: "China", nameZH: "中国",
+                              flag: "🇨🇳", aliases: ["People's Republic of China"], callingCode: "86",
+                              isUserAssigned: false))
+        #expect(data.country(alpha2: "XK")?.isUserAssigned == true)
+        #expect(data.country(alpha2: "AQ")?.callingCode == "")
+        let gd = try #require(data.division(code: "440000"))
+        #expect(gd.level == .province && gd.parentCode == nil && gd.iso3166_2 == "CN-GD" && gd.shortZH == "广东")
+        let gz = try #require(data.division(code: "440100"))
+        #expect(gz.parentCode == "440000" && gz.level == .city && gz.pinyin == "guangzhou" && gz.initials == "gz")
+        #expect(data.division(code: "420600")?.formerNames == ["襄樊市", "襄樊"])
+        #expect(data.division(code: "371200") == nil)
+        let laiwu = try #require(data.retiredDivision(code: "371200"))
+        #expect(laiwu.nameZH == "莱芜市" && laiwu.parentCode == "370000" && laiwu.replacedBy == ["370100"])
+    }
+
+    @Test("countries resolve from codes, names, aliases and flags", arguments: [
+        ("CN", "CN"), ("cn", "CN"), ("CHN", "CN"), ("chn", "CN"), ("156", "CN"), ("China", "CN"),
+        ("中国", "CN"), ("🇨🇳", "CN"), ("ＣＮ", "CN"), (" china ", "CN"),
+        ("People's Republic of China", "CN"), ("4", "AF"), ("004", "AF"), ("20", "AD"),
+        ("Türkiye", "TR"), ("Turkiye", "TR"), ("TURKEY", "TR"), ("Cote d'Ivoire", "CI"),
+        ("cote divoire", "CI"), ("Ivory Coast", "CI"), ("UK", "GB"), ("usa", "US"), ("Macau", "MO"),
+        ("中国香港", "HK"), ("刚果（布）", "CG"), ("刚果布", "CG"), ("Falkland Islands", "FK"),
+        ("Malvinas", "FK"), ("Kosovo", "XK"), ("XKX", "XK"),
+    ])
+    func resolveCountry(input: String, alpha2: String) {
+        #expect(data.resolveCountry(input) == .found(data.country(alpha2: alpha2)!))
+    }
+
+    @Test("every country resolves from each of its codes and names")
+    func everyCountryResolves() {
+        for c in data.countries {
+            for input in [c.alpha2, c.alpha3, c.nameEN, c.nameZH, c.flag] + (c.numeric.isEmpty ? [] : [c.numeric]) {
+                #expect(data.resolveCountry(input) == .found(c), "\(input)")
+            }
+        }
+    }
+
+    @Test("country input that is padded wrongly or unknown is not found")
+    func countryNotFound() {
+        guard case .notFound = data.resolveCountry("04") else { Issue.record("04 resolved"); return }
+        guard case .notFound(let suggestions) = data.resolveCountry("Chna") else { Issue.record("found"); return }
+        #expect(suggestions.first?.alpha2 == "CN")
+        guard case .ambiguous(let rows) = data.resolveCountry("刚果") else { Issue.record("not ambiguous"); return }
+        #expect(rows.map(\.alpha2) == ["CD", "CG"])
+    }
+
+    @Test("provinces resolve from code, names, ISO 3166-2, aliases and pinyin", arguments: [
+        ("440000", "440000"), ("广东省", "440000"), ("广东", "440000"), ("Guangdong", "440000"),
+        ("guangdong", "440000"), ("CN-GD", "440000"), ("cn-gd", "440000"), ("Nei Mongol", "150000"),
+        ("Inner Mongolia", "150000"), ("内蒙古", "150000"), ("neimenggu", "150000"), ("Macao", "820000"),
+        ("Macau", "820000"), ("Tibet", "540000"), ("Xizang", "540000"), ("Tibet (Xizang)", "540000"),
+        ("Shanxi", "140000"), ("shanxi", "140000"), ("Shaanxi", "610000"), ("陕西", "610000"),
+        ("Hong Kong", "810000"), ("xianggang", "810000"), ("吉林", "220000"),
+    ])
+    func resolveProvince(input: String, code: String) {
+        #expect(data.resolveProvince(input) == .found(data.division(code: code)!))
+    }
+
+    @Test("cities resolve from code, names, pinyin, aliases and former names", arguments: [
+        ("440100", nil, "440100"), ("广州市", nil, "440100"), ("广州", "440000", "440100"),
+        ("Guangzhou", nil, "440100"), ("guangzhou", "440000", "440100"), ("Guangzhou", "440000", "440100"),
+        ("Harbin", nil, "230100"), ("Ha'erbin", nil, "230100"), ("haerbin", nil, "230100"),
+        ("Xi'an", nil, "610100"), ("xian", nil, "610100"), ("Urumqi", nil, "650100"), ("Ürümqi", nil, "650100"),
+        ("襄樊", nil, "420600"), ("襄樊市", nil, "420600"), ("荷泽市", nil, "371700"), ("石咀山市", nil, "640200"),
+        ("朝阳", "210000", "211300"), ("朝阳", "110000", "110105"), ("Suzhou", "320000", "320500"),
+        ("Taizhou", "330000", "331000"), ("吉林", nil, "220200"), ("Lüliang", nil, "141100"), ("lvliang", nil, "141100"),
+    ] as [(String, String?, String)])
+    func resolveCity(input: String, province: String?, code: String) {
+        #expect(data.resolveCity(input, province: province) == .found(data.division(code: code)!))
+    }
+
+    @Test("every division resolves from its code and full Chinese name")
+    func everyDivisionResolves() {
+        for p in data.provinces {
+            #expect(data.resolveProvince(p.code) == .found(p))
+            #expect(data.resolveProvince(p.nameZH) == .found(p))
+            #expect(data.resolveProvince(p.nameEN) == .found(p))
+        }
+        for c in data.cities {
+            #expect(data.resolveCity(c.code, province: nil) == .found(c))
+            #expect(data.resolveCity(c.nameZH, province: nil) == .found(c))
+            #expect(data.resolveCity(c.shortZH, province: c.parentCode) == .found(c))
+        }
+    }
+
+    @Test("ambiguous city names list every candidate", arguments: [
+        ("朝阳", ["110105", "211300"]), ("Chaoyang", ["110105", "211300"]), ("Suzhou", ["320500", "341300"]),
+        ("Fuzhou", ["350100", "361000"]), ("Wuxi", ["320200", "500238"]),
+    ])
+    func ambiguousCity(input: String, codes: [String]) {
+        #expect(data.resolveCity(input, province: nil) == .ambiguous(codes.map { data.division(code: $0)! }))
+    }
+
+    @Test("a city of another province is a wrong parent")
+    func wrongParent() {
+        #expect(data.resolveCity("杭州", province: "440000") == .wrongParent([data.division(code: "330100")!]))
+        #expect(data.resolveCity("330100", province: "440000") == .wrongParent([data.division(code: "330100")!]))
+    }
+
+    @Test("typos get near matches", arguments: [
+        ("Guangzou", "440100"), ("广洲", "440100"), ("Guangzhuo", "440100"), ("Hangzou", "330100"),
+    ])
+    func citySuggestions(input: String, code: String) {
+        guard case .notFound(let suggestions) = data.resolveCity(input, province: nil) else {
+            Issue.record("\(input) resolved"); return
+        }
+        #expect(suggestions.first?.code == code)
+        #expect(suggestions.count <= 5)
+    }
+
+    @Test("a retired code is not accepted and suggests its successors")
+    func retiredCityCode() {
+        #expect(data.resolveCity("371200", province: nil) == .notFound(suggestions: [data.division(code: "370100")!]))
+        #expect(data.resolveCity("莱芜", province: "370000") != .found(data.division(code: "370100")!))
+    }
+
+    @Test("display names: current, retired and unknown codes", arguments: [
+        ("440100", EntryLocale.zh, "广州市"), ("440100", .en, "Guangzhou"), ("440000", .en, "Guangdong"),
+        ("371200", .zh, "莱芜市（已撤销）"), ("371200", .en, "Laiwu (retired)"), ("999999", .zh, "999999"),
+    ])
+    func displayName(code: String, locale: EntryLocale, expected: String) {
+        #expect(data.displayName(forDivisionCode: code, locale: locale) == expected)
+    }
+
+    @Test("search ranks exact, then prefix, then substring matches")
+    func search() {
+        #expect(data.searchProvinces(matching: "").count == 34)
+        #expect(data.searchProvinces(matching: "gd").map(\.code) == ["440000"])
+        #expect(data.searchProvinces(matching: "shanxi").map(\.code) == ["140000", "610000"])
+        #expect(data.searchCities(matching: "guang", province: nil).prefix(3).map(\.code) == ["440100", "510800", "511600"])
+        #expect(data.searchCities(matching: "州", province: "440000").map(\.code) == ["440100", "441300", "441400", "445100"])
+        #expect(data.searchCountries(matching: "cn").first?.alpha2 == "CN")
+        #expect(data.searchCountries(matching: "türk").map(\.alpha2) == ["TC", "TM", "TR"])
+        #expect(data.searchCountries(matching: "Türkiye").map(\.alpha2) == ["TR"])
+        #expect(data.searchCountries(matching: "ivoire").map(\.alpha2) == ["CI"])
+    }
+}

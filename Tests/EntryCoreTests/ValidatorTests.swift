@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+@testable import EntryCore
+
+// Nested in FormsTests so that `swift test --filter 'Reference|Forms'` runs it.
+extension FormsTests {
+    /// Lenient parsing and validation of entries (Forms/Validator*.swift).
+    @Suite struct ValidatorTests {
+        let form = FormRegistry.builtIn.forms[0]
+        let validator = Validator()
+        /// 2026-11-30 12:00 UTC: already 2026-12-01 in UTC+14.
+        let now = Date(timeIntervalSince1970: 1_796_040_000)
+
+        /// A complete valid entry, to which each case adds or replaces fields.
+        let base = ["name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+                    "city": "440100", "contact_method": "phone", "phone": "+8613800138000"]
+
+        func check(_ changes: [String: String], locale: EntryLocale = .en) -> ValidationResult {
+            validator.validate(form: form, input: base.merging(changes) { $1 }, locale: locale, now: now)
+        }
+
+        @Test("lenient input maps to the canonical value", arguments: [
+            ("name", "  Ｌｉ　Lei\u{301} ", "Ｌｉ　Leí"),
+            ("birthday", "1990-05-17", "1990-05-17"), ("birthday", "1990/5/17", "1990-05-17"),
+            ("birthday", "1990.5.17", "1990-05-17"), ("birthday", "19900517", "1990-05-17"),
+            ("birthday", "1990年5月17日", "1990-05-17"), ("birthday", "1990年5月17", "1990-05-17"),
+            ("birthday", "１９９０－０５－１７", "1990-05-17"), ("birthday", "2000-02-29", "2000-02-29"),
+            ("birthday", "1900-01-01", "1900-01-01"), ("birthday", "2026-12-01", "2026-12-01"),
+            ("appointment", "2025-03-09 14:30", "2025-03-09 14:30"), ("appointment", "2025-03-09T14:30", "2025-03-09 14:30"),
+            ("appointment", "2025/3/9 9:00", "2025-03-09 09:00"), ("appointment", "2025年3月9日 14:30", "2025-03-09 14:30"),
+            ("appointment", "2025年3月9日14:30", "2025-03-09 14:30"), ("appointment", "2025-03-09 02:30:00", "2025-03-09 02:30"),
+            ("appointment", "２０２５-０３-０９　１４：３０", "2025-03-09 14:30"),
+            ("country", "cn", "CN"), ("country", "CHN", "CN"), ("country", "156", "CN"), ("country", "China", "CN"),
+            ("country", "中国", "CN"), ("country", "🇨🇳", "CN"), ("country", "ＣＮ", "CN"),
+            ("province", "广东", "440000"), ("province", "广东省", "440000"), ("province", "Guangdong", "440000"),
+            ("province", "CN-GD", "440000"), ("province", "440000", "440000"),
+            ("city", "广州", "440100"), ("city", "广州市", "440100"), ("city", "Guangzhou", "440100"), ("city", "guangzhou", "440100"),
+            ("contact_method", "PHONE", "phone"), ("contact_method", "电话", "phone"), ("contact_method", "Phone", "phone"),
+            ("phone", "13800138000", "+8613800138000"), ("phone", "+86 138-0013-8000", "+8613800138000"),
+            ("phone", "0086 138 0013 8000", "+8613800138000"), ("phone", "(010) 6552-9988", "+861065529988"), ("phone", "020-8888 6666", "+862088886666"),
+            ("phone", "＋８６ １３８００１３８０００", "+8613800138000"), ("phone", "+1 (212) 555-0100", "+12125550100"),
+            ("email", "Li.Lei+x@Example.COM", "Li.Lei+x@example.com"), ("email", "李雷@例子.中国", "李雷@例子.中国"),
+        ])
+        func canonical(field: String, input: String, expected: String) {
+            let result = check(field == "email" ? [field: input] : [field: input, "email": ""])
+            #expect(result.problems == [])
+            #expect(result.fields[field] == expected)
+        }
+
+        @Test("a national number takes the calling code of the entry's country", arguments: [
+            ("GB", "020 7946 0958", "+442079460958"), ("IT", "06 6988 4857", "+390669884857"),
+            ("US", "212-555-0100", "+12125550100"), ("AQ", "13800138000", "+8613800138000"),
+        ])
+        func nationalNumbers(country: String, input: String, expected: String) {
+            let result = check(["country": country, "province": "", "city": "", "phone": input])
+            #expect(result.problems == [])
+            #expect(result.fields["phone"] == expected)
+        }
+
+        /// Input changes, the field of the one problem expected, and its code.
+        static let problemCases: [([String: String], String, ProblemCode)] = [
+            (["name": ""], "name", ProblemCode.required),
+            (["phone": ""], "phone", .required),
+            (["contact_method": "email"], "email", .required),
+            (["province": "", "city": ""], "province", .required),
+            (["city": ""], "city", .required),
+            (["colour": "red"], "colour", .unknownField),
+            (["birthday": "17/05/1990"], "birthday", .invalidFormat),
+            (["birthday": "1990-02-30"], "birthday", .invalidFormat),
+            (["birthday": "1991-02-29"], "birthday", .invalidFormat),
+            (["appointment": "2025-03-09 25:00"], "appointment", .invalidFormat),
+            (["appointment": "2025-03-09 14:30:15"], "appointment", .invalidFormat),
+            (["appointment": "tomorrow"], "appointment", .invalidFormat),
+            (["name": "Li\nLei"], "name", .invalidFormat),
+            (["phone": "138-0013-800x"], "phone", .invalidFormat),
+            (["phone": "12345"], "phone", .invalidFormat),
+            (["phone": "+86 0123 4567"], "phone", .invalidFormat),
+            (["email": "li@@example.com", "contact_method": "email"], "email", .invalidFormat),
+            (["email": "li@localhost"], "email", .invalidFormat),
+            (["email": "li..lei@example.com"], "email", .invalidFormat),
+            (["country": "Atlantis"], "country", .notInList),
+            (["province": "Gondor"], "province", .notInList),
+            (["city": "Minas Tirith"], "city", .notInList),
+            (["contact_method": "fax"], "contact_method", .notInList),
+            (["phone": "+999 1234 5678"], "phone", .notInList),
+            (["birthday": "1899-12-31"], "birthday", .outOfRange),
+            (["birthday": "2026-12-02"], "birthday", .outOfRange),
+            (["appointment": "2025-03-09 14:15"], "appointment", .notOnInterval),
+            (["province": "广东", "city": "杭州"], "city", .parentMismatch),
+            (["province": "810000", "city": "广州"], "city", .parentMismatch),
+            (["name": String(repeating: "名", count: 101)], "name", .tooLong),
+            (["phone": "+86 1380013800012345"], "phone", .tooLong),
+            (["email": String(repeating: "a", count: 65) + "@example.com"], "email", .tooLong),
+            (["country": "US", "province": "", "city": "朝阳", "phone": "+12125550100"], "city", .ambiguous),
+            (["country": "刚果"], "country", .ambiguous),
+        ]
+
+        @Test("every problem code is produced, for the right field", arguments: problemCases)
+        func problems(changes: [String: String], field: String, code: ProblemCode) {
+            for locale in EntryLocale.allCases {
+                let result = check(changes, locale: locale)
+                #expect(result.problems.map(\.field) == [field])
+                #expect(result.problems.map(\.code) == [code])
+                #expect(result.problems.allSatisfy { !$0.message.isEmpty })
+            }
+        }
+
+        @Test("every ProblemCode has a case in problemCases")
+        func allCodesCovered() {
+            #expect(Set(Self.problemCases.map(\.2)) == Set(ProblemCode.allCases))
+        }
+
+        @Test("messages name the field in the locale and say what to do")
+        func messages() {
+            #expect(check(["name": ""], locale: .zh).problems[0].message == "请填写姓名。")
+            #expect(check(["name": ""], locale: .en).problems[0].message == "Name is required; please fill it in.")
+            #expect(check(["birthday": "2026-12-02"], locale: .en).problems[0].message == "Birthday must not be after 2026-12-01.")
+            #expect(check(["province": "广东", "city": "杭州"], locale: .zh).problems[0].message
+                == "城市不属于所选省份“广东省”，请选择该省份的城市或更改省份。")
+            #expect(check(["colour": "red"], locale: .zh).problems[0].message == "表单“registration”没有字段“colour”，请删去它。")
+        }
+
+        @Test("near matches are suggested")
+        func suggestions() {
+            #expect(check(["country": "Chna"]).problems.first?.suggestions.first == "CN")
+            #expect(check(["city": "Guangzou"]).problems.first?.suggestions.first == "440100")
+            #expect(check(["city": "广洲"]).problems.first?.suggestions.first == "440100")
+            let chaoyang = check(["province": "", "city": "朝阳"], locale: .zh).problems
+            #expect(chaoyang.map(\.code) == [.required, .ambiguous])  // no province for 中国, and no way to infer it
+            #expect(chaoyang.last?.suggestions == ["110105", "211300"])
+            #expect(chaoyang.last?.message == "城市有多个匹配：北京市-朝阳区、辽宁省-朝阳市，请选择其一。")
+            #expect(check(["province": "广东", "city": "杭州"]).problems.first?.suggestions == ["330100"])
+            #expect(check(["contact_method": "fax"]).problems.first?.suggestions == ["phone", "email"])
+        }
+
+        @Test("a unique city without a province sets the province")
+        func inferProvince() {
+            let result = check(["province": "", "city": "杭州"])
+            #expect(result.problems == [])
+            #expect(result.fields["province"] == "330000" && result.fields["city"] == "330100")
+            let chaoyang = check(["province": "辽宁", "city": "朝阳"])
+            #expect(chaoyang.problems == [] && chaoyang.fields["city"] == "211300")
+        }
+
+        @Test("Hong Kong, Macau and Taiwan take an empty city", arguments: ["810000", "香港", "Macao", "台湾"])
+        func provinceWithoutCities(province: String) {
+            let result = check(["country": "CN", "province": province, "city": ""])
+            #expect(result.problems == [])
+            #expect(result.fields["city"] == nil)
+        }
+
+        @Test("province is optional outside China, and allowed")
+        func foreignCountry() {
+            let none = check(["country": "US", "province": "", "city": "", "phone": "+12125550100"])
+            #expect(none.problems == [] && none.fields["province"] == nil)
+            let resident = check(["country": "DE", "phone": "+4930123456"])
+            #expect(resident.problems == [] && resident.fields["province"] == "440000")
+        }
+
+        @Test("the canonical map omits empty optional fields and includes the rest")
+        func canonicalMap() {
+            let result = check(["email": "", "appointment": " "])
+            #expect(result.fields == base)
+            #expect(result.isValid)
+        }
+
+        @Test("update keeps a stored retired city valid but refuses a retired code as new input")
+        func updateWithRetiredCity() {
+            var stored = base
+            stored["province"] = "370000"
+            stored["city"] = "371200"
+            let rename = validator.validate(form: form, input: ["name": "韩梅梅"], current: stored, locale: .zh, now: now)
+            #expect(rename.problems == [])
+            #expect(rename.fields["city"] == "371200" && rename.fields["name"] == "韩梅梅")
+
+            let again = validator.validate(form: form, input: ["city": "371200"], current: stored, locale: .zh, now: now)
+            #expect(again.problems.map(\.code) == [.notInList])
+            #expect(again.problems.first?.suggestions == ["370100"])
+            #expect(again.problems.first?.message == "城市“莱芜市”是已撤销的区划，请选择现行的城市。")
+        }
+
+        @Test("update holds stored values to changed neighbours")
+        func updateCrossField() {
+            let moved = validator.validate(form: form, input: ["province": "浙江"], current: base, locale: .en, now: now)
+            #expect(moved.problems.map(\.field) == ["city"] && moved.problems.map(\.code) == [.parentMismatch])
+            let both = validator.validate(form: form, input: ["province": "浙江", "city": "杭州"], current: base, locale: .en, now: now)
+            #expect(both.problems == [] && both.fields["city"] == "330100")
+            let toEmail = validator.validate(form: form, input: ["contact_method": "email"], current: base, locale: .en, now: now)
+            #expect(toEmail.problems.map(\.field) == ["email"] && toEmail.problems.map(\.code) == [.required])
+            let cleared = validator.validate(form: form, input: ["appointment": "", "email": "a@b.cn"], current: base, locale: .en, now: now)
+            #expect(cleared.problems == [] && cleared.fields["email"] == "a@b.cn")
+        }
+
+        @Test("problems come in form order, unknown fields last")
+        func problemOrder() {
+            let result = check(["zzz": "1", "aaa": "2", "email": "x", "name": "", "country": "Atlantis"])
+            #expect(result.problems.map(\.field) == ["name", "country", "email", "aaa", "zzz"])
+        }
+
+        @Test("today is taken in UTC+14, from the given time")
+        func todayInUTCPlus14() {
+            #expect(DateText.latestToday(at: now) == "2026-12-01")
+            #expect(DateText.latestToday(at: Date(timeIntervalSince1970: 1_796_040_000 - 13 * 3600)) == "2026-11-30")
+        }
+    }
+}
