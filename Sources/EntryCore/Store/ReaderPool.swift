@@ -57,8 +57,8 @@ public final class CommitSignal: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Ends every wait (shutdown).
-    func close() {
+    /// Ends every wait, now and later (shutdown: open `Changes` streams finish).
+    public func close() {
         condition.lock()
         closed = true
         condition.broadcast()

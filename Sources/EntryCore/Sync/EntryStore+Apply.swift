@@ -184,3 +184,39 @@ extension EntryStore {
                        lostGroup: try stringMap(row.text(9)), detectedAt: row.text(10), resolved: row.int(11) != 0)
     }
 }
+
+extension EntryStore {
+    /// Marks conflict `id` resolved. With `useLost`, first writes the losing
+    /// value (its whole field group) back as a new local change, which then
+    /// syncs like any edit.
+    /// - Throws: `io.entryd.Sync.ConflictNotFound`; `EntryNotFound` when the
+    ///   entry is gone; ``SQLiteError``.
+    public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
+                                origin: WriteOrigin) throws -> ConflictRecord {
+        try writer.submit { ctx in
+            var found: ConflictRecord?
+            try ctx.db.statement("""
+                SELECT id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved
+                FROM conflicts WHERE id = ?
+                """).query([.text(id)]) { found = try EntryStore.conflict(from: $0) }
+            guard var conflict = found else {
+                throw WireError(name: "io.entryd.Sync.ConflictNotFound", parameters: .object([("id", .string(id))]))
+            }
+            if useLost && !conflict.resolved {
+                let current = try ctx.existing(conflict.entry, ifVersion: nil)
+                let fieldLayout = layout(current.form)
+                var fields: [String: String] = [:]
+                for (name, value) in conflict.lostGroup where (current.fields[name] ?? "") != value { fields[name] = value }
+                if !fields.isEmpty {
+                    for name in Array(fields.keys) {
+                        for member in fieldLayout.group(of: name) where fields[member] == nil { fields[member] = current.fields[member] ?? "" }
+                    }
+                    _ = try ctx.record(.update, on: current, fields: fields, layout: fieldLayout, origin: origin)
+                }
+            }
+            try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
+            conflict.resolved = true
+            return conflict
+        }
+    }
+}

@@ -1,0 +1,160 @@
+extension EntryService {
+    static let entriesMethods: [String: Method] = [
+        "Add": (.write, { s, c, p in try s.add(c, p) }),
+        "Get": (.read, { s, c, p in try s.get(c, p) }),
+        "List": (.read, { s, c, p in try s.list(c, p) }),
+        "Update": (.write, { s, c, p in try s.update(c, p) }),
+        "Delete": (.write, { s, c, p in try s.delete(c, p) }),
+        "Restore": (.write, { s, c, p in try s.restore(c, p) }),
+        "History": (.read, { s, c, p in try s.history(c, p) }),
+        "Import": (.write, { s, c, p in try s.importEntries(c, p) }),
+    ]
+
+    /// The form named `name`, or the default form when `nil`.
+    /// - Throws: `io.entryd.Entries.FormNotFound`.
+    func entriesForm(_ name: String?) throws -> FormDefinition {
+        let registry = forms
+        let wanted = name ?? FormRegistry.defaultFormName
+        guard let form = registry.form(named: wanted) else { throw WireError.formNotFound(wanted) }
+        return form
+    }
+
+    /// The `id` parameter as a canonical UUID.
+    /// - Throws: `InvalidParameter(id)` when it is not a UUID.
+    func entryID(_ p: Parameters, _ name: String = "id") throws -> String {
+        let text = try p.string(name)
+        guard let id = UUIDv7.canonical(text) else { throw WireError.invalidParameter(name) }
+        return id
+    }
+
+    /// The id of an existing entry: a non-UUID can name no entry.
+    func existingID(_ p: Parameters) throws -> String {
+        let text = try p.string("id")
+        guard let id = UUIDv7.canonical(text) else { throw WireError.entryNotFound(text) }
+        return id
+    }
+
+    func origin(_ c: CallContext, _ p: Parameters) throws -> WriteOrigin {
+        WriteOrigin(actor: c.caller.userName, reason: try p.optionalString("reason"))
+    }
+
+    // MARK: - Methods
+
+    func add(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
+        let form = try entriesForm(try p.optionalString("form"))
+        let id = try p.optionalString("id") == nil ? nil : try entryID(p)
+        let input = try p.stringMap("fields")
+        let result = validator.validate(form: form, input: input, locale: locale)
+        guard result.problems.isEmpty else { throw WireError.validationFailed(result.problems) }
+        let (entry, _) = try store.create(form: form.name, id: id, fields: result.fields, layout: form.layout,
+                                          origin: try origin(c, p))
+        try reply(c, [("entry", entryJSON(entry, locale: locale))])
+    }
+
+    func get(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
+        let id = try existingID(p)
+        guard let entry = try store.get(id) else { throw WireError.entryNotFound(id) }
+        try reply(c, [("entry", entryJSON(entry, locale: locale))])
+    }
+
+    func update(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
+        let id = try existingID(p)
+        let input = try p.stringMap("fields")
+        let ifVersion = try p.optionalString("ifVersion")
+        guard let stored = try store.get(id) else { throw WireError.entryNotFound(id) }
+        let form = try entriesForm(stored.form)
+        let entry = try store.update(id: id, ifVersion: ifVersion, layout: form.layout, origin: try origin(c, p)) { current in
+            let result = self.validator.validate(form: form, input: input, current: current.fields, locale: locale)
+            guard result.problems.isEmpty else { throw WireError.validationFailed(result.problems) }
+            return result.fields
+        }
+        try reply(c, [("entry", entryJSON(entry, locale: locale))])
+    }
+
+    func delete(_ c: CallContext, _ p: Parameters) throws {
+        let id = try existingID(p)
+        let layout = try store.get(id).flatMap { forms.form(named: $0.form)?.layout } ?? .registration
+        let entry = try store.delete(id: id, ifVersion: try p.optionalString("ifVersion"), layout: layout, origin: try origin(c, p))
+        try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
+    }
+
+    func restore(_ c: CallContext, _ p: Parameters) throws {
+        let id = try existingID(p)
+        let layout = try store.get(id).flatMap { forms.form(named: $0.form)?.layout } ?? .registration
+        let entry = try store.restore(id: id, layout: layout, origin: try origin(c, p))
+        try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
+    }
+
+    func history(_ c: CallContext, _ p: Parameters) throws {
+        _ = try locale(p)
+        let id = try existingID(p)
+        let changes = try store.history(id)
+        guard !changes.isEmpty else { throw WireError.entryNotFound(id) }
+        try reply(c, [("changes", .array(changes.map(\.json)))])
+    }
+
+    func importEntries(_ c: CallContext, _ p: Parameters) throws {
+        let form = try entriesForm(try p.optionalString("form"))
+        let items = try p.array("entries")
+        let atomic = try p.optionalBool("atomic") ?? false
+        guard items.count <= limits.maxBatch else { throw WireError.limitExceeded("max-batch", maximum: limits.maxBatch) }
+        var rows: [EntryStore.ImportRow] = []
+        rows.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            rows.append(importRow(index: index, item: item, form: form))
+        }
+        let result: EntryStore.ImportResult
+        do {
+            result = try store.importEntries(form: form.name, rows: rows, layout: form.layout, atomic: atomic,
+                                             origin: WriteOrigin(actor: c.caller.userName))
+        } catch let refused as EntryStore.AtomicImportRefused {
+            result = refused.result
+        }
+        try reply(c, [
+            ("added", .int(Int64(result.added))), ("unchanged", .int(Int64(result.unchanged))),
+            ("rejected", .array(result.rejected.map { r in
+                var members: [(String, JSON)] = [("index", .int(Int64(r.index)))]
+                if let id = r.id { members.append(("id", .string(id))) }
+                members.append(("problems", .array(r.problems.map(\.json))))
+                return .object(members)
+            })),
+        ])
+    }
+
+    /// Reads and validates one Import element `{"id"?, "fields", "deleted"?}`.
+    func importRow(index: Int, item: JSON, form: FormDefinition) -> EntryStore.ImportRow {
+        func rejected(_ field: String, _ message: String, id: String? = nil) -> EntryStore.ImportRow {
+            EntryStore.ImportRow(index: index, id: id, fields: [:], deleted: false,
+                                 problems: [Problem(field: field, code: .invalidFormat, message: message)])
+        }
+        guard case .object = item else { return rejected("", "each element of entries must be an object with fields") }
+        let p = Parameters(item)
+        var id: String?
+        if let text = try? p.optionalString("id") {
+            guard let canonical = UUIDv7.canonical(text) else { return rejected("id", "id must be a UUID", id: text) }
+            id = canonical
+        } else if item["id"].map({ !$0.isNull }) ?? false {
+            return rejected("id", "id must be a string UUID")
+        }
+        guard let input = try? p.stringMap("fields") else { return rejected("fields", "fields must be an object of strings", id: id) }
+        guard let deleted = try? p.optionalBool("deleted") else { return rejected("deleted", "deleted must be true or false", id: id) }
+        let result = validator.validate(form: form, input: input, locale: defaultLocale)
+        return EntryStore.ImportRow(index: index, id: id, fields: result.fields, deleted: deleted ?? false, problems: result.problems)
+    }
+
+    // MARK: - Wire form
+
+    /// The wire `Entry` (PROTOCOL.md), with `display` rendered in `locale`.
+    func entryJSON(_ e: StoredEntry, locale: EntryLocale) -> JSON {
+        let display = forms.form(named: e.form).map { Display.render(form: $0, fields: e.fields, locale: locale) } ?? e.fields
+        return .object([
+            ("id", .string(e.id)), ("form", .string(e.form)), ("fields", .stringMap(e.fields)),
+            ("display", .stringMap(display)), ("version", .string(e.version.description)), ("deleted", .bool(e.deleted)),
+            ("createdAt", .string(e.createdAt)), ("updatedAt", .string(e.updatedAt)),
+            ("createdBy", .string(e.createdBy)), ("updatedBy", .string(e.updatedBy)), ("syncedTo", .array([])),
+        ])
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// A configured peer (entryd.conf `[peer NAME]`, or `entryd --peer NAME=ADDRESS`).
+public struct PeerConfig: Sendable, Equatable {
+    public var name: String
+    /// `unix:/path` or `exec:COMMAND` (varlink over the command's stdin/stdout).
+    public var address: String
+    /// Seconds between automatic syncs (0: only on demand). Default 60.
+    public var intervalSeconds: Int
+
+    public init(name: String, address: String, intervalSeconds: Int = 60) {
+        self.name = name
+        self.address = address
+        self.intervalSeconds = intervalSeconds
+    }
+}
+
+/// Opens a varlink connection to a peer address.
+///
+/// `unix:/path` connects to the socket. `exec:COMMAND` runs `/bin/sh -c
+/// COMMAND` with its stdin and stdout on one end of a socket pair, so
+/// `exec:ssh host entryctl bridge` reaches a remote daemon over SSH.
+public final class PeerTransport {
+    public let connection: VarlinkConnection
+    private let process: Process?
+
+    /// - Throws: ``SystemError`` when the socket cannot be reached or the
+    ///   command cannot start; ``WireError`` `InvalidParameter(peer)` for an
+    ///   address of another scheme.
+    public init(address: String) throws {
+        if address.hasPrefix("unix:") {
+            connection = try VarlinkConnection(path: String(address.dropFirst(5)))
+            process = nil
+        } else if address.hasPrefix("exec:") {
+            var fds: [Int32] = [0, 0]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+                throw SystemError("socketpair")
+            }
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", String(address.dropFirst(5))]
+            let childEnd = FileHandle(fileDescriptor: fds[1], closeOnDealloc: false)
+            p.standardInput = childEnd
+            p.standardOutput = childEnd
+            do {
+                try p.run()
+            } catch {
+                Glibc.close(fds[0]); Glibc.close(fds[1])
+                throw SystemError("exec", errno: ENOENT, detail: String(address.dropFirst(5)))
+            }
+            Glibc.close(fds[1])
+            connection = VarlinkConnection(fd: fds[0])
+            process = p
+        } else {
+            throw WireError.invalidParameter("peer")
+        }
+    }
+
+    /// Closes the connection and, for `exec:`, waits for the command (killing it after 5 s).
+    public func close() {
+        connection.close()
+        guard let p = process else { return }
+        let deadline = Date().addingTimeInterval(5)
+        while p.isRunning && Date() < deadline { usleep(10_000) }
+        if p.isRunning { p.terminate(); p.waitUntilExit() }
+    }
+
+    deinit { close() }
+}

@@ -1,0 +1,61 @@
+extension ChangeRecord {
+    /// Reads a wire `Change` (PROTOCOL.md). `seq` is the sender's and is kept
+    /// only for reference; the receiver assigns its own.
+    /// - Throws: ``WireError`` `InvalidParameter(changes)` when a member is
+    ///   missing or malformed (HLC not 16 hex digits, entry not a UUID, unknown op).
+    public init(json: JSON) throws(WireError) {
+        let p = Parameters(json)
+        func need<T>(_ v: T?) throws(WireError) -> T {
+            guard let v else { throw .invalidParameter("changes") }
+            return v
+        }
+        do {
+            seq = try p.optionalInt("seq") ?? 0
+            node = try p.string("node")
+            hlc = try need(HLC(try p.string("hlc")))
+            entry = try need(UUIDv7.canonical(try p.string("entry")))
+            form = try p.string("form")
+            op = try need(ChangeOp(rawValue: try p.string("op")))
+            fields = try p.optionalStringMap("fields") ?? [:]
+            base = try p.optionalStringMap("base") ?? [:]
+            actor = try p.optionalString("actor") ?? ""
+            at = try p.optionalString("at") ?? ""
+            reason = try p.optionalString("reason")
+            via = nil
+        } catch {
+            throw .invalidParameter("changes")
+        }
+        guard !node.isEmpty, !form.isEmpty, base.values.allSatisfy({ $0.isEmpty || HLC($0) != nil }) else {
+            throw .invalidParameter("changes")
+        }
+    }
+}
+
+/// A peer reached over varlink: a Unix socket, or any byte pipe such as an
+/// SSH session running `entryctl bridge` (``VarlinkConnection`` over a socket pair).
+public final class VarlinkPeer: PeerLink {
+    let connection: VarlinkConnection
+
+    public init(connection: VarlinkConnection) { self.connection = connection }
+
+    public func nodeID() throws -> String {
+        guard let node = try connection.call("io.entryd.Sync.Status")["node"]?.stringValue else {
+            throw WireError.invalidParameter("node")
+        }
+        return node
+    }
+
+    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
+        var params: [(String, JSON)] = [("since", .int(since)), ("limit", .int(Int64(limit)))]
+        if let excludeNode { params.append(("excludeNode", .string(excludeNode))) }
+        let reply = try connection.call("io.entryd.Sync.Changes", .object(params))
+        let changes = try (reply["changes"]?.arrayValue ?? []).map { try ChangeRecord(json: $0) }
+        return (changes, reply["last"]?.intValue ?? since)
+    }
+
+    public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
+        let reply = try connection.call("io.entryd.Sync.Apply", .object([("changes", .array(changes.map(\.json)))]))
+        return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),
+                           conflicts: Int(reply["conflicts"]?.intValue ?? 0), seq: reply["seq"]?.intValue ?? 0)
+    }
+}

@@ -1,0 +1,115 @@
+import EntryCore
+
+/// entryd's command line (parse → validate → run, as swift-argument-parser does).
+struct Options {
+    var socket: String?
+    var database: String?
+    var formsDirectory: String?
+    var locale: EntryLocale = .zh
+    var logLevel: Log.Level = .info
+    var limits = Limits()
+    var peers: [PeerConfig] = []
+    var syncInterval = 60
+
+    static let usage = """
+        Usage: entryd [OPTIONS]
+
+        The entryd daemon: validates form entries against their picker lists, keeps
+        them in SQLite with a change log, and serves them over varlink on a Unix socket.
+
+        Options:
+          --socket PATH         socket to listen on (default: $ENTRYD_SOCKET,
+                                $XDG_RUNTIME_DIR/entryd.sock, ./entryd.sock)
+          --db PATH             database file (default: $ENTRYD_DB,
+                                $STATE_DIRECTORY/entries.db, $XDG_STATE_HOME/entryd/entries.db,
+                                ~/.local/state/entryd/entries.db)
+          --forms DIR           read form definitions from DIR/*.conf
+                                (default: $ENTRYD_FORMS, else the built-in registration form)
+          --locale zh|en        default locale of replies (default: zh)
+          --log-level LEVEL     error, warning, notice, info or debug (default: info)
+          --max-connections N   simultaneous clients (default: 1024)
+          --idle-timeout SECS   close connections silent this long (default: 300)
+          --max-message-size B  largest message in bytes (default: 4194304)
+          --peer NAME=ADDRESS   a peer to sync with (repeatable): ADDRESS is unix:/path
+                                or exec:COMMAND, e.g. exec:ssh host entryctl bridge;
+                                `entryctl sync NAME` syncs it
+          --sync-interval SECS  sync configured peers this often (default 60; 0: on demand)
+          -h, --help            show this help
+          --version             show the version
+
+        Signals: SIGTERM or SIGINT stops accepting, finishes in-flight calls, closes
+        the database and exits 0.
+
+        Exit codes: 0 ok, 64 bad arguments, 69 socket in use by a live entryd,
+        73 cannot create the socket, 74 cannot open the database.
+        """
+
+    /// A bad command line: the message, for `entryd: …` and exit 64.
+    struct UsageError: Error { let message: String }
+
+    /// Parses `arguments` (without the program name). Returns `nil` after
+    /// printing help or the version.
+    static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Options? {
+        var o = Options()
+        if let d = environment["ENTRYD_FORMS"], !d.isEmpty { o.formsDirectory = d }
+        var i = 0
+        func value(_ flag: String) throws(UsageError) -> String {
+            i += 1
+            guard i < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
+            return arguments[i]
+        }
+        func number(_ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+            let text = try value(flag)
+            guard let n = Int(text), range.contains(n) else {
+                throw UsageError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            }
+            return n
+        }
+        while i < arguments.count {
+            var arg = arguments[i]
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                // --flag=value is the same as --flag value
+                let flagPart = String(arg[..<eq])
+                var rest = arguments
+                rest.replaceSubrange(i...i, with: [flagPart, String(arg[arg.index(after: eq)...])])
+                return try parse(rest, environment: environment)
+            }
+            switch arg {
+            case "-h", "--help": print(usage); return nil
+            case "--version": print("entryd \(EntrydVersion.string)"); return nil
+            case "--socket": o.socket = try value(arg)
+            case "--db": o.database = try value(arg)
+            case "--forms": o.formsDirectory = try value(arg)
+            case "--locale":
+                let text = try value(arg)
+                guard let l = EntryLocale(tag: text) else { throw UsageError(message: "--locale must be zh or en, not '\(text)'") }
+                o.locale = l
+            case "--log-level":
+                let text = try value(arg)
+                guard let l = Log.Level(name: text) else { throw UsageError(message: "--log-level must be error, warning, notice, info or debug, not '\(text)'") }
+                o.logLevel = l
+            case "--max-connections": o.limits.maxConnections = try number(arg, 1...65536)
+            case "--idle-timeout": o.limits.idleTimeoutSeconds = try number(arg, 1...86400)
+            case "--max-message-size": o.limits.maxMessageBytes = try number(arg, 4096...(64 << 20))
+            case "--peer":
+                let text = try value(arg)
+                guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
+                    throw UsageError(message: "--peer takes NAME=ADDRESS, not '\(text)'")
+                }
+                let address = String(text[text.index(after: eq)...])
+                guard address.hasPrefix("unix:") || address.hasPrefix("exec:") else {
+                    throw UsageError(message: "a peer address starts with unix: or exec:, not '\(address)'")
+                }
+                o.peers.append(PeerConfig(name: String(text[..<eq]), address: address, intervalSeconds: o.syncInterval))
+            case "--sync-interval":
+                o.syncInterval = try number(arg, 0...86400)
+                for i in o.peers.indices { o.peers[i].intervalSeconds = o.syncInterval }
+            default:
+                arg = arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'"
+                throw UsageError(message: arg)
+            }
+            i += 1
+        }
+        return o
+    }
+}

@@ -1,0 +1,125 @@
+import EntryCore
+import Foundation
+import Testing
+
+/// Where the built executables are: `$ENTRYD_BIN_DIR`, else the directory of
+/// the running test bundle (SwiftPM puts products and tests side by side).
+func productsDirectory() -> String {
+    if let dir = ProcessInfo.processInfo.environment["ENTRYD_BIN_DIR"], !dir.isEmpty { return dir }
+    var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("entryd").path) { return url.path }
+    }
+    return ".build/debug"
+}
+
+/// What a finished process left: exit status and its whole output.
+struct ProcessResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs an executable to completion with `input` on stdin.
+func runProcess(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
+                input: String? = nil, timeout: Double = 30) throws -> ProcessResult {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    p.arguments = arguments
+    if let environment { p.environment = environment }
+    let out = Pipe(), err = Pipe(), inp = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    p.standardInput = inp
+    try p.run()
+    if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
+    try? inp.fileHandleForWriting.close()
+    // Read both pipes concurrently so a large output cannot dead-lock the child.
+    let outData = DataBox(), errData = DataBox()
+    let group = DispatchGroup()
+    group.enter()
+    DispatchQueue.global().async { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter()
+    DispatchQueue.global().async { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    if group.wait(timeout: .now() + timeout) == .timedOut {
+        p.terminate()
+        throw HarnessError("\(path) \(arguments) did not finish within \(timeout) s")
+    }
+    p.waitUntilExit()
+    return ProcessResult(status: p.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
+                         stderr: String(decoding: errData.data, as: UTF8.self))
+}
+
+/// Bytes filled by one reader thread and read after it is done (the group wait orders them).
+final class DataBox: @unchecked Sendable { var data = Data() }
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// A real `entryd` process on a temporary socket and database.
+final class Daemon {
+    let directory: String
+    let socket: String
+    let database: String
+    private(set) var process: Process?
+    let stderrPipe = Pipe()
+    let extraArguments: [String]
+
+    /// Starts entryd and waits until its socket answers.
+    init(directory: String? = nil, arguments: [String] = []) throws {
+        let dir = directory ?? (NSTemporaryDirectory() + "entryd-e2e-" + String(UUID().uuidString.prefix(8)))
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        self.directory = dir
+        socket = dir + "/entryd.sock"
+        database = dir + "/entries.db"
+        extraArguments = arguments
+        try start()
+    }
+
+    /// (Re)starts the daemon on the same socket and database.
+    func start() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: productsDirectory() + "/entryd")
+        p.arguments = ["--socket", socket, "--db", database] + extraArguments
+        p.standardError = stderrPipe
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        process = p
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if let c = try? VarlinkConnection(path: socket) {
+                c.close()
+                return
+            }
+            if !p.isRunning { throw HarnessError("entryd exited with status \(p.terminationStatus) before listening") }
+            usleep(20_000)
+        }
+        throw HarnessError("entryd did not listen on \(socket) within 20 s")
+    }
+
+    /// A new client connection.
+    func connect() throws -> VarlinkConnection { try VarlinkConnection(path: socket) }
+
+    /// Runs the built `entryctl` against this daemon.
+    func entryctl(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
+        try runProcess(productsDirectory() + "/entryctl", ["--socket", socket] + arguments, input: input)
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    /// - Returns: the exit status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        guard let p = process, p.isRunning else { return process?.terminationStatus ?? -1 }
+        kill(p.processIdentifier, signal)
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    deinit {
+        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
