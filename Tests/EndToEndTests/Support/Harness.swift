@@ -65,7 +65,8 @@ final class Daemon {
     let socket: String
     let database: String
     private(set) var process: Process?
-    let stderrPipe = Pipe()
+    /// The daemon's stderr (its log), appended across restarts.
+    var logPath: String { directory + "/entryd.log" }
     let extraArguments: [String]
 
     /// Starts entryd and waits until its socket answers.
@@ -84,7 +85,10 @@ final class Daemon {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: productsDirectory() + "/entryd")
         p.arguments = ["--socket", socket, "--db", database] + extraArguments
-        p.standardError = stderrPipe
+        if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        p.standardError = log
         p.standardOutput = FileHandle.nullDevice
         try p.run()
         process = p
@@ -94,7 +98,10 @@ final class Daemon {
                 c.close()
                 return
             }
-            if !p.isRunning { throw HarnessError("entryd exited with status \(p.terminationStatus) before listening") }
+            if !p.isRunning {
+                let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                throw HarnessError("entryd exited with status \(p.terminationStatus) before listening: \(text)")
+            }
             usleep(20_000)
         }
         throw HarnessError("entryd did not listen on \(socket) within 20 s")

@@ -1,0 +1,84 @@
+import CSystem
+import EntryCore
+
+// MARK: - sync, conflicts, resolve, bridge (io.entryd.Sync peers and conflicts)
+
+enum PeerCommands {
+    static let all = [sync, conflicts, resolve, bridge]
+
+    static let sync = Command(
+        name: "sync", summary: "Sync with a peer now, both ways, and print what moved.", arguments: "PEER",
+        options: [],
+        details: [
+            "PEER is a peer named in the daemon's configuration, or unix:/path/to/other.sock.",
+            "exec: addresses run commands, so only configured peers may use them.",
+        ],
+        examples: ["entryctl sync laptop", "entryctl sync unix:/run/user/1000/entryd.sock"],
+        prepare: { input in
+            let peer = try input.exactly("PEER")[0]
+            return { session in
+                let reply = try session.call("io.entryd.Sync.SyncPeer", params(("peer", .string(peer))))
+                if session.globals.json { return Terminal.out(lines: [reply.text]) }
+                func n(_ k: String) -> String { reply[k]?.intValue.map(String.init) ?? "0" }
+                var lines = ["pulled \(n("pulled")), pushed \(n("pushed")), conflicts \(n("conflicts"))"]
+                lines += (reply["warnings"]?.arrayValue ?? []).compactMap(\.stringValue).map { "warning: " + $0 }
+                Terminal.out(lines: lines)
+            }
+        })
+
+    static let conflicts = Command(
+        name: "conflicts", summary: "List conflicts: values that lost a concurrent edit.", arguments: "",
+        options: [OptionSpec(["--entry"], value: "ID", help: "Only conflicts of this entry."),
+                  OptionSpec(["--all"], help: "Include resolved conflicts.")],
+        details: ["Each row: conflict id, entry, field, the kept value and the lost value with their nodes."],
+        examples: ["entryctl conflicts", "entryctl conflicts --entry 0193a5e2-7c4b-7def-8a12-3456789abcde --all"],
+        prepare: { input in
+            _ = try input.exactly()
+            let entry = input.value("--entry")
+            let all = input.has("--all")
+            return { session in
+                let reply = try session.call("io.entryd.Sync.ListConflicts",
+                                             params(("entry", entry.json), ("includeResolved", .bool(all))))
+                let list = reply["conflicts"]?.arrayValue ?? []
+                if session.globals.json { return Terminal.out(lines: [reply.text]) }
+                let columns = ["id", "entry", "field", "kept", "lost", "resolved"].map { TableColumn($0) }
+                let rows = list.map { c -> [String] in
+                    func s(_ k: String) -> String { c[k]?.stringValue ?? "" }
+                    return [s("id"), s("entry"), s("field"), "\(s("kept")) (\(s("keptNode").prefix(8)))",
+                            "\(s("lost")) (\(s("lostNode").prefix(8)))", c["resolved"]?.boolValue == true ? "yes" : "no"]
+                }
+                Terminal.out(lines: TableRenderer(columns: columns).render(rows) + ["\(list.count) conflict(s)"])
+            }
+        })
+
+    static let resolve = Command(
+        name: "resolve", summary: "Mark a conflict resolved, optionally writing the lost value back.", arguments: "CONFLICT-ID",
+        options: [OptionSpec(["--use-lost"], help: "Write the lost value back as a new change (it then syncs).")],
+        details: [],
+        examples: ["entryctl resolve 0193a5e2-7c4b-7def-8a12-3456789abcde --use-lost"],
+        prepare: { input in
+            let id = try input.exactly("CONFLICT-ID")[0]
+            let useLost = input.has("--use-lost")
+            return { session in
+                let reply = try session.call("io.entryd.Sync.Resolve", params(("id", .string(id)), ("useLost", .bool(useLost))))
+                Terminal.out(lines: [session.globals.json ? reply.text : "resolved \(id)"])
+            }
+        })
+
+    static let bridge = Command(
+        name: "bridge", summary: "Connect stdin/stdout to the local daemon (for exec:ssh HOST entryctl bridge).",
+        arguments: "", options: [],
+        details: [
+            "Copies bytes both ways between stdin/stdout and the daemon's socket until either side ends.",
+            "A daemon on another machine names this as a peer: address = exec:ssh HOST entryctl bridge",
+        ],
+        examples: ["entryctl bridge", "ssh host entryctl bridge"],
+        prepare: { input in
+            _ = try input.exactly()
+            return { session in
+                let connection = try session.open()
+                _ = csystem_set_timeouts(connection.fd, 0, 0)  // a bridge may idle for as long as its peer likes
+                ByteBridge.run(input: 0, output: 1, socket: connection.fd)
+            }
+        })
+}
