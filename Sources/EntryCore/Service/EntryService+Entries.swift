@@ -140,7 +140,8 @@ extension EntryService {
             return rejected("id", "id must be a string UUID")
         }
         guard let input = try? p.stringMap("fields") else { return rejected("fields", "fields must be an object of strings", id: id) }
-        guard let deleted = try? p.optionalBool("deleted") else { return rejected("deleted", "deleted must be true or false", id: id) }
+        let deleted: Bool?
+        do { deleted = try p.optionalBool("deleted") } catch { return rejected("deleted", "deleted must be true or false", id: id) }
         let result = validator.validate(form: form, input: input, locale: defaultLocale)
         return EntryStore.ImportRow(index: index, id: id, fields: result.fields, deleted: deleted ?? false, problems: result.problems)
     }

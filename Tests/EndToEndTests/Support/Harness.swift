@@ -60,7 +60,7 @@ struct HarnessError: Error, CustomStringConvertible {
 }
 
 /// A real `entryd` process on a temporary socket and database.
-final class Daemon {
+final class Daemon: @unchecked Sendable {
     let directory: String
     let socket: String
     let database: String

@@ -1,0 +1,127 @@
+import EntryCore
+import Foundation
+import Testing
+
+/// Sync between real daemons: a ring of three, conflicts, exec: through
+/// `entryctl bridge`, interrupted syncs, and the live change feed.
+@Suite(.serialized) struct MultiNodeSyncTests {
+    func addOn(_ d: Daemon, name: String, city: String = "广州") throws -> String {
+        let r = try d.entryctl(["--json", "add", "name=\(name)", "birthday=1990-05-17", "country=CN", "province=广东",
+                                "city=\(city)", "contact_method=phone", "phone=13800138000"])
+        try #require(r.status == 0, "\(r.stderr)")
+        return try #require(try JSON.parse(r.stdout)["entry"]?["id"]?.stringValue)
+    }
+
+    /// `list --format json --all --deleted`, sorted by id, without the per-node `syncedTo`.
+    func entries(_ d: Daemon) throws -> [JSON] {
+        let r = try d.entryctl(["list", "--format", "json", "--all", "--deleted", "--limit", "1000"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let list = try #require(try JSON.parse(r.stdout).arrayValue)
+        return list.sorted { ($0["id"]?.stringValue ?? "") < ($1["id"]?.stringValue ?? "") }
+    }
+
+    func sync(_ d: Daemon, _ peer: String) throws -> JSON {
+        let r = try d.entryctl(["--json", "sync", peer])
+        try #require(r.status == 0, "sync \(peer): \(r.stderr)")
+        return try JSON.parse(r.stdout)
+    }
+
+    @Test("three daemons in a ring converge; a concurrent edit gives one conflict with both values; exec: via entryctl bridge")
+    func ring() throws {
+        let c = try Daemon()
+        let bridge = "exec:\(productsDirectory())/entryctl --socket \(c.socket) bridge"
+        let a = try Daemon()
+        let b = try Daemon(arguments: ["--peer", "c-over-bridge=\(bridge)", "--sync-interval", "0"])
+        var ids: [String] = []
+        for (i, d) in [a, b, c].enumerated() {
+            for k in 0..<5 { ids.append(try addOn(d, name: "节点\(i)-\(k)")) }
+        }
+        // a ← b, b ← c (through exec: and entryctl bridge), c ← a, until quiet.
+        for _ in 0..<2 {
+            _ = try sync(a, "unix:\(b.socket)")
+            _ = try sync(b, "c-over-bridge")
+            _ = try sync(c, "unix:\(a.socket)")
+        }
+        let reference = try entries(a)
+        #expect(reference.count == 15)
+        #expect(try entries(b) == reference)
+        #expect(try entries(c) == reference)
+
+        // The same field edited on two nodes before they sync: one conflict, both values kept.
+        let id = ids[0]
+        #expect(try a.entryctl(["update", id, "name=甲"]).status == 0)
+        #expect(try b.entryctl(["update", id, "name=乙"]).status == 0)
+        let pulled = try sync(a, "unix:\(b.socket)")
+        #expect(pulled["conflicts"]?.intValue == 1)
+        let list = try a.entryctl(["--json", "conflicts", "--entry", id])
+        let conflicts = try #require(try JSON.parse(list.stdout)["conflicts"]?.arrayValue)
+        #expect(conflicts.count == 1)
+        let values = Set(conflicts.compactMap { [$0["kept"]?.stringValue, $0["lost"]?.stringValue] }.joined().compactMap { $0 })
+        #expect(values == ["甲", "乙"])
+        _ = try sync(b, "c-over-bridge")
+        _ = try sync(c, "unix:\(a.socket)")
+        _ = try sync(b, "unix:\(a.socket)")
+        #expect(try entries(a) == entries(b))
+        #expect(try entries(a) == entries(c))
+        // exec: addresses are refused from a call.
+        let refused = try a.entryctl(["sync", "exec:/bin/true"])
+        #expect(refused.status == 1)
+        for d in [a, b, c] { #expect(d.stop() == 0) }
+    }
+
+    @Test("kill -9 in the middle of a large sync, restart, sync again: nothing missing, nothing twice")
+    func interruptedSync() throws {
+        let source = try Daemon()
+        let target = try Daemon()
+        // 3,000 entries through Import, in batches.
+        let conn = try source.connect()
+        for batch in 0..<6 {
+            let rows: [JSON] = (0..<500).map { i in
+                .object([("fields", .stringMap(["name": "n\(batch)-\(i)", "birthday": "2000-01-01", "country": "DE",
+                                                 "contact_method": "email", "email": "n\(i)@example.de"]))])
+            }
+            let r = try conn.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))
+            #expect(r["added"]?.intValue == 500)
+        }
+        // Start a sync and kill the target while it runs.
+        let syncer = Thread { _ = try? target.entryctl(["sync", "unix:\(source.socket)"]) }
+        syncer.start()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let n = (try? target.connect().call("io.entryd.Sync.Status")["seq"]?.intValue) ?? 0
+            if (n ?? 0) > 0 { break }
+            usleep(2_000)
+        }
+        #expect(target.stop(signal: SIGKILL) == SIGKILL)
+        try target.start()
+        let partial = try target.connect().call("io.entryd.Sync.Status")["seq"]?.intValue ?? 0
+        print("interrupted sync: \(partial) of 3000 changes had arrived before kill -9")
+        _ = try sync(target, "unix:\(source.socket)")
+        let status = try target.connect().call("io.entryd.Sync.Status")
+        #expect(status["entries"]?.intValue == 3000)
+        #expect(status["seq"]?.intValue == 3000, "every change exactly once (partial before restart: \(partial))")
+        #expect(try entries(target) == entries(source))
+        // A second sync moves nothing.
+        let again = try sync(target, "unix:\(source.socket)")
+        #expect(again["pulled"]?.intValue == 0 && again["pushed"]?.intValue == 0)
+        #expect(source.stop() == 0 && target.stop() == 0)
+    }
+
+    @Test("a Changes stream sees an entry added by another client within a second")
+    func watchLatency() throws {
+        let d = try Daemon()
+        let watcher = try d.connect()
+        try watcher.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
+        let backlog = try watcher.receive()
+        #expect(backlog.continues && backlog.parameters["changes"]?.arrayValue?.isEmpty == true)
+        let started = Date()
+        let id = try addOn(d, name: "观察")
+        let reply = try watcher.receive()
+        let delay = Date().timeIntervalSince(started)
+        #expect(reply.parameters["changes"]?.arrayValue?.first?["entry"]?.stringValue == id)
+        #expect(delay < 5, "seen after \(delay) s")
+        print("watch delay: \(Int(delay * 1000)) ms (including the entryctl add process)")
+        watcher.close()
+        #expect(d.stop() == 0)
+    }
+}
