@@ -101,17 +101,19 @@ import Testing
     func convergence(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
         let count = 3 + Int(rng.next() % 3)
-        let rounds = Int(ProcessInfo.processInfo.environment["ENTRYD_SYNC_ROUNDS"] ?? "") ?? 60
+        let rounds = Int(ProcessInfo.processInfo.environment["ENTRYD_SYNC_ROUNDS"] ?? "") ?? 150
         let (n, dbs) = try nodes(count)
         defer { n.forEach { $0.close() }; _ = dbs }
         var ids: [String] = []
         let provinces = [("440000", ["440100", "440300"]), ("330000", ["330100", "330200"]), ("810000", [""])]
         for _ in 0..<rounds {
             let node = n[Int(rng.next() % UInt64(count))]
-            switch rng.next() % 10 {
-            case 0...2:
+            // Few entries, many edits: concurrent writes of one register are common.
+            let roll = ids.count < 3 ? 0 : rng.next() % 10
+            switch roll {
+            case 0 where ids.count < 12:
                 let (p, cities) = provinces[Int(rng.next() % 3)]
-                let fields = ["name": "n\(rng.next() % 50)", "country": "CN", "province": p, "city": cities[Int(rng.next() % UInt64(cities.count))]]
+                let fields = ["name": "n\(rng.next() % 100_000)", "country": "CN", "province": p, "city": cities[Int(rng.next() % UInt64(cities.count))]]
                     .filter { !$0.value.isEmpty }
                 ids.append(try node.create(form: "registration", id: nil, fields: fields, layout: layout, origin: origin("u")).entry.id)
             case 3...7 where !ids.isEmpty:
@@ -120,7 +122,7 @@ import Testing
                 let roll = rng.next() % 3
                 let (p, cities) = provinces[Int(rng.next() % 3)]
                 let city = cities[Int(rng.next() % UInt64(cities.count))]
-                let name = "m\(rng.next() % 50)"
+                let name = "m\(rng.next() % 100_000)"
                 _ = try node.update(id: id, ifVersion: nil, layout: layout, origin: origin("u")) { cur in
                     var f = cur.fields
                     if roll == 0 { f["name"] = name } else { f["province"] = p; f["city"] = city.isEmpty ? nil : city }
@@ -143,6 +145,35 @@ import Testing
         #expect(reference.count == ids.count)
         for node in n.dropFirst() { #expect(try node.storedEntries() == reference) }
         for node in n { #expect(try node.replayChangeLog() == reference) }
+        // No value is silently lost: every value ever written is current, or was
+        // overwritten by a later edit that had seen it (its base), or is part of a
+        // recorded conflict (as the lost or the kept write).
+        let all = try n[0].changes(since: 0, limit: 1_000_000).changes
+        var conflictStamps = Set<String>()
+        for node in n {
+            for c in try node.conflicts(entry: nil, includeResolved: true) {
+                conflictStamps.insert("\(c.lostHlc) \(c.lostNode)")
+                conflictStamps.insert("\(c.keptHlc) \(c.keptNode)")
+            }
+        }
+        print("convergence seed \(seed): \(count) nodes, \(all.count) changes, \(conflictStamps.count / 2) conflicts")
+        var seenBy = Set<String>()  // "entry field hlc" of writes a later change replaced knowingly
+        for c in all { for (field, base) in c.base where !base.isEmpty { seenBy.insert("\(c.entry) \(field) \(base)") } }
+        // Two concurrent writes of equal values merge without a record, so a write
+        // also counts as kept when a later write of the same value is kept.
+        var kept = Set<String>()  // "entry field hlc node"
+        for c in all.sorted(by: { $0.stamp > $1.stamp }) {
+            for (field, value) in c.fields {
+                let ok = value == (reference[c.entry]?.fields[field] ?? "")
+                    || seenBy.contains("\(c.entry) \(field) \(c.hlc)") || conflictStamps.contains("\(c.hlc) \(c.node)")
+                    || all.contains { w in
+                        w.entry == c.entry && w.stamp > c.stamp && w.fields[field] == value
+                            && kept.contains("\(w.entry) \(field) \(w.hlc) \(w.node)")
+                    }
+                #expect(ok, "value of \(field) written at \(c.hlc) on \(c.node.prefix(8)) vanished")
+                if ok { kept.insert("\(c.entry) \(field) \(c.hlc) \(c.node)") }
+            }
+        }
         // Every merged entry is a pair somebody entered: the city belongs to its province.
         for (_, e) in reference {
             if let city = e.fields["city"] { #expect(city.prefix(2) == e.fields["province"]?.prefix(2)) }
