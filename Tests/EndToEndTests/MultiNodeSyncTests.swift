@@ -17,7 +17,8 @@ import Testing
         let r = try d.entryctl(["list", "--format", "json", "--all", "--deleted", "--limit", "1000"])
         try #require(r.status == 0, "\(r.stderr)")
         let list = try #require(try JSON.parse(r.stdout).arrayValue)
-        return list.sorted { ($0["id"]?.stringValue ?? "") < ($1["id"]?.stringValue ?? "") }
+        return list.map { e in .object((e.objectValue ?? []).filter { $0.0 != "syncedTo" }) }
+            .sorted { ($0["id"]?.stringValue ?? "") < ($1["id"]?.stringValue ?? "") }
     }
 
     func sync(_ d: Daemon, _ peer: String) throws -> JSON {
@@ -105,6 +106,24 @@ import Testing
         let again = try sync(target, "unix:\(source.socket)")
         #expect(again["pulled"]?.intValue == 0 && again["pushed"]?.intValue == 0)
         #expect(source.stop() == 0 && target.stop() == 0)
+    }
+
+    @Test("a configured peer syncs by itself after local writes; Status lists it; syncedTo names it")
+    func scheduledSync() throws {
+        let a = try Daemon()
+        let b = try Daemon(arguments: ["--peer", "a=unix:\(a.socket)", "--sync-interval", "1"])
+        let fromA = try addOn(a, name: "自动甲")
+        let fromB = try addOn(b, name: "自动乙")
+        func has(_ d: Daemon, _ id: String) -> Bool { (try? d.connect().call("io.entryd.Entries.Get", .object([("id", .string(id))]))) != nil }
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline && !(has(b, fromA) && has(a, fromB)) { usleep(100_000) }
+        #expect(has(b, fromA) && has(a, fromB))
+        let status = try b.connect().call("io.entryd.Sync.Status")
+        let peer = try #require(status["peers"]?.arrayValue?.first)
+        #expect(peer["name"]?.stringValue == "a" && peer["node"]?.stringValue != nil && peer["lastSync"]?.stringValue != nil)
+        let entry = try b.connect().call("io.entryd.Entries.Get", .object([("id", .string(fromB))]))["entry"]
+        #expect(entry?["syncedTo"]?.arrayValue == [.string("a")])
+        #expect(a.stop() == 0 && b.stop() == 0)
     }
 
     @Test("a Changes stream sees an entry added by another client within a second")

@@ -148,14 +148,30 @@ extension EntryService {
 
     // MARK: - Wire form
 
+    /// The configured peers' sync states, for `syncedTo` (read once per call).
+    func configuredPeerStates() -> [PeerState] {
+        let names = Set(peers.map(\.name))
+        guard !names.isEmpty else { return [] }
+        return ((try? store.peerStates()) ?? []).filter { names.contains($0.name) }
+    }
+
+    /// Names of the peers that hold the entry's latest change: those whose push
+    /// checkpoint has passed it, and the peer where it was made.
+    func syncedTo(_ e: StoredEntry, peers: [PeerState]) -> [String] {
+        let latestNode = (Array(e.clocks.values) + [e.deletedClock].compactMap { $0 }).max()?.node
+        return peers.filter { $0.pushedSeq >= e.seq || ($0.node != nil && $0.node == latestNode) }.map(\.name)
+    }
+
     /// The wire `Entry` (PROTOCOL.md), with `display` rendered in `locale`.
-    func entryJSON(_ e: StoredEntry, locale: EntryLocale) -> JSON {
+    /// - Parameter peers: from ``configuredPeerStates()``; `nil` reads them.
+    func entryJSON(_ e: StoredEntry, locale: EntryLocale, peers: [PeerState]? = nil) -> JSON {
         let display = forms.form(named: e.form).map { Display.render(form: $0, fields: e.fields, locale: locale) } ?? e.fields
+        let synced = syncedTo(e, peers: peers ?? configuredPeerStates())
         return .object([
             ("id", .string(e.id)), ("form", .string(e.form)), ("fields", .stringMap(e.fields)),
             ("display", .stringMap(display)), ("version", .string(e.version.description)), ("deleted", .bool(e.deleted)),
             ("createdAt", .string(e.createdAt)), ("updatedAt", .string(e.updatedAt)),
-            ("createdBy", .string(e.createdBy)), ("updatedBy", .string(e.updatedBy)), ("syncedTo", .array([])),
+            ("createdBy", .string(e.createdBy)), ("updatedBy", .string(e.updatedBy)), ("syncedTo", .array(synced.map { .string($0) })),
         ])
     }
 }

@@ -28,7 +28,8 @@ extension EntryService {
             query.after = position
         }
         let page = try store.list(query)
-        var members: [(String, JSON)] = [("entries", .array(page.entries.map { entryJSON($0, locale: locale) }))]
+        let peerStates = configuredPeerStates()
+        var members: [(String, JSON)] = [("entries", .array(page.entries.map { entryJSON($0, locale: locale, peers: peerStates) }))]
         if let next = page.next {
             members.append(("cursor", .string(ListCursor.encode(next, order: query.order, descending: query.descending))))
         }

@@ -48,12 +48,24 @@ extension EntryService {
         try reply(c, [
             ("node", .string(store.nodeID)), ("seq", .int(counts.seq)), ("hlc", .string(hlc.description)),
             ("entries", .int(Int64(counts.entries))), ("deleted", .int(Int64(counts.deleted))),
-            ("conflicts", .int(Int64(conflicts))), ("peers", .array(try store.peerStates().map(peerJSON))),
+            ("conflicts", .int(Int64(conflicts))), ("peers", .array(try peerList().map(peerJSON))),
             ("version", .string(EntrydVersion.string)), ("database", .string(store.path)),
             ("dataVersion", .string(ReferenceData.shared.dataVersion)),
             ("forms", .object(forms.forms.map { ($0.name, .string($0.definitionHash)) })),
             ("limits", .object(limits.byKey.map { ($0.0, .int(Int64($0.1))) })),
         ])
+    }
+
+    /// Configured peers (with their stored state, or a fresh one before the
+    /// first sync), then peers synced by address on demand.
+    func peerList() throws -> [PeerState] {
+        let stored = try store.peerStates()
+        var list = peers.map { config in
+            stored.first(where: { $0.name == config.name })
+                ?? PeerState(name: config.name, address: config.address, node: nil, pulledSeq: 0, pushedSeq: 0)
+        }
+        list += stored.filter { s in !list.contains(where: { $0.name == s.name }) }
+        return list
     }
 
     func peerJSON(_ p: PeerState) -> JSON {

@@ -38,7 +38,7 @@ func foldedName(_ s: String) -> String { s.lowercased() }
 
 extension WriteContext {
     static let selectEntry = """
-        SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by
+        SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq
         FROM entries WHERE id = ?
         """
 
@@ -53,19 +53,20 @@ extension WriteContext {
         let name = layout.name.flatMap { entry.fields[$0] } ?? ""
         try db.statement("""
             INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
-              created_by, updated_by, name, name_folded, birthday, country, province, city)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              created_by, updated_by, name, name_folded, birthday, country, province, city, seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET form = excluded.form, fields = excluded.fields, clocks = excluded.clocks,
               version = excluded.version, deleted = excluded.deleted, deleted_clock = excluded.deleted_clock,
               updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
               name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
-              province = excluded.province, city = excluded.city
+              province = excluded.province, city = excluded.city, seq = excluded.seq
             """).run([
                 .text(entry.id), .text(entry.form), .text(JSON.stringMap(entry.fields).text),
                 .text(JSON.stringMap(entry.clocks.mapValues(\.stored)).text), .text(entry.version.description),
                 .int(entry.deleted ? 1 : 0), .text(entry.deletedClock?.stored ?? ""), .text(entry.createdAt),
                 .text(entry.updatedAt), .text(entry.createdBy), .text(entry.updatedBy),
                 .text(name), .text(foldedName(name)), key(layout.birthday), key(layout.country), key(layout.province), key(layout.city),
+                .int(entry.seq),
             ])
     }
 
@@ -101,7 +102,7 @@ extension EntryStore {
         return StoredEntry(
             id: row.text(0), form: row.text(1), fields: try stringMap(row.text(2)), clocks: clocks,
             version: HLC(row.text(4)) ?? .zero, deleted: row.int(5) != 0, deletedClock: Stamp(stored: row.text(6)),
-            createdAt: row.text(7), updatedAt: row.text(8), createdBy: row.text(9), updatedBy: row.text(10))
+            createdAt: row.text(7), updatedAt: row.text(8), createdBy: row.text(9), updatedBy: row.text(10), seq: row.int(11))
     }
 
     /// Decodes a stored JSON object of strings.

@@ -88,7 +88,7 @@ extension EntryStore {
         let pageWhere = pageConditions.isEmpty ? "" : " WHERE " + pageConditions.joined(separator: " AND ")
         let limit = max(1, min(query.limit, 1000))
         let pageSQL = """
-            SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, \(column)
+            SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq, \(column)
             FROM entries\(pageWhere) ORDER BY \(column) \(direction), id \(direction) LIMIT \(limit + 1)
             """
         return try readers.read { db in
@@ -96,7 +96,7 @@ extension EntryStore {
             var sortValues: [String] = []
             try db.statement(pageSQL).query(pageValues) { row in
                 entries.append(try EntryStore.entry(from: row))
-                sortValues.append(row.text(11))
+                sortValues.append(row.text(12))
             }
             var next: (String, String)?
             if entries.count > limit {

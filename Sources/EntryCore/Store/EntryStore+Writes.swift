@@ -161,7 +161,7 @@ extension WriteContext {
         let hlc = clock.tick()
         let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
         let stamp = Stamp(hlc: hlc, node: nodeID)
-        let entry = StoredEntry(
+        var entry = StoredEntry(
             id: id ?? UUIDv7.generate(milliseconds: hlc.milliseconds), form: form, fields: fields,
             clocks: fields.mapValues { _ in stamp }, version: hlc, deleted: false, deletedClock: nil,
             createdAt: at, updatedAt: at, createdBy: origin.actor, updatedBy: origin.actor)
@@ -169,6 +169,7 @@ extension WriteContext {
             seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: form, op: .create, fields: fields,
             base: fields.mapValues { _ in "" }, actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
+        entry.seq = change.seq
         try save(entry, layout: layout)
         return (entry, true)
     }
@@ -198,6 +199,7 @@ extension WriteContext {
             seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: entry.form, op: op, fields: fields, base: base,
             actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
+        entry.seq = change.seq
         try save(entry, layout: layout)
         return entry
     }

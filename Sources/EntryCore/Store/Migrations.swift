@@ -32,7 +32,8 @@ enum Migrations {
           birthday    TEXT NOT NULL DEFAULT '',
           country     TEXT NOT NULL DEFAULT '',
           province    TEXT NOT NULL DEFAULT '',
-          city        TEXT NOT NULL DEFAULT ''
+          city        TEXT NOT NULL DEFAULT '',
+          seq         INTEGER NOT NULL DEFAULT 0  -- local seq of the latest change applied to it
         ) WITHOUT ROWID;
         CREATE INDEX entries_by_created  ON entries (created_at, id);
         CREATE INDEX entries_by_updated  ON entries (updated_at, id);

@@ -17,6 +17,8 @@ public struct StoredEntry: Sendable, Equatable {
     public var updatedAt: String
     public var createdBy: String
     public var updatedBy: String
+    /// This node's seq of the latest change applied to the entry (for `syncedTo`).
+    public var seq: Int64 = 0
 }
 
 /// The kind of a change (PROTOCOL.md `Change.op`).

@@ -54,10 +54,10 @@ extension EntryStore {
                     continue
                 }
                 ctx.clock.observe(change.hlc)
-                result.conflicts += try ctx.merge(change, layout: layout(change.form))
                 var logged = change
                 logged.via = via
-                try ctx.append(&logged)
+                try ctx.append(&logged)  // first, so the merged entry records its seq
+                result.conflicts += try ctx.merge(change, layout: layout(change.form))
                 result.applied += 1
             }
             try afterApply?(ctx.db)
@@ -128,6 +128,7 @@ extension WriteContext {
             entry.updatedAt = change.at
             entry.updatedBy = change.actor
         }
+        entry.seq = lastSeq
         try save(entry, layout: layout)
         return conflicts
     }
