@@ -47,6 +47,37 @@ import Testing
         for node in n { #expect(try node.history(e.id).contains { $0.fields["name"] == conflicts[0].lost }) }
     }
 
+    @Test("Resolve with useLost writes the losing group back as a new change, which then syncs; without it only marks resolved")
+    func resolveConflict() throws {
+        let (n, dbs) = try nodes(2)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        let e = try n[0].create(form: "registration", id: nil, fields: ["country": "CN", "province": "440000", "city": "440100"],
+                                layout: layout, origin: origin("a")).entry
+        _ = try sync(n[1], n[0])
+        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["province"] = "330000"; f["city"] = "330100"; return f }
+        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["city"] = "440300"; return f }
+        _ = try sync(n[0], n[1])
+        let conflicts = try n[0].conflicts(entry: e.id, includeResolved: false)
+        #expect(!conflicts.isEmpty)
+        let lostGroup = conflicts[0].lostGroup
+        let resolved = try n[0].resolveConflict(id: conflicts[0].id, useLost: true, layout: { _ in .registration }, origin: origin("admin"))
+        #expect(resolved.resolved)
+        let after = try #require(try n[0].get(e.id))
+        for (field, value) in lostGroup { #expect((after.fields[field] ?? "") == value) }
+        #expect(try n[0].history(e.id).last?.actor == "admin")
+        _ = try sync(n[1], n[0])
+        #expect(try n[1].get(e.id)?.fields == after.fields)
+        // Marking another conflict resolved without useLost changes no value.
+        for c in try n[0].conflicts(entry: e.id, includeResolved: false) {
+            _ = try n[0].resolveConflict(id: c.id, useLost: false, layout: { _ in .registration }, origin: origin("admin"))
+        }
+        #expect(try n[0].get(e.id)?.fields == after.fields)
+        #expect(try n[0].conflicts(entry: e.id, includeResolved: false).isEmpty)
+        #expect(throws: WireError.self) {
+            _ = try n[0].resolveConflict(id: "nope", useLost: false, layout: { _ in .registration }, origin: origin("admin"))
+        }
+    }
+
     @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered")
     func groupsMergeTogether() throws {
         let (n, dbs) = try nodes(2)
