@@ -17,11 +17,12 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// means durable: DESIGN.md "Durability"; group commit pays for it).
     /// - Parameters:
     ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds.
+    ///   - vfs: the SQLite VFS by name (`nil`: the default; tests inject faults with their own).
     /// - Throws: ``SQLiteError`` when the file cannot be opened or configured.
-    public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
+    public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000, vfs: String? = nil) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
