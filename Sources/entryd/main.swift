@@ -61,6 +61,10 @@ do {
     exit(73)
 }
 
+let openFiles = ResourceLimits.raiseOpenFiles()
+if openFiles < options.limits.maxConnections + 32 {
+    log.warning("open-file limit \(openFiles) is below max-connections \(options.limits.maxConnections) + 32; raise LimitNOFILE")
+}
 let service = EntryService(store: store, forms: forms, limits: options.limits, defaultLocale: options.locale, peers: options.peers)
 let listener = Listener(fd: listenFD, service: service, log: log)
 log.notice("listening on '\(socketPath)', database '\(databasePath)', node \(store.nodeID), \(forms.forms.count) form(s)")
