@@ -5,6 +5,8 @@ import Foundation
 
 /// Accepts clients on the listening socket and runs one session thread per
 /// connection, up to `max-connections`; tracks them so shutdown can drain.
+/// Each connection's role comes from the access policy in force when it was
+/// accepted (a reload replaces the policy for new connections).
 final class Listener: @unchecked Sendable {
     let fd: Int32
     let service: EntryService
@@ -12,12 +14,23 @@ final class Listener: @unchecked Sendable {
     private let lock = NSCondition()
     private var open: Set<Int32> = []
     private var stopping = false
+    private var policy: AccessPolicy
 
-    init(fd: Int32, service: EntryService, log: Log) {
+    init(fd: Int32, service: EntryService, access: AccessPolicy, log: Log) {
         self.fd = fd
         self.service = service
+        self.policy = access
         self.log = log
     }
+
+    /// The access policy for connections accepted from now on (reload).
+    var access: AccessPolicy {
+        get { lock.lock(); defer { lock.unlock() }; return policy }
+        set { lock.lock(); policy = newValue; lock.unlock() }
+    }
+
+    /// Sessions open now.
+    var openCount: Int { lock.lock(); defer { lock.unlock() }; return open.count }
 
     /// Accepts until ``stop()``; returns then.
     func run() {
@@ -57,8 +70,11 @@ final class Listener: @unchecked Sendable {
             log.notice("refused a connection: max-connections=\(limits.maxConnections) reached")
             return
         }
-        let caller = Peer.caller(of: client)
+        let policy = access
         let thread = Thread { [self] in
+            // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
+            let caller = Peer.caller(of: client, access: policy)
+            log.debug("client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
             let session = Session(fd: client, caller: caller, handler: service, limits: limits) { [log] event in
                 log.debug("client fd=\(client) pid=\(caller.pid): \(event)")
             }
@@ -95,22 +111,21 @@ final class Listener: @unchecked Sendable {
     }
 }
 
-/// Peer credentials and user names (SO_PEERCRED, getpwuid_r(3)).
+/// Peer credentials (SO_PEERCRED, unix(7)) mapped to a caller with a role.
 enum Peer {
-    static func caller(of fd: Int32) -> Caller {
-        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
-        if csystem_peercred(fd, &pid, &uid, &gid) != 0 { uid = UInt32.max; gid = UInt32.max }
-        // Roles come with the configuration (issue 4); until then every local peer may write and sync.
-        return Caller(pid: pid, uid: uid, gid: gid, userName: userName(uid), role: .admin)
-    }
+    /// The uid entryd runs as: that user is always admin.
+    static let daemonUID = getuid()
 
-    static func userName(_ uid: uid_t) -> String {
-        var pwd = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        if getpwuid_r(uid, &pwd, &buffer, buffer.count, &result) == 0, let p = result, let name = p.pointee.pw_name {
-            return String(cString: name)
+    /// Who is on the other end of `fd`, with the role `access` grants: the
+    /// user name from getpwuid_r(3), groups from getgrouplist(3). A socket
+    /// without credentials (never on Linux AF_UNIX) gets no role.
+    static func caller(of fd: Int32, access: AccessPolicy) -> Caller {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        guard csystem_peercred(fd, &pid, &uid, &gid) == 0 else {
+            return Caller(pid: 0, uid: UInt32.max, gid: UInt32.max, userName: "unknown", role: .none)
         }
-        return String(uid)
+        let name = Accounts.userName(uid)
+        let role = access.role(uid: uid, userName: name, groups: Accounts.groupNames(userName: name, gid: gid), daemonUID: daemonUID)
+        return Caller(pid: pid, uid: uid, gid: gid, userName: name, role: role)
     }
 }
