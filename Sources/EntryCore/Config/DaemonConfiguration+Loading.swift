@@ -47,16 +47,16 @@ extension DaemonConfiguration {
     /// Applies the file at `path` over this configuration.
     /// - Throws: ``ConfigurationError``.
     public mutating func apply(file path: String) throws(ConfigurationError) {
-        let ini: IniFile
-        do {
-            ini = try IniFile(contentsOfFile: path)
-        } catch let e as IniError {
-            let hint = e.line == 0 ? "; check the path and its permissions" : ""
-            throw ConfigurationError(path: e.path, line: e.line, key: "", message: e.message + hint)
-        } catch {
-            throw ConfigurationError(path: path, line: 0, key: "", message: "cannot read the file")
+        // Read through a file handle, not FileManager.contents(atPath:), so that
+        // `--config /dev/null` (embedded defaults only) works too.
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+            throw ConfigurationError(path: path, line: 0, key: "", message: "cannot read the file; check the path and its permissions")
         }
-        try apply(ini)
+        try? handle.close()
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw ConfigurationError(path: path, line: 0, key: "", message: "the file is not valid UTF-8")
+        }
+        try apply(text: text, path: path)
     }
 
     /// Applies `text` (named `path` in errors) over this configuration.

@@ -1,0 +1,127 @@
+import EntryCore
+import Foundation
+import Testing
+
+/// entryd under (a stand-in for) systemd: notify messages, socket activation,
+/// reload and --check-config, with the real binary.
+@Suite struct SystemdTests {
+    static var entryd: String { productsDirectory() + "/entryd" }
+
+    /// `Status.limits["max-batch"]` over `connection`.
+    static func maxBatch(_ connection: VarlinkConnection) throws -> Int64? {
+        try connection.call("io.entryd.Sync.Status")["limits"]?["max-batch"]?.intValue
+    }
+
+    @Test("NOTIFY_SOCKET: STATUS, READY=1 once calls work, WATCHDOG=1 every WATCHDOG_USEC/2, RELOADING=1 then READY=1 on SIGHUP, STOPPING=1 on SIGTERM")
+    func notifications() throws {
+        let dir = try serviceTestDirectory("notify")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/entryd.conf"
+        try "max-batch = 100\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let notify = try NotifySocket()
+        let socket = dir + "/entryd.sock"
+        let watchdogUSec = 300_000
+        let daemon = try ServiceProcess(
+            executable: Self.entryd, arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
+            environment: ["NOTIFY_SOCKET": notify.name, "WATCHDOG_USEC": String(watchdogUSec)], directory: dir)
+
+        // READY=1 comes after the STATUS= of start-up, and by then the socket answers at once.
+        let ready = notify.wait(for: "READY=1")
+        try #require(ready.found != nil, "no READY=1; stderr: \(daemon.stderr)")
+        #expect(ready.before.flatMap { $0 }.contains { $0.hasPrefix("STATUS=migrating") })
+        let early = try VarlinkConnection(path: socket)
+        #expect(try early.call("org.varlink.service.GetInfo")["product"]?.stringValue == "entryd")
+        #expect(try Self.maxBatch(early) == 100)
+
+        // Watchdog pings at half the interval.
+        var pings: [Date] = []
+        while pings.count < 5, let m = notify.receive(timeout: 2) {
+            if m.lines == ["WATCHDOG=1"] { pings.append(m.at) }
+        }
+        try #require(pings.count == 5, "watchdog pings: \(pings.count)")
+        let gaps = zip(pings.dropFirst(), pings).map { $0.timeIntervalSince($1) }.sorted()
+        let median = gaps[gaps.count / 2]
+        #expect(median > 0.10 && median < 0.25, "median gap \(median) s for WATCHDOG_USEC=\(watchdogUSec)")
+
+        // SIGHUP with a changed file: RELOADING=1 (with MONOTONIC_USEC), then READY=1; the open connection stays.
+        try "max-batch = 200\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        let reloading = notify.wait(for: "RELOADING=1")
+        try #require(reloading.found != nil)
+        #expect(reloading.found!.contains { $0.hasPrefix("MONOTONIC_USEC=") && UInt64($0.dropFirst(15)) != nil })
+        #expect(notify.wait(for: "READY=1").found != nil)
+        #expect(try Self.maxBatch(early) == 200)
+
+        // A bad file is refused with a log line naming file:line:key; the old configuration stays.
+        try "max-batch = 200\nmax-batch = many\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(notify.wait(for: "RELOADING=1").found != nil)
+        #expect(notify.wait(for: "READY=1").found != nil)
+        #expect(try Self.maxBatch(early) == 200)
+        #expect(daemon.stderr.contains("reload refused, keeping the configuration in force: \(config):2: max-batch:"))
+
+        daemon.signal(SIGTERM)
+        #expect(notify.wait(for: "STOPPING=1").found != nil)
+        early.close()
+        #expect(daemon.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+    }
+
+    @Test("systemd-socket-activate -l SOCKET entryd serves calls through the passed socket and leaves it in place")
+    func socketActivation() throws {
+        guard let activate = which("systemd-socket-activate") else {
+            Issue.record("systemd-socket-activate is missing: run scripts/setup (Debian package systemd)")
+            return
+        }
+        let dir = try serviceTestDirectory("activate")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/activated.sock"
+        let daemon = try ServiceProcess(
+            executable: activate, arguments: ["-l", socket, Self.entryd, "--config", "/dev/null", "--db", dir + "/entries.db"],
+            environment: [:], directory: dir)
+        let c = try connectWhenListening(socket)
+        let status = try c.call("io.entryd.Sync.Status")
+        #expect(status["database"]?.stringValue == dir + "/entries.db")
+        let info = try c.call("org.varlink.service.GetInfo")
+        #expect(info["product"]?.stringValue == "entryd")
+        #expect(daemon.stderr.contains("listening on '\(socket)' (passed by systemd)"))
+        c.close()
+        #expect(daemon.stop() == 0)
+        // The socket belongs to the manager: entryd does not remove it.
+        #expect(FileManager.default.fileExists(atPath: socket))
+    }
+
+    @Test("--check-config prints the effective configuration (exit 0) or names file:line:key (exit 78)")
+    func checkConfig() throws {
+        let dir = try serviceTestDirectory("check")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let good = dir + "/entryd.conf"
+        try "max-connections = 12\n[roles]\nwrite = alice\n[peer office]\naddress = unix:/run/office.sock\n".write(toFile: good, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: good + ".d", withIntermediateDirectories: true)
+        try "max-connections = 34\n".write(toFile: good + ".d/50-local.conf", atomically: true, encoding: .utf8)
+        let ok = try runProcess(Self.entryd, ["--config", good, "--check-config", "--socket", dir + "/s.sock", "--db", dir + "/e.db", "--max-batch", "7"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("# files: \(good), \(good).d/50-local.conf\n"))
+        #expect(ok.stdout.contains("\nmax-connections = 34\n"))
+        #expect(ok.stdout.contains("\nmax-batch = 7\n"))    // the flag overrides the file
+        #expect(ok.stdout.contains("\nsocket = \(dir)/s.sock\n"))
+        #expect(ok.stdout.contains("\nwrite = alice\n"))
+        #expect(ok.stdout.contains("[peer office]\naddress = unix:/run/office.sock\ninterval = 60\n"))
+
+        let bad = dir + "/bad.conf"
+        try "# comment\nidle-timeout = forever\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try runProcess(Self.entryd, ["--config", bad, "--check-config"])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.hasPrefix("entryd: \(bad):2: idle-timeout: give a whole number from 1 to 86400 seconds"))
+
+        let missing = try runProcess(Self.entryd, ["--config", dir + "/none.conf", "--check-config"])
+        #expect(missing.status == 78)
+        #expect(missing.stderr.contains("\(dir)/none.conf:0: cannot read the file"))
+
+        // A bad configuration also stops a normal start, before anything listens.
+        let start = try runProcess(Self.entryd, ["--config", bad, "--socket", dir + "/x.sock", "--db", dir + "/x.db"])
+        #expect(start.status == 78)
+        #expect(start.stderr.contains("\(bad):2: idle-timeout"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/x.sock"))
+    }
+}
