@@ -41,7 +41,7 @@ import Testing
         try #require(pings.count == 5, "watchdog pings: \(pings.count)")
         let gaps = zip(pings.dropFirst(), pings).map { $0.timeIntervalSince($1) }.sorted()
         let median = gaps[gaps.count / 2]
-        #expect(median > 0.10 && median < 0.25, "median gap \(median) s for WATCHDOG_USEC=\(watchdogUSec)")
+        #expect(median > 0.10 && median < 0.30, "median gap \(median) s for WATCHDOG_USEC=\(watchdogUSec)")
 
         // SIGHUP with a changed file: RELOADING=1 (with MONOTONIC_USEC), then READY=1; the open connection stays.
         try "max-batch = 200\n".write(toFile: config, atomically: true, encoding: .utf8)

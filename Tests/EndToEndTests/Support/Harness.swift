@@ -83,7 +83,9 @@ final class Daemon {
     func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: productsDirectory() + "/entryd")
-        p.arguments = ["--socket", socket, "--db", database] + extraArguments
+        // --config /dev/null: the embedded defaults, whatever /etc/entryd holds on this machine
+        // (a later --config in extraArguments wins).
+        p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", database] + extraArguments
         p.standardError = stderrPipe
         p.standardOutput = FileHandle.nullDevice
         try p.run()
