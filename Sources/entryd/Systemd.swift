@@ -75,7 +75,7 @@ final class Notifier: @unchecked Sendable {
         unsetenv("NOTIFY_SOCKET")
         guard let name = environment["NOTIFY_SOCKET"], name.hasPrefix("/") || name.hasPrefix("@"),
               name.utf8.count <= UnixSocket.maxPathBytes else {
-            if let name = environment["NOTIFY_SOCKET"] {
+            if let name = environment["NOTIFY_SOCKET"], !name.isEmpty {
                 log.warning("NOTIFY_SOCKET '\(name)' is not a path or @abstract name; not notifying")
             }
             address = nil; addressLength = 0; fd = -1

@@ -163,7 +163,7 @@ log.notice("listening on '\(socketPath)'\(activatedFD == nil ? "" : " (passed by
 // READY=1 only now: migrations are done and the socket listens (connections
 // queue in its backlog until the accept loop below takes them).
 notifier.send("READY=1", "STATUS=serving")
-if let usec = watchdogUSec {
+if let usec = watchdogUSec, notifier.isActive {
     notifier.startWatchdog(usec: usec) { try store.probeWriter() }
 }
 listener.run()

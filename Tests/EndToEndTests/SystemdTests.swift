@@ -123,4 +123,48 @@ import Testing
         #expect(start.stderr.contains("\(bad):2: idle-timeout"))
         #expect(!FileManager.default.fileExists(atPath: dir + "/x.sock"))
     }
+
+    @Test("SIGHUP reloads the forms: a removed field's stored value is kept, new input follows the new definition")
+    func formReload() throws {
+        let dir = try serviceTestDirectory("forms")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let forms = dir + "/forms"
+        try FileManager.default.createDirectory(atPath: forms, withIntermediateDirectories: true)
+        let original = try String(contentsOfFile: packageRoot + "/config/forms/registration.conf", encoding: .utf8)
+        try original.write(toFile: forms + "/registration.conf", atomically: true, encoding: .utf8)
+        let notify = try NotifySocket()
+        let socket = dir + "/entryd.sock"
+        let daemon = try ServiceProcess(executable: Self.entryd,
+                                        arguments: ["--config", "/dev/null", "--forms", forms, "--socket", socket, "--db", dir + "/entries.db"],
+                                        environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
+        try #require(notify.wait(for: "READY=1").found != nil, "\(daemon.stderr)")
+        let c = try VarlinkConnection(path: socket)
+        func fields(_ extra: [(String, JSON)]) -> JSON {
+            .object([("name", .string("Ann")), ("birthday", .string("1990-01-01")), ("country", .string("US")),
+                     ("contact_method", .string("email")), ("email", .string("ann@example.com"))] + extra)
+        }
+        let added = try c.call("io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2026-12-01 09:30"))]))]))
+        let id = try #require(added["entry"]?["id"]?.stringValue)
+        let hashBefore = try c.call("io.entryd.Sync.Status")["forms"]?["registration"]?.stringValue
+
+        // The new definition drops the appointment field.
+        let cut = try #require(original.range(of: "[field appointment]"))
+        try String(original[..<cut.lowerBound]).write(toFile: forms + "/registration.conf", atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(notify.wait(for: "RELOADING=1").found != nil)
+        #expect(notify.wait(for: "READY=1").found != nil)
+        #expect(try c.call("io.entryd.Sync.Status")["forms"]?["registration"]?.stringValue != hashBefore)
+
+        // The stored value stays, and survives an edit of another field.
+        #expect(try c.call("io.entryd.Entries.Get", .object([("id", .string(id))]))["entry"]?["fields"]?["appointment"]?.stringValue == "2026-12-01 09:30")
+        let updated = try c.call("io.entryd.Entries.Update", .object([("id", .string(id)), ("fields", .object([("name", .string("Bea"))]))]))
+        #expect(updated["entry"]?["fields"]?["name"]?.stringValue == "Bea")
+        #expect(updated["entry"]?["fields"]?["appointment"]?.stringValue == "2026-12-01 09:30")
+        // New input is held to the new definition.
+        #expect(throws: WireError.self) {
+            try c.call("io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2026-12-02 10:00"))]))]))
+        }
+        c.close()
+        #expect(daemon.stop() == 0)
+    }
 }
