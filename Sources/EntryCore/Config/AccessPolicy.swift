@@ -22,6 +22,9 @@ public struct AccessPolicy: Sendable, Equatable {
     /// `.none` refuses every call.
     public var defaultRole: Role = .read
 
+    /// - Parameters:
+    ///   - grants: principals by role (user names, `@group` names). Default none.
+    ///   - defaultRole: the role of peers named nowhere. Default `.read`.
     public init(grants: [Role: [String]] = [:], defaultRole: Role = .read) {
         self.grants = grants
         self.defaultRole = defaultRole

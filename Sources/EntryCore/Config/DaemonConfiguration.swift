@@ -63,6 +63,11 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     /// What is wrong and how to fix it.
     public var message: String
 
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - line: The physical line, from 1; 0 for the whole file.
+    ///   - key: The key or `[section]`; empty for a malformed line.
+    ///   - message: What is wrong and what to do.
     public init(path: String, line: Int, key: String, message: String) {
         self.path = path
         self.line = line
@@ -70,6 +75,7 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
         self.message = message
     }
 
+    /// `FILE:LINE: KEY: MESSAGE`, or `FILE:LINE: MESSAGE` without a key.
     public var description: String {
         key.isEmpty ? "\(path):\(line): \(message)" : "\(path):\(line): \(key): \(message)"
     }
