@@ -15,8 +15,14 @@ final class Listener: @unchecked Sendable {
     private var open: Set<Int32> = []
     private var stopping = false
     private var policy: AccessPolicy
+    /// A pipe whose read end wakes ``run()`` for ``stop()``.
+    private let wake: [Int32]
 
     init(fd: Int32, service: EntryService, access: AccessPolicy, log: Log) {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) != 0 { fatalError("pipe: \(String(cString: strerror(errno)))") }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        wake = ends
         self.fd = fd
         self.service = service
         self.policy = access
@@ -32,20 +38,37 @@ final class Listener: @unchecked Sendable {
     /// Sessions open now.
     var openCount: Int { lock.lock(); defer { lock.unlock() }; return open.count }
 
-    /// Accepts until ``stop()``; returns then.
+    /// Accepts until ``stop()``, then closes the listening descriptor and returns.
+    ///
+    /// The loop waits in poll(2) on the socket and on a wake-up pipe, rather
+    /// than having ``stop()`` shut the socket down: shutdown(2) acts on the
+    /// socket itself, which for a socket passed by systemd is shared with
+    /// entryd.socket and must keep listening for the next activation.
     func run() {
         while true {
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, -1)
+            if isStopping || fds[1].revents != 0 { break }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                log.warning("poll on the listening socket failed: \(String(cString: strerror(errno))); retrying")
+                usleep(100_000)
+                continue
+            }
+            guard fds[0].revents != 0 else { continue }
             let client = csystem_accept_cloexec(fd)
             if client < 0 {
                 let e = errno
-                if isStopping { return }
-                if e == EINTR || e == ECONNABORTED { continue }
+                if e == EINTR || e == ECONNABORTED || e == EAGAIN { continue }
                 log.warning("accept failed: \(String(cString: strerror(e))); retrying")
                 usleep(100_000)
                 continue
             }
             admit(client)
         }
+        // Self-bound: the socket goes away and new clients are refused. Passed by
+        // systemd: only this descriptor closes; systemd keeps listening.
+        close(fd)
     }
 
     private var isStopping: Bool {
@@ -97,7 +120,8 @@ final class Listener: @unchecked Sendable {
         lock.lock()
         stopping = true
         lock.unlock()
-        shutdown(fd, Int32(SHUT_RDWR))
+        var byte: UInt8 = 1
+        _ = write(wake[1], &byte, 1)
         lock.lock()
         let drained = open.count
         // Ending the read side makes each session see end of stream after its current call.

@@ -167,4 +167,40 @@ import Testing
         c.close()
         #expect(daemon.stop() == 0)
     }
+
+    @Test("a socket passed as fd 3 (LISTEN_FDS, LISTEN_PID) serves calls and keeps listening after entryd stops, for the next activation")
+    func passedSocketSurvivesStop() throws {
+        let dir = try serviceTestDirectory("listenfds")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/passed.sock"
+        // The test plays systemd: it owns the listening socket and hands entryd a copy as fd 3.
+        let listening = try UnixSocket.listen(path: path, mode: 0o660)
+        defer { close(listening) }
+        let notify = try NotifySocket()
+        let stderrPath = dir + "/stderr.log"
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", #"exec 3<&0 0</dev/null; LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=entryd.socket exec "$0" "$@""#,
+                       Self.entryd, "--config", "/dev/null", "--db", dir + "/entries.db"]
+        p.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.name]) { $1 }
+        p.standardInput = FileHandle(fileDescriptor: listening, closeOnDealloc: false)
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle(forWritingAtPath: stderrPath)
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        let log = { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+        try #require(notify.wait(for: "READY=1").found != nil, "\(log())")
+        let c = try VarlinkConnection(path: path)
+        #expect(try c.call("org.varlink.service.GetInfo")["product"]?.stringValue == "entryd")
+        c.close()
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect(log().contains("listening on '\(path)' (passed by systemd)"))
+        // Still listening: a client connects (it waits in the backlog for the next start).
+        #expect(FileManager.default.fileExists(atPath: path))
+        let later = try VarlinkConnection(path: path)
+        later.close()
+    }
 }
