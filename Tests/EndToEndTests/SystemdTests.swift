@@ -44,13 +44,29 @@ import Testing
         #expect(median > 0.10 && median < 0.30, "median gap \(median) s for WATCHDOG_USEC=\(watchdogUSec)")
 
         // SIGHUP with a changed file: RELOADING=1 (with MONOTONIC_USEC), then READY=1; the open connection stays.
-        try "max-batch = 200\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let office = JSON.object([("peer", .string("office"))])
+        #expect(throws: WireError(name: "io.entryd.Sync.PeerNotFound", parameters: office)) {
+            try early.call("io.entryd.Sync.SyncPeer", office)
+        }
+        #expect(!daemon.stderr.contains("connected"))
+        try "max-batch = 200\nlog-level = debug\n[peer office]\naddress = unix:\(dir)/no-such.sock\ninterval = 0\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
         let reloading = notify.wait(for: "RELOADING=1")
         try #require(reloading.found != nil)
         #expect(reloading.found!.contains { $0.hasPrefix("MONOTONIC_USEC=") && UInt64($0.dropFirst(15)) != nil })
         #expect(notify.wait(for: "READY=1").found != nil)
         #expect(try Self.maxBatch(early) == 200)
+        // The new peer is configured (unreachable, but known), and the new log level is in force.
+        do {
+            _ = try early.call("io.entryd.Sync.SyncPeer", office)
+            Issue.record("SyncPeer to a missing socket succeeded")
+        } catch let e as WireError {
+            #expect(e.name == "io.entryd.Sync.PeerUnreachable")
+        }
+        try VarlinkConnection(path: socket).close()
+        usleep(100_000)
+        #expect(daemon.stderr.contains("user='\(Accounts.userName(getuid()))' role=admin: connected"))
 
         // A bad file is refused with a log line naming file:line:key; the old configuration stays.
         try "max-batch = 200\nmax-batch = many\n".write(toFile: config, atomically: true, encoding: .utf8)

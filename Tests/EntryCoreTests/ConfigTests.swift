@@ -37,6 +37,12 @@ import Testing
     func missingFiles() throws {
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The default file may be missing: embedded defaults, plus any drop-ins beside it.
+        let none = try DaemonConfiguration.load(path: nil, defaultPath: dir + "/entryd.conf")
+        #expect(none == DaemonConfiguration())
+        try Self.write("locale = en\n", to: dir + "/entryd.conf.d/50-local.conf")
+        let dropInOnly = try DaemonConfiguration.load(path: nil, defaultPath: dir + "/entryd.conf")
+        #expect(dropInOnly.locale == .en && dropInOnly.sources == [dir + "/entryd.conf.d/50-local.conf"])
         #expect(throws: ConfigurationError.self) { try DaemonConfiguration.load(path: dir + "/nope.conf") }
         do {
             _ = try DaemonConfiguration.load(path: dir + "/nope.conf")

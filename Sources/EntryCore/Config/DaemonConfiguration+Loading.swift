@@ -10,11 +10,14 @@ extension DaemonConfiguration {
     /// again replaces the earlier value, a `[peer NAME]` section changes only
     /// the keys it names.
     ///
-    /// - Parameter path: `--config FILE`, or `nil` for the default file.
+    /// - Parameters:
+    ///   - path: `--config FILE`, or `nil` for the default file.
+    ///   - defaultPath: The default file, ``DaemonConfiguration/defaultPath``
+    ///     (tests give another). Its drop-ins are read even when it is missing.
     /// - Throws: ``ConfigurationError`` naming file, line and key: a missing
     ///   `--config` file (a missing default file is fine), an unreadable or
     ///   malformed file, an unknown section or key, a value out of bounds.
-    public static func load(path: String?) throws(ConfigurationError) -> DaemonConfiguration {
+    public static func load(path: String?, defaultPath: String = DaemonConfiguration.defaultPath) throws(ConfigurationError) -> DaemonConfiguration {
         let main = path ?? defaultPath
         var config = DaemonConfiguration()
         if FileManager.default.fileExists(atPath: main) || path != nil {
