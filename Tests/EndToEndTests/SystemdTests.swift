@@ -138,6 +138,12 @@ import Testing
         #expect(start.status == 78)
         #expect(start.stderr.contains("\(bad):2: idle-timeout"))
         #expect(!FileManager.default.fileExists(atPath: dir + "/x.sock"))
+
+        // Under journald (JOURNAL_STREAM set) the line carries its syslog priority: <3> for an error.
+        let journal = try runProcess(Self.entryd, ["--config", bad, "--socket", dir + "/x.sock", "--db", dir + "/x.db"],
+                                     environment: ["JOURNAL_STREAM": "8:12345", "PATH": "/usr/bin:/bin"])
+        #expect(journal.status == 78)
+        #expect(journal.stderr.hasPrefix("<3>bad configuration, not starting: \(bad):2: idle-timeout:"), "\(journal.stderr)")
     }
 
     @Test("SIGHUP reloads the forms: a removed field's stored value is kept, new input follows the new definition")
