@@ -7,6 +7,8 @@ import CSQLite
 /// Statements are prepared once per connection and reused, always with bound
 /// parameters, never with SQL built from values.
 public final class SQLiteConnection: @unchecked Sendable {
+    /// The WAL is truncated to this size after each reset (`journal_size_limit`): 16 MiB.
+    public static let walSizeLimitBytes = 16 << 20
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
 
@@ -37,6 +39,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         } else {
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=FULL")
+            // After a checkpoint resets the WAL, truncate the file back to this
+            // size (bytes), so a burst of writes does not leave a large WAL behind.
+            try execute("PRAGMA journal_size_limit=\(SQLiteConnection.walSizeLimitBytes)")
         }
         try execute("PRAGMA foreign_keys=ON")
     }
