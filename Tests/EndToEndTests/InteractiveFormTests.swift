@@ -41,6 +41,7 @@ import Testing
         try tmux.waitFor(text: "姓名")
         let first = try tmux.screen()
         #expect(first.last { !$0.isEmpty }?.contains("(↑/S-Tab 上一项)") == true, "previous is disabled on the first field")
+        #expect((try tmux.run(["capture-pane", "-p", "-e"])).contains("\u{1B}["), "colour when NO_COLOR is unset")
 
         try tmux.type("李雷")
         try tmux.press("Tab", "Space")                       // birthday: the wheel opens on today
@@ -125,6 +126,22 @@ import Testing
         let (status, out) = try finish(daemon, tmux)
         #expect(status == 1)
         #expect(out.isEmpty)
+    }
+
+    @Test("redraws for the new size on SIGWINCH; NO_COLOR draws no attributes, colour does")
+    func resizeAndColour() throws {
+        let daemon = try Daemon()
+        defer { daemon.stop() }
+        let tmux = try start(daemon, "add -i", environment: ["NO_COLOR": "1"])
+        defer { tmux.kill() }
+        try tmux.waitFor(text: "姓名")
+        #expect(!(try tmux.run(["capture-pane", "-p", "-e"])).contains("\u{1B}["), "no SGR without colour")
+        try tmux.run(["resize-window", "-x", "60", "-y", "15"])
+        try tmux.waitFor("the footer on row 15") { $0.count >= 15 && $0[14].contains("上一项") }
+        try tmux.type("李")
+        try tmux.run(["resize-window", "-x", "100", "-y", "30"])
+        try tmux.waitFor("the footer on row 30") { $0.count >= 30 && $0[29].contains("上一项") }
+        #expect(try tmux.screen()[1].contains("李"))
     }
 
     @Test("refuses politely with exit 64 when stdin is not a terminal")

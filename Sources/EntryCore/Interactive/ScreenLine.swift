@@ -6,6 +6,9 @@
 public struct ScreenLine: Sendable, Equatable {
     /// A text style (SGR attributes, ECMA-48).
     public enum Style: Sendable, Equatable {
+        /// Plain text; bold (keys, the focused label); dim (placeholders,
+        /// disabled keys); inverse (the highlighted row); problem (red
+        /// markers); title (the title bar); accent (cyan: the focus, values).
         case plain, bold, dim, inverse, problem, title, accent
 
         /// The SGR parameters of the style.
