@@ -45,7 +45,9 @@ enum InteractiveForm {
             name = entry?["form"]?.stringValue
         }
         let reply = try session.call("io.entryd.Forms.GetForm", params(("name", name.json), ("locale", session.locale)))
-        guard let form = EditorForm(json: reply["form"] ?? .null) else { throw Refusal("entryd sent a form this client cannot read") }
+        guard let form = EditorForm(json: reply["form"] ?? .null), !form.fields.isEmpty else {
+            throw Refusal("entryd sent a form without fields, or one this client cannot read")
+        }
         var editor = FormEditor(form: form, values: values, display: display, editing: editID != nil,
                                 locale: session.globals.locale, now: localNow())
         let colour = (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty

@@ -37,8 +37,8 @@ final class TerminalDevice {
     let input: Int32 = 0
     /// The output descriptor (a terminal: stdout or stderr).
     let output: Int32
-    /// The read end of the signal pipe.
-    let signalFD: Int32
+    /// The read end of the signal pipe (valid once ``enter()`` ran).
+    private(set) var signalFD: Int32 = -1
     private var saved = termios()
     private var active = false
 
@@ -50,13 +50,15 @@ final class TerminalDevice {
     init() throws {
         guard isatty(0) == 1 else { throw NotATerminal() }
         if isatty(1) == 1 { output = 1 } else if isatty(2) == 1 { output = 2 } else { throw NotATerminal() }
-        signalFD = SignalPipe.install()
     }
 
-    /// Enters raw mode, the alternate screen and bracketed paste; hides the cursor.
+    /// Enters raw mode, the alternate screen and bracketed paste; hides the
+    /// cursor; routes the signals to ``signalFD`` (until then they act as usual,
+    /// so Ctrl-C still stops a slow start).
     /// - Throws: ``SystemError`` when the terminal's modes cannot be read or set.
     func enter() throws {
         guard tcgetattr(input, &saved) == 0 else { throw SystemError("tcgetattr") }
+        if signalFD < 0 { signalFD = SignalPipe.install() }
         var raw = saved
         // termios(3), cfmakeraw: no echo, no line editing, no signals from keys
         // (Ctrl-C, Ctrl-Z arrive as bytes), no XON/XOFF (Ctrl-S is "Done"), no CR→NL.
@@ -79,6 +81,7 @@ final class TerminalDevice {
         active = false
         write("\u{1B}[0m\u{1B}[?2004l\u{1B}[?25h\u{1B}[?1049l")
         _ = tcsetattr(input, TCSAFLUSH, &saved)
+        SignalPipe.uninstall()
     }
 
     /// The window size in columns and rows (80×24 when the terminal does not say).
@@ -147,5 +150,10 @@ enum SignalPipe {
             sigaction(sig, &action, nil)
         }
         return fds[0]
+    }
+
+    /// Gives the signals their default actions back (the pipe stays open).
+    static func uninstall() {
+        for sig in [SIGWINCH, SIGTERM, SIGHUP, SIGINT] { signal(sig, SIG_DFL) }
     }
 }
