@@ -65,8 +65,20 @@ final class Tmux {
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
+        // The test runner's threads may block or ignore signals; the server and
+        // the command in it must start with none blocked and all at default, or
+        // the SIGHUP of kill-server would not end them.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw HarnessError("posix_spawn \(path): errno \(rc)") }
         var status: Int32 = 0
         let deadline = Date().addingTimeInterval(10)
@@ -115,7 +127,9 @@ final class Tmux {
     }
 
     /// Stops the server (and the command, if still running).
-    func kill() { _ = try? run(["kill-server"]) }
+    func kill() {
+        _ = try? run(["kill-server"])
+    }
 
     deinit { kill() }
 }
