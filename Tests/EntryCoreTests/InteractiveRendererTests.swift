@@ -82,6 +82,13 @@ import Testing
         #expect(screen.lines[0].rendered(colour: true).hasPrefix("\u{1B}[1;7m"))
     }
 
+    @Test("the title names the form and, when editing, the entry")
+    func title() {
+        let edit = FormEditor(form: Fixture.form, values: ["name": "李雷"], editing: true, entryID: "0193a5e2", now: Fixture.now)
+        #expect(FormRenderer(width: 80, height: 24).screen(edit).lines[0].plain.hasPrefix(" 登记 · 编辑 0193a5e2"))
+        #expect(FormRenderer(width: 80, height: 24).screen(editor()).lines[0].plain.hasPrefix(" 登记 · 新建"))
+    }
+
     @Test("a screen too small says so")
     func tooSmall() {
         let screen = FormRenderer(width: 20, height: 5).screen(editor())

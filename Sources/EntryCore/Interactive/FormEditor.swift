@@ -49,6 +49,8 @@ public struct FormEditor: Sendable {
     public let words: EditorWords
     /// Whether an existing entry is edited (submit is an Update).
     public let isEditing: Bool
+    /// The edited entry's id, shown in the title (`nil` for a new entry).
+    public let entryID: String?
     /// The current values by field name ("" or missing: empty). Hidden fields keep theirs.
     public internal(set) var values: [String: String]
     /// The values when the editor opened.
@@ -85,15 +87,17 @@ public struct FormEditor: Sendable {
     ///   - values: the entry's canonical values when editing; empty for a new entry.
     ///   - display: the entry's display values (`Entry.display`), if known.
     ///   - editing: whether Done updates an existing entry.
+    ///   - entryID: that entry's id, for the title.
     ///   - locale: the language of the editor's own words.
     ///   - now: today's date and the time, local wall clock.
     public init(form: EditorForm, values: [String: String] = [:], display: [String: String] = [:],
-                editing: Bool = false, locale: EntryLocale = .zh, now: PickerDate) {
+                editing: Bool = false, entryID: String? = nil, locale: EntryLocale = .zh, now: PickerDate) {
         self.form = form
         self.values = values
         self.original = values
         self.display = display
         self.isEditing = editing
+        self.entryID = entryID
         self.words = EditorWords.for(locale)
         self.now = now
         touched = Set(values.filter { !$0.value.isEmpty }.keys)

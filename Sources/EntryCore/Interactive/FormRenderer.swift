@@ -50,7 +50,7 @@ public struct FormRenderer: Sendable {
         }
         var lines: [ScreenLine] = []
         var cursor: (row: Int, column: Int)?
-        let mode = editor.isEditing ? w.editing : w.newEntry
+        let mode = editor.isEditing ? ([w.editing] + [editor.entryID].compactMap { $0 }).joined(separator: " ") : w.newEntry
         lines.append(ScreenLine(DisplayWidth.padded(" \(editor.form.title) · \(mode)", to: width), .title))
 
         let body = height - 3

@@ -48,7 +48,7 @@ enum InteractiveForm {
         guard let form = EditorForm(json: reply["form"] ?? .null), !form.fields.isEmpty else {
             throw Refusal("entryd sent a form without fields, or one this client cannot read")
         }
-        var editor = FormEditor(form: form, values: values, display: display, editing: editID != nil,
+        var editor = FormEditor(form: form, values: values, display: display, editing: editID != nil, entryID: editID,
                                 locale: session.globals.locale, now: localNow())
         let colour = (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
             && ProcessInfo.processInfo.environment["TERM"] != "dumb"
