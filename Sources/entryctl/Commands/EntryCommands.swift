@@ -11,21 +11,26 @@ enum EntryCommands {
     static let all = [add, get, update, delete, restore, history]
 
     static let add = Command(
-        name: "add", summary: "Store a new entry from FIELD=VALUE arguments.", arguments: "FIELD=VALUE...",
+        name: "add", summary: "Store a new entry from FIELD=VALUE arguments, or fill the form on screen (-i).",
+        arguments: "FIELD=VALUE...",
         options: [
             OptionSpec(["--id"], value: "ID", help: "Use this id; adding the same id with the same values again changes nothing."),
             formOption,
+            InteractiveCommands.interactiveOption,
         ],
         details: [
             "Each argument is FIELD=VALUE, split at the first '='; the value may contain '=' and may be empty.",
             "Values may be lenient (中国, China, CN; 广东, 广东省, 440000); the daemon stores the canonical form.",
             "Prints the stored entry. Problems with the values are listed and exit with 65.",
+            "With -i (no FIELD=VALUE): a full-screen form with pickers; prints the new entry's id (see 'entryctl edit --help').",
         ],
         examples: [
             "entryctl add name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000",
             "entryctl add --id 7d3c0e2a-5b1f-4c6e-9a8d-2f4b6c8e0a1b name=韩梅梅 birthday=1991-02-03 country=CN contact_method=email email=meimei@example.com",
+            "entryctl add -i --form registration",
         ],
         prepare: { input in
+            if input.has("--interactive") { return try InteractiveCommands.prepareAdd(input) }
             let (_, fields) = try input.fields()
             let form = input.value("--form"), id = input.value("--id")
             return { session in

@@ -1,0 +1,191 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import EntryCore
+
+/// `entryctl add -i` and `entryctl edit -i ID`: the full-screen form.
+///
+/// The shell only moves bytes and calls: it reads stdin, feeds ``KeyDecoder``,
+/// hands keys to ``FormEditor``, carries out its actions against the daemon
+/// (Check, Options, Add/Update), and draws ``FormRenderer``'s screen. It is
+/// single-threaded: a call to the daemon finishes before the next key is
+/// read, so answers always match the state that asked.
+enum InteractiveForm {
+    /// How long a lone ESC waits for the rest of a sequence, in milliseconds.
+    static let escapeDelayMilliseconds: Int32 = 40
+
+    /// What the form ended with.
+    private enum Outcome {
+        case stored(JSON)
+        case unchanged
+        case discarded
+        case interrupted(Int32)
+    }
+
+    /// Runs the form for a new entry of `form` (`nil`: the default form), or
+    /// for the entry `editID`; prints the stored entry's id on stdout.
+    ///
+    /// - Throws: ``UsageError`` (exit 64) when stdin is not a terminal;
+    ///   ``Refusal`` (exit 1) when the person discards; the daemon's errors
+    ///   from reading the form or the entry (before the screen is taken).
+    static func run(session: Session, form formName: String?, editID: String?) throws {
+        let terminal: TerminalDevice
+        do { terminal = try TerminalDevice() } catch {
+            throw UsageError("\(editID == nil ? "add" : "edit") -i needs a terminal: stdin and stdout (or stderr) "
+                             + "must be terminals; in scripts use 'entryctl add FIELD=VALUE...' or 'entryctl update'")
+        }
+        var values: [String: String] = [:], display: [String: String] = [:], version: String?
+        var name = formName
+        if let editID {
+            let entry = try session.call("io.entryd.Entries.Get", params(("id", .string(editID)), ("locale", session.locale)))["entry"]
+            values = EntryView.stringMap(entry?["fields"])
+            display = EntryView.stringMap(entry?["display"])
+            version = entry?["version"]?.stringValue
+            name = entry?["form"]?.stringValue
+        }
+        let reply = try session.call("io.entryd.Forms.GetForm", params(("name", name.json), ("locale", session.locale)))
+        guard let form = EditorForm(json: reply["form"] ?? .null), !form.fields.isEmpty else {
+            throw Refusal("entryd sent a form without fields, or one this client cannot read")
+        }
+        var editor = FormEditor(form: form, values: values, display: display, editing: editID != nil, entryID: editID,
+                                locale: session.globals.locale, now: localNow())
+        let colour = (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
+            && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+
+        try terminal.enter()
+        let outcome = loop(&editor, terminal: terminal, session: session, colour: colour,
+                           store: { fields in try store(fields, session: session, form: name, editID: editID, version: version) })
+        terminal.restore()
+        switch outcome {
+        case .stored(let entry):
+            if session.globals.json { return Terminal.out(lines: [JSON.object([("entry", entry)]).text]) }
+            Terminal.out(lines: [entry["id"]?.stringValue ?? ""])
+        case .unchanged:
+            Terminal.message("no changes; nothing was stored")
+            Terminal.out(lines: [editID ?? ""])
+        case .discarded:
+            throw Refusal("discarded; nothing was stored")
+        case .interrupted(let signal):
+            throw Refusal("stopped by signal \(signal); nothing was stored")
+        }
+    }
+
+    /// Add or Update; `nil` when editing changed nothing.
+    private static func store(_ fields: [String: String], session: Session, form: String?, editID: String?,
+                              version: String?) throws -> JSON? {
+        guard let editID else {
+            return try session.call("io.entryd.Entries.Add", params(
+                ("form", form.json), ("fields", .stringMap(fields)), ("locale", session.locale)))["entry"]
+        }
+        if fields.isEmpty { return nil }
+        return try session.call("io.entryd.Entries.Update", params(
+            ("id", .string(editID)), ("fields", .stringMap(fields)), ("ifVersion", version.json),
+            ("locale", session.locale)))["entry"]
+    }
+
+    /// The event loop: draw, wait for bytes or a signal, handle keys, carry out actions.
+    private static func loop(_ editor: inout FormEditor, terminal: TerminalDevice, session: Session, colour: Bool,
+                             store: ([String: String]) throws -> JSON?) -> Outcome {
+        var decoder = KeyDecoder()
+        var previous: Screen?
+        var pending = editor.start()
+        while true {
+            for action in coalesced(pending) {
+                if let outcome = perform(action, &editor, session: session, store: store) { return outcome }
+            }
+            pending = []
+            let size = terminal.size()
+            let renderer = FormRenderer(width: size.width, height: size.height)
+            editor.pageSize = renderer.listRows(for: editor)
+            let screen = renderer.screen(editor)
+            terminal.draw(screen, previous: previous, colour: colour)
+            previous = screen
+
+            var fds = [pollfd(fd: terminal.input, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: terminal.signalFD, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, decoder.hasPending ? escapeDelayMilliseconds : -1)
+            if ready < 0 { continue }
+            if fds[1].revents != 0 {
+                var byte: UInt8 = 0
+                while Glibc.read(terminal.signalFD, &byte, 1) == 1 {
+                    if Int32(byte) == SIGWINCH { previous = nil; terminal.clear() } else { return .interrupted(Int32(byte)) }
+                }
+            }
+            var keys: [Key] = []
+            if fds[0].revents != 0 {
+                let bytes = terminal.read()
+                if bytes.isEmpty { return .interrupted(SIGHUP) }
+                keys = decoder.feed(bytes)
+            } else if ready == 0 {
+                keys = decoder.flush()
+            }
+            for key in keys {
+                if key == .control("l") { previous = nil; terminal.clear() }
+                pending += editor.handle(key)
+                // A submit or quit is carried out before later keys are read.
+                if pending.contains(where: { if case .submit = $0 { true } else { $0 == .quit } }) {
+                    for action in coalesced(pending) {
+                        if let outcome = perform(action, &editor, session: session, store: store) { return outcome }
+                    }
+                    pending = []
+                }
+            }
+        }
+    }
+
+    /// The actions with every Check but the last dropped (only the latest values matter).
+    private static func coalesced(_ actions: [FormEditor.Action]) -> [FormEditor.Action] {
+        guard let last = actions.lastIndex(where: { if case .check = $0 { true } else { false } }) else { return actions }
+        return actions.enumerated().compactMap { index, action in
+            if case .check = action, index != last { return nil }
+            return action
+        }
+    }
+
+    /// Carries out one action; returns an outcome when the form is finished.
+    private static func perform(_ action: FormEditor.Action, _ editor: inout FormEditor, session: Session,
+                                store: ([String: String]) throws -> JSON?) -> Outcome? {
+        switch action {
+        case .quit:
+            return .discarded
+        case .check(let fields):
+            do {
+                let reply = try session.call("io.entryd.Forms.Check", params(
+                    ("form", .string(editor.form.name)), ("fields", .stringMap(fields)), ("locale", session.locale)))
+                editor.receiveCheck(display: EntryView.stringMap(reply["display"]),
+                                    problems: (reply["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
+            } catch {
+                editor.show(message: FailureReport(for: error).lines.joined(separator: " "))
+            }
+        case .fetchOptions(let request):
+            do {
+                let reply = try session.call("io.entryd.Forms.Options", params(
+                    ("form", .string(editor.form.name)), ("field", .string(request.field)), ("parent", request.parent.json),
+                    ("query", request.query.isEmpty ? nil : .string(request.query)), ("locale", session.locale)))
+                editor.receive((reply["options"]?.arrayValue ?? []).compactMap(OptionRow.init(json:)), for: request)
+            } catch {
+                editor.receive([], for: request)
+                editor.show(message: FailureReport(for: error).lines.joined(separator: " "))
+            }
+        case .submit(let fields):
+            do {
+                guard let entry = try store(fields) else { return .unchanged }
+                return .stored(entry)
+            } catch let error as WireError where error.name == "io.entryd.Entries.ValidationFailed" {
+                editor.submitFailed(problems: (error.parameters["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
+            } catch {
+                editor.submitFailed(message: FailureReport(for: error).lines.joined(separator: " "))
+            }
+        }
+        return nil
+    }
+
+    /// The local wall-clock date and time now (for empty date pickers).
+    static func localNow() -> PickerDate {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: Date())
+        return PickerDate(year: c.year ?? 2000, month: c.month ?? 1, day: c.day ?? 1, hour: c.hour ?? 0, minute: c.minute ?? 0)
+    }
+}
