@@ -7,12 +7,22 @@ import Foundation
 
 let environment = ProcessInfo.processInfo.environment
 let options: Options
+// `--restore FILE` (issue 8) is taken out before the other options are parsed.
+var daemonArguments = Array(CommandLine.arguments.dropFirst())
+let restoreFrom: String? = RestoreOption.extract(&daemonArguments)
 do {
-    guard let parsed = try Options.parse(Array(CommandLine.arguments.dropFirst()), environment: environment) else { exit(0) }
+    guard let parsed = try Options.parse(daemonArguments, environment: environment) else { exit(0) }
     options = parsed
 } catch {
     fputs("entryd: \(error.message)\nTry 'entryd --help'.\n", stderr)
     exit(64)
+}
+if let restoreFrom {
+    let outcome = RestoreOption.run(backup: restoreFrom,
+                                    database: DaemonPaths.database(flag: options.database, environment: environment),
+                                    socket: DaemonPaths.socket(flag: options.socket, environment: environment))
+    fputs("entryd: " + outcome.message + "\n", outcome.status == 0 ? stdout : stderr)
+    exit(outcome.status)
 }
 let log = Log(threshold: options.logLevel, environment: environment)
 
