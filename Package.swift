@@ -23,6 +23,8 @@ let package = Package(
             name: "CInih", path: "Sources/CInih", pkgConfig: "inih",
             providers: [.apt(["libinih-dev"])]),
         .target(name: "CSystem", path: "Sources/CSystem"),
+        // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
+        .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "EntryCore", dependencies: ["CSQLite", "CInih", "CSystem"],
             path: "Sources/EntryCore", swiftSettings: swiftSettings,
@@ -34,7 +36,7 @@ let package = Package(
             name: "entryctl", dependencies: ["EntryCore", "CSystem"],
             path: "Sources/entryctl", swiftSettings: swiftSettings),
         .testTarget(
-            name: "EntryCoreTests", dependencies: ["EntryCore"],
+            name: "EntryCoreTests", dependencies: ["EntryCore", "CSQLiteFaults"],
             path: "Tests/EntryCoreTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["EntryCore"],

@@ -5,6 +5,8 @@ import Foundation
 
 /// Accepts clients on the listening socket and runs one session thread per
 /// connection, up to `max-connections`; tracks them so shutdown can drain.
+/// Each connection's role comes from the access policy in force when it was
+/// accepted (a reload replaces the policy for new connections).
 final class Listener: @unchecked Sendable {
     let fd: Int32
     let service: EntryService
@@ -12,27 +14,61 @@ final class Listener: @unchecked Sendable {
     private let lock = NSCondition()
     private var open: Set<Int32> = []
     private var stopping = false
+    private var policy: AccessPolicy
+    /// A pipe whose read end wakes ``run()`` for ``stop()``.
+    private let wake: [Int32]
 
-    init(fd: Int32, service: EntryService, log: Log) {
+    init(fd: Int32, service: EntryService, access: AccessPolicy, log: Log) {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) != 0 { fatalError("pipe: \(String(cString: strerror(errno)))") }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        wake = ends
         self.fd = fd
         self.service = service
+        self.policy = access
         self.log = log
     }
 
-    /// Accepts until ``stop()``; returns then.
+    /// The access policy for connections accepted from now on (reload).
+    var access: AccessPolicy {
+        get { lock.lock(); defer { lock.unlock() }; return policy }
+        set { lock.lock(); policy = newValue; lock.unlock() }
+    }
+
+    /// Sessions open now.
+    var openCount: Int { lock.lock(); defer { lock.unlock() }; return open.count }
+
+    /// Accepts until ``stop()``, then closes the listening descriptor and returns.
+    ///
+    /// The loop waits in poll(2) on the socket and on a wake-up pipe, rather
+    /// than having ``stop()`` shut the socket down: shutdown(2) acts on the
+    /// socket itself, which for a socket passed by systemd is shared with
+    /// entryd.socket and must keep listening for the next activation.
     func run() {
         while true {
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, -1)
+            if isStopping || fds[1].revents != 0 { break }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                log.warning("poll on the listening socket failed: \(String(cString: strerror(errno))); retrying")
+                usleep(100_000)
+                continue
+            }
+            guard fds[0].revents != 0 else { continue }
             let client = csystem_accept_cloexec(fd)
             if client < 0 {
                 let e = errno
-                if isStopping { return }
-                if e == EINTR || e == ECONNABORTED { continue }
+                if e == EINTR || e == ECONNABORTED || e == EAGAIN { continue }
                 log.warning("accept failed: \(String(cString: strerror(e))); retrying")
                 usleep(100_000)
                 continue
             }
             admit(client)
         }
+        // Self-bound: the socket goes away and new clients are refused. Passed by
+        // systemd: only this descriptor closes; systemd keeps listening.
+        close(fd)
     }
 
     private var isStopping: Bool {
@@ -57,8 +93,11 @@ final class Listener: @unchecked Sendable {
             log.notice("refused a connection: max-connections=\(limits.maxConnections) reached")
             return
         }
-        let caller = Peer.caller(of: client)
+        let policy = access
         let thread = Thread { [self] in
+            // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
+            let caller = Peer.caller(of: client, access: policy)
+            log.debug("client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
             let session = Session(fd: client, caller: caller, handler: service, limits: limits) { [log] event in
                 log.debug("client fd=\(client) pid=\(caller.pid): \(event)")
             }
@@ -81,7 +120,8 @@ final class Listener: @unchecked Sendable {
         lock.lock()
         stopping = true
         lock.unlock()
-        shutdown(fd, Int32(SHUT_RDWR))
+        var byte: UInt8 = 1
+        _ = write(wake[1], &byte, 1)
         lock.lock()
         let drained = open.count
         // Ending the read side makes each session see end of stream after its current call.
@@ -95,22 +135,21 @@ final class Listener: @unchecked Sendable {
     }
 }
 
-/// Peer credentials and user names (SO_PEERCRED, getpwuid_r(3)).
+/// Peer credentials (SO_PEERCRED, unix(7)) mapped to a caller with a role.
 enum Peer {
-    static func caller(of fd: Int32) -> Caller {
-        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
-        if csystem_peercred(fd, &pid, &uid, &gid) != 0 { uid = UInt32.max; gid = UInt32.max }
-        // Roles come with the configuration (issue 4); until then every local peer may write and sync.
-        return Caller(pid: pid, uid: uid, gid: gid, userName: userName(uid), role: .admin)
-    }
+    /// The uid entryd runs as: that user is always admin.
+    static let daemonUID = getuid()
 
-    static func userName(_ uid: uid_t) -> String {
-        var pwd = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        if getpwuid_r(uid, &pwd, &buffer, buffer.count, &result) == 0, let p = result, let name = p.pointee.pw_name {
-            return String(cString: name)
+    /// Who is on the other end of `fd`, with the role `access` grants: the
+    /// user name from getpwuid_r(3), groups from getgrouplist(3). A socket
+    /// without credentials (never on Linux AF_UNIX) gets no role.
+    static func caller(of fd: Int32, access: AccessPolicy) -> Caller {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        guard csystem_peercred(fd, &pid, &uid, &gid) == 0 else {
+            return Caller(pid: 0, uid: UInt32.max, gid: UInt32.max, userName: "unknown", role: .none)
         }
-        return String(uid)
+        let name = Accounts.userName(uid)
+        let role = access.role(uid: uid, userName: name, groups: Accounts.groupNames(userName: name, gid: gid), daemonUID: daemonUID)
+        return Caller(pid: pid, uid: uid, gid: gid, userName: name, role: role)
     }
 }

@@ -1,15 +1,25 @@
 import EntryCore
 
 /// entryd's command line (parse → validate → run, as swift-argument-parser does).
+///
+/// Every setting flag is optional: a flag given overrides `entryd.conf`
+/// (``apply(to:)``), which overrides the environment and embedded defaults.
 struct Options {
+    /// `--config FILE`: `nil` means ``DaemonConfiguration/defaultPath`` (which may be missing).
+    var configPath: String?
+    /// `--check-config`: validate, print the effective configuration, exit 0 or 78.
+    var checkConfig = false
     var socket: String?
     var database: String?
     var formsDirectory: String?
-    var locale: EntryLocale = .zh
-    var logLevel: Log.Level = .info
-    var limits = Limits()
+    var locale: EntryLocale?
+    var logLevel: Log.Level?
+    var maxConnections: Int?
+    var idleTimeoutSeconds: Int?
+    var maxMessageBytes: Int?
+    var maxBatch: Int?
     var peers: [PeerConfig] = []
-    var syncInterval = 60
+    var syncInterval: Int?
 
     static let usage = """
         Usage: entryd [OPTIONS]
@@ -18,30 +28,38 @@ struct Options {
         them in SQLite with a change log, and serves them over varlink on a Unix socket.
 
         Options:
-          --socket PATH         socket to listen on (default: $ENTRYD_SOCKET,
-                                $XDG_RUNTIME_DIR/entryd.sock, ./entryd.sock)
-          --db PATH             database file (default: $ENTRYD_DB,
+          --config FILE         configuration file (default: /etc/entryd/entryd.conf if
+                                present); drop-ins FILE.d/*.conf apply after it
+          --check-config        validate the configuration and forms, print the
+                                effective configuration, exit 0 (or 78 when invalid)
+          --socket PATH         socket to listen on (default: `socket` in the file,
+                                $ENTRYD_SOCKET, $XDG_RUNTIME_DIR/entryd.sock, ./entryd.sock;
+                                a socket passed by systemd comes first)
+          --db PATH             database file (default: `database` in the file, $ENTRYD_DB,
                                 $STATE_DIRECTORY/entries.db, $XDG_STATE_HOME/entryd/entries.db,
                                 ~/.local/state/entryd/entries.db)
-          --forms DIR           read form definitions from DIR/*.conf
-                                (default: $ENTRYD_FORMS, else the built-in registration form)
+          --forms DIR           read form definitions from DIR/*.conf (default: `forms` in
+                                the file, $ENTRYD_FORMS, else the built-in registration form)
           --locale zh|en        default locale of replies (default: zh)
           --log-level LEVEL     error, warning, notice, info or debug (default: info)
           --max-connections N   simultaneous clients (default: 1024)
           --idle-timeout SECS   close connections silent this long (default: 300)
           --max-message-size B  largest message in bytes (default: 4194304)
+          --max-batch N         rows per Import, changes per Apply (default: 10000)
           --peer NAME=ADDRESS   a peer to sync with (repeatable): ADDRESS is unix:/path
                                 or exec:COMMAND, e.g. exec:ssh host entryctl bridge;
                                 `entryctl sync NAME` syncs it
-          --sync-interval SECS  sync configured peers this often (default 60; 0: on demand)
+          --sync-interval SECS  sync every configured peer this often (0: on demand;
+                                default: each peer's `interval`, 60)
           -h, --help            show this help
           --version             show the version
 
         Signals: SIGTERM or SIGINT stops accepting, finishes in-flight calls, closes
-        the database and exits 0.
+        the database and exits 0. SIGHUP re-reads the configuration and the forms;
+        a bad new configuration is refused and the old one stays.
 
         Exit codes: 0 ok, 64 bad arguments, 69 socket in use by a live entryd,
-        73 cannot create the socket, 74 cannot open the database.
+        73 cannot create the socket, 74 cannot open the database, 78 bad configuration.
         """
 
     /// A bad command line: the message, for `entryd: …` and exit 64.
@@ -49,9 +67,8 @@ struct Options {
 
     /// Parses `arguments` (without the program name). Returns `nil` after
     /// printing help or the version.
-    static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Options? {
+    static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
         var o = Options()
-        if let d = environment["ENTRYD_FORMS"], !d.isEmpty { o.formsDirectory = d }
         var i = 0
         func value(_ flag: String) throws(UsageError) -> String {
             i += 1
@@ -72,11 +89,13 @@ struct Options {
                 let flagPart = String(arg[..<eq])
                 var rest = arguments
                 rest.replaceSubrange(i...i, with: [flagPart, String(arg[arg.index(after: eq)...])])
-                return try parse(rest, environment: environment)
+                return try parse(rest)
             }
             switch arg {
             case "-h", "--help": print(usage); return nil
             case "--version": print("entryd \(EntrydVersion.string)"); return nil
+            case "--config": o.configPath = try value(arg)
+            case "--check-config": o.checkConfig = true
             case "--socket": o.socket = try value(arg)
             case "--db": o.database = try value(arg)
             case "--forms": o.formsDirectory = try value(arg)
@@ -88,9 +107,10 @@ struct Options {
                 let text = try value(arg)
                 guard let l = Log.Level(name: text) else { throw UsageError(message: "--log-level must be error, warning, notice, info or debug, not '\(text)'") }
                 o.logLevel = l
-            case "--max-connections": o.limits.maxConnections = try number(arg, 1...65536)
-            case "--idle-timeout": o.limits.idleTimeoutSeconds = try number(arg, 1...86400)
-            case "--max-message-size": o.limits.maxMessageBytes = try number(arg, 4096...(64 << 20))
+            case "--max-connections": o.maxConnections = try number(arg, 1...65536)
+            case "--idle-timeout": o.idleTimeoutSeconds = try number(arg, 1...86400)
+            case "--max-message-size": o.maxMessageBytes = try number(arg, 4096...(64 << 20))
+            case "--max-batch": o.maxBatch = try number(arg, 1...1_000_000)
             case "--peer":
                 let text = try value(arg)
                 guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
@@ -100,10 +120,8 @@ struct Options {
                 guard address.hasPrefix("unix:") || address.hasPrefix("exec:") else {
                     throw UsageError(message: "a peer address starts with unix: or exec:, not '\(address)'")
                 }
-                o.peers.append(PeerConfig(name: String(text[..<eq]), address: address, intervalSeconds: o.syncInterval))
-            case "--sync-interval":
-                o.syncInterval = try number(arg, 0...86400)
-                for i in o.peers.indices { o.peers[i].intervalSeconds = o.syncInterval }
+                o.peers.append(PeerConfig(name: String(text[..<eq]), address: address))
+            case "--sync-interval": o.syncInterval = try number(arg, 0...86400)
             default:
                 arg = arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'"
                 throw UsageError(message: arg)
@@ -111,5 +129,28 @@ struct Options {
             i += 1
         }
         return o
+    }
+
+    /// Lays the flags over a configuration read from the file. `--peer` adds a
+    /// peer or replaces the file's peer of that name; `--sync-interval` sets
+    /// the interval of every peer. Paths are resolved later, with the
+    /// environment (``Settings``).
+    func apply(to config: inout DaemonConfiguration) {
+        if let v = locale { config.locale = v }
+        if let v = logLevel { config.logLevel = v }
+        if let v = maxConnections { config.limits.maxConnections = v }
+        if let v = idleTimeoutSeconds { config.limits.idleTimeoutSeconds = v }
+        if let v = maxMessageBytes { config.limits.maxMessageBytes = v }
+        if let v = maxBatch { config.limits.maxBatch = v }
+        for peer in peers {
+            if let i = config.peers.firstIndex(where: { $0.name == peer.name }) {
+                config.peers[i].address = peer.address
+            } else {
+                config.peers.append(peer)
+            }
+        }
+        if let v = syncInterval {
+            for i in config.peers.indices { config.peers[i].intervalSeconds = v }
+        }
     }
 }

@@ -6,11 +6,11 @@ enum SocketFile {
     /// Another process accepts connections on the path.
     struct InUse: Error { let path: String }
 
-    /// Binds `path` with mode 0660. A socket file left by a crashed daemon
+    /// Binds `path` with `mode` (`socket-mode`, default 0660). A socket file left by a crashed daemon
     /// (connect is refused) is removed first; a live one is never touched.
     /// - Throws: ``InUse`` when something answers on the path; ``SystemError``
     ///   when the path exists and is not a socket, or bind/listen fail.
-    static func bind(path: String, log: Log) throws -> Int32 {
+    static func bind(path: String, mode: mode_t = 0o660, log: Log) throws -> Int32 {
         var st = stat()
         if lstat(path, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFSOCK else {
@@ -25,6 +25,6 @@ enum SocketFile {
                 unlink(path)
             }
         }
-        return try UnixSocket.listen(path: path, mode: 0o660)
+        return try UnixSocket.listen(path: path, mode: mode)
     }
 }

@@ -69,14 +69,14 @@ import Testing
         #expect(mustHave.count >= 400)
 
         // Restoring while the daemon runs is refused and changes nothing.
-        let live = try runProcess(productsDirectory() + "/entryd", ["--socket", d.socket, "--db", d.database, "--restore", backupFile])
+        let live = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore", backupFile])
         #expect(live.status == 69, "\(live.stderr)")
         #expect(d.stop() == 0)
 
         // Restore into a fresh location, then check the restored file itself.
         let restoredDB = d.directory + "/restored/entries.db"
         let restore = try runProcess(productsDirectory() + "/entryd",
-                                     ["--socket", d.directory + "/restored.sock", "--db", restoredDB, "--restore", backupFile])
+                                     ["--config", "/dev/null", "--socket", d.directory + "/restored.sock", "--db", restoredDB, "--restore", backupFile])
         #expect(restore.status == 0, "\(restore.stderr)")
         let info = try DatabaseBackup.verify(path: restoredDB)
         #expect(info.node == node)
@@ -90,7 +90,7 @@ import Testing
         #expect(missing.isEmpty, "\(missing.count) entries acknowledged before the backup began are missing")
 
         // Restoring over the original database keeps the node id; the daemon starts on it.
-        let over = try runProcess(productsDirectory() + "/entryd", ["--socket", d.socket, "--db", d.database, "--restore", backupFile])
+        let over = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore", backupFile])
         #expect(over.status == 0, "\(over.stderr)")
         #expect(FileManager.default.fileExists(atPath: d.database + ".before-restore"))
         try d.start()
@@ -108,10 +108,10 @@ import Testing
         #expect(d.stop() == 0)
         let junk = d.directory + "/junk.db"
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: junk))
-        let refused = try runProcess(productsDirectory() + "/entryd", ["--socket", d.socket, "--db", d.database, "--restore", junk])
+        let refused = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore", junk])
         #expect(refused.status == 65, "\(refused.stderr)")
         #expect(refused.stderr.contains("not restored"))
-        let missing = try runProcess(productsDirectory() + "/entryd", ["--socket", d.socket, "--db", d.database, "--restore"])
+        let missing = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore"])
         #expect(missing.status == 64)
         try d.start()
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)

@@ -61,12 +61,24 @@ public struct Validator: Sendable {
         }
         run.checkRequired()
         var problems = form.fields.compactMap { field in run.failures[field.name]?.problem(field: field, locale: locale) }
-        for name in input.keys.sorted() where form.field(named: name) == nil {
-            let message = ProblemReason.unknownField(form: form.name).message(label: name, locale: locale)
-            problems.append(Problem(field: name, code: .unknownField, message: message))
+        // Unknown names are listed one by one up to a bound, then summed up, so a
+        // message with thousands of made-up fields gets a reply of bounded size.
+        let unknown = input.keys.filter { form.field(named: $0) == nil }.sorted()
+        for name in unknown.prefix(Validator.maxUnknownFieldProblems) {
+            let shown = name.count > 64 ? String(name.prefix(64)) + "…" : name
+            let message = ProblemReason.unknownField(form: form.name).message(label: shown, locale: locale)
+            problems.append(Problem(field: name.count > 256 ? String(name.prefix(256)) : name, code: .unknownField, message: message))
+        }
+        if unknown.count > Validator.maxUnknownFieldProblems {
+            let more = unknown.count - Validator.maxUnknownFieldProblems
+            problems.append(Problem(field: "", code: .unknownField, message: locale == .zh
+                ? "另有 \(more) 个字段不属于表单 \(form.name)。" : "\(more) more fields are not part of form \(form.name)."))
         }
         return ValidationResult(fields: run.fields, problems: problems)
     }
+
+    /// Unknown fields reported one by one; beyond this, one problem sums up the rest.
+    public static let maxUnknownFieldProblems = 20
 
     /// NFC, trimmed; full-width forms folded except in text fields.
     static func clean(_ raw: String, for type: FieldType) -> String {

@@ -70,7 +70,11 @@ extension EntryService {
         let entry = try store.update(id: id, ifVersion: ifVersion, layout: form.layout, origin: try origin(c, p)) { current in
             let result = self.validator.validate(form: form, input: input, current: current.fields, locale: locale)
             guard result.problems.isEmpty else { throw WireError.validationFailed(result.problems) }
-            return result.fields
+            // A changed form never invalidates stored entries (issue 4): values of
+            // fields the form no longer defines are kept through edits of the others.
+            var fields = result.fields
+            for (name, value) in current.fields where form.field(named: name) == nil { fields[name] = value }
+            return fields
         }
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }

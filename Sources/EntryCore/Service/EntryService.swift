@@ -7,9 +7,20 @@ import Foundation
 /// registry can be swapped at run time (reload) under a lock.
 public final class EntryService: CallHandler, @unchecked Sendable {
     public let store: EntryStore
-    public let limits: Limits
+    /// The limits in force; a reload replaces them (``reconfigure(limits:defaultLocale:peers:)``).
+    public var limits: Limits {
+        lock.lock()
+        defer { lock.unlock() }
+        return currentLimits
+    }
     /// Locale for calls without `locale` (PROTOCOL.md: the configured one, `zh` by default).
-    public let defaultLocale: EntryLocale
+    public var defaultLocale: EntryLocale {
+        lock.lock()
+        defer { lock.unlock() }
+        return currentLocale
+    }
+    private var currentLimits: Limits
+    private var currentLocale: EntryLocale
     /// Validates against the shared reference data.
     let validator = Validator()
     private let lock = NSLock()
@@ -26,8 +37,8 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         self.store = store
         self.registry = forms
         self.configuredPeers = peers
-        self.limits = limits
-        self.defaultLocale = defaultLocale
+        self.currentLimits = limits
+        self.currentLocale = defaultLocale
     }
 
     /// The current form registry.
@@ -48,6 +59,17 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     public func replaceForms(_ forms: FormRegistry) {
         lock.lock()
         registry = forms
+        lock.unlock()
+    }
+
+    /// Replaces the limits, the default locale and the configured peers (reload,
+    /// SIGHUP). Calls already running keep what they read; connections
+    /// opened before keep their message-size and idle limits.
+    public func reconfigure(limits: Limits, defaultLocale: EntryLocale, peers: [PeerConfig]) {
+        lock.lock()
+        currentLimits = limits
+        currentLocale = defaultLocale
+        configuredPeers = peers
         lock.unlock()
     }
 

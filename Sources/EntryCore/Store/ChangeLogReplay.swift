@@ -53,3 +53,16 @@ extension EntryStore {
         }
     }
 }
+
+extension EntryStore {
+    /// `PRAGMA integrity_check` (sqlite.org/pragma.html#pragma_integrity_check):
+    /// `["ok"]` for a sound database, else SQLite's list of problems.
+    /// - Throws: ``SQLiteError``.
+    public func integrityCheck() throws -> [String] {
+        try readers.read { db in
+            var lines: [String] = []
+            try db.statement("PRAGMA integrity_check").query { lines.append($0.text(0)) }
+            return lines
+        }
+    }
+}

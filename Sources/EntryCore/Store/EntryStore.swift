@@ -24,13 +24,14 @@ public final class EntryStore: @unchecked Sendable {
     ///   - readers: read-only connections in the pool (≥ 1).
     ///   - wallClock: milliseconds since the epoch, for HLC stamps (tests inject one).
     ///   - progress: called before each migration with (version, total), e.g. for `STATUS=`.
+    ///   - vfs: the SQLite VFS by name (`nil`: the default).
     /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
     ///   database, or is newer than this build.
     public init(path: String, readers: Int = 4,
                 wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-                progress: (Int, Int) -> Void = { _, _ in }) throws {
+                progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil) throws {
         self.path = path
-        let db = try SQLiteConnection(path: path)
+        let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
         var node = ""
         var lastHLC = HLC.zero
@@ -52,7 +53,7 @@ public final class EntryStore: @unchecked Sendable {
         commits = signal
         let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq)
         writer = WriteQueue(context: context) { seq in signal.publish(seq) }
-        self.readers = try ReaderPool(path: path, count: readers)
+        self.readers = try ReaderPool(path: path, count: readers, vfs: vfs)
         writer.start()
     }
 

@@ -8,8 +8,8 @@ final class ReaderPool: @unchecked Sendable {
 
     /// Opens `count` read-only connections to `path`.
     /// - Throws: ``SQLiteError`` when a connection cannot be opened.
-    init(path: String, count: Int) throws {
-        idle = try (0..<max(1, count)).map { _ in try SQLiteConnection(path: path, readOnly: true) }
+    init(path: String, count: Int, vfs: String? = nil) throws {
+        idle = try (0..<max(1, count)).map { _ in try SQLiteConnection(path: path, readOnly: true, vfs: vfs) }
     }
 
     /// Runs `body` with a connection checked out of the pool, inside one read

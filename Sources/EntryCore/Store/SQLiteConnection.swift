@@ -7,6 +7,8 @@ import CSQLite
 /// Statements are prepared once per connection and reused, always with bound
 /// parameters, never with SQL built from values.
 public final class SQLiteConnection: @unchecked Sendable {
+    /// The WAL is truncated to this size after each reset (`journal_size_limit`): 16 MiB.
+    public static let walSizeLimitBytes = 16 << 20
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
 
@@ -17,11 +19,12 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// means durable: DESIGN.md "Durability"; group commit pays for it).
     /// - Parameters:
     ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds.
+    ///   - vfs: the SQLite VFS by name (`nil`: the default; tests inject faults with their own).
     /// - Throws: ``SQLiteError`` when the file cannot be opened or configured.
-    public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000) throws(SQLiteError) {
+    public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000, vfs: String? = nil) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
@@ -36,6 +39,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         } else {
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=FULL")
+            // After a checkpoint resets the WAL, truncate the file back to this
+            // size (bytes), so a burst of writes does not leave a large WAL behind.
+            try execute("PRAGMA journal_size_limit=\(SQLiteConnection.walSizeLimitBytes)")
         }
         try execute("PRAGMA foreign_keys=ON")
     }

@@ -16,6 +16,7 @@ public struct Limits: Sendable, Equatable {
     /// Entries in one List page (the `limit` parameter is clamped to it). Fixed at 1000.
     public var maxPageSize = 1000
 
+    /// The defaults above (the embedded defaults of `entryd.conf`).
     public init() {}
 
     /// The limits by configuration key, as `Status` reports them.
@@ -28,14 +29,19 @@ public struct Limits: Sendable, Equatable {
 
 /// Who is calling: the peer of a connection, from SO_PEERCRED (unix(7)).
 public struct Caller: Sendable, Equatable {
+    /// The peer's process id (SO_PEERCRED).
     public var pid: Int32
+    /// The peer's user id.
     public var uid: UInt32
+    /// The peer's primary group id.
     public var gid: UInt32
     /// The user name of `uid` (getpwuid_r), or the number as text when unknown.
     /// Recorded as the actor of every change the caller makes.
     public var userName: String
+    /// What the caller may do (``AccessPolicy``), fixed when the connection is accepted.
     public var role: Role
 
+    /// A caller with its credentials and role.
     public init(pid: Int32, uid: UInt32, gid: UInt32, userName: String, role: Role) {
         self.pid = pid
         self.uid = uid
@@ -47,6 +53,8 @@ public struct Caller: Sendable, Equatable {
 
 /// Access roles (DESIGN.md "Security and limits"), each including the ones below it.
 public enum Role: Int, Sendable, Comparable, CaseIterable {
+    /// No calls at all (`default-role = none` in entryd.conf).
+    case none = 0
     /// Get, List, History, Changes, Forms.
     case read = 1
     /// + Add, Update, Delete, Restore, Import.
@@ -54,13 +62,22 @@ public enum Role: Int, Sendable, Comparable, CaseIterable {
     /// + Apply, SyncPeer, Resolve.
     case admin = 3
 
+    /// The name in `entryd.conf` and in `PermissionDenied(role)`: `none`, `read`, `write`, `admin`.
     public var name: String {
         switch self {
+        case .none: return "none"
         case .read: return "read"
         case .write: return "write"
         case .admin: return "admin"
         }
     }
 
+    /// Parses `none`, `read`, `write` or `admin`.
+    public init?(name: String) {
+        guard let role = Role.allCases.first(where: { $0.name == name }) else { return nil }
+        self = role
+    }
+
+    /// `none` < `read` < `write` < `admin`.
     public static func < (a: Role, b: Role) -> Bool { a.rawValue < b.rawValue }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import Foundation
 
 /// The daemon's log: one line per event on stderr. With `JOURNAL_STREAM` set
 /// (stderr connected to journald, systemd.exec(5)) each line starts with its
@@ -25,12 +26,21 @@ public final class Log: @unchecked Sendable {
         }
     }
 
-    /// Lines below this level are dropped.
-    public var threshold: Level
+    /// Lines below this level are dropped. Thread-safe: a reload (SIGHUP)
+    /// may change it while other threads log.
+    public var threshold: Level {
+        get { lock.withLock { storedThreshold } }
+        set { lock.withLock { storedThreshold = newValue } }
+    }
+    private var storedThreshold: Level
+    private let lock = NSLock()
     let journal: Bool
 
+    /// - Parameters:
+    ///   - threshold: the lowest level written. Default `info`.
+    ///   - environment: `JOURNAL_STREAM` there selects `<N>` priority prefixes.
     public init(threshold: Level = .info, environment: [String: String]) {
-        self.threshold = threshold
+        self.storedThreshold = threshold
         self.journal = environment["JOURNAL_STREAM"] != nil
     }
 

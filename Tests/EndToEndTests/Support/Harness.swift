@@ -84,7 +84,9 @@ final class Daemon: @unchecked Sendable {
     func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: productsDirectory() + "/entryd")
-        p.arguments = ["--socket", socket, "--db", database] + extraArguments
+        // --config /dev/null: the embedded defaults, whatever /etc/entryd holds on this machine
+        // (a later --config in extraArguments wins).
+        p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", database] + extraArguments
         if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()

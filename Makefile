@@ -1,0 +1,68 @@
+# entryd: build, install and uninstall (GNU make).
+#
+#   make                      swift build -c release
+#   make install              binaries, systemd units, sysusers.d/tmpfiles.d,
+#                             /etc/entryd (configuration and forms), docs and data
+#   make uninstall            removes what install put (keeps /etc/entryd if changed
+#                             and /var/lib/entryd, the database)
+#
+# Variables: PREFIX (default /usr/local), DESTDIR (staging root, default empty),
+# SYSCONFDIR (default /etc), BUILD_DIR (where the built binaries are, default
+# the release build), BUILD=no (install what BUILD_DIR holds without building).
+# The units' paths follow PREFIX and SYSCONFDIR.
+
+PREFIX      ?= /usr/local
+SYSCONFDIR  ?= /etc
+BINDIR      ?= $(PREFIX)/bin
+DATADIR     ?= $(PREFIX)/share/entryd
+DOCDIR      ?= $(PREFIX)/share/doc/entryd
+# Debian puts units of packages in /lib/systemd/system; local installs in $(PREFIX)/lib/systemd/system.
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+CONFDIR     ?= $(SYSCONFDIR)/entryd
+BUILD_DIR   ?= .build/release
+BUILD       ?= yes
+INSTALL     ?= install
+
+.PHONY: all build install uninstall
+
+all: build
+
+build:
+ifeq ($(BUILD),yes)
+	swift build -c release --product entryd
+	swift build -c release --product entryctl
+endif
+
+install: build
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(CONFDIR)/forms $(DESTDIR)$(CONFDIR)/entryd.conf.d $(DESTDIR)$(DATADIR)/data $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 0755 $(BUILD_DIR)/entryd $(BUILD_DIR)/entryctl $(DESTDIR)$(BINDIR)/
+	for unit in entryd.service entryd.socket; do \
+		sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/etc/entryd/|$(CONFDIR)/|g' \
+		    -e 's|/usr/local/share/doc/entryd/|$(DOCDIR)/|g' systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit; \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit; \
+	done
+	$(INSTALL) -m 0644 systemd/sysusers.d/entryd.conf $(DESTDIR)$(SYSUSERSDIR)/entryd.conf
+	$(INSTALL) -m 0644 systemd/tmpfiles.d/entryd.conf $(DESTDIR)$(TMPFILESDIR)/entryd.conf
+	# Configuration: never overwrite an administrator's copy.
+	test -e $(DESTDIR)$(CONFDIR)/entryd.conf || $(INSTALL) -m 0644 config/entryd.conf $(DESTDIR)$(CONFDIR)/entryd.conf
+	for form in config/forms/*.conf; do \
+		test -e $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) || $(INSTALL) -m 0644 $$form $(DESTDIR)$(CONFDIR)/forms/; \
+	done
+	# The reference data is compiled into the binaries; the tables and their provenance are installed for reference.
+	$(INSTALL) -m 0644 data/*.tsv data/*.md $(DESTDIR)$(DATADIR)/data/
+	$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/entryd $(DESTDIR)$(BINDIR)/entryctl
+	rm -f $(DESTDIR)$(UNITDIR)/entryd.service $(DESTDIR)$(UNITDIR)/entryd.socket
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/entryd.conf $(DESTDIR)$(TMPFILESDIR)/entryd.conf
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
+	# Configuration files are removed only when unchanged; the database in /var/lib/entryd stays.
+	cmp -s config/entryd.conf $(DESTDIR)$(CONFDIR)/entryd.conf && rm -f $(DESTDIR)$(CONFDIR)/entryd.conf || true
+	for form in config/forms/*.conf; do \
+		cmp -s $$form $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) && rm -f $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) || true; \
+	done
+	-rmdir $(DESTDIR)$(CONFDIR)/forms $(DESTDIR)$(CONFDIR)/entryd.conf.d $(DESTDIR)$(CONFDIR) 2>/dev/null

@@ -1,0 +1,29 @@
+import EntryCore
+import Foundation
+
+/// Everything the daemon takes from its configuration, resolved: the file and
+/// drop-ins, the command-line flags over them, then the environment and the
+/// embedded defaults for paths left open, and the forms loaded.
+struct Settings {
+    var config: DaemonConfiguration
+    var socketPath: String
+    var databasePath: String
+    /// `nil`: the built-in registration form only.
+    var formsDirectory: String?
+    var forms: FormRegistry
+
+    /// Reads the configuration and the forms.
+    /// - Throws: ``ConfigurationError`` (file, line, key) or
+    ///   `FormDefinitionError` (form file and line); both mean exit 78 at
+    ///   start-up and a refused reload later.
+    static func load(_ options: Options, environment env: [String: String]) throws -> Settings {
+        var config = try DaemonConfiguration.load(path: options.configPath)
+        options.apply(to: &config)
+        let socket = DaemonPaths.socket(flag: options.socket ?? config.socketPath, environment: env)
+        let database = DaemonPaths.database(flag: options.database ?? config.databasePath, environment: env)
+        let envForms = env["ENTRYD_FORMS"].flatMap { $0.isEmpty ? nil : $0 }
+        let formsDirectory = options.formsDirectory ?? config.formsDirectory ?? envForms
+        let forms = try formsDirectory.map { try FormRegistry.load(directory: $0) } ?? FormRegistry.builtIn
+        return Settings(config: config, socketPath: socket, databasePath: database, formsDirectory: formsDirectory, forms: forms)
+    }
+}

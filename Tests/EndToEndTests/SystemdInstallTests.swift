@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// `make install` and the shipped units, checked with systemd's own tools
+/// (no running systemd needed: systemd-analyze --offline, sysusers/tmpfiles --root).
+@Suite(.serialized) struct SystemdInstallTests {
+    static var canRun: Bool { which("make") != nil && which("systemd-analyze") != nil }
+
+    /// Runs make in the package root with the built (debug) binaries, no release build.
+    static func make(_ arguments: [String]) throws -> ProcessResult {
+        try runProcess(which("make")!, ["-s", "-C", packageRoot, "BUILD=no", "BUILD_DIR=\(productsDirectory())"] + arguments, timeout: 60)
+    }
+
+    /// Every file `make install` puts under a root, relative to it.
+    static func tree(_ root: String) -> Set<String> {
+        let items = FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []
+        return Set(items)
+    }
+
+    @Test("make install DESTDIR=… lays out the expected tree; make uninstall removes it and keeps a changed configuration",
+          .enabled(if: canRun, "skipped: make and systemd-analyze are needed; scripts/setup installs them"))
+    func installTree() throws {
+        let root = try serviceTestDirectory("destdir")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let installed = try Self.make(["install", "DESTDIR=\(root)"])
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let expected: Set<String> = [
+            "usr/local/bin/entryd", "usr/local/bin/entryctl",
+            "usr/local/lib/systemd/system/entryd.service", "usr/local/lib/systemd/system/entryd.socket",
+            "usr/local/lib/sysusers.d/entryd.conf", "usr/local/lib/tmpfiles.d/entryd.conf",
+            "etc/entryd/entryd.conf", "etc/entryd/entryd.conf.d", "etc/entryd/forms/registration.conf",
+            "usr/local/share/doc/entryd/README.md",
+            "usr/local/share/entryd/data/countries.tsv", "usr/local/share/entryd/data/cn_divisions.tsv",
+            "usr/local/share/entryd/data/cn_divisions_retired.tsv", "usr/local/share/entryd/data/PROVENANCE.md",
+        ]
+        let files = Self.tree(root)
+        #expect(expected.subtracting(files).isEmpty, "missing: \(expected.subtracting(files).sorted())")
+        #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/local/bin/entryd"))
+        let unit = try String(contentsOfFile: root + "/usr/local/lib/systemd/system/entryd.service", encoding: .utf8)
+        #expect(unit.contains("\nExecStart=/usr/local/bin/entryd --config /etc/entryd/entryd.conf\n"))
+
+        // The installed configuration is valid as shipped, forms included.
+        let check = try runProcess(root + "/usr/local/bin/entryd", ["--config", root + "/etc/entryd/entryd.conf", "--check-config"])
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stdout.contains("forms = \(root)/etc/entryd/forms\n"))
+
+        // A changed configuration survives uninstall; everything else goes.
+        try "# local\nlocale = en\n".write(toFile: root + "/etc/entryd/entryd.conf", atomically: true, encoding: .utf8)
+        let removed = try Self.make(["uninstall", "DESTDIR=\(root)"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        let left = Self.tree(root).filter { !Self.isDirectory(root + "/" + $0) }
+        #expect(left == ["etc/entryd/entryd.conf"])
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var d: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &d) && d.boolValue
+    }
+
+    @Test("installed units pass systemd-analyze verify without warnings and rate exposure ≤ 2.0; sysusers/tmpfiles create user and socket directory",
+          .enabled(if: canRun, "skipped: make and systemd-analyze are needed; scripts/setup installs them"))
+    func analyzeUnits() throws {
+        let root = try serviceTestDirectory("prefix")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // A PREFIX inside the temporary root, so that ExecStart= names a binary that exists.
+        let installed = try Self.make(["install", "PREFIX=\(root)/usr", "SYSCONFDIR=\(root)/etc"])
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let units = root + "/usr/lib/systemd/system"
+        let analyze = which("systemd-analyze")!
+
+        let verify = try runProcess(analyze, ["verify", units + "/entryd.socket", units + "/entryd.service"])
+        #expect(verify.status == 0)
+        #expect(verify.stderr.isEmpty, "systemd-analyze verify: \(verify.stderr)")
+
+        let security = try runProcess(analyze, ["security", "--offline=yes", "--threshold=20", units + "/entryd.service"])
+        #expect(security.status == 0, "\(security.stdout)\(security.stderr)")
+        let line = security.stdout.split(separator: "\n").last { $0.contains("Overall exposure level") }.map(String.init) ?? ""
+        let score = line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }
+        let exposure = try #require(score, "no exposure score in: \(security.stdout.suffix(300))")
+        #expect(exposure <= 2.0, "exposure \(exposure)")
+
+        // sysusers.d creates the entryd user and group; tmpfiles.d the socket directory.
+        let image = root + "/image"
+        try FileManager.default.createDirectory(atPath: image + "/etc", withIntermediateDirectories: true)
+        if let sysusers = which("systemd-sysusers"), let tmpfiles = which("systemd-tmpfiles") {
+            let users = try runProcess(sysusers, ["--root=\(image)", root + "/usr/lib/sysusers.d/entryd.conf"])
+            #expect(users.status == 0, "\(users.stderr)")
+            let passwd = try String(contentsOfFile: image + "/etc/passwd", encoding: .utf8)
+            let entry = try #require(passwd.split(separator: "\n").first { $0.hasPrefix("entryd:") })
+            #expect(entry.hasSuffix(":/var/lib/entryd:/usr/sbin/nologin"))
+            let dirs = try runProcess(tmpfiles, ["--root=\(image)", "--create", root + "/usr/lib/tmpfiles.d/entryd.conf"])
+            #expect(dirs.status == 0, "\(dirs.stderr)")
+            let attributes = try FileManager.default.attributesOfItem(atPath: image + "/run/entryd")
+            #expect((attributes[.posixPermissions] as? Int) == 0o750)
+            let uid = entry.split(separator: ":")[2]
+            #expect((attributes[.ownerAccountID] as? NSNumber)?.stringValue == String(uid))
+        }
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import Testing
+@testable import EntryCore
+
+/// entryd.conf: every key, defaults, drop-in order, refusals with file:line:key (Config/).
+@Suite struct ConfigTests {
+    /// A fresh directory for one test's files.
+    static func directory() throws -> String {
+        let dir = NSTemporaryDirectory() + "entryd-config-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func write(_ text: String, to path: String) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    @Test("no file gives the embedded defaults")
+    func defaults() throws {
+        let c = try DaemonConfiguration.parse(text: "", path: "/etc/entryd/entryd.conf")
+        #expect(c.socketPath == nil)
+        #expect(c.socketMode == 0o660)
+        #expect(c.databasePath == nil)
+        #expect(c.locale == .zh)
+        #expect(c.formsDirectory == nil)
+        #expect(c.logLevel == .info)
+        #expect(c.limits == Limits())
+        #expect(c.limits.maxMessageBytes == 4 << 20 && c.limits.maxConnections == 1024 && c.limits.idleTimeoutSeconds == 300)
+        #expect(c.limits.maxBatch == 10_000 && c.limits.maxClockSkewMs == 300_000)
+        #expect(c.access == AccessPolicy(grants: [:], defaultRole: .read))
+        #expect(c.peers.isEmpty)
+        #expect(c.sources == ["/etc/entryd/entryd.conf"])
+    }
+
+    @Test("a missing default file is fine, a missing --config file is an error")
+    func missingFiles() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The default file may be missing: embedded defaults, plus any drop-ins beside it.
+        let none = try DaemonConfiguration.load(path: nil, defaultPath: dir + "/entryd.conf")
+        #expect(none == DaemonConfiguration())
+        try Self.write("locale = en\n", to: dir + "/entryd.conf.d/50-local.conf")
+        let dropInOnly = try DaemonConfiguration.load(path: nil, defaultPath: dir + "/entryd.conf")
+        #expect(dropInOnly.locale == .en && dropInOnly.sources == [dir + "/entryd.conf.d/50-local.conf"])
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.load(path: dir + "/nope.conf") }
+        do {
+            _ = try DaemonConfiguration.load(path: dir + "/nope.conf")
+        } catch {
+            #expect(error.path == dir + "/nope.conf" && error.line == 0)
+            #expect(error.message.contains("cannot read"))
+        }
+    }
+
+    @Test("every key is parsed, with units and relative paths")
+    func everyKey() throws {
+        let text = """
+        socket = /run/test/entryd.sock
+        socket-mode = 0600
+        database = data/entries.db
+        locale = en
+        forms = forms
+        log-level = debug
+        max-message-size = 1M
+        max-connections = 7
+        idle-timeout = 2min
+        max-batch = 50
+        max-clock-skew = 1h
+
+        [roles]
+        read = carol
+        write = alice, @staff
+        admin = @wheel
+        default-role = none
+
+        [peer office]
+        address = exec:ssh office entryctl bridge
+        interval = 0
+
+        [peer lab]
+        address = unix:/run/lab/entryd.sock
+        """
+        let c = try DaemonConfiguration.parse(text: text, path: "/etc/entryd/entryd.conf")
+        #expect(c.socketPath == "/run/test/entryd.sock")
+        #expect(c.socketMode == 0o600)
+        #expect(c.databasePath == "/etc/entryd/data/entries.db")
+        #expect(c.locale == .en)
+        #expect(c.formsDirectory == "/etc/entryd/forms")
+        #expect(c.logLevel == .debug)
+        #expect(c.limits.maxMessageBytes == 1 << 20)
+        #expect(c.limits.maxConnections == 7)
+        #expect(c.limits.idleTimeoutSeconds == 120)
+        #expect(c.limits.maxBatch == 50)
+        #expect(c.limits.maxClockSkewMs == 3_600_000)
+        #expect(c.access.grants[.read] == ["carol"])
+        #expect(c.access.grants[.write] == ["alice", "@staff"])
+        #expect(c.access.grants[.admin] == ["@wheel"])
+        #expect(c.access.defaultRole == Role.none)
+        #expect(c.peers == [PeerConfig(name: "office", address: "exec:ssh office entryctl bridge", intervalSeconds: 0),
+                            PeerConfig(name: "lab", address: "unix:/run/lab/entryd.sock", intervalSeconds: 60)])
+    }
+
+    @Test("the shipped config/entryd.conf parses and documents every key")
+    func shippedFile() throws {
+        let path = #filePath.replacingOccurrences(of: "/Tests/EntryCoreTests/ConfigTests.swift", with: "/config/entryd.conf")
+        let c = try DaemonConfiguration.load(path: path)
+        #expect(c.formsDirectory?.hasSuffix("/config/forms") == true)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for key in ConfigKey.all.map(\.name) {
+            #expect(text.contains("\n# \(key) =") || text.contains("\n\(key) ="), "config/entryd.conf lacks \(key)")
+        }
+    }
+
+    @Test("drop-ins apply after the main file in lexical order; later values win")
+    func dropInOrder() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.write("max-batch = 10\nmax-connections = 5\n[roles]\nwrite = alice\n[peer office]\naddress = unix:/a\ninterval = 30\n",
+                       to: dir + "/entryd.conf")
+        try Self.write("max-batch = 20\n[peer office]\ninterval = 90\n", to: dir + "/entryd.conf.d/10-first.conf")
+        try Self.write("max-batch = 30\n[roles]\nwrite = bob\n", to: dir + "/entryd.conf.d/20-second.conf")
+        try Self.write("max-batch = 99\n", to: dir + "/entryd.conf.d/30-ignored.conf.disabled")
+        let c = try DaemonConfiguration.load(path: dir + "/entryd.conf")
+        #expect(c.limits.maxBatch == 30)
+        #expect(c.limits.maxConnections == 5)
+        #expect(c.access.grants[.write] == ["bob"])
+        #expect(c.peers == [PeerConfig(name: "office", address: "unix:/a", intervalSeconds: 90)])
+        #expect(c.sources == [dir + "/entryd.conf", dir + "/entryd.conf.d/10-first.conf", dir + "/entryd.conf.d/20-second.conf"])
+    }
+
+    @Test("a bad drop-in is reported with its own file and line")
+    func badDropIn() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.write("max-batch = 10\n", to: dir + "/entryd.conf")
+        try Self.write("# local\n\nmax-batch = lots\n", to: dir + "/entryd.conf.d/50-local.conf")
+        #expect(throws: ConfigurationError(path: dir + "/entryd.conf.d/50-local.conf", line: 3, key: "max-batch",
+                                           message: "give a whole number from 1 to 1000000, not 'lots'")) {
+            try DaemonConfiguration.load(path: dir + "/entryd.conf")
+        }
+    }
+
+    /// Each kind of bad file, with the line and key the error must name.
+    static let badFiles: [(text: String, line: Int, key: String, says: String)] = [
+        ("locale = zh\nbogus = 1", 2, "bogus", "unknown key at the top level"),
+        ("[roles]\nread = a\nsuperuser = b", 3, "superuser", "unknown key in [roles]"),
+        ("[peer x]\naddress = unix:/a\nport = 22", 3, "port", "unknown key in [peer x]"),
+        ("\n[limits]\nmax-batch = 1", 2, "[limits]", "unknown section"),
+        ("[peer bad name!]\naddress = unix:/a", 1, "[peer bad name!]", "a peer name"),
+        ("[peer lonely]\ninterval = 5", 1, "[peer lonely]", "has no address"),
+        ("[peer p]\naddress = tcp:host:1", 2, "address", "unix:/ABSOLUTE/PATH or exec:COMMAND"),
+        ("[peer p]\naddress = exec:", 2, "address", "exec:COMMAND"),
+        ("[peer p]\naddress = unix:/a\ninterval = -1", 3, "interval", "0 to 86400 seconds"),
+        ("socket = /" + String(repeating: "s", count: 120), 1, "socket", "at most 107 bytes"),
+        ("socket-mode = 0644x", 1, "socket-mode", "octal"),
+        ("socket-mode = 0440", 1, "socket-mode", "owner's read and write"),
+        ("database =", 1, "database", "path of the database"),
+        ("locale = fr", 1, "locale", "zh or en"),
+        ("forms =", 1, "forms", "directory"),
+        ("log-level = loud", 1, "log-level", "error, warning, notice, info or debug"),
+        ("max-message-size = 100", 1, "max-message-size", "4096 to 67108864 bytes"),
+        ("max-message-size = 65M", 1, "max-message-size", "4096 to 67108864 bytes"),
+        ("max-connections = 0", 1, "max-connections", "1 to 65536"),
+        ("max-connections = 1.5", 1, "max-connections", "1 to 65536"),
+        ("idle-timeout = 2d", 1, "idle-timeout", "1 to 86400 seconds"),
+        ("max-batch = 1000001", 1, "max-batch", "1 to 1000000"),
+        ("max-clock-skew = 0", 1, "max-clock-skew", "1 to 86400 seconds"),
+        ("[roles]\nwrite = alice, bad user", 2, "write", "'bad user' is not one"),
+        ("[roles]\nadmin = @", 2, "admin", "'@' is not one"),
+        ("[roles]\ndefault-role = root", 2, "default-role", "none, read, write or admin"),
+        ("locale = zh\nthis line is wrong", 2, "", "expected '[section]' or 'key = value'"),
+    ]
+
+    @Test("each kind of bad file is refused with file:line:key", arguments: 0..<badFiles.count)
+    func badFile(_ index: Int) throws {
+        let bad = Self.badFiles[index]
+        do {
+            _ = try DaemonConfiguration.parse(text: bad.text, path: "/etc/entryd/entryd.conf")
+            Issue.record("accepted: \(bad.text)")
+        } catch {
+            #expect(error.path == "/etc/entryd/entryd.conf")
+            #expect(error.line == bad.line)
+            #expect(error.key == bad.key)
+            #expect(error.message.contains(bad.says), "\(error)")
+            let prefix = bad.key.isEmpty ? "/etc/entryd/entryd.conf:\(bad.line): " : "/etc/entryd/entryd.conf:\(bad.line): \(bad.key): "
+            #expect(error.description.hasPrefix(prefix))
+        }
+    }
+
+    @Test("the rendered configuration parses back to the same settings")
+    func renderedRoundTrip() throws {
+        let text = "locale = en\nmax-batch = 42\nidle-timeout = 90\n[roles]\nwrite = alice, @staff\ndefault-role = none\n[peer o]\naddress = unix:/x\ninterval = 7\n"
+        let c = try DaemonConfiguration.parse(text: text, path: "/e/a.conf")
+        let out = c.rendered(socket: "/run/s.sock", database: "/var/lib/db", forms: nil)
+        var back = try DaemonConfiguration.parse(text: out, path: "/e/b.conf")
+        #expect(back.socketPath == "/run/s.sock" && back.databasePath == "/var/lib/db")
+        back.socketPath = nil; back.databasePath = nil; back.sources = c.sources
+        var expected = c
+        expected.access.grants[.read] = []
+        expected.access.grants[.admin] = []
+        #expect(back == expected)
+    }
+}
+
+/// Roles from SO_PEERCRED identities (Config/AccessPolicy.swift).
+@Suite struct ConfigAccessTests {
+    let policy = AccessPolicy(grants: [.read: ["carol"], .write: ["alice", "@staff"], .admin: ["@wheel"]], defaultRole: .none)
+
+    @Test("root and the daemon's own user are admin whatever the lists say")
+    func rootAndSelf() {
+        #expect(policy.role(uid: 0, userName: "root", groups: [], daemonUID: 999) == .admin)
+        #expect(policy.role(uid: 999, userName: "entryd", groups: [], daemonUID: 999) == .admin)
+    }
+
+    @Test("users and groups get the highest role that names them, else the default")
+    func grants() {
+        #expect(policy.role(uid: 1001, userName: "carol", groups: ["users"], daemonUID: 999) == .read)
+        #expect(policy.role(uid: 1002, userName: "alice", groups: ["users"], daemonUID: 999) == .write)
+        #expect(policy.role(uid: 1003, userName: "dave", groups: ["users", "staff"], daemonUID: 999) == .write)
+        #expect(policy.role(uid: 1001, userName: "carol", groups: ["wheel"], daemonUID: 999) == .admin)
+        #expect(policy.role(uid: 1004, userName: "eve", groups: ["users"], daemonUID: 999) == Role.none)
+        #expect(AccessPolicy().role(uid: 1004, userName: "eve", groups: [], daemonUID: 999) == .read)
+        // "@staff" names a group, never a user called "@staff" or "staff".
+        #expect(policy.role(uid: 1005, userName: "staff", groups: [], daemonUID: 999) == Role.none)
+    }
+
+    @Test("account look-ups: names of uid 0, of its groups, numbers for unknown ids")
+    func accounts() {
+        #expect(Accounts.userName(0) == "root")
+        #expect(Accounts.groupName(0) == "root")
+        #expect(Accounts.groupNames(userName: "root", gid: 0).first == "root")
+        #expect(Accounts.userName(4_000_000_000) == "4000000000")
+        #expect(Accounts.groupNames(userName: "no-such-user-here", gid: 4_000_000_000) == ["4000000000"])
+    }
+}
