@@ -168,6 +168,7 @@ public enum DataColumns {
     public struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong with the header, in English.
         public var message: String
+        /// The text shown to people (English).
         public var description: String { message }
     }
 }

@@ -134,6 +134,7 @@ public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
         self.line = line
         self.reason = reason
     }
+    /// The text shown to people (English).
     public var description: String { "CSV line \(line): \(reason)" }
 }
 

@@ -61,6 +61,7 @@ public enum DatabaseBackup {
         public var message: String
         /// A failure with `message`.
         public init(_ message: String) { self.message = message }
+        /// The text shown to people (English).
         public var description: String { message }
     }
 
@@ -68,6 +69,7 @@ public enum DatabaseBackup {
     public struct InUse: Error, Sendable, Equatable, CustomStringConvertible {
         /// The database path.
         public var database: String
+        /// The text shown to people (English).
         public var description: String { "the database '\(database)' is in use (is entryd running?); stop the daemon first" }
     }
 
