@@ -177,6 +177,14 @@ import Testing
         let typo = try entryctl(d, ["import", file])
         #expect(typo.status == 65)
         #expect(typo.stderr.contains("unknown column 'brithday'"))
+
+        // --new-ids: the daemon makes time-ordered ids, so a second run adds the rows again.
+        let rows = d.directory + "/three.jsonl"
+        try DataFixtures.jsonLines(count: 3).write(toFile: rows, atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            let run = try entryctl(d, ["--json", "import", "--new-ids", rows])
+            #expect(try JSON.parse(run.stdout)["added"]?.intValue == 3, "\(run.stderr)")
+        }
         #expect(d.stop() == 0)
     }
 }
