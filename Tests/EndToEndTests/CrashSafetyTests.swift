@@ -30,7 +30,7 @@ import Testing
     /// One client: adds with client-chosen ids and updates its own entries until the connection dies.
     static func client(_ socket: String, _ seed: UInt64, _ ledger: Ledger) {
         guard let c = try? VarlinkConnection(path: socket) else { return }
-        var rng = SeededRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var mine: [(String, JSON)] = []
         while true {
             if mine.isEmpty || rng.next() % 3 != 0 {
@@ -61,7 +61,7 @@ import Testing
         let kills = Int(ProcessInfo.processInfo.environment["ENTRYD_CRASH_KILLS"] ?? "") ?? 20
         let d = try Daemon()
         let ledger = Ledger()
-        var rng = SeededRandom(seed: 7)
+        var rng = SplitMix64(seed: 7)
         for round in 0..<kills {
             let group = DispatchGroup()
             for k in 0..<8 {
@@ -108,18 +108,5 @@ import Testing
         }
         // Nothing that was never sent is present.
         for id in stored.keys { #expect(acknowledged[id] != nil || inDoubt[id] != nil, "unknown entry \(id)") }
-    }
-}
-
-/// SplitMix64, for reproducible schedules.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x1234_5678 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -12,13 +12,15 @@ extension EntryService {
     ]
 
     /// The form named `name`, or the default form when `nil`.
-    /// - Throws: `io.entryd.Entries.FormNotFound`.
-    func entriesForm(_ name: String?) throws -> FormDefinition {
-        let registry = forms
+    /// - Throws: `notFound(name)`: each interface names its own FormNotFound error.
+    func form(_ name: String?, notFound: (String) -> WireError) throws -> FormDefinition {
         let wanted = name ?? FormRegistry.defaultFormName
-        guard let form = registry.form(named: wanted) else { throw WireError.formNotFound(wanted) }
+        guard let form = forms.form(named: wanted) else { throw notFound(wanted) }
         return form
     }
+
+    /// ``form(_:notFound:)`` for io.entryd.Entries (`io.entryd.Entries.FormNotFound`).
+    func entriesForm(_ name: String?) throws -> FormDefinition { try form(name, notFound: WireError.formNotFound) }
 
     /// The `id` parameter as a canonical UUID.
     /// - Throws: `InvalidParameter(id)` when it is not a UUID.

@@ -14,14 +14,8 @@ extension EntryService {
         "Check": (.read, { s, c, p in try s.check(c, p) }),
     ]
 
-    /// The form named `name`, or the default form.
-    /// - Throws: `io.entryd.Forms.FormNotFound`.
-    func formsForm(_ name: String?) throws -> FormDefinition {
-        let registry = forms
-        let wanted = name ?? FormRegistry.defaultFormName
-        guard let form = registry.form(named: wanted) else { throw WireError.formsFormNotFound(wanted) }
-        return form
-    }
+    /// ``form(_:notFound:)`` for io.entryd.Forms (`io.entryd.Forms.FormNotFound`).
+    func formsForm(_ name: String?) throws -> FormDefinition { try form(name, notFound: WireError.formsFormNotFound) }
 
     func options(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
