@@ -35,7 +35,7 @@ ifeq ($(BUILD),yes)
 	swift build -c release --product entryctl
 endif
 
-install: build
+install: build install-docs
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
 		$(DESTDIR)$(CONFDIR)/forms $(DESTDIR)$(CONFDIR)/entryd.conf.d $(DESTDIR)$(DATADIR)/data $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 0755 $(BUILD_DIR)/entryd $(BUILD_DIR)/entryctl $(DESTDIR)$(BINDIR)/
@@ -55,7 +55,7 @@ install: build
 	$(INSTALL) -m 0644 data/*.tsv data/*.md $(DESTDIR)$(DATADIR)/data/
 	$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 
-uninstall:
+uninstall: uninstall-docs
 	rm -f $(DESTDIR)$(BINDIR)/entryd $(DESTDIR)$(BINDIR)/entryctl
 	rm -f $(DESTDIR)$(UNITDIR)/entryd.service $(DESTDIR)$(UNITDIR)/entryd.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/entryd.conf $(DESTDIR)$(TMPFILESDIR)/entryd.conf
@@ -66,3 +66,6 @@ uninstall:
 		cmp -s $$form $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) && rm -f $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) || true; \
 	done
 	-rmdir $(DESTDIR)$(CONFDIR)/forms $(DESTDIR)$(CONFDIR)/entryd.conf.d $(DESTDIR)$(CONFDIR) 2>/dev/null
+
+# The manual and the bash completion (doc/man, completion/).
+include mk/docs.mk

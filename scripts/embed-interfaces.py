@@ -2,7 +2,9 @@
 """Writes Sources/EntryCore/Protocol/InterfaceDescriptions.swift from the
 varlink interface blocks of PROTOCOL.md (default ../shared/PROTOCOL.md), so the
 daemon serves them byte for byte (LF line ends) through
-org.varlink.service.GetInterfaceDescription. Usage: embed-interfaces.py [PROTOCOL.md]"""
+org.varlink.service.GetInterfaceDescription. Project additions to an interface
+(interfaces/NAME.additions.varlink) are appended after the contract text, which
+stays byte for byte first. Usage: embed-interfaces.py [PROTOCOL.md]"""
 import os, re, sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -58,8 +60,15 @@ for b in blocks:
     name = re.search(r"^interface (\S+)", b, re.M).group(1)
     names.append(name)
     ident = name.split(".")[-1].lower()
+    extra = os.path.join(root, "interfaces", name + ".additions.varlink")
+    doc = "as in PROTOCOL.md"
+    if os.path.exists(extra):
+        added = open(extra, encoding="utf-8").read()
+        assert added.startswith("\n") and added.endswith("\n") and "\r" not in added, extra
+        b += added
+        doc = "as in PROTOCOL.md, then interfaces/" + name + ".additions.varlink"
     assert '"""#' not in b
-    out.append(f"    /// `{name}`, as in PROTOCOL.md.")
+    out.append(f"    /// `{name}`, {doc}.")
     out.append(f"    static let {ident} = #\"\"\"\n{b}\n\"\"\"#")
 out.append(SERVICE)
 out.append("    /// Every interface, in PROTOCOL.md order, then org.varlink.service.")

@@ -4,8 +4,8 @@ import EntryCore
 /// together with the snapshot.
 enum Help {
     /// Every command, in the order `entryctl --help` lists them.
-    static let commands: [Command] = EntryCommands.all + [InteractiveCommands.edit, ListCommand.command] + FormCommands.all
-        + SyncCommands.all + PeerCommands.all
+    static let commands: [Command] = EntryCommands.all + [InteractiveCommands.edit, ListCommand.command] + DataCommands.all
+        + FormCommands.all + SyncCommands.all + PeerCommands.all
 
     /// The command named `name`, or `nil`.
     static func command(named name: String) -> Command? { commands.first { $0.name == name } }

@@ -85,12 +85,7 @@ final class Listener: @unchecked Sendable {
         let refuse = full || stopping
         lock.unlock()
         if refuse {
-            // PROTOCOL.md: the first call of a connection over max-connections gets
-            // LimitExceeded, then the connection is closed.
-            _ = csystem_set_timeouts(client, 1000, 1000)
-            try? UnixSocket.writeAll(client, VarlinkReply(error: .limitExceeded("max-connections", maximum: limits.maxConnections)).encoded)
-            close(client)
-            log.notice("refused a connection: max-connections=\(limits.maxConnections) reached")
+            self.refuse(client, limits: limits)
             return
         }
         let policy = access
@@ -110,6 +105,49 @@ final class Listener: @unchecked Sendable {
         }
         thread.stackSize = 1 << 20
         thread.name = "entryd-session"
+        thread.start()
+    }
+
+    /// Refusals waiting for their first call, at most ``maxPendingRefusals``.
+    private var pendingRefusals = 0
+    /// Refused connections whose first call is awaited at once; past this they are closed at once.
+    static let maxPendingRefusals = 64
+
+    /// PROTOCOL.md: the first call of a connection over max-connections gets
+    /// `LimitExceeded(max-connections)`, then the connection is closed. The call
+    /// is awaited for up to a second on a short-lived thread, so the client reads
+    /// the refusal as the answer to its call instead of a reset connection.
+    private func refuse(_ client: Int32, limits: Limits) {
+        log.notice("refused a connection: max-connections=\(limits.maxConnections) reached")
+        let reply = VarlinkReply(error: .limitExceeded("max-connections", maximum: limits.maxConnections)).encoded
+        lock.lock()
+        let wait = pendingRefusals < Listener.maxPendingRefusals
+        if wait { pendingRefusals += 1 }
+        lock.unlock()
+        guard wait else {
+            try? UnixSocket.writeAll(client, reply)
+            close(client)
+            return
+        }
+        let thread = Thread { [self] in
+            _ = csystem_set_timeouts(client, 1000, 1000)
+            var decoder = FrameDecoder(maxMessageBytes: limits.maxMessageBytes)
+            readLoop: while true {
+                guard let bytes = try? UnixSocket.read(client), !bytes.isEmpty else { break }
+                decoder.append(bytes)
+                switch Result(catching: { try decoder.next() }) {
+                case .success(nil): continue
+                default: break readLoop
+                }
+            }
+            try? UnixSocket.writeAll(client, reply)
+            shutdown(client, Int32(SHUT_WR))
+            close(client)
+            lock.lock()
+            pendingRefusals -= 1
+            lock.unlock()
+        }
+        thread.stackSize = 256 << 10
         thread.start()
     }
 

@@ -51,6 +51,9 @@ struct Options {
                                 `entryctl sync NAME` syncs it
           --sync-interval SECS  sync every configured peer this often (0: on demand;
                                 default: each peer's `interval`, 60)
+          --restore FILE        with the daemon stopped: check the backup FILE (made by
+                                `entryctl backup`) and put it in place of the database,
+                                keeping the old one as DATABASE.before-restore; then exit
           -h, --help            show this help
           --version             show the version
 
@@ -58,8 +61,9 @@ struct Options {
         the database and exits 0. SIGHUP re-reads the configuration and the forms;
         a bad new configuration is refused and the old one stays.
 
-        Exit codes: 0 ok, 64 bad arguments, 69 socket in use by a live entryd,
-        73 cannot create the socket, 74 cannot open the database, 78 bad configuration.
+        Exit codes: 0 ok, 64 bad arguments, 65 a backup that fails its checks (--restore),
+        69 socket in use by a live entryd, 73 cannot create the socket, 74 cannot open
+        the database, 78 bad configuration.
         """
 
     /// A bad command line: the message, for `entryd: …` and exit 64.

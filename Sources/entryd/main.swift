@@ -8,8 +8,11 @@ import Foundation
 
 let environment = ProcessInfo.processInfo.environment
 let options: Options
+// `--restore FILE` (issue 8) is taken out before the other options are parsed.
+var daemonArguments = Array(CommandLine.arguments.dropFirst())
+let restoreFrom: String? = RestoreOption.extract(&daemonArguments)
 do {
-    guard let parsed = try Options.parse(Array(CommandLine.arguments.dropFirst())) else { exit(0) }
+    guard let parsed = try Options.parse(daemonArguments) else { exit(0) }
     options = parsed
 } catch {
     fputs("entryd: \(error.message)\nTry 'entryd --help'.\n", stderr)
@@ -39,6 +42,11 @@ if options.checkConfig {
     exit(0)
 }
 log.threshold = settings.config.logLevel
+if let restoreFrom {
+    let outcome = RestoreOption.run(backup: restoreFrom, database: settings.databasePath, socket: settings.socketPath)
+    fputs("entryd: " + outcome.message + "\n", outcome.status == 0 ? stdout : stderr)
+    exit(outcome.status)
+}
 
 // Signals first (before any thread starts), so every thread inherits the mask
 // and only the signal thread receives them.

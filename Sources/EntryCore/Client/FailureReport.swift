@@ -56,6 +56,7 @@ public struct FailureReport: Sendable, Equatable {
     /// | --- | --- |
     /// | ``UsageError``, `org.varlink.service.InvalidParameter` | 64, plus the usage line |
     /// | `io.entryd.Entries.ValidationFailed` | 65, every problem with its suggestions |
+    /// | ``RowsRejected`` (import) | 65, its summary lines |
     /// | ``DaemonUnreachable``, a failed `connect` | 69, the paths tried and how to start entryd |
     /// | `StorageFailed`, `LimitExceeded`, `io.entryd.Sync.PeerUnreachable`, a reset or timed-out connection | 75 |
     /// | any other wire error (`EntryNotFound`, `VersionMismatch`, `EntryExists`, `FormNotFound`, `PermissionDenied`, …) or error | 1 |
@@ -69,6 +70,8 @@ public struct FailureReport: Sendable, Equatable {
             self = FailureReport.wire(error, usage: usage)
         case let error as DaemonUnreachable:
             self = .unreachable(error)
+        case let error as RowsRejected:
+            self.init(exitCode: .dataError, lines: error.lines)
         case is ConnectionClosed:
             self.init(exitCode: .temporaryFailure, lines: ["entryd closed the connection before replying; try again"])
         case let error as SystemError:

@@ -3,7 +3,7 @@
 
 /// The varlink interface descriptions entryd serves, keyed by interface name.
 enum InterfaceDescriptions {
-    /// `io.entryd.Entries`, as in PROTOCOL.md.
+    /// `io.entryd.Entries`, as in PROTOCOL.md, then interfaces/io.entryd.Entries.additions.varlink.
     static let entries = #"""
 # Filled form records: submit, read, change, delete, history.
 interface io.entryd.Entries
@@ -133,6 +133,16 @@ error FormNotFound (form: string)
 error LimitExceeded (limit: string, maximum: int)
 # The store could not write (e.g. disk full, read-only); nothing of the call was stored.
 error StorageFailed (reason: string)
+
+# Project additions to the contract (PROTOCOL.md allows added methods).
+
+# An online backup: a consistent copy of the whole database, made while the
+# daemon keeps serving (VACUUM INTO). Call it with more: the copy arrives in
+# base64 chunks, in order, all but the last with continues. offset: the first
+# byte of this chunk in the copy; size: the whole copy in bytes. node: the node
+# id the copy keeps; schemaVersion: its schema migration number. Needs the
+# admin role. Put a copy back with entryd --restore FILE (daemon stopped).
+method Backup() -> (chunk: string, offset: int, size: int, node: string, schemaVersion: int)
 
 """#
     /// `io.entryd.Forms`, as in PROTOCOL.md.

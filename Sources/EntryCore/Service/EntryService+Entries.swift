@@ -8,6 +8,7 @@ extension EntryService {
         "Restore": (.write, { s, c, p in try s.restore(c, p) }),
         "History": (.read, { s, c, p in try s.history(c, p) }),
         "Import": (.write, { s, c, p in try s.importEntries(c, p) }),
+        "Backup": (.admin, { s, c, p in try s.backup(c, p) }),
     ]
 
     /// The form named `name`, or the default form when `nil`.

@@ -1,0 +1,157 @@
+import EntryCore
+import Foundation
+
+// MARK: - export (io.entryd.Entries.List, page by page)
+
+/// The validated options of `export`.
+struct ExportRequest {
+    enum Format: String, CaseIterable { case jsonl, csv, json }
+
+    var format: Format
+    var form: String?
+    /// Filter members by wire name, as `list` sends them.
+    var filter: [(String, JSON)]
+    var includeDeleted: Bool
+    var output: String?
+    var labels: Bool
+    var excel: Bool
+    var display: Bool
+
+    /// The `List` parameters for the page after `cursor`: oldest first, so
+    /// entries added during the export come last (or not at all), never twice.
+    func parameters(form: String?, cursor: String?, locale: JSON) -> JSON {
+        params(("form", form.json), ("filter", filter.isEmpty ? nil : .object(filter)), ("order", .string("created")),
+               ("descending", .bool(false)), ("limit", .int(Int64(ExportCommand.pageSize))), ("cursor", cursor.json),
+               ("includeDeleted", includeDeleted ? .bool(true) : nil), ("locale", locale))
+    }
+}
+
+enum ExportCommand {
+    /// Entries asked for per List call (the daemon clamps it to its max-page-size).
+    static let pageSize = 1000
+
+    static let command = Command(
+        name: "export", summary: "Write every matching entry as JSON lines, CSV or JSON, page by page.", arguments: "",
+        options: [
+            OptionSpec(["--format"], value: "FORMAT", help: "jsonl (default: an entry per line), csv (RFC 4180) or json (one array)."),
+            EntryCommands.formOption,
+        ] + ListCommand.filters.map { OptionSpec([$0.option], value: $0.value, help: $0.help) } + [
+            OptionSpec(["--include-deleted"], help: "Include deleted entries (with deleted = true)."),
+            OptionSpec(["--output", "-o"], value: "FILE", help: "Write to FILE (made whole at the end, mode 0600) instead of stdout."),
+            OptionSpec(["--labels"], help: "CSV: header of field labels in the --locale language instead of field names."),
+            OptionSpec(["--excel"], help: "CSV: start with a UTF-8 byte order mark, so spreadsheets read Chinese text."),
+            OptionSpec(["--display"], help: "Add display values (CSV: columns after the fields; JSON: the display object)."),
+        ],
+        details: [
+            "Entries are read with List, 1000 at a time, oldest first, and written as they arrive:",
+            "neither entryctl nor entryd holds the whole export in memory.",
+            "JSON lines and JSON: the Entry objects of the protocol (id, form, fields, deleted, version,",
+            "createdAt, updatedAt, createdBy, updatedBy, syncedTo), display only with --display.",
+            "CSV (one form: --form, else the default form): id, the form's fields in form order,",
+            "deleted, version, updatedAt; canonical values. 'entryctl import' reads every format back.",
+        ],
+        examples: [
+            "entryctl export -o entries.jsonl",
+            "entryctl export --format csv --labels --excel --country CN -o 中国.csv",
+        ],
+        prepare: { input in
+            if !input.scanned.positionals.isEmpty { throw UsageError("unexpected argument '\(input.scanned.positionals[0])'") }
+            let format = try input.choice("--format", of: ExportRequest.Format.allCases.map(\.rawValue)).flatMap(ExportRequest.Format.init) ?? .jsonl
+            for flag in ["--labels", "--excel"] where input.has(flag) && format != .csv {
+                throw UsageError("\(flag) is for --format csv")
+            }
+            let request = ExportRequest(
+                format: format, form: input.value("--form"),
+                filter: ListCommand.filters.compactMap { f in input.value(f.option).map { (f.member, .string($0)) } },
+                includeDeleted: input.has("--include-deleted"), output: input.value("--output"),
+                labels: input.has("--labels"), excel: input.has("--excel"), display: input.has("--display"))
+            return { session in try run(request, session) }
+        })
+
+    /// The form's fields with their labels in both locales, from GetForm; and the form's name.
+    static func formFields(_ session: Session, form: String?) throws -> (name: String, fields: [DataColumns.FieldNames]) {
+        let zh = try session.call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", .string("zh"))))
+        let en = try session.call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", .string("en"))))
+        let enLabels = Dictionary((en["form"]?["fields"]?.arrayValue ?? []).compactMap { f -> (String, String)? in
+            guard let name = f["name"]?.stringValue else { return nil }
+            return (name, f["label"]?.stringValue ?? name)
+        }, uniquingKeysWith: { a, _ in a })
+        let fields = (zh["form"]?["fields"]?.arrayValue ?? []).compactMap { f -> DataColumns.FieldNames? in
+            guard let name = f["name"]?.stringValue else { return nil }
+            return DataColumns.FieldNames(name: name, zh: f["label"]?.stringValue ?? name, en: enLabels[name] ?? name)
+        }
+        guard let name = zh["form"]?["name"]?.stringValue, !fields.isEmpty else {
+            throw Refusal("entryd sent no fields for form '\(form ?? "default")'")
+        }
+        return (name, fields)
+    }
+
+    /// `entry` without `display` unless it is wanted.
+    static func trimmed(_ entry: JSON, display: Bool) -> JSON {
+        guard !display, case .object(let members) = entry else { return entry }
+        return .object(members.filter { $0.0 != "display" })
+    }
+
+    /// Follows List cursors and writes each page before asking for the next.
+    static func run(_ request: ExportRequest, _ session: Session) throws {
+        var form = request.form
+        var fields: [DataColumns.FieldNames] = []
+        if request.format == .csv {
+            let found = try formFields(session, form: request.form)
+            form = found.name
+            fields = found.fields
+        }
+        let out = try OutputFile(path: request.output)
+        let progress = ProgressLine(label: "export")
+        var count = 0
+        do {
+            switch request.format {
+            case .csv:
+                if request.excel { try out.write(utf8ByteOrderMark) }
+                try out.write(CSVWriter.record(DataColumns.exportHeader(
+                    fields: fields, labels: request.labels, locale: session.globals.locale, display: request.display)))
+            case .json: try out.write("[")
+            case .jsonl: break
+            }
+            var cursor: String?
+            while true {
+                let reply = try session.call("io.entryd.Entries.List", request.parameters(form: form, cursor: cursor, locale: session.locale))
+                let page = reply["entries"]?.arrayValue ?? []
+                var chunk: [UInt8] = []
+                for entry in page {
+                    switch request.format {
+                    case .jsonl:
+                        trimmed(entry, display: request.display).write(to: &chunk)
+                        chunk.append(UInt8(ascii: "\n"))
+                    case .json:
+                        chunk += Array((count == 0 ? "\n" : ",\n").utf8)
+                        trimmed(entry, display: request.display).write(to: &chunk)
+                    case .csv:
+                        chunk += Array(CSVWriter.record(DataColumns.exportRow(entry, fields: fields, display: request.display)).utf8)
+                    }
+                    count += 1
+                }
+                try out.write(chunk)
+                let total = reply["total"]?.intValue ?? 0
+                progress.update(count: count, fraction: total > 0 ? Double(count) / Double(total) : nil)
+                guard let next = reply["cursor"]?.stringValue, !next.isEmpty, !page.isEmpty else { break }
+                guard next != cursor else { throw Refusal("entryd returned the same cursor twice; stopping") }
+                cursor = next
+            }
+            if request.format == .json { try out.write(count == 0 ? "]\n" : "\n]\n") }
+            try out.commit()
+        } catch {
+            progress.finish()
+            out.abandon()
+            throw error
+        }
+        progress.finish()
+        if let path = request.output {
+            if session.globals.json {
+                Terminal.out(lines: [params(("exported", .int(Int64(count))), ("file", .string(path))).text])
+            } else {
+                Terminal.message("exported \(count) entries to '\(path)' in \(String(format: "%.1f", progress.elapsed)) s")
+            }
+        }
+    }
+}

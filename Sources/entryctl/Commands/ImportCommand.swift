@@ -1,0 +1,388 @@
+import EntryCore
+import Foundation
+
+// MARK: - import (io.entryd.Entries.Import in batches)
+
+/// The validated options of `import`.
+struct ImportRequest {
+    enum Format: String, CaseIterable { case jsonl, csv, json }
+
+    var file: String
+    var format: Format
+    var form: String?
+    var atomic: Bool
+    var dryRun: Bool
+    var rejects: String?
+    var batch: Int?
+    /// `--new-ids`: rows without an id get a new UUIDv7 from the daemon, not a derived id.
+    var newIDs: Bool
+}
+
+/// One input row on its way to the daemon.
+struct ImportRow {
+    /// What it was in the input, for the rejects report.
+    enum Echo {
+        case csv([String])
+        case json(JSON)
+        case text(String)
+    }
+
+    /// The Import element `{"id", "fields", "deleted"?}`.
+    var element: JSON
+    /// The form the row names (JSON `form` member), when `--form` is not given.
+    var form: String?
+    /// 1-based line (CSV: where the record starts; JSON array: element number).
+    var line: Int
+    var echo: Echo
+    /// Problems found before sending (unreadable line): the row is rejected as it is.
+    var problems: [JSON] = []
+}
+
+enum ImportCommand {
+    static let command = Command(
+        name: "import", summary: "Add entries from JSON lines or CSV in batches; rejected rows go to a report.",
+        arguments: "FILE|-",
+        options: [
+            OptionSpec(["--format"], value: "FORMAT", help: "jsonl or csv (default: by the file name: .csv is CSV, .json a JSON array, else jsonl)."),
+            EntryCommands.formOption,
+            OptionSpec(["--atomic"], help: "All or nothing: the whole file in one Import call (at most the daemon's max-batch rows)."),
+            OptionSpec(["--dry-run"], help: "Validate every row (io.entryd.Forms.Check) without storing anything."),
+            OptionSpec(["--rejects"], value: "FILE", help: "Write the rejected rows with their problems to FILE (the input's format)."),
+            OptionSpec(["--batch"], value: "N", help: "Rows per Import call (default 1000, at most the daemon's max-batch)."),
+            OptionSpec(["--new-ids"], help: "Rows without an id get new ids (faster for large files; a re-run adds them again)."),
+        ],
+        details: [
+            "Values may be canonical or lenient, as add accepts them (1990年5月17日, 中国, 广州, 电话).",
+            "JSON lines: one object per line, {\"id\"?, \"fields\": {...}, \"deleted\"?} (what export writes).",
+            "CSV: a header of field names, or labels in zh or en, plus id and deleted columns; a BOM is skipped.",
+            "A row without an id gets one derived from its form and values, and a row whose id exists with the",
+            "same values counts as unchanged: running the same import again adds nothing twice. Derived ids are",
+            "not time-ordered, which slows inserts into a large database: --new-ids trades re-runs for speed.",
+            "Exit 65 when any row is rejected (each with its line and problems); --atomic then stores nothing.",
+        ],
+        examples: [
+            "entryctl import entries.jsonl",
+            "entryctl import --format csv --rejects rejected.csv 名单.csv",
+            "entryctl export | entryctl --socket /run/other.sock import -",
+        ],
+        prepare: { input in
+            let file = try input.exactly("FILE")[0]
+            var format = try input.choice("--format", of: ImportRequest.Format.allCases.map(\.rawValue)).flatMap(ImportRequest.Format.init)
+            if format == nil {
+                let lower = file.lowercased()
+                format = lower.hasSuffix(".csv") ? .csv : lower.hasSuffix(".json") ? .json : .jsonl
+            }
+            if input.has("--atomic") && input.has("--dry-run") { throw UsageError("give --atomic or --dry-run, not both") }
+            let request = ImportRequest(
+                file: file, format: format!, form: input.value("--form"), atomic: input.has("--atomic"),
+                dryRun: input.has("--dry-run"), rejects: input.value("--rejects"),
+                batch: try input.integer("--batch", in: 1...1_000_000).map(Int.init), newIDs: input.has("--new-ids"))
+            return { session in try ImportRun(request, session).run() }
+        })
+}
+
+/// One run of `import`: reads rows, sends batches, counts, reports.
+final class ImportRun {
+    let request: ImportRequest
+    let session: Session
+    private var input: ByteInput!
+    private var csv: CSVReader?
+    private var lines: LineReader?
+    private var jsonRows: [JSON] = []
+    private var jsonIndex = 0
+    private var csvHeader: [String] = []
+    private var columns: [DataColumns.Column] = []
+    private var defaultForm = ""
+    private var batchSize = 1000
+    private var maxBatch = 10_000
+    private var maxMessageBytes = 4 << 20
+    private var report: OutputFile?
+    private var rows = 0, added = 0, unchanged = 0, valid = 0, rejected = 0
+    /// The first rejects, shown on stderr when there is no --rejects report.
+    private var shownRejects: [String] = []
+    private let progress = ProgressLine(label: "import")
+
+    init(_ request: ImportRequest, _ session: Session) {
+        self.request = request
+        self.session = session
+    }
+
+    func run() throws {
+        // The limits and the form first: a missing daemon or form fails before reading.
+        let status = try session.call("io.entryd.Sync.Status")
+        maxBatch = Int(status["limits"]?["max-batch"]?.intValue ?? 10_000)
+        maxMessageBytes = Int(status["limits"]?["max-message-size"]?.intValue ?? (4 << 20))
+        batchSize = max(1, min(request.batch ?? 1000, maxBatch))
+        let form = try ExportCommand.formFields(session, form: request.form)
+        defaultForm = form.name
+        do {
+            input = try ByteInput(path: request.file)
+        } catch {
+            throw Refusal("cannot read '\(request.file)': \(error.reasonText)")
+        }
+        switch request.format {
+        case .csv:
+            let reader = CSVReader(input)
+            csv = reader
+            guard let header = try reader.next() else { throw RowsRejected(lines: ["'\(request.file)' is empty: no CSV header"]) }
+            do {
+                columns = try DataColumns.resolve(header: header.fields, fields: form.fields)
+            } catch {
+                throw RowsRejected(lines: ["\(request.file) line \(header.line): \(error.message)"])
+            }
+            csvHeader = header.fields
+        case .jsonl:
+            lines = LineReader(input)
+        case .json:
+            var bytes: [UInt8] = []
+            while case let chunk = try input.read(), !chunk.isEmpty { bytes += chunk }
+            if bytes.starts(with: utf8ByteOrderMark) { bytes.removeFirst(3) }
+            guard let array = (try? JSON.parse(bytes))?.arrayValue else {
+                throw RowsRejected(lines: ["'\(request.file)' is not a JSON array (use --format jsonl for JSON lines)"])
+            }
+            jsonRows = array
+        }
+        if let path = request.rejects {
+            report = try OutputFile(path: path)
+            if request.format == .csv { try report?.write(CSVWriter.record(csvHeader + [DataColumns.problemsHeader])) }
+        }
+        do {
+            try request.atomic ? importAtomically() : importInBatches()
+            try report?.commit()
+        } catch {
+            progress.finish()
+            report?.abandon()
+            throw error
+        }
+        progress.finish()
+        summarize()
+        if let failure { throw failure }
+    }
+
+    // MARK: Reading
+
+    /// The next input row, or `nil` at the end.
+    func nextRow() throws -> ImportRow? {
+        switch request.format {
+        case .csv:
+            guard let record = try csv!.next() else { return nil }
+            var row = ImportRow(element: DataColumns.importElement(record.fields, columns: columns), form: nil,
+                                line: record.line, echo: .csv(record.fields))
+            if record.fields.count != columns.count {
+                row.problems = [problem("", "invalid-format",
+                    "the record has \(record.fields.count) fields, the header \(columns.count)")]
+            }
+            return row
+        case .jsonl:
+            guard let line = try lines!.next() else { return nil }
+            guard let object = try? JSON.parse(line.bytes), case .object = object else {
+                let text = String(decoding: line.bytes, as: UTF8.self)
+                return ImportRow(element: .object([]), form: nil, line: line.line, echo: .text(text),
+                                 problems: [problem("", "invalid-format", "the line is not a JSON object")])
+            }
+            return jsonRow(object, line: line.line)
+        case .json:
+            guard jsonIndex < jsonRows.count else { return nil }
+            jsonIndex += 1
+            let object = jsonRows[jsonIndex - 1]
+            guard case .object = object else {
+                return ImportRow(element: .object([]), form: nil, line: jsonIndex, echo: .json(object),
+                                 problems: [problem("", "invalid-format", "the element is not a JSON object")])
+            }
+            return jsonRow(object, line: jsonIndex)
+        }
+    }
+
+    /// A row from a JSON object: `id`, `fields`, `deleted` and `form` are read, the rest ignored.
+    func jsonRow(_ object: JSON, line: Int) -> ImportRow {
+        var members: [(String, JSON)] = []
+        for key in ["id", "fields", "deleted"] { if let v = object[key], !v.isNull { members.append((key, v)) } }
+        if object["fields"] == nil { members.append(("fields", .object([]))) }
+        return ImportRow(element: .object(members), form: object["form"]?.stringValue, line: line, echo: .json(object))
+    }
+
+    /// A wire-shaped Problem made by entryctl.
+    func problem(_ field: String, _ code: String, _ message: String) -> JSON {
+        .object([("field", .string(field)), ("code", .string(code)), ("message", .string(message)), ("suggestions", .array([]))])
+    }
+
+    /// The form a row goes to: `--form`, else its own `form`, else the default form.
+    func form(of row: ImportRow) -> String { request.form ?? row.form ?? defaultForm }
+
+    /// Gives a row without an id its derived id (``DataColumns/derivedID(form:fields:)``).
+    /// With `--new-ids` the row is left as it is (the daemon makes a UUIDv7).
+    func withID(_ row: ImportRow) -> ImportRow {
+        guard !request.newIDs, row.element["id"] == nil, case .object(var members) = row.element else { return row }
+        let fields: [(String, String)] = {
+            guard case .object(let f)? = row.element["fields"] else { return [] }
+            return f.map { ($0.0, $0.1.stringValue ?? $0.1.text) }
+        }()
+        members.insert(("id", .string(DataColumns.derivedID(form: form(of: row), fields: fields))), at: 0)
+        var copy = row
+        copy.element = .object(members)
+        return copy
+    }
+
+    // MARK: Sending
+
+    func importInBatches() throws {
+        var pending: [ImportRow] = []
+        var pendingForm = ""
+        func flush() throws {
+            guard !pending.isEmpty else { return }
+            try request.dryRun ? check(pending, form: pendingForm) : send(pending, form: pendingForm)
+            pending.removeAll(keepingCapacity: true)
+            progress.update(count: rows, fraction: input.totalBytes.map { $0 > 0 ? Double(input.bytesRead) / Double($0) : 1 })
+        }
+        while let raw = try nextRow() {
+            if !raw.problems.isEmpty { rows += 1; try reject(raw, raw.problems); continue }
+            let row = withID(raw)
+            let rowForm = form(of: row)
+            if rowForm != pendingForm || pending.count >= batchSize {
+                try flush()
+                pendingForm = rowForm
+            }
+            rows += 1
+            pending.append(row)
+        }
+        try flush()
+    }
+
+    /// One Import call (split in halves while the message would pass max-message-size).
+    func send(_ batch: [ImportRow], form: String, atomic: Bool = false) throws {
+        let parameters = params(("form", .string(form)), ("entries", .array(batch.map(\.element))),
+                                ("atomic", atomic ? .bool(true) : nil))
+        let size = VarlinkCall(method: "io.entryd.Entries.Import", parameters: parameters).encoded.count
+        if size >= maxMessageBytes {
+            guard batch.count > 1, !atomic else {
+                throw Refusal(atomic
+                    ? "--atomic: the file makes a message of \(size) bytes, over the daemon's max-message-size (\(maxMessageBytes)); split the file or raise the limit"
+                    : "row at line \(batch[0].line) alone is larger than the daemon's max-message-size (\(maxMessageBytes) bytes)")
+            }
+            let half = batch.count / 2
+            try send(Array(batch[..<half]), form: form)
+            try send(Array(batch[half...]), form: form)
+            return
+        }
+        let reply = try session.call("io.entryd.Entries.Import", parameters)
+        added += Int(reply["added"]?.intValue ?? 0)
+        unchanged += Int(reply["unchanged"]?.intValue ?? 0)
+        for r in reply["rejected"]?.arrayValue ?? [] {
+            guard let index = r["index"]?.intValue, index >= 0, index < batch.count else { continue }
+            try reject(batch[Int(index)], r["problems"]?.arrayValue ?? [])
+        }
+    }
+
+    /// `--dry-run`: Check each row, pipelined (every call of the batch sent before the replies are read).
+    func check(_ batch: [ImportRow], form: String) throws {
+        let connection = try session.open()
+        var local: [Int: [JSON]] = [:]
+        for (k, row) in batch.enumerated() {
+            var problems: [JSON] = []
+            if let id = row.element["id"] {
+                if id.stringValue.flatMap(UUIDv7.canonical) == nil { problems.append(problem("id", "invalid-format", "id must be a UUID")) }
+            }
+            if let d = row.element["deleted"], d.boolValue == nil {
+                problems.append(problem("deleted", "invalid-format", "deleted must be true or false"))
+            }
+            if !problems.isEmpty { local[k] = problems }
+            try connection.send(VarlinkCall(method: "io.entryd.Forms.Check", parameters: params(
+                ("form", .string(form)), ("fields", row.element["fields"] ?? .object([])), ("locale", session.locale))))
+        }
+        for (k, row) in batch.enumerated() {
+            let reply = try connection.receive()
+            if let error = reply.error { throw WireError(name: error, parameters: reply.parameters) }
+            let problems = (local[k] ?? []) + (reply.parameters["problems"]?.arrayValue ?? [])
+            if problems.isEmpty { valid += 1 } else { try reject(row, problems) }
+        }
+    }
+
+    /// `--atomic`: every row in one Import call, or nothing sent at all.
+    func importAtomically() throws {
+        var all: [ImportRow] = []
+        var early: [(ImportRow, [JSON])] = []
+        while let raw = try nextRow() {
+            rows += 1
+            if !raw.problems.isEmpty { early.append((raw, raw.problems)); continue }
+            all.append(withID(raw))
+            if all.count > maxBatch {
+                throw Refusal("--atomic sends the whole file in one Import call, and it has more than the daemon's max-batch (\(maxBatch)) rows; split the file, raise max-batch, or import without --atomic")
+            }
+        }
+        let forms = Set(all.map { form(of: $0) })
+        guard forms.count <= 1 else {
+            throw Refusal("--atomic needs one form, and the file names \(forms.count) (\(forms.sorted().joined(separator: ", ")))")
+        }
+        for (row, problems) in early { try reject(row, problems) }
+        guard early.isEmpty, let form = forms.first else { return }
+        try send(all, form: form, atomic: true)
+        if rejected > 0 { added = 0; unchanged = 0 }
+        progress.update(count: rows, fraction: 1, force: true)
+    }
+
+    // MARK: Reporting
+
+    /// Counts a rejected row and writes it to the report (or keeps it for stderr).
+    func reject(_ row: ImportRow, _ problems: [JSON]) throws {
+        rejected += 1
+        let texts = problems.map { p -> String in
+            let field = p["field"]?.stringValue ?? ""
+            let suggestions = p["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            return (field.isEmpty ? "" : field + ": ") + (p["message"]?.stringValue ?? "") + " (\(p["code"]?.stringValue ?? "invalid"))"
+                + (suggestions.isEmpty ? "" : " → " + suggestions.joined(separator: ", "))
+        }
+        if let report {
+            switch row.echo {
+            case .csv(let cells):
+                try report.write(CSVWriter.record(cells + [texts.joined(separator: "; ")]))
+            case .json(.object(var members)):
+                members.removeAll { $0.0 == "problems" || $0.0 == "line" }
+                members += [("line", .int(Int64(row.line))), ("problems", .array(problems))]
+                try report.write(JSON.object(members).text + "\n")
+            case .json(let other):
+                try report.write(params(("line", .int(Int64(row.line))), ("input", other), ("problems", .array(problems))).text + "\n")
+            case .text(let text):
+                try report.write(params(("line", .int(Int64(row.line))), ("input", .string(text)), ("problems", .array(problems))).text + "\n")
+            }
+        } else if shownRejects.count < 10 {
+            shownRejects.append("  line \(row.line): " + texts.joined(separator: "; "))
+        }
+    }
+
+    /// Prints the counts (stdout) and throws ``RowsRejected`` when rows were rejected.
+    func summarize() {
+        let seconds = max(progress.elapsed, 0.001)
+        let rate = Int(Double(rows) / seconds)
+        if session.globals.json {
+            var members: [(String, JSON)] = [("rows", .int(Int64(rows)))]
+            if request.dryRun {
+                members.append(("valid", .int(Int64(valid))))
+            } else {
+                members += [("added", .int(Int64(added))), ("unchanged", .int(Int64(unchanged)))]
+            }
+            members += [("rejected", .int(Int64(rejected))), ("seconds", .double((seconds * 1000).rounded() / 1000))]
+            Terminal.out(lines: [JSON.object(members).text])
+        } else if request.dryRun {
+            Terminal.out(lines: ["dry run: \(valid) valid, \(rejected) rejected of \(rows) rows; nothing stored"])
+        } else if request.atomic && rejected > 0 {
+            Terminal.out(lines: ["atomic: nothing stored; \(rejected) of \(rows) rows rejected"])
+        } else {
+            Terminal.out(lines: [String(format: "added %d, unchanged %d, rejected %d (%d rows in %.1f s, %d rows/s)",
+                                        added, unchanged, rejected, rows, seconds, rate)])
+        }
+    }
+
+    /// The failure to throw after ``summarize()``, if any row was rejected.
+    var failure: RowsRejected? {
+        guard rejected > 0 else { return nil }
+        var lines = ["\(rejected) of \(rows) rows rejected" + (request.atomic ? "; --atomic: nothing stored" : "")]
+        if let path = request.rejects {
+            lines.append("their problems are in '\(path)'")
+        } else {
+            lines += shownRejects
+            if rejected > shownRejects.count { lines.append("  … and \(rejected - shownRejects.count) more") }
+            lines.append("Use --rejects FILE for a report of every rejected row.")
+        }
+        return RowsRejected(lines: lines)
+    }
+}

@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import EntryCore
+import Foundation
+
+/// Where `export` and `backup` write: standard output, or a file that appears
+/// only when complete (written as `FILE.partial-PID`, `fsync`ed, then renamed;
+/// removed on failure). Files are created mode 0600: form data is personal.
+final class OutputFile {
+    /// The final path, or `nil` for standard output.
+    let path: String?
+    private let temporary: String?
+    private let stream: UnsafeMutablePointer<FILE>
+    private var done = false
+
+    /// Opens the temporary file next to `path`, or standard output when `path` is `nil` or `-`.
+    /// - Throws: ``Refusal`` when the file cannot be created.
+    init(path: String?) throws {
+        guard let path, path != "-" else {
+            self.path = nil
+            temporary = nil
+            stream = stdout
+            return
+        }
+        let temp = path + ".partial-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0, let file = fdopen(fd, "w") else {
+            throw Refusal("cannot create '\(temp)': \(String(cString: strerror(errno)))")
+        }
+        self.path = path
+        temporary = temp
+        stream = file
+    }
+
+    deinit { abandon() }
+
+    /// Appends bytes.
+    /// - Throws: ``Refusal`` on a write error (e.g. a full disk).
+    func write(_ bytes: [UInt8]) throws {
+        guard !bytes.isEmpty else { return }
+        let n = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, stream) }
+        guard n == bytes.count else {
+            throw Refusal("cannot write '\(path ?? "standard output")': \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Appends UTF-8 text.
+    func write(_ text: String) throws { try write(Array(text.utf8)) }
+
+    /// Flushes; for a file also `fsync`s, closes and renames it into place.
+    /// - Throws: ``Refusal`` when any step fails (the temporary file is removed).
+    func commit() throws {
+        done = true
+        guard let temporary, let path else {
+            fflush(stream)
+            return
+        }
+        let ok = fflush(stream) == 0 && fsync(fileno(stream)) == 0
+        let reason = String(cString: strerror(errno))
+        fclose(stream)
+        guard ok, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw Refusal("cannot write '\(path)': \(ok ? String(cString: strerror(errno)) : reason)")
+        }
+    }
+
+    /// Removes the temporary file (after a failure).
+    func abandon() {
+        guard !done else { return }
+        done = true
+        guard let temporary else { return }
+        fclose(stream)
+        unlink(temporary)
+    }
+}
+
+/// A one-line progress bar on stderr when it is a terminal: count, rate, a bar
+/// and the ETA when the total is known; silent otherwise (the commands then
+/// print a plain summary at the end). Redrawn at most ten times a second.
+final class ProgressLine {
+    private let enabled: Bool
+    private let label: String
+    private let started = ProgressLine.now()
+    private var lastDraw = 0.0
+    private var drawn = false
+
+    /// A progress line prefixed with `label`, drawn only when stderr is a terminal.
+    init(label: String) {
+        self.label = label
+        enabled = isatty(2) == 1
+    }
+
+    /// Seconds since an arbitrary start (monotonic).
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
+    /// Seconds since the line was made.
+    var elapsed: Double { ProgressLine.now() - started }
+
+    /// Redraws with `count` items done; `fraction` (0…1) of the work when known gives the bar and ETA.
+    func update(count: Int, fraction: Double?, force: Bool = false) {
+        guard enabled else { return }
+        let t = ProgressLine.now()
+        guard force || t - lastDraw >= 0.1 else { return }
+        lastDraw = t
+        let seconds = max(t - started, 0.001)
+        var line = "\(label) \(count) · \(Int(Double(count) / seconds))/s"
+        if let fraction, fraction > 0 {
+            let f = min(fraction, 1)
+            let width = 24, filled = Int(f * Double(width))
+            line += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+            line += " \(Int(f * 100))%"
+            let eta = Int(seconds * (1 - f) / f)
+            line += String(format: " ETA %d:%02d", eta / 60, eta % 60)
+        }
+        fputs("\r\u{1B}[K" + line, stderr)
+        drawn = true
+    }
+
+    /// Clears the line.
+    func finish() {
+        guard enabled, drawn else { return }
+        fputs("\r\u{1B}[K", stderr)
+    }
+}

@@ -1,0 +1,137 @@
+import EntryCore
+import Foundation
+import Testing
+
+/// Issue 8: `entryctl backup` while clients write, `entryd --restore`.
+@Suite(.serialized) struct BackupRestoreTests {
+    /// Ids acknowledged by the writers, with the time each Add was answered.
+    final class Acknowledged: @unchecked Sendable {
+        private let lock = NSLock()
+        private var ids: [(id: String, at: Double)] = []
+        private(set) var failures: [String] = []
+
+        func add(_ id: String) {
+            let t = ProgressClock.now()
+            lock.lock(); ids.append((id, t)); lock.unlock()
+        }
+        func fail(_ text: String) { lock.lock(); failures.append(text); lock.unlock() }
+        /// Ids answered before `t`.
+        func before(_ t: Double) -> [String] {
+            lock.lock(); defer { lock.unlock() }
+            return ids.filter { $0.at < t }.map(\.id)
+        }
+        var count: Int { lock.lock(); defer { lock.unlock() }; return ids.count }
+    }
+
+    @Test("a backup taken during 8 clients' writes restores to a sound database holding every entry acknowledged before it began")
+    func backupDuringWrites() throws {
+        let d = try Daemon()
+        let node = try #require(try d.connect().call("io.entryd.Sync.Status")["node"]?.stringValue)
+        let acknowledged = Acknowledged()
+        let stop = Flag()
+        let group = DispatchGroup()
+        for client in 0..<8 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                do {
+                    let c = try d.connect()
+                    var i = 0
+                    while !stop.isSet {
+                        let reply = try c.call("io.entryd.Entries.Add", .object([("fields", .stringMap([
+                            "name": "客户\(client)-\(i)", "birthday": "1990-01-0\(1 + i % 9)", "country": "CN",
+                            "province": "广东", "city": "广州", "contact_method": "phone", "phone": "1380013\(String(format: "%04d", i % 10_000))",
+                        ]))]))
+                        if let id = reply["entry"]?["id"]?.stringValue { acknowledged.add(id) }
+                        i += 1
+                    }
+                } catch {
+                    acknowledged.fail("client \(client): \(error)")
+                }
+            }
+        }
+        // Let the writers get going, then back up while they keep writing.
+        while acknowledged.count < 400 { usleep(10_000) }
+        let began = ProgressClock.now()
+        let countAtStart = acknowledged.count
+        let backupFile = d.directory + "/backup.db"
+        let backup = try runProcess(productsDirectory() + "/entryctl", ["--socket", d.socket, "--json", "backup", backupFile], timeout: 120)
+        let countAtEnd = acknowledged.count
+        usleep(200_000)
+        stop.set()
+        group.wait()
+        #expect(acknowledged.failures.isEmpty, "\(acknowledged.failures)")
+        try #require(backup.status == 0, "\(backup.stderr)")
+        let summary = try JSON.parse(backup.stdout)
+        #expect(summary["node"]?.stringValue == node)
+        #expect(countAtEnd > countAtStart, "the writers were not served during the backup")
+        let mustHave = acknowledged.before(began)
+        #expect(mustHave.count >= 400)
+
+        // Restoring while the daemon runs is refused and changes nothing.
+        let live = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore", backupFile])
+        #expect(live.status == 69, "\(live.stderr)")
+        #expect(d.stop() == 0)
+
+        // Restore into a fresh location, then check the restored file itself.
+        let restoredDB = d.directory + "/restored/entries.db"
+        let restore = try runProcess(productsDirectory() + "/entryd",
+                                     ["--config", "/dev/null", "--socket", d.directory + "/restored.sock", "--db", restoredDB, "--restore", backupFile])
+        #expect(restore.status == 0, "\(restore.stderr)")
+        let info = try DatabaseBackup.verify(path: restoredDB)
+        #expect(info.node == node)
+        let db = try SQLiteConnection(path: restoredDB, readOnly: true)
+        var check: [String] = []
+        try db.statement("PRAGMA integrity_check").query { check.append($0.text(0)) }
+        #expect(check == ["ok"])
+        var ids = Set<String>()
+        try db.statement("SELECT id FROM entries").query { ids.insert($0.text(0)) }
+        let missing = mustHave.filter { !ids.contains($0) }
+        #expect(missing.isEmpty, "\(missing.count) entries acknowledged before the backup began are missing")
+
+        // Restoring over the original database keeps the node id; the daemon starts on it.
+        let over = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore", backupFile])
+        #expect(over.status == 0, "\(over.stderr)")
+        #expect(FileManager.default.fileExists(atPath: d.database + ".before-restore"))
+        try d.start()
+        let status = try d.connect().call("io.entryd.Sync.Status")
+        #expect(status["node"]?.stringValue == node)
+        #expect(status["entries"]?.intValue == Int64(info.entries))
+        #expect(d.stop() == 0)
+    }
+
+    @Test("restore refuses a file that is not a sound entryd database and leaves the database alone")
+    func restoreRefusesBadFiles() throws {
+        let d = try Daemon()
+        _ = try d.connect().call("io.entryd.Entries.Add", .object([("fields", .stringMap([
+            "name": "李雷", "birthday": "1990-05-17", "country": "US", "contact_method": "email", "email": "l@example.com"]))]))
+        #expect(d.stop() == 0)
+        let junk = d.directory + "/junk.db"
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: junk))
+        let refused = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore", junk])
+        #expect(refused.status == 65, "\(refused.stderr)")
+        #expect(refused.stderr.contains("not restored"))
+        let missing = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore"])
+        #expect(missing.status == 64)
+        try d.start()
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
+        #expect(d.stop() == 0)
+    }
+}
+
+/// A flag set once by one thread and read by others.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func set() { lock.lock(); value = true; lock.unlock() }
+}
+
+/// Monotonic seconds for ordering events across threads.
+enum ProgressClock {
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,233 @@
+import EntryCore
+import Foundation
+import Testing
+
+/// Issue 8 end to end: `entryctl export` and `import` against real daemons.
+@Suite(.serialized) struct DataInOutTests {
+    /// Runs the built entryctl against `d` with a longer timeout than the harness default.
+    func entryctl(_ d: Daemon, _ arguments: [String], timeout: Double = 300) throws -> ProcessResult {
+        try runProcess(productsDirectory() + "/entryctl", ["--socket", d.socket] + arguments, timeout: timeout)
+    }
+
+    /// (id, fields, deleted) of every line of a JSON-lines export, by id.
+    func entries(jsonl text: String) throws -> [String: JSON] {
+        var byID: [String: JSON] = [:]
+        for line in text.split(separator: "\n") {
+            let e = try JSON.parse(String(line))
+            let id = try #require(e["id"]?.stringValue)
+            byID[id] = .object([("fields", e["fields"] ?? .null), ("deleted", e["deleted"] ?? .null)])
+        }
+        return byID
+    }
+
+    @Test("round trip of 10,000 entries with Chinese names, every field type and some deleted")
+    func roundTrip() throws {
+        let source = try Daemon()
+        let directory = source.directory
+        let input = directory + "/generated.jsonl"
+        try DataFixtures.jsonLines(count: 10_000).write(toFile: input, atomically: true, encoding: .utf8)
+
+        let imported = try entryctl(source, ["--json", "import", input])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let counts = try JSON.parse(imported.stdout)
+        #expect(counts["added"]?.intValue == 10_000)
+        #expect(counts["rejected"]?.intValue == 0)
+        let status = try source.connect().call("io.entryd.Sync.Status")
+        #expect(status["entries"]?.intValue == 9_000)
+        #expect(status["deleted"]?.intValue == 1_000)
+
+        // Export JSON lines and CSV, import each into an empty daemon, export again.
+        let exported = try entryctl(source, ["export", "--include-deleted", "-o", directory + "/a.jsonl"])
+        try #require(exported.status == 0, "\(exported.stderr)")
+        let original = try entries(jsonl: String(contentsOfFile: directory + "/a.jsonl", encoding: .utf8))
+        #expect(original.count == 10_000)
+        #expect(original.values.filter { $0["deleted"]?.boolValue == true }.count == 1_000)
+        let csv = try entryctl(source, ["export", "--format", "csv", "--labels", "--excel", "--include-deleted",
+                                        "-o", directory + "/a.csv"])
+        try #require(csv.status == 0, "\(csv.stderr)")
+        let csvBytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/a.csv"))
+        #expect(Array(csvBytes.prefix(3)) == [0xEF, 0xBB, 0xBF])
+
+        for file in ["a.jsonl", "a.csv"] {
+            let target = try Daemon()
+            let again = try entryctl(target, ["--json", "import", directory + "/" + file])
+            try #require(again.status == 0, "\(file): \(again.stderr)")
+            #expect(try JSON.parse(again.stdout)["added"]?.intValue == 10_000, "\(file)")
+            let back = try entryctl(target, ["export", "--include-deleted"])
+            try #require(back.status == 0, "\(back.stderr)")
+            let copy = try entries(jsonl: back.stdout)
+            #expect(copy.count == original.count, "\(file)")
+            #expect(copy == original, "\(file): ids, fields and deleted flags differ after the round trip")
+            // Importing the export again changes nothing.
+            let rerun = try entryctl(target, ["--json", "import", directory + "/" + file])
+            #expect(rerun.status == 0)
+            #expect(try JSON.parse(rerun.stdout)["unchanged"]?.intValue == 10_000, "\(file)")
+            #expect(target.stop() == 0)
+        }
+        #expect(source.stop() == 0)
+    }
+
+    /// A spreadsheet export: BOM, Chinese label headers, lenient values; rows 4, 6 and 8 are bad.
+    static let spreadsheet = "\u{FEFF}" + [
+        "姓名,生日,国家,省份,城市,联系方式,手机号码,邮箱,预约时间",
+        "王小明,1990年5月17日,中国,广东,广州,电话,138 0013 8000,,",
+        "李华,1985/3/9,China,浙江省,杭州,邮箱,,LiHua@Example.COM,2026-12-01 09:30",
+        "张伟,1990-02-30,中国,广东,深圳,电话,13800138001,,",
+        "\"赵,敏\",19920102,CN,Guangdong,Shenzhen,phone,+86 139-0013-9000,,",
+        "陈静,2001-07-08,亚特兰蒂斯,,,邮箱,,chen@example.cn,",
+        "Jane Doe,1980-01-01,US,,,email,,jane@example.com,",
+        "刘洋,1995-06-15,中国,广东,广州,电话,,,",
+        "周杰,1979-01-18,日本,,,电话,+81 90 1234 5678,,",
+    ].joined(separator: "\r\n") + "\r\n"
+
+    @Test("CSV with a BOM, Chinese label headers, lenient values and three bad rows: report, exit 65, re-run unchanged")
+    func spreadsheetImport() throws {
+        let d = try Daemon()
+        let file = d.directory + "/名单.csv", report = d.directory + "/rejected.csv"
+        try Self.spreadsheet.write(toFile: file, atomically: true, encoding: .utf8)
+
+        let first = try entryctl(d, ["--json", "import", "--rejects", report, file])
+        #expect(first.status == 65, "\(first.stderr)")
+        let counts = try JSON.parse(first.stdout)
+        #expect(counts["added"]?.intValue == 5)
+        #expect(counts["rejected"]?.intValue == 3)
+        #expect(first.stderr.contains("3 of 8 rows rejected"))
+
+        // The good rows are stored, canonical.
+        let list = try entryctl(d, ["list", "--all", "--format", "json"])
+        let stored = try #require(try JSON.parse(list.stdout).arrayValue)
+        let byName = Dictionary(uniqueKeysWithValues: stored.compactMap { e in e["fields"]?["name"]?.stringValue.map { ($0, e["fields"]!) } })
+        #expect(Set(byName.keys) == ["王小明", "李华", "赵,敏", "Jane Doe", "周杰"])
+        #expect(byName["王小明"] == .stringMap(["name": "王小明", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+                                                "city": "440100", "contact_method": "phone", "phone": "+8613800138000"]))
+        #expect(byName["李华"]?["email"]?.stringValue == "LiHua@example.com")
+        #expect(byName["李华"]?["appointment"]?.stringValue == "2026-12-01 09:30")
+        #expect(byName["赵,敏"]?["city"]?.stringValue == "440300")
+        #expect(byName["周杰"]?["country"]?.stringValue == "JP")
+
+        // The report: the header, then each bad row as it was, with its problems.
+        let reader = CSVReader(try ByteInput(path: report))
+        let header = try #require(try reader.next())
+        #expect(header.fields.last == "problems")
+        #expect(header.fields.dropLast() == ["姓名", "生日", "国家", "省份", "城市", "联系方式", "手机号码", "邮箱", "预约时间"])
+        var rejected: [String: String] = [:]
+        while let record = try reader.next() { rejected[record.fields[0]] = record.fields.last }
+        #expect(Set(rejected.keys) == ["张伟", "陈静", "刘洋"])
+        #expect(rejected["张伟"]?.contains("birthday") == true && rejected["张伟"]?.contains("invalid-format") == true)
+        #expect(rejected["陈静"]?.contains("country") == true && rejected["陈静"]?.contains("not-in-list") == true)
+        #expect(rejected["刘洋"]?.contains("phone") == true && rejected["刘洋"]?.contains("required") == true)
+
+        // A second run: every good row unchanged, the bad ones rejected again.
+        let second = try entryctl(d, ["--json", "import", "--rejects", report, file])
+        #expect(second.status == 65)
+        let again = try JSON.parse(second.stdout)
+        #expect(again["added"]?.intValue == 0)
+        #expect(again["unchanged"]?.intValue == 5)
+        #expect(again["rejected"]?.intValue == 3)
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 5)
+
+        // --dry-run finds the same three and stores nothing.
+        let fresh = try Daemon()
+        let dry = try entryctl(fresh, ["--json", "import", "--dry-run", file])
+        #expect(dry.status == 65)
+        #expect(try JSON.parse(dry.stdout)["valid"]?.intValue == 5)
+        #expect(try fresh.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
+        #expect(fresh.stop() == 0)
+        #expect(d.stop() == 0)
+    }
+
+    @Test("--atomic with one bad row stores nothing; without it the good rows are stored")
+    func atomicImport() throws {
+        let d = try Daemon()
+        let file = d.directory + "/one-bad.jsonl"
+        var lines = DataFixtures.jsonLines(count: 50).split(separator: "\n").map(String.init)
+        lines[37] = #"{"fields":{"name":"坏行","birthday":"1990-13-01","country":"中国","province":"广东","city":"广州","contact_method":"phone","phone":"13800138000"}}"#
+        try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+
+        let atomic = try entryctl(d, ["import", "--atomic", file])
+        #expect(atomic.status == 65)
+        #expect(atomic.stdout.contains("nothing stored"))
+        #expect(atomic.stderr.contains("line 38"))
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
+        #expect(try d.connect().call("io.entryd.Sync.Status")["seq"]?.intValue == 0)
+
+        let plain = try entryctl(d, ["--json", "import", file])
+        #expect(plain.status == 65)
+        #expect(try JSON.parse(plain.stdout)["added"]?.intValue == 49)
+
+        // More rows than max-batch: refused before anything is sent.
+        let big = try Daemon(arguments: [])
+        let many = d.directory + "/many.jsonl"
+        try DataFixtures.jsonLines(count: 10_001).write(toFile: many, atomically: true, encoding: .utf8)
+        let refused = try entryctl(big, ["import", "--atomic", many])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("max-batch"))
+        #expect(try big.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
+        #expect(big.stop() == 0)
+        #expect(d.stop() == 0)
+    }
+
+    @Test("usage: --labels and --excel need CSV; an unknown CSV column is named")
+    func usageErrors() throws {
+        let d = try Daemon()
+        #expect(try entryctl(d, ["export", "--excel"]).status == 64)
+        #expect(try entryctl(d, ["import"]).status == 64)
+        let file = d.directory + "/typo.csv"
+        try "name,brithday\n李雷,1990-05-17\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let typo = try entryctl(d, ["import", file])
+        #expect(typo.status == 65)
+        #expect(typo.stderr.contains("unknown column 'brithday'"))
+
+        // --new-ids: the daemon makes time-ordered ids, so a second run adds the rows again.
+        let rows = d.directory + "/three.jsonl"
+        try DataFixtures.jsonLines(count: 3).write(toFile: rows, atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            let run = try entryctl(d, ["--json", "import", "--new-ids", rows])
+            #expect(try JSON.parse(run.stdout)["added"]?.intValue == 3, "\(run.stderr)")
+        }
+        #expect(d.stop() == 0)
+    }
+}
+
+/// Generated entries for the data tests.
+enum DataFixtures {
+    static let surnames = Array("王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗高")
+    static let given = Array("伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞平刚桂英华玉兰萍红鹏辉建国文斌宇浩凯晨瑞博雪梅琳雅欣怡")
+    /// (province, city) as lenient input.
+    static let regions = [("广东", "广州"), ("广东省", "深圳"), ("浙江", "杭州市"), ("Jiangsu", "Nanjing"), ("四川", "成都"), ("440000", "440100")]
+    static let foreign = ["US", "日本", "United Kingdom", "DEU", "法国"]
+
+    /// `count` JSON lines without ids: unique Chinese names, every field type
+    /// (text, date, datetime, country, province, city, choice, phone, email),
+    /// lenient values, and every tenth row deleted.
+    static func jsonLines(count: Int) -> String {
+        var out = ""
+        out.reserveCapacity(count * 260)
+        for i in 0..<count {
+            let name = String(surnames[i % surnames.count]) + String(given[(i / surnames.count) % given.count])
+                + String(given[(i / (surnames.count * given.count)) % given.count]) + (i % 7 == 0 ? "·\(i)" : "")
+            let day = 1 + i % 28, month = 1 + (i / 28) % 12, year = 1940 + i % 80
+            var fields: [(String, JSON)] = [
+                ("name", .string(i % 5 == 0 ? " \(name) " : name)),
+                ("birthday", .string(i % 2 == 0 ? String(format: "%04d-%02d-%02d", year, month, day) : "\(year)年\(month)月\(day)日")),
+            ]
+            if i % 4 == 3 {
+                fields.append(("country", .string(foreign[i % foreign.count])))
+            } else {
+                let (province, city) = regions[i % regions.count]
+                fields += [("country", .string(i % 2 == 0 ? "中国" : "CN")), ("province", .string(province)), ("city", .string(city))]
+            }
+            if i % 2 == 0 {
+                fields += [("contact_method", .string(i % 4 == 0 ? "电话" : "phone")),
+                           ("phone", .string(String(format: "+86 139 %04d %04d", i / 10_000, i % 10_000)))]
+            } else {
+                fields += [("contact_method", .string("email")), ("email", .string("user\(i)@Example.COM"))]
+            }
+            if i % 3 == 0 { fields.append(("appointment", .string(String(format: "2026-12-%02d %02d:%@", 1 + i % 28, 8 + i % 10, i % 2 == 0 ? "00" : "30")))) }
+            var members: [(String, JSON)] = [("fields", .object(fields))]
+            if i % 10 == 0 { members.append(("deleted", .bool(true))) }
+            out += JSON.object(members).text + "\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,90 @@
+import Testing
+@testable import EntryCore
+
+/// Streaming readers and CSV columns of import/export (Client/DataInput.swift, Client/DataColumns.swift).
+@Suite struct ClientDataInputTests {
+    func records(_ text: String) throws -> [[String]] {
+        let reader = CSVReader(ByteInput(bytes: Array(text.utf8)))
+        var out: [[String]] = []
+        while let r = try reader.next() { out.append(r.fields) }
+        return out
+    }
+
+    @Test("reads what CSVWriter writes, quoted fields with commas, quotes and line breaks included")
+    func roundTripWithWriter() throws {
+        let rows = [["id", "name", "note"], ["1", "李雷", "广州,天河"], ["2", "say \"hi\"", "two\r\nlines"], ["3", "", ""]]
+        let doc = rows.map(CSVWriter.record).joined()
+        #expect(try records(doc) == rows)
+    }
+
+    @Test("skips a BOM and blank lines, accepts LF and a last line without an end, keeps stray quotes")
+    func lenientInput() throws {
+        #expect(try records("\u{FEFF}a,b\n\n1,2\r\n3,x\"y") == [["a", "b"], ["1", "2"], ["3", "x\"y"]])
+        #expect(try records("\"\",x\n") == [["", "x"]])
+    }
+
+    @Test("reports the line of a quoted field left open")
+    func unclosedQuote() throws {
+        let reader = CSVReader(ByteInput(bytes: Array("a,b\n1,\"open\nmore".utf8)))
+        _ = try reader.next()
+        #expect(throws: CSVError(line: 2, reason: "a quoted field is not closed before the end of the input")) { try reader.next() }
+    }
+
+    @Test("line numbers count the physical lines of multi-line records")
+    func lineNumbers() throws {
+        let reader = CSVReader(ByteInput(bytes: Array("h\n\"a\nb\"\nc\n".utf8)))
+        #expect(try reader.next()?.line == 1)
+        #expect(try reader.next()?.line == 2)
+        #expect(try reader.next()?.line == 4)
+    }
+
+    @Test("line reader: BOM, CRLF, blank lines, numbering")
+    func lines() throws {
+        let reader = LineReader(ByteInput(bytes: Array("\u{FEFF}{\"a\":1}\r\n\n{\"b\":2}".utf8)))
+        let first = try #require(try reader.next())
+        #expect(String(decoding: first.bytes, as: UTF8.self) == "{\"a\":1}" && first.line == 1)
+        let second = try #require(try reader.next())
+        #expect(String(decoding: second.bytes, as: UTF8.self) == "{\"b\":2}" && second.line == 3)
+        #expect(try reader.next() == nil)
+    }
+
+    static let fields = [
+        DataColumns.FieldNames(name: "name", zh: "姓名", en: "Name"),
+        DataColumns.FieldNames(name: "birthday", zh: "生日", en: "Birthday"),
+    ]
+
+    @Test("headers by name, zh or en label, meta columns in both locales; export headers read back")
+    func headers() throws {
+        let columns = try DataColumns.resolve(header: ["编号", "姓名", " Birthday ", "已删除", "版本", "display.name"], fields: Self.fields)
+        #expect(columns == [.id, .field("name"), .field("birthday"), .deleted, .ignored, .ignored])
+        for labels in [false, true] {
+            for locale in EntryLocale.allCases {
+                let header = DataColumns.exportHeader(fields: Self.fields, labels: labels, locale: locale, display: true)
+                let back = try DataColumns.resolve(header: header, fields: Self.fields)
+                #expect(back.prefix(3) == [.id, .field("name"), .field("birthday")] && back[3] == .deleted, "\(header)")
+            }
+        }
+        #expect(throws: DataColumns.HeaderError.self) { try DataColumns.resolve(header: ["name", "brithday"], fields: Self.fields) }
+        #expect(throws: DataColumns.HeaderError.self) { try DataColumns.resolve(header: ["name", "姓名"], fields: Self.fields) }
+    }
+
+    @Test("an import element leaves out empty cells and sends unreadable deleted flags as they are")
+    func elements() {
+        let columns: [DataColumns.Column] = [.id, .field("name"), .field("birthday"), .deleted]
+        #expect(DataColumns.importElement(["", "李雷", "", "是"], columns: columns)
+                == .object([("deleted", .bool(true)), ("fields", .object([("name", .string("李雷"))]))]))
+        #expect(DataColumns.importElement(["x", "a", "b", "maybe"], columns: columns)["deleted"] == .string("maybe"))
+    }
+
+    @Test("derived ids are stable UUIDv8s that depend on form and values, not on field order")
+    func derivedIDs() {
+        let a = DataColumns.derivedID(form: "registration", fields: [("name", "李雷"), ("birthday", "1990-05-17")])
+        let b = DataColumns.derivedID(form: "registration", fields: [("birthday", "1990-05-17"), ("name", "李雷")])
+        #expect(a == b)
+        #expect(UUIDv7.canonical(a) == a && Array(a)[14] == "8")
+        #expect(a != DataColumns.derivedID(form: "other", fields: [("name", "李雷"), ("birthday", "1990-05-17")]))
+        #expect(a != DataColumns.derivedID(form: "registration", fields: [("name", "李雷"), ("birthday", "1990-05-18")]))
+        // Cells are delimited: moving a character between name and value changes the id.
+        #expect(DataColumns.derivedID(form: "f", fields: [("ab", "c")]) != DataColumns.derivedID(form: "f", fields: [("a", "bc")]))
+    }
+}
