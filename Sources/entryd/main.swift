@@ -72,20 +72,9 @@ do {
 }
 
 let databasePath = settings.databasePath
-let store: EntryStore
-do {
-    notifier.send("STATUS=opening the database")
-    let directory = (databasePath as NSString).deletingLastPathComponent
-    try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
-    store = try EntryStore(path: databasePath, progress: { version, total in
-        notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
-        log.info("migrating database to schema version \(version) of \(total)")
-    })
-} catch {
-    log.error("cannot open database '\(databasePath)': \(error)")
-    exit(74)
-}
 
+// The socket first, then the database: a start that cannot listen leaves no
+// database behind, and one whose database is in use leaves no socket.
 let socketPath: String
 let listenFD: Int32
 if let fd = activatedFD {
@@ -97,13 +86,34 @@ if let fd = activatedFD {
         listenFD = try SocketFile.bind(path: socketPath, mode: mode_t(settings.config.socketMode), log: log)
     } catch let e as SocketFile.InUse {
         log.error("another entryd is already serving '\(e.path)'; stop it first or choose another --socket")
-        store.close()
         exit(69)
     } catch {
         log.error("cannot listen on '\(socketPath)': \(error)")
-        store.close()
         exit(73)
     }
+}
+/// Removes the socket file this run bound (never one systemd passed).
+func releaseSocket() { if activatedFD == nil { unlink(socketPath) } }
+
+let databaseLock: DatabaseLock
+let store: EntryStore
+do {
+    notifier.send("STATUS=opening the database")
+    let directory = (databasePath as NSString).deletingLastPathComponent
+    try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
+    databaseLock = try DatabaseLock(path: databasePath)
+    store = try EntryStore(path: databasePath, progress: { version, total in
+        notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
+        log.info("migrating database to schema version \(version) of \(total)")
+    })
+} catch let e as DatabaseLock.InUse {
+    log.error("\(e)")
+    releaseSocket()
+    exit(69)
+} catch {
+    log.error("cannot open database '\(databasePath)': \(error)")
+    releaseSocket()
+    exit(74)
 }
 
 let config = settings.config
@@ -164,7 +174,7 @@ let signalThread = Thread {
         if left > 0 { log.warning("\(left) session(s) still busy after 10 s; closing anyway") }
         store.close()
         // A socket systemd passed belongs to entryd.socket: it stays for the next activation.
-        if activatedFD == nil { unlink(socketPath) }
+        releaseSocket()
         log.notice("stopped")
         exit(left > 0 ? 1 : 0)
     }

@@ -93,9 +93,15 @@ import Testing
     @Test("a second entryd on a live socket refuses to start; a stale socket file is replaced")
     func socketOwnership() throws {
         let d = try Daemon()
-        let second = try runProcess(productsDirectory() + "/entryd", ["--socket", d.socket, "--db", d.directory + "/other.db"])
+        let second = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.directory + "/other.db"])
         #expect(second.status == 69)
         #expect(second.stderr.contains("already serving"))
+        #expect(!FileManager.default.fileExists(atPath: d.directory + "/other.db"), "a refused start left a database behind")
+        // A second daemon on the same database, on another socket, is refused too.
+        let sameDB = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.directory + "/second.sock", "--db", d.database])
+        #expect(sameDB.status == 69)
+        #expect(sameDB.stderr.contains("in use by another entryd"))
+        #expect(!FileManager.default.fileExists(atPath: d.directory + "/second.sock"))
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
         // kill -9 leaves the socket file; the next start removes it.
         #expect(d.stop(signal: SIGKILL) == SIGKILL)

@@ -132,6 +132,8 @@ public enum DatabaseBackup {
             guard fcntl(fd, F_GETLK, &lock) == 0 else { return false }
             return lock.l_type != Int16(F_UNLCK)
         }
+        // A running entryd holds its DatabaseLock.
+        if DatabaseLock.isHeld(path: path) { return true }
         // 120…127: the WAL locks; 128: the DMS byte (unix VFS, os_unix.c UNIX_SHM_DMS).
         if locked(path + "-shm", offset: 120, length: 9) { return true }
         // PENDING_BYTE (0x40000000) and the shared range after it (os_unix.c).
