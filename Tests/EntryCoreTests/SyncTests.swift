@@ -78,6 +78,28 @@ import Testing
         }
     }
 
+    @Test("a conflict has the same id on every node; resolving it on one settles it everywhere, new nodes included")
+    func resolutionPropagates() throws {
+        let (n, dbs) = try nodes(3)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        let e = try n[0].create(form: "registration", id: nil, fields: ["name": "原"], layout: layout, origin: origin("a")).entry
+        _ = try sync(n[1], n[0])
+        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["name"] = "甲"; return f }
+        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["name"] = "乙"; return f }
+        _ = try sync(n[0], n[1])
+        let onA = try n[0].conflicts(entry: e.id, includeResolved: false)
+        let onB = try n[1].conflicts(entry: e.id, includeResolved: false)
+        #expect(onA.count == 1 && onA.map(\.id) == onB.map(\.id))
+        _ = try n[0].resolveConflict(id: onA[0].id, useLost: false, layout: { _ in .registration }, origin: origin("admin"))
+        #expect(try n[0].conflicts(entry: e.id, includeResolved: false).isEmpty)
+        _ = try sync(n[1], n[0])
+        _ = try sync(n[2], n[0])
+        #expect(try n[1].conflicts(entry: e.id, includeResolved: false).isEmpty)
+        #expect(try n[2].conflicts(entry: e.id, includeResolved: false).isEmpty)
+        #expect(try n[2].conflicts(entry: e.id, includeResolved: true).map(\.id) == onA.map(\.id))
+        for node in n { #expect(try node.get(e.id)?.fields["name"] == onA[0].kept) }
+    }
+
     @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered")
     func groupsMergeTogether() throws {
         let (n, dbs) = try nodes(2)

@@ -184,6 +184,7 @@ extension WriteContext {
         var base: [String: String] = [:]
         for (name, value) in fields {
             base[name] = current.clocks[name]?.hlc.description ?? ""
+            if let replaced = current.clocks[name] { try supersedeConflicts(entry: current.id, fields: [name], replaced: replaced) }
             if value.isEmpty { entry.fields[name] = nil } else { entry.fields[name] = value }
             entry.clocks[name] = stamp
         }

@@ -76,6 +76,19 @@ extension WriteContext {
         return found
     }
 
+    /// Marks resolved the open conflicts of `entry` whose kept write (`replaced`)
+    /// of one of `fields` is now overwritten by a write that had seen it: a
+    /// later edit, or a Resolve, settles the conflict on every node it reaches.
+    func supersedeConflicts(entry: String, fields: [String], replaced: Stamp) throws {
+        let statement = try db.statement("""
+            UPDATE conflicts SET resolved = 1
+            WHERE entry = ? AND field = ? AND kept_hlc = ? AND kept_node = ? AND resolved = 0
+            """)
+        for field in fields {
+            try statement.run([.text(entry), .text(field), .text(replaced.hlc.description), .text(replaced.node)])
+        }
+    }
+
     /// Merges one received change into its entry. Returns the number of conflict records made.
     func merge(_ change: ChangeRecord, layout: FieldLayout) throws -> Int {
         let stamp = change.stamp
@@ -107,6 +120,9 @@ extension WriteContext {
                     conflicts += 1
                 }
             }
+            if incomingWins, !concurrent, let local {
+                try supersedeConflicts(entry: entry.id, fields: group, replaced: local)
+            }
             if incomingWins {
                 for field in group {
                     let value = change.fields[field] ?? ""
@@ -133,13 +149,16 @@ extension WriteContext {
         return conflicts
     }
 
+    /// Records that `lostStamp`'s value of `field` lost to `keptStamp`'s. The id is
+    /// derived from the entry, field and both stamps, so every node that merges
+    /// the same two writes records the same conflict under the same id, once.
     func recordConflict(entry: String, field: String, kept: String, keptStamp: Stamp, lost: String, lostStamp: Stamp,
                         lostGroup: [String: String]) throws {
         try db.statement("""
-            INSERT INTO conflicts (id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at)
+            INSERT OR IGNORE INTO conflicts (id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run([
-                .text(UUIDv7.generate(milliseconds: clock.wallClock())), .text(entry), .text(field),
+                .text(ConflictID.make(entry: entry, field: field, kept: keptStamp, lost: lostStamp)), .text(entry), .text(field),
                 .text(kept), .text(keptStamp.hlc.description), .text(keptStamp.node),
                 .text(lost), .text(lostStamp.hlc.description), .text(lostStamp.node),
                 .text(JSON.stringMap(lostGroup).text), .text(Timestamp.rfc3339(milliseconds: clock.wallClock())),
@@ -187,9 +206,10 @@ extension EntryStore {
 }
 
 extension EntryStore {
-    /// Marks conflict `id` resolved. With `useLost`, first writes the losing
-    /// value (its whole field group) back as a new local change, which then
-    /// syncs like any edit.
+    /// Resolves conflict `id`: writes its field group as a new local change
+    /// (with `useLost`, the losing values; else the kept values as they stand),
+    /// which marks it resolved here and, once synced, on the other nodes too.
+    /// A conflict whose kept value was already overwritten is only marked resolved.
     /// - Throws: `io.entryd.Sync.ConflictNotFound`; `EntryNotFound` when the
     ///   entry is gone; ``SQLiteError``.
     public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
@@ -203,21 +223,42 @@ extension EntryStore {
             guard var conflict = found else {
                 throw WireError(name: "io.entryd.Sync.ConflictNotFound", parameters: .object([("id", .string(id))]))
             }
-            if useLost && !conflict.resolved {
-                let current = try ctx.existing(conflict.entry, ifVersion: nil)
+            let current = try ctx.existing(conflict.entry, ifVersion: nil)
+            let keptStamp = Stamp(hlc: HLC(conflict.keptHlc) ?? .zero, node: conflict.keptNode)
+            if !conflict.resolved, current.clocks[conflict.field] == keptStamp {
+                // Write the chosen group (the lost one, or the kept one as it stands) as a
+                // new change over the kept write: it supersedes the conflict here and, once
+                // synced, on every other node.
                 let fieldLayout = layout(current.form)
                 var fields: [String: String] = [:]
-                for (name, value) in conflict.lostGroup where (current.fields[name] ?? "") != value { fields[name] = value }
-                if !fields.isEmpty {
-                    for name in Array(fields.keys) {
-                        for member in fieldLayout.group(of: name) where fields[member] == nil { fields[member] = current.fields[member] ?? "" }
-                    }
-                    _ = try ctx.record(.update, on: current, fields: fields, layout: fieldLayout, origin: origin)
+                for member in fieldLayout.group(of: conflict.field) {
+                    fields[member] = useLost ? (conflict.lostGroup[member] ?? current.fields[member] ?? "") : (current.fields[member] ?? "")
                 }
+                _ = try ctx.record(.update, on: current, fields: fields, layout: fieldLayout, origin: origin)
             }
             try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
             conflict.resolved = true
             return conflict
         }
+    }
+}
+
+/// Conflict ids: the same on every node for the same pair of writes.
+enum ConflictID {
+    /// A UUIDv8 (RFC 9562 §5.8) from two FNV-1a 64-bit hashes of the entry,
+    /// the field, and both stamps.
+    static func make(entry: String, field: String, kept: Stamp, lost: Stamp) -> String {
+        let text = "\(entry)|\(field)|\(kept.hlc) \(kept.node)|\(lost.hlc) \(lost.node)"
+        func fnv(_ seed: UInt64) -> UInt64 {
+            var h = seed
+            for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+            return h
+        }
+        let a = fnv(0xCBF2_9CE4_8422_2325), b = fnv(0x8422_2325_CBF2_9CE4)
+        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64($0))) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: b >> (56 - 8 * UInt64($0))) }
+        bytes[6] = 0x80 | (bytes[6] & 0x0F)
+        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        return UUIDv7.format(bytes)
     }
 }
