@@ -103,7 +103,7 @@ import EntryCore
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderr == """
             entryctl: the values were not accepted (2 problems):
-              country: [not-in-list] 没有找到国家或地区“Chna”。 (did you mean: CN?)
+              country: [not-in-list] 没有找到国家或地区“Chna”。 (did you mean: CN 🇨🇳 中国?)
               phone: [required] 请填写电话号码。
 
             """)

@@ -52,7 +52,7 @@ import Testing
         #expect(report.exitCode == .dataError)
         #expect(report.lines == [
             "the values were not accepted (3 problems):",
-            "  country: [not-in-list] 没有找到“Chna”。 (did you mean: CN, CL?)",
+            "  country: [not-in-list] 没有找到“Chna”。 (did you mean: CN 🇨🇳 中国, CL 🇨🇱 智利?)",
             "  phone: [required] 请填写电话。",
             "  (entry): [ambiguous] whole entry",
         ])

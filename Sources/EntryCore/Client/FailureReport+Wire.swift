@@ -22,7 +22,8 @@ extension FailureReport {
         case "io.entryd.Entries.FormNotFound", "io.entryd.Forms.FormNotFound":
             return refused("there is no form '\(s("form"))'", "'entryctl forms' lists the forms.")
         case "io.entryd.Forms.FieldNotFound":
-            return refused("form '\(s("form"))' has no field '\(s("field"))'", "'entryctl forms' lists the fields.")
+            return refused("form '\(s("form"))' has no field '\(s("field"))' with a picker list",
+                           "'entryctl forms' lists the fields; options work on country, province, city and choice fields.")
         case "io.entryd.Entries.LimitExceeded":
             let maximum = p["maximum"]?.intValue.map(String.init) ?? "?"
             return later("entryd refused the call: limit '\(s("limit"))' (maximum \(maximum)) was reached; try again with less")
@@ -40,7 +41,11 @@ extension FailureReport {
         case "io.entryd.Sync.PeerUnreachable":
             return later("peer '\(s("peer"))' cannot be reached (\(s("reason"))); try again later")
         case "io.entryd.Sync.PeerNotFound":
-            return refused("there is no peer '\(s("peer"))'")
+            if s("peer").hasPrefix("exec:") {
+                return refused("entryd runs exec: addresses only for peers named in its configuration",
+                               "Add a [peer NAME] section with this address to entryd.conf, then 'entryctl sync NAME'.")
+            }
+            return refused("there is no peer '\(s("peer"))'", "Name a peer from entryd.conf, or give unix:/path/to/entryd.sock.")
         case "io.entryd.Sync.ConflictNotFound":
             return refused("there is no conflict '\(s("id"))'")
         case "io.entryd.Sync.ClockSkew":
@@ -62,9 +67,21 @@ extension FailureReport {
             let message = problem["message"]?.stringValue ?? ""
             let suggestions = problem["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? []
             var line = "  \(field.isEmpty ? "(entry)" : field): [\(code)] \(message)"
-            if !suggestions.isEmpty { line += " (did you mean: \(suggestions.joined(separator: ", "))?)" }
+            if !suggestions.isEmpty { line += " (did you mean: \(suggestions.map(describe).joined(separator: ", "))?)" }
             lines.append(DisplayWidth.sanitized(line))
         }
         return FailureReport(exitCode: .dataError, lines: lines)
+    }
+
+    /// A suggested canonical value with its name, from the reference data this
+    /// client carries: `CN 🇨🇳 中国`, `440100 广东省 广州市`; other values as they are.
+    static func describe(_ value: String) -> String {
+        let reference = ReferenceData.shared
+        if let country = reference.country(alpha2: value) { return "\(value) \(country.flag) \(country.nameZH)" }
+        if let division = reference.division(code: value) {
+            let province = division.parentCode.flatMap(reference.division(code:)).map { $0.nameZH + " " } ?? ""
+            return "\(value) \(province)\(division.nameZH)"
+        }
+        return value
     }
 }

@@ -37,6 +37,14 @@ extension EntryService {
         return id
     }
 
+    /// The optional `ifVersion`: an HLC, 16 hex digits.
+    /// - Throws: `InvalidParameter(ifVersion)` for anything else.
+    func version(_ p: Parameters) throws -> String? {
+        guard let text = try p.optionalString("ifVersion") else { return nil }
+        guard let hlc = HLC(text) else { throw WireError.invalidParameter("ifVersion") }
+        return hlc.description
+    }
+
     func origin(_ c: CallContext, _ p: Parameters) throws -> WriteOrigin {
         WriteOrigin(actor: c.caller.userName, reason: try p.optionalString("reason"))
     }
@@ -66,7 +74,7 @@ extension EntryService {
         let locale = try locale(p)
         let id = try existingID(p)
         let input = try p.stringMap("fields")
-        let ifVersion = try p.optionalString("ifVersion")
+        let ifVersion = try version(p)
         guard let stored = try store.get(id) else { throw WireError.entryNotFound(id) }
         let form = try entriesForm(stored.form)
         let entry = try store.update(id: id, ifVersion: ifVersion, layout: form.layout, origin: try origin(c, p)) { current in
@@ -84,7 +92,7 @@ extension EntryService {
     func delete(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
         let layout = try store.get(id).flatMap { forms.form(named: $0.form)?.layout } ?? .registration
-        let entry = try store.delete(id: id, ifVersion: try p.optionalString("ifVersion"), layout: layout, origin: try origin(c, p))
+        let entry = try store.delete(id: id, ifVersion: try version(p), layout: layout, origin: try origin(c, p))
         try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
     }
 

@@ -146,10 +146,9 @@ extension EntryService {
             address = configured.address
         } else if name.hasPrefix("unix:") {
             address = name
-        } else if name.hasPrefix("exec:") {
-            // A client must never make the daemon run a command (DESIGN.md "Peers").
-            throw WireError.permissionDenied(role: "configuration")
         } else {
+            // Not configured: an exec: address is refused like an unknown name, since a
+            // client must never make the daemon run a command (DESIGN.md "Peers").
             throw WireError(name: "io.entryd.Sync.PeerNotFound", parameters: .object([("peer", .string(name))]))
         }
         let result = try syncWithPeer(name: name, address: address)
