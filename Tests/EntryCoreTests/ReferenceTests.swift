@@ -37,7 +37,7 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
     func rowContents() throws {
         let cn = try #require(data.country(alpha2: "CN"))
         #expect(cn == Country(alpha2: "CN", alpha3: "CHN", numeric: "156", nameEN: "China", nameZH: "中国",
-                              flag: "🇨🇳", aliases: ["People's Republic of China"], callingCode: "86",
+                              flag: "🇨🇳", aliases: ["People's Republic of China"] + Country.chineseAliases["CN"]!, callingCode: "86",
                               isUserAssigned: false))
         #expect(data.country(alpha2: "XK")?.isUserAssigned == true)
         #expect(data.country(alpha2: "AQ")?.callingCode == "")

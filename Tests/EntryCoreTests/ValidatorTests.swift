@@ -40,6 +40,9 @@ extension FormsTests {
             ("phone", "0086 138 0013 8000", "+8613800138000"), ("phone", "(010) 6552-9988", "+861065529988"), ("phone", "020-8888 6666", "+862088886666"),
             ("phone", "＋８６ １３８００１３８０００", "+8613800138000"), ("phone", "+1 (212) 555-0100", "+12125550100"),
             ("email", "Li.Lei+x@Example.COM", "Li.Lei+x@example.com"), ("email", "李雷@例子.中国", "李雷@例子.中国"),
+            // Found by trying the product as a new user would:
+            ("birthday", "1990 年 5 月 17 日", "1990-05-17"), ("country", "中华人民共和国", "CN"), ("country", "中國", "CN"),
+            ("phone", "+1 212 555 0123", "+12125550123"), ("phone", "19912345678", "+8619912345678"),
         ])
         func canonical(field: String, input: String, expected: String) {
             let result = check(field == "email" ? [field: input] : [field: input, "email": ""])
@@ -74,6 +77,12 @@ extension FormsTests {
             (["name": "Li\nLei"], "name", .invalidFormat),
             (["phone": "138-0013-800x"], "phone", .invalidFormat),
             (["phone": "12345"], "phone", .invalidFormat),
+            (["phone": "11111111111"], "phone", .invalidFormat),
+            (["phone": "12000000000"], "phone", .invalidFormat),
+            (["phone": "+1 12345"], "phone", .invalidFormat),
+            (["phone": "+1 000 000 0000"], "phone", .invalidFormat),
+            (["name": "a\u{202E}b"], "name", .invalidFormat),
+            (["province": "北京", "city": "北京"], "city", .notInList),
             (["phone": "+86 0123 4567"], "phone", .invalidFormat),
             (["email": "li@@example.com", "contact_method": "email"], "email", .invalidFormat),
             (["email": "li@localhost"], "email", .invalidFormat),
@@ -140,6 +149,25 @@ extension FormsTests {
             #expect(result.fields["province"] == "330000" && result.fields["city"] == "330100")
             let chaoyang = check(["province": "辽宁", "city": "朝阳"])
             #expect(chaoyang.problems == [] && chaoyang.fields["city"] == "211300")
+        }
+
+        @Test("the plain Chinese names of Hong Kong, Macau and Taiwan are countries too", arguments: [
+            ("香港", "HK"), ("澳门", "MO"), ("澳門", "MO"), ("台湾", "TW"), ("臺灣", "TW"),
+        ])
+        func regionNames(input: String, expected: String) {
+            let result = check(["country": input, "province": "", "city": ""])
+            #expect(result.problems == [])
+            #expect(result.fields["country"] == expected)
+        }
+
+        @Test("a municipality given as its own city is refused with its districts as suggestions")
+        func municipalityAsCity() {
+            let result = check(["province": "北京", "city": "北京"], locale: .zh)
+            let problem = result.problems.first { $0.field == "city" }
+            #expect(problem?.code == .notInList)
+            #expect(problem?.suggestions.first == "110101")
+            #expect(problem?.suggestions.allSatisfy { $0.hasPrefix("11") } == true)
+            #expect(problem?.message.contains("北京市") == true)
         }
 
         @Test("Hong Kong, Macau and Taiwan take an empty city", arguments: ["810000", "香港", "Macao", "台湾"])

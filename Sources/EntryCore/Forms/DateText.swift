@@ -66,7 +66,8 @@ enum DateText {
 
     /// The date of `tokens`, canonical; see ``parseDate(_:)``.
     private static func canonicalDate(_ tokens: ArraySlice<String>) throws(FieldFailure) -> String {
-        let t = Array(tokens)
+        // Spaces between the parts are allowed: `1990 年 5 月 17 日`, `1990 / 5 / 17`.
+        let t = tokens.filter { $0 != " " }
         var parts: (Int, Int, Int)?
         if t.count == 1, t[0].count == 8, let y = number(t[0].prefix(4)), let m = number(t[0].dropFirst(4).prefix(2)),
            let d = number(t[0].suffix(2)) {

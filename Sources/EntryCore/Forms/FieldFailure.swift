@@ -34,12 +34,14 @@ enum ProblemReason: Sendable, Equatable {
     case retired(name: String)
     case ambiguous(names: [String])
     case notInProvince(province: String)
+    case provinceAsCity(province: String)
     case provinceHasNoCities(province: String)
     case phoneCharacters
     case phoneTooLong
     case phoneTooShort
     case unknownCallingCode
     case notAChineseNumber
+    case notANANPNumber
     case emailFormat
     case emailTooLong
 
@@ -72,12 +74,14 @@ enum ProblemReason: Sendable, Equatable {
         case .retired(let name): return "\(label)“\(name)”是已撤销的区划，请选择现行的城市。"
         case .ambiguous(let names): return "\(label)有多个匹配：\(names.joined(separator: "、"))，请选择其一。"
         case .notInProvince(let province): return "\(label)不属于所选省份“\(province)”，请选择该省份的城市或更改省份。"
+        case .provinceAsCity(let province): return "\(province)是省级单位，\(label)请选择它下辖的城市或区县，例如下面的建议。"
         case .provinceHasNoCities(let province): return "“\(province)”没有下级城市，请将\(label)留空。"
         case .phoneCharacters: return "\(label)只能包含数字、空格、连字符、点、括号和开头的 +，例如 +86 138 0013 8000。"
         case .phoneTooLong: return "\(label)连同国家代码超过 15 位数字（E.164 上限），请检查号码。"
         case .phoneTooShort: return "\(label)位数太少，请填写完整号码。"
         case .unknownCallingCode: return "\(label)的国家代码无法识别，请检查 + 或 00 后面的数字。"
-        case .notAChineseNumber: return "\(label)不是有效的中国号码：手机号为 1 开头的 11 位数字，座机为区号加号码。"
+        case .notAChineseNumber: return "\(label)不是有效的中国号码：手机号为 13–19 开头的 11 位数字，座机为区号加号码。"
+        case .notANANPNumber: return "\(label)不是有效的北美号码：+1 之后应为 10 位数字（3 位区号、7 位号码）。"
         case .emailFormat: return "\(label)不是有效的邮箱地址，请按 name@example.com 的格式填写。"
         case .emailTooLong: return "\(label)过长：@ 前最多 64 个字符，整个地址最多 254 个字符。"
         }
@@ -104,12 +108,14 @@ enum ProblemReason: Sendable, Equatable {
         case .retired(let name): return "\(label) '\(name)' is a retired division; pick a current city."
         case .ambiguous(let names): return "\(label) matches several rows (\(names.joined(separator: "; "))); pick one."
         case .notInProvince(let province): return "\(label) is not in the chosen province (\(province)); pick one of its cities or change the province."
+        case .provinceAsCity(let province): return "\(province) is a province-level unit; for \(label) choose one of its cities, districts or counties, such as those suggested."
         case .provinceHasNoCities(let province): return "\(province) has no cities in the list; leave \(label) empty."
         case .phoneCharacters: return "\(label) may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."
         case .phoneTooLong: return "\(label) has more than 15 digits with its country code (the E.164 limit); check the number."
         case .phoneTooShort: return "\(label) is too short; give the full number."
         case .unknownCallingCode: return "\(label) does not start with a known country calling code; check the digits after + or 00."
-        case .notAChineseNumber: return "\(label) is not a valid Chinese number: mobiles have 11 digits starting with 1, landlines an area code and a number."
+        case .notAChineseNumber: return "\(label) is not a valid Chinese number: mobiles have 11 digits starting with 13 to 19, landlines an area code and a number."
+        case .notANANPNumber: return "\(label) is not a valid North American number: +1 is followed by 10 digits (a 3-digit area code and 7 digits)."
         case .emailFormat: return "\(label) is not a valid e-mail address; write it like name@example.com."
         case .emailTooLong: return "\(label) is too long: at most 64 characters before the @ and 254 in all."
         }

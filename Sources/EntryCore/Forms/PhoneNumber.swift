@@ -44,16 +44,30 @@ enum PhoneNumber {
         if callingCode == "86", !isPlausibleChinese(national) {
             throw FieldFailure(code: .invalidFormat, reason: .notAChineseNumber)
         }
+        if callingCode == "1", !isPlausibleNANP(national) {
+            throw FieldFailure(code: .invalidFormat, reason: .notANANPNumber)
+        }
         return "+" + callingCode + national
     }
 
-    /// A Chinese mobile (`1` + 10 digits) or landline: area code without the
-    /// trunk 0, then the subscriber number; 9–11 digits starting with 2–9, or
-    /// Beijing's area code `10` and 8 digits.
+    /// A Chinese mobile (`1`, then `3`–`9`, 11 digits in all: the mobile
+    /// number segments of the MIIT numbering plan) or landline: area code
+    /// without the trunk 0, then the subscriber number; 9–11 digits starting
+    /// with 2–9, or Beijing's area code `10` and 8 digits.
     private static func isPlausibleChinese(_ national: Substring) -> Bool {
         guard let first = national.first else { return false }
         if national.hasPrefix("10") && national.count == 10 { return true }
-        if first == "1" { return national.count == 11 }
+        if first == "1" {
+            return national.count == 11 && ("3"..."9").contains(national.dropFirst().first ?? "0")
+        }
         return ("2"..."9").contains(first) && (9...11).contains(national.count)
+    }
+
+    /// A North American Numbering Plan number (+1: US, CA and the Caribbean):
+    /// exactly 10 digits, `NXX-NXX-XXXX`, where the area code and the
+    /// exchange each start with 2–9 (ATIS-0300051, NANP numbering plan).
+    private static func isPlausibleNANP(_ national: Substring) -> Bool {
+        let digits = Array(national)
+        return digits.count == 10 && ("2"..."9").contains(digits[0]) && ("2"..."9").contains(digits[3])
     }
 }

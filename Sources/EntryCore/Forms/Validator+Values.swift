@@ -24,9 +24,19 @@ extension ValidationRun {
     }
 
     /// Text: no control characters (Unicode category Cc, e.g. line breaks and
-    /// tabs), at most `maxLength` characters (grapheme clusters).
+    /// tabs), no line or paragraph separators, and none of the invisible
+    /// formatting characters that can disguise text: the bidirectional
+    /// embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069; the
+    /// "Trojan Source" characters, CVE-2021-42574), zero-width space U+200B,
+    /// BOM U+FEFF and the interlinear annotation marks U+FFF9–U+FFFB. Joiners
+    /// (U+200C, U+200D) and the marks LRM/RLM stay, as real names use them.
+    /// At most `maxLength` characters (grapheme clusters).
     static func text(_ text: String, maxLength: Int?) throws(FieldFailure) -> String {
-        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        let disguising: Set<UInt32> = [0x200B, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069,
+                                       0xFEFF, 0xFFF9, 0xFFFA, 0xFFFB]
+        if text.unicodeScalars.contains(where: {
+            [.control, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory) || disguising.contains($0.value)
+        }) {
             throw FieldFailure(code: .invalidFormat, reason: .controlCharacters)
         }
         if let maxLength, text.count > maxLength {
@@ -88,6 +98,14 @@ extension ValidationRun {
         case .notFound(suggestions: let rows):
             if let retired = reference.retiredDivision(code: text) {
                 throw FieldFailure(code: .notInList, reason: .retired(name: retired.name(in: locale)), suggestions: codes(rows))
+            }
+            // `北京` as a city: the municipalities' cities are their districts and counties.
+            if case .found(let named) = reference.resolveProvince(text), province == nil || province == named.code {
+                let districts = reference.cities(ofProvince: named.code)
+                if !districts.isEmpty {
+                    throw FieldFailure(code: .notInList, reason: .provinceAsCity(province: named.name(in: locale)),
+                                       suggestions: codes(Array(districts.prefix(5))))
+                }
             }
             throw FieldFailure(code: .notInList, reason: .notACity, suggestions: codes(rows))
         }

@@ -35,7 +35,27 @@ extension Country {
         self.init(
             alpha2: row["alpha2"], alpha3: row["alpha3"], numeric: row["numeric"],
             nameEN: row["name_en"], nameZH: row["name_zh"], flag: row["flag"],
-            aliases: row.list("aliases"), callingCode: row["calling_code"],
+            aliases: row.list("aliases") + (Country.chineseAliases[row["alpha2"]] ?? []), callingCode: row["calling_code"],
             isUserAssigned: row["iso_status"] == "user-assigned")
     }
+
+    /// Other Chinese names people type for a country or region, beside the
+    /// GB/T 2659 short name in `name_zh` (data/countries.tsv has English aliases
+    /// only): full official names, traditional characters, and the plain names
+    /// of the special administrative regions and Taiwan (`香港`, `澳门`, `台湾`),
+    /// whose `name_zh` is the `中国香港` form. A hand list, kept small.
+    static let chineseAliases: [String: [String]] = [
+        "CN": ["中华人民共和国", "中華人民共和國", "中國", "中国大陆", "中國大陸"],
+        "HK": ["香港", "香港特别行政区", "香港特別行政區", "中國香港"],
+        "MO": ["澳门", "澳門", "澳门特别行政区", "澳門特別行政區", "中國澳門"],
+        "TW": ["台湾", "台灣", "臺灣", "中國台灣"],
+        "US": ["美國", "美利坚合众国"],
+        "GB": ["英國", "大不列颠及北爱尔兰联合王国"],
+        "KR": ["韓國", "南韩", "大韩民国"],
+        "KP": ["北韩", "朝鮮"],
+        "RU": ["俄国", "俄羅斯", "俄罗斯联邦"],
+        "JP": ["日本国"],
+        "DE": ["德國"],
+        "FR": ["法國"],
+    ]
 }
