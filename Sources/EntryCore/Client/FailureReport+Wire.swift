@@ -75,7 +75,7 @@ extension FailureReport {
 
     /// A suggested canonical value with its name, from the reference data this
     /// client carries: `CN 🇨🇳 中国`, `440100 广东省 广州市`; other values as they are.
-    static func describe(_ value: String) -> String {
+    public static func describe(_ value: String) -> String {
         let reference = ReferenceData.shared
         if let country = reference.country(alpha2: value) { return "\(value) \(country.flag) \(country.nameZH)" }
         if let division = reference.division(code: value) {

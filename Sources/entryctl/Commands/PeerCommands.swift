@@ -44,8 +44,12 @@ enum PeerCommands {
                 let columns = ["id", "entry", "field", "kept", "lost", "resolved"].map { TableColumn($0) }
                 let rows = list.map { c -> [String] in
                     func s(_ k: String) -> String { c[k]?.stringValue ?? "" }
-                    return [s("id"), s("entry"), s("field"), "\(s("kept")) (\(s("keptNode").prefix(8)))",
-                            "\(s("lost")) (\(s("lostNode").prefix(8)))", c["resolved"]?.boolValue == true ? "yes" : "no"]
+                    // Values with their names; nodes by the end of their id (the start is a time stamp).
+                    func value(_ k: String, _ node: String) -> String {
+                        "\(FailureReport.describe(s(k))) (node …\(s(node).suffix(8)))"
+                    }
+                    return [s("id"), s("entry"), s("field"), value("kept", "keptNode"), value("lost", "lostNode"),
+                            c["resolved"]?.boolValue == true ? "yes" : "no"]
                 }
                 Terminal.out(lines: TableRenderer(columns: columns).render(rows) + ["\(list.count) conflict(s)"])
             }

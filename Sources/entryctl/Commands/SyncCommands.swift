@@ -89,7 +89,7 @@ enum SyncCommands {
         if !limits.isEmpty { lines += ["limits:"] + Terminal.keyValueLines(limits, indent: "  ") }
         let peers = reply["peers"]?.arrayValue ?? []
         if !peers.isEmpty {
-            let columns = ["name", "address", "node", "pulled", "pushed", "last sync", "last error"].map { TableColumn($0) }
+            let columns = ["name", "address", "node", "pulled to seq", "pushed to seq", "last sync", "last error"].map { TableColumn($0) }
             let rows = peers.map { peer -> [String] in
                 func p(_ key: String) -> String { peer[key]?.stringValue ?? peer[key]?.intValue.map(String.init) ?? "" }
                 return [p("name"), p("address"), p("node"), p("pulledSeq"), p("pushedSeq"),
