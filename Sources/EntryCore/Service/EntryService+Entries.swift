@@ -140,9 +140,11 @@ extension EntryService {
             return rejected("id", "id must be a string UUID")
         }
         guard let input = try? p.stringMap("fields") else { return rejected("fields", "fields must be an object of strings", id: id) }
-        guard let deleted = try? p.optionalBool("deleted") else { return rejected("deleted", "deleted must be true or false", id: id) }
+        // `deleted` is optional: absent means false (a `try?` here once refused every row without it).
+        let deleted: Bool
+        do { deleted = try p.optionalBool("deleted") ?? false } catch { return rejected("deleted", "deleted must be true or false", id: id) }
         let result = validator.validate(form: form, input: input, locale: defaultLocale)
-        return EntryStore.ImportRow(index: index, id: id, fields: result.fields, deleted: deleted ?? false, problems: result.problems)
+        return EntryStore.ImportRow(index: index, id: id, fields: result.fields, deleted: deleted, problems: result.problems)
     }
 
     // MARK: - Wire form
