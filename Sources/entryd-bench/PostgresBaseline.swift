@@ -18,6 +18,7 @@ final class PostgresBaseline {
     /// - Throws: ``BenchFailure`` when `initdb`, `pg_ctl` or `pgbench` is missing.
     init(directory: String) throws {
         self.directory = directory
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
             .sorted().reversed().map { "/usr/lib/postgresql/\($0)/bin" }
         guard let found = candidates.first(where: { dir in
@@ -31,32 +32,34 @@ final class PostgresBaseline {
     /// The server version text, e.g. `15.8`.
     var version: String {
         let text = (try? run([bin + "/pg_ctl", "--version"]))?.1 ?? "?"
-        return text.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "?"
+        // "pg_ctl (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)"
+        let words = text.split(separator: " ")
+        return words.count > 2 ? String(words[2]) : "?"
     }
 
     private var asRoot: Bool { getuid() == 0 }
 
-    /// Runs a command (as `postgres` when root); returns its status and output.
+    /// Runs a command (as `postgres` when root) through system(3); returns its
+    /// status and output.
+    ///
+    /// Output goes to a file, not a pipe, and the child is waited for with
+    /// system(3) rather than Foundation's `Process`: the postmaster that
+    /// `pg_ctl start` leaves running inherits descriptors, and `Process` then
+    /// never reported the exit of `runuser` here.
     @discardableResult
     private func run(_ argv: [String], asPostgres: Bool = false) throws -> (Int32, String) {
-        let p = Process()
         let full = asPostgres && asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + argv : argv
-        p.executableURL = URL(fileURLWithPath: full[0])
-        p.arguments = Array(full.dropFirst())
-        p.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let outPath = directory + "/command.out"
+        let quoted = full.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let status = system("cd / && \(quoted) </dev/null >'\(outPath)' 2>&1")
+        let text = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let code: Int32 = status == -1 ? -1 : (status >> 8) & 0xFF
+        return (code, text)
     }
 
     /// Creates and starts the cluster, and the schema.
     /// - Throws: ``BenchFailure`` with the tool's output when a step fails.
     func start() throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if asRoot {
             try run(["/bin/chown", "postgres:", directory])
             try run(["/bin/chmod", "0755", (directory as NSString).deletingLastPathComponent])
