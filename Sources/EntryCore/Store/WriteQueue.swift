@@ -56,6 +56,14 @@ final class WriteQueue: @unchecked Sendable {
     ///   ``SQLiteError`` of a failed commit, or ``WireError`` `StorageFailed`
     ///   once the store is closing.
     func submit<T>(_ body: @escaping (WriteContext) throws -> T) throws -> T {
+        try enqueue(body).wait()
+    }
+
+    /// Queues `body` for the next group transaction and returns at once; the
+    /// returned ticket's ``PendingWrite/wait()`` gives the result once committed.
+    /// Jobs run in the order they were queued.
+    /// - Throws: ``WireError`` `StorageFailed` once the store is closing.
+    func enqueue<T>(_ body: @escaping (WriteContext) throws -> T) throws -> PendingWrite<T> {
         let job = Job { try body($0) }
         condition.lock()
         if stopping {
@@ -65,8 +73,7 @@ final class WriteQueue: @unchecked Sendable {
         pending.append(job)
         condition.signal()
         condition.unlock()
-        job.done.wait()
-        return try job.result!.get() as! T
+        return PendingWrite(job: job)
     }
 
     /// Runs `body` on the writer thread outside any transaction (checkpoints,
@@ -145,6 +152,23 @@ final class WriteQueue: @unchecked Sendable {
             for job in batch where (try? job.result?.get()) != nil { job.result = .failure(error) }
         }
         for job in batch { job.done.signal() }
+    }
+}
+
+/// A write queued on the writer thread, not yet known to be committed.
+///
+/// ``wait()`` blocks until the job's group transaction committed (its data is
+/// durable) or failed. Call it exactly once, from any one thread.
+public struct PendingWrite<T>: @unchecked Sendable {
+    let job: WriteQueue.Job
+
+    /// Waits for the commit of the job's group transaction.
+    /// - Returns: what the job returned.
+    /// - Throws: what the job threw (its savepoint was rolled back), or the
+    ///   ``SQLiteError`` of a failed commit.
+    public func wait() throws -> T {
+        job.done.wait()
+        return try job.result!.get() as! T
     }
 }
 
