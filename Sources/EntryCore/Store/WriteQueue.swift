@@ -112,7 +112,7 @@ final class WriteQueue: @unchecked Sendable {
     private func runRound(_ batch: [Job]) {
         let db = context.db
         do {
-            try db.execute("BEGIN IMMEDIATE")
+            try db.statement("BEGIN IMMEDIATE").run()
         } catch {
             for job in batch { job.result = .failure(error); job.done.signal() }
             return
@@ -120,9 +120,9 @@ final class WriteQueue: @unchecked Sendable {
         var anySucceeded = false
         for job in batch {
             do {
-                try db.execute("SAVEPOINT job")
+                try db.statement("SAVEPOINT job").run()
                 let value = try job.body(context)
-                try db.execute("RELEASE job")
+                try db.statement("RELEASE job").run()
                 job.result = .success(value)
                 anySucceeded = true
             } catch {
@@ -140,7 +140,7 @@ final class WriteQueue: @unchecked Sendable {
         }
         do {
             try context.persistClock()
-            try db.execute("COMMIT")
+            try db.statement("COMMIT").run()
             condition.lock()
             commitCount += 1
             condition.unlock()
