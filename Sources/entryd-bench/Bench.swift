@@ -12,8 +12,6 @@ struct Bench {
 
     /// Pipelined calls each Add client keeps in flight.
     static let window = 32
-    /// Rows per Import call.
-    static let importBatch = 1000
     /// Entries in the "small" database of the 1,000-entry figures.
     static let small = 1000
 
@@ -67,7 +65,7 @@ struct Bench {
         defer { a.stop() }
         let w = DaemonWorkload(socket: a.socket, counter: numbers)
         progress("entryd: importing \(Bench.small) entries")
-        _ = try w.importEntries(numbers.reserve(Bench.small), batch: Bench.importBatch)
+        _ = try w.importEntries(numbers.reserve(Bench.small), batch: options.importBatch)
         let list1k = try w.listPages(300)
         let get1k = try w.gets(list1k.ids, count: 2000)
 
@@ -88,8 +86,8 @@ struct Bench {
         progress("entryd: durable Add, 16 clients without pipelining, \(s) s")
         let add16 = try w.addPipelined(clients: 16, window: 1, seconds: s)
 
-        progress("entryd: Import of \(n) entries in calls of \(Bench.importBatch)")
-        let importRate = try w.importEntries(numbers.reserve(n), batch: Bench.importBatch) { done in
+        progress("entryd: Import of \(n) entries in calls of \(options.importBatch)")
+        let importRate = try w.importEntries(numbers.reserve(n), batch: options.importBatch) { done in
             if done % 100_000 == 0 { progress("entryd: imported \(done)") }
         }
         let peak = a.peakResidentBytes
@@ -126,7 +124,7 @@ struct Bench {
                     baseline: ("PostgreSQL pgbench 8 clients", pg8), target: 2.0)
         report.rate("durable Add, 1 client (vs PostgreSQL)", add1.rate, unit: "adds/s", baseline: ("PostgreSQL pgbench 1 client", pg1))
         report.rate("durable Add, 16 clients, no pipelining", add16.rate, unit: "adds/s", baseline: ("raw SQLite batches of 100", raw100))
-        report.rate("Import \(format(Double(n))) entries (calls of \(Bench.importBatch))", importRate, unit: "entries/s",
+        report.rate("Import \(format(Double(n))) entries (calls of \(options.importBatch))", importRate, unit: "entries/s",
                     baseline: ("raw SQLite bulk, 1 tx", rawBulk), target: 0.6)
         report.add(ReportRow(what: "List CN+440000, 50/page, p50 / p99 at \(Bench.small) entries",
                              value: "\(msText(list1k.latencies.ms(0.5))) / \(msText(list1k.latencies.ms(0.99)))"))

@@ -10,11 +10,13 @@ struct BenchOptions {
     var quick = false
     /// Path of the `entryd` executable; default: next to `entryd-bench`.
     var entrydPath: String?
+    /// Rows per Import call (entryd's `max-batch` allows up to 10,000). Default 1,000.
+    var importBatch = 1000
     /// Keep the temporary directory (databases, logs) for inspection.
     var keep = false
 
     static let usage = """
-        usage: entryd-bench [--entries N] [--seconds S] [--quick] [--no-postgres] [--entryd PATH] [--keep]
+        usage: entryd-bench [--entries N] [--seconds S] [--quick] [--no-postgres] [--import-batch N] [--entryd PATH] [--keep]
 
         Starts the built entryd on a temporary socket and database, drives it over the
         socket, measures raw SQLite (and PostgreSQL 15 with pgbench when installed) on
@@ -24,6 +26,7 @@ struct BenchOptions {
           --seconds S    length of each timed phase in seconds (default 5)
           --quick        tiny run for CI: 2000 entries, 0.5 s phases, no PostgreSQL
           --no-postgres  skip the PostgreSQL baseline
+          --import-batch N  rows per Import call (default 1000; at most entryd's max-batch, 10000)
           --entryd PATH  the entryd executable (default: next to entryd-bench)
           --keep         keep the temporary directory
         """
@@ -52,6 +55,9 @@ struct BenchOptions {
                 explicitSeconds = s
             case "--quick": o.quick = true
             case "--no-postgres": o.postgres = false
+            case "--import-batch":
+                guard let n = Int(try value()), (1...10_000).contains(n) else { throw BenchUsageError("--import-batch must be 1…10000") }
+                o.importBatch = n
             case "--entryd": o.entrydPath = try value()
             case "--keep": o.keep = true
             default: throw BenchUsageError("unknown option '\(arguments[i])'")
