@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "EntryCore", targets: ["EntryCore"]),
         .executable(name: "entryd", targets: ["entryd"]),
         .executable(name: "entryctl", targets: ["entryctl"]),
+        .executable(name: "entryd-bench", targets: ["entryd-bench"]),
     ],
     targets: [
         .systemLibrary(
@@ -35,6 +36,10 @@ let package = Package(
         .executableTarget(
             name: "entryctl", dependencies: ["EntryCore", "CSystem"],
             path: "Sources/entryctl", swiftSettings: swiftSettings),
+        // The benchmark of issue 6 (BENCHMARKS.md): drives the built entryd, measures raw SQLite and PostgreSQL.
+        .executableTarget(
+            name: "entryd-bench", dependencies: ["EntryCore", "CSQLite"],
+            path: "Sources/entryd-bench", swiftSettings: swiftSettings),
         .testTarget(
             name: "EntryCoreTests", dependencies: ["EntryCore", "CSQLiteFaults"],
             path: "Tests/EntryCoreTests", swiftSettings: swiftSettings),

@@ -21,6 +21,23 @@ public protocol CallHandler: AnyObject, Sendable {
     /// or throws a ``WireError`` (or any error, which the session maps with
     /// ``WireError/init(mapping:)``) to answer with an error instead.
     func handle(_ context: CallContext) throws
+
+    /// Starts a call that may overlap with the calls after it on the same
+    /// connection (a write queued for the next group commit), or returns `nil`
+    /// to have it handled by ``handle(_:)`` once every earlier call is answered.
+    ///
+    /// ### Implementing
+    /// Queue the work in the order of the calls (the session calls `begin` in
+    /// the order the calls arrived) and do not send anything here: the
+    /// returned closure waits for the outcome and sends the reply; the session
+    /// runs those closures in call order. What `begin` throws is the call's
+    /// error reply, sent in its turn.
+    func begin(_ context: CallContext) throws -> (() throws -> Void)?
+}
+
+extension CallHandler {
+    /// No call overlaps: every call is handled in turn.
+    public func begin(_ context: CallContext) throws -> (() throws -> Void)? { nil }
 }
 
 /// One client connection: reads NUL-terminated messages, answers each in
@@ -49,20 +66,38 @@ public final class Session {
         self.log = log
     }
 
+    /// Calls started with ``CallHandler/begin(_:)`` and not yet answered, in call order.
+    private var started: [(call: VarlinkCall, finish: () throws -> Void)] = []
+    /// Most calls started before the session waits for their answers.
+    static let maxStartedCalls = 256
+    /// False once a reply could not be written (the client is gone).
+    private var alive = true
+
     /// Serves the connection until the client hangs up, stays idle past
     /// `idle-timeout`, or breaks a rule that closes it. Does not close `fd`.
+    ///
+    /// Pipelined calls that the handler can start early (Add) are started one
+    /// after another as they are decoded, so their writes share a group
+    /// commit; their replies are still sent in call order, each only after its
+    /// write is durable. Any other call first waits until every earlier call is
+    /// answered, so it sees their effects.
     public func run() {
         _ = csystem_set_timeouts(fd, Int(limits.idleTimeoutSeconds) * 1000, 30_000)
+        defer { finishStarted() }
         while true {
             do {
                 while let message = try decoder.next() {
                     guard serve(message) else { return }
                 }
             } catch {
+                finishStarted()
                 reply(VarlinkReply(error: .limitExceeded("max-message-size", maximum: limits.maxMessageBytes)))
                 log("message over max-message-size, closing")
                 return
             }
+            // Nothing more buffered: answer what was started before blocking on the socket.
+            finishStarted()
+            guard alive else { return }
             let bytes: [UInt8]
             do {
                 bytes = try UnixSocket.read(fd)
@@ -84,11 +119,11 @@ public final class Session {
         do {
             call = try VarlinkCall.decode(message)
         } catch {
+            finishStarted()
             reply(VarlinkReply(error: error))
             log("undecodable message, closing")
             return false
         }
-        var alive = true
         let context = CallContext(
             caller: caller, call: call,
             send: { [self] r in
@@ -97,6 +132,18 @@ public final class Session {
             },
             peerHungUp: { [self] in peerHungUp() })
         do {
+            if let finish = try handler.begin(context) {
+                started.append((call, finish))
+                if started.count >= Session.maxStartedCalls { finishStarted() }
+                return alive
+            }
+        } catch {
+            started.append((call, { throw error }))
+            return alive
+        }
+        finishStarted()
+        guard alive else { return false }
+        do {
             try handler.handle(context)
         } catch {
             if !call.oneway && alive { reply(VarlinkReply(error: WireError(mapping: error))) }
@@ -104,8 +151,22 @@ public final class Session {
         return alive
     }
 
+    /// Answers the started calls in order (each waits for its commit).
+    private func finishStarted() {
+        guard !started.isEmpty else { return }
+        let calls = started
+        started.removeAll(keepingCapacity: true)
+        for (call, finish) in calls {
+            do {
+                try finish()
+            } catch {
+                if !call.oneway && alive { reply(VarlinkReply(error: WireError(mapping: error))) }
+            }
+        }
+    }
+
     private func reply(_ r: VarlinkReply) {
-        try? UnixSocket.writeAll(fd, r.encoded)
+        do { try UnixSocket.writeAll(fd, r.encoded) } catch { alive = false }
     }
 
     /// Polls the socket for a hang-up without consuming data.

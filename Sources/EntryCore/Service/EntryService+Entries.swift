@@ -52,15 +52,24 @@ extension EntryService {
     // MARK: - Methods
 
     func add(_ c: CallContext, _ p: Parameters) throws {
+        try startAdd(c, p)()
+    }
+
+    /// Validates an Add and queues its write; the returned closure waits for
+    /// the commit and sends the reply. Validation problems throw here.
+    func startAdd(_ c: CallContext, _ p: Parameters) throws -> () throws -> Void {
         let locale = try locale(p)
         let form = try entriesForm(try p.optionalString("form"))
         let id = try p.optionalString("id") == nil ? nil : try entryID(p)
         let input = try p.stringMap("fields")
         let result = validator.validate(form: form, input: input, locale: locale)
         guard result.problems.isEmpty else { throw WireError.validationFailed(result.problems) }
-        let (entry, _) = try store.create(form: form.name, id: id, fields: result.fields, layout: form.layout,
-                                          origin: try origin(c, p))
-        try reply(c, [("entry", entryJSON(entry, locale: locale))])
+        let pending = try store.beginCreate(form: form.name, id: id, fields: result.fields, layout: form.layout,
+                                            origin: try origin(c, p))
+        return { [self] in
+            let (entry, _) = try pending.wait()
+            try reply(c, [("entry", entryJSON(entry, locale: locale))])
+        }
     }
 
     func get(_ c: CallContext, _ p: Parameters) throws {
@@ -155,10 +164,11 @@ extension EntryService {
             return rejected("id", "id must be a string UUID")
         }
         guard let input = try? p.stringMap("fields") else { return rejected("fields", "fields must be an object of strings", id: id) }
-        let deleted: Bool?
-        do { deleted = try p.optionalBool("deleted") } catch { return rejected("deleted", "deleted must be true or false", id: id) }
+        // `deleted` is optional: absent means false (a `try?` here once refused every row without it).
+        let deleted: Bool
+        do { deleted = try p.optionalBool("deleted") ?? false } catch { return rejected("deleted", "deleted must be true or false", id: id) }
         let result = validator.validate(form: form, input: input, locale: defaultLocale)
-        return EntryStore.ImportRow(index: index, id: id, fields: result.fields, deleted: deleted ?? false, problems: result.problems)
+        return EntryStore.ImportRow(index: index, id: id, fields: result.fields, deleted: deleted, problems: result.problems)
     }
 
     // MARK: - Wire form

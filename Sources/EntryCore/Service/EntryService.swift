@@ -99,6 +99,15 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         try method.run(self, context, Parameters(call.parameters))
     }
 
+    /// Pipelined Add calls start here: validated and queued to the writer at
+    /// once, answered by the returned closure after their group commit. Every
+    /// other call (and an Add the caller may not make) returns `nil` and is
+    /// handled by ``handle(_:)`` in turn.
+    public func begin(_ context: CallContext) throws -> (() throws -> Void)? {
+        guard context.call.method == "io.entryd.Entries.Add", context.caller.role >= .write else { return nil }
+        return try startAdd(context, Parameters(context.call.parameters))
+    }
+
     /// Sends a single, final reply.
     func reply(_ context: CallContext, _ members: [(String, JSON)]) throws {
         try context.send(VarlinkReply(parameters: .object(members)))

@@ -60,6 +60,32 @@ extension EntryStore {
     /// keyset paging so a page costs the same wherever it starts.
     /// - Throws: ``SQLiteError``.
     public func list(_ query: ListQuery) throws -> ListPage {
+        let sql = EntryStore.listSQL(query)
+        let (pageSQL, pageValues, values, limit) = (sql.page, sql.pageValues, sql.countValues, sql.limit)
+        let countSQL = sql.count
+        return try readers.read { db in
+            var entries: [StoredEntry] = []
+            var sortValues: [String] = []
+            try db.statement(pageSQL).query(pageValues) { row in
+                entries.append(try EntryStore.entry(from: row))
+                sortValues.append(row.text(12))
+            }
+            var next: (String, String)?
+            if entries.count > limit {
+                entries.removeLast()
+                next = (sortValues[limit - 1], entries[limit - 1].id)
+            }
+            var total = 0
+            try db.statement(countSQL).query(values) { total = Int($0.int(0)) }
+            return ListPage(entries: entries, next: next, total: total)
+        }
+    }
+
+    /// The statements of a List call: the page (keyset, `limit + 1` rows) and
+    /// the count of all matches, with their bound values. Tests check their
+    /// query plans (`QueryPlanTests`).
+    static func listSQL(_ query: ListQuery) -> (page: String, pageValues: [Statement.Value], count: String,
+                                                  countValues: [Statement.Value], limit: Int) {
         var conditions: [String] = []
         var values: [Statement.Value] = []
         func add(_ sql: String, _ value: String?) {
@@ -91,22 +117,7 @@ extension EntryStore {
             SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq, \(column)
             FROM entries\(pageWhere) ORDER BY \(column) \(direction), id \(direction) LIMIT \(limit + 1)
             """
-        return try readers.read { db in
-            var entries: [StoredEntry] = []
-            var sortValues: [String] = []
-            try db.statement(pageSQL).query(pageValues) { row in
-                entries.append(try EntryStore.entry(from: row))
-                sortValues.append(row.text(12))
-            }
-            var next: (String, String)?
-            if entries.count > limit {
-                entries.removeLast()
-                next = (sortValues[limit - 1], entries[limit - 1].id)
-            }
-            var total = 0
-            try db.statement("SELECT COUNT(*) FROM entries" + whereClause).query(values) { total = Int($0.int(0)) }
-            return ListPage(entries: entries, next: next, total: total)
-        }
+        return (pageSQL, pageValues, "SELECT COUNT(*) FROM entries" + whereClause, values, limit)
     }
 
     /// Every change of entry `id`, oldest first (by seq).

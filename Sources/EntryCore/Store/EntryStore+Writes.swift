@@ -27,6 +27,16 @@ extension EntryStore {
         try writer.submit { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) }
     }
 
+    /// Queues ``create(form:id:fields:layout:origin:)`` and returns at once, so
+    /// that one caller (a session with pipelined Add calls) can have several
+    /// writes in one group commit. Writes run in the order they were queued.
+    /// - Returns: a ticket whose `wait()` gives the entry once it is durable.
+    /// - Throws: ``WireError`` `StorageFailed` once the store is closing.
+    public func beginCreate(form: String, id: String?, fields: [String: String], layout: FieldLayout,
+                            origin: WriteOrigin) throws -> PendingWrite<(entry: StoredEntry, created: Bool)> {
+        try writer.enqueue { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) }
+    }
+
     /// Changes an entry: `compute` gets the current entry (on the writer
     /// thread, so no other write interleaves) and returns its complete new
     /// field map (validated, canonical). Fields whose value changed, with the

@@ -56,6 +56,14 @@ final class WriteQueue: @unchecked Sendable {
     ///   ``SQLiteError`` of a failed commit, or ``WireError`` `StorageFailed`
     ///   once the store is closing.
     func submit<T>(_ body: @escaping (WriteContext) throws -> T) throws -> T {
+        try enqueue(body).wait()
+    }
+
+    /// Queues `body` for the next group transaction and returns at once; the
+    /// returned ticket's ``PendingWrite/wait()`` gives the result once committed.
+    /// Jobs run in the order they were queued.
+    /// - Throws: ``WireError`` `StorageFailed` once the store is closing.
+    func enqueue<T>(_ body: @escaping (WriteContext) throws -> T) throws -> PendingWrite<T> {
         let job = Job { try body($0) }
         condition.lock()
         if stopping {
@@ -65,8 +73,7 @@ final class WriteQueue: @unchecked Sendable {
         pending.append(job)
         condition.signal()
         condition.unlock()
-        job.done.wait()
-        return try job.result!.get() as! T
+        return PendingWrite(job: job)
     }
 
     /// Runs `body` on the writer thread outside any transaction (checkpoints,
@@ -105,7 +112,7 @@ final class WriteQueue: @unchecked Sendable {
     private func runRound(_ batch: [Job]) {
         let db = context.db
         do {
-            try db.execute("BEGIN IMMEDIATE")
+            try db.statement("BEGIN IMMEDIATE").run()
         } catch {
             for job in batch { job.result = .failure(error); job.done.signal() }
             return
@@ -113,9 +120,9 @@ final class WriteQueue: @unchecked Sendable {
         var anySucceeded = false
         for job in batch {
             do {
-                try db.execute("SAVEPOINT job")
+                try db.statement("SAVEPOINT job").run()
                 let value = try job.body(context)
-                try db.execute("RELEASE job")
+                try db.statement("RELEASE job").run()
                 job.result = .success(value)
                 anySucceeded = true
             } catch {
@@ -133,7 +140,7 @@ final class WriteQueue: @unchecked Sendable {
         }
         do {
             try context.persistClock()
-            try db.execute("COMMIT")
+            try db.statement("COMMIT").run()
             condition.lock()
             commitCount += 1
             condition.unlock()
@@ -145,6 +152,23 @@ final class WriteQueue: @unchecked Sendable {
             for job in batch where (try? job.result?.get()) != nil { job.result = .failure(error) }
         }
         for job in batch { job.done.signal() }
+    }
+}
+
+/// A write queued on the writer thread, not yet known to be committed.
+///
+/// ``wait()`` blocks until the job's group transaction committed (its data is
+/// durable) or failed. Call it exactly once, from any one thread.
+public struct PendingWrite<T>: @unchecked Sendable {
+    let job: WriteQueue.Job
+
+    /// Waits for the commit of the job's group transaction.
+    /// - Returns: what the job returned.
+    /// - Throws: what the job threw (its savepoint was rolled back), or the
+    ///   ``SQLiteError`` of a failed commit.
+    public func wait() throws -> T {
+        job.done.wait()
+        return try job.result!.get() as! T
     }
 }
 

@@ -1,0 +1,153 @@
+import CSQLite
+import EntryCore
+import Foundation
+
+/// One bench run: the baselines, then entryd, in the order that lets one
+/// daemon serve every phase (small-database reads first, then the writes, then
+/// the large-database reads, then a restart).
+struct Bench {
+    let options: BenchOptions
+    let entryd: String
+    let directory: String
+
+    /// Pipelined calls each Add client keeps in flight.
+    static let window = 32
+    /// Entries in the "small" database of the 1,000-entry figures.
+    static let small = 1000
+
+    func run() throws -> Report {
+        let report = Report()
+        let s = options.seconds
+        let numbers = Counter()
+        let n = options.entries
+        report.note("entryd-bench \(EntrydVersion.string), \(Date()) UTC; \(ProcessInfo.processInfo.activeProcessorCount) CPUs; " +
+                    "entries=\(n), phases of \(s) s; SQLite \(String(cString: sqlite3_libversion()))")
+
+        // Raw SQLite baselines.
+        progress("raw SQLite: one durable transaction per entry, \(s) s")
+        var raw: RawSQLiteBaseline? = try RawSQLiteBaseline(path: directory + "/raw.db")
+        let raw1 = try raw!.oneTransactionPerEntry(seconds: s, numbers: numbers)
+        progress("raw SQLite: durable batches of 100, \(s) s")
+        let raw100 = try raw!.batches(of: 100, seconds: s, numbers: numbers)
+        raw = nil
+        progress("raw SQLite: \(n) entries in one transaction")
+        var bulk: RawSQLiteBaseline? = try RawSQLiteBaseline(path: directory + "/raw-bulk.db")
+        let rawBulk = try bulk!.bulk(numbers.reserve(n))
+        bulk = nil
+        for f in ["raw.db", "raw.db-wal", "raw.db-shm", "raw-bulk.db", "raw-bulk.db-wal", "raw-bulk.db-shm"] {
+            try? FileManager.default.removeItem(atPath: directory + "/" + f)
+        }
+
+        // PostgreSQL baselines.
+        var pg1: Double?, pg8: Double?
+        if options.postgres {
+            do {
+                let pg = try PostgresBaseline(directory: directory + "/pg")
+                progress("PostgreSQL \(pg.version): starting a private cluster")
+                try pg.start()
+                defer { pg.stop() }
+                let pgSeconds = Int(s.rounded(.up))
+                progress("PostgreSQL: pgbench 1 client, \(pgSeconds) s")
+                pg1 = try pg.pgbench(clients: 1, seconds: pgSeconds)
+                progress("PostgreSQL: pgbench 8 clients, \(pgSeconds) s")
+                pg8 = try pg.pgbench(clients: 8, seconds: pgSeconds)
+                report.note("PostgreSQL \(pg.version): private cluster on a Unix socket, fsync=on, synchronous_commit=on, pgbench -c 1 and -c 8 (-j 2)")
+            } catch {
+                report.note("PostgreSQL rows skipped: \(error)")
+            }
+        } else {
+            report.note("PostgreSQL rows skipped (--no-postgres or --quick)")
+        }
+
+        // entryd.
+        let a = DaemonProcess(executable: entryd, directory: directory, name: "a")
+        try a.start()
+        defer { a.stop() }
+        let w = DaemonWorkload(socket: a.socket, counter: numbers)
+        progress("entryd: importing \(Bench.small) entries")
+        _ = try w.importEntries(numbers.reserve(Bench.small), batch: options.importBatch)
+        let list1k = try w.listPages(300)
+        let get1k = try w.gets(list1k.ids, count: 2000)
+
+        let b = DaemonProcess(executable: entryd, directory: directory, name: "b")
+        try b.start()
+        defer { b.stop() }
+        let wb = DaemonWorkload(socket: b.socket, counter: numbers)
+        _ = try wb.syncFrom(a.socket)
+        _ = try w.addOneClient(seconds: 0.01)
+        let inc1k = try wb.syncFrom(a.socket)
+
+        progress("entryd: durable Add, 1 client, \(s) s")
+        let add1 = try w.addOneClient(seconds: s)
+        progress("entryd: durable Add, 1 client pipelining \(Bench.window), \(s) s")
+        let add1p = try w.addPipelined(clients: 1, window: Bench.window, seconds: s)
+        progress("entryd: durable Add, 8 clients pipelining \(Bench.window) each, \(s) s")
+        let add8 = try w.addPipelined(clients: 8, window: Bench.window, seconds: s)
+        progress("entryd: durable Add, 16 clients without pipelining, \(s) s")
+        let add16 = try w.addPipelined(clients: 16, window: 1, seconds: s)
+
+        progress("entryd: Import of \(n) entries in calls of \(options.importBatch)")
+        let importRate = try w.importEntries(numbers.reserve(n), batch: options.importBatch) { done in
+            if done % 100_000 == 0 { progress("entryd: imported \(done)") }
+        }
+        let peak = a.peakResidentBytes
+        let status = try w.status()
+        let total = Int(status["entries"]?.intValue ?? 0)
+        progress("entryd: List and Get at \(total) entries")
+        let listN = try w.listPages(300)
+        let getN = try w.gets(listN.ids, count: 2000)
+        progress("entryd: Changes, whole log")
+        let changes = try w.readChanges()
+        progress("entryd: peer sync of the whole log")
+        let syncAll = try wb.syncFrom(a.socket)
+        _ = try w.addOneClient(seconds: 0.01)
+        let incN = try wb.syncFrom(a.socket)
+        b.stop()
+
+        progress("entryd: restart with \(total) entries")
+        a.stop()
+        try a.start()
+        _ = try w.status()
+        let idle = a.residentBytes
+
+        // The table.
+        let (r1, l1) = (raw1.rate, raw1.latencies)
+        report.rate("durable Add, 1 client, no pipelining", add1.rate, unit: "adds/s",
+                    baseline: ("raw SQLite 1 tx/entry", r1), target: 0.7)
+        report.add(ReportRow(what: "… latency p50 / p99", value: "\(msText(add1.latencies.ms(0.5))) / \(msText(add1.latencies.ms(0.99)))",
+                             baseline: "raw SQLite: \(msText(l1.ms(0.5))) / \(msText(l1.ms(0.99)))"))
+        report.rate("durable Add, 1 client, pipelining \(Bench.window)", add1p.rate, unit: "adds/s",
+                    baseline: ("raw SQLite batches of 100", raw100))
+        report.rate("durable Add, 8 clients, pipelining \(Bench.window) each", add8.rate, unit: "adds/s",
+                    baseline: ("raw SQLite batches of 100", raw100), target: 0.7)
+        report.rate("durable Add, 8 clients, pipelining \(Bench.window) each", add8.rate, unit: "adds/s",
+                    baseline: ("PostgreSQL pgbench 8 clients", pg8), target: 2.0)
+        report.rate("durable Add, 1 client (vs PostgreSQL)", add1.rate, unit: "adds/s", baseline: ("PostgreSQL pgbench 1 client", pg1))
+        report.rate("durable Add, 16 clients, no pipelining", add16.rate, unit: "adds/s", baseline: ("raw SQLite batches of 100", raw100))
+        report.rate("Import \(format(Double(n))) entries (calls of \(options.importBatch))", importRate, unit: "entries/s",
+                    baseline: ("raw SQLite bulk, 1 tx", rawBulk), target: 0.6)
+        report.add(ReportRow(what: "List CN+440000, 50/page, p50 / p99 at \(Bench.small) entries",
+                             value: "\(msText(list1k.latencies.ms(0.5))) / \(msText(list1k.latencies.ms(0.99)))"))
+        report.add(ReportRow(what: "List CN+440000, 50/page, p50 / p99 at \(format(Double(total))) entries",
+                             value: "\(msText(listN.latencies.ms(0.5))) / \(msText(listN.latencies.ms(0.99)))",
+                             target: "p99 < 10 ms " + ((listN.latencies.ms(0.99) ?? 99) < 10 ? "✓" : "✗")))
+        report.add(ReportRow(what: "Get p50 / p99 at \(Bench.small) / at \(format(Double(total))) entries",
+                             value: "\(msText(get1k.ms(0.5))) / \(msText(get1k.ms(0.99))); \(msText(getN.ms(0.5))) / \(msText(getN.ms(0.99)))"))
+        report.rate("Changes, read of \(format(Double(changes.count))) changes", changes.rate, unit: "changes/s")
+        report.rate("peer sync (SyncPeer) of \(format(Double(syncAll.pulled))) changes", Double(syncAll.pulled) / syncAll.seconds, unit: "changes/s")
+        report.add(ReportRow(what: "incremental sync of 1 change on top of \(format(Double(total)))",
+                             value: msText(incN.seconds * 1000), baseline: "on top of \(Bench.small): \(msText(inc1k.seconds * 1000))",
+                             ratio: String(format: "%.2f×", incN.seconds / max(inc1k.seconds, 1e-9)),
+                             target: "≤ 2× " + (incN.seconds <= 2 * inc1k.seconds ? "✓" : "✗")))
+        report.add(ReportRow(what: "peak daemon RSS (through the Import)", value: mib(peak),
+                             target: "< 200 MiB " + ((peak ?? .max) < 200 << 20 ? "✓" : "✗")))
+        report.add(ReportRow(what: "idle daemon RSS after start with \(format(Double(total))) entries", value: mib(idle),
+                             target: "< 30 MiB " + ((idle ?? .max) < 30 << 20 ? "✓" : "✗")))
+        report.add(ReportRow(what: "start-up to listening with \(format(Double(total))) entries", value: msText(a.startupSeconds * 1000)))
+        let errors = add1.errors + add1p.errors + add8.errors + add16.errors
+        if errors > 0 { report.note("\(errors) Add calls failed; see \(a.logPath)") }
+        return report
+    }
+}
+
+func mib(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MiB", Double($0) / 1048576) } ?? "n/a" }

@@ -1,0 +1,82 @@
+/// Command-line options of `entryd-bench`.
+struct BenchOptions {
+    /// Entries in the large database (Import, List, Changes, start-up). Default 100,000; `--quick` 2,000.
+    var entries = 100_000
+    /// Length of each timed phase (durable Add, raw SQLite per transaction, pgbench), in seconds. Default 5.
+    var seconds = 5.0
+    /// Run the PostgreSQL baseline when PostgreSQL is installed. Default true.
+    var postgres = true
+    /// Tiny sizes for CI: 2,000 entries, 0.5 s phases, no PostgreSQL.
+    var quick = false
+    /// Path of the `entryd` executable; default: next to `entryd-bench`.
+    var entrydPath: String?
+    /// Rows per Import call (entryd's `max-batch` allows up to 10,000). Default 1,000.
+    var importBatch = 1000
+    /// Keep the temporary directory (databases, logs) for inspection.
+    var keep = false
+
+    static let usage = """
+        usage: entryd-bench [--entries N] [--seconds S] [--quick] [--no-postgres] [--import-batch N] [--entryd PATH] [--keep]
+
+        Starts the built entryd on a temporary socket and database, drives it over the
+        socket, measures raw SQLite (and PostgreSQL 15 with pgbench when installed) on
+        the same machine in the same run, and prints a table of figures with ratios.
+
+          --entries N    entries in the large database (default 100000; the issue's full size is 1000000)
+          --seconds S    length of each timed phase in seconds (default 5)
+          --quick        tiny run for CI: 2000 entries, 0.5 s phases, no PostgreSQL
+          --no-postgres  skip the PostgreSQL baseline
+          --import-batch N  rows per Import call (default 1000; at most entryd's max-batch, 10000)
+          --entryd PATH  the entryd executable (default: next to entryd-bench)
+          --keep         keep the temporary directory
+        """
+
+    /// Parses `arguments` (without the program name).
+    /// - Returns: `nil` for `--help`.
+    /// - Throws: ``BenchUsageError`` for an unknown option or a bad value.
+    static func parse(_ arguments: [String]) throws -> BenchOptions? {
+        var o = BenchOptions()
+        var explicitEntries: Int?
+        var explicitSeconds: Double?
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < arguments.count else { throw BenchUsageError("\(arguments[i - 1]) needs a value") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "-h", "--help": return nil
+            case "--entries":
+                guard let n = Int(try value()), n >= 100 else { throw BenchUsageError("--entries must be an integer ≥ 100") }
+                explicitEntries = n
+            case "--seconds":
+                guard let s = Double(try value()), s > 0 else { throw BenchUsageError("--seconds must be a positive number") }
+                explicitSeconds = s
+            case "--quick": o.quick = true
+            case "--no-postgres": o.postgres = false
+            case "--import-batch":
+                guard let n = Int(try value()), (1...10_000).contains(n) else { throw BenchUsageError("--import-batch must be 1…10000") }
+                o.importBatch = n
+            case "--entryd": o.entrydPath = try value()
+            case "--keep": o.keep = true
+            default: throw BenchUsageError("unknown option '\(arguments[i])'")
+            }
+            i += 1
+        }
+        if o.quick {
+            o.entries = 2_000
+            o.seconds = 0.5
+            o.postgres = false
+        }
+        if let explicitEntries { o.entries = explicitEntries }
+        if let explicitSeconds { o.seconds = explicitSeconds }
+        return o
+    }
+}
+
+/// A bad command line; the message says what to fix.
+struct BenchUsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}

@@ -1,0 +1,79 @@
+import EntryCore
+import Foundation
+
+/// The `entryd` under test: a child process on a socket and database in the
+/// bench's temporary directory.
+final class DaemonProcess {
+    let executable: String
+    let socket: String
+    let database: String
+    let logPath: String
+    private(set) var process: Process?
+    /// Seconds from spawn until the socket accepted a connection (the last start).
+    private(set) var startupSeconds = 0.0
+
+    init(executable: String, directory: String, name: String) {
+        self.executable = executable
+        socket = directory + "/\(name).sock"
+        database = directory + "/\(name).db"
+        logPath = directory + "/\(name).log"
+    }
+
+    /// Starts entryd and waits until its socket answers (up to 120 s).
+    /// - Throws: ``BenchFailure`` when it exits or does not listen in time.
+    func start() throws {
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = FileHandle(forWritingAtPath: logPath)
+        log?.seekToEndOfFile()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = ["--socket", socket, "--db", database]
+        p.standardError = log
+        p.standardOutput = FileHandle.nullDevice
+        let t0 = now()
+        try p.run()
+        process = p
+        while now() - t0 < 120 {
+            if let fd = try? UnixSocket.connect(path: socket) {
+                close(fd)
+                startupSeconds = now() - t0
+                return
+            }
+            if !p.isRunning { throw BenchFailure("entryd exited with status \(p.terminationStatus) before listening; see \(logPath)") }
+            usleep(500)
+        }
+        throw BenchFailure("entryd did not listen on \(socket) within 120 s")
+    }
+
+    /// Current resident set size of the daemon in bytes (`VmRSS`), or `nil`.
+    var residentBytes: Int? { status("VmRSS:") }
+    /// Peak resident set size since start in bytes (`VmHWM`), or `nil`.
+    var peakResidentBytes: Int? { status("VmHWM:") }
+
+    private func status(_ key: String) -> Int? {
+        guard let pid = process?.processIdentifier,
+              let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(key) {
+            let kb = line.split(separator: " ").compactMap { Int($0) }.first
+            return kb.map { $0 * 1024 }
+        }
+        return nil
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    func stop() {
+        guard let p = process, p.isRunning else { return }
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+    }
+
+    deinit {
+        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+    }
+}
+
+/// A phase could not run; the message says why.
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}

@@ -1,0 +1,37 @@
+import EntryCore
+import Foundation
+
+// entryd-bench: starts the built entryd, drives it over its socket, measures
+// raw SQLite and PostgreSQL on the same machine in the same run, and prints a
+// Markdown table of figures with their ratios (issue 6). Progress on stderr.
+
+let options: BenchOptions
+do {
+    guard let parsed = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else {
+        print(BenchOptions.usage)
+        exit(0)
+    }
+    options = parsed
+} catch {
+    FileHandle.standardError.write(Data("entryd-bench: \(error)\n\(BenchOptions.usage)\n".utf8))
+    exit(64)
+}
+
+let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+let entrydPath = options.entrydPath ?? selfDirectory + "/entryd"
+guard FileManager.default.isExecutableFile(atPath: entrydPath) else {
+    FileHandle.standardError.write(Data("entryd-bench: no entryd at \(entrydPath); build it or pass --entryd PATH\n".utf8))
+    exit(69)
+}
+let directory = NSTemporaryDirectory() + "entryd-bench-" + String(UUID().uuidString.prefix(8))
+try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+
+do {
+    let report = try Bench(options: options, entryd: entrydPath, directory: directory).run()
+    print(report.render())
+} catch {
+    FileHandle.standardError.write(Data("entryd-bench: \(error)\n".utf8))
+    if !options.keep { try? FileManager.default.removeItem(atPath: directory) }
+    exit(1)
+}
+if options.keep { progress("kept \(directory)") } else { try? FileManager.default.removeItem(atPath: directory) }

@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+
+/// The bench of issue 6 builds and runs at a tiny size so it cannot rot.
+/// Speed is judged from its printed figures (BENCHMARKS.md), never here.
+@Suite struct BenchSmokeTests {
+    @Test("entryd-bench --quick runs every phase against the built entryd and prints the table")
+    func quickRun() throws {
+        let bench = productsDirectory() + "/entryd-bench"
+        try #require(FileManager.default.isExecutableFile(atPath: bench), "build entryd-bench first")
+        let r = try runProcess(bench, ["--quick", "--entries", "500", "--seconds", "0.2"], timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        for row in ["durable Add, 1 client, no pipelining", "durable Add, 8 clients, pipelining", "Import 500 entries",
+                    "List CN+440000", "Get p50", "Changes, read of", "peer sync", "incremental sync", "idle daemon RSS",
+                    "start-up to listening"] {
+            #expect(r.stdout.contains("| " + row), "missing row '\(row)' in:\n\(r.stdout)")
+        }
+        #expect(r.stdout.contains("raw SQLite 1 tx/entry: "))
+        #expect(r.stdout.contains("PostgreSQL rows skipped"))
+        #expect(!r.stdout.contains("Add calls failed"))
+        #expect(r.stderr.contains("entryd-bench: entryd: durable Add, 1 client"))
+    }
+
+    @Test("entryd-bench refuses an unknown option with its usage (exit 64)")
+    func usage() throws {
+        let r = try runProcess(productsDirectory() + "/entryd-bench", ["--frob"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("unknown option '--frob'") && r.stderr.contains("usage: entryd-bench"))
+    }
+}

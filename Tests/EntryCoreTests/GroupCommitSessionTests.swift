@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import Testing
+@testable import EntryCore
+
+/// An in-process daemon: the real ``EntryService`` and ``Session`` behind a
+/// Unix socket, so tests can talk varlink to it and still read the store's
+/// commit counter.
+final class SocketDaemon: @unchecked Sendable {
+    let database = TestDatabase()
+    let store: EntryStore
+    let socket: String
+    private let listenFD: Int32
+    private let done = DispatchGroup()
+
+    init() throws {
+        store = try EntryStore(path: database.path)
+        socket = database.directory + "/entryd.sock"
+        listenFD = try UnixSocket.listen(path: socket, mode: 0o600)
+        let service = EntryService(store: store, forms: FormRegistry.builtIn)
+        let caller = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "tester", role: .admin)
+        let fd = listenFD
+        done.enter()
+        Thread { [done] in
+            defer { done.leave() }
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { if errno == EINTR { continue } else { return } }
+                Thread {
+                    Session(fd: client, caller: caller, handler: service, limits: Limits()).run()
+                    close(client)
+                }.start()
+            }
+        }.start()
+    }
+
+    func connect() throws -> VarlinkConnection { try VarlinkConnection(path: socket) }
+
+    /// Stops accepting and closes the store (sessions end when their clients close).
+    func stop() {
+        shutdown(listenFD, Int32(SHUT_RDWR))
+        close(listenFD)
+        done.wait()
+        store.close()
+    }
+}
+
+/// Group commit seen from clients on sockets (issue 6): 16 connections write
+/// at once, some pipelining, with invalid writes mixed in.
+@Suite struct GroupCommitSessionTests {
+    static func fields(_ name: String, birthday: String = "1990-05-17") -> JSON {
+        .stringMap(["name": name, "birthday": birthday, "country": "CN", "province": "440000", "city": "440100",
+                    "contact_method": "phone", "phone": "+8613800138000"])
+    }
+
+    /// What a call should get back.
+    enum Expect { case stored(String), invalid, exists }
+
+    @Test("16 clients, pipelined and not, with invalid writes: each valid write stored once with its change, each invalid refused alone, few commits")
+    func sixteenClients() throws {
+        let daemon = try SocketDaemon()
+        defer { daemon.stop() }
+        // Entries whose ids later Adds reuse with other values: refused inside the writer (EntryExists).
+        let setup = try daemon.connect()
+        let taken = (0..<16).map { _ in UUIDv7.generate() }
+        for (i, id) in taken.enumerated() {
+            _ = try setup.call("io.entryd.Entries.Add", .object([("id", .string(id)), ("fields", Self.fields("first\(i)"))]))
+        }
+        setup.close()
+        let commitsBefore = daemon.store.transactionsCommitted
+
+        let clients = 16, bursts = 3, perBurst = 8
+        let outcomes = OutcomeBox()
+        let group = DispatchGroup()
+        for c in 0..<clients {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do {
+                    let conn = try daemon.connect()
+                    for b in 0..<bursts {
+                        var calls: [(Expect, [UInt8])] = []
+                        for k in 0..<perBurst {
+                            let i = b * perBurst + k
+                            let id = UUIDv7.generate()
+                            switch i % 6 {
+                            case 5:  // not a date: ValidationFailed before the writer
+                                calls.append((.invalid, VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
+                                    ("id", .string(id)), ("fields", Self.fields("bad", birthday: "1990-02-30"))])).encoded))
+                            case 4:  // an id in use with other values: EntryExists inside the group transaction
+                                calls.append((.exists, VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
+                                    ("id", .string(taken[c])), ("fields", Self.fields("other\(c)-\(i)"))])).encoded))
+                            default:
+                                calls.append((.stored(id), VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
+                                    ("id", .string(id)), ("fields", Self.fields("c\(c)-\(i)"))])).encoded))
+                            }
+                        }
+                        if c % 2 == 0 {
+                            // Pipelining: the whole burst in one write, then the replies in order.
+                            try conn.sendRaw(calls.flatMap(\.1))
+                            for (expect, _) in calls { outcomes.add(expect, try conn.receive()) }
+                        } else {
+                            for (expect, bytes) in calls {
+                                try conn.sendRaw(bytes)
+                                outcomes.add(expect, try conn.receive())
+                            }
+                        }
+                    }
+                    conn.close()
+                } catch {
+                    outcomes.fail("client \(c): \(error)")
+                }
+            }.start()
+        }
+        group.wait()
+
+        let results = outcomes.all
+        #expect(outcomes.failures.isEmpty, "\(outcomes.failures)")
+        #expect(results.count == clients * bursts * perBurst)
+        var storedIDs: [String] = []
+        for (expect, reply) in results {
+            switch expect {
+            case .stored(let id):
+                #expect(reply.error == nil, "\(reply.error ?? "")")
+                #expect(reply.parameters["entry"]?["id"]?.stringValue == id)
+                storedIDs.append(id)
+            case .invalid:
+                #expect(reply.error == "io.entryd.Entries.ValidationFailed")
+            case .exists:
+                #expect(reply.error == "io.entryd.Entries.EntryExists")
+            }
+        }
+        let store = daemon.store
+        for id in storedIDs {
+            let history = try store.history(id)
+            #expect(history.count == 1 && history.first?.op == .create, "\(id): \(history.count) changes")
+            #expect(try store.get(id)?.fields["name"]?.hasPrefix("c") == true)
+        }
+        for (i, id) in taken.enumerated() { #expect(try store.get(id)?.fields["name"] == "first\(i)") }
+        let counts = try store.counts()
+        #expect(counts.entries == storedIDs.count + taken.count)
+        #expect(counts.seq == Int64(storedIDs.count + taken.count))
+        let commits = store.transactionsCommitted - commitsBefore
+        #expect(commits >= 1)
+        #expect(commits * 2 < storedIDs.count, "\(commits) commits for \(storedIDs.count) stored writes")
+    }
+
+    @Test("a pipelined Get after an Add on the same connection sees the Add")
+    func pipelinedReadSeesEarlierWrite() throws {
+        let daemon = try SocketDaemon()
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        let id = UUIDv7.generate()
+        var bytes = VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([("id", .string(id)), ("fields", Self.fields("a"))])).encoded
+        bytes += VarlinkCall(method: "io.entryd.Entries.Get", parameters: .object([("id", .string(id))])).encoded
+        bytes += VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([("fields", Self.fields("b", birthday: "x"))])).encoded
+        bytes += VarlinkCall(method: "io.entryd.Entries.History", parameters: .object([("id", .string(id))])).encoded
+        try conn.sendRaw(bytes)
+        let add = try conn.receive(), get = try conn.receive(), bad = try conn.receive(), history = try conn.receive()
+        #expect(add.error == nil && get.error == nil)
+        #expect(get.parameters["entry"]?["fields"]?["name"]?.stringValue == "a")
+        #expect(bad.error == "io.entryd.Entries.ValidationFailed")
+        #expect(history.parameters["changes"]?.arrayValue?.count == 1)
+    }
+
+    @Test("Import rows without 'deleted' are stored")
+    func importWithoutDeletedFlag() throws {
+        let daemon = try SocketDaemon()
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        let rows = (0..<3).map { JSON.object([("fields", Self.fields("i\($0)"))]) }
+        let r = try conn.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))
+        #expect(r["added"]?.intValue == 3)
+        #expect(r["rejected"]?.arrayValue?.isEmpty == true)
+        #expect(try daemon.store.counts().entries == 3)
+    }
+}
+
+/// Replies collected from many client threads.
+final class OutcomeBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [(GroupCommitSessionTests.Expect, VarlinkReply)] = []
+    private(set) var failures: [String] = []
+    func add(_ e: GroupCommitSessionTests.Expect, _ r: VarlinkReply) { lock.lock(); items.append((e, r)); lock.unlock() }
+    func fail(_ s: String) { lock.lock(); failures.append(s); lock.unlock() }
+    var all: [(GroupCommitSessionTests.Expect, VarlinkReply)] { lock.lock(); defer { lock.unlock() }; return items }
+}
