@@ -148,3 +148,53 @@ final class TestDatabase {
         #expect(store.transactionsCommitted - before < writes)
     }
 }
+
+/// Migrations: from an empty file, and from each earlier schema version.
+@Suite struct MigrationTests {
+    @Test("a version-1 database with entries migrates to the latest; the kept counts match a full count")
+    func fromVersionOne() throws {
+        let db = TestDatabase()
+        do {
+            let c = try SQLiteConnection(path: db.path)
+            try c.execute("BEGIN; " + Migrations.all[0] + "; PRAGMA user_version = 1; COMMIT;")
+            for (i, deleted) in [0, 0, 1].enumerated() {
+                try c.statement("""
+                    INSERT INTO entries (id, form, fields, clocks, version, deleted, created_at, updated_at, created_by, updated_by)
+                    VALUES (?, 'f', '{}', '{}', '0000000000000000', ?, '', '', '', '')
+                    """).run([.text("e\(i)"), .int(Int64(deleted))])
+            }
+        }
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        #expect(try store.counts().entries == 2 && store.counts().deleted == 1)
+        let origin = WriteOrigin(actor: "t")
+        let e = try store.create(form: "f", id: nil, fields: ["name": "x"], layout: .registration, origin: origin).entry
+        _ = try store.delete(id: e.id, ifVersion: nil, layout: .registration, origin: origin)
+        _ = try store.delete(id: "e0", ifVersion: nil, layout: .registration, origin: origin)
+        _ = try store.restore(id: "e2", layout: .registration, origin: origin)
+        let stored = try store.storedEntries()
+        #expect(try store.counts().entries == stored.values.filter { !$0.deleted }.count)
+        #expect(try store.counts().deleted == stored.values.filter(\.deleted).count)
+    }
+
+    @Test("a database newer than this build is refused, and a failed migration leaves nothing behind")
+    func refusals() throws {
+        let db = TestDatabase()
+        do {
+            let c = try SQLiteConnection(path: db.path)
+            try c.execute("PRAGMA user_version = 99")
+        }
+        #expect(throws: SQLiteError.self) { _ = try EntryStore(path: db.path) }
+        let broken = TestDatabase()
+        do {
+            let c = try SQLiteConnection(path: broken.path)
+            // A table in the way of migration 1: it fails, and user_version stays 0.
+            try c.execute("CREATE TABLE entries (x)")
+            #expect(throws: SQLiteError.self) { try Migrations.migrate(c) }
+            #expect(try Migrations.userVersion(c) == 0)
+            var tables = 0
+            try c.statement("SELECT COUNT(*) FROM sqlite_master WHERE name = 'changes'").query { tables = Int($0.int(0)) }
+            #expect(tables == 0)
+        }
+    }
+}

@@ -155,9 +155,9 @@ extension EntryStore {
         try readers.read { db in
             var live = 0, deleted = 0
             var seq: Int64 = 0
-            try db.statement("SELECT COALESCE(SUM(deleted = 0), 0), COALESCE(SUM(deleted = 1), 0) FROM entries").query {
-                live = Int($0.int(0))
-                deleted = Int($0.int(1))
+            // Kept by triggers (migration 2): no table scan.
+            try db.statement("SELECT deleted, n FROM entry_counts").query {
+                if $0.int(0) == 0 { live = Int($0.int(1)) } else { deleted = Int($0.int(1)) }
             }
             try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
             return (live, deleted, seq)

@@ -86,6 +86,27 @@ enum Migrations {
           last_error TEXT
         ) WITHOUT ROWID;
         """,
+        // 2: live and deleted entry counts kept by triggers, so Status (and so every
+        //    peer handshake) costs the same at a million entries as at ten.
+        """
+        CREATE TABLE entry_counts (
+          deleted INTEGER PRIMARY KEY CHECK (deleted IN (0, 1)),
+          n       INTEGER NOT NULL
+        );
+        INSERT INTO entry_counts (deleted, n) VALUES
+          (0, (SELECT COUNT(*) FROM entries WHERE deleted = 0)),
+          (1, (SELECT COUNT(*) FROM entries WHERE deleted = 1));
+        CREATE TRIGGER entries_counted_insert AFTER INSERT ON entries BEGIN
+          UPDATE entry_counts SET n = n + 1 WHERE deleted = NEW.deleted;
+        END;
+        CREATE TRIGGER entries_counted_delete AFTER DELETE ON entries BEGIN
+          UPDATE entry_counts SET n = n - 1 WHERE deleted = OLD.deleted;
+        END;
+        CREATE TRIGGER entries_counted_update AFTER UPDATE OF deleted ON entries WHEN OLD.deleted <> NEW.deleted BEGIN
+          UPDATE entry_counts SET n = n - 1 WHERE deleted = OLD.deleted;
+          UPDATE entry_counts SET n = n + 1 WHERE deleted = NEW.deleted;
+        END;
+        """,
     ]
 
     /// Brings the database at `connection` to the latest version.
