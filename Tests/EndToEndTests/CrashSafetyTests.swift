@@ -18,9 +18,12 @@ import Testing
         private(set) var inDoubt: [String: JSON] = [:]
         /// Updates sent whose reply never came: id → the name they set.
         private(set) var pendingName: [String: String] = [:]
+        /// Calls answered (writes and reads), for the soak summary.
+        private(set) var calls = 0
         func ack(_ id: String, _ fields: JSON) {
-            lock.lock(); acknowledged[id] = fields; inDoubt[id] = nil; pendingName[id] = nil; lock.unlock()
+            lock.lock(); acknowledged[id] = fields; inDoubt[id] = nil; pendingName[id] = nil; calls += 1; lock.unlock()
         }
+        func answered() { lock.lock(); calls += 1; lock.unlock() }
         func pending(_ id: String, name: String) { lock.lock(); pendingName[id] = name; lock.unlock() }
         func pendingName(of id: String) -> String? { lock.lock(); defer { lock.unlock() }; return pendingName[id] }
         func doubt(_ id: String, _ fields: JSON) { lock.lock(); if acknowledged[id] == nil { inDoubt[id] = fields }; lock.unlock() }
@@ -56,27 +59,49 @@ import Testing
         }
     }
 
+    /// A reader beside the writers: List pages and a Changes read, until the connection dies.
+    static func reader(_ socket: String, _ ledger: Ledger) {
+        guard let c = try? VarlinkConnection(path: socket) else { return }
+        var since: Int64 = 0
+        while true {
+            guard (try? c.call("io.entryd.Entries.List", .object([("limit", .int(100))]))) != nil,
+                  let page = try? c.call("io.entryd.Sync.Changes", .object([("since", .int(since)), ("limit", .int(500))]))
+            else { return }
+            since = page["last"]?.intValue ?? since
+            ledger.answered()
+            ledger.answered()
+        }
+    }
+
     @Test("kill -9 during 8 clients' writes loses no acknowledged write and corrupts nothing")
     func killLoop() throws {
-        let kills = Int(ProcessInfo.processInfo.environment["ENTRYD_CRASH_KILLS"] ?? "") ?? 20
+        // CI: 20 kills. Soak: ENTRYD_CRASH_KILLS, or ENTRYD_CRASH_SECONDS of kill rounds.
+        let environment = ProcessInfo.processInfo.environment
+        let seconds = Double(environment["ENTRYD_CRASH_SECONDS"] ?? "")
+        let kills = seconds == nil ? Int(environment["ENTRYD_CRASH_KILLS"] ?? "") ?? 20 : Int.max
+        let until = Date().addingTimeInterval(seconds ?? .infinity)
         let d = try Daemon()
         let ledger = Ledger()
         var rng = SplitMix64(seed: 7)
-        for round in 0..<kills {
+        var round = 0
+        while round < kills && Date() < until {
             let group = DispatchGroup()
             for k in 0..<8 {
                 group.enter()
                 let seed = UInt64(round * 100 + k)
                 Thread { Self.client(d.socket, seed, ledger); group.leave() }.start()
             }
+            group.enter()
+            Thread { Self.reader(d.socket, ledger); group.leave() }.start()
             usleep(UInt32(20_000 + rng.next() % 180_000))
             #expect(d.stop(signal: SIGKILL) == SIGKILL)
             group.wait()
             try check(d, ledger)
             try d.start()
+            round += 1
         }
         let (acknowledged, _) = ledger.snapshot()
-        print("crash safety: \(kills) kills, \(acknowledged.count) acknowledged entries, all present")
+        print("soak: crash harness: \(ledger.calls) calls answered, \(round) kills, \(acknowledged.count) entries verified after every kill, lost: \(lost.count)")
         // A client retrying an Add after a crash gets its one entry, never two.
         let (_, inDoubt) = ledger.snapshot()
         let c = try d.connect()
@@ -88,6 +113,10 @@ import Testing
         }
         #expect(d.stop() == 0)
     }
+
+    /// Acknowledged entries found missing or different (must stay empty).
+    final class Lost: @unchecked Sendable { var ids = Set<String>(); var count: Int { ids.count } }
+    let lost = Lost()
 
     /// Opens the killed daemon's database in this process and checks it.
     func check(_ d: Daemon, _ ledger: Ledger) throws {
@@ -105,6 +134,7 @@ import Testing
             if let name = ledger.pendingName(of: id), let k = inFlight.firstIndex(where: { $0.0 == "name" }) { inFlight[k].1 = .string(name) }
             let asStored = got.map { JSON.stringMap($0.fields) }
             #expect(asStored == fields || asStored == .object(inFlight), "entry \(id) differs from what was acknowledged")
+            if !(asStored == fields || asStored == .object(inFlight)) { lost.ids.insert(id) }
         }
         // Nothing that was never sent is present.
         for id in stored.keys { #expect(acknowledged[id] != nil || inDoubt[id] != nil, "unknown entry \(id)") }

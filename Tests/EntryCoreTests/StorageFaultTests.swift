@@ -29,6 +29,16 @@ import Testing
 
     @Test("disk full, then fsync failures: StorageFailed, reads work, data unchanged, writes resume", arguments: ["writes", "syncs"])
     func faults(kind: String) throws {
+        // Soak: ENTRYD_FAULT_ROUNDS repetitions.
+        let rounds = Int(ProcessInfo.processInfo.environment["ENTRYD_FAULT_ROUNDS"] ?? "") ?? 1
+        let before = csqlite_faults_refused()
+        var lost = 0
+        for _ in 0..<rounds { lost += try faultRound(kind: kind) }
+        print("soak: storage faults (\(kind)): \(rounds) rounds, \(csqlite_faults_refused() - before) faults injected, lost: \(lost)")
+    }
+
+    /// One fault cycle; returns how many stored entries were lost or changed by it (must be 0).
+    func faultRound(kind: String) throws -> Int {
         #expect(csqlite_faults_register() == 0)
         let db = TestDatabase()
         let store = try EntryStore(path: db.path, readers: 2, vfs: "entryd-faults")
@@ -62,7 +72,9 @@ import Testing
 
         csqlite_faults_fail_writes(0)
         csqlite_faults_fail_syncs(0)
-        #expect(try store.storedEntries() == before)
+        let during = try store.storedEntries()
+        #expect(during == before)
+        let lost = before.filter { during[$0.key] != $0.value }.count
         // Space is back: writes work again without a restart.
         let again = try call(service, "io.entryd.Entries.Add", [("fields", Self.fields)]).get()
         #expect(again["entry"]?["id"]?.stringValue != nil)
@@ -71,5 +83,6 @@ import Testing
         #expect(try store.storedEntries().count == 6)
         #expect(try store.integrityCheck() == ["ok"])
         #expect(try store.replayChangeLog() == store.storedEntries())
+        return lost
     }
 }
