@@ -43,12 +43,14 @@ public enum ProblemCode: String, Sendable, CaseIterable, Codable {
 public struct Problem: Sendable, Equatable, Codable {
     /// The field name, or `""` for the whole entry.
     public var field: String
+    /// What kind of problem it is (clients branch on this, not on `message`).
     public var code: ProblemCode
     /// One sentence in the requested locale, naming the field and what to do.
     public var message: String
     /// Canonical values the input may have meant (may be empty).
     public var suggestions: [String]
 
+    /// A problem with every member given; see the properties.
     public init(field: String, code: ProblemCode, message: String, suggestions: [String] = []) {
         self.field = field
         self.code = code

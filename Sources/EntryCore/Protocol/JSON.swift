@@ -15,6 +15,8 @@ public enum JSON: Sendable, Equatable {
     /// Members in wire order. Duplicate keys are refused by the parser.
     case object([(String, JSON)])
 
+    /// Structural equality; objects compare as sets of members (key order ignored),
+    /// `.int` and `.double` never equal each other.
     public static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -69,6 +71,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public let offset: Int
     /// What is wrong, e.g. "nesting deeper than 64 levels".
     public let reason: String
+    /// `invalid JSON at byte OFFSET: REASON`.
     public var description: String { "invalid JSON at byte \(offset): \(reason)" }
 }
 

@@ -11,6 +11,7 @@ public struct VarlinkCall: Sendable {
     /// The caller wants no reply.
     public var oneway: Bool
 
+    /// A call of the fully qualified `method`; `parameters` must be an `.object`.
     public init(method: String, parameters: JSON = .object([]), more: Bool = false, oneway: Bool = false) {
         self.method = method
         self.parameters = parameters
@@ -70,11 +71,14 @@ public struct VarlinkCall: Sendable {
 /// A varlink reply: `{"parameters": {…}}`, `{"parameters": …, "continues": true}`
 /// or `{"error": "io.entryd.Entries.EntryNotFound", "parameters": {…}}`.
 public struct VarlinkReply: Sendable {
+    /// The reply's parameters object (an error's parameters for an error reply).
     public var parameters: JSON
+    /// More replies follow (only in answer to a `more` call).
     public var continues: Bool
     /// Fully qualified error name, or `nil` for a successful reply.
     public var error: String?
 
+    /// A reply; `error` is a fully qualified error name, `nil` for success.
     public init(parameters: JSON, continues: Bool = false, error: String? = nil) {
         self.parameters = parameters
         self.continues = continues

@@ -82,6 +82,8 @@ public final class VarlinkConnection {
 
 /// The peer closed the connection before a complete reply arrived.
 public struct ConnectionClosed: Error, Sendable, CustomStringConvertible {
+    /// The error (it carries nothing).
     public init() {}
+    /// A fixed sentence: "the daemon closed the connection".
     public var description: String { "the daemon closed the connection" }
 }

@@ -9,6 +9,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error's parameters (an `.object`).
     public var parameters: JSON
 
+    /// An error named `name` (fully qualified) with its parameters object.
     public init(name: String, parameters: JSON = .object([])) {
         self.name = name
         self.parameters = parameters
@@ -17,16 +18,20 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The unqualified part of ``name`` (`EntryNotFound`).
     public var shortName: String { name.split(separator: ".").last.map(String.init) ?? name }
 
+    /// The name and the parameters as JSON text (for logs and messages).
     public var description: String { "\(name) \(parameters.text)" }
 
     // MARK: - org.varlink.service (varlink.org "Service"; PermissionDenied is systemd's addition)
 
+    /// The call names an interface this service does not have (varlink.org "Service").
     public static func interfaceNotFound(_ interface: String) -> WireError {
         WireError(name: "org.varlink.service.InterfaceNotFound", parameters: .object([("interface", .string(interface))]))
     }
+    /// The interface exists but has no method of that name (`method` fully qualified).
     public static func methodNotFound(_ method: String) -> WireError {
         WireError(name: "org.varlink.service.MethodNotFound", parameters: .object([("method", .string(method))]))
     }
+    /// The method is declared but not implemented by this service (varlink.org "Service").
     public static func methodNotImplemented(_ method: String) -> WireError {
         WireError(name: "org.varlink.service.MethodNotImplemented", parameters: .object([("method", .string(method))]))
     }
@@ -41,12 +46,15 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
 
     // MARK: - io.entryd.Entries
 
+    /// Submitted values were refused; `problems` lists each (PROTOCOL.md `Problem`).
     public static func validationFailed(_ problems: [Problem]) -> WireError {
         WireError(name: "io.entryd.Entries.ValidationFailed", parameters: .object([("problems", .array(problems.map(\.json)))]))
     }
+    /// No entry has id `id`, or `id` is not UUID text (deleted entries still exist).
     public static func entryNotFound(_ id: String) -> WireError {
         WireError(name: "io.entryd.Entries.EntryNotFound", parameters: .object([("id", .string(id))]))
     }
+    /// An Add gave an `id` already used with other values, or by a deleted entry.
     public static func entryExists(_ id: String) -> WireError {
         WireError(name: "io.entryd.Entries.EntryExists", parameters: .object([("id", .string(id))]))
     }
@@ -54,6 +62,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func versionMismatch(id: String, version: String) -> WireError {
         WireError(name: "io.entryd.Entries.VersionMismatch", parameters: .object([("id", .string(id)), ("version", .string(version))]))
     }
+    /// `io.entryd.Entries` names no form `form`.
     public static func formNotFound(_ form: String) -> WireError {
         WireError(name: "io.entryd.Entries.FormNotFound", parameters: .object([("form", .string(form))]))
     }
@@ -68,9 +77,11 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
 
     // MARK: - io.entryd.Forms
 
+    /// The `io.entryd.Forms` twin of ``formNotFound(_:)``: no form `form`.
     public static func formsFormNotFound(_ form: String) -> WireError {
         WireError(name: "io.entryd.Forms.FormNotFound", parameters: .object([("form", .string(form))]))
     }
+    /// Form `form` has no field `field` (`io.entryd.Forms`).
     public static func fieldNotFound(form: String, field: String) -> WireError {
         WireError(name: "io.entryd.Forms.FieldNotFound", parameters: .object([("form", .string(form)), ("field", .string(field))]))
     }

@@ -6,6 +6,7 @@ import CSystem
 /// What a method handler gets besides its parameters: who calls, and how to
 /// answer (once, or several times for a `more` call).
 public struct CallContext {
+    /// The connected client, from SO_PEERCRED.
     public let caller: Caller
     /// The call as received (its `more` flag tells whether streaming is allowed).
     public let call: VarlinkCall
@@ -57,6 +58,12 @@ public final class Session {
     /// Called with a short event text for the daemon's debug log (ids, never values).
     let log: (String) -> Void
 
+    /// A session on the accepted socket `fd` (the caller keeps ownership and
+    /// closes it after ``run()``).
+    /// - Parameters:
+    ///   - caller: the client's credentials and role.
+    ///   - limits: message size (bytes) and idle timeout (seconds) for this connection.
+    ///   - log: gets short debug events (ids, never values).
     public init(fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits, log: @escaping (String) -> Void = { _ in }) {
         self.fd = fd
         self.caller = caller

@@ -45,12 +45,17 @@ extension EntryService {
         return hlc.description
     }
 
+    /// The write origin: the caller's user name (SO_PEERCRED), never a client
+    /// value, and the call's optional `reason`.
+    /// - Throws: ``WireError`` `InvalidParameter(reason)` when it is not a string.
     func origin(_ c: CallContext, _ p: Parameters) throws -> WriteOrigin {
         WriteOrigin(actor: c.caller.userName, reason: try p.optionalString("reason"))
     }
 
     // MARK: - Methods
 
+    /// `io.entryd.Entries.Add` handled in turn (not pipelined): ``startAdd(_:_:)``,
+    /// then wait for the commit and reply.
     func add(_ c: CallContext, _ p: Parameters) throws {
         try startAdd(c, p)()
     }
@@ -72,6 +77,8 @@ extension EntryService {
         }
     }
 
+    /// `io.entryd.Entries.Get(id, locale?)`: the entry, deleted ones too.
+    /// - Throws: `EntryNotFound` (also for an `id` that is not a UUID).
     func get(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let id = try existingID(p)
@@ -79,6 +86,11 @@ extension EntryService {
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 
+    /// `io.entryd.Entries.Update(id, fields, ifVersion?, reason?, locale?)`: validates
+    /// `fields` against the stored values (on the writer thread) and keeps values of
+    /// fields the form no longer defines.
+    /// - Throws: `EntryNotFound`, `VersionMismatch`, `ValidationFailed`;
+    ///   `FormNotFound` when the entry's form is no longer defined.
     func update(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let id = try existingID(p)
@@ -98,6 +110,9 @@ extension EntryService {
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 
+    /// `io.entryd.Entries.Delete(id, ifVersion?, reason?)`; the reply is in the
+    /// default locale. An entry of an unknown form uses the registration layout.
+    /// - Throws: `EntryNotFound`, `VersionMismatch`.
     func delete(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
         let layout = try store.get(id).flatMap { forms.form(named: $0.form)?.layout } ?? .registration
@@ -105,6 +120,8 @@ extension EntryService {
         try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
     }
 
+    /// `io.entryd.Entries.Restore(id, reason?)`; the reply is in the default locale.
+    /// - Throws: `EntryNotFound`.
     func restore(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
         let layout = try store.get(id).flatMap { forms.form(named: $0.form)?.layout } ?? .registration
@@ -112,6 +129,8 @@ extension EntryService {
         try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
     }
 
+    /// `io.entryd.Entries.History(id)`: every change of the entry, oldest first.
+    /// - Throws: `EntryNotFound` when the change log has none.
     func history(_ c: CallContext, _ p: Parameters) throws {
         _ = try locale(p)
         let id = try existingID(p)
@@ -120,6 +139,11 @@ extension EntryService {
         try reply(c, [("changes", .array(changes.map(\.json)))])
     }
 
+    /// `io.entryd.Entries.Import(form?, entries, atomic?)` in one transaction. Bad
+    /// rows are listed in `rejected` (by 0-based index), not thrown; with
+    /// `atomic`, any rejected row stores nothing.
+    /// - Throws: `LimitExceeded(max-batch)` for more than `max-batch` elements;
+    ///   `FormNotFound`; `InvalidParameter`.
     func importEntries(_ c: CallContext, _ p: Parameters) throws {
         let form = try entriesForm(try p.optionalString("form"))
         let items = try p.array("entries")

@@ -17,6 +17,11 @@ extension EntryService {
     /// ``form(_:notFound:)`` for io.entryd.Forms (`io.entryd.Forms.FormNotFound`).
     func formsForm(_ name: String?) throws -> FormDefinition { try form(name, notFound: WireError.formsFormNotFound) }
 
+    /// `io.entryd.Forms.Options(form?, field, parent?, query?, limit?, locale?)`;
+    /// `limit` is capped at 100 000 rows.
+    /// - Throws: `io.entryd.Forms.FieldNotFound` when the form has no such field,
+    ///   it is not a picker field, or `parent` names no single province;
+    ///   `InvalidParameter(limit)` for a limit below 1.
     func options(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let form = try formsForm(try p.optionalString("form"))
@@ -45,6 +50,8 @@ extension EntryService {
         }))])
     }
 
+    /// `io.entryd.Forms.Check(form?, fields, locale?)`: validates without storing and
+    /// replies canonical `fields`, `display` text and `problems` (never `ValidationFailed`).
     func check(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let form = try formsForm(try p.optionalString("form"))

@@ -1,6 +1,11 @@
 import Foundation
 
 extension EntryService {
+    /// `io.entryd.Entries.List(form?, filter?, order?, descending?, limit?,
+    /// includeDeleted?, cursor?, locale?)`: one keyset page, `limit` capped at
+    /// `max-page-size`, plus `cursor` when more may follow and `total`.
+    /// - Throws: `FormNotFound`; `InvalidParameter(order|limit|cursor)`;
+    ///   `ValidationFailed` for filter values (``applyFilter(_:to:locale:)``).
     func list(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         var query = ListQuery()
@@ -113,6 +118,7 @@ enum FilterProblems {
 /// The opaque List cursor: base64url of a JSON array `[order, descending, value, id]`,
 /// the keyset position after the last entry of a page.
 enum ListCursor {
+    /// The cursor text: base64url without padding (RFC 4648 §5).
     static func encode(_ position: (value: String, id: String), order: ListOrder, descending: Bool) -> String {
         let json = JSON.array([.string(order.rawValue), .bool(descending), .string(position.value), .string(position.id)])
         return Data(json.encoded).base64EncodedString()

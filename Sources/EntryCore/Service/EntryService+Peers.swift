@@ -64,6 +64,8 @@ extension EntryService {
         return warnings
     }
 
+    /// Stores `message` as the peer's `lastError` (creating its state if new).
+    /// Best effort: storage errors are ignored.
     func recordPeerError(name: String, address: String, _ message: String) {
         var state = (try? store.peerState(name)) ?? nil ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
         state.lastError = message

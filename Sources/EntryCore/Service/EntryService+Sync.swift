@@ -40,6 +40,8 @@ extension EntryService {
         forms.form(named: name)?.layout ?? .registration
     }
 
+    /// `io.entryd.Sync.Status()`: node id, seq, HLC, entry counts, open conflicts,
+    /// peers, version, database path, reference data version, form hashes and limits.
     func status(_ c: CallContext) throws {
         let counts = try store.counts()
         let hlc = try store.currentHLC()
@@ -68,6 +70,7 @@ extension EntryService {
         return list
     }
 
+    /// The wire `Peer` (PROTOCOL.md `Peer`); `nil` members are left out.
     func peerJSON(_ p: PeerState) -> JSON {
         var m: [(String, JSON)] = [("name", .string(p.name)), ("address", .string(p.address))]
         if let node = p.node { m.append(("node", .string(node))) }
@@ -88,6 +91,7 @@ extension EntryService {
         guard limit > 0 else { throw WireError.invalidParameter("limit") }
         let pageSize = min(limit, limits.maxBatch)
         let exclude = try p.optionalString("excludeNode")
+        /// One `Changes` reply: `{changes, last}`.
         func page(_ changes: [ChangeRecord], _ last: Int64) -> JSON {
             .object([("changes", .array(changes.map(\.json))), ("last", .int(last))])
         }
@@ -111,6 +115,9 @@ extension EntryService {
         try? c.send(VarlinkReply(parameters: page([], cursor)))
     }
 
+    /// `io.entryd.Sync.Apply(changes)`, recorded with the caller's user name as `via`.
+    /// - Throws: `LimitExceeded(max-batch)`; `InvalidParameter(changes)` for a
+    ///   malformed change; `io.entryd.Sync.ClockSkew` (nothing applied).
     func applyChanges(_ c: CallContext, _ p: Parameters) throws {
         let items = try p.array("changes")
         guard items.count <= limits.maxBatch else { throw WireError.limitExceeded("max-batch", maximum: limits.maxBatch) }
@@ -125,12 +132,17 @@ extension EntryService {
         }
     }
 
+    /// `io.entryd.Sync.ListConflicts(entry?, includeResolved?)`: oldest first. An
+    /// `entry` that is not a UUID is matched as given (so matches nothing).
     func listConflicts(_ c: CallContext, _ p: Parameters) throws {
         let entry = try p.optionalString("entry").map { UUIDv7.canonical($0) ?? $0 }
         let list = try store.conflicts(entry: entry, includeResolved: try p.optionalBool("includeResolved") ?? false)
         try reply(c, [("conflicts", .array(list.map(\.json)))])
     }
 
+    /// `io.entryd.Sync.Resolve(id, useLost?)`; the change is recorded with reason
+    /// `resolve conflict ID`.
+    /// - Throws: `io.entryd.Sync.ConflictNotFound`; `EntryNotFound`.
     func resolve(_ c: CallContext, _ p: Parameters) throws {
         let id = try p.string("id")
         let useLost = try p.optionalBool("useLost") ?? false
@@ -139,6 +151,9 @@ extension EntryService {
         try reply(c, [("conflict", conflict.json)])
     }
 
+    /// `io.entryd.Sync.SyncPeer(peer)`: a configured peer by name, or an ad-hoc
+    /// `unix:` address; `exec:` runs only from the configuration (DESIGN.md "Peers").
+    /// - Throws: `io.entryd.Sync.PeerNotFound`; what ``syncWithPeer(name:address:)`` throws.
     func syncPeer(_ c: CallContext, _ p: Parameters) throws {
         let name = try p.string("peer")
         let address: String

@@ -6,6 +6,7 @@ import Foundation
 /// Thread-safe: sessions on many threads call ``handle(_:)`` at once. The form
 /// registry can be swapped at run time (reload) under a lock.
 public final class EntryService: CallHandler, @unchecked Sendable {
+    /// The store every call reads and writes.
     public let store: EntryStore
     /// The limits in force; a reload replaces them (``reconfigure(limits:defaultLocale:peers:)``).
     public var limits: Limits {
@@ -87,6 +88,10 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         return m
     }()
 
+    /// Dispatches a call by its fully qualified method name.
+    /// - Throws: ``WireError`` `MethodNotFound` for an unknown method of a known
+    ///   interface, `InterfaceNotFound` otherwise, `PermissionDenied(role)` when
+    ///   the caller's role is too low; then whatever the method throws.
     public func handle(_ context: CallContext) throws {
         let call = context.call
         guard let method = EntryService.methods[call.method] else {
@@ -115,6 +120,8 @@ public final class EntryService: CallHandler, @unchecked Sendable {
 
     // MARK: - org.varlink.service
 
+    /// `org.varlink.service.GetInfo` (varlink.org "Service"): vendor, product,
+    /// version, url and the interfaces served.
     func getInfo(_ c: CallContext) throws {
         try reply(c, [
             ("vendor", .string("entryd project")), ("product", .string("entryd")),
@@ -123,6 +130,8 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         ])
     }
 
+    /// `org.varlink.service.GetInterfaceDescription(interface)`: the interface's IDL text.
+    /// - Throws: `InterfaceNotFound`.
     func getInterfaceDescription(_ c: CallContext, _ p: Parameters) throws {
         let name = try p.string("interface")
         guard let found = InterfaceDescriptions.all.first(where: { $0.name == name }) else {

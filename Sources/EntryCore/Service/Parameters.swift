@@ -5,10 +5,13 @@
 /// wrong JSON type (PROTOCOL.md: "the connection stays open"). `null` counts as
 /// absent for optional parameters (varlink `?type`).
 public struct Parameters: Sendable {
+    /// The parameters object as received.
     public let json: JSON
 
+    /// Wraps a parameters value (normally an `.object`; any other kind reads as empty).
     public init(_ json: JSON) { self.json = json }
 
+    /// The member `name`, with `null` counting as absent (varlink `?type`).
     func value(_ name: String) -> JSON? {
         guard let v = json[name], !v.isNull else { return nil }
         return v

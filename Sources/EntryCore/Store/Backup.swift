@@ -120,6 +120,8 @@ public enum DatabaseBackup {
     /// (sqlite.org/walformat.html §2.3). Also true when the database itself is
     /// locked (a rollback-journal writer).
     public static func isInUse(database path: String) -> Bool {
+        /// True when another process holds an fcntl(2) lock overlapping `length`
+        /// bytes at `offset` of `file` (F_GETLK); false when the file cannot be opened.
         func locked(_ file: String, offset: Int, length: Int) -> Bool {
             let fd = open(file, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return false }

@@ -7,9 +7,14 @@ import Foundation
 /// (HLC, node) stamp and the deleted register likewise, which is exactly what
 /// the writer did when it stored them.
 public struct ReplayedEntry: Sendable, Equatable {
+    /// The form named by the entry's first change in seq order.
     public var form: String
+    /// Canonical values by field name, each the last write by (HLC, node) stamp;
+    /// cleared fields are absent.
     public var fields: [String: String]
+    /// True when the latest delete or restore by stamp was a delete.
     public var deleted: Bool
+    /// The greatest HLC of the entry's changes.
     public var version: HLC
 }
 

@@ -15,7 +15,9 @@ public final class DatabaseLock {
 
     /// The database is held by another process.
     public struct InUse: Error, CustomStringConvertible {
+        /// The database file that is locked, as given to ``DatabaseLock/init(path:)``.
         public let path: String
+        /// One line naming the path and what to do (stop the other entryd or choose another `--db`).
         public var description: String {
             "the database '\(path)' is in use by another entryd; stop it first or choose another --db"
         }

@@ -2,16 +2,27 @@
 /// table's filter and sort columns (PROTOCOL.md `Filter`), and which fields
 /// merge together as one register in sync (DESIGN.md "Field groups").
 public struct FieldLayout: Sendable, Equatable {
+    /// The field copied to the entries `name` column (the `name` order and the
+    /// folded `text` filter), or `nil` when the form has none.
     public var name: String?
+    /// The field copied to the `birthday` column (`YYYY-MM-DD`; the `birthday`
+    /// order and the `bornFrom`/`bornTo` filters), or `nil`.
     public var birthday: String?
+    /// The field copied to the `country` column (ISO 3166-1 alpha-2; the
+    /// `country` filter), or `nil`.
     public var country: String?
+    /// The field copied to the `province` column (GB/T 2260 province code; the
+    /// `province` filter), or `nil`.
     public var province: String?
+    /// The field copied to the `city` column (GB/T 2260 city code; the `city`
+    /// filter), or `nil`.
     public var city: String?
     /// Fields tied by `parent` or `required-when`, each group written and
     /// merged as one register (e.g. country + province + city). Fields in no
     /// group are registers of their own.
     public var groups: [[String]]
 
+    /// A layout from field names (`nil`: the column stays empty) and field groups.
     public init(name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil,
                 city: String? = nil, groups: [[String]] = []) {
         self.name = name
@@ -49,6 +60,7 @@ extension WriteContext {
 
     /// Inserts or replaces the row of `entry`, with its filter keys.
     func save(_ entry: StoredEntry, layout: FieldLayout) throws {
+        /// The value of the field mapped to a filter column, "" when unmapped or unset.
         func key(_ name: String?) -> Statement.Value { .text(name.flatMap { entry.fields[$0] } ?? "") }
         let name = layout.name.flatMap { entry.fields[$0] } ?? ""
         try db.statement("""
@@ -90,6 +102,8 @@ extension WriteContext {
 }
 
 extension EntryStore {
+    /// The `entries` row of `id` (deleted ones too), or `nil`.
+    /// - Throws: ``SQLiteError``, SQLITE_CORRUPT for unreadable stored JSON.
     static func loadEntry(_ db: SQLiteConnection, _ id: String) throws -> StoredEntry? {
         var found: StoredEntry?
         try db.statement(WriteContext.selectEntry).query([.text(id)]) { found = try entry(from: $0) }
@@ -116,6 +130,9 @@ extension EntryStore {
         return map
     }
 
+    /// Decodes a row selected with ``changeColumns``, in that order. An unreadable
+    /// HLC reads as `.zero` and an unknown op as `update`.
+    /// - Throws: ``SQLiteError`` (SQLITE_CORRUPT) when `fields` or `base` is not a JSON object.
     static func change(from row: Statement) throws -> ChangeRecord {
         ChangeRecord(
             seq: row.int(0), node: row.text(1), hlc: HLC(row.text(2)) ?? .zero, entry: row.text(3), form: row.text(4),

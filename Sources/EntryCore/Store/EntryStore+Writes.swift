@@ -5,6 +5,7 @@ public struct WriteOrigin: Sendable {
     /// Why (audit), from the call's `reason`.
     public var reason: String?
 
+    /// An origin for `actor` (a user name), with an optional audit `reason`.
     public init(actor: String, reason: String? = nil) {
         self.actor = actor
         self.reason = reason
@@ -85,13 +86,18 @@ extension EntryStore {
     /// One row for ``importEntries(form:rows:layout:atomic:origin:)``: validated
     /// canonical fields, optional id, deleted flag; or the problems that made it invalid.
     public struct ImportRow: Sendable {
+        /// Position of the row in the Import call's `entries` array (0-based).
         public var index: Int
+        /// Canonical lower-case UUID text, or `nil` to generate a UUIDv7.
         public var id: String?
+        /// Validated canonical values by field name.
         public var fields: [String: String]
+        /// Store the entry as deleted (a create followed by a delete change).
         public var deleted: Bool
         /// Non-empty: the row is rejected without touching the store.
         public var problems: [Problem]
 
+        /// A row with every member given; see the properties.
         public init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem]) {
             self.index = index
             self.id = id
@@ -103,7 +109,9 @@ extension EntryStore {
 
     /// What ``importEntries(form:rows:layout:atomic:origin:)`` did.
     public struct ImportResult: Sendable {
+        /// Rows stored as new entries (0 when an atomic import was refused).
         public var added = 0
+        /// Rows whose id already held the same form, values and deleted flag.
         public var unchanged = 0
         /// (row index, id, problems) of each row not stored.
         public var rejected: [(index: Int, id: String?, problems: [Problem])] = []
@@ -149,11 +157,15 @@ extension EntryStore {
 
     /// Thrown inside the writer job to roll back an atomic import; caught by the service.
     public struct AtomicImportRefused: Error, @unchecked Sendable {
+        /// The refused import: `added` and `unchanged` are 0, `rejected` lists why.
         public let result: ImportResult
     }
 }
 
 extension WriteContext {
+    /// The entry `id` (deleted ones too) as the writer sees it now.
+    /// - Parameter ifVersion: 16-hex-digit HLC the current version must equal (`nil`: any).
+    /// - Throws: ``WireError`` `EntryNotFound`; `VersionMismatch` carrying the current version.
     func existing(_ id: String, ifVersion: String?) throws -> StoredEntry {
         guard let current = try load(id) else { throw WireError.entryNotFound(id) }
         if let ifVersion, ifVersion != current.version.description {
@@ -162,6 +174,10 @@ extension WriteContext {
         return current
     }
 
+    /// The writer-thread body of ``EntryStore/create(form:id:fields:layout:origin:)``:
+    /// the same form and fields under a live `id` return it with `created` false;
+    /// otherwise a new entry (UUIDv7 id when `id` is `nil`) and its `create` change.
+    /// - Throws: ``WireError`` `EntryExists`; ``SQLiteError``.
     func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                 origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
         if let id, let existing = try load(id) {

@@ -93,6 +93,7 @@ public enum UUIDv7 {
 
     static let hex = Array("0123456789abcdef")
 
+    /// Formats 16 bytes as UUID text: lower-case hex in 8-4-4-4-12 groups (RFC 9562 §4).
     static func format(_ bytes: [UInt8]) -> String {
         var s = ""
         s.reserveCapacity(36)

@@ -41,6 +41,7 @@ public final class CommitSignal: @unchecked Sendable {
     private var seq: Int64
     private var closed = false
 
+    /// A signal whose committed seq starts at `seq` (the change log's highest at open).
     init(seq: Int64) { self.seq = seq }
 
     /// Highest committed seq.
@@ -50,6 +51,8 @@ public final class CommitSignal: @unchecked Sendable {
         return seq
     }
 
+    /// Raises the committed seq to `newSeq` (never lowers it) and wakes every
+    /// waiter. Called on the writer thread after each commit.
     func publish(_ newSeq: Int64) {
         condition.lock()
         if newSeq > seq { seq = newSeq }

@@ -105,6 +105,7 @@ public final class Statement {
     /// The statement text (safe to log: values are bound, not in the text).
     public let sql: String
 
+    /// Wraps a prepared statement of `connection`; finalized when released.
     init(_ stmt: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.stmt = stmt
         self.connection = connection
@@ -113,6 +114,8 @@ public final class Statement {
 
     deinit { sqlite3_finalize(stmt) }
 
+    /// Makes the statement ready to run again: resets it and unbinds every
+    /// parameter (they read as NULL until bound).
     func reset() {
         sqlite3_reset(stmt)
         sqlite3_clear_bindings(stmt)

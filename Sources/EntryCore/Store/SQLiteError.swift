@@ -5,10 +5,12 @@ import CSQLite
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// Extended result code (sqlite.org/rescode.html), e.g. 1555 for SQLITE_CONSTRAINT_PRIMARYKEY.
     public let code: Int32
+    /// SQLite's message (sqlite3_errmsg) or entryd's own words; never bound values.
     public let message: String
     /// The SQL text, without bound values; may be empty.
     public let sql: String
 
+    /// An error from an extended result code, message and (optional) SQL text.
     public init(code: Int32, message: String, sql: String = "") {
         self.code = code
         self.message = message
@@ -28,6 +30,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// True for a constraint violation (UNIQUE, CHECK, FOREIGN KEY …).
     public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
 
+    /// `SQLite error CODE (sqlite3_errstr text): message`, plus ` in 'SQL'` when known.
     public var description: String {
         let text = String(cString: sqlite3_errstr(code))
         return sql.isEmpty ? "SQLite error \(code) (\(text)): \(message)" : "SQLite error \(code) (\(text)): \(message) in '\(sql)'"

@@ -15,6 +15,7 @@ final class WriteQueue: @unchecked Sendable {
         let body: (WriteContext) throws -> Any
         var result: Result<Any, any Error>?
         let done = DispatchSemaphore(value: 0)
+        /// A job running `body`; the writer sets `result`, then signals `done`.
         init(_ body: @escaping (WriteContext) throws -> Any) { self.body = body }
     }
 
@@ -36,6 +37,10 @@ final class WriteQueue: @unchecked Sendable {
     private var commitCount = 0
     private var thread: Thread?
 
+    /// A stopped queue over the writer connection in `context`; call ``start()``.
+    /// - Parameters:
+    ///   - maxJobsPerCommit: most jobs in one group transaction.
+    ///   - didCommit: called on the writer thread after each commit with the highest seq.
     init(context: WriteContext, maxJobsPerCommit: Int = 1024, didCommit: @escaping (Int64) -> Void) {
         self.context = context
         self.maxJobsPerCommit = maxJobsPerCommit
@@ -91,6 +96,9 @@ final class WriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The writer thread: takes up to ``maxJobsPerCommit`` waiting jobs, in queue
+    /// order, and runs them as one round. Once stopping it still drains the queue,
+    /// then sets `finished` and returns.
     private func loop() {
         while true {
             condition.lock()
@@ -109,6 +117,10 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
+    /// Runs `batch` as one group transaction (see the type's comment) and signals
+    /// every job. When no job succeeded it rolls back instead of committing. When
+    /// `BEGIN` fails every job fails with its error; when persisting the clock or
+    /// `COMMIT` fails, every job that had succeeded fails with that error instead.
     private func runRound(_ batch: [Job]) {
         let db = context.db
         do {
@@ -183,6 +195,7 @@ final class WriteContext {
     var lastSeq: Int64
     private var committedSeq: Int64
 
+    /// A context whose `lastSeq` is the change log's highest committed seq at open.
     init(db: SQLiteConnection, nodeID: String, clock: HybridClock, lastSeq: Int64) {
         self.db = db
         self.nodeID = nodeID
@@ -199,11 +212,15 @@ final class WriteContext {
             .run([.text(clock.last.description)])
     }
 
+    /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.
     func committed() {
         persistedClock = clock.last
         committedSeq = lastSeq
     }
 
+    /// After a `ROLLBACK`: `lastSeq` returns to the last committed seq. The clock
+    /// is not wound back (an HLC never goes backwards); its stamp is persisted
+    /// with the next commit.
     func rolledBack() {
         lastSeq = committedSeq
     }

@@ -11,6 +11,8 @@ public final class Log: @unchecked Sendable {
     /// Syslog priorities (RFC 5424 §6.2.1), most severe first.
     public enum Level: Int32, Comparable, Sendable {
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+        /// Less severe orders first: `debug < info < notice < warning < error`
+        /// (the opposite of the syslog numbers).
         public static func < (a: Level, b: Level) -> Bool { a.rawValue > b.rawValue }
 
         /// Parses `error`, `warning`, `notice`, `info`, `debug`.
@@ -51,9 +53,14 @@ public final class Log: @unchecked Sendable {
         _ = line.withCString { fputs($0, stderr) }
     }
 
+    /// Logs `m` at priority 3 (`error`).
     public func error(_ m: String) { log(.error, m) }
+    /// Logs `m` at priority 4 (`warning`).
     public func warning(_ m: String) { log(.warning, m) }
+    /// Logs `m` at priority 5 (`notice`).
     public func notice(_ m: String) { log(.notice, m) }
+    /// Logs `m` at priority 6 (`info`).
     public func info(_ m: String) { log(.info, m) }
+    /// Logs `m` at priority 7 (`debug`).
     public func debug(_ m: String) { log(.debug, m) }
 }

@@ -12,10 +12,12 @@ public struct ApplyResult: Sendable, Equatable {
 
 /// A batch stamped too far in the future (PROTOCOL.md `io.entryd.Sync.ClockSkew`).
 public struct ClockSkewError: Error, Sendable, Equatable {
+    /// The node id that made the change stamped too far ahead.
     public let node: String
     /// How far ahead of the local clock plus the allowed skew the stamp is, in ms.
     public let aheadMs: Int64
 
+    /// The error as sent: `io.entryd.Sync.ClockSkew(node, aheadMs)`.
     public var wire: WireError {
         WireError(name: "io.entryd.Sync.ClockSkew", parameters: .object([("node", .string(node)), ("aheadMs", .int(aheadMs))]))
     }
@@ -168,18 +170,29 @@ extension WriteContext {
 
 /// A kept conflict (PROTOCOL.md `io.entryd.Sync.Conflict`).
 public struct ConflictRecord: Sendable, Equatable {
+    /// The conflict id: a UUIDv8 derived from entry, field and both stamps, the same on every node.
     public var id: String
+    /// The entry's id (lower-case UUID text).
     public var entry: String
+    /// The field whose values differed.
     public var field: String
+    /// The winning value (canonical; "" when the field was cleared).
     public var kept: String
+    /// HLC of the winning write, 16 hex digits.
     public var keptHlc: String
+    /// Node id of the winning write.
     public var keptNode: String
+    /// The losing value (canonical; "" when that write cleared the field).
     public var lost: String
+    /// HLC of the losing write, 16 hex digits.
     public var lostHlc: String
+    /// Node id of the losing write.
     public var lostNode: String
     /// The losing write's whole field group (Resolve writes it back whole).
     public var lostGroup: [String: String]
+    /// When this node recorded it: RFC 3339 UTC, milliseconds (local wall clock).
     public var detectedAt: String
+    /// True once resolved here (by Resolve, or by a later write over the kept one).
     public var resolved: Bool
 }
 
@@ -198,6 +211,9 @@ extension EntryStore {
         }
     }
 
+    /// Decodes a `conflicts` row selected as `id, entry, field, kept, kept_hlc,
+    /// kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved`.
+    /// - Throws: ``SQLiteError`` (SQLITE_CORRUPT) when `lost_group` is not a JSON object.
     static func conflict(from row: Statement) throws -> ConflictRecord {
         ConflictRecord(id: row.text(0), entry: row.text(1), field: row.text(2), kept: row.text(3), keptHlc: row.text(4),
                        keptNode: row.text(5), lost: row.text(6), lostHlc: row.text(7), lostNode: row.text(8),
@@ -249,6 +265,8 @@ enum ConflictID {
     /// the field, and both stamps.
     static func make(entry: String, field: String, kept: Stamp, lost: Stamp) -> String {
         let text = "\(entry)|\(field)|\(kept.hlc) \(kept.node)|\(lost.hlc) \(lost.node)"
+        /// FNV-1a, 64 bits, over `text` from `seed` (the standard offset basis, or it
+        /// with its halves swapped for the second hash).
         func fnv(_ seed: UInt64) -> UInt64 {
             var h = seed
             for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }

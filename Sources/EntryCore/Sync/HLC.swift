@@ -9,8 +9,10 @@ public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Logical counter within one millisecond (16 bits).
     public let counter: UInt16
 
+    /// The smallest stamp, `0000000000000000`: a new clock, an entry before any change.
     public static let zero = HLC(milliseconds: 0, counter: 0)
 
+    /// A stamp from its parts; `milliseconds` is truncated to its low 48 bits.
     public init(milliseconds: UInt64, counter: UInt16) {
         self.milliseconds = milliseconds & 0xFFFF_FFFF_FFFF
         self.counter = counter
@@ -31,19 +33,24 @@ public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
+    /// Time order: by milliseconds, then counter (the packed 64-bit value).
     public static func < (a: HLC, b: HLC) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// An HLC with the node that made it: the total order of writes, (HLC, node).
 public struct Stamp: Sendable, Hashable, Comparable {
+    /// When the write was made.
     public let hlc: HLC
+    /// The id of the node that made it (UUID text); breaks HLC ties.
     public let node: String
 
+    /// The stamp of a write made at `hlc` on `node`.
     public init(hlc: HLC, node: String) {
         self.hlc = hlc
         self.node = node
     }
 
+    /// By HLC, then by node id as text (DESIGN.md "Sync"): the same order on every node.
     public static func < (a: Stamp, b: Stamp) -> Bool {
         a.hlc != b.hlc ? a.hlc < b.hlc : a.node < b.node
     }

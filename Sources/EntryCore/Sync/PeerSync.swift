@@ -11,21 +11,29 @@ public protocol PeerLink {
 
 /// A peer's sync state as stored in this node's database (PROTOCOL.md `Peer`).
 public struct PeerState: Sendable, Equatable {
+    /// The configured peer name (the key of its checkpoints).
     public var name: String
+    /// The peer's address, `unix:/path` or `exec:COMMAND` (see ``PeerConfig``).
     public var address: String
+    /// The peer's node id as last seen, `nil` before the first sync.
     public var node: String?
     /// The peer's change log has been pulled up to this seq.
     public var pulledSeq: Int64
     /// This node's change log has been pushed up to this seq.
     public var pushedSeq: Int64
+    /// End of the last successful sync: RFC 3339 UTC, milliseconds; `nil` if none.
     public var lastSync: String?
+    /// Why the last attempt failed, `nil` after a success.
     public var lastError: String?
 }
 
 /// What one ``PeerSync/run(local:peer:name:address:batch:layout:maxClockSkewMs:)`` moved.
 public struct PeerSyncResult: Sendable, Equatable {
+    /// Changes pulled from the peer and applied here (skipped ones not counted).
     public var pulled = 0
+    /// Changes the peer applied from this node (skipped ones not counted).
     public var pushed = 0
+    /// Conflict records created here while pulling.
     public var conflicts = 0
 }
 
@@ -105,6 +113,8 @@ extension EntryStore {
         }
     }
 
+    /// Decodes a `peers` row selected as `name, address, node, pulled_seq,
+    /// pushed_seq, last_sync, last_error`; NULL columns give `nil`.
     static func peerState(from row: Statement) -> PeerState {
         PeerState(name: row.text(0), address: row.text(1), node: row.isNull(2) ? nil : row.text(2), pulledSeq: row.int(3),
                   pushedSeq: row.int(4), lastSync: row.isNull(5) ? nil : row.text(5), lastError: row.isNull(6) ? nil : row.text(6))
@@ -126,11 +136,16 @@ extension EntryStore {
 
 /// An in-process peer: another ``EntryStore`` (tests, and local tooling).
 public struct LocalPeer: PeerLink {
+    /// The store standing in for the peer.
     public let store: EntryStore
+    /// Recorded as `via` on every change applied to ``store``.
     public let via: String
+    /// The field layout of a form, by form name.
     public let layout: @Sendable (String) -> FieldLayout
+    /// Largest allowed lead of a change's HLC over ``store``'s wall clock, in milliseconds.
     public let maxClockSkewMs: Int
 
+    /// A peer over `store`; by default 5 minutes of skew and the registration layout for every form.
     public init(store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
                 layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }) {
         self.store = store
@@ -139,10 +154,15 @@ public struct LocalPeer: PeerLink {
         self.maxClockSkewMs = maxClockSkewMs
     }
 
+    /// ``store``'s node id; never throws.
     public func nodeID() throws -> String { store.nodeID }
+    /// ``EntryStore/changes(since:limit:excludeNode:)`` of ``store``.
+    /// - Throws: ``SQLiteError``.
     public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         try store.changes(since: since, limit: limit, excludeNode: excludeNode)
     }
+    /// ``EntryStore/apply(_:via:layout:maxClockSkewMs:afterApply:)`` on ``store``.
+    /// - Throws: ``ClockSkewError``; ``SQLiteError``.
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         try store.apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
     }

@@ -36,8 +36,12 @@ extension ChangeRecord {
 public final class VarlinkPeer: PeerLink {
     let connection: VarlinkConnection
 
+    /// A peer over an open connection to its daemon.
     public init(connection: VarlinkConnection) { self.connection = connection }
 
+    /// The peer's `node` from `io.entryd.Sync.Status`.
+    /// - Throws: ``WireError`` `InvalidParameter(node)` when the reply lacks it; the
+    ///   errors of ``VarlinkConnection/call(_:_:)``.
     public func nodeID() throws -> String {
         guard let node = try connection.call("io.entryd.Sync.Status")["node"]?.stringValue else {
             throw WireError.invalidParameter("node")
@@ -45,6 +49,10 @@ public final class VarlinkPeer: PeerLink {
         return node
     }
 
+    /// Calls `io.entryd.Sync.Changes(since, limit, excludeNode)`; `last` is the
+    /// peer's highest seq examined (`since` when the reply has none).
+    /// - Throws: ``WireError`` `InvalidParameter(changes)` for a malformed change;
+    ///   the errors of ``VarlinkConnection/call(_:_:)``.
     public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         var params: [(String, JSON)] = [("since", .int(since)), ("limit", .int(Int64(limit)))]
         if let excludeNode { params.append(("excludeNode", .string(excludeNode))) }
@@ -53,6 +61,9 @@ public final class VarlinkPeer: PeerLink {
         return (changes, reply["last"]?.intValue ?? since)
     }
 
+    /// Calls `io.entryd.Sync.Apply(changes)`; counts missing from the reply read as 0.
+    /// - Throws: the errors of ``VarlinkConnection/call(_:_:)`` (e.g. ``WireError``
+    ///   `io.entryd.Sync.ClockSkew`).
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         let reply = try connection.call("io.entryd.Sync.Apply", .object([("changes", .array(changes.map(\.json)))]))
         return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),
