@@ -14,7 +14,7 @@ public struct ApplyResult: Sendable, Equatable {
 public struct ClockSkewError: Error, Sendable, Equatable {
     /// The node id that made the change stamped too far ahead.
     public let node: String
-    /// How far ahead of the local clock plus the allowed skew the stamp is, in ms.
+    /// How far the change's stamp is ahead of the local wall clock, in milliseconds (more than `max-clock-skew`).
     public let aheadMs: Int64
 
     /// The error as sent: `io.entryd.Sync.ClockSkew(node, aheadMs)`.
