@@ -177,6 +177,49 @@ final class TestDatabase {
         #expect(try store.counts().deleted == stored.values.filter(\.deleted).count)
     }
 
+    @Test("List totals from the kept region counts equal a full count, through creates, moves, deletes and restores")
+    func regionTotals() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let origin = WriteOrigin(actor: "t")
+        var rng = SplitMix64(seed: 9)
+        let regions = [["country": "CN", "province": "440000", "city": "440100"], ["country": "CN", "province": "440000", "city": "440300"],
+                       ["country": "CN", "province": "330000", "city": "330100"], ["country": "US"]]
+        var ids: [String] = []
+        for _ in 0..<300 {
+            let region = regions[Int(rng.next() % 4)]
+            switch rng.next() % 5 {
+            case 0, 1: ids.append(try store.create(form: ["a", "b"][Int(rng.next() % 2)], id: nil, fields: region,
+                                                   layout: .registration, origin: origin).entry.id)
+            case 2 where !ids.isEmpty:
+                _ = try store.update(id: ids[Int(rng.next() % UInt64(ids.count))], ifVersion: nil, layout: .registration, origin: origin) { cur in
+                    var f = cur.fields
+                    for k in ["country", "province", "city"] { f[k] = region[k] }
+                    return f
+                }
+            case 3 where !ids.isEmpty: _ = try store.delete(id: ids[Int(rng.next() % UInt64(ids.count))], ifVersion: nil, layout: .registration, origin: origin)
+            case 4 where !ids.isEmpty: _ = try store.restore(id: ids[Int(rng.next() % UInt64(ids.count))], layout: .registration, origin: origin)
+            default: break
+            }
+        }
+        let stored = try store.storedEntries()
+        for form in [nil, "a"] as [String?] {
+            for province in [nil, "440000", "330000"] as [String?] {
+                for includeDeleted in [false, true] {
+                    var q = ListQuery()
+                    q.form = form
+                    q.province = province
+                    q.includeDeleted = includeDeleted
+                    let expected = stored.filter { (_, e) in
+                        (form == nil || e.form == form) && (province == nil || e.fields["province"] == province) && (includeDeleted || !e.deleted)
+                    }.count
+                    #expect(try store.list(q).total == expected, "form \(form ?? "-") province \(province ?? "-") deleted \(includeDeleted)")
+                }
+            }
+        }
+    }
+
     @Test("a database newer than this build is refused, and a failed migration leaves nothing behind")
     func refusals() throws {
         let db = TestDatabase()

@@ -128,6 +128,11 @@ extension EntryStore {
             SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq, \(column)
             FROM entries\(pageWhere) ORDER BY \(column) \(direction), id \(direction) LIMIT \(limit + 1)
             """
+        // Filters on form, the deleted flag and the region alone: the total is a sum
+        // over the kept counts (migration 2). Others count the matching entries.
+        if query.bornFrom == nil && query.bornTo == nil && query.text == nil && query.updatedSince == nil {
+            return (pageSQL, pageValues, "SELECT COALESCE(SUM(n), 0) FROM entry_counts" + whereClause, values, limit)
+        }
         return (pageSQL, pageValues, "SELECT COUNT(*) FROM entries" + whereClause, values, limit)
     }
 
@@ -167,7 +172,7 @@ extension EntryStore {
             var live = 0, deleted = 0
             var seq: Int64 = 0
             // Kept by triggers (migration 2): no table scan.
-            try db.statement("SELECT deleted, n FROM entry_counts").query {
+            try db.statement("SELECT deleted, SUM(n) FROM entry_counts GROUP BY deleted").query {
                 if $0.int(0) == 0 { live = Int($0.int(1)) } else { deleted = Int($0.int(1)) }
             }
             try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
