@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import EntryCore
 
 /// The entryctl process: read the command line, run one command, return its exit code.
@@ -12,6 +15,17 @@ enum EntryCtl {
     ///
     /// - Returns: the exit code (see ``ExitCode``).
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        let code = runCommand(arguments: arguments, environment: environment)
+        // Output that could not be written is a failure, not a success with lost output.
+        if code == ExitCode.success.rawValue, let e = Terminal.outputError {
+            Terminal.message("cannot write to standard output: \(String(cString: strerror(e)))")
+            return ExitCode.ioError.rawValue
+        }
+        return code
+    }
+
+    /// ``run(arguments:environment:)`` before the check of the output.
+    private static func runCommand(arguments: [String], environment: [String: String]) -> Int32 {
         var usage = Help.mainUsage
         do {
             let (before, consumed) = try ArgumentScanner.scan(arguments, options: GlobalOptions.specs, stopAtPositional: true)

@@ -16,6 +16,7 @@ struct Options {
     var logLevel: Log.Level?
     var maxConnections: Int?
     var idleTimeoutSeconds: Int?
+    var peerTimeoutSeconds: Int?
     var maxMessageBytes: Int?
     var maxBatch: Int?
     var peers: [PeerConfig] = []
@@ -44,6 +45,7 @@ struct Options {
           --log-level LEVEL     error, warning, notice, info or debug (default: info)
           --max-connections N   simultaneous clients (default: 1024)
           --idle-timeout SECS   close connections silent this long (default: 300)
+          --peer-timeout SECS   give up on a peer that does not answer this long (default: 30)
           --max-message-size B  largest message in bytes (default: 4194304)
           --max-batch N         rows per Import, changes per Apply (default: 10000)
           --peer NAME=ADDRESS   a peer to sync with (repeatable): ADDRESS is unix:/path
@@ -113,6 +115,7 @@ struct Options {
                 o.logLevel = l
             case "--max-connections": o.maxConnections = try number(arg, 1...65536)
             case "--idle-timeout": o.idleTimeoutSeconds = try number(arg, 1...86400)
+            case "--peer-timeout": o.peerTimeoutSeconds = try number(arg, 1...3600)
             case "--max-message-size": o.maxMessageBytes = try number(arg, 4096...(64 << 20))
             case "--max-batch": o.maxBatch = try number(arg, 1...1_000_000)
             case "--peer":
@@ -144,6 +147,7 @@ struct Options {
         if let v = logLevel { config.logLevel = v }
         if let v = maxConnections { config.limits.maxConnections = v }
         if let v = idleTimeoutSeconds { config.limits.idleTimeoutSeconds = v }
+        if let v = peerTimeoutSeconds { config.limits.peerTimeoutSeconds = v }
         if let v = maxMessageBytes { config.limits.maxMessageBytes = v }
         if let v = maxBatch { config.limits.maxBatch = v }
         for peer in peers {

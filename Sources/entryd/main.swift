@@ -102,6 +102,8 @@ do {
     let directory = (databasePath as NSString).deletingLastPathComponent
     try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
     databaseLock = try DatabaseLock(path: databasePath)
+    let stale = EntryStore.removeStaleSnapshots(database: databasePath)
+    if stale > 0 { log.notice("removed \(stale) backup snapshot(s) left by an interrupted backup") }
     store = try EntryStore(path: databasePath, progress: { version, total in
         notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
         log.info("migrating database to schema version \(version) of \(total)")

@@ -241,3 +241,28 @@ final class TestDatabase {
         }
     }
 }
+
+/// Regressions found by trying to break the daemon.
+@Suite struct StoreRegressionTests {
+    @Test("a job rolled back beside a committed one leaves no phantom seq for Changes streams to chase")
+    func rolledBackJobLeavesNoPhantomSeq() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let origin = WriteOrigin(actor: "t")
+        // Hold the writer busy so that the next two jobs share one group transaction.
+        let blocker = try store.writer.enqueue { _ in usleep(200_000) }
+        let good = try store.writer.enqueue { ctx in
+            try ctx.create(form: "f", id: nil, fields: ["name": "a"], layout: .registration, origin: origin)
+        }
+        let bad = try store.writer.enqueue { ctx -> Void in
+            _ = try ctx.create(form: "f", id: nil, fields: ["name": "b"], layout: .registration, origin: origin)
+            throw WireError.validationFailed([])
+        }
+        try blocker.wait()
+        _ = try good.wait()
+        #expect(throws: WireError.self) { try bad.wait() }
+        #expect(store.commits.lastSeq == (try store.counts().seq))
+        #expect(try store.counts().seq == 1)
+    }
+}

@@ -100,6 +100,24 @@ import Testing
         for node in n { #expect(try node.get(e.id)?.fields["name"] == onA[0].kept) }
     }
 
+    @Test("forged changes are refused before anything is applied", arguments: [
+        ("node", JSON.string("x y")), ("hlc", .string("0000000000000000")), ("at", .string("yesterday")),
+        ("fields", .stringMap(["Zzz": "x"])), ("fields", .stringMap(["name": "a\u{0}b"])), ("entry", .string("not-a-uuid")),
+        ("op", .string("drop")),
+    ])
+    func forgedChanges(member: String, value: JSON) throws {
+        var change: [(String, JSON)] = [
+            ("seq", .int(1)), ("node", .string(UUIDv7.generate())), ("hlc", .string("01a22c9745290000")),
+            ("entry", .string(UUIDv7.generate())), ("form", .string("registration")), ("op", .string("create")),
+            ("fields", .stringMap(["name": "李雷"])), ("base", .stringMap(["name": ""])), ("actor", .string("a")),
+            ("at", .string("2026-11-30T08:15:02.123Z")),
+        ]
+        #expect((try? ChangeRecord(json: .object(change))) != nil)
+        change.removeAll { $0.0 == member }
+        change.append((member, value))
+        #expect(throws: WireError.invalidParameter("changes")) { _ = try ChangeRecord(json: .object(change)) }
+    }
+
     @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered")
     func groupsMergeTogether() throws {
         let (n, dbs) = try nodes(2)

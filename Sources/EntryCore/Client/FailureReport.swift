@@ -14,6 +14,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case dataError = 65
     /// `EX_UNAVAILABLE`: no daemon could be reached.
     case unavailable = 69
+    /// `EX_IOERR`: the output could not be written (a full disk, a closed stdout).
+    case ioError = 74
     /// `EX_TEMPFAIL`: try again later (storage failure, a limit, a lost connection).
     case temporaryFailure = 75
 }

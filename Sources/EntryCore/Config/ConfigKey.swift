@@ -65,6 +65,9 @@ struct ConfigKey: Sendable {
         ConfigKey(section: .main, name: "idle-timeout") { c, x throws(Problem) in
             c.limits.idleTimeoutSeconds = try ConfigValues.seconds(x.value, 1...86400)
         },
+        ConfigKey(section: .main, name: "peer-timeout") { c, x throws(Problem) in
+            c.limits.peerTimeoutSeconds = try ConfigValues.seconds(x.value, 1...3600)
+        },
         ConfigKey(section: .main, name: "max-batch") { c, x throws(Problem) in
             c.limits.maxBatch = try ConfigValues.count(x.value, 1...1_000_000)
         },

@@ -21,6 +21,7 @@ extension DaemonConfiguration {
         lines.append("idle-timeout = \(limits.idleTimeoutSeconds)")
         lines.append("max-batch = \(limits.maxBatch)")
         lines.append("max-clock-skew = \(limits.maxClockSkewMs / 1000)")
+        lines.append("peer-timeout = \(limits.peerTimeoutSeconds)")
         lines.append("")
         lines.append("[roles]")
         for role in [Role.read, .write, .admin] {

@@ -55,6 +55,16 @@ public enum JSON: Sendable, Equatable {
     public var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
     /// The members of an object, or `nil`.
     public var objectValue: [(String, JSON)]? { if case .object(let o) = self { return o } else { return nil } }
+    /// False when a number anywhere inside is infinite (it encodes as `null`).
+    public var isFinite: Bool {
+        switch self {
+        case .double(let d): return d.isFinite
+        case .array(let a): return a.allSatisfy(\.isFinite)
+        case .object(let o): return o.allSatisfy { $0.1.isFinite }
+        default: return true
+        }
+    }
+
     /// True for `.null`.
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
@@ -222,7 +232,10 @@ struct JSONParser {
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInteger, let v = Int64(text) { return .int(v) }
-        guard let d = Double(text), d.isFinite else { throw JSONParseError(offset: start, reason: "number out of range") }
+        // RFC 8259 §6 lets a parser limit the range: a number beyond Double becomes
+        // ±infinity, which no parameter accepts, so the call gets InvalidParameter
+        // naming it instead of the whole message being refused.
+        guard let d = Double(text) else { throw JSONParseError(offset: start, reason: "invalid number") }
         return .double(d)
     }
 

@@ -38,6 +38,8 @@ extension EntryService {
                                           query: try p.optionalString("query"), limit: limit, locale: locale)
         } catch let e as WireError {
             throw e
+        } catch FormsError.parentNotFound {
+            throw WireError.invalidParameter("parent")
         } catch {
             throw WireError.fieldNotFound(form: form.name, field: fieldName)
         }

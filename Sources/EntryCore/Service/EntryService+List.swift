@@ -85,11 +85,11 @@ extension EntryService {
             if !trimmed.isEmpty { query.text = foldedName(trimmed) }
         }
         if let text = try f.optionalString("updatedSince"), !text.isEmpty {
-            guard let ms = Timestamp.milliseconds(rfc3339: text) else {
+            if let ms = Timestamp.milliseconds(rfc3339: text) {
+                query.updatedSince = Timestamp.rfc3339(milliseconds: ms)
+            } else {
                 problems.append(FilterProblems.invalid("updatedSince", locale))
-                return
             }
-            query.updatedSince = Timestamp.rfc3339(milliseconds: ms)
         }
         if !problems.isEmpty { throw WireError.validationFailed(problems) }
     }

@@ -18,7 +18,7 @@ extension EntryService {
         }
         let transport: PeerTransport
         do {
-            transport = try PeerTransport(address: address)
+            transport = try PeerTransport(address: address, timeoutSeconds: limits.peerTimeoutSeconds)
         } catch let e as WireError {
             throw e
         } catch {
@@ -67,7 +67,10 @@ extension EntryService {
     /// Stores `message` as the peer's `lastError` (creating its state if new).
     /// Best effort: storage errors are ignored.
     func recordPeerError(name: String, address: String, _ message: String) {
-        var state = (try? store.peerState(name)) ?? nil ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
+        // Addresses tried once from a call are not remembered unless a sync with them once succeeded.
+        let known = (try? store.peerState(name)) ?? nil
+        guard known != nil || peers.contains(where: { $0.name == name }) else { return }
+        var state = known ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
         state.lastError = message
         try? store.savePeerState(state)
     }

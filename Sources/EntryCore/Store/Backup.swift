@@ -36,6 +36,23 @@ extension EntryStore {
         }
         return target
     }
+
+    /// Removes snapshots left next to the database by a daemon that died while
+    /// streaming a backup (`DATABASE.backup-*`). Called at start-up, under the
+    /// database lock, when no backup of this database can be running.
+    /// - Returns: the number of files removed.
+    @discardableResult
+    public static func removeStaleSnapshots(database path: String) -> Int {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".backup-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
+        var removed = 0
+        for name in names where name.hasPrefix(prefix) {
+            let full = directory.isEmpty ? name : directory + "/" + name
+            if unlink(full) == 0 { removed += 1 }
+        }
+        return removed
+    }
 }
 
 // MARK: - Checking and restoring

@@ -131,6 +131,9 @@ final class WriteQueue: @unchecked Sendable {
         }
         var anySucceeded = false
         for job in batch {
+            // A job rolled back to its savepoint must not leave its seqs behind:
+            // they would be published to Changes streams as committed.
+            let seqBefore = context.lastSeq
             do {
                 try db.statement("SAVEPOINT job").run()
                 let value = try job.body(context)
@@ -140,6 +143,7 @@ final class WriteQueue: @unchecked Sendable {
             } catch {
                 try? db.execute("ROLLBACK TO job")
                 try? db.execute("RELEASE job")
+                context.lastSeq = seqBefore
                 job.result = .failure(error)
             }
         }

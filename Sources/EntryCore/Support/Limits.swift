@@ -13,6 +13,9 @@ public struct Limits: Sendable, Equatable {
     /// How far ahead of the local clock a received change may be, in milliseconds
     /// (`max-clock-skew`). Default 5 minutes.
     public var maxClockSkewMs = 5 * 60 * 1000
+    /// Seconds to wait for a peer's reply during a sync before it counts as
+    /// unreachable (`peer-timeout`). Default 30; 1…3600.
+    public var peerTimeoutSeconds = 30
     /// Entries in one List page (the `limit` parameter is clamped to it). Fixed at 1000.
     public var maxPageSize = 1000
 
@@ -22,7 +25,7 @@ public struct Limits: Sendable, Equatable {
     /// The limits by configuration key, as `Status` reports them.
     public var byKey: [(String, Int)] {
         [("max-message-size", maxMessageBytes), ("max-connections", maxConnections),
-         ("idle-timeout", idleTimeoutSeconds), ("max-batch", maxBatch), ("max-clock-skew", maxClockSkewMs / 1000),
+         ("idle-timeout", idleTimeoutSeconds), ("max-batch", maxBatch), ("max-clock-skew", maxClockSkewMs / 1000), ("peer-timeout", peerTimeoutSeconds),
          ("max-page-size", maxPageSize)]
     }
 }

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -30,12 +31,18 @@ public final class PeerTransport {
     public let connection: VarlinkConnection
     private let process: Process?
 
+    /// - Parameter timeoutSeconds: how long a read or write may wait before the
+    ///   call fails (a peer that accepts and never answers must not hang a sync).
     /// - Throws: ``SystemError`` when the socket cannot be reached or the
     ///   command cannot start; ``WireError`` `InvalidParameter(peer)` for an
-    ///   address of another scheme.
-    public init(address: String) throws {
+    ///   address of another scheme or a relative socket path.
+    public init(address: String, timeoutSeconds: Int = 30) throws {
         if address.hasPrefix("unix:") {
-            connection = try VarlinkConnection(path: String(address.dropFirst(5)))
+            let path = String(address.dropFirst(5))
+            // Relative to what? The daemon's working directory is no one's business.
+            guard path.hasPrefix("/") else { throw WireError.invalidParameter("peer") }
+            connection = try VarlinkConnection(path: path)
+            _ = csystem_set_timeouts(connection.fd, timeoutSeconds * 1000, timeoutSeconds * 1000)
             process = nil
         } else if address.hasPrefix("exec:") {
             var fds: [Int32] = [0, 0]
@@ -56,6 +63,7 @@ public final class PeerTransport {
             }
             Glibc.close(fds[1])
             connection = VarlinkConnection(fd: fds[0])
+            _ = csystem_set_timeouts(fds[0], timeoutSeconds * 1000, timeoutSeconds * 1000)
             process = p
         } else {
             throw WireError.invalidParameter("peer")

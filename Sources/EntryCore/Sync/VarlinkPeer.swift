@@ -2,7 +2,9 @@ extension ChangeRecord {
     /// Reads a wire `Change` (PROTOCOL.md). `seq` is the sender's and is kept
     /// only for reference; the receiver assigns its own.
     /// - Throws: ``WireError`` `InvalidParameter(changes)` when a member is
-    ///   missing or malformed (HLC not 16 hex digits, entry not a UUID, unknown op).
+    ///   missing or malformed: HLC not 16 hex digits or zero, node or entry not a
+    ///   UUID, `at` not RFC 3339, an unknown op, a field name a form file could not
+    ///   declare, or a control character in a value.
     public init(json: JSON) throws(WireError) {
         let p = Parameters(json)
         func need<T>(_ v: T?) throws(WireError) -> T {
@@ -25,7 +27,18 @@ extension ChangeRecord {
         } catch {
             throw .invalidParameter("changes")
         }
-        guard !node.isEmpty, !form.isEmpty, base.values.allSatisfy({ $0.isEmpty || HLC($0) != nil }) else {
+        // Peers are trusted as admins, but what they send is still held to the shape
+        // every node writes: a UUID node id, a real stamp and time, field names as
+        // form files allow them, and values without control characters.
+        func isFieldName(_ name: String) -> Bool {
+            guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
+            return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+        }
+        let clean = { (text: String) in !text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+        guard UUIDv7.canonical(node) == node, hlc != .zero, Timestamp.milliseconds(rfc3339: at) != nil, !form.isEmpty,
+              fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
+              base.allSatisfy({ isFieldName($0.key) && ($0.value.isEmpty || HLC($0.value) != nil) })
+        else {
             throw .invalidParameter("changes")
         }
     }

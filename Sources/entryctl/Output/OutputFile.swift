@@ -23,12 +23,34 @@ final class OutputFile {
             stream = stdout
             return
         }
-        let temp = path + ".partial-\(getpid())"
+        // A symbolic link is followed: the file it names is replaced, not the link.
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map {
+            $0.hasPrefix("/") ? $0 : (path as NSString).deletingLastPathComponent + "/" + $0
+        } ?? path
+        var st = stat()
+        if stat(target, &st) == 0, st.st_mode & S_IFMT != S_IFREG {
+            // A device, a FIFO or a socket is written in place, never replaced (`-o /dev/null`).
+            guard st.st_mode & S_IFMT != S_IFDIR else { throw Refusal("'\(path)' is a directory; name a file") }
+            let fd = open(target, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0, let file = fdopen(fd, "w") else {
+                throw Refusal("cannot open '\(path)': \(String(cString: strerror(errno)))")
+            }
+            self.path = nil
+            temporary = nil
+            stream = file
+            return
+        }
+        let directory = (target as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
+            throw Refusal("cannot write '\(path)': the directory '\(directory)' does not exist")
+        }
+        let temp = target + ".partial-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0, let file = fdopen(fd, "w") else {
             throw Refusal("cannot create '\(temp)': \(String(cString: strerror(errno)))")
         }
-        self.path = path
+        self.path = target
         temporary = temp
         stream = file
     }
@@ -53,7 +75,9 @@ final class OutputFile {
     func commit() throws {
         done = true
         guard let temporary, let path else {
-            fflush(stream)
+            let failed = fflush(stream) != 0 || ferror(stream) != 0
+            if stream != stdout { fclose(stream) }
+            if failed { throw Refusal("cannot write the output: \(String(cString: strerror(errno)))") }
             return
         }
         let ok = fflush(stream) == 0 && fsync(fileno(stream)) == 0

@@ -8,9 +8,12 @@ import EntryCore
 enum Terminal {
     /// Writes `text` to stdout and flushes, so `watch` lines reach a pipe at once.
     static func out(_ text: String) {
-        fputs(text, stdout)
-        fflush(stdout)
+        if fputs(text, stdout) < 0 || fflush(stdout) != 0 { outputError = outputError ?? errno }
     }
+
+    /// The errno of the first failed write to stdout, if any: the command then
+    /// exits 74 (EX_IOERR) instead of claiming success with lost output.
+    nonisolated(unsafe) static var outputError: Int32?
 
     /// Writes each line plus `\n` to stdout.
     static func out(lines: [String]) {

@@ -1,0 +1,74 @@
+import EntryCore
+import Foundation
+import Testing
+
+/// Regressions from an adversarial review: each of these once hung, lost
+/// output, overwrote the wrong file or answered the wrong error.
+@Suite(.serialized) struct BreakerRegressionTests {
+    @Test("SyncPeer to a socket that accepts and never answers gives PeerUnreachable after peer-timeout")
+    func silentPeer() throws {
+        let d = try Daemon(arguments: ["--peer-timeout", "1"])
+        let silentPath = d.directory + "/silent.sock"
+        let silent = try UnixSocket.listen(path: silentPath, mode: 0o600)
+        defer { close(silent) }
+        let started = Date()
+        do {
+            _ = try d.connect().call("io.entryd.Sync.SyncPeer", .object([("peer", .string("unix:" + silentPath))]))
+            Issue.record("a silent peer synced")
+        } catch let e as WireError {
+            #expect(e.name == "io.entryd.Sync.PeerUnreachable")
+        }
+        #expect(Date().timeIntervalSince(started) < 10)
+        // An address tried once is not remembered in Status.
+        #expect(try d.connect().call("io.entryd.Sync.Status")["peers"]?.arrayValue?.isEmpty == true)
+        // A relative socket path is refused (relative to the daemon's directory means nothing to a client).
+        #expect(throws: WireError.invalidParameter("peer")) {
+            _ = try d.connect().call("io.entryd.Sync.SyncPeer", .object([("peer", .string("unix:relative.sock"))]))
+        }
+        #expect(d.stop() == 0)
+    }
+
+    @Test("export -o writes devices in place and follows symbolic links; never replaces them")
+    func exportTargets() throws {
+        let d = try Daemon()
+        #expect(try d.entryctl(["add", "name=李雷", "birthday=1990-05-17", "country=CN", "province=广东", "city=广州",
+                                "contact_method=phone", "phone=13800138000"]).status == 0)
+        let toNull = try d.entryctl(["export", "-o", "/dev/null"])
+        #expect(toNull.status == 0, "\(toNull.stderr)")
+        var st = stat()
+        #expect(stat("/dev/null", &st) == 0 && st.st_mode & S_IFMT == S_IFCHR)
+        let target = d.directory + "/target.jsonl", link = d.directory + "/link.jsonl"
+        FileManager.default.createFile(atPath: target, contents: Data())
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(try d.entryctl(["export", "-o", link]).status == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target)
+        #expect((try String(contentsOfFile: target, encoding: .utf8)).contains("李雷"))
+        let missingDirectory = try d.entryctl(["export", "-o", d.directory + "/nowhere/x.jsonl"])
+        #expect(missingDirectory.status != 0 && missingDirectory.stderr.contains("does not exist"))
+        #expect(d.stop() == 0)
+    }
+
+    @Test("a bad updatedSince is reported with every other filter problem; Options with an unknown parent names it")
+    func filterErrors() throws {
+        let d = try Daemon()
+        let c = try d.connect()
+        do {
+            _ = try c.call("io.entryd.Entries.List", .object([("filter", .object([("country", .string("Atlantis")),
+                                                                                ("updatedSince", .string("yesterday"))]))]))
+            Issue.record("bad filters were accepted")
+        } catch let e as WireError {
+            #expect(e.name == "io.entryd.Entries.ValidationFailed")
+            let fields = Set((e.parameters["problems"]?.arrayValue ?? []).compactMap { $0["field"]?.stringValue })
+            #expect(fields == ["country", "updatedSince"])
+        }
+        #expect(throws: WireError.invalidParameter("parent")) {
+            _ = try c.call("io.entryd.Forms.Options", .object([("field", .string("city")), ("parent", .string("zzz"))]))
+        }
+        // A number beyond Double: InvalidParameter naming it, and the connection stays.
+        try c.sendRaw(Array(#"{"method":"io.entryd.Entries.List","parameters":{"limit":1e309}}"#.utf8) + [0])
+        let reply = try c.receive()
+        #expect(reply.error == "org.varlink.service.InvalidParameter" && reply.parameters["parameter"]?.stringValue == "limit")
+        #expect(try c.call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
+        #expect(d.stop() == 0)
+    }
+}
