@@ -36,7 +36,7 @@ enum ExportCommand {
             OptionSpec(["--format"], value: "FORMAT", help: "jsonl (default: an entry per line), csv (RFC 4180) or json (one array)."),
             EntryCommands.formOption,
         ] + ListCommand.filters.map { OptionSpec([$0.option], value: $0.value, help: $0.help) } + [
-            OptionSpec(["--include-deleted"], help: "Include deleted entries (with deleted = true)."),
+            OptionSpec(["--include-deleted", "--deleted"], help: "Include deleted entries (with deleted = true)."),
             OptionSpec(["--output", "-o"], value: "FILE", help: "Write to FILE (made whole at the end, mode 0600) instead of stdout."),
             OptionSpec(["--labels"], help: "CSV: header of field labels in the --locale language instead of field names."),
             OptionSpec(["--excel"], help: "CSV: start with a UTF-8 byte order mark, so spreadsheets read Chinese text."),

@@ -46,7 +46,7 @@ enum ListCommand {
             OptionSpec(["--limit"], value: "N", help: "Entries per page (the daemon's default when not given)."),
             OptionSpec(["--cursor"], value: "CURSOR", help: "Start at the page a previous list pointed to."),
             OptionSpec(["--all"], help: "Follow the cursors to the last page."),
-            OptionSpec(["--deleted"], help: "Include deleted entries."),
+            OptionSpec(["--deleted", "--include-deleted"], help: "Include deleted entries."),
             OptionSpec(["--format"], value: "FORMAT",
                        help: "table (default), json (one array), jsonl (an entry per line) or csv (RFC 4180)."),
         ],
