@@ -18,6 +18,19 @@ import Testing
                          address: "test:", batch: batch, layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }
 
+    /// Two nodes with one entry in 广东 广州; node 0 moves it to 浙江 杭州 while node 1
+    /// moves it to 深圳, concurrently; then node 0 pulls from node 1.
+    func concurrentRegionEdits() throws -> ([EntryStore], [TestDatabase], StoredEntry) {
+        let (n, dbs) = try nodes(2)
+        let e = try n[0].create(form: "registration", id: nil, fields: ["country": "CN", "province": "440000", "city": "440100"],
+                                layout: layout, origin: origin("a")).entry
+        _ = try sync(n[1], n[0])
+        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["province"] = "330000"; f["city"] = "330100"; return f }
+        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["city"] = "440300"; return f }
+        _ = try sync(n[0], n[1])
+        return (n, dbs, e)
+    }
+
     @Test("concurrent edits of different fields both survive; of the same field, one conflict keeps both values")
     func concurrentEdits() throws {
         let (n, dbs) = try nodes(2)
@@ -49,14 +62,8 @@ import Testing
 
     @Test("Resolve with useLost writes the losing group back as a new change, which then syncs; without it only marks resolved")
     func resolveConflict() throws {
-        let (n, dbs) = try nodes(2)
+        let (n, dbs, e) = try concurrentRegionEdits()
         defer { n.forEach { $0.close() }; _ = dbs }
-        let e = try n[0].create(form: "registration", id: nil, fields: ["country": "CN", "province": "440000", "city": "440100"],
-                                layout: layout, origin: origin("a")).entry
-        _ = try sync(n[1], n[0])
-        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["province"] = "330000"; f["city"] = "330100"; return f }
-        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["city"] = "440300"; return f }
-        _ = try sync(n[0], n[1])
         let conflicts = try n[0].conflicts(entry: e.id, includeResolved: false)
         #expect(!conflicts.isEmpty)
         let lostGroup = conflicts[0].lostGroup
@@ -120,14 +127,8 @@ import Testing
 
     @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered")
     func groupsMergeTogether() throws {
-        let (n, dbs) = try nodes(2)
+        let (n, dbs, e) = try concurrentRegionEdits()
         defer { n.forEach { $0.close() }; _ = dbs }
-        let e = try n[0].create(form: "registration", id: nil, fields: ["country": "CN", "province": "440000", "city": "440100"],
-                                layout: layout, origin: origin("a")).entry
-        _ = try sync(n[1], n[0])
-        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["province"] = "330000"; f["city"] = "330100"; return f }
-        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["city"] = "440300"; return f }
-        _ = try sync(n[0], n[1])
         let a = try #require(try n[0].get(e.id))
         #expect(a.fields == (try n[1].get(e.id))?.fields)
         let pair = [a.fields["province"], a.fields["city"]]
