@@ -95,7 +95,7 @@ extension WriteContext {
                 change.via.map { .text($0) } ?? .null,
             ])
         var seq: Int64 = 0
-        try db.statement("SELECT last_insert_rowid()").query { seq = $0.int(0) }
+        seq = db.lastInsertRowID
         change.seq = seq
         lastSeq = seq
     }

@@ -127,25 +127,19 @@ extension EntryStore {
             var result = ImportResult()
             for row in rows {
                 if !row.problems.isEmpty { result.rejected.append((row.index, row.id, row.problems)); continue }
-                do {
-                    try ctx.db.execute("SAVEPOINT row")
-                    if let id = row.id, let existing = try ctx.load(id) {
-                        if existing.form == form, existing.fields == row.fields, existing.deleted == row.deleted {
-                            result.unchanged += 1
-                        } else {
-                            result.rejected.append((row.index, id, [Problem(field: "", code: .invalidFormat,
-                                message: "an entry with id \(id) already exists with other values or deleted state")]))
-                        }
+                // No savepoint per row: rows were validated before the job, so a row can
+                // only fail on storage, which fails the whole job (its own savepoint).
+                if let id = row.id, let existing = try ctx.load(id) {
+                    if existing.form == form, existing.fields == row.fields, existing.deleted == row.deleted {
+                        result.unchanged += 1
                     } else {
-                        var (entry, _) = try ctx.create(form: form, id: row.id, fields: row.fields, layout: layout, origin: origin)
-                        if row.deleted { entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin) }
-                        result.added += 1
+                        result.rejected.append((row.index, id, [Problem(field: "", code: .invalidFormat,
+                            message: "an entry with id \(id) already exists with other values or deleted state")]))
                     }
-                    try ctx.db.execute("RELEASE row")
-                } catch {
-                    try? ctx.db.execute("ROLLBACK TO row")
-                    try? ctx.db.execute("RELEASE row")
-                    throw error
+                } else {
+                    var (entry, _) = try ctx.create(form: form, id: row.id, fields: row.fields, layout: layout, origin: origin)
+                    if row.deleted { entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin) }
+                    result.added += 1
                 }
             }
             if atomic && !result.rejected.isEmpty {
