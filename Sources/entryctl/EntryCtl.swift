@@ -27,6 +27,7 @@ enum EntryCtl {
     /// ``run(arguments:environment:)`` before the check of the output.
     private static func runCommand(arguments: [String], environment: [String: String]) -> Int32 {
         var usage = Help.mainUsage
+        var locale = EntryLocale.en  // until the options are read: usage errors are in English
         do {
             let (before, consumed) = try ArgumentScanner.scan(arguments, options: GlobalOptions.specs, stopAtPositional: true)
             let rest = Array(arguments[consumed...])
@@ -42,13 +43,14 @@ enum EntryCtl {
             usage = command.usage
             let (after, _) = try ArgumentScanner.scan(Array(rest.dropFirst()), options: command.options + GlobalOptions.specs)
             let globals = try GlobalOptions(GlobalOptions.merge(before, after), environment: environment)
+            locale = globals.locale
             if globals.help { Terminal.out(Help.text(for: command)); return 0 }
             if globals.version { Terminal.out("entryctl \(EntrydVersion.string)\n"); return 0 }
             let action = try command.prepare(CommandInput(scanned: after, globals: globals))
             try action(Session(globals: globals, environment: environment))
             return ExitCode.success.rawValue
         } catch {
-            return Terminal.fail(FailureReport(for: error, usage: usage))
+            return Terminal.fail(FailureReport(for: error, usage: usage, locale: locale))
         }
     }
 

@@ -102,11 +102,14 @@ import EntryCore
         #expect(outcome.status == 65, "\(outcome)")
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderr == """
-            entryctl: the values were not accepted (2 problems):
-              country: [not-in-list] 没有找到国家或地区“Chna”。 (did you mean: CN 🇨🇳 中国?)
+            entryctl: 提交的值未被接受（2 个问题）：
+              country: [not-in-list] 没有找到国家或地区“Chna”。 (是否指: CN 🇨🇳 中国?)
               phone: [required] 请填写电话号码。
 
             """)
+        // In English when asked for.
+        let (english, _) = try Self.run(["--locale", "en", "add", "name=李雷", "country=Chna", "contact_method=phone"])
+        #expect(english.stderr.hasPrefix("entryctl: the values were not accepted (2 problems):"))
     }
 
     @Test("a stale --if-version is exit 1 and says the current version")

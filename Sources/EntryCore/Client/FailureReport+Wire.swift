@@ -2,7 +2,7 @@
 
 extension FailureReport {
     /// The report for an error reply, chosen by its fully qualified name.
-    static func wire(_ error: WireError, usage: Usage?) -> FailureReport {
+    static func wire(_ error: WireError, usage: Usage?, locale: EntryLocale = .en) -> FailureReport {
         let p = error.parameters
         func s(_ key: String) -> String { p[key]?.stringValue ?? "?" }
         func refused(_ lines: String...) -> FailureReport { FailureReport(exitCode: .failure, lines: lines) }
@@ -10,7 +10,7 @@ extension FailureReport {
 
         switch error.name {
         case "io.entryd.Entries.ValidationFailed":
-            return validationFailed(p["problems"]?.arrayValue ?? [])
+            return validationFailed(p["problems"]?.arrayValue ?? [], locale: locale)
         case "io.entryd.Entries.EntryNotFound":
             return refused("no entry with id '\(s("id"))'")
         case "io.entryd.Entries.EntryExists":
@@ -58,16 +58,24 @@ extension FailureReport {
 
     /// Exit 65 and one line per problem: `  FIELD: [CODE] MESSAGE (did you mean: A, B?)`.
     /// Problems are read from raw JSON so that a code this client does not know is still shown.
-    static func validationFailed(_ problems: [JSON]) -> FailureReport {
-        let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
-        var lines = ["the values were not accepted (\(count)):"]
+    static func validationFailed(_ problems: [JSON], locale: EntryLocale = .en) -> FailureReport {
+        let header: String, meant: String
+        switch locale {
+        case .zh:
+            header = "提交的值未被接受（\(problems.count) 个问题）："
+            meant = "是否指"
+        case .en:
+            header = "the values were not accepted (\(problems.count == 1 ? "1 problem" : "\(problems.count) problems")):"
+            meant = "did you mean"
+        }
+        var lines = [header]
         for problem in problems {
             let field = problem["field"]?.stringValue ?? ""
             let code = problem["code"]?.stringValue ?? "?"
             let message = problem["message"]?.stringValue ?? ""
             let suggestions = problem["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? []
             var line = "  \(field.isEmpty ? "(entry)" : field): [\(code)] \(message)"
-            if !suggestions.isEmpty { line += " (did you mean: \(suggestions.map(describe).joined(separator: ", "))?)" }
+            if !suggestions.isEmpty { line += " (\(meant): \(suggestions.map(describe).joined(separator: ", "))?)" }
             lines.append(DisplayWidth.sanitized(line))
         }
         return FailureReport(exitCode: .dataError, lines: lines)

@@ -63,13 +63,16 @@ public struct FailureReport: Sendable, Equatable {
     /// | `StorageFailed`, `LimitExceeded`, `io.entryd.Sync.PeerUnreachable`, a reset or timed-out connection | 75 |
     /// | any other wire error (`EntryNotFound`, `VersionMismatch`, `EntryExists`, `FormNotFound`, `PermissionDenied`, …) or error | 1 |
     ///
-    /// - Parameter usage: the failing command's usage, when known.
-    public init(for error: any Error, usage: Usage? = nil) {
+    /// - Parameters:
+    ///   - usage: the failing command's usage, when known.
+    ///   - locale: the language of the validation summary (the problems' own
+    ///     messages come from the daemon in the requested locale already).
+    public init(for error: any Error, usage: Usage? = nil, locale: EntryLocale = .en) {
         switch error {
         case let error as UsageError:
             self = .usage(error.message, usage)
         case let error as WireError:
-            self = FailureReport.wire(error, usage: usage)
+            self = FailureReport.wire(error, usage: usage, locale: locale)
         case let error as DaemonUnreachable:
             self = .unreachable(error)
         case let error as RowsRejected:
