@@ -96,9 +96,9 @@ extension EntryService {
         let id = try existingID(p)
         let input = try p.stringMap("fields")
         let ifVersion = try version(p)
-        guard let stored = try store.get(id) else { throw WireError.entryNotFound(id) }
-        let form = try entriesForm(stored.form)
-        let entry = try store.update(id: id, ifVersion: ifVersion, layout: form.layout, origin: try origin(c, p)) { current in
+        let entry = try store.update(id: id, ifVersion: ifVersion, layoutOf: { [self] in layout(ofForm: $0) },
+                                     origin: try origin(c, p)) { [self] current in
+            let form = try entriesForm(current.form)
             let result = self.validator.validate(form: form, input: input, current: current.fields, locale: locale)
             guard result.problems.isEmpty else { throw WireError.validationFailed(result.problems) }
             // A changed form never invalidates stored entries (issue 4): values of
@@ -115,8 +115,8 @@ extension EntryService {
     /// - Throws: `EntryNotFound`, `VersionMismatch`.
     func delete(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
-        let layout = try store.get(id).flatMap { forms.form(named: $0.form)?.layout } ?? .registration
-        let entry = try store.delete(id: id, ifVersion: try version(p), layout: layout, origin: try origin(c, p))
+        let entry = try store.delete(id: id, ifVersion: try version(p), layoutOf: { [self] in layout(ofForm: $0) },
+                                     origin: try origin(c, p))
         try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
     }
 
@@ -124,8 +124,7 @@ extension EntryService {
     /// - Throws: `EntryNotFound`.
     func restore(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
-        let layout = try store.get(id).flatMap { forms.form(named: $0.form)?.layout } ?? .registration
-        let entry = try store.restore(id: id, layout: layout, origin: try origin(c, p))
+        let entry = try store.restore(id: id, layoutOf: { [self] in layout(ofForm: $0) }, origin: try origin(c, p))
         try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
     }
 

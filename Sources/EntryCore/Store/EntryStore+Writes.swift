@@ -46,10 +46,13 @@ extension EntryStore {
     /// - Parameter ifVersion: when given, must equal the current version.
     /// - Throws: ``WireError`` `EntryNotFound`, `VersionMismatch`; whatever
     ///   `compute` throws (e.g. `ValidationFailed`); ``SQLiteError``.
-    public func update(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
+    /// - Parameter layoutOf: the field layout of a form by name, asked for the
+    ///   stored entry's form on the writer thread (no read before the write).
+    public func update(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin,
                        compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: ifVersion)
+            let layout = layoutOf(current.form)
             let newFields = try compute(current)
             var changed: [String: String] = [:]
             for name in Set(current.fields.keys).union(newFields.keys) where current.fields[name] != newFields[name] {
@@ -62,25 +65,42 @@ extension EntryStore {
         }
     }
 
+    /// ``update(id:ifVersion:layoutOf:origin:compute:)`` with one layout for every form.
+    public func update(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
+                       compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
+        try update(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin, compute: compute)
+    }
+
     /// Marks an entry deleted (a tombstone: its values are kept, so the delete
     /// syncs and can be undone). Deleting a deleted entry changes nothing.
     /// - Throws: ``WireError`` `EntryNotFound`, `VersionMismatch`; ``SQLiteError``.
-    public func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+    public func delete(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout,
+                       origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: ifVersion)
             if current.deleted { return current }
-            return try ctx.record(.delete, on: current, fields: [:], layout: layout, origin: origin)
+            return try ctx.record(.delete, on: current, fields: [:], layout: layoutOf(current.form), origin: origin)
         }
+    }
+
+    /// ``delete(id:ifVersion:layoutOf:origin:)`` with one layout for every form.
+    public func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+        try delete(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin)
     }
 
     /// Undoes a delete. Restoring an entry that is not deleted changes nothing.
     /// - Throws: ``WireError`` `EntryNotFound`; ``SQLiteError``.
-    public func restore(id: String, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+    public func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: nil)
             if !current.deleted { return current }
-            return try ctx.record(.restore, on: current, fields: [:], layout: layout, origin: origin)
+            return try ctx.record(.restore, on: current, fields: [:], layout: layoutOf(current.form), origin: origin)
         }
+    }
+
+    /// ``restore(id:layoutOf:origin:)`` with one layout for every form.
+    public func restore(id: String, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+        try restore(id: id, layoutOf: { _ in layout }, origin: origin)
     }
 
     /// One row for ``importEntries(form:rows:layout:atomic:origin:)``: validated

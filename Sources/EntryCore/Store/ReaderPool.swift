@@ -26,8 +26,9 @@ final class ReaderPool: @unchecked Sendable {
             lock.signal()
             lock.unlock()
         }
-        try db.execute("BEGIN")
-        defer { try? db.execute("COMMIT") }
+        // Cached statements: no SQL parsing on every read.
+        try db.statement("BEGIN").run()
+        defer { try? db.statement("COMMIT").run() }
         return try body(db)
     }
 }
