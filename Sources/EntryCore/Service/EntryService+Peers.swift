@@ -26,10 +26,10 @@ extension EntryService {
             throw unreachable("\(error)")
         }
         defer { transport.close() }
-        let peer = VarlinkPeer(connection: transport.connection)
         do {
             let remote = try transport.connection.call("io.entryd.Sync.Status")
             let warnings = handshakeWarnings(remote)
+            let peer = VarlinkPeer(connection: transport.connection, status: remote)
             let result = try PeerSync.run(local: store, peer: peer, name: name, address: address, batch: min(1000, limits.maxBatch),
                                           layout: { [self] in layout(ofForm: $0) }, maxClockSkewMs: limits.maxClockSkewMs)
             return (result, warnings)

@@ -48,15 +48,22 @@ extension ChangeRecord {
 /// SSH session running `entryctl bridge` (``VarlinkConnection`` over a socket pair).
 public final class VarlinkPeer: PeerLink {
     let connection: VarlinkConnection
+    /// The peer's `Status` reply when the caller already has it (the handshake).
+    let status: JSON?
 
     /// A peer over an open connection to its daemon.
-    public init(connection: VarlinkConnection) { self.connection = connection }
+    /// - Parameter status: the peer's `io.entryd.Sync.Status` reply if already read,
+    ///   so ``nodeID()`` does not ask again.
+    public init(connection: VarlinkConnection, status: JSON? = nil) {
+        self.connection = connection
+        self.status = status
+    }
 
     /// The peer's `node` from `io.entryd.Sync.Status`.
     /// - Throws: ``WireError`` `InvalidParameter(node)` when the reply lacks it; the
     ///   errors of ``VarlinkConnection/call(_:_:)``.
     public func nodeID() throws -> String {
-        guard let node = try connection.call("io.entryd.Sync.Status")["node"]?.stringValue else {
+        guard let node = try (status ?? connection.call("io.entryd.Sync.Status"))["node"]?.stringValue else {
             throw WireError.invalidParameter("node")
         }
         return node
