@@ -71,13 +71,16 @@ enum EntryctlProcess {
     }
 
     /// Runs a program to completion, its output going to files (no pipe can fill up).
+    /// - Parameter input: text for standard input (default: none, /dev/null).
     static func run(executable: String, _ arguments: [String], environment: [String: String],
-                    directory: URL, timeout: TimeInterval) throws -> Outcome {
+                    directory: URL, timeout: TimeInterval, input: String? = nil) throws -> Outcome {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let outURL = scratch.url.appendingPathComponent("stdout"), errURL = scratch.url.appendingPathComponent("stderr")
+        let inURL = scratch.url.appendingPathComponent("stdin")
         guard FileManager.default.createFile(atPath: outURL.path, contents: nil),
-              FileManager.default.createFile(atPath: errURL.path, contents: nil) else {
+              FileManager.default.createFile(atPath: errURL.path, contents: nil),
+              FileManager.default.createFile(atPath: inURL.path, contents: Data((input ?? "").utf8)) else {
             throw Failure(description: "cannot create output files in \(scratch.url.path)")
         }
         let process = Process()
@@ -85,7 +88,7 @@ enum EntryctlProcess {
         process.arguments = arguments
         process.environment = environment
         process.currentDirectoryURL = directory
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = input == nil ? FileHandle.nullDevice : try FileHandle(forReadingFrom: inURL)
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         try process.run()

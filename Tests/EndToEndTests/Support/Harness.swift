@@ -15,44 +15,16 @@ func productsDirectory() -> String {
 }
 
 /// What a finished process left: exit status and its whole output.
-struct ProcessResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
+typealias ProcessResult = EntryctlProcess.Outcome
 
-/// Runs an executable to completion with `input` on stdin.
+/// Runs an executable to completion with `input` on stdin, in the current
+/// directory and (by default) environment; see ``EntryctlProcess/run(executable:_:environment:directory:timeout:input:)``.
 func runProcess(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
                 input: String? = nil, timeout: Double = 30) throws -> ProcessResult {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = arguments
-    if let environment { p.environment = environment }
-    let out = Pipe(), err = Pipe(), inp = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    p.standardInput = inp
-    try p.run()
-    if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
-    try? inp.fileHandleForWriting.close()
-    // Read both pipes concurrently so a large output cannot dead-lock the child.
-    let outData = DataBox(), errData = DataBox()
-    let group = DispatchGroup()
-    group.enter()
-    DispatchQueue.global().async { outData.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter()
-    DispatchQueue.global().async { errData.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    if group.wait(timeout: .now() + timeout) == .timedOut {
-        p.terminate()
-        throw HarnessError("\(path) \(arguments) did not finish within \(timeout) s")
-    }
-    p.waitUntilExit()
-    return ProcessResult(status: p.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
-                         stderr: String(decoding: errData.data, as: UTF8.self))
+    try EntryctlProcess.run(executable: path, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+                            directory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+                            timeout: timeout, input: input)
 }
-
-/// Bytes filled by one reader thread and read after it is done (the group wait orders them).
-final class DataBox: @unchecked Sendable { var data = Data() }
 
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
