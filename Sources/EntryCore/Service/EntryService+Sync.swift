@@ -45,7 +45,7 @@ extension EntryService {
     func status(_ c: CallContext) throws {
         let counts = try store.counts()
         let hlc = try store.currentHLC()
-        let conflicts = try store.conflicts(entry: nil, includeResolved: false).count
+        let conflicts = try store.openConflictCount()
         let forms = self.forms
         try reply(c, [
             ("node", .string(store.nodeID)), ("seq", .int(counts.seq)), ("hlc", .string(hlc.description)),

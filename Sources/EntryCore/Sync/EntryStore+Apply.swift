@@ -197,6 +197,16 @@ public struct ConflictRecord: Sendable, Equatable {
 }
 
 extension EntryStore {
+    /// How many conflicts are open (for `Status`), counted without reading them.
+    /// - Throws: ``SQLiteError``.
+    public func openConflictCount() throws -> Int {
+        try readers.read { db in
+            var n = 0
+            try db.statement("SELECT COUNT(*) FROM conflicts WHERE resolved = 0").query { n = Int($0.int(0)) }
+            return n
+        }
+    }
+
     /// Conflicts, oldest first; of one entry when `entry` is given.
     /// - Throws: ``SQLiteError``.
     public func conflicts(entry: String?, includeResolved: Bool) throws -> [ConflictRecord] {
