@@ -264,5 +264,41 @@ final class TestDatabase {
         #expect(throws: WireError.self) { try bad.wait() }
         #expect(store.commits.lastSeq == (try store.counts().seq))
         #expect(try store.counts().seq == 1)
+        // The bad job wrote before it threw: its round was run again with a savepoint per job.
+        #expect(store.writer.savepointRounds == 1)
+        #expect(try store.storedEntries().values.map { $0.fields["name"] } == ["a"])
+    }
+
+    @Test("a job that fails before writing is dropped from its round; its neighbours commit in one transaction without savepoints")
+    func failureBeforeWriteFailsAlone() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let origin = WriteOrigin(actor: "t")
+        let existing = try store.create(form: "f", id: nil, fields: ["name": "x"], layout: .registration, origin: origin).entry
+        let commitsBefore = store.transactionsCommitted
+        // Hold the writer busy (in a round of its own) so that the next three jobs share one round.
+        let running = DispatchSemaphore(value: 0)
+        let blocker = try store.writer.enqueue { _ in running.signal(); usleep(200_000) }
+        running.wait()
+        let first = try store.writer.enqueue { ctx in
+            try ctx.create(form: "f", id: nil, fields: ["name": "a"], layout: .registration, origin: origin)
+        }
+        // Another entry's id with other values: EntryExists, found before anything is written.
+        let clash = try store.writer.enqueue { ctx in
+            try ctx.create(form: "f", id: existing.id, fields: ["name": "other"], layout: .registration, origin: origin)
+        }
+        let second = try store.writer.enqueue { ctx in
+            try ctx.create(form: "f", id: nil, fields: ["name": "b"], layout: .registration, origin: origin)
+        }
+        try blocker.wait()
+        #expect(try first.wait().created)
+        #expect(throws: WireError.entryExists(existing.id)) { try clash.wait() }
+        #expect(try second.wait().created)
+        #expect(store.writer.savepointRounds == 0)
+        #expect(store.transactionsCommitted - commitsBefore == 2)  // the blocker's round and theirs
+        #expect(try store.counts().seq == 3)
+        let names = try store.storedEntries().values.compactMap { $0.fields["name"] }.sorted()
+        #expect(names == ["a", "b", "x"])
     }
 }

@@ -83,9 +83,12 @@ public enum UUIDv7 {
     /// - Parameter milliseconds: Unix time in ms for the 48-bit prefix.
     public static func generate(milliseconds: UInt64 = HybridClock.systemMilliseconds()) -> String {
         var bytes = [UInt8](repeating: 0, count: 16)
+        // Two 64-bit draws from the system CSPRNG (one getrandom(2) each), not one per byte.
         var rng = SystemRandomNumberGenerator()
+        let high = rng.next(), low = rng.next()
         for i in 0..<6 { bytes[i] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(i))) }
-        for i in 6..<16 { bytes[i] = rng.next() }
+        for i in 6..<8 { bytes[i] = UInt8(truncatingIfNeeded: high >> (8 * UInt64(i - 6))) }
+        for i in 8..<16 { bytes[i] = UInt8(truncatingIfNeeded: low >> (8 * UInt64(i - 8))) }
         bytes[6] = 0x70 | (bytes[6] & 0x0F)
         bytes[8] = 0x80 | (bytes[8] & 0x3F)
         return format(bytes)

@@ -10,6 +10,12 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// The WAL is truncated to this size after each reset (`journal_size_limit`): 16 MiB.
     public static let walSizeLimitBytes = 16 << 20
     let handle: OpaquePointer
+
+    /// Process-wide SQLite settings, applied once before the first connection
+    /// opens (they must precede `sqlite3_initialize`): no memory statistics, so
+    /// no global mutex around each of SQLite's allocations. If something else
+    /// initialised SQLite first, the setting is refused and the default stays.
+    private static let configureLibrary: Void = { _ = csqlite_config_memstatus(0) }()
     private var cache: [String: Statement] = [:]
 
     /// Opens (and creates, unless `readOnly`) the database at `path`.
@@ -22,6 +28,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     ///   - vfs: the SQLite VFS by name (`nil`: the default; tests inject faults with their own).
     /// - Throws: ``SQLiteError`` when the file cannot be opened or configured.
     public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000, vfs: String? = nil) throws(SQLiteError) {
+        _ = SQLiteConnection.configureLibrary
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, vfs)
@@ -46,6 +53,13 @@ public final class SQLiteConnection: @unchecked Sendable {
             // 32 MiB keeps the hot index pages of a million-entry table in memory during
             // imports; the readers keep SQLite's 2 MiB default.
             try execute("PRAGMA cache_size=-32768")
+            // Savepoint sub-journals in memory (sqlite.org/tempfiles.html#statement_journals,
+            // pragma.html#pragma_temp_store). The writer opens a savepoint per job of a
+            // group commit; a sub-journal past 64 KiB would otherwise spill to a temp file
+            // and every page a later job of the round touches would cost a pwrite of 4 KiB.
+            // A sub-journal holds the original pages of one job (an Add about a dozen, an
+            // Import of 1,000 rows a few MiB) and is freed when the job's savepoint ends.
+            try execute("PRAGMA temp_store=MEMORY")
         }
         try execute("PRAGMA foreign_keys=ON")
     }
@@ -96,6 +110,11 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// True while a transaction is open.
     public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Rows inserted, changed or deleted by completed statements on this
+    /// connection since it opened, triggers included (`sqlite3_total_changes64`).
+    /// A statement that failed counts nothing: SQLite undid it.
+    var totalChanges: Int64 { sqlite3_total_changes64(handle) }
 
     /// Runs `PRAGMA wal_checkpoint(mode)`; errors are ignored (a checkpoint is an optimisation).
     public func checkpoint(_ mode: String = "PASSIVE") {

@@ -3,20 +3,39 @@ import Foundation
 /// The single writer: runs write jobs from every connection on one thread and
 /// commits all jobs that are waiting together (group commit).
 ///
-/// Each round: `BEGIN IMMEDIATE`; every waiting job runs inside its own
-/// `SAVEPOINT`, so a job that throws (validation, constraint) is rolled back
-/// alone and its neighbours still commit; one `COMMIT` (one fsync in WAL mode
-/// with `synchronous=FULL`); then every caller is answered. A caller is thus
-/// answered only after its data is durable. If the commit itself fails (disk
-/// full, I/O error), every job of the round fails with that error and nothing
-/// of the round is stored.
+/// Each round: `BEGIN IMMEDIATE`; the waiting jobs in queue order; one `COMMIT`
+/// (one fsync in WAL mode with `synchronous=FULL`); then every caller is
+/// answered. A caller is thus answered only after its data is durable.
+///
+/// A job that fails fails alone. Most failures (`EntryExists`,
+/// `VersionMismatch`, a refused Apply) are found before the job writes
+/// anything; such a job is simply dropped from the round, so the common round
+/// runs without a savepoint per job (a savepoint copies every page a job
+/// touches into a sub-journal). When a job fails after it wrote something, the
+/// round is rolled back and run again with a `SAVEPOINT` around each job, which
+/// undoes the failed job alone. Job bodies may therefore run twice: they must
+/// depend only on the database and the ``WriteContext``.
+///
+/// If SQLite rolled the whole transaction back (disk full, I/O error), or the
+/// commit itself fails, every job of the round fails with that error and
+/// nothing of the round is stored.
 final class WriteQueue: @unchecked Sendable {
     final class Job {
         let body: (WriteContext) throws -> Any
+        /// Runs alone, outside any transaction (checkpoints).
+        let outsideTransaction: Bool
         var result: Result<Any, any Error>?
         let done = DispatchSemaphore(value: 0)
         /// A job running `body`; the writer sets `result`, then signals `done`.
-        init(_ body: @escaping (WriteContext) throws -> Any) { self.body = body }
+        init(outsideTransaction: Bool = false, _ body: @escaping (WriteContext) throws -> Any) {
+            self.outsideTransaction = outsideTransaction
+            self.body = body
+        }
+
+        func finish(_ r: Result<Any, any Error>) {
+            result = r
+            done.signal()
+        }
     }
 
     private let condition = NSCondition()
@@ -35,6 +54,13 @@ final class WriteQueue: @unchecked Sendable {
         return commitCount
     }
     private var commitCount = 0
+    /// Rounds run again with a savepoint per job because a job failed after writing.
+    var savepointRounds: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return savepointRoundCount
+    }
+    private var savepointRoundCount = 0
     private var thread: Thread?
 
     /// A stopped queue over the writer connection in `context`; call ``start()``.
@@ -57,7 +83,7 @@ final class WriteQueue: @unchecked Sendable {
 
     /// Runs `body` on the writer thread inside the next group transaction and
     /// returns its result once committed.
-    /// - Throws: what `body` throws (its savepoint is rolled back), the
+    /// - Throws: what `body` throws (only its own writes are undone), the
     ///   ``SQLiteError`` of a failed commit, or ``WireError`` `StorageFailed`
     ///   once the store is closing.
     func submit<T>(_ body: @escaping (WriteContext) throws -> T) throws -> T {
@@ -66,10 +92,20 @@ final class WriteQueue: @unchecked Sendable {
 
     /// Queues `body` for the next group transaction and returns at once; the
     /// returned ticket's ``PendingWrite/wait()`` gives the result once committed.
-    /// Jobs run in the order they were queued.
+    /// Jobs run in the order they were queued. `body` may run twice (see the
+    /// type's comment): it must depend only on the database and the context.
     /// - Throws: ``WireError`` `StorageFailed` once the store is closing.
     func enqueue<T>(_ body: @escaping (WriteContext) throws -> T) throws -> PendingWrite<T> {
-        let job = Job { try body($0) }
+        try add(Job { try body($0) })
+    }
+
+    /// Runs `body` on the writer thread outside any transaction, between two
+    /// rounds (checkpoints, watchdog probes), and returns its result.
+    func perform<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws -> T {
+        try add(Job(outsideTransaction: true) { ctx in try body(ctx.db) }).wait()
+    }
+
+    private func add<T>(_ job: Job) throws -> PendingWrite<T> {
         condition.lock()
         if stopping {
             condition.unlock()
@@ -79,12 +115,6 @@ final class WriteQueue: @unchecked Sendable {
         condition.signal()
         condition.unlock()
         return PendingWrite(job: job)
-    }
-
-    /// Runs `body` on the writer thread outside any transaction (checkpoints,
-    /// watchdog probes) and returns its result.
-    func perform<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws -> T {
-        try submit { ctx in try body(ctx.db) }
     }
 
     /// Finishes the waiting jobs, then stops the thread and waits for it.
@@ -97,8 +127,8 @@ final class WriteQueue: @unchecked Sendable {
     }
 
     /// The writer thread: takes up to ``maxJobsPerCommit`` waiting jobs, in queue
-    /// order, and runs them as one round. Once stopping it still drains the queue,
-    /// then sets `finished` and returns.
+    /// order (a job outside transactions alone), and runs them as one round. Once
+    /// stopping it still drains the queue, then sets `finished` and returns.
     private func loop() {
         while true {
             condition.lock()
@@ -109,27 +139,77 @@ final class WriteQueue: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let n = min(pending.count, maxJobsPerCommit)
+            var n = 1
+            if !pending[0].outsideTransaction {
+                while n < min(pending.count, maxJobsPerCommit) && !pending[n].outsideTransaction { n += 1 }
+            }
             let batch = Array(pending.prefix(n))
             pending.removeFirst(n)
             condition.unlock()
-            runRound(batch)
+            if batch[0].outsideTransaction {
+                let job = batch[0]
+                job.finish(Result { try job.body(context) })
+            } else {
+                runRound(batch)
+            }
         }
     }
 
     /// Runs `batch` as one group transaction (see the type's comment) and signals
-    /// every job. When no job succeeded it rolls back instead of committing. When
-    /// `BEGIN` fails every job fails with its error; when persisting the clock or
-    /// `COMMIT` fails, every job that had succeeded fails with that error instead.
+    /// every job. When no job succeeded it rolls back instead of committing.
     private func runRound(_ batch: [Job]) {
         let db = context.db
         do {
             try db.statement("BEGIN IMMEDIATE").run()
         } catch {
-            for job in batch { job.result = .failure(error); job.done.signal() }
+            for job in batch { job.finish(.failure(error)) }
             return
         }
-        var anySucceeded = false
+        var outcomes: [Result<Any, any Error>] = []
+        outcomes.reserveCapacity(batch.count)
+        for job in batch {
+            let seqBefore = context.lastSeq
+            let changesBefore = db.totalChanges
+            do {
+                outcomes.append(.success(try job.body(context)))
+            } catch {
+                guard db.inTransaction else {
+                    // SQLite rolled the transaction back (disk full, I/O error): nothing of the round is kept.
+                    context.rolledBack()
+                    for job in batch { job.finish(.failure(error)) }
+                    return
+                }
+                guard db.totalChanges == changesBefore else {
+                    // The job wrote before it failed: undo the round, run it again with savepoints.
+                    try? db.execute("ROLLBACK")
+                    context.rolledBack()
+                    condition.lock()
+                    savepointRoundCount += 1
+                    condition.unlock()
+                    runRoundWithSavepoints(batch)
+                    return
+                }
+                // Nothing written: the job fails alone. (No seq can have been taken, but
+                // a seq must never be published for a change that is not there.)
+                context.lastSeq = seqBefore
+                outcomes.append(.failure(error))
+            }
+        }
+        commit(batch, outcomes)
+    }
+
+    /// The slow path of ``runRound(_:)``: each job inside its own `SAVEPOINT`,
+    /// so a job that throws is rolled back alone, whatever it wrote.
+    private func runRoundWithSavepoints(_ batch: [Job]) {
+        let db = context.db
+        do {
+            try db.statement("BEGIN IMMEDIATE").run()
+        } catch {
+            for job in batch { job.finish(.failure(error)) }
+            return
+        }
+        var outcomes: [Result<Any, any Error>] = []
+        outcomes.reserveCapacity(batch.count)
         for job in batch {
             // A job rolled back to its savepoint must not leave its seqs behind:
             // they would be published to Changes streams as committed.
@@ -138,20 +218,32 @@ final class WriteQueue: @unchecked Sendable {
                 try db.statement("SAVEPOINT job").run()
                 let value = try job.body(context)
                 try db.statement("RELEASE job").run()
-                job.result = .success(value)
-                anySucceeded = true
+                outcomes.append(.success(value))
             } catch {
+                guard db.inTransaction else {
+                    context.rolledBack()
+                    for job in batch { job.finish(.failure(error)) }
+                    return
+                }
                 try? db.execute("ROLLBACK TO job")
                 try? db.execute("RELEASE job")
                 context.lastSeq = seqBefore
-                job.result = .failure(error)
+                outcomes.append(.failure(error))
             }
         }
-        guard anySucceeded else {
+        commit(batch, outcomes)
+    }
+
+    /// Commits the open round transaction (or rolls it back when no job
+    /// succeeded), then answers every job: its outcome, or the commit's error
+    /// for a job that had succeeded.
+    private func commit(_ batch: [Job], _ outcomes: [Result<Any, any Error>]) {
+        let db = context.db
+        guard outcomes.contains(where: { if case .success = $0 { true } else { false } }) else {
             // Nothing to keep: roll back instead of paying for a commit.
             try? db.execute("ROLLBACK")
             context.rolledBack()
-            for job in batch { job.done.signal() }
+            for (job, outcome) in zip(batch, outcomes) { job.finish(outcome) }
             return
         }
         do {
@@ -162,12 +254,14 @@ final class WriteQueue: @unchecked Sendable {
             condition.unlock()
             context.committed()
             didCommit(context.lastSeq)
+            for (job, outcome) in zip(batch, outcomes) { job.finish(outcome) }
         } catch {
             if db.inTransaction { try? db.execute("ROLLBACK") }
             context.rolledBack()
-            for job in batch where (try? job.result?.get()) != nil { job.result = .failure(error) }
+            for (job, outcome) in zip(batch, outcomes) {
+                if case .success = outcome { job.finish(.failure(error)) } else { job.finish(outcome) }
+            }
         }
-        for job in batch { job.done.signal() }
     }
 }
 
