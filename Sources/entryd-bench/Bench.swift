@@ -110,6 +110,9 @@ struct Bench {
         _ = try w.status()
         let idle = a.residentBytes
 
+        progress("validation cost in process")
+        let validationMicroseconds = try ValidationCost.microsecondsPerEntry(count: options.quick ? 2_000 : 50_000)
+
         // The table.
         let (r1, l1) = (raw1.rate, raw1.latencies)
         report.rate("durable Add, 1 client, no pipelining", add1.rate, unit: "adds/s",
@@ -124,6 +127,8 @@ struct Bench {
                     baseline: ("PostgreSQL pgbench 8 clients", pg8), target: 2.0)
         report.rate("durable Add, 1 client (vs PostgreSQL)", add1.rate, unit: "adds/s", baseline: ("PostgreSQL pgbench 1 client", pg1))
         report.rate("durable Add, 16 clients, no pipelining", add16.rate, unit: "adds/s", baseline: ("raw SQLite batches of 100", raw100))
+        report.add(ReportRow(what: "validation of one Add's fields (in process, 1 thread)",
+                             value: String(format: "%.1f µs", validationMicroseconds)))
         report.rate("Import \(format(Double(n))) entries (calls of \(options.importBatch))", importRate, unit: "entries/s",
                     baseline: ("raw SQLite bulk, 1 tx", rawBulk), target: 0.6)
         report.add(ReportRow(what: "List CN+440000, 50/page, p50 / p99 at \(Bench.small) entries",

@@ -232,3 +232,62 @@ extension FormsTests {
         }
     }
 }
+
+/// The fast paths for canonical input give what the general rules give.
+@Suite struct ValidatorFastPathTests {
+    @Test("today by day arithmetic equals the Gregorian calendar in UTC+14, across centuries and leap days")
+    func todayMatchesCalendar() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 14 * 3600)!
+        var rng = SplitMix64(seed: 7)
+        // Random instants from 1601 to 2400, plus the edges of leap days and of the epoch.
+        var instants = (0..<5_000).map { _ in Double(Int64(rng.next() % 25_000_000_000) - 11_600_000_000) }
+        instants += [0, -1, 951_782_400 - 50_400, 951_868_800 - 50_400 - 1, 4_107_542_400, -2_203_891_200]
+        for t in instants {
+            let date = Date(timeIntervalSince1970: t)
+            let c = calendar.dateComponents([.year, .month, .day], from: date)
+            let expected = String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+            #expect(DateText.latestToday(at: date) == expected, "at \(t)")
+        }
+    }
+
+    @Test("canonical dates: real days pass unchanged, impossible ones are refused as by the general parser")
+    func canonicalDates() throws {
+        for text in ["2024-02-29", "2000-02-29", "1990-05-17", "0001-01-01", "9999-12-31"] {
+            #expect(try DateText.parseDate(text) == text)
+        }
+        for text in ["2023-02-29", "1900-02-29", "2024-04-31", "2024-13-01", "2024-00-10", "2024-01-00", "0000-01-01"] {
+            #expect(throws: FieldFailure.self) { try DateText.parseDate(text) }
+            // The general parser (spaces around the parts skip the fast path) agrees.
+            let spaced = text.replacingOccurrences(of: "-", with: " - ")
+            #expect(throws: FieldFailure.self) { try DateText.parseDate(spaced) }
+        }
+        #expect(try DateText.parseDate("2024 - 2 - 9") == "2024-02-09")
+    }
+
+    @Test("ASCII match keys equal the keys built with Unicode's tables")
+    func asciiKeys() {
+        var rng = SplitMix64(seed: 11)
+        let alphabet = Array("aZ09 -'`.,_()\t\n!#~É".unicodeScalars.filter(\.isASCII))
+        for _ in 0..<5_000 {
+            let length = Int(rng.next() % 12)
+            let s = String(String.UnicodeScalarView((0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }))
+            #expect(MatchKey.asciiKey(s) == MatchKey.unicodeKey(s), "for \(s.debugDescription)")
+        }
+        #expect(MatchKey.asciiKey("Türkiye") == nil)
+        #expect(MatchKey("Côte d'Ivoire") == MatchKey("cote divoire"))
+        #expect(MatchKey("CN-GD").text == "cngd")
+    }
+
+    @Test("canonical phone numbers and option values pass unchanged; text checks keep refusing hidden characters")
+    func canonicalValues() throws {
+        #expect(try PhoneNumber.parse("+8613812345678", defaultCallingCode: "86", knownCallingCodes: ["86", "1"]) == "+8613812345678")
+        #expect(try PhoneNumber.parse("+86 138-1234-5678", defaultCallingCode: "86", knownCallingCodes: ["86", "1"]) == "+8613812345678")
+        for bad in ["a\u{0}b", "a\u{85}b", "a\u{2028}b", "a\u{2029}b", "a\u{202E}b", "x\u{FEFF}", "\u{9F}"] {
+            #expect(throws: FieldFailure.self) { try ValidationRun.text(bad, maxLength: nil) }
+        }
+        #expect(try ValidationRun.text("Zoë\u{200D}", maxLength: 4) == "Zoë\u{200D}")
+        #expect(throws: FieldFailure.self) { try ValidationRun.text("张三丰", maxLength: 2) }
+        #expect(try ValidationRun.text("张三", maxLength: 2) == "张三")
+    }
+}

@@ -13,7 +13,18 @@ enum DateText {
     /// 29 February only in leap years.
     /// - Throws: ``FieldFailure`` `invalid-format` (`dateFormat` or `noSuchDate`).
     static func parseDate(_ input: String) throws(FieldFailure) -> String {
-        try canonicalDate(tokens(input)[...])
+        // Canonical `YYYY-MM-DD` (what pickers send and what is stored): check the day only.
+        let b = Array(input.utf8)
+        if b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
+           b.indices.allSatisfy({ $0 == 4 || $0 == 7 || (b[$0] >= 0x30 && b[$0] <= 0x39) }) {
+            let n = { (r: Range<Int>) in r.reduce(0) { $0 * 10 + Int(b[$1] - 0x30) } }
+            let (year, month, day) = (n(0..<4), n(5..<7), n(8..<10))
+            guard year >= 1, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else {
+                throw FieldFailure(code: .invalidFormat, reason: .noSuchDate)
+            }
+            return input
+        }
+        return try canonicalDate(tokens(input)[...])
     }
 
     /// Reads a date-time: one of ``parseDate(_:)``'s forms, then optionally `T`
@@ -57,11 +68,24 @@ enum DateText {
     /// Today's date in UTC+14, the zone that reaches each date first: no
     /// birthday valid anywhere on Earth at `now` is later than this.
     static func latestToday(at now: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.locale = Locale(identifier: "en_US_POSIX")
-        calendar.timeZone = TimeZone(secondsFromGMT: 14 * 3600)!
-        let c = calendar.dateComponents([.year, .month, .day], from: now)
-        return pad(c.year!, 4) + "-" + pad(c.month!, 2) + "-" + pad(c.day!, 2)
+        let days = Int(((now.timeIntervalSince1970 + 14 * 3600) / 86_400).rounded(.down))
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+    }
+
+    /// The proleptic Gregorian (year, month, day) of a day count from
+    /// 1970-01-01 (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms",
+    /// `civil_from_days`).
+    static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
+        let z = daysSinceEpoch + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// The date of `tokens`, canonical; see ``parseDate(_:)``.

@@ -31,11 +31,11 @@ enum EmailAddress {
     }
 
     private static func isAtomCharacter(_ c: Character) -> Bool {
-        c.isASCII ? (c.isLetter || c.isNumber || atomSymbols.contains(c)) : (c.isLetter || c.isNumber)
+        c.isASCII ? (c.isASCIILetter || c.isASCIIDigit || atomSymbols.contains(c)) : (c.isLetter || c.isNumber)
     }
 
     private static func isLabel(_ label: Substring) -> Bool {
         (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
-            && label.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" }
+            && label.allSatisfy { $0.isASCII ? ($0.isASCIILetter || $0.isASCIIDigit || $0 == "-") : ($0.isLetter || $0.isNumber) }
     }
 }

@@ -5,10 +5,11 @@ extension FormDefinition {
     /// fields; the merge groups join fields tied by `parent` or `required-when`
     /// (DESIGN.md "Field groups"), e.g. country + province + city and
     /// contact_method + phone + email.
-    public var layout: FieldLayout {
+    /// Built once per form, into ``layout``.
+    static func makeLayout(fields: [FieldDefinition]) -> FieldLayout {
         func first(_ type: FieldType) -> String? { fields.first(where: { $0.type == type })?.name }
         func named(_ name: String, else type: FieldType) -> String? {
-            field(named: name) != nil ? name : first(type)
+            fields.contains { $0.name == name } ? name : first(type)
         }
         // Union-find over the ties between fields.
         var parent = Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0.name) })

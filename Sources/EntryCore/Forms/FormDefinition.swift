@@ -13,6 +13,10 @@ public struct FormDefinition: Sendable, Hashable {
     /// Peers compare it to notice different definitions (Status `forms`);
     /// it detects changes, it is not a security checksum.
     public let definitionHash: String
+    /// How the form maps onto storage (see ``makeLayout(fields:)``), built once.
+    public let layout: FieldLayout
+    /// Position in ``fields`` by field name.
+    private let positions: [String: Int]
 
     /// A form of these fields; the caller guarantees unique field names and
     /// valid references (``init(ini:)`` checks them for files).
@@ -21,6 +25,22 @@ public struct FormDefinition: Sendable, Hashable {
         self.titles = titles
         self.fields = fields
         definitionHash = FormDefinition.fnv1a64Hex(FormDefinition.canonicalText(name: name, titles: titles, fields: fields))
+        layout = FormDefinition.makeLayout(fields: fields)
+        var positions: [String: Int] = [:]
+        for (i, f) in fields.enumerated() where positions[f.name] == nil { positions[f.name] = i }
+        self.positions = positions
+    }
+
+    /// Equal when name, titles and fields are (the rest is derived from them).
+    public static func == (a: FormDefinition, b: FormDefinition) -> Bool {
+        a.name == b.name && a.titles == b.titles && a.fields == b.fields
+    }
+
+    /// Hashes name, titles and fields.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(titles)
+        hasher.combine(fields)
     }
 
     /// The title in `locale`, else the English one, else the name.
@@ -30,7 +50,7 @@ public struct FormDefinition: Sendable, Hashable {
 
     /// The field with this name, or `nil`.
     public func field(named name: String) -> FieldDefinition? {
-        fields.first { $0.name == name }
+        positions[name].map { fields[$0] }
     }
 
     /// One record per property, `key US value RS` (ASCII unit and record

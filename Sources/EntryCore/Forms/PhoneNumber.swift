@@ -20,7 +20,10 @@ enum PhoneNumber {
     ///   national number under 4 digits or an implausible Chinese number;
     ///   `not-in-list` for an unknown calling code; `too-long` beyond 15 digits.
     static func parse(_ input: String, defaultCallingCode: String, knownCallingCodes: Set<String>) throws(FieldFailure) -> String {
-        var text = String(input.replacingOccurrences(of: "(0)", with: "").filter { !$0.isWhitespace && !"-.()".contains($0) })
+        // Canonical input (`+` and digits, as stored and as pickers send) needs no cleaning.
+        let plain = input.utf8.allSatisfy { $0 == UInt8(ascii: "+") || ($0 >= 0x30 && $0 <= 0x39) }
+        var text = plain ? input
+            : String(input.replacingOccurrences(of: "(0)", with: "").filter { !$0.isWhitespace && !"-.()".contains($0) })
         let international = text.hasPrefix("+") || text.hasPrefix("00")
         text = String(text.dropFirst(text.hasPrefix("+") ? 1 : international ? 2 : 0))
         guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {

@@ -31,15 +31,22 @@ extension ValidationRun {
     /// BOM U+FEFF and the interlinear annotation marks U+FFF9–U+FFFB. Joiners
     /// (U+200C, U+200D) and the marks LRM/RLM stay, as real names use them.
     /// At most `maxLength` characters (grapheme clusters).
+    ///
+    /// The categories are fixed sets (Unicode's stability policy): Cc is
+    /// exactly U+0000–U+001F and U+007F–U+009F, Zl is U+2028 alone and Zp
+    /// U+2029 alone, so no character property tables are consulted.
     static func text(_ text: String, maxLength: Int?) throws(FieldFailure) -> String {
-        let disguising: Set<UInt32> = [0x200B, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069,
-                                       0xFEFF, 0xFFF9, 0xFFFA, 0xFFFB]
-        if text.unicodeScalars.contains(where: {
-            [.control, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory) || disguising.contains($0.value)
+        if text.unicodeScalars.contains(where: { scalar in
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029,
+                 0x200B, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF, 0xFFF9...0xFFFB: true
+            default: false
+            }
         }) {
             throw FieldFailure(code: .invalidFormat, reason: .controlCharacters)
         }
-        if let maxLength, text.count > maxLength {
+        // A character is at least one UTF-8 byte: only long texts need counting.
+        if let maxLength, text.utf8.count > maxLength, text.count > maxLength {
             throw FieldFailure(code: .tooLong, reason: .tooLong(maximum: maxLength))
         }
         return text
@@ -114,6 +121,8 @@ extension ValidationRun {
     /// A choice: an option's value or its label in any locale, compared as
     /// ``MatchKey``s (any case, accents and width folded).
     private func choice(_ text: String, _ field: FieldDefinition) throws(FieldFailure) -> String {
+        // A picker sends the option's value itself.
+        if let option = field.options.first(where: { $0.value == text }) { return option.value }
         let key = MatchKey(text)
         let matches = { (option: ChoiceOption) in
             MatchKey(option.value) == key || option.labels.values.contains { MatchKey($0) == key }

@@ -21,6 +21,11 @@ struct MatchKey: Hashable, Sendable {
 
     /// The key of `input` (see the type's description for the steps).
     init(_ input: String) {
+        text = MatchKey.asciiKey(input) ?? MatchKey.unicodeKey(input)
+    }
+
+    /// The key of any `input`, by the four steps with Unicode's tables.
+    static func unicodeKey(_ input: String) -> String {
         let decomposed = MatchKey.foldFullWidth(input).decomposedStringWithCanonicalMapping
         var scalars = String.UnicodeScalarView()
         for scalar in decomposed.unicodeScalars {
@@ -28,10 +33,31 @@ struct MatchKey: Hashable, Sendable {
             if category == .nonspacingMark || MatchKey.isSeparator(scalar) { continue }
             scalars.append(scalar)
         }
-        text = String(scalars).lowercased()
+        return String(scalars).lowercased()
     }
 
     var isEmpty: Bool { text.isEmpty }
+
+    /// The key of all-ASCII `input` without Unicode tables (most codes, pinyin,
+    /// English names and picker values): ASCII has no full-width forms, no
+    /// decompositions and no marks, so steps 1 and 2 change nothing; step 3
+    /// maps A–Z; step 4 drops ASCII white space (U+0009–U+000D, U+0020) and the
+    /// ASCII separators. `nil` when `input` has a non-ASCII byte.
+    static func asciiKey(_ input: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(input.utf8.count)
+        for b in input.utf8 {
+            switch b {
+            case 0x80...: return nil
+            case 0x09...0x0D, 0x20, UInt8(ascii: "-"), UInt8(ascii: "'"), UInt8(ascii: "`"), UInt8(ascii: "."),
+                 UInt8(ascii: ","), UInt8(ascii: "_"), UInt8(ascii: "("), UInt8(ascii: ")"):
+                continue
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): bytes.append(b + 32)
+            default: bytes.append(b)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// Full-width ASCII forms (U+FF01–U+FF5E) mapped to ASCII, and the
     /// ideographic space (U+3000) to a space; everything else unchanged.

@@ -13,7 +13,8 @@ extension ReferenceData {
     /// English or Chinese name, alias (`Turkey`, `UK`) or flag emoji, in any
     /// case and with or without accents (`Turkiye`).
     public func resolveCountry(_ input: String) -> LookupResult<Country> {
-        var text = input.trimmingCharacters(in: .whitespacesAndNewlines)
+        let edges = [input.first, input.last].compactMap { $0 }
+        var text = edges.contains(where: \.isWhitespace) ? input.trimmingCharacters(in: .whitespacesAndNewlines) : input
         if (1...2).contains(text.count), text.allSatisfy(\.isASCIIDigit), text.first != "0" {
             text = String(repeating: "0", count: 3 - text.count) + text
         }
@@ -72,5 +73,14 @@ extension ReferenceData {
 
 extension Character {
     /// True for the ASCII digits 0–9 only (not other Unicode digits).
-    var isASCIIDigit: Bool { isASCII && isWholeNumber }
+    var isASCIIDigit: Bool {
+        guard let a = asciiValue else { return false }
+        return a >= 0x30 && a <= 0x39
+    }
+
+    /// True for the ASCII letters A–Z and a–z only.
+    var isASCIILetter: Bool {
+        guard let a = asciiValue else { return false }
+        return (a >= 0x41 && a <= 0x5A) || (a >= 0x61 && a <= 0x7A)
+    }
 }
