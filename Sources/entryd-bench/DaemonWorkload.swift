@@ -165,6 +165,24 @@ struct DaemonWorkload {
         return (Int(r["pulled"]?.intValue ?? 0), now() - t0)
     }
 
+    /// Incremental sync, `times` over: one Add here, then `SyncPeer` from this
+    /// daemon on `target`, which must pull exactly that change.
+    /// - Returns: the median seconds of the `SyncPeer` calls (one call is at the
+    ///   mercy of a checkpoint or a busy disk; the median is the typical cost).
+    /// - Throws: ``BenchFailure`` when a sync pulls other than one change.
+    func incrementalSyncs(to target: DaemonWorkload, times: Int) throws -> Double {
+        var seconds: [Double] = []
+        for _ in 0..<times {
+            let client = try RawClient(path: socket)
+            try client.send(Fixture.addCall(counter.next()))
+            guard !RawClient.isError(try client.receive()) else { throw BenchFailure("Add failed before an incremental sync") }
+            let r = try target.syncFrom(socket)
+            guard r.pulled == 1 else { throw BenchFailure("incremental sync pulled \(r.pulled) changes") }
+            seconds.append(r.seconds)
+        }
+        return seconds.sorted()[seconds.count / 2]
+    }
+
     /// The `Status` reply.
     func status() throws -> JSON { try RawClient(path: socket).call("io.entryd.Sync.Status") }
 }
