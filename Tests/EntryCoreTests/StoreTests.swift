@@ -242,6 +242,55 @@ final class TestDatabase {
     }
 }
 
+/// Who runs a round: the caller of a lone write, or the writer thread.
+@Suite struct WriterThreadTests {
+    @Test("a lone write runs on its caller's thread; one queued behind another runs on the writer thread")
+    func loneWriteRunsInline() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let caller = pthread_self()
+        let lone = try store.writer.enqueue { _ in pthread_self() }
+        #expect(pthread_equal(try lone.wait(), caller) != 0)
+        // Hold the queue busy from another thread, then queue behind it: the writer thread runs it.
+        let running = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let helper = Thread {
+            _ = try? store.writer.submit { _ in running.signal(); release.wait() }
+        }
+        helper.start()
+        running.wait()
+        let ran = DispatchSemaphore(value: 0)
+        let queued = try store.writer.enqueue { _ -> pthread_t in
+            ran.signal()
+            return pthread_self()
+        }
+        release.signal()
+        ran.wait()  // not in wait(): this thread cannot be the one that runs it
+        #expect(pthread_equal(try queued.wait(), caller) == 0)
+    }
+
+    @Test("a lone write whose caller has not waited yet is committed with the next write")
+    func loneWriteTakenWithTheNext() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let origin = WriteOrigin(actor: "t")
+        let first = try store.writer.enqueue { ctx in
+            try ctx.create(form: "f", id: nil, fields: ["name": "a"], layout: .registration, origin: origin)
+        }
+        // Another thread's write wakes the writer thread, which takes both.
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? store.create(form: "f", id: nil, fields: ["name": "b"], layout: .registration, origin: origin)
+            done.signal()
+        }.start()
+        done.wait()
+        #expect(try store.counts().entries == 2)
+        #expect(try first.wait().created)
+    }
+}
+
 /// Regressions found by trying to break the daemon.
 @Suite struct StoreRegressionTests {
     @Test("a job rolled back beside a committed one leaves no phantom seq for Changes streams to chase")

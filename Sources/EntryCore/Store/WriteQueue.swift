@@ -1,7 +1,12 @@
 import Foundation
 
-/// The single writer: runs write jobs from every connection on one thread and
-/// commits all jobs that are waiting together (group commit).
+/// The single writer: runs write jobs from every connection one round at a
+/// time and commits all jobs that are waiting together (group commit).
+///
+/// A round runs on the writer thread, or on the thread of a caller that waits
+/// for its job while nothing else runs (``PendingWrite/wait()``): a lone write
+/// then costs no thread switch. Either way only one round runs at a time, so
+/// the writer connection and the ``WriteContext`` have one user at a time.
 ///
 /// Each round: `BEGIN IMMEDIATE`; the waiting jobs in queue order; one `COMMIT`
 /// (one fsync in WAL mode with `synchronous=FULL`); then every caller is
@@ -42,6 +47,10 @@ final class WriteQueue: @unchecked Sendable {
     private var pending: [Job] = []
     private var stopping = false
     private var finished = false
+    /// A round (or a job outside transactions) is running, on the writer thread or a caller's.
+    private var running = false
+    /// Until when the writer thread leaves a lone queued job to its caller.
+    private var loneDeadline: DispatchTime?
     private let context: WriteContext
     /// Called on the writer thread after each successful commit with the highest seq.
     private let didCommit: (Int64) -> Void
@@ -92,6 +101,8 @@ final class WriteQueue: @unchecked Sendable {
 
     /// Queues `body` for the next group transaction and returns at once; the
     /// returned ticket's ``PendingWrite/wait()`` gives the result once committed.
+    /// A job queued while the writer is idle runs when its caller waits, or
+    /// after ``loneJobGrace`` on the writer thread if the caller is busy elsewhere.
     /// Jobs run in the order they were queued. `body` may run twice (see the
     /// type's comment): it must depend only on the database and the context.
     /// - Throws: ``WireError`` `StorageFailed` once the store is closing.
@@ -111,10 +122,61 @@ final class WriteQueue: @unchecked Sendable {
             condition.unlock()
             throw WireError.storageFailed("the daemon is shutting down")
         }
+        // A lone job on an idle queue is left to its caller, who runs it when it
+        // waits (`wait(for:)`): no thread switch to the writer and back. The writer
+        // thread is woken all the same and takes it after `loneJobGrace` if the
+        // caller has not come by then (a caller busy elsewhere never stalls it).
+        if pending.isEmpty && !running { loneDeadline = .now() + WriteQueue.loneJobGrace }
         pending.append(job)
         condition.signal()
         condition.unlock()
-        return PendingWrite(job: job)
+        return PendingWrite(job: job, queue: self)
+    }
+
+    /// How long the writer thread leaves a lone job to its caller.
+    static let loneJobGrace = DispatchTimeInterval.milliseconds(2)
+
+    /// Waits until `job` is done. When nothing is running and `job` is queued,
+    /// the calling thread runs the next round itself (with the jobs queued
+    /// before and beside it), instead of waking the writer thread and sleeping
+    /// until it answers: the writer's work, minus two thread switches.
+    fileprivate func wait(for job: Job) {
+        condition.lock()
+        if !running, pending.contains(where: { $0 === job }) {
+            let batch = takeBatch()
+            condition.unlock()
+            run(batch)
+            condition.lock()
+            running = false
+            if !pending.isEmpty || stopping { condition.signal() }
+        }
+        condition.unlock()
+        job.done.wait()
+    }
+
+    /// Removes the next round from `pending` (up to ``maxJobsPerCommit`` jobs in
+    /// queue order, or one job outside transactions alone) and marks the queue
+    /// running. Call with the lock held and `pending` not empty.
+    private func takeBatch() -> [Job] {
+        var n = 1
+        if !pending[0].outsideTransaction {
+            while n < min(pending.count, maxJobsPerCommit) && !pending[n].outsideTransaction { n += 1 }
+        }
+        let batch = Array(pending.prefix(n))
+        pending.removeFirst(n)
+        running = true
+        loneDeadline = nil
+        return batch
+    }
+
+    /// Runs a batch from ``takeBatch()``: a round, or the job outside transactions.
+    private func run(_ batch: [Job]) {
+        if batch[0].outsideTransaction {
+            let job = batch[0]
+            job.finish(Result { try job.body(context) })
+        } else {
+            runRound(batch)
+        }
     }
 
     /// Finishes the waiting jobs, then stops the thread and waits for it.
@@ -126,32 +188,33 @@ final class WriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The writer thread: takes up to ``maxJobsPerCommit`` waiting jobs, in queue
-    /// order (a job outside transactions alone), and runs them as one round. Once
-    /// stopping it still drains the queue, then sets `finished` and returns.
+    /// The writer thread: when jobs wait and no round runs, takes the next batch
+    /// (``takeBatch()``) and runs it; a lone job on an idle queue is left to its
+    /// caller for ``loneJobGrace`` first. Once stopping it still drains the
+    /// queue, then sets `finished` and returns.
     private func loop() {
+        condition.lock()
         while true {
-            condition.lock()
-            while pending.isEmpty && !stopping { condition.wait() }
-            if pending.isEmpty && stopping {
-                finished = true
-                condition.broadcast()
-                condition.unlock()
-                return
+            if pending.isEmpty || running {
+                if stopping && pending.isEmpty && !running {
+                    finished = true
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                condition.wait()
+                continue
             }
-            var n = 1
-            if !pending[0].outsideTransaction {
-                while n < min(pending.count, maxJobsPerCommit) && !pending[n].outsideTransaction { n += 1 }
+            if pending.count == 1, !stopping, let deadline = loneDeadline, DispatchTime.now() < deadline {
+                let nanoseconds = deadline.uptimeNanoseconds - DispatchTime.now().uptimeNanoseconds
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9))
+                continue
             }
-            let batch = Array(pending.prefix(n))
-            pending.removeFirst(n)
+            let batch = takeBatch()
             condition.unlock()
-            if batch[0].outsideTransaction {
-                let job = batch[0]
-                job.finish(Result { try job.body(context) })
-            } else {
-                runRound(batch)
-            }
+            run(batch)
+            condition.lock()
+            running = false
         }
     }
 
@@ -271,13 +334,14 @@ final class WriteQueue: @unchecked Sendable {
 /// durable) or failed. Call it exactly once, from any one thread.
 public struct PendingWrite<T>: @unchecked Sendable {
     let job: WriteQueue.Job
+    let queue: WriteQueue
 
     /// Waits for the commit of the job's group transaction.
     /// - Returns: what the job returned.
     /// - Throws: what the job threw (its savepoint was rolled back), or the
     ///   ``SQLiteError`` of a failed commit.
     public func wait() throws -> T {
-        job.done.wait()
+        queue.wait(for: job)
         return try job.result!.get() as! T
     }
 }
