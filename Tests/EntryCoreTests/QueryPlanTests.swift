@@ -118,5 +118,8 @@ import Testing
         #expect(history.count == 1 && history[0].hasPrefix("SEARCH changes USING INDEX changes_by_entry"), "\(history)")
         let get = try Self.plan(conn, WriteContext.selectEntry, [.text("x")])
         #expect(get.count == 1 && get[0].hasPrefix("SEARCH entries USING PRIMARY KEY"), "\(get)")
+        // The clock's last local stamp at open: one seek in UNIQUE (node, hlc).
+        let clock = try Self.plan(conn, "SELECT MAX(hlc) FROM changes WHERE node = ?", [.text("n")])
+        #expect(clock.count == 1 && clock[0].hasPrefix("SEARCH changes USING COVERING INDEX"), "\(clock)")
     }
 }

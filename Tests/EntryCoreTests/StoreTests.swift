@@ -115,6 +115,32 @@ final class TestDatabase {
         #expect(b.version > a.version)
     }
 
+    @Test("after a restart the HLC is past both its own last change and the last stamp it observed from a peer")
+    func clockResumesPastObservedStamps() throws {
+        let db = TestDatabase()
+        let now: UInt64 = 1_800_000_000_000
+        let store = try EntryStore(path: db.path, wallClock: { now })
+        let own = try store.create(form: "f", id: nil, fields: ["name": "a"], layout: layout, origin: origin).entry
+        // A peer's change stamped 30 s ahead (within the allowed skew) moves the clock past it.
+        let ahead = HLC(milliseconds: now + 30_000, counter: 5)
+        let remote = ChangeRecord(seq: 0, node: "peer", hlc: ahead, entry: UUIDv7.generate(milliseconds: now), form: "f",
+                                  op: .create, fields: ["name": "p"], base: ["name": ""], actor: "x",
+                                  at: Timestamp.rfc3339(milliseconds: now), reason: nil, via: nil)
+        _ = try store.apply([remote], via: "peer", layout: { _ in self.layout }, maxClockSkewMs: 60_000)
+        store.close()
+        let reopened = try EntryStore(path: db.path, wallClock: { now })
+        defer { reopened.close() }
+        let next = try reopened.create(form: "f", id: nil, fields: ["name": "b"], layout: layout, origin: origin).entry
+        #expect(next.version > ahead && next.version > own.version)
+        // The observed stamp was written to the node table; local ones are not (the change log holds them).
+        let stored = try reopened.readers.read { db -> HLC? in
+            var value: HLC?
+            try db.statement("SELECT value FROM node WHERE key = 'hlc'").query { value = HLC($0.text(0)) }
+            return value
+        }
+        #expect(stored.map { $0 >= ahead && $0 < next.version } == true, "\(String(describing: stored))")
+    }
+
     @Test("concurrent writers share transactions (group commit) and each write is stored once")
     func groupCommit() throws {
         let db = TestDatabase()

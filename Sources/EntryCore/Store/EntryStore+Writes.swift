@@ -31,11 +31,15 @@ extension EntryStore {
     /// Queues ``create(form:id:fields:layout:origin:)`` and returns at once, so
     /// that one caller (a session with pipelined Add calls) can have several
     /// writes in one group commit. Writes run in the order they were queued.
+    /// The caller must call the ticket's `wait()` before it blocks on anything
+    /// else (a session does, before it reads its socket again): a write queued
+    /// on an idle store runs on the thread that waits for it.
     /// - Returns: a ticket whose `wait()` gives the entry once it is durable.
     /// - Throws: ``WireError`` `StorageFailed` once the store is closing.
     public func beginCreate(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                             origin: WriteOrigin) throws -> PendingWrite<(entry: StoredEntry, created: Bool)> {
-        try writer.enqueue { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) }
+        try writer.enqueue({ ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) },
+                           callerWaitsNext: true)
     }
 
     /// Changes an entry: `compute` gets the current entry (on the writer
@@ -198,7 +202,7 @@ extension WriteContext {
             if !existing.deleted, existing.form == form, existing.fields == fields { return (existing, false) }
             throw WireError.entryExists(id)
         }
-        let hlc = clock.tick()
+        let hlc = tick()
         let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
         let stamp = Stamp(hlc: hlc, node: nodeID)
         var entry = StoredEntry(
@@ -217,7 +221,7 @@ extension WriteContext {
     /// Writes a local update/delete/restore of `current` and its change-log row.
     func record(_ op: ChangeOp, on current: StoredEntry, fields: [String: String], layout: FieldLayout,
                 origin: WriteOrigin) throws -> StoredEntry {
-        let hlc = clock.tick()
+        let hlc = tick()
         let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
         let stamp = Stamp(hlc: hlc, node: nodeID)
         var entry = current

@@ -47,6 +47,12 @@ public final class EntryStore: @unchecked Sendable {
             try db.statement("INSERT INTO node (key, value) VALUES ('id', ?)").run([.text(node)])
         }
         nodeID = node
+        // The clock resumes after the greatest stamp it issued: the node table keeps
+        // the last one observed from a peer, the change log every local one
+        // (WriteContext.persistClock); UNIQUE (node, hlc) makes this a lookup.
+        try db.statement("SELECT MAX(hlc) FROM changes WHERE node = ?").query([.text(node)]) { row in
+            if !row.isNull(0), let local = HLC(row.text(0)), local > lastHLC { lastHLC = local }
+        }
         var lastSeq: Int64 = 0
         try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { lastSeq = $0.int(0) }
         let signal = CommitSignal(seq: lastSeq)

@@ -96,7 +96,7 @@ final class WriteQueue: @unchecked Sendable {
     ///   ``SQLiteError`` of a failed commit, or ``WireError`` `StorageFailed`
     ///   once the store is closing.
     func submit<T>(_ body: @escaping (WriteContext) throws -> T) throws -> T {
-        try enqueue(body).wait()
+        try enqueue(body, callerWaitsNext: true).wait()
     }
 
     /// Queues `body` for the next group transaction and returns at once; the
@@ -106,29 +106,36 @@ final class WriteQueue: @unchecked Sendable {
     /// Jobs run in the order they were queued. `body` may run twice (see the
     /// type's comment): it must depend only on the database and the context.
     /// - Throws: ``WireError`` `StorageFailed` once the store is closing.
-    func enqueue<T>(_ body: @escaping (WriteContext) throws -> T) throws -> PendingWrite<T> {
-        try add(Job { try body($0) })
+    ///
+    /// - Parameter callerWaitsNext: the caller promises to call `wait()` before
+    ///   it blocks on anything else (a session answering its queued calls
+    ///   before it reads the socket again). Then a lone job does not even wake
+    ///   the writer thread: its caller alone will run it.
+    func enqueue<T>(_ body: @escaping (WriteContext) throws -> T, callerWaitsNext: Bool = false) throws -> PendingWrite<T> {
+        try add(Job { try body($0) }, callerWaitsNext: callerWaitsNext)
     }
 
     /// Runs `body` on the writer thread outside any transaction, between two
     /// rounds (checkpoints, watchdog probes), and returns its result.
     func perform<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws -> T {
-        try add(Job(outsideTransaction: true) { ctx in try body(ctx.db) }).wait()
+        try add(Job(outsideTransaction: true) { ctx in try body(ctx.db) }, callerWaitsNext: true).wait()
     }
 
-    private func add<T>(_ job: Job) throws -> PendingWrite<T> {
+    private func add<T>(_ job: Job, callerWaitsNext: Bool) throws -> PendingWrite<T> {
         condition.lock()
         if stopping {
             condition.unlock()
             throw WireError.storageFailed("the daemon is shutting down")
         }
         // A lone job on an idle queue is left to its caller, who runs it when it
-        // waits (`wait(for:)`): no thread switch to the writer and back. The writer
-        // thread is woken all the same and takes it after `loneJobGrace` if the
-        // caller has not come by then (a caller busy elsewhere never stalls it).
-        if pending.isEmpty && !running { loneDeadline = .now() + WriteQueue.loneJobGrace }
+        // waits (`wait(for:)`): no thread switch to the writer and back. Unless the
+        // caller promised to wait next, the writer thread is woken all the same and
+        // takes the job after `loneJobGrace` if the caller has not come by then
+        // (so a caller busy elsewhere never stalls it).
+        let lone = pending.isEmpty && !running
+        if lone { loneDeadline = .now() + WriteQueue.loneJobGrace }
         pending.append(job)
-        condition.signal()
+        if !(lone && callerWaitsNext) { condition.signal() }
         condition.unlock()
         return PendingWrite(job: job, queue: self)
     }
@@ -367,9 +374,24 @@ final class WriteContext {
         self.committedSeq = lastSeq
     }
 
-    /// Writes the clock's last stamp into the node table (same transaction).
+    /// The last stamp this context issued for a local change (``tick()``).
+    private var lastTick: HLC?
+
+    /// A new HLC for a local change, which the caller records in the change log
+    /// under this node's id.
+    func tick() -> HLC {
+        let hlc = clock.tick()
+        lastTick = hlc
+        return hlc
+    }
+
+    /// Writes the clock's last stamp into the node table (same transaction),
+    /// unless it is the stamp of a local change: those are in the change log
+    /// under this node's id, where ``EntryStore`` finds the greatest at open
+    /// (one index lookup), so most commits write one page fewer. Stamps
+    /// observed from peers (Apply) are written here.
     func persistClock() throws {
-        guard clock.last != persistedClock else { return }
+        guard clock.last != persistedClock, clock.last != lastTick else { return }
         try db.statement("INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             .run([.text(clock.last.description)])
     }
