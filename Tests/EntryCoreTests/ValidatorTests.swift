@@ -265,6 +265,31 @@ extension FormsTests {
         #expect(try DateText.parseDate("2024 - 2 - 9") == "2024-02-09")
     }
 
+    @Test("strings the NFC quick path passes are NFC and trimmed already")
+    func nfcQuickPath() {
+        var rng = SplitMix64(seed: 5)
+        // Latin-1, Latin Extended, IPA, spacing modifiers, CJK, spaces; then marks and compatibility ideographs.
+        let pools: [ClosedRange<UInt32>] = [0x20...0x2FF, 0x4E00...0x9FFF, 0x3400...0x4DBF, 0x300...0x36F, 0xF900...0xFAFF, 0xAC00...0xAC10]
+        var passed = 0
+        for _ in 0..<20_000 {
+            let length = 1 + Int(rng.next() % 6)
+            let scalars = (0..<length).compactMap { _ -> Unicode.Scalar? in
+                let pool = pools[Int(rng.next() % UInt64(pools.count))]
+                return Unicode.Scalar(pool.lowerBound + UInt32(rng.next() % UInt64(pool.count)))
+            }
+            let s = String(String.UnicodeScalarView(scalars))
+            if Validator.isNFCWithoutOuterSpace(s) {
+                passed += 1
+                #expect(s.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines) == s,
+                        "\(s.unicodeScalars.map { String($0.value, radix: 16) })")
+            }
+        }
+        #expect(passed > 1_000)
+        #expect(!Validator.isNFCWithoutOuterSpace("e\u{301}"))
+        #expect(!Validator.isNFCWithoutOuterSpace(" 张三"))
+        #expect(Validator.isNFCWithoutOuterSpace("张三 Zoë"))
+    }
+
     @Test("ASCII match keys equal the keys built with Unicode's tables")
     func asciiKeys() {
         var rng = SplitMix64(seed: 11)

@@ -90,7 +90,26 @@ public struct Validator: Sendable {
             return raw
         }
         let folded = type == .text ? raw : MatchKey.foldFullWidth(raw)
+        if isNFCWithoutOuterSpace(folded) { return folded }
         return folded.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// True when `text` is certainly NFC already and has no white space at
+    /// either end, so cleaning would return it unchanged: every scalar is
+    /// below U+0300 (ASCII, Latin-1 and the Latin Extended, IPA and spacing
+    /// modifier blocks: no combining marks, and none that normalisation
+    /// changes) or a CJK Unified Ideograph (U+3400–U+4DBF, U+4E00–U+9FFF),
+    /// which NFC never changes or composes (Unicode UAX #15, NFC_Quick_Check =
+    /// Yes, canonical combining class 0); the first and last are not white
+    /// space. Anything else (combining marks, compatibility ideographs,
+    /// Hangul jamo…) takes the full path.
+    static func isNFCWithoutOuterSpace(_ text: String) -> Bool {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.first, let last = scalars.last,
+              !first.properties.isWhitespace, !last.properties.isWhitespace else { return false }
+        return scalars.allSatisfy { s in
+            s.value < 0x300 || (0x4E00...0x9FFF).contains(s.value) || (0x3400...0x4DBF).contains(s.value)
+        }
     }
 }
 

@@ -51,7 +51,7 @@ extension EntryStore {
     /// - Throws: ``WireError`` `EntryNotFound`, `VersionMismatch`; whatever
     ///   `compute` throws (e.g. `ValidationFailed`); ``SQLiteError``.
     /// - Parameter layoutOf: the field layout of a form by name, asked for the
-    ///   stored entry's form on the writer thread (no read before the write).
+    ///   stored entry's form inside the write job (no read before the write).
     public func update(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin,
                        compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
         try writer.submit { ctx in

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Every accepted change writes, in one transaction, the entry's new state and
 /// one change-log row (DESIGN.md "Storage"). Writes go through the single
-/// writer thread with group commit (``WriteQueue``); reads use a pool of
+/// writer with group commit (``WriteQueue``, one round at a time); reads use a pool of
 /// read-only WAL connections and never wait for the writer.
 ///
 /// Thread-safe: any thread may call any method. Calls block until done.
@@ -75,7 +75,7 @@ public final class EntryStore: @unchecked Sendable {
         commits.close()
     }
 
-    /// Runs a cheap query on the writer thread: proves the writer is not wedged
+    /// Runs a cheap query through the writer: proves the writer is not wedged
     /// (the watchdog pings only when this returns).
     /// - Throws: ``SQLiteError`` when the database does not answer.
     public func probeWriter() throws {

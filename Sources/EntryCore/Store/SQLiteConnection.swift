@@ -3,7 +3,7 @@ import CSQLite
 /// One SQLite connection and its prepared statement cache.
 ///
 /// Not thread-safe and not `Sendable` in spirit: each connection is used by one
-/// thread at a time (the writer thread, or a reader checked out of the pool).
+/// thread at a time (the writer, one round at a time, or a reader checked out of the pool).
 /// Statements are prepared once per connection and reused, always with bound
 /// parameters, never with SQL built from values.
 public final class SQLiteConnection: @unchecked Sendable {

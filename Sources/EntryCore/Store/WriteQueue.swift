@@ -52,7 +52,7 @@ final class WriteQueue: @unchecked Sendable {
     /// Until when the writer thread leaves a lone queued job to its caller.
     private var loneDeadline: DispatchTime?
     private let context: WriteContext
-    /// Called on the writer thread after each successful commit with the highest seq.
+    /// Called after each successful commit with the highest seq (by whichever thread ran the round).
     private let didCommit: (Int64) -> Void
     /// Largest number of jobs in one transaction.
     let maxJobsPerCommit: Int
@@ -75,7 +75,7 @@ final class WriteQueue: @unchecked Sendable {
     /// A stopped queue over the writer connection in `context`; call ``start()``.
     /// - Parameters:
     ///   - maxJobsPerCommit: most jobs in one group transaction.
-    ///   - didCommit: called on the writer thread after each commit with the highest seq.
+    ///   - didCommit: called after each commit with the highest seq, by the thread that ran the round.
     init(context: WriteContext, maxJobsPerCommit: Int = 1024, didCommit: @escaping (Int64) -> Void) {
         self.context = context
         self.maxJobsPerCommit = maxJobsPerCommit
@@ -90,7 +90,7 @@ final class WriteQueue: @unchecked Sendable {
         t.start()
     }
 
-    /// Runs `body` on the writer thread inside the next group transaction and
+    /// Runs `body` inside the next group transaction and
     /// returns its result once committed.
     /// - Throws: what `body` throws (only its own writes are undone), the
     ///   ``SQLiteError`` of a failed commit, or ``WireError`` `StorageFailed`
@@ -115,7 +115,7 @@ final class WriteQueue: @unchecked Sendable {
         try add(Job { try body($0) }, callerWaitsNext: callerWaitsNext)
     }
 
-    /// Runs `body` on the writer thread outside any transaction, between two
+    /// Runs `body` outside any transaction, between two
     /// rounds (checkpoints, watchdog probes), and returns its result.
     func perform<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws -> T {
         try add(Job(outsideTransaction: true) { ctx in try body(ctx.db) }, callerWaitsNext: true).wait()
@@ -335,7 +335,7 @@ final class WriteQueue: @unchecked Sendable {
     }
 }
 
-/// A write queued on the writer thread, not yet known to be committed.
+/// A write queued for the writer, not yet known to be committed.
 ///
 /// ``wait()`` blocks until the job's group transaction committed (its data is
 /// durable) or failed. Call it exactly once, from any one thread.
@@ -354,7 +354,7 @@ public struct PendingWrite<T>: @unchecked Sendable {
 }
 
 /// What a write job sees: the writer connection, the node's clock and id.
-/// Only ever used on the writer thread.
+/// Only ever used by the thread running the current round (one at a time).
 final class WriteContext {
     let db: SQLiteConnection
     let nodeID: String
