@@ -319,6 +319,42 @@ final class TestDatabase {
 
 /// Regressions found by trying to break the daemon.
 @Suite struct StoreRegressionTests {
+    @Test("a peer's stamp observed in a round whose later job is undone is kept across a restart")
+    func observedStampSurvivesUndoneNeighbour() throws {
+        let db = TestDatabase()
+        let now: UInt64 = 1_800_000_000_000
+        let layout = FieldLayout.registration
+        let origin = WriteOrigin(actor: "t")
+        let store = try EntryStore(path: db.path, wallClock: { now })
+        let ahead = HLC(milliseconds: now + 200_000, counter: 0)
+        let remote = ChangeRecord(seq: 0, node: "peer", hlc: ahead, entry: UUIDv7.generate(milliseconds: now), form: "f",
+                                  op: .create, fields: ["name": "p"], base: ["name": ""], actor: "x",
+                                  at: Timestamp.rfc3339(milliseconds: now), reason: nil, via: nil)
+        // One round: the Apply, then a job that ticks the clock, writes and is undone.
+        let running = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let blocker = try store.writer.enqueue { _ in running.signal(); release.wait() }
+        running.wait()
+        let applied = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? store.apply([remote], via: "peer", layout: { _ in layout }, maxClockSkewMs: 300_000)
+            applied.signal()
+        }.start()
+        while store.writer.queuedJobs < 1 { usleep(1_000) }
+        let undone = try store.writer.enqueue { ctx -> Void in
+            _ = try ctx.create(form: "f", id: nil, fields: ["name": "u"], layout: layout, origin: origin)
+            throw WireError.validationFailed([])
+        }
+        release.signal()
+        try blocker.wait()
+        applied.wait()
+        #expect(throws: WireError.self) { try undone.wait() }
+        store.close()
+        let reopened = try EntryStore(path: db.path, wallClock: { now })
+        defer { reopened.close() }
+        let next = try reopened.create(form: "f", id: nil, fields: ["name": "n"], layout: layout, origin: origin).entry
+        #expect(next.version > ahead, "\(next.version) after observing \(ahead)")
+    }
+
     @Test("a job rolled back beside a committed one leaves no phantom seq for Changes streams to chase")
     func rolledBackJobLeavesNoPhantomSeq() throws {
         let db = TestDatabase()

@@ -239,6 +239,7 @@ final class WriteQueue: @unchecked Sendable {
         outcomes.reserveCapacity(batch.count)
         for job in batch {
             let seqBefore = context.lastSeq
+            let tickBefore = context.lastTick
             let changesBefore = db.totalChanges
             do {
                 outcomes.append(.success(try job.body(context)))
@@ -262,10 +263,18 @@ final class WriteQueue: @unchecked Sendable {
                 // Nothing written: the job fails alone. (No seq can have been taken, but
                 // a seq must never be published for a change that is not there.)
                 context.lastSeq = seqBefore
+                context.lastTick = tickBefore
                 outcomes.append(.failure(error))
             }
         }
         commit(batch, outcomes)
+    }
+
+    /// Jobs waiting to be taken (tests use it to order jobs into one round).
+    var queuedJobs: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return pending.count
     }
 
     /// The slow path of ``runRound(_:)``: each job inside its own `SAVEPOINT`,
@@ -284,6 +293,7 @@ final class WriteQueue: @unchecked Sendable {
             // A job rolled back to its savepoint must not leave its seqs behind:
             // they would be published to Changes streams as committed.
             let seqBefore = context.lastSeq
+            let tickBefore = context.lastTick
             do {
                 try db.statement("SAVEPOINT job").run()
                 let value = try job.body(context)
@@ -298,6 +308,7 @@ final class WriteQueue: @unchecked Sendable {
                 try? db.execute("ROLLBACK TO job")
                 try? db.execute("RELEASE job")
                 context.lastSeq = seqBefore
+                context.lastTick = tickBefore
                 outcomes.append(.failure(error))
             }
         }
@@ -374,8 +385,11 @@ final class WriteContext {
         self.committedSeq = lastSeq
     }
 
-    /// The last stamp this context issued for a local change (``tick()``).
-    private var lastTick: HLC?
+    /// The last stamp this context issued for a local change (``tick()``) whose
+    /// change-log row is still in the open transaction or committed: the round
+    /// restores it when it undoes a job, and a rollback clears it. Only such a
+    /// stamp may go unpersisted (``persistClock()``).
+    var lastTick: HLC?
 
     /// A new HLC for a local change, which the caller records in the change log
     /// under this node's id.
@@ -407,5 +421,6 @@ final class WriteContext {
     /// with the next commit.
     func rolledBack() {
         lastSeq = committedSeq
+        lastTick = nil
     }
 }
