@@ -33,7 +33,8 @@ final class RawClient: @unchecked Sendable {
                 buffer.removeSubrange(0..<start)
                 start = 0
             }
-            let more = try UnixSocket.read(fd, maxBytes: 1 << 20)
+            // 64 KiB per read: a larger buffer would be a fresh mmap (and munmap) per reply.
+            let more = try UnixSocket.read(fd, maxBytes: 65536)
             if more.isEmpty { throw ConnectionClosed() }
             buffer += more
         }

@@ -117,14 +117,18 @@ public enum UnixSocket {
     /// - Returns: the bytes read; empty at end of stream.
     /// - Throws: ``SystemError`` from `recv` (`EAGAIN` on a receive timeout, `ECONNRESET` …).
     public static func read(_ fd: Int32, maxBytes: Int = 65536) throws(SystemError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: maxBytes)
         while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maxBytes, 0) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SystemError("recv")
+            var failure: Int32 = 0
+            // Uninitialised capacity: recv fills what it reads, nothing is zeroed first.
+            let buffer = [UInt8](unsafeUninitializedCapacity: maxBytes) { bytes, count in
+                let n = recv(fd, bytes.baseAddress, maxBytes, 0)
+                failure = n < 0 ? errno : 0
+                count = max(n, 0)
             }
-            buffer.removeSubrange(n...)
+            if failure != 0 {
+                if failure == EINTR { continue }
+                throw SystemError("recv", errno: failure)
+            }
             return buffer
         }
     }
