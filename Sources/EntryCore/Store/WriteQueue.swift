@@ -227,7 +227,12 @@ final class WriteQueue: @unchecked Sendable {
 
     /// Runs `batch` as one group transaction (see the type's comment) and signals
     /// every job. When no job succeeded it rolls back instead of committing.
-    private func runRound(_ batch: [Job]) {
+    ///
+    /// Without `savepoints` (the common round) a job that fails having written
+    /// nothing is dropped; one that wrote makes the round roll back and run
+    /// again with `savepoints`, where each job runs inside its own `SAVEPOINT`
+    /// and one that throws is rolled back alone, whatever it wrote.
+    private func runRound(_ batch: [Job], savepoints: Bool = false) {
         let db = context.db
         do {
             try db.statement("BEGIN IMMEDIATE").run()
@@ -238,11 +243,16 @@ final class WriteQueue: @unchecked Sendable {
         var outcomes: [Result<Any, any Error>] = []
         outcomes.reserveCapacity(batch.count)
         for job in batch {
+            // A job that is undone must leave neither its seqs (they would be published
+            // to Changes streams as committed) nor its HLC stamp (persistClock) behind.
             let seqBefore = context.lastSeq
             let tickBefore = context.lastTick
             let changesBefore = db.totalChanges
             do {
-                outcomes.append(.success(try job.body(context)))
+                if savepoints { try db.statement("SAVEPOINT job").run() }
+                let value = try job.body(context)
+                if savepoints { try db.statement("RELEASE job").run() }
+                outcomes.append(.success(value))
             } catch {
                 guard db.inTransaction else {
                     // SQLite rolled the transaction back (disk full, I/O error): nothing of the round is kept.
@@ -250,18 +260,19 @@ final class WriteQueue: @unchecked Sendable {
                     for job in batch { job.finish(.failure(error)) }
                     return
                 }
-                guard db.totalChanges == changesBefore else {
+                if savepoints {
+                    try? db.execute("ROLLBACK TO job")
+                    try? db.execute("RELEASE job")
+                } else if db.totalChanges != changesBefore {
                     // The job wrote before it failed: undo the round, run it again with savepoints.
                     try? db.execute("ROLLBACK")
                     context.rolledBack()
                     condition.lock()
                     savepointRoundCount += 1
                     condition.unlock()
-                    runRoundWithSavepoints(batch)
+                    runRound(batch, savepoints: true)
                     return
                 }
-                // Nothing written: the job fails alone. (No seq can have been taken, but
-                // a seq must never be published for a change that is not there.)
                 context.lastSeq = seqBefore
                 context.lastTick = tickBefore
                 outcomes.append(.failure(error))
@@ -275,44 +286,6 @@ final class WriteQueue: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return pending.count
-    }
-
-    /// The slow path of ``runRound(_:)``: each job inside its own `SAVEPOINT`,
-    /// so a job that throws is rolled back alone, whatever it wrote.
-    private func runRoundWithSavepoints(_ batch: [Job]) {
-        let db = context.db
-        do {
-            try db.statement("BEGIN IMMEDIATE").run()
-        } catch {
-            for job in batch { job.finish(.failure(error)) }
-            return
-        }
-        var outcomes: [Result<Any, any Error>] = []
-        outcomes.reserveCapacity(batch.count)
-        for job in batch {
-            // A job rolled back to its savepoint must not leave its seqs behind:
-            // they would be published to Changes streams as committed.
-            let seqBefore = context.lastSeq
-            let tickBefore = context.lastTick
-            do {
-                try db.statement("SAVEPOINT job").run()
-                let value = try job.body(context)
-                try db.statement("RELEASE job").run()
-                outcomes.append(.success(value))
-            } catch {
-                guard db.inTransaction else {
-                    context.rolledBack()
-                    for job in batch { job.finish(.failure(error)) }
-                    return
-                }
-                try? db.execute("ROLLBACK TO job")
-                try? db.execute("RELEASE job")
-                context.lastSeq = seqBefore
-                context.lastTick = tickBefore
-                outcomes.append(.failure(error))
-            }
-        }
-        commit(batch, outcomes)
     }
 
     /// Commits the open round transaction (or rolls it back when no job
