@@ -115,6 +115,17 @@ final class TestDatabase {
         #expect(b.version > a.version)
     }
 
+    @Test("Status's HLC is the last committed stamp, local or observed, also when only local changes were made")
+    func currentHLCReportsLocalStamps() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        #expect(try store.currentHLC() == .zero)
+        _ = try store.create(form: "f", id: nil, fields: ["name": "a"], layout: layout, origin: origin)
+        let last = try store.create(form: "f", id: nil, fields: ["name": "b"], layout: layout, origin: origin).entry
+        #expect(try store.currentHLC() == last.version)
+    }
+
     @Test("after a restart the HLC is past both its own last change and the last stamp it observed from a peer")
     func clockResumesPastObservedStamps() throws {
         let db = TestDatabase()

@@ -180,13 +180,21 @@ extension EntryStore {
         }
     }
 
-    /// The last HLC this node persisted (issued or received).
+    /// The last HLC this node committed: the greater of the last stamp observed
+    /// from a peer (the node table) and the last local change's stamp (the
+    /// change log under this node's id; see `WriteContext.persistClock`).
     /// - Throws: ``SQLiteError``.
     public func currentHLC() throws -> HLC {
-        try readers.read { db in
-            var hlc = HLC.zero
-            try db.statement("SELECT value FROM node WHERE key = 'hlc'").query { hlc = HLC($0.text(0)) ?? .zero }
-            return hlc
+        try readers.read { db in try EntryStore.lastCommittedHLC(db, node: nodeID) }
+    }
+
+    /// ``currentHLC()`` on `db`: two index lookups.
+    static func lastCommittedHLC(_ db: SQLiteConnection, node: String) throws -> HLC {
+        var hlc = HLC.zero
+        try db.statement("SELECT value FROM node WHERE key = 'hlc'").query { hlc = HLC($0.text(0)) ?? .zero }
+        try db.statement("SELECT MAX(hlc) FROM changes WHERE node = ?").query([.text(node)]) { row in
+            if !row.isNull(0), let local = HLC(row.text(0)), local > hlc { hlc = local }
         }
+        return hlc
     }
 }

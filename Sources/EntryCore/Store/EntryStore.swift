@@ -34,14 +34,7 @@ public final class EntryStore: @unchecked Sendable {
         let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
         var node = ""
-        var lastHLC = HLC.zero
-        try db.statement("SELECT key, value FROM node").query { row in
-            switch row.text(0) {
-            case "id": node = row.text(1)
-            case "hlc": lastHLC = HLC(row.text(1)) ?? .zero
-            default: break
-            }
-        }
+        try db.statement("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
         if node.isEmpty {
             node = UUIDv7.generate(milliseconds: wallClock())
             try db.statement("INSERT INTO node (key, value) VALUES ('id', ?)").run([.text(node)])
@@ -50,9 +43,7 @@ public final class EntryStore: @unchecked Sendable {
         // The clock resumes after the greatest stamp it issued: the node table keeps
         // the last one observed from a peer, the change log every local one
         // (WriteContext.persistClock); UNIQUE (node, hlc) makes this a lookup.
-        try db.statement("SELECT MAX(hlc) FROM changes WHERE node = ?").query([.text(node)]) { row in
-            if !row.isNull(0), let local = HLC(row.text(0)), local > lastHLC { lastHLC = local }
-        }
+        let lastHLC = try EntryStore.lastCommittedHLC(db, node: node)
         var lastSeq: Int64 = 0
         try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { lastSeq = $0.int(0) }
         let signal = CommitSignal(seq: lastSeq)
