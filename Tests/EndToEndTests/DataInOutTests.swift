@@ -167,6 +167,21 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    @Test("a flat JSON object (no fields member) is refused saying what shape a row needs; the others are stored")
+    func flatJSONObjectRefusedClearly() throws {
+        let d = try Daemon()
+        let file = d.directory + "/flat.json"
+        let good = #"{"fields":{"name":"好行","birthday":"1990-01-02","country":"中国","province":"广东","city":"广州","contact_method":"phone","phone":"13800138000"}}"#
+        let flat = #"{"name":"平","birthday":"1980-01-01","country":"CN","contact_method":"email","email":"a@b.cn"}"#
+        try "[\(good),\(flat)]".write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try entryctl(d, ["--locale", "en", "import", file])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("no \"fields\" object"), "\(r.stderr)")
+        #expect(!r.stderr.contains("[required]"), "\(r.stderr)")
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
+        #expect(d.stop() == 0)
+    }
+
     @Test("usage: --labels and --excel need CSV; an unknown CSV column is named")
     func usageErrors() throws {
         let d = try Daemon()

@@ -197,7 +197,13 @@ final class ImportRun {
     func jsonRow(_ object: JSON, line: Int) -> ImportRow {
         var members: [(String, JSON)] = []
         for key in ["id", "fields", "deleted"] { if let v = object[key], !v.isNull { members.append((key, v)) } }
-        if object["fields"] == nil { members.append(("fields", .object([]))) }
+        if object["fields"] == nil {
+            // A flat object ({"name": …, "birthday": …}) would otherwise be refused field by field as empty.
+            return ImportRow(element: .object(members + [("fields", .object([]))]), form: object["form"]?.stringValue,
+                             line: line, echo: .json(object), problems: [problem("fields", "invalid-format",
+                                 "the element has no \"fields\" object: write each entry as {\"fields\": {\"name\": …}} "
+                                 + "(the shape `entryctl export --format json` writes), with optional \"id\" and \"deleted\"")])
+        }
         return ImportRow(element: .object(members), form: object["form"]?.stringValue, line: line, echo: .json(object))
     }
 
