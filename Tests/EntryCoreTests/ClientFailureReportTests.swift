@@ -22,6 +22,7 @@ import Testing
         (.storageFailed("disk full"), .temporaryFailure, "could not store the change (disk full)"),
         (.permissionDenied(role: "write"), .failure, "permission denied: this needs the 'write' role"),
         (.invalidParameter("limit"), .usage, "entryd refused parameter 'limit'"),
+        (.invalidParameter("ifVersion"), .usage, "--if-version takes the entry's version: 16 hexadecimal digits"),
         (.methodNotFound("io.entryd.Entries.Frob"), .failure, "does not serve method 'io.entryd.Entries.Frob'"),
         (.methodNotImplemented("io.entryd.Entries.Import"), .failure, "does not serve method 'io.entryd.Entries.Import'"),
         (.interfaceNotFound("io.example.X"), .failure, "does not serve interface 'io.example.X'"),

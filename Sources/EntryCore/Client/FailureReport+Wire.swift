@@ -33,6 +33,13 @@ extension FailureReport {
             let role = p["role"]?.stringValue.map { ": this needs the '\($0)' role" } ?? ""
             return refused("permission denied\(role)", "Roles are given to users and groups in entryd.conf.")
         case "org.varlink.service.InvalidParameter":
+            // The parameters a user types through an option get a hint in the option's terms.
+            let hints = [
+                "ifVersion": "--if-version takes the entry's version: 16 hexadecimal digits, as `entryctl get ID` shows under 'version'",
+                "id": "an entry id is a UUID (8-4-4-4-12 hexadecimal digits), as `entryctl add` and `entryctl list` show it",
+                "locale": "--locale takes zh or en",
+            ]
+            if let hint = hints[s("parameter")] { return .usage("entryd refused '\(s("parameter"))': \(hint)", usage) }
             return .usage("entryd refused parameter '\(s("parameter"))' (missing, of the wrong type or unusable)", usage)
         case "org.varlink.service.MethodNotFound", "org.varlink.service.MethodNotImplemented":
             return refused("entryd does not serve method '\(s("method"))'")
