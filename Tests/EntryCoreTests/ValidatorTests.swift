@@ -219,6 +219,18 @@ extension FormsTests {
             #expect(cleared.problems == [] && cleared.fields["email"] == "a@b.cn")
         }
 
+        @Test("a misspelt field name is refused with the nearest field names in the message")
+        func misspeltFieldSuggested() {
+            let result = check(["nmae": "张三", "brithday": "1990-01-01", "zzzzzzzz": "1"])
+            let byField = Dictionary(result.problems.map { ($0.field, $0) }, uniquingKeysWith: { a, _ in a })
+            #expect(byField["nmae"]?.code == .unknownField)
+            #expect(byField["nmae"]?.message.hasSuffix("Did you mean name?") == true, "\(String(describing: byField["nmae"]))")
+            #expect(byField["brithday"]?.message.hasSuffix("Did you mean birthday?") == true)
+            #expect(byField["zzzzzzzz"]?.message.contains("Did you mean") == false)
+            #expect(result.problems.allSatisfy { $0.suggestions.isEmpty || $0.code != .unknownField })
+            #expect(Validator.nearFieldNames("nmae", in: form) == ["name"])
+        }
+
         @Test("problems come in form order, unknown fields last")
         func problemOrder() {
             let result = check(["zzz": "1", "aaa": "2", "email": "x", "name": "", "country": "Atlantis"])

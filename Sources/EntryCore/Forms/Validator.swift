@@ -67,7 +67,12 @@ public struct Validator: Sendable {
         for name in unknown.prefix(Validator.maxUnknownFieldProblems) {
             let shown = name.count > 64 ? String(name.prefix(64)) + "…" : name
             let message = ProblemReason.unknownField(form: form.name).message(label: shown, locale: locale)
-            problems.append(Problem(field: name.count > 256 ? String(name.prefix(256)) : name, code: .unknownField, message: message))
+            // Field names are not values, so they go into the message, not `suggestions`
+            // (PROTOCOL.md: "canonical values the input may have meant").
+            let near = Validator.nearFieldNames(name, in: form).joined(separator: ", ")
+            let hint = near.isEmpty ? "" : locale == .zh ? "是否指 \(near)？" : " Did you mean \(near)?"
+            problems.append(Problem(field: name.count > 256 ? String(name.prefix(256)) : name, code: .unknownField,
+                                    message: message + hint))
         }
         if unknown.count > Validator.maxUnknownFieldProblems {
             let more = unknown.count - Validator.maxUnknownFieldProblems
@@ -75,6 +80,15 @@ public struct Validator: Sendable {
                 ? "另有 \(more) 个字段不属于表单 \(form.name)。" : "\(more) more fields are not part of form \(form.name)."))
         }
         return ValidationResult(fields: run.fields, problems: problems)
+    }
+
+    /// The form's field names within two edits of a misspelt `name` (`nmae` →
+    /// `name`), nearest first; none for names longer than 64 characters.
+    static func nearFieldNames(_ name: String, in form: FormDefinition) -> [String] {
+        guard name.count <= 64 else { return [] }
+        let key = MatchKey(name)
+        return form.fields.compactMap { f in key.distance(to: MatchKey(f.name), limit: 2).map { (f.name, $0) } }
+            .sorted { $0.1 < $1.1 }.prefix(3).map(\.0)
     }
 
     /// Unknown fields reported one by one; beyond this, one problem sums up the rest.
