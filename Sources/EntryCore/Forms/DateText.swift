@@ -18,10 +18,7 @@ enum DateText {
         if b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
            b.indices.allSatisfy({ $0 == 4 || $0 == 7 || (b[$0] >= 0x30 && b[$0] <= 0x39) }) {
             let n = { (r: Range<Int>) in r.reduce(0) { $0 * 10 + Int(b[$1] - 0x30) } }
-            let (year, month, day) = (n(0..<4), n(5..<7), n(8..<10))
-            guard year >= 1, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else {
-                throw FieldFailure(code: .invalidFormat, reason: .noSuchDate)
-            }
+            try requireDay(n(0..<4), n(5..<7), n(8..<10))
             return input
         }
         return try canonicalDate(tokens(input)[...])
@@ -52,7 +49,7 @@ enum DateText {
         do { date = try canonicalDate(tokens) } catch where error.reason == .dateFormat { throw format }
         guard hour < 24, minute < 60, seconds < 60 else { throw FieldFailure(code: .invalidFormat, reason: .noSuchTime) }
         guard seconds == 0 else { throw FieldFailure(code: .invalidFormat, reason: .secondsNotZero) }
-        return date + " " + pad(hour, 2) + ":" + pad(minute, 2)
+        return date + " " + Timestamp.pad(hour, 2) + ":" + Timestamp.pad(minute, 2)
     }
 
     /// Whether `text` is a canonical date of a real day (for form files).
@@ -68,24 +65,9 @@ enum DateText {
     /// Today's date in UTC+14, the zone that reaches each date first: no
     /// birthday valid anywhere on Earth at `now` is later than this.
     static func latestToday(at now: Date) -> String {
-        let days = Int(((now.timeIntervalSince1970 + 14 * 3600) / 86_400).rounded(.down))
-        let (year, month, day) = civilDate(daysSinceEpoch: days)
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
-    }
-
-    /// The proleptic Gregorian (year, month, day) of a day count from
-    /// 1970-01-01 (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms",
-    /// `civil_from_days`).
-    static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
-        let z = daysSinceEpoch + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        let days = Int64(((now.timeIntervalSince1970 + 14 * 3600) / 86_400).rounded(.down))
+        let (year, month, day) = Timestamp.civil(fromDays: days)
+        return Timestamp.pad(year, 4) + "-" + Timestamp.pad(month, 2) + "-" + Timestamp.pad(day, 2)
     }
 
     /// The date of `tokens`, canonical; see ``parseDate(_:)``.
@@ -102,10 +84,8 @@ enum DateText {
             parts = numbers(t[0], t[2], t[4])
         }
         guard let (year, month, day) = parts else { throw FieldFailure(code: .invalidFormat, reason: .dateFormat) }
-        guard year >= 1, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else {
-            throw FieldFailure(code: .invalidFormat, reason: .noSuchDate)
-        }
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+        try requireDay(year, month, day)
+        return Timestamp.pad(year, 4) + "-" + Timestamp.pad(month, 2) + "-" + Timestamp.pad(day, 2)
     }
 
     private static func numbers(_ y: String, _ m: String, _ d: String) -> (Int, Int, Int)? {
@@ -114,12 +94,11 @@ enum DateText {
         return (year, month, day)
     }
 
-    /// Days in `month` of `year` (Gregorian leap rule).
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
+    /// Throws `invalid-format` (`noSuchDate`) unless year ≥ 1, month 1–12 and
+    /// the day exists in that month (``Timestamp/daysInMonth(_:_:)``).
+    private static func requireDay(_ year: Int, _ month: Int, _ day: Int) throws(FieldFailure) {
+        guard year >= 1, (1...12).contains(month), (1...Timestamp.daysInMonth(year, month)).contains(day) else {
+            throw FieldFailure(code: .invalidFormat, reason: .noSuchDate)
         }
     }
 
@@ -146,8 +125,4 @@ enum DateText {
 
     private static func twoDigits(_ token: String) -> Int? { number(token, digits: 2...2) }
 
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
-    }
 }

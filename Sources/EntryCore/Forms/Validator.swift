@@ -96,14 +96,8 @@ public struct Validator: Sendable {
 
     /// NFC, trimmed; full-width forms folded except in text fields.
     static func clean(_ raw: String, for type: FieldType) -> String {
-        // Fast path: printable ASCII without outer spaces is already NFC, has no
-        // full-width forms and needs no trimming (most picker and client input).
-        let bytes = raw.utf8
-        if let first = bytes.first, let last = bytes.last, first != 0x20, last != 0x20,
-           bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
-            return raw
-        }
         let folded = type == .text ? raw : MatchKey.foldFullWidth(raw)
+        // Most picker and client input (ASCII, Latin, Chinese) is NFC and trimmed already.
         if isNFCWithoutOuterSpace(folded) { return folded }
         return folded.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -34,17 +34,8 @@ public struct PickerDate: Sendable, Hashable, Comparable {
               (0...23).contains(hour), (0...59).contains(minute) else { return nil }
     }
 
-    /// Days in `month` of `year`: 28–31, with the Gregorian leap rule.
-    public static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
     /// Days in this date's month.
-    public var daysInMonth: Int { Self.daysIn(month: month, year: year) }
+    public var daysInMonth: Int { Timestamp.daysInMonth(year, month) }
 
     /// This date with the day lowered to the last of its month when it is past
     /// it (31 January moved to February becomes 28 or 29 February).

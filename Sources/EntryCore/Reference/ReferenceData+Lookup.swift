@@ -13,8 +13,8 @@ extension ReferenceData {
     /// English or Chinese name, alias (`Turkey`, `UK`) or flag emoji, in any
     /// case and with or without accents (`Turkiye`).
     public func resolveCountry(_ input: String) -> LookupResult<Country> {
-        let edges = [input.first, input.last].compactMap { $0 }
-        var text = edges.contains(where: \.isWhitespace) ? input.trimmingCharacters(in: .whitespacesAndNewlines) : input
+        let padded = input.first?.isWhitespace == true || input.last?.isWhitespace == true
+        var text = padded ? input.trimmingCharacters(in: .whitespacesAndNewlines) : input
         if (1...2).contains(text.count), text.allSatisfy(\.isASCIIDigit), text.first != "0" {
             text = String(repeating: "0", count: 3 - text.count) + text
         }
