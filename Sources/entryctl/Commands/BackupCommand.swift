@@ -31,7 +31,7 @@ enum BackupCommand {
         let progress = ProgressLine(label: "backup")
         var written: Int64 = 0
         var size: Int64 = -1
-        do {
+        try out.produce(progress: progress) {
             try session.stream("io.entryd.Entries.Backup", .object([])) { reply in
                 guard let text = reply["chunk"]?.stringValue, let chunk = Data(base64Encoded: text),
                       let offset = reply["offset"]?.intValue, let total = reply["size"]?.intValue else {
@@ -45,13 +45,7 @@ enum BackupCommand {
                 return true
             }
             guard written == size else { throw Refusal("the backup stream ended after \(written) of \(size) bytes") }
-            try out.commit()
-        } catch {
-            progress.finish()
-            out.abandon()
-            throw error
         }
-        progress.finish()
         let info: DatabaseBackup.Info
         do {
             info = try DatabaseBackup.verify(path: file)

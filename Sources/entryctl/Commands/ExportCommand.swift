@@ -104,7 +104,7 @@ enum ExportCommand {
         let out = try OutputFile(path: request.output)
         let progress = ProgressLine(label: "export")
         var count = 0
-        do {
+        try out.produce(progress: progress) {
             switch request.format {
             case .csv:
                 if request.excel { try out.write(utf8ByteOrderMark) }
@@ -139,13 +139,7 @@ enum ExportCommand {
                 cursor = next
             }
             if request.format == .json { try out.write(count == 0 ? "]\n" : "\n]\n") }
-            try out.commit()
-        } catch {
-            progress.finish()
-            out.abandon()
-            throw error
         }
-        progress.finish()
         if let path = request.output {
             if session.globals.json {
                 Terminal.out(lines: [params(("exported", .int(Int64(count))), ("file", .string(path))).text])

@@ -89,6 +89,20 @@ final class OutputFile {
         }
     }
 
+    /// Runs `body`, which writes into this output, then ``commit()``s it; when
+    /// either throws, ``abandon()``s it and rethrows. `progress` is finished
+    /// either way.
+    func produce(progress: ProgressLine, _ body: () throws -> Void) throws {
+        defer { progress.finish() }
+        do {
+            try body()
+            try commit()
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
     /// Removes the temporary file (after a failure).
     func abandon() {
         guard !done else { return }
