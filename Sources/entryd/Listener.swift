@@ -13,6 +13,8 @@ final class Listener: @unchecked Sendable {
     let log: Log
     private let lock = NSCondition()
     private var open: Set<Int32> = []
+    /// Open sessions that serve a `more` stream (see ``stop(deadline:)``).
+    private var streaming: Set<Int32> = []
     private var stopping = false
     private var policy: AccessPolicy
     /// A pipe whose read end wakes ``run()`` for ``stop()``.
@@ -93,12 +95,18 @@ final class Listener: @unchecked Sendable {
             // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
             let caller = Peer.caller(of: client, access: policy)
             log.debug("client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
-            let session = Session(fd: client, caller: caller, handler: service, limits: limits) { [log] event in
+            let session = Session(fd: client, caller: caller, handler: service, limits: limits, onStream: { [self] in
+                lock.lock()
+                streaming.insert(client)
+                if stopping { shutdown(client, Int32(SHUT_RDWR)) }
+                lock.unlock()
+            }) { [log] event in
                 log.debug("client fd=\(client) pid=\(caller.pid): \(event)")
             }
             session.run()
             lock.lock()
             open.remove(client)
+            streaming.remove(client)
             close(client)
             lock.broadcast()
             lock.unlock()
@@ -152,7 +160,8 @@ final class Listener: @unchecked Sendable {
     }
 
     /// Stops accepting, lets each session finish the call it is in, then waits
-    /// up to `deadline` seconds for all to end.
+    /// up to `deadline` seconds for all to end. Sessions serving a `more`
+    /// stream (which has no end of its own) are cut at once.
     /// - Returns: the number of sessions still open at the deadline.
     func stop(deadline: Double) -> Int {
         lock.lock()
@@ -163,7 +172,9 @@ final class Listener: @unchecked Sendable {
         lock.lock()
         let drained = open.count
         // Ending the read side makes each session see end of stream after its current call.
-        for client in open { shutdown(client, Int32(SHUT_RD)) }
+        // A stream (Changes with `more`) never ends by itself, and its client may not be
+        // reading, leaving the session blocked in send: those are cut both ways.
+        for client in open { shutdown(client, Int32(streaming.contains(client) ? SHUT_RDWR : SHUT_RD)) }
         let until = Date(timeIntervalSinceNow: deadline)
         while !open.isEmpty { if !lock.wait(until: until) { break } }
         let left = open.count

@@ -10,6 +10,23 @@ import Testing
                                          "city": "440100", "contact_method": "email", "email": "r\(i)@example.cn"]))])
     }
 
+    @Test("a Changes stream whose client stopped reading does not hold up shutdown")
+    func unreadStreamEndsAtShutdown() throws {
+        let d = try Daemon()
+        let watcher = try d.connect()
+        try watcher.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
+        #expect(try watcher.receive().continues)
+        // Far more changes than the socket buffers hold: the stream's session blocks in send.
+        let writer = try d.connect()
+        for batch in 0..<5 {
+            let rows = (0..<1000).map { Self.row(batch * 1000 + $0) }
+            #expect(try writer.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))["added"]?.intValue == 1000)
+        }
+        let t0 = Date()
+        #expect(d.stop() == 0)
+        #expect(Date().timeIntervalSince(t0) < 5, "shutdown took \(Date().timeIntervalSince(t0)) s")
+    }
+
     @Test("20 writers with listers, exporters and Changes streams: every call succeeds")
     func busy() throws {
         let d = try Daemon()

@@ -64,7 +64,12 @@ public final class Session {
     ///   - caller: the client's credentials and role.
     ///   - limits: message size (bytes) and idle timeout (seconds) for this connection.
     ///   - log: gets short debug events (ids, never values).
-    public init(fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits, log: @escaping (String) -> Void = { _ in }) {
+    ///   - onStream: called once, when the session first sends a reply with
+    ///     `continues` (a `more` stream such as `Changes`, which has no end of
+    ///     its own: the listener cuts such sessions at shutdown).
+    public init(fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits,
+                onStream: @escaping () -> Void = {}, log: @escaping (String) -> Void = { _ in }) {
+        self.onStream = onStream
         self.fd = fd
         self.caller = caller
         self.handler = handler
@@ -72,6 +77,9 @@ public final class Session {
         self.decoder = FrameDecoder(maxMessageBytes: limits.maxMessageBytes)
         self.log = log
     }
+
+    private let onStream: () -> Void
+    private var streaming = false
 
     /// Calls started with ``CallHandler/begin(_:)`` and not yet answered, in call order.
     private var started: [(call: VarlinkCall, finish: () throws -> Void)] = []
@@ -135,6 +143,10 @@ public final class Session {
             caller: caller, call: call,
             send: { [self] r in
                 if call.oneway { return }
+                if r.continues && !streaming {
+                    streaming = true
+                    onStream()
+                }
                 do { try UnixSocket.writeAll(fd, r.encoded) } catch { alive = false; throw error }
             },
             peerHungUp: { [self] in peerHungUp() })
