@@ -32,6 +32,28 @@ import Testing
         do { _ = try JSON.parse(input) } catch { #expect(error.reason == reason) }
     }
 
+    @Test("finds a duplicate member name in objects of any size (linear check, then a set)", arguments: [2, 15, 16, 17, 40])
+    func duplicateInAnySizeObject(members: Int) throws {
+        let names = (0..<members).map { "k\($0)" }
+        let unique = "{" + names.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+        #expect(try JSON.parse(unique).objectValue?.map(\.0) == names)
+        for repeated in [names[0], names[members - 1], names[members / 2]] {
+            let text = "{" + (names + [repeated]).map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            do { _ = try JSON.parse(text); Issue.record("accepted a repeated \(repeated)") } catch {
+                #expect(error.reason == "duplicate member name")
+            }
+        }
+    }
+
+    @Test("writes strings with and without escapes, ASCII and not, whole")
+    func writesStrings() {
+        for s in ["", "plain", "用户12", "a\"b", "back\\slash", "tab\there", "🇨🇳 中国", String(repeating: "x", count: 300)] {
+            #expect((try? JSON.parse(JSON.string(s).text)) == .string(s), "\(s)")
+        }
+        #expect(JSON.object([("t", .bool(true)), ("f", .bool(false)), ("n", .null), ("i", .int(-42))]).text
+                == #"{"t":true,"f":false,"n":null,"i":-42}"#)
+    }
+
     @Test("refuses invalid UTF-8 and overlong encodings")
     func invalidUTF8() {
         for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE4, 0xB8, 0x22]] {

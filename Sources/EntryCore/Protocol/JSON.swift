@@ -109,6 +109,8 @@ extension JSON {
 }
 
 struct JSONParser {
+    /// Objects with fewer members than this are checked for duplicate keys by a linear look.
+    static let linearKeyCheck = 16
     let bytes: [UInt8]
     var i = 0
     var depth = 0
@@ -165,14 +167,21 @@ struct JSONParser {
         try enter()
         i += 1
         var members: [(String, JSON)] = []
-        var seen = Set<String>()
+        // Varlink objects are small: a linear look for a duplicate key costs less
+        // than hashing every key; a set takes over for large objects.
+        var seen: Set<String>?
         skipSpace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object(members) }
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try parseString()
-            if !seen.insert(key).inserted { throw fail("duplicate member name") }
+            if members.count < JSONParser.linearKeyCheck {
+                if members.contains(where: { $0.0 == key }) { throw fail("duplicate member name") }
+            } else {
+                if seen == nil { seen = Set(members.map(\.0)) }
+                if !seen!.insert(key).inserted { throw fail("duplicate member name") }
+            }
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
@@ -245,16 +254,23 @@ struct JSONParser {
         i += 1  // opening quote
         var out: [UInt8] = []
         var runStart = i
+        var escaped = false
         while true {
             guard i < bytes.count else { throw fail("unterminated string") }
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {
+                // Most strings have no escapes: one copy, straight from the input.
+                if !escaped {
+                    i += 1
+                    return String(decoding: bytes[runStart..<(i - 1)], as: UTF8.self)
+                }
                 out.append(contentsOf: bytes[runStart..<i])
                 i += 1
                 break
             }
             if b < 0x20 { throw fail("control character in string") }
             if b == UInt8(ascii: "\\") {
+                escaped = true
                 out.append(contentsOf: bytes[runStart..<i])
                 i += 1
                 guard i < bytes.count else { throw fail("unterminated string") }
@@ -345,7 +361,7 @@ extension JSON {
     /// control characters escaped as `\uXXXX`.
     public var encoded: [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(256)
+        out.reserveCapacity(1024)
         write(to: &out)
         return out
     }
@@ -356,9 +372,9 @@ extension JSON {
     /// Appends the compact encoding to `out`.
     public func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case .bool(let b): out.append(contentsOf: b ? Array("true".utf8) : Array("false".utf8))
-        case .int(let v): out.append(contentsOf: Array(String(v).utf8))
+        case .null: JSON.append("null", to: &out)
+        case .bool(let b): JSON.append(b ? "true" : "false", to: &out)
+        case .int(let v): out.append(contentsOf: String(v).utf8)
         case .double(let d):
             if d.isFinite { out.append(contentsOf: Array("\(d)".utf8)) } else { out.append(contentsOf: Array("null".utf8)) }
         case .string(let s): JSON.writeString(s, to: &out)
@@ -383,9 +399,24 @@ extension JSON {
 
     static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Appends the bytes of a literal without building an array.
+    static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
     /// Appends `s` as a JSON string literal.
     public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copy them whole.
+        let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "\""): out.append(0x5C); out.append(0x22)
