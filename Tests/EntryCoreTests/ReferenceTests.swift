@@ -73,6 +73,25 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         }
     }
 
+    @Test("the exact-code shortcut answers as the name index does, for every code and province")
+    func exactCodeShortcutAgreesWithIndex() {
+        for c in data.countries {
+            #expect(data.resolveCountry(c.alpha2) == data.resolveCountryByIndex(c.alpha2), "\(c.alpha2)")
+        }
+        for p in data.provinces {
+            #expect(data.resolveProvince(p.code) == data.resolveProvinceByIndex(p.code), "\(p.code)")
+            // A province code is no city, and a city code no province: both take the index path.
+            #expect(data.resolveCity(p.code, province: nil) == data.resolveCityByIndex(p.code, province: nil), "\(p.code)")
+        }
+        for city in data.cities {
+            #expect(data.resolveProvince(city.code) == data.resolveProvinceByIndex(city.code), "\(city.code)")
+            for province in [nil, city.parentCode, "440000", "110000"] {
+                #expect(data.resolveCity(city.code, province: province) == data.resolveCityByIndex(city.code, province: province),
+                        "\(city.code) in \(province ?? "any")")
+            }
+        }
+    }
+
     @Test("country input that is padded wrongly or unknown is not found")
     func countryNotFound() {
         guard case .notFound = data.resolveCountry("04") else { Issue.record("04 resolved"); return }

@@ -50,17 +50,22 @@ public struct Validator: Sendable {
         var run = ValidationRun(form: form, reference: reference, locale: locale, today: DateText.latestToday(at: now))
         run.fields = (current ?? [:]).filter { form.field(named: $0.key) != nil && !$0.value.isEmpty }
         // Cities read the province, phones the country: parse those after the rest.
-        let later: Set<FieldType> = [.city, .phone]
-        for pass in [false, true] {
-            for field in form.fields where later.contains(field.type) == pass {
-                if let raw = input[field.name] { run.apply(Validator.clean(raw, for: field.type), to: field) }
+        var known = 0
+        for later in [false, true] {
+            for field in form.fields where (field.type == .city || field.type == .phone) == later {
+                guard let raw = input[field.name] else { continue }
+                known += 1
+                run.apply(Validator.clean(raw, for: field.type), to: field)
             }
         }
         for field in form.fields where field.type == .city && input[field.name] == nil {
             run.checkStoredCity(field)
         }
         run.checkRequired()
-        var problems = form.fields.compactMap { field in run.failures[field.name]?.problem(field: field, locale: locale) }
+        var problems = run.failures.isEmpty ? []
+            : form.fields.compactMap { field in run.failures[field.name]?.problem(field: field, locale: locale) }
+        // Every input name was a field of the form (field names are unique).
+        if known == input.count { return ValidationResult(fields: run.fields, problems: problems) }
         // Unknown names are listed one by one up to a bound, then summed up, so a
         // message with thousands of made-up fields gets a reply of bounded size.
         let unknown = input.keys.filter { form.field(named: $0) == nil }.sorted()
@@ -102,6 +107,12 @@ public struct Validator: Sendable {
         return folded.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Unicode White_Space, with ASCII answered without the property tables
+    /// (in ASCII it is exactly TAB, LF, VT, FF, CR and SPACE).
+    static func isWhitespace(_ s: Unicode.Scalar) -> Bool {
+        s.isASCII ? s.value == 0x20 || (0x09...0x0D).contains(s.value) : s.properties.isWhitespace
+    }
+
     /// True when `text` is certainly NFC already and has no white space at
     /// either end, so cleaning would return it unchanged: every scalar is
     /// below U+0300 (ASCII, Latin-1 and the Latin Extended, IPA and spacing
@@ -114,7 +125,7 @@ public struct Validator: Sendable {
     static func isNFCWithoutOuterSpace(_ text: String) -> Bool {
         let scalars = text.unicodeScalars
         guard let first = scalars.first, let last = scalars.last,
-              !first.properties.isWhitespace, !last.properties.isWhitespace else { return false }
+              !isWhitespace(first), !isWhitespace(last) else { return false }
         return scalars.allSatisfy { s in
             s.value < 0x300 || (0x4E00...0x9FFF).contains(s.value) || (0x3400...0x4DBF).contains(s.value)
         }

@@ -13,6 +13,13 @@ extension ReferenceData {
     /// English or Chinese name, alias (`Turkey`, `UK`) or flag emoji, in any
     /// case and with or without accents (`Turkiye`).
     public func resolveCountry(_ input: String) -> LookupResult<Country> {
+        // What a picker sends, the canonical code itself, needs no index.
+        if input.utf8.count == 2, let country = country(alpha2: input) { return .found(country) }
+        return resolveCountryByIndex(input)
+    }
+
+    /// ``resolveCountry(_:)`` through the name index alone (no exact-code shortcut).
+    func resolveCountryByIndex(_ input: String) -> LookupResult<Country> {
         let padded = input.first?.isWhitespace == true || input.last?.isWhitespace == true
         var text = padded ? input.trimmingCharacters(in: .whitespacesAndNewlines) : input
         if (1...2).contains(text.count), text.allSatisfy(\.isASCIIDigit), text.first != "0" {
@@ -27,6 +34,12 @@ extension ReferenceData {
     /// pinyin. English names win over pinyin: `Shanxi` is 山西 (140000) and
     /// `Shaanxi` 陕西 (610000), although both have the pinyin `shanxi`.
     public func resolveProvince(_ input: String) -> LookupResult<Division> {
+        if input.utf8.count == 6, let province = division(code: input), province.level == .province { return .found(province) }
+        return resolveProvinceByIndex(input)
+    }
+
+    /// ``resolveProvince(_:)`` through the name index alone (no exact-code shortcut).
+    func resolveProvinceByIndex(_ input: String) -> LookupResult<Division> {
         resolve(MatchKey(input), in: provinceIndex, rows: provinces)
     }
 
@@ -45,6 +58,15 @@ extension ReferenceData {
     ///   `.notFound` carries near matches; for a retired code (`371200`), its
     ///   current successors (``RetiredDivision/replacedBy``).
     public func resolveCity(_ input: String, province: String?) -> LookupResult<Division> {
+        if input.utf8.count == 6, let city = division(code: input), city.level == .city,
+           province == nil || city.parentCode == province {
+            return .found(city)
+        }
+        return resolveCityByIndex(input, province: province)
+    }
+
+    /// ``resolveCity(_:province:)`` through the name index alone (no exact-code shortcut).
+    func resolveCityByIndex(_ input: String, province: String?) -> LookupResult<Division> {
         let key = MatchKey(input)
         let result = resolve(key, in: cityIndex, rows: cities, accept: { province == nil || $0.parentCode == province })
         if case .notFound = result, let retired = retiredDivision(code: key.text) {
