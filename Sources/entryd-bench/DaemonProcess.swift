@@ -22,7 +22,10 @@ final class DaemonProcess {
     /// Starts entryd and waits until its socket answers (up to 120 s).
     /// - Throws: ``BenchFailure`` when it exits or does not listen in time.
     func start() throws {
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        // Appends, so a restart keeps the first run's log.
+        if !FileManager.default.fileExists(atPath: logPath) {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
         let log = FileHandle(forWritingAtPath: logPath)
         log?.seekToEndOfFile()
         let p = Process()

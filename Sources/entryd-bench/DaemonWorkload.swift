@@ -8,22 +8,21 @@ struct DaemonWorkload {
     let counter: Counter
 
     /// Durable Add from one client, one call at a time, for `seconds`.
-    /// - Returns: adds per second and the latency of each call.
-    func addOneClient(seconds: Double) throws -> (rate: Double, latencies: Latencies, errors: Int) {
+    /// - Returns: the adds made, the latency of each call and the error replies.
+    func addOneClient(seconds: Double) throws -> OneAtATime {
         let client = try RawClient(path: socket)
         let calls = (0..<4096).map { _ in Fixture.addCall(counter.next()) }
-        var lat = Latencies()
-        var errors = 0
-        var done = 0
+        var result = OneAtATime()
         let t0 = now()
         while now() - t0 < seconds {
             let t = now()
-            try client.send(calls[done % calls.count])
-            if RawClient.isError(try client.receive()) { errors += 1 }
-            lat.add(now() - t)
-            done += 1
+            try client.send(calls[result.calls % calls.count])
+            if RawClient.isError(try client.receive()) { result.errors += 1 }
+            result.latencies.add(now() - t)
+            result.calls += 1
         }
-        return (Double(done) / (now() - t0), lat, errors)
+        result.seconds = now() - t0
+        return result
     }
 
     /// Durable Add from `clients` connections, each keeping `window` calls in

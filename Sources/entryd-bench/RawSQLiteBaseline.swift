@@ -88,20 +88,20 @@ final class RawSQLiteBaseline {
     }
 
     /// One durable transaction per entry for `seconds`.
-    /// - Returns: transactions per second and the latency of each.
-    func oneTransactionPerEntry(seconds: Double, numbers: Counter) throws -> (rate: Double, latencies: Latencies) {
-        var lat = Latencies()
-        var done = 0
+    /// - Returns: the transactions made and the latency of each.
+    func oneTransactionPerEntry(seconds: Double, numbers: Counter) throws -> OneAtATime {
+        var result = OneAtATime()
         let t0 = now()
         while now() - t0 < seconds {
             let t = now()
             try exec("BEGIN IMMEDIATE")
             try insert(numbers.next())
             try exec("COMMIT")
-            lat.add(now() - t)
-            done += 1
+            result.latencies.add(now() - t)
+            result.calls += 1
         }
-        return (Double(done) / (now() - t0), lat)
+        result.seconds = now() - t0
+        return result
     }
 
     /// Durable transactions of `batch` entries each for `seconds`.

@@ -15,6 +15,23 @@ struct Latencies {
     }
 }
 
+/// Calls made one at a time (no pipelining): how many, in how long, and the
+/// latency of each; rounds of the same phase merge.
+struct OneAtATime {
+    var calls = 0
+    var seconds = 0.0
+    var errors = 0
+    var latencies = Latencies()
+    /// Calls per second over every round.
+    var rate: Double { seconds > 0 ? Double(calls) / seconds : 0 }
+    mutating func merge(_ other: OneAtATime) {
+        calls += other.calls
+        seconds += other.seconds
+        errors += other.errors
+        latencies.merge(other.latencies)
+    }
+}
+
 /// Monotonic seconds (CLOCK_MONOTONIC).
 func now() -> Double {
     var ts = timespec()
