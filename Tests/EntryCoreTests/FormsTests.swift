@@ -124,6 +124,9 @@ import Testing
         #expect(Display.render(form: form, fields: laiwu, locale: .zh)["region"] == "山东省-莱芜市（已撤销）")
         #expect(Display.render(form: form, fields: laiwu, locale: .en)["city"] == "Laiwu (retired)")
         #expect(Display.render(form: form, fields: [:], locale: .en).isEmpty)
+        #expect(Display.region(province: nil, city: "440100", locale: .en) == "Guangzhou")
+        #expect(Display.region(province: "", city: "", locale: .zh) == "")
+        #expect(Display.render(form: form, fields: ["country": "ZZ"], locale: .en)["country"] == "ZZ")
     }
 
     @Test("options list picker rows, filtered by parent and query")

@@ -4,6 +4,20 @@ import Testing
 
 /// Merge, idempotence, clock skew and convergence of the sync core (store level, no sockets).
 @Suite struct SyncTests {
+    @Test("an HLC writes as 16 lowercase hex digits and reads back")
+    func hlcText() {
+        var rng = SystemRandomNumberGenerator()
+        let values: [(UInt64, UInt16)] = [(0, 0), (0xFFFF_FFFF_FFFF, 0xFFFF), (1, 0), (0, 1), (0x19A_BCDE_F012, 0x0A0B)]
+            + (0..<200).map { _ in (UInt64.random(in: 0...0xFFFF_FFFF_FFFF, using: &rng), UInt16.random(in: 0...0xFFFF, using: &rng)) }
+        for (ms, counter) in values {
+            let hlc = HLC(milliseconds: ms, counter: counter)
+            let expected = String(hlc.rawValue, radix: 16)
+            #expect(hlc.description == String(repeating: "0", count: 16 - expected.count) + expected)
+            #expect(HLC(hlc.description) == hlc)
+        }
+        #expect(HLC.zero.description == "0000000000000000")
+    }
+
     let layout = FieldLayout.registration
     func origin(_ actor: String) -> WriteOrigin { WriteOrigin(actor: actor) }
 

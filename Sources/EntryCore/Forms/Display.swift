@@ -17,11 +17,12 @@ public enum Display {
     public static func render(form: FormDefinition, fields: [String: String], locale: EntryLocale,
                               reference: ReferenceData = .shared) -> [String: String] {
         var display: [String: String] = [:]
+        display.reserveCapacity(fields.count + 1)
         for field in form.fields {
             guard let value = fields[field.name], !value.isEmpty else { continue }
             switch field.type {
             case .country:
-                display[field.name] = reference.country(alpha2: value).map { "\($0.flag) \($0.name(in: locale))" } ?? value
+                display[field.name] = reference.countryLabel(alpha2: value, locale: locale) ?? value
             case .province, .city:
                 display[field.name] = reference.displayName(forDivisionCode: value, locale: locale)
             case .choice:
@@ -45,9 +46,14 @@ public enum Display {
     /// ``ReferenceData/displayName(forDivisionCode:locale:)``.
     public static func region(province: String?, city: String?, locale: EntryLocale,
                               reference: ReferenceData = .shared) -> String {
-        let names = [province, city].compactMap { code in
+        let name = { (code: String?) in
             code.flatMap { $0.isEmpty ? nil : reference.displayName(forDivisionCode: $0, locale: locale) }
         }
-        return locale == .zh ? names.joined(separator: "-") : names.reversed().joined(separator: ", ")
+        switch (name(province), name(city)) {
+        case let (p?, c?): return locale == .zh ? p + "-" + c : c + ", " + p
+        case let (p?, nil): return p
+        case let (nil, c?): return c
+        case (nil, nil): return ""
+        }
     }
 }

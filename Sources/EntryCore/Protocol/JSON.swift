@@ -70,7 +70,11 @@ public enum JSON: Sendable, Equatable {
 
     /// An object of string values, keys sorted for a stable wire form.
     public static func stringMap(_ map: [String: String]) -> JSON {
-        .object(map.sorted(by: { $0.key < $1.key }).map { ($0.key, .string($0.value)) })
+        var members: [(String, JSON)] = []
+        members.reserveCapacity(map.count)
+        for (key, value) in map { members.append((key, .string(value))) }
+        members.sort { $0.0 < $1.0 }
+        return .object(members)
     }
 }
 

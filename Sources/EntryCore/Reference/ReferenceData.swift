@@ -23,6 +23,8 @@ public final class ReferenceData: Sendable {
     public let callingCodes: Set<String>
 
     private let countryByAlpha2: [String: Int]
+    /// `flag name` of each country (same order as ``countries``), English and Chinese.
+    private let countryLabels: (en: [String], zh: [String])
     private let divisionByCode: [String: Division]
     private let retiredByCode: [String: RetiredDivision]
     private let citiesByProvince: [String: [Division]]
@@ -45,6 +47,7 @@ public final class ReferenceData: Sendable {
         cities = divisions.filter { $0.level == .city }
         callingCodes = Set(countries.map(\.callingCode).filter { !$0.isEmpty })
         countryByAlpha2 = Dictionary(uniqueKeysWithValues: countries.enumerated().map { ($1.alpha2, $0) })
+        countryLabels = (countries.map { "\($0.flag) \($0.nameEN)" }, countries.map { "\($0.flag) \($0.nameZH)" })
         divisionByCode = Dictionary(uniqueKeysWithValues: divisions.map { ($0.code, $0) })
         retiredByCode = Dictionary(uniqueKeysWithValues: TSVTable(retiredText).rows.map {
             let row = RetiredDivision(row: $0)
@@ -94,6 +97,12 @@ public final class ReferenceData: Sendable {
     /// The country with this alpha-2 code (exact, upper case), or `nil`.
     public func country(alpha2: String) -> Country? {
         countryByAlpha2[alpha2].map { countries[$0] }
+    }
+
+    /// The picker label of a country, its flag and name in `locale`
+    /// (`🇨🇳 China`, `🇨🇳 中国`), built once; `nil` for an unknown code.
+    public func countryLabel(alpha2: String, locale: EntryLocale) -> String? {
+        countryByAlpha2[alpha2].map { locale == .zh ? countryLabels.zh[$0] : countryLabels.en[$0] }
     }
 
     /// The current province or city with this 6-digit code, or `nil` (also for

@@ -206,6 +206,7 @@ extension EntryService {
     /// Names of the peers that hold the entry's latest change: those whose push
     /// checkpoint has passed it, and the peer where it was made.
     func syncedTo(_ e: StoredEntry, peers: [PeerState]) -> [String] {
+        guard !peers.isEmpty else { return [] }
         let latestNode = (Array(e.clocks.values) + [e.deletedClock].compactMap { $0 }).max()?.node
         return peers.filter { $0.pushedSeq >= e.seq || ($0.node != nil && $0.node == latestNode) }.map(\.name)
     }

@@ -29,8 +29,10 @@ public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// 16 lowercase hex digits.
     public var description: String {
-        let hex = String(rawValue, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        String(unsafeUninitializedCapacity: 16) { out in
+            for k in 0..<16 { out[k] = JSON.hexDigits[Int(truncatingIfNeeded: rawValue >> (60 - 4 * UInt64(k))) & 0xF] }
+            return 16
+        }
     }
 
     /// Time order: by milliseconds, then counter (the packed 64-bit value).
