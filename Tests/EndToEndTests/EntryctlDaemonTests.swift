@@ -134,7 +134,7 @@ import EntryCore
         let lines = outcome.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
         let table = lines.prefix(3)
-        #expect(Set(table.map { DisplayWidth.of($0) }).count == 1, "\(outcome.stdout)")
+        #expect(table.allSatisfy { $0.last != " " }, "\(outcome.stdout)")
         #expect(table[1].hasPrefix("\(Fixtures.id)  李雷      1990-05-17  🇨🇳 中国    广东省-广州市"))
         #expect(table[2].contains("ann@example.com"))
         #expect(lines[3] == "共 2 条，显示 2 条")

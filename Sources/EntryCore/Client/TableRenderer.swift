@@ -47,7 +47,7 @@ public struct TableRenderer: Sendable {
         self.showsHeader = showsHeader
     }
 
-    /// The table's lines, without line terminators.
+    /// The table's lines, without line terminators or trailing spaces.
     ///
     /// - Parameter rows: one array of cells per row; a row with fewer cells than
     ///   there are columns is filled with empty cells. More cells than columns
@@ -67,9 +67,12 @@ public struct TableRenderer: Sendable {
             for (k, text) in line.enumerated() { widths[k] = max(widths[k], DisplayWidth.of(text)) }
         }
         return cells.map { line in
-            line.enumerated().map { k, text in
+            var text = line.enumerated().map { k, text in
                 DisplayWidth.padded(text, to: widths[k], alignment: columns[k].alignment)
             }.joined(separator: separator)
+            // No trailing blanks: padding only lines up the columns after a cell.
+            while text.last == " " { text.removeLast() }
+            return text
         }
     }
 
