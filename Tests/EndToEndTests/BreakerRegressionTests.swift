@@ -54,12 +54,23 @@ import Testing
         let c = try d.connect()
         do {
             _ = try c.call("io.entryd.Entries.List", .object([("filter", .object([("country", .string("Atlantis")),
-                                                                                ("updatedSince", .string("yesterday"))]))]))
+                                                                                ("updatedSince", .string("yesterday"))])),
+                                                                ("locale", .string("en"))]))
             Issue.record("bad filters were accepted")
         } catch let e as WireError {
             #expect(e.name == "io.entryd.Entries.ValidationFailed")
             let fields = Set((e.parameters["problems"]?.arrayValue ?? []).compactMap { $0["field"]?.stringValue })
             #expect(fields == ["country", "updatedSince"])
+            let message = (e.parameters["problems"]?.arrayValue ?? []).first { $0["field"]?.stringValue == "updatedSince" }?["message"]
+            #expect(message?.stringValue == "The updatedSince filter 'yesterday' is not a valid RFC 3339 time; use 2026-01-31T08:00:00Z.")
+        }
+        do {
+            _ = try c.call("io.entryd.Entries.List", .object([("filter", .object([("bornFrom", .string("1990-13-01"))])),
+                                                                ("locale", .string("zh"))]))
+            Issue.record("a bad bornFrom was accepted")
+        } catch let e as WireError {
+            #expect(e.parameters["problems"]?.arrayValue?.first?["message"]?.stringValue
+                    == "筛选条件 bornFrom 的值“1990-13-01”不是有效的日期，格式应为 YYYY-MM-DD。")
         }
         #expect(throws: WireError.invalidParameter("parent")) {
             _ = try c.call("io.entryd.Forms.Options", .object([("field", .string("city")), ("parent", .string("zzz"))]))

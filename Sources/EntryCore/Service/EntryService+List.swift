@@ -75,7 +75,7 @@ extension EntryService {
         for key in ["bornFrom", "bornTo"] {
             guard let text = try f.optionalString(key), !text.isEmpty else { continue }
             guard let date = try? DateText.parseDate(MatchKey.foldFullWidth(text.trimmingCharacters(in: .whitespaces))) else {
-                problems.append(FilterProblems.invalid(key, locale))
+                problems.append(FilterProblems.invalid(key, text, locale))
                 continue
             }
             if key == "bornFrom" { query.bornFrom = date } else { query.bornTo = date }
@@ -88,7 +88,7 @@ extension EntryService {
             if let ms = Timestamp.milliseconds(rfc3339: text) {
                 query.updatedSince = Timestamp.rfc3339(milliseconds: ms)
             } else {
-                problems.append(FilterProblems.invalid("updatedSince", locale))
+                problems.append(FilterProblems.invalid("updatedSince", text, locale))
             }
         }
         if !problems.isEmpty { throw WireError.validationFailed(problems) }
@@ -109,9 +109,16 @@ enum FilterProblems {
                 suggestions: suggestions)
     }
 
-    static func invalid(_ key: String, _ locale: EntryLocale) -> Problem {
-        Problem(field: key, code: .invalidFormat, message: locale == .zh
-                ? "筛选条件 \(key) 的格式无效。" : "The \(key) filter is not a valid date or time.")
+    /// A filter value that is not a date (`bornFrom`, `bornTo`: YYYY-MM-DD) or
+    /// a time (`updatedSince`: RFC 3339); the message shows the value (cut at
+    /// 64 characters) and the form expected.
+    static func invalid(_ key: String, _ text: String, _ locale: EntryLocale) -> Problem {
+        let shown = text.count > 64 ? String(text.prefix(64)) + "…" : text
+        let isTime = key == "updatedSince"
+        let form = isTime ? "2026-01-31T08:00:00Z" : "YYYY-MM-DD"
+        return Problem(field: key, code: .invalidFormat, message: locale == .zh
+            ? "筛选条件 \(key) 的值“\(shown)”不是有效的\(isTime ? "时间" : "日期")，格式应为 \(form)。"
+            : "The \(key) filter '\(shown)' is not a valid \(isTime ? "RFC 3339 time" : "date"); use \(form).")
     }
 }
 
