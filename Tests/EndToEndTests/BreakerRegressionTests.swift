@@ -72,6 +72,25 @@ import Testing
             #expect(e.parameters["problems"]?.arrayValue?.first?["message"]?.stringValue
                     == "筛选条件 bornFrom 的值“1990-13-01”不是有效的日期，格式应为 YYYY-MM-DD。")
         }
+        // A city outside the province filter is a parent mismatch (one row matched, not several).
+        do {
+            _ = try c.call("io.entryd.Entries.List", .object([("filter", .object([("province", .string("110000")),
+                                                                                ("city", .string("440100"))])),
+                                                                ("locale", .string("en"))]))
+            Issue.record("a city outside its province filter was accepted")
+        } catch let e as WireError {
+            let problem = e.parameters["problems"]?.arrayValue?.first
+            #expect(problem?["code"]?.stringValue == "parent-mismatch" && problem?["field"]?.stringValue == "city")
+            #expect(problem?["message"]?.stringValue == "The city filter '440100' is not in the chosen province (Beijing).")
+        }
+        // A retired city code (which stored entries keep) filters; outside its province it is a mismatch.
+        #expect(try c.call("io.entryd.Entries.List", .object([("filter", .object([("city", .string("371200"))]))]))["total"]?.intValue == 0)
+        #expect(try c.call("io.entryd.Entries.List", .object([("filter", .object([("province", .string("370000")),
+                                                                                   ("city", .string("371200"))]))]))["total"]?.intValue == 0)
+        #expect(throws: WireError.self) {
+            _ = try c.call("io.entryd.Entries.List", .object([("filter", .object([("province", .string("440000")),
+                                                                                ("city", .string("371200"))]))]))
+        }
         #expect(throws: WireError.invalidParameter("parent")) {
             _ = try c.call("io.entryd.Forms.Options", .object([("field", .string("city")), ("parent", .string("zzz"))]))
         }

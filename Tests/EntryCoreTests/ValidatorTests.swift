@@ -219,6 +219,23 @@ extension FormsTests {
             #expect(cleared.problems == [] && cleared.fields["email"] == "a@b.cn")
         }
 
+        @Test("clearing the province alone under a stored city is refused, not undone in silence")
+        func clearingProvinceUnderStoredCity() {
+            #expect(base["city"] != nil && base["province"] != nil)
+            let alone = validator.validate(form: form, input: ["province": ""], current: base, locale: .en, now: now)
+            #expect(alone.problems.map(\.field) == ["province"] && alone.problems.map(\.code) == [.required])
+            #expect(alone.problems.first?.message.contains("cannot be cleared alone") == true)
+            let zh = validator.validate(form: form, input: ["province": " "], current: base, locale: .zh, now: now)
+            #expect(zh.problems.first?.message.hasPrefix("不能只清空") == true)
+            // Clearing both, or leaving the province out (the city sets it), is fine.
+            let both = validator.validate(form: form, input: ["province": "", "city": "", "country": "US"], current: base, locale: .en, now: now)
+            #expect(both.problems == [] && both.fields["province"] == nil && both.fields["city"] == nil)
+            var cityOnly = base
+            cityOnly["province"] = nil
+            let inferred = validator.validate(form: form, input: ["name": "Li"], current: cityOnly, locale: .en, now: now)
+            #expect(inferred.problems == [] && inferred.fields["province"] == base["province"])
+        }
+
         @Test("a misspelt field name is refused with the nearest field names in the message")
         func misspeltFieldSuggested() {
             let result = check(["nmae": "张三", "brithday": "1990-01-01", "zzzzzzzz": "1"])

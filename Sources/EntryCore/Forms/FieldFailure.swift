@@ -36,6 +36,8 @@ enum ProblemReason: Sendable, Equatable {
     case notInProvince(province: String)
     case provinceAsCity(province: String)
     case provinceHasNoCities(province: String)
+    /// The province was cleared while the stored city (named) lies in it.
+    case cityNeedsProvince(city: String)
     case phoneCharacters
     case phoneTooLong
     case phoneTooShort
@@ -76,6 +78,7 @@ enum ProblemReason: Sendable, Equatable {
         case .notInProvince(let province): return "\(label)不属于所选省份“\(province)”，请选择该省份的城市或更改省份。"
         case .provinceAsCity(let province): return "\(province)是省级单位，\(label)请选择它下辖的城市或区县，例如下面的建议。"
         case .provinceHasNoCities(let province): return "“\(province)”没有下级城市，请将\(label)留空。"
+        case .cityNeedsProvince(let city): return "不能只清空\(label)：已存的城市“\(city)”属于它；请同时清空城市，或同时改选省份和城市。"
         case .phoneCharacters: return "\(label)只能包含数字、空格、连字符、点、括号和开头的 +，例如 +86 138 0013 8000。"
         case .phoneTooLong: return "\(label)连同国家代码超过 15 位数字（E.164 上限），请检查号码。"
         case .phoneTooShort: return "\(label)位数太少，请填写完整号码。"
@@ -110,6 +113,7 @@ enum ProblemReason: Sendable, Equatable {
         case .notInProvince(let province): return "\(label) is not in the chosen province (\(province)); pick one of its cities or change the province."
         case .provinceAsCity(let province): return "\(province) is a province-level unit; for \(label) choose one of its cities, districts or counties, such as those suggested."
         case .provinceHasNoCities(let province): return "\(province) has no cities in the list; leave \(label) empty."
+        case .cityNeedsProvince(let city): return "\(label) cannot be cleared alone: the stored city \(city) lies in it; clear the city too, or change the province and city together."
         case .phoneCharacters: return "\(label) may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."
         case .phoneTooLong: return "\(label) has more than 15 digits with its country code (the E.164 limit); check the number."
         case .phoneTooShort: return "\(label) is too short; give the full number."

@@ -59,7 +59,7 @@ public struct Validator: Sendable {
             }
         }
         for field in form.fields where field.type == .city && input[field.name] == nil {
-            run.checkStoredCity(field)
+            run.checkStoredCity(field, parentCleared: field.parent.map { input[$0] != nil } ?? false)
         }
         run.checkRequired()
         var problems = run.failures.isEmpty ? []
@@ -157,12 +157,18 @@ struct ValidationRun {
     }
 
     /// A stored city (not in the input) must still lie in the province, which
-    /// the input may have changed; with no province, the city sets it.
-    mutating func checkStoredCity(_ field: FieldDefinition) {
+    /// the input may have changed; with no province, the city sets it, unless
+    /// the input cleared the province (`parentCleared`): that is refused, as
+    /// the stored city would be left without its province.
+    mutating func checkStoredCity(_ field: FieldDefinition, parentCleared: Bool) {
         guard let parent = field.parent, let city = fields[field.name], failures[parent] == nil,
               let cityProvince = reference.provinceCode(ofCity: city) else { return }
         guard let province = fields[parent] else {
-            fields[parent] = cityProvince
+            if parentCleared {
+                failures[parent] = FieldFailure(code: .required, reason: .cityNeedsProvince(city: divisionName(city)))
+            } else {
+                fields[parent] = cityProvince
+            }
             return
         }
         do throws(FieldFailure) {

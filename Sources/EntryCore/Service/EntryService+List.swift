@@ -67,9 +67,21 @@ extension EntryService {
         if let text = try f.optionalString("city"), !text.isEmpty {
             switch reference.resolveCity(text, province: query.province) {
             case .found(let d): query.city = d.code
-            case .ambiguous(let rows), .wrongParent(let rows):
+            case .ambiguous(let rows):
                 problems.append(FilterProblems.ambiguous("city", text, rows.map(\.code), locale))
-            case .notFound(let near): problems.append(FilterProblems.notInList("city", text, near.map(\.code), locale))
+            case .wrongParent(let rows):
+                problems.append(FilterProblems.notInProvince(text, query.province ?? "", rows.map(\.code), locale))
+            case .notFound(let near):
+                // Stored entries may hold a retired city code (they stay valid): it filters too.
+                if let retired = reference.retiredDivision(code: text.trimmingCharacters(in: .whitespaces)) {
+                    if let province = query.province, retired.parentCode != province {
+                        problems.append(FilterProblems.notInProvince(text, province, [], locale))
+                    } else {
+                        query.city = retired.code
+                    }
+                } else {
+                    problems.append(FilterProblems.notInList("city", text, near.map(\.code), locale))
+                }
             }
         }
         for key in ["bornFrom", "bornTo"] {
@@ -101,6 +113,15 @@ enum FilterProblems {
         Problem(field: key, code: .notInList, message: locale == .zh
                 ? "筛选条件 \(key) 的值“\(text)”不在列表中。" : "The \(key) filter '\(text)' is not in the list.",
                 suggestions: suggestions)
+    }
+
+    /// A city filter outside the province filter (`parent-mismatch`), with the
+    /// cities of that name elsewhere as suggestions.
+    static func notInProvince(_ text: String, _ province: String, _ suggestions: [String], _ locale: EntryLocale) -> Problem {
+        let name = ReferenceData.shared.displayName(forDivisionCode: province, locale: locale)
+        return Problem(field: "city", code: .parentMismatch, message: locale == .zh
+            ? "筛选条件 city 的值“\(text)”不属于所选省份“\(name)”。" : "The city filter '\(text)' is not in the chosen province (\(name)).",
+            suggestions: suggestions)
     }
 
     static func ambiguous(_ key: String, _ text: String, _ suggestions: [String], _ locale: EntryLocale) -> Problem {
