@@ -56,7 +56,7 @@ enum EntryCtl {
 
     /// `entryctl help [COMMAND]`.
     private static func help(_ arguments: [String]) throws -> Int32 {
-        guard let name = arguments.first, name != "--help", name != "-h" else { Terminal.out(Help.main); return 0 }
+        guard let name = arguments.first, name != "--help", name != "-h", name != "help" else { Terminal.out(Help.main); return 0 }
         guard arguments.count == 1 else { throw UsageError("help takes one command name") }
         guard let command = Help.command(named: name) else { throw UsageError("unknown command '\(name)'") }
         Terminal.out(Help.text(for: command))

@@ -29,6 +29,7 @@ import EntryCore
         }
         #expect(try Run.entryctl(["-h"]).stdout == outcome.stdout)
         #expect(try Run.entryctl(["help"]).stdout == outcome.stdout)
+        #expect(try Run.entryctl(["help", "help"]).stdout == outcome.stdout)
     }
 
     @Test("every command has --help with usage, options and an example (exit 0)", arguments: [

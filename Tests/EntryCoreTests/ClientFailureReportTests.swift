@@ -53,10 +53,19 @@ import Testing
         #expect(report.exitCode == .dataError)
         #expect(report.lines == [
             "the values were not accepted (3 problems):",
-            "  country: [not-in-list] 没有找到“Chna”。 (did you mean: CN 🇨🇳 中国, CL 🇨🇱 智利?)",
+            "  country: [not-in-list] 没有找到“Chna”。 (did you mean: CN 🇨🇳 China, CL 🇨🇱 Chile?)",
             "  phone: [required] 请填写电话。",
             "  (entry): [ambiguous] whole entry",
         ])
+    }
+
+    @Test("suggested codes are named in the report's locale")
+    func suggestionsInLocale() {
+        #expect(FailureReport.describe("CN", locale: .zh) == "CN 🇨🇳 中国")
+        #expect(FailureReport.describe("440100", locale: .zh) == "440100 广东省 广州市")
+        #expect(FailureReport.describe("440100", locale: .en) == "440100 Guangzhou, Guangdong")
+        #expect(FailureReport.describe("440000", locale: .en) == "440000 Guangdong")
+        #expect(FailureReport.describe("phone", locale: .en) == "phone")
     }
 
     @Test("a problem code this client does not know is still shown")

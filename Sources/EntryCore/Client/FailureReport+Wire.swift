@@ -82,20 +82,25 @@ extension FailureReport {
             let message = problem["message"]?.stringValue ?? ""
             let suggestions = problem["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? []
             var line = "  \(field.isEmpty ? "(entry)" : field): [\(code)] \(message)"
-            if !suggestions.isEmpty { line += " (\(meant): \(suggestions.map(describe).joined(separator: ", "))?)" }
+            if !suggestions.isEmpty { line += " (\(meant): \(suggestions.map { describe($0, locale: locale) }.joined(separator: ", "))?)" }
             lines.append(DisplayWidth.sanitized(line))
         }
         return FailureReport(exitCode: .dataError, lines: lines)
     }
 
-    /// A suggested canonical value with its name, from the reference data this
-    /// client carries: `CN 🇨🇳 中国`, `440100 广东省 广州市`; other values as they are.
-    public static func describe(_ value: String) -> String {
+    /// A suggested canonical value with its name in `locale`, from the reference
+    /// data this client carries: zh `CN 🇨🇳 中国`, `440100 广东省 广州市`; en
+    /// `CN 🇨🇳 China`, `440100 Guangzhou, Guangdong`; other values as they are.
+    public static func describe(_ value: String, locale: EntryLocale = .zh) -> String {
         let reference = ReferenceData.shared
-        if let country = reference.country(alpha2: value) { return "\(value) \(country.flag) \(country.nameZH)" }
+        if let label = reference.countryLabel(alpha2: value, locale: locale) { return "\(value) \(label)" }
         if let division = reference.division(code: value) {
-            let province = division.parentCode.flatMap(reference.division(code:)).map { $0.nameZH + " " } ?? ""
-            return "\(value) \(province)\(division.nameZH)"
+            let province = division.parentCode.flatMap(reference.division(code:))
+            switch (locale, province) {
+            case (.zh, let p?): return "\(value) \(p.nameZH) \(division.nameZH)"
+            case (.en, let p?): return "\(value) \(division.nameEN), \(p.nameEN)"
+            case (_, nil): return "\(value) \(division.name(in: locale))"
+            }
         }
         return value
     }

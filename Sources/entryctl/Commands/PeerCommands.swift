@@ -46,7 +46,9 @@ enum PeerCommands {
                     func s(_ k: String) -> String { c[k]?.stringValue ?? "" }
                     // Values with their names; nodes by the end of their id (the start is a time stamp).
                     func value(_ k: String, _ node: String) -> String {
-                        "\(FailureReport.describe(s(k))) (node …\(s(node).suffix(8)))"
+                        let locale = session.globals.locale
+                        let shown = s(k).isEmpty ? (locale == .zh ? "（空）" : "(empty)") : FailureReport.describe(s(k), locale: locale)
+                        return "\(shown) (node …\(s(node).suffix(8)))"
                     }
                     return [s("id"), s("entry"), s("field"), value("kept", "keptNode"), value("lost", "lostNode"),
                             c["resolved"]?.boolValue == true ? "yes" : "no"]
