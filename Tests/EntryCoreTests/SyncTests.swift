@@ -74,6 +74,32 @@ import Testing
         for node in n { #expect(try node.history(e.id).contains { $0.fields["name"] == conflicts[0].lost }) }
     }
 
+    @Test("a copy imported on another node, then synced: no conflict for values their own node had replaced; a real difference still is one")
+    func importedCopyThenSync() throws {
+        let (n, dbs) = try nodes(2)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        // Node 0 creates and edits; node 1 gets the final values by import (same id, its own create).
+        let e = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷", "country": "CN", "province": "440000",
+                                                                         "city": "440300", "contact_method": "email", "email": "a@x.cn"],
+                                layout: layout, origin: origin("a")).entry
+        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["name"] = "李雷雷"; return f }
+        let final = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) {
+            var f = $0.fields; f["city"] = "440100"; f["contact_method"] = "phone"; f["email"] = ""; f["phone"] = "+8613800138000"; return f
+        }
+        _ = try n[1].create(form: "registration", id: e.id, fields: final.fields, layout: layout, origin: origin("b"))
+        let r = try sync(n[1], n[0])
+        #expect(r.conflicts == 0)
+        for node in n {
+            #expect(try node.conflicts(entry: nil, includeResolved: false).isEmpty)
+            #expect(try node.get(e.id)?.fields == final.fields)
+        }
+        // A later edit on node 0 made concurrently with one on node 1 is still a conflict, counted once.
+        _ = try n[0].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["name"] = "A"; return f }
+        _ = try n[1].update(id: e.id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["name"] = "B"; return f }
+        #expect(try sync(n[1], n[0]).conflicts == 1)
+        for node in n { #expect(try node.conflicts(entry: nil, includeResolved: false).map(\.field) == ["name"]) }
+    }
+
     @Test("Resolve with useLost writes the losing group back as a new change, which then syncs; without it only marks resolved")
     func resolveConflict() throws {
         let (n, dbs, e) = try concurrentRegionEdits()

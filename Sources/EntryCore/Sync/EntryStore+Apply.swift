@@ -4,7 +4,9 @@ public struct ApplyResult: Sendable, Equatable {
     public var applied = 0
     /// Changes already in the change log (received before, directly or through another node).
     public var skipped = 0
-    /// Conflict records created (concurrent writes of the same register).
+    /// Conflict records created by the batch and still open at its end
+    /// (concurrent writes of the same register; one that a later change of the
+    /// same batch superseded is not counted).
     public var conflicts = 0
     /// This node's highest seq after the batch.
     public var seq: Int64 = 0
@@ -50,6 +52,7 @@ extension EntryStore {
                 throw ClockSkewError(node: change.node, aheadMs: Int64(change.hlc.milliseconds - wall))
             }
             var result = ApplyResult()
+            var created: [String] = []
             for change in changes {
                 if try ctx.isLogged(change) {
                     result.skipped += 1
@@ -59,9 +62,10 @@ extension EntryStore {
                 var logged = change
                 logged.via = via
                 try ctx.append(&logged)  // first, so the merged entry records its seq
-                result.conflicts += try ctx.merge(change, layout: layout(change.form))
+                created += try ctx.merge(change, layout: layout(change.form))
                 result.applied += 1
             }
+            result.conflicts = try ctx.openCount(of: created)
             try afterApply?(ctx.db)
             result.seq = ctx.lastSeq
             return result
@@ -91,13 +95,32 @@ extension WriteContext {
         }
     }
 
-    /// Merges one received change into its entry. Returns the number of conflict records made.
-    func merge(_ change: ChangeRecord, layout: FieldLayout) throws -> Int {
+    /// Marks resolved the open conflicts of `entry` whose lost write of one of
+    /// `fields` had HLC `base`: a change based on that write has seen it and
+    /// replaced it (on its own node), so its value is no longer lost. The
+    /// replacing change competes with the kept write in its own right.
+    func supersedeLost(entry: String, fields: [String], base: HLC) throws {
+        let statement = try db.statement(
+            "UPDATE conflicts SET resolved = 1 WHERE entry = ? AND field = ? AND lost_hlc = ? AND resolved = 0")
+        for field in fields { try statement.run([.text(entry), .text(field), .text(base.description)]) }
+    }
+
+    /// How many of the conflicts `ids` are open.
+    func openCount(of ids: [String]) throws -> Int {
+        let statement = try db.statement("SELECT 1 FROM conflicts WHERE id = ? AND resolved = 0")
+        var open = 0
+        for id in ids { try statement.query([.text(id)]) { _ in open += 1 } }
+        return open
+    }
+
+    /// Merges one received change into its entry.
+    /// - Returns: the ids of the conflict records made (new ones only).
+    func merge(_ change: ChangeRecord, layout: FieldLayout) throws -> [String] {
         let stamp = change.stamp
         var entry = try load(change.entry) ?? StoredEntry(
             id: change.entry, form: change.form, fields: [:], clocks: [:], version: .zero, deleted: false,
             deletedClock: nil, createdAt: change.at, updatedAt: change.at, createdBy: change.actor, updatedBy: change.actor)
-        var conflicts = 0
+        var conflicts: [String] = []
         // Group the change's fields by register.
         var groups: [[String]] = []
         var seen = Set<String>()
@@ -112,14 +135,16 @@ extension WriteContext {
             let base = group.compactMap { change.base[$0].flatMap(HLC.init) }.max() ?? .zero
             let concurrent = local.map { $0.hlc != base } ?? false
             let incomingWins = local.map { stamp > $0 } ?? true
+            if base != .zero { try supersedeLost(entry: entry.id, fields: group, base: base) }
             if concurrent, let local {
                 let kept = incomingWins ? (values: change.fields, stamp: stamp) : (values: entry.fields, stamp: local)
                 let lost = incomingWins ? (values: entry.fields, stamp: local) : (values: change.fields, stamp: stamp)
                 let lostGroup = Dictionary(uniqueKeysWithValues: group.map { ($0, lost.values[$0] ?? "") })
                 for field in group where (kept.values[field] ?? "") != (lost.values[field] ?? "") {
-                    try recordConflict(entry: entry.id, field: field, kept: kept.values[field] ?? "", keptStamp: kept.stamp,
-                                       lost: lost.values[field] ?? "", lostStamp: lost.stamp, lostGroup: lostGroup)
-                    conflicts += 1
+                    if let id = try recordConflict(entry: entry.id, field: field, kept: kept.values[field] ?? "", keptStamp: kept.stamp,
+                                                   lost: lost.values[field] ?? "", lostStamp: lost.stamp, lostGroup: lostGroup) {
+                        conflicts.append(id)
+                    }
                 }
             }
             if incomingWins, !concurrent, let local {
@@ -154,17 +179,20 @@ extension WriteContext {
     /// Records that `lostStamp`'s value of `field` lost to `keptStamp`'s. The id is
     /// derived from the entry, field and both stamps, so every node that merges
     /// the same two writes records the same conflict under the same id, once.
+    /// - Returns: the id when the record is new, `nil` when it was already kept.
     func recordConflict(entry: String, field: String, kept: String, keptStamp: Stamp, lost: String, lostStamp: Stamp,
-                        lostGroup: [String: String]) throws {
+                        lostGroup: [String: String]) throws -> String? {
+        let id = ConflictID.make(entry: entry, field: field, kept: keptStamp, lost: lostStamp)
         try db.statement("""
             INSERT OR IGNORE INTO conflicts (id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run([
-                .text(ConflictID.make(entry: entry, field: field, kept: keptStamp, lost: lostStamp)), .text(entry), .text(field),
+                .text(id), .text(entry), .text(field),
                 .text(kept), .text(keptStamp.hlc.description), .text(keptStamp.node),
                 .text(lost), .text(lostStamp.hlc.description), .text(lostStamp.node),
                 .text(JSON.stringMap(lostGroup).text), .text(Timestamp.rfc3339(milliseconds: clock.wallClock())),
             ])
+        return db.changes == 1 ? id : nil
     }
 }
 
