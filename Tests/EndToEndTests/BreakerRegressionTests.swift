@@ -28,6 +28,19 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    @Test("forms shows when the city is required (its province has cities), as the validator holds it")
+    func formsShowsCityRule() throws {
+        let d = try Daemon()
+        let forms = try d.entryctl(["forms"])
+        #expect(forms.status == 0)
+        let city = forms.stdout.split(separator: "\n").first { $0.drop { $0 == " " }.hasPrefix("city ") }
+        #expect(city?.contains("when province has cities") == true, "\(forms.stdout)")
+        let refused = try d.entryctl(["check", "name=X", "birthday=1990-01-01", "country=CN", "province=北京",
+                                      "contact_method=phone", "phone=13800138000"])
+        #expect(refused.status == 65 && refused.stderr.contains("city: [required]"))
+        #expect(d.stop() == 0)
+    }
+
     @Test("export -o writes devices in place and follows symbolic links; never replaces them")
     func exportTargets() throws {
         let d = try Daemon()

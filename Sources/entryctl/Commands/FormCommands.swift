@@ -103,7 +103,10 @@ enum FormCommands {
         let columns = ["field", "type", "label", "required", "parent", "bounds"].map { TableColumn($0) }
         let rows = fields.map { field -> [String] in
             func s(_ key: String) -> String { field[key]?.stringValue ?? "" }
-            let required = field["required"]?.boolValue == true ? "yes" : s("requiredWhen").isEmpty ? "no" : "when \(s("requiredWhen"))"
+            // A city under a province is required whenever that province has cities (the validator's rule).
+            let required = field["required"]?.boolValue == true ? "yes"
+                : !s("requiredWhen").isEmpty ? "when \(s("requiredWhen"))"
+                : s("type") == "city" && !s("parent").isEmpty ? "when \(s("parent")) has cities" : "no"
             var bounds: [String] = []
             if !s("min").isEmpty { bounds.append("min \(s("min"))") }
             if !s("max").isEmpty { bounds.append("max \(s("max"))") }
