@@ -344,4 +344,23 @@ extension FormsTests {
         #expect(throws: FieldFailure.self) { try ValidationRun.text("张三丰", maxLength: 2) }
         #expect(try ValidationRun.text("张三", maxLength: 2) == "张三")
     }
+
+    @Test("a text of invisible characters alone is refused; real names with joiners and marks pass")
+    func invisibleText() throws {
+        for invisible in ["\u{3164}", "\u{1160}", "\u{301}", "\u{3164}\u{3164}", "\u{200D}", "\u{FE0F}", "\u{E0061}"] {
+            do {
+                _ = try ValidationRun.text(invisible, maxLength: nil)
+                Issue.record("accepted \(invisible.unicodeScalars.map { String($0.value, radix: 16) })")
+            } catch {
+                #expect(error.code == .invalidFormat && error.reason == .noVisibleCharacters)
+            }
+        }
+        for name in ["Zoë\u{200D}", "e\u{301}", "李雷", "👍🏽", "O'Brien", "ㅤ李", "\u{E000}", "ا"] {
+            #expect(try ValidationRun.text(name, maxLength: nil) == name)
+        }
+        let validator = Validator()
+        let form = try #require(FormRegistry.builtIn.form(named: FormRegistry.defaultFormName))
+        let result = validator.validate(form: form, input: ["name": "\u{3164}"], locale: .en)
+        #expect(result.problems.first { $0.field == "name" }?.message == "Name has only invisible characters; enter something visible.")
+    }
 }

@@ -18,6 +18,8 @@ enum ProblemReason: Sendable, Equatable {
     case required
     case unknownField(form: String)
     case controlCharacters
+    /// Only invisible characters (fillers, joiners, lone combining marks).
+    case noVisibleCharacters
     case tooLong(maximum: Int)
     case dateFormat
     case noSuchDate
@@ -60,6 +62,7 @@ enum ProblemReason: Sendable, Equatable {
         case .required: return "请填写\(label)。"
         case .unknownField(let form): return "表单“\(form)”没有字段“\(label)”，请删去它。"
         case .controlCharacters: return "\(label)不能包含换行、制表符等控制字符，请删去。"
+        case .noVisibleCharacters: return "\(label)只有不可见的字符，请填写可见的内容。"
         case .tooLong(let maximum): return "\(label)最多 \(maximum) 个字符，请缩短。"
         case .dateFormat: return "\(label)不是可识别的日期，请按 YYYY-MM-DD 填写，例如 1990-05-17。"
         case .noSuchDate: return "\(label)：没有这一天，请检查月份和日期。"
@@ -95,6 +98,7 @@ enum ProblemReason: Sendable, Equatable {
         case .required: return "\(label) is required; please fill it in."
         case .unknownField(let form): return "Form '\(form)' has no field '\(label)'; remove it."
         case .controlCharacters: return "\(label) must not contain control characters such as line breaks or tabs; remove them."
+        case .noVisibleCharacters: return "\(label) has only invisible characters; enter something visible."
         case .tooLong(let maximum): return "\(label) may have at most \(maximum) characters; shorten it."
         case .dateFormat: return "\(label) is not a date; write it as YYYY-MM-DD, e.g. 1990-05-17."
         case .noSuchDate: return "\(label) is not a day of the calendar; check the month and day."

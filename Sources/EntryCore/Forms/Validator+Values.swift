@@ -45,11 +45,29 @@ extension ValidationRun {
         }) {
             throw FieldFailure(code: .invalidFormat, reason: .controlCharacters)
         }
+        if !hasVisibleCharacter(text) { throw FieldFailure(code: .invalidFormat, reason: .noVisibleCharacters) }
         // A character is at least one UTF-8 byte: only long texts need counting.
         if let maxLength, text.utf8.count > maxLength, text.count > maxLength {
             throw FieldFailure(code: .tooLong, reason: .tooLong(maximum: maxLength))
         }
         return text
+    }
+
+    /// True when `text` has a character that shows: not white space, not a
+    /// default-ignorable code point (Unicode `Default_Ignorable_Code_Point`:
+    /// the Hangul fillers U+3164 and U+1160, joiners, variation selectors…),
+    /// not a combining mark on its own (categories Mn, Mc, Me), and not
+    /// unassigned. A name of fillers alone looks empty on every screen.
+    static func hasVisibleCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { s in
+            if s.isASCII { return s.value > 0x20 && s.value != 0x7F }
+            let p = s.properties
+            if p.isWhitespace || p.isDefaultIgnorableCodePoint { return false }
+            switch p.generalCategory {
+            case .nonspacingMark, .spacingMark, .enclosingMark, .control, .format, .unassigned, .surrogate: return false
+            default: return true
+            }
+        }
     }
 
     /// `value` if within the field's inclusive `min`/`max` (`today` = today in UTC+14).
