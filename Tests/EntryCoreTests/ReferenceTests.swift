@@ -73,6 +73,15 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         }
     }
 
+    @Test("pasted input with invisible format characters resolves like the clean text")
+    func formatCharactersIgnored() {
+        let cn = data.country(alpha2: "CN")!
+        for input in ["\u{FEFF}CN", "\u{200B}CN", "C\u{200D}N", "中\u{200B}国"] {
+            #expect(data.resolveCountry(input) == .found(cn), "\(input.unicodeScalars.map(\.value))")
+        }
+        #expect(data.resolveProvince("\u{FEFF}广东") == .found(data.division(code: "440000")!))
+    }
+
     @Test("the exact-code shortcut answers as the name index does, for every code and province")
     func exactCodeShortcutAgreesWithIndex() {
         for c in data.countries {

@@ -8,7 +8,9 @@ import Foundation
 ///    (U+3000) a space, so `ＣＮ` and `（布）` read as `CN` and `(布)`;
 /// 2. canonical decomposition, then every nonspacing mark (Unicode category Mn)
 ///    is dropped, which folds Latin accents: `Türkiye` → `turkiye`,
-///    `Côte d'Ivoire` → `cotedivoire` (Chinese text has no such marks);
+///    `Côte d'Ivoire` → `cotedivoire` (Chinese text has no such marks); so is
+///    every format character (category Cf: BOM U+FEFF, zero-width space and
+///    joiners), which pasted text carries unseen;
 /// 3. lower-casing (locale-independent);
 /// 4. separators are dropped: white space, `-` and other dashes, apostrophes,
 ///    `.`, `,`, `_`, `(`, `)`. So `Xi'an` = `xian`, `CN-GD` = `cngd`,
@@ -30,7 +32,7 @@ struct MatchKey: Hashable, Sendable {
         var scalars = String.UnicodeScalarView()
         for scalar in decomposed.unicodeScalars {
             let category = scalar.properties.generalCategory
-            if category == .nonspacingMark || MatchKey.isSeparator(scalar) { continue }
+            if category == .nonspacingMark || category == .format || MatchKey.isSeparator(scalar) { continue }
             scalars.append(scalar)
         }
         return String(scalars).lowercased()
