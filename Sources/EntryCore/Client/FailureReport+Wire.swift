@@ -52,7 +52,9 @@ extension FailureReport {
                 return refused("entryd runs exec: addresses only for peers named in its configuration",
                                "Add a [peer NAME] section with this address to entryd.conf, then 'entryctl sync NAME'.")
             }
-            return refused("there is no peer '\(s("peer"))'", "Name a peer from entryd.conf, or give unix:/path/to/entryd.sock.")
+            return refused("there is no peer '\(s("peer"))'",
+                           "Name a configured peer ([peer NAME] in entryd.conf, or entryd --peer NAME=ADDRESS; "
+                           + "'entryctl status' lists them), or give unix:/path/to/entryd.sock.")
         case "io.entryd.Sync.ConflictNotFound":
             return refused("there is no conflict '\(s("id"))'")
         case "io.entryd.Sync.ClockSkew":
