@@ -401,8 +401,6 @@ extension JSON {
         }
     }
 
-    static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// Appends the bytes of a literal without building an array.
     static func append(_ literal: StaticString, to out: inout [UInt8]) {
         out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
@@ -430,8 +428,8 @@ extension JSON {
             case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
             case 0..<0x20:
                 out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hexDigits[Int(b >> 4)])
-                out.append(hexDigits[Int(b & 0xF)])
+                out.append(Hex.digits[Int(b >> 4)])
+                out.append(Hex.digits[Int(b & 0xF)])
             default: out.append(b)
             }
         }

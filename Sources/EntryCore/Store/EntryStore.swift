@@ -91,18 +91,19 @@ public enum UUIDv7 {
         return format(bytes)
     }
 
-    static let hex = Array("0123456789abcdef")
-
     /// Formats 16 bytes as UUID text: lower-case hex in 8-4-4-4-12 groups (RFC 9562 §4).
     static func format(_ bytes: [UInt8]) -> String {
-        var s = ""
-        s.reserveCapacity(36)
-        for (i, b) in bytes.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { s.append("-") }
-            s.append(hex[Int(b >> 4)])
-            s.append(hex[Int(b & 0xF)])
+        precondition(bytes.count == 16, "a UUID is 16 bytes")
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var n = 0
+            for (i, b) in bytes.enumerated() {
+                if i == 4 || i == 6 || i == 8 || i == 10 { out[n] = UInt8(ascii: "-"); n += 1 }
+                out[n] = Hex.digits[Int(b >> 4)]
+                out[n + 1] = Hex.digits[Int(b & 0xF)]
+                n += 2
+            }
+            return n
         }
-        return s
     }
 
     /// The canonical lower-case form of any UUID text (RFC 9562 §4), or `nil`

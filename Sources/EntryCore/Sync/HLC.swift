@@ -30,7 +30,7 @@ public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// 16 lowercase hex digits.
     public var description: String {
         String(unsafeUninitializedCapacity: 16) { out in
-            for k in 0..<16 { out[k] = JSON.hexDigits[Int(truncatingIfNeeded: rawValue >> (60 - 4 * UInt64(k))) & 0xF] }
+            for k in 0..<16 { out[k] = Hex.digits[Int(truncatingIfNeeded: rawValue >> (60 - 4 * UInt64(k))) & 0xF] }
             return 16
         }
     }
