@@ -8,7 +8,7 @@ Writes, from the files of this repository:
   Sources/EntryCore/Forms/Generated/EmbeddedForms.swift
       config/forms/registration.conf (the built-in `registration` form).
 
-DESIGN.md: the binaries carry their own copy of the data (not SwiftPM
+doc/design.md: the binaries carry their own copy of the data (not SwiftPM
 resources, which break once installed); ReferenceTests and FormsTests check
 that each literal equals its file byte for byte. Run this script after editing
 any of those files, and commit the generated sources with them.

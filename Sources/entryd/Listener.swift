@@ -121,7 +121,7 @@ final class Listener: @unchecked Sendable {
     /// Refused connections whose first call is awaited at once; past this they are closed at once.
     static let maxPendingRefusals = 64
 
-    /// PROTOCOL.md: the first call of a connection over max-connections gets
+    /// doc/protocol.md: the first call of a connection over max-connections gets
     /// `LimitExceeded(max-connections)`, then the connection is closed. The call
     /// is awaited for up to a second on a short-lived thread, so the client reads
     /// the refusal as the answer to its call instead of a reset connection.

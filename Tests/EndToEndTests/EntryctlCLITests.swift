@@ -5,7 +5,7 @@ import EntryCore
 /// The built `entryctl` binary: exit codes, stderr and stdout, as a user sees them.
 ///
 /// Commands that need a daemon talk to ``FakeDaemon``, which answers exactly as
-/// PROTOCOL.md says entryd does; the real daemon is covered by the integration tests.
+/// doc/protocol.md says entryd does; the real daemon is covered by the integration tests.
 @Suite(.serialized) struct EntryctlCLITests {
     typealias Run = EntryctlProcess
 

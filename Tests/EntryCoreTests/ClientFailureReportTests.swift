@@ -8,7 +8,7 @@ import Testing
 @Suite struct ClientFailureReportTests {
     static let usage = FailureReport.Usage(line: "entryctl get ID", helpCommand: "entryctl get --help")
 
-    /// Every error name of PROTOCOL.md and org.varlink.service, its parameters,
+    /// Every error name of doc/protocol.md and org.varlink.service, its parameters,
     /// the exit code and a piece of the first line.
     static let wireCases: [(WireError, ExitCode, String)] = [
         (.validationFailed([Problem(field: "country", code: .notInList, message: "没有这个国家", suggestions: ["CN"])]), .dataError, "not accepted (1 problem)"),

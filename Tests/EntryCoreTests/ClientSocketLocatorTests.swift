@@ -1,7 +1,7 @@
 import Testing
 @testable import EntryCore
 
-/// The socket lookup order of DESIGN.md "Running" (Client/SocketLocator.swift).
+/// The socket lookup order of doc/design.md "Running" (Client/SocketLocator.swift).
 @Suite struct ClientSocketLocatorTests {
     static let environment = ["ENTRYD_SOCKET": "/tmp/env.sock", "XDG_RUNTIME_DIR": "/run/user/1000"]
 

@@ -12,7 +12,7 @@ import Testing
         #expect(Data(EmbeddedForms.registration.utf8) == file)
     }
 
-    @Test("the built-in registration form matches DESIGN.md's table")
+    @Test("the built-in registration form matches doc/design.md's table")
     func registrationForm() throws {
         #expect(form.name == FormRegistry.defaultFormName)
         #expect(form.title(in: .zh) == "登记" && form.title(in: .en) == "Registration")

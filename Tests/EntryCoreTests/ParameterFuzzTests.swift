@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    /// Every error name the contract defines (PROTOCOL.md and org.varlink.service).
+    /// Every error name the contract defines (doc/protocol.md and org.varlink.service).
     static let contractErrors: Set<String> = {
         var names = Set<String>()
         for (iface, text) in InterfaceDescriptions.all {

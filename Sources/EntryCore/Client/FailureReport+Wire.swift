@@ -1,4 +1,4 @@
-// MARK: - Wire errors (PROTOCOL.md names; branch on names, never on text)
+// MARK: - Wire errors (doc/protocol.md names; branch on names, never on text)
 
 extension FailureReport {
     /// The report for an error reply, chosen by its fully qualified name.

@@ -19,7 +19,7 @@ public struct SocketCandidate: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(path) (\(origin))" }
 }
 
-/// Finds the socket of a running entryd, in the order DESIGN.md ("Running") gives:
+/// Finds the socket of a running entryd, in the order doc/design.md ("Running") gives:
 ///
 /// 1. `--socket PATH`, when given — then it is the only candidate: talking to
 ///    another daemon than the one named would be worse than failing;

@@ -3,7 +3,7 @@
 #endif
 
 /// Maps a connection's peer (SO_PEERCRED, unix(7)) to a ``Role``: the
-/// `[roles]` section of `entryd.conf` (DESIGN.md "Security and limits").
+/// `[roles]` section of `entryd.conf` (doc/design.md "Security and limits").
 ///
 /// Rules, in order:
 /// 1. root (uid 0) and the daemon's own uid are `admin`;

@@ -3,7 +3,7 @@
 #endif
 
 /// The daemon's configuration: `entryd.conf` with its drop-ins, over the
-/// embedded defaults (DESIGN.md "Security and limits", "Running").
+/// embedded defaults (doc/design.md "Security and limits", "Running").
 ///
 /// `config/entryd.conf` documents every key with its unit, default and bounds;
 /// ``DaemonConfiguration/keys`` is the same table in code. Values that are

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Calendar dates (`YYYY-MM-DD`) and wall-clock date-times (`YYYY-MM-DD HH:mm`)
-/// as the pickers write them (DESIGN.md): proleptic Gregorian calendar, ASCII
+/// as the pickers write them (doc/design.md): proleptic Gregorian calendar, ASCII
 /// digits, no time zone. Parsed and written by hand, so neither the process
 /// locale nor a week-based year can change them.
 enum DateText {

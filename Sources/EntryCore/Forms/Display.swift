@@ -1,4 +1,4 @@
-/// Field values rendered for people (the `display` map of PROTOCOL.md's `Entry`
+/// Field values rendered for people (the `display` map of doc/protocol.md's `Entry`
 /// and of Check).
 public enum Display {
     /// Renders every non-empty value of `fields` in `locale`.

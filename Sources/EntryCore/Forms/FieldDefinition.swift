@@ -1,5 +1,5 @@
 /// The type of a form field: how its input is parsed and what its canonical
-/// value looks like (PROTOCOL.md, `io.entryd.Forms.FieldType`; DESIGN.md,
+/// value looks like (doc/protocol.md, `io.entryd.Forms.FieldType`; doc/design.md,
 /// "Forms and values").
 public enum FieldType: String, Sendable, CaseIterable, Codable {
     /// Free text: NFC-normalised, trimmed, no control characters.

@@ -13,7 +13,7 @@ struct FieldFailure: Error, Sendable {
 }
 
 /// The reasons a value can be refused, each with a one-sentence message per
-/// locale that names the field and says what to do (PROTOCOL.md, `Problem.message`).
+/// locale that names the field and says what to do (doc/protocol.md, `Problem.message`).
 enum ProblemReason: Sendable, Equatable {
     case required
     case unknownField(form: String)

@@ -3,7 +3,7 @@ extension FormDefinition {
     /// take the field named `name` (else the first text field), `birthday`
     /// (else the first date field), and the first country, province and city
     /// fields; the merge groups join fields tied by `parent` or `required-when`
-    /// (DESIGN.md "Field groups"), e.g. country + province + city and
+    /// (doc/design.md "Field groups"), e.g. country + province + city and
     /// contact_method + phone + email.
     /// Built once per form, into ``layout``.
     static func makeLayout(fields: [FieldDefinition]) -> FieldLayout {

@@ -2,7 +2,7 @@ import Foundation
 
 /// The forms a daemon serves, by name, in a fixed order.
 public struct FormRegistry: Sendable {
-    /// The form used when a call names none (DESIGN.md: `registration`).
+    /// The form used when a call names none (doc/design.md: `registration`).
     public static let defaultFormName = "registration"
 
     /// Only the built-in `registration` form, read from the copy of

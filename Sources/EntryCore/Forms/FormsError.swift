@@ -1,5 +1,5 @@
 /// A request about forms that names something that does not exist or does not fit.
-/// The integrator maps these to the wire errors of PROTOCOL.md
+/// The integrator maps these to the wire errors of doc/protocol.md
 /// (`io.entryd.Forms.FormNotFound`, `FieldNotFound`, `InvalidParameter`).
 public enum FormsError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No form of this name (`FormNotFound (form)`).

@@ -1,4 +1,4 @@
-/// A picker row (PROTOCOL.md, `io.entryd.Forms.Option`).
+/// A picker row (doc/protocol.md, `io.entryd.Forms.Option`).
 public struct OptionRow: Sendable, Equatable {
     /// The canonical value (`CN`, `440000`, `440100`, `phone`).
     public var value: String

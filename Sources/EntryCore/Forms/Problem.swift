@@ -1,6 +1,6 @@
 /// A locale for labels, option names and problem messages.
 ///
-/// PROTOCOL.md: `locale` is `zh` or `en`; the daemon's default is `zh`.
+/// doc/protocol.md: `locale` is `zh` or `en`; the daemon's default is `zh`.
 public enum EntryLocale: String, Sendable, CaseIterable, Codable {
     case zh
     case en
@@ -17,7 +17,7 @@ public enum EntryLocale: String, Sendable, CaseIterable, Codable {
     }
 }
 
-/// The kind of a validation problem, as named on the wire (PROTOCOL.md, `Problem.code`).
+/// The kind of a validation problem, as named on the wire (doc/protocol.md, `Problem.code`).
 public enum ProblemCode: String, Sendable, CaseIterable, Codable {
     /// A required field is missing or empty.
     case required
@@ -39,7 +39,7 @@ public enum ProblemCode: String, Sendable, CaseIterable, Codable {
     case ambiguous
 }
 
-/// One thing wrong with a submitted value (PROTOCOL.md, `io.entryd.Entries.Problem`).
+/// One thing wrong with a submitted value (doc/protocol.md, `io.entryd.Entries.Problem`).
 public struct Problem: Sendable, Equatable, Codable {
     /// The field name, or `""` for the whole entry.
     public var field: String

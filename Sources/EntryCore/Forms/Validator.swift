@@ -14,7 +14,7 @@ public struct ValidationResult: Sendable, Equatable {
 }
 
 /// Parses lenient input into canonical field values and checks an entry
-/// against its form (DESIGN.md, "Forms and values"; the rules per type are on
+/// against its form (doc/design.md, "Forms and values"; the rules per type are on
 /// ``FieldType`` and the parsers: ``DateText``, ``PhoneNumber``,
 /// ``EmailAddress``, and ``ReferenceData`` for countries and divisions).
 public struct Validator: Sendable {
@@ -73,7 +73,7 @@ public struct Validator: Sendable {
             let shown = name.count > 64 ? String(name.prefix(64)) + "…" : name
             let message = ProblemReason.unknownField(form: form.name).message(label: shown, locale: locale)
             // Field names are not values, so they go into the message, not `suggestions`
-            // (PROTOCOL.md: "canonical values the input may have meant").
+            // (doc/protocol.md: "canonical values the input may have meant").
             let near = Validator.nearFieldNames(name, in: form).joined(separator: ", ")
             let hint = near.isEmpty ? "" : locale == .zh ? "是否指 \(near)？" : " Did you mean \(near)?"
             problems.append(Problem(field: name.count > 256 ? String(name.prefix(256)) : name, code: .unknownField,

@@ -1,5 +1,5 @@
 /// A form as the interactive editor uses it: the wire `Form` of
-/// `io.entryd.Forms.GetForm` (PROTOCOL.md), labels already in the locale and
+/// `io.entryd.Forms.GetForm` (doc/protocol.md), labels already in the locale and
 /// `min`/`max` resolved to dates by the daemon.
 public struct EditorForm: Sendable, Equatable {
     /// A wire `Field`.

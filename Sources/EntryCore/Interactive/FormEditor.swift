@@ -5,7 +5,7 @@
 /// through ``receive(_:for:)``, ``receiveCheck(display:problems:)`` and
 /// ``submitFailed(problems:)``. Drawing is ``FormRenderer``'s.
 ///
-/// The behaviours follow the picker designs (DESIGN.md, first table):
+/// The behaviours follow the picker designs (doc/design.md, first table):
 /// - navigation in field order, previous disabled on the first shown field
 ///   and next on the last; Enter on the last field or Ctrl-S submits;
 /// - a list or date field opens its picker with Enter or Space; opening an

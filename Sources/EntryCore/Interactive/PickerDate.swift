@@ -1,5 +1,5 @@
 /// A wall-clock date and time as the date pickers hold it: proleptic
-/// Gregorian, no time zone, minutes since midnight (DESIGN.md, "Forms and values").
+/// Gregorian, no time zone, minutes since midnight (doc/design.md, "Forms and values").
 ///
 /// Compared field by field, so `<` orders date-times in time.
 public struct PickerDate: Sendable, Hashable, Comparable {

@@ -1,6 +1,6 @@
 /// A varlink call as received: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.
 ///
-/// A missing `parameters` key means `{}` (PROTOCOL.md). `upgrade` is not used by entryd.
+/// A missing `parameters` key means `{}` (doc/protocol.md). `upgrade` is not used by entryd.
 public struct VarlinkCall: Sendable {
     /// Fully qualified method, e.g. `io.entryd.Entries.Add`.
     public var method: String

@@ -1,5 +1,5 @@
 /// An error as it travels on the wire: a fully qualified varlink error name and
-/// its parameters object (PROTOCOL.md lists every name and its parameters).
+/// its parameters object (doc/protocol.md lists every name and its parameters).
 ///
 /// Clients branch on ``name``, never on text. Every error the daemon can send
 /// is built through one of the constructors below, so names stay in one place.
@@ -46,7 +46,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
 
     // MARK: - io.entryd.Entries
 
-    /// Submitted values were refused; `problems` lists each (PROTOCOL.md `Problem`).
+    /// Submitted values were refused; `problems` lists each (doc/protocol.md `Problem`).
     public static func validationFailed(_ problems: [Problem]) -> WireError {
         WireError(name: "io.entryd.Entries.ValidationFailed", parameters: .object([("problems", .array(problems.map(\.json)))]))
     }
@@ -88,7 +88,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension Problem {
-    /// The wire form (PROTOCOL.md `Problem`).
+    /// The wire form (doc/protocol.md `Problem`).
     public var json: JSON {
         .object([
             ("field", .string(field)), ("code", .string(code.rawValue)),

@@ -1,5 +1,5 @@
 /// Where the daemon listens and stores, when nothing configures it otherwise
-/// (DESIGN.md "Running", the embedded default without systemd).
+/// (doc/design.md "Running", the embedded default without systemd).
 public enum DaemonPaths {
     /// The socket path: `flag`, else `$ENTRYD_SOCKET`, else
     /// `$XDG_RUNTIME_DIR/entryd.sock`, else `./entryd.sock`.

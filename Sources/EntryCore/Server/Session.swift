@@ -44,7 +44,7 @@ extension CallHandler {
 /// One client connection: reads NUL-terminated messages, answers each in
 /// order (pipelining allowed), and enforces the per-connection limits.
 ///
-/// PROTOCOL.md "Errors for bad messages": a message that is not a JSON object
+/// doc/protocol.md "Errors for bad messages": a message that is not a JSON object
 /// or lacks `method` gets `InvalidParameter(method)` and the connection is
 /// closed; an oversized message gets `LimitExceeded(max-message-size)` and is
 /// closed; wrong parameter types get `InvalidParameter` and the connection stays.

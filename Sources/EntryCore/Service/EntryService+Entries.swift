@@ -211,7 +211,7 @@ extension EntryService {
         return peers.filter { $0.pushedSeq >= e.seq || ($0.node != nil && $0.node == latestNode) }.map(\.name)
     }
 
-    /// The wire `Entry` (PROTOCOL.md), with `display` rendered in `locale`.
+    /// The wire `Entry` (doc/protocol.md), with `display` rendered in `locale`.
     /// - Parameter peers: from ``configuredPeerStates()``; `nil` reads them.
     func entryJSON(_ e: StoredEntry, locale: EntryLocale, peers: [PeerState]? = nil) -> JSON {
         let display = forms.form(named: e.form).map { Display.render(form: $0, fields: e.fields, locale: locale) } ?? e.fields

@@ -65,7 +65,7 @@ extension EntryService {
         ])
     }
 
-    /// The wire `Form` (PROTOCOL.md io.entryd.Forms), labels in `locale`.
+    /// The wire `Form` (doc/protocol.md io.entryd.Forms), labels in `locale`.
     func formJSON(_ form: FormDefinition, locale: EntryLocale) -> JSON {
         let today = DateText.latestToday(at: Date())
         return .object([

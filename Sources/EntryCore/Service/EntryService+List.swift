@@ -42,7 +42,7 @@ extension EntryService {
         try reply(c, members)
     }
 
-    /// Resolves the lenient filter values of PROTOCOL.md `Filter` to canonical ones.
+    /// Resolves the lenient filter values of doc/protocol.md `Filter` to canonical ones.
     /// - Throws: `ValidationFailed` naming each filter value that matches no
     ///   row (or several), with suggestions.
     func applyFilter(_ f: Parameters, to query: inout ListQuery, locale: EntryLocale) throws {

@@ -1,7 +1,7 @@
 import Foundation
 
 extension ChangeRecord {
-    /// The wire form (PROTOCOL.md `Change`).
+    /// The wire form (doc/protocol.md `Change`).
     public var json: JSON {
         var members: [(String, JSON)] = [
             ("seq", .int(seq)), ("node", .string(node)), ("hlc", .string(hlc.description)), ("entry", .string(entry)),
@@ -14,7 +14,7 @@ extension ChangeRecord {
 }
 
 extension ConflictRecord {
-    /// The wire form (PROTOCOL.md `Conflict`).
+    /// The wire form (doc/protocol.md `Conflict`).
     public var json: JSON {
         .object([
             ("id", .string(id)), ("entry", .string(entry)), ("field", .string(field)), ("kept", .string(kept)),
@@ -70,7 +70,7 @@ extension EntryService {
         return list
     }
 
-    /// The wire `Peer` (PROTOCOL.md `Peer`); `nil` members are left out.
+    /// The wire `Peer` (doc/protocol.md `Peer`); `nil` members are left out.
     func peerJSON(_ p: PeerState) -> JSON {
         var m: [(String, JSON)] = [("name", .string(p.name)), ("address", .string(p.address))]
         if let node = p.node { m.append(("node", .string(node))) }
@@ -81,7 +81,7 @@ extension EntryService {
     }
 
     /// `Changes(since, limit, excludeNode)`; with `more`, streams one reply per
-    /// committed batch until the client hangs up (PROTOCOL.md). The stream keeps
+    /// committed batch until the client hangs up (doc/protocol.md). The stream keeps
     /// only its cursor: each wake-up re-reads the change log, so a slow reader
     /// costs no memory in the daemon and never holds up the writer.
     func changes(_ c: CallContext, _ p: Parameters) throws {
@@ -152,7 +152,7 @@ extension EntryService {
     }
 
     /// `io.entryd.Sync.SyncPeer(peer)`: a configured peer by name, or an ad-hoc
-    /// `unix:` address; `exec:` runs only from the configuration (DESIGN.md "Peers").
+    /// `unix:` address; `exec:` runs only from the configuration (doc/design.md "Peers").
     /// - Throws: `io.entryd.Sync.PeerNotFound`; what ``syncWithPeer(name:address:)`` throws.
     func syncPeer(_ c: CallContext, _ p: Parameters) throws {
         let name = try p.string("peer")
@@ -163,7 +163,7 @@ extension EntryService {
             address = name
         } else {
             // Not configured: an exec: address is refused like an unknown name, since a
-            // client must never make the daemon run a command (DESIGN.md "Peers").
+            // client must never make the daemon run a command (doc/design.md "Peers").
             throw WireError(name: "io.entryd.Sync.PeerNotFound", parameters: .object([("peer", .string(name))]))
         }
         let result = try syncWithPeer(name: name, address: address)

@@ -14,7 +14,7 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         defer { lock.unlock() }
         return currentLimits
     }
-    /// Locale for calls without `locale` (PROTOCOL.md: the configured one, `zh` by default).
+    /// Locale for calls without `locale` (doc/protocol.md: the configured one, `zh` by default).
     public var defaultLocale: EntryLocale {
         lock.lock()
         defer { lock.unlock() }

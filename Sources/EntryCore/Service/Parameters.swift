@@ -2,7 +2,7 @@
 ///
 /// Every accessor throws ``WireError`` `org.varlink.service.InvalidParameter`
 /// naming the parameter when it is missing (for required ones) or has the
-/// wrong JSON type (PROTOCOL.md: "the connection stays open"). `null` counts as
+/// wrong JSON type (doc/protocol.md: "the connection stays open"). `null` counts as
 /// absent for optional parameters (varlink `?type`).
 public struct Parameters: Sendable {
     /// The parameters object as received.

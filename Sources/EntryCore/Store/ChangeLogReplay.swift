@@ -1,6 +1,6 @@
 import Foundation
 
-/// Rebuilding entries from the change log alone (DESIGN.md "Storage": the
+/// Rebuilding entries from the change log alone (doc/design.md "Storage": the
 /// entries table can always be rebuilt by replaying the change log).
 ///
 /// Replays every change in seq order, applying per-field last-writer-wins by

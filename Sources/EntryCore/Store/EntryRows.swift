@@ -1,6 +1,6 @@
 /// How a form's fields map onto storage: which fields feed the entries
-/// table's filter and sort columns (PROTOCOL.md `Filter`), and which fields
-/// merge together as one register in sync (DESIGN.md "Field groups").
+/// table's filter and sort columns (doc/protocol.md `Filter`), and which fields
+/// merge together as one register in sync (doc/design.md "Field groups").
 public struct FieldLayout: Sendable, Equatable {
     /// The field copied to the entries `name` column (the `name` order and the
     /// folded `text` filter), or `nil` when the form has none.

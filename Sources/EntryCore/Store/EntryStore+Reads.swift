@@ -1,4 +1,4 @@
-/// Sort order for ``EntryStore/list(_:)`` (PROTOCOL.md `Order`).
+/// Sort order for ``EntryStore/list(_:)`` (doc/protocol.md `Order`).
 public enum ListOrder: String, Sendable, CaseIterable {
     case created, updated, birthday, name
 
@@ -12,7 +12,7 @@ public enum ListOrder: String, Sendable, CaseIterable {
         }
     }
 
-    /// PROTOCOL.md: descending by default for created and updated.
+    /// doc/protocol.md: descending by default for created and updated.
     public var defaultDescending: Bool { self == .created || self == .updated }
 }
 

@@ -61,7 +61,7 @@ extension EntryStore {
             var changed: [String: String] = [:]
             for name in Set(current.fields.keys).union(newFields.keys) where current.fields[name] != newFields[name] {
                 // A change carries its fields' whole groups, so every change is a
-                // complete value of each register it writes (DESIGN.md "Field groups").
+                // complete value of each register it writes (doc/design.md "Field groups").
                 for member in layout.group(of: name) { changed[member] = newFields[member] ?? "" }
             }
             if changed.isEmpty { return current }

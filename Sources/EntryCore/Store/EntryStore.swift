@@ -3,7 +3,7 @@ import Foundation
 /// The entries of one node in one SQLite database, with their change log.
 ///
 /// Every accepted change writes, in one transaction, the entry's new state and
-/// one change-log row (DESIGN.md "Storage"). Writes go through the single
+/// one change-log row (doc/design.md "Storage"). Writes go through the single
 /// writer with group commit (``WriteQueue``, one round at a time); reads use a pool of
 /// read-only WAL connections and never wait for the writer.
 ///

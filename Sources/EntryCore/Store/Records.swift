@@ -26,12 +26,12 @@ public struct StoredEntry: Sendable, Equatable {
     public var seq: Int64 = 0
 }
 
-/// The kind of a change (PROTOCOL.md `Change.op`).
+/// The kind of a change (doc/protocol.md `Change.op`).
 public enum ChangeOp: String, Sendable, Codable {
     case create, update, delete, restore
 }
 
-/// One row of the change log (PROTOCOL.md `io.entryd.Sync.Change`).
+/// One row of the change log (doc/protocol.md `io.entryd.Sync.Change`).
 public struct ChangeRecord: Sendable, Equatable {
     /// Position in this node's change log (0 before it is stored).
     public var seq: Int64

@@ -22,7 +22,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     ///
     /// Applies: extended result codes, a busy timeout, `foreign_keys=ON`,
     /// defensive mode; for the writer WAL mode and `synchronous=FULL` (a reply
-    /// means durable: DESIGN.md "Durability"; group commit pays for it).
+    /// means durable: doc/design.md "Durability"; group commit pays for it).
     /// - Parameters:
     ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds.
     ///   - vfs: the SQLite VFS by name (`nil`: the default; tests inject faults with their own).

@@ -54,7 +54,7 @@ public struct Caller: Sendable, Equatable {
     }
 }
 
-/// Access roles (DESIGN.md "Security and limits"), each including the ones below it.
+/// Access roles (doc/design.md "Security and limits"), each including the ones below it.
 public enum Role: Int, Sendable, Comparable, CaseIterable {
     /// No calls at all (`default-role = none` in entryd.conf).
     case none = 0

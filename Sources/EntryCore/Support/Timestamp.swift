@@ -1,5 +1,5 @@
 /// RFC 3339 UTC time stamps with milliseconds, e.g. `2026-11-30T08:15:02.123Z`
-/// (PROTOCOL.md: "Times are RFC 3339 UTC with milliseconds").
+/// (doc/protocol.md: "Times are RFC 3339 UTC with milliseconds").
 ///
 /// Written with the proleptic Gregorian calendar and ASCII digits, never the
 /// process locale. Text order equals time order for years 0000–9999.

@@ -12,7 +12,7 @@ public struct ApplyResult: Sendable, Equatable {
     public var seq: Int64 = 0
 }
 
-/// A batch stamped too far in the future (PROTOCOL.md `io.entryd.Sync.ClockSkew`).
+/// A batch stamped too far in the future (doc/protocol.md `io.entryd.Sync.ClockSkew`).
 public struct ClockSkewError: Error, Sendable, Equatable {
     /// The node id that made the change stamped too far ahead.
     public let node: String
@@ -26,7 +26,7 @@ public struct ClockSkewError: Error, Sendable, Equatable {
 }
 
 extension EntryStore {
-    /// Applies changes made on other nodes, in one transaction (DESIGN.md "Sync").
+    /// Applies changes made on other nodes, in one transaction (doc/design.md "Sync").
     ///
     /// - Idempotent: a change whose (node, HLC) is already in the change log is skipped.
     /// - Merge: each field group is a last-writer-wins register ordered by
@@ -196,7 +196,7 @@ extension WriteContext {
     }
 }
 
-/// A kept conflict (PROTOCOL.md `io.entryd.Sync.Conflict`).
+/// A kept conflict (doc/protocol.md `io.entryd.Sync.Conflict`).
 public struct ConflictRecord: Sendable, Equatable {
     /// The conflict id: a UUIDv8 derived from entry, field and both stamps, the same on every node.
     public var id: String

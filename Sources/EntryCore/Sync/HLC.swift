@@ -1,6 +1,6 @@
 /// A hybrid logical clock stamp (Kulkarni et al., "Logical Physical Clocks", 2014).
 ///
-/// Shape (DESIGN.md "Sync"): 48-bit milliseconds since the Unix epoch, then a
+/// Shape (doc/design.md "Sync"): 48-bit milliseconds since the Unix epoch, then a
 /// 16-bit counter, written as 16 lowercase hex digits so that text order is
 /// time order. Ties between nodes are broken by node id (see ``Stamp``).
 public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -52,7 +52,7 @@ public struct Stamp: Sendable, Hashable, Comparable {
         self.node = node
     }
 
-    /// By HLC, then by node id as text (DESIGN.md "Sync"): the same order on every node.
+    /// By HLC, then by node id as text (doc/design.md "Sync"): the same order on every node.
     public static func < (a: Stamp, b: Stamp) -> Bool {
         a.hlc != b.hlc ? a.hlc < b.hlc : a.node < b.node
     }

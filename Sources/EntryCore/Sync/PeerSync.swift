@@ -9,7 +9,7 @@ public protocol PeerLink {
     func apply(_ changes: [ChangeRecord]) throws -> ApplyResult
 }
 
-/// A peer's sync state as stored in this node's database (PROTOCOL.md `Peer`).
+/// A peer's sync state as stored in this node's database (doc/protocol.md `Peer`).
 public struct PeerState: Sendable, Equatable {
     /// The configured peer name (the key of its checkpoints).
     public var name: String
@@ -37,7 +37,7 @@ public struct PeerSyncResult: Sendable, Equatable {
     public var conflicts = 0
 }
 
-/// Two-way sync with one peer (DESIGN.md "Sync", "Peers").
+/// Two-way sync with one peer (doc/design.md "Sync", "Peers").
 ///
 /// Pull: the peer's changes since the stored checkpoint, without our own,
 /// applied batch by batch; each batch and its checkpoint commit in one

@@ -1,5 +1,5 @@
 extension ChangeRecord {
-    /// Reads a wire `Change` (PROTOCOL.md). `seq` is the sender's and is kept
+    /// Reads a wire `Change` (doc/protocol.md). `seq` is the sender's and is kept
     /// only for reference; the receiver assigns its own.
     /// - Throws: ``WireError`` `InvalidParameter(changes)` when a member is
     ///   missing or malformed: HLC not 16 hex digits or zero, node or entry not a

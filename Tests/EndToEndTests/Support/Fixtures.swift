@@ -1,6 +1,6 @@
 import EntryCore
 
-/// Wire objects shaped as PROTOCOL.md defines them, for ``FakeDaemon`` replies.
+/// Wire objects shaped as doc/protocol.md defines them, for ``FakeDaemon`` replies.
 enum Fixtures {
     static let id = "0193a5e2-7c4b-7def-8a12-3456789abcde"
 

@@ -6,7 +6,7 @@
 enum EmbeddedForms {
     /// `config/forms/registration.conf`.
     static let registration = #"""
-; The built-in `registration` form (DESIGN.md, "Forms and values").
+; The built-in `registration` form (doc/design.md, "Forms and values").
 ; entryd compiles this file into its binary (scripts/embed-data.py); a file of
 ; the same form name in the forms directory replaces the built-in copy.
 ;
