@@ -11,8 +11,7 @@ let package = Package(
     name: "entryd",
     platforms: [.macOS(.v13)],
     products: [
-        .library(name: "EntryCore", targets: ["EntryCore"]),
-        .executable(name: "entryd", targets: ["entryd"]),
+                .executable(name: "entryd", targets: ["entryd"]),
         .executable(name: "entryctl", targets: ["entryctl"]),
         .executable(name: "entryd-bench", targets: ["entryd-bench"]),
     ],
@@ -26,25 +25,48 @@ let package = Package(
         .target(name: "CSystem", path: "Sources/CSystem"),
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
+        // model ← ledger ← sync ← server; model ← protocol ← sync, server, client.
+        // Values, forms, reference data, validation and the domain error; no I/O but reading form files.
         .target(
-            name: "EntryCore", dependencies: ["CSQLite", "CInih", "CSystem"],
-            path: "Sources/EntryCore", swiftSettings: swiftSettings,
+            name: "EntryModel", dependencies: ["CInih"],
+            path: "Sources/EntryModel", swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m")]),
+        // The store: entries, change log, HLC clock, merge, conflicts, peer checkpoints, on SQLite.
+        .target(
+            name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CSystem"],
+            path: "Sources/EntryLedger", swiftSettings: swiftSettings),
+        // The varlink wire: framing, messages, connections, wire error names, exit codes.
+        .target(
+            name: "EntryProtocol", dependencies: ["EntryModel", "CSystem"],
+            path: "Sources/EntryProtocol", swiftSettings: swiftSettings),
+        // Sync between nodes: the sync algorithm, peer links and transports, the scheduler.
+        .target(
+            name: "EntrySync", dependencies: ["EntryLedger", "EntryProtocol", "CSystem"],
+            path: "Sources/EntrySync", swiftSettings: swiftSettings),
+        // The daemon's logic: configuration, sessions, the service and the one domain → wire error mapping.
+        .target(
+            name: "EntryServer", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "CSystem"],
+            path: "Sources/EntryServer", swiftSettings: swiftSettings),
+        // What clients share: entryctl's pieces, CSV in and out, the interactive form.
+        .target(
+            name: "EntryClient", dependencies: ["EntryModel", "EntryProtocol", "CSystem"],
+            path: "Sources/EntryClient", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "entryd", dependencies: ["EntryCore", "CSystem"],
+            name: "entryd", dependencies: ["EntryServer", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
             path: "Sources/entryd", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "entryctl", dependencies: ["EntryCore", "CSystem"],
+            name: "entryctl", dependencies: ["EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "CSystem"],
             path: "Sources/entryctl", swiftSettings: swiftSettings),
         // The benchmark of issue 6 (BENCHMARKS.md): drives the built entryd, measures raw SQLite and PostgreSQL.
         .executableTarget(
-            name: "entryd-bench", dependencies: ["EntryCore", "CSQLite"],
+            name: "entryd-bench", dependencies: ["EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
             path: "Sources/entryd-bench", swiftSettings: swiftSettings),
         .testTarget(
-            name: "EntryCoreTests", dependencies: ["EntryCore", "CSQLiteFaults"],
+            name: "EntryCoreTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "CSQLiteFaults", "CSQLite"],
             path: "Tests/EntryCoreTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["EntryCore"],
+            name: "EndToEndTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ]
 )

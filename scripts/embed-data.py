@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Compiles the reference tables and the built-in form into EntryCore.
+"""Compiles the reference tables and the built-in form into EntryModel.
 
 Writes, from the files of this repository:
-  Sources/EntryCore/Reference/Generated/EmbeddedTables.swift
+  Sources/EntryModel/Reference/Generated/EmbeddedTables.swift
       data/countries.tsv, data/cn_divisions.tsv, data/cn_divisions_retired.tsv
       as Swift raw string literals, plus the reference data version;
-  Sources/EntryCore/Forms/Generated/EmbeddedForms.swift
+  Sources/EntryModel/Forms/Generated/EmbeddedForms.swift
       config/forms/registration.conf (the built-in `registration` form).
 
 doc/design.md: the binaries carry their own copy of the data (not SwiftPM
@@ -79,7 +79,7 @@ def main():
         out += ["", f"    /// `{rel}`.",
                 f"    static let {name} = {raw_literal(blobs[rel].decode('utf-8'))}"]
     out.append("}")
-    write("Sources/EntryCore/Reference/Generated/EmbeddedTables.swift", out)
+    write("Sources/EntryModel/Reference/Generated/EmbeddedTables.swift", out)
 
     out = header([rel for _, rel in FORMS])
     out += ["/// The built-in form definitions, verbatim (see config/forms/).",
@@ -88,7 +88,7 @@ def main():
         out += [f"    /// `{rel}`.",
                 f"    static let {name} = {raw_literal(blobs[rel].decode('utf-8'))}"]
     out.append("}")
-    write("Sources/EntryCore/Forms/Generated/EmbeddedForms.swift", out)
+    write("Sources/EntryModel/Forms/Generated/EmbeddedForms.swift", out)
 
 
 if __name__ == "__main__":

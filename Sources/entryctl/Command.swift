@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// One `entryctl` command: what help shows, and how its arguments become an action.
 ///

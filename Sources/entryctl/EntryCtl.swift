@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// The entryctl process: read the command line, run one command, return its exit code.
 enum EntryCtl {

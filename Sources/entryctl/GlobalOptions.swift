@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// The options every command takes, before the command or after it.
 struct GlobalOptions {

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// The help texts. They are tested output (Tests/EndToEndTests): change them
 /// together with the snapshot.

@@ -1,5 +1,7 @@
 import CSystem
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// A command's link to the daemon, opened on the first call, plus the global choices.
 final class Session {

@@ -1,5 +1,7 @@
 import CSQLite
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryLedger
 import Foundation
 
 /// One bench run: the baselines, then entryd, in the order that lets one

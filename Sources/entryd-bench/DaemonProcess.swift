@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryLedger
 import Foundation
 
 /// The `entryd` under test: a child process on a socket and database in the

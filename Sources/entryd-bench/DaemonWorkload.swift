@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryLedger
 import Foundation
 
 /// The phases that drive a running entryd over its socket.

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryLedger
 
 /// Deterministic registration-form entries for every phase, so the daemon,
 /// raw SQLite and PostgreSQL store rows of the same shape and size.

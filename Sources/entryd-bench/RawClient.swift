@@ -1,5 +1,7 @@
 import Foundation
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryLedger
 
 /// A lean varlink client for the bench: sends pre-encoded calls and splits
 /// replies at their NUL without decoding them, so the client's own CPU (which

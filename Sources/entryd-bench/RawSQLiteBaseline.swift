@@ -1,5 +1,7 @@
 import CSQLite
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryLedger
 import Foundation
 
 /// The raw SQLite baseline: the same entry row and change-log row that entryd

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryLedger
 import Foundation
 
 // entryd-bench: starts the built entryd, drives it over its socket, measures

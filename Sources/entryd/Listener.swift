@@ -1,6 +1,10 @@
 @preconcurrency import Glibc
 import CSystem
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
 import Foundation
 
 /// Accepts clients on the listening socket and runs one session thread per
@@ -127,7 +131,7 @@ final class Listener: @unchecked Sendable {
     /// the refusal as the answer to its call instead of a reset connection.
     private func refuse(_ client: Int32, limits: Limits) {
         log.notice("refused a connection: max-connections=\(limits.maxConnections) reached")
-        let reply = VarlinkReply(error: .limitExceeded("max-connections", maximum: limits.maxConnections)).encoded
+        let reply = VarlinkReply(error: WireError(mapping: EntryError.limitExceeded("max-connections", maximum: limits.maxConnections))).encoded
         lock.lock()
         let wait = pendingRefusals < Listener.maxPendingRefusals
         if wait { pendingRefusals += 1 }

@@ -1,4 +1,8 @@
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
 
 /// entryd's command line (parse → validate → run, as swift-argument-parser does).
 ///

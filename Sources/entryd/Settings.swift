@@ -1,4 +1,8 @@
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
 import Foundation
 
 /// Everything the daemon takes from its configuration, resolved: the file and

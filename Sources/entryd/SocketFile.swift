@@ -1,5 +1,9 @@
 @preconcurrency import Glibc
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
 
 /// Binding the listening socket file, with stale-file recovery.
 enum SocketFile {

@@ -1,5 +1,9 @@
 @preconcurrency import Glibc
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
 import Foundation
 
 // The two systemd protocols entryd speaks, implemented directly rather than by

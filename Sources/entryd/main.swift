@@ -1,5 +1,9 @@
 @preconcurrency import Glibc
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
 import Foundation
 
 // entryd: wiring only. Parse options, read the configuration, open the store,
@@ -129,7 +133,7 @@ let inForce = SettingsInForce(settings)
 let service = EntryService(store: store, forms: settings.forms, limits: config.limits, defaultLocale: config.locale, peers: config.peers)
 let listener = Listener(fd: listenFD, service: service, access: config.access, log: log)
 
-let scheduler = PeerScheduler(service: service) { log.info($0) }
+let scheduler = PeerScheduler(host: service) { log.info($0) }
 let schedulerThread = Thread { scheduler.run() }
 schedulerThread.name = "entryd-peers"
 schedulerThread.start()

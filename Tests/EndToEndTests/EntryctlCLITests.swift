@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntryClient
+import EntryServer
 
 /// The built `entryctl` binary: exit codes, stderr and stdout, as a user sees them.
 ///

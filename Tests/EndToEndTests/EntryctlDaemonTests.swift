@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntryClient
+import EntryServer
 
 /// `entryctl` against ``FakeDaemon``: what it sends, what it prints, how it exits.
 @Suite(.serialized) struct EntryctlDaemonTests {
@@ -22,15 +26,15 @@ import EntryCore
                 return FakeDaemon.reply(Fixtures.object(("entry", Fixtures.entry)))
             case "io.entryd.Entries.Add":
                 guard p["fields"]?["country"]?.stringValue != "Chna" else {
-                    return [VarlinkReply(error: .validationFailed([
+                    return [VarlinkReply(error: WireError(mapping: EntryError.validationFailed([
                         Problem(field: "country", code: .notInList, message: "没有找到国家或地区“Chna”。", suggestions: ["CN"]),
                         Problem(field: "phone", code: .required, message: "请填写电话号码。"),
-                    ]))]
+                    ])))]
                 }
                 return FakeDaemon.reply(Fixtures.object(("entry", Fixtures.entry)))
             case "io.entryd.Entries.Update":
                 if let v = p["ifVersion"]?.stringValue, v != Fixtures.entry["version"]?.stringValue {
-                    return [VarlinkReply(error: .versionMismatch(id: Fixtures.id, version: "0000018f3a2b0001"))]
+                    return [VarlinkReply(error: WireError(mapping: EntryError.versionMismatch(id: Fixtures.id, version: "0000018f3a2b0001")))]
                 }
                 return FakeDaemon.reply(Fixtures.object(("entry", Fixtures.entry)))
             case "io.entryd.Entries.List":
@@ -40,7 +44,7 @@ import EntryCore
                 return FakeDaemon.reply(Fixtures.object(
                     ("entries", .array([Fixtures.entry])), ("cursor", .string("page2")), ("total", .int(2))))
             case "io.example.Fail":
-                return [VarlinkReply(error: .storageFailed("disk full"))]
+                return [VarlinkReply(error: WireError(mapping: EntryError.storageFailed("disk full")))]
             default:
                 return [VarlinkReply(error: .methodNotFound(call.method))]
             }

@@ -1,4 +1,8 @@
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntryClient
+import EntryServer
 import Foundation
 import Testing
 

@@ -1,4 +1,8 @@
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntryClient
+import EntryServer
 import Foundation
 import Testing
 
@@ -29,7 +33,7 @@ import Testing
 
         // max-batch: an Import of 4 rows is refused whole.
         let rows = JSON.array(Array(repeating: .object([("fields", .object([]))]), count: 4))
-        #expect(throws: WireError.limitExceeded("max-batch", maximum: 3)) {
+        #expect(throws: WireError(mapping: EntryError.limitExceeded("max-batch", maximum: 3))) {
             try first.call("io.entryd.Entries.Import", .object([("entries", rows)]))
         }
 

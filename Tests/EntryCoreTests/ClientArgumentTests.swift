@@ -1,5 +1,10 @@
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// FIELD=VALUE arguments and option scanning (Client/FieldAssignment.swift, Client/ArgumentScanner.swift).
 @Suite struct ClientArgumentTests {

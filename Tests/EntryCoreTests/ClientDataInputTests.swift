@@ -1,5 +1,10 @@
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// Streaming readers and CSV columns of import/export (Client/DataInput.swift, Client/DataColumns.swift).
 @Suite struct ClientDataInputTests {

@@ -2,7 +2,12 @@
 @preconcurrency import Glibc
 #endif
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// The one mapping from errors to exit codes and stderr text (Client/FailureReport*.swift).
 @Suite struct ClientFailureReportTests {
@@ -11,16 +16,16 @@ import Testing
     /// Every error name of doc/protocol.md and org.varlink.service, its parameters,
     /// the exit code and a piece of the first line.
     static let wireCases: [(WireError, ExitCode, String)] = [
-        (.validationFailed([Problem(field: "country", code: .notInList, message: "没有这个国家", suggestions: ["CN"])]), .dataError, "not accepted (1 problem)"),
-        (.entryNotFound("e1"), .failure, "no entry with id 'e1'"),
-        (.entryExists("e1"), .failure, "entry 'e1' already exists"),
-        (.versionMismatch(id: "e1", version: "0000018f3a2b0001"), .failure, "its current version is 0000018f3a2b0001"),
-        (.formNotFound("survey"), .failure, "there is no form 'survey'"),
-        (.formsFormNotFound("survey"), .failure, "there is no form 'survey'"),
-        (.fieldNotFound(form: "registration", field: "shoe"), .failure, "form 'registration' has no field 'shoe'"),
-        (.limitExceeded("max-message-size", maximum: 4_194_304), .temporaryFailure, "limit 'max-message-size' (maximum 4194304)"),
-        (.storageFailed("disk full"), .temporaryFailure, "could not store the change (disk full)"),
-        (.permissionDenied(role: "write"), .failure, "permission denied: this needs the 'write' role"),
+        (WireError(mapping: EntryError.validationFailed([Problem(field: "country", code: .notInList, message: "没有这个国家", suggestions: ["CN"])])), .dataError, "not accepted (1 problem)"),
+        (WireError(mapping: EntryError.entryNotFound("e1")), .failure, "no entry with id 'e1'"),
+        (WireError(mapping: EntryError.entryExists("e1")), .failure, "entry 'e1' already exists"),
+        (WireError(mapping: EntryError.versionMismatch(id: "e1", version: "0000018f3a2b0001")), .failure, "its current version is 0000018f3a2b0001"),
+        (WireError(mapping: EntryError.formNotFound("survey")), .failure, "there is no form 'survey'"),
+        (WireError(mapping: EntryError.formNotFound("survey"), interface: "io.entryd.Forms"), .failure, "there is no form 'survey'"),
+        (WireError(mapping: EntryError.fieldNotFound(form: "registration", field: "shoe")), .failure, "form 'registration' has no field 'shoe'"),
+        (WireError(mapping: EntryError.limitExceeded("max-message-size", maximum: 4_194_304)), .temporaryFailure, "limit 'max-message-size' (maximum 4194304)"),
+        (WireError(mapping: EntryError.storageFailed("disk full")), .temporaryFailure, "could not store the change (disk full)"),
+        (WireError(mapping: EntryError.permissionDenied(role: .write)), .failure, "permission denied: this needs the 'write' role"),
         (.invalidParameter("limit"), .usage, "entryd refused parameter 'limit'"),
         (.invalidParameter("ifVersion"), .usage, "--if-version takes the entry's version: 16 hexadecimal digits"),
         (.methodNotFound("io.entryd.Entries.Frob"), .failure, "does not serve method 'io.entryd.Entries.Frob'"),
@@ -44,11 +49,11 @@ import Testing
 
     @Test("lists every problem with its field, code and suggestions")
     func problems() {
-        let error = WireError.validationFailed([
+        let error = WireError(mapping: EntryError.validationFailed([
             Problem(field: "country", code: .notInList, message: "没有找到“Chna”。", suggestions: ["CN", "CL"]),
             Problem(field: "phone", code: .required, message: "请填写电话。"),
             Problem(field: "", code: .ambiguous, message: "whole entry"),
-        ])
+        ]))
         let report = FailureReport(for: error)
         #expect(report.exitCode == .dataError)
         #expect(report.lines == [

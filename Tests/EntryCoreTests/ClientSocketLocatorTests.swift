@@ -1,5 +1,10 @@
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// The socket lookup order of doc/design.md "Running" (Client/SocketLocator.swift).
 @Suite struct ClientSocketLocatorTests {

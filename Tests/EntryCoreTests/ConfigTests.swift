@@ -1,6 +1,11 @@
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// entryd.conf: every key, defaults, drop-in order, refusals with file:line:key (Config/).
 @Suite struct ConfigTests {

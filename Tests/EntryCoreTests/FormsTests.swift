@@ -1,6 +1,11 @@
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// Form definitions, the registry, display and picker rows (Forms/).
 @Suite struct FormsTests {
@@ -31,7 +36,7 @@ import Testing
         #expect(options == [ChoiceOption(value: "phone", labels: [.en: "Phone", .zh: "电话"]),
                             ChoiceOption(value: "email", labels: [.en: "Email", .zh: "邮箱"])])
         #expect(try FormRegistry.builtIn.form(for: nil) == form)
-        #expect(throws: FormsError.formNotFound("nope")) { try FormRegistry.builtIn.form(for: "nope") }
+        #expect(throws: EntryError.formNotFound("nope")) { try FormRegistry.builtIn.form(for: "nope") }
     }
 
     @Test("the definition hash ignores comments and layout but not content")
@@ -145,13 +150,13 @@ import Testing
         #expect(try OptionRows.options(form: form, field: "country", query: "ch", limit: 2, locale: .en).count == 2)
         #expect(try OptionRows.options(form: form, field: "contact_method", query: "邮", locale: .en)
             == [OptionRow(value: "email", label: "Email", aliases: ["邮箱"])])
-        #expect(throws: FormsError.fieldNotFound(form: "registration", field: "nope")) {
+        #expect(throws: EntryError.fieldNotFound(form: "registration", field: "nope")) {
             try OptionRows.options(form: form, field: "nope", locale: .zh)
         }
-        #expect(throws: FormsError.notAPickerField(form: "registration", field: "birthday")) {
+        #expect(throws: EntryError.fieldNotFound(form: "registration", field: "birthday")) {
             try OptionRows.options(form: form, field: "birthday", locale: .zh)
         }
-        #expect(throws: FormsError.parentNotFound(form: "registration", field: "city", parent: "Atlantis")) {
+        #expect(throws: EntryError.invalidParameter("parent")) {
             try OptionRows.options(form: form, field: "city", parent: "Atlantis", locale: .zh)
         }
     }

@@ -3,7 +3,12 @@
 #endif
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// An in-process daemon: the real ``EntryService`` and ``Session`` behind a
 /// Unix socket, so tests can talk varlink to it and still read the store's

@@ -1,5 +1,10 @@
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// The date and date-time wheel (Interactive/DateWheel.swift, PickerDate.swift).
 @Suite struct InteractiveDateWheelTests {

@@ -1,5 +1,10 @@
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// Terminal bytes to keys (Interactive/KeyDecoder.swift), fed all at once and byte by byte.
 @Suite struct InteractiveKeyDecoderTests {

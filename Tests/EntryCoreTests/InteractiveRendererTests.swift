@@ -1,5 +1,10 @@
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// Layout of the interactive form (Interactive/FormRenderer*.swift, ScreenLine.swift), with no terminal.
 @Suite struct InteractiveRendererTests {

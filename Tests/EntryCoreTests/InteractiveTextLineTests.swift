@@ -1,5 +1,10 @@
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// The text field editor (Interactive/TextLine.swift): editing keys, wide characters, paste.
 @Suite struct InteractiveTextLineTests {

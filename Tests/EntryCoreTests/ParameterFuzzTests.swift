@@ -1,6 +1,11 @@
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// A seeded random fuzzer for every method's parameter decoding, in process:
 /// random parameter objects (known names with values of every JSON kind,

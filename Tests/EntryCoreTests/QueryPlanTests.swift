@@ -1,6 +1,11 @@
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// Query plans (EXPLAIN QUERY PLAN) of List and Changes on entryd's schema:
 /// pages come from an index, never from a scan of the whole table, so a page

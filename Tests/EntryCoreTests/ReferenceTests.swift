@@ -1,6 +1,11 @@
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// The repository's root directory, found from this file's path.
 func repositoryRoot(_ file: String = #filePath) -> URL {

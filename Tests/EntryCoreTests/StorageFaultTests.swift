@@ -1,7 +1,12 @@
 import CSQLiteFaults
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// Full disk and failing fsync, through a fault-injecting SQLite VFS (as in
 /// SQLite's own I/O error tests): writes fail with StorageFailed saying what

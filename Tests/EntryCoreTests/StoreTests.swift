@@ -1,6 +1,11 @@
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// A fresh database in its own temporary directory, removed afterwards.
 final class TestDatabase {
@@ -35,7 +40,7 @@ final class TestDatabase {
         }
         #expect(u.fields["name"] == "韩梅梅")
         #expect(u.version > e.version)
-        #expect(throws: WireError.versionMismatch(id: e.id, version: u.version.description)) {
+        #expect(throws: EntryError.versionMismatch(id: e.id, version: u.version.description)) {
             _ = try store.update(id: e.id, ifVersion: e.version.description, layout: layout, origin: origin) { $0.fields }
         }
         let d = try store.delete(id: e.id, ifVersion: nil, layout: layout, origin: origin)
@@ -58,7 +63,7 @@ final class TestDatabase {
         let first = try store.create(form: "f", id: id, fields: ["name": "a"], layout: layout, origin: origin)
         let again = try store.create(form: "f", id: id, fields: ["name": "a"], layout: layout, origin: origin)
         #expect(first.created && !again.created && again.entry == first.entry)
-        #expect(throws: WireError.entryExists(id)) {
+        #expect(throws: EntryError.entryExists(id)) {
             _ = try store.create(form: "f", id: id, fields: ["name": "b"], layout: layout, origin: origin)
         }
         #expect(try store.history(id).count == 1)
@@ -169,7 +174,7 @@ final class TestDatabase {
                 let name = "c\(client)-\(i)"
                 if i % 5 == 4 {
                     // An invalid write fails alone, never its neighbours.
-                    #expect(throws: WireError.self) {
+                    #expect(throws: EntryError.entryNotFound("missing")) {
                         _ = try store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) { $0.fields }
                     }
                 } else {
@@ -353,12 +358,12 @@ final class TestDatabase {
         while store.writer.queuedJobs < 1 { usleep(1_000) }
         let undone = try store.writer.enqueue { ctx -> Void in
             _ = try ctx.create(form: "f", id: nil, fields: ["name": "u"], layout: layout, origin: origin)
-            throw WireError.validationFailed([])
+            throw EntryError.validationFailed([])
         }
         release.signal()
         try blocker.wait()
         applied.wait()
-        #expect(throws: WireError.self) { try undone.wait() }
+        #expect(throws: EntryError.validationFailed([])) { try undone.wait() }
         store.close()
         let reopened = try EntryStore(path: db.path, wallClock: { now })
         defer { reopened.close() }
@@ -379,11 +384,11 @@ final class TestDatabase {
         }
         let bad = try store.writer.enqueue { ctx -> Void in
             _ = try ctx.create(form: "f", id: nil, fields: ["name": "b"], layout: .registration, origin: origin)
-            throw WireError.validationFailed([])
+            throw EntryError.validationFailed([])
         }
         try blocker.wait()
         _ = try good.wait()
-        #expect(throws: WireError.self) { try bad.wait() }
+        #expect(throws: EntryError.validationFailed([])) { try bad.wait() }
         #expect(store.commits.lastSeq == (try store.counts().seq))
         #expect(try store.counts().seq == 1)
         // The bad job wrote before it threw: its round was run again with a savepoint per job.
@@ -415,7 +420,7 @@ final class TestDatabase {
         }
         try blocker.wait()
         #expect(try first.wait().created)
-        #expect(throws: WireError.entryExists(existing.id)) { try clash.wait() }
+        #expect(throws: EntryError.entryExists(existing.id)) { try clash.wait() }
         #expect(try second.wait().created)
         #expect(store.writer.savepointRounds == 0)
         #expect(store.transactionsCommitted - commitsBefore == 2)  // the blocker's round and theirs

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 /// Merge, idempotence, clock skew and convergence of the sync core (store level, no sockets).
 @Suite struct SyncTests {
@@ -120,7 +125,7 @@ import Testing
         }
         #expect(try n[0].get(e.id)?.fields == after.fields)
         #expect(try n[0].conflicts(entry: e.id, includeResolved: false).isEmpty)
-        #expect(throws: WireError.self) {
+        #expect(throws: EntryError.conflictNotFound("nope")) {
             _ = try n[0].resolveConflict(id: "nope", useLost: false, layout: { _ in .registration }, origin: origin("admin"))
         }
     }
@@ -162,7 +167,7 @@ import Testing
         #expect((try? ChangeRecord(json: .object(change))) != nil)
         change.removeAll { $0.0 == member }
         change.append((member, value))
-        #expect(throws: WireError.invalidParameter("changes")) { _ = try ChangeRecord(json: .object(change)) }
+        #expect(throws: EntryError.invalidParameter("changes")) { _ = try ChangeRecord(json: .object(change)) }
     }
 
     @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered")
@@ -203,7 +208,7 @@ import Testing
         defer { n.forEach { $0.close() }; ahead.close(); _ = dbs; _ = aheadDB }
         _ = try ahead.create(form: "registration", id: nil, fields: ["name": "x"], layout: layout, origin: origin("a"))
         let batch = try ahead.changes(since: 0, limit: 10).changes
-        #expect(throws: ClockSkewError.self) {
+        #expect(throws: EntryError.self) {
             _ = try n[0].apply(batch, via: "a", layout: { _ in .registration }, maxClockSkewMs: 300_000)
         }
         #expect(try n[0].counts() == (0, 0, 0))

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
-@testable import EntryCore
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+@testable import EntryClient
 
 // Nested in FormsTests so that `swift test --filter 'Reference|Forms'` runs it.
 extension FormsTests {

@@ -1,4 +1,7 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
+import EntryLedger
 import Foundation
 
 /// The data commands: export, import, backup (issue 8).

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 // MARK: - add, get, update, delete, restore, history (io.entryd.Entries)
 

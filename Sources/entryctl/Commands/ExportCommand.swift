@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 import Foundation
 
 // MARK: - export (io.entryd.Entries.List, page by page)

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 // MARK: - options, forms, check (io.entryd.Forms)
 

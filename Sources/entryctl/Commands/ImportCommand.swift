@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 import Foundation
 
 // MARK: - import (io.entryd.Entries.Import in batches)

@@ -1,5 +1,7 @@
 import CSystem
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 // MARK: - sync, conflicts, resolve, bridge (io.entryd.Sync peers and conflicts)
 

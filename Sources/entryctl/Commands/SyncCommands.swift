@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 // MARK: - status, watch (io.entryd.Sync), call (any method)
 

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// The `-i` forms of `add` and the `edit` command (the full-screen form, ``InteractiveForm``).
 enum InteractiveCommands {

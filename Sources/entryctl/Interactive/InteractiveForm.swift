@@ -2,7 +2,9 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// `entryctl add -i` and `entryctl edit -i ID`: the full-screen form.
 ///

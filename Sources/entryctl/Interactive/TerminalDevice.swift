@@ -24,7 +24,9 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// The controlling terminal in raw mode with the alternate screen, until ``restore()``.
 ///

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// Text renderings of the daemon's `Entry` and `Change` objects for people.
 enum EntryView {

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// The renderings of `list`: a terminal table and CSV.
 enum ListOutput {

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 import Foundation
 
 /// Where `export` and `backup` write: standard output, or a file that appears

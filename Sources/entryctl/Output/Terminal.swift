@@ -2,7 +2,9 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// Where entryctl writes: stdout for results, stderr for messages.
 enum Terminal {

@@ -1,4 +1,6 @@
-import EntryCore
+import EntryModel
+import EntryProtocol
+import EntryClient
 
 /// The words entryctl itself prints next to the daemon's data (headers, keys),
 /// in the locale chosen with `--locale`. Field labels come from the daemon.

@@ -2,7 +2,11 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntryClient
+import EntryServer
 
 /// A stand-in for entryd that answers varlink calls from a script, so the
 /// client can be tested before (and independently of) the real daemon.

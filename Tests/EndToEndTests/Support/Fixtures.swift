@@ -1,4 +1,8 @@
-import EntryCore
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntryClient
+import EntryServer
 
 /// Wire objects shaped as doc/protocol.md defines them, for ``FakeDaemon`` replies.
 enum Fixtures {

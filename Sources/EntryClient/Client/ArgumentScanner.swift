@@ -1,0 +1,116 @@
+import EntryModel
+import EntryProtocol
+
+/// An option a command accepts: its spellings, whether it takes a value, and its help line.
+public struct OptionSpec: Sendable, Equatable {
+    /// Every spelling, the canonical (long) one first: `["--help", "-h"]`.
+    public var names: [String]
+    /// The placeholder of the value (`N`, `PATH`), or `nil` for a flag.
+    public var valueName: String?
+    /// One line for `--help`.
+    public var help: String
+
+    /// An option spelled `names` (each starting with `-`); `value` names its
+    /// placeholder, or is `nil` for a flag.
+    public init(_ names: [String], value: String? = nil, help: String) {
+        precondition(!names.isEmpty && names.allSatisfy { $0.hasPrefix("-") }, "options are spelled with '-'")
+        self.names = names
+        self.valueName = value
+        self.help = help
+    }
+
+    /// The canonical spelling, e.g. `--limit`.
+    public var name: String { names[0] }
+
+    /// The spellings and placeholder as help shows them: `-h, --help`, `--limit N`.
+    public var synopsis: String {
+        let spelled = names.sorted { $0.count < $1.count }.joined(separator: ", ")
+        return valueName.map { spelled + " " + $0 } ?? spelled
+    }
+}
+
+/// Options and positional arguments read from a command line.
+public struct ScannedArguments: Sendable, Equatable {
+    /// Values by canonical option name (`--limit` → `"20"`).
+    public var values: [String: String] = [:]
+    /// Canonical names of the flags given.
+    public var flags: Set<String> = []
+    /// The other arguments, in order.
+    public var positionals: [String] = []
+
+    /// Nothing given.
+    public init() {}
+
+    /// The value of `option`, or `nil` when it was not given.
+    public func value(_ option: String) -> String? { values[option] }
+    /// Whether the flag `option` was given.
+    public func has(_ option: String) -> Bool { flags.contains(option) }
+}
+
+/// Splits a command line into options and positional arguments.
+///
+/// Rules (those of getopt_long, minus abbreviations and bundling):
+/// - `--name VALUE` and `--name=VALUE` for an option with a value; the next
+///   argument is taken as the value even if it starts with `-`;
+/// - a flag takes no value (`--json=1` is refused);
+/// - `--` ends the options: everything after it is positional;
+/// - `-` alone is positional; any other argument starting with `-` must be a
+///   known option;
+/// - giving an option twice is refused rather than letting one silently win.
+public enum ArgumentScanner {
+    /// Scans `arguments` (not including the program or command name).
+    ///
+    /// - Parameters:
+    ///   - options: what may appear.
+    ///   - stopAtPositional: stop at the first positional argument (used for the
+    ///     global options that come before the command).
+    /// - Returns: what was read, and how many arguments were consumed (equal to
+    ///   `arguments.count` unless stopping at a positional).
+    /// - Throws: ``UsageError`` for an unknown option, a missing value, a value
+    ///   given to a flag, or an option given twice.
+    public static func scan(_ arguments: [String], options: [OptionSpec],
+                            stopAtPositional: Bool = false) throws(UsageError) -> (ScannedArguments, consumed: Int) {
+        var byName: [String: OptionSpec] = [:]
+        for spec in options { for name in spec.names { byName[name] = spec } }
+        var result = ScannedArguments()
+        var seen: Set<String> = []
+        var i = 0
+        while i < arguments.count {
+            let argument = arguments[i]
+            if argument == "--" {
+                if stopAtPositional { return (result, i + 1) }
+                result.positionals += arguments[(i + 1)...]
+                return (result, arguments.count)
+            }
+            guard argument.hasPrefix("-"), argument != "-" else {
+                if stopAtPositional { return (result, i) }
+                result.positionals.append(argument)
+                i += 1
+                continue
+            }
+            let (spelled, inline) = split(argument)
+            guard let spec = byName[spelled] else { throw UsageError("unknown option '\(spelled)'") }
+            guard seen.insert(spec.name).inserted else { throw UsageError("option '\(spec.name)' is given twice") }
+            if spec.valueName == nil {
+                guard inline == nil else { throw UsageError("option '\(spec.name)' takes no value") }
+                result.flags.insert(spec.name)
+            } else if let inline {
+                result.values[spec.name] = inline
+            } else {
+                guard i + 1 < arguments.count else {
+                    throw UsageError("option '\(spec.name)' needs a value (\(spec.synopsis))")
+                }
+                i += 1
+                result.values[spec.name] = arguments[i]
+            }
+            i += 1
+        }
+        return (result, arguments.count)
+    }
+
+    /// `--name=value` → (`--name`, `value`); anything else → (argument, nil).
+    private static func split(_ argument: String) -> (String, String?) {
+        guard argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<eq]), String(argument[argument.index(after: eq)...]))
+    }
+}

@@ -1,0 +1,43 @@
+import EntryModel
+import EntryProtocol
+
+/// Writes comma-separated values as RFC 4180 defines them.
+///
+/// Byte layout (RFC 4180 §2): records end in CRLF, the last one too; fields are
+/// separated by `,`; a field holding `,`, `"`, CR or LF is enclosed in double
+/// quotes, with each `"` inside doubled. Other fields, spaces included, are
+/// written as they are. Text is UTF-8 without a byte order mark.
+///
+/// Values are written verbatim: a value starting with `=`, `+`, `-` or `@` is
+/// not defused for spreadsheets (a phone number is `+8613800138000`), so open
+/// such files as text, not as formulas.
+public enum CSVWriter {
+    /// The record terminator, CR LF.
+    public static let lineEnd = "\r\n"
+
+    /// One field, quoted if it needs to be: `a,b` → `"a,b"`, `say "hi"` → `"say ""hi"""`.
+    public static func field(_ value: String) -> String {
+        let needsQuotes = value.unicodeScalars.contains { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }
+        guard needsQuotes else { return value }
+        // Scalar by scalar: a quote followed by a combining mark is one Character.
+        var quoted = String.UnicodeScalarView()
+        quoted.append("\"")
+        for scalar in value.unicodeScalars {
+            quoted.append(scalar)
+            if scalar == "\"" { quoted.append("\"") }
+        }
+        quoted.append("\"")
+        return String(quoted)
+    }
+
+    /// One record, its fields quoted as needed, ending in CRLF.
+    public static func record(_ fields: [String]) -> String {
+        fields.map(field).joined(separator: ",") + lineEnd
+    }
+
+    /// A whole document: the header record, then one record per row.
+    public static func document(header: [String], rows: [[String]]) -> String {
+        ([header] + rows).map(record).joined()
+    }
+}
+

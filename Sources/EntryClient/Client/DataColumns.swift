@@ -1,0 +1,225 @@
+import Foundation
+import EntryModel
+import EntryProtocol
+
+/// The columns of the CSV files `entryctl export` writes and `entryctl import` reads.
+///
+/// An export has, in this order: `id`; one column per form field in form order;
+/// `deleted` (`true` or `false`); `version` and `updatedAt` (for people: import
+/// ignores them); with `--display`, one display column per field and one for
+/// the region. Headers are field names, or with `--labels` the labels in the
+/// locale (meta columns then read `ID`, `已删除`/`Deleted` …).
+///
+/// An import accepts, per header (trimmed, case-insensitive): a field name, or
+/// its label in `zh` or `en`; `id`/`ID`/`编号`; `deleted`/`已删除`/`删除`; and it
+/// skips the export's informational columns (version, updated/created time,
+/// form, display columns, and the `problems` column of a rejects report).
+/// Any other header is an error, so a misspelt column never drops data silently.
+public enum DataColumns {
+    /// What an input column holds.
+    public enum Column: Sendable, Equatable {
+        /// The entry id (empty: the daemon makes one).
+        case id
+        /// The deleted flag.
+        case deleted
+        /// The value of the named field.
+        case field(String)
+        /// Informational: not sent.
+        case ignored
+    }
+
+    /// A form field's name and its labels in both locales (from `GetForm`).
+    public struct FieldNames: Sendable, Equatable {
+        /// The field name, e.g. `birthday`.
+        public var name: String
+        /// The label in `zh`, e.g. `生日`.
+        public var zh: String
+        /// The label in `en`, e.g. `Birthday`.
+        public var en: String
+        /// A field's name and labels.
+        public init(name: String, zh: String, en: String) {
+            self.name = name
+            self.zh = zh
+            self.en = en
+        }
+    }
+
+    /// The header of a report of rejected rows: the problems of each row.
+    public static let problemsHeader = "problems"
+
+    static let idHeaders: Set<String> = ["id", "编号"]
+    static let deletedHeaders: Set<String> = ["deleted", "已删除", "删除"]
+    static let ignoredHeaders: Set<String> = [
+        "version", "版本", "updatedat", "updated at", "updated", "更新时间", "更新", "createdat", "created at",
+        "created", "创建时间", "创建", "form", "表单", "problems", "问题",
+    ]
+
+    /// The export header.
+    /// - Parameters:
+    ///   - fields: the form's fields in form order.
+    ///   - labels: labels in `locale` instead of field names.
+    ///   - display: append display columns.
+    public static func exportHeader(fields: [FieldNames], labels: Bool, locale: EntryLocale, display: Bool) -> [String] {
+        let zh = locale == .zh
+        func label(_ f: FieldNames) -> String { labels ? (zh ? f.zh : f.en) : f.name }
+        var header = ["id"] + fields.map(label)
+        header += labels ? (zh ? ["已删除", "版本", "更新时间"] : ["Deleted", "Version", "Updated at"])
+                         : ["deleted", "version", "updatedAt"]
+        if display {
+            let shown = fields.map { f in labels ? label(f) + (zh ? "（显示）" : " (display)") : "display." + f.name }
+            header += shown + [labels ? (zh ? "省市（显示）" : "Region (display)") : "display.region"]
+        }
+        if labels { header[0] = "ID" }
+        return header
+    }
+
+    /// One export row for an entry of the wire shape `{id, fields, display, deleted, version, updatedAt}`.
+    public static func exportRow(_ entry: JSON, fields: [FieldNames], display: Bool) -> [String] {
+        let values = entry["fields"]
+        var row = [entry["id"]?.stringValue ?? ""]
+        row += fields.map { values?[$0.name]?.stringValue ?? "" }
+        row += [entry["deleted"]?.boolValue == true ? "true" : "false", entry["version"]?.stringValue ?? "",
+                entry["updatedAt"]?.stringValue ?? ""]
+        if display {
+            let shown = entry["display"]
+            row += fields.map { shown?[$0.name]?.stringValue ?? "" } + [shown?["region"]?.stringValue ?? ""]
+        }
+        return row
+    }
+
+    /// Maps an input header to columns.
+    /// - Throws: ``UsageError``-like ``HeaderError`` naming an unknown or repeated column.
+    public static func resolve(header: [String], fields: [FieldNames]) throws(HeaderError) -> [Column] {
+        var byKey: [String: String] = [:]
+        for f in fields {
+            for key in [f.name, f.zh, f.en] { byKey[key.lowercased()] = byKey[key.lowercased()] ?? f.name }
+        }
+        var columns: [Column] = []
+        var seen = Set<String>()
+        for raw in header {
+            let key = raw.trimmingCharacters(in: .whitespaces).lowercased()
+            let column: Column
+            if idHeaders.contains(key) {
+                column = .id
+            } else if deletedHeaders.contains(key) {
+                column = .deleted
+            } else if let name = byKey[key] {
+                column = .field(name)
+            } else if ignoredHeaders.contains(key) || key.hasPrefix("display.") || key.hasSuffix("（显示）")
+                        || key.hasSuffix("(display)") {
+                column = .ignored
+            } else {
+                throw HeaderError(message: "unknown column '\(raw)': the columns are id, deleted and the fields "
+                    + fields.map { "\($0.name) (\($0.zh), \($0.en))" }.joined(separator: ", "))
+            }
+            let identity: String? = switch column {
+            case .id: "id"
+            case .deleted: "deleted"
+            case .field(let name): name
+            case .ignored: nil
+            }
+            if let identity {
+                guard seen.insert(identity).inserted else { throw HeaderError(message: "column '\(raw)' repeats '\(identity)'") }
+            }
+            columns.append(column)
+        }
+        guard columns.contains(where: { if case .field = $0 { true } else { false } }) else {
+            throw HeaderError(message: "the header names no field of the form (is the first line a header?)")
+        }
+        return columns
+    }
+
+    /// Reads a `deleted` cell: `true`/`false`, `yes`/`no`, `1`/`0`, `是`/`否`, empty (false).
+    /// - Returns: the flag, or `nil` for any other text.
+    public static func deletedFlag(_ text: String) -> Bool? {
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "", "false", "no", "0", "否", "n", "f": return false
+        case "true", "yes", "1", "是", "y", "t": return true
+        default: return nil
+        }
+    }
+
+    /// The Import element for one CSV record: `{"id"?, "fields", "deleted"?}`.
+    /// Empty cells are left out (an absent optional field). A `deleted` cell that
+    /// is not a flag is sent as it is, so the daemon rejects the row with a problem.
+    public static func importElement(_ record: [String], columns: [Column]) -> JSON {
+        var members: [(String, JSON)] = []
+        var fields: [(String, JSON)] = []
+        for (column, cell) in zip(columns, record) {
+            switch column {
+            case .id:
+                let id = cell.trimmingCharacters(in: .whitespaces)
+                if !id.isEmpty { members.append(("id", .string(id))) }
+            case .deleted:
+                if let flag = deletedFlag(cell) {
+                    if flag { members.append(("deleted", .bool(true))) }
+                } else {
+                    members.append(("deleted", .string(cell)))
+                }
+            case .field(let name):
+                if !cell.isEmpty { fields.append((name, .string(cell))) }
+            case .ignored:
+                break
+            }
+        }
+        members.append(("fields", .object(fields)))
+        return .object(members)
+    }
+
+    /// A header that `import` cannot map.
+    public struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What is wrong with the header, in English.
+        public var message: String
+        /// The text shown to people (English).
+        public var description: String { message }
+    }
+}
+
+/// Rows the daemon did not store (import) or would not accept (`--dry-run`):
+/// `entryctl` exits 65 (`EX_DATAERR`) with ``lines`` on stderr.
+public struct RowsRejected: Error, Sendable, Equatable {
+    /// The summary and hints, first line first.
+    public var lines: [String]
+    /// A failure with these stderr lines.
+    public init(lines: [String]) { self.lines = lines }
+}
+
+extension DataColumns {
+    /// A stable id for an imported row that has none, so that importing the
+    /// same file again adds nothing twice (the rows are then "unchanged").
+    ///
+    /// A name-based UUID version 8 (RFC 9562 §5.8) over the form name and the
+    /// row's field cells as given (sorted by field name): two FNV-1a 64-bit
+    /// hashes with different offset bases, each finished with the splitmix64
+    /// mixer. Not a cryptographic hash: it only has to tell rows apart. Rows
+    /// with identical cells get the same id, so a repeated row counts once.
+    public static func derivedID(form: String, fields: [(String, String)]) -> String {
+        var h1: UInt64 = 0xcbf2_9ce4_8422_2325
+        var h2: UInt64 = 0x6c62_272e_07bb_0142
+        func feed(_ bytes: some Sequence<UInt8>) {
+            for b in bytes {
+                h1 = (h1 ^ UInt64(b)) &* 0x0000_0100_0000_01b3
+                h2 = (h2 ^ UInt64(b)) &* 0x0000_0100_0000_01b3
+            }
+            h1 = (h1 ^ 0xff) &* 0x0000_0100_0000_01b3
+            h2 = (h2 ^ 0xfe) &* 0x0000_0100_0000_01b3
+        }
+        feed(form.utf8)
+        for (name, value) in fields.sorted(by: { $0.0 < $1.0 }) {
+            feed(name.utf8)
+            feed(value.utf8)
+        }
+        func mix(_ x: UInt64) -> UInt64 {
+            var z = x &+ 0x9e37_79b9_7f4a_7c15
+            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+            return z ^ (z >> 31)
+        }
+        let a = mix(h1), b = mix(h2 ^ a)
+        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64($0))) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: b >> (56 - 8 * UInt64($0))) }
+        bytes[6] = 0x80 | (bytes[6] & 0x0F)
+        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        return UUIDv7.format(bytes)
+    }
+}

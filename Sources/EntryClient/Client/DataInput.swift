@@ -1,0 +1,235 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import EntryModel
+import EntryProtocol
+
+/// A file (or standard input) read in chunks, never whole: what `entryctl import`
+/// reads rows from, with the counts a progress bar needs.
+///
+/// Not thread-safe: one reader at a time.
+public final class ByteInput {
+    /// Bytes per `read(2)`: 64 KiB.
+    public static let chunkBytes = 64 << 10
+
+    private let fd: Int32
+    private let ownsDescriptor: Bool
+    /// Size of the input in bytes when it is a regular file (for ETA), else `nil`.
+    public let totalBytes: Int64?
+    /// Bytes handed out so far.
+    public private(set) var bytesRead: Int64 = 0
+    private var atEnd = false
+
+    /// Opens `path` for reading; `-` is standard input.
+    /// - Throws: ``SystemError`` (`open`) when the file cannot be opened.
+    public init(path: String) throws(SystemError) {
+        if path == "-" {
+            fd = 0
+            ownsDescriptor = false
+        } else {
+            let opened = open(path, O_RDONLY | O_CLOEXEC)
+            guard opened >= 0 else { throw SystemError("open", detail: path) }
+            fd = opened
+            ownsDescriptor = true
+        }
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+            totalBytes = Int64(info.st_size)
+        } else {
+            totalBytes = nil
+        }
+    }
+
+    /// Wraps bytes already in memory (tests).
+    public init(bytes: [UInt8]) {
+        fd = -1
+        ownsDescriptor = false
+        totalBytes = Int64(bytes.count)
+        pending = bytes
+    }
+    private var pending: [UInt8]?
+
+    deinit { if ownsDescriptor { close(fd) } }
+
+    /// The next chunk of at most ``chunkBytes`` bytes; empty at the end.
+    /// - Throws: ``SystemError`` (`read`).
+    public func read() throws(SystemError) -> [UInt8] {
+        if let bytes = pending {
+            pending = nil
+            atEnd = true
+            bytesRead += Int64(bytes.count)
+            return bytes
+        }
+        if atEnd || fd < 0 { return [] }
+        var chunk = [UInt8](repeating: 0, count: Self.chunkBytes)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", detail: "input")
+            }
+            if n == 0 { atEnd = true; return [] }
+            bytesRead += Int64(n)
+            return Array(chunk[0..<n])
+        }
+    }
+}
+
+/// The UTF-8 byte order mark, `EF BB BF`: spreadsheet programs write it in front
+/// of CSV; readers here skip it at the start of an input.
+public let utf8ByteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+/// Splits an input into lines (LF or CRLF), skipping a leading byte order mark
+/// and blank lines: the records of JSON lines.
+public final class LineReader {
+    private let input: ByteInput
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var started = false
+    private var physicalLine = 0
+
+    /// Reads lines of `input`.
+    public init(_ input: ByteInput) { self.input = input }
+
+    /// The next non-blank line without its line end, and its 1-based line number;
+    /// `nil` at the end.
+    /// - Throws: ``SystemError`` from reading.
+    public func next() throws(SystemError) -> (bytes: ArraySlice<UInt8>, line: Int)? {
+        while true {
+            if let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
+                var line = buffer[position..<newline]
+                position = newline + 1
+                physicalLine += 1
+                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                return (line, physicalLine)
+            }
+            let chunk = try input.read()
+            if chunk.isEmpty {
+                guard position < buffer.count else { return nil }
+                var line = buffer[position...]
+                position = buffer.count
+                physicalLine += 1
+                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+                return (line, physicalLine)
+            }
+            buffer.removeFirst(position)
+            position = 0
+            buffer += chunk
+            if !started, buffer.count >= 3 || chunk.count < 3 {
+                started = true
+                if buffer.starts(with: utf8ByteOrderMark) { buffer.removeFirst(3) }
+            }
+        }
+    }
+}
+
+/// A malformed CSV input: where and what.
+public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The 1-based physical line where the bad record starts.
+    public var line: Int
+    /// What is wrong, in English.
+    public var reason: String
+    /// A CSV error at `line`.
+    public init(line: Int, reason: String) {
+        self.line = line
+        self.reason = reason
+    }
+    /// The text shown to people (English).
+    public var description: String { "CSV line \(line): \(reason)" }
+}
+
+/// Reads comma-separated values as RFC 4180 defines them, record by record,
+/// from a ``ByteInput`` (so a large file is never held whole).
+///
+/// Accepted beyond the RFC, as spreadsheet programs write it: a UTF-8 byte order
+/// mark at the start (skipped), LF as well as CRLF line ends, a last record
+/// without a line end, and a `"` inside an unquoted field (kept as it is). Blank
+/// lines are skipped. A quoted field may span lines; one left open at the end of
+/// the input is an error.
+public final class CSVReader {
+    private let input: ByteInput
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var started = false
+    private var finished = false
+    private var line = 1
+
+    /// Reads records of `input`.
+    public init(_ input: ByteInput) { self.input = input }
+
+    /// Ensures at least one unread byte; `false` at the end of the input.
+    private func fill() throws(SystemError) -> Bool {
+        if position < buffer.count { return true }
+        if finished { return false }
+        let chunk = try input.read()
+        buffer = chunk
+        position = 0
+        if chunk.isEmpty { finished = true; return false }
+        if !started {
+            started = true
+            // A BOM split across the first reads is not expected: chunks are 64 KiB.
+            if buffer.starts(with: utf8ByteOrderMark) { position = 3 }
+            return try fill()
+        }
+        return true
+    }
+
+    /// The next record's fields and the 1-based line it starts on; `nil` at the end.
+    /// - Throws: ``CSVError`` for a quoted field left open, ``SystemError`` from reading.
+    public func next() throws -> (fields: [String], line: Int)? {
+        while true {
+            guard try fill() else { return nil }
+            let startLine = line
+            var fields: [String] = []
+            var field: [UInt8] = []
+            var quoted = false      // inside a quoted field
+            var wasQuoted = false   // the current field began with a quote
+            var endOfRecord = false
+            while !endOfRecord {
+                guard try fill() else {
+                    if quoted { throw CSVError(line: startLine, reason: "a quoted field is not closed before the end of the input") }
+                    break
+                }
+                let b = buffer[position]
+                position += 1
+                if quoted {
+                    if b == UInt8(ascii: "\"") {
+                        if try fill(), buffer[position] == UInt8(ascii: "\"") {
+                            field.append(b)
+                            position += 1
+                        } else {
+                            quoted = false
+                        }
+                    } else {
+                        if b == UInt8(ascii: "\n") { line += 1 }
+                        field.append(b)
+                    }
+                    continue
+                }
+                switch b {
+                case UInt8(ascii: ","):
+                    fields.append(String(decoding: field, as: UTF8.self))
+                    field.removeAll(keepingCapacity: true)
+                    wasQuoted = false
+                case UInt8(ascii: "\r"):
+                    if try fill(), buffer[position] == UInt8(ascii: "\n") { position += 1 }
+                    line += 1
+                    endOfRecord = true
+                case UInt8(ascii: "\n"):
+                    line += 1
+                    endOfRecord = true
+                case UInt8(ascii: "\"") where field.isEmpty && !wasQuoted:
+                    quoted = true
+                    wasQuoted = true
+                default:
+                    field.append(b)
+                }
+            }
+            fields.append(String(decoding: field, as: UTF8.self))
+            if fields.count == 1 && fields[0].isEmpty && !wasQuoted { continue }  // a blank line
+            return (fields, startLine)
+        }
+    }
+}

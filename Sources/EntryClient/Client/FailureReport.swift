@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import EntryModel
+import EntryProtocol
+
+/// What a client shows for a failed command: an exit code and the text for stderr.
+///
+/// ``init(for:usage:)`` is the one place where any error becomes an exit code
+/// and words, so that every command fails the same way. Messages are English
+/// sentences without the program prefix; the daemon's own texts (problem
+/// messages) arrive in the requested locale and are shown as they are.
+public struct FailureReport: Sendable, Equatable {
+    /// The process exit status.
+    public var exitCode: ExitCode
+    /// The first line is the message; further lines are details and hints.
+    public var lines: [String]
+
+    /// A report of `lines` (at least one) exiting with `exitCode`.
+    public init(exitCode: ExitCode, lines: [String]) {
+        self.exitCode = exitCode
+        self.lines = lines
+    }
+
+    /// The usage context of the command that failed, appended to usage errors.
+    public struct Usage: Sendable, Equatable {
+        /// E.g. `entryctl get ID`.
+        public var line: String
+        /// E.g. `entryctl get --help`.
+        public var helpCommand: String
+
+        /// The usage `line` and the command that shows full help.
+        public init(line: String, helpCommand: String) {
+            self.line = line
+            self.helpCommand = helpCommand
+        }
+    }
+
+    /// Classifies `error`:
+    ///
+    /// | error | exit code |
+    /// | --- | --- |
+    /// | ``UsageError``, `org.varlink.service.InvalidParameter` | 64, plus the usage line |
+    /// | `io.entryd.Entries.ValidationFailed` | 65, every problem with its suggestions |
+    /// | ``RowsRejected`` (import) | 65, its summary lines |
+    /// | ``DaemonUnreachable``, a failed `connect` | 69, the paths tried and how to start entryd |
+    /// | `StorageFailed`, `LimitExceeded`, `io.entryd.Sync.PeerUnreachable`, a reset or timed-out connection | 75 |
+    /// | any other wire error (`EntryNotFound`, `VersionMismatch`, `EntryExists`, `FormNotFound`, `PermissionDenied`, …) or error | 1 |
+    ///
+    /// - Parameters:
+    ///   - usage: the failing command's usage, when known.
+    ///   - locale: the language of the validation summary (the problems' own
+    ///     messages come from the daemon in the requested locale already).
+    public init(for error: any Error, usage: Usage? = nil, locale: EntryLocale = .en) {
+        switch error {
+        case let error as UsageError:
+            self = .usage(error.message, usage)
+        case let error as WireError:
+            self = FailureReport.wire(error, usage: usage, locale: locale)
+        case let error as DaemonUnreachable:
+            self = .unreachable(error)
+        case let error as RowsRejected:
+            self.init(exitCode: .dataError, lines: error.lines)
+        case is ConnectionClosed:
+            self.init(exitCode: .temporaryFailure, lines: ["entryd closed the connection before replying; try again"])
+        case let error as SystemError:
+            self = .system(error)
+        case let error as JSONParseError:
+            self.init(exitCode: .failure, lines: ["entryd sent a reply that is not valid JSON (\(error))"])
+        case let error as FrameDecoder.Failure:
+            self.init(exitCode: .failure, lines: ["entryd sent a reply larger than this client accepts (\(error))"])
+        default:
+            self.init(exitCode: .failure, lines: [String(describing: error)])
+        }
+    }
+
+    static func usage(_ message: String, _ usage: Usage?) -> FailureReport {
+        var lines = [message]
+        if let usage { lines += ["Usage: \(usage.line)", "See '\(usage.helpCommand)'."] }
+        return FailureReport(exitCode: .usage, lines: lines)
+    }
+
+    static func unreachable(_ error: DaemonUnreachable) -> FailureReport {
+        var lines = ["cannot reach entryd; tried:"]
+        lines += error.attempts.map { "  \($0.candidate.path) (\($0.candidate.origin)): \($0.reason)" }
+        if error.attempts.contains(where: { $0.reason.contains("ermission denied") }) {
+            lines.append("Permission denied: the socket is for members of group 'entryd' (see entryd.conf).")
+        }
+        lines.append("Start the daemon with 'entryd --socket PATH' (then pass --socket PATH or set ENTRYD_SOCKET),")
+        lines.append("or under systemd with 'systemctl start entryd.socket'.")
+        return FailureReport(exitCode: .unavailable, lines: lines)
+    }
+
+    static func system(_ error: SystemError) -> FailureReport {
+        switch error.call {
+        case "connect", "socket", "socket path":
+            let candidate = SocketCandidate(path: error.detail, origin: "connect")
+            return unreachable(DaemonUnreachable(attempts: [.init(candidate: candidate, reason: error.reasonText)]))
+        case "send", "recv":
+            let what = (error.errno == EAGAIN || error.errno == EWOULDBLOCK)
+                ? "entryd did not reply in time" : "the connection to entryd failed (\(error.reasonText))"
+            return FailureReport(exitCode: .temporaryFailure, lines: [what + "; try again"])
+        default:
+            return FailureReport(exitCode: .failure, lines: [error.description])
+        }
+    }
+}
+
+extension SystemError {
+    /// strerror(3) text of ``errno``, e.g. "Connection refused".
+    public var reasonText: String { String(cString: strerror(errno)) }
+}

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import EntryModel
+import EntryProtocol
+
+/// A socket path a client may try, and where the path came from.
+public struct SocketCandidate: Sendable, Equatable, CustomStringConvertible {
+    /// The path as it will be connected to (may be relative: `./entryd.sock`).
+    public var path: String
+    /// Where it came from, for messages: `--socket`, `$ENTRYD_SOCKET`, …
+    public var origin: String
+
+    /// A candidate `path` found through `origin`.
+    public init(path: String, origin: String) {
+        self.path = path
+        self.origin = origin
+    }
+
+    /// `PATH (ORIGIN)`.
+    public var description: String { "\(path) (\(origin))" }
+}
+
+/// Finds the socket of a running entryd, in the order doc/design.md ("Running") gives:
+///
+/// 1. `--socket PATH`, when given — then it is the only candidate: talking to
+///    another daemon than the one named would be worse than failing;
+/// 2. `$ENTRYD_SOCKET`;
+/// 3. `/run/entryd/entryd.sock` (systemd's `entryd.socket`);
+/// 4. `$XDG_RUNTIME_DIR/entryd.sock`;
+/// 5. `./entryd.sock`.
+///
+/// The first candidate that exists is used. Unset or empty variables are
+/// skipped, as is a relative `$XDG_RUNTIME_DIR` (the XDG spec requires it to be
+/// absolute). The environment and the file check are injected, so the order can
+/// be tested without touching the file system.
+public struct SocketLocator {
+    /// The socket systemd's `entryd.socket` listens on.
+    public static let systemSocketPath = "/run/entryd/entryd.sock"
+    /// The file name looked for in `$XDG_RUNTIME_DIR` and the current directory.
+    public static let socketFileName = "entryd.sock"
+
+    /// The `--socket` value, or `nil`.
+    public var explicitPath: String?
+    /// Environment variables (`ENTRYD_SOCKET`, `XDG_RUNTIME_DIR` are read).
+    public var environment: [String: String]
+    /// Whether something may exist at a path; see ``pathMayExist(_:)``.
+    public var fileExists: (String) -> Bool
+
+    /// A locator for `--socket` (`explicitPath`, or `nil`), the process
+    /// `environment`, and a file check (default: ``pathMayExist(_:)``).
+    public init(explicitPath: String?, environment: [String: String],
+                fileExists: @escaping (String) -> Bool = SocketLocator.pathMayExist) {
+        self.explicitPath = explicitPath
+        self.environment = environment
+        self.fileExists = fileExists
+    }
+
+    /// Every path that would be tried, in order, without checking any of them.
+    public var candidates: [SocketCandidate] {
+        if let explicitPath { return [SocketCandidate(path: explicitPath, origin: "--socket")] }
+        var list: [SocketCandidate] = []
+        if let env = environment["ENTRYD_SOCKET"], !env.isEmpty {
+            list.append(SocketCandidate(path: env, origin: "$ENTRYD_SOCKET"))
+        }
+        list.append(SocketCandidate(path: Self.systemSocketPath, origin: "entryd.socket"))
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            let dir = runtime.hasSuffix("/") ? String(runtime.dropLast()) : runtime
+            list.append(SocketCandidate(path: dir + "/" + Self.socketFileName, origin: "$XDG_RUNTIME_DIR"))
+        }
+        list.append(SocketCandidate(path: "./" + Self.socketFileName, origin: "current directory"))
+        return list
+    }
+
+    /// The first candidate that exists.
+    /// - Throws: ``DaemonUnreachable`` listing every candidate, each with the
+    ///   reason "no such file", when none exists.
+    public func locate() throws(DaemonUnreachable) -> SocketCandidate {
+        let all = candidates
+        if let found = all.first(where: { fileExists($0.path) }) { return found }
+        throw DaemonUnreachable(attempts: all.map { .init(candidate: $0, reason: "no such file") })
+    }
+
+    /// True unless `stat(2)` says the path is missing (`ENOENT`, `ENOTDIR`).
+    /// A path that cannot be examined (`EACCES`) counts as existing, so that the
+    /// connection attempt reports the real reason instead of "no such file".
+    public static func pathMayExist(_ path: String) -> Bool {
+        var info = stat()
+        if stat(path, &info) == 0 { return true }
+        return errno != ENOENT && errno != ENOTDIR
+    }
+}
+
+/// No running entryd could be reached: the candidates tried and why each failed.
+public struct DaemonUnreachable: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One path tried.
+    public struct Attempt: Sendable, Equatable {
+        /// The path tried.
+        public var candidate: SocketCandidate
+        /// Why it failed, e.g. "no such file", "Connection refused".
+        public var reason: String
+
+        /// `candidate` failed because of `reason`.
+        public init(candidate: SocketCandidate, reason: String) {
+            self.candidate = candidate
+            self.reason = reason
+        }
+    }
+
+    /// In the order tried; never empty.
+    public var attempts: [Attempt]
+
+    /// The failure of `attempts` (not empty).
+    public init(attempts: [Attempt]) {
+        self.attempts = attempts
+    }
+
+    /// One line naming every attempt and its reason.
+    public var description: String {
+        "cannot reach entryd: " + attempts.map { "\($0.candidate): \($0.reason)" }.joined(separator: "; ")
+    }
+}

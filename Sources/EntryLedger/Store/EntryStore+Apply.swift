@@ -1,0 +1,317 @@
+import EntryModel
+
+/// What ``EntryStore/apply(_:via:layout:maxClockSkewMs:afterApply:)`` did.
+public struct ApplyResult: Sendable, Equatable {
+    /// Changes stored now.
+    public var applied = 0
+    /// Changes already in the change log (received before, directly or through another node).
+    public var skipped = 0
+    /// Conflict records created by the batch and still open at its end
+    /// (concurrent writes of the same register; one that a later change of the
+    /// same batch superseded is not counted).
+    public var conflicts = 0
+    /// This node's highest seq after the batch.
+    public var seq: Int64 = 0
+
+    /// A result with the given counts (all 0 by default).
+    public init(applied: Int = 0, skipped: Int = 0, conflicts: Int = 0, seq: Int64 = 0) {
+        self.applied = applied
+        self.skipped = skipped
+        self.conflicts = conflicts
+        self.seq = seq
+    }
+}
+
+extension EntryStore {
+    /// Applies changes made on other nodes, in one transaction (doc/design.md "Sync").
+    ///
+    /// - Idempotent: a change whose (node, HLC) is already in the change log is skipped.
+    /// - Merge: each field group is a last-writer-wins register ordered by
+    ///   (HLC, node). A change whose `base` equals the register's current HLC
+    ///   follows it; otherwise the writes were concurrent, the greater stamp wins
+    ///   on every node, and a conflict record keeps the losing value. The deleted
+    ///   flag is a register of its own. Every change is appended to the change
+    ///   log with its origin node, HLC, actor and time, so History shows losers too.
+    /// - The local clock moves past every received stamp.
+    ///
+    /// - Parameters:
+    ///   - via: the peer that delivered the batch (recorded on each change).
+    ///   - layout: the field layout of a form, by form name.
+    ///   - maxClockSkewMs: a change stamped further ahead of the local wall clock
+    ///     refuses the whole batch.
+    ///   - afterApply: runs in the same transaction after the batch (peer checkpoints).
+    /// - Throws: ``EntryError/clockSkew(node:aheadMs:)`` (nothing applied); ``SQLiteError``; what `afterApply` throws.
+    public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+                      maxClockSkewMs: Int, afterApply: ((SQLiteConnection) throws -> Void)? = nil) throws -> ApplyResult {
+        try writer.submit { ctx in
+            let wall = ctx.clock.wallClock()
+            for change in changes where change.hlc.milliseconds > wall + UInt64(maxClockSkewMs) {
+                throw EntryError.clockSkew(node: change.node, aheadMs: Int64(change.hlc.milliseconds - wall))
+            }
+            var result = ApplyResult()
+            var created: [String] = []
+            for change in changes {
+                if try ctx.isLogged(change) {
+                    result.skipped += 1
+                    continue
+                }
+                ctx.clock.observe(change.hlc)
+                var logged = change
+                logged.via = via
+                try ctx.append(&logged)  // first, so the merged entry records its seq
+                created += try ctx.merge(change, layout: layout(change.form))
+                result.applied += 1
+            }
+            result.conflicts = try ctx.openCount(of: created)
+            try afterApply?(ctx.db)
+            result.seq = ctx.lastSeq
+            return result
+        }
+    }
+}
+
+extension WriteContext {
+    /// True when the change log already holds (node, HLC) of `change`.
+    func isLogged(_ change: ChangeRecord) throws -> Bool {
+        var found = false
+        try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?")
+            .query([.text(change.node), .text(change.hlc.description)]) { _ in found = true }
+        return found
+    }
+
+    /// Marks resolved the open conflicts of `entry` whose kept write (`replaced`)
+    /// of one of `fields` is now overwritten by a write that had seen it: a
+    /// later edit, or a Resolve, settles the conflict on every node it reaches.
+    func supersedeConflicts(entry: String, fields: [String], replaced: Stamp) throws {
+        let statement = try db.statement("""
+            UPDATE conflicts SET resolved = 1
+            WHERE entry = ? AND field = ? AND kept_hlc = ? AND kept_node = ? AND resolved = 0
+            """)
+        for field in fields {
+            try statement.run([.text(entry), .text(field), .text(replaced.hlc.description), .text(replaced.node)])
+        }
+    }
+
+    /// Marks resolved the open conflicts of `entry` whose lost write of one of
+    /// `fields` had HLC `base`: a change based on that write has seen it and
+    /// replaced it (on its own node), so its value is no longer lost. The
+    /// replacing change competes with the kept write in its own right.
+    func supersedeLost(entry: String, fields: [String], base: HLC) throws {
+        let statement = try db.statement(
+            "UPDATE conflicts SET resolved = 1 WHERE entry = ? AND field = ? AND lost_hlc = ? AND resolved = 0")
+        for field in fields { try statement.run([.text(entry), .text(field), .text(base.description)]) }
+    }
+
+    /// How many of the conflicts `ids` are open.
+    func openCount(of ids: [String]) throws -> Int {
+        let statement = try db.statement("SELECT 1 FROM conflicts WHERE id = ? AND resolved = 0")
+        var open = 0
+        for id in ids { try statement.query([.text(id)]) { _ in open += 1 } }
+        return open
+    }
+
+    /// Merges one received change into its entry.
+    /// - Returns: the ids of the conflict records made (new ones only).
+    func merge(_ change: ChangeRecord, layout: FieldLayout) throws -> [String] {
+        let stamp = change.stamp
+        var entry = try load(change.entry) ?? StoredEntry(
+            id: change.entry, form: change.form, fields: [:], clocks: [:], version: .zero, deleted: false,
+            deletedClock: nil, createdAt: change.at, updatedAt: change.at, createdBy: change.actor, updatedBy: change.actor)
+        var conflicts: [String] = []
+        // Group the change's fields by register.
+        var groups: [[String]] = []
+        var seen = Set<String>()
+        for name in change.fields.keys.sorted() where !seen.contains(name) {
+            let members = layout.group(of: name).filter { change.fields[$0] != nil }
+            let group = members.isEmpty ? [name] : members
+            group.forEach { seen.insert($0) }
+            groups.append(group)
+        }
+        for group in groups {
+            let local = group.compactMap { entry.clocks[$0] }.max()
+            let base = group.compactMap { change.base[$0].flatMap(HLC.init) }.max() ?? .zero
+            let concurrent = local.map { $0.hlc != base } ?? false
+            let incomingWins = local.map { stamp > $0 } ?? true
+            if base != .zero { try supersedeLost(entry: entry.id, fields: group, base: base) }
+            if concurrent, let local {
+                let kept = incomingWins ? (values: change.fields, stamp: stamp) : (values: entry.fields, stamp: local)
+                let lost = incomingWins ? (values: entry.fields, stamp: local) : (values: change.fields, stamp: stamp)
+                let lostGroup = Dictionary(uniqueKeysWithValues: group.map { ($0, lost.values[$0] ?? "") })
+                for field in group where (kept.values[field] ?? "") != (lost.values[field] ?? "") {
+                    if let id = try recordConflict(entry: entry.id, field: field, kept: kept.values[field] ?? "", keptStamp: kept.stamp,
+                                                   lost: lost.values[field] ?? "", lostStamp: lost.stamp, lostGroup: lostGroup) {
+                        conflicts.append(id)
+                    }
+                }
+            }
+            if incomingWins, !concurrent, let local {
+                try supersedeConflicts(entry: entry.id, fields: group, replaced: local)
+            }
+            if incomingWins {
+                for field in group {
+                    let value = change.fields[field] ?? ""
+                    entry.fields[field] = value.isEmpty ? nil : value
+                    entry.clocks[field] = stamp
+                }
+            }
+        }
+        if change.op == .delete || change.op == .restore, entry.deletedClock.map({ stamp > $0 }) ?? true {
+            entry.deleted = change.op == .delete
+            entry.deletedClock = stamp
+        }
+        if change.op == .create, change.at < entry.createdAt {
+            entry.createdAt = change.at
+            entry.createdBy = change.actor
+        }
+        if change.hlc >= entry.version {
+            entry.version = change.hlc
+            entry.updatedAt = change.at
+            entry.updatedBy = change.actor
+        }
+        entry.seq = lastSeq
+        try save(entry, layout: layout)
+        return conflicts
+    }
+
+    /// Records that `lostStamp`'s value of `field` lost to `keptStamp`'s. The id is
+    /// derived from the entry, field and both stamps, so every node that merges
+    /// the same two writes records the same conflict under the same id, once.
+    /// - Returns: the id when the record is new, `nil` when it was already kept.
+    func recordConflict(entry: String, field: String, kept: String, keptStamp: Stamp, lost: String, lostStamp: Stamp,
+                        lostGroup: [String: String]) throws -> String? {
+        let id = ConflictID.make(entry: entry, field: field, kept: keptStamp, lost: lostStamp)
+        try db.statement("""
+            INSERT OR IGNORE INTO conflicts (id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run([
+                .text(id), .text(entry), .text(field),
+                .text(kept), .text(keptStamp.hlc.description), .text(keptStamp.node),
+                .text(lost), .text(lostStamp.hlc.description), .text(lostStamp.node),
+                .text(JSON.stringMap(lostGroup).text), .text(Timestamp.rfc3339(milliseconds: clock.wallClock())),
+            ])
+        return db.changes == 1 ? id : nil
+    }
+}
+
+/// A kept conflict (doc/protocol.md `io.entryd.Sync.Conflict`).
+public struct ConflictRecord: Sendable, Equatable {
+    /// The conflict id: a UUIDv8 derived from entry, field and both stamps, the same on every node.
+    public var id: String
+    /// The entry's id (lower-case UUID text).
+    public var entry: String
+    /// The field whose values differed.
+    public var field: String
+    /// The winning value (canonical; "" when the field was cleared).
+    public var kept: String
+    /// HLC of the winning write, 16 hex digits.
+    public var keptHlc: String
+    /// Node id of the winning write.
+    public var keptNode: String
+    /// The losing value (canonical; "" when that write cleared the field).
+    public var lost: String
+    /// HLC of the losing write, 16 hex digits.
+    public var lostHlc: String
+    /// Node id of the losing write.
+    public var lostNode: String
+    /// The losing write's whole field group (Resolve writes it back whole).
+    public var lostGroup: [String: String]
+    /// When this node recorded it: RFC 3339 UTC, milliseconds (local wall clock).
+    public var detectedAt: String
+    /// True once resolved here (by Resolve, or by a later write over the kept one).
+    public var resolved: Bool
+}
+
+extension EntryStore {
+    /// How many conflicts are open (for `Status`), counted without reading them.
+    /// - Throws: ``SQLiteError``.
+    public func openConflictCount() throws -> Int {
+        try readers.read { db in
+            var n = 0
+            try db.statement("SELECT COUNT(*) FROM conflicts WHERE resolved = 0").query { n = Int($0.int(0)) }
+            return n
+        }
+    }
+
+    /// Conflicts, oldest first; of one entry when `entry` is given.
+    /// - Throws: ``SQLiteError``.
+    public func conflicts(entry: String?, includeResolved: Bool) throws -> [ConflictRecord] {
+        try readers.read { db in
+            var out: [ConflictRecord] = []
+            let sql = """
+                SELECT id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved
+                FROM conflicts WHERE (?1 IS NULL OR entry = ?1) AND (?2 OR resolved = 0) ORDER BY detected_at, id
+                """
+            try db.statement(sql).query([entry.map { .text($0) } ?? .null, .int(includeResolved ? 1 : 0)]) { out.append(try EntryStore.conflict(from: $0)) }
+            return out
+        }
+    }
+
+    /// Decodes a `conflicts` row selected as `id, entry, field, kept, kept_hlc,
+    /// kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved`.
+    /// - Throws: ``SQLiteError`` (SQLITE_CORRUPT) when `lost_group` is not a JSON object.
+    static func conflict(from row: Statement) throws -> ConflictRecord {
+        ConflictRecord(id: row.text(0), entry: row.text(1), field: row.text(2), kept: row.text(3), keptHlc: row.text(4),
+                       keptNode: row.text(5), lost: row.text(6), lostHlc: row.text(7), lostNode: row.text(8),
+                       lostGroup: try stringMap(row.text(9)), detectedAt: row.text(10), resolved: row.int(11) != 0)
+    }
+}
+
+extension EntryStore {
+    /// Resolves conflict `id`: writes its field group as a new local change
+    /// (with `useLost`, the losing values; else the kept values as they stand),
+    /// which marks it resolved here and, once synced, on the other nodes too.
+    /// A conflict whose kept value was already overwritten is only marked resolved.
+    /// - Throws: `io.entryd.Sync.ConflictNotFound`; `EntryNotFound` when the
+    ///   entry is gone; ``SQLiteError``.
+    public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
+                                origin: WriteOrigin) throws -> ConflictRecord {
+        try writer.submit { ctx in
+            var found: ConflictRecord?
+            try ctx.db.statement("""
+                SELECT id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved
+                FROM conflicts WHERE id = ?
+                """).query([.text(id)]) { found = try EntryStore.conflict(from: $0) }
+            guard var conflict = found else {
+                throw EntryError.conflictNotFound(id)
+            }
+            let current = try ctx.existing(conflict.entry, ifVersion: nil)
+            let keptStamp = Stamp(hlc: HLC(conflict.keptHlc) ?? .zero, node: conflict.keptNode)
+            if !conflict.resolved, current.clocks[conflict.field] == keptStamp {
+                // Write the chosen group (the lost one, or the kept one as it stands) as a
+                // new change over the kept write: it supersedes the conflict here and, once
+                // synced, on every other node.
+                let fieldLayout = layout(current.form)
+                var fields: [String: String] = [:]
+                for member in fieldLayout.group(of: conflict.field) {
+                    fields[member] = useLost ? (conflict.lostGroup[member] ?? current.fields[member] ?? "") : (current.fields[member] ?? "")
+                }
+                _ = try ctx.record(.update, on: current, fields: fields, layout: fieldLayout, origin: origin)
+            }
+            try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
+            conflict.resolved = true
+            return conflict
+        }
+    }
+}
+
+/// Conflict ids: the same on every node for the same pair of writes.
+enum ConflictID {
+    /// A UUIDv8 (RFC 9562 §5.8) from two FNV-1a 64-bit hashes of the entry,
+    /// the field, and both stamps.
+    static func make(entry: String, field: String, kept: Stamp, lost: Stamp) -> String {
+        let text = "\(entry)|\(field)|\(kept.hlc) \(kept.node)|\(lost.hlc) \(lost.node)"
+        /// FNV-1a, 64 bits, over `text` from `seed` (the standard offset basis, or it
+        /// with its halves swapped for the second hash).
+        func fnv(_ seed: UInt64) -> UInt64 {
+            var h = seed
+            for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+            return h
+        }
+        let a = fnv(0xCBF2_9CE4_8422_2325), b = fnv(0x8422_2325_CBF2_9CE4)
+        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64($0))) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: b >> (56 - 8 * UInt64($0))) }
+        bytes[6] = 0x80 | (bytes[6] & 0x0F)
+        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        return UUIDv7.format(bytes)
+    }
+}

@@ -1,0 +1,202 @@
+import EntryModel
+
+/// Sort order for ``EntryStore/list(_:)`` (doc/protocol.md `Order`).
+public enum ListOrder: String, Sendable, CaseIterable {
+    case created, updated, birthday, name
+
+    /// The entries column this order sorts on (ties are broken by id).
+    var column: String {
+        switch self {
+        case .created: return "created_at"
+        case .updated: return "updated_at"
+        case .birthday: return "birthday"
+        case .name: return "name"
+        }
+    }
+
+    /// doc/protocol.md: descending by default for created and updated.
+    public var defaultDescending: Bool { self == .created || self == .updated }
+}
+
+/// A List query with canonical filter values (the service resolves lenient input first).
+public struct ListQuery: Sendable {
+    /// Only entries of this form (a form name), or all forms when `nil`.
+    public var form: String?
+    /// ISO 3166-1 alpha-2 code the `country` column must equal.
+    public var country: String?
+    /// GB/T 2260 province code the `province` column must equal.
+    public var province: String?
+    /// GB/T 2260 city code the `city` column must equal.
+    public var city: String?
+    /// Inclusive `YYYY-MM-DD` bounds on the birthday column.
+    public var bornFrom: String?
+    /// Inclusive upper `YYYY-MM-DD` bound; entries without a birthday never match.
+    public var bornTo: String?
+    /// Case-insensitive substring of the name (already folded with `lowercased()`).
+    public var text: String?
+    /// RFC 3339 UTC ms: entries updated at or after it.
+    public var updatedSince: String?
+    /// The sort column (ties broken by id).
+    public var order: ListOrder = .created
+    /// Sort direction; the service defaults it with ``ListOrder/defaultDescending``.
+    public var descending: Bool = true
+    /// Entries per page (1…1000).
+    public var limit: Int = 50
+    /// Keyset position: the sort value and id of the last entry of the previous page.
+    public var after: (value: String, id: String)?
+    /// Include deleted entries (tombstones); by default they are left out.
+    public var includeDeleted = false
+
+    /// A query of every non-deleted entry, newest created first, 50 per page.
+    public init() {}
+}
+
+/// One page of ``EntryStore/list(_:)``.
+public struct ListPage: Sendable {
+    /// At most `limit` entries, in the query's order.
+    public var entries: [StoredEntry]
+    /// Keyset position of the last entry when more may follow, else `nil`.
+    public var next: (value: String, id: String)?
+    /// Number of entries matching the filters (all pages).
+    public var total: Int
+}
+
+extension EntryStore {
+    /// The entry `id` (deleted ones too), or `nil`.
+    /// - Throws: ``SQLiteError``.
+    public func get(_ id: String) throws -> StoredEntry? {
+        try readers.read { db in try EntryStore.loadEntry(db, id) }
+    }
+
+    /// A page of entries matching `query`, ordered by (sort column, id), using
+    /// keyset paging so a page costs the same wherever it starts.
+    /// - Throws: ``SQLiteError``.
+    public func list(_ query: ListQuery) throws -> ListPage {
+        let sql = EntryStore.listSQL(query)
+        let (pageSQL, pageValues, values, limit) = (sql.page, sql.pageValues, sql.countValues, sql.limit)
+        let countSQL = sql.count
+        return try readers.read { db in
+            var entries: [StoredEntry] = []
+            var sortValues: [String] = []
+            try db.statement(pageSQL).query(pageValues) { row in
+                entries.append(try EntryStore.entry(from: row))
+                sortValues.append(row.text(12))
+            }
+            var next: (String, String)?
+            if entries.count > limit {
+                entries.removeLast()
+                next = (sortValues[limit - 1], entries[limit - 1].id)
+            }
+            var total = 0
+            try db.statement(countSQL).query(values) { total = Int($0.int(0)) }
+            return ListPage(entries: entries, next: next, total: total)
+        }
+    }
+
+    /// The statements of a List call: the page (keyset, `limit + 1` rows) and
+    /// the count of all matches, with their bound values. Tests check their
+    /// query plans (`QueryPlanTests`).
+    static func listSQL(_ query: ListQuery) -> (page: String, pageValues: [Statement.Value], count: String,
+                                                  countValues: [Statement.Value], limit: Int) {
+        var conditions: [String] = []
+        var values: [Statement.Value] = []
+        /// Adds the condition `sql` with `value` bound to its `?`; nothing when `value` is `nil`.
+        func add(_ sql: String, _ value: String?) {
+            guard let value else { return }
+            conditions.append(sql)
+            values.append(.text(value))
+        }
+        if !query.includeDeleted { conditions.append("deleted = 0") }
+        add("form = ?", query.form)
+        add("country = ?", query.country)
+        add("province = ?", query.province)
+        add("city = ?", query.city)
+        add("birthday >= ?", query.bornFrom)
+        if let to = query.bornTo { add("birthday <> '' AND birthday <= ?", to) }
+        add("instr(name_folded, ?) > 0", query.text)
+        add("updated_at >= ?", query.updatedSince)
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let column = query.order.column
+        let direction = query.descending ? "DESC" : "ASC"
+        var pageConditions = conditions
+        var pageValues = values
+        if let after = query.after {
+            pageConditions.append("(\(column), id) \(query.descending ? "<" : ">") (?, ?)")
+            pageValues += [.text(after.value), .text(after.id)]
+        }
+        let pageWhere = pageConditions.isEmpty ? "" : " WHERE " + pageConditions.joined(separator: " AND ")
+        let limit = max(1, min(query.limit, 1000))
+        let pageSQL = """
+            SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq, \(column)
+            FROM entries\(pageWhere) ORDER BY \(column) \(direction), id \(direction) LIMIT \(limit + 1)
+            """
+        // Filters on form, the deleted flag and the region alone: the total is a sum
+        // over the kept counts (migration 2). Others count the matching entries.
+        if query.bornFrom == nil && query.bornTo == nil && query.text == nil && query.updatedSince == nil {
+            return (pageSQL, pageValues, "SELECT COALESCE(SUM(n), 0) FROM entry_counts" + whereClause, values, limit)
+        }
+        return (pageSQL, pageValues, "SELECT COUNT(*) FROM entries" + whereClause, values, limit)
+    }
+
+    /// Every change of entry `id`, oldest first (by seq).
+    /// - Throws: ``SQLiteError``.
+    public func history(_ id: String) throws -> [ChangeRecord] {
+        try readers.read { db in
+            var changes: [ChangeRecord] = []
+            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE entry = ? ORDER BY seq")
+                .query([.text(id)]) { changes.append(try EntryStore.change(from: $0)) }
+            return changes
+        }
+    }
+
+    /// Changes after `since` (exclusive), oldest first, at most `limit`.
+    /// - Parameter excludeNode: drop changes made on that node.
+    /// - Returns: the changes and `last`, the highest seq examined (even if all were filtered out).
+    /// - Throws: ``SQLiteError``.
+    public func changes(since: Int64, limit: Int, excludeNode: String? = nil) throws -> (changes: [ChangeRecord], last: Int64) {
+        try readers.read { db in
+            var changes: [ChangeRecord] = []
+            var last = since
+            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE seq > ? ORDER BY seq LIMIT ?")
+                .query([.int(since), .int(Int64(max(1, limit)))]) { row in
+                    let change = try EntryStore.change(from: row)
+                    last = change.seq
+                    if change.node != excludeNode { changes.append(change) }
+                }
+            return (changes, last)
+        }
+    }
+
+    /// Counts for `Status`: live entries, deleted entries, the highest seq, and the clock.
+    /// - Throws: ``SQLiteError``.
+    public func counts() throws -> (entries: Int, deleted: Int, seq: Int64) {
+        try readers.read { db in
+            var live = 0, deleted = 0
+            var seq: Int64 = 0
+            // Kept by triggers (migration 2): no table scan.
+            try db.statement("SELECT deleted, SUM(n) FROM entry_counts GROUP BY deleted").query {
+                if $0.int(0) == 0 { live = Int($0.int(1)) } else { deleted = Int($0.int(1)) }
+            }
+            try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
+            return (live, deleted, seq)
+        }
+    }
+
+    /// The last HLC this node committed: the greater of the last stamp observed
+    /// from a peer (the node table) and the last local change's stamp (the
+    /// change log under this node's id; see `WriteContext.persistClock`).
+    /// - Throws: ``SQLiteError``.
+    public func currentHLC() throws -> HLC {
+        try readers.read { db in try EntryStore.lastCommittedHLC(db, node: nodeID) }
+    }
+
+    /// ``currentHLC()`` on `db`: two index lookups.
+    static func lastCommittedHLC(_ db: SQLiteConnection, node: String) throws -> HLC {
+        var hlc = HLC.zero
+        try db.statement("SELECT value FROM node WHERE key = 'hlc'").query { hlc = HLC($0.text(0)) ?? .zero }
+        try db.statement("SELECT MAX(hlc) FROM changes WHERE node = ?").query([.text(node)]) { row in
+            if !row.isNull(0), let local = HLC(row.text(0)), local > hlc { hlc = local }
+        }
+        return hlc
+    }
+}

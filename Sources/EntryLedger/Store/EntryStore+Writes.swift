@@ -1,0 +1,253 @@
+import EntryModel
+
+/// Who makes a write and why: recorded on the change-log row.
+public struct WriteOrigin: Sendable {
+    /// The actor: the client's user name (from SO_PEERCRED), never a client-sent value.
+    public var actor: String
+    /// Why (audit), from the call's `reason`.
+    public var reason: String?
+
+    /// An origin for `actor` (a user name), with an optional audit `reason`.
+    public init(actor: String, reason: String? = nil) {
+        self.actor = actor
+        self.reason = reason
+    }
+}
+
+extension EntryStore {
+    /// Stores a new entry whose `fields` are already validated and canonical.
+    ///
+    /// With `id`, idempotent: if `id` exists with the same form and fields and is
+    /// not deleted, the stored entry is returned and nothing is written.
+    /// - Parameters:
+    ///   - id: a canonical UUID, or `nil` to generate a UUIDv7.
+    ///   - layout: which fields feed the filter columns and merge together.
+    /// - Returns: the entry and whether it was created now.
+    /// - Throws: ``EntryError`` `EntryExists` when `id` is used by other values or
+    ///   a deleted entry; ``SQLiteError`` for storage failures.
+    public func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
+                       origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
+        try writer.submit { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) }
+    }
+
+    /// Queues ``create(form:id:fields:layout:origin:)`` and returns at once, so
+    /// that one caller (a session with pipelined Add calls) can have several
+    /// writes in one group commit. Writes run in the order they were queued.
+    /// The caller must call the ticket's `wait()` before it blocks on anything
+    /// else (a session does, before it reads its socket again): a write queued
+    /// on an idle store runs on the thread that waits for it.
+    /// - Returns: a ticket whose `wait()` gives the entry once it is durable.
+    /// - Throws: ``EntryError`` `StorageFailed` once the store is closing.
+    public func beginCreate(form: String, id: String?, fields: [String: String], layout: FieldLayout,
+                            origin: WriteOrigin) throws -> PendingWrite<(entry: StoredEntry, created: Bool)> {
+        try writer.enqueue({ ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) },
+                           callerWaitsNext: true)
+    }
+
+    /// Changes an entry: `compute` gets the current entry (on the writer
+    /// thread, so no other write interleaves) and returns its complete new
+    /// field map (validated, canonical). Fields whose value changed, with the
+    /// rest of their groups, are written as one `update` change; if none
+    /// changed, nothing is written.
+    /// - Parameter ifVersion: when given, must equal the current version.
+    /// - Throws: ``EntryError`` `EntryNotFound`, `VersionMismatch`; whatever
+    ///   `compute` throws (e.g. `ValidationFailed`); ``SQLiteError``.
+    /// - Parameter layoutOf: the field layout of a form by name, asked for the
+    ///   stored entry's form inside the write job (no read before the write).
+    public func update(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin,
+                       compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
+        try writer.submit { ctx in
+            let current = try ctx.existing(id, ifVersion: ifVersion)
+            let layout = layoutOf(current.form)
+            let newFields = try compute(current)
+            var changed: [String: String] = [:]
+            for name in Set(current.fields.keys).union(newFields.keys) where current.fields[name] != newFields[name] {
+                // A change carries its fields' whole groups, so every change is a
+                // complete value of each register it writes (doc/design.md "Field groups").
+                for member in layout.group(of: name) { changed[member] = newFields[member] ?? "" }
+            }
+            if changed.isEmpty { return current }
+            return try ctx.record(.update, on: current, fields: changed, layout: layout, origin: origin)
+        }
+    }
+
+    /// ``update(id:ifVersion:layoutOf:origin:compute:)`` with one layout for every form.
+    public func update(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
+                       compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
+        try update(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin, compute: compute)
+    }
+
+    /// Marks an entry deleted (a tombstone: its values are kept, so the delete
+    /// syncs and can be undone). Deleting a deleted entry changes nothing.
+    /// - Throws: ``EntryError`` `EntryNotFound`, `VersionMismatch`; ``SQLiteError``.
+    public func delete(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout,
+                       origin: WriteOrigin) throws -> StoredEntry {
+        try writer.submit { ctx in
+            let current = try ctx.existing(id, ifVersion: ifVersion)
+            if current.deleted { return current }
+            return try ctx.record(.delete, on: current, fields: [:], layout: layoutOf(current.form), origin: origin)
+        }
+    }
+
+    /// ``delete(id:ifVersion:layoutOf:origin:)`` with one layout for every form.
+    public func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+        try delete(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin)
+    }
+
+    /// Undoes a delete. Restoring an entry that is not deleted changes nothing.
+    /// - Throws: ``EntryError`` `EntryNotFound`; ``SQLiteError``.
+    public func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+        try writer.submit { ctx in
+            let current = try ctx.existing(id, ifVersion: nil)
+            if !current.deleted { return current }
+            return try ctx.record(.restore, on: current, fields: [:], layout: layoutOf(current.form), origin: origin)
+        }
+    }
+
+    /// ``restore(id:layoutOf:origin:)`` with one layout for every form.
+    public func restore(id: String, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+        try restore(id: id, layoutOf: { _ in layout }, origin: origin)
+    }
+
+    /// One row for ``importEntries(form:rows:layout:atomic:origin:)``: validated
+    /// canonical fields, optional id, deleted flag; or the problems that made it invalid.
+    public struct ImportRow: Sendable {
+        /// Position of the row in the Import call's `entries` array (0-based).
+        public var index: Int
+        /// Canonical lower-case UUID text, or `nil` to generate a UUIDv7.
+        public var id: String?
+        /// Validated canonical values by field name.
+        public var fields: [String: String]
+        /// Store the entry as deleted (a create followed by a delete change).
+        public var deleted: Bool
+        /// Non-empty: the row is rejected without touching the store.
+        public var problems: [Problem]
+
+        /// A row with every member given; see the properties.
+        public init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem]) {
+            self.index = index
+            self.id = id
+            self.fields = fields
+            self.deleted = deleted
+            self.problems = problems
+        }
+    }
+
+    /// What ``importEntries(form:rows:layout:atomic:origin:)`` did.
+    public struct ImportResult: Sendable {
+        /// Rows stored as new entries (0 when an atomic import was refused).
+        public var added = 0
+        /// Rows whose id already held the same form, values and deleted flag.
+        public var unchanged = 0
+        /// (row index, id, problems) of each row not stored.
+        public var rejected: [(index: Int, id: String?, problems: [Problem])] = []
+    }
+
+    /// Stores many entries in one transaction. A row whose id exists with the
+    /// same values (and deleted flag) counts as unchanged; with other values it
+    /// is rejected. With `atomic`, one rejected row stores nothing (added = 0).
+    /// - Throws: ``SQLiteError`` for storage failures (then nothing is stored).
+    public func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
+                              origin: WriteOrigin) throws -> ImportResult {
+        try writer.submit { ctx in
+            var result = ImportResult()
+            for row in rows {
+                if !row.problems.isEmpty { result.rejected.append((row.index, row.id, row.problems)); continue }
+                // No savepoint per row: rows were validated before the job, so a row can
+                // only fail on storage, which fails the whole job (its own savepoint).
+                if let id = row.id, let existing = try ctx.load(id) {
+                    if existing.form == form, existing.fields == row.fields, existing.deleted == row.deleted {
+                        result.unchanged += 1
+                    } else {
+                        result.rejected.append((row.index, id, [Problem(field: "", code: .invalidFormat,
+                            message: "an entry with id \(id) already exists with other values or deleted state")]))
+                    }
+                } else {
+                    var (entry, _) = try ctx.create(form: form, id: row.id, fields: row.fields, layout: layout, origin: origin)
+                    if row.deleted { entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin) }
+                    result.added += 1
+                }
+            }
+            if atomic && !result.rejected.isEmpty {
+                throw AtomicImportRefused(result: ImportResult(added: 0, unchanged: 0, rejected: result.rejected))
+            }
+            return result
+        }
+    }
+
+    /// Thrown inside the writer job to roll back an atomic import; caught by the service.
+    public struct AtomicImportRefused: Error, @unchecked Sendable {
+        /// The refused import: `added` and `unchanged` are 0, `rejected` lists why.
+        public let result: ImportResult
+    }
+}
+
+extension WriteContext {
+    /// The entry `id` (deleted ones too) as the writer sees it now.
+    /// - Parameter ifVersion: 16-hex-digit HLC the current version must equal (`nil`: any).
+    /// - Throws: ``EntryError`` `EntryNotFound`; `VersionMismatch` carrying the current version.
+    func existing(_ id: String, ifVersion: String?) throws -> StoredEntry {
+        guard let current = try load(id) else { throw EntryError.entryNotFound(id) }
+        if let ifVersion, ifVersion != current.version.description {
+            throw EntryError.versionMismatch(id: id, version: current.version.description)
+        }
+        return current
+    }
+
+    /// The writer-thread body of ``EntryStore/create(form:id:fields:layout:origin:)``:
+    /// the same form and fields under a live `id` return it with `created` false;
+    /// otherwise a new entry (UUIDv7 id when `id` is `nil`) and its `create` change.
+    /// - Throws: ``EntryError`` `EntryExists`; ``SQLiteError``.
+    func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
+                origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
+        if let id, let existing = try load(id) {
+            if !existing.deleted, existing.form == form, existing.fields == fields { return (existing, false) }
+            throw EntryError.entryExists(id)
+        }
+        let hlc = tick()
+        let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
+        let stamp = Stamp(hlc: hlc, node: nodeID)
+        var entry = StoredEntry(
+            id: id ?? UUIDv7.generate(milliseconds: hlc.milliseconds), form: form, fields: fields,
+            clocks: fields.mapValues { _ in stamp }, version: hlc, deleted: false, deletedClock: nil,
+            createdAt: at, updatedAt: at, createdBy: origin.actor, updatedBy: origin.actor)
+        var change = ChangeRecord(
+            seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: form, op: .create, fields: fields,
+            base: fields.mapValues { _ in "" }, actor: origin.actor, at: at, reason: origin.reason, via: nil)
+        try append(&change)
+        entry.seq = change.seq
+        try save(entry, layout: layout)
+        return (entry, true)
+    }
+
+    /// Writes a local update/delete/restore of `current` and its change-log row.
+    func record(_ op: ChangeOp, on current: StoredEntry, fields: [String: String], layout: FieldLayout,
+                origin: WriteOrigin) throws -> StoredEntry {
+        let hlc = tick()
+        let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
+        let stamp = Stamp(hlc: hlc, node: nodeID)
+        var entry = current
+        var base: [String: String] = [:]
+        for (name, value) in fields {
+            base[name] = current.clocks[name]?.hlc.description ?? ""
+            if let replaced = current.clocks[name] { try supersedeConflicts(entry: current.id, fields: [name], replaced: replaced) }
+            if value.isEmpty { entry.fields[name] = nil } else { entry.fields[name] = value }
+            entry.clocks[name] = stamp
+        }
+        switch op {
+        case .delete: entry.deleted = true; entry.deletedClock = stamp
+        case .restore: entry.deleted = false; entry.deletedClock = stamp
+        case .create, .update: break
+        }
+        entry.version = hlc
+        entry.updatedAt = at
+        entry.updatedBy = origin.actor
+        var change = ChangeRecord(
+            seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: entry.form, op: op, fields: fields, base: base,
+            actor: origin.actor, at: at, reason: origin.reason, via: nil)
+        try append(&change)
+        entry.seq = change.seq
+        try save(entry, layout: layout)
+        return entry
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import EntryModel
+
+/// The entries of one node in one SQLite database, with their change log.
+///
+/// Every accepted change writes, in one transaction, the entry's new state and
+/// one change-log row (doc/design.md "Storage"). Writes go through the single
+/// writer with group commit (``WriteQueue``, one round at a time); reads use a pool of
+/// read-only WAL connections and never wait for the writer.
+///
+/// Thread-safe: any thread may call any method. Calls block until done.
+public final class EntryStore: @unchecked Sendable {
+    /// Absolute path of the database file.
+    public let path: String
+    /// This node's id: a UUID created on first start and kept in the database.
+    public let nodeID: String
+    let writer: WriteQueue
+    let readers: ReaderPool
+    /// Wakes `Changes` streams after each commit.
+    public let commits: CommitSignal
+
+    /// Opens or creates the database at `path` and migrates it.
+    ///
+    /// - Parameters:
+    ///   - readers: read-only connections in the pool (≥ 1).
+    ///   - wallClock: milliseconds since the epoch, for HLC stamps (tests inject one).
+    ///   - progress: called before each migration with (version, total), e.g. for `STATUS=`.
+    ///   - vfs: the SQLite VFS by name (`nil`: the default).
+    /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
+    ///   database, or is newer than this build.
+    public init(path: String, readers: Int = 4,
+                wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+                progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil) throws {
+        self.path = path
+        let db = try SQLiteConnection(path: path, vfs: vfs)
+        try Migrations.migrate(db, progress: progress)
+        var node = ""
+        try db.statement("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
+        if node.isEmpty {
+            node = UUIDv7.generate(milliseconds: wallClock())
+            try db.statement("INSERT INTO node (key, value) VALUES ('id', ?)").run([.text(node)])
+        }
+        nodeID = node
+        // The clock resumes after the greatest stamp it issued: the node table keeps
+        // the last one observed from a peer, the change log every local one
+        // (WriteContext.persistClock); UNIQUE (node, hlc) makes this a lookup.
+        let lastHLC = try EntryStore.lastCommittedHLC(db, node: node)
+        var lastSeq: Int64 = 0
+        try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { lastSeq = $0.int(0) }
+        let signal = CommitSignal(seq: lastSeq)
+        commits = signal
+        let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq)
+        writer = WriteQueue(context: context) { seq in signal.publish(seq) }
+        self.readers = try ReaderPool(path: path, count: readers, vfs: vfs)
+        writer.start()
+    }
+
+    /// Transactions the writer has committed since opening (group commit makes
+    /// this far smaller than the number of writes under load).
+    public var transactionsCommitted: Int { writer.commits }
+
+    /// Finishes queued writes, checkpoints the WAL and stops the writer.
+    /// Idempotent. After it, writes fail with `StorageFailed`.
+    public func close() {
+        _ = try? writer.perform { db in db.checkpoint("TRUNCATE") }
+        writer.stop()
+        commits.close()
+    }
+
+    /// Runs a cheap query through the writer: proves the writer is not wedged
+    /// (the watchdog pings only when this returns).
+    /// - Throws: ``SQLiteError`` when the database does not answer.
+    public func probeWriter() throws {
+        try writer.perform { db in try db.execute("SELECT 1") }
+    }
+}

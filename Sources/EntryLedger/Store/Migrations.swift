@@ -1,0 +1,163 @@
+import CSQLite
+import EntryModel
+
+/// The numbered schema migrations, tracked with `PRAGMA user_version`.
+///
+/// Each migration runs in one transaction together with the bump of
+/// `user_version`, so a failed migration leaves neither behind. Never edit a
+/// released migration; append a new one.
+public enum Migrations {
+    /// Migration `i + 1` is `all[i]`.
+    public static let all: [String] = [
+        // 1: node identity, entries with per-field registers, the change log,
+        //    conflicts and peer checkpoints.
+        """
+        CREATE TABLE node (
+          key   TEXT PRIMARY KEY,          -- 'id' (node UUID), 'hlc' (last stamp issued)
+          value TEXT NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE entries (
+          id          TEXT PRIMARY KEY,    -- UUID, lower case; UUIDv7 when entryd made it
+          form        TEXT NOT NULL,
+          fields      TEXT NOT NULL,       -- JSON object: field -> canonical value
+          clocks      TEXT NOT NULL,       -- JSON object: field -> 'HLC NODE' of its register
+          version     TEXT NOT NULL,       -- HLC of the latest change
+          deleted     INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+          deleted_clock TEXT NOT NULL DEFAULT '',  -- 'HLC NODE' of the deleted register
+          created_at  TEXT NOT NULL,       -- RFC 3339 UTC, milliseconds
+          updated_at  TEXT NOT NULL,
+          created_by  TEXT NOT NULL,
+          updated_by  TEXT NOT NULL,
+          -- filter and sort keys, copied from fields by EntryStore
+          name        TEXT NOT NULL DEFAULT '',
+          name_folded TEXT NOT NULL DEFAULT '',
+          birthday    TEXT NOT NULL DEFAULT '',
+          country     TEXT NOT NULL DEFAULT '',
+          province    TEXT NOT NULL DEFAULT '',
+          city        TEXT NOT NULL DEFAULT '',
+          seq         INTEGER NOT NULL DEFAULT 0  -- local seq of the latest change applied to it
+        ) WITHOUT ROWID;
+        CREATE INDEX entries_by_created  ON entries (created_at, id);
+        CREATE INDEX entries_by_updated  ON entries (updated_at, id);
+        CREATE INDEX entries_by_birthday ON entries (birthday, id);
+        CREATE INDEX entries_by_name     ON entries (name, id);
+        CREATE INDEX entries_by_country  ON entries (country, created_at, id);
+        CREATE INDEX entries_by_province ON entries (province, created_at, id);
+        CREATE INDEX entries_by_city     ON entries (city, created_at, id);
+
+        CREATE TABLE changes (
+          seq    INTEGER PRIMARY KEY AUTOINCREMENT,  -- position in this node's change log
+          node   TEXT NOT NULL,                      -- node where the change was made
+          hlc    TEXT NOT NULL,
+          entry  TEXT NOT NULL,
+          form   TEXT NOT NULL,
+          op     TEXT NOT NULL CHECK (op IN ('create', 'update', 'delete', 'restore')),
+          fields TEXT NOT NULL,                      -- JSON object: values this change set
+          base   TEXT NOT NULL,                      -- JSON object: field -> HLC it replaced
+          actor  TEXT NOT NULL,
+          at     TEXT NOT NULL,                      -- wall time at the origin
+          reason TEXT,
+          via    TEXT,                               -- peer that delivered it; NULL when local
+          UNIQUE (node, hlc)
+        );
+        CREATE INDEX changes_by_entry ON changes (entry, seq);
+
+        CREATE TABLE conflicts (
+          id          TEXT PRIMARY KEY,    -- UUIDv7
+          entry       TEXT NOT NULL,
+          field       TEXT NOT NULL,
+          kept        TEXT NOT NULL,
+          kept_hlc    TEXT NOT NULL,
+          kept_node   TEXT NOT NULL,
+          lost        TEXT NOT NULL,
+          lost_hlc    TEXT NOT NULL,
+          lost_node   TEXT NOT NULL,
+          lost_group  TEXT NOT NULL,       -- JSON object: the losing write's whole field group
+          detected_at TEXT NOT NULL,
+          resolved    INTEGER NOT NULL DEFAULT 0 CHECK (resolved IN (0, 1))
+        ) WITHOUT ROWID;
+        CREATE INDEX conflicts_by_entry ON conflicts (entry, detected_at);
+
+        CREATE TABLE peers (
+          name       TEXT PRIMARY KEY,     -- configured peer name, or the unix: address
+          address    TEXT NOT NULL,
+          node       TEXT,                 -- the peer's node id, learnt in the handshake
+          pulled_seq INTEGER NOT NULL DEFAULT 0,  -- peer's change log seen up to here
+          pushed_seq INTEGER NOT NULL DEFAULT 0,  -- our change log sent up to here
+          last_sync  TEXT,
+          last_error TEXT
+        ) WITHOUT ROWID;
+        """,
+        // 2: entry counts by form, deleted flag and region, kept by triggers: Status
+        //    and List totals filtered by form/country/province/city read a few
+        //    summary rows instead of counting entries, at a million as at ten.
+        """
+        CREATE TABLE entry_counts (
+          form     TEXT NOT NULL,
+          deleted  INTEGER NOT NULL,
+          country  TEXT NOT NULL,
+          province TEXT NOT NULL,
+          city     TEXT NOT NULL,
+          n        INTEGER NOT NULL,
+          PRIMARY KEY (deleted, country, province, city, form)
+        ) WITHOUT ROWID;
+        INSERT INTO entry_counts (form, deleted, country, province, city, n)
+          SELECT form, deleted, country, province, city, COUNT(*) FROM entries GROUP BY 1, 2, 3, 4, 5;
+        CREATE TRIGGER entries_counted_insert AFTER INSERT ON entries BEGIN
+          INSERT INTO entry_counts (form, deleted, country, province, city, n)
+            VALUES (NEW.form, NEW.deleted, NEW.country, NEW.province, NEW.city, 1)
+            ON CONFLICT (deleted, country, province, city, form) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER entries_counted_delete AFTER DELETE ON entries BEGIN
+          UPDATE entry_counts SET n = n - 1 WHERE form = OLD.form AND deleted = OLD.deleted
+            AND country = OLD.country AND province = OLD.province AND city = OLD.city;
+        END;
+        CREATE TRIGGER entries_counted_update AFTER UPDATE OF form, deleted, country, province, city ON entries
+        WHEN OLD.form IS NOT NEW.form OR OLD.deleted IS NOT NEW.deleted OR OLD.country IS NOT NEW.country
+          OR OLD.province IS NOT NEW.province OR OLD.city IS NOT NEW.city BEGIN
+          UPDATE entry_counts SET n = n - 1 WHERE form = OLD.form AND deleted = OLD.deleted
+            AND country = OLD.country AND province = OLD.province AND city = OLD.city;
+          INSERT INTO entry_counts (form, deleted, country, province, city, n)
+            VALUES (NEW.form, NEW.deleted, NEW.country, NEW.province, NEW.city, 1)
+            ON CONFLICT (deleted, country, province, city, form) DO UPDATE SET n = n + 1;
+        END;
+        """,
+    ]
+
+    /// Brings the database at `connection` to the latest version.
+    /// - Parameter progress: called before each migration with (version, total).
+    /// - Returns: the version before migrating.
+    /// - Throws: ``SQLiteError``; a failed migration is rolled back whole.
+    ///   A database newer than this build is refused (``SQLiteError`` with
+    ///   SQLITE_ERROR and a message saying so).
+    @discardableResult
+    static func migrate(_ connection: SQLiteConnection, progress: (Int, Int) -> Void = { _, _ in }) throws(SQLiteError) -> Int {
+        let current = try userVersion(connection)
+        if current > all.count {
+            throw SQLiteError(code: SQLITE_ERROR, message: "the database is at schema version \(current), newer than this entryd (\(all.count)); use a newer entryd")
+        }
+        for version in (current + 1)...max(current + 1, all.count) where version <= all.count {
+            progress(version, all.count)
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                try connection.execute(all[version - 1])
+                try connection.execute("PRAGMA user_version = \(version)")
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+        return current
+    }
+
+    /// `PRAGMA user_version`.
+    static func userVersion(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        var v = 0
+        do {
+            try connection.statement("PRAGMA user_version").query { v = Int($0.int(0)) }
+        } catch let e as SQLiteError { throw e } catch { preconditionFailure("\(error)") }
+        return v
+    }
+}

@@ -1,0 +1,92 @@
+import EntryModel
+
+/// An entry as stored: canonical values plus the sync registers behind them.
+public struct StoredEntry: Sendable, Equatable {
+    /// UUID text, lower case.
+    public var id: String
+    /// The name of the form the entry was made with.
+    public var form: String
+    /// Canonical values by field name (only non-empty values).
+    public var fields: [String: String]
+    /// The register of each field ever set: who wrote its current value, when.
+    public var clocks: [String: Stamp]
+    /// HLC of the latest change.
+    public var version: HLC
+    /// True for a tombstone: deleted, values kept so the delete syncs and can be undone.
+    public var deleted: Bool
+    /// The register of the deleted flag (`nil` until first deleted).
+    public var deletedClock: Stamp?
+    /// RFC 3339 UTC, milliseconds.
+    public var createdAt: String
+    /// RFC 3339 UTC, milliseconds: origin wall time of the latest change.
+    public var updatedAt: String
+    /// The actor (user name) of the create.
+    public var createdBy: String
+    /// The actor (user name) of the latest change.
+    public var updatedBy: String
+    /// This node's seq of the latest change applied to the entry (for `syncedTo`).
+    public var seq: Int64 = 0
+}
+
+/// The kind of a change (doc/protocol.md `Change.op`).
+public enum ChangeOp: String, Sendable, Codable {
+    case create, update, delete, restore
+}
+
+/// One row of the change log (doc/protocol.md `io.entryd.Sync.Change`).
+public struct ChangeRecord: Sendable, Equatable {
+    /// Position in this node's change log (0 before it is stored).
+    public var seq: Int64
+    /// Node id where the change was made.
+    public var node: String
+    /// The change's HLC at its origin node (16 lowercase hex digits on the wire).
+    public var hlc: HLC
+    /// The entry's id (lower-case UUID text).
+    public var entry: String
+    /// The entry's form name.
+    public var form: String
+    /// What the change did.
+    public var op: ChangeOp
+    /// The values this change set ("" clears a field).
+    public var fields: [String: String]
+    /// For each field set, the HLC of the value it replaced ("" on create).
+    public var base: [String: String]
+    /// Who made the change: the user name at the origin node (SO_PEERCRED).
+    public var actor: String
+    /// Wall time at the origin, RFC 3339 UTC ms.
+    public var at: String
+    /// The call's audit `reason`, if any.
+    public var reason: String?
+    /// The peer that delivered the change, `nil` when made here.
+    public var via: String?
+
+    /// The (HLC, node) order of this change.
+    public var stamp: Stamp { Stamp(hlc: hlc, node: node) }
+
+    /// A value with every member given (members with a default may be left out).
+    public init(seq: Int64, node: String, hlc: HLC, entry: String, form: String, op: ChangeOp, fields: [String: String], base: [String: String], actor: String, at: String, reason: String? = nil, via: String? = nil) {
+        self.seq = seq
+        self.node = node
+        self.hlc = hlc
+        self.entry = entry
+        self.form = form
+        self.op = op
+        self.fields = fields
+        self.base = base
+        self.actor = actor
+        self.at = at
+        self.reason = reason
+        self.via = via
+    }
+}
+
+extension Stamp {
+    /// Storage form: `HLC NODE`.
+    var stored: String { "\(hlc) \(node)" }
+
+    /// Parses the storage form; `nil` when malformed.
+    init?(stored: String) {
+        guard let space = stored.firstIndex(of: " "), let hlc = HLC(String(stored[..<space])) else { return nil }
+        self.init(hlc: hlc, node: String(stored[stored.index(after: space)...]))
+    }
+}

@@ -1,0 +1,56 @@
+import CSQLite
+import EntryModel
+
+/// A failed SQLite call: the extended result code, SQLite's message and the
+/// statement text (never its bound values: form data is personal).
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// Extended result code (sqlite.org/rescode.html), e.g. 1555 for SQLITE_CONSTRAINT_PRIMARYKEY.
+    public let code: Int32
+    /// SQLite's message (sqlite3_errmsg) or entryd's own words; never bound values.
+    public let message: String
+    /// The SQL text, without bound values; may be empty.
+    public let sql: String
+
+    /// An error from an extended result code, message and (optional) SQL text.
+    public init(code: Int32, message: String, sql: String = "") {
+        self.code = code
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The primary result code (the low 8 bits), e.g. SQLITE_FULL = 13.
+    public var primaryCode: Int32 { code & 0xFF }
+
+    /// True for errors of the disk or the file (full, I/O, read-only, can't open,
+    /// corrupt): the store cannot write, though the request itself was fine.
+    public var isStorageFailure: Bool {
+        [SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_PROTOCOL, SQLITE_NOMEM, SQLITE_BUSY, SQLITE_LOCKED]
+            .contains(primaryCode)
+    }
+
+    /// True for a constraint violation (UNIQUE, CHECK, FOREIGN KEY …).
+    public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
+
+    /// `SQLite error CODE (sqlite3_errstr text): message`, plus ` in 'SQL'` when known.
+    public var description: String {
+        let text = String(cString: sqlite3_errstr(code))
+        return sql.isEmpty ? "SQLite error \(code) (\(text)): \(message)" : "SQLite error \(code) (\(text)): \(message) in '\(sql)'"
+    }
+}
+
+extension SQLiteError {
+    /// The domain error for a failed write, with a reason safe to show (no
+    /// values), chosen by the primary result code (sqlite.org/rescode.html):
+    /// full disk, read-only, busy or locked, I/O error, damaged file; any other
+    /// code names itself.
+    public var entryError: EntryError {
+        switch primaryCode {
+        case SQLITE_FULL: return .storageFailed("the disk is full: free space, then retry")
+        case SQLITE_READONLY: return .storageFailed("the database is read-only")
+        case SQLITE_BUSY, SQLITE_LOCKED: return .storageFailed("the database is busy: retry")
+        case SQLITE_IOERR: return .storageFailed("an I/O error occurred writing the database")
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .storageFailed("the database file is damaged")
+        default: return .storageFailed("the store refused the write (SQLite code \(code))")
+        }
+    }
+}

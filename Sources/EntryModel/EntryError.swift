@@ -1,0 +1,63 @@
+/// The domain error: why a request about entries, forms or peers was refused,
+/// as a code and the data that code carries.
+///
+/// Every layer below the server throws this (or a storage error of the ledger
+/// such as `SQLiteError`, or a ``SystemError``); the server maps it to a
+/// varlink error in one place (`WireError(mapping:interface:)` in EntryServer),
+/// so nothing below the server knows a varlink error name. Messages shown to
+/// people are made by the client from the code and its data.
+///
+/// The codes and their data follow the errors of doc/protocol.md: adding a code
+/// means adding its wire name in EntryProtocol (`WireErrorName`) and its
+/// mapping in EntryServer.
+public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Submitted values were refused; each ``Problem`` names a field, a code and the reason.
+    case validationFailed([Problem])
+    /// No entry has this id, or the text is not a UUID (deleted entries still exist).
+    case entryNotFound(String)
+    /// An Add gave an id already used with other values, or by a deleted entry.
+    case entryExists(String)
+    /// The caller's version of entry `id` is stale; `version` is the current one (HLC text).
+    case versionMismatch(id: String, version: String)
+    /// No form of this name.
+    case formNotFound(String)
+    /// Form `form` has no field `field`.
+    case fieldNotFound(form: String, field: String)
+    /// A limit was hit: `limit` is its configuration key (`max-batch`), `maximum` its value.
+    case limitExceeded(String, maximum: Int)
+    /// The store could not write; `reason` says why in words safe to show (no field values).
+    case storageFailed(String)
+    /// A parameter is missing, has the wrong type or an unusable value; names the parameter.
+    case invalidParameter(String)
+    /// The caller's role is below `role` (``Role``).
+    case permissionDenied(role: Role)
+    /// A change from node `node` is stamped `aheadMs` milliseconds ahead of this
+    /// node's clock, past `max-clock-skew` (doc/design.md "Clocks").
+    case clockSkew(node: String, aheadMs: Int64)
+    /// No open conflict has this id.
+    case conflictNotFound(String)
+    /// No configured peer has this name.
+    case peerNotFound(String)
+    /// Peer `peer` could not be reached or answered with an error; `reason` says which.
+    case peerUnreachable(peer: String, reason: String)
+
+    /// The code and its data, for logs (never field values: problems show codes only).
+    public var description: String {
+        switch self {
+        case .validationFailed(let problems): return "validation failed: " + problems.map { "\($0.field) \($0.code.rawValue)" }.joined(separator: ", ")
+        case .entryNotFound(let id): return "entry \(id) not found"
+        case .entryExists(let id): return "entry \(id) exists"
+        case .versionMismatch(let id, let version): return "entry \(id) is at version \(version)"
+        case .formNotFound(let form): return "form '\(form)' not found"
+        case .fieldNotFound(let form, let field): return "form '\(form)' has no field '\(field)'"
+        case .limitExceeded(let limit, let maximum): return "limit \(limit) (\(maximum)) exceeded"
+        case .storageFailed(let reason): return "storage failed: \(reason)"
+        case .invalidParameter(let name): return "invalid parameter '\(name)'"
+        case .permissionDenied(let role): return "needs role \(role.name)"
+        case .clockSkew(let node, let ahead): return "clock skew: node \(node) is \(ahead) ms ahead"
+        case .conflictNotFound(let id): return "conflict \(id) not found"
+        case .peerNotFound(let peer): return "peer '\(peer)' not found"
+        case .peerUnreachable(let peer, let reason): return "peer '\(peer)' unreachable: \(reason)"
+        }
+    }
+}

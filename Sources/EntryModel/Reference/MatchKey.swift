@@ -1,0 +1,113 @@
+import Foundation
+
+/// The normalised form of a name or code used for matching (lookups, search,
+/// choice labels).
+///
+/// Two inputs match when their keys are equal. The key is built in this order:
+/// 1. full-width ASCII (U+FF01–U+FF5E) becomes ASCII and the ideographic space
+///    (U+3000) a space, so `ＣＮ` and `（布）` read as `CN` and `(布)`;
+/// 2. canonical decomposition, then every nonspacing mark (Unicode category Mn)
+///    is dropped, which folds Latin accents: `Türkiye` → `turkiye`,
+///    `Côte d'Ivoire` → `cotedivoire` (Chinese text has no such marks); so is
+///    every format character (category Cf: BOM U+FEFF, zero-width space and
+///    joiners), which pasted text carries unseen;
+/// 3. lower-casing (locale-independent);
+/// 4. separators are dropped: white space, `-` and other dashes, apostrophes,
+///    `.`, `,`, `_`, `(`, `)`. So `Xi'an` = `xian`, `CN-GD` = `cngd`,
+///    `Hong Kong` = `hongkong`, `刚果（布）` = `刚果布`.
+///
+/// Keys are for comparison only; they are never shown or stored.
+public struct MatchKey: Hashable, Sendable {
+    /// The folded text.
+    let text: String
+
+    /// The key of `input` (see the type's description for the steps).
+    init(_ input: String) {
+        text = MatchKey.asciiKey(input) ?? MatchKey.unicodeKey(input)
+    }
+
+    /// The key of any `input`, by the four steps with Unicode's tables.
+    static func unicodeKey(_ input: String) -> String {
+        let decomposed = MatchKey.foldFullWidth(input).decomposedStringWithCanonicalMapping
+        var scalars = String.UnicodeScalarView()
+        for scalar in decomposed.unicodeScalars {
+            let category = scalar.properties.generalCategory
+            if category == .nonspacingMark || category == .format || MatchKey.isSeparator(scalar) { continue }
+            scalars.append(scalar)
+        }
+        return String(scalars).lowercased()
+    }
+
+    var isEmpty: Bool { text.isEmpty }
+
+    /// The key of all-ASCII `input` without Unicode tables (most codes, pinyin,
+    /// English names and picker values): ASCII has no full-width forms, no
+    /// decompositions and no marks, so steps 1 and 2 change nothing; step 3
+    /// maps A–Z; step 4 drops ASCII white space (U+0009–U+000D, U+0020) and the
+    /// ASCII separators. `nil` when `input` has a non-ASCII byte.
+    static func asciiKey(_ input: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(input.utf8.count)
+        for b in input.utf8 {
+            switch b {
+            case 0x80...: return nil
+            case 0x09...0x0D, 0x20, UInt8(ascii: "-"), UInt8(ascii: "'"), UInt8(ascii: "`"), UInt8(ascii: "."),
+                 UInt8(ascii: ","), UInt8(ascii: "_"), UInt8(ascii: "("), UInt8(ascii: ")"):
+                continue
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): bytes.append(b + 32)
+            default: bytes.append(b)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Full-width ASCII forms (U+FF01–U+FF5E) mapped to ASCII, and the
+    /// ideographic space (U+3000) to a space; everything else unchanged.
+    /// Used for keys and for the lenient input of non-text fields.
+    public static func foldFullWidth(_ input: String) -> String {
+        guard input.unicodeScalars.contains(where: { $0.value == 0x3000 || (0xFF01...0xFF5E).contains($0.value) })
+        else { return input }
+        var out = String.UnicodeScalarView()
+        for scalar in input.unicodeScalars {
+            switch scalar.value {
+            case 0x3000: out.append(" ")
+            case 0xFF01...0xFF5E: out.append(Unicode.Scalar(scalar.value - 0xFEE0)!)
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    private static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.properties.isWhitespace { return true }
+        switch scalar {
+        case "-", "\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}",
+             "'", "\u{2018}", "\u{2019}", "`", ".", ",", "_", "(", ")":
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The Levenshtein distance (insertions, deletions, substitutions of Unicode
+    /// scalars) between two keys, or `nil` as soon as it must exceed `limit`.
+    func distance(to other: MatchKey, limit: Int) -> Int? {
+        let a = Array(text.unicodeScalars), b = Array(other.text.unicodeScalars)
+        guard abs(a.count - b.count) <= limit else { return nil }
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            var rowMinimum = i
+            for j in 1...b.count {
+                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+                current[j] = min(substitution, previous[j] + 1, current[j - 1] + 1)
+                rowMinimum = min(rowMinimum, current[j])
+            }
+            if rowMinimum > limit { return nil }
+            swap(&previous, &current)
+        }
+        return previous[b.count] <= limit ? previous[b.count] : nil
+    }
+}

@@ -1,0 +1,30 @@
+/// Access roles (doc/design.md "Security and limits"), each including the ones below it.
+public enum Role: Int, Sendable, Comparable, CaseIterable {
+    /// No calls at all (`default-role = none` in entryd.conf).
+    case none = 0
+    /// Get, List, History, Changes, Forms.
+    case read = 1
+    /// + Add, Update, Delete, Restore, Import.
+    case write = 2
+    /// + Apply, SyncPeer, Resolve.
+    case admin = 3
+
+    /// The name in `entryd.conf` and in `PermissionDenied(role)`: `none`, `read`, `write`, `admin`.
+    public var name: String {
+        switch self {
+        case .none: return "none"
+        case .read: return "read"
+        case .write: return "write"
+        case .admin: return "admin"
+        }
+    }
+
+    /// Parses `none`, `read`, `write` or `admin`.
+    public init?(name: String) {
+        guard let role = Role.allCases.first(where: { $0.name == name }) else { return nil }
+        self = role
+    }
+
+    /// `none` < `read` < `write` < `admin`.
+    public static func < (a: Role, b: Role) -> Bool { a.rawValue < b.rawValue }
+}

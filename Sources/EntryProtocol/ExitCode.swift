@@ -1,0 +1,35 @@
+import EntryModel
+
+/// The exit statuses of `entryctl`, from sysexits(3).
+public enum ExitCode: Int32, Sendable, CaseIterable {
+    /// Success.
+    case success = 0
+    /// The daemon refused: not found, version mismatch, exists, permission … .
+    case failure = 1
+    /// `EX_USAGE`: bad or missing arguments.
+    case usage = 64
+    /// `EX_DATAERR`: the values did not validate (`ValidationFailed`).
+    case dataError = 65
+    /// `EX_UNAVAILABLE`: no daemon could be reached.
+    case unavailable = 69
+    /// `EX_IOERR`: the output could not be written (a full disk, a closed stdout).
+    case ioError = 74
+    /// `EX_TEMPFAIL`: try again later (storage failure, a limit, a lost connection).
+    case temporaryFailure = 75
+}
+
+extension ExitCode {
+    /// The exit status for a varlink error reply, by its name (the one mapping
+    /// of wire errors to exit codes; entryctl's words are chosen separately):
+    /// `ValidationFailed` → ``dataError``; `InvalidParameter` → ``usage``;
+    /// `LimitExceeded`, `StorageFailed`, `PeerUnreachable` → ``temporaryFailure``
+    /// (retrying later may succeed); any other error → ``failure``.
+    public init(wireError name: String) {
+        switch name {
+        case WireErrorName.validationFailed: self = .dataError
+        case WireErrorName.invalidParameter: self = .usage
+        case WireErrorName.limitExceeded, WireErrorName.storageFailed, WireErrorName.peerUnreachable: self = .temporaryFailure
+        default: self = .failure
+        }
+    }
+}

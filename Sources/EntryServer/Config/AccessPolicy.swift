@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+
+/// Maps a connection's peer (SO_PEERCRED, unix(7)) to a ``Role``: the
+/// `[roles]` section of `entryd.conf` (doc/design.md "Security and limits").
+///
+/// Rules, in order:
+/// 1. root (uid 0) and the daemon's own uid are `admin`;
+/// 2. otherwise the highest role that names the user (`alice`) or one of the
+///    user's groups, primary or supplementary (`@staff`);
+/// 3. otherwise ``defaultRole`` (`default-role`, default `read`).
+///
+/// The default is `read` because the socket itself is the first gate: it is
+/// `0660`, group `entryd`, so only root and members of group `entryd` can
+/// connect at all. Set `default-role = none` to require an explicit grant.
+public struct AccessPolicy: Sendable, Equatable {
+    /// Principals named in `read`, `write` and `admin`: user names, and group
+    /// names with a leading `@`. A principal in several roles gets the highest.
+    public var grants: [Role: [String]] = [:]
+    /// The role of a peer named nowhere (`default-role`). Default `.read`;
+    /// `.none` refuses every call.
+    public var defaultRole: Role = .read
+
+    /// - Parameters:
+    ///   - grants: principals by role (user names, `@group` names). Default none.
+    ///   - defaultRole: the role of peers named nowhere. Default `.read`.
+    public init(grants: [Role: [String]] = [:], defaultRole: Role = .read) {
+        self.grants = grants
+        self.defaultRole = defaultRole
+    }
+
+    /// The role of a peer.
+    ///
+    /// - Parameters:
+    ///   - uid: The peer's user id.
+    ///   - userName: The name of `uid` (or the number as text when it has none).
+    ///   - groups: Names of the peer's groups: primary and supplementary.
+    ///   - daemonUID: The uid the daemon runs as (that user is always admin).
+    public func role(uid: UInt32, userName: String, groups: [String], daemonUID: UInt32) -> Role {
+        if uid == 0 || uid == daemonUID { return .admin }
+        var best: Role?
+        for (role, principals) in grants {
+            let named = principals.contains { p in
+                p.hasPrefix("@") ? groups.contains(String(p.dropFirst())) : p == userName
+            }
+            if named, role > (best ?? .none) { best = role }
+        }
+        return best ?? defaultRole
+    }
+}
+
+/// A peer's identity as the system names it: user name and group names.
+public enum Accounts {
+    /// The name of `uid` (getpwuid_r(3)), or the number as text when there is none.
+    public static func userName(_ uid: UInt32) -> String {
+        var pwd = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        if getpwuid_r(uid, &pwd, &buffer, buffer.count, &result) == 0, let p = result, let name = p.pointee.pw_name {
+            return String(cString: name)
+        }
+        return String(uid)
+    }
+
+    /// The names of the groups of a user: `gid` (the peer's primary group from
+    /// SO_PEERCRED) and the supplementary groups of `userName` from the group
+    /// database (getgrouplist(3)); a gid without a name appears as its number.
+    ///
+    /// The supplementary groups are those of the account, not of the peer
+    /// process (SO_PEERCRED carries no supplementary groups), as polkit and
+    /// D-Bus policies do it.
+    public static func groupNames(userName: String, gid: UInt32) -> [String] {
+        var count: Int32 = 64
+        var gids = [gid_t](repeating: 0, count: Int(count))
+        if getgrouplist(userName, gid, &gids, &count) < 0 {
+            gids = [gid_t](repeating: 0, count: Int(count))
+            if getgrouplist(userName, gid, &gids, &count) < 0 { count = 0 }
+        }
+        var all = [gid] + gids.prefix(Int(max(count, 0)))
+        var seen = Set<UInt32>()
+        all = all.filter { seen.insert($0).inserted }
+        return all.map(groupName)
+    }
+
+    /// The name of `gid` (getgrgid_r(3)), or the number as text.
+    public static func groupName(_ gid: UInt32) -> String {
+        var grp = group()
+        var result: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 65536)
+        if getgrgid_r(gid, &grp, &buffer, buffer.count, &result) == 0, let g = result, let name = g.pointee.gr_name {
+            return String(cString: name)
+        }
+        return String(gid)
+    }
+}

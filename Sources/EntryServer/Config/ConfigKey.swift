@@ -1,0 +1,183 @@
+import Foundation
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+
+/// One key of `entryd.conf`: where it may appear, and how its value is read.
+/// `config/entryd.conf` documents each with unit, default and bounds.
+struct ConfigKey: Sendable {
+    /// The part of the file a key belongs to.
+    enum Section: Sendable { case main, roles, peer }
+
+    /// What a key's parser gets.
+    struct Context {
+        /// The value, white space stripped.
+        var value: String
+        /// The directory of the file: relative paths are taken from it.
+        var directory: String
+        /// The `NAME` of a `[peer NAME]` section, else empty.
+        var peer: String
+    }
+
+    /// A bad value: what is wrong and what to write instead.
+    struct Problem: Error { let message: String }
+
+    let section: Section
+    let name: String
+    let apply: @Sendable (inout DaemonConfiguration, Context) throws(Problem) -> Void
+
+    /// Every key, by section.
+    static let all: [ConfigKey] = [
+        ConfigKey(section: .main, name: "socket") { c, x throws(Problem) in
+            let path = ConfigValues.path(x.value, relativeTo: x.directory)
+            guard !x.value.isEmpty, path.utf8.count <= UnixSocket.maxPathBytes else {
+                throw Problem(message: "give a socket path of at most \(UnixSocket.maxPathBytes) bytes, not '\(x.value)'")
+            }
+            c.socketPath = path
+        },
+        ConfigKey(section: .main, name: "socket-mode") { c, x throws(Problem) in
+            guard let mode = UInt32(x.value, radix: 8), (0o600...0o777).contains(mode), mode & 0o600 == 0o600 else {
+                throw Problem(message: "give octal permission bits from 0600 to 0777 that keep the owner's read and write, e.g. 0660; not '\(x.value)'")
+            }
+            c.socketMode = mode
+        },
+        ConfigKey(section: .main, name: "database") { c, x throws(Problem) in
+            guard !x.value.isEmpty else { throw Problem(message: "give the path of the database file, e.g. /var/lib/entryd/entries.db") }
+            c.databasePath = ConfigValues.path(x.value, relativeTo: x.directory)
+        },
+        ConfigKey(section: .main, name: "locale") { c, x throws(Problem) in
+            guard let locale = EntryLocale(rawValue: x.value) else { throw Problem(message: "write zh or en, not '\(x.value)'") }
+            c.locale = locale
+        },
+        ConfigKey(section: .main, name: "forms") { c, x throws(Problem) in
+            guard !x.value.isEmpty else { throw Problem(message: "give a directory of form files (DIR/*.conf), or remove the key for the built-in form") }
+            c.formsDirectory = ConfigValues.path(x.value, relativeTo: x.directory)
+        },
+        ConfigKey(section: .main, name: "log-level") { c, x throws(Problem) in
+            guard let level = Log.Level(name: x.value) else {
+                throw Problem(message: "write error, warning, notice, info or debug, not '\(x.value)'")
+            }
+            c.logLevel = level
+        },
+        ConfigKey(section: .main, name: "max-message-size") { c, x throws(Problem) in
+            c.limits.maxMessageBytes = try ConfigValues.bytes(x.value, 4096...(64 << 20))
+        },
+        ConfigKey(section: .main, name: "max-connections") { c, x throws(Problem) in
+            c.limits.maxConnections = try ConfigValues.count(x.value, 1...65536)
+        },
+        ConfigKey(section: .main, name: "idle-timeout") { c, x throws(Problem) in
+            c.limits.idleTimeoutSeconds = try ConfigValues.seconds(x.value, 1...86400)
+        },
+        ConfigKey(section: .main, name: "peer-timeout") { c, x throws(Problem) in
+            c.limits.peerTimeoutSeconds = try ConfigValues.seconds(x.value, 1...3600)
+        },
+        ConfigKey(section: .main, name: "max-batch") { c, x throws(Problem) in
+            c.limits.maxBatch = try ConfigValues.count(x.value, 1...1_000_000)
+        },
+        ConfigKey(section: .main, name: "max-clock-skew") { c, x throws(Problem) in
+            c.limits.maxClockSkewMs = try ConfigValues.seconds(x.value, 1...86400) * 1000
+        },
+        ConfigKey(section: .roles, name: "read") { c, x throws(Problem) in c.access.grants[.read] = try ConfigValues.principals(x.value) },
+        ConfigKey(section: .roles, name: "write") { c, x throws(Problem) in c.access.grants[.write] = try ConfigValues.principals(x.value) },
+        ConfigKey(section: .roles, name: "admin") { c, x throws(Problem) in c.access.grants[.admin] = try ConfigValues.principals(x.value) },
+        ConfigKey(section: .roles, name: "default-role") { c, x throws(Problem) in
+            guard let role = Role(name: x.value) else { throw Problem(message: "write none, read, write or admin, not '\(x.value)'") }
+            c.access.defaultRole = role
+        },
+        ConfigKey(section: .peer, name: "address") { c, x throws(Problem) in
+            let a = x.value
+            let ok = (a.hasPrefix("unix:/") && a.utf8.count - 5 <= UnixSocket.maxPathBytes)
+                || (a.hasPrefix("exec:") && !a.dropFirst(5).trimmingCharacters(in: .whitespaces).isEmpty)
+            guard ok else {
+                throw Problem(message: "write unix:/ABSOLUTE/PATH or exec:COMMAND (e.g. exec:ssh host entryctl bridge), not '\(a)'")
+            }
+            c.updatePeer(x.peer) { $0.address = a }
+        },
+        ConfigKey(section: .peer, name: "interval") { c, x throws(Problem) in
+            let seconds = try ConfigValues.seconds(x.value, 0...86400)
+            c.updatePeer(x.peer) { $0.intervalSeconds = seconds }
+        },
+    ]
+}
+
+extension DaemonConfiguration {
+    /// Changes the configured peer `name` (it exists once its section was seen).
+    mutating func updatePeer(_ name: String, _ change: (inout PeerConfig) -> Void) {
+        guard let i = peers.firstIndex(where: { $0.name == name }) else { return }
+        change(&peers[i])
+    }
+}
+
+/// Value syntax of `entryd.conf`.
+enum ConfigValues {
+    /// A whole number of bytes, optionally with `K` or `M` (KiB, MiB), within `range`.
+    static func bytes(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.Problem) -> Int {
+        try scaled(text, range, unit: "bytes", example: "4M", suffixes: [("K", 1024), ("KiB", 1024), ("M", 1 << 20), ("MiB", 1 << 20)])
+    }
+
+    /// A whole number of seconds, optionally with `s`, `min` or `h`, within `range`.
+    static func seconds(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.Problem) -> Int {
+        try scaled(text, range, unit: "seconds", example: "5min", suffixes: [("s", 1), ("min", 60), ("m", 60), ("h", 3600)])
+    }
+
+    /// A plain whole number within `range`.
+    static func count(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.Problem) -> Int {
+        try scaled(text, range, unit: "", example: String(range.upperBound / 2), suffixes: [])
+    }
+
+    private static func scaled(_ text: String, _ range: ClosedRange<Int>, unit: String, example: String,
+                               suffixes: [(String, Int)]) throws(ConfigKey.Problem) -> Int {
+        var digits = Substring(text)
+        var factor = 1
+        for (suffix, f) in suffixes.sorted(by: { $0.0.count > $1.0.count }) where digits.hasSuffix(suffix) {
+            digits = digits.dropLast(suffix.count)
+            factor = f
+            break
+        }
+        digits = Substring(digits.trimmingCharacters(in: .whitespaces))
+        let bounds = unit.isEmpty ? "\(range.lowerBound) to \(range.upperBound)"
+            : "\(range.lowerBound) to \(range.upperBound) \(unit)"
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+              let n = Int(digits), n <= Int.max / factor, range.contains(n * factor) else {
+            let forms = suffixes.isEmpty ? "" : " (or with a unit, e.g. \(example))"
+            throw ConfigKey.Problem(message: "give a whole number from \(bounds)\(forms), not '\(text)'")
+        }
+        return n * factor
+    }
+
+    /// A comma-separated list of user names and `@group` names (may be empty).
+    static func principals(_ text: String) throws(ConfigKey.Problem) -> [String] {
+        let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        for item in items {
+            let name = item.hasPrefix("@") ? String(item.dropFirst()) : item
+            guard isAccountName(name) else {
+                throw ConfigKey.Problem(message: "list user names and @group names separated by commas, e.g. 'alice, @staff'; '\(item)' is not one")
+            }
+        }
+        return items
+    }
+
+    /// A POSIX-style user or group name, as useradd(8) and systemd accept them
+    /// (letters, digits, `_`, `.`, `-`, not starting with `-`, a trailing `$` allowed).
+    static func isAccountName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first != "-", name.utf8.count <= 256 else { return false }
+        let body = name.hasSuffix("$") ? String(name.dropLast()) : name
+        return !body.isEmpty && body.unicodeScalars.allSatisfy {
+            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0))
+        }
+    }
+
+    /// 1-64 ASCII letters, digits, `.`, `_` or `-`.
+    static func isPeerName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && name.unicodeScalars.allSatisfy {
+            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0))
+        }
+    }
+
+    /// `value` if absolute, else taken relative to `directory`.
+    static func path(_ value: String, relativeTo directory: String) -> String {
+        if value.hasPrefix("/") || directory.isEmpty { return value }
+        return (directory as NSString).appendingPathComponent(value)
+    }
+}

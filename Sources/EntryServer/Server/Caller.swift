@@ -1,0 +1,28 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+
+/// Who is calling: the peer of a connection, from SO_PEERCRED (unix(7)).
+public struct Caller: Sendable, Equatable {
+    /// The peer's process id (SO_PEERCRED).
+    public var pid: Int32
+    /// The peer's user id.
+    public var uid: UInt32
+    /// The peer's primary group id.
+    public var gid: UInt32
+    /// The user name of `uid` (getpwuid_r), or the number as text when unknown.
+    /// Recorded as the actor of every change the caller makes.
+    public var userName: String
+    /// What the caller may do (``AccessPolicy``), fixed when the connection is accepted.
+    public var role: Role
+
+    /// A caller with its credentials and role.
+    public init(pid: Int32, uid: UInt32, gid: UInt32, userName: String, role: Role) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+        self.userName = userName
+        self.role = role
+    }
+}

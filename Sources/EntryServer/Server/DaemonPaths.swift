@@ -1,0 +1,31 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+
+/// Where the daemon listens and stores, when nothing configures it otherwise
+/// (doc/design.md "Running", the embedded default without systemd).
+public enum DaemonPaths {
+    /// The socket path: `flag`, else `$ENTRYD_SOCKET`, else
+    /// `$XDG_RUNTIME_DIR/entryd.sock`, else `./entryd.sock`.
+    public static func socket(flag: String?, environment env: [String: String]) -> String {
+        if let flag, !flag.isEmpty { return flag }
+        if let s = env["ENTRYD_SOCKET"], !s.isEmpty { return s }
+        if let r = env["XDG_RUNTIME_DIR"], !r.isEmpty { return r + "/entryd.sock" }
+        return "./entryd.sock"
+    }
+
+    /// The database path: `flag`, else `$ENTRYD_DB`, else
+    /// `$STATE_DIRECTORY/entries.db` (systemd's StateDirectory=), else
+    /// `$XDG_STATE_HOME/entryd/entries.db`, else `$HOME/.local/state/entryd/entries.db`.
+    public static func database(flag: String?, environment env: [String: String]) -> String {
+        if let flag, !flag.isEmpty { return flag }
+        if let s = env["ENTRYD_DB"], !s.isEmpty { return s }
+        if let s = env["STATE_DIRECTORY"], !s.isEmpty {
+            // systemd passes a colon-separated list when several are configured; the first is ours.
+            return String(s.split(separator: ":").first ?? Substring(s)) + "/entries.db"
+        }
+        if let s = env["XDG_STATE_HOME"], !s.isEmpty { return s + "/entryd/entries.db" }
+        return (env["HOME"] ?? ".") + "/.local/state/entryd/entries.db"
+    }
+}

@@ -1,0 +1,44 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+
+/// `entryd --restore FILE`: put a backup in place of the database, then exit
+/// without serving. The daemon must be stopped.
+///
+/// Exit statuses: 0 restored; 64 `--restore` without a file; 65 (`EX_DATAERR`)
+/// the backup fails a check; 69 (`EX_UNAVAILABLE`) an entryd answers on the
+/// socket or holds the database open; 74 (`EX_IOERR`) a file system error.
+public enum RestoreOption {
+    /// Takes `--restore FILE` or `--restore=FILE` out of `arguments`.
+    /// - Returns: FILE, `""` when the flag has no value, or `nil` when absent.
+    public static func extract(_ arguments: inout [String]) -> String? {
+        guard let k = arguments.firstIndex(where: { $0 == "--restore" || $0.hasPrefix("--restore=") }) else { return nil }
+        let flag = arguments.remove(at: k)
+        if flag.hasPrefix("--restore=") { return String(flag.dropFirst("--restore=".count)) }
+        guard k < arguments.count else { return "" }
+        return arguments.remove(at: k)
+    }
+
+    /// Restores `backup` to `database` unless a daemon is live on `socket` or
+    /// has the database open (``DatabaseBackup/restore(from:to:)``).
+    /// - Returns: the exit status and one line for the user.
+    public static func run(backup: String, database: String, socket: String) -> (status: Int32, message: String) {
+        guard !backup.isEmpty else { return (64, "--restore needs the backup FILE") }
+        if let live = try? VarlinkConnection(path: socket) {
+            live.close()
+            return (69, "an entryd is serving '\(socket)'; stop it before restoring (systemctl stop entryd)")
+        }
+        do {
+            let info = try DatabaseBackup.restore(from: backup, to: database)
+            return (0, "restored '\(backup)' to '\(database)': node \(info.node), \(info.entries) entries, "
+                + "change log to seq \(info.seq), schema \(info.schemaVersion); the previous database is '\(database).before-restore'")
+        } catch let error as DatabaseBackup.InUse {
+            return (69, error.description)
+        } catch let error as DatabaseBackup.Failure {
+            return (65, "not restored: \(error.message)")
+        } catch {
+            return (74, "not restored: \(error)")
+        }
+    }
+}

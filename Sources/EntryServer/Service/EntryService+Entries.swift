@@ -1,0 +1,227 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+extension EntryService {
+    static let entriesMethods: [String: Method] = [
+        "Add": (.write, { s, c, p in try s.add(c, p) }),
+        "Get": (.read, { s, c, p in try s.get(c, p) }),
+        "List": (.read, { s, c, p in try s.list(c, p) }),
+        "Update": (.write, { s, c, p in try s.update(c, p) }),
+        "Delete": (.write, { s, c, p in try s.delete(c, p) }),
+        "Restore": (.write, { s, c, p in try s.restore(c, p) }),
+        "History": (.read, { s, c, p in try s.history(c, p) }),
+        "Import": (.write, { s, c, p in try s.importEntries(c, p) }),
+        "Backup": (.admin, { s, c, p in try s.backup(c, p) }),
+    ]
+
+    /// The form named `name`, or the default form when `nil`.
+    /// - Throws: ``EntryError/formNotFound(_:)`` (on the wire, the FormNotFound of the interface called).
+    func form(_ name: String?) throws -> FormDefinition {
+        let wanted = name ?? FormRegistry.defaultFormName
+        guard let form = forms.form(named: wanted) else { throw EntryError.formNotFound(wanted) }
+        return form
+    }
+
+    /// The `id` parameter as a canonical UUID.
+    /// - Throws: `InvalidParameter(id)` when it is not a UUID.
+    func entryID(_ p: Parameters, _ name: String = "id") throws -> String {
+        let text = try p.string(name)
+        guard let id = UUIDv7.canonical(text) else { throw EntryError.invalidParameter(name) }
+        return id
+    }
+
+    /// The id of an existing entry: a non-UUID can name no entry.
+    func existingID(_ p: Parameters) throws -> String {
+        let text = try p.string("id")
+        guard let id = UUIDv7.canonical(text) else { throw EntryError.entryNotFound(text) }
+        return id
+    }
+
+    /// The optional `ifVersion`: an HLC, 16 hex digits.
+    /// - Throws: `InvalidParameter(ifVersion)` for anything else.
+    func version(_ p: Parameters) throws -> String? {
+        guard let text = try p.optionalString("ifVersion") else { return nil }
+        guard let hlc = HLC(text) else { throw EntryError.invalidParameter("ifVersion") }
+        return hlc.description
+    }
+
+    /// The write origin: the caller's user name (SO_PEERCRED), never a client
+    /// value, and the call's optional `reason`.
+    /// - Throws: ``EntryError`` `InvalidParameter(reason)` when it is not a string.
+    func origin(_ c: CallContext, _ p: Parameters) throws -> WriteOrigin {
+        WriteOrigin(actor: c.caller.userName, reason: try p.optionalString("reason"))
+    }
+
+    // MARK: - Methods
+
+    /// `io.entryd.Entries.Add` handled in turn (not pipelined): ``startAdd(_:_:)``,
+    /// then wait for the commit and reply.
+    func add(_ c: CallContext, _ p: Parameters) throws {
+        try startAdd(c, p)()
+    }
+
+    /// Validates an Add and queues its write; the returned closure waits for
+    /// the commit and sends the reply. Validation problems throw here.
+    func startAdd(_ c: CallContext, _ p: Parameters) throws -> () throws -> Void {
+        let locale = try locale(p)
+        let form = try form(try p.optionalString("form"))
+        let id = try p.optionalString("id") == nil ? nil : try entryID(p)
+        let input = try p.stringMap("fields")
+        let result = validator.validate(form: form, input: input, locale: locale)
+        guard result.problems.isEmpty else { throw EntryError.validationFailed(result.problems) }
+        let pending = try store.beginCreate(form: form.name, id: id, fields: result.fields, layout: form.layout,
+                                            origin: try origin(c, p))
+        return { [self] in
+            let (entry, _) = try pending.wait()
+            try reply(c, [("entry", entryJSON(entry, locale: locale))])
+        }
+    }
+
+    /// `io.entryd.Entries.Get(id, locale?)`: the entry, deleted ones too.
+    /// - Throws: `EntryNotFound` (also for an `id` that is not a UUID).
+    func get(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
+        let id = try existingID(p)
+        guard let entry = try store.get(id) else { throw EntryError.entryNotFound(id) }
+        try reply(c, [("entry", entryJSON(entry, locale: locale))])
+    }
+
+    /// `io.entryd.Entries.Update(id, fields, ifVersion?, reason?, locale?)`: validates
+    /// `fields` against the stored values (on the writer thread) and keeps values of
+    /// fields the form no longer defines.
+    /// - Throws: `EntryNotFound`, `VersionMismatch`, `ValidationFailed`;
+    ///   `FormNotFound` when the entry's form is no longer defined.
+    func update(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
+        let id = try existingID(p)
+        let input = try p.stringMap("fields")
+        let ifVersion = try version(p)
+        let entry = try store.update(id: id, ifVersion: ifVersion, layoutOf: { [self] in layout(ofForm: $0) },
+                                     origin: try origin(c, p)) { [self] current in
+            let form = try form(current.form)
+            let result = self.validator.validate(form: form, input: input, current: current.fields, locale: locale)
+            guard result.problems.isEmpty else { throw EntryError.validationFailed(result.problems) }
+            // A changed form never invalidates stored entries (issue 4): values of
+            // fields the form no longer defines are kept through edits of the others.
+            var fields = result.fields
+            for (name, value) in current.fields where form.field(named: name) == nil { fields[name] = value }
+            return fields
+        }
+        try reply(c, [("entry", entryJSON(entry, locale: locale))])
+    }
+
+    /// `io.entryd.Entries.Delete(id, ifVersion?, reason?)`; the reply is in the
+    /// default locale. An entry of an unknown form uses the registration layout.
+    /// - Throws: `EntryNotFound`, `VersionMismatch`.
+    func delete(_ c: CallContext, _ p: Parameters) throws {
+        let id = try existingID(p)
+        let entry = try store.delete(id: id, ifVersion: try version(p), layoutOf: { [self] in layout(ofForm: $0) },
+                                     origin: try origin(c, p))
+        try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
+    }
+
+    /// `io.entryd.Entries.Restore(id, reason?)`; the reply is in the default locale.
+    /// - Throws: `EntryNotFound`.
+    func restore(_ c: CallContext, _ p: Parameters) throws {
+        let id = try existingID(p)
+        let entry = try store.restore(id: id, layoutOf: { [self] in layout(ofForm: $0) }, origin: try origin(c, p))
+        try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
+    }
+
+    /// `io.entryd.Entries.History(id)`: every change of the entry, oldest first.
+    /// - Throws: `EntryNotFound` when the change log has none.
+    func history(_ c: CallContext, _ p: Parameters) throws {
+        _ = try locale(p)
+        let id = try existingID(p)
+        let changes = try store.history(id)
+        guard !changes.isEmpty else { throw EntryError.entryNotFound(id) }
+        try reply(c, [("changes", .array(changes.map(\.json)))])
+    }
+
+    /// `io.entryd.Entries.Import(form?, entries, atomic?)` in one transaction. Bad
+    /// rows are listed in `rejected` (by 0-based index), not thrown; with
+    /// `atomic`, any rejected row stores nothing.
+    /// - Throws: `LimitExceeded(max-batch)` for more than `max-batch` elements;
+    ///   `FormNotFound`; `InvalidParameter`.
+    func importEntries(_ c: CallContext, _ p: Parameters) throws {
+        let form = try form(try p.optionalString("form"))
+        let items = try p.array("entries")
+        let atomic = try p.optionalBool("atomic") ?? false
+        guard items.count <= limits.maxBatch else { throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch) }
+        var rows: [EntryStore.ImportRow] = []
+        rows.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            rows.append(importRow(index: index, item: item, form: form))
+        }
+        let result: EntryStore.ImportResult
+        do {
+            result = try store.importEntries(form: form.name, rows: rows, layout: form.layout, atomic: atomic,
+                                             origin: WriteOrigin(actor: c.caller.userName))
+        } catch let refused as EntryStore.AtomicImportRefused {
+            result = refused.result
+        }
+        try reply(c, [
+            ("added", .int(Int64(result.added))), ("unchanged", .int(Int64(result.unchanged))),
+            ("rejected", .array(result.rejected.map { r in
+                var members: [(String, JSON)] = [("index", .int(Int64(r.index)))]
+                if let id = r.id { members.append(("id", .string(id))) }
+                members.append(("problems", .array(r.problems.map(\.json))))
+                return .object(members)
+            })),
+        ])
+    }
+
+    /// Reads and validates one Import element `{"id"?, "fields", "deleted"?}`.
+    func importRow(index: Int, item: JSON, form: FormDefinition) -> EntryStore.ImportRow {
+        func rejected(_ field: String, _ message: String, id: String? = nil) -> EntryStore.ImportRow {
+            EntryStore.ImportRow(index: index, id: id, fields: [:], deleted: false,
+                                 problems: [Problem(field: field, code: .invalidFormat, message: message)])
+        }
+        guard case .object = item else { return rejected("", "each element of entries must be an object with fields") }
+        let p = Parameters(item)
+        var id: String?
+        if let text = try? p.optionalString("id") {
+            guard let canonical = UUIDv7.canonical(text) else { return rejected("id", "id must be a UUID", id: text) }
+            id = canonical
+        } else if item["id"].map({ !$0.isNull }) ?? false {
+            return rejected("id", "id must be a string UUID")
+        }
+        guard let input = try? p.stringMap("fields") else { return rejected("fields", "fields must be an object of strings", id: id) }
+        // `deleted` is optional: absent means false (a `try?` here once refused every row without it).
+        let deleted: Bool
+        do { deleted = try p.optionalBool("deleted") ?? false } catch { return rejected("deleted", "deleted must be true or false", id: id) }
+        let result = validator.validate(form: form, input: input, locale: defaultLocale)
+        return EntryStore.ImportRow(index: index, id: id, fields: result.fields, deleted: deleted, problems: result.problems)
+    }
+
+    // MARK: - Wire form
+
+    /// The configured peers' sync states, for `syncedTo` (read once per call).
+    func configuredPeerStates() -> [PeerState] {
+        let names = Set(peers.map(\.name))
+        guard !names.isEmpty else { return [] }
+        return ((try? store.peerStates()) ?? []).filter { names.contains($0.name) }
+    }
+
+    /// Names of the peers that hold the entry's latest change: those whose push
+    /// checkpoint has passed it, and the peer where it was made.
+    func syncedTo(_ e: StoredEntry, peers: [PeerState]) -> [String] {
+        guard !peers.isEmpty else { return [] }
+        let latestNode = (Array(e.clocks.values) + [e.deletedClock].compactMap { $0 }).max()?.node
+        return peers.filter { $0.pushedSeq >= e.seq || ($0.node != nil && $0.node == latestNode) }.map(\.name)
+    }
+
+    /// The wire `Entry` (doc/protocol.md), with `display` rendered in `locale`.
+    /// - Parameter peers: from ``configuredPeerStates()``; `nil` reads them.
+    func entryJSON(_ e: StoredEntry, locale: EntryLocale, peers: [PeerState]? = nil) -> JSON {
+        let display = forms.form(named: e.form).map { Display.render(form: $0, fields: e.fields, locale: locale) } ?? e.fields
+        let synced = syncedTo(e, peers: peers ?? configuredPeerStates())
+        return .object([
+            ("id", .string(e.id)), ("form", .string(e.form)), ("fields", .stringMap(e.fields)),
+            ("display", .stringMap(display)), ("version", .string(e.version.description)), ("deleted", .bool(e.deleted)),
+            ("createdAt", .string(e.createdAt)), ("updatedAt", .string(e.updatedAt)),
+            ("createdBy", .string(e.createdBy)), ("updatedBy", .string(e.updatedBy)), ("syncedTo", .array(synced.map { .string($0) })),
+        ])
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+
+extension EntryService {
+    /// Syncs with one peer now (both ways) and records the outcome in its state.
+    ///
+    /// Syncs of the same peer never overlap: a second caller waits for the first.
+    /// - Returns: what moved, and handshake warnings (differing form
+    ///   definitions or reference data versions).
+    /// - Throws: `io.entryd.Sync.PeerUnreachable` when the peer cannot be
+    ///   reached or fails mid-way (checkpoints of finished batches are kept),
+    ///   `ClockSkew` from either side, `StorageFailed`.
+    public func syncWithPeer(name: String, address: String) throws -> (sync: PeerSyncResult, warnings: [String]) {
+        let lock = peerLock(name)
+        lock.lock()
+        defer { lock.unlock() }
+        let transport: PeerTransport
+        do {
+            transport = try PeerTransport(address: address, timeoutSeconds: limits.peerTimeoutSeconds)
+        } catch let e as EntryError {
+            throw e
+        } catch {
+            throw peerFailure(error, name: name, address: address)
+        }
+        defer { transport.close() }
+        do {
+            let remote = try transport.connection.call("io.entryd.Sync.Status")
+            let warnings = handshakeWarnings(remote)
+            let peer = VarlinkPeer(connection: transport.connection, status: remote)
+            let result = try PeerSync.run(local: store, peer: peer, name: name, address: address, batch: min(1000, limits.maxBatch),
+                                          layout: { [self] in layout(ofForm: $0) }, maxClockSkewMs: limits.maxClockSkewMs)
+            return (result, warnings)
+        } catch {
+            throw peerFailure(error, name: name, address: address)
+        }
+    }
+
+    /// What a failed sync with peer `name` answers, recorded as the peer's last
+    /// error: this node's storage errors as they are (not recorded: the peer is
+    /// not at fault); domain errors (clock skew, a malformed change) and the
+    /// peer's own io.entryd errors as they are; anything else — the transport
+    /// failing, a protocol-level error of the peer — as `PeerUnreachable`.
+    func peerFailure(_ error: any Error, name: String, address: String) -> any Error {
+        switch error {
+        case let e as SQLiteError:
+            return e
+        case let e as EntryError:
+            recordPeerError(name: name, address: address, e.description)
+            return e
+        case let e as WireError where e.name.hasPrefix("io.entryd."):
+            recordPeerError(name: name, address: address, e.description)
+            return e
+        default:
+            recordPeerError(name: name, address: address, "\(error)")
+            return EntryError.peerUnreachable(peer: name, reason: "\(error)")
+        }
+    }
+
+    /// Differences between this node and a peer's `Status` worth telling the user.
+    func handshakeWarnings(_ remote: JSON) -> [String] {
+        var warnings: [String] = []
+        if let v = remote["dataVersion"]?.stringValue, v != ReferenceData.shared.dataVersion {
+            warnings.append("reference data differ: here '\(ReferenceData.shared.dataVersion)', peer '\(v)'")
+        }
+        let theirs = Dictionary((remote["forms"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }, uniquingKeysWith: { a, _ in a })
+        for form in forms.forms {
+            if let hash = theirs[form.name], hash != form.definitionHash {
+                warnings.append("form '\(form.name)' is defined differently on the peer")
+            } else if theirs[form.name] == nil {
+                warnings.append("form '\(form.name)' is not defined on the peer")
+            }
+        }
+        return warnings
+    }
+
+    /// Stores `message` as the peer's `lastError` (creating its state if new).
+    /// Best effort: storage errors are ignored.
+    func recordPeerError(name: String, address: String, _ message: String) {
+        // Addresses tried once from a call are not remembered unless a sync with them once succeeded.
+        let known = (try? store.peerState(name)) ?? nil
+        guard known != nil || peers.contains(where: { $0.name == name }) else { return }
+        var state = known ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
+        state.lastError = message
+        try? store.savePeerState(state)
+    }
+
+    /// One lock per peer name, so syncs of one peer run one at a time.
+    func peerLock(_ name: String) -> NSLock {
+        peerLocksLock.lock()
+        defer { peerLocksLock.unlock() }
+        if let l = peerLocks[name] { return l }
+        let l = NSLock()
+        peerLocks[name] = l
+        return l
+    }
+}
+
+extension EntryService: PeerSyncHost {
+    /// The seq of this node's last committed change.
+    public var lastCommittedSeq: Int64 { store.commits.lastSeq }
+
+    /// ``syncWithPeer(name:address:)`` for the scheduler (warnings are for interactive callers).
+    public func syncPeer(_ peer: PeerConfig) throws -> PeerSyncResult {
+        try syncWithPeer(name: peer.name, address: peer.address).sync
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+
+extension ConflictRecord {
+    /// The wire form (doc/protocol.md `Conflict`).
+    public var json: JSON {
+        .object([
+            ("id", .string(id)), ("entry", .string(entry)), ("field", .string(field)), ("kept", .string(kept)),
+            ("keptHlc", .string(keptHlc)), ("keptNode", .string(keptNode)), ("lost", .string(lost)),
+            ("lostHlc", .string(lostHlc)), ("lostNode", .string(lostNode)), ("detectedAt", .string(detectedAt)),
+            ("resolved", .bool(resolved)),
+        ])
+    }
+}
+
+extension EntryService {
+    static let syncMethods: [String: Method] = [
+        "Status": (.read, { s, c, _ in try s.status(c) }),
+        "Changes": (.read, { s, c, p in try s.changes(c, p) }),
+        "Apply": (.admin, { s, c, p in try s.applyChanges(c, p) }),
+        "SyncPeer": (.admin, { s, c, p in try s.syncPeer(c, p) }),
+        "ListConflicts": (.read, { s, c, p in try s.listConflicts(c, p) }),
+        "Resolve": (.admin, { s, c, p in try s.resolve(c, p) }),
+    ]
+
+    /// The field layout of form `name` (the registration layout when the form is unknown here).
+    func layout(ofForm name: String) -> FieldLayout {
+        forms.form(named: name)?.layout ?? .registration
+    }
+
+    /// `io.entryd.Sync.Status()`: node id, seq, HLC, entry counts, open conflicts,
+    /// peers, version, database path, reference data version, form hashes and limits.
+    func status(_ c: CallContext) throws {
+        let counts = try store.counts()
+        let hlc = try store.currentHLC()
+        let conflicts = try store.openConflictCount()
+        let forms = self.forms
+        try reply(c, [
+            ("node", .string(store.nodeID)), ("seq", .int(counts.seq)), ("hlc", .string(hlc.description)),
+            ("entries", .int(Int64(counts.entries))), ("deleted", .int(Int64(counts.deleted))),
+            ("conflicts", .int(Int64(conflicts))), ("peers", .array(try peerList().map(peerJSON))),
+            ("version", .string(EntrydVersion.string)), ("database", .string(store.path)),
+            ("dataVersion", .string(ReferenceData.shared.dataVersion)),
+            ("forms", .object(forms.forms.map { ($0.name, .string($0.definitionHash)) })),
+            ("limits", .object(limits.byKey.map { ($0.0, .int(Int64($0.1))) })),
+        ])
+    }
+
+    /// Configured peers (with their stored state, or a fresh one before the
+    /// first sync), then peers synced by address on demand.
+    func peerList() throws -> [PeerState] {
+        let stored = try store.peerStates()
+        var list = peers.map { config in
+            stored.first(where: { $0.name == config.name })
+                ?? PeerState(name: config.name, address: config.address, node: nil, pulledSeq: 0, pushedSeq: 0)
+        }
+        list += stored.filter { s in !list.contains(where: { $0.name == s.name }) }
+        return list
+    }
+
+    /// The wire `Peer` (doc/protocol.md `Peer`); `nil` members are left out.
+    func peerJSON(_ p: PeerState) -> JSON {
+        var m: [(String, JSON)] = [("name", .string(p.name)), ("address", .string(p.address))]
+        if let node = p.node { m.append(("node", .string(node))) }
+        m += [("pulledSeq", .int(p.pulledSeq)), ("pushedSeq", .int(p.pushedSeq))]
+        if let t = p.lastSync { m.append(("lastSync", .string(t))) }
+        if let e = p.lastError { m.append(("lastError", .string(e))) }
+        return .object(m)
+    }
+
+    /// `Changes(since, limit, excludeNode)`; with `more`, streams one reply per
+    /// committed batch until the client hangs up (doc/protocol.md). The stream keeps
+    /// only its cursor: each wake-up re-reads the change log, so a slow reader
+    /// costs no memory in the daemon and never holds up the writer.
+    func changes(_ c: CallContext, _ p: Parameters) throws {
+        let since = try p.int("since")
+        guard since >= 0 else { throw EntryError.invalidParameter("since") }
+        let limit = Int(try p.optionalInt("limit") ?? 1000)
+        guard limit > 0 else { throw EntryError.invalidParameter("limit") }
+        let pageSize = min(limit, limits.maxBatch)
+        let exclude = try p.optionalString("excludeNode")
+        /// One `Changes` reply: `{changes, last}`.
+        func page(_ changes: [ChangeRecord], _ last: Int64) -> JSON {
+            .object([("changes", .array(changes.map(\.json))), ("last", .int(last))])
+        }
+        let first = try store.changes(since: since, limit: pageSize, excludeNode: exclude)
+        guard c.call.more else {
+            try reply(c, [("changes", .array(first.changes.map(\.json))), ("last", .int(first.last))])
+            return
+        }
+        var cursor = first.last
+        try c.send(VarlinkReply(parameters: page(first.changes, cursor), continues: true))
+        while !c.peerHungUp() {
+            guard let committed = store.commits.wait(after: cursor, timeout: 1.0) else { break }
+            while committed > cursor {
+                let next = try store.changes(since: cursor, limit: pageSize, excludeNode: exclude)
+                if next.last == cursor { break }
+                cursor = next.last
+                if !next.changes.isEmpty { try c.send(VarlinkReply(parameters: page(next.changes, cursor), continues: true)) }
+            }
+        }
+        // The daemon is stopping (or the client left): end the stream cleanly.
+        try? c.send(VarlinkReply(parameters: page([], cursor)))
+    }
+
+    /// `io.entryd.Sync.Apply(changes)`, recorded with the caller's user name as `via`.
+    /// - Throws: `LimitExceeded(max-batch)`; `InvalidParameter(changes)` for a
+    ///   malformed change; `io.entryd.Sync.ClockSkew` (nothing applied).
+    func applyChanges(_ c: CallContext, _ p: Parameters) throws {
+        let items = try p.array("changes")
+        guard items.count <= limits.maxBatch else { throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch) }
+        let changes = try items.map { try ChangeRecord(json: $0) }
+        let r = try store.apply(changes, via: c.caller.userName, layout: { [self] in layout(ofForm: $0) },
+                                maxClockSkewMs: limits.maxClockSkewMs)
+        try reply(c, [("applied", .int(Int64(r.applied))), ("skipped", .int(Int64(r.skipped))),
+                      ("conflicts", .int(Int64(r.conflicts))), ("seq", .int(r.seq))])
+    }
+
+    /// `io.entryd.Sync.ListConflicts(entry?, includeResolved?)`: oldest first. An
+    /// `entry` that is not a UUID is matched as given (so matches nothing).
+    func listConflicts(_ c: CallContext, _ p: Parameters) throws {
+        let entry = try p.optionalString("entry").map { UUIDv7.canonical($0) ?? $0 }
+        let list = try store.conflicts(entry: entry, includeResolved: try p.optionalBool("includeResolved") ?? false)
+        try reply(c, [("conflicts", .array(list.map(\.json)))])
+    }
+
+    /// `io.entryd.Sync.Resolve(id, useLost?)`; the change is recorded with reason
+    /// `resolve conflict ID`.
+    /// - Throws: `io.entryd.Sync.ConflictNotFound`; `EntryNotFound`.
+    func resolve(_ c: CallContext, _ p: Parameters) throws {
+        let id = try p.string("id")
+        let useLost = try p.optionalBool("useLost") ?? false
+        let conflict = try store.resolveConflict(id: id, useLost: useLost, layout: { [self] in layout(ofForm: $0) },
+                                                 origin: WriteOrigin(actor: c.caller.userName, reason: "resolve conflict \(id)"))
+        try reply(c, [("conflict", conflict.json)])
+    }
+
+    /// `io.entryd.Sync.SyncPeer(peer)`: a configured peer by name, or an ad-hoc
+    /// `unix:` address; `exec:` runs only from the configuration (doc/design.md "Peers").
+    /// - Throws: `io.entryd.Sync.PeerNotFound`; what ``syncWithPeer(name:address:)`` throws.
+    func syncPeer(_ c: CallContext, _ p: Parameters) throws {
+        let name = try p.string("peer")
+        let address: String
+        if let configured = peers.first(where: { $0.name == name }) {
+            address = configured.address
+        } else if name.hasPrefix("unix:") {
+            address = name
+        } else {
+            // Not configured: an exec: address is refused like an unknown name, since a
+            // client must never make the daemon run a command (doc/design.md "Peers").
+            throw EntryError.peerNotFound(name)
+        }
+        let result = try syncWithPeer(name: name, address: address)
+        try reply(c, [("pulled", .int(Int64(result.sync.pulled))), ("pushed", .int(Int64(result.sync.pushed))),
+                      ("conflicts", .int(Int64(result.sync.conflicts))), ("warnings", .array(result.warnings.map { .string($0) }))])
+    }
+}

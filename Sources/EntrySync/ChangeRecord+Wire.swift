@@ -1,0 +1,58 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+
+extension ChangeRecord {
+    /// The wire form (doc/protocol.md `Change`).
+    public var json: JSON {
+        var members: [(String, JSON)] = [
+            ("seq", .int(seq)), ("node", .string(node)), ("hlc", .string(hlc.description)), ("entry", .string(entry)),
+            ("form", .string(form)), ("op", .string(op.rawValue)), ("fields", .stringMap(fields)),
+            ("base", .stringMap(base)), ("actor", .string(actor)), ("at", .string(at)),
+        ]
+        if let reason { members.append(("reason", .string(reason))) }
+        return .object(members)
+    }
+}
+
+extension ChangeRecord {
+    /// Reads a wire `Change` (doc/protocol.md). `seq` is the sender's and is kept
+    /// only for reference; the receiver assigns its own.
+    /// - Throws: ``EntryError`` `InvalidParameter(changes)` when a member is
+    ///   missing or malformed: HLC not 16 hex digits or zero, node or entry not a
+    ///   UUID, `at` not RFC 3339, an unknown op, a field name a form file could not
+    ///   declare, or a control character in a value.
+    public init(json: JSON) throws(EntryError) {
+        let p = Parameters(json)
+        func need<T>(_ v: T?) throws(EntryError) -> T {
+            guard let v else { throw .invalidParameter("changes") }
+            return v
+        }
+        let record: ChangeRecord
+        do {
+            record = ChangeRecord(
+                seq: try p.optionalInt("seq") ?? 0, node: try p.string("node"), hlc: try need(HLC(try p.string("hlc"))),
+                entry: try need(UUIDv7.canonical(try p.string("entry"))), form: try p.string("form"),
+                op: try need(ChangeOp(rawValue: try p.string("op"))), fields: try p.optionalStringMap("fields") ?? [:],
+                base: try p.optionalStringMap("base") ?? [:], actor: try p.optionalString("actor") ?? "",
+                at: try p.optionalString("at") ?? "", reason: try p.optionalString("reason"), via: nil)
+        } catch {
+            throw .invalidParameter("changes")
+        }
+        self = record
+        // Peers are trusted as admins, but what they send is still held to the shape
+        // every node writes: a UUID node id, a real stamp and time, field names as
+        // form files allow them, and values without control characters.
+        func isFieldName(_ name: String) -> Bool {
+            guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
+            return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+        }
+        let clean = { (text: String) in !text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+        guard UUIDv7.canonical(node) == node, hlc != .zero, Timestamp.milliseconds(rfc3339: at) != nil, !form.isEmpty,
+              fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
+              base.allSatisfy({ isFieldName($0.key) && ($0.value.isEmpty || HLC($0.value) != nil) })
+        else {
+            throw .invalidParameter("changes")
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import CSystem
+import Foundation
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import EntryModel
+import EntryLedger
+import EntryProtocol
+
+/// A configured peer (entryd.conf `[peer NAME]`, or `entryd --peer NAME=ADDRESS`).
+public struct PeerConfig: Sendable, Equatable {
+    /// The peer's name (its checkpoints are stored under it).
+    public var name: String
+    /// `unix:/path` or `exec:COMMAND` (varlink over the command's stdin/stdout).
+    public var address: String
+    /// Seconds between automatic syncs (0: only on demand). Default 60.
+    public var intervalSeconds: Int
+
+    /// A peer entry; `intervalSeconds` 0 means sync only on demand.
+    public init(name: String, address: String, intervalSeconds: Int = 60) {
+        self.name = name
+        self.address = address
+        self.intervalSeconds = intervalSeconds
+    }
+}
+
+/// Opens a varlink connection to a peer address.
+///
+/// `unix:/path` connects to the socket. `exec:COMMAND` runs `/bin/sh -c
+/// COMMAND` with its stdin and stdout on one end of a socket pair, so
+/// `exec:ssh host entryctl bridge` reaches a remote daemon over SSH.
+public final class PeerTransport {
+    /// The open connection to the peer's daemon.
+    public let connection: VarlinkConnection
+    private let process: Process?
+
+    /// - Parameter timeoutSeconds: how long a read or write may wait before the
+    ///   call fails (a peer that accepts and never answers must not hang a sync).
+    /// - Throws: ``SystemError`` when the socket cannot be reached or the
+    ///   command cannot start; ``EntryError`` `InvalidParameter(peer)` for an
+    ///   address of another scheme or a relative socket path.
+    public init(address: String, timeoutSeconds: Int = 30) throws {
+        if address.hasPrefix("unix:") {
+            let path = String(address.dropFirst(5))
+            // Relative to what? The daemon's working directory is no one's business.
+            guard path.hasPrefix("/") else { throw EntryError.invalidParameter("peer") }
+            connection = try VarlinkConnection(path: path)
+            _ = csystem_set_timeouts(connection.fd, timeoutSeconds * 1000, timeoutSeconds * 1000)
+            process = nil
+        } else if address.hasPrefix("exec:") {
+            var fds: [Int32] = [0, 0]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+                throw SystemError("socketpair")
+            }
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", String(address.dropFirst(5))]
+            let childEnd = FileHandle(fileDescriptor: fds[1], closeOnDealloc: false)
+            p.standardInput = childEnd
+            p.standardOutput = childEnd
+            do {
+                try p.run()
+            } catch {
+                Glibc.close(fds[0]); Glibc.close(fds[1])
+                throw SystemError("exec", errno: ENOENT, detail: String(address.dropFirst(5)))
+            }
+            Glibc.close(fds[1])
+            connection = VarlinkConnection(fd: fds[0])
+            _ = csystem_set_timeouts(fds[0], timeoutSeconds * 1000, timeoutSeconds * 1000)
+            process = p
+        } else {
+            throw EntryError.invalidParameter("peer")
+        }
+    }
+
+    /// Closes the connection and, for `exec:`, waits for the command (killing it after 5 s).
+    public func close() {
+        connection.close()
+        guard let p = process else { return }
+        let deadline = Date().addingTimeInterval(5)
+        while p.isRunning && Date() < deadline { usleep(10_000) }
+        if p.isRunning { p.terminate(); p.waitUntilExit() }
+    }
+
+    deinit { close() }
+}

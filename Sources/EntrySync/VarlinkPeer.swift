@@ -1,0 +1,49 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+/// A peer reached over varlink: a Unix socket, or any byte pipe such as an
+/// SSH session running `entryctl bridge` (``VarlinkConnection`` over a socket pair).
+public final class VarlinkPeer: PeerLink {
+    let connection: VarlinkConnection
+    /// The peer's `Status` reply when the caller already has it (the handshake).
+    let status: JSON?
+
+    /// A peer over an open connection to its daemon.
+    /// - Parameter status: the peer's `io.entryd.Sync.Status` reply if already read,
+    ///   so ``nodeID()`` does not ask again.
+    public init(connection: VarlinkConnection, status: JSON? = nil) {
+        self.connection = connection
+        self.status = status
+    }
+
+    /// The peer's `node` from `io.entryd.Sync.Status`.
+    /// - Throws: ``EntryError`` `InvalidParameter(node)` when the reply lacks it; the
+    ///   errors of ``VarlinkConnection/call(_:_:)``.
+    public func nodeID() throws -> String {
+        guard let node = try (status ?? connection.call("io.entryd.Sync.Status"))["node"]?.stringValue else {
+            throw EntryError.invalidParameter("node")
+        }
+        return node
+    }
+
+    /// Calls `io.entryd.Sync.Changes(since, limit, excludeNode)`; `last` is the
+    /// peer's highest seq examined (`since` when the reply has none).
+    /// - Throws: ``EntryError`` `InvalidParameter(changes)` for a malformed change;
+    ///   the errors of ``VarlinkConnection/call(_:_:)``.
+    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
+        var params: [(String, JSON)] = [("since", .int(since)), ("limit", .int(Int64(limit)))]
+        if let excludeNode { params.append(("excludeNode", .string(excludeNode))) }
+        let reply = try connection.call("io.entryd.Sync.Changes", .object(params))
+        let changes = try (reply["changes"]?.arrayValue ?? []).map { try ChangeRecord(json: $0) }
+        return (changes, reply["last"]?.intValue ?? since)
+    }
+
+    /// Calls `io.entryd.Sync.Apply(changes)`; counts missing from the reply read as 0.
+    /// - Throws: the errors of ``VarlinkConnection/call(_:_:)`` (e.g. ``WireError``
+    ///   `io.entryd.Sync.ClockSkew`).
+    public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
+        let reply = try connection.call("io.entryd.Sync.Apply", .object([("changes", .array(changes.map(\.json)))]))
+        return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),
+                           conflicts: Int(reply["conflicts"]?.intValue ?? 0), seq: reply["seq"]?.intValue ?? 0)
+    }
+}
