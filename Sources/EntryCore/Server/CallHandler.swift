@@ -7,7 +7,8 @@ public struct CallContext {
     public let call: VarlinkCall
     /// Sends one reply. Throws ``SystemError`` when the client is gone.
     public let send: (VarlinkReply) throws -> Void
-    /// True once the client has hung up (for long-running streams).
+    /// True once the client has hung up, or the session is shutting down
+    /// (for long-running streams).
     public let peerHungUp: () -> Bool
 }
 
