@@ -3,7 +3,7 @@ import EntryModel
 /// A varlink call as received: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.
 ///
 /// A missing `parameters` key means `{}` (doc/protocol.md). `upgrade` is not used by entryd.
-public struct VarlinkCall: Sendable {
+public struct VarlinkCall: Sendable, Equatable {
     /// Fully qualified method, e.g. `io.entryd.Entries.Add`.
     public var method: String
     /// The parameters object (always an `.object`).
@@ -72,7 +72,7 @@ public struct VarlinkCall: Sendable {
 
 /// A varlink reply: `{"parameters": {…}}`, `{"parameters": …, "continues": true}`
 /// or `{"error": "io.entryd.Entries.EntryNotFound", "parameters": {…}}`.
-public struct VarlinkReply: Sendable {
+public struct VarlinkReply: Sendable, Equatable {
     /// The reply's parameters object (an error's parameters for an error reply).
     public var parameters: JSON
     /// More replies follow (only in answer to a `more` call).

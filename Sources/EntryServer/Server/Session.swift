@@ -1,66 +1,63 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import CSystem
 import EntryModel
-import EntryLedger
 import EntryProtocol
-import EntrySync
 
-/// What a method handler gets besides its parameters: who calls, and how to
-/// answer (once, or several times for a `more` call).
-public struct CallContext {
-    /// The connected client, from SO_PEERCRED.
-    public let caller: Caller
-    /// The call as received (its `more` flag tells whether streaming is allowed).
-    public let call: VarlinkCall
-    /// Sends one reply. Throws ``SystemError`` when the client is gone.
-    public let send: (VarlinkReply) throws -> Void
-    /// True once the client has hung up (for long-running streams).
-    public let peerHungUp: () -> Bool
-}
-
-/// Handles calls; implemented by ``EntryService``.
-public protocol CallHandler: AnyObject, Sendable {
-    /// Handles one call: sends its reply (or replies) through `context.send`,
-    /// or throws a ``WireError`` (or any error, which the session maps with
-    /// ``WireError/init(mapping:)``) to answer with an error instead.
-    func handle(_ context: CallContext) throws
-
-    /// Starts a call that may overlap with the calls after it on the same
-    /// connection (a write queued for the next group commit), or returns `nil`
-    /// to have it handled by ``handle(_:)`` once every earlier call is answered.
-    ///
-    /// ### Implementing
-    /// Queue the work in the order of the calls (the session calls `begin` in
-    /// the order the calls arrived) and do not send anything here: the
-    /// returned closure waits for the outcome and sends the reply; the session
-    /// runs those closures in call order. What `begin` throws is the call's
-    /// error reply, sent in its turn.
-    func begin(_ context: CallContext) throws -> (() throws -> Void)?
-}
-
-extension CallHandler {
-    /// No call overlaps: every call is handled in turn.
-    public func begin(_ context: CallContext) throws -> (() throws -> Void)? { nil }
-}
+import CSystem
+import Foundation
 
 /// One client connection: reads NUL-terminated messages, answers each in
 /// order (pipelining allowed), and enforces the per-connection limits.
+///
+/// A thin socket loop around ``SessionMachine``, which holds every protocol
+/// rule (pipelining, streams, bad messages, the idle timeout, shutdown): the
+/// loop reads, feeds the machine, and executes the actions it returns. Reads
+/// and writes block; the idle timer is the socket's receive timeout
+/// (SO_RCVTIMEO), and a client that stops reading holds a write for at most
+/// ``sendTimeout`` (SO_SNDTIMEO) before the session counts it as gone.
 ///
 /// doc/protocol.md "Errors for bad messages": a message that is not a JSON object
 /// or lacks `method` gets `InvalidParameter(method)` and the connection is
 /// closed; an oversized message gets `LimitExceeded(max-message-size)` and is
 /// closed; wrong parameter types get `InvalidParameter` and the connection stays.
 /// Bytes without a closing NUL when the client hangs up get no reply.
-public final class Session {
+///
+/// A session belongs to the thread that calls ``run()``; only
+/// ``requestShutdown()`` may be called from another thread.
+public final class Session: @unchecked Sendable {
     let fd: Int32
     let caller: Caller
     let handler: any CallHandler
     let limits: Limits
-    private var decoder: FrameDecoder
     /// Called with a short event text for the daemon's debug log (ids, never values).
     let log: (String) -> Void
+    private let onStream: () -> Void
+
+    /// Most calls started with ``CallHandler/begin(_:)`` before the session
+    /// waits for their answers.
+    static let maxStartedCalls = 256
+    /// How long one write may block on a client that does not read, before
+    /// the client counts as gone (SO_SNDTIMEO): 30 s.
+    static let sendTimeout: Duration = .seconds(30)
+    /// The protocol rules; touched only by the thread in ``run()``.
+    private var machine: SessionMachine
+    /// The closures ``CallHandler/begin(_:)`` returned, by call, until the machine asks to finish them.
+    /// The calls `begin` started, by id: what finishes each, and its interface (for the error mapping).
+    private var finishers: [SessionMachine.CallID: (finish: () throws -> Void, interface: String)] = [:]
+    /// Set when the machine says to stop the running stream: its hang-up poll reports true.
+    private var streamStopped = false
+    /// The receive timeout set on the socket, so that it is set only when it changes.
+    private var receiveTimeout: Duration = .zero
+    /// Why the last read failed, for the log.
+    private var readError: SystemError?
+    /// Session time 0 (``SessionMachine`` takes durations since then).
+    private let began = ContinuousClock.now
+    /// What ``requestShutdown()`` shares with the session thread, under `shutdownLock`.
+    private var shutdownShared = (requested: false, streaming: false, ended: false)
+    private let shutdownLock = NSLock()
+    /// The machine has been told of the requested shutdown.
+    private var shutdownDelivered = false
 
     /// A session on the accepted socket `fd` (the caller keeps ownership and
     /// closes it after ``run()``).
@@ -78,22 +75,13 @@ public final class Session {
         self.caller = caller
         self.handler = handler
         self.limits = limits
-        self.decoder = FrameDecoder(maxMessageBytes: limits.maxMessageBytes)
+        self.machine = SessionMachine(limits: limits)
         self.log = log
     }
 
-    private let onStream: () -> Void
-    private var streaming = false
-
-    /// Calls started with ``CallHandler/begin(_:)`` and not yet answered, in call order.
-    private var started: [(call: VarlinkCall, finish: () throws -> Void)] = []
-    /// Most calls started before the session waits for their answers.
-    static let maxStartedCalls = 256
-    /// False once a reply could not be written (the client is gone).
-    private var alive = true
-
     /// Serves the connection until the client hangs up, stays idle past
-    /// `idle-timeout`, or breaks a rule that closes it. Does not close `fd`.
+    /// `idle-timeout`, breaks a rule that closes it, or shutdown is requested.
+    /// Does not close `fd`.
     ///
     /// Pipelined calls that the handler can start early (Add) are started one
     /// after another as they are decoded, so their writes share a group
@@ -101,97 +89,157 @@ public final class Session {
     /// write is durable. Any other call first waits until every earlier call is
     /// answered, so it sees their effects.
     public func run() {
-        _ = csystem_set_timeouts(fd, Int(limits.idleTimeoutSeconds) * 1000, 30_000)
-        defer { finishStarted() }
+        receiveTimeout = .seconds(limits.idleTimeoutSeconds)
+        _ = csystem_set_timeouts(fd, Self.milliseconds(receiveTimeout), Self.milliseconds(Self.sendTimeout))
+        defer {
+            shutdownLock.lock()
+            shutdownShared.ended = true
+            shutdownLock.unlock()
+        }
+        var action = machine.next(now: now)
         while true {
-            do {
-                while let message = try decoder.next() {
-                    guard serve(message) else { return }
+            switch action {
+            case .read(let timeout):
+                action = deliverShutdownRequest() ? machine.next(now: now) : read(timeout: timeout)
+            case .begin(let id, let call):
+                let outcome = begin(id, call)
+                action = machine.callBegun(id, outcome, now: now)
+            case .handle(let id, let call):
+                let context = context(id, call)
+                let error = Self.outcome(interface: call.interface) { try handler.handle(context) }
+                action = machine.callCompleted(id, error: error, now: now)
+            case .finish(let id):
+                guard let started = finishers.removeValue(forKey: id) else { preconditionFailure("session: call \(id) was not started") }
+                let error = Self.outcome(interface: started.interface, started.finish)
+                action = machine.callCompleted(id, error: error, now: now)
+            case .send(let reply):
+                do { try UnixSocket.writeAll(fd, reply.encoded) } catch { machine.writeFailed() }
+                action = machine.next(now: now)
+            case .close(let reason):
+                if reason == .readFailed, let readError {
+                    log("read failed: \(readError)")
+                } else if let text = reason.logText(idleTimeoutSeconds: limits.idleTimeoutSeconds) {
+                    log(text)
                 }
-            } catch {
-                finishStarted()
-                reply(VarlinkReply(error: WireError(mapping: EntryError.limitExceeded("max-message-size", maximum: limits.maxMessageBytes))))
-                log("message over max-message-size, closing")
                 return
             }
-            // Nothing more buffered: answer what was started before blocking on the socket.
-            finishStarted()
-            guard alive else { return }
-            let bytes: [UInt8]
-            do {
-                bytes = try UnixSocket.read(fd)
-            } catch {
-                log(error.errno == EAGAIN ? "idle for \(limits.idleTimeoutSeconds)s, closing" : "read failed: \(error)")
-                return
-            }
-            if bytes.isEmpty {
-                if decoder.hasPartialMessage { log("client hung up mid-message") }
-                return
-            }
-            decoder.append(bytes)
         }
     }
 
-    /// Serves one message. Returns false when the connection must close.
-    private func serve(_ message: [UInt8]) -> Bool {
-        let call: VarlinkCall
-        do {
-            call = try VarlinkCall.decode(message)
-        } catch {
-            finishStarted()
-            reply(VarlinkReply(error: error))
-            log("undecodable message, closing")
-            return false
+    /// Asks the session to end: it reads no more; the running call and the
+    /// calls already buffered are answered, a running stream is told to stop,
+    /// then ``run()`` returns. Safe from any thread; does nothing once ``run()``
+    /// has returned. As `Listener.stop` does, it shuts the socket's read side
+    /// down to wake a blocked read, and both sides of a session that streams
+    /// (its client may not be reading).
+    public func requestShutdown() {
+        shutdownLock.lock()
+        defer { shutdownLock.unlock() }
+        guard !shutdownShared.ended, !shutdownShared.requested else { return }
+        shutdownShared.requested = true
+        shutdown(fd, Int32(shutdownShared.streaming ? SHUT_RDWR : SHUT_RD))
+    }
+
+    // MARK: - Executing actions
+
+    /// Session time now.
+    private var now: Duration { ContinuousClock.now - began }
+
+    /// Reads once, waiting at most `timeout`, and feeds the outcome.
+    private func read(timeout: Duration) -> SessionMachine.Action {
+        if timeout != receiveTimeout {
+            receiveTimeout = timeout
+            _ = csystem_set_timeouts(fd, Self.milliseconds(timeout), Self.milliseconds(Self.sendTimeout))
         }
-        let context = CallContext(
+        let bytes: [UInt8]
+        do {
+            bytes = try UnixSocket.read(fd)
+        } catch {
+            if error.errno == EAGAIN { return machine.tick(now: now) }
+            readError = error
+            return machine.readFailed(now: now)
+        }
+        if bytes.isEmpty {
+            _ = deliverShutdownRequest()  // a requested shutdown ends the read side: say so
+            return machine.inputEnded(now: now)
+        }
+        return machine.bytesRead(bytes, now: now)
+    }
+
+    /// Offers call `id` to the handler's ``CallHandler/begin(_:)``.
+    private func begin(_ id: SessionMachine.CallID, _ call: VarlinkCall) -> SessionMachine.BeginOutcome {
+        do {
+            guard let finish = try handler.begin(context(id, call)) else { return .declined }
+            finishers[id] = (finish, call.interface)
+            return .started
+        } catch {
+            return .failed(WireError(mapping: error, interface: call.interface))
+        }
+    }
+
+    /// The context of call `id`: its replies go through the machine.
+    private func context(_ id: SessionMachine.CallID, _ call: VarlinkCall) -> CallContext {
+        CallContext(
             caller: caller, call: call,
-            send: { [self] r in
-                if call.oneway { return }
-                if r.continues && !streaming {
-                    streaming = true
-                    onStream()
-                }
-                do { try UnixSocket.writeAll(fd, r.encoded) } catch { alive = false; throw error }
-            },
-            peerHungUp: { [self] in peerHungUp() })
+            send: { [self] reply in try send(reply, from: id) },
+            peerHungUp: { [self] in
+                _ = deliverShutdownRequest()
+                return streamStopped || csystem_peer_hung_up(fd) != 0
+            })
+    }
+
+    /// Sends one reply of running call `id`, as the machine says.
+    /// - Throws: ``SystemError`` when the write fails or an earlier one did (`EPIPE`).
+    private func send(_ reply: VarlinkReply, from id: SessionMachine.CallID) throws {
+        switch machine.reply(reply, from: id) {
+        case .discard:
+            return
+        case .clientGone:
+            throw SystemError("send", errno: EPIPE)
+        case .send(let startsStream):
+            if startsStream { streamStarts() }
+            do { try UnixSocket.writeAll(fd, reply.encoded) } catch { machine.writeFailed(); throw error }
+        }
+    }
+
+    /// The first reply with `continues`: tells the owner, and cuts both sides
+    /// if shutdown was already requested (as ``requestShutdown()`` would now).
+    private func streamStarts() {
+        onStream()
+        shutdownLock.lock()
+        shutdownShared.streaming = true
+        if shutdownShared.requested { shutdown(fd, Int32(SHUT_RDWR)) }
+        shutdownLock.unlock()
+    }
+
+    /// Tells the machine of a shutdown ``requestShutdown()`` asked for, once.
+    /// - Returns: true when it did so now.
+    private func deliverShutdownRequest() -> Bool {
+        guard !shutdownDelivered else { return false }
+        shutdownLock.lock()
+        let requested = shutdownShared.requested
+        shutdownLock.unlock()
+        guard requested else { return false }
+        shutdownDelivered = true
+        if machine.shutdownRequested() == .stopStreaming { streamStopped = true }
+        return true
+    }
+
+    /// What a call's body threw, mapped to the wire for the call's `interface`, or `nil`.
+    private static func outcome(interface: String, _ body: () throws -> Void) -> WireError? {
         do {
-            if let finish = try handler.begin(context) {
-                started.append((call, finish))
-                if started.count >= Session.maxStartedCalls { finishStarted() }
-                return alive
-            }
+            try body()
+            return nil
         } catch {
-            started.append((call, { throw error }))
-            return alive
-        }
-        finishStarted()
-        guard alive else { return false }
-        do {
-            try handler.handle(context)
-        } catch {
-            if !call.oneway && alive { reply(VarlinkReply(error: WireError(mapping: error))) }
-        }
-        return alive
-    }
-
-    /// Answers the started calls in order (each waits for its commit).
-    private func finishStarted() {
-        guard !started.isEmpty else { return }
-        let calls = started
-        started.removeAll(keepingCapacity: true)
-        for (call, finish) in calls {
-            do {
-                try finish()
-            } catch {
-                if !call.oneway && alive { reply(VarlinkReply(error: WireError(mapping: error))) }
-            }
+            return WireError(mapping: error, interface: interface)
         }
     }
 
-    private func reply(_ r: VarlinkReply) {
-        do { try UnixSocket.writeAll(fd, r.encoded) } catch { alive = false }
+    /// `duration` in whole milliseconds, rounded up, at least 1 (a socket
+    /// timeout of 0 would mean none).
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        let ms = Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        return max(ms, 1)
     }
-
-    /// Polls the socket for a hang-up without consuming data.
-    private func peerHungUp() -> Bool { csystem_peer_hung_up(fd) != 0 }
 }

@@ -1,0 +1,41 @@
+import EntryModel
+import EntryProtocol
+
+/// What a method handler gets besides its parameters: who calls, and how to
+/// answer (once, or several times for a `more` call).
+public struct CallContext {
+    /// The connected client, from SO_PEERCRED.
+    public let caller: Caller
+    /// The call as received (its `more` flag tells whether streaming is allowed).
+    public let call: VarlinkCall
+    /// Sends one reply. Throws ``SystemError`` when the client is gone.
+    public let send: (VarlinkReply) throws -> Void
+    /// True once the client has hung up, or the session is shutting down
+    /// (for long-running streams).
+    public let peerHungUp: () -> Bool
+}
+
+/// Handles calls; implemented by ``EntryService``.
+public protocol CallHandler: AnyObject, Sendable {
+    /// Handles one call: sends its reply (or replies) through `context.send`,
+    /// or throws a ``WireError`` (or any error, which the session maps with
+    /// ``WireError/init(mapping:)``) to answer with an error instead.
+    func handle(_ context: CallContext) throws
+
+    /// Starts a call that may overlap with the calls after it on the same
+    /// connection (a write queued for the next group commit), or returns `nil`
+    /// to have it handled by ``handle(_:)`` once every earlier call is answered.
+    ///
+    /// ### Implementing
+    /// Queue the work in the order of the calls (the session calls `begin` in
+    /// the order the calls arrived) and do not send anything here: the
+    /// returned closure waits for the outcome and sends the reply; the session
+    /// runs those closures in call order. What `begin` throws is the call's
+    /// error reply, sent in its turn.
+    func begin(_ context: CallContext) throws -> (() throws -> Void)?
+}
+
+extension CallHandler {
+    /// No call overlaps: every call is handled in turn.
+    public func begin(_ context: CallContext) throws -> (() throws -> Void)? { nil }
+}
