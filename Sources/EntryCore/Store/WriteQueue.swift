@@ -177,7 +177,14 @@ final class WriteQueue: @unchecked Sendable {
             run(batch)
             condition.lock()
             runner = nil
-            if !pending.isEmpty || state != .accepting { condition.signal() }
+            // Wake the writer thread for the jobs queued meanwhile. Once draining,
+            // ``stop()`` waits on `condition` too: wake both, lest a signal wake
+            // only `stop()` and leave the writer thread asleep, never `.stopped`.
+            if state != .accepting {
+                condition.broadcast()
+            } else if !pending.isEmpty {
+                condition.signal()
+            }
         }
         condition.unlock()
     }
@@ -218,7 +225,7 @@ final class WriteQueue: @unchecked Sendable {
     func stop() {
         condition.lock()
         if state == .accepting { state = .draining }
-        condition.signal()
+        condition.broadcast()  // the writer thread, whatever else waits
         while state != .stopped { condition.wait() }
         condition.unlock()
     }
