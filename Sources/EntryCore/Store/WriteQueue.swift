@@ -8,8 +8,8 @@ import Foundation
 /// returns that `T`. The rules, each named in the code:
 ///
 /// 1. **Who runs a round** (``RoundRunner``). The writer thread `entryd-writer`
-///    (`.writerThread`), or a caller that waits for its job while no round runs
-///    and finds it still queued (`.caller`): that caller runs the next round on
+///    (`.writerThread`), or a caller that waits for its job (`wait()`) while no
+///    round runs and finds it still queued (`.caller`): it runs the next round on
 ///    its own thread, so a lone write costs no switch to the writer thread and
 ///    back. Only one round runs at a time, so the writer connection and the
 ///    ``WriteContext`` have one user at a time.
@@ -34,10 +34,11 @@ import Foundation
 ///    run twice: they must depend only on the database and the ``WriteContext``.
 /// 6. **Results only after the commit**. The callers of a round are woken once
 ///    it committed (their data is durable) or failed, never before. A round in
-///    which every job failed rolls back instead. If SQLite rolled the whole
-///    transaction back (disk full, I/O error), every job of the round fails
-///    with that error; if the `COMMIT` fails, every job that had succeeded
-///    fails with the commit's error. Either way nothing of the round is stored.
+///    which every job failed rolls back instead. If `BEGIN` fails, or SQLite
+///    rolled the whole transaction back (disk full, I/O error), every job of
+///    the round fails with that error; if the `COMMIT` fails, every job that
+///    had succeeded fails with the commit's error. Either way nothing of the
+///    round is stored.
 /// 7. **Shutdown** (``State``). ``stop()`` turns `.accepting` into `.draining`:
 ///    new jobs are refused with `StorageFailed`, the queued ones still run (a
 ///    lone one without grace), then the queue is `.stopped` and the thread ends.
