@@ -61,11 +61,13 @@ final class WriteQueue: @unchecked Sendable {
     private let condition = NSCondition()
     /// Jobs not yet taken by a round, in queue order.
     private var pending: [any QueuedWriteJob] = []
+    /// Taking jobs, draining them, or stopped (rule 7).
     private var state = State.accepting
     /// Who runs the current round (or the job outside transactions); `nil` while none runs.
     private var runner: RoundRunner?
     /// Until when the writer thread leaves a lone queued job to its caller (rule 2).
     private var loneDeadline: DispatchTime?
+    /// The writer connection and clock; used only by the current round's runner.
     private let context: WriteContext
     /// Called after each successful commit with the highest seq, by the round's runner.
     private let didCommit: (Int64) -> Void
@@ -79,6 +81,7 @@ final class WriteQueue: @unchecked Sendable {
         defer { condition.unlock() }
         return commitCount
     }
+    /// Backs ``commits``.
     private var commitCount = 0
     /// Rounds run again ``RoundMode/savepointPerJob`` because a job failed after writing.
     var savepointRounds: Int {
@@ -86,7 +89,9 @@ final class WriteQueue: @unchecked Sendable {
         defer { condition.unlock() }
         return savepointRoundCount
     }
+    /// Backs ``savepointRounds``.
     private var savepointRoundCount = 0
+    /// The writer thread once ``start()`` ran.
     private var thread: Thread?
 
     /// A queue over the writer connection in `context`, without its writer
