@@ -331,6 +331,27 @@ final class TestDatabase {
         #expect(try store.counts().entries == 2)
         #expect(try first.wait().created)
     }
+
+    @Test("stop while a caller runs a round: the writer thread still wakes, drains and stops")
+    func stopDuringCallerRound() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        let running = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let stopped = DispatchSemaphore(value: 0)
+        let lone = try store.writer.enqueue({ _ in running.signal(); release.wait() }, callerWaitsNext: true)
+        Thread {
+            running.wait()
+            // Let the round end once stop() waits beside the writer thread.
+            Thread { usleep(100_000); release.signal() }.start()
+            store.writer.stop()
+            stopped.signal()
+        }.start()
+        try lone.wait()  // this thread runs the round (RoundRunner.caller)
+        let result = stopped.wait(timeout: .now() + 5)
+        #expect(result == .success, "stop() still waiting 5 s after the caller's round ended")
+        if result == .success { store.close() }  // a hung stop() would hang close() too
+    }
 }
 
 /// Regressions found by trying to break the daemon.

@@ -1,85 +1,111 @@
 import Foundation
 import EntryModel
 
-/// The single writer: runs write jobs from every connection one round at a
-/// time and commits all jobs that are waiting together (group commit).
+/// The single writer: runs the write jobs of every connection in rounds, one
+/// round at a time, and commits the jobs of a round together (group commit).
 ///
-/// A round runs on the writer thread, or on the thread of a caller that waits
-/// for its job while nothing else runs (``PendingWrite/wait()``): a lone write
-/// then costs no thread switch. Either way only one round runs at a time, so
-/// the writer connection and the ``WriteContext`` have one user at a time.
+/// A job is a body `(WriteContext) throws -> T` in a ``WriteJob``, which keeps
+/// its own typed result; the caller holds a ``PendingWrite`` and its `wait()`
+/// returns that `T`. The rules, each named in the code:
 ///
-/// Each round: `BEGIN IMMEDIATE`; the waiting jobs in queue order; one `COMMIT`
-/// (one fsync in WAL mode with `synchronous=FULL`); then every caller is
-/// answered. A caller is thus answered only after its data is durable.
+/// 1. **Who runs a round** (``RoundRunner``). The writer thread `entryd-writer`
+///    (`.writerThread`), or a caller that waits for its job (`wait()`) while no
+///    round runs and finds it still queued (`.caller`): it runs the next round on
+///    its own thread, so a lone write costs no switch to the writer thread and
+///    back. Only one round runs at a time, so the writer connection and the
+///    ``WriteContext`` have one user at a time.
+/// 2. **A lone job's grace** (``GroupCommitPolicy/loneJobGrace``, 2 ms). A job
+///    queued on an idle queue is left to its caller that long, then the writer
+///    thread takes it. A caller that promises to wait next (`callerWaitsNext`:
+///    a session answering its queued calls before it reads its socket again)
+///    does not even wake the writer thread.
+/// 3. **Round limits** (``GroupCommitPolicy/maxJobsPerRound``, 1024). A round
+///    takes the queued jobs in queue order, at most that many. A job
+///    ``WriteJobKind/outsideTransaction`` (checkpoint, probe) runs alone,
+///    between two rounds.
+/// 4. **A round**: `BEGIN IMMEDIATE`; the jobs in queue order, each keeping its
+///    outcome in its own slot; one `COMMIT` (one fsync in WAL mode with
+///    `synchronous=FULL`).
+/// 5. **A job fails alone** (``RoundMode``). Most failures (`EntryExists`,
+///    `VersionMismatch`, a refused Apply) are found before the job writes
+///    anything: in the first attempt (`.grouped`, no savepoints) such a job is
+///    simply left out. A job that fails after it wrote rolls the round back,
+///    and the round runs again `.savepointPerJob`: each job inside its own
+///    `SAVEPOINT`, so the failed one is undone alone. Job bodies may therefore
+///    run twice: they must depend only on the database and the ``WriteContext``.
+/// 6. **Results only after the commit**. The callers of a round are woken once
+///    it committed (their data is durable) or failed, never before. A round in
+///    which every job failed rolls back instead. If `BEGIN` fails, or SQLite
+///    rolled the whole transaction back (disk full, I/O error), every job of
+///    the round fails with that error; if the `COMMIT` fails, every job that
+///    had succeeded fails with the commit's error. Either way nothing of the
+///    round is stored.
+/// 7. **Shutdown** (``State``). ``stop()`` turns `.accepting` into `.draining`:
+///    new jobs are refused with `StorageFailed`, the queued ones still run (a
+///    lone one without grace), then the queue is `.stopped` and the thread ends.
 ///
-/// A job that fails fails alone. Most failures (`EntryExists`,
-/// `VersionMismatch`, a refused Apply) are found before the job writes
-/// anything; such a job is simply dropped from the round, so the common round
-/// runs without a savepoint per job (a savepoint copies every page a job
-/// touches into a sub-journal). When a job fails after it wrote something, the
-/// round is rolled back and run again with a `SAVEPOINT` around each job, which
-/// undoes the failed job alone. Job bodies may therefore run twice: they must
-/// depend only on the database and the ``WriteContext``.
-///
-/// If SQLite rolled the whole transaction back (disk full, I/O error), or the
-/// commit itself fails, every job of the round fails with that error and
-/// nothing of the round is stored.
+/// `@unchecked Sendable`: the queue's state is guarded by `condition`, and the
+/// ``WriteContext`` passes from one round's runner to the next through it, an
+/// order the compiler cannot see.
 final class WriteQueue: @unchecked Sendable {
-    final class Job {
-        let body: (WriteContext) throws -> Any
-        /// Runs alone, outside any transaction (checkpoints).
-        let outsideTransaction: Bool
-        var result: Result<Any, any Error>?
-        let done = DispatchSemaphore(value: 0)
-        /// A job running `body`; the writer sets `result`, then signals `done`.
-        init(outsideTransaction: Bool = false, _ body: @escaping (WriteContext) throws -> Any) {
-            self.outsideTransaction = outsideTransaction
-            self.body = body
-        }
-
-        func finish(_ r: Result<Any, any Error>) {
-            result = r
-            done.signal()
-        }
+    /// Where the queue is in its life (rule 7).
+    enum State {
+        /// Takes new jobs.
+        case accepting
+        /// ``WriteQueue/stop()`` was called: refuses new jobs, runs the queued ones.
+        case draining
+        /// Drained; the writer thread has returned or is returning.
+        case stopped
     }
 
+    /// Guards every `var` below, and wakes the writer thread.
     private let condition = NSCondition()
-    private var pending: [Job] = []
-    private var stopping = false
-    private var finished = false
-    /// A round (or a job outside transactions) is running, on the writer thread or a caller's.
-    private var running = false
-    /// Until when the writer thread leaves a lone queued job to its caller.
+    /// Jobs not yet taken by a round, in queue order.
+    private var pending: [any QueuedWriteJob] = []
+    /// Taking jobs, draining them, or stopped (rule 7).
+    private var state = State.accepting
+    /// Who runs the current round (or the job outside transactions); `nil` while none runs.
+    private var runner: RoundRunner?
+    /// Until when the writer thread leaves a lone queued job to its caller (rule 2).
     private var loneDeadline: DispatchTime?
+    /// The writer connection and clock; used only by the current round's runner.
     private let context: WriteContext
-    /// Called after each successful commit with the highest seq (by whichever thread ran the round).
+    /// Called after each successful commit with the highest seq, by the round's runner.
     private let didCommit: (Int64) -> Void
-    /// Largest number of jobs in one transaction.
-    let maxJobsPerCommit: Int
+    /// The round limits and the lone job's grace.
+    let policy: GroupCommitPolicy
+    /// `policy.loneJobGrace`, converted once.
+    private let loneJobGrace: DispatchTimeInterval
     /// Transactions committed so far (tests count group commits with it).
     var commits: Int {
         condition.lock()
         defer { condition.unlock() }
         return commitCount
     }
+    /// Backs ``commits``.
     private var commitCount = 0
-    /// Rounds run again with a savepoint per job because a job failed after writing.
+    /// Rounds run again ``RoundMode/savepointPerJob`` because a job failed after writing.
     var savepointRounds: Int {
         condition.lock()
         defer { condition.unlock() }
         return savepointRoundCount
     }
+    /// Backs ``savepointRounds``.
     private var savepointRoundCount = 0
+    /// The writer thread once ``start()`` ran.
     private var thread: Thread?
 
-    /// A stopped queue over the writer connection in `context`; call ``start()``.
+    /// A queue over the writer connection in `context`, without its writer
+    /// thread yet: call ``start()``.
     /// - Parameters:
-    ///   - maxJobsPerCommit: most jobs in one group transaction.
-    ///   - didCommit: called after each commit with the highest seq, by the thread that ran the round.
-    init(context: WriteContext, maxJobsPerCommit: Int = 1024, didCommit: @escaping (Int64) -> Void) {
+    ///   - policy: the round limits and the lone job's grace.
+    ///   - didCommit: called after each commit with the highest seq, by the
+    ///     thread that ran the round.
+    init(context: WriteContext, policy: GroupCommitPolicy = .standard, didCommit: @escaping (Int64) -> Void) {
+        precondition(policy.maxJobsPerRound >= 1 && policy.loneJobGrace >= .zero, "invalid group-commit policy")
         self.context = context
-        self.maxJobsPerCommit = maxJobsPerCommit
+        self.policy = policy
+        self.loneJobGrace = policy.loneJobGraceInterval
         self.didCommit = didCommit
     }
 
@@ -91,195 +117,50 @@ final class WriteQueue: @unchecked Sendable {
         t.start()
     }
 
-    /// Runs `body` inside the next group transaction and
-    /// returns its result once committed.
+    // MARK: - Queueing
+
+    /// Runs `body` inside the next round and returns its result once committed.
     /// - Throws: what `body` throws (only its own writes are undone), the
-    ///   ``SQLiteError`` of a failed commit, or ``EntryError`` `StorageFailed`
-    ///   once the store is closing.
+    ///   ``SQLiteError`` of a failed round or commit, or ``EntryError``
+    ///   `StorageFailed` once the store is closing.
     func submit<T>(_ body: @escaping (WriteContext) throws -> T) throws -> T {
         try enqueue(body, callerWaitsNext: true).wait()
     }
 
-    /// Queues `body` for the next group transaction and returns at once; the
-    /// returned ticket's ``PendingWrite/wait()`` gives the result once committed.
-    /// A job queued while the writer is idle runs when its caller waits, or
-    /// after ``loneJobGrace`` on the writer thread if the caller is busy elsewhere.
-    /// Jobs run in the order they were queued. `body` may run twice (see the
-    /// type's comment): it must depend only on the database and the context.
-    /// - Throws: ``EntryError`` `StorageFailed` once the store is closing.
-    ///
+    /// Queues `body` for the next round and returns at once; the returned
+    /// ticket's ``PendingWrite/wait()`` gives the result once committed. Jobs
+    /// run in the order they were queued. `body` may run twice (rule 5): it must
+    /// depend only on the database and the context.
     /// - Parameter callerWaitsNext: the caller promises to call `wait()` before
-    ///   it blocks on anything else (a session answering its queued calls
-    ///   before it reads the socket again). Then a lone job does not even wake
-    ///   the writer thread: its caller alone will run it.
+    ///   it blocks on anything else; then a lone job does not wake the writer
+    ///   thread (rule 2), its caller alone runs it.
+    /// - Throws: ``EntryError/storageFailed(_:)`` once the store is closing.
     func enqueue<T>(_ body: @escaping (WriteContext) throws -> T, callerWaitsNext: Bool = false) throws -> PendingWrite<T> {
-        try add(Job { try body($0) }, callerWaitsNext: callerWaitsNext)
+        try add(WriteJob(body), callerWaitsNext: callerWaitsNext)
     }
 
-    /// Runs `body` outside any transaction, between two
-    /// rounds (checkpoints, watchdog probes), and returns its result.
+    /// Runs `body` alone, outside any transaction, between two rounds
+    /// (checkpoints, writer probes), and returns its result.
+    /// - Throws: what `body` throws, or ``EntryError/storageFailed(_:)`` once the
+    ///   store is closing.
     func perform<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws -> T {
-        try add(Job(outsideTransaction: true) { ctx in try body(ctx.db) }, callerWaitsNext: true).wait()
+        try add(WriteJob(kind: .outsideTransaction) { ctx in try body(ctx.db) }, callerWaitsNext: true).wait()
     }
 
-    private func add<T>(_ job: Job, callerWaitsNext: Bool) throws -> PendingWrite<T> {
+    /// Appends `job` to the queue and wakes the writer thread, unless the job is
+    /// lone and its caller promised to wait next (rule 2).
+    private func add<T>(_ job: WriteJob<T>, callerWaitsNext: Bool) throws -> PendingWrite<T> {
         condition.lock()
-        if stopping {
+        guard state == .accepting else {
             condition.unlock()
             throw EntryError.storageFailed("the daemon is shutting down")
         }
-        // A lone job on an idle queue is left to its caller, who runs it when it
-        // waits (`wait(for:)`): no thread switch to the writer and back. Unless the
-        // caller promised to wait next, the writer thread is woken all the same and
-        // takes the job after `loneJobGrace` if the caller has not come by then
-        // (so a caller busy elsewhere never stalls it).
-        let lone = pending.isEmpty && !running
-        if lone { loneDeadline = .now() + WriteQueue.loneJobGrace }
+        let lone = pending.isEmpty && runner == nil
+        if lone { loneDeadline = .now() + loneJobGrace }
         pending.append(job)
         if !(lone && callerWaitsNext) { condition.signal() }
         condition.unlock()
         return PendingWrite(job: job, queue: self)
-    }
-
-    /// How long the writer thread leaves a lone job to its caller.
-    static let loneJobGrace = DispatchTimeInterval.milliseconds(2)
-
-    /// Waits until `job` is done. When nothing is running and `job` is queued,
-    /// the calling thread runs the next round itself (with the jobs queued
-    /// before and beside it), instead of waking the writer thread and sleeping
-    /// until it answers: the writer's work, minus two thread switches.
-    fileprivate func wait(for job: Job) {
-        condition.lock()
-        if !running, pending.contains(where: { $0 === job }) {
-            let batch = takeBatch()
-            condition.unlock()
-            run(batch)
-            condition.lock()
-            running = false
-            if !pending.isEmpty || stopping { condition.signal() }
-        }
-        condition.unlock()
-        job.done.wait()
-    }
-
-    /// Removes the next round from `pending` (up to ``maxJobsPerCommit`` jobs in
-    /// queue order, or one job outside transactions alone) and marks the queue
-    /// running. Call with the lock held and `pending` not empty.
-    private func takeBatch() -> [Job] {
-        var n = 1
-        if !pending[0].outsideTransaction {
-            while n < min(pending.count, maxJobsPerCommit) && !pending[n].outsideTransaction { n += 1 }
-        }
-        let batch = Array(pending.prefix(n))
-        pending.removeFirst(n)
-        running = true
-        loneDeadline = nil
-        return batch
-    }
-
-    /// Runs a batch from ``takeBatch()``: a round, or the job outside transactions.
-    private func run(_ batch: [Job]) {
-        if batch[0].outsideTransaction {
-            let job = batch[0]
-            job.finish(Result { try job.body(context) })
-        } else {
-            runRound(batch)
-        }
-    }
-
-    /// Finishes the waiting jobs, then stops the thread and waits for it.
-    func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        while !finished { condition.wait() }
-        condition.unlock()
-    }
-
-    /// The writer thread: when jobs wait and no round runs, takes the next batch
-    /// (``takeBatch()``) and runs it; a lone job on an idle queue is left to its
-    /// caller for ``loneJobGrace`` first. Once stopping it still drains the
-    /// queue, then sets `finished` and returns.
-    private func loop() {
-        condition.lock()
-        while true {
-            if pending.isEmpty || running {
-                if stopping && pending.isEmpty && !running {
-                    finished = true
-                    condition.broadcast()
-                    condition.unlock()
-                    return
-                }
-                condition.wait()
-                continue
-            }
-            if pending.count == 1, !stopping, let deadline = loneDeadline, DispatchTime.now() < deadline {
-                let nanoseconds = deadline.uptimeNanoseconds - DispatchTime.now().uptimeNanoseconds
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9))
-                continue
-            }
-            let batch = takeBatch()
-            condition.unlock()
-            run(batch)
-            condition.lock()
-            running = false
-        }
-    }
-
-    /// Runs `batch` as one group transaction (see the type's comment) and signals
-    /// every job. When no job succeeded it rolls back instead of committing.
-    ///
-    /// Without `savepoints` (the common round) a job that fails having written
-    /// nothing is dropped; one that wrote makes the round roll back and run
-    /// again with `savepoints`, where each job runs inside its own `SAVEPOINT`
-    /// and one that throws is rolled back alone, whatever it wrote.
-    private func runRound(_ batch: [Job], savepoints: Bool = false) {
-        let db = context.db
-        do {
-            try db.statement("BEGIN IMMEDIATE").run()
-        } catch {
-            for job in batch { job.finish(.failure(error)) }
-            return
-        }
-        var outcomes: [Result<Any, any Error>] = []
-        outcomes.reserveCapacity(batch.count)
-        for job in batch {
-            // A job that is undone must leave neither its seqs (they would be published
-            // to Changes streams as committed) nor its HLC stamp (persistClock) behind.
-            let seqBefore = context.lastSeq
-            let tickBefore = context.lastTick
-            let changesBefore = db.totalChanges
-            do {
-                if savepoints { try db.statement("SAVEPOINT job").run() }
-                let value = try job.body(context)
-                if savepoints { try db.statement("RELEASE job").run() }
-                outcomes.append(.success(value))
-            } catch {
-                guard db.inTransaction else {
-                    // SQLite rolled the transaction back (disk full, I/O error): nothing of the round is kept.
-                    context.rolledBack()
-                    for job in batch { job.finish(.failure(error)) }
-                    return
-                }
-                if savepoints {
-                    try? db.execute("ROLLBACK TO job")
-                    try? db.execute("RELEASE job")
-                } else if db.totalChanges != changesBefore {
-                    // The job wrote before it failed: undo the round, run it again with savepoints.
-                    try? db.execute("ROLLBACK")
-                    context.rolledBack()
-                    condition.lock()
-                    savepointRoundCount += 1
-                    condition.unlock()
-                    runRound(batch, savepoints: true)
-                    return
-                }
-                context.lastSeq = seqBefore
-                context.lastTick = tickBefore
-                outcomes.append(.failure(error))
-            }
-        }
-        commit(batch, outcomes)
     }
 
     /// Jobs waiting to be taken (tests use it to order jobs into one round).
@@ -289,16 +170,172 @@ final class WriteQueue: @unchecked Sendable {
         return pending.count
     }
 
-    /// Commits the open round transaction (or rolls it back when no job
-    /// succeeded), then answers every job: its outcome, or the commit's error
-    /// for a job that had succeeded.
-    private func commit(_ batch: [Job], _ outcomes: [Result<Any, any Error>]) {
+    // MARK: - Runners
+
+    /// The caller's turn (``RoundRunner/caller``): when no round runs and `job`
+    /// is still queued, runs the next round on the calling thread, with the jobs
+    /// queued before and beside `job`. Returns at once otherwise; either way the
+    /// caller then waits for `job` to be delivered.
+    func runNextRoundIfIdle(holding job: any QueuedWriteJob) {
+        condition.lock()
+        if runner == nil, pending.contains(where: { $0 === job }) {
+            let batch = takeBatch(for: .caller)
+            condition.unlock()
+            run(batch)
+            condition.lock()
+            runner = nil
+            // Wake the writer thread for the jobs queued meanwhile. Once draining,
+            // ``stop()`` waits on `condition` too: wake both, lest a signal wake
+            // only `stop()` and leave the writer thread asleep, never `.stopped`.
+            if state != .accepting {
+                condition.broadcast()
+            } else if !pending.isEmpty {
+                condition.signal()
+            }
+        }
+        condition.unlock()
+    }
+
+    /// The writer thread (``RoundRunner/writerThread``): whenever jobs wait and
+    /// no round runs, takes the next batch and runs it; a lone job on an idle
+    /// queue is first left to its caller until `loneDeadline` (rule 2). Once
+    /// draining it runs what is queued without grace, then sets `.stopped` and
+    /// returns.
+    private func loop() {
+        condition.lock()
+        while true {
+            if pending.isEmpty || runner != nil {
+                if state != .accepting && pending.isEmpty && runner == nil {
+                    state = .stopped
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                condition.wait()
+                continue
+            }
+            if pending.count == 1, state == .accepting, let deadline = loneDeadline, DispatchTime.now() < deadline {
+                let nanoseconds = deadline.uptimeNanoseconds - DispatchTime.now().uptimeNanoseconds
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9))
+                continue
+            }
+            let batch = takeBatch(for: .writerThread)
+            condition.unlock()
+            run(batch)
+            condition.lock()
+            runner = nil
+        }
+    }
+
+    /// Refuses new jobs, lets the queued ones run, then stops the writer thread
+    /// and waits for it (rule 7). Idempotent.
+    func stop() {
+        condition.lock()
+        if state == .accepting { state = .draining }
+        condition.broadcast()  // the writer thread, whatever else waits
+        while state != .stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Removes the next batch from `pending` and makes `runner` its runner: up
+    /// to ``GroupCommitPolicy/maxJobsPerRound`` jobs in queue order, or one job
+    /// outside transactions alone (rule 3). Call with the lock held, no round
+    /// running and `pending` not empty.
+    private func takeBatch(for runner: RoundRunner) -> [any QueuedWriteJob] {
+        var n = 1
+        if pending[0].kind == .inRound {
+            let limit = min(pending.count, policy.maxJobsPerRound)
+            while n < limit && pending[n].kind == .inRound { n += 1 }
+        }
+        let batch = Array(pending.prefix(n))
+        pending.removeFirst(n)
+        self.runner = runner
+        loneDeadline = nil
+        return batch
+    }
+
+    // MARK: - Rounds
+
+    /// Runs a batch from ``takeBatch(for:)``: a round, or the job outside
+    /// transactions, and delivers every job's outcome.
+    private func run(_ batch: [any QueuedWriteJob]) {
+        guard batch[0].kind == .inRound else {
+            let job = batch[0]
+            do { try job.run(context) } catch { job.hold(error) }
+            job.deliver()
+            return
+        }
+        runRound(batch, mode: .grouped)
+    }
+
+    /// Runs `batch` as one transaction in `mode` (rules 4 to 6), then commits it
+    /// (``commit(_:succeeded:)``) or, when the transaction was lost, fails and
+    /// delivers every job. In `.grouped` mode a job that fails having written
+    /// nothing is left out; one that wrote rolls the round back and runs it
+    /// again `.savepointPerJob`, where a job that throws is rolled back to its
+    /// own savepoint, whatever it wrote.
+    private func runRound(_ batch: [any QueuedWriteJob], mode: RoundMode) {
         let db = context.db
-        guard outcomes.contains(where: { if case .success = $0 { true } else { false } }) else {
+        do {
+            try db.statement("BEGIN IMMEDIATE").run()
+        } catch {
+            deliver(batch, failingWith: error)
+            return
+        }
+        var succeeded = 0
+        for job in batch {
+            // A job that is undone must leave neither its seqs (they would be published
+            // to Changes streams as committed) nor its HLC stamp (persistClock) behind.
+            let seqBefore = context.lastSeq
+            let tickBefore = context.lastTick
+            let changesBefore = db.totalChanges
+            do {
+                if mode == .savepointPerJob { try db.statement("SAVEPOINT job").run() }
+                try job.run(context)
+                if mode == .savepointPerJob { try db.statement("RELEASE job").run() }
+                succeeded += 1
+            } catch {
+                guard db.inTransaction else {
+                    // SQLite rolled the transaction back (disk full, I/O error): nothing of the round is kept.
+                    context.rolledBack()
+                    deliver(batch, failingWith: error)
+                    return
+                }
+                switch mode {
+                case .savepointPerJob:
+                    try? db.execute("ROLLBACK TO job")
+                    try? db.execute("RELEASE job")
+                case .grouped where db.totalChanges != changesBefore:
+                    // The job wrote before it failed: undo the round, run it again with savepoints.
+                    try? db.execute("ROLLBACK")
+                    context.rolledBack()
+                    condition.lock()
+                    savepointRoundCount += 1
+                    condition.unlock()
+                    runRound(batch, mode: .savepointPerJob)
+                    return
+                case .grouped:
+                    break  // Wrote nothing: left out of the round.
+                }
+                context.lastSeq = seqBefore
+                context.lastTick = tickBefore
+                job.hold(error)
+            }
+        }
+        commit(batch, succeeded: succeeded)
+    }
+
+    /// Commits the open round transaction, or rolls it back when no job
+    /// succeeded (`succeeded` is the count of jobs that did), then delivers
+    /// every job: its own outcome, or the commit's error for a job that had
+    /// succeeded (rule 6).
+    private func commit(_ batch: [any QueuedWriteJob], succeeded: Int) {
+        let db = context.db
+        guard succeeded > 0 else {
             // Nothing to keep: roll back instead of paying for a commit.
             try? db.execute("ROLLBACK")
             context.rolledBack()
-            for (job, outcome) in zip(batch, outcomes) { job.finish(outcome) }
+            for job in batch { job.deliver() }
             return
         }
         do {
@@ -309,92 +346,22 @@ final class WriteQueue: @unchecked Sendable {
             condition.unlock()
             context.committed()
             didCommit(context.lastSeq)
-            for (job, outcome) in zip(batch, outcomes) { job.finish(outcome) }
+            for job in batch { job.deliver() }
         } catch {
             if db.inTransaction { try? db.execute("ROLLBACK") }
             context.rolledBack()
-            for (job, outcome) in zip(batch, outcomes) {
-                if case .success = outcome { job.finish(.failure(error)) } else { job.finish(outcome) }
+            for job in batch {
+                if job.holdsValue { job.hold(error) }
+                job.deliver()
             }
         }
     }
-}
 
-/// A write queued for the writer, not yet known to be committed.
-///
-/// ``wait()`` blocks until the job's group transaction committed (its data is
-/// durable) or failed. Call it exactly once, from any one thread.
-public struct PendingWrite<T>: @unchecked Sendable {
-    let job: WriteQueue.Job
-    let queue: WriteQueue
-
-    /// Waits for the commit of the job's group transaction.
-    /// - Returns: what the job returned.
-    /// - Throws: what the job threw (its savepoint was rolled back), or the
-    ///   ``SQLiteError`` of a failed commit.
-    public func wait() throws -> T {
-        queue.wait(for: job)
-        return try job.result!.get() as! T
-    }
-}
-
-/// What a write job sees: the writer connection, the node's clock and id.
-/// Only ever used by the thread running the current round (one at a time).
-final class WriteContext {
-    let db: SQLiteConnection
-    let nodeID: String
-    var clock: HybridClock
-    private var persistedClock: HLC
-    /// Highest seq in the change log, committed or within the open transaction.
-    var lastSeq: Int64
-    private var committedSeq: Int64
-
-    /// A context whose `lastSeq` is the change log's highest committed seq at open.
-    init(db: SQLiteConnection, nodeID: String, clock: HybridClock, lastSeq: Int64) {
-        self.db = db
-        self.nodeID = nodeID
-        self.clock = clock
-        self.persistedClock = clock.last
-        self.lastSeq = lastSeq
-        self.committedSeq = lastSeq
-    }
-
-    /// The last stamp this context issued for a local change (``tick()``) whose
-    /// change-log row is still in the open transaction or committed: the round
-    /// restores it when it undoes a job, and a rollback clears it. Only such a
-    /// stamp may go unpersisted (``persistClock()``).
-    var lastTick: HLC?
-
-    /// A new HLC for a local change, which the caller records in the change log
-    /// under this node's id.
-    func tick() -> HLC {
-        let hlc = clock.tick()
-        lastTick = hlc
-        return hlc
-    }
-
-    /// Writes the clock's last stamp into the node table (same transaction),
-    /// unless it is the stamp of a local change: those are in the change log
-    /// under this node's id, where ``EntryStore`` finds the greatest at open
-    /// (one index lookup), so most commits write one page fewer. Stamps
-    /// observed from peers (Apply) are written here.
-    func persistClock() throws {
-        guard clock.last != persistedClock, clock.last != lastTick else { return }
-        try db.statement("INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-            .run([.text(clock.last.description)])
-    }
-
-    /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.
-    func committed() {
-        persistedClock = clock.last
-        committedSeq = lastSeq
-    }
-
-    /// After a `ROLLBACK`: `lastSeq` returns to the last committed seq. The clock
-    /// is not wound back (an HLC never goes backwards); its stamp is persisted
-    /// with the next commit.
-    func rolledBack() {
-        lastSeq = committedSeq
-        lastTick = nil
+    /// Fails every job of `batch` with `error` and delivers it.
+    private func deliver(_ batch: [any QueuedWriteJob], failingWith error: any Error) {
+        for job in batch {
+            job.hold(error)
+            job.deliver()
+        }
     }
 }

@@ -1,0 +1,62 @@
+import EntryModel
+
+/// What a write job sees: the writer connection, the node's clock and id.
+/// Only ever used by the thread running the current round (one at a time).
+final class WriteContext {
+    let db: SQLiteConnection
+    let nodeID: String
+    var clock: HybridClock
+    private var persistedClock: HLC
+    /// Highest seq in the change log, committed or within the open transaction.
+    var lastSeq: Int64
+    private var committedSeq: Int64
+
+    /// A context whose `lastSeq` is the change log's highest committed seq at open.
+    init(db: SQLiteConnection, nodeID: String, clock: HybridClock, lastSeq: Int64) {
+        self.db = db
+        self.nodeID = nodeID
+        self.clock = clock
+        self.persistedClock = clock.last
+        self.lastSeq = lastSeq
+        self.committedSeq = lastSeq
+    }
+
+    /// The last stamp this context issued for a local change (``tick()``) whose
+    /// change-log row is still in the open transaction or committed: the round
+    /// restores it when it undoes a job, and a rollback clears it. Only such a
+    /// stamp may go unpersisted (``persistClock()``).
+    var lastTick: HLC?
+
+    /// A new HLC for a local change, which the caller records in the change log
+    /// under this node's id.
+    func tick() -> HLC {
+        let hlc = clock.tick()
+        lastTick = hlc
+        return hlc
+    }
+
+    /// Writes the clock's last stamp into the node table (same transaction),
+    /// unless it is the stamp of a local change: those are in the change log
+    /// under this node's id, where ``EntryStore`` finds the greatest at open
+    /// (one index lookup), so most commits write one page fewer. Stamps
+    /// observed from peers (Apply) are written here.
+    func persistClock() throws {
+        guard clock.last != persistedClock, clock.last != lastTick else { return }
+        try db.statement("INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .run([.text(clock.last.description)])
+    }
+
+    /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.
+    func committed() {
+        persistedClock = clock.last
+        committedSeq = lastSeq
+    }
+
+    /// After a `ROLLBACK`: `lastSeq` returns to the last committed seq. The clock
+    /// is not wound back (an HLC never goes backwards); its stamp is persisted
+    /// with the next commit.
+    func rolledBack() {
+        lastSeq = committedSeq
+        lastTick = nil
+    }
+}
