@@ -1,6 +1,7 @@
 import EntryModel
 
-/// The exit statuses of `entryctl`, from sysexits(3).
+/// The exit statuses of `entryctl` and `entryd`, from sysexits(3)
+/// (`/usr/include/sysexits.h`).
 public enum ExitCode: Int32, Sendable, CaseIterable {
     /// Success.
     case success = 0
@@ -10,12 +11,20 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case usage = 64
     /// `EX_DATAERR`: the values did not validate (`ValidationFailed`).
     case dataError = 65
-    /// `EX_UNAVAILABLE`: no daemon could be reached.
+    /// `EX_UNAVAILABLE`: no daemon could be reached; for `entryd`, another
+    /// entryd already serves the socket or holds the database.
     case unavailable = 69
-    /// `EX_IOERR`: the output could not be written (a full disk, a closed stdout).
+    /// `EX_CANTCREAT` (sysexits.h: "A (user specified) output file cannot be
+    /// created"): `entryd` cannot create or take its listening socket.
+    case cantCreate = 73
+    /// `EX_IOERR`: the output could not be written (a full disk, a closed
+    /// stdout); for `entryd`, the database cannot be opened.
     case ioError = 74
     /// `EX_TEMPFAIL`: try again later (storage failure, a limit, a lost connection).
     case temporaryFailure = 75
+    /// `EX_CONFIG` (sysexits.h: "Something was found in an unconfigured or
+    /// misconfigured state"): `entryd`'s configuration or a form file is wrong.
+    case config = 78
 }
 
 extension ExitCode {

@@ -129,27 +129,4 @@ final class Notifier: @unchecked Sendable {
         if let pid = environment["WATCHDOG_PID"], pid_t(pid) != getpid() { return nil }
         return usec
     }
-
-    /// Pings `WATCHDOG=1` every `usec / 2` microseconds, each only after
-    /// `probe` returned (it runs a query on the store's writer thread, so a
-    /// wedged store stops the pings and systemd restarts the service). Runs
-    /// on a thread of its own until the process exits.
-    func startWatchdog(usec: UInt64, probe: @escaping @Sendable () throws -> Void) {
-        let t = Thread { [self] in
-            let half = usec / 2
-            while true {
-                let started = Notifier.monotonicMicroseconds()
-                do {
-                    try probe()
-                    send("WATCHDOG=1")
-                } catch {
-                    log.error("watchdog: the store did not answer (\(error)); not pinging")
-                }
-                let spent = Notifier.monotonicMicroseconds() - started
-                if spent < half { usleep(useconds_t(min(half - spent, UInt64(UInt32.max)))) }
-            }
-        }
-        t.name = "entryd-watchdog"
-        t.start()
-    }
 }

@@ -23,22 +23,22 @@ public enum RestoreOption {
     /// Restores `backup` to `database` unless a daemon is live on `socket` or
     /// has the database open (``DatabaseBackup/restore(from:to:)``).
     /// - Returns: the exit status and one line for the user.
-    public static func run(backup: String, database: String, socket: String) -> (status: Int32, message: String) {
-        guard !backup.isEmpty else { return (64, "--restore needs the backup FILE") }
+    public static func run(backup: String, database: String, socket: String) -> (status: ExitCode, message: String) {
+        guard !backup.isEmpty else { return (.usage, "--restore needs the backup FILE") }
         if let live = try? VarlinkConnection(path: socket) {
             live.close()
-            return (69, "an entryd is serving '\(socket)'; stop it before restoring (systemctl stop entryd)")
+            return (.unavailable, "an entryd is serving '\(socket)'; stop it before restoring (systemctl stop entryd)")
         }
         do {
             let info = try DatabaseBackup.restore(from: backup, to: database)
-            return (0, "restored '\(backup)' to '\(database)': node \(info.node), \(info.entries) entries, "
+            return (.success, "restored '\(backup)' to '\(database)': node \(info.node), \(info.entries) entries, "
                 + "change log to seq \(info.seq), schema \(info.schemaVersion); the previous database is '\(database).before-restore'")
         } catch let error as DatabaseBackup.InUse {
-            return (69, error.description)
+            return (.unavailable, error.description)
         } catch let error as DatabaseBackup.Failure {
-            return (65, "not restored: \(error.message)")
+            return (.dataError, "not restored: \(error.message)")
         } catch {
-            return (74, "not restored: \(error)")
+            return (.ioError, "not restored: \(error)")
         }
     }
 }

@@ -1,0 +1,77 @@
+@preconcurrency import Glibc
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
+import Foundation
+
+/// The listener (``Listener``): accepts clients on the listening socket, on a
+/// thread of its own, and sends `READY=1` once it does.
+///
+/// Started after the store and the peer scheduler; stopped first: it stops
+/// accepting, ends `Changes` streams, and drains the calls in flight.
+final class ListenerService: DaemonService, @unchecked Sendable {
+    let name = "listener"
+    private let socket: ListeningSocket
+    private let store: StoreService
+    private let settings: Settings
+    private let notifier: Notifier
+    private let log: Log
+    private var started: Listener?
+    /// Signalled when the accept loop has returned and closed its descriptor.
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// A listener on `socket` serving `store`'s ``StoreService/entries`` with
+    /// `settings`' access policy and limits.
+    init(socket: ListeningSocket, store: StoreService, settings: Settings, notifier: Notifier, log: Log) {
+        self.socket = socket
+        self.store = store
+        self.settings = settings
+        self.notifier = notifier
+        self.log = log
+    }
+
+    /// The listener. Only after ``start()``; a reload changes its access policy.
+    var listener: Listener {
+        guard let started else { preconditionFailure("the listener service has not started") }
+        return started
+    }
+
+    /// Raises the open-file limit, starts the accept loop on the thread
+    /// `entryd-listener`, logs where it listens, and sends `READY=1`.
+    func start() {
+        let config = settings.config
+        let openFiles = ResourceLimits.raiseOpenFiles()
+        if openFiles < config.limits.maxConnections + 32 {
+            log.warning("open-file limit \(openFiles) is below max-connections \(config.limits.maxConnections) + 32; raise LimitNOFILE")
+        }
+        let listener = Listener(fd: socket.fd, service: store.entries, access: config.access, log: log)
+        started = listener
+        let thread = Thread { [finished] in
+            listener.run()
+            finished.signal()
+        }
+        thread.name = "entryd-listener"
+        thread.start()
+        log.notice("listening on '\(socket.path)'\(socket.activated ? " (passed by systemd)" : ""), database '\(store.databasePath)', "
+                   + "node \(store.store.nodeID), \(settings.forms.forms.count) form(s), \(config.peers.count) peer(s)")
+        // READY=1 only now: migrations are done and the socket listens (connections
+        // wait in its backlog until the accept loop takes them).
+        notifier.send("READY=1", "STATUS=serving")
+    }
+
+    /// Stops accepting, ends open `Changes` streams, lets each session finish
+    /// the call it is in, and waits for them until `deadline`.
+    /// - Throws: ``StopIncomplete`` when sessions are still busy at `deadline`.
+    func stop(deadline: ContinuousClock.Instant) throws {
+        guard let started else { return }
+        store.store.commits.close()
+        let seconds = deadline.secondsLeft
+        let left = started.stop(deadline: seconds)
+        _ = finished.wait(timeout: deadline.dispatchTime)
+        if left > 0 {
+            throw StopIncomplete(description: "\(left) session(s) still busy after \(Int(seconds.rounded())) s; closing anyway")
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
+import Foundation
+
+/// The peer scheduler (``PeerScheduler``): syncs the configured peers at their
+/// intervals and soon after local writes, on a thread of its own.
+///
+/// Started after the store; stopped after the listener and before the store,
+/// so no new sync starts on a closed store (see ``stop(deadline:)`` for one in progress).
+final class SchedulerService: DaemonService, @unchecked Sendable {
+    let name = "peer scheduler"
+    private let store: StoreService
+    private let log: Log
+    private var scheduler: PeerScheduler?
+    /// Signalled when the scheduler's thread returns.
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// A scheduler over `store`'s ``StoreService/entries``, logging one line per sync outcome.
+    init(store: StoreService, log: Log) {
+        self.store = store
+        self.log = log
+    }
+
+    /// Starts the scheduler on the thread `entryd-peers`.
+    func start() {
+        let scheduler = PeerScheduler(host: store.entries) { [log] in log.info($0) }
+        self.scheduler = scheduler
+        let thread = Thread { [finished] in
+            scheduler.run()
+            finished.signal()
+        }
+        thread.name = "entryd-peers"
+        thread.start()
+    }
+
+    /// How long a stop waits for a sync in progress, in seconds. Short on
+    /// purpose: a sync can take up to `peer-timeout` (default 30 s) and cannot
+    /// be interrupted, and entryd has always stopped without waiting for it.
+    static let syncGraceSeconds = 1.0
+
+    /// Ends the scheduler and waits for its thread, which returns at once unless
+    /// a sync is in progress. A sync still running after ``syncGraceSeconds``
+    /// (or at `deadline`, if sooner) is left behind, as entryd always did: each
+    /// of its batches is a transaction of its own, so once the store closes the
+    /// rest fails cleanly and the next sync picks up from there.
+    func stop(deadline: ContinuousClock.Instant) {
+        guard let scheduler else { return }
+        scheduler.stop()
+        let wait = min(deadline.secondsLeft, SchedulerService.syncGraceSeconds)
+        if finished.wait(timeout: .now() + wait) == .timedOut {
+            log.notice("a sync with a peer is still running; not waiting for it (the next sync picks up where it stops)")
+        }
+    }
+}

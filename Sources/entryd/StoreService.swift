@@ -1,0 +1,115 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+import EntryServer
+import Foundation
+
+/// The writer: opens the database (locking it and migrating it, with `STATUS=`
+/// lines for systemd) when it starts, and checkpoints and closes it when it
+/// stops. Also holds the ``EntryService`` over the store, which the other
+/// services share.
+///
+/// Started first and stopped last. Its properties are set by ``start()`` on
+/// the runner's thread, before any thread that reads them is started.
+final class StoreService: DaemonService, @unchecked Sendable {
+    let name = "store"
+    /// The database file.
+    let databasePath: String
+    private let settings: Settings
+    private let notifier: Notifier
+    private let log: Log
+    /// Held from start to the end of the process; the kernel releases it at exit.
+    private var lock: DatabaseLock?
+    private var opened: (store: EntryStore, entries: EntryService)?
+
+    /// A store service for `settings.databasePath`, serving `settings`' forms,
+    /// limits, locale and peers once started.
+    init(settings: Settings, notifier: Notifier, log: Log) {
+        self.databasePath = settings.databasePath
+        self.settings = settings
+        self.notifier = notifier
+        self.log = log
+    }
+
+    /// The open store. Only after ``start()``.
+    var store: EntryStore {
+        guard let opened else { preconditionFailure("the store service has not started") }
+        return opened.store
+    }
+
+    /// The calls over the store, shared by the listener and the peer scheduler. Only after ``start()``.
+    var entries: EntryService {
+        guard let opened else { preconditionFailure("the store service has not started") }
+        return opened.entries
+    }
+
+    /// Creates the database's directory, locks the database, removes snapshots
+    /// an interrupted backup left, opens the store and migrates it.
+    /// - Throws: ``StartupFailure``: `unavailable` (69) when another entryd holds
+    ///   the database, `ioError` (74) when it cannot be opened.
+    func start() throws {
+        let path = databasePath
+        do {
+            notifier.send("STATUS=opening the database")
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
+            lock = try DatabaseLock(path: path)
+            let stale = EntryStore.removeStaleSnapshots(database: path)
+            if stale > 0 { log.notice("removed \(stale) backup snapshot(s) left by an interrupted backup") }
+            let store = try EntryStore(path: path, progress: { [notifier, log] version, total in
+                notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
+                log.info("migrating database to schema version \(version) of \(total)")
+            })
+            let config = settings.config
+            let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
+                                       defaultLocale: config.locale, peers: config.peers)
+            opened = (store, entries)
+        } catch let e as DatabaseLock.InUse {
+            throw StartupFailure(.unavailable, "\(e)")
+        } catch {
+            throw StartupFailure(.ioError, "cannot open database '\(path)': \(error)")
+        }
+    }
+
+    /// Finishes queued writes, checkpoints the WAL and closes the store
+    /// (``EntryStore/close()``). The database lock stays until the process exits.
+    func stop(deadline: ContinuousClock.Instant) {
+        opened?.store.close()
+    }
+}
+
+/// A start-up step that failed: the exit status and the line to log.
+struct StartupFailure: Error, CustomStringConvertible {
+    /// The status entryd exits with.
+    let exitCode: ExitCode
+    /// One line for the log, naming the path and what to do.
+    let message: String
+
+    /// A failure exiting with `exitCode` and logging `message`.
+    init(_ exitCode: ExitCode, _ message: String) {
+        self.exitCode = exitCode
+        self.message = message
+    }
+
+    /// The message.
+    var description: String { message }
+}
+
+/// A service stopped by its deadline but left something unfinished (sessions
+/// still busy, a sync still running): the runner logs it and entryd exits 1.
+struct StopIncomplete: Error, CustomStringConvertible {
+    /// What was left, e.g. `2 session(s) still busy after 10 s; closing anyway`.
+    let description: String
+}
+
+extension ContinuousClock.Instant {
+    /// Seconds from now until this instant; 0 once it has passed.
+    var secondsLeft: Double {
+        let left = self - .now
+        return max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+    }
+
+    /// This instant on the dispatch clock, for `DispatchSemaphore.wait(timeout:)`.
+    var dispatchTime: DispatchTime { .now() + secondsLeft }
+}
