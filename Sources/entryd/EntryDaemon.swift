@@ -10,7 +10,7 @@ import Foundation
 /// either checks it (`--check-config`), restores a backup (`--restore`), or
 /// serves: takes the socket from systemd or binds it, and runs the services
 /// (store, peer scheduler, listener, watchdog) with a ``ServiceRunner`` until
-/// SIGTERM or SIGINT; SIGHUP reloads. The logic lives in EntryCore.
+/// SIGTERM or SIGINT; SIGHUP reloads. The logic lives in EntryServer and the targets below it.
 final class EntryDaemon {
     private let options: Options
     private let environment: [String: String]

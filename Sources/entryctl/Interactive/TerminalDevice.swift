@@ -9,7 +9,7 @@
 //   CUP, EL, SGR, DECTCEM, the xterm alternate screen (1049) and bracketed
 //   paste (2004). Those are all this file sends.
 // - Layout and key decoding must be unit-tested without a terminal (the
-//   EntryCore Interactive module: FormRenderer produces lines, KeyDecoder reads
+//   EntryClient Interactive module: FormRenderer produces lines, KeyDecoder reads
 //   bytes). With curses, drawing and input would live inside the library
 //   (wgetch decides what a key is, its own ESC delay), and tests could only
 //   scrape a terminal.
