@@ -11,19 +11,19 @@ let options: BenchOptions
 do {
     guard let parsed = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else {
         print(BenchOptions.usage)
-        exit(0)
+        exit(ExitCode.success.rawValue)
     }
     options = parsed
 } catch {
     FileHandle.standardError.write(Data("entryd-bench: \(error)\n\(BenchOptions.usage)\n".utf8))
-    exit(64)
+    exit(ExitCode.usage.rawValue)
 }
 
 let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
 let entrydPath = options.entrydPath ?? selfDirectory + "/entryd"
 guard FileManager.default.isExecutableFile(atPath: entrydPath) else {
     FileHandle.standardError.write(Data("entryd-bench: no entryd at \(entrydPath); build it or pass --entryd PATH\n".utf8))
-    exit(69)
+    exit(ExitCode.unavailable.rawValue)
 }
 let directory = NSTemporaryDirectory() + "entryd-bench-" + String(UUID().uuidString.prefix(8))
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -34,6 +34,6 @@ do {
 } catch {
     FileHandle.standardError.write(Data("entryd-bench: \(error)\n".utf8))
     if !options.keep { try? FileManager.default.removeItem(atPath: directory) }
-    exit(1)
+    exit(ExitCode.failure.rawValue)
 }
 if options.keep { progress("kept \(directory)") } else { try? FileManager.default.removeItem(atPath: directory) }
