@@ -52,9 +52,8 @@ public enum PeerSync {
             let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: local.nodeID)
             if page.last <= state.pulledSeq { break }
             let last = page.last
-            let applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs) { db in
-                try db.statement("UPDATE peers SET pulled_seq = ? WHERE name = ?").run([.int(last), .text(name)])
-            }
+            let applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs,
+                                          pulled: PullCheckpoint(peer: name, pulledSeq: last))
             state.pulledSeq = last
             result.pulled += applied.applied
             result.conflicts += applied.conflicts
@@ -98,13 +97,13 @@ public struct LocalPeer: PeerLink {
 
     /// ``store``'s node id; never throws.
     public func nodeID() throws -> String { store.nodeID }
-    /// ``EntryStore/changes(since:limit:excludeNode:)`` of ``store``.
-    /// - Throws: ``SQLiteError``.
+    /// ``LedgerStore/changes(since:limit:excludeNode:)`` of ``store``.
+    /// - Throws: ``StorageError``.
     public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         try store.changes(since: since, limit: limit, excludeNode: excludeNode)
     }
-    /// ``EntryStore/apply(_:via:layout:maxClockSkewMs:afterApply:)`` on ``store``.
-    /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``SQLiteError``.
+    /// ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` on ``store``, without a checkpoint.
+    /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``StorageError``.
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         try store.apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
     }
