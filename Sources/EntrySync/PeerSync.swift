@@ -34,11 +34,12 @@ public struct PeerSyncResult: Sendable, Equatable {
 public enum PeerSync {
     /// Syncs `local` with `peer` both ways.
     /// - Parameters:
+    ///   - local: this node's store (any ``LedgerStore``).
     ///   - name: the peer's name (its checkpoints are stored under it).
     ///   - batch: changes per Changes/Apply call.
     /// - Throws: what the peer link or the store throws; checkpoints of the
     ///   batches done so far are kept.
-    public static func run(local: EntryStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
+    public static func run(local: any LedgerStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
                            layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int) throws -> PeerSyncResult {
         let peerNode = try peer.nodeID()
         var state = try local.peerState(name) ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
@@ -75,10 +76,10 @@ public enum PeerSync {
     }
 }
 
-/// An in-process peer: another ``EntryStore`` (tests, and local tooling).
+/// An in-process peer: another store (tests, and local tooling).
 public struct LocalPeer: PeerLink {
     /// The store standing in for the peer.
-    public let store: EntryStore
+    public let store: any LedgerStore
     /// Recorded as `via` on every change applied to ``store``.
     public let via: String
     /// The field layout of a form, by form name.
@@ -87,7 +88,7 @@ public struct LocalPeer: PeerLink {
     public let maxClockSkewMs: Int
 
     /// A peer over `store`; by default 5 minutes of skew and the registration layout for every form.
-    public init(store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
+    public init(store: any LedgerStore, via: String, maxClockSkewMs: Int = 300_000,
                 layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }) {
         self.store = store
         self.via = via
