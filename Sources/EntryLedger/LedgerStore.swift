@@ -25,9 +25,10 @@ import EntryModel
 ///
 /// ### Implementing
 ///
-/// These are the rules a second store can get wrong; the tests in
-/// `Tests/EntryCoreTests` (`StoreTests`, `SyncTests`) check them for every
-/// `StoreKind`.
+/// These are the rules a second store can get wrong. `StoreTests` and
+/// `SyncTests` (Tests/EntryCoreTests) check all but durability for every
+/// `StoreKind`; durability across a crash is checked end to end, on the
+/// SQLite store only (`CrashSafetyTests`).
 ///
 /// - **Durable before the reply.** A write returns (and a ``PendingWrite``'s
 ///   `wait()` gives its value) only after its transaction is durably committed
