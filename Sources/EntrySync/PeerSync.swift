@@ -34,11 +34,12 @@ public struct PeerSyncResult: Sendable, Equatable {
 public enum PeerSync {
     /// Syncs `local` with `peer` both ways.
     /// - Parameters:
+    ///   - local: this node's store (any ``LedgerStore``).
     ///   - name: the peer's name (its checkpoints are stored under it).
     ///   - batch: changes per Changes/Apply call.
     /// - Throws: what the peer link or the store throws; checkpoints of the
     ///   batches done so far are kept.
-    public static func run(local: EntryStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
+    public static func run(local: any LedgerStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
                            layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int) throws -> PeerSyncResult {
         let peerNode = try peer.nodeID()
         var state = try local.peerState(name) ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
@@ -52,9 +53,8 @@ public enum PeerSync {
             let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: local.nodeID)
             if page.last <= state.pulledSeq { break }
             let last = page.last
-            let applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs) { db in
-                try db.statement("UPDATE peers SET pulled_seq = ? WHERE name = ?").run([.int(last), .text(name)])
-            }
+            let applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs,
+                                          pulled: PullCheckpoint(peer: name, pulledSeq: last))
             state.pulledSeq = last
             result.pulled += applied.applied
             result.conflicts += applied.conflicts
@@ -76,10 +76,10 @@ public enum PeerSync {
     }
 }
 
-/// An in-process peer: another ``EntryStore`` (tests, and local tooling).
+/// An in-process peer: another store (tests, and local tooling).
 public struct LocalPeer: PeerLink {
     /// The store standing in for the peer.
-    public let store: EntryStore
+    public let store: any LedgerStore
     /// Recorded as `via` on every change applied to ``store``.
     public let via: String
     /// The field layout of a form, by form name.
@@ -88,7 +88,7 @@ public struct LocalPeer: PeerLink {
     public let maxClockSkewMs: Int
 
     /// A peer over `store`; by default 5 minutes of skew and the registration layout for every form.
-    public init(store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
+    public init(store: any LedgerStore, via: String, maxClockSkewMs: Int = 300_000,
                 layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }) {
         self.store = store
         self.via = via
@@ -98,13 +98,13 @@ public struct LocalPeer: PeerLink {
 
     /// ``store``'s node id; never throws.
     public func nodeID() throws -> String { store.nodeID }
-    /// ``EntryStore/changes(since:limit:excludeNode:)`` of ``store``.
-    /// - Throws: ``SQLiteError``.
+    /// ``LedgerStore/changes(since:limit:excludeNode:)`` of ``store``.
+    /// - Throws: ``StorageError``.
     public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         try store.changes(since: since, limit: limit, excludeNode: excludeNode)
     }
-    /// ``EntryStore/apply(_:via:layout:maxClockSkewMs:afterApply:)`` on ``store``.
-    /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``SQLiteError``.
+    /// ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` on ``store``, without a checkpoint.
+    /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``StorageError``.
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         try store.apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
     }

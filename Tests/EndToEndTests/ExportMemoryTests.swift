@@ -55,7 +55,7 @@ import Testing
     static func seedStore(_ store: EntryStore, count: Int) throws {
         let regions = [("440000", "440100"), ("440000", "440300"), ("330000", "330100"), ("320000", "320100")]
         for start in stride(from: 0, to: count, by: 10_000) {
-            let rows = (start..<min(count, start + 10_000)).map { i -> EntryStore.ImportRow in
+            let rows = (start..<min(count, start + 10_000)).map { i -> ImportRow in
                 let (province, city) = regions[i % regions.count]
                 var fields = ["name": "用户\(i)号", "birthday": String(format: "%04d-%02d-%02d", 1940 + i % 80, 1 + i % 12, 1 + i % 28),
                               "country": "CN", "province": province, "city": city]
@@ -67,7 +67,7 @@ import Testing
                     fields["email"] = "user\(i)@example.com"
                 }
                 if i % 3 == 0 { fields["appointment"] = "2026-12-01 09:30" }
-                return EntryStore.ImportRow(index: i - start, id: nil, fields: fields, deleted: i % 10 == 0, problems: [])
+                return ImportRow(index: i - start, id: nil, fields: fields, deleted: i % 10 == 0, problems: [])
             }
             let result = try store.importEntries(form: "registration", rows: rows, layout: .registration, atomic: true,
                                                  origin: WriteOrigin(actor: "seed"))

@@ -7,28 +7,17 @@ import Testing
 @testable import EntryServer
 @testable import EntryClient
 
-/// A fresh database in its own temporary directory, removed afterwards.
-final class TestDatabase {
-    let directory: String
-    var path: String { directory + "/entries.db" }
-
-    init() {
-        directory = NSTemporaryDirectory() + "entryd-test-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
-}
-
-/// EntryStore: change log, tombstones, idempotent create, replay, group commit.
+/// Any ``LedgerStore`` (each test runs once per ``StoreKind``): the change log,
+/// tombstones, idempotent create, replay, the HLC across restarts, concurrent
+/// writers, List totals.
 @Suite struct StoreTests {
     let origin = WriteOrigin(actor: "tester")
     let layout = FieldLayout.registration
 
-    @Test("create, update, delete, restore each write one change-log row")
-    func lifecycle() throws {
+    @Test("create, update, delete, restore each write one change-log row", arguments: StoreKind.allCases)
+    func lifecycle(kind: StoreKind) throws {
         let db = TestDatabase()
-        let store = try EntryStore(path: db.path)
+        let store = try kind.open(db)
         defer { store.close() }
         let (e, created) = try store.create(form: "f", id: nil, fields: ["name": "李雷", "country": "CN"], layout: layout, origin: origin)
         #expect(created)
@@ -54,10 +43,10 @@ final class TestDatabase {
         #expect(history.allSatisfy { $0.actor == "tester" && $0.node == store.nodeID })
     }
 
-    @Test("create with an id is idempotent; other values under that id are refused")
-    func idempotentCreate() throws {
+    @Test("create with an id is idempotent; other values under that id are refused", arguments: StoreKind.allCases)
+    func idempotentCreate(kind: StoreKind) throws {
         let db = TestDatabase()
-        let store = try EntryStore(path: db.path)
+        let store = try kind.open(db)
         defer { store.close() }
         let id = UUIDv7.generate()
         let first = try store.create(form: "f", id: id, fields: ["name": "a"], layout: layout, origin: origin)
@@ -69,10 +58,11 @@ final class TestDatabase {
         #expect(try store.history(id).count == 1)
     }
 
-    @Test("random adds, updates, deletes and restores: replaying the change log gives the entries table")
-    func replayEqualsTable() throws {
+    @Test("random adds, updates, deletes and restores: replaying the change log gives the stored entries",
+          arguments: StoreKind.allCases)
+    func replayEqualsTable(kind: StoreKind) throws {
         let db = TestDatabase()
-        let store = try EntryStore(path: db.path)
+        let store = try kind.open(db)
         var rng = SplitMix64(seed: 2026)
         var ids: [String] = []
         for _ in 0..<400 {
@@ -101,29 +91,30 @@ final class TestDatabase {
         #expect(replayed == stored)
         store.close()
         // And after a restart, nothing changed.
-        let reopened = try EntryStore(path: db.path)
+        let reopened = try kind.open(db)
         defer { reopened.close() }
         #expect(try reopened.storedEntries() == stored)
         #expect(reopened.nodeID == store.nodeID)
     }
 
-    @Test("the HLC never goes backwards when the wall clock does, across restarts")
-    func clockMonotonic() throws {
+    @Test("the HLC never goes backwards when the wall clock does, across restarts", arguments: StoreKind.allCases)
+    func clockMonotonic(kind: StoreKind) throws {
         let db = TestDatabase()
         let late: UInt64 = 1_800_000_000_000
-        let store = try EntryStore(path: db.path, wallClock: { late })
+        let store = try kind.open(db, wallClock: { late })
         let a = try store.create(form: "f", id: nil, fields: ["name": "a"], layout: layout, origin: origin).entry
         store.close()
-        let early = try EntryStore(path: db.path, wallClock: { late - 3_600_000 })
+        let early = try kind.open(db, wallClock: { late - 3_600_000 })
         defer { early.close() }
         let b = try early.create(form: "f", id: nil, fields: ["name": "b"], layout: layout, origin: origin).entry
         #expect(b.version > a.version)
     }
 
-    @Test("Status's HLC is the last committed stamp, local or observed, also when only local changes were made")
-    func currentHLCReportsLocalStamps() throws {
+    @Test("Status's HLC is the last committed stamp, local or observed, also when only local changes were made",
+          arguments: StoreKind.allCases)
+    func currentHLCReportsLocalStamps(kind: StoreKind) throws {
         let db = TestDatabase()
-        let store = try EntryStore(path: db.path)
+        let store = try kind.open(db)
         defer { store.close() }
         #expect(try store.currentHLC() == .zero)
         _ = try store.create(form: "f", id: nil, fields: ["name": "a"], layout: layout, origin: origin)
@@ -131,98 +122,41 @@ final class TestDatabase {
         #expect(try store.currentHLC() == last.version)
     }
 
-    @Test("after a restart the HLC is past both its own last change and the last stamp it observed from a peer")
-    func clockResumesPastObservedStamps() throws {
+    @Test("after a restart the HLC is past both its own last change and the last stamp it observed from a peer",
+          arguments: StoreKind.allCases)
+    func clockResumesPastObservedStamps(kind: StoreKind) throws {
         let db = TestDatabase()
         let now: UInt64 = 1_800_000_000_000
-        let store = try EntryStore(path: db.path, wallClock: { now })
+        let store = try kind.open(db, wallClock: { now })
         let own = try store.create(form: "f", id: nil, fields: ["name": "a"], layout: layout, origin: origin).entry
         // A peer's change stamped 30 s ahead (within the allowed skew) moves the clock past it.
         let ahead = HLC(milliseconds: now + 30_000, counter: 5)
-        let remote = ChangeRecord(seq: 0, node: "peer", hlc: ahead, entry: UUIDv7.generate(milliseconds: now), form: "f",
-                                  op: .create, fields: ["name": "p"], base: ["name": ""], actor: "x",
-                                  at: Timestamp.rfc3339(milliseconds: now), reason: nil, via: nil)
-        _ = try store.apply([remote], via: "peer", layout: { _ in self.layout }, maxClockSkewMs: 60_000)
+        _ = try store.apply([Self.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in self.layout }, maxClockSkewMs: 60_000)
         store.close()
-        let reopened = try EntryStore(path: db.path, wallClock: { now })
+        let reopened = try kind.open(db, wallClock: { now })
         defer { reopened.close() }
+        #expect(try reopened.currentHLC() == ahead)
         let next = try reopened.create(form: "f", id: nil, fields: ["name": "b"], layout: layout, origin: origin).entry
         #expect(next.version > ahead && next.version > own.version)
-        // The observed stamp was written to the node table; local ones are not (the change log holds them).
-        let stored = try reopened.readers.read { db -> HLC? in
-            var value: HLC?
-            try db.statement("SELECT value FROM node WHERE key = 'hlc'").query { value = HLC($0.text(0)) }
-            return value
-        }
-        #expect(stored.map { $0 >= ahead && $0 < next.version } == true, "\(String(describing: stored))")
     }
 
-    @Test("concurrent writers share transactions (group commit) and each write is stored once")
-    func groupCommit() throws {
+    @Test("concurrent writers: each write is stored once, and an invalid write fails alone", arguments: StoreKind.allCases)
+    func concurrentWriters(kind: StoreKind) throws {
         let db = TestDatabase()
-        let store = try EntryStore(path: db.path)
+        let store = try kind.open(db)
         defer { store.close() }
-        let before = store.transactionsCommitted
-        let writes = 16 * 25
-        // Real threads: concurrentPerform would run only as many as there are cores.
-        let group = DispatchGroup()
-        for client in 0..<16 {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-            for i in 0..<25 {
-                let name = "c\(client)-\(i)"
-                if i % 5 == 4 {
-                    // An invalid write fails alone, never its neighbours.
-                    #expect(throws: EntryError.entryNotFound("missing")) {
-                        _ = try store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) { $0.fields }
-                    }
-                } else {
-                    _ = try? store.create(form: "f", id: nil, fields: ["name": name], layout: layout, origin: origin)
-                }
-            }
-            }.start()
-        }
-        group.wait()
+        let writes = try Self.writeConcurrently(store, layout: layout, origin: origin)
         let stored = try store.storedEntries()
-        #expect(stored.count == writes * 4 / 5)
-        #expect(try store.counts().seq == Int64(writes * 4 / 5))
-        #expect(store.transactionsCommitted - before < writes)
-    }
-}
-
-/// Migrations: from an empty file, and from each earlier schema version.
-@Suite struct MigrationTests {
-    @Test("a version-1 database with entries migrates to the latest; the kept counts match a full count")
-    func fromVersionOne() throws {
-        let db = TestDatabase()
-        do {
-            let c = try SQLiteConnection(path: db.path)
-            try c.execute("BEGIN; " + Migrations.all[0] + "; PRAGMA user_version = 1; COMMIT;")
-            for (i, deleted) in [0, 0, 1].enumerated() {
-                try c.statement("""
-                    INSERT INTO entries (id, form, fields, clocks, version, deleted, created_at, updated_at, created_by, updated_by)
-                    VALUES (?, 'f', '{}', '{}', '0000000000000000', ?, '', '', '', '')
-                    """).run([.text("e\(i)"), .int(Int64(deleted))])
-            }
-        }
-        let store = try EntryStore(path: db.path)
-        defer { store.close() }
-        #expect(try store.counts().entries == 2 && store.counts().deleted == 1)
-        let origin = WriteOrigin(actor: "t")
-        let e = try store.create(form: "f", id: nil, fields: ["name": "x"], layout: .registration, origin: origin).entry
-        _ = try store.delete(id: e.id, ifVersion: nil, layout: .registration, origin: origin)
-        _ = try store.delete(id: "e0", ifVersion: nil, layout: .registration, origin: origin)
-        _ = try store.restore(id: "e2", layout: .registration, origin: origin)
-        let stored = try store.storedEntries()
-        #expect(try store.counts().entries == stored.values.filter { !$0.deleted }.count)
-        #expect(try store.counts().deleted == stored.values.filter(\.deleted).count)
+        #expect(stored.count == writes)
+        #expect(try store.counts().seq == Int64(writes))
+        #expect(store.commits.lastSeq == Int64(writes))
     }
 
-    @Test("List totals from the kept region counts equal a full count, through creates, moves, deletes and restores")
-    func regionTotals() throws {
+    @Test("List totals equal a full count, through creates, moves between regions, deletes and restores",
+          arguments: StoreKind.allCases)
+    func listTotals(kind: StoreKind) throws {
         let db = TestDatabase()
-        let store = try EntryStore(path: db.path)
+        let store = try kind.open(db)
         defer { store.close() }
         let origin = WriteOrigin(actor: "t")
         var rng = SplitMix64(seed: 9)
@@ -262,6 +196,71 @@ final class TestDatabase {
         }
     }
 
+    /// A `create` change of a new entry made on node "peer" at `hlc`, its wall time `now`.
+    static func remoteCreate(hlc: HLC, now: UInt64) -> ChangeRecord {
+        ChangeRecord(seq: 0, node: "peer", hlc: hlc, entry: UUIDv7.generate(milliseconds: now), form: "f",
+                     op: .create, fields: ["name": "p"], base: ["name": ""], actor: "x",
+                     at: Timestamp.rfc3339(milliseconds: now), reason: nil, via: nil)
+    }
+
+    /// 16 threads write 25 times each at once: every fifth write an update of a
+    /// missing entry, which must fail with `entryNotFound` and alone; the others
+    /// creates, which must succeed.
+    /// - Returns: the number of creates (320).
+    static func writeConcurrently(_ store: any LedgerStore, layout: FieldLayout, origin: WriteOrigin) throws -> Int {
+        // Real threads: concurrentPerform would run only as many as there are cores.
+        let group = DispatchGroup()
+        for client in 0..<16 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                for i in 0..<25 {
+                    if i % 5 == 4 {
+                        #expect(throws: EntryError.entryNotFound("missing")) {
+                            _ = try store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) { $0.fields }
+                        }
+                    } else {
+                        #expect(throws: Never.self) {
+                            _ = try store.create(form: "f", id: nil, fields: ["name": "c\(client)-\(i)"], layout: layout, origin: origin)
+                        }
+                    }
+                }
+            }.start()
+        }
+        group.wait()
+        return 16 * 25 * 4 / 5
+    }
+}
+
+/// Migrations: from an empty file, and from each earlier schema version.
+/// SQLite-specific: the schema and `PRAGMA user_version` of ``EntryStore``.
+@Suite struct MigrationTests {
+    @Test("a version-1 database with entries migrates to the latest; the kept counts match a full count")
+    func fromVersionOne() throws {
+        let db = TestDatabase()
+        do {
+            let c = try SQLiteConnection(path: db.path)
+            try c.execute("BEGIN; " + Migrations.all[0] + "; PRAGMA user_version = 1; COMMIT;")
+            for (i, deleted) in [0, 0, 1].enumerated() {
+                try c.statement("""
+                    INSERT INTO entries (id, form, fields, clocks, version, deleted, created_at, updated_at, created_by, updated_by)
+                    VALUES (?, 'f', '{}', '{}', '0000000000000000', ?, '', '', '', '')
+                    """).run([.text("e\(i)"), .int(Int64(deleted))])
+            }
+        }
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        #expect(try store.counts().entries == 2 && store.counts().deleted == 1)
+        let origin = WriteOrigin(actor: "t")
+        let e = try store.create(form: "f", id: nil, fields: ["name": "x"], layout: .registration, origin: origin).entry
+        _ = try store.delete(id: e.id, ifVersion: nil, layout: .registration, origin: origin)
+        _ = try store.delete(id: "e0", ifVersion: nil, layout: .registration, origin: origin)
+        _ = try store.restore(id: "e2", layout: .registration, origin: origin)
+        let stored = try store.storedEntries()
+        #expect(try store.counts().entries == stored.values.filter { !$0.deleted }.count)
+        #expect(try store.counts().deleted == stored.values.filter(\.deleted).count)
+    }
+
     @Test("a database newer than this build is refused, and a failed migration leaves nothing behind")
     func refusals() throws {
         let db = TestDatabase()
@@ -285,6 +284,7 @@ final class TestDatabase {
 }
 
 /// Who runs a round: the caller of a lone write, or the writer thread.
+/// SQLite-specific: writer-queue internals of ``EntryStore`` (`store.writer`).
 @Suite struct WriterThreadTests {
     @Test("a lone write runs on its caller's thread; one queued behind another runs on the writer thread")
     func loneWriteRunsInline() throws {
@@ -354,8 +354,49 @@ final class TestDatabase {
     }
 }
 
-/// Regressions found by trying to break the daemon.
-@Suite struct StoreRegressionTests {
+/// Group commit on SQLite: concurrent writes share rounds, a job that fails in
+/// a round fails alone, and what a round commits (seq, the observed clock)
+/// survives. SQLite-specific: ``EntryStore``'s writer queue (`store.writer`),
+/// its commit counter and its node table.
+@Suite struct WriteRoundTests {
+    @Test("concurrent writers share transactions (group commit)")
+    func concurrentWritersShareTransactions() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        let before = store.transactionsCommitted
+        let writes = try StoreTests.writeConcurrently(store, layout: .registration, origin: WriteOrigin(actor: "tester"))
+        #expect(try store.counts().seq == Int64(writes))
+        #expect(store.transactionsCommitted - before < writes)
+    }
+
+    @Test("an Add's write ticket fits the inline buffer of `any PendingWrite`: no allocation per pipelined Add")
+    func ticketFitsInline() {
+        typealias Ticket = WriteTicket<(entry: StoredEntry, created: Bool)>
+        // An existential keeps a value of at most three words inline (the Swift ABI's fixed-size buffer).
+        #expect(MemoryLayout<Ticket>.size <= 3 * MemoryLayout<Int>.size)
+        #expect(MemoryLayout<Ticket>.alignment <= MemoryLayout<Int>.alignment)
+    }
+
+    @Test("a stamp observed from a peer is kept in the node table; the stamps of local changes only in the change log")
+    func observedStampInNodeTable() throws {
+        let db = TestDatabase()
+        let now: UInt64 = 1_800_000_000_000
+        let layout = FieldLayout.registration
+        let origin = WriteOrigin(actor: "tester")
+        let store = try EntryStore(path: db.path, wallClock: { now })
+        defer { store.close() }
+        let ahead = HLC(milliseconds: now + 30_000, counter: 5)
+        _ = try store.apply([StoreTests.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in layout }, maxClockSkewMs: 60_000)
+        let next = try store.create(form: "f", id: nil, fields: ["name": "b"], layout: layout, origin: origin).entry
+        let stored = try store.readers.read { db -> HLC? in
+            var value: HLC?
+            try db.statement("SELECT value FROM node WHERE key = 'hlc'").query { value = HLC($0.text(0)) }
+            return value
+        }
+        #expect(stored.map { $0 >= ahead && $0 < next.version } == true, "\(String(describing: stored))")
+    }
+
     @Test("a peer's stamp observed in a round whose later job is undone is kept across a restart")
     func observedStampSurvivesUndoneNeighbour() throws {
         let db = TestDatabase()
@@ -364,9 +405,7 @@ final class TestDatabase {
         let origin = WriteOrigin(actor: "t")
         let store = try EntryStore(path: db.path, wallClock: { now })
         let ahead = HLC(milliseconds: now + 200_000, counter: 0)
-        let remote = ChangeRecord(seq: 0, node: "peer", hlc: ahead, entry: UUIDv7.generate(milliseconds: now), form: "f",
-                                  op: .create, fields: ["name": "p"], base: ["name": ""], actor: "x",
-                                  at: Timestamp.rfc3339(milliseconds: now), reason: nil, via: nil)
+        let remote = StoreTests.remoteCreate(hlc: ahead, now: now)
         // One round: the Apply, then a job that ticks the clock, writes and is undone.
         let running = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let blocker = try store.writer.enqueue { _ in running.signal(); release.wait() }
@@ -407,7 +446,7 @@ final class TestDatabase {
             _ = try ctx.create(form: "f", id: nil, fields: ["name": "b"], layout: .registration, origin: origin)
             throw EntryError.validationFailed([])
         }
-        try blocker.wait()
+        _ = try blocker.wait()
         _ = try good.wait()
         #expect(throws: EntryError.validationFailed([])) { try bad.wait() }
         #expect(store.commits.lastSeq == (try store.counts().seq))

@@ -7,7 +7,8 @@ import Testing
 @testable import EntryServer
 @testable import EntryClient
 
-/// Merge, idempotence, clock skew and convergence of the sync core (store level, no sockets).
+/// Merge, idempotence, clock skew and convergence of the sync core (store level,
+/// no sockets), on any ``LedgerStore``: each test with stores runs once per ``StoreKind``.
 @Suite struct SyncTests {
     @Test("an HLC writes as 16 lowercase hex digits and reads back")
     func hlcText() {
@@ -26,21 +27,23 @@ import Testing
     let layout = FieldLayout.registration
     func origin(_ actor: String) -> WriteOrigin { WriteOrigin(actor: actor) }
 
-    /// `n` stores in fresh databases; the caller closes them.
-    func nodes(_ n: Int, wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> ([EntryStore], [TestDatabase]) {
+    /// `n` stores of `kind` in fresh places; the caller closes them and keeps the places until then.
+    func nodes(_ kind: StoreKind, _ n: Int,
+               wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> ([any LedgerStore], [TestDatabase]) {
         let dbs = (0..<n).map { _ in TestDatabase() }
-        return (try dbs.map { try EntryStore(path: $0.path, readers: 2, wallClock: wallClock) }, dbs)
+        return (try dbs.map { try kind.open($0, readers: 2, wallClock: wallClock) }, dbs)
     }
 
-    func sync(_ a: EntryStore, _ b: EntryStore, batch: Int = 1000) throws -> PeerSyncResult {
+    /// `a` syncs with `b` both ways, as a peer named after `b`'s node id.
+    func sync(_ a: any LedgerStore, _ b: any LedgerStore, batch: Int = 1000) throws -> PeerSyncResult {
         try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer-\(a.nodeID.prefix(8))"), name: "peer-\(b.nodeID.prefix(8))",
                          address: "test:", batch: batch, layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }
 
     /// Two nodes with one entry in 广东 广州; node 0 moves it to 浙江 杭州 while node 1
     /// moves it to 深圳, concurrently; then node 0 pulls from node 1.
-    func concurrentRegionEdits() throws -> ([EntryStore], [TestDatabase], StoredEntry) {
-        let (n, dbs) = try nodes(2)
+    func concurrentRegionEdits(_ kind: StoreKind) throws -> ([any LedgerStore], [TestDatabase], StoredEntry) {
+        let (n, dbs) = try nodes(kind, 2)
         let e = try n[0].create(form: "registration", id: nil, fields: ["country": "CN", "province": "440000", "city": "440100"],
                                 layout: layout, origin: origin("a")).entry
         _ = try sync(n[1], n[0])
@@ -50,9 +53,10 @@ import Testing
         return (n, dbs, e)
     }
 
-    @Test("concurrent edits of different fields both survive; of the same field, one conflict keeps both values")
-    func concurrentEdits() throws {
-        let (n, dbs) = try nodes(2)
+    @Test("concurrent edits of different fields both survive; of the same field, one conflict keeps both values",
+          arguments: StoreKind.allCases)
+    func concurrentEdits(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind, 2)
         defer { n.forEach { $0.close() }; _ = dbs }
         let e = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷", "email": "a@x.cn", "country": "CN"],
                                 layout: layout, origin: origin("a")).entry
@@ -79,9 +83,10 @@ import Testing
         for node in n { #expect(try node.history(e.id).contains { $0.fields["name"] == conflicts[0].lost }) }
     }
 
-    @Test("a copy imported on another node, then synced: no conflict for values their own node had replaced; a real difference still is one")
-    func importedCopyThenSync() throws {
-        let (n, dbs) = try nodes(2)
+    @Test("a copy imported on another node, then synced: no conflict for values their own node had replaced; a real difference still is one",
+          arguments: StoreKind.allCases)
+    func importedCopyThenSync(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind, 2)
         defer { n.forEach { $0.close() }; _ = dbs }
         // Node 0 creates and edits; node 1 gets the final values by import (same id, its own create).
         let e = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷", "country": "CN", "province": "440000",
@@ -105,9 +110,10 @@ import Testing
         for node in n { #expect(try node.conflicts(entry: nil, includeResolved: false).map(\.field) == ["name"]) }
     }
 
-    @Test("Resolve with useLost writes the losing group back as a new change, which then syncs; without it only marks resolved")
-    func resolveConflict() throws {
-        let (n, dbs, e) = try concurrentRegionEdits()
+    @Test("Resolve with useLost writes the losing group back as a new change, which then syncs; without it only marks resolved",
+          arguments: StoreKind.allCases)
+    func resolveConflict(kind: StoreKind) throws {
+        let (n, dbs, e) = try concurrentRegionEdits(kind)
         defer { n.forEach { $0.close() }; _ = dbs }
         let conflicts = try n[0].conflicts(entry: e.id, includeResolved: false)
         #expect(!conflicts.isEmpty)
@@ -130,9 +136,10 @@ import Testing
         }
     }
 
-    @Test("a conflict has the same id on every node; resolving it on one settles it everywhere, new nodes included")
-    func resolutionPropagates() throws {
-        let (n, dbs) = try nodes(3)
+    @Test("a conflict has the same id on every node; resolving it on one settles it everywhere, new nodes included",
+          arguments: StoreKind.allCases)
+    func resolutionPropagates(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind, 3)
         defer { n.forEach { $0.close() }; _ = dbs }
         let e = try n[0].create(form: "registration", id: nil, fields: ["name": "原"], layout: layout, origin: origin("a")).entry
         _ = try sync(n[1], n[0])
@@ -170,9 +177,10 @@ import Testing
         #expect(throws: EntryError.invalidParameter("changes")) { _ = try ChangeRecord(json: .object(change)) }
     }
 
-    @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered")
-    func groupsMergeTogether() throws {
-        let (n, dbs, e) = try concurrentRegionEdits()
+    @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered",
+          arguments: StoreKind.allCases)
+    func groupsMergeTogether(kind: StoreKind) throws {
+        let (n, dbs, e) = try concurrentRegionEdits(kind)
         defer { n.forEach { $0.close() }; _ = dbs }
         let a = try #require(try n[0].get(e.id))
         #expect(a.fields == (try n[1].get(e.id))?.fields)
@@ -180,9 +188,9 @@ import Testing
         #expect(pair == ["330000", "330100"] || pair == ["440000", "440300"])
     }
 
-    @Test("applying a batch twice, or through two paths, changes nothing the second time")
-    func idempotence() throws {
-        let (n, dbs) = try nodes(3)
+    @Test("applying a batch twice, or through two paths, changes nothing the second time", arguments: StoreKind.allCases)
+    func idempotence(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind, 3)
         defer { n.forEach { $0.close() }; _ = dbs }
         for i in 0..<20 {
             _ = try n[0].create(form: "registration", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin("a"))
@@ -199,12 +207,12 @@ import Testing
         #expect(try n[2].counts().seq == seq)
     }
 
-    @Test("a peer ten minutes ahead gets ClockSkew and nothing of its batch is applied")
-    func clockSkew() throws {
+    @Test("a peer ten minutes ahead gets ClockSkew and nothing of its batch is applied", arguments: StoreKind.allCases)
+    func clockSkew(kind: StoreKind) throws {
         let now = HybridClock.systemMilliseconds()
         let aheadDB = TestDatabase()
-        let ahead = try EntryStore(path: aheadDB.path, wallClock: { now + 600_000 })
-        let (n, dbs) = try nodes(1)
+        let ahead = try kind.open(aheadDB, wallClock: { now + 600_000 })
+        let (n, dbs) = try nodes(kind, 1)
         defer { n.forEach { $0.close() }; ahead.close(); _ = dbs; _ = aheadDB }
         _ = try ahead.create(form: "registration", id: nil, fields: ["name": "x"], layout: layout, origin: origin("a"))
         let batch = try ahead.changes(since: 0, limit: 10).changes
@@ -214,12 +222,13 @@ import Testing
         #expect(try n[0].counts() == (0, 0, 0))
     }
 
-    @Test("convergence: random writes on 3–5 nodes, synced pairwise in random order with interruptions", arguments: [1, 2, 3])
-    func convergence(seed: UInt64) throws {
+    @Test("convergence: random writes on 3–5 nodes, synced pairwise in random order with interruptions",
+          arguments: StoreKind.allCases, [1, 2, 3] as [UInt64])
+    func convergence(kind: StoreKind, seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
         let count = 3 + Int(rng.next() % 3)
         let rounds = Int(ProcessInfo.processInfo.environment["ENTRYD_SYNC_ROUNDS"] ?? "") ?? 150
-        let (n, dbs) = try nodes(count)
+        let (n, dbs) = try nodes(kind, count)
         defer { n.forEach { $0.close() }; _ = dbs }
         var ids: [String] = []
         let provinces = [("440000", ["440100", "440300"]), ("330000", ["330100", "330200"]), ("810000", [""])]
@@ -284,7 +293,7 @@ import Testing
                 conflictStamps.insert("\(c.keptHlc) \(c.keptNode)")
             }
         }
-        print("convergence seed \(seed): \(count) nodes, \(all.count) changes, \(conflictStamps.count / 2) conflicts")
+        print("convergence \(kind.testDescription) seed \(seed): \(count) nodes, \(all.count) changes, \(conflictStamps.count / 2) conflicts")
         var seenBy = Set<String>()  // "entry field hlc" of writes a later change replaced knowingly
         for c in all { for (field, base) in c.base where !base.isEmpty { seenBy.insert("\(c.entry) \(field) \(base)") } }
         // Two concurrent writes of equal values merge without a record, so a write

@@ -8,7 +8,8 @@ import EntryModel
 
 extension EntryStore {
     /// Writes a consistent copy of the whole database to a new file next to it
-    /// and returns the file's path; the caller streams it and removes it.
+    /// and returns the file's path; the caller streams it and removes it
+    /// (the store's ``LedgerStore/consistentCopy()``).
     ///
     /// Uses `VACUUM INTO` (sqlite.org/lang_vacuum.html#vacuuminto) on a
     /// connection of its own:
@@ -22,7 +23,7 @@ extension EntryStore {
     /// - Returns: the path of the copy (`DATABASE.backup-XXXXXXXX`, mode 0600).
     /// - Throws: ``SQLiteError`` (e.g. `SQLITE_FULL` when the disk is full); no
     ///   file is left behind then.
-    public func snapshot() throws -> String {
+    public func consistentCopy() throws -> String {
         let target = path + ".backup-" + String(UUIDv7.generate().suffix(12))
         // Create it 0600 first: VACUUM INTO would use the process umask.
         let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -17,6 +17,14 @@ public struct ReplayedEntry: Sendable, Equatable {
     public var deleted: Bool
     /// The greatest HLC of the entry's changes.
     public var version: HLC
+
+    /// A value with every member given.
+    public init(form: String, fields: [String: String], deleted: Bool, version: HLC) {
+        self.form = form
+        self.fields = fields
+        self.deleted = deleted
+        self.version = version
+    }
 }
 
 extension EntryStore {

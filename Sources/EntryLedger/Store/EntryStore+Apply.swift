@@ -1,6 +1,6 @@
 import EntryModel
 
-/// What ``EntryStore/apply(_:via:layout:maxClockSkewMs:afterApply:)`` did.
+/// What ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` did.
 public struct ApplyResult: Sendable, Equatable {
     /// Changes stored now.
     public var applied = 0
@@ -39,10 +39,11 @@ extension EntryStore {
     ///   - layout: the field layout of a form, by form name.
     ///   - maxClockSkewMs: a change stamped further ahead of the local wall clock
     ///     refuses the whole batch.
-    ///   - afterApply: runs in the same transaction after the batch (peer checkpoints).
-    /// - Throws: ``EntryError/clockSkew(node:aheadMs:)`` (nothing applied); ``SQLiteError``; what `afterApply` throws.
+    ///   - pulled: the peer's pull checkpoint, stored in the same transaction
+    ///     after the batch (`peers.pulled_seq` of a saved peer; no row, no change).
+    /// - Throws: ``EntryError/clockSkew(node:aheadMs:)`` (nothing applied); ``SQLiteError``.
     public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
-                      maxClockSkewMs: Int, afterApply: ((SQLiteConnection) throws -> Void)? = nil) throws -> ApplyResult {
+                      maxClockSkewMs: Int, pulled: PullCheckpoint?) throws -> ApplyResult {
         try writer.submit { ctx in
             let wall = ctx.clock.wallClock()
             for change in changes where change.hlc.milliseconds > wall + UInt64(maxClockSkewMs) {
@@ -63,7 +64,10 @@ extension EntryStore {
                 result.applied += 1
             }
             result.conflicts = try ctx.openCount(of: created)
-            try afterApply?(ctx.db)
+            if let pulled {
+                try ctx.db.statement("UPDATE peers SET pulled_seq = ? WHERE name = ?")
+                    .run([.int(pulled.pulledSeq), .text(pulled.peer)])
+            }
             result.seq = ctx.lastSeq
             return result
         }
@@ -219,6 +223,23 @@ public struct ConflictRecord: Sendable, Equatable {
     public var detectedAt: String
     /// True once resolved here (by Resolve, or by a later write over the kept one).
     public var resolved: Bool
+
+    /// A value with every member given.
+    public init(id: String, entry: String, field: String, kept: String, keptHlc: String, keptNode: String, lost: String,
+                lostHlc: String, lostNode: String, lostGroup: [String: String], detectedAt: String, resolved: Bool) {
+        self.id = id
+        self.entry = entry
+        self.field = field
+        self.kept = kept
+        self.keptHlc = keptHlc
+        self.keptNode = keptNode
+        self.lost = lost
+        self.lostHlc = lostHlc
+        self.lostNode = lostNode
+        self.lostGroup = lostGroup
+        self.detectedAt = detectedAt
+        self.resolved = resolved
+    }
 }
 
 extension EntryStore {

@@ -1,6 +1,6 @@
 import EntryModel
 
-/// Sort order for ``EntryStore/list(_:)`` (doc/protocol.md `Order`).
+/// Sort order for ``LedgerStore/list(_:)`` (doc/protocol.md `Order`).
 public enum ListOrder: String, Sendable, CaseIterable {
     case created, updated, birthday, name
 
@@ -51,7 +51,7 @@ public struct ListQuery: Sendable {
     public init() {}
 }
 
-/// One page of ``EntryStore/list(_:)``.
+/// One page of ``LedgerStore/list(_:)``.
 public struct ListPage: Sendable {
     /// At most `limit` entries, in the query's order.
     public var entries: [StoredEntry]
@@ -59,6 +59,13 @@ public struct ListPage: Sendable {
     public var next: (value: String, id: String)?
     /// Number of entries matching the filters (all pages).
     public var total: Int
+
+    /// A page with every member given.
+    public init(entries: [StoredEntry], next: (value: String, id: String)?, total: Int) {
+        self.entries = entries
+        self.next = next
+        self.total = total
+    }
 }
 
 extension EntryStore {
@@ -153,7 +160,7 @@ extension EntryStore {
     /// - Parameter excludeNode: drop changes made on that node.
     /// - Returns: the changes and `last`, the highest seq examined (even if all were filtered out).
     /// - Throws: ``SQLiteError``.
-    public func changes(since: Int64, limit: Int, excludeNode: String? = nil) throws -> (changes: [ChangeRecord], last: Int64) {
+    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         try readers.read { db in
             var changes: [ChangeRecord] = []
             var last = since

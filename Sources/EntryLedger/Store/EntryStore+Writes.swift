@@ -36,10 +36,11 @@ extension EntryStore {
     /// The caller must call the ticket's `wait()` before it blocks on anything
     /// else (a session does, before it reads its socket again): a write queued
     /// on an idle store runs on the thread that waits for it.
-    /// - Returns: a ticket whose `wait()` gives the entry once it is durable.
+    /// - Returns: a ticket (a ``WriteTicket``, held inline) whose `wait()` gives
+    ///   the entry once it is durable.
     /// - Throws: ``EntryError`` `StorageFailed` once the store is closing.
     public func beginCreate(form: String, id: String?, fields: [String: String], layout: FieldLayout,
-                            origin: WriteOrigin) throws -> PendingWrite<(entry: StoredEntry, created: Bool)> {
+                            origin: WriteOrigin) throws -> any PendingWrite<(entry: StoredEntry, created: Bool)> {
         try writer.enqueue({ ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) },
                            callerWaitsNext: true)
     }
@@ -71,12 +72,6 @@ extension EntryStore {
         }
     }
 
-    /// ``update(id:ifVersion:layoutOf:origin:compute:)`` with one layout for every form.
-    public func update(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
-                       compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
-        try update(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin, compute: compute)
-    }
-
     /// Marks an entry deleted (a tombstone: its values are kept, so the delete
     /// syncs and can be undone). Deleting a deleted entry changes nothing.
     /// - Throws: ``EntryError`` `EntryNotFound`, `VersionMismatch`; ``SQLiteError``.
@@ -89,11 +84,6 @@ extension EntryStore {
         }
     }
 
-    /// ``delete(id:ifVersion:layoutOf:origin:)`` with one layout for every form.
-    public func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
-        try delete(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin)
-    }
-
     /// Undoes a delete. Restoring an entry that is not deleted changes nothing.
     /// - Throws: ``EntryError`` `EntryNotFound`; ``SQLiteError``.
     public func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
@@ -104,49 +94,11 @@ extension EntryStore {
         }
     }
 
-    /// ``restore(id:layoutOf:origin:)`` with one layout for every form.
-    public func restore(id: String, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
-        try restore(id: id, layoutOf: { _ in layout }, origin: origin)
-    }
-
-    /// One row for ``importEntries(form:rows:layout:atomic:origin:)``: validated
-    /// canonical fields, optional id, deleted flag; or the problems that made it invalid.
-    public struct ImportRow: Sendable {
-        /// Position of the row in the Import call's `entries` array (0-based).
-        public var index: Int
-        /// Canonical lower-case UUID text, or `nil` to generate a UUIDv7.
-        public var id: String?
-        /// Validated canonical values by field name.
-        public var fields: [String: String]
-        /// Store the entry as deleted (a create followed by a delete change).
-        public var deleted: Bool
-        /// Non-empty: the row is rejected without touching the store.
-        public var problems: [Problem]
-
-        /// A row with every member given; see the properties.
-        public init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem]) {
-            self.index = index
-            self.id = id
-            self.fields = fields
-            self.deleted = deleted
-            self.problems = problems
-        }
-    }
-
-    /// What ``importEntries(form:rows:layout:atomic:origin:)`` did.
-    public struct ImportResult: Sendable {
-        /// Rows stored as new entries (0 when an atomic import was refused).
-        public var added = 0
-        /// Rows whose id already held the same form, values and deleted flag.
-        public var unchanged = 0
-        /// (row index, id, problems) of each row not stored.
-        public var rejected: [(index: Int, id: String?, problems: [Problem])] = []
-    }
-
     /// Stores many entries in one transaction. A row whose id exists with the
     /// same values (and deleted flag) counts as unchanged; with other values it
     /// is rejected. With `atomic`, one rejected row stores nothing (added = 0).
-    /// - Throws: ``SQLiteError`` for storage failures (then nothing is stored).
+    /// - Throws: ``AtomicImportRefused`` when `atomic` and a row was rejected;
+    ///   ``SQLiteError`` for storage failures (then nothing is stored).
     public func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
                               origin: WriteOrigin) throws -> ImportResult {
         try writer.submit { ctx in
@@ -173,12 +125,6 @@ extension EntryStore {
             }
             return result
         }
-    }
-
-    /// Thrown inside the writer job to roll back an atomic import; caught by the service.
-    public struct AtomicImportRefused: Error, @unchecked Sendable {
-        /// The refused import: `added` and `unchanged` are 0, `rejected` lists why.
-        public let result: ImportResult
     }
 }
 

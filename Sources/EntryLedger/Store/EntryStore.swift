@@ -1,19 +1,26 @@
 import Foundation
 import EntryModel
 
-/// The entries of one node in one SQLite database, with their change log.
+/// The entries of one node in one SQLite database, with their change log: the
+/// SQLite ``LedgerStore``.
 ///
 /// Every accepted change writes, in one transaction, the entry's new state and
 /// one change-log row (doc/design.md "Storage"). Writes go through the single
 /// writer with group commit (``WriteQueue``, one round at a time); reads use a pool of
-/// read-only WAL connections and never wait for the writer.
+/// read-only WAL connections and never wait for the writer. Storage failures
+/// throw ``SQLiteError``.
 ///
 /// Thread-safe: any thread may call any method. Calls block until done.
-public final class EntryStore: @unchecked Sendable {
+public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// Absolute path of the database file.
     public let path: String
     /// This node's id: a UUID created on first start and kept in the database.
     public let nodeID: String
+    /// The database file's absolute path (``path``).
+    public var location: String { path }
+    /// The latest migration number: ``init(path:readers:wallClock:progress:vfs:)``
+    /// migrates every database to it (`PRAGMA user_version`).
+    public var schemaVersion: Int { Migrations.all.count }
     let writer: WriteQueue
     let readers: ReaderPool
     /// Wakes `Changes` streams after each commit.

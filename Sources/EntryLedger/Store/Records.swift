@@ -26,6 +26,23 @@ public struct StoredEntry: Sendable, Equatable {
     public var updatedBy: String
     /// This node's seq of the latest change applied to the entry (for `syncedTo`).
     public var seq: Int64 = 0
+
+    /// A value with every member given (`seq` may be left out: 0).
+    public init(id: String, form: String, fields: [String: String], clocks: [String: Stamp], version: HLC, deleted: Bool,
+                deletedClock: Stamp?, createdAt: String, updatedAt: String, createdBy: String, updatedBy: String, seq: Int64 = 0) {
+        self.id = id
+        self.form = form
+        self.fields = fields
+        self.clocks = clocks
+        self.version = version
+        self.deleted = deleted
+        self.deletedClock = deletedClock
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.createdBy = createdBy
+        self.updatedBy = updatedBy
+        self.seq = seq
+    }
 }
 
 /// The kind of a change (doc/protocol.md `Change.op`).

@@ -38,7 +38,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension SQLiteError {
+extension SQLiteError: StorageError {
     /// The domain error for a failed write, with a reason safe to show (no
     /// values), chosen by the primary result code (sqlite.org/rescode.html):
     /// full disk, read-only, busy or locked, I/O error, damaged file; any other

@@ -40,14 +40,14 @@ protocol QueuedWriteJob: AnyObject {
     /// nothing was held since. A failed commit turns exactly these into its error.
     var holdsValue: Bool { get }
 
-    /// Wakes the caller waiting for the job (``PendingWrite/wait()``), which
+    /// Wakes the caller waiting for the job (``WriteTicket/wait()``), which
     /// then gets the kept outcome. Call once, after the round committed or failed.
     func deliver()
 }
 
 /// One job whose body returns a `T`, with its own typed result slot: the
 /// compiler checks `T` from ``WriteQueue/enqueue(_:callerWaitsNext:)`` to the
-/// caller's ``PendingWrite/wait()``.
+/// caller's ``WriteTicket/wait()``.
 ///
 /// One object per job: the body, the slot and the semaphore that hands the
 /// slot over. The thread running the round writes `outcome` and then signals
@@ -98,12 +98,14 @@ final class WriteJob<T>: QueuedWriteJob {
 }
 
 /// A write queued for the writer, not yet known to be committed: the ticket
-/// ``WriteQueue/enqueue(_:callerWaitsNext:)`` returns.
+/// ``WriteQueue/enqueue(_:callerWaitsNext:)`` returns, and ``EntryStore``'s
+/// ``PendingWrite``.
 ///
 /// ``wait()`` blocks until the job's round committed (its data is durable) or
 /// failed. Call it exactly once. The ticket is not `Sendable`: the caller that
-/// queued the job is the one that waits for it.
-public struct PendingWrite<T> {
+/// queued the job is the one that waits for it. Two references: an
+/// `any PendingWrite` holds it inline, with no allocation.
+struct WriteTicket<T>: PendingWrite {
     let job: WriteJob<T>
     let queue: WriteQueue
 
@@ -113,7 +115,7 @@ public struct PendingWrite<T> {
     /// - Returns: what the job returned.
     /// - Throws: what the job threw (only its own writes were undone), or the
     ///   ``SQLiteError`` of a failed round or commit.
-    public func wait() throws -> T {
+    func wait() throws -> T {
         queue.runNextRoundIfIdle(holding: job)
         return try job.outcomeWhenDelivered()
     }

@@ -8,7 +8,7 @@ enum RoundRunner {
     /// whenever jobs wait and none runs (after ``GroupCommitPolicy/loneJobGrace``
     /// for a lone job).
     case writerThread
-    /// A caller in ``PendingWrite/wait()`` that finds no round running and its
+    /// A caller in ``WriteTicket/wait()`` that finds no round running and its
     /// job still queued: it runs the next round (its job with those queued
     /// before and beside it) on its own thread, sparing two thread switches.
     case caller

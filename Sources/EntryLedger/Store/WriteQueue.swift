@@ -5,7 +5,7 @@ import EntryModel
 /// round at a time, and commits the jobs of a round together (group commit).
 ///
 /// A job is a body `(WriteContext) throws -> T` in a ``WriteJob``, which keeps
-/// its own typed result; the caller holds a ``PendingWrite`` and its `wait()`
+/// its own typed result; the caller holds a ``WriteTicket`` and its `wait()`
 /// returns that `T`. The rules, each named in the code:
 ///
 /// 1. **Who runs a round** (``RoundRunner``). The writer thread `entryd-writer`
@@ -128,14 +128,14 @@ final class WriteQueue: @unchecked Sendable {
     }
 
     /// Queues `body` for the next round and returns at once; the returned
-    /// ticket's ``PendingWrite/wait()`` gives the result once committed. Jobs
+    /// ticket's ``WriteTicket/wait()`` gives the result once committed. Jobs
     /// run in the order they were queued. `body` may run twice (rule 5): it must
     /// depend only on the database and the context.
     /// - Parameter callerWaitsNext: the caller promises to call `wait()` before
     ///   it blocks on anything else; then a lone job does not wake the writer
     ///   thread (rule 2), its caller alone runs it.
     /// - Throws: ``EntryError/storageFailed(_:)`` once the store is closing.
-    func enqueue<T>(_ body: @escaping (WriteContext) throws -> T, callerWaitsNext: Bool = false) throws -> PendingWrite<T> {
+    func enqueue<T>(_ body: @escaping (WriteContext) throws -> T, callerWaitsNext: Bool = false) throws -> WriteTicket<T> {
         try add(WriteJob(body), callerWaitsNext: callerWaitsNext)
     }
 
@@ -149,7 +149,7 @@ final class WriteQueue: @unchecked Sendable {
 
     /// Appends `job` to the queue and wakes the writer thread, unless the job is
     /// lone and its caller promised to wait next (rule 2).
-    private func add<T>(_ job: WriteJob<T>, callerWaitsNext: Bool) throws -> PendingWrite<T> {
+    private func add<T>(_ job: WriteJob<T>, callerWaitsNext: Bool) throws -> WriteTicket<T> {
         condition.lock()
         guard state == .accepting else {
             condition.unlock()
@@ -160,7 +160,7 @@ final class WriteQueue: @unchecked Sendable {
         pending.append(job)
         if !(lone && callerWaitsNext) { condition.signal() }
         condition.unlock()
-        return PendingWrite(job: job, queue: self)
+        return WriteTicket(job: job, queue: self)
     }
 
     /// Jobs waiting to be taken (tests use it to order jobs into one round).

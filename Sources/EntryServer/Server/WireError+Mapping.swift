@@ -11,15 +11,15 @@ extension WireError {
     ///   (`io.entryd.Entries.FormNotFound` or `io.entryd.Forms.FormNotFound`).
     /// - ``WireError``: as is (protocol-level errors of the server, and errors a
     ///   peer answered with).
-    /// - `SQLiteError`: `StorageFailed` with a reason safe to show
-    ///   (``SQLiteError/entryError``).
+    /// - a ``StorageError`` of the store (e.g. `SQLiteError`): `StorageFailed`
+    ///   with a reason safe to show (``StorageError/entryError``).
     /// - anything else: `StorageFailed` with no detail (the daemon logs it).
     /// - Parameter interface: the interface of the call being answered, e.g. `io.entryd.Forms`.
     public init(mapping error: any Error, interface: String = "io.entryd.Entries") {
         switch error {
         case let e as EntryError: self.init(e, interface: interface)
         case let e as WireError: self = e
-        case let e as SQLiteError: self.init(e.entryError, interface: interface)
+        case let e as any StorageError: self.init(e.entryError, interface: interface)
         default: self.init(EntryError.storageFailed("internal error; see the daemon log"), interface: interface)
         }
     }

@@ -14,7 +14,7 @@ extension EntryService {
     /// `io.entryd.Entries.Backup() -> (chunk, offset, size, node, schemaVersion)`
     /// (a project addition, `interfaces/io.entryd.Entries.additions.varlink`).
     ///
-    /// Makes a consistent snapshot with ``EntryStore/snapshot()`` (the daemon
+    /// Makes a consistent copy with ``LedgerStore/consistentCopy()`` (the daemon
     /// keeps serving meanwhile), then streams it in base64 chunks of
     /// ``backupChunkBytes``, each reply but the last with `continues`; the
     /// snapshot file is removed afterwards, also when the client hangs up.
@@ -23,7 +23,7 @@ extension EntryService {
     func backup(_ c: CallContext, _ p: Parameters) throws {
         let path: String
         do {
-            path = try store.snapshot()
+            path = try store.consistentCopy()
         } catch {
             throw EntryError.storageFailed("cannot make a snapshot for the backup: \(error)")
         }
@@ -52,7 +52,7 @@ extension EntryService {
             let chunk = Data(buffer[0..<filled]).base64EncodedString()
             try c.send(VarlinkReply(parameters: .object([
                 ("chunk", .string(chunk)), ("offset", .int(offset)), ("size", .int(size)),
-                ("node", .string(store.nodeID)), ("schemaVersion", .int(Int64(Migrations.all.count))),
+                ("node", .string(store.nodeID)), ("schemaVersion", .int(Int64(store.schemaVersion))),
             ]), continues: !last))
             offset += Int64(filled)
             if last || c.peerHungUp() { return }

@@ -149,16 +149,16 @@ extension EntryService {
         let items = try p.array("entries")
         let atomic = try p.optionalBool("atomic") ?? false
         guard items.count <= limits.maxBatch else { throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch) }
-        var rows: [EntryStore.ImportRow] = []
+        var rows: [ImportRow] = []
         rows.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
             rows.append(importRow(index: index, item: item, form: form))
         }
-        let result: EntryStore.ImportResult
+        let result: ImportResult
         do {
             result = try store.importEntries(form: form.name, rows: rows, layout: form.layout, atomic: atomic,
                                              origin: WriteOrigin(actor: c.caller.userName))
-        } catch let refused as EntryStore.AtomicImportRefused {
+        } catch let refused as AtomicImportRefused {
             result = refused.result
         }
         try reply(c, [
@@ -173,9 +173,9 @@ extension EntryService {
     }
 
     /// Reads and validates one Import element `{"id"?, "fields", "deleted"?}`.
-    func importRow(index: Int, item: JSON, form: FormDefinition) -> EntryStore.ImportRow {
-        func rejected(_ field: String, _ message: String, id: String? = nil) -> EntryStore.ImportRow {
-            EntryStore.ImportRow(index: index, id: id, fields: [:], deleted: false,
+    func importRow(index: Int, item: JSON, form: FormDefinition) -> ImportRow {
+        func rejected(_ field: String, _ message: String, id: String? = nil) -> ImportRow {
+            ImportRow(index: index, id: id, fields: [:], deleted: false,
                                  problems: [Problem(field: field, code: .invalidFormat, message: message)])
         }
         guard case .object = item else { return rejected("", "each element of entries must be an object with fields") }
@@ -192,7 +192,7 @@ extension EntryService {
         let deleted: Bool
         do { deleted = try p.optionalBool("deleted") ?? false } catch { return rejected("deleted", "deleted must be true or false", id: id) }
         let result = validator.validate(form: form, input: input, locale: defaultLocale)
-        return EntryStore.ImportRow(index: index, id: id, fields: result.fields, deleted: deleted, problems: result.problems)
+        return ImportRow(index: index, id: id, fields: result.fields, deleted: deleted, problems: result.problems)
     }
 
     // MARK: - Wire form

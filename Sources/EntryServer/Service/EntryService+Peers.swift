@@ -45,7 +45,7 @@ extension EntryService {
     /// failing, a protocol-level error of the peer — as `PeerUnreachable`.
     func peerFailure(_ error: any Error, name: String, address: String) -> any Error {
         switch error {
-        case let e as SQLiteError:
+        case let e as any StorageError:
             return e
         case let e as EntryError:
             recordPeerError(name: name, address: address, e.description)

@@ -42,7 +42,7 @@ extension EntryService {
             ("node", .string(store.nodeID)), ("seq", .int(counts.seq)), ("hlc", .string(hlc.description)),
             ("entries", .int(Int64(counts.entries))), ("deleted", .int(Int64(counts.deleted))),
             ("conflicts", .int(Int64(conflicts))), ("peers", .array(try peerList().map(peerJSON))),
-            ("version", .string(EntrydVersion.string)), ("database", .string(store.path)),
+            ("version", .string(EntrydVersion.string)), ("database", .string(store.location)),
             ("dataVersion", .string(ReferenceData.shared.dataVersion)),
             ("forms", .object(forms.forms.map { ($0.name, .string($0.definitionHash)) })),
             ("limits", .object(limits.byKey.map { ($0.0, .int(Int64($0.1))) })),

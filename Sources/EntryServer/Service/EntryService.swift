@@ -5,13 +5,14 @@ import EntryProtocol
 import EntrySync
 
 /// The daemon's calls: `org.varlink.service`, `io.entryd.Entries`,
-/// `io.entryd.Forms` and `io.entryd.Sync`, over one ``EntryStore``.
+/// `io.entryd.Forms` and `io.entryd.Sync`, over one store (any ``LedgerStore``:
+/// entryd passes its SQLite ``EntryStore``).
 ///
 /// Thread-safe: sessions on many threads call ``handle(_:)`` at once. The form
 /// registry can be swapped at run time (reload) under a lock.
 public final class EntryService: CallHandler, @unchecked Sendable {
     /// The store every call reads and writes.
-    public let store: EntryStore
+    public let store: any LedgerStore
     /// The limits in force; a reload replaces them (``reconfigure(limits:defaultLocale:peers:)``).
     public var limits: Limits {
         lock.lock()
@@ -37,7 +38,7 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     /// - Parameters:
     ///   - forms: the form definitions to validate against.
     ///   - peers: the configured peers (the only ones whose `exec:` addresses run).
-    public init(store: EntryStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
+    public init(store: any LedgerStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
                 peers: [PeerConfig] = []) {
         self.store = store
         self.registry = forms

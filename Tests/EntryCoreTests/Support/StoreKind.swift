@@ -1,0 +1,36 @@
+import Testing
+@testable import EntryModel
+@testable import EntryLedger
+
+/// The store implementations the store tests run against: every test of
+/// `StoreTests` and `SyncTests` takes a `StoreKind` argument
+/// (`@Test(arguments: StoreKind.allCases)`) and gets its store from
+/// ``open(_:readers:wallClock:)``, so a new case runs all of them against the
+/// new store.
+///
+/// A kind maps a ``TestDatabase`` (a place made for one test and removed after
+/// it) to a store: opening the same place again gives the same store after a
+/// restart (same node id, same data), a new place a new, empty one.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
+    /// ``EntryStore``: the SQLite database `entries.db` in the place's directory.
+    case sqlite
+
+    /// Opens (creating it when new) the store of `place`.
+    /// - Parameters:
+    ///   - readers: concurrent readers the store may keep (SQLite: read-only connections).
+    ///   - wallClock: milliseconds since the epoch, for HLC stamps.
+    /// - Throws: what opening the store throws.
+    func open(_ place: TestDatabase, readers: Int = 4,
+              wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> any LedgerStore {
+        switch self {
+        case .sqlite: try EntryStore(path: place.path, readers: readers, wallClock: wallClock)
+        }
+    }
+
+    /// The name in test results, e.g. `lifecycle(kind: SQLite)`.
+    var testDescription: String {
+        switch self {
+        case .sqlite: "SQLite"
+        }
+    }
+}
