@@ -24,7 +24,7 @@ public final class CommitSignal: @unchecked Sendable {
     /// Raises the committed seq to `newSeq` (never lowers it) and wakes every
     /// waiter. The store calls it after each durable commit, never before it
     /// and never for a rolled-back transaction (``LedgerStore`` "Implementing").
-    public func publish(_ newSeq: Int64) {
+    func publish(_ newSeq: Int64) {
         condition.lock()
         if newSeq > seq { seq = newSeq }
         condition.broadcast()

@@ -18,7 +18,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The unqualified part of ``name`` (`EntryNotFound`).
-    public var shortName: String { name.split(separator: ".").last.map(String.init) ?? name }
+    var shortName: String { name.split(separator: ".").last.map(String.init) ?? name }
 
     /// The name and the parameters as JSON text (for logs and messages).
     public var description: String { "\(name) \(parameters.text)" }

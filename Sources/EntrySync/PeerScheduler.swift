@@ -25,9 +25,9 @@ public final class PeerScheduler: @unchecked Sendable {
     private let condition = NSCondition()
     private var stopped = false
     /// Delay after a local write before syncing, in seconds.
-    public static let writeDebounceSeconds = 1.0
+    static let writeDebounceSeconds = 1.0
     /// Longest back-off after repeated failures, in seconds.
-    public static let maxBackoffSeconds = 600.0
+    static let maxBackoffSeconds = 600.0
 
     /// - Parameter log: receives one line per sync outcome (ids and counts only).
     public init(host: any PeerSyncHost, log: @escaping (String) -> Void) {

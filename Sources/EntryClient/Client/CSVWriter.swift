@@ -13,7 +13,7 @@ import EntryProtocol
 /// such files as text, not as formulas.
 public enum CSVWriter {
     /// The record terminator, CR LF.
-    public static let lineEnd = "\r\n"
+    static let lineEnd = "\r\n"
 
     /// One field, quoted if it needs to be: `a,b` → `"a,b"`, `say "hi"` → `"say ""hi"""`.
     public static func field(_ value: String) -> String {

@@ -131,7 +131,7 @@ public enum DataColumns {
 
     /// Reads a `deleted` cell: `true`/`false`, `yes`/`no`, `1`/`0`, `是`/`否`, empty (false).
     /// - Returns: the flag, or `nil` for any other text.
-    public static func deletedFlag(_ text: String) -> Bool? {
+    static func deletedFlag(_ text: String) -> Bool? {
         switch text.trimmingCharacters(in: .whitespaces).lowercased() {
         case "", "false", "no", "0", "否", "n", "f": return false
         case "true", "yes", "1", "是", "y", "t": return true

@@ -10,7 +10,7 @@ import EntryProtocol
 /// Not thread-safe: one reader at a time.
 public final class ByteInput {
     /// Bytes per `read(2)`: 64 KiB.
-    public static let chunkBytes = 64 << 10
+    static let chunkBytes = 64 << 10
 
     private let fd: Int32
     private let ownsDescriptor: Bool

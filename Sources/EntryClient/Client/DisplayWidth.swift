@@ -57,7 +57,7 @@ public enum DisplayWidth {
 
     /// `text` cut at a grapheme-cluster boundary so that it takes at most `width`
     /// columns, ending in `…` (1 column) when something was cut. `width` ≥ 1.
-    public static func truncated(_ text: String, to width: Int) -> String {
+    static func truncated(_ text: String, to width: Int) -> String {
         precondition(width >= 1, "a cell is at least one column wide")
         guard of(text) > width else { return text }
         var kept = ""

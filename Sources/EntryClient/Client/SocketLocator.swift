@@ -38,7 +38,7 @@ public struct SocketLocator {
     /// The socket systemd's `entryd.socket` listens on.
     public static let systemSocketPath = "/run/entryd/entryd.sock"
     /// The file name looked for in `$XDG_RUNTIME_DIR` and the current directory.
-    public static let socketFileName = "entryd.sock"
+    static let socketFileName = "entryd.sock"
 
     /// The `--socket` value, or `nil`.
     public var explicitPath: String?

@@ -6,7 +6,7 @@ public struct TableColumn: Sendable, Equatable {
     /// The header text.
     public var title: String
     /// How cells sit in the column; default left.
-    public var alignment: DisplayWidth.Alignment
+    var alignment: DisplayWidth.Alignment
     /// The widest a cell may be, in terminal columns; longer cells are cut with
     /// `…`. `nil` (the default) means no bound.
     public var maxWidth: Int?
@@ -40,7 +40,7 @@ public struct TableRenderer: Sendable {
     /// Text between two cells; default two spaces.
     public var separator: String
     /// Whether the first line is the titles; default true.
-    public var showsHeader: Bool
+    var showsHeader: Bool
 
     /// A table of `columns`; `separator` goes between cells (default two spaces).
     public init(columns: [TableColumn], separator: String = "  ", showsHeader: Bool = true) {
@@ -80,7 +80,7 @@ public struct TableRenderer: Sendable {
     }
 
     /// The table as one string, each line ended by `\n` (empty for no lines).
-    public func renderText(_ rows: [[String]]) -> String {
+    func renderText(_ rows: [[String]]) -> String {
         render(rows).map { $0 + "\n" }.joined()
     }
 

@@ -21,11 +21,11 @@ public struct DateWheel: Sendable, Equatable {
     /// The selected column.
     public private(set) var column: Column = .year
     /// Whether the wheel has hour and minute columns.
-    public let withTime: Bool
+    let withTime: Bool
     /// Minutes per step of the minute column (a divisor of 60; 1 for none).
     public let minuteInterval: Int
     /// The earliest value allowed.
-    public let minimum: PickerDate
+    let minimum: PickerDate
     /// The latest value allowed.
     public let maximum: PickerDate
     private var typed = ""
@@ -60,7 +60,7 @@ public struct DateWheel: Sendable, Equatable {
     public var canonical: String { value.canonical(withTime: withTime) }
 
     /// Selects the column to the left (`by: -1`) or right (`by: 1`); stops at the ends.
-    public mutating func moveColumn(by delta: Int) {
+    mutating func moveColumn(by delta: Int) {
         let index = min(max(0, column.rawValue + delta), columns.count - 1)
         column = columns[index]
         typed = ""
@@ -82,7 +82,7 @@ public struct DateWheel: Sendable, Equatable {
     }
 
     /// Sets the selected column to its first (`last: false`) or last value.
-    public mutating func jump(last: Bool) {
+    mutating func jump(last: Bool) {
         typed = ""
         switch column {
         case .year: value.year = last ? maximum.year : minimum.year
@@ -123,11 +123,11 @@ public struct DateWheel: Sendable, Equatable {
     }
 
     /// The digits typed so far into the selected column (shown while typing).
-    public var typedDigits: String { typed }
+    var typedDigits: String { typed }
 
     /// The value `offset` steps away in `column`, as the wheel shows it around
     /// the selection (wrapping like ``turn(by:)``); `nil` past the year range.
-    public func neighbour(_ column: Column, offset: Int) -> Int? {
+    func neighbour(_ column: Column, offset: Int) -> Int? {
         switch column {
         case .year:
             let y = value.year + offset

@@ -45,11 +45,11 @@ public struct EditorForm: Sendable, Equatable {
         }
 
         /// Whether the field is filled from a list of rows (``ListPicker``).
-        public var isList: Bool { [.country, .province, .city, .choice].contains(type) }
+        var isList: Bool { [.country, .province, .city, .choice].contains(type) }
         /// Whether the field is filled with the date wheel (``DateWheel``).
-        public var isDate: Bool { type == .date || type == .datetime }
+        var isDate: Bool { type == .date || type == .datetime }
         /// Whether the field is typed (``TextLine``).
-        public var isText: Bool { !isList && !isDate }
+        var isText: Bool { !isList && !isDate }
     }
 
     /// The form name.

@@ -9,11 +9,11 @@ public struct EditorWords: Sendable {
     /// Footer and panel words of the pickers.
     public let commit: String, cancel: String, search: String, columns: String, adjust: String
     /// Title suffixes, picker states, and the placeholder of an empty field.
-    public let newEntry: String, editing: String, loading: String, noRows: String, empty: String
+    let newEntry: String, editing: String, loading: String, noRows: String, empty: String
     /// Status line texts ("N problems …" is the count, a space, then ``problems``).
-    public let discardPrompt: String, submitting: String, problems: String, tooSmall: String
+    let discardPrompt: String, submitting: String, problems: String, tooSmall: String
     /// Date wheel column headings: year, month, day, hour, minute.
-    public let wheel: [String]
+    let wheel: [String]
 
     /// Chinese.
     public static let zh = EditorWords(

@@ -51,7 +51,7 @@ public struct FormEditor: Sendable {
     /// The editor's own words, in the form's locale.
     public let words: EditorWords
     /// Whether an existing entry is edited (submit is an Update).
-    public let isEditing: Bool
+    let isEditing: Bool
     /// The edited entry's id, shown in the title (`nil` for a new entry).
     public let entryID: String?
     /// The current values by field name ("" or missing: empty). Hidden fields keep theirs.
@@ -115,35 +115,35 @@ public struct FormEditor: Sendable {
 
     /// Whether `field` is shown: a field required when a `choice` field has a
     /// value is shown only while it has that value; every other field is shown.
-    public func isShown(_ field: EditorForm.Field) -> Bool {
+    func isShown(_ field: EditorForm.Field) -> Bool {
         guard let when = field.requiredWhen, form.field(when.field)?.type == .choice else { return true }
         return when.holds(in: values)
     }
 
     /// Indices of the shown fields, in order.
-    public var shownIndices: [Int] { form.fields.indices.filter { isShown(form.fields[$0]) } }
+    var shownIndices: [Int] { form.fields.indices.filter { isShown(form.fields[$0]) } }
 
     /// Whether `field` must be filled now: always-required, its condition holds,
     /// or the daemon's Check says it is missing (a city of a province with cities).
-    public func isRequired(_ field: EditorForm.Field) -> Bool {
+    func isRequired(_ field: EditorForm.Field) -> Bool {
         field.required || (field.requiredWhen?.holds(in: values) ?? false)
             || learnedRequired.contains(field.name)
     }
 
     /// The problems to show for `field`: all once Done was pressed; before,
     /// "required" only for fields already left or committed.
-    public func shownProblems(_ field: EditorForm.Field) -> [Problem] {
+    func shownProblems(_ field: EditorForm.Field) -> [Problem] {
         problems.filter { p in
             p.field == field.name && (p.code != .required || submitAttempted || touched.contains(field.name))
         }
     }
 
     /// The focused field.
-    public var focusedField: EditorForm.Field { form.fields[focus] }
+    var focusedField: EditorForm.Field { form.fields[focus] }
     /// Whether "previous" is enabled (the focus is not on the first shown field).
-    public var canGoPrevious: Bool { shownIndices.first.map { focus > $0 } ?? false }
+    var canGoPrevious: Bool { shownIndices.first.map { focus > $0 } ?? false }
     /// Whether "next" is enabled (the focus is not on the last shown field).
-    public var canGoNext: Bool { shownIndices.last.map { focus < $0 } ?? false }
+    var canGoNext: Bool { shownIndices.last.map { focus < $0 } ?? false }
 
     /// The value of `name`, "" when empty.
     public func value(_ name: String) -> String { values[name] ?? "" }
@@ -151,7 +151,7 @@ public struct FormEditor: Sendable {
     // MARK: - What is sent
 
     /// The values Check is asked about: the shown, non-empty ones.
-    public var checkedValues: [String: String] {
+    var checkedValues: [String: String] {
         var fields: [String: String] = [:]
         for field in form.fields where isShown(field) && !value(field.name).isEmpty { fields[field.name] = value(field.name) }
         return fields
@@ -159,7 +159,7 @@ public struct FormEditor: Sendable {
 
     /// What Done stores. New entry: the shown, non-empty values. Editing: the
     /// fields whose value changed, a hidden field that had a value as "" (cleared).
-    public var submission: [String: String] {
+    var submission: [String: String] {
         guard isEditing else { return checkedValues }
         var changes: [String: String] = [:]
         for field in form.fields {
@@ -170,7 +170,7 @@ public struct FormEditor: Sendable {
     }
 
     /// Whether discarding would lose something.
-    public var hasChanges: Bool { isEditing ? !submission.isEmpty : !checkedValues.isEmpty }
+    var hasChanges: Bool { isEditing ? !submission.isEmpty : !checkedValues.isEmpty }
 
     // MARK: - Focus
 

@@ -25,7 +25,7 @@ public struct Screen: Sendable, Equatable {
 /// the focus, `*` required, `!` a problem.
 public struct FormRenderer: Sendable {
     /// The smallest screen drawn: 30 columns, 8 rows.
-    public static let minimumSize = (width: 30, height: 8)
+    static let minimumSize = (width: 30, height: 8)
 
     /// The screen width in columns.
     public let width: Int

@@ -18,7 +18,7 @@ import EntryProtocol
 /// once gives the same keys.
 public struct KeyDecoder: Sendable {
     /// Longest paste kept, in bytes (1 MiB); the rest is dropped.
-    public static let maxPasteBytes = 1 << 20
+    static let maxPasteBytes = 1 << 20
 
     private var pending: [UInt8] = []
     private var paste: [UInt8]?

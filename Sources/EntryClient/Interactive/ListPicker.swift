@@ -12,7 +12,7 @@ public struct ListPicker: Sendable, Equatable {
     /// The parent value the rows were asked with (a city's province), or `nil`.
     public let parent: String?
     /// The value the field held when the picker opened ("" when empty).
-    public let earlierValue: String
+    let earlierValue: String
     /// The search text typed so far.
     public private(set) var query: String = ""
     /// The rows, in the daemon's order (for a query: exact matches first).
@@ -37,7 +37,7 @@ public struct ListPicker: Sendable, Equatable {
     public var request: OptionRequest { OptionRequest(field: field, parent: parent, query: query) }
 
     /// The highlighted row, if any.
-    public var highlightedRow: OptionRow? { highlighted.map { rows[$0] } }
+    var highlightedRow: OptionRow? { highlighted.map { rows[$0] } }
 
     /// Takes the daemon's answer to `request`; an answer to an earlier query is
     /// ignored. Highlights the row of the field's current value when the list
@@ -53,7 +53,7 @@ public struct ListPicker: Sendable, Equatable {
     }
 
     /// Changes the query (typing, Backspace, Ctrl-U); the rows must be asked again.
-    public mutating func setQuery(_ text: String) {
+    mutating func setQuery(_ text: String) {
         query = text
         loading = true
     }
@@ -69,14 +69,14 @@ public struct ListPicker: Sendable, Equatable {
     public mutating func page(_ direction: Int) { move(by: direction * max(1, pageSize)) }
 
     /// Highlights the first (Home) or last (End) row.
-    public mutating func jump(last: Bool) {
+    mutating func jump(last: Bool) {
         guard !rows.isEmpty else { return }
         highlighted = last ? rows.count - 1 : 0
         scrollToHighlight()
     }
 
     /// Keeps `top` so the highlighted row is among the `pageSize` rows shown.
-    public mutating func scrollToHighlight() {
+    mutating func scrollToHighlight() {
         guard let h = highlighted else { top = 0; return }
         let size = max(1, pageSize)
         if h < top { top = h }

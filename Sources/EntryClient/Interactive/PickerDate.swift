@@ -42,7 +42,7 @@ public struct PickerDate: Sendable, Hashable, Comparable {
 
     /// This date with the day lowered to the last of its month when it is past
     /// it (31 January moved to February becomes 28 or 29 February).
-    public func clampedDay() -> PickerDate {
+    func clampedDay() -> PickerDate {
         var d = self
         d.day = min(max(1, day), daysInMonth)
         return d

@@ -51,7 +51,7 @@ public struct ScreenLine: Sendable, Equatable {
 
     /// The line cut or padded with spaces to exactly `width` columns (cut at a
     /// character boundary, wide characters never split; a cut is marked `…`).
-    public func fitted(to width: Int) -> ScreenLine {
+    func fitted(to width: Int) -> ScreenLine {
         var out = ScreenLine()
         var used = 0
         let total = self.width

@@ -49,20 +49,20 @@ public struct TextLine: Sendable, Equatable {
     }
 
     /// Deletes the character before the cursor (Backspace).
-    public mutating func deleteBackward() {
+    mutating func deleteBackward() {
         guard cursor > 0 else { return }
         characters.remove(at: cursor - 1)
         cursor -= 1
     }
 
     /// Deletes the character after the cursor (Delete).
-    public mutating func deleteForward() {
+    mutating func deleteForward() {
         guard cursor < characters.count else { return }
         characters.remove(at: cursor)
     }
 
     /// Deletes everything before the cursor (Ctrl-U, as in readline).
-    public mutating func deleteToStart() {
+    mutating func deleteToStart() {
         characters.removeFirst(cursor)
         cursor = 0
     }
@@ -73,12 +73,12 @@ public struct TextLine: Sendable, Equatable {
     }
 
     /// Moves the cursor to the start (Home) or end (End).
-    public mutating func moveToEnd(_ end: Bool) {
+    mutating func moveToEnd(_ end: Bool) {
         cursor = end ? characters.count : 0
     }
 
     /// The columns before the cursor.
-    public var cursorColumn: Int {
+    var cursorColumn: Int {
         characters[..<cursor].reduce(0) { $0 + DisplayWidth.of(String($1)) }
     }
 

@@ -138,7 +138,7 @@ public enum DatabaseBackup {
     /// (`DATABASE-shm`, offset 128) for as long as a connection uses WAL
     /// (sqlite.org/walformat.html §2.3). Also true when the database itself is
     /// locked (a rollback-journal writer).
-    public static func isInUse(database path: String) -> Bool {
+    static func isInUse(database path: String) -> Bool {
         /// True when another process holds an fcntl(2) lock overlapping `length`
         /// bytes at `offset` of `file` (F_GETLK); false when the file cannot be opened.
         func locked(_ file: String, offset: Int, length: Int) -> Bool {
@@ -204,7 +204,7 @@ public enum DatabaseBackup {
 
     /// Writes all of `bytes` to the file `fd` (`write(2)`, retrying short writes).
     /// - Throws: ``SystemError`` (`write`), e.g. `ENOSPC`.
-    public static func writeFully(_ fd: Int32, _ bytes: ArraySlice<UInt8>, path: String) throws(SystemError) {
+    static func writeFully(_ fd: Int32, _ bytes: ArraySlice<UInt8>, path: String) throws(SystemError) {
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
             let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

@@ -41,7 +41,7 @@ public final class DatabaseLock {
     }
 
     /// True when another process holds the lock on `path` (a missing file is not held).
-    public static func isHeld(path: String) -> Bool {
+    static func isHeld(path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }

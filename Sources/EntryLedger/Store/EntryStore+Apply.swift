@@ -218,7 +218,7 @@ public struct ConflictRecord: Sendable, Equatable {
     /// Node id of the losing write.
     public var lostNode: String
     /// The losing write's whole field group (Resolve writes it back whole).
-    public var lostGroup: [String: String]
+    var lostGroup: [String: String]
     /// When this node recorded it: RFC 3339 UTC, milliseconds (local wall clock).
     public var detectedAt: String
     /// True once resolved here (by Resolve, or by a later write over the kept one).

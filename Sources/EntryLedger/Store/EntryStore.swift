@@ -64,7 +64,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
 
     /// Transactions the writer has committed since opening (group commit makes
     /// this far smaller than the number of writes under load).
-    public var transactionsCommitted: Int { writer.commits }
+    var transactionsCommitted: Int { writer.commits }
 
     /// Finishes queued writes, checkpoints the WAL and stops the writer.
     /// Idempotent. After it, writes fail with `StorageFailed`.

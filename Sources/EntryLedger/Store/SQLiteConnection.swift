@@ -9,7 +9,7 @@ import EntryModel
 /// parameters, never with SQL built from values.
 public final class SQLiteConnection: @unchecked Sendable {
     /// The WAL is truncated to this size after each reset (`journal_size_limit`): 16 MiB.
-    public static let walSizeLimitBytes = 16 << 20
+    static let walSizeLimitBytes = 16 << 20
     let handle: OpaquePointer
 
     /// Process-wide SQLite settings, applied once before the first connection
@@ -104,13 +104,13 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// The rowid of the last row inserted on this connection (sqlite3_last_insert_rowid).
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// True while a transaction is open.
-    public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Rows inserted, changed or deleted by completed statements on this
     /// connection since it opened, triggers included (`sqlite3_total_changes64`).
@@ -118,7 +118,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     var totalChanges: Int64 { sqlite3_total_changes64(handle) }
 
     /// Runs `PRAGMA wal_checkpoint(mode)`; errors are ignored (a checkpoint is an optimisation).
-    public func checkpoint(_ mode: String = "PASSIVE") {
+    func checkpoint(_ mode: String = "PASSIVE") {
         try? execute("PRAGMA wal_checkpoint(\(mode))")
     }
 }

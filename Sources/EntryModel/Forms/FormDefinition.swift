@@ -5,7 +5,7 @@ public struct FormDefinition: Sendable, Hashable {
     /// The form's name (`registration`).
     public let name: String
     /// The title per locale.
-    public let titles: [EntryLocale: String]
+    let titles: [EntryLocale: String]
     /// The fields in navigation order; names are unique.
     public let fields: [FieldDefinition]
     /// 16 lowercase hex digits: FNV-1a (64-bit) of a canonical text of the

@@ -6,9 +6,9 @@ public struct Country: Sendable, Hashable {
     /// ISO 3166-1 alpha-2, upper case (`CN`); the canonical value of a country field.
     public let alpha2: String
     /// ISO 3166-1 alpha-3 (`CHN`); `XKX` for Kosovo is the World Bank's, not ISO's.
-    public let alpha3: String
+    let alpha3: String
     /// ISO 3166-1 numeric, 3 digits with leading zeros (`156`, `004`); empty for Kosovo.
-    public let numeric: String
+    let numeric: String
     /// The English (iso-codes common) name, e.g. `China`, `Türkiye`.
     public let nameEN: String
     /// The Simplified Chinese name, e.g. `中国`.
@@ -19,9 +19,9 @@ public struct Country: Sendable, Hashable {
     public let aliases: [String]
     /// The ITU-T E.164 country calling code, digits only (`86`, `1`); empty for
     /// the 7 territories without one. Several countries share a code.
-    public let callingCode: String
+    let callingCode: String
     /// True for codes outside ISO 3166-1 proper (only `XK`, Kosovo).
-    public let isUserAssigned: Bool
+    let isUserAssigned: Bool
 
     /// The name in `locale`: ``nameZH`` for `zh`, ``nameEN`` for `en`.
     public func name(in locale: EntryLocale) -> String {

@@ -24,18 +24,18 @@ public struct Division: Sendable, Hashable {
     /// (`Guangzhou`, `Xi'an`, `Hohhot`, `Inner Mongolia`, `Tibet (Xizang)`).
     public let nameEN: String
     /// ISO 3166-2 code of a province (`CN-GD`); `nil` for cities.
-    public let iso3166_2: String?
+    let iso3166_2: String?
     /// The name without its administrative suffix (`广东`, `广州`, `延边`).
-    public let shortZH: String
+    let shortZH: String
     /// Toneless pinyin of ``shortZH``, lower-case ASCII, `ü` as `v` (`lvliang`).
     public let pinyin: String
     /// First letter of each pinyin syllable (`gz`); for search ranking only.
-    public let initials: String
+    let initials: String
     /// Other established names accepted as input (`Harbin`, `Nei Mongol`, `Macao`).
     public let aliases: [String]
     /// Earlier names under the same code and spelling variants of the lists
     /// (`襄樊市`, `襄樊` for 420600), accepted as input; never shown.
-    public let formerNames: [String]
+    let formerNames: [String]
 
     /// The name in `locale`: ``nameZH`` for `zh`, ``nameEN`` for `en`.
     public func name(in locale: EntryLocale) -> String {
@@ -56,7 +56,7 @@ public struct RetiredDivision: Sendable, Hashable {
     /// Its pinyin (`Laiwu`).
     public let nameEN: String
     /// Codes of the current cities that now hold its territory, largest share first.
-    public let replacedBy: [String]
+    let replacedBy: [String]
     /// Free text: kind of unit, years listed, what became of it.
     public let note: String
 

@@ -16,7 +16,7 @@ extension ReferenceData {
     }
 
     /// The province code of a stored city code, current or retired; `nil` if unknown.
-    public func provinceCode(ofCity code: String) -> String? {
+    func provinceCode(ofCity code: String) -> String? {
         division(code: code)?.parentCode ?? retiredDivision(code: code)?.parentCode
     }
 }

@@ -4,19 +4,19 @@ extension ReferenceData {
     /// Countries whose alpha-2, alpha-3, numeric code, English or Chinese name
     /// or alias matches `query` (see ``SearchRanking``); all countries for an
     /// empty query.
-    public func searchCountries(matching query: String) -> [Country] {
+    func searchCountries(matching query: String) -> [Country] {
         SearchRanking.filter(countries, keys: countrySearchKeys, query: query)
     }
 
     /// Provinces whose code, names, short name, pinyin, initials, ISO 3166-2
     /// code or aliases match `query` (see ``SearchRanking``).
-    public func searchProvinces(matching query: String) -> [Division] {
+    func searchProvinces(matching query: String) -> [Division] {
         SearchRanking.filter(provinces, keys: provinceSearchKeys, query: query)
     }
 
     /// Cities matching `query` like ``searchProvinces(matching:)`` (former
     /// names included), within the province with code `province` when given.
-    public func searchCities(matching query: String, province: String?) -> [Division] {
+    func searchCities(matching query: String, province: String?) -> [Division] {
         guard let province else { return SearchRanking.filter(cities, keys: citySearchKeys, query: query) }
         let indices = cities.indices.filter { cities[$0].parentCode == province }
         return SearchRanking.filter(indices.map { cities[$0] }, keys: indices.map { citySearchKeys[$0] }, query: query)

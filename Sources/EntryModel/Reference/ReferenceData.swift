@@ -16,11 +16,11 @@ public final class ReferenceData: Sendable {
     /// All 250 countries, sorted by alpha-2 as in the table: the picker order.
     public let countries: [Country]
     /// The 34 provinces, in table (code) order.
-    public let provinces: [Division]
+    let provinces: [Division]
     /// The 450 cities, in table (code) order.
     public let cities: [Division]
     /// Every distinct country calling code of ``countries`` (`86`, `1`, `44`, …).
-    public let callingCodes: Set<String>
+    let callingCodes: Set<String>
 
     private let countryByAlpha2: [String: Int]
     /// `flag name` of each country (same order as ``countries``), English and Chinese.

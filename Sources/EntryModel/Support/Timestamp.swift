@@ -70,7 +70,7 @@ public enum Timestamp {
     }
 
     /// Days since 1970-01-01 of a civil date (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms").
-    public static func days(fromCivil y0: Int, _ m: Int, _ d: Int) -> Int64 {
+    static func days(fromCivil y0: Int, _ m: Int, _ d: Int) -> Int64 {
         let y = Int64(m <= 2 ? y0 - 1 : y0)
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -81,7 +81,7 @@ public enum Timestamp {
     }
 
     /// The civil date (year, month, day) of a day count since 1970-01-01.
-    public static func civil(fromDays z0: Int64) -> (Int, Int, Int) {
+    static func civil(fromDays z0: Int64) -> (Int, Int, Int) {
         let z = z0 + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
         let doe = z - era * 146097

@@ -92,7 +92,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 extension JSON {
     /// Deepest nesting of arrays and objects the parser accepts. Varlink messages
     /// are shallow (entryd's deepest is 4); the bound stops stack exhaustion.
-    public static let maxDepth = 64
+    static let maxDepth = 64
 
     /// Parses one JSON text (RFC 8259) from UTF-8 bytes.
     ///
@@ -407,7 +407,7 @@ extension JSON {
     }
 
     /// Appends `s` as a JSON string literal.
-    public static func writeString(_ s: String, to out: inout [UInt8]) {
+    static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole.
         let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in

@@ -21,10 +21,10 @@ import EntrySync
 public struct AccessPolicy: Sendable, Equatable {
     /// Principals named in `read`, `write` and `admin`: user names, and group
     /// names with a leading `@`. A principal in several roles gets the highest.
-    public var grants: [Role: [String]] = [:]
+    var grants: [Role: [String]] = [:]
     /// The role of a peer named nowhere (`default-role`). Default `.read`;
     /// `.none` refuses every call.
-    public var defaultRole: Role = .read
+    var defaultRole: Role = .read
 
     /// - Parameters:
     ///   - grants: principals by role (user names, `@group` names). Default none.
@@ -88,7 +88,7 @@ public enum Accounts {
     }
 
     /// The name of `gid` (getgrgid_r(3)), or the number as text.
-    public static func groupName(_ gid: UInt32) -> String {
+    static func groupName(_ gid: UInt32) -> String {
         var grp = group()
         var result: UnsafeMutablePointer<group>?
         var buffer = [CChar](repeating: 0, count: 65536)

@@ -12,7 +12,7 @@ public struct CallContext {
     public let send: (VarlinkReply) throws -> Void
     /// True once the client has hung up, or the session is shutting down
     /// (for long-running streams).
-    public let peerHungUp: () -> Bool
+    let peerHungUp: () -> Bool
 }
 
 /// Handles calls; implemented by ``EntryService``.
@@ -37,5 +37,5 @@ public protocol CallHandler: AnyObject, Sendable {
 
 extension CallHandler {
     /// No call overlaps: every call is handled in turn.
-    public func begin(_ context: CallContext) throws -> (() throws -> Void)? { nil }
+    func begin(_ context: CallContext) throws -> (() throws -> Void)? { nil }
 }

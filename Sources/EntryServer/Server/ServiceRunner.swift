@@ -78,7 +78,7 @@ public final class ServiceRunner: Sendable {
     /// How long past its deadline a stop may still return before the service is
     /// reported as hanging (a stop that waits until its deadline, as the
     /// listener's drain does, returns just after it). Default 2 s.
-    public let hangGrace: Duration
+    let hangGrace: Duration
     private let events: RunnerEvents
     private let log: @Sendable (Log.Level, String) -> Void
 
@@ -97,9 +97,9 @@ public final class ServiceRunner: Sendable {
         /// Services whose stop returned without an error.
         public var stopped: [String] = []
         /// Services whose stop returned an error (stopped, not cleanly).
-        public var unclean: [String] = []
+        var unclean: [String] = []
         /// Services whose stop did not return by its deadline plus ``ServiceRunner/hangGrace``.
-        public var hung: [String] = []
+        var hung: [String] = []
         /// Whether every service stopped cleanly: entryd then exits 0.
         public var isClean: Bool { unclean.isEmpty && hung.isEmpty }
     }

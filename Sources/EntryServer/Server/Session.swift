@@ -132,7 +132,7 @@ public final class Session: @unchecked Sendable {
     /// has returned. As `Listener.stop` does, it shuts the socket's read side
     /// down to wake a blocked read, and both sides of a session that streams
     /// (its client may not be reading).
-    public func requestShutdown() {
+    func requestShutdown() {
         shutdownLock.lock()
         defer { shutdownLock.unlock() }
         guard !shutdownShared.ended, !shutdownShared.requested else { return }

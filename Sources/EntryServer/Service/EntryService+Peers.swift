@@ -13,7 +13,7 @@ extension EntryService {
     /// - Throws: `io.entryd.Sync.PeerUnreachable` when the peer cannot be
     ///   reached or fails mid-way (checkpoints of finished batches are kept),
     ///   `ClockSkew` from either side, `StorageFailed`.
-    public func syncWithPeer(name: String, address: String) throws -> (sync: PeerSyncResult, warnings: [String]) {
+    func syncWithPeer(name: String, address: String) throws -> (sync: PeerSyncResult, warnings: [String]) {
         let lock = peerLock(name)
         lock.lock()
         defer { lock.unlock() }
