@@ -29,7 +29,7 @@ enum BackupCommand {
         })
 
     /// Streams the snapshot into a temporary file, checks it, renames it into place.
-    static func run(file: String, _ session: Session) throws {
+    static func run(file: String, _ session: DaemonSession) throws {
         let out = try OutputFile(path: file)
         let progress = ProgressLine(label: "backup")
         var written: Int64 = 0
