@@ -65,7 +65,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
             let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
                                        defaultLocale: config.locale, peers: config.peers)
             opened = (store, entries)
-        } catch let e as DatabaseLock.InUse {
+        } catch let e as DatabaseInUse {
             throw StartupFailure(.unavailable, "\(e)")
         } catch {
             throw StartupFailure(.ioError, "cannot open database '\(path)': \(error)")
