@@ -4,11 +4,6 @@ import EntryClient
 import EntryLedger
 import Foundation
 
-/// The data commands: export, import, backup (issue 8).
-enum DataCommands {
-    static let all = [ExportCommand.command, ImportCommand.command, BackupCommand.command]
-}
-
 // MARK: - backup (io.entryd.Entries.Backup, streamed)
 
 enum BackupCommand {
