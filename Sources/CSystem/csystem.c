@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 
-int csystem_peercred(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
+int csystem_socket_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     struct ucred cred;
     socklen_t len = sizeof(cred);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
@@ -25,7 +25,7 @@ int csystem_set_timeouts(int fd, long recv_ms, long send_ms) {
     return 0;
 }
 
-int csystem_peer_hung_up(int fd) {
+int csystem_other_end_hung_up(int fd) {
     struct pollfd p = { fd, POLLRDHUP, 0 };
     if (poll(&p, 1, 0) <= 0) return 0;
     return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;

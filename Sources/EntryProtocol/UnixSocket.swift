@@ -74,7 +74,7 @@ public enum UnixSocket {
     }
 
     /// Writes all of `bytes`, retrying on `EINTR` and short writes. Uses
-    /// `MSG_NOSIGNAL`, so a closed peer gives `EPIPE` instead of SIGPIPE.
+    /// `MSG_NOSIGNAL`, so a connection closed at the other end gives `EPIPE` instead of SIGPIPE.
     /// - Throws: ``SystemError`` from `send` (`EPIPE`, `EAGAIN` on a send timeout …).
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
         var offset = 0

@@ -81,7 +81,7 @@ public final class VarlinkConnection {
     }
 }
 
-/// The peer closed the connection before a complete reply arrived.
+/// The other end closed the connection before a complete reply arrived.
 public struct ConnectionClosed: Error, Sendable, CustomStringConvertible {
     /// The error (it carries nothing).
     public init() {}

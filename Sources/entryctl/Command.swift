@@ -7,10 +7,10 @@ import EntryClient
 /// A command runs in three steps, as swift-argument-parser's do: the scanner
 /// parses the arguments, ``prepare`` validates them into an ``Action`` (no
 /// connection yet, so a usage error never waits for the daemon), and the
-/// action runs against a ``Session``.
+/// action runs against a ``DaemonSession``.
 struct Command: Sendable {
     /// Runs a validated command.
-    typealias Action = (Session) throws -> Void
+    typealias Action = (DaemonSession) throws -> Void
 
     let name: String
     /// One line for the command list, a sentence ending in a period.
@@ -97,10 +97,4 @@ func params(_ members: (String, JSON?)...) -> JSON {
 extension Optional where Wrapped == String {
     /// `.string(value)` when present.
     var json: JSON? { map(JSON.string) }
-}
-
-/// A failure entryctl detects itself that is not a usage error (exit 1).
-struct Refusal: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -97,7 +97,7 @@ final class Listener: @unchecked Sendable {
         let policy = access
         let thread = Thread { [self] in
             // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
-            let caller = Peer.caller(of: client, access: policy)
+            let caller = SocketCredentials.caller(of: client, access: policy)
             log.debug("client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
             let session = Session(fd: client, caller: caller, handler: service, limits: limits, onStream: { [self] in
                 lock.lock()
@@ -185,24 +185,5 @@ final class Listener: @unchecked Sendable {
         lock.unlock()
         log.info("drained \(drained - left) session(s)")
         return left
-    }
-}
-
-/// Peer credentials (SO_PEERCRED, unix(7)) mapped to a caller with a role.
-enum Peer {
-    /// The uid entryd runs as: that user is always admin.
-    static let daemonUID = getuid()
-
-    /// Who is on the other end of `fd`, with the role `access` grants: the
-    /// user name from getpwuid_r(3), groups from getgrouplist(3). A socket
-    /// without credentials (never on Linux AF_UNIX) gets no role.
-    static func caller(of fd: Int32, access: AccessPolicy) -> Caller {
-        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
-        guard csystem_peercred(fd, &pid, &uid, &gid) == 0 else {
-            return Caller(pid: 0, uid: UInt32.max, gid: UInt32.max, userName: "unknown", role: .none)
-        }
-        let name = Accounts.userName(uid)
-        let role = access.role(uid: uid, userName: name, groups: Accounts.groupNames(userName: name, gid: gid), daemonUID: daemonUID)
-        return Caller(pid: pid, uid: uid, gid: gid, userName: name, role: role)
     }
 }

@@ -73,22 +73,22 @@ struct Options {
         """
 
     /// A bad command line: the message, for `entryd: …` and exit 64.
-    struct UsageError: Error { let message: String }
+    struct OptionError: Error { let message: String }
 
     /// Parses `arguments` (without the program name). Returns `nil` after
     /// printing help or the version.
-    static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
+    static func parse(_ arguments: [String]) throws(OptionError) -> Options? {
         var o = Options()
         var i = 0
-        func value(_ flag: String) throws(UsageError) -> String {
+        func value(_ flag: String) throws(OptionError) -> String {
             i += 1
-            guard i < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
+            guard i < arguments.count else { throw OptionError(message: "\(flag) needs a value") }
             return arguments[i]
         }
-        func number(_ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+        func number(_ flag: String, _ range: ClosedRange<Int>) throws(OptionError) -> Int {
             let text = try value(flag)
             guard let n = Int(text), range.contains(n) else {
-                throw UsageError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+                throw OptionError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
             }
             return n
         }
@@ -111,11 +111,11 @@ struct Options {
             case "--forms": o.formsDirectory = try value(arg)
             case "--locale":
                 let text = try value(arg)
-                guard let l = EntryLocale(tag: text) else { throw UsageError(message: "--locale must be zh or en, not '\(text)'") }
+                guard let l = EntryLocale(tag: text) else { throw OptionError(message: "--locale must be zh or en, not '\(text)'") }
                 o.locale = l
             case "--log-level":
                 let text = try value(arg)
-                guard let l = Log.Level(name: text) else { throw UsageError(message: "--log-level must be error, warning, notice, info or debug, not '\(text)'") }
+                guard let l = Log.Level(name: text) else { throw OptionError(message: "--log-level must be error, warning, notice, info or debug, not '\(text)'") }
                 o.logLevel = l
             case "--max-connections": o.maxConnections = try number(arg, 1...65536)
             case "--idle-timeout": o.idleTimeoutSeconds = try number(arg, 1...86400)
@@ -125,17 +125,17 @@ struct Options {
             case "--peer":
                 let text = try value(arg)
                 guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
-                    throw UsageError(message: "--peer takes NAME=ADDRESS, not '\(text)'")
+                    throw OptionError(message: "--peer takes NAME=ADDRESS, not '\(text)'")
                 }
                 let address = String(text[text.index(after: eq)...])
                 guard address.hasPrefix("unix:") || address.hasPrefix("exec:") else {
-                    throw UsageError(message: "a peer address starts with unix: or exec:, not '\(address)'")
+                    throw OptionError(message: "a peer address starts with unix: or exec:, not '\(address)'")
                 }
                 o.peers.append(PeerConfig(name: String(text[..<eq]), address: address))
             case "--sync-interval": o.syncInterval = try number(arg, 0...86400)
             default:
                 arg = arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'"
-                throw UsageError(message: arg)
+                throw OptionError(message: arg)
             }
             i += 1
         }

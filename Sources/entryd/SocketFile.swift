@@ -5,14 +5,14 @@ import EntryProtocol
 import EntrySync
 import EntryServer
 
+/// Another process accepts connections on the socket path.
+struct SocketInUse: Error { let path: String }
+
 /// Binding the listening socket file, with stale-file recovery.
 enum SocketFile {
-    /// Another process accepts connections on the path.
-    struct InUse: Error { let path: String }
-
     /// Binds `path` with `mode` (`socket-mode`, default 0660). A socket file left by a crashed daemon
     /// (connect is refused) is removed first; a live one is never touched.
-    /// - Throws: ``InUse`` when something answers on the path; ``SystemError``
+    /// - Throws: ``SocketInUse`` when something answers on the path; ``SystemError``
     ///   when the path exists and is not a socket, or bind/listen fail.
     static func bind(path: String, mode: mode_t = 0o660, log: Log) throws -> Int32 {
         var st = stat()
@@ -23,7 +23,7 @@ enum SocketFile {
             do {
                 let fd = try UnixSocket.connect(path: path)
                 close(fd)
-                throw InUse(path: path)
+                throw SocketInUse(path: path)
             } catch let e as SystemError where e.errno == ECONNREFUSED {
                 log.notice("removing stale socket '\(path)' left by an earlier run")
                 unlink(path)
@@ -62,7 +62,7 @@ struct ListeningSocket: Sendable {
         do {
             let fd = try SocketFile.bind(path: path, mode: mode_t(settings.config.socketMode), log: log)
             return ListeningSocket(fd: fd, path: path, activated: false)
-        } catch let e as SocketFile.InUse {
+        } catch let e as SocketInUse {
             throw StartupFailure(.unavailable, "another entryd is already serving '\(e.path)'; stop it first or choose another --socket")
         } catch {
             throw StartupFailure(.cantCreate, "cannot listen on '\(path)': \(error)")

@@ -65,7 +65,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
             let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
                                        defaultLocale: config.locale, peers: config.peers)
             opened = (store, entries)
-        } catch let e as DatabaseLock.InUse {
+        } catch let e as DatabaseInUse {
             throw StartupFailure(.unavailable, "\(e)")
         } catch {
             throw StartupFailure(.ioError, "cannot open database '\(path)': \(error)")
@@ -77,30 +77,6 @@ final class StoreService: DaemonService, @unchecked Sendable {
     func stop(deadline: ContinuousClock.Instant) {
         opened?.store.close()
     }
-}
-
-/// A start-up step that failed: the exit status and the line to log.
-struct StartupFailure: Error, CustomStringConvertible {
-    /// The status entryd exits with.
-    let exitCode: ExitCode
-    /// One line for the log, naming the path and what to do.
-    let message: String
-
-    /// A failure exiting with `exitCode` and logging `message`.
-    init(_ exitCode: ExitCode, _ message: String) {
-        self.exitCode = exitCode
-        self.message = message
-    }
-
-    /// The message.
-    var description: String { message }
-}
-
-/// A service stopped by its deadline but left something unfinished (sessions
-/// still busy, a sync still running): the runner logs it and entryd exits 1.
-struct StopIncomplete: Error, CustomStringConvertible {
-    /// What was left, e.g. `2 session(s) still busy after 10 s; closing anyway`.
-    let description: String
 }
 
 extension ContinuousClock.Instant {

@@ -206,6 +206,26 @@ import Testing
         }
         #expect(d.stop() == 0)
     }
+
+    @Test("export -o writes devices in place and follows symbolic links; never replaces them")
+    func exportToDeviceAndSymlink() throws {
+        let d = try Daemon()
+        #expect(try d.entryctl(["add", "name=李雷", "birthday=1990-05-17", "country=CN", "province=广东", "city=广州",
+                                "contact_method=phone", "phone=13800138000"]).status == 0)
+        let toNull = try d.entryctl(["export", "-o", "/dev/null"])
+        #expect(toNull.status == 0, "\(toNull.stderr)")
+        var st = stat()
+        #expect(stat("/dev/null", &st) == 0 && st.st_mode & S_IFMT == S_IFCHR)
+        let target = d.directory + "/target.jsonl", link = d.directory + "/link.jsonl"
+        FileManager.default.createFile(atPath: target, contents: Data())
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(try d.entryctl(["export", "-o", link]).status == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target)
+        #expect((try String(contentsOfFile: target, encoding: .utf8)).contains("李雷"))
+        let missingDirectory = try d.entryctl(["export", "-o", d.directory + "/nowhere/x.jsonl"])
+        #expect(missingDirectory.status != 0 && missingDirectory.stderr.contains("does not exist"))
+        #expect(d.stop() == 0)
+    }
 }
 
 /// Generated entries for the data tests.

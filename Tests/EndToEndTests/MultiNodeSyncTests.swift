@@ -147,4 +147,27 @@ import Testing
         watcher.close()
         #expect(d.stop() == 0)
     }
+
+    @Test("SyncPeer to a socket that accepts and never answers gives PeerUnreachable after peer-timeout")
+    func silentPeerIsUnreachable() throws {
+        let d = try Daemon(arguments: ["--peer-timeout", "1"])
+        let silentPath = d.directory + "/silent.sock"
+        let silent = try UnixSocket.listen(path: silentPath, mode: 0o600)
+        defer { close(silent) }
+        let started = Date()
+        do {
+            _ = try d.connect().call("io.entryd.Sync.SyncPeer", .object([("peer", .string("unix:" + silentPath))]))
+            Issue.record("a silent peer synced")
+        } catch let e as WireError {
+            #expect(e.name == "io.entryd.Sync.PeerUnreachable")
+        }
+        #expect(Date().timeIntervalSince(started) < 10)
+        // An address tried once is not remembered in Status.
+        #expect(try d.connect().call("io.entryd.Sync.Status")["peers"]?.arrayValue?.isEmpty == true)
+        // A relative socket path is refused (relative to the daemon's directory means nothing to a client).
+        #expect(throws: WireError.invalidParameter("peer")) {
+            _ = try d.connect().call("io.entryd.Sync.SyncPeer", .object([("peer", .string("unix:relative.sock"))]))
+        }
+        #expect(d.stop() == 0)
+    }
 }

@@ -96,4 +96,22 @@ import Testing
             #expect((attributes[.ownerAccountID] as? NSNumber)?.stringValue == String(uid))
         }
     }
+
+    @Test("mk/docs.mk installs the pages and the completion under DESTDIR and removes them")
+    func docsInstall() throws {
+        guard let make = which("make") else { return }
+        let dest = try TemporaryDirectory()
+        defer { dest.remove() }
+        let makefile = dest.url.appendingPathComponent("Makefile").path
+        try "include mk/docs.mk\n".write(toFile: makefile, atomically: true, encoding: .utf8)
+        let install = try runProcess(make, ["-C", packageRoot, "-f", makefile, "install-docs", "DESTDIR=\(dest.url.path)/root", "PREFIX=/usr"])
+        #expect(install.status == 0, "\(install.stderr)")
+        for file in ["usr/share/man/man8/entryd.8", "usr/share/man/man1/entryctl.1", "usr/share/man/man5/entryd.conf.5",
+                     "usr/share/bash-completion/completions/entryctl"] {
+            #expect(FileManager.default.fileExists(atPath: dest.url.path + "/root/" + file), "\(file)")
+        }
+        let uninstall = try runProcess(make, ["-C", packageRoot, "-f", makefile, "uninstall-docs", "DESTDIR=\(dest.url.path)/root", "PREFIX=/usr"])
+        #expect(uninstall.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: dest.url.path + "/root/usr/share/man/man1/entryctl.1"))
+    }
 }

@@ -68,7 +68,7 @@ import Testing
                 let before = readOnly ? try store.counts() : (0, 0, 0)
                 var replies: [VarlinkReply] = []
                 let call = VarlinkCall(method: method, parameters: .object(params), more: false)
-                let context = CallContext(caller: caller, call: call, send: { replies.append($0) }, peerHungUp: { true })
+                let context = CallContext(caller: caller, call: call, send: { replies.append($0) }, clientHungUp: { true })
                 do {
                     try service.handle(context)
                     #expect(replies.count == 1, "\(method) sent \(replies.count) replies")

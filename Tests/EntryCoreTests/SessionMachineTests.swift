@@ -205,9 +205,9 @@ import Testing
     func hangUp() {
         var m = Self.reading()
         #expect(m.bytesRead(Array(#"{"method":"org.varlink.service.GetInfo""#.utf8), now: .zero) == .read(timeout: Self.idle))
-        #expect(m.inputEnded(now: .seconds(1)) == .close(.peerHungUp(midMessage: true)))
+        #expect(m.inputEnded(now: .seconds(1)) == .close(.clientHungUp(midMessage: true)))
         var clean = Self.reading()
-        #expect(clean.inputEnded(now: .seconds(1)) == .close(.peerHungUp(midMessage: false)))
+        #expect(clean.inputEnded(now: .seconds(1)) == .close(.clientHungUp(midMessage: false)))
         var failed = Self.reading()
         #expect(failed.readFailed(now: .seconds(1)) == .close(.readFailed))
     }
@@ -254,8 +254,8 @@ import Testing
         #expect(SessionMachine.CloseReason.idleTimeout.logText(idleTimeoutSeconds: 300) == "idle for 300s, closing")
         #expect(SessionMachine.CloseReason.messageTooLarge.logText(idleTimeoutSeconds: 300) == "message over max-message-size, closing")
         #expect(SessionMachine.CloseReason.undecodableMessage.logText(idleTimeoutSeconds: 300) == "undecodable message, closing")
-        #expect(SessionMachine.CloseReason.peerHungUp(midMessage: true).logText(idleTimeoutSeconds: 300) == "client hung up mid-message")
-        #expect(SessionMachine.CloseReason.peerHungUp(midMessage: false).logText(idleTimeoutSeconds: 300) == nil)
+        #expect(SessionMachine.CloseReason.clientHungUp(midMessage: true).logText(idleTimeoutSeconds: 300) == "client hung up mid-message")
+        #expect(SessionMachine.CloseReason.clientHungUp(midMessage: false).logText(idleTimeoutSeconds: 300) == nil)
         #expect(SessionMachine.CloseReason.clientGone.logText(idleTimeoutSeconds: 300) == nil)
     }
 

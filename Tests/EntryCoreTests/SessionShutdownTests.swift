@@ -22,7 +22,7 @@ import Testing
                 return
             }
             var page: Int64 = 0
-            while !context.peerHungUp() {
+            while !context.clientHungUp() {
                 try context.send(VarlinkReply(parameters: .object([("page", .int(page))]), continues: true))
                 page += 1
                 usleep(10_000)

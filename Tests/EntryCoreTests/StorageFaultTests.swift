@@ -18,7 +18,7 @@ import Testing
         var replies: [VarlinkReply] = []
         let caller = Caller(pid: 1, uid: 0, gid: 0, userName: "tester", role: .admin)
         let context = CallContext(caller: caller, call: VarlinkCall(method: method, parameters: .object(params)),
-                                  send: { replies.append($0) }, peerHungUp: { false })
+                                  send: { replies.append($0) }, clientHungUp: { false })
         do {
             try service.handle(context)
         } catch {

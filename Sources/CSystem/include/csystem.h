@@ -4,9 +4,10 @@
 #define CSYSTEM_H
 #include <sys/types.h>
 
-/// Peer credentials of a connected Unix socket (SO_PEERCRED, unix(7)).
+/// Credentials of the process at the other end of a connected Unix socket
+/// (SO_PEERCRED, unix(7)).
 /// Returns 0 on success, -1 with errno set on failure.
-int csystem_peercred(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+int csystem_socket_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
 /// accept4(2) with SOCK_CLOEXEC. Returns the new fd or -1 with errno set.
 int csystem_accept_cloexec(int fd);
@@ -16,7 +17,7 @@ int csystem_unix_stream_socket(void);
 
 /// Sets SO_RCVTIMEO and SO_SNDTIMEO on fd, in milliseconds (0 = none).
 int csystem_set_timeouts(int fd, long recv_ms, long send_ms);
-/// 1 when the peer of a connected socket has hung up (poll(2) POLLRDHUP,
+/// 1 when the other end of a connected socket has hung up (poll(2) POLLRDHUP,
 /// POLLHUP or POLLERR), 0 otherwise; never blocks or consumes data.
-int csystem_peer_hung_up(int fd);
+int csystem_other_end_hung_up(int fd);
 #endif

@@ -84,8 +84,8 @@ public enum DatabaseBackup {
         public var description: String { message }
     }
 
-    /// The database is open in another process (a running entryd): nothing was changed.
-    public struct InUse: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The database to restore over is open in another process (a running entryd): nothing was changed.
+    public struct RestoreTargetInUse: Error, Sendable, Equatable, CustomStringConvertible {
         /// The database path.
         public var database: String
         /// The text shown to people (English).
@@ -173,12 +173,12 @@ public enum DatabaseBackup {
     /// The node id is the backup's, so peers resume from their checkpoints.
     ///
     /// - Returns: what the restored database holds.
-    /// - Throws: ``InUse`` when the database is open elsewhere, ``Failure`` when
+    /// - Throws: ``RestoreTargetInUse`` when the database is open elsewhere, ``Failure`` when
     ///   the backup fails a check (nothing is changed in either case), or
     ///   ``SystemError`` for a file system error.
     @discardableResult
     public static func restore(from backup: String, to database: String) throws -> Info {
-        if isInUse(database: database) { throw InUse(database: database) }
+        if isInUse(database: database) { throw RestoreTargetInUse(database: database) }
         let directory = (database as NSString).deletingLastPathComponent.isEmpty ? "." : (database as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = database + ".restore-" + String(UUIDv7.generate().suffix(12))

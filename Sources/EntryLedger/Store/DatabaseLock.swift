@@ -14,19 +14,9 @@ import EntryModel
 public final class DatabaseLock {
     private let fd: Int32
 
-    /// The database is held by another process.
-    public struct InUse: Error, CustomStringConvertible {
-        /// The database file that is locked, as given to ``DatabaseLock/init(path:)``.
-        public let path: String
-        /// One line naming the path and what to do (stop the other entryd or choose another `--db`).
-        public var description: String {
-            "the database '\(path)' is in use by another entryd; stop it first or choose another --db"
-        }
-    }
-
     /// Creates the database file if missing (an empty file is an empty
     /// SQLite database) and locks it.
-    /// - Throws: ``InUse`` when another process holds the lock; ``SystemError``
+    /// - Throws: ``DatabaseInUse`` when another process holds the lock; ``SystemError``
     ///   when the file cannot be opened.
     public init(path: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -34,7 +24,7 @@ public final class DatabaseLock {
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let e = errno
             close(fd)
-            if e == EWOULDBLOCK { throw InUse(path: path) }
+            if e == EWOULDBLOCK { throw DatabaseInUse(path: path) }
             throw SystemError("flock", errno: e, detail: path)
         }
         self.fd = fd
@@ -53,4 +43,14 @@ public final class DatabaseLock {
     }
 
     deinit { close(fd) }
+}
+
+/// The database is held by another process: its ``DatabaseLock`` is taken.
+public struct DatabaseInUse: Error, CustomStringConvertible {
+    /// The database file that is locked, as given to ``DatabaseLock/init(path:)``.
+    public let path: String
+    /// One line naming the path and what to do (stop the other entryd or choose another `--db`).
+    public var description: String {
+        "the database '\(path)' is in use by another entryd; stop it first or choose another --db"
+    }
 }

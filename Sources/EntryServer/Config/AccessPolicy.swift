@@ -6,7 +6,7 @@ import EntryLedger
 import EntryProtocol
 import EntrySync
 
-/// Maps a connection's peer (SO_PEERCRED, unix(7)) to a ``Role``: the
+/// Maps a connection's caller (SO_PEERCRED, unix(7)) to a ``Role``: the
 /// `[roles]` section of `entryd.conf` (doc/design.md "Security and limits").
 ///
 /// Rules, in order:
@@ -22,24 +22,24 @@ public struct AccessPolicy: Sendable, Equatable {
     /// Principals named in `read`, `write` and `admin`: user names, and group
     /// names with a leading `@`. A principal in several roles gets the highest.
     var grants: [Role: [String]] = [:]
-    /// The role of a peer named nowhere (`default-role`). Default `.read`;
+    /// The role of a caller named nowhere (`default-role`). Default `.read`;
     /// `.none` refuses every call.
     var defaultRole: Role = .read
 
     /// - Parameters:
     ///   - grants: principals by role (user names, `@group` names). Default none.
-    ///   - defaultRole: the role of peers named nowhere. Default `.read`.
+    ///   - defaultRole: the role of callers named nowhere. Default `.read`.
     public init(grants: [Role: [String]] = [:], defaultRole: Role = .read) {
         self.grants = grants
         self.defaultRole = defaultRole
     }
 
-    /// The role of a peer.
+    /// The role of a caller.
     ///
     /// - Parameters:
-    ///   - uid: The peer's user id.
+    ///   - uid: The caller's user id.
     ///   - userName: The name of `uid` (or the number as text when it has none).
-    ///   - groups: Names of the peer's groups: primary and supplementary.
+    ///   - groups: Names of the caller's groups: primary and supplementary.
     ///   - daemonUID: The uid the daemon runs as (that user is always admin).
     public func role(uid: UInt32, userName: String, groups: [String], daemonUID: UInt32) -> Role {
         if uid == 0 || uid == daemonUID { return .admin }
@@ -54,7 +54,7 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 }
 
-/// A peer's identity as the system names it: user name and group names.
+/// A caller's identity as the system names it: user name and group names.
 public enum Accounts {
     /// The name of `uid` (getpwuid_r(3)), or the number as text when there is none.
     public static func userName(_ uid: UInt32) -> String {
@@ -67,11 +67,11 @@ public enum Accounts {
         return String(uid)
     }
 
-    /// The names of the groups of a user: `gid` (the peer's primary group from
+    /// The names of the groups of a user: `gid` (the caller's primary group from
     /// SO_PEERCRED) and the supplementary groups of `userName` from the group
     /// database (getgrouplist(3)); a gid without a name appears as its number.
     ///
-    /// The supplementary groups are those of the account, not of the peer
+    /// The supplementary groups are those of the account, not of the calling
     /// process (SO_PEERCRED carries no supplementary groups), as polkit and
     /// D-Bus policies do it.
     public static func groupNames(userName: String, gid: UInt32) -> [String] {

@@ -12,7 +12,7 @@ public struct CallContext {
     public let send: (VarlinkReply) throws -> Void
     /// True once the client has hung up, or the session is shutting down
     /// (for long-running streams).
-    let peerHungUp: () -> Bool
+    let clientHungUp: () -> Bool
 }
 
 /// Handles calls; implemented by ``EntryService``.

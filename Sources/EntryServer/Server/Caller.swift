@@ -3,13 +3,13 @@ import EntryLedger
 import EntryProtocol
 import EntrySync
 
-/// Who is calling: the peer of a connection, from SO_PEERCRED (unix(7)).
+/// Who is calling: the client process of a connection, from SO_PEERCRED (unix(7)).
 public struct Caller: Sendable, Equatable {
-    /// The peer's process id (SO_PEERCRED).
+    /// The client's process id (SO_PEERCRED).
     public var pid: Int32
-    /// The peer's user id.
+    /// The client's user id.
     public var uid: UInt32
-    /// The peer's primary group id.
+    /// The client's primary group id.
     public var gid: UInt32
     /// The user name of `uid` (getpwuid_r), or the number as text when unknown.
     /// Recorded as the actor of every change the caller makes.

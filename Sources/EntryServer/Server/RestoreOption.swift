@@ -33,7 +33,7 @@ public enum RestoreOption {
             let info = try DatabaseBackup.restore(from: backup, to: database)
             return (.success, "restored '\(backup)' to '\(database)': node \(info.node), \(info.entries) entries, "
                 + "change log to seq \(info.seq), schema \(info.schemaVersion); the previous database is '\(database).before-restore'")
-        } catch let error as DatabaseBackup.InUse {
+        } catch let error as DatabaseBackup.RestoreTargetInUse {
             return (.unavailable, error.description)
         } catch let error as DatabaseBackup.Failure {
             return (.dataError, "not restored: \(error.message)")

@@ -182,9 +182,9 @@ public final class Session: @unchecked Sendable {
         CallContext(
             caller: caller, call: call,
             send: { [self] reply in try send(reply, from: id) },
-            peerHungUp: { [self] in
+            clientHungUp: { [self] in
                 _ = deliverShutdownRequest()
-                return streamStopped || csystem_peer_hung_up(fd) != 0
+                return streamStopped || csystem_other_end_hung_up(fd) != 0
             })
     }
 

@@ -70,7 +70,7 @@ extension SessionMachine {
         /// buffered are answered, then the session closes instead of reading.
         case drain
         /// The running call is streaming (it sent a `continues` reply):
-        /// make its hang-up poll (``CallContext/peerHungUp``) report true so
+        /// make its hang-up poll (``CallContext/clientHungUp``) report true so
         /// it ends the stream; then as for ``drain``.
         case stopStreaming
     }
@@ -79,7 +79,7 @@ extension SessionMachine {
     enum CloseReason: Equatable {
         /// End of stream from the client; `midMessage`: bytes of an unfinished
         /// message were buffered (they get no reply).
-        case peerHungUp(midMessage: Bool)
+        case clientHungUp(midMessage: Bool)
         /// No byte arrived for `idle-timeout` while the session waited for one.
         case idleTimeout
         /// Reading the socket failed (e.g. `ECONNRESET`).
@@ -105,7 +105,7 @@ extension SessionMachine.CloseReason {
     /// - Parameter idleTimeoutSeconds: the `idle-timeout` in force, in seconds.
     func logText(idleTimeoutSeconds: Int) -> String? {
         switch self {
-        case .peerHungUp(let midMessage): midMessage ? "client hung up mid-message" : nil
+        case .clientHungUp(let midMessage): midMessage ? "client hung up mid-message" : nil
         case .idleTimeout: "idle for \(idleTimeoutSeconds)s, closing"
         case .readFailed: nil  // the session logs the read's error itself
         case .messageTooLarge: "message over max-message-size, closing"

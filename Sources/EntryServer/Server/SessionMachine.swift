@@ -128,7 +128,7 @@ struct SessionMachine {
     /// ended the read side). Unfinished bytes get no reply.
     mutating func inputEnded(now: Duration) -> Action {
         expectReading()
-        let reason: CloseReason = stopping ? .shutdown : .peerHungUp(midMessage: decoder.hasPartialMessage)
+        let reason: CloseReason = stopping ? .shutdown : .clientHungUp(midMessage: decoder.hasPartialMessage)
         state = .draining(then: .close(reason, finalReply: nil))
         return next(now: now)
     }

@@ -55,7 +55,7 @@ extension EntryService {
                 ("node", .string(store.nodeID)), ("schemaVersion", .int(Int64(store.schemaVersion))),
             ]), continues: !last))
             offset += Int64(filled)
-            if last || c.peerHungUp() { return }
+            if last || c.clientHungUp() { return }
         } while true
     }
 }

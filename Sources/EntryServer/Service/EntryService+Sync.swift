@@ -93,7 +93,7 @@ extension EntryService {
         }
         var cursor = first.last
         try c.send(VarlinkReply(parameters: page(first.changes, cursor), continues: true))
-        while !c.peerHungUp() {
+        while !c.clientHungUp() {
             guard let committed = store.commits.wait(after: cursor, timeout: 1.0) else { break }
             while committed > cursor {
                 let next = try store.changes(since: cursor, limit: pageSize, excludeNode: exclude)

@@ -4,11 +4,6 @@ import EntryClient
 import EntryLedger
 import Foundation
 
-/// The data commands: export, import, backup (issue 8).
-enum DataCommands {
-    static let all = [ExportCommand.command, ImportCommand.command, BackupCommand.command]
-}
-
 // MARK: - backup (io.entryd.Entries.Backup, streamed)
 
 enum BackupCommand {
@@ -29,7 +24,7 @@ enum BackupCommand {
         })
 
     /// Streams the snapshot into a temporary file, checks it, renames it into place.
-    static func run(file: String, _ session: Session) throws {
+    static func run(file: String, _ session: DaemonSession) throws {
         let out = try OutputFile(path: file)
         let progress = ProgressLine(label: "backup")
         var written: Int64 = 0

@@ -116,7 +116,7 @@ enum EntryCommands {
         })
 
     /// Prints a reply holding `entry`: as JSON with `--json`, else readably with the form's labels.
-    static func printEntry(_ reply: JSON, _ session: Session) {
+    static func printEntry(_ reply: JSON, _ session: DaemonSession) {
         if session.globals.json { return Terminal.out(lines: [reply.text]) }
         let entry = reply["entry"] ?? .object([])
         let labels = session.fieldLabels(form: entry["form"]?.stringValue)

@@ -71,7 +71,7 @@ enum ExportCommand {
         })
 
     /// The form's fields with their labels in both locales, from GetForm; and the form's name.
-    static func formFields(_ session: Session, form: String?) throws -> (name: String, fields: [DataColumns.FieldNames]) {
+    static func formFields(_ session: DaemonSession, form: String?) throws -> (name: String, fields: [DataColumns.FieldNames]) {
         let zh = try session.call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", .string("zh"))))
         let en = try session.call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", .string("en"))))
         let enLabels = Dictionary((en["form"]?["fields"]?.arrayValue ?? []).compactMap { f -> (String, String)? in
@@ -95,7 +95,7 @@ enum ExportCommand {
     }
 
     /// Follows List cursors and writes each page before asking for the next.
-    static func run(_ request: ExportRequest, _ session: Session) throws {
+    static func run(_ request: ExportRequest, _ session: DaemonSession) throws {
         var form = request.form
         var fields: [DataColumns.FieldNames] = []
         if request.format == .csv {

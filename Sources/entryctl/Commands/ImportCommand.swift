@@ -86,7 +86,7 @@ enum ImportCommand {
 /// One run of `import`: reads rows, sends batches, counts, reports.
 final class ImportRun {
     let request: ImportRequest
-    let session: Session
+    let session: DaemonSession
     private var input: ByteInput!
     private var csv: CSVReader?
     private var lines: LineReader?
@@ -104,7 +104,7 @@ final class ImportRun {
     private var shownRejects: [String] = []
     private let progress = ProgressLine(label: "import")
 
-    init(_ request: ImportRequest, _ session: Session) {
+    init(_ request: ImportRequest, _ session: DaemonSession) {
         self.request = request
         self.session = session
     }

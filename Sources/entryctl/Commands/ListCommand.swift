@@ -79,7 +79,7 @@ enum ListCommand {
         })
 
     /// Fetches one page, or every page with `--all`, and prints them.
-    static func run(_ request: ListRequest, _ session: Session) throws {
+    static func run(_ request: ListRequest, _ session: DaemonSession) throws {
         var entries: [JSON] = []
         var cursor = request.cursor
         var total: Int64 = 0

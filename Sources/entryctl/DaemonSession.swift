@@ -4,7 +4,7 @@ import EntryProtocol
 import EntryClient
 
 /// A command's link to the daemon, opened on the first call, plus the global choices.
-final class Session {
+final class DaemonSession {
     /// Longest wait for one reply, in milliseconds (60 s). `watch` waits without bound.
     static let replyTimeoutMilliseconds = 60_000
 

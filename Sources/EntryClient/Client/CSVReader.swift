@@ -1,0 +1,110 @@
+import EntryModel
+
+/// A malformed CSV input: where and what.
+public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The 1-based physical line where the bad record starts.
+    public var line: Int
+    /// What is wrong, in English.
+    public var reason: String
+    /// A CSV error at `line`.
+    public init(line: Int, reason: String) {
+        self.line = line
+        self.reason = reason
+    }
+    /// The text shown to people (English).
+    public var description: String { "CSV line \(line): \(reason)" }
+}
+
+/// Reads comma-separated values as RFC 4180 defines them, record by record,
+/// from a ``ByteInput`` (so a large file is never held whole).
+///
+/// Accepted beyond the RFC, as spreadsheet programs write it: a UTF-8 byte order
+/// mark at the start (skipped), LF as well as CRLF line ends, a last record
+/// without a line end, and a `"` inside an unquoted field (kept as it is). Blank
+/// lines are skipped. A quoted field may span lines; one left open at the end of
+/// the input is an error.
+public final class CSVReader {
+    private let input: ByteInput
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var started = false
+    private var finished = false
+    private var line = 1
+
+    /// Reads records of `input`.
+    public init(_ input: ByteInput) { self.input = input }
+
+    /// Ensures at least one unread byte; `false` at the end of the input.
+    private func fill() throws(SystemError) -> Bool {
+        if position < buffer.count { return true }
+        if finished { return false }
+        let chunk = try input.read()
+        buffer = chunk
+        position = 0
+        if chunk.isEmpty { finished = true; return false }
+        if !started {
+            started = true
+            // A BOM split across the first reads is not expected: chunks are 64 KiB.
+            if buffer.starts(with: utf8ByteOrderMark) { position = 3 }
+            return try fill()
+        }
+        return true
+    }
+
+    /// The next record's fields and the 1-based line it starts on; `nil` at the end.
+    /// - Throws: ``CSVError`` for a quoted field left open, ``SystemError`` from reading.
+    public func next() throws -> (fields: [String], line: Int)? {
+        while true {
+            guard try fill() else { return nil }
+            let startLine = line
+            var fields: [String] = []
+            var field: [UInt8] = []
+            var quoted = false      // inside a quoted field
+            var wasQuoted = false   // the current field began with a quote
+            var endOfRecord = false
+            while !endOfRecord {
+                guard try fill() else {
+                    if quoted { throw CSVError(line: startLine, reason: "a quoted field is not closed before the end of the input") }
+                    break
+                }
+                let b = buffer[position]
+                position += 1
+                if quoted {
+                    if b == UInt8(ascii: "\"") {
+                        if try fill(), buffer[position] == UInt8(ascii: "\"") {
+                            field.append(b)
+                            position += 1
+                        } else {
+                            quoted = false
+                        }
+                    } else {
+                        if b == UInt8(ascii: "\n") { line += 1 }
+                        field.append(b)
+                    }
+                    continue
+                }
+                switch b {
+                case UInt8(ascii: ","):
+                    fields.append(String(decoding: field, as: UTF8.self))
+                    field.removeAll(keepingCapacity: true)
+                    wasQuoted = false
+                case UInt8(ascii: "\r"):
+                    if try fill(), buffer[position] == UInt8(ascii: "\n") { position += 1 }
+                    line += 1
+                    endOfRecord = true
+                case UInt8(ascii: "\n"):
+                    line += 1
+                    endOfRecord = true
+                case UInt8(ascii: "\"") where field.isEmpty && !wasQuoted:
+                    quoted = true
+                    wasQuoted = true
+                default:
+                    field.append(b)
+                }
+            }
+            fields.append(String(decoding: field, as: UTF8.self))
+            if fields.count == 1 && fields[0].isEmpty && !wasQuoted { continue }  // a blank line
+            return (fields, startLine)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+/// The reasons a value can be refused, each with a one-sentence message per
+/// locale that names the field and says what to do (doc/protocol.md, `Problem.message`).
+enum ProblemReason: Sendable, Equatable {
+    case required
+    case unknownField(form: String)
+    case controlCharacters
+    /// Only invisible characters (fillers, joiners, lone combining marks).
+    case noVisibleCharacters
+    case tooLong(maximum: Int)
+    case dateFormat
+    case noSuchDate
+    case dateTimeFormat
+    case noSuchTime
+    case secondsNotZero
+    case before(String)
+    case after(String)
+    case offInterval(minutes: Int)
+    case notACountry
+    case notAProvince
+    case notACity
+    case notAnOption(labels: [String])
+    case retired(name: String)
+    case ambiguous(names: [String])
+    case notInProvince(province: String)
+    case provinceAsCity(province: String)
+    case provinceHasNoCities(province: String)
+    /// The province was cleared while the stored city (named) lies in it.
+    case cityNeedsProvince(city: String)
+    case phoneCharacters
+    case phoneTooLong
+    case phoneTooShort
+    case unknownCallingCode
+    case notAChineseNumber
+    case notANANPNumber
+    case emailFormat
+    case emailTooLong
+
+    /// The message for a field labelled `label` (the field name for unknown fields).
+    func message(label: String, locale: EntryLocale) -> String {
+        switch locale {
+        case .zh: return chinese(label)
+        case .en: return english(label)
+        }
+    }
+
+    private func chinese(_ label: String) -> String {
+        switch self {
+        case .required: return "请填写\(label)。"
+        case .unknownField(let form): return "表单“\(form)”没有字段“\(label)”，请删去它。"
+        case .controlCharacters: return "\(label)不能包含换行、制表符等控制字符，请删去。"
+        case .noVisibleCharacters: return "\(label)只有不可见的字符，请填写可见的内容。"
+        case .tooLong(let maximum): return "\(label)最多 \(maximum) 个字符，请缩短。"
+        case .dateFormat: return "\(label)不是可识别的日期，请按 YYYY-MM-DD 填写，例如 1990-05-17。"
+        case .noSuchDate: return "\(label)：没有这一天，请检查月份和日期。"
+        case .dateTimeFormat: return "\(label)不是可识别的日期时间，请按 YYYY-MM-DD HH:mm 填写，例如 2025-03-09 14:30。"
+        case .noSuchTime: return "\(label)：时间无效，小时为 0–23，分钟为 0–59。"
+        case .secondsNotZero: return "\(label)只精确到分钟，请去掉秒数。"
+        case .before(let bound): return "\(label)不能早于 \(bound)。"
+        case .after(let bound): return "\(label)不能晚于 \(bound)。"
+        case .offInterval(let minutes): return "\(label)的分钟数须是 \(minutes) 的倍数，请选择整 \(minutes) 分钟的时间。"
+        case .notACountry: return "\(label)不在国家列表中，请从列表中选择，或填写 ISO 代码（如 CN）。"
+        case .notAProvince: return "\(label)不在省份列表中，请从列表中选择（如 广东 或 440000）。"
+        case .notACity: return "\(label)不在城市列表中，请从所选省份的城市中选择。"
+        case .notAnOption(let labels): return "\(label)只能是以下之一：\(labels.joined(separator: "、"))。"
+        case .retired(let name): return "\(label)“\(name)”是已撤销的区划，请选择现行的城市。"
+        case .ambiguous(let names): return "\(label)有多个匹配：\(names.joined(separator: "、"))，请选择其一。"
+        case .notInProvince(let province): return "\(label)不属于所选省份“\(province)”，请选择该省份的城市或更改省份。"
+        case .provinceAsCity(let province): return "\(province)是省级单位，\(label)请选择它下辖的城市或区县，例如下面的建议。"
+        case .provinceHasNoCities(let province): return "“\(province)”没有下级城市，请将\(label)留空。"
+        case .cityNeedsProvince(let city): return "不能只清空\(label)：已存的城市“\(city)”属于它；请同时清空城市，或同时改选省份和城市。"
+        case .phoneCharacters: return "\(label)只能包含数字、空格、连字符、点、括号和开头的 +，例如 +86 138 0013 8000。"
+        case .phoneTooLong: return "\(label)连同国家代码超过 15 位数字（E.164 上限），请检查号码。"
+        case .phoneTooShort: return "\(label)位数太少，请填写完整号码。"
+        case .unknownCallingCode: return "\(label)的国家代码无法识别，请检查 + 或 00 后面的数字。"
+        case .notAChineseNumber: return "\(label)不是有效的中国号码：手机号为 13–19 开头的 11 位数字，座机为区号加号码。"
+        case .notANANPNumber: return "\(label)不是有效的北美号码：+1 之后应为 10 位数字（3 位区号、7 位号码）。"
+        case .emailFormat: return "\(label)不是有效的邮箱地址，请按 name@example.com 的格式填写。"
+        case .emailTooLong: return "\(label)过长：@ 前最多 64 个字符，整个地址最多 254 个字符。"
+        }
+    }
+
+    private func english(_ label: String) -> String {
+        switch self {
+        case .required: return "\(label) is required; please fill it in."
+        case .unknownField(let form): return "Form '\(form)' has no field '\(label)'; remove it."
+        case .controlCharacters: return "\(label) must not contain control characters such as line breaks or tabs; remove them."
+        case .noVisibleCharacters: return "\(label) has only invisible characters; enter something visible."
+        case .tooLong(let maximum): return "\(label) may have at most \(maximum) characters; shorten it."
+        case .dateFormat: return "\(label) is not a date; write it as YYYY-MM-DD, e.g. 1990-05-17."
+        case .noSuchDate: return "\(label) is not a day of the calendar; check the month and day."
+        case .dateTimeFormat: return "\(label) is not a date and time; write it as YYYY-MM-DD HH:mm, e.g. 2025-03-09 14:30."
+        case .noSuchTime: return "\(label) has no such time of day; hours go from 0 to 23 and minutes from 0 to 59."
+        case .secondsNotZero: return "\(label) is kept in whole minutes; leave out the seconds."
+        case .before(let bound): return "\(label) must not be before \(bound)."
+        case .after(let bound): return "\(label) must not be after \(bound)."
+        case .offInterval(let minutes): return "The minutes of \(label) must be a multiple of \(minutes); pick a time on a \(minutes)-minute step."
+        case .notACountry: return "\(label) is not a country of the list; pick one, or give its ISO code (e.g. CN)."
+        case .notAProvince: return "\(label) is not a province of the list; pick one (e.g. Guangdong or 440000)."
+        case .notACity: return "\(label) is not a city of the list; pick one of the chosen province's cities."
+        case .notAnOption(let labels): return "\(label) must be one of: \(labels.joined(separator: ", "))."
+        case .retired(let name): return "\(label) '\(name)' is a retired division; pick a current city."
+        case .ambiguous(let names): return "\(label) matches several rows (\(names.joined(separator: "; "))); pick one."
+        case .notInProvince(let province): return "\(label) is not in the chosen province (\(province)); pick one of its cities or change the province."
+        case .provinceAsCity(let province): return "\(province) is a province-level unit; for \(label) choose one of its cities, districts or counties, such as those suggested."
+        case .provinceHasNoCities(let province): return "\(province) has no cities in the list; leave \(label) empty."
+        case .cityNeedsProvince(let city): return "\(label) cannot be cleared alone: the stored city \(city) lies in it; clear the city too, or change the province and city together."
+        case .phoneCharacters: return "\(label) may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."
+        case .phoneTooLong: return "\(label) has more than 15 digits with its country code (the E.164 limit); check the number."
+        case .phoneTooShort: return "\(label) is too short; give the full number."
+        case .unknownCallingCode: return "\(label) does not start with a known country calling code; check the digits after + or 00."
+        case .notAChineseNumber: return "\(label) is not a valid Chinese number: mobiles have 11 digits starting with 13 to 19, landlines an area code and a number."
+        case .notANANPNumber: return "\(label) is not a valid North American number: +1 is followed by 10 digits (a 3-digit area code and 7 digits)."
+        case .emailFormat: return "\(label) is not a valid e-mail address; write it like name@example.com."
+        case .emailTooLong: return "\(label) is too long: at most 64 characters before the @ and 254 in all."
+        }
+    }
+}

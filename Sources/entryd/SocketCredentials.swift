@@ -1,0 +1,23 @@
+@preconcurrency import Glibc
+import CSystem
+import EntryModel
+import EntryServer
+
+/// A client's socket credentials (SO_PEERCRED, unix(7)) mapped to a caller with a role.
+enum SocketCredentials {
+    /// The uid entryd runs as: that user is always admin.
+    static let daemonUID = getuid()
+
+    /// Who is on the other end of `fd`, with the role `access` grants: the
+    /// user name from getpwuid_r(3), groups from getgrouplist(3). A socket
+    /// without credentials (never on Linux AF_UNIX) gets no role.
+    static func caller(of fd: Int32, access: AccessPolicy) -> Caller {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        guard csystem_socket_credentials(fd, &pid, &uid, &gid) == 0 else {
+            return Caller(pid: 0, uid: UInt32.max, gid: UInt32.max, userName: "unknown", role: .none)
+        }
+        let name = Accounts.userName(uid)
+        let role = access.role(uid: uid, userName: name, groups: Accounts.groupNames(userName: name, gid: gid), daemonUID: daemonUID)
+        return Caller(pid: pid, uid: uid, gid: gid, userName: name, role: role)
+    }
+}
