@@ -1,27 +1,5 @@
 import EntryModel
 
-/// What ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` did.
-public struct ApplyResult: Sendable, Equatable {
-    /// Changes stored now.
-    public var applied = 0
-    /// Changes already in the change log (received before, directly or through another node).
-    public var skipped = 0
-    /// Conflict records created by the batch and still open at its end
-    /// (concurrent writes of the same register; one that a later change of the
-    /// same batch superseded is not counted).
-    public var conflicts = 0
-    /// This node's highest seq after the batch.
-    public var seq: Int64 = 0
-
-    /// A result with the given counts (all 0 by default).
-    public init(applied: Int = 0, skipped: Int = 0, conflicts: Int = 0, seq: Int64 = 0) {
-        self.applied = applied
-        self.skipped = skipped
-        self.conflicts = conflicts
-        self.seq = seq
-    }
-}
-
 extension EntryStore {
     /// Applies changes made on other nodes, in one transaction (doc/design.md "Sync").
     ///
@@ -197,51 +175,6 @@ extension WriteContext {
     }
 }
 
-/// A kept conflict (doc/protocol.md `io.entryd.Sync.Conflict`).
-public struct ConflictRecord: Sendable, Equatable {
-    /// The conflict id: a UUIDv8 derived from entry, field and both stamps, the same on every node.
-    public var id: String
-    /// The entry's id (lower-case UUID text).
-    public var entry: String
-    /// The field whose values differed.
-    public var field: String
-    /// The winning value (canonical; "" when the field was cleared).
-    public var kept: String
-    /// HLC of the winning write, 16 hex digits.
-    public var keptHlc: String
-    /// Node id of the winning write.
-    public var keptNode: String
-    /// The losing value (canonical; "" when that write cleared the field).
-    public var lost: String
-    /// HLC of the losing write, 16 hex digits.
-    public var lostHlc: String
-    /// Node id of the losing write.
-    public var lostNode: String
-    /// The losing write's whole field group (Resolve writes it back whole).
-    var lostGroup: [String: String]
-    /// When this node recorded it: RFC 3339 UTC, milliseconds (local wall clock).
-    public var detectedAt: String
-    /// True once resolved here (by Resolve, or by a later write over the kept one).
-    public var resolved: Bool
-
-    /// A value with every member given.
-    public init(id: String, entry: String, field: String, kept: String, keptHlc: String, keptNode: String, lost: String,
-                lostHlc: String, lostNode: String, lostGroup: [String: String], detectedAt: String, resolved: Bool) {
-        self.id = id
-        self.entry = entry
-        self.field = field
-        self.kept = kept
-        self.keptHlc = keptHlc
-        self.keptNode = keptNode
-        self.lost = lost
-        self.lostHlc = lostHlc
-        self.lostNode = lostNode
-        self.lostGroup = lostGroup
-        self.detectedAt = detectedAt
-        self.resolved = resolved
-    }
-}
-
 extension EntryStore {
     /// How many conflicts are open (for `Status`), counted without reading them.
     /// - Throws: ``SQLiteError``.
@@ -312,27 +245,5 @@ extension EntryStore {
             conflict.resolved = true
             return conflict
         }
-    }
-}
-
-/// Conflict ids: the same on every node for the same pair of writes.
-enum ConflictID {
-    /// A UUIDv8 (RFC 9562 §5.8) from two FNV-1a 64-bit hashes of the entry,
-    /// the field, and both stamps.
-    static func make(entry: String, field: String, kept: Stamp, lost: Stamp) -> String {
-        let text = "\(entry)|\(field)|\(kept.hlc) \(kept.node)|\(lost.hlc) \(lost.node)"
-        /// FNV-1a, 64 bits, over `text` from `seed` (the standard offset basis, or it
-        /// with its halves swapped for the second hash).
-        func fnv(_ seed: UInt64) -> UInt64 {
-            var h = seed
-            for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
-            return h
-        }
-        let a = fnv(0xCBF2_9CE4_8422_2325), b = fnv(0x8422_2325_CBF2_9CE4)
-        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64($0))) }
-            + (0..<8).map { UInt8(truncatingIfNeeded: b >> (56 - 8 * UInt64($0))) }
-        bytes[6] = 0x80 | (bytes[6] & 0x0F)
-        bytes[8] = 0x80 | (bytes[8] & 0x3F)
-        return UUIDv7.format(bytes)
     }
 }

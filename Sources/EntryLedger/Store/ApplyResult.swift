@@ -1,0 +1,23 @@
+import EntryModel
+
+/// What ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` did.
+public struct ApplyResult: Sendable, Equatable {
+    /// Changes stored now.
+    public var applied = 0
+    /// Changes already in the change log (received before, directly or through another node).
+    public var skipped = 0
+    /// Conflict records created by the batch and still open at its end
+    /// (concurrent writes of the same register; one that a later change of the
+    /// same batch superseded is not counted).
+    public var conflicts = 0
+    /// This node's highest seq after the batch.
+    public var seq: Int64 = 0
+
+    /// A result with the given counts (all 0 by default).
+    public init(applied: Int = 0, skipped: Int = 0, conflicts: Int = 0, seq: Int64 = 0) {
+        self.applied = applied
+        self.skipped = skipped
+        self.conflicts = conflicts
+        self.seq = seq
+    }
+}

@@ -1,0 +1,69 @@
+import EntryModel
+
+/// Sort order for ``LedgerStore/list(_:)`` (doc/protocol.md `Order`).
+public enum ListOrder: String, Sendable, CaseIterable {
+    case created, updated, birthday, name
+
+    /// The entries column this order sorts on (ties are broken by id).
+    var column: String {
+        switch self {
+        case .created: return "created_at"
+        case .updated: return "updated_at"
+        case .birthday: return "birthday"
+        case .name: return "name"
+        }
+    }
+
+    /// doc/protocol.md: descending by default for created and updated.
+    public var defaultDescending: Bool { self == .created || self == .updated }
+}
+
+/// A List query with canonical filter values (the service resolves lenient input first).
+public struct ListQuery: Sendable {
+    /// Only entries of this form (a form name), or all forms when `nil`.
+    public var form: String?
+    /// ISO 3166-1 alpha-2 code the `country` column must equal.
+    public var country: String?
+    /// GB/T 2260 province code the `province` column must equal.
+    public var province: String?
+    /// GB/T 2260 city code the `city` column must equal.
+    public var city: String?
+    /// Inclusive `YYYY-MM-DD` bounds on the birthday column.
+    public var bornFrom: String?
+    /// Inclusive upper `YYYY-MM-DD` bound; entries without a birthday never match.
+    public var bornTo: String?
+    /// Case-insensitive substring of the name (already folded with `lowercased()`).
+    public var text: String?
+    /// RFC 3339 UTC ms: entries updated at or after it.
+    public var updatedSince: String?
+    /// The sort column (ties broken by id).
+    public var order: ListOrder = .created
+    /// Sort direction; the service defaults it with ``ListOrder/defaultDescending``.
+    public var descending: Bool = true
+    /// Entries per page (1…1000).
+    public var limit: Int = 50
+    /// Keyset position: the sort value and id of the last entry of the previous page.
+    public var after: (value: String, id: String)?
+    /// Include deleted entries (tombstones); by default they are left out.
+    public var includeDeleted = false
+
+    /// A query of every non-deleted entry, newest created first, 50 per page.
+    public init() {}
+}
+
+/// One page of ``LedgerStore/list(_:)``.
+public struct ListPage: Sendable {
+    /// At most `limit` entries, in the query's order.
+    public var entries: [StoredEntry]
+    /// Keyset position of the last entry when more may follow, else `nil`.
+    public var next: (value: String, id: String)?
+    /// Number of entries matching the filters (all pages).
+    public var total: Int
+
+    /// A page with every member given.
+    public init(entries: [StoredEntry], next: (value: String, id: String)?, total: Int) {
+        self.entries = entries
+        self.next = next
+        self.total = total
+    }
+}

@@ -1,0 +1,88 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement owned by its connection's cache.
+///
+/// Bind with 1-based indexes, step through rows, read columns by 0-based index.
+public final class Statement {
+    let stmt: OpaquePointer
+    unowned let connection: SQLiteConnection
+    /// The statement text (safe to log: values are bound, not in the text).
+    public let sql: String
+
+    /// Wraps a prepared statement of `connection`; finalized when released.
+    init(_ stmt: OpaquePointer, connection: SQLiteConnection, sql: String) {
+        self.stmt = stmt
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    /// Makes the statement ready to run again: resets it and unbinds every
+    /// parameter (they read as NULL until bound).
+    func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    /// A value that can be bound to a parameter.
+    public enum Value {
+        case null
+        case int(Int64)
+        case text(String)
+    }
+
+    /// Binds `values` to parameters 1…n.
+    /// - Throws: ``SQLiteError`` (SQLITE_RANGE for too many values).
+    @discardableResult
+    public func bind(_ values: [Value]) throws(SQLiteError) -> Statement {
+        for (i, v) in values.enumerated() {
+            let idx = Int32(i + 1)
+            let rc: Int32
+            switch v {
+            case .null: rc = sqlite3_bind_null(stmt, idx)
+            case .int(let n): rc = sqlite3_bind_int64(stmt, idx, n)
+            case .text(let s): rc = sqlite3_bind_text(stmt, idx, s, -1, csqlite_transient())
+            }
+            if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
+        }
+        return self
+    }
+
+    /// Binds `values` and runs the statement to completion (no rows expected).
+    /// - Throws: ``SQLiteError`` (constraint violations, I/O, full disk …).
+    public func run(_ values: [Value] = []) throws(SQLiteError) {
+        try bind(values)
+        defer { sqlite3_reset(stmt) }
+        var rc = sqlite3_step(stmt)
+        while rc == SQLITE_ROW { rc = sqlite3_step(stmt) }
+        if rc != SQLITE_DONE { throw connection.error(rc, sql: sql) }
+    }
+
+    /// Binds `values` and calls `row` for each result row (the statement is
+    /// reset afterwards). `row` reads columns with ``int(_:)`` and ``text(_:)``.
+    /// - Throws: ``SQLiteError``, or whatever `row` throws.
+    public func query(_ values: [Value] = [], _ row: (Statement) throws -> Void) throws {
+        try bind(values)
+        defer { sqlite3_reset(stmt) }
+        while true {
+            let rc = sqlite3_step(stmt)
+            if rc == SQLITE_DONE { return }
+            if rc != SQLITE_ROW { throw connection.error(rc, sql: sql) }
+            try row(self)
+        }
+    }
+
+    /// The integer value of column `i` (0-based); 0 for NULL.
+    public func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
+
+    /// The text value of column `i` (0-based); `""` for NULL.
+    public func text(_ i: Int32) -> String {
+        guard let p = sqlite3_column_text(stmt, i) else { return "" }
+        return String(cString: p)
+    }
+
+    /// True when column `i` is NULL.
+    public func isNull(_ i: Int32) -> Bool { sqlite3_column_type(stmt, i) == SQLITE_NULL }
+}
