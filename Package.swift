@@ -63,8 +63,8 @@ let package = Package(
             name: "entryd-bench", dependencies: ["EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
             path: "Sources/entryd-bench", swiftSettings: swiftSettings),
         .testTarget(
-            name: "EntryCoreTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "CSQLiteFaults", "CSQLite"],
-            path: "Tests/EntryCoreTests", swiftSettings: swiftSettings),
+            name: "UnitTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "CSQLiteFaults", "CSQLite"],
+            path: "Tests/UnitTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),

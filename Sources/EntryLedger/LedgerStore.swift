@@ -26,7 +26,7 @@ import EntryModel
 /// ### Implementing
 ///
 /// These are the rules a second store can get wrong. `StoreTests` and
-/// `SyncTests` (Tests/EntryCoreTests) check all but durability for every
+/// `SyncTests` (Tests/UnitTests) check all but durability for every
 /// `StoreKind`; durability across a crash is checked end to end, on the
 /// SQLite store only (`CrashSafetyTests`).
 ///

@@ -107,7 +107,7 @@ import Testing
 
     @Test("the shipped config/entryd.conf parses and documents every key")
     func shippedFile() throws {
-        let path = #filePath.replacingOccurrences(of: "/Tests/EntryCoreTests/ConfigTests.swift", with: "/config/entryd.conf")
+        let path = #filePath.replacingOccurrences(of: "/Tests/UnitTests/ConfigTests.swift", with: "/config/entryd.conf")
         let c = try DaemonConfiguration.load(path: path)
         #expect(c.formsDirectory?.hasSuffix("/config/forms") == true)
         let text = try String(contentsOfFile: path, encoding: .utf8)
