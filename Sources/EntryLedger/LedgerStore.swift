@@ -17,7 +17,7 @@ import EntryModel
 ///
 /// Errors: domain refusals throw ``EntryError`` with the code each requirement
 /// names; failures of the storage itself throw a ``StorageError`` (for
-/// ``EntryStore``: ``SQLiteError``), which the server answers as `StorageFailed`.
+/// ``EntryStore``: ``SQLiteError``), which the server answers as `.storageFailed`.
 ///
 /// Units: seq is an `Int64` ≥ 1 (0 means "before the first change"); times are
 /// RFC 3339 UTC text with milliseconds; HLCs are ``HLC`` values (16 hex digits
@@ -341,7 +341,7 @@ public protocol PendingWrite<Value> {
 
 /// A failure of the storage under a ``LedgerStore`` (the disk, the database
 /// file or server), as opposed to a domain refusal (``EntryError``): the server
-/// answers it as `StorageFailed` with ``entryError``, and a failed sync does not
+/// answers it as `.storageFailed` with ``entryError``, and a failed sync does not
 /// blame the peer for it.
 ///
 /// ### Implementing

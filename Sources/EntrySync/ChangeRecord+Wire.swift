@@ -18,7 +18,7 @@ extension ChangeRecord {
 extension ChangeRecord {
     /// Reads a wire `Change` (doc/protocol.md). `seq` is the sender's and is kept
     /// only for reference; the receiver assigns its own.
-    /// - Throws: ``EntryError`` `InvalidParameter(changes)` when a member is
+    /// - Throws: ``EntryError`` `.invalidParameter("changes")` when a member is
     ///   missing or malformed: HLC not 16 hex digits or zero, node or entry not a
     ///   UUID, `at` not RFC 3339, an unknown op, a field name a form file could not
     ///   declare, or a control character in a value.

@@ -20,7 +20,7 @@ public final class PeerTransport {
     /// - Parameter timeoutSeconds: how long a read or write may wait before the
     ///   call fails (a peer that accepts and never answers must not hang a sync).
     /// - Throws: ``SystemError`` when the socket cannot be reached or the
-    ///   command cannot start; ``EntryError`` `InvalidParameter(peer)` for an
+    ///   command cannot start; ``EntryError`` `.invalidParameter("peer")` for an
     ///   address of another scheme or a relative socket path.
     public init(address: String, timeoutSeconds: Int = 30) throws {
         if address.hasPrefix("unix:") {

@@ -17,7 +17,7 @@ public final class VarlinkPeer: PeerLink {
     }
 
     /// The peer's `node` from `io.entryd.Sync.Status`.
-    /// - Throws: ``EntryError`` `InvalidParameter(node)` when the reply lacks it; the
+    /// - Throws: ``EntryError`` `.invalidParameter("node")` when the reply lacks it; the
     ///   errors of ``VarlinkConnection/call(_:_:)``.
     public func nodeID() throws -> String {
         guard let node = try (status ?? connection.call("io.entryd.Sync.Status"))["node"]?.stringValue else {
@@ -28,7 +28,7 @@ public final class VarlinkPeer: PeerLink {
 
     /// Calls `io.entryd.Sync.Changes(since, limit, excludeNode)`; `last` is the
     /// peer's highest seq examined (`since` when the reply has none).
-    /// - Throws: ``EntryError`` `InvalidParameter(changes)` for a malformed change;
+    /// - Throws: ``EntryError`` `.invalidParameter("changes")` for a malformed change;
     ///   the errors of ``VarlinkConnection/call(_:_:)``.
     public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         var params: [(String, JSON)] = [("since", .int(since)), ("limit", .int(Int64(limit)))]
@@ -40,7 +40,7 @@ public final class VarlinkPeer: PeerLink {
 
     /// Calls `io.entryd.Sync.Apply(changes)`; counts missing from the reply read as 0.
     /// - Throws: the errors of ``VarlinkConnection/call(_:_:)`` (e.g. ``WireError``
-    ///   `io.entryd.Sync.ClockSkew`).
+    ///   its clock-skew refusal).
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         let reply = try connection.call("io.entryd.Sync.Apply", .object([("changes", .array(changes.map(\.json)))]))
         return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),

@@ -215,7 +215,7 @@ extension EntryStore {
     /// (with `useLost`, the losing values; else the kept values as they stand),
     /// which marks it resolved here and, once synced, on the other nodes too.
     /// A conflict whose kept value was already overwritten is only marked resolved.
-    /// - Throws: `io.entryd.Sync.ConflictNotFound`; `EntryNotFound` when the
+    /// - Throws: ``EntryError/conflictNotFound(_:)``; `.entryNotFound` when the
     ///   entry is gone; ``SQLiteError``.
     public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
                                 origin: WriteOrigin) throws -> ConflictRecord {

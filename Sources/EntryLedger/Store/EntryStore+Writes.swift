@@ -9,7 +9,7 @@ extension EntryStore {
     ///   - id: a canonical UUID, or `nil` to generate a UUIDv7.
     ///   - layout: which fields feed the filter columns and merge together.
     /// - Returns: the entry and whether it was created now.
-    /// - Throws: ``EntryError`` `EntryExists` when `id` is used by other values or
+    /// - Throws: ``EntryError`` `.entryExists` when `id` is used by other values or
     ///   a deleted entry; ``SQLiteError`` for storage failures.
     public func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                        origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
@@ -24,7 +24,7 @@ extension EntryStore {
     /// on an idle store runs on the thread that waits for it.
     /// - Returns: a ticket (a ``WriteTicket``, held inline) whose `wait()` gives
     ///   the entry once it is durable.
-    /// - Throws: ``EntryError`` `StorageFailed` once the store is closing.
+    /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
     public func beginCreate(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                             origin: WriteOrigin) throws -> any PendingWrite<(entry: StoredEntry, created: Bool)> {
         try writer.enqueue({ ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) },
@@ -37,8 +37,8 @@ extension EntryStore {
     /// rest of their groups, are written as one `update` change; if none
     /// changed, nothing is written.
     /// - Parameter ifVersion: when given, must equal the current version.
-    /// - Throws: ``EntryError`` `EntryNotFound`, `VersionMismatch`; whatever
-    ///   `compute` throws (e.g. `ValidationFailed`); ``SQLiteError``.
+    /// - Throws: ``EntryError`` `.entryNotFound`, `.versionMismatch`; whatever
+    ///   `compute` throws (e.g. `.validationFailed`); ``SQLiteError``.
     /// - Parameter layoutOf: the field layout of a form by name, asked for the
     ///   stored entry's form inside the write job (no read before the write).
     public func update(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin,
@@ -60,7 +60,7 @@ extension EntryStore {
 
     /// Marks an entry deleted (a tombstone: its values are kept, so the delete
     /// syncs and can be undone). Deleting a deleted entry changes nothing.
-    /// - Throws: ``EntryError`` `EntryNotFound`, `VersionMismatch`; ``SQLiteError``.
+    /// - Throws: ``EntryError`` `.entryNotFound`, `.versionMismatch`; ``SQLiteError``.
     public func delete(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout,
                        origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
@@ -71,7 +71,7 @@ extension EntryStore {
     }
 
     /// Undoes a delete. Restoring an entry that is not deleted changes nothing.
-    /// - Throws: ``EntryError`` `EntryNotFound`; ``SQLiteError``.
+    /// - Throws: ``EntryError`` `.entryNotFound`; ``SQLiteError``.
     public func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: nil)
@@ -117,7 +117,7 @@ extension EntryStore {
 extension WriteContext {
     /// The entry `id` (deleted ones too) as the writer sees it now.
     /// - Parameter ifVersion: 16-hex-digit HLC the current version must equal (`nil`: any).
-    /// - Throws: ``EntryError`` `EntryNotFound`; `VersionMismatch` carrying the current version.
+    /// - Throws: ``EntryError`` `.entryNotFound`; `.versionMismatch` carrying the current version.
     func existing(_ id: String, ifVersion: String?) throws -> StoredEntry {
         guard let current = try load(id) else { throw EntryError.entryNotFound(id) }
         if let ifVersion, ifVersion != current.version.description {
@@ -129,7 +129,7 @@ extension WriteContext {
     /// The writer-thread body of ``EntryStore/create(form:id:fields:layout:origin:)``:
     /// the same form and fields under a live `id` return it with `created` false;
     /// otherwise a new entry (UUIDv7 id when `id` is `nil`) and its `create` change.
-    /// - Throws: ``EntryError`` `EntryExists`; ``SQLiteError``.
+    /// - Throws: ``EntryError`` `.entryExists`; ``SQLiteError``.
     func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                 origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
         if let id, let existing = try load(id) {

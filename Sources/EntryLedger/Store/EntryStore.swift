@@ -67,7 +67,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     var transactionsCommitted: Int { writer.commits }
 
     /// Finishes queued writes, checkpoints the WAL and stops the writer.
-    /// Idempotent. After it, writes fail with `StorageFailed`.
+    /// Idempotent. After it, writes fail with `.storageFailed`.
     public func close() {
         _ = try? writer.perform { db in db.checkpoint("TRUNCATE") }
         writer.stop()

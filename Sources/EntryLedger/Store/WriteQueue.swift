@@ -26,8 +26,8 @@ import EntryModel
 /// 4. **A round**: `BEGIN IMMEDIATE`; the jobs in queue order, each keeping its
 ///    outcome in its own slot; one `COMMIT` (one fsync in WAL mode with
 ///    `synchronous=FULL`).
-/// 5. **A job fails alone** (``RoundMode``). Most failures (`EntryExists`,
-///    `VersionMismatch`, a refused Apply) are found before the job writes
+/// 5. **A job fails alone** (``RoundMode``). Most failures (`.entryExists`,
+///    `.versionMismatch`, a refused Apply) are found before the job writes
 ///    anything: in the first attempt (`.grouped`, no savepoints) such a job is
 ///    simply left out. A job that fails after it wrote rolls the round back,
 ///    and the round runs again `.savepointPerJob`: each job inside its own
@@ -41,7 +41,7 @@ import EntryModel
 ///    had succeeded fails with the commit's error. Either way nothing of the
 ///    round is stored.
 /// 7. **Shutdown** (``State``). ``stop()`` turns `.accepting` into `.draining`:
-///    new jobs are refused with `StorageFailed`, the queued ones still run (a
+///    new jobs are refused with `.storageFailed`, the queued ones still run (a
 ///    lone one without grace), then the queue is `.stopped` and the thread ends.
 ///
 /// `@unchecked Sendable`: the queue's state is guarded by `condition`, and the
@@ -122,7 +122,7 @@ final class WriteQueue: @unchecked Sendable {
     /// Runs `body` inside the next round and returns its result once committed.
     /// - Throws: what `body` throws (only its own writes are undone), the
     ///   ``SQLiteError`` of a failed round or commit, or ``EntryError``
-    ///   `StorageFailed` once the store is closing.
+    ///   `.storageFailed` once the store is closing.
     func submit<T>(_ body: @escaping (WriteContext) throws -> T) throws -> T {
         try enqueue(body, callerWaitsNext: true).wait()
     }

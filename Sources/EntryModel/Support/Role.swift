@@ -9,7 +9,7 @@ public enum Role: Int, Sendable, Comparable, CaseIterable {
     /// + Apply, SyncPeer, Resolve.
     case admin = 3
 
-    /// The name in `entryd.conf` and in `PermissionDenied(role)`: `none`, `read`, `write`, `admin`.
+    /// The name in `entryd.conf` and in ``EntryError/permissionDenied(role:)``: `none`, `read`, `write`, `admin`.
     public var name: String {
         switch self {
         case .none: return "none"

@@ -246,7 +246,7 @@ struct JSONParser {
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInteger, let v = Int64(text) { return .int(v) }
         // RFC 8259 §6 lets a parser limit the range: a number beyond Double becomes
-        // ±infinity, which no parameter accepts, so the call gets InvalidParameter
+        // ±infinity, which no parameter accepts, so the call is refused as an invalid parameter
         // naming it instead of the whole message being refused.
         guard let d = Double(text) else { throw JSONParseError(offset: start, reason: "invalid number") }
         return .double(d)
