@@ -33,7 +33,7 @@ final class DaemonSession {
             connection = opened
             return opened
         } catch {
-            throw DaemonUnreachable(attempts: [.init(candidate: candidate, reason: error.reasonText)])
+            throw DaemonUnreachable(attempts: [.init(candidate: candidate, error: error)])
         }
     }
 

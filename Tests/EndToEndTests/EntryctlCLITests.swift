@@ -102,6 +102,22 @@ import EntryServer
         #expect(outcome.stderr.contains("systemctl start entryd.socket"))
     }
 
+    @Test("a socket path that is a regular file or a directory is named as not a socket, not 'Connection refused' (exit 69)")
+    func socketPathNotASocket() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("entryctl-notsock-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/plain.sock"
+        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        for (path, kind) in [(file, "a regular file"), (dir, "a directory")] {
+            let outcome = try Run.entryctl(["--socket", path, "status"])
+            #expect(outcome.status == 69, "\(outcome)")
+            #expect(outcome.stderr.contains("\(path) (--socket): not a socket (\(kind))"), "\(outcome)")
+            #expect(!outcome.stderr.contains("Connection refused"), "\(outcome)")
+            #expect(!outcome.stderr.contains("Start the daemon"), "\(outcome)")
+        }
+    }
+
     @Test("without --socket, every default path tried is reported (exit 69)")
     func unreachableDefaults() throws {
         let outcome = try Run.entryctl(["status"], environment: ["ENTRYD_SOCKET": "/nonexistent/env.sock", "XDG_RUNTIME_DIR": "/nonexistent/run"])

@@ -86,8 +86,11 @@ public struct FailureReport: Sendable, Equatable {
         if error.attempts.contains(where: { $0.reason.contains("ermission denied") }) {
             lines.append("Permission denied: the socket is for members of group 'entryd' (see entryd.conf).")
         }
-        lines.append("Start the daemon with 'entryd --socket PATH' (then pass --socket PATH or set ENTRYD_SOCKET),")
-        lines.append("or under systemd with 'systemctl start entryd.socket'.")
+        // A path that is not a socket needs another path, not a daemon started.
+        if !error.attempts.allSatisfy({ $0.reason.hasPrefix("not a socket") }) {
+            lines.append("Start the daemon with 'entryd --socket PATH' (then pass --socket PATH or set ENTRYD_SOCKET),")
+            lines.append("or under systemd with 'systemctl start entryd.socket'.")
+        }
         return FailureReport(exitCode: .unavailable, lines: lines)
     }
 
@@ -95,7 +98,7 @@ public struct FailureReport: Sendable, Equatable {
         switch error.call {
         case "connect", "socket", "socket path":
             let candidate = SocketCandidate(path: error.detail, origin: "connect")
-            return unreachable(DaemonUnreachable(attempts: [.init(candidate: candidate, reason: error.reasonText)]))
+            return unreachable(DaemonUnreachable(attempts: [.init(candidate: candidate, error: error)]))
         case "send", "recv":
             let what = (error.errno == EAGAIN || error.errno == EWOULDBLOCK)
                 ? "entryd did not reply in time" : "the connection to entryd failed (\(error.reasonText))"

@@ -120,3 +120,20 @@ public struct DaemonUnreachable: Error, Sendable, Equatable, CustomStringConvert
         "cannot reach entryd: " + attempts.map { "\($0.candidate): \($0.reason)" }.joined(separator: "; ")
     }
 }
+
+extension DaemonUnreachable.Attempt {
+    /// The attempt at `candidate` that failed with `error`. connect(2) answers
+    /// "Connection refused" both when nobody listens and when the path is not
+    /// a socket at all; a path that exists as a regular file or a directory is
+    /// named as such, so the user fixes the path instead of starting a daemon.
+    public init(candidate: SocketCandidate, error: SystemError) {
+        var info = stat()
+        if error.call == "connect", error.errno == ECONNREFUSED || error.errno == ENOTSOCK,
+           lstat(candidate.path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+            let kind = info.st_mode & S_IFMT == S_IFDIR ? "a directory" : info.st_mode & S_IFMT == S_IFREG ? "a regular file" : "not a socket file"
+            self.init(candidate: candidate, reason: "not a socket (\(kind)): give the path of entryd's socket")
+        } else {
+            self.init(candidate: candidate, reason: error.reasonText)
+        }
+    }
+}
