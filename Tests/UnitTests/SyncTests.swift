@@ -136,7 +136,7 @@ import Testing
         }
     }
 
-    @Test("a conflict has the same id on every node; resolving it on one settles it everywhere, new nodes included",
+    @Test("a conflict has the same id on every node; resolving it on one settles it everywhere, new nodes included; useLost on a resolved conflict writes the lost value back",
           arguments: StoreKind.allCases)
     func resolutionPropagates(kind: StoreKind) throws {
         let (n, dbs) = try nodes(kind, 3)
@@ -157,6 +157,17 @@ import Testing
         #expect(try n[2].conflicts(entry: e.id, includeResolved: false).isEmpty)
         #expect(try n[2].conflicts(entry: e.id, includeResolved: true).map(\.id) == onA.map(\.id))
         for node in n { #expect(try node.get(e.id)?.fields["name"] == onA[0].kept) }
+        // Asking on node 1, where it arrived resolved, for the lost value writes it back as a new change.
+        let before = try n[1].history(e.id).count
+        _ = try n[1].resolveConflict(id: onA[0].id, useLost: true, layout: { _ in .registration }, origin: origin("admin"))
+        #expect(try n[1].get(e.id)?.fields["name"] == onA[0].lost)
+        #expect(try n[1].history(e.id).count == before + 1)
+        #expect(try n[1].history(e.id).last?.actor == "admin")
+        // Asking again changes nothing: the entry holds the lost value already.
+        _ = try n[1].resolveConflict(id: onA[0].id, useLost: true, layout: { _ in .registration }, origin: origin("admin"))
+        #expect(try n[1].history(e.id).count == before + 1)
+        _ = try sync(n[0], n[1])
+        #expect(try n[0].get(e.id)?.fields["name"] == onA[0].lost)
     }
 
     @Test("forged changes are refused before anything is applied", arguments: [

@@ -214,7 +214,10 @@ extension EntryStore {
     /// Resolves conflict `id`: writes its field group as a new local change
     /// (with `useLost`, the losing values; else the kept values as they stand),
     /// which marks it resolved here and, once synced, on the other nodes too.
-    /// A conflict whose kept value was already overwritten is only marked resolved.
+    /// Without `useLost`, a conflict already resolved or whose kept value was
+    /// overwritten is only marked resolved; with it, the lost values are written
+    /// back whenever the entry does not hold them (an already resolved conflict
+    /// too), so the call never answers "resolved" without doing what it asked.
     /// - Throws: ``EntryError/conflictNotFound(_:)``; `.entryNotFound` when the
     ///   entry is gone; ``SQLiteError``.
     public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
@@ -230,15 +233,19 @@ extension EntryStore {
             }
             let current = try ctx.existing(conflict.entry, ifVersion: nil)
             let keptStamp = Stamp(hlc: HLC(conflict.keptHlc) ?? .zero, node: conflict.keptNode)
-            if !conflict.resolved, current.clocks[conflict.field] == keptStamp {
-                // Write the chosen group (the lost one, or the kept one as it stands) as a
-                // new change over the kept write: it supersedes the conflict here and, once
-                // synced, on every other node.
-                let fieldLayout = layout(current.form)
-                var fields: [String: String] = [:]
-                for member in fieldLayout.group(of: conflict.field) {
-                    fields[member] = useLost ? (conflict.lostGroup[member] ?? current.fields[member] ?? "") : (current.fields[member] ?? "")
-                }
+            let fieldLayout = layout(current.form)
+            var fields: [String: String] = [:]
+            for member in fieldLayout.group(of: conflict.field) {
+                fields[member] = useLost ? (conflict.lostGroup[member] ?? current.fields[member] ?? "") : (current.fields[member] ?? "")
+            }
+            let holdsChoice = fields.allSatisfy { (current.fields[$0.key] ?? "") == $0.value }
+            // Write the chosen group as a new change: over the kept write of an open
+            // conflict (the lost group, or the kept one as it stands: it supersedes the
+            // conflict here and, once synced, on every other node); and whenever the
+            // caller asks for the lost values the entry does not hold, also when the
+            // conflict was already resolved or its kept value overwritten (elsewhere,
+            // or by a later edit): asking for them is asking to write them back.
+            if (!conflict.resolved && current.clocks[conflict.field] == keptStamp) || (useLost && !holdsChoice) {
                 _ = try ctx.record(.update, on: current, fields: fields, layout: fieldLayout, origin: origin)
             }
             try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
