@@ -68,8 +68,8 @@ struct Options {
         a bad new configuration is refused and the old one stays.
 
         Exit codes: 0 ok, 64 bad arguments, 65 a backup that fails its checks (--restore),
-        69 socket in use by a live entryd, 73 cannot create the socket, 74 cannot open
-        the database, 78 bad configuration.
+        69 socket in use by a live entryd, 73 cannot create the socket (or the directory
+        of a --db does not exist), 74 cannot open the database, 78 bad configuration.
         """
 
     /// A bad command line: the message, for `entryd: …` and exit 64.

@@ -12,6 +12,8 @@ struct Settings {
     var config: DaemonConfiguration
     var socketPath: String
     var databasePath: String
+    /// The user named ``databasePath`` (`--db`, `database`, `$ENTRYD_DB`): its directory must exist.
+    var databaseIsNamed: Bool
     /// `nil`: the built-in registration form only.
     var formsDirectory: String?
     var forms: FormRegistry
@@ -25,9 +27,10 @@ struct Settings {
         options.apply(to: &config)
         let socket = DaemonPaths.socket(flag: options.socket ?? config.socketPath, environment: env)
         let database = DaemonPaths.database(flag: options.database ?? config.databasePath, environment: env)
+        let named = DaemonPaths.databaseIsNamed(flag: options.database ?? config.databasePath, environment: env)
         let envForms = env["ENTRYD_FORMS"].flatMap { $0.isEmpty ? nil : $0 }
         let formsDirectory = options.formsDirectory ?? config.formsDirectory ?? envForms
         let forms = try formsDirectory.map { try FormRegistry.load(directory: $0) } ?? FormRegistry.builtIn
-        return Settings(config: config, socketPath: socket, databasePath: database, formsDirectory: formsDirectory, forms: forms)
+        return Settings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory, forms: forms)
     }
 }

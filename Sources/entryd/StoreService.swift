@@ -46,14 +46,28 @@ final class StoreService: DaemonService, @unchecked Sendable {
 
     /// Creates the database's directory, locks the database, removes snapshots
     /// an interrupted backup left, opens the store and migrates it.
-    /// - Throws: ``StartupFailure``: `unavailable` (69) when another entryd holds
-    ///   the database, `ioError` (74) when it cannot be opened.
+    /// - Throws: ``StartupFailure``: `cantCreate` (73) when the directory of a
+    ///   database the user named does not exist (default state directories are
+    ///   created), `unavailable` (69) when another entryd holds the database,
+    ///   `ioError` (74) when it cannot be opened.
     func start() throws {
         let path = databasePath
         do {
             notifier.send("STATUS=opening the database")
             let directory = (path as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
+            if settings.databaseIsNamed {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory, isDirectory: &isDirectory),
+                      isDirectory.boolValue else {
+                    throw StartupFailure(.cantCreate, "the directory of database '\(path)' does not exist: "
+                                         + "check --db (or database in entryd.conf, $ENTRYD_DB) for a typo, or create the directory first")
+                }
+            } else {
+                try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
+            }
+            if !FileManager.default.fileExists(atPath: path) {
+                log.notice("no database at '\(path)': creating a new, empty one")
+            }
             lock = try DatabaseLock(path: path)
             let stale = EntryStore.removeStaleSnapshots(database: path)
             if stale > 0 { log.notice("removed \(stale) backup snapshot(s) left by an interrupted backup") }
@@ -65,6 +79,8 @@ final class StoreService: DaemonService, @unchecked Sendable {
             let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
                                        defaultLocale: config.locale, peers: config.peers)
             opened = (store, entries)
+        } catch let e as StartupFailure {
+            throw e
         } catch let e as DatabaseInUse {
             throw StartupFailure(.unavailable, "\(e)")
         } catch {

@@ -150,6 +150,21 @@ import Testing
         #expect(journal.stderr.hasPrefix("<3>bad configuration, not starting: \(bad):2: idle-timeout:"), "\(journal.stderr)")
     }
 
+    @Test("a --db (or $ENTRYD_DB) whose directory does not exist is refused with exit 73 and nothing is created")
+    func missingDatabaseDirectory() throws {
+        let dir = try serviceTestDirectory("nodbdir")
+        let typo = dir + "/no-such-dir/sub/entries.db"
+        let refused = try runProcess(Self.entryd, ["--config", "/dev/null", "--socket", dir + "/s.sock", "--db", typo])
+        #expect(refused.status == 73, "\(refused.stderr)")
+        #expect(refused.stderr.contains("the directory of database '\(typo)' does not exist"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/no-such-dir"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/s.sock"))
+        let viaEnvironment = try runProcess(Self.entryd, ["--config", "/dev/null", "--socket", dir + "/s.sock"],
+                                            environment: ["ENTRYD_DB": typo, "PATH": "/usr/bin:/bin"])
+        #expect(viaEnvironment.status == 73, "\(viaEnvironment.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/no-such-dir"))
+    }
+
     @Test("SIGHUP reloads the forms: a removed field's stored value is kept, new input follows the new definition")
     func formReload() throws {
         let dir = try serviceTestDirectory("forms")

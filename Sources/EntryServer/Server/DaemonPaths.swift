@@ -18,6 +18,14 @@ public enum DaemonPaths {
     /// The database path: `flag`, else `$ENTRYD_DB`, else
     /// `$STATE_DIRECTORY/entries.db` (systemd's StateDirectory=), else
     /// `$XDG_STATE_HOME/entryd/entries.db`, else `$HOME/.local/state/entryd/entries.db`.
+    /// True when the database path was named by the user (`--db`, `database`
+    /// in entryd.conf, or `$ENTRYD_DB`), not one of the default state
+    /// directories: its directory must exist already (a typo must not create a
+    /// new, empty database in a new directory).
+    public static func databaseIsNamed(flag: String?, environment env: [String: String]) -> Bool {
+        (flag.map { !$0.isEmpty } ?? false) || (env["ENTRYD_DB"].map { !$0.isEmpty } ?? false)
+    }
+
     public static func database(flag: String?, environment env: [String: String]) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let s = env["ENTRYD_DB"], !s.isEmpty { return s }
