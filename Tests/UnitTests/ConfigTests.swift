@@ -174,6 +174,12 @@ import Testing
         ("[roles]\nadmin = @", 2, "admin", "'@' is not one"),
         ("[roles]\ndefault-role = root", 2, "default-role", "none, read, write or admin"),
         ("locale = zh\nthis line is wrong", 2, "", "expected '[section]' or 'key = value'"),
+        // Debian's libinih joins an indented line to the key before it: refused, not a path with a newline.
+        ("socket = /run/x.sock\n  this is not ini", 2, "", "an indented line would continue 'socket' of line 1"),
+        ("[peer p]\naddress = unix:/a\n\tinterval = 5", 3, "", "would continue 'address' of line 2"),
+        ("socket = /run/x\u{01}.sock", 1, "", "'socket': the value contains a control character (U+0001)"),
+        ("[roles]\nread = alice\u{7F}", 2, "", "control character (U+007F)"),
+        ("max-conections = 5", 1, "max-conections", "did you mean 'max-connections'?"),
     ]
 
     @Test("each kind of bad file is refused with file:line:key", arguments: 0..<badFiles.count)
@@ -190,6 +196,39 @@ import Testing
             let prefix = bad.key.isEmpty ? "/etc/entryd/entryd.conf:\(bad.line): " : "/etc/entryd/entryd.conf:\(bad.line): \(bad.key): "
             #expect(error.description.hasPrefix(prefix))
         }
+    }
+
+    @Test("every problem of a file is reported, in line order, not only the first")
+    func everyProblem() throws {
+        let text = "max-connections = 0\nidle-timeout = forever\nmax-conections = 5\n[limits]\nsocket = /run/x.sock\n"
+        do {
+            _ = try DaemonConfiguration.parse(text: text, path: "/e/entryd.conf")
+            Issue.record("accepted")
+        } catch {
+            let lines = error.description.split(separator: "\n").map(String.init)
+            #expect(lines.count == 4, "\(error)")
+            #expect(lines.map { $0.split(separator: ":")[1] } == ["1", "2", "3", "4"], "\(error)")
+            #expect(lines[2].contains("did you mean 'max-connections'?"))
+            #expect(lines[3].contains("[limits]: unknown section"))
+        }
+        // Lines inih cannot read are all named first (the file is not applied at all).
+        do {
+            _ = try DaemonConfiguration.parse(text: "locale = zh\nnot ini\nsocket = /a\n  b\n", path: "/e/entryd.conf")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.line == 2)
+            #expect(error.more.map(\.line) == [4], "\(error)")
+        }
+    }
+
+    @Test("a typo gets the one nearest key within two edits, or none")
+    func nearestKey() {
+        let names = ConfigKey.all.filter { $0.section == .main }.map(\.name)
+        #expect(ConfigValues.nearest("max-conections", among: names) == "max-connections")
+        #expect(ConfigValues.nearest("IDLE-TIMEOUT", among: names) == "idle-timeout")
+        #expect(ConfigValues.nearest("sockt", among: names) == "socket")
+        #expect(ConfigValues.nearest("colour", among: names) == nil)
+        #expect(ConfigValues.nearest("", among: names) == nil)
     }
 
     @Test("the rendered configuration parses back to the same settings")

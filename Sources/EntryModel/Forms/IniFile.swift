@@ -6,10 +6,16 @@ import Foundation
 ///
 /// Syntax (inih's): `[section]` headers; `key = value` or `key: value`, with
 /// white space around key and value stripped; lines starting with `;` or `#`
-/// are comments; after a value, `;` preceded by white space starts a comment;
-/// a line starting with white space continues the previous key's value, joined
-/// with `\n`. Lines may be of any length (``IniLines`` works around inih's
-/// 200-byte line limit). A UTF-8 byte order mark is ignored.
+/// are comments; after a value, `;` preceded by white space starts a comment.
+/// Lines may be of any length (``IniLines`` works around inih's 200-byte line
+/// limit). A UTF-8 byte order mark is ignored.
+///
+/// Debian's libinih is built with `INI_ALLOW_MULTILINE`: an indented line
+/// after a key is more of that key's value. Form files may use that (the lines
+/// are joined with `\n`); entryd.conf may not (`continuationLines: false`),
+/// because there an indented line is a mistake (`socket = /run/x.sock` then
+/// `  this is not ini` would give a path with a newline). A value with a
+/// control character (U+0000–U+001F, U+007F) is refused in both.
 ///
 /// Keys before the first header belong to a section named `""`. A header with
 /// no items is still listed, so that an empty section can be reported.
@@ -18,7 +24,7 @@ public struct IniFile: Sendable {
     public struct Item: Sendable, Equatable {
         /// The key, white space stripped.
         public var key: String
-        /// The value, white space stripped; continuation lines joined with `\n`.
+        /// The value, white space stripped; continuation lines (where allowed) joined with `\n`.
         public var value: String
         /// The physical line of the key, from 1.
         public var line: Int
@@ -44,21 +50,26 @@ public struct IniFile: Sendable {
     /// - Parameters:
     ///   - text: The file's content.
     ///   - path: Names the source in errors.
-    /// - Throws: ``IniError`` with the physical line of the first malformed line
-    ///   (no `=` or `:`, a header without `]`, a NUL byte, a line too long to split).
-    public init(text: String, path: String) throws {
+    ///   - continuationLines: Whether an indented line continues the key before
+    ///     it (form files) or is refused (entryd.conf).
+    /// - Throws: ``IniError`` for the first malformed line (no `=` or `:`, a
+    ///   header without `]`, a NUL byte, a line too long to split, an indented
+    ///   continuation, a control character), with every later one in ``IniError/more``.
+    public init(text: String, path: String, continuationLines: Bool = true) throws {
         let prepared = IniLines(text)
-        let state = ParseState(prepared)
+        let state = ParseState(prepared, continuationLines: continuationLines)
         let status = withExtendedLifetime(state) {
             ini_parse_stream(feedLine, Unmanaged.passUnretained(state).toOpaque(),
                              receiveItem, Unmanaged.passUnretained(state).toOpaque())
         }
-        var problems = prepared.problems
+        var problems = prepared.problems + state.problems
         if status > 0 {
             problems.append((prepared.lines[Int(status) - 1].physicalLine, "expected '[section]' or 'key = value'"))
         }
-        if let first = problems.min(by: { $0.line < $1.line }) {
-            throw IniError(path: path, line: first.line, message: first.message)
+        let sorted = problems.sorted { $0.line < $1.line }.map { IniError(path: path, line: $0.line, message: $0.message) }
+        if var first = sorted.first {
+            first.more = Array(sorted.dropFirst())
+            throw first
         }
         self.path = path
         sections = state.sections.filter { $0.line > 0 || !$0.items.isEmpty }
@@ -87,9 +98,13 @@ public struct IniError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int
     /// What is wrong.
     public var message: String
+    /// The file's later problems, in line order (every problem is reported, not only the first).
+    public var more: [IniError] = []
 
-    /// `path:line: message`.
-    public var description: String { "\(path):\(line): \(message)" }
+    /// `path:line: message`, one line per problem.
+    public var description: String {
+        ([self] + more).map { "\($0.path):\($0.line): \($0.message)" }.joined(separator: "\n")
+    }
 }
 
 /// What the reader and handler callbacks share during one `ini_parse_stream` call.
@@ -102,8 +117,16 @@ private final class ParseState {
     var lastItemLine = -1
     /// Index in `prepared.headers` of the next header not yet opened.
     var nextHeader = 0
+    /// Lines refused while handling items: (physical line, message).
+    var problems: [(line: Int, message: String)] = []
 
-    init(_ prepared: IniLines) { self.prepared = prepared }
+    /// Whether an indented line may continue the key before it.
+    let continuationLines: Bool
+
+    init(_ prepared: IniLines, continuationLines: Bool) {
+        self.prepared = prepared
+        self.continuationLines = continuationLines
+    }
 
     /// The line inih is processing (the last one handed out).
     var current: IniLines.Line { prepared.lines[next - 1] }
@@ -120,9 +143,18 @@ private final class ParseState {
         let headerLine = nextHeader > 0 ? prepared.headers[nextHeader - 1].lineIndex : -1
         let last = sections.count - 1
         let continues = line.isIndented && lastItemLine > headerLine && !sections[last].items.isEmpty
+        if let bad = value.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            problems.append((line.physicalLine, "'\(key)': the value contains a control character (U+\(String(format: "%04X", bad.value))); remove it"))
+        }
         if continues {
             let item = sections[last].items.count - 1
-            sections[last].items[item].value += (line.isGlue ? "" : "\n") + value
+            if line.isGlue || continuationLines {
+                sections[last].items[item].value += (line.isGlue ? "" : "\n") + value
+            } else {
+                let owner = sections[last].items[item]
+                problems.append((line.physicalLine, "an indented line would continue '\(owner.key)' of line \(owner.line); "
+                                 + "remove the indentation, make it a comment with '#', or put the text on line \(owner.line)"))
+            }
         } else {
             sections[last].items.append(IniFile.Item(key: key, value: value, line: line.physicalLine))
             lastItemLine = index

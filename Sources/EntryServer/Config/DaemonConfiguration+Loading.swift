@@ -71,9 +71,9 @@ extension DaemonConfiguration {
     public mutating func apply(text: String, path: String) throws(ConfigurationError) {
         let ini: IniFile
         do {
-            ini = try IniFile(text: text, path: path)
+            ini = try IniFile(text: text, path: path, continuationLines: false)
         } catch let e as IniError {
-            throw ConfigurationError(path: e.path, line: e.line, key: "", message: e.message)
+            throw ConfigurationError.collected(([e] + e.more).map { ConfigurationError(path: $0.path, line: $0.line, key: "", message: $0.message) })!
         } catch {
             throw ConfigurationError(path: path, line: 0, key: "", message: "cannot parse the file")
         }
@@ -81,12 +81,15 @@ extension DaemonConfiguration {
     }
 
     /// Applies the sections of one parsed file, in file order.
-    /// - Throws: ``ConfigurationError`` for an unknown section or key, or a bad value.
+    /// - Throws: ``ConfigurationError`` for an unknown section or key, or a bad
+    ///   value: the first, with every other problem of the file in `more`.
     public mutating func apply(_ ini: IniFile) throws(ConfigurationError) {
+        var errors: [ConfigurationError] = []
         let parent = (ini.path as NSString).deletingLastPathComponent
         let directory = parent.hasPrefix("/") ? parent
             : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(parent)
         var peerSections: [(name: String, line: Int)] = []
+        var peersWithErrors: Set<String> = []
         for section in ini.sections {
             let kind: ConfigKey.Section
             var peerName = ""
@@ -98,36 +101,44 @@ extension DaemonConfiguration {
                 kind = .peer
                 peerName = section.name.dropFirst(5).trimmingCharacters(in: .whitespaces)
                 guard ConfigValues.isPeerName(peerName) else {
-                    throw ConfigurationError(path: ini.path, line: section.line, key: "[\(section.name)]",
-                                             message: "a peer name is 1-64 letters, digits, '.', '_' or '-'; write [peer NAME]")
+                    errors.append(ConfigurationError(path: ini.path, line: section.line, key: "[\(section.name)]",
+                                                     message: "a peer name is 1-64 letters, digits, '.', '_' or '-'; write [peer NAME]"))
+                    continue
                 }
                 if !peers.contains(where: { $0.name == peerName }) {
                     peers.append(PeerConfig(name: peerName, address: "", intervalSeconds: 60))
                 }
                 peerSections.append((peerName, section.line))
             } else {
-                throw ConfigurationError(path: ini.path, line: section.line, key: "[\(section.name)]",
-                                         message: "unknown section; entryd.conf has top-level keys, [roles] and [peer NAME]")
+                errors.append(ConfigurationError(path: ini.path, line: section.line, key: "[\(section.name)]",
+                                                 message: "unknown section; entryd.conf has top-level keys, [roles] and [peer NAME]"))
+                continue
             }
             for item in section.items {
                 guard let key = ConfigKey.all.first(where: { $0.section == kind && $0.name == item.key }) else {
-                    let known = ConfigKey.all.filter { $0.section == kind }.map(\.name).joined(separator: ", ")
+                    let names = ConfigKey.all.filter { $0.section == kind }.map(\.name)
                     let place = kind == .main ? "at the top level" : "in [\(section.name)]"
-                    throw ConfigurationError(path: ini.path, line: item.line, key: item.key,
-                                             message: "unknown key \(place); known keys: \(known)")
+                    let hint = ConfigValues.nearest(item.key, among: names).map { "did you mean '\($0)'? " } ?? ""
+                    errors.append(ConfigurationError(path: ini.path, line: item.line, key: item.key,
+                                                     message: "unknown key \(place); \(hint)known keys: \(names.joined(separator: ", "))"))
+                    continue
                 }
                 do {
                     try key.apply(&self, ConfigKey.Context(value: item.value, directory: directory, peer: peerName))
                 } catch {
-                    throw ConfigurationError(path: ini.path, line: item.line, key: item.key, message: error.message)
+                    errors.append(ConfigurationError(path: ini.path, line: item.line, key: item.key, message: error.message))
+                    if kind == .peer { peersWithErrors.insert(peerName) }
                 }
             }
         }
         // A peer must have an address once the file that names it is applied.
-        for (name, line) in peerSections where peers.first(where: { $0.name == name })?.address.isEmpty != false {
-            throw ConfigurationError(path: ini.path, line: line, key: "[peer \(name)]",
-                                     message: "the peer has no address; add 'address = unix:/PATH' or 'address = exec:COMMAND'")
+        // (A peer whose address was refused above is not told again that it has none.)
+        for (name, line) in peerSections where !peersWithErrors.contains(name)
+            && peers.first(where: { $0.name == name })?.address.isEmpty != false {
+            errors.append(ConfigurationError(path: ini.path, line: line, key: "[peer \(name)]",
+                                             message: "the peer has no address; add 'address = unix:/PATH' or 'address = exec:COMMAND'"))
         }
+        if let error = ConfigurationError.collected(errors) { throw error }
         sources.append(ini.path)
     }
 }

@@ -66,6 +66,8 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     public var key: String
     /// What is wrong and how to fix it.
     public var message: String
+    /// The file's later problems, in line order (every problem is reported, not only the first).
+    public var more: [ConfigurationError] = []
 
     /// - Parameters:
     ///   - path: The file.
@@ -79,8 +81,17 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
         self.message = message
     }
 
-    /// `FILE:LINE: KEY: MESSAGE`, or `FILE:LINE: MESSAGE` without a key.
+    /// `FILE:LINE: KEY: MESSAGE`, or `FILE:LINE: MESSAGE` without a key; one line per problem.
     public var description: String {
-        key.isEmpty ? "\(path):\(line): \(message)" : "\(path):\(line): \(key): \(message)"
+        ([self] + more).map { $0.key.isEmpty ? "\($0.path):\($0.line): \($0.message)" : "\($0.path):\($0.line): \($0.key): \($0.message)" }
+            .joined(separator: "\n")
+    }
+
+    /// The first of `errors` (in line order) carrying the others in ``more``, or `nil` when there are none.
+    static func collected(_ errors: [ConfigurationError]) -> ConfigurationError? {
+        let sorted = errors.sorted { $0.line < $1.line }
+        guard var first = sorted.first else { return nil }
+        first.more = Array(sorted.dropFirst())
+        return first
     }
 }
