@@ -212,6 +212,22 @@ extension FormsTests {
             #expect(again.problems.first?.message == "城市“莱芜市”是已撤销的区划，请选择现行的城市。")
         }
 
+        @Test("update: changing a choice away clears the fields it alone showed, unless the same call sets them")
+        func updateClearsHiddenFields() {
+            let toEmail = validator.validate(form: form, input: ["contact_method": "email", "email": "a@b.cn"],
+                                             current: base, locale: .en, now: now)
+            #expect(toEmail.problems == [])
+            #expect(toEmail.fields["phone"] == nil && toEmail.fields["email"] == "a@b.cn")
+            let keepBoth = validator.validate(form: form, input: ["contact_method": "email", "email": "a@b.cn", "phone": "13800138000"],
+                                              current: base, locale: .en, now: now)
+            #expect(keepBoth.fields["phone"] == "+8613800138000")
+            let sameChoice = validator.validate(form: form, input: ["contact_method": "phone", "name": "韩梅梅"],
+                                                current: base, locale: .en, now: now)
+            #expect(sameChoice.fields["phone"] == "+8613800138000")
+            let other = validator.validate(form: form, input: ["name": "韩梅梅"], current: base, locale: .en, now: now)
+            #expect(other.fields["phone"] == "+8613800138000")
+        }
+
         @Test("update holds stored values to changed neighbours")
         func updateCrossField() {
             let moved = validator.validate(form: form, input: ["province": "浙江"], current: base, locale: .en, now: now)
