@@ -5,8 +5,9 @@ import EntryClient
 
 /// A command's link to the daemon, opened on the first call, plus the global choices.
 final class DaemonSession {
-    /// Longest wait for one reply, in milliseconds (60 s). `watch` waits without bound.
-    static let replyTimeoutMilliseconds = 60_000
+    /// Longest wait for one reply or send, in milliseconds (`--timeout`, default
+    /// 60 s; 0: no limit). `watch` waits for changes without bound.
+    var replyTimeoutMilliseconds: Int { globals.timeoutSeconds * 1000 }
 
     let globals: GlobalOptions
     let locator: SocketLocator
@@ -29,7 +30,7 @@ final class DaemonSession {
         let candidate = try locator.locate()
         do {
             let opened = try VarlinkConnection(path: candidate.path)
-            _ = csystem_set_timeouts(opened.fd, Self.replyTimeoutMilliseconds, Self.replyTimeoutMilliseconds)
+            _ = csystem_set_timeouts(opened.fd, replyTimeoutMilliseconds, replyTimeoutMilliseconds)
             connection = opened
             return opened
         } catch {
@@ -49,7 +50,7 @@ final class DaemonSession {
     /// - Throws: as ``call(_:_:)``.
     func stream(_ method: String, _ parameters: JSON, _ body: (JSON) throws -> Bool) throws {
         let connection = try open()
-        _ = csystem_set_timeouts(connection.fd, 0, Self.replyTimeoutMilliseconds)
+        _ = csystem_set_timeouts(connection.fd, 0, replyTimeoutMilliseconds)
         try connection.stream(method, parameters, body)
     }
 

@@ -15,12 +15,19 @@ struct GlobalOptions {
     var help = false
     /// `--version`.
     var version = false
+    /// `--timeout SECONDS`: the longest wait for one reply (and for a send);
+    /// 0 waits without bound. Default 60 s. `watch` and `bridge` wait for
+    /// changes without bound whatever it says.
+    var timeoutSeconds = GlobalOptions.defaultTimeoutSeconds
+    /// The default of ``timeoutSeconds``.
+    static let defaultTimeoutSeconds = 60
 
     /// The global options as the scanner knows them.
     static let specs: [OptionSpec] = [
         OptionSpec(["--socket"], value: "PATH", help: "Talk to the entryd listening on PATH (only that socket is tried)."),
         OptionSpec(["--locale"], value: "zh|en", help: "Language of labels, values and messages (default: $ENTRYCTL_LOCALE, else zh)."),
         OptionSpec(["--json"], help: "Print the reply parameters as JSON (one compact line; watch: one change per line)."),
+        OptionSpec(["--timeout"], value: "SECONDS", help: "Longest wait for a reply (default 60; 0: no limit; watch waits for ever)."),
         OptionSpec(["--help", "-h"], help: "Show help (also: entryctl help COMMAND)."),
         OptionSpec(["--version"], help: "Show the version."),
     ]
@@ -38,6 +45,12 @@ struct GlobalOptions {
         json = scanned.has("--json")
         help = scanned.has("--help")
         version = scanned.has("--version")
+        if let text = scanned.value("--timeout") {
+            guard let seconds = Int(text), (0...86_400).contains(seconds) else {
+                throw UsageError("--timeout takes whole seconds from 0 (no limit) to 86400, not '\(text)'")
+            }
+            timeoutSeconds = seconds
+        }
         if let tag = scanned.value("--locale") {
             guard let locale = EntryLocale(tag: tag) else { throw UsageError("--locale is zh or en, not '\(tag)'") }
             self.locale = locale

@@ -118,6 +118,23 @@ import EntryServer
         }
     }
 
+    @Test("a daemon that accepts and never answers: --timeout ends the wait with exit 75 and says what to do")
+    func silentDaemonTimesOut() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("entryctl-silent-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Listening but never accepting: connect succeeds (the backlog), no reply ever comes.
+        let fd = try UnixSocket.listen(path: dir + "/silent.sock", mode: 0o600)
+        defer { close(fd) }
+        let started = Date()
+        let outcome = try Run.entryctl(["--socket", dir + "/silent.sock", "--timeout", "1", "status"], timeout: 20)
+        #expect(outcome.status == 75, "\(outcome)")
+        #expect(outcome.stderr.contains("did not reply within the time allowed (--timeout"), "\(outcome)")
+        #expect(Date().timeIntervalSince(started) < 10)
+        let bad = try Run.entryctl(["--timeout", "soon", "status"])
+        #expect(bad.status == 64 && bad.stderr.contains("--timeout takes whole seconds"), "\(bad)")
+    }
+
     @Test("without --socket, every default path tried is reported (exit 69)")
     func unreachableDefaults() throws {
         let outcome = try Run.entryctl(["status"], environment: ["ENTRYD_SOCKET": "/nonexistent/env.sock", "XDG_RUNTIME_DIR": "/nonexistent/run"])

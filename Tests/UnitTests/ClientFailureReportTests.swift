@@ -118,6 +118,7 @@ import Testing
         #expect(FailureReport(for: JSONParseError(offset: 3, reason: "x")).exitCode == .failure)
         struct Odd: Error {}
         #expect(FailureReport(for: Odd()).exitCode == .failure)
-        #expect(FailureReport(for: SystemError("recv", errno: EAGAIN)).lines == ["entryd did not reply in time; try again"])
+        #expect(FailureReport(for: SystemError("recv", errno: EAGAIN)).lines
+                == ["entryd did not reply within the time allowed (--timeout, default 60 s): it may be busy or stuck; check 'entryctl status' or the daemon's log, raise --timeout for long work; try again"])
     }
 }

@@ -101,7 +101,8 @@ public struct FailureReport: Sendable, Equatable {
             return unreachable(DaemonUnreachable(attempts: [.init(candidate: candidate, error: error)]))
         case "send", "recv":
             let what = (error.errno == EAGAIN || error.errno == EWOULDBLOCK)
-                ? "entryd did not reply in time" : "the connection to entryd failed (\(error.reasonText))"
+                ? "entryd did not reply within the time allowed (--timeout, default 60 s): it may be busy or stuck; check 'entryctl status' or the daemon's log, raise --timeout for long work"
+                : "the connection to entryd failed (\(error.reasonText))"
             return FailureReport(exitCode: .temporaryFailure, lines: [what + "; try again"])
         default:
             return FailureReport(exitCode: .failure, lines: [error.description])
