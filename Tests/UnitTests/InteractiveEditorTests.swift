@@ -43,6 +43,16 @@ import Testing
         if case .list(let p) = e.mode { return p.request } else { return nil }
     }
 
+    @Test("edit marks a filled city required when its province has cities, as add -i does once Check says so")
+    func editMarksCityRequired() {
+        let city = Self.form.fields.first { $0.name == "city" }!
+        let filled = editor(["name": "李雷", "country": "CN", "province": "440000", "city": "440100"], editing: true)
+        #expect(filled.isRequired(city))
+        // A province without cities (none in the reference data for 710000, Taiwan) and no province: not required.
+        #expect(!editor(["country": "CN", "province": "710000"], editing: true).isRequired(city))
+        #expect(!editor(["country": "US"], editing: true).isRequired(city))
+    }
+
     @Test("previous does nothing on the first field, next nothing on the last")
     func navigationBounds() {
         var e = editor(["contact_method": "phone"])
@@ -251,6 +261,8 @@ import Testing
         e.values["city"] = "440100"
         e.receiveCheck(display: [:], problems: [])
         #expect(e.isRequired(city), "the marker stays once the city is filled")
+        e.learnedRequired = []
+        e.values["province"] = "810000"
         e.values["city"] = ""
         e.receiveCheck(display: [:], problems: [])
         #expect(!e.isRequired(city), "an empty city the daemon does not ask for is optional (Hong Kong)")

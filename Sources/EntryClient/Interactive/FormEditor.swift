@@ -124,10 +124,14 @@ public struct FormEditor: Sendable {
     var shownIndices: [Int] { form.fields.indices.filter { isShown(form.fields[$0]) } }
 
     /// Whether `field` must be filled now: always-required, its condition holds,
-    /// or the daemon's Check says it is missing (a city of a province with cities).
+    /// a city whose province has cities (the validator's rule, from the same
+    /// reference data, so a filled city in `edit` is marked too), or the
+    /// daemon's Check says it is missing.
     func isRequired(_ field: EditorForm.Field) -> Bool {
         field.required || (field.requiredWhen?.holds(in: values) ?? false)
             || learnedRequired.contains(field.name)
+            || (field.type == .city && field.parent.flatMap { values[$0] }.map {
+                !$0.isEmpty && !ReferenceData.shared.cities(ofProvince: $0).isEmpty } ?? false)
     }
 
     /// The problems to show for `field`: all once Done was pressed; before,
