@@ -76,7 +76,7 @@ import Testing
         try tmux.waitFor(text: "2026-12-01 09:30")
         try tmux.press("Enter")
         try tmux.waitFor(text: "(↓/Tab 下一项)")            // next is disabled on the last field
-        try tmux.press("Enter")                              // Enter on the last field: Done
+        try tmux.press("C-s")                                // Done (Enter on the last field would reopen its picker)
         let (status, out) = try finish(daemon, tmux)
         let seconds = Date().timeIntervalSince(began)
         print("InteractiveFormTests: filled the registration form by keys in \(String(format: "%.1f", seconds)) s")

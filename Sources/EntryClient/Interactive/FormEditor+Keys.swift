@@ -30,7 +30,10 @@ extension FormEditor {
             if hasChanges { mode = .confirmDiscard; status = words.discardPrompt; return [] }
             return [.quit]
         case .enter:
-            if !canGoNext { return submit() }
+            // One rule on every field, the last one too: Enter opens a picker field's
+            // picker and moves on from a text field; only Done (Ctrl-S) submits, so
+            // Enter on the last picker never sends the form (and the digits typed
+            // next to the shell).
             if field.isText { moveFocus(1); return [] }
             return openPicker()
         case .text(" ") where !field.isText: return openPicker()

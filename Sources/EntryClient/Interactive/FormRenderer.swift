@@ -136,12 +136,7 @@ public struct FormRenderer: Sendable {
             let field = editor.focusedField
             items.append(("↑/S-Tab", w.previous, editor.canGoPrevious))
             items.append(("↓/Tab", w.next, editor.canGoNext))
-            if !editor.canGoNext {
-                items.append(("Enter", w.done, true))
-                if !field.isText { items.append(("Space", w.choose, true)) }
-            } else if !field.isText {
-                items.append(("Enter/Space", w.choose, true))
-            }
+            if !field.isText { items.append(("Enter/Space", w.choose, true)) }
             items.append(("Ctrl-S", w.done, true))
             items.append(("Esc", w.discard, true))
         case .list:
