@@ -84,6 +84,21 @@ import Testing
         "周杰,1979-01-18,日本,,,电话,+81 90 1234 5678,,",
     ].joined(separator: "\r\n") + "\r\n"
 
+    @Test("a rejects report follows its input: no BOM and LF line ends in, none and LF out; the problems column in English under --locale en")
+    func rejectsFollowInput() throws {
+        let d = try Daemon()
+        let file = d.directory + "/plain.csv", report = d.directory + "/rejected.csv"
+        try "name,birthday,country,contact_method,phone\nAda,1985-12-10,GB,phone,+44 20 7946 0000\nBob,1990-02-30,US,phone,+1 202 555 0100\n"
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try entryctl(d, ["--locale", "en", "import", "--rejects", report, file])
+        #expect(run.status == 65, "\(run.stderr)")
+        let text = String(decoding: try #require(FileManager.default.contents(atPath: report)), as: UTF8.self)
+        #expect(!text.hasPrefix("\u{FEFF}"))
+        #expect(!text.contains("\r"))
+        #expect(text.hasPrefix("name,birthday,country,contact_method,phone,problems\nBob,1990-02-30,"), "\(text)")
+        #expect(d.stop() == 0)
+    }
+
     @Test("CSV with a BOM, Chinese label headers, lenient values and three bad rows: report, exit 65, re-run unchanged")
     func spreadsheetImport() throws {
         let d = try Daemon()
@@ -109,10 +124,14 @@ import Testing
         #expect(byName["赵,敏"]?["city"]?.stringValue == "440300")
         #expect(byName["周杰"]?["country"]?.stringValue == "JP")
 
-        // The report: the header, then each bad row as it was, with its problems.
+        // The report: the input's BOM and CRLF line ends, the header with the problems column in the
+        // locale (zh by default), then each bad row as it was, with its problems.
+        let raw = try #require(FileManager.default.contents(atPath: report))
+        #expect(raw.starts(with: [0xEF, 0xBB, 0xBF]), "the rejects report keeps the input's BOM")
+        #expect(String(decoding: raw, as: UTF8.self).components(separatedBy: "\r\n").count == 5, "header and 3 rows, CRLF")
         let reader = CSVReader(try ByteInput(path: report))
         let header = try #require(try reader.next())
-        #expect(header.fields.last == "problems")
+        #expect(header.fields.last == "问题")
         #expect(header.fields.dropLast() == ["姓名", "生日", "国家", "省份", "城市", "联系方式", "手机号码", "邮箱", "预约时间"])
         var rejected: [String: String] = [:]
         while let record = try reader.next() { rejected[record.fields[0]] = record.fields.last }

@@ -18,7 +18,7 @@ import Testing
     @Test("reads what CSVWriter writes, quoted fields with commas, quotes and line breaks included")
     func roundTripWithWriter() throws {
         let rows = [["id", "name", "note"], ["1", "李雷", "广州,天河"], ["2", "say \"hi\"", "two\r\nlines"], ["3", "", ""]]
-        let doc = rows.map(CSVWriter.record).joined()
+        let doc = rows.map { CSVWriter.record($0) }.joined()
         #expect(try records(doc) == rows)
     }
 

@@ -30,6 +30,12 @@ public final class CSVReader {
     private var started = false
     private var finished = false
     private var line = 1
+    /// Whether the input began with a UTF-8 byte order mark (skipped); known once a record was read.
+    public private(set) var hadByteOrderMark = false
+    /// How the first record ended: `"\r\n"`, `"\n"` or `"\r"`; `nil` before it
+    /// or when the input is one record without a line end. A report written
+    /// for the input (rejects) ends its lines the same way.
+    public private(set) var firstLineEnd: String?
 
     /// Reads records of `input`.
     public init(_ input: ByteInput) { self.input = input }
@@ -45,7 +51,7 @@ public final class CSVReader {
         if !started {
             started = true
             // A BOM split across the first reads is not expected: chunks are 64 KiB.
-            if buffer.starts(with: utf8ByteOrderMark) { position = 3 }
+            if buffer.starts(with: utf8ByteOrderMark) { position = 3; hadByteOrderMark = true }
             return try fill()
         }
         return true
@@ -89,10 +95,16 @@ public final class CSVReader {
                     field.removeAll(keepingCapacity: true)
                     wasQuoted = false
                 case UInt8(ascii: "\r"):
-                    if try fill(), buffer[position] == UInt8(ascii: "\n") { position += 1 }
+                    if try fill(), buffer[position] == UInt8(ascii: "\n") {
+                        position += 1
+                        if firstLineEnd == nil { firstLineEnd = "\r\n" }
+                    } else if firstLineEnd == nil {
+                        firstLineEnd = "\r"
+                    }
                     line += 1
                     endOfRecord = true
                 case UInt8(ascii: "\n"):
+                    if firstLineEnd == nil { firstLineEnd = "\n" }
                     line += 1
                     endOfRecord = true
                 case UInt8(ascii: "\"") where field.isEmpty && !wasQuoted:

@@ -13,7 +13,7 @@ import EntryProtocol
 /// such files as text, not as formulas.
 public enum CSVWriter {
     /// The record terminator, CR LF.
-    static let lineEnd = "\r\n"
+    public static let lineEnd = "\r\n"
 
     /// One field, quoted if it needs to be: `a,b` → `"a,b"`, `say "hi"` → `"say ""hi"""`.
     public static func field(_ value: String) -> String {
@@ -30,14 +30,15 @@ public enum CSVWriter {
         return String(quoted)
     }
 
-    /// One record, its fields quoted as needed, ending in CRLF.
-    public static func record(_ fields: [String]) -> String {
-        fields.map(field).joined(separator: ",") + lineEnd
+    /// One record, its fields quoted as needed, ending in `end` (CRLF, RFC 4180,
+    /// unless a report follows its input's line ends).
+    public static func record(_ fields: [String], lineEnd end: String = lineEnd) -> String {
+        fields.map(field).joined(separator: ",") + end
     }
 
     /// A whole document: the header record, then one record per row.
     public static func document(header: [String], rows: [[String]]) -> String {
-        ([header] + rows).map(record).joined()
+        ([header] + rows).map { record($0) }.joined()
     }
 }
 

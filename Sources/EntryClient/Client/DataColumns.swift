@@ -44,8 +44,10 @@ public enum DataColumns {
         }
     }
 
-    /// The header of a report of rejected rows: the problems of each row.
-    public static let problemsHeader = "problems"
+    /// The header of the column of a report of rejected rows that holds each
+    /// row's problems, in `locale` (`问题`, `problems`); both are ignored when
+    /// the fixed report is imported again.
+    public static func problemsHeader(_ locale: EntryLocale) -> String { locale == .zh ? "问题" : "problems" }
 
     static let idHeaders: Set<String> = ["id", "编号"]
     static let deletedHeaders: Set<String> = ["deleted", "已删除", "删除"]

@@ -89,6 +89,8 @@ final class ImportRun {
     let session: DaemonSession
     private var input: ByteInput!
     private var csv: CSVReader?
+    /// The line end of the CSV input, for its rejects report (CRLF when it had none).
+    private var csvLineEnd: String { csv?.firstLineEnd ?? CSVWriter.lineEnd }
     private var lines: LineReader?
     private var jsonRows: [JSON] = []
     private var jsonIndex = 0
@@ -146,7 +148,12 @@ final class ImportRun {
         }
         if let path = request.rejects {
             report = try OutputFile(path: path)
-            if request.format == .csv { try report?.write(CSVWriter.record(csvHeader + [DataColumns.problemsHeader])) }
+            // A CSV report keeps its input's BOM and line ends (a spreadsheet opens it as it
+            // opened the input), with the problems column headed in the chosen locale.
+            if request.format == .csv, let reader = csv {
+                if reader.hadByteOrderMark { try report?.write(utf8ByteOrderMark) }
+                try report?.write(CSVWriter.record(csvHeader + [DataColumns.problemsHeader(session.globals.locale)], lineEnd: csvLineEnd))
+            }
         }
         do {
             try request.atomic ? importAtomically() : importInBatches()
@@ -342,7 +349,7 @@ final class ImportRun {
         if let report {
             switch row.echo {
             case .csv(let cells):
-                try report.write(CSVWriter.record(cells + [texts.joined(separator: "; ")]))
+                try report.write(CSVWriter.record(cells + [texts.joined(separator: "; ")], lineEnd: csvLineEnd))
             case .json(.object(var members)):
                 members.removeAll { $0.0 == "problems" || $0.0 == "line" }
                 members += [("line", .int(Int64(row.line))), ("problems", .array(problems))]
