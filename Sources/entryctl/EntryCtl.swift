@@ -40,7 +40,9 @@ enum EntryCtl {
             }
             if name == "help" { return try help(Array(rest.dropFirst())) }
             guard let command = Help.command(named: name) else {
-                throw UsageError("unknown command '\(name)' (commands: \(Help.commands.map(\.name).joined(separator: ", ")))")
+                let names = Help.commands.map(\.name)
+                let hint = MatchKey.nearest(name, among: names).map { "did you mean '\($0)'? " } ?? ""
+                throw UsageError("unknown command '\(name)' (\(hint)commands: \(names.joined(separator: ", ")))")
             }
             usage = command.usage
             let (after, _) = try ArgumentScanner.scan(Array(rest.dropFirst()), options: command.options + GlobalOptions.specs)

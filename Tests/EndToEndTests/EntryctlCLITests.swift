@@ -71,6 +71,10 @@ import EntryServer
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderr.hasPrefix("entryctl: unknown command 'frobnicate'"))
         #expect(outcome.stderr.contains("Usage: entryctl "))
+        let typo = try Run.entryctl(["lsit"])
+        #expect(typo.status == 64 && typo.stderr.hasPrefix("entryctl: unknown command 'lsit' (did you mean 'list'? commands:"), "\(typo)")
+        let option = try Run.entryctl(["list", "--contry", "CN"])
+        #expect(option.status == 64 && option.stderr.hasPrefix("entryctl: unknown option '--contry'; did you mean '--country'?"), "\(option)")
     }
 
     @Test("usage errors come before any connection (exit 64)", arguments: [

@@ -224,11 +224,13 @@ import Testing
     @Test("a typo gets the one nearest key within two edits, or none")
     func nearestKey() {
         let names = ConfigKey.all.filter { $0.section == .main }.map(\.name)
-        #expect(ConfigValues.nearest("max-conections", among: names) == "max-connections")
-        #expect(ConfigValues.nearest("IDLE-TIMEOUT", among: names) == "idle-timeout")
-        #expect(ConfigValues.nearest("sockt", among: names) == "socket")
-        #expect(ConfigValues.nearest("colour", among: names) == nil)
-        #expect(ConfigValues.nearest("", among: names) == nil)
+        #expect(MatchKey.nearest("max-conections", among: names) == "max-connections")
+        #expect(MatchKey.nearest("IDLE-TIMEOUT", among: names) == "idle-timeout")
+        #expect(MatchKey.nearest("sockt", among: names) == "socket")
+        #expect(MatchKey.nearest("colour", among: names) == nil)
+        #expect(MatchKey.nearest("", among: names) == nil)
+        #expect(MatchKey.nearest("lsit", among: ["list", "edit", "get"]) == "list", "a swap of two letters")
+        #expect(MatchKey.nearest("-x", among: ["-h", "-o"]) == nil, "too short to guess")
     }
 
     @Test("the rendered configuration parses back to the same settings")

@@ -89,7 +89,10 @@ public enum ArgumentScanner {
                 continue
             }
             let (spelled, inline) = split(argument)
-            guard let spec = byName[spelled] else { throw UsageError("unknown option '\(spelled)'") }
+            guard let spec = byName[spelled] else {
+                let hint = MatchKey.nearest(spelled, among: Array(byName.keys)).map { "; did you mean '\($0)'?" } ?? ""
+                throw UsageError("unknown option '\(spelled)'\(hint)")
+            }
             guard seen.insert(spec.name).inserted else { throw UsageError("option '\(spec.name)' is given twice") }
             if spec.valueName == nil {
                 guard inline == nil else { throw UsageError("option '\(spec.name)' takes no value") }

@@ -111,3 +111,26 @@ public struct MatchKey: Hashable, Sendable {
         return previous[b.count] <= limit ? previous[b.count] : nil
     }
 }
+
+extension MatchKey {
+    /// The one of `names` nearest to `typed` within `limit` edits, for "did you
+    /// mean" (a misspelt configuration key, command or option). Keys are
+    /// compared, so case, dashes and spaces cost nothing (`MAX_conections` →
+    /// `max-connections`); among equally near names, one with the same letters
+    /// wins (two swapped letters: `lsit` → `list`, not `edit`). `nil` for input
+    /// of fewer than three letters (any name is "near" `-x`), when none is that
+    /// close, or when two are equally close.
+    public static func nearest(_ typed: String, among names: [String], limit: Int = 2) -> String? {
+        let key = MatchKey(typed)
+        guard key.text.unicodeScalars.count >= 3 else { return nil }
+        let letters = key.text.unicodeScalars.map(\.value).sorted()
+        // (name, distance, 0 for the same letters else 1): lower is nearer.
+        let scored = names.compactMap { name -> (String, Int, Int)? in
+            let other = MatchKey(name)
+            return key.distance(to: other, limit: limit).map { (name, $0, other.text.unicodeScalars.map(\.value).sorted() == letters ? 0 : 1) }
+        }
+        guard let best = scored.min(by: { ($0.1, $0.2) < ($1.1, $1.2) }),
+              scored.filter({ $0.1 == best.1 && $0.2 == best.2 }).count == 1 else { return nil }
+        return best.0
+    }
+}

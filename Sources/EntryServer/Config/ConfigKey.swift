@@ -111,30 +111,6 @@ extension DaemonConfiguration {
 
 /// Value syntax of `entryd.conf`.
 enum ConfigValues {
-    /// The one name of `names` within two edits (insert, delete, replace,
-    /// Levenshtein) of `typed`, the closest, for "did you mean"; `nil` when
-    /// none is that close or two are equally close.
-    static func nearest(_ typed: String, among names: [String]) -> String? {
-        func distance(_ a: [Character], _ b: [Character]) -> Int {
-            var row = Array(0...b.count)
-            for i in 1...max(1, a.count) where !a.isEmpty {
-                var previous = row[0]
-                row[0] = i
-                for j in stride(from: 1, through: b.count, by: 1) {
-                    let above = row[j]
-                    row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                    previous = above
-                }
-            }
-            return a.isEmpty ? b.count : row[b.count]
-        }
-        let typedChars = Array(typed.lowercased())
-        let scored = names.map { (name: $0, distance: distance(typedChars, Array($0))) }.filter { $0.distance <= 2 }
-        guard let best = scored.min(by: { $0.distance < $1.distance }),
-              scored.filter({ $0.distance == best.distance }).count == 1 else { return nil }
-        return best.name
-    }
-
     /// A whole number of bytes, optionally with `K` or `M` (KiB, MiB), within `range`.
     static func bytes(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.Problem) -> Int {
         try scaled(text, range, unit: "bytes", example: "4M", suffixes: [("K", 1024), ("KiB", 1024), ("M", 1 << 20), ("MiB", 1 << 20)])

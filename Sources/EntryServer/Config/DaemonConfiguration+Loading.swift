@@ -118,7 +118,7 @@ extension DaemonConfiguration {
                 guard let key = ConfigKey.all.first(where: { $0.section == kind && $0.name == item.key }) else {
                     let names = ConfigKey.all.filter { $0.section == kind }.map(\.name)
                     let place = kind == .main ? "at the top level" : "in [\(section.name)]"
-                    let hint = ConfigValues.nearest(item.key, among: names).map { "did you mean '\($0)'? " } ?? ""
+                    let hint = MatchKey.nearest(item.key, among: names).map { "did you mean '\($0)'? " } ?? ""
                     errors.append(ConfigurationError(path: ini.path, line: item.line, key: item.key,
                                                      message: "unknown key \(place); \(hint)known keys: \(names.joined(separator: ", "))"))
                     continue
