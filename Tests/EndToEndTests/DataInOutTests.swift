@@ -84,6 +84,25 @@ import Testing
         "周杰,1979-01-18,日本,,,电话,+81 90 1234 5678,,",
     ].joined(separator: "\r\n") + "\r\n"
 
+    @Test("list --limit beyond max-page-size says that fewer came and how to get all (stderr), in the locale")
+    func listLimitCapped() throws {
+        let d = try Daemon()
+        let rows = JSON.array((0..<1001).map { i in .object([("fields", .stringMap([
+            "name": "n\(i)", "birthday": "1990-05-17", "country": "CN", "province": "440000", "city": "440100",
+            "contact_method": "phone", "phone": "+8613800138000"]))]) })
+        let imported = try d.connect().call("io.entryd.Entries.Import", .object([("entries", rows)]))
+        #expect(imported["added"]?.intValue == 1001)
+        let capped = try entryctl(d, ["--locale", "en", "--json", "list", "--limit", "1500"])
+        #expect(capped.status == 0, "\(capped.stderr)")
+        #expect(try JSON.parse(capped.stdout)["entries"]?.arrayValue?.count == 1000)
+        #expect(capped.stderr.contains("at most 1000 entries a page (max-page-size), fewer than --limit 1500: use --all"), "\(capped.stderr)")
+        let zh = try entryctl(d, ["--locale", "zh", "--json", "list", "--limit", "1500"])
+        #expect(zh.stderr.contains("每页最多返回 1000 条"), "\(zh.stderr)")
+        let fits = try entryctl(d, ["--json", "list", "--limit", "10"])
+        #expect(fits.stderr.isEmpty, "\(fits.stderr)")
+        #expect(d.stop() == 0)
+    }
+
     @Test("a rejects report follows its input: no BOM and LF line ends in, none and LF out; the problems column in English under --locale en")
     func rejectsFollowInput() throws {
         let d = try Daemon()

@@ -94,6 +94,12 @@ enum ListCommand {
             guard next != cursor else { throw Refusal("entryd returned the same cursor twice; stopping") }
             cursor = next
         }
+        // A --limit beyond the daemon's max-page-size gets fewer entries than asked: say so (on stderr).
+        if !request.all, let limit = request.limit, cursor != nil, Int64(entries.count) < limit {
+            Terminal.message(session.globals.locale == .zh
+                ? "entryd 每页最多返回 \(entries.count) 条（max-page-size），少于 --limit \(limit)：用 --all 列出全部，或用 export"
+                : "entryd returns at most \(entries.count) entries a page (max-page-size), fewer than --limit \(limit): use --all for every entry, or export")
+        }
         if session.globals.json {
             return Terminal.out(lines: [params(("entries", .array(entries)), ("cursor", cursor.json), ("total", .int(total))).text])
         }
