@@ -84,7 +84,7 @@ import Testing
         "周杰,1979-01-18,日本,,,电话,+81 90 1234 5678,,",
     ].joined(separator: "\r\n") + "\r\n"
 
-    @Test("list --limit beyond max-page-size says that fewer came and how to get all (stderr), in the locale")
+    @Test("list --limit beyond max-page-size says that fewer came and how to get all (stderr), in the locale; a refused filter is named by its option")
     func listLimitCapped() throws {
         let d = try Daemon()
         let rows = JSON.array((0..<1001).map { i in .object([("fields", .stringMap([
@@ -98,6 +98,13 @@ import Testing
         #expect(capped.stderr.contains("at most 1000 entries a page (max-page-size), fewer than --limit 1500: use --all"), "\(capped.stderr)")
         let zh = try entryctl(d, ["--locale", "zh", "--json", "list", "--limit", "1500"])
         #expect(zh.stderr.contains("每页最多返回 1000 条"), "\(zh.stderr)")
+        // A refused filter is named by the option typed, not the wire member.
+        let badDate = try entryctl(d, ["--locale", "en", "list", "--born-from", "yesterday"])
+        #expect(badDate.status == 65)
+        #expect(badDate.stderr.contains("  --born-from: [invalid-format] The --born-from filter 'yesterday'"), "\(badDate.stderr)")
+        #expect(!badDate.stderr.contains("bornFrom"), "\(badDate.stderr)")
+        let exportBad = try entryctl(d, ["export", "--born-to", "2020-13-01", "-o", d.directory + "/x.jsonl"])
+        #expect(exportBad.status == 65 && exportBad.stderr.contains("--born-to:"), "\(exportBad.stderr)")
         let fits = try entryctl(d, ["--json", "list", "--limit", "10"])
         #expect(fits.stderr.isEmpty, "\(fits.stderr)")
         #expect(d.stop() == 0)

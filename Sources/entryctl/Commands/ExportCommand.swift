@@ -117,7 +117,7 @@ enum ExportCommand {
             }
             var cursor: String?
             while true {
-                let reply = try session.call("io.entryd.Entries.List", request.parameters(form: form, cursor: cursor, locale: session.locale))
+                let reply = try ListCommand.page(session, request.parameters(form: form, cursor: cursor, locale: session.locale))
                 let page = reply["entries"]?.arrayValue ?? []
                 var chunk: [UInt8] = []
                 for entry in page {

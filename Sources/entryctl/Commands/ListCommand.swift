@@ -28,6 +28,30 @@ struct ListRequest {
 }
 
 enum ListCommand {
+    /// Calls `List` for one page; a refused filter is reported in the terms the
+    /// user typed: the problem of `bornFrom` is the problem of `--born-from`.
+    /// - Throws: as ``DaemonSession/call(_:_:)``.
+    static func page(_ session: DaemonSession, _ parameters: JSON) throws -> JSON {
+        do {
+            return try session.call("io.entryd.Entries.List", parameters)
+        } catch let error as WireError where error.name == WireErrorName.validationFailed {
+            let problems = (error.parameters["problems"]?.arrayValue ?? []).map { problem -> JSON in
+                guard case .object(var members) = problem,
+                      let field = problem["field"]?.stringValue, let filter = filters.first(where: { $0.member == field })
+                else { return problem }
+                members = members.map { key, value in
+                    switch key {
+                    case "field": return (key, .string(filter.option))
+                    case "message": return (key, .string((value.stringValue ?? "").replacingOccurrences(of: field, with: filter.option)))
+                    default: return (key, value)
+                    }
+                }
+                return .object(members)
+            }
+            throw WireError(name: error.name, parameters: .object([("problems", .array(problems))]))
+        }
+    }
+
     /// Filter options and the `Filter` member each sets.
     static let filters: [(option: String, member: String, value: String, help: String)] = [
         ("--country", "country", "C", "Only entries of this country (CN, 中国, China …)."),
@@ -84,7 +108,7 @@ enum ListCommand {
         var cursor = request.cursor
         var total: Int64 = 0
         while true {
-            let reply = try session.call("io.entryd.Entries.List", request.parameters(cursor: cursor, locale: session.locale))
+            let reply = try page(session, request.parameters(cursor: cursor, locale: session.locale))
             let page = reply["entries"]?.arrayValue ?? []
             total = reply["total"]?.intValue ?? total
             if request.format == .jsonl && !session.globals.json { Terminal.out(lines: page.map(\.text)) }
