@@ -17,8 +17,9 @@ final class Listener: @unchecked Sendable {
     let log: Log
     private let lock = NSCondition()
     private var open: Set<Int32> = []
-    /// Open sessions that serve a `more` stream (see ``stop(deadline:)``).
-    private var streaming: Set<Int32> = []
+    /// The session serving each open connection, once its thread has made it
+    /// (``stop(deadline:)`` asks each to end through ``Session/requestShutdown()``).
+    private var sessions: [Int32: Session] = [:]
     private var stopping = false
     private var policy: AccessPolicy
     /// A pipe whose read end wakes ``run()`` for ``stop()``.
@@ -99,18 +100,18 @@ final class Listener: @unchecked Sendable {
             // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
             let caller = SocketCredentials.caller(of: client, access: policy)
             log.debug("client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
-            let session = Session(fd: client, caller: caller, handler: service, limits: limits, onStream: { [self] in
-                lock.lock()
-                streaming.insert(client)
-                if stopping { shutdown(client, Int32(SHUT_RDWR)) }
-                lock.unlock()
-            }) { [log] event in
+            let session = Session(fd: client, caller: caller, handler: service, limits: limits, log: { [log] event in
                 log.debug("client fd=\(client) pid=\(caller.pid): \(event)")
-            }
+            })
+            lock.lock()
+            sessions[client] = session
+            let late = stopping
+            lock.unlock()
+            if late { session.requestShutdown() }
             session.run()
             lock.lock()
             open.remove(client)
-            streaming.remove(client)
+            sessions[client] = nil
             close(client)
             lock.broadcast()
             lock.unlock()
@@ -175,10 +176,12 @@ final class Listener: @unchecked Sendable {
         _ = write(wake[1], &byte, 1)
         lock.lock()
         let drained = open.count
-        // Ending the read side makes each session see end of stream after its current call.
-        // A stream (Changes with `more`) never ends by itself, and its client may not be
-        // reading, leaving the session blocked in send: those are cut both ways.
-        for client in open { shutdown(client, Int32(streaming.contains(client) ? SHUT_RDWR : SHUT_RD)) }
+        // Each session reads no more, answers the call it is in and stops a stream (which
+        // never ends by itself); see Session.requestShutdown(). A connection whose session
+        // is not made yet only has its read side ended: the session then sees the end.
+        for client in open {
+            if let session = sessions[client] { session.requestShutdown() } else { shutdown(client, Int32(SHUT_RD)) }
+        }
         let until = Date(timeIntervalSinceNow: deadline)
         while !open.isEmpty { if !lock.wait(until: until) { break } }
         let left = open.count

@@ -67,7 +67,7 @@ public final class Session: @unchecked Sendable {
     ///   - log: gets short debug events (ids, never values).
     ///   - onStream: called once, when the session first sends a reply with
     ///     `continues` (a `more` stream such as `Changes`, which has no end of
-    ///     its own: the listener cuts such sessions at shutdown).
+    ///     its own: ``requestShutdown()`` stops it).
     public init(fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits,
                 onStream: @escaping () -> Void = {}, log: @escaping (String) -> Void = { _ in }) {
         self.onStream = onStream
@@ -129,10 +129,10 @@ public final class Session: @unchecked Sendable {
     /// Asks the session to end: it reads no more; the running call and the
     /// calls already buffered are answered, a running stream is told to stop,
     /// then ``run()`` returns. Safe from any thread; does nothing once ``run()``
-    /// has returned. As `Listener.stop` does, it shuts the socket's read side
-    /// down to wake a blocked read, and both sides of a session that streams
-    /// (its client may not be reading).
-    func requestShutdown() {
+    /// has returned. The listener calls it for every session at stop. It shuts
+    /// the socket's read side down to wake a blocked read, and both sides of a
+    /// session that streams (its client may not be reading).
+    public func requestShutdown() {
         shutdownLock.lock()
         defer { shutdownLock.unlock() }
         guard !shutdownShared.ended, !shutdownShared.requested else { return }
