@@ -21,16 +21,6 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The primary result code (the low 8 bits), e.g. SQLITE_FULL = 13.
     var primaryCode: Int32 { code & 0xFF }
 
-    /// True for errors of the disk or the file (full, I/O, read-only, can't open,
-    /// corrupt): the store cannot write, though the request itself was fine.
-    var isStorageFailure: Bool {
-        [SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_PROTOCOL, SQLITE_NOMEM, SQLITE_BUSY, SQLITE_LOCKED]
-            .contains(primaryCode)
-    }
-
-    /// True for a constraint violation (UNIQUE, CHECK, FOREIGN KEY …).
-    var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
-
     /// `SQLite error CODE (sqlite3_errstr text): message`, plus ` in 'SQL'` when known.
     public var description: String {
         let text = String(cString: sqlite3_errstr(code))

@@ -46,7 +46,7 @@ extension WireError {
         case .storageFailed(let reason):
             self.init(name: WireErrorName.storageFailed, parameters: object(("reason", .string(reason))))
         case .invalidParameter(let parameter):
-            self.init(name: WireErrorName.invalidParameter, parameters: object(("parameter", .string(parameter))))
+            self = .invalidParameter(parameter)
         case .permissionDenied(let role):
             self.init(name: WireErrorName.permissionDenied, parameters: object(("role", .string(role.name))))
         case .clockSkew(let node, let aheadMs):
