@@ -7,16 +7,30 @@ import EntrySync
 extension EntryService {
     /// Syncs with one peer now (both ways) and records the outcome in its state.
     ///
-    /// Syncs of the same peer never overlap: a second caller waits for the first.
-    /// - Returns: what moved, and handshake warnings (differing form
-    ///   definitions or reference data versions).
+    /// Syncs of the same peer never overlap (``PeerRuns``): a caller that finds
+    /// one running takes that run's outcome, with a warning saying so, unless
+    /// this node committed changes since it started; then it waits and runs its own.
+    /// - Returns: what moved, and warnings (differing form definitions or
+    ///   reference data versions; a joined run).
     /// - Throws: `io.entryd.Sync.PeerUnreachable` when the peer cannot be
     ///   reached or fails mid-way (checkpoints of finished batches are kept),
     ///   `ClockSkew` from either side, `StorageFailed`.
-    func syncWithPeer(name: String, address: String) throws -> (sync: PeerSyncResult, warnings: [String]) {
-        let lock = peerLock(name)
-        lock.lock()
-        defer { lock.unlock() }
+    func syncWithPeer(name: String, address: String) throws -> PeerSyncOutcome {
+        let store = self.store
+        switch peerRuns.begin(peer: name, callerSeq: store.commits.lastSeq, currentSeq: { store.commits.lastSeq }) {
+        case .joined(let outcome):
+            var joined = try outcome.get()
+            joined.warnings.append("a sync with '\(name)' was already running when asked; these are its counts")
+            return joined
+        case .run(let run):
+            let outcome = Result { try runSync(name: name, address: address) }
+            peerRuns.finish(name, run, outcome: outcome)
+            return try outcome.get()
+        }
+    }
+
+    /// One sync with a peer: connect, handshake, ``PeerSync/run``.
+    private func runSync(name: String, address: String) throws -> PeerSyncOutcome {
         let transport: PeerTransport
         do {
             transport = try PeerTransport(address: address, timeoutSeconds: limits.peerTimeoutSeconds)
@@ -32,7 +46,7 @@ extension EntryService {
             let peer = VarlinkPeer(connection: transport.connection, status: remote)
             let result = try PeerSync.run(local: store, peer: peer, name: name, address: address, batch: min(1000, limits.maxBatch),
                                           layout: { [self] in layout(ofForm: $0) }, maxClockSkewMs: limits.maxClockSkewMs)
-            return (result, warnings)
+            return PeerSyncOutcome(sync: result, warnings: warnings)
         } catch {
             throw peerFailure(error, name: name, address: address)
         }
@@ -85,16 +99,6 @@ extension EntryService {
         var state = known ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
         state.lastError = message
         try? store.savePeerState(state)
-    }
-
-    /// One lock per peer name, so syncs of one peer run one at a time.
-    func peerLock(_ name: String) -> NSLock {
-        peerLocksLock.lock()
-        defer { peerLocksLock.unlock() }
-        if let l = peerLocks[name] { return l }
-        let l = NSLock()
-        peerLocks[name] = l
-        return l
     }
 }
 

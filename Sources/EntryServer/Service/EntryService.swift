@@ -32,8 +32,8 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     private let lock = NSLock()
     private var registry: FormRegistry
     private var configuredPeers: [PeerConfig]
-    let peerLocksLock = NSLock()
-    var peerLocks: [String: NSLock] = [:]
+    /// Syncs in flight, one per peer.
+    let peerRuns = PeerRuns()
 
     /// - Parameters:
     ///   - forms: the form definitions to validate against.

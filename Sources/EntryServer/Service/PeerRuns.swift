@@ -1,0 +1,69 @@
+import Foundation
+import EntrySync
+
+/// What one sync with a peer gave: what moved, and handshake warnings.
+struct PeerSyncOutcome {
+    /// Changes pulled, pushed and conflicts recorded.
+    var sync: PeerSyncResult
+    /// Differences worth telling the user (form definitions, reference data, a joined run).
+    var warnings: [String]
+}
+
+/// The syncs in flight, at most one per peer (doc/design.md "Peers").
+///
+/// A caller that finds a sync with the same peer running does not start a
+/// second one behind it (which would find nothing left to move and report
+/// zeros after waiting). It waits for the running one and takes its outcome —
+/// counts, warnings or error — when nothing was committed on this node since
+/// that run started; otherwise its own changes might have missed the run's push,
+/// so it waits and then runs its own.
+final class PeerRuns: @unchecked Sendable {
+    /// One sync in flight.
+    final class Run {
+        /// This node's last committed seq when the run started.
+        let startSeq: Int64
+        /// Set once, when the run ends.
+        var outcome: Result<PeerSyncOutcome, any Error>?
+        init(startSeq: Int64) { self.startSeq = startSeq }
+    }
+
+    /// What a caller does next.
+    enum Turn {
+        /// Run the sync, then ``finish(_:_:outcome:)``.
+        case run(Run)
+        /// A run that covered this caller's changes ended with this outcome.
+        case joined(Result<PeerSyncOutcome, any Error>)
+    }
+
+    private let condition = NSCondition()
+    private var running: [String: Run] = [:]
+
+    /// Waits as the type's rule says and tells the caller what to do.
+    /// - Parameters:
+    ///   - peer: the peer's name (or ad-hoc address).
+    ///   - callerSeq: this node's last committed seq when the caller asked.
+    ///   - currentSeq: reads this node's last committed seq (for a run that starts).
+    func begin(peer: String, callerSeq: Int64, currentSeq: () -> Int64) -> Turn {
+        condition.lock()
+        defer { condition.unlock() }
+        while let run = running[peer] {
+            if callerSeq <= run.startSeq {
+                while run.outcome == nil { condition.wait() }
+                return .joined(run.outcome!)
+            }
+            while running[peer] === run { condition.wait() }
+        }
+        let run = Run(startSeq: currentSeq())
+        running[peer] = run
+        return .run(run)
+    }
+
+    /// Ends `run`, handing `outcome` to the callers that joined it.
+    func finish(_ peer: String, _ run: Run, outcome: Result<PeerSyncOutcome, any Error>) {
+        condition.lock()
+        run.outcome = outcome
+        if running[peer] === run { running[peer] = nil }
+        condition.broadcast()
+        condition.unlock()
+    }
+}
