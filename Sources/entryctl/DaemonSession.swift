@@ -65,4 +65,28 @@ final class DaemonSession {
             return (name, field["label"]?.stringValue ?? name)
         }
     }
+
+    /// The form's labels, field types and choice labels, for showing stored
+    /// values (`GetForm`, then `Options` for each choice field); empty parts when
+    /// the daemon cannot answer, so callers fall back to names and codes.
+    func fieldNames(form: String?) -> FieldNames {
+        var names = FieldNames()
+        guard let reply = try? call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", locale))),
+              let fields = reply["form"]?["fields"]?.arrayValue else { return names }
+        for field in fields {
+            guard let name = field["name"]?.stringValue else { continue }
+            names.labels.append((name, field["label"]?.stringValue ?? name))
+            let type = field["type"]?.stringValue ?? "text"
+            names.types[name] = type
+            guard type == "choice",
+                  let options = try? call("io.entryd.Forms.Options", params(("form", form.json), ("field", .string(name)), ("locale", locale)))
+            else { continue }
+            var labels: [String: String] = [:]
+            for option in options["options"]?.arrayValue ?? [] {
+                if let value = option["value"]?.stringValue { labels[value] = option["label"]?.stringValue ?? value }
+            }
+            names.choices[name] = labels
+        }
+        return names
+    }
 }

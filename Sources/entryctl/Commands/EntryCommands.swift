@@ -104,14 +104,18 @@ enum EntryCommands {
 
     static let history = Command(
         name: "history", summary: "List every change of an entry, oldest first.", arguments: "ID", options: [],
-        details: ["Changes that lost a sync conflict are listed too."],
+        details: ["Each change: its time (to the second), what it did, who, on which node; then each field it set",
+                  "as label  old → new, with labels and values in the --locale language. Changes that lost a",
+                  "sync conflict are listed too. --json prints the wire changes (codes, field names)."],
         examples: ["entryctl history 0193a5e2-7c4b-7def-8a12-3456789abcde"],
         prepare: { input in
             let id = try input.exactly("ID")[0]
             return { session in
                 let reply = try session.call("io.entryd.Entries.History", params(("id", .string(id)), ("locale", session.locale)))
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
-                Terminal.out(lines: (reply["changes"]?.arrayValue ?? []).flatMap(EntryView.changeLines))
+                let changes = reply["changes"]?.arrayValue ?? []
+                let names = session.fieldNames(form: changes.first?["form"]?.stringValue)
+                Terminal.out(lines: HistoryView.lines(changes, names: names, locale: session.globals.locale))
             }
         })
 

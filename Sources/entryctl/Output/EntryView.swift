@@ -40,25 +40,6 @@ enum EntryView {
         return ordered
     }
 
-    /// One change of `History` or `Changes` as a block: a heading line
-    /// (`#SEQ  TIME  OP  by ACTOR  node NODE`), the fields it set, its reason.
-    static func changeLines(_ change: JSON) -> [String] {
-        var head = "#\(change["seq"]?.intValue.map(String.init) ?? "?")  \(Terminal.localTime(change["at"]?.stringValue ?? ""))"
-        head += "  \(change["op"]?.stringValue ?? "?")  by \(change["actor"]?.stringValue ?? "?")"
-        head += "  node \(change["node"]?.stringValue ?? "?")"
-        var lines = [DisplayWidth.sanitized(head)]
-        let fields = change["fields"]?.objectValue ?? []
-        // A cleared field is shown as "" (key-value lines skip empty values).
-        lines += Terminal.keyValueLines(fields.map { name, value in
-            let text = value.stringValue ?? value.text
-            return (name, text.isEmpty ? "\"\"" : text)
-        }, indent: "    ")
-        if let reason = change["reason"]?.stringValue, !reason.isEmpty {
-            lines.append("    reason: " + DisplayWidth.sanitized(reason))
-        }
-        return lines
-    }
-
     /// One change as one line, for `watch`:
     /// `#SEQ TIME OP ENTRY by ACTOR: field=value, … (reason: …)`.
     static func changeLine(_ change: JSON) -> String {
@@ -79,7 +60,7 @@ enum EntryView {
         return map
     }
 
-    /// `2026-11-30 16:15 (alice)`, or what of it is known.
+    /// `2026-11-30 16:15:02 (alice)`, or what of it is known.
     private static func stamp(_ at: JSON?, _ by: JSON?) -> String {
         let time = at?.stringValue.map(Terminal.localTime) ?? ""
         guard let actor = by?.stringValue, !actor.isEmpty else { return time }

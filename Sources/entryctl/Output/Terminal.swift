@@ -60,11 +60,11 @@ enum Terminal {
         f.locale = Locale(identifier: "en_US_POSIX")
         f.calendar = Calendar(identifier: .gregorian)
         f.timeZone = TimeZone.current
-        f.dateFormat = "yyyy-MM-dd HH:mm"
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
         return f
     }()
 
-    /// A wire time (`2026-11-30T08:15:02.123Z`) as local `yyyy-MM-dd HH:mm`;
+    /// A wire time (`2026-11-30T08:15:02.123Z`) as local `yyyy-MM-dd HH:mm:ss`;
     /// text that is not a wire time is returned as it is.
     static func localTime(_ wire: String) -> String {
         guard let date = wireTime.date(from: wire) else { return wire }
