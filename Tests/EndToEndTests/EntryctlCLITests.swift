@@ -40,6 +40,7 @@ import EntryServer
 
     @Test("every command has --help with usage, options and an example (exit 0)", arguments: [
         "add", "get", "update", "delete", "restore", "history", "list", "options", "forms", "check", "status", "watch", "call",
+        "peers", "sync", "conflicts", "resolve",
     ])
     func commandHelp(command: String) throws {
         let outcome = try Run.entryctl([command, "--help"])

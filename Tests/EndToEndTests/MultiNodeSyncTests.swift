@@ -130,6 +130,49 @@ import Testing
         #expect(a.stop() == 0 && b.stop() == 0)
     }
 
+    @Test("entryctl peers lists configured peers before their first sync and ad-hoc ones after, with what is not yet pushed")
+    func peersCommand() throws {
+        let a = try Daemon()
+        let b = try Daemon(arguments: ["--peer", "desk=unix:/nonexistent/desk.sock", "--sync-interval", "0"])
+        let empty = try a.entryctl(["peers"])
+        #expect(empty.status == 0 && empty.stdout.contains("没有同步对象"), "\(empty)")
+        #expect(try a.entryctl(["--locale", "en", "peers"]).stdout.contains("No peers. Add a [peer NAME] section"))
+        _ = try addOn(b, name: "对等甲")
+        _ = try addOn(b, name: "对等乙")
+        let before = try b.entryctl(["peers"])
+        #expect(before.status == 0, "\(before)")
+        let desk = try #require(before.stdout.split(separator: "\n").first { $0.hasPrefix("desk ") }, "\(before.stdout)")
+        #expect(desk.contains("unix:/nonexistent/desk.sock") && desk.contains("never"), "\(desk)")
+        #expect(desk.split(separator: " ", omittingEmptySubsequences: true).contains("2"), "2 changes not pushed: \(desk)")
+        _ = try sync(b, "unix:\(a.socket)")
+        let after = try b.entryctl(["peers"])
+        let adHoc = try #require(after.stdout.split(separator: "\n").first { $0.hasPrefix("unix:\(a.socket)") }, "\(after.stdout)")
+        let nodeA = try a.connect().call("io.entryd.Sync.Status")["node"]?.stringValue ?? "?"
+        #expect(!adHoc.contains("never") && adHoc.contains(nodeA), "\(adHoc)")
+        let json = try JSON.parse(try b.entryctl(["--json", "peers"]).stdout)
+        #expect(json.arrayValue?.compactMap { $0["name"]?.stringValue } == ["desk", "unix:\(a.socket)"])
+        #expect(a.stop() == 0 && b.stop() == 0)
+    }
+
+    @Test("history shows labels and values in the locale, old → new from each change's base, and seconds")
+    func historyForPeople() throws {
+        let a = try Daemon()
+        let id = try addOn(a, name: "历史")
+        #expect(try a.entryctl(["update", id, "city=深圳", "contact_method=email", "email=li@example.com"]).status == 0)
+        let zh = try a.entryctl(["history", id])
+        #expect(zh.status == 0, "\(zh)")
+        let text = zh.stdout
+        #expect(text.contains("新建") && text.contains("修改"), "\(text)")
+        #expect(text.contains("城市") && text.contains("广州市 → 深圳市"), "\(text)")
+        #expect(text.contains("联系方式") && text.contains("电话 → 邮箱"), "\(text)")
+        #expect(text.contains("（空） → li@example.com"), "\(text)")
+        #expect(text.range(of: #"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"#, options: .regularExpression) != nil, "\(text)")
+        #expect(!text.contains("440300"), "codes are shown as names: \(text)")
+        let en = try a.entryctl(["--locale", "en", "history", id]).stdout
+        #expect(en.contains("Guangzhou → Shenzhen") && en.contains("create") && en.contains("(empty) → li@example.com"), "\(en)")
+        #expect(a.stop() == 0)
+    }
+
     @Test("a Changes stream sees an entry added by another client within a second")
     func watchLatency() throws {
         let d = try Daemon()

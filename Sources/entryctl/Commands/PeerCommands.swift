@@ -3,10 +3,49 @@ import EntryModel
 import EntryProtocol
 import EntryClient
 
-// MARK: - sync, conflicts, resolve, bridge (io.entryd.Sync peers and conflicts)
+// MARK: - peers, sync, conflicts, resolve, bridge (io.entryd.Sync peers and conflicts)
 
 enum PeerCommands {
-    static let all = [sync, conflicts, resolve, bridge]
+    static let all = [peers, sync, conflicts, resolve, bridge]
+
+    static let peers = Command(
+        name: "peers", summary: "List the peers: where they are, how far each sync got, the last error.", arguments: "",
+        options: [],
+        details: [
+            "Configured peers first (before their first sync too), then peers synced by address.",
+            "\"not pushed\" counts this node's changes after the last push checkpoint (0: the peer has them all);",
+            "the peer's own changes among them are skipped when pushing. --json prints the Status peers array.",
+        ],
+        examples: ["entryctl peers", "entryctl --json peers"],
+        prepare: { input in
+            _ = try input.exactly()
+            return { session in
+                let reply = try session.call("io.entryd.Sync.Status")
+                let peers = reply["peers"]?.arrayValue ?? []
+                if session.globals.json { return Terminal.out(lines: [JSON.array(peers).text]) }
+                guard !peers.isEmpty else {
+                    return Terminal.out(lines: [session.globals.locale == .zh
+                        ? "没有同步对象。在 entryd.conf 中添加 [peer NAME] 段（address = …），或运行 entryctl sync unix:/path/to/other.sock。"
+                        : "No peers. Add a [peer NAME] section (address = …) to entryd.conf, or run entryctl sync unix:/path/to/other.sock."])
+                }
+                Terminal.out(lines: peerTable(peers, seq: reply["seq"]?.intValue))
+            }
+        })
+
+    /// The `Status` peers as a table: name, address, node, checkpoints, the
+    /// changes not yet pushed (when this node's `seq` is known), last sync, last error.
+    static func peerTable(_ peers: [JSON], seq: Int64?) -> [String] {
+        var names = ["name", "address", "node", "pulled to seq", "pushed to seq"]
+        if seq != nil { names.append("not pushed") }
+        names += ["last sync", "last error"]
+        let rows = peers.map { peer -> [String] in
+            func p(_ key: String) -> String { peer[key]?.stringValue ?? peer[key]?.intValue.map(String.init) ?? "" }
+            var row = [p("name"), p("address"), p("node"), p("pulledSeq"), p("pushedSeq")]
+            if let seq { row.append(String(max(0, seq - (peer["pushedSeq"]?.intValue ?? 0)))) }
+            return row + [p("lastSync").isEmpty ? "never" : Terminal.localTime(p("lastSync")), p("lastError")]
+        }
+        return TableRenderer(columns: names.map { TableColumn($0) }).render(rows)
+    }
 
     static let sync = Command(
         name: "sync", summary: "Sync with a peer now, both ways, and print what moved.", arguments: "PEER",

@@ -90,15 +90,7 @@ enum SyncCommands {
         let limits = (reply["limits"]?.objectValue ?? []).map { ($0.0, $0.1.intValue.map(String.init) ?? $0.1.text) }
         if !limits.isEmpty { lines += ["limits:"] + Terminal.keyValueLines(limits, indent: "  ") }
         let peers = reply["peers"]?.arrayValue ?? []
-        if !peers.isEmpty {
-            let columns = ["name", "address", "node", "pulled to seq", "pushed to seq", "last sync", "last error"].map { TableColumn($0) }
-            let rows = peers.map { peer -> [String] in
-                func p(_ key: String) -> String { peer[key]?.stringValue ?? peer[key]?.intValue.map(String.init) ?? "" }
-                return [p("name"), p("address"), p("node"), p("pulledSeq"), p("pushedSeq"),
-                        Terminal.localTime(p("lastSync")), p("lastError")]
-            }
-            lines += ["peers:"] + TableRenderer(columns: columns).render(rows).map { "  " + $0 }
-        }
+        if !peers.isEmpty { lines += ["peers:"] + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue).map { "  " + $0 } }
         return lines
     }
 }
