@@ -1,11 +1,13 @@
 # bash completion for entryctl(1), the command-line client of entryd(8).
 #
 # Completes command names, each command's options, the values of --format,
-# --order and --locale, field names for FIELD=VALUE arguments, and picker values
-# for country, province and city (as options --country/--province/--city and as
-# FIELD=VALUE) by asking the daemon: entryctl --json options FIELD --search PREFIX
-# (with --parent PROVINCE for cities when a province is on the line). Without a
-# daemon, fixed field names are offered and picker values are not.
+# --order and --locale, field names for FIELD=VALUE arguments, picker values of
+# every picker field (as --country/--province/--city and as FIELD=VALUE), the
+# fields `options` takes, and peer names for `sync`, by asking the daemon:
+# entryctl --json options FIELD --search PREFIX (with the cities of the province
+# on the line, however it was typed). Picker values are offered as names in the
+# --locale language (codes when a code is being typed). Without a daemon, fixed
+# field names are offered and picker values are not.
 #
 # Install: /usr/share/bash-completion/completions/entryctl (loaded on demand by
 # bash-completion), or `source` it from ~/.bashrc. Needs nothing but bash.
@@ -63,17 +65,52 @@ _entryctl_given() {
     done
 }
 
-# Canonical picker values of field $1 matching $2 (value, name, pinyin or alias:
-# the daemon matches, so 广 offers 440000), from the daemon. Not filtered by
-# prefix here: bash replaces the word when one value is left.
+# A province as the daemon's code: $1 as it is when it is digits, else the one
+# province the daemon finds for it (gd, 广东, Guangdong → 440000); nothing when
+# none or several match.
+_entryctl_province_code() {
+    [[ -z "$1" || "$1" =~ ^[0-9]+$ ]] && { echo "$1"; return; }
+    local codes
+    codes=$(_entryctl_query --json options province --search "$1" --limit 2 | grep -o '"value":"[^"]*"' | sed 's/^"value":"//; s/"$//')
+    [[ $(wc -w <<<"$codes") -eq 1 ]] && echo "$codes"
+}
+
+# Picker rows of field $1 matching $2 (by value, name, pinyin or alias: the
+# daemon matches, so 深 and sz both find 深圳市), one per line. What is offered
+# is what people read — the names in the --locale language, spaces escaped —
+# unless $2 is the start of a code (440, CN), then the codes. Names are accepted
+# wherever codes are, so bash may replace the typed word with the one name left.
 _entryctl_option_values() {
-    local field="$1" prefix="$2" parent=() province
+    local field="$1" prefix="$2" parent=() province rows
     if [[ "$field" == city ]]; then
-        province=$(_entryctl_given province)
+        province=$(_entryctl_province_code "$(_entryctl_given province)")
         [[ -n "$province" ]] && parent=(--parent "$province")
     fi
-    _entryctl_query --json options "$field" --search "$prefix" --limit 50 "${parent[@]}" \
-        | grep -o '"value":"[^"]*"' | sed 's/^"value":"//; s/"$//'
+    rows=$(_entryctl_query --json options "$field" --search "$prefix" --limit 50 "${parent[@]}" \
+        | grep -o '"value":"[^"]*","label":"[^"]*"' | sed 's/^"value":"//; s/","label":"/\t/; s/"$//')
+    [[ -z "$rows" ]] && return
+    local value codes=()
+    while IFS=$'\t' read -r value _; do
+        [[ -n "$prefix" && "$value" == "$prefix"* ]] && codes+=("$value")
+    done <<<"$rows"
+    if ((${#codes[@]})); then
+        printf '%s\n' "${codes[@]}"
+    else
+        cut -f2 <<<"$rows" | sed 's/ /\\ /g'
+    fi
+}
+
+# Fields of the form that have a picker list (what `options` takes).
+_entryctl_picker_fields() {
+    local names
+    names=$(_entryctl_query --json call io.entryd.Forms.GetForm '{}' \
+        | grep -o '"name":"[^"]*","type":"\(country\|province\|city\|choice\)"' | sed 's/^"name":"//; s/",.*$//')
+    echo "${names:-country province city contact_method}"
+}
+
+# Peer names the daemon knows (configured first); ad-hoc unix: addresses are left out.
+_entryctl_peer_names() {
+    _entryctl_query --json peers | grep -o '"name":"[^"]*"' | sed 's/^"name":"//; s/"$//' | grep -v :
 }
 
 _entryctl() {
@@ -105,22 +142,19 @@ _entryctl() {
             esac
             return 0 ;;
         --country|--province|--city)
-            COMPREPLY=($(_entryctl_option_values "${prev#--}" "$cur"))
+            mapfile -t COMPREPLY < <(_entryctl_option_values "${prev#--}" "$cur")
             return 0 ;;
         --parent)
-            COMPREPLY=($(_entryctl_option_values province "$cur"))
+            mapfile -t COMPREPLY < <(_entryctl_option_values province "$cur")
             return 0 ;;
         --search) [[ "$command" == options ]] || return 0 ;;
         --id|--if-version|--reason|--limit|--cursor|--since|--entry|--form|--batch|--born-from|--born-to) return 0 ;;
     esac
 
     # FIELD=VALUE: bash splits at '=' (COMP_WORDBREAKS), so the field is two words back.
+    # Any field with a picker list (the daemon answers nothing for the others).
     if [[ "$prev" == "=" && COMP_CWORD -ge 2 ]]; then
-        case "${COMP_WORDS[COMP_CWORD-2]}" in
-            country|province|city)
-                COMPREPLY=($(_entryctl_option_values "${COMP_WORDS[COMP_CWORD-2]}" "$cur")) ;;
-            contact_method) COMPREPLY=($(compgen -W "phone email" -- "$cur")) ;;
-        esac
+        mapfile -t COMPREPLY < <(_entryctl_option_values "${COMP_WORDS[COMP_CWORD-2]}" "$cur")
         return 0
     fi
 
@@ -143,7 +177,8 @@ _entryctl() {
         add|update|check)
             COMPREPLY=($(compgen -W "$(_entryctl_field_names)" -S "=" -- "$cur"))
             compopt -o nospace 2>/dev/null ;;
-        options) COMPREPLY=($(compgen -W "$(_entryctl_field_names)" -- "$cur")) ;;
+        options) COMPREPLY=($(compgen -W "$(_entryctl_picker_fields)" -- "$cur")) ;;
+        sync) COMPREPLY=($(compgen -W "$(_entryctl_peer_names)" -- "$cur")) ;;
         import|backup) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
     return 0

@@ -218,9 +218,28 @@ import EntryServer
         let d = try Daemon()
         let path = productsDirectory() + ":/usr/bin:/bin"
         #expect(try complete(["entryctl", "--socket", d.socket, "add", "bi"], path: path) == ["birthday="])
-        #expect(try complete(["entryctl", "--socket", d.socket, "list", "--country", "中国"], path: path).contains("CN"))
-        #expect(try complete(["entryctl", "--socket", d.socket, "add", "province", "=", "广东"], path: path) == ["440000"])
-        #expect(try complete(["entryctl", "--socket", d.socket, "add", "province", "=", "广东", "city", "=", "深圳"], path: path) == ["440300"])
+        let ctl = ["entryctl", "--socket", d.socket]
+        // Names people read, not codes (city=深<Tab> once replaced 深 with 440300); codes when a code is typed.
+        #expect(try complete(ctl + ["list", "--country", "中国"], path: path).first == "中国")
+        #expect(try complete(ctl + ["--locale", "en", "list", "--country", "United"], path: path).contains("United\\ States"))
+        #expect(try complete(ctl + ["list", "--country", "CN"], path: path) == ["CN"])
+        #expect(try complete(ctl + ["add", "province", "=", "广东"], path: path) == ["广东省"])
+        #expect(try complete(ctl + ["add", "province", "=", "4400"], path: path) == ["440000"])
+        #expect(try complete(ctl + ["add", "province", "=", "广东", "city", "=", "深"], path: path) == ["深圳市"])
+        // The cities of the province on the line, however it was typed (province=gd city=<Tab> once offered nothing).
+        let cities = try complete(ctl + ["add", "province", "=", "gd", "city", "=", ""], path: path)
+        #expect(cities.contains("广州市") && cities.contains("深圳市") && !cities.contains("杭州市"), "\(cities)")
+        // Every picker field, choices too, and only picker fields for `options`.
+        #expect(try complete(ctl + ["add", "contact_method", "=", ""], path: path) == ["电话", "邮箱"])
+        #expect(try complete(ctl + ["options", ""], path: path) == ["country", "province", "city", "contact_method"])
+        #expect(try complete(ctl + ["add", "name", "=", "李"], path: path).isEmpty)
+        // A --parent that names no province is refused in the option's terms, not the wire member's.
+        let badParent = try d.entryctl(["--locale", "en", "options", "city", "--parent", "xx"])
+        #expect(badParent.status == 64 && badParent.stderr.contains("--parent 'xx' names no single province"), "\(badParent)")
+        // Peer names for sync.
+        let peered = try Daemon(arguments: ["--peer", "laptop=unix:/nonexistent/l.sock", "--sync-interval", "0"])
+        #expect(try complete(["entryctl", "--socket", peered.socket, "sync", ""], path: path) == ["laptop"])
+        #expect(peered.stop() == 0)
         #expect(d.stop() == 0)
     }
 }

@@ -26,9 +26,19 @@ enum FormCommands {
             let parent = input.value("--parent"), query = input.value("--search"), form = input.value("--form")
             let limit = try input.integer("--limit")
             return { session in
-                let reply = try session.call("io.entryd.Forms.Options", params(
-                    ("form", form.json), ("field", .string(field)), ("parent", parent.json), ("query", query.json),
-                    ("limit", limit.map(JSON.int)), ("locale", session.locale)))
+                let reply: JSON
+                do {
+                    reply = try session.call("io.entryd.Forms.Options", params(
+                        ("form", form.json), ("field", .string(field)), ("parent", parent.json), ("query", query.json),
+                        ("limit", limit.map(JSON.int)), ("locale", session.locale)))
+                } catch let error as WireError
+                    where error.name == WireErrorName.invalidParameter && error.parameters["parameter"]?.stringValue == "parent" {
+                    // The daemon's word is the wire member; say which option and what it takes.
+                    let given = parent ?? ""
+                    throw UsageError(session.globals.locale == .zh
+                        ? "--parent “\(given)” 没有对应唯一的省份：请给出省份的代码、名称或别名，例如 440000 或 广东（entryctl options province --search \(given)）"
+                        : "--parent '\(given)' names no single province: give a province's code, name or alias, e.g. 440000 or Guangdong (entryctl options province --search \(given))")
+                }
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 Terminal.out(lines: optionTable(reply["options"]?.arrayValue ?? [], text: session.text))
             }
