@@ -86,7 +86,7 @@ import Testing
 
     @Test("opening an empty list field highlights the first row without committing; Esc restores")
     func firstRowAndCancel() {
-        var e = editor()
+        var e = editor(["country": "CN"])
         focus(&e, "province")
         let actions = e.handle(.enter)
         #expect(actions == [.fetchOptions(OptionRequest(field: "province"))])
@@ -186,9 +186,29 @@ import Testing
         _ = e.handle(.enter)
         #expect(!e.isShown(phone) && e.isShown(email) && e.isRequired(email))
         #expect(e.focusedField.name == "email")
-        // Province is required when country=CN, but never hidden (country is not a choice).
+        // Province is shown (and required) only when country=CN; no country yet: hidden.
         let province = Self.form.fields[3]
-        #expect(e.isShown(province) && !e.isRequired(province))
+        #expect(!e.isShown(province) && !e.isRequired(province))
+    }
+
+    @Test("省份 and 城市 are shown for China only; leaving China hides both and saving clears them")
+    func provinceOnlyForChina() {
+        let province = Self.form.fields[3], city = Self.form.fields[4]
+        let china = editor(["country": "CN", "province": "440000", "city": "440100"])
+        #expect(china.isShown(province) && china.isShown(city))
+        #expect(china.shownIndices.contains(3) && china.shownIndices.contains(4))
+        let abroad = editor(["country": "US"])
+        #expect(!abroad.isShown(province) && !abroad.isShown(city))
+        #expect(!abroad.shownIndices.contains(3) && !abroad.shownIndices.contains(4))
+        // Editing an entry that moves abroad: the hidden province and city go as cleared ("").
+        var moved = editor(["name": "李雷", "country": "CN", "province": "440000", "city": "440100",
+                            "contact_method": "phone", "phone": "+8613800138000"], editing: true)
+        focus(&moved, "country")
+        _ = moved.handle(.enter)
+        moved.receive([OptionRow(value: "US", label: "美国")], for: OptionRequest(field: "country"))
+        _ = moved.handle(.enter)
+        #expect(!moved.isShown(province) && !moved.isShown(city))
+        #expect(moved.handle(.control("s")) == [.submit(["country": "US", "province": "", "city": ""])])
     }
 
     @Test("editing sends changed fields and clears a field the choice hid")

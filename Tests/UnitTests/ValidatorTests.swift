@@ -228,6 +228,18 @@ extension FormsTests {
             #expect(other.fields["phone"] == "+8613800138000")
         }
 
+        @Test("update: a country other than China clears the province and the city below it, unless the same call sets them")
+        func updateAbroadClearsRegion() {
+            #expect(base["province"] != nil && base["city"] != nil && base["country"] == "CN")
+            let abroad = validator.validate(form: form, input: ["country": "US"], current: base, locale: .en, now: now)
+            #expect(abroad.problems == [])
+            #expect(abroad.fields["country"] == "US" && abroad.fields["province"] == nil && abroad.fields["city"] == nil)
+            let kept = validator.validate(form: form, input: ["country": "US", "province": "广东"], current: base, locale: .en, now: now)
+            #expect(kept.fields["province"] == "440000")
+            let stays = validator.validate(form: form, input: ["name": "韩梅梅"], current: base, locale: .en, now: now)
+            #expect(stays.fields["province"] == base["province"] && stays.fields["city"] == base["city"])
+        }
+
         @Test("update holds stored values to changed neighbours")
         func updateCrossField() {
             let moved = validator.validate(form: form, input: ["province": "浙江"], current: base, locale: .en, now: now)

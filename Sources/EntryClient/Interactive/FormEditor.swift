@@ -113,10 +113,14 @@ public struct FormEditor: Sendable {
 
     // MARK: - Shown and required
 
-    /// Whether `field` is shown: a field required when a `choice` field has a
-    /// value is shown only while it has that value; every other field is shown.
+    /// Whether `field` is shown: a field required when another has a value
+    /// (`required-when`: the phone for contact_method=phone, the province for
+    /// country=CN) is shown only while it has that value, and a field below a
+    /// hidden one (`parent`: the city) is hidden with it; every other field is
+    /// shown. Hidden fields are cleared on save, as the validator clears them.
     func isShown(_ field: EditorForm.Field) -> Bool {
-        guard let when = field.requiredWhen, form.field(when.field)?.type == .choice else { return true }
+        if let parent = field.parent.flatMap(form.field), !isShown(parent) { return false }
+        guard let when = field.requiredWhen else { return true }
         return when.holds(in: values)
     }
 

@@ -58,16 +58,22 @@ public struct Validator: Sendable {
                 run.apply(Validator.clean(raw, for: field.type), to: field)
             }
         }
-        // A field shown only for one choice (`required-when`) is cleared when this call
-        // changes that choice away from it, unless the same call sets the field: the
-        // rule of the form on screen, for every client (contact_method phone → email
-        // clears the phone).
+        // A field shown only for one value of another (`required-when`) is cleared
+        // when this call changes that value away from it, unless the same call sets
+        // the field, and so are the fields below it (`parent`): the rule of the form
+        // on screen, for every client (contact_method phone → email clears the phone;
+        // country CN → US clears province and city).
         if let current {
-            for field in form.fields {
-                guard let condition = field.requiredWhen, input[field.name] == nil, input[condition.field] != nil,
-                      current[condition.field] != run.fields[condition.field], !condition.holds(in: run.fields) else { continue }
-                run.fields[field.name] = nil
+            var hidden: Set<String> = []
+            for field in form.fields where input[field.name] == nil {
+                if let parent = field.parent, hidden.contains(parent) {
+                    hidden.insert(field.name)
+                } else if let condition = field.requiredWhen, input[condition.field] != nil,
+                          current[condition.field] != run.fields[condition.field], !condition.holds(in: run.fields) {
+                    hidden.insert(field.name)
+                }
             }
+            for name in hidden { run.fields[name] = nil }
         }
         for field in form.fields where field.type == .city && input[field.name] == nil {
             run.checkStoredCity(field, parentCleared: field.parent.map { input[$0] != nil } ?? false)
