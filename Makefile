@@ -5,6 +5,8 @@
 #                             /etc/entryd (configuration and forms), docs and data
 #   make uninstall            removes what install put (keeps /etc/entryd if changed
 #                             and /var/lib/entryd, the database)
+#   make verify-units         systemd-analyze verify of the units before install,
+#                             with ExecStart= naming the binary in BUILD_DIR
 #
 # Variables: PREFIX (default /usr/local), DESTDIR (staging root, default empty),
 # SYSCONFDIR (default /etc), BUILD_DIR (where the built binaries are, default
@@ -25,7 +27,7 @@ BUILD_DIR   ?= .build/release
 BUILD       ?= yes
 INSTALL     ?= install
 
-.PHONY: all build install uninstall
+.PHONY: all build install uninstall verify-units
 
 all: build
 
@@ -54,6 +56,17 @@ install: build install-docs
 	# The reference data is compiled into the binaries; the tables and their provenance are installed for reference.
 	$(INSTALL) -m 0644 data/*.tsv data/*.md $(DESTDIR)$(DATADIR)/data/
 	$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+
+# The units as they are name /usr/local/bin/entryd, which does not exist before
+# install; verify copies whose paths name the build (BUILD=no: the build as it is).
+verify-units: build
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	bin=$$(cd $(BUILD_DIR) && pwd) && \
+	for unit in entryd.service entryd.socket; do \
+		sed -e "s|/usr/local/bin/|$$bin/|g" systemd/$$unit > "$$tmp/$$unit"; \
+	done && \
+	systemd-analyze verify --man=no "$$tmp/entryd.socket" "$$tmp/entryd.service" && \
+	echo "entryd.service and entryd.socket: systemd-analyze verify passed (ExecStart=$$bin/entryd)"
 
 uninstall: uninstall-docs
 	rm -f $(DESTDIR)$(BINDIR)/entryd $(DESTDIR)$(BINDIR)/entryctl

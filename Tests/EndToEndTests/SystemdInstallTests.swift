@@ -57,6 +57,15 @@ import Testing
         return FileManager.default.fileExists(atPath: path, isDirectory: &d) && d.boolValue
     }
 
+    @Test("make verify-units checks the units of the checkout before install, ExecStart= naming the build",
+          .enabled(if: canRun, "skipped: make and systemd-analyze are needed; scripts/setup installs them"))
+    func verifyUnitsBeforeInstall() throws {
+        let verified = try Self.make(["verify-units"])
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+        #expect(verified.stderr.isEmpty, "systemd-analyze verify: \(verified.stderr)")
+        #expect(verified.stdout.contains("verify passed (ExecStart=\(productsDirectory())/entryd)"), "\(verified.stdout)")
+    }
+
     @Test("installed units pass systemd-analyze verify without warnings and rate exposure ≤ 2.0; sysusers/tmpfiles create user and socket directory",
           .enabled(if: canRun, "skipped: make and systemd-analyze are needed; scripts/setup installs them"))
     func analyzeUnits() throws {
