@@ -103,7 +103,7 @@ import Testing
             #expect(r["added"]?.intValue == 500)
             if batch % 10 == 0 { _ = try slow.receive() }  // the slow reader takes a page now and then
             let size = (try? FileManager.default.attributesOfItem(atPath: d.database + "-wal")[.size] as? Int) ?? 0
-            largestWAL = max(largestWAL, size ?? 0)
+            largestWAL = max(largestWAL, size)
         }
         print("slow stream: largest WAL \(largestWAL / 1024) KiB during 50,000 writes")
         #expect(largestWAL < 64 << 20, "the WAL grew to \(largestWAL) bytes")

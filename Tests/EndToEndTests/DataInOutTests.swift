@@ -262,7 +262,7 @@ import Testing
         var st = stat()
         #expect(stat("/dev/null", &st) == 0 && st.st_mode & S_IFMT == S_IFCHR)
         let target = d.directory + "/target.jsonl", link = d.directory + "/link.jsonl"
-        FileManager.default.createFile(atPath: target, contents: Data())
+        try #require(FileManager.default.createFile(atPath: target, contents: Data()))
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         #expect(try d.entryctl(["export", "-o", link]).status == 0)
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target)

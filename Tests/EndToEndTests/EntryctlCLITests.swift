@@ -113,7 +113,7 @@ import EntryServer
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/plain.sock"
-        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        try #require(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
         for (path, kind) in [(file, "a regular file"), (dir, "a directory")] {
             let outcome = try Run.entryctl(["--socket", path, "status"])
             #expect(outcome.status == 69, "\(outcome)")

@@ -94,7 +94,7 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let n = (try? target.connect().call("io.entryd.Sync.Status")["seq"]?.intValue) ?? 0
-            if (n ?? 0) > 0 { break }
+            if n > 0 { break }
             usleep(2_000)
         }
         #expect(target.stop(signal: SIGKILL) == SIGKILL)

@@ -219,7 +219,7 @@ import Testing
         defer { close(listening) }
         let notify = try NotifySocket()
         let stderrPath = dir + "/stderr.log"
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        try Data().write(to: URL(fileURLWithPath: stderrPath))
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = ["-c", #"exec 3<&0 0</dev/null; LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=entryd.socket exec "$0" "$@""#,

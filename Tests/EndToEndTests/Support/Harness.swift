@@ -63,7 +63,7 @@ final class Daemon: @unchecked Sendable {
         // --config /dev/null: the embedded defaults, whatever /etc/entryd holds on this machine
         // (a later --config in extraArguments wins).
         p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", database] + extraArguments
-        if !FileManager.default.fileExists(atPath: logPath) { FileManager.default.createFile(atPath: logPath, contents: nil) }
+        if !FileManager.default.fileExists(atPath: logPath) { try Data().write(to: URL(fileURLWithPath: logPath)) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
         p.standardError = log

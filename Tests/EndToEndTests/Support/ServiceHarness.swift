@@ -61,7 +61,7 @@ final class ServiceProcess {
     ///   - environment: added to the test's environment.
     init(executable: String, arguments: [String], environment: [String: String], directory: String) throws {
         stderrPath = directory + "/stderr.log"
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        try Data().write(to: URL(fileURLWithPath: stderrPath))
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
