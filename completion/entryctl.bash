@@ -24,7 +24,7 @@ _entryctl_command_options() {
         restore) echo "--reason" ;;
         list) echo "$filters --form --order --asc --desc --limit --cursor --all --deleted --format" ;;
         export) echo "--format --form $filters --include-deleted --output -o --labels --excel --display" ;;
-        import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids" ;;
+        import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids --ignore-unknown-columns" ;;
         options) echo "--parent --search --limit --form" ;;
         check) echo "--form" ;;
         watch) echo "--since" ;;
@@ -101,7 +101,7 @@ _entryctl() {
             case "$command" in
                 list) COMPREPLY=($(compgen -W "table json jsonl csv" -- "$cur")) ;;
                 export) COMPREPLY=($(compgen -W "jsonl csv json" -- "$cur")) ;;
-                import) COMPREPLY=($(compgen -W "jsonl csv" -- "$cur")) ;;
+                import) COMPREPLY=($(compgen -W "jsonl csv json" -- "$cur")) ;;
             esac
             return 0 ;;
         --country|--province|--city)

@@ -14,7 +14,9 @@ import EntryProtocol
 /// its label in `zh` or `en`; `id`/`ID`/`编号`; `deleted`/`已删除`/`删除`; and it
 /// skips the export's informational columns (version, updated/created time,
 /// form, display columns, and the `problems` column of a rejects report).
-/// Any other header is an error, so a misspelt column never drops data silently.
+/// Any other header is an error naming every such column, so a misspelt column
+/// never drops data silently; asked to (`--ignore-unknown-columns`), they are
+/// skipped instead.
 public enum DataColumns {
     /// What an input column holds.
     public enum Column: Sendable, Equatable {
@@ -90,13 +92,20 @@ public enum DataColumns {
     }
 
     /// Maps an input header to columns.
-    /// - Throws: ``UsageError``-like ``HeaderError`` naming an unknown or repeated column.
-    public static func resolve(header: [String], fields: [FieldNames]) throws(HeaderError) -> [Column] {
-        var byKey: [String: String] = [:]
-        for f in fields {
-            for key in [f.name, f.zh, f.en] { byKey[key.lowercased()] = byKey[key.lowercased()] ?? f.name }
-        }
+    /// - Parameters:
+    ///   - ignoreUnknown: skip columns that are none of the known ones (they
+    ///     become ``Column/ignored`` and are listed in `unknown`) instead of
+    ///     refusing the header.
+    ///   - locale: the language of the error's message.
+    /// - Returns: a column per header cell, and the unknown headers skipped.
+    /// - Throws: ``HeaderError`` naming every unknown column (with a did-you-mean
+    ///   among the field names and labels, and the option to skip them), a
+    ///   repeated column, or a header that names no field.
+    public static func resolve(header: [String], fields: [FieldNames], ignoreUnknown: Bool = false,
+                               locale: EntryLocale = .en) throws(HeaderError) -> (columns: [Column], unknown: [String]) {
+        let zh = locale == .zh
         var columns: [Column] = []
+        var unknown: [String] = []
         var seen = Set<String>()
         for raw in header {
             let key = raw.trimmingCharacters(in: .whitespaces).lowercased()
@@ -105,14 +114,14 @@ public enum DataColumns {
                 column = .id
             } else if deletedHeaders.contains(key) {
                 column = .deleted
-            } else if let name = byKey[key] {
+            } else if let name = fieldName(for: raw, in: fields) {
                 column = .field(name)
             } else if ignoredHeaders.contains(key) || key.hasPrefix("display.") || key.hasSuffix("（显示）")
                         || key.hasSuffix("(display)") {
                 column = .ignored
             } else {
-                throw HeaderError(message: "unknown column '\(raw)': the columns are id, deleted and the fields "
-                    + fields.map { "\($0.name) (\($0.zh), \($0.en))" }.joined(separator: ", "))
+                unknown.append(raw)
+                column = .ignored
             }
             let identity: String? = switch column {
             case .id: "id"
@@ -121,14 +130,49 @@ public enum DataColumns {
             case .ignored: nil
             }
             if let identity {
-                guard seen.insert(identity).inserted else { throw HeaderError(message: "column '\(raw)' repeats '\(identity)'") }
+                guard seen.insert(identity).inserted else {
+                    throw HeaderError(message: zh ? "列“\(raw)”与前面的列重复（都是 \(identity)）" : "column '\(raw)' repeats '\(identity)'")
+                }
             }
             columns.append(column)
         }
-        guard columns.contains(where: { if case .field = $0 { true } else { false } }) else {
-            throw HeaderError(message: "the header names no field of the form (is the first line a header?)")
+        if !unknown.isEmpty && !ignoreUnknown {
+            let named = unknown.map { raw in
+                let near = nearestName(to: raw, in: fields)
+                return zh ? "“\(raw)”" + (near.map { "（是否指“\($0)”？）" } ?? "")
+                          : "'\(raw)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+            }
+            let known = fields.map { "\($0.name) (\($0.zh), \($0.en))" }.joined(separator: zh ? "、" : ", ")
+            throw HeaderError(message: zh
+                ? "未知的列 \(named.joined(separator: "、"))：可用的列是 id、deleted 和字段 \(known)；"
+                    + "要跳过未知的列，加 --ignore-unknown-columns"
+                : "unknown column\(unknown.count == 1 ? "" : "s") \(named.joined(separator: ", ")): the columns are id, "
+                    + "deleted and the fields \(known); to skip unknown columns, give --ignore-unknown-columns")
         }
-        return columns
+        guard columns.contains(where: { if case .field = $0 { true } else { false } }) else {
+            throw HeaderError(message: zh ? "表头中没有表单的字段（第一行是表头吗？）"
+                                          : "the header names no field of the form (is the first line a header?)")
+        }
+        return (columns, unknown)
+    }
+
+    /// The field that `typed` stands for: a field name, or a field's label in
+    /// `zh` or `en` (trimmed, case-insensitive); names win over labels. `nil`
+    /// when it is none of them.
+    public static func fieldName(for typed: String, in fields: [FieldNames]) -> String? {
+        let key = typed.trimmingCharacters(in: .whitespaces).lowercased()
+        if let f = fields.first(where: { $0.name.lowercased() == key }) { return f.name }
+        return fields.first(where: { $0.zh.lowercased() == key || $0.en.lowercased() == key })?.name
+    }
+
+    /// The field name or label nearest to a misspelt `typed`, for "did you
+    /// mean" (``MatchKey/nearest(_:among:limit:)``): `brithday` → `birthday`,
+    /// `Birthdya` → `Birthday`.
+    public static func nearestName(to typed: String, in fields: [FieldNames]) -> String? {
+        // One spelling per key (`birthday` and `Birthday` would tie): the name before its labels.
+        var names: [String] = [], keys = Set<String>()
+        for f in fields { for n in [f.name, f.zh, f.en] where keys.insert(n.lowercased()).inserted { names.append(n) } }
+        return MatchKey.nearest(typed, among: names)
     }
 
     /// Reads a `deleted` cell: `true`/`false`, `yes`/`no`, `1`/`0`, `是`/`否`, empty (false).
@@ -170,9 +214,9 @@ public enum DataColumns {
 
     /// A header that `import` cannot map.
     public struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
-        /// What is wrong with the header, in English.
+        /// What is wrong with the header, in the locale asked for.
         public var message: String
-        /// The text shown to people (English).
+        /// The text shown to people.
         public var description: String { message }
     }
 }
