@@ -169,9 +169,15 @@ public enum DataColumns {
     /// mean" (``MatchKey/nearest(_:among:limit:)``): `brithday` → `birthday`,
     /// `Birthdya` → `Birthday`.
     public static func nearestName(to typed: String, in fields: [FieldNames]) -> String? {
-        // One spelling per key (`birthday` and `Birthday` would tie): the name before its labels.
+        // One spelling per key, the name before its labels: `birthday` and `Birthday`, or
+        // `contact_method` and `Contact method`, would tie (MatchKey ignores case and separators).
         var names: [String] = [], keys = Set<String>()
-        for f in fields { for n in [f.name, f.zh, f.en] where keys.insert(n.lowercased()).inserted { names.append(n) } }
+        for f in fields {
+            for n in [f.name, f.zh, f.en] {
+                let key = String(n.lowercased().unicodeScalars.filter { !" _-.'".unicodeScalars.contains($0) })
+                if keys.insert(key).inserted { names.append(n) }
+            }
+        }
         return MatchKey.nearest(typed, among: names)
     }
 

@@ -122,6 +122,8 @@ final class ImportRun {
     private var csvHeader: [String] = []
     private var columns: [DataColumns.Column] = []
     private var defaultForm = ""
+    /// The fields of the default (or `--form`) form, to read labels used as JSON keys.
+    private var formNames: [DataColumns.FieldNames] = []
     private var batchSize = 1000
     private var maxBatch = 10_000
     private var maxMessageBytes = 4 << 20
@@ -144,6 +146,7 @@ final class ImportRun {
         batchSize = max(1, min(request.batch ?? 1000, maxBatch))
         let form = try ExportCommand.formFields(session, form: request.form)
         defaultForm = form.name
+        formNames = form.fields
         do {
             input = try ByteInput(path: request.file)
         } catch {
@@ -252,9 +255,31 @@ final class ImportRun {
     }
 
     /// A row from a JSON object: `id`, `fields`, `deleted` and `form` are read, the rest ignored.
+    /// Keys of `fields` may be field labels in zh or en, as CSV headers may
+    /// (for the default or `--form` form): they are sent as field names.
     func jsonRow(_ object: JSON, line: Int) -> ImportRow {
         var members: [(String, JSON)] = []
-        for key in ["id", "fields", "deleted"] { if let v = object[key], !v.isNull { members.append((key, v)) } }
+        var repeated: String?
+        for key in ["id", "fields", "deleted"] {
+            guard var v = object[key], !v.isNull else { continue }
+            if key == "fields", case .object(let typed) = v, (request.form ?? object["form"]?.stringValue ?? defaultForm) == defaultForm {
+                var spelled: [String: String] = [:]
+                v = .object(typed.map { typedKey, value in
+                    let name = DataColumns.fieldName(for: typedKey, in: formNames) ?? typedKey
+                    if let first = spelled[name], repeated == nil {
+                        repeated = "field '\(name)' is given twice (as '\(first)' and '\(typedKey)')"
+                    }
+                    spelled[name] = typedKey
+                    return (name, value)
+                })
+            }
+            members.append((key, v))
+        }
+        if let repeated {
+            return ImportRow(element: .object(members.filter { $0.0 != "fields" } + [("fields", .object([]))]),
+                             form: object["form"]?.stringValue, line: line, echo: .json(object),
+                             problems: [problem("fields", "invalid-format", repeated)])
+        }
         if object["fields"] == nil {
             // A flat object ({"name": …, "birthday": …}) would otherwise be refused field by field as empty.
             return ImportRow(element: .object(members + [("fields", .object([]))]), form: object["form"]?.stringValue,
