@@ -23,7 +23,7 @@ _entryctl_command_options() {
         update|delete) echo "--if-version --reason" ;;
         restore) echo "--reason" ;;
         list) echo "$filters --form --order --asc --desc --limit --cursor --all --deleted --format" ;;
-        export) echo "--format --form $filters --include-deleted --output -o --labels --excel --display" ;;
+        export) echo "--format --form $filters --include-deleted --output -o --labels --excel --codes --display" ;;
         import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids --ignore-unknown-columns" ;;
         options) echo "--parent --search --limit --form" ;;
         check) echo "--form" ;;

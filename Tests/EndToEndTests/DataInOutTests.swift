@@ -234,7 +234,8 @@ import Testing
     @Test("usage: --labels and --excel need CSV; an unknown CSV column is named")
     func usageErrors() throws {
         let d = try Daemon()
-        #expect(try entryctl(d, ["export", "--excel"]).status == 64)
+        #expect(try entryctl(d, ["export", "--format", "jsonl", "--excel"]).status == 64)
+        #expect(try entryctl(d, ["export", "--format", "json", "--codes"]).status == 64)
         #expect(try entryctl(d, ["import"]).status == 64)
         let file = d.directory + "/typo.csv"
         try "name,brithday\n李雷,1990-05-17\n".write(toFile: file, atomically: true, encoding: .utf8)
@@ -314,6 +315,56 @@ import Testing
             "name": "李雷", "birthday": "1990-05-17", "country": "JP", "contact_method": "email", "email": "li@example.com"]))
         #expect(try entryctl(d, ["import", "--ignore-unknown-columns", d.directory + "/x.jsonl"]).status == 64)
         #expect(d.stop() == 0)
+    }
+
+    @Test("a spreadsheet export writes labels (中国, 北京市, 电话, 否; China, Phone, No in en) unless --codes, and imports back into an empty daemon as the same entries")
+    func spreadsheetExportWritesLabels() throws {
+        let source = try Daemon()
+        let c = try source.connect()
+        let rows: [JSON] = [
+            .object([("fields", .stringMap(["name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "110000",
+                                            "city": "110101", "contact_method": "phone", "phone": "+8613800138000"]))]),
+            .object([("fields", .stringMap(["name": "王芳", "birthday": "1985-03-09", "country": "CN", "province": "440000",
+                                            "city": "440100", "contact_method": "email", "email": "wf@example.com",
+                                            "appointment": "2026-12-01 09:30"])), ("deleted", .bool(true))]),
+            .object([("fields", .stringMap(["name": "Jane Doe", "birthday": "1980-01-01", "country": "US",
+                                            "contact_method": "email", "email": "jane@example.com"]))]),
+        ]
+        #expect(try c.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))["added"]?.intValue == 3)
+        let file = source.directory + "/名单.csv"
+        // --excel alone implies CSV.
+        let export = try entryctl(source, ["export", "--labels", "--excel", "--include-deleted", "-o", file])
+        #expect(export.status == 0, "\(export.stderr)")
+        let bytes = try #require(FileManager.default.contents(atPath: file))
+        #expect(Array(bytes.prefix(3)) == [0xEF, 0xBB, 0xBF])
+        let text = String(decoding: bytes.dropFirst(3), as: UTF8.self)
+        #expect(text.hasPrefix("ID,姓名,生日,国家,省份,城市,联系方式,手机号码,邮箱,预约时间,已删除,"), "\(text)")
+        #expect(text.contains(",李雷,1990-05-17,中国,北京市,东城区,电话,+8613800138000,,,否,"), "\(text)")
+        #expect(text.contains(",王芳,1985-03-09,中国,广东省,广州市,邮箱,,wf@example.com,2026-12-01 09:30,是,"), "\(text)")
+        #expect(text.contains(",Jane Doe,1980-01-01,美国,,,邮箱,,jane@example.com,,否,"), "\(text)")
+        let en = try entryctl(source, ["--locale", "en", "export", "--excel"])
+        #expect(en.stdout.contains(",李雷,1990-05-17,China,Beijing,Dongcheng,Phone,+8613800138000,,,No,"), "\(en.stdout)")
+        let codes = try entryctl(source, ["export", "--labels", "--excel", "--codes"])
+        #expect(codes.stdout.contains(",李雷,1990-05-17,CN,110000,110101,phone,+8613800138000,,,false,"), "\(codes.stdout)")
+        let plain = try entryctl(source, ["export", "--format", "csv"])
+        #expect(plain.stdout.contains(",CN,110000,110101,phone,"), "plain CSV keeps codes: \(plain.stdout)")
+
+        // Round trip: import the label export into an empty daemon; the same entries (ids, values, deleted).
+        let target = try Daemon()
+        for locale in ["zh", "en"] {
+            let labelled = target.directory + "/\(locale).csv"
+            let made = try entryctl(source, ["--locale", locale, "export", "--labels", "--excel", "--include-deleted", "-o", labelled])
+            #expect(made.status == 0, "\(made.stderr)")
+            let imported = try entryctl(target, ["--json", "import", labelled])
+            #expect(imported.status == 0, "\(locale): \(imported.stderr)")
+            #expect(try JSON.parse(imported.stdout)[locale == "zh" ? "added" : "unchanged"]?.intValue == 3, "\(locale): \(imported.stdout)")
+        }
+        let original = try entries(jsonl: try entryctl(source, ["export", "--include-deleted"]).stdout)
+        let copy = try entries(jsonl: try entryctl(target, ["export", "--include-deleted"]).stdout)
+        #expect(original.count == 3)
+        #expect(copy == original)
+        #expect(target.stop() == 0)
+        #expect(source.stop() == 0)
     }
 
     @Test("export -o writes devices in place and follows symbolic links; never replaces them")

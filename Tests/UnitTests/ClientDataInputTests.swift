@@ -129,6 +129,26 @@ import Testing
         }
     }
 
+    @Test("export rows for people: picker values as labels, a shared label (or one that is another code) stays a code, deleted as 是/否 or Yes/No")
+    func labelledExportRows() {
+        let options: [JSON] = [
+            .object([("value", .string("110101")), ("label", .string("东城区"))]),
+            .object([("value", .string("A")), ("label", .string("市辖区"))]),
+            .object([("value", .string("B")), ("label", .string("市辖区"))]),
+            .object([("value", .string("C")), ("label", .string("110101"))]),
+        ]
+        #expect(DataColumns.valueLabels(options: options) == ["110101": "东城区"])
+        let fields = [DataColumns.FieldNames(name: "name", zh: "姓名", en: "Name", type: "text"),
+                      DataColumns.FieldNames(name: "city", zh: "城市", en: "City", type: "city")]
+        let entry = JSON.object([("id", .string("x")), ("fields", .stringMap(["name": "110101", "city": "110101"])),
+                                 ("deleted", .bool(true)), ("version", .string("v")), ("updatedAt", .string("t"))])
+        let labels = ["city": DataColumns.valueLabels(options: options)]
+        #expect(DataColumns.exportRow(entry, fields: fields, display: false, valueLabels: labels, locale: .zh)
+                == ["x", "110101", "东城区", "是", "v", "t"])
+        #expect(DataColumns.exportRow(entry, fields: fields, display: false, valueLabels: labels, locale: .en)[3] == "Yes")
+        #expect(DataColumns.exportRow(entry, fields: fields, display: false) == ["x", "110101", "110101", "true", "v", "t"])
+    }
+
     @Test("an import element leaves out empty cells and sends unreadable deleted flags as they are")
     func elements() {
         let columns: [DataColumns.Column] = [.id, .field("name"), .field("birthday"), .deleted]

@@ -8,7 +8,9 @@ import EntryProtocol
 /// `deleted` (`true` or `false`); `version` and `updatedAt` (for people: import
 /// ignores them); with `--display`, one display column per field and one for
 /// the region. Headers are field names, or with `--labels` the labels in the
-/// locale (meta columns then read `ID`, `已删除`/`Deleted` …).
+/// locale (meta columns then read `ID`, `已删除`/`Deleted` …). Values are
+/// canonical codes, or for people (`--labels`, `--excel`) the labels of picker
+/// values (``exportRow(_:fields:display:valueLabels:locale:)``).
 ///
 /// An import accepts, per header (trimmed, case-insensitive): a field name, or
 /// its label in `zh` or `en`; `id`/`ID`/`编号`; `deleted`/`已删除`/`删除`; and it
@@ -38,11 +40,14 @@ public enum DataColumns {
         public var zh: String
         /// The label in `en`, e.g. `Birthday`.
         public var en: String
-        /// A field's name and labels.
-        public init(name: String, zh: String, en: String) {
+        /// The field type as the wire names it (`country`, `choice` …); empty when not known.
+        public var type: String
+        /// A field's name, labels and type.
+        public init(name: String, zh: String, en: String, type: String = "") {
             self.name = name
             self.zh = zh
             self.en = en
+            self.type = type
         }
     }
 
@@ -77,13 +82,46 @@ public enum DataColumns {
         return header
     }
 
+    /// The field types whose values are codes with labels: what an export for people writes as labels.
+    public static let labelledTypes: Set<String> = ["country", "province", "city", "choice"]
+
+    /// The labels to write for picker values, by field name then code, from a
+    /// field's picker rows (`{value, label}`, as `io.entryd.Forms.Options`
+    /// sends them). A label that two rows share (or that is another row's code)
+    /// is left out, so its code is written: import must read back the same value.
+    public static func valueLabels(options: [JSON]) -> [String: String] {
+        var byLabel: [String: Int] = [:]
+        let pairs = options.compactMap { o -> (String, String)? in
+            guard let value = o["value"]?.stringValue, let label = o["label"]?.stringValue, !label.isEmpty else { return nil }
+            return (value, label)
+        }
+        let codes = Set(pairs.map { $0.0.lowercased() })
+        for (_, label) in pairs { byLabel[label.lowercased(), default: 0] += 1 }
+        var labels: [String: String] = [:]
+        for (value, label) in pairs where byLabel[label.lowercased()] == 1 && (!codes.contains(label.lowercased()) || label.lowercased() == value.lowercased()) {
+            labels[value] = label
+        }
+        return labels
+    }
+
     /// One export row for an entry of the wire shape `{id, fields, display, deleted, version, updatedAt}`.
-    public static func exportRow(_ entry: JSON, fields: [FieldNames], display: Bool) -> [String] {
+    /// - Parameters:
+    ///   - valueLabels: for people: each value that has a label here (by field
+    ///     name, then code: ``valueLabels(options:)``) is written as its label,
+    ///     and `deleted` as `是`/`否` (zh) or `Yes`/`No` (en); `nil`: codes and `true`/`false`.
+    ///   - locale: the language of the `deleted` words.
+    public static func exportRow(_ entry: JSON, fields: [FieldNames], display: Bool,
+                                 valueLabels: [String: [String: String]]? = nil, locale: EntryLocale = .en) -> [String] {
         let values = entry["fields"]
         var row = [entry["id"]?.stringValue ?? ""]
-        row += fields.map { values?[$0.name]?.stringValue ?? "" }
-        row += [entry["deleted"]?.boolValue == true ? "true" : "false", entry["version"]?.stringValue ?? "",
-                entry["updatedAt"]?.stringValue ?? ""]
+        row += fields.map { f in
+            let value = values?[f.name]?.stringValue ?? ""
+            return valueLabels?[f.name]?[value] ?? value
+        }
+        let deleted = entry["deleted"]?.boolValue == true
+        let flag = valueLabels == nil ? (deleted ? "true" : "false")
+            : locale == .zh ? (deleted ? "是" : "否") : (deleted ? "Yes" : "No")
+        row += [flag, entry["version"]?.stringValue ?? "", entry["updatedAt"]?.stringValue ?? ""]
         if display {
             let shown = entry["display"]
             row += fields.map { shown?[$0.name]?.stringValue ?? "" } + [shown?["region"]?.stringValue ?? ""]
