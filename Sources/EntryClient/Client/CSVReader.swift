@@ -41,7 +41,7 @@ public final class CSVReader {
     public private(set) var firstLineEnd: String?
 
     /// The byte between fields: `,` unless given otherwise.
-    public let separator: UInt8
+    let separator: UInt8
 
     /// Reads records of `input`, their fields separated by `separator`.
     public init(_ input: ByteInput, separator: UInt8 = UInt8(ascii: ",")) {

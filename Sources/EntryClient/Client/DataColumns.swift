@@ -206,7 +206,7 @@ public enum DataColumns {
     /// The field name or label nearest to a misspelt `typed`, for "did you
     /// mean" (``MatchKey/nearest(_:among:limit:)``): `brithday` → `birthday`,
     /// `Birthdya` → `Birthday`.
-    public static func nearestName(to typed: String, in fields: [FieldNames]) -> String? {
+    static func nearestName(to typed: String, in fields: [FieldNames]) -> String? {
         // One spelling per key, the name before its labels: `birthday` and `Birthday`, or
         // `contact_method` and `Contact method`, would tie (MatchKey ignores case and separators).
         var names: [String] = [], keys = Set<String>()
