@@ -25,8 +25,8 @@ _entryctl_command_options() {
         update|delete) echo "--if-version --reason" ;;
         restore) echo "--reason" ;;
         list) echo "$filters --form --order --asc --desc --limit --cursor --all --deleted --format" ;;
-        export) echo "--format --form $filters --include-deleted --output -o --labels --excel --display" ;;
-        import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids" ;;
+        export) echo "--format --form $filters --include-deleted --output -o --labels --excel --codes --display" ;;
+        import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids --ignore-unknown-columns" ;;
         options) echo "--parent --search --limit --form" ;;
         check) echo "--form" ;;
         watch) echo "--since" ;;
@@ -138,7 +138,7 @@ _entryctl() {
             case "$command" in
                 list) COMPREPLY=($(compgen -W "table json jsonl csv" -- "$cur")) ;;
                 export) COMPREPLY=($(compgen -W "jsonl csv json" -- "$cur")) ;;
-                import) COMPREPLY=($(compgen -W "jsonl csv" -- "$cur")) ;;
+                import) COMPREPLY=($(compgen -W "jsonl csv json" -- "$cur")) ;;
             esac
             return 0 ;;
         --country|--province|--city)

@@ -9,8 +9,8 @@ import Testing
 /// Issue 8 end to end: `entryctl export` and `import` against real daemons.
 @Suite(.serialized) struct DataInOutTests {
     /// Runs the built entryctl against `d` with a longer timeout than the harness default.
-    func entryctl(_ d: Daemon, _ arguments: [String], timeout: Double = 300) throws -> ProcessResult {
-        try runProcess(productsDirectory() + "/entryctl", ["--socket", d.socket] + arguments, timeout: timeout)
+    func entryctl(_ d: Daemon, _ arguments: [String], input: String? = nil, timeout: Double = 300) throws -> ProcessResult {
+        try runProcess(productsDirectory() + "/entryctl", ["--socket", d.socket] + arguments, input: input, timeout: timeout)
     }
 
     /// (id, fields, deleted) of every line of a JSON-lines export, by id.
@@ -234,13 +234,14 @@ import Testing
     @Test("usage: --labels and --excel need CSV; an unknown CSV column is named")
     func usageErrors() throws {
         let d = try Daemon()
-        #expect(try entryctl(d, ["export", "--excel"]).status == 64)
+        #expect(try entryctl(d, ["export", "--format", "jsonl", "--excel"]).status == 64)
+        #expect(try entryctl(d, ["export", "--format", "json", "--codes"]).status == 64)
         #expect(try entryctl(d, ["import"]).status == 64)
         let file = d.directory + "/typo.csv"
         try "name,brithday\n李雷,1990-05-17\n".write(toFile: file, atomically: true, encoding: .utf8)
-        let typo = try entryctl(d, ["import", file])
+        let typo = try entryctl(d, ["--locale", "en", "import", file])
         #expect(typo.status == 65)
-        #expect(typo.stderr.contains("unknown column 'brithday'"))
+        #expect(typo.stderr.contains("unknown column 'brithday' (did you mean 'birthday'?)"), "\(typo.stderr)")
 
         // --new-ids: the daemon makes time-ordered ids, so a second run adds the rows again.
         let rows = d.directory + "/three.jsonl"
@@ -250,6 +251,120 @@ import Testing
             #expect(try JSON.parse(run.stdout)["added"]?.intValue == 3, "\(run.stderr)")
         }
         #expect(d.stop() == 0)
+    }
+
+    @Test("CSV on standard input without FILE or --format is read as CSV (sniffed); ';' and tab separators; JSON lines still JSON lines")
+    func sniffedStandardInput() throws {
+        let d = try Daemon()
+        func count() throws -> Int64? { try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue }
+        let comma = "name,birthday,country,contact_method,phone\nAda,1985-12-10,GB,phone,+44 20 7946 0000\n"
+        let a = try entryctl(d, ["--json", "import"], input: comma)
+        #expect(a.status == 0, "\(a.stderr)")
+        #expect(try JSON.parse(a.stdout)["added"]?.intValue == 1)
+        // Excel where the comma is a decimal sign: BOM, ';', CRLF, a quoted ';' and a comma inside a value.
+        let semicolon = "\u{FEFF}姓名;生日;国家;联系方式;邮箱\r\n\"Lovelace; A,B\";1985-12-11;GB;邮箱;ada@example.com\r\n"
+        let b = try entryctl(d, ["--json", "import", "-"], input: semicolon)
+        #expect(b.status == 0, "\(b.stderr)")
+        #expect(try JSON.parse(b.stdout)["added"]?.intValue == 1)
+        let tab = "name\tbirthday\tcountry\tcontact_method\temail\nBob\t1990-01-01\tUS\temail\tbob@example.com\n"
+        let c = try entryctl(d, ["--json", "import"], input: tab)
+        #expect(c.status == 0, "\(c.stderr)")
+        let jsonl = #"{"fields":{"name":"Cy","birthday":"1990-01-02","country":"US","contact_method":"email","email":"c@example.com"}}"# + "\n"
+        let e = try entryctl(d, ["--json", "import"], input: jsonl)
+        #expect(e.status == 0, "\(e.stderr)")
+        #expect(try count() == 4)
+        let names = try entryctl(d, ["list", "--all", "--format", "json"])
+        let stored = try #require(try JSON.parse(names.stdout).arrayValue).compactMap { $0["fields"]?["name"]?.stringValue }
+        #expect(Set(stored) == ["Ada", "Lovelace; A,B", "Bob", "Cy"])
+        // A file without a telling extension is sniffed too; its rejects report keeps the ';'.
+        let file = d.directory + "/liste.txt", report = d.directory + "/rejects.csv"
+        try "name;birthday;country;contact_method;email\nDe;1990-02-30;US;email;d@example.com\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let f = try entryctl(d, ["--locale", "en", "import", "--rejects", report, file])
+        #expect(f.status == 65, "\(f.stderr)")
+        let text = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(text.hasPrefix("name;birthday;country;contact_method;email;problems\nDe;1990-02-30;"), "\(text)")
+        // --format still overrides: CSV read as JSON lines is rejected line by line.
+        let forced = try entryctl(d, ["--json", "import", "--format", "jsonl"], input: comma)
+        #expect(forced.status == 65)
+        #expect(try count() == 4)
+        // Nothing on standard input and no FILE is a usage error.
+        #expect(try entryctl(d, ["import"]).status == 64)
+        #expect(d.stop() == 0)
+    }
+
+    @Test("unknown columns refuse the file naming each with the option to skip them (zh and en); --ignore-unknown-columns skips them with a notice")
+    func unknownColumns() throws {
+        let d = try Daemon()
+        let file = d.directory + "/extra.csv"
+        try "姓名,生日,国家,联系方式,邮箱,备注,Remark\n李雷,1990-05-17,日本,邮箱,li@example.com,老客户,vip\n"
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let en = try entryctl(d, ["--locale", "en", "import", file])
+        #expect(en.status == 65)
+        #expect(en.stderr.contains("line 1: unknown columns '备注', 'Remark': the columns are id, deleted and the fields name (姓名, Name)"), "\(en.stderr)")
+        #expect(en.stderr.contains("give --ignore-unknown-columns"), "\(en.stderr)")
+        let zh = try entryctl(d, ["import", file])
+        #expect(zh.status == 65)
+        #expect(zh.stderr.contains("第 1 行：未知的列 “备注”、“Remark”"), "\(zh.stderr)")
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
+        let skipped = try entryctl(d, ["--locale", "en", "--json", "import", "--ignore-unknown-columns", file])
+        #expect(skipped.status == 0, "\(skipped.stderr)")
+        #expect(try JSON.parse(skipped.stdout)["added"]?.intValue == 1)
+        #expect(skipped.stderr.contains("skipping unknown columns '备注', 'Remark' (--ignore-unknown-columns)"), "\(skipped.stderr)")
+        let stored = try entryctl(d, ["list", "--format", "json"])
+        #expect(try JSON.parse(stored.stdout).arrayValue?.first?["fields"] == .stringMap([
+            "name": "李雷", "birthday": "1990-05-17", "country": "JP", "contact_method": "email", "email": "li@example.com"]))
+        #expect(try entryctl(d, ["import", "--ignore-unknown-columns", d.directory + "/x.jsonl"]).status == 64)
+        #expect(d.stop() == 0)
+    }
+
+    @Test("a spreadsheet export writes labels (中国, 北京市, 电话, 否; China, Phone, No in en) unless --codes, and imports back into an empty daemon as the same entries")
+    func spreadsheetExportWritesLabels() throws {
+        let source = try Daemon()
+        let c = try source.connect()
+        let rows: [JSON] = [
+            .object([("fields", .stringMap(["name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "110000",
+                                            "city": "110101", "contact_method": "phone", "phone": "+8613800138000"]))]),
+            .object([("fields", .stringMap(["name": "王芳", "birthday": "1985-03-09", "country": "CN", "province": "440000",
+                                            "city": "440100", "contact_method": "email", "email": "wf@example.com",
+                                            "appointment": "2026-12-01 09:30"])), ("deleted", .bool(true))]),
+            .object([("fields", .stringMap(["name": "Jane Doe", "birthday": "1980-01-01", "country": "US",
+                                            "contact_method": "email", "email": "jane@example.com"]))]),
+        ]
+        #expect(try c.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))["added"]?.intValue == 3)
+        let file = source.directory + "/名单.csv"
+        // --excel alone implies CSV.
+        let export = try entryctl(source, ["export", "--labels", "--excel", "--include-deleted", "-o", file])
+        #expect(export.status == 0, "\(export.stderr)")
+        let bytes = try #require(FileManager.default.contents(atPath: file))
+        #expect(Array(bytes.prefix(3)) == [0xEF, 0xBB, 0xBF])
+        let text = String(decoding: bytes.dropFirst(3), as: UTF8.self)
+        #expect(text.hasPrefix("ID,姓名,生日,国家,省份,城市,联系方式,手机号码,邮箱,预约时间,已删除,"), "\(text)")
+        #expect(text.contains(",李雷,1990-05-17,中国,北京市,东城区,电话,+8613800138000,,,否,"), "\(text)")
+        #expect(text.contains(",王芳,1985-03-09,中国,广东省,广州市,邮箱,,wf@example.com,2026-12-01 09:30,是,"), "\(text)")
+        #expect(text.contains(",Jane Doe,1980-01-01,美国,,,邮箱,,jane@example.com,,否,"), "\(text)")
+        let en = try entryctl(source, ["--locale", "en", "export", "--excel"])
+        #expect(en.stdout.contains(",李雷,1990-05-17,China,Beijing,Dongcheng,Phone,+8613800138000,,,No,"), "\(en.stdout)")
+        let codes = try entryctl(source, ["export", "--labels", "--excel", "--codes"])
+        #expect(codes.stdout.contains(",李雷,1990-05-17,CN,110000,110101,phone,+8613800138000,,,false,"), "\(codes.stdout)")
+        let plain = try entryctl(source, ["export", "--format", "csv"])
+        #expect(plain.stdout.contains(",CN,110000,110101,phone,"), "plain CSV keeps codes: \(plain.stdout)")
+
+        // Round trip: import the label export into an empty daemon; the same entries (ids, values, deleted).
+        let target = try Daemon()
+        for locale in ["zh", "en"] {
+            let labelled = target.directory + "/\(locale).csv"
+            let made = try entryctl(source, ["--locale", locale, "export", "--labels", "--excel", "--include-deleted", "-o", labelled])
+            #expect(made.status == 0, "\(made.stderr)")
+            let imported = try entryctl(target, ["--json", "import", labelled])
+            #expect(imported.status == 0, "\(locale): \(imported.stderr)")
+            #expect(try JSON.parse(imported.stdout)[locale == "zh" ? "added" : "unchanged"]?.intValue == 3, "\(locale): \(imported.stdout)")
+        }
+        let original = try entries(jsonl: try entryctl(source, ["export", "--include-deleted"]).stdout)
+        let copy = try entries(jsonl: try entryctl(target, ["export", "--include-deleted"]).stdout)
+        #expect(original.count == 3)
+        #expect(copy == original)
+        #expect(target.stop() == 0)
+        #expect(source.stop() == 0)
     }
 
     @Test("export -o writes devices in place and follows symbolic links; never replaces them")

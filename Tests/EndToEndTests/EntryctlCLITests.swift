@@ -242,4 +242,47 @@ import EntryServer
         #expect(peered.stop() == 0)
         #expect(d.stop() == 0)
     }
+
+    @Test("add and update take a field's label in zh or en as its name; an unknown name gets a did-you-mean across names and labels; JSON lines keys too")
+    func labelsAsFieldNames() throws {
+        let d = try Daemon()
+        let added = try d.entryctl(["--json", "add", "姓名=李雷", "Birthday=1990-05-17", "国家=中国", "province=广东",
+                                    "城市=广州", "Contact method=电话", "手机号码=13800138000"])
+        #expect(added.status == 0, "\(added)")
+        let entry = try #require(try JSON.parse(added.stdout)["entry"])
+        #expect(entry["fields"] == .stringMap(["name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+                                              "city": "440100", "contact_method": "phone", "phone": "+8613800138000"]))
+        let id = try #require(entry["id"]?.stringValue)
+        let updated = try d.entryctl(["--json", "update", id, "城市=深圳", "PHONE=13900139000"])
+        #expect(updated.status == 0, "\(updated)")
+        #expect(try JSON.parse(updated.stdout)["entry"]?["fields"]?["city"]?.stringValue == "440300")
+        #expect(try JSON.parse(updated.stdout)["entry"]?["fields"]?["phone"]?.stringValue == "+8613900139000")
+
+        // Unknown: the problem names the nearest name or label, in the locale; nothing is stored.
+        let typo = try d.entryctl(["--locale", "en", "add", "姓名=韩梅梅", "Brithday=1991-02-03", "country=CN", "contact_methd=email",
+                                   "手机号码码=1"])
+        #expect(typo.status == 65, "\(typo)")
+        #expect(typo.stderr.contains("Form 'registration' has no field named or labelled 'Brithday'. Did you mean 'birthday'?"), "\(typo)")
+        #expect(typo.stderr.contains("'contact_methd'. Did you mean 'contact_method'?"), "\(typo)")
+        #expect(typo.stderr.contains("'手机号码码'. Did you mean '手机号码'?"), "a label is suggested: \(typo)")
+        #expect(typo.stderr.contains("contact_method: [required]"), "the other problems are listed too: \(typo)")
+        let zh = try d.entryctl(["update", id, "联系电话=1"])
+        #expect(zh.status == 65, "\(zh)")
+        #expect(zh.stderr.contains("表单“registration”没有名称或标签为“联系电话”的字段"), "\(zh)")
+        let checked = try d.entryctl(["--locale", "en", "check", "姓名=韩梅梅", "Birthdy=1991-02-03"])
+        #expect(checked.status == 65 && checked.stderr.contains("'Birthdy'. Did you mean 'birthday'?"), "\(checked)")
+        #expect(!checked.stderr.contains("name: [required]"), "姓名 counts as name: \(checked)")
+        let twice = try d.entryctl(["add", "name=a", "姓名=b"])
+        #expect(twice.status == 64 && twice.stderr.contains("field 'name' is given twice (as 'name' and '姓名')"), "\(twice)")
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
+
+        // JSON lines with label keys.
+        let line = #"{"fields":{"姓名":"Ada","Birthday":"1985-12-10","国家":"GB","联系方式":"email","Email":"ada@example.com"}}"#
+        let imported = try d.entryctl(["--json", "import", "-"], input: line + "\n")
+        #expect(imported.status == 0, "\(imported)")
+        #expect(try JSON.parse(imported.stdout)["added"]?.intValue == 1)
+        let listed = try d.entryctl(["list", "--search", "Ada", "--format", "json"])
+        #expect(try JSON.parse(listed.stdout).arrayValue?.first?["fields"]?["email"]?.stringValue == "ada@example.com", "\(listed)")
+        #expect(d.stop() == 0)
+    }
 }

@@ -15,6 +15,8 @@ import Testing
         ("contact_method=phone", "contact_method", "phone"),
         ("x.y-z=1", "x.y-z", "1"),
         ("_private= spaced ", "_private", " spaced "),
+        ("姓名=李雷", "姓名", "李雷"),
+        (" Contact method =phone", "Contact method", "phone"),
     ])
     func splits(argument: String, name: String, value: String) throws {
         #expect(try FieldAssignment.parse(argument) == FieldAssignment(name: name, value: value))
@@ -23,9 +25,7 @@ import Testing
     @Test("refuses malformed FIELD=VALUE with a message naming it", arguments: [
         ("name李雷", "'name李雷' is not FIELD=VALUE"),
         ("=李雷", "has no field name"),
-        ("1name=x", "'1name' is not a field name"),
-        ("姓名=李雷", "'姓名' is not a field name"),
-        ("na me=x", "'na me' is not a field name"),
+        (" =李雷", "has no field name"),
     ])
     func refuses(argument: String, fragment: String) {
         #expect {

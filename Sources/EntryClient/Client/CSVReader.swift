@@ -18,6 +18,9 @@ public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Reads comma-separated values as RFC 4180 defines them, record by record,
 /// from a ``ByteInput`` (so a large file is never held whole).
 ///
+/// The separator may be other than the comma: `;` (Excel where the comma is the
+/// decimal sign) or a tab; ``InputSniffer/separator(header:)`` tells it.
+///
 /// Accepted beyond the RFC, as spreadsheet programs write it: a UTF-8 byte order
 /// mark at the start (skipped), LF as well as CRLF line ends, a last record
 /// without a line end, and a `"` inside an unquoted field (kept as it is). Blank
@@ -37,8 +40,14 @@ public final class CSVReader {
     /// for the input (rejects) ends its lines the same way.
     public private(set) var firstLineEnd: String?
 
-    /// Reads records of `input`.
-    public init(_ input: ByteInput) { self.input = input }
+    /// The byte between fields: `,` unless given otherwise.
+    let separator: UInt8
+
+    /// Reads records of `input`, their fields separated by `separator`.
+    public init(_ input: ByteInput, separator: UInt8 = UInt8(ascii: ",")) {
+        self.input = input
+        self.separator = separator
+    }
 
     /// Ensures at least one unread byte; `false` at the end of the input.
     private func fill() throws(SystemError) -> Bool {
@@ -90,7 +99,7 @@ public final class CSVReader {
                     continue
                 }
                 switch b {
-                case UInt8(ascii: ","):
+                case separator:
                     fields.append(String(decoding: field, as: UTF8.self))
                     field.removeAll(keepingCapacity: true)
                     wasQuoted = false

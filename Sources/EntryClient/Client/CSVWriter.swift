@@ -16,8 +16,9 @@ public enum CSVWriter {
     public static let lineEnd = "\r\n"
 
     /// One field, quoted if it needs to be: `a,b` → `"a,b"`, `say "hi"` → `"say ""hi"""`.
-    public static func field(_ value: String) -> String {
-        let needsQuotes = value.unicodeScalars.contains { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }
+    /// With another `separator` (`;`, tab), a field holding it is quoted instead of one holding `,`.
+    public static func field(_ value: String, separator: Unicode.Scalar = ",") -> String {
+        let needsQuotes = value.unicodeScalars.contains { $0 == separator || $0 == "\"" || $0 == "\r" || $0 == "\n" }
         guard needsQuotes else { return value }
         // Scalar by scalar: a quote followed by a combining mark is one Character.
         var quoted = String.UnicodeScalarView()
@@ -30,10 +31,11 @@ public enum CSVWriter {
         return String(quoted)
     }
 
-    /// One record, its fields quoted as needed, ending in `end` (CRLF, RFC 4180,
-    /// unless a report follows its input's line ends).
-    public static func record(_ fields: [String], lineEnd end: String = lineEnd) -> String {
-        fields.map(field).joined(separator: ",") + end
+    /// One record, its fields quoted as needed and separated by `separator`
+    /// (`,` unless a report follows its input's), ending in `end` (CRLF,
+    /// RFC 4180, unless a report follows its input's line ends).
+    public static func record(_ fields: [String], lineEnd end: String = lineEnd, separator: Unicode.Scalar = ",") -> String {
+        fields.map { field($0, separator: separator) }.joined(separator: String(Character(separator))) + end
     }
 
     /// A whole document: the header record, then one record per row.

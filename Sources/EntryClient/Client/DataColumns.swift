@@ -8,13 +8,17 @@ import EntryProtocol
 /// `deleted` (`true` or `false`); `version` and `updatedAt` (for people: import
 /// ignores them); with `--display`, one display column per field and one for
 /// the region. Headers are field names, or with `--labels` the labels in the
-/// locale (meta columns then read `ID`, `已删除`/`Deleted` …).
+/// locale (meta columns then read `ID`, `已删除`/`Deleted` …). Values are
+/// canonical codes, or for people (`--labels`, `--excel`) the labels of picker
+/// values (``exportRow(_:fields:display:valueLabels:locale:)``).
 ///
 /// An import accepts, per header (trimmed, case-insensitive): a field name, or
 /// its label in `zh` or `en`; `id`/`ID`/`编号`; `deleted`/`已删除`/`删除`; and it
 /// skips the export's informational columns (version, updated/created time,
 /// form, display columns, and the `problems` column of a rejects report).
-/// Any other header is an error, so a misspelt column never drops data silently.
+/// Any other header is an error naming every such column, so a misspelt column
+/// never drops data silently; asked to (`--ignore-unknown-columns`), they are
+/// skipped instead.
 public enum DataColumns {
     /// What an input column holds.
     public enum Column: Sendable, Equatable {
@@ -36,11 +40,14 @@ public enum DataColumns {
         public var zh: String
         /// The label in `en`, e.g. `Birthday`.
         public var en: String
-        /// A field's name and labels.
-        public init(name: String, zh: String, en: String) {
+        /// The field type as the wire names it (`country`, `choice` …); empty when not known.
+        public var type: String
+        /// A field's name, labels and type.
+        public init(name: String, zh: String, en: String, type: String = "") {
             self.name = name
             self.zh = zh
             self.en = en
+            self.type = type
         }
     }
 
@@ -75,13 +82,46 @@ public enum DataColumns {
         return header
     }
 
+    /// The field types whose values are codes with labels: what an export for people writes as labels.
+    public static let labelledTypes: Set<String> = ["country", "province", "city", "choice"]
+
+    /// The labels to write for picker values, by field name then code, from a
+    /// field's picker rows (`{value, label}`, as `io.entryd.Forms.Options`
+    /// sends them). A label that two rows share (or that is another row's code)
+    /// is left out, so its code is written: import must read back the same value.
+    public static func valueLabels(options: [JSON]) -> [String: String] {
+        var byLabel: [String: Int] = [:]
+        let pairs = options.compactMap { o -> (String, String)? in
+            guard let value = o["value"]?.stringValue, let label = o["label"]?.stringValue, !label.isEmpty else { return nil }
+            return (value, label)
+        }
+        let codes = Set(pairs.map { $0.0.lowercased() })
+        for (_, label) in pairs { byLabel[label.lowercased(), default: 0] += 1 }
+        var labels: [String: String] = [:]
+        for (value, label) in pairs where byLabel[label.lowercased()] == 1 && (!codes.contains(label.lowercased()) || label.lowercased() == value.lowercased()) {
+            labels[value] = label
+        }
+        return labels
+    }
+
     /// One export row for an entry of the wire shape `{id, fields, display, deleted, version, updatedAt}`.
-    public static func exportRow(_ entry: JSON, fields: [FieldNames], display: Bool) -> [String] {
+    /// - Parameters:
+    ///   - valueLabels: for people: each value that has a label here (by field
+    ///     name, then code: ``valueLabels(options:)``) is written as its label,
+    ///     and `deleted` as `是`/`否` (zh) or `Yes`/`No` (en); `nil`: codes and `true`/`false`.
+    ///   - locale: the language of the `deleted` words.
+    public static func exportRow(_ entry: JSON, fields: [FieldNames], display: Bool,
+                                 valueLabels: [String: [String: String]]? = nil, locale: EntryLocale = .en) -> [String] {
         let values = entry["fields"]
         var row = [entry["id"]?.stringValue ?? ""]
-        row += fields.map { values?[$0.name]?.stringValue ?? "" }
-        row += [entry["deleted"]?.boolValue == true ? "true" : "false", entry["version"]?.stringValue ?? "",
-                entry["updatedAt"]?.stringValue ?? ""]
+        row += fields.map { f in
+            let value = values?[f.name]?.stringValue ?? ""
+            return valueLabels?[f.name]?[value] ?? value
+        }
+        let deleted = entry["deleted"]?.boolValue == true
+        let flag = valueLabels == nil ? (deleted ? "true" : "false")
+            : locale == .zh ? (deleted ? "是" : "否") : (deleted ? "Yes" : "No")
+        row += [flag, entry["version"]?.stringValue ?? "", entry["updatedAt"]?.stringValue ?? ""]
         if display {
             let shown = entry["display"]
             row += fields.map { shown?[$0.name]?.stringValue ?? "" } + [shown?["region"]?.stringValue ?? ""]
@@ -90,13 +130,20 @@ public enum DataColumns {
     }
 
     /// Maps an input header to columns.
-    /// - Throws: ``UsageError``-like ``HeaderError`` naming an unknown or repeated column.
-    public static func resolve(header: [String], fields: [FieldNames]) throws(HeaderError) -> [Column] {
-        var byKey: [String: String] = [:]
-        for f in fields {
-            for key in [f.name, f.zh, f.en] { byKey[key.lowercased()] = byKey[key.lowercased()] ?? f.name }
-        }
+    /// - Parameters:
+    ///   - ignoreUnknown: skip columns that are none of the known ones (they
+    ///     become ``Column/ignored`` and are listed in `unknown`) instead of
+    ///     refusing the header.
+    ///   - locale: the language of the error's message.
+    /// - Returns: a column per header cell, and the unknown headers skipped.
+    /// - Throws: ``HeaderError`` naming every unknown column (with a did-you-mean
+    ///   among the field names and labels, and the option to skip them), a
+    ///   repeated column, or a header that names no field.
+    public static func resolve(header: [String], fields: [FieldNames], ignoreUnknown: Bool = false,
+                               locale: EntryLocale = .en) throws(HeaderError) -> (columns: [Column], unknown: [String]) {
+        let zh = locale == .zh
         var columns: [Column] = []
+        var unknown: [String] = []
         var seen = Set<String>()
         for raw in header {
             let key = raw.trimmingCharacters(in: .whitespaces).lowercased()
@@ -105,14 +152,14 @@ public enum DataColumns {
                 column = .id
             } else if deletedHeaders.contains(key) {
                 column = .deleted
-            } else if let name = byKey[key] {
+            } else if let name = fieldName(for: raw, in: fields) {
                 column = .field(name)
             } else if ignoredHeaders.contains(key) || key.hasPrefix("display.") || key.hasSuffix("（显示）")
                         || key.hasSuffix("(display)") {
                 column = .ignored
             } else {
-                throw HeaderError(message: "unknown column '\(raw)': the columns are id, deleted and the fields "
-                    + fields.map { "\($0.name) (\($0.zh), \($0.en))" }.joined(separator: ", "))
+                unknown.append(raw)
+                column = .ignored
             }
             let identity: String? = switch column {
             case .id: "id"
@@ -121,14 +168,55 @@ public enum DataColumns {
             case .ignored: nil
             }
             if let identity {
-                guard seen.insert(identity).inserted else { throw HeaderError(message: "column '\(raw)' repeats '\(identity)'") }
+                guard seen.insert(identity).inserted else {
+                    throw HeaderError(message: zh ? "列“\(raw)”与前面的列重复（都是 \(identity)）" : "column '\(raw)' repeats '\(identity)'")
+                }
             }
             columns.append(column)
         }
-        guard columns.contains(where: { if case .field = $0 { true } else { false } }) else {
-            throw HeaderError(message: "the header names no field of the form (is the first line a header?)")
+        if !unknown.isEmpty && !ignoreUnknown {
+            let named = unknown.map { raw in
+                let near = nearestName(to: raw, in: fields)
+                return zh ? "“\(raw)”" + (near.map { "（是否指“\($0)”？）" } ?? "")
+                          : "'\(raw)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+            }
+            let known = fields.map { "\($0.name) (\($0.zh), \($0.en))" }.joined(separator: zh ? "、" : ", ")
+            throw HeaderError(message: zh
+                ? "未知的列 \(named.joined(separator: "、"))：可用的列是 id、deleted 和字段 \(known)；"
+                    + "要跳过未知的列，加 --ignore-unknown-columns"
+                : "unknown column\(unknown.count == 1 ? "" : "s") \(named.joined(separator: ", ")): the columns are id, "
+                    + "deleted and the fields \(known); to skip unknown columns, give --ignore-unknown-columns")
         }
-        return columns
+        guard columns.contains(where: { if case .field = $0 { true } else { false } }) else {
+            throw HeaderError(message: zh ? "表头中没有表单的字段（第一行是表头吗？）"
+                                          : "the header names no field of the form (is the first line a header?)")
+        }
+        return (columns, unknown)
+    }
+
+    /// The field that `typed` stands for: a field name, or a field's label in
+    /// `zh` or `en` (trimmed, case-insensitive); names win over labels. `nil`
+    /// when it is none of them.
+    public static func fieldName(for typed: String, in fields: [FieldNames]) -> String? {
+        let key = typed.trimmingCharacters(in: .whitespaces).lowercased()
+        if let f = fields.first(where: { $0.name.lowercased() == key }) { return f.name }
+        return fields.first(where: { $0.zh.lowercased() == key || $0.en.lowercased() == key })?.name
+    }
+
+    /// The field name or label nearest to a misspelt `typed`, for "did you
+    /// mean" (``MatchKey/nearest(_:among:limit:)``): `brithday` → `birthday`,
+    /// `Birthdya` → `Birthday`.
+    static func nearestName(to typed: String, in fields: [FieldNames]) -> String? {
+        // One spelling per key, the name before its labels: `birthday` and `Birthday`, or
+        // `contact_method` and `Contact method`, would tie (MatchKey ignores case and separators).
+        var names: [String] = [], keys = Set<String>()
+        for f in fields {
+            for n in [f.name, f.zh, f.en] {
+                let key = String(n.lowercased().unicodeScalars.filter { !" _-.'".unicodeScalars.contains($0) })
+                if keys.insert(key).inserted { names.append(n) }
+            }
+        }
+        return MatchKey.nearest(typed, among: names)
     }
 
     /// Reads a `deleted` cell: `true`/`false`, `yes`/`no`, `1`/`0`, `是`/`否`, empty (false).
@@ -170,9 +258,9 @@ public enum DataColumns {
 
     /// A header that `import` cannot map.
     public struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
-        /// What is wrong with the header, in English.
+        /// What is wrong with the header, in the locale asked for.
         public var message: String
-        /// The text shown to people (English).
+        /// The text shown to people.
         public var description: String { message }
     }
 }

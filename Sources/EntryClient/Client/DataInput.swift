@@ -51,9 +51,66 @@ public final class ByteInput {
 
     deinit { if ownsDescriptor { close(fd) } }
 
-    /// The next chunk of at most ``chunkBytes`` bytes; empty at the end.
+    /// Bytes read ahead by ``peekFirstLine(limit:)``, handed out again by ``read()``.
+    private var lookahead: [UInt8] = []
+    /// Whether ``peekFirstLine(limit:)`` reached the end of the input.
+    private var lookaheadReachedEnd = false
+
+    /// The next chunk of at most ``chunkBytes`` bytes (more when it holds what
+    /// ``peekFirstLine(limit:)`` read ahead); empty at the end.
     /// - Throws: ``SystemError`` (`read`).
     public func read() throws(SystemError) -> [UInt8] {
+        if !lookahead.isEmpty {
+            defer { lookahead = [] }
+            return lookahead
+        }
+        if lookaheadReachedEnd { return [] }
+        return try readChunk()
+    }
+
+    /// The start of the input without consuming it: whether it begins with a
+    /// UTF-8 byte order mark, and its first line that is not blank (without the
+    /// line end; a line end inside double quotes does not end it, as in a CSV
+    /// header). Looks at no more than `limit` bytes: a longer line is cut there.
+    /// Everything read here is handed out again by ``read()``.
+    /// - Throws: ``SystemError`` (`read`).
+    public func peekFirstLine(limit: Int = 1 << 20) throws(SystemError) -> (byteOrderMark: Bool, line: [UInt8]) {
+        while !lookaheadReachedEnd && lookahead.count < limit {
+            let bom = lookahead.starts(with: utf8ByteOrderMark)
+            if let line = Self.firstLine(lookahead.dropFirst(bom ? 3 : 0), complete: false) { return (bom, line) }
+            let chunk = try readChunk()
+            if chunk.isEmpty { lookaheadReachedEnd = true } else { lookahead += chunk }
+        }
+        let bom = lookahead.starts(with: utf8ByteOrderMark)
+        let line = Self.firstLine(lookahead.prefix(limit).dropFirst(bom ? 3 : 0), complete: true) ?? []
+        return (bom, line)
+    }
+
+    /// The first non-blank line of `bytes` ended by LF outside double quotes,
+    /// without CR LF; with `complete`, an unended last line counts too. `nil`
+    /// when no such line is there yet.
+    static func firstLine(_ bytes: ArraySlice<UInt8>, complete: Bool) -> [UInt8]? {
+        var start = bytes.startIndex, quoted = false, i = bytes.startIndex
+        func line(_ end: Int) -> [UInt8]? {
+            var text = bytes[start..<end]
+            if text.last == UInt8(ascii: "\r") { text = text.dropLast() }
+            return text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) ? nil : Array(text)
+        }
+        while i < bytes.endIndex {
+            let b = bytes[i]
+            if b == UInt8(ascii: "\"") {
+                quoted.toggle()
+            } else if b == UInt8(ascii: "\n") && !quoted {
+                if let found = line(i) { return found }
+                start = i + 1
+            }
+            i += 1
+        }
+        return complete ? line(bytes.endIndex) : nil
+    }
+
+    /// One chunk from the descriptor (or the bytes given to ``init(bytes:)``).
+    private func readChunk() throws(SystemError) -> [UInt8] {
         if let bytes = pending {
             pending = nil
             atEnd = true
@@ -122,5 +179,52 @@ public final class LineReader {
                 if buffer.starts(with: utf8ByteOrderMark) { buffer.removeFirst(3) }
             }
         }
+    }
+}
+
+/// What the start of an input says about its format, for `entryctl import`
+/// without `--format` (a file with no telling extension, or standard input).
+public enum InputSniffer {
+    /// The formats an input can be in.
+    public enum Format: Sendable, Equatable {
+        /// One JSON object per line.
+        case jsonLines
+        /// One JSON array.
+        case jsonArray
+        /// Comma- (or semicolon-, tab-) separated values with a header line.
+        case csv
+    }
+
+    /// The format of an input whose first non-blank line is `line`: JSON lines
+    /// when it starts with `{`, a JSON array when it starts with `[`, else CSV
+    /// (a header). Leading spaces do not count. A byte order mark, which
+    /// spreadsheet programs write in front of CSV, is skipped before this
+    /// (``ByteInput/peekFirstLine(limit:)``); an empty input is JSON lines
+    /// (no rows).
+    public static func format(firstLine line: [UInt8]) -> Format {
+        switch line.first(where: { $0 != 0x20 && $0 != 0x09 }) {
+        case UInt8(ascii: "{"), nil: return .jsonLines
+        case UInt8(ascii: "["): return .jsonArray
+        default: return .csv
+        }
+    }
+
+    /// The field separator of a CSV whose header line is `header`: `;` when it
+    /// holds more semicolons than commas outside double quotes (what Excel
+    /// writes where the comma is the decimal sign), a tab when it holds more
+    /// tabs than either, else `,`.
+    public static func separator(header: [UInt8]) -> UInt8 {
+        var commas = 0, semicolons = 0, tabs = 0, quoted = false
+        for b in header {
+            switch b {
+            case UInt8(ascii: "\""): quoted.toggle()
+            case UInt8(ascii: ",") where !quoted: commas += 1
+            case UInt8(ascii: ";") where !quoted: semicolons += 1
+            case 0x09 where !quoted: tabs += 1
+            default: break
+            }
+        }
+        if tabs > commas && tabs > semicolons { return 0x09 }
+        return semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ",")
     }
 }

@@ -1,15 +1,17 @@
+import Foundation
 import EntryModel
 import EntryProtocol
 
-/// One `FIELD=VALUE` argument (`name=李雷`, `phone=`).
+/// One `FIELD=VALUE` argument (`name=李雷`, `姓名=李雷`, `Birthday=1990-05-17`, `phone=`).
 ///
 /// The text is split at the first `=`: the value may itself hold `=`
 /// (`note=a=b` sets `note` to `a=b`) and may be empty (`email=`), which on
-/// update clears an optional field. Field names start with an ASCII letter or
-/// `_` and go on with ASCII letters, digits, `_`, `-` or `.`; whether the form
-/// has such a field is for the daemon to say.
+/// update clears an optional field. FIELD is a field name or a field's label in
+/// either language, as the form defines them (``resolve(_:fields:)`` turns
+/// labels into names before the call; the wire keeps field names); white space
+/// around it is dropped. Whether the form has such a field is for the form to say.
 public struct FieldAssignment: Sendable, Equatable {
-    /// The field name, e.g. `name`.
+    /// The field name or label as typed (trimmed), e.g. `name` or `姓名`.
     public var name: String
     /// Everything after the first `=` (may be empty or hold `=`).
     public var value: String
@@ -21,22 +23,18 @@ public struct FieldAssignment: Sendable, Equatable {
     }
 
     /// Parses one argument.
-    /// - Throws: ``UsageError`` when there is no `=`, the name is empty, or the
-    ///   name holds characters a field name cannot.
+    /// - Throws: ``UsageError`` when there is no `=` or nothing before it.
     public static func parse(_ argument: String) throws(UsageError) -> FieldAssignment {
         guard let eq = argument.firstIndex(of: "=") else {
-            throw UsageError("'\(argument)' is not FIELD=VALUE (a field name, '=', then the value, e.g. name=李雷)")
+            throw UsageError("'\(argument)' is not FIELD=VALUE (a field name or label, '=', then the value, e.g. name=李雷 or 姓名=李雷)")
         }
-        let name = String(argument[..<eq])
+        let name = argument[..<eq].trimmingCharacters(in: .whitespaces)
         let value = String(argument[argument.index(after: eq)...])
         guard !name.isEmpty else { throw UsageError("'\(argument)' has no field name before '='") }
-        guard isFieldName(name) else {
-            throw UsageError("'\(name)' is not a field name: it starts with a letter or '_' and holds only letters, digits, '_', '-' and '.'")
-        }
         return FieldAssignment(name: name, value: value)
     }
 
-    /// Parses every argument into a field map.
+    /// Parses every argument into a field map, keyed as typed.
     /// - Throws: ``UsageError`` for the first malformed argument, or when a field is given twice.
     public static func parseAll(_ arguments: [String]) throws(UsageError) -> [String: String] {
         var fields: [String: String] = [:]
@@ -48,13 +46,40 @@ public struct FieldAssignment: Sendable, Equatable {
         return fields
     }
 
-    /// Whether `name` has the shape of a field name (see the type's notes).
-    public static func isFieldName(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else {
-            return false
+    /// Field values keyed as typed (names or labels, ``DataColumns/fieldName(for:in:)``),
+    /// keyed by field name instead. A key that is no field's name or label is
+    /// kept as it is and listed in `unknown` (sorted), so that the form reports
+    /// it with the other problems.
+    /// - Throws: ``UsageError`` when two keys stand for one field (`name` and `姓名`).
+    public static func resolve(_ typed: [String: String], fields: [DataColumns.FieldNames])
+        throws(UsageError) -> (fields: [String: String], unknown: [String]) {
+        var out: [String: String] = [:]
+        var spelled: [String: String] = [:]
+        var unknown: [String] = []
+        for key in typed.keys.sorted() {
+            let resolved = DataColumns.fieldName(for: key, in: fields)
+            if resolved == nil { unknown.append(key) }
+            let name = resolved ?? key
+            if let first = spelled[name] {
+                throw UsageError("field '\(name)' is given twice (as '\(first)' and '\(key)')")
+            }
+            spelled[name] = key
+            out[name] = typed[key]
         }
-        return name.unicodeScalars.allSatisfy { s in
-            s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s) || s == "_" || s == "-" || s == ".")
+        return (out, unknown)
+    }
+
+    /// The message for a typed field name that is no field's name or label:
+    /// the form's fields, or the nearest name or label (did you mean).
+    public static func unknownFieldMessage(_ typed: String, form: String, fields: [DataColumns.FieldNames],
+                                           locale: EntryLocale) -> String {
+        let shown = typed.count > 64 ? String(typed.prefix(64)) + "…" : typed
+        if let near = DataColumns.nearestName(to: typed, in: fields) {
+            return locale == .zh ? "表单“\(form)”没有名称或标签为“\(shown)”的字段。是否指“\(near)”？"
+                                 : "Form '\(form)' has no field named or labelled '\(shown)'. Did you mean '\(near)'?"
         }
+        let known = fields.map { "\($0.name) (\($0.zh), \($0.en))" }
+        return locale == .zh ? "表单“\(form)”没有名称或标签为“\(shown)”的字段；字段有：\(known.joined(separator: "、"))。"
+                             : "Form '\(form)' has no field named or labelled '\(shown)'; the fields are \(known.joined(separator: ", "))."
     }
 }

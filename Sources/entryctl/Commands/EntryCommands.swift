@@ -22,6 +22,7 @@ enum EntryCommands {
         ],
         details: [
             "Each argument is FIELD=VALUE, split at the first '='; the value may contain '=' and may be empty.",
+            "FIELD is a field name or its label in zh or en, as the form defines them (姓名=李雷, Birthday=1990-05-17).",
             "Values may be lenient (中国, China, CN; 广东, 广东省, 440000); the daemon stores the canonical form.",
             "Prints the stored entry. Problems with the values are listed and exit with 65.",
             "With -i (no FIELD=VALUE): a full-screen form with pickers; prints the new entry's id (see 'entryctl edit --help').",
@@ -33,11 +34,15 @@ enum EntryCommands {
         ],
         prepare: { input in
             if input.has("--interactive") { return try InteractiveCommands.prepareAdd(input) }
-            let (_, fields) = try input.fields()
+            let (_, typed) = try input.fields()
             let form = input.value("--form"), id = input.value("--id")
             return { session in
-                let reply = try session.call("io.entryd.Entries.Add", params(
-                    ("form", form.json), ("id", id.json), ("fields", JSON.stringMap(fields)), ("locale", session.locale)))
+                let names = try ExportCommand.formFields(session, form: form)
+                let (fields, unknown) = try FieldAssignment.resolve(typed, fields: names.fields)
+                let reply = try explainingUnknownFields(unknown, form: names, session) {
+                    try session.call("io.entryd.Entries.Add", params(
+                        ("form", form.json), ("id", id.json), ("fields", JSON.stringMap(fields)), ("locale", session.locale)))
+                }
                 printEntry(reply, session)
             }
         })
@@ -58,6 +63,7 @@ enum EntryCommands {
         options: [ifVersionOption, reasonOption],
         details: [
             "Only the fields given change. An empty value (email=) clears an optional field.",
+            "FIELD is a field name or its label in zh or en, as the entry's form defines them (城市=深圳).",
             "With --if-version, the change is refused if someone changed the entry since you read that version.",
         ],
         examples: [
@@ -65,12 +71,18 @@ enum EntryCommands {
             "entryctl update 0193a5e2-7c4b-7def-8a12-3456789abcde contact_method=email email=lilei@example.com phone=",
         ],
         prepare: { input in
-            let (leading, fields) = try input.fields(after: "ID")
+            let (leading, typed) = try input.fields(after: "ID")
             let ifVersion = input.value("--if-version"), reason = input.value("--reason")
             return { session in
-                let reply = try session.call("io.entryd.Entries.Update", params(
-                    ("id", .string(leading[0])), ("fields", JSON.stringMap(fields)), ("ifVersion", ifVersion.json),
-                    ("reason", reason.json), ("locale", session.locale)))
+                // The entry's form says which names and labels there are.
+                let current = try session.call("io.entryd.Entries.Get", params(("id", .string(leading[0]))))
+                let names = try ExportCommand.formFields(session, form: current["entry"]?["form"]?.stringValue)
+                let (fields, unknown) = try FieldAssignment.resolve(typed, fields: names.fields)
+                let reply = try explainingUnknownFields(unknown, form: names, session) {
+                    try session.call("io.entryd.Entries.Update", params(
+                        ("id", .string(leading[0])), ("fields", JSON.stringMap(fields)), ("ifVersion", ifVersion.json),
+                        ("reason", reason.json), ("locale", session.locale)))
+                }
                 printEntry(reply, session)
             }
         })
@@ -118,6 +130,34 @@ enum EntryCommands {
                 Terminal.out(lines: HistoryView.lines(changes, names: names, locale: session.globals.locale))
             }
         })
+
+    /// Runs `call`; when the daemon refuses the values, the problems of the
+    /// `unknown` names (no field's name or label) say so with the nearest
+    /// name or label, which the daemon, knowing names only, cannot suggest.
+    /// - Throws: what `call` throws, the problems rewritten.
+    static func explainingUnknownFields(_ unknown: [String], form: (name: String, fields: [DataColumns.FieldNames]),
+                                        _ session: DaemonSession, _ call: () throws -> JSON) throws -> JSON {
+        do {
+            return try call()
+        } catch let error as WireError where error.name == WireErrorName.validationFailed && !unknown.isEmpty {
+            let problems = explained(error.parameters["problems"]?.arrayValue ?? [], unknown: unknown, form: form, session)
+            throw WireError(name: error.name, parameters: .object([("problems", .array(problems))]))
+        }
+    }
+
+    /// `problems` with the message of each `unknown-field` problem of an
+    /// `unknown` name replaced by ``FieldAssignment/unknownFieldMessage(_:form:fields:locale:)``.
+    static func explained(_ problems: [JSON], unknown: [String], form: (name: String, fields: [DataColumns.FieldNames]),
+                          _ session: DaemonSession) -> [JSON] {
+        problems.map { problem -> JSON in
+            guard case .object(var members) = problem, problem["code"]?.stringValue == "unknown-field",
+                  let field = problem["field"]?.stringValue, unknown.contains(field) else { return problem }
+            let message = FieldAssignment.unknownFieldMessage(field, form: form.name, fields: form.fields,
+                                                              locale: session.globals.locale)
+            members = members.map { key, value in key == "message" ? (key, .string(message)) : (key, value) }
+            return .object(members)
+        }
+    }
 
     /// Prints a reply holding `entry`: as JSON with `--json`, else readably with the form's labels.
     static func printEntry(_ reply: JSON, _ session: DaemonSession) {

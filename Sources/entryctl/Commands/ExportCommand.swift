@@ -18,6 +18,13 @@ struct ExportRequest {
     var labels: Bool
     var excel: Bool
     var display: Bool
+    /// `--codes`: canonical codes even in an export for people (`--labels`, `--excel`).
+    var codes = false
+
+    /// Whether picker values (country, province, city, choice) and `deleted` are
+    /// written as labels people read: a spreadsheet export (`--labels`,
+    /// `--excel`) unless `--codes`.
+    var valueLabels: Bool { format == .csv && (labels || excel) && !codes }
 
     /// The `List` parameters for the page after `cursor`: oldest first, so
     /// entries added during the export come last (or not at all), never twice.
@@ -35,13 +42,14 @@ enum ExportCommand {
     static let command = Command(
         name: "export", summary: "Write every matching entry as JSON lines, CSV or JSON, page by page.", arguments: "",
         options: [
-            OptionSpec(["--format"], value: "FORMAT", help: "jsonl (default: an entry per line), csv (RFC 4180) or json (one array)."),
+            OptionSpec(["--format"], value: "FORMAT", help: "jsonl (default: an entry per line; csv with --labels, --excel or --codes), csv (RFC 4180) or json (one array)."),
             EntryCommands.formOption,
         ] + ListCommand.filters.map { OptionSpec([$0.option], value: $0.value, help: $0.help) } + [
             OptionSpec(["--include-deleted", "--deleted"], help: "Include deleted entries (with deleted = true)."),
             OptionSpec(["--output", "-o"], value: "FILE", help: "Write to FILE (made whole at the end, mode 0600) instead of stdout."),
-            OptionSpec(["--labels"], help: "CSV: header of field labels in the --locale language instead of field names."),
-            OptionSpec(["--excel"], help: "CSV: start with a UTF-8 byte order mark, so spreadsheets read Chinese text."),
+            OptionSpec(["--labels"], help: "CSV for people: header of field labels, values as labels (中国, 广东省, 电话, 否) in the --locale language."),
+            OptionSpec(["--excel"], help: "CSV for a spreadsheet: a UTF-8 byte order mark (Chinese text reads right), values as labels."),
+            OptionSpec(["--codes"], help: "CSV: canonical values (CN, 440000, phone, false) even with --labels or --excel."),
             OptionSpec(["--display"], help: "Add display values (CSV: columns after the fields; JSON: the display object)."),
         ],
         details: [
@@ -50,23 +58,29 @@ enum ExportCommand {
             "JSON lines and JSON: the Entry objects of the protocol (id, form, fields, deleted, version,",
             "createdAt, updatedAt, createdBy, updatedBy, syncedTo), display only with --display.",
             "CSV (one form: --form, else the default form): id, the form's fields in form order,",
-            "deleted, version, updatedAt; canonical values. 'entryctl import' reads every format back.",
+            "deleted, version, updatedAt; canonical values, or with --labels or --excel (unless --codes) the",
+            "labels of countries, provinces, cities and choices and 是/否 (Yes/No) for deleted, in the --locale",
+            "language; dates and other values stay canonical. 'entryctl import' reads every format back.",
         ],
         examples: [
             "entryctl export -o entries.jsonl",
-            "entryctl export --format csv --labels --excel --country CN -o 中国.csv",
+            "entryctl export --labels --excel --country CN -o 中国.csv",
+            "entryctl export --excel --codes -o codes.csv",
         ],
         prepare: { input in
             if !input.scanned.positionals.isEmpty { throw UsageError("unexpected argument '\(input.scanned.positionals[0])'") }
-            let format = try input.choice("--format", of: ExportRequest.Format.allCases.map(\.rawValue)).flatMap(ExportRequest.Format.init) ?? .jsonl
-            for flag in ["--labels", "--excel"] where input.has(flag) && format != .csv {
+            let csvFlags = ["--labels", "--excel", "--codes"]
+            let implied: ExportRequest.Format = csvFlags.contains(where: input.has) ? .csv : .jsonl
+            let format = try input.choice("--format", of: ExportRequest.Format.allCases.map(\.rawValue)).flatMap(ExportRequest.Format.init) ?? implied
+            for flag in csvFlags where input.has(flag) && format != .csv {
                 throw UsageError("\(flag) is for --format csv")
             }
             let request = ExportRequest(
                 format: format, form: input.value("--form"),
                 filter: ListCommand.filters.compactMap { f in input.value(f.option).map { (f.member, .string($0)) } },
                 includeDeleted: input.has("--include-deleted"), output: input.value("--output"),
-                labels: input.has("--labels"), excel: input.has("--excel"), display: input.has("--display"))
+                labels: input.has("--labels"), excel: input.has("--excel"), display: input.has("--display"),
+                codes: input.has("--codes"))
             return { session in try run(request, session) }
         })
 
@@ -80,7 +94,8 @@ enum ExportCommand {
         }, uniquingKeysWith: { a, _ in a })
         let fields = (zh["form"]?["fields"]?.arrayValue ?? []).compactMap { f -> DataColumns.FieldNames? in
             guard let name = f["name"]?.stringValue else { return nil }
-            return DataColumns.FieldNames(name: name, zh: f["label"]?.stringValue ?? name, en: enLabels[name] ?? name)
+            return DataColumns.FieldNames(name: name, zh: f["label"]?.stringValue ?? name, en: enLabels[name] ?? name,
+                                          type: f["type"]?.stringValue ?? "")
         }
         guard let name = zh["form"]?["name"]?.stringValue, !fields.isEmpty else {
             throw Refusal("entryd sent no fields for form '\(form ?? "default")'")
@@ -98,10 +113,21 @@ enum ExportCommand {
     static func run(_ request: ExportRequest, _ session: DaemonSession) throws {
         var form = request.form
         var fields: [DataColumns.FieldNames] = []
+        var valueLabels: [String: [String: String]]?
         if request.format == .csv {
             let found = try formFields(session, form: request.form)
             form = found.name
             fields = found.fields
+            if request.valueLabels {
+                // Every picker row of each labelled field, once: the labels are looked up locally.
+                var labels: [String: [String: String]] = [:]
+                for f in fields where DataColumns.labelledTypes.contains(f.type) {
+                    let reply = try session.call("io.entryd.Forms.Options", params(
+                        ("form", .string(found.name)), ("field", .string(f.name)), ("locale", session.locale)))
+                    labels[f.name] = DataColumns.valueLabels(options: reply["options"]?.arrayValue ?? [])
+                }
+                valueLabels = labels
+            }
         }
         let out = try OutputFile(path: request.output)
         let progress = ProgressLine(label: "export")
@@ -129,7 +155,9 @@ enum ExportCommand {
                         chunk += Array((count == 0 ? "\n" : ",\n").utf8)
                         trimmed(entry, display: request.display).write(to: &chunk)
                     case .csv:
-                        chunk += Array(CSVWriter.record(DataColumns.exportRow(entry, fields: fields, display: request.display)).utf8)
+                        chunk += Array(CSVWriter.record(DataColumns.exportRow(
+                            entry, fields: fields, display: request.display, valueLabels: valueLabels,
+                            locale: session.globals.locale)).utf8)
                     }
                     count += 1
                 }

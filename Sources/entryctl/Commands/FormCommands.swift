@@ -72,13 +72,16 @@ enum FormCommands {
         ],
         examples: ["entryctl check name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000"],
         prepare: { input in
-            let (_, fields) = try input.fields()
+            let (_, typed) = try input.fields()
             let form = input.value("--form")
             return { session in
+                // Labels in zh or en stand for their fields, as for add.
+                let names = try ExportCommand.formFields(session, form: form)
+                let (fields, unknown) = try FieldAssignment.resolve(typed, fields: names.fields)
                 let reply = try session.call("io.entryd.Forms.Check", params(
                     ("form", form.json), ("fields", JSON.stringMap(fields)), ("locale", session.locale)))
                 if session.globals.json { Terminal.out(lines: [reply.text]) }
-                let problems = reply["problems"]?.arrayValue ?? []
+                let problems = EntryCommands.explained(reply["problems"]?.arrayValue ?? [], unknown: unknown, form: names, session)
                 if !problems.isEmpty {
                     throw WireError(name: "io.entryd.Entries.ValidationFailed", parameters: .object([("problems", .array(problems))]))
                 }

@@ -9,8 +9,12 @@ import Foundation
 struct ImportRequest {
     enum Format: String, CaseIterable { case jsonl, csv, json }
 
+    /// The file, `-` for standard input (also when none is given).
     var file: String
-    var format: Format
+    /// Whether FILE was given (without it, standard input must hold something).
+    var fileGiven: Bool
+    /// `--format`, else what the file name says; `nil`: sniffed from the first line.
+    var format: Format?
     var form: String?
     var atomic: Bool
     var dryRun: Bool
@@ -18,6 +22,8 @@ struct ImportRequest {
     var batch: Int?
     /// `--new-ids`: rows without an id get a new UUIDv7 from the daemon, not a derived id.
     var newIDs: Bool
+    /// `--ignore-unknown-columns`: skip CSV columns that are no field (named on stderr) instead of refusing the file.
+    var ignoreUnknownColumns = false
 }
 
 /// One input row on its way to the daemon.
@@ -43,20 +49,24 @@ struct ImportRow {
 enum ImportCommand {
     static let command = Command(
         name: "import", summary: "Add entries from JSON lines or CSV in batches; rejected rows go to a report.",
-        arguments: "FILE|-",
+        arguments: "[FILE|-]",
         options: [
-            OptionSpec(["--format"], value: "FORMAT", help: "jsonl or csv (default: by the file name: .csv is CSV, .json a JSON array, else jsonl)."),
+            OptionSpec(["--format"], value: "FORMAT", help: "jsonl, csv or json (default: .csv is CSV, .json a JSON array, .jsonl JSON lines, else by the first line)."),
             EntryCommands.formOption,
             OptionSpec(["--atomic"], help: "All or nothing: the whole file in one Import call (at most the daemon's max-batch rows)."),
             OptionSpec(["--dry-run"], help: "Validate every row (io.entryd.Forms.Check) without storing anything."),
             OptionSpec(["--rejects"], value: "FILE", help: "Write the rejected rows with their problems to FILE (the input's format)."),
             OptionSpec(["--batch"], value: "N", help: "Rows per Import call (default 1000, at most the daemon's max-batch)."),
             OptionSpec(["--new-ids"], help: "Rows without an id get new ids (faster for large files; a re-run adds them again)."),
+            OptionSpec(["--ignore-unknown-columns"], help: "CSV: skip columns that are no field of the form (named on stderr); without it they refuse the file."),
         ],
         details: [
             "Values may be canonical or lenient, as add accepts them (1990年5月17日, 中国, 广州, 电话).",
             "JSON lines: one object per line, {\"id\"?, \"fields\": {...}, \"deleted\"?} (what export writes).",
             "CSV: a header of field names, or labels in zh or en, plus id and deleted columns; a BOM is skipped.",
+            "The separator is ',', or ';' or a tab when the header holds more of them (Excel in many countries).",
+            "Without FILE (or with -) standard input is read. When neither --format nor the file name tells,",
+            "the first line does: '{' starts JSON lines, '[' a JSON array, anything else is a CSV header.",
             "A row without an id gets one derived from its form and values, and a row whose id exists with the",
             "same values counts as unchanged: running the same import again adds nothing twice. Derived ids are",
             "not time-ordered, which slows inserts into a large database: --new-ids trades re-runs for speed.",
@@ -66,19 +76,30 @@ enum ImportCommand {
             "entryctl import entries.jsonl",
             "entryctl import --format csv --rejects rejected.csv 名单.csv",
             "entryctl export | entryctl --socket /run/other.sock import -",
+            "entryctl import < 名单.csv",
         ],
         prepare: { input in
-            let file = try input.exactly("FILE")[0]
+            let given = input.scanned.positionals
+            if given.count > 1 { throw UsageError("unexpected argument '\(given[1])'") }
+            let file = given.first ?? "-"
+            if given.isEmpty && isatty(0) == 1 {
+                throw UsageError("missing FILE: give a file, - for standard input, or pipe the data in (entryctl import < FILE)")
+            }
             var format = try input.choice("--format", of: ImportRequest.Format.allCases.map(\.rawValue)).flatMap(ImportRequest.Format.init)
             if format == nil {
                 let lower = file.lowercased()
-                format = lower.hasSuffix(".csv") ? .csv : lower.hasSuffix(".json") ? .json : .jsonl
+                format = lower.hasSuffix(".csv") ? .csv : lower.hasSuffix(".json") ? .json
+                    : lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson") ? .jsonl : nil
             }
             if input.has("--atomic") && input.has("--dry-run") { throw UsageError("give --atomic or --dry-run, not both") }
             let request = ImportRequest(
-                file: file, format: format!, form: input.value("--form"), atomic: input.has("--atomic"),
+                file: file, fileGiven: !given.isEmpty, format: format, form: input.value("--form"), atomic: input.has("--atomic"),
                 dryRun: input.has("--dry-run"), rejects: input.value("--rejects"),
-                batch: try input.integer("--batch", in: 1...1_000_000).map(Int.init), newIDs: input.has("--new-ids"))
+                batch: try input.integer("--batch", in: 1...1_000_000).map(Int.init), newIDs: input.has("--new-ids"),
+                ignoreUnknownColumns: input.has("--ignore-unknown-columns"))
+            if request.ignoreUnknownColumns && format != nil && format != .csv {
+                throw UsageError("--ignore-unknown-columns is for CSV input")
+            }
             return { session in try ImportRun(request, session).run() }
         })
 }
@@ -86,6 +107,10 @@ enum ImportCommand {
 /// One run of `import`: reads rows, sends batches, counts, reports.
 final class ImportRun {
     let request: ImportRequest
+    /// The format read: the request's, or the one the first line showed.
+    private var format: ImportRequest.Format = .jsonl
+    /// The CSV separator (the header's), also used by the rejects report.
+    private var separator: Unicode.Scalar = ","
     let session: DaemonSession
     private var input: ByteInput!
     private var csv: CSVReader?
@@ -97,6 +122,8 @@ final class ImportRun {
     private var csvHeader: [String] = []
     private var columns: [DataColumns.Column] = []
     private var defaultForm = ""
+    /// The fields of the default (or `--form`) form, to read labels used as JSON keys.
+    private var formNames: [DataColumns.FieldNames] = []
     private var batchSize = 1000
     private var maxBatch = 10_000
     private var maxMessageBytes = 4 << 20
@@ -119,20 +146,44 @@ final class ImportRun {
         batchSize = max(1, min(request.batch ?? 1000, maxBatch))
         let form = try ExportCommand.formFields(session, form: request.form)
         defaultForm = form.name
+        formNames = form.fields
         do {
             input = try ByteInput(path: request.file)
         } catch {
             throw Refusal("cannot read '\(request.file)': \(error.reasonText)")
         }
-        switch request.format {
+        let start = try input.peekFirstLine()
+        if !request.fileGiven && start.line.isEmpty {
+            throw UsageError("missing FILE: standard input is empty (give a file, or pipe the data in: entryctl import < FILE)")
+        }
+        format = request.format ?? {
+            switch InputSniffer.format(firstLine: start.line) {
+            case .jsonLines: .jsonl
+            case .jsonArray: .json
+            case .csv: .csv
+            }
+        }()
+        switch format {
         case .csv:
-            let reader = CSVReader(input)
+            let byte = InputSniffer.separator(header: start.line)
+            separator = Unicode.Scalar(byte)
+            let reader = CSVReader(input, separator: byte)
             csv = reader
             guard let header = try reader.next() else { throw RowsRejected(lines: ["'\(request.file)' is empty: no CSV header"]) }
+            let locale = session.globals.locale
             do {
-                columns = try DataColumns.resolve(header: header.fields, fields: form.fields)
+                let resolved = try DataColumns.resolve(header: header.fields, fields: form.fields,
+                                                       ignoreUnknown: request.ignoreUnknownColumns, locale: locale)
+                columns = resolved.columns
+                if !resolved.unknown.isEmpty {
+                    Terminal.message(locale == .zh
+                        ? "已跳过未知的列 " + resolved.unknown.map { "“\($0)”" }.joined(separator: "、") + "（--ignore-unknown-columns）"
+                        : "skipping unknown column\(resolved.unknown.count == 1 ? "" : "s") "
+                            + resolved.unknown.map { "'\($0)'" }.joined(separator: ", ") + " (--ignore-unknown-columns)")
+                }
             } catch {
-                throw RowsRejected(lines: ["\(request.file) line \(header.line): \(error.message)"])
+                throw RowsRejected(lines: [(locale == .zh ? "\(request.file) 第 \(header.line) 行：" : "\(request.file) line \(header.line): ")
+                                           + error.message])
             }
             csvHeader = header.fields
         case .jsonl:
@@ -150,9 +201,10 @@ final class ImportRun {
             report = try OutputFile(path: path)
             // A CSV report keeps its input's BOM and line ends (a spreadsheet opens it as it
             // opened the input), with the problems column headed in the chosen locale.
-            if request.format == .csv, let reader = csv {
+            if format == .csv, let reader = csv {
                 if reader.hadByteOrderMark { try report?.write(utf8ByteOrderMark) }
-                try report?.write(CSVWriter.record(csvHeader + [DataColumns.problemsHeader(session.globals.locale)], lineEnd: csvLineEnd))
+                try report?.write(CSVWriter.record(csvHeader + [DataColumns.problemsHeader(session.globals.locale)],
+                                                   lineEnd: csvLineEnd, separator: separator))
             }
         }
         do {
@@ -172,7 +224,7 @@ final class ImportRun {
 
     /// The next input row, or `nil` at the end.
     func nextRow() throws -> ImportRow? {
-        switch request.format {
+        switch format {
         case .csv:
             guard let record = try csv!.next() else { return nil }
             var row = ImportRow(element: DataColumns.importElement(record.fields, columns: columns), form: nil,
@@ -203,9 +255,31 @@ final class ImportRun {
     }
 
     /// A row from a JSON object: `id`, `fields`, `deleted` and `form` are read, the rest ignored.
+    /// Keys of `fields` may be field labels in zh or en, as CSV headers may
+    /// (for the default or `--form` form): they are sent as field names.
     func jsonRow(_ object: JSON, line: Int) -> ImportRow {
         var members: [(String, JSON)] = []
-        for key in ["id", "fields", "deleted"] { if let v = object[key], !v.isNull { members.append((key, v)) } }
+        var repeated: String?
+        for key in ["id", "fields", "deleted"] {
+            guard var v = object[key], !v.isNull else { continue }
+            if key == "fields", case .object(let typed) = v, (request.form ?? object["form"]?.stringValue ?? defaultForm) == defaultForm {
+                var spelled: [String: String] = [:]
+                v = .object(typed.map { typedKey, value in
+                    let name = DataColumns.fieldName(for: typedKey, in: formNames) ?? typedKey
+                    if let first = spelled[name], repeated == nil {
+                        repeated = "field '\(name)' is given twice (as '\(first)' and '\(typedKey)')"
+                    }
+                    spelled[name] = typedKey
+                    return (name, value)
+                })
+            }
+            members.append((key, v))
+        }
+        if let repeated {
+            return ImportRow(element: .object(members.filter { $0.0 != "fields" } + [("fields", .object([]))]),
+                             form: object["form"]?.stringValue, line: line, echo: .json(object),
+                             problems: [problem("fields", "invalid-format", repeated)])
+        }
         if object["fields"] == nil {
             // A flat object ({"name": …, "birthday": …}) would otherwise be refused field by field as empty.
             return ImportRow(element: .object(members + [("fields", .object([]))]), form: object["form"]?.stringValue,
@@ -349,7 +423,7 @@ final class ImportRun {
         if let report {
             switch row.echo {
             case .csv(let cells):
-                try report.write(CSVWriter.record(cells + [texts.joined(separator: "; ")], lineEnd: csvLineEnd))
+                try report.write(CSVWriter.record(cells + [texts.joined(separator: "; ")], lineEnd: csvLineEnd, separator: separator))
             case .json(.object(var members)):
                 members.removeAll { $0.0 == "problems" || $0.0 == "line" }
                 members += [("line", .int(Int64(row.line))), ("problems", .array(problems))]
