@@ -275,6 +275,22 @@ extension FormsTests {
             #expect(result.problems.map(\.field) == ["name", "country", "email", "aaa", "zzz"])
         }
 
+        @Test("a phone number a spreadsheet wrote in scientific notation is refused with why and what to do", arguments: [
+            "1.38001E+10", "1.38001e+10", "1,38001E+10", "8.6138E12", "+8.6138E+12", " 1.38E+10 ",
+        ])
+        func phoneInScientificNotation(input: String) {
+            let en = check(["phone": input]).problems
+            #expect(en.map(\.code) == [.invalidFormat])
+            #expect(en.first?.message == "Phone is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again.")
+            #expect(check(["phone": input], locale: .zh).problems.first?.message
+                == "手机号码是科学计数法（如 1.38001E+10）：表格软件把号码当成了数字，末尾几位已经丢失；请把该列设为文本格式后重新导出。")
+        }
+
+        @Test("other letters in a phone number keep the message about allowed characters", arguments: ["138E", "E+10", "1.3.8E+10", "138-0013-800x"])
+        func phoneLettersNotScientific(input: String) {
+            #expect(check(["phone": input]).problems.first?.message.hasPrefix("Phone may contain only digits") == true)
+        }
+
         @Test("today is taken in UTC+14, from the given time")
         func todayInUTCPlus14() {
             #expect(DateText.latestToday(at: now) == "2026-12-01")
