@@ -48,6 +48,11 @@ extension FormsTests {
             // Found by trying the product as a new user would:
             ("birthday", "1990 年 5 月 17 日", "1990-05-17"), ("country", "中华人民共和国", "CN"), ("country", "中國", "CN"),
             ("phone", "+1 212 555 0123", "+12125550123"), ("phone", "19912345678", "+8619912345678"),
+            // Dates written in words (issue 14): 号 for 日, Chinese numerals with 〇/零 and 十.
+            ("birthday", "2000年01月01号", "2000-01-01"), ("birthday", "2000年1月1日", "2000-01-01"),
+            ("birthday", "二〇〇〇年一月一日", "2000-01-01"), ("birthday", "二零零零年十二月三十一日", "2000-12-31"),
+            ("birthday", "一九九〇年五月十七号", "1990-05-17"), ("birthday", "二〇〇〇年十月二十日", "2000-10-20"),
+            ("birthday", "二〇〇〇 年 十一 月 十 日", "2000-11-10"), ("appointment", "二〇二五年三月九日 14:30", "2025-03-09 14:30"),
         ])
         func canonical(field: String, input: String, expected: String) {
             let result = check(field == "email" ? [field: input] : [field: input, "email": ""])
@@ -273,6 +278,20 @@ extension FormsTests {
         func problemOrder() {
             let result = check(["zzz": "1", "aaa": "2", "email": "x", "name": "", "country": "Atlantis"])
             #expect(result.problems.map(\.field) == ["name", "country", "email", "aaa", "zzz"])
+        }
+
+        @Test("impossible dates in Chinese numerals get the refusal of other impossible dates, in zh and en")
+        func chineseNumeralDatesRefused() {
+            for locale in EntryLocale.allCases {
+                let impossible = check(["birthday": "二〇〇〇年二月三十日"], locale: locale).problems
+                #expect(impossible.map(\.code) == [.invalidFormat])
+                #expect(impossible.first?.message == check(["birthday": "2000-02-30"], locale: locale).problems.first?.message)
+                for unreadable in ["二〇〇〇年十十月一日", "二〇〇〇年零十月一日", "二〇〇〇年一二十月一日", "二〇〇〇年一月一号日"] {
+                    #expect(check(["birthday": unreadable], locale: locale).problems.first?.message
+                        == check(["birthday": "17/05/1990"], locale: locale).problems.first?.message, "\(unreadable)")
+                }
+            }
+            #expect(check(["birthday": "二〇〇〇年二月三十日"], locale: .zh).problems.first?.message == "生日：没有这一天，请检查月份和日期。")
         }
 
         @Test("a phone number a spreadsheet wrote in scientific notation is refused with why and what to do", arguments: [
