@@ -280,6 +280,24 @@ extension FormsTests {
             #expect(result.problems.map(\.field) == ["name", "country", "email", "aaa", "zzz"])
         }
 
+        @Test("a contact method given by a synonym in either language resolves to its option", arguments: [
+            ("手机", "phone"), ("手机号", "phone"), ("Mobile", "phone"), ("cell", "phone"), ("电话", "phone"), ("TEL", "phone"),
+            ("ｍｏｂｉｌｅ", "phone"), ("邮件", "email"), ("邮箱", "email"), ("E-Mail", "email"), ("mail", "email"), ("电子邮件", "email"),
+        ])
+        func contactMethodSynonyms(input: String, expected: String) {
+            let result = check(["contact_method": input, "email": "li@example.com"])
+            #expect(result.problems == [])
+            #expect(result.fields["contact_method"] == expected)
+        }
+
+        @Test("a form without aliases keeps its definition hash; aliases are content")
+        func aliasesInHash() throws {
+            let plain = try FormDefinition(ini: IniFile(text: "[form]\n[field k]\ntype = choice\noptions = a\n", path: "f.conf"))
+            let aliased = try FormDefinition(ini: IniFile(text: "[form]\n[field k]\ntype = choice\noptions = a\noption.a.aliases = x\n", path: "f.conf"))
+            #expect(plain.definitionHash != aliased.definitionHash)
+            #expect(aliased.fields[0].options == [ChoiceOption(value: "a", labels: [.en: "a", .zh: "a"], aliases: ["x"])])
+        }
+
         @Test("impossible dates in Chinese numerals get the refusal of other impossible dates, in zh and en")
         func chineseNumeralDatesRefused() {
             for locale in EntryLocale.allCases {

@@ -66,10 +66,10 @@ public enum OptionRows {
             }
             rows = reference.searchCities(matching: query, province: province).map { row($0, locale: locale) }
         case .choice:
-            let keys = field.options.map { option in ([option.value] + option.labels.values.sorted()).map(MatchKey.init) }
+            let keys = field.options.map { option in option.names.map(MatchKey.init) }
             rows = SearchRanking.filter(field.options, keys: keys, query: query).map { option in
                 OptionRow(value: option.value, label: option.label(in: locale),
-                          aliases: EntryLocale.allCases.filter { $0 != locale }.map { option.label(in: $0) })
+                          aliases: EntryLocale.allCases.filter { $0 != locale }.map { option.label(in: $0) } + option.aliases)
             }
         case .text, .date, .datetime, .phone, .email:
             throw EntryError.fieldNotFound(form: form.name, field: name)
