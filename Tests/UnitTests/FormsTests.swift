@@ -154,6 +154,8 @@ import Testing
         #expect(try OptionRows.options(form: form, field: "city", locale: .zh).count == 450)
         #expect(try OptionRows.options(form: form, field: "city", query: "朝阳", locale: .zh).map(\.value) == ["110105", "211300"])
         #expect(try OptionRows.options(form: form, field: "province", query: "gd", locale: .zh).map(\.label) == ["广东省"])
+        #expect(try OptionRows.options(form: form, field: "city", query: "gz", locale: .zh).map(\.label) == ["赣州市", "广州市", "甘孜藏族自治州"])
+        #expect(try OptionRows.options(form: form, field: "country", query: "gd", locale: .en).map(\.value) == ["GD"])
         #expect(try OptionRows.options(form: form, field: "country", query: "ch", limit: 2, locale: .en).count == 2)
         #expect(try OptionRows.options(form: form, field: "contact_method", query: "邮", locale: .en).map(\.value) == ["email"])
         let mobile = try OptionRows.options(form: form, field: "contact_method", query: "手机", locale: .en)
