@@ -245,4 +245,27 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         #expect(PinyinSyllables.starts(of: "haerbin", initials: "heb") == [0, 2, 4])
         #expect(PinyinSyllables.starts(of: "guangzhou", initials: "gx") == nil)
     }
+
+    @Test("suggestions put what people meant first: cut short, a later word, an abbreviation, then typos", arguments: [
+        ("Kora", "KR"), ("Korea", "KR"), ("S Korea", "KR"), ("N. Korea", "KP"), ("Untied States", "US"),
+        ("germny", "DE"), ("Grmany", "DE"), ("PRCC", "CN"), ("Chna", "CN"), ("St Lucia", "LC"), ("Sth Africa", "ZA"),
+        ("DRC", "CD"), ("Austia", "AT"), ("Inda", "IN"), ("Emirates", "AE"), ("Phillipines", "PH"),
+    ])
+    func countrySuggestionOrder(input: String, alpha2: String) {
+        guard case .notFound(let suggestions) = data.resolveCountry(input) else { Issue.record("\(input) resolved"); return }
+        #expect(suggestions.first?.alpha2 == alpha2, "\(suggestions.map(\.alpha2))")
+        #expect(!suggestions.prefix(1).contains { $0.alpha2 == "KP" } || alpha2 == "KP")
+    }
+
+    @Test("a city cut short is suggested before a city one edit away")
+    func citySuggestionOrder() {
+        guard case .notFound(let guangz) = data.resolveCity("guangz", province: nil) else { Issue.record("resolved"); return }
+        #expect(guangz.map(\.code) == ["440100", "511600"])  // 广州 (prefix) before 广安 (guangan, two edits)
+        guard case .notFound(let korea) = data.resolveCountry("Korea") else { Issue.record("resolved"); return }
+        #expect(korea.map(\.alpha2) == ["KR", "KP"])  // fewer letters left out: Korea, Republic of
+        #expect(NameKey("People's Republic of China").isAbbreviated(by: MatchKey("PRCC")))
+        #expect(NameKey("Saint Lucia").isAbbreviated(by: MatchKey("stlucia")))
+        #expect(!NameKey("United States").isAbbreviated(by: MatchKey("untied states")))
+        #expect(!NameKey("Saint Lucia").isAbbreviated(by: MatchKey("lucia")))
+    }
 }

@@ -150,6 +150,11 @@ extension FormsTests {
             #expect(chaoyang.last?.message == "城市有多个匹配：北京市-朝阳区、辽宁省-朝阳市，请选择其一。")
             #expect(check(["province": "广东", "city": "杭州"]).problems.first?.suggestions == ["330100"])
             #expect(check(["contact_method": "fax"]).problems.first?.suggestions == ["phone", "email"])
+            // Ranked by how people write (issue 14, bug 8): abbreviations and names cut short first.
+            #expect(check(["country": "PRCC"]).problems.first?.suggestions.first == "CN")
+            #expect(check(["country": "St Lucia"]).problems.first?.suggestions.first == "LC")
+            #expect(check(["country": "Korea"]).problems.first?.suggestions.prefix(2) == ["KR", "KP"])
+            #expect(check(["province": "", "city": "guangz"]).problems.last?.suggestions.first == "440100")
         }
 
         @Test("a unique city without a province sets the province")

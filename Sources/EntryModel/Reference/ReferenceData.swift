@@ -85,7 +85,7 @@ public final class ReferenceData: Sendable {
                 index.addName(name, tier: .name, row: row)
             }
             (division.aliases + division.formerNames).forEach { index.addName($0, tier: .alias, row: row) }
-            index.add(division.pinyin, tier: .pinyin, row: row)
+            index.add(NameKey(pinyin: division.pinyin, initials: division.initials), tier: .pinyin, row: row)
         }
     }
 
