@@ -208,4 +208,64 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         #expect(data.searchCountries(matching: "Türkiye").map(\.alpha2) == ["TR"])
         #expect(data.searchCountries(matching: "ivoire").map(\.alpha2) == ["CI"])
     }
+
+    @Test("search ranks initials and the starts of words and syllables; two letters inside a word match nothing")
+    func searchByWordStarts() {
+        let codes = { (rows: [Division]) in rows.map(\.code) }
+        // Initials: 赣州, 广州, 甘孜, not 通州 (ton*gz*hou) or 常州.
+        #expect(codes(data.searchCities(matching: "gz", province: nil)) == ["360700", "440100", "513300"])
+        // Grenada by its code, not the 18 kingdoms (Kin*gd*om).
+        #expect(data.searchCountries(matching: "gd").map(\.alpha2) == ["GD"])
+        #expect(data.searchCountries(matching: "kingdom").contains { $0.alpha2 == "GB" })
+        // A syllable's start: 舟山 and 周口 (prefix) before 广州 (guang|zhou).
+        let zhou = codes(data.searchCities(matching: "zhou", province: nil))
+        #expect(Array(zhou.prefix(2)) == ["330900", "411600"] && zhou.contains("440100"))
+        // `an` begins a syllable of 西安 (xi|an) and 静安 (jing|an); inside guang or nan it is not shown.
+        let an = codes(data.searchCities(matching: "an", province: nil))
+        #expect(an.contains("610100") && an.contains("310106") && !an.contains("440100") && !an.contains("450100"))
+        #expect(an.firstIndex(of: "340800")! < an.firstIndex(of: "610100")!)  // anqing (prefix) before xi|an
+        // Three letters or more may match inside a word, ranked last.
+        let ang = codes(data.searchCities(matching: "ang", province: nil))
+        #expect(ang.contains("440100"))
+        let ning = codes(data.searchCities(matching: "ning", province: nil))
+        #expect(ning.firstIndex(of: "330200")! < ning.firstIndex(of: "450100")!)  // ningbo (prefix) before nan|ning
+        // Codes and Chinese characters still match anywhere.
+        #expect(codes(data.searchCities(matching: "0100", province: "440000")) == ["440100"])
+        #expect(codes(data.searchCities(matching: "安", province: nil)).contains("610100"))
+        #expect(data.searchProvinces(matching: "gd").map(\.code) == ["440000"])
+    }
+
+    @Test("every division's pinyin splits into syllables by its initials")
+    func pinyinSyllables() {
+        for d in data.provinces + data.cities {
+            #expect(PinyinSyllables.starts(of: d.pinyin, initials: d.initials)?.count == d.initials.count, "\(d.pinyin) \(d.initials)")
+        }
+        #expect(PinyinSyllables.starts(of: "xian", initials: "xa") == [0, 2])
+        #expect(PinyinSyllables.starts(of: "guangan", initials: "ga") == [0, 5])
+        #expect(PinyinSyllables.starts(of: "haerbin", initials: "heb") == [0, 2, 4])
+        #expect(PinyinSyllables.starts(of: "guangzhou", initials: "gx") == nil)
+    }
+
+    @Test("suggestions put what people meant first: cut short, a later word, an abbreviation, then typos", arguments: [
+        ("Kora", "KR"), ("Korea", "KR"), ("S Korea", "KR"), ("N. Korea", "KP"), ("Untied States", "US"),
+        ("germny", "DE"), ("Grmany", "DE"), ("PRCC", "CN"), ("Chna", "CN"), ("St Lucia", "LC"), ("Sth Africa", "ZA"),
+        ("DRC", "CD"), ("Austia", "AT"), ("Inda", "IN"), ("Emirates", "AE"), ("Phillipines", "PH"),
+    ])
+    func countrySuggestionOrder(input: String, alpha2: String) {
+        guard case .notFound(let suggestions) = data.resolveCountry(input) else { Issue.record("\(input) resolved"); return }
+        #expect(suggestions.first?.alpha2 == alpha2, "\(suggestions.map(\.alpha2))")
+        #expect(!suggestions.prefix(1).contains { $0.alpha2 == "KP" } || alpha2 == "KP")
+    }
+
+    @Test("a city cut short is suggested before a city one edit away")
+    func citySuggestionOrder() {
+        guard case .notFound(let guangz) = data.resolveCity("guangz", province: nil) else { Issue.record("resolved"); return }
+        #expect(guangz.map(\.code) == ["440100", "511600"])  // 广州 (prefix) before 广安 (guangan, two edits)
+        guard case .notFound(let korea) = data.resolveCountry("Korea") else { Issue.record("resolved"); return }
+        #expect(korea.map(\.alpha2) == ["KR", "KP"])  // fewer letters left out: Korea, Republic of
+        #expect(NameKey("People's Republic of China").isAbbreviated(by: MatchKey("PRCC")))
+        #expect(NameKey("Saint Lucia").isAbbreviated(by: MatchKey("stlucia")))
+        #expect(!NameKey("United States").isAbbreviated(by: MatchKey("untied states")))
+        #expect(!NameKey("Saint Lucia").isAbbreviated(by: MatchKey("lucia")))
+    }
 }

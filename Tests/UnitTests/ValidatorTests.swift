@@ -48,6 +48,11 @@ extension FormsTests {
             // Found by trying the product as a new user would:
             ("birthday", "1990 年 5 月 17 日", "1990-05-17"), ("country", "中华人民共和国", "CN"), ("country", "中國", "CN"),
             ("phone", "+1 212 555 0123", "+12125550123"), ("phone", "19912345678", "+8619912345678"),
+            // Dates written in words (issue 14): 号 for 日, Chinese numerals with 〇/零 and 十.
+            ("birthday", "2000年01月01号", "2000-01-01"), ("birthday", "2000年1月1日", "2000-01-01"),
+            ("birthday", "二〇〇〇年一月一日", "2000-01-01"), ("birthday", "二零零零年十二月三十一日", "2000-12-31"),
+            ("birthday", "一九九〇年五月十七号", "1990-05-17"), ("birthday", "二〇〇〇年十月二十日", "2000-10-20"),
+            ("birthday", "二〇〇〇 年 十一 月 十 日", "2000-11-10"), ("appointment", "二〇二五年三月九日 14:30", "2025-03-09 14:30"),
         ])
         func canonical(field: String, input: String, expected: String) {
             let result = check(field == "email" ? [field: input] : [field: input, "email": ""])
@@ -145,6 +150,11 @@ extension FormsTests {
             #expect(chaoyang.last?.message == "城市有多个匹配：北京市-朝阳区、辽宁省-朝阳市，请选择其一。")
             #expect(check(["province": "广东", "city": "杭州"]).problems.first?.suggestions == ["330100"])
             #expect(check(["contact_method": "fax"]).problems.first?.suggestions == ["phone", "email"])
+            // Ranked by how people write (issue 14, bug 8): abbreviations and names cut short first.
+            #expect(check(["country": "PRCC"]).problems.first?.suggestions.first == "CN")
+            #expect(check(["country": "St Lucia"]).problems.first?.suggestions.first == "LC")
+            #expect(check(["country": "Korea"]).problems.first?.suggestions.prefix(2) == ["KR", "KP"])
+            #expect(check(["province": "", "city": "guangz"]).problems.last?.suggestions.first == "440100")
         }
 
         @Test("a unique city without a province sets the province")
@@ -285,6 +295,54 @@ extension FormsTests {
         func problemOrder() {
             let result = check(["zzz": "1", "aaa": "2", "email": "x", "name": "", "country": "Atlantis"])
             #expect(result.problems.map(\.field) == ["name", "country", "email", "aaa", "zzz"])
+        }
+
+        @Test("a contact method given by a synonym in either language resolves to its option", arguments: [
+            ("手机", "phone"), ("手机号", "phone"), ("Mobile", "phone"), ("cell", "phone"), ("电话", "phone"), ("TEL", "phone"),
+            ("ｍｏｂｉｌｅ", "phone"), ("邮件", "email"), ("邮箱", "email"), ("E-Mail", "email"), ("mail", "email"), ("电子邮件", "email"),
+        ])
+        func contactMethodSynonyms(input: String, expected: String) {
+            let result = check(["contact_method": input, "email": "li@example.com"])
+            #expect(result.problems == [])
+            #expect(result.fields["contact_method"] == expected)
+        }
+
+        @Test("a form without aliases keeps its definition hash; aliases are content")
+        func aliasesInHash() throws {
+            let plain = try FormDefinition(ini: IniFile(text: "[form]\n[field k]\ntype = choice\noptions = a\n", path: "f.conf"))
+            let aliased = try FormDefinition(ini: IniFile(text: "[form]\n[field k]\ntype = choice\noptions = a\noption.a.aliases = x\n", path: "f.conf"))
+            #expect(plain.definitionHash != aliased.definitionHash)
+            #expect(aliased.fields[0].options == [ChoiceOption(value: "a", labels: [.en: "a", .zh: "a"], aliases: ["x"])])
+        }
+
+        @Test("impossible dates in Chinese numerals get the refusal of other impossible dates, in zh and en")
+        func chineseNumeralDatesRefused() {
+            for locale in EntryLocale.allCases {
+                let impossible = check(["birthday": "二〇〇〇年二月三十日"], locale: locale).problems
+                #expect(impossible.map(\.code) == [.invalidFormat])
+                #expect(impossible.first?.message == check(["birthday": "2000-02-30"], locale: locale).problems.first?.message)
+                for unreadable in ["二〇〇〇年十十月一日", "二〇〇〇年零十月一日", "二〇〇〇年一二十月一日", "二〇〇〇年一月一号日"] {
+                    #expect(check(["birthday": unreadable], locale: locale).problems.first?.message
+                        == check(["birthday": "17/05/1990"], locale: locale).problems.first?.message, "\(unreadable)")
+                }
+            }
+            #expect(check(["birthday": "二〇〇〇年二月三十日"], locale: .zh).problems.first?.message == "生日：没有这一天，请检查月份和日期。")
+        }
+
+        @Test("a phone number a spreadsheet wrote in scientific notation is refused with why and what to do", arguments: [
+            "1.38001E+10", "1.38001e+10", "1,38001E+10", "8.6138E12", "+8.6138E+12", " 1.38E+10 ",
+        ])
+        func phoneInScientificNotation(input: String) {
+            let en = check(["phone": input]).problems
+            #expect(en.map(\.code) == [.invalidFormat])
+            #expect(en.first?.message == "Phone is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again.")
+            #expect(check(["phone": input], locale: .zh).problems.first?.message
+                == "手机号码是科学计数法（如 1.38001E+10）：表格软件把号码当成了数字，末尾几位已经丢失；请把该列设为文本格式后重新导出。")
+        }
+
+        @Test("other letters in a phone number keep the message about allowed characters", arguments: ["138E", "E+10", "1.3.8E+10", "138-0013-800x"])
+        func phoneLettersNotScientific(input: String) {
+            #expect(check(["phone": input]).problems.first?.message.hasPrefix("Phone may contain only digits") == true)
         }
 
         @Test("today is taken in UTC+14, from the given time")

@@ -9,8 +9,10 @@ public enum DateText {
     ///
     /// Accepted (full-width digits are folded beforehand by the caller):
     /// `1990-05-17`, `1990/5/17`, `1990.5.17` (one separator kind), `19900517`,
-    /// `1990年5月17日` (final 日 optional). The day must exist: no 1990-02-30;
-    /// 29 February only in leap years.
+    /// `1990年5月17日` (final 日 or 号 optional: `2000年01月01号`), also in
+    /// Chinese numerals (``chineseNumeralsAsDigits(_:)``: `二〇〇〇年一月一日`,
+    /// `二零零零年十二月三十一日`). The day must exist: no 1990-02-30, no
+    /// 二〇〇〇年二月三十日; 29 February only in leap years.
     /// - Throws: ``FieldFailure`` `invalid-format` (`dateFormat` or `noSuchDate`).
     public static func parseDate(_ input: String) throws(FieldFailure) -> String {
         // Canonical `YYYY-MM-DD` (what pickers send and what is stored): check the day only.
@@ -80,7 +82,7 @@ public enum DateText {
             parts = (y, m, d)
         } else if t.count == 5, ["-", "/", "."].contains(t[1]), t[3] == t[1] {
             parts = numbers(t[0], t[2], t[4])
-        } else if (t.count == 6 && t[5] == "日") || t.count == 5, t[1] == "年", t[3] == "月" {
+        } else if (t.count == 6 && (t[5] == "日" || t[5] == "号")) || t.count == 5, t[1] == "年", t[3] == "月" {
             parts = numbers(t[0], t[2], t[4])
         }
         guard let (year, month, day) = parts else { throw FieldFailure(code: .invalidFormat, reason: .dateFormat) }
@@ -103,10 +105,10 @@ public enum DateText {
     }
 
     /// Splits into runs of ASCII digits, single other characters, and one `" "`
-    /// per run of white space.
+    /// per run of white space; Chinese numerals are read as digits first.
     private static func tokens(_ input: String) -> [String] {
         var tokens: [String] = []
-        for ch in input {
+        for ch in chineseNumeralsAsDigits(input) {
             if ch.isASCIIDigit, let last = tokens.last, last.last?.isASCIIDigit == true {
                 tokens[tokens.count - 1].append(ch)
             } else if ch.isWhitespace {
@@ -116,6 +118,44 @@ public enum DateText {
             }
         }
         return tokens
+    }
+
+    /// The Chinese digits, each with its value: 〇 (and the look-alike ○, U+25CB)
+    /// and 零 are 0, 一 to 九 are 1 to 9.
+    private static let chineseDigits: [Character: Int] = [
+        "〇": 0, "○": 0, "零": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
+    ]
+
+    /// `input` with each run of Chinese numerals written in ASCII digits, as
+    /// dates are written in words: a run without 十 digit by digit (years:
+    /// `二〇〇〇`, `二零零零` → `2000`; `一` → `1`), a run with one 十 as a
+    /// number from 10 to 99 (`十` → `10`, `十二` → `12`, `二十` → `20`, `三十一`
+    /// → `31`). Any other run (`十十`, `零十`, `一二十`) stays as written, so
+    /// the date is refused as unreadable; other characters are unchanged.
+    static func chineseNumeralsAsDigits(_ input: String) -> String {
+        guard input.contains(where: { chineseDigits[$0] != nil || $0 == "十" }) else { return input }
+        var out = "", run: [Character] = []
+        func flush() {
+            defer { run = [] }
+            guard !run.isEmpty else { return }
+            guard let ten = run.firstIndex(of: "十") else {
+                out += run.map { String(chineseDigits[$0]!) }.joined()
+                return
+            }
+            let before = run[..<ten], after = run[(ten + 1)...]
+            let tens = before.first.map { chineseDigits[$0]! } ?? 1
+            let ones = after.first.map { chineseDigits[$0] ?? 0 } ?? 10  // 10: no digit after 十
+            guard before.count <= 1, after.count <= 1, tens != 0, ones != 0 else {
+                out += String(run)
+                return
+            }
+            out += String(tens * 10 + ones % 10)
+        }
+        for ch in input {
+            if chineseDigits[ch] != nil || ch == "十" { run.append(ch) } else { flush(); out.append(ch) }
+        }
+        flush()
+        return out
     }
 
     private static func number(_ token: some StringProtocol, digits: ClosedRange<Int> = 1...8) -> Int? {

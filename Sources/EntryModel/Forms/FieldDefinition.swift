@@ -51,11 +51,23 @@ public struct ChoiceOption: Sendable, Hashable {
     public var value: String
     /// The label per locale (`Phone`, `电话`).
     public var labels: [EntryLocale: String]
+    /// Other words, in any language, that select this option as input and in
+    /// search (`手机`, `mobile`, `tel`; the form file's `option.VALUE.aliases`);
+    /// never shown as its label.
+    public var aliases: [String]
 
-    /// An option with its labels (missing locales fall back, see ``label(in:)``).
-    public init(value: String, labels: [EntryLocale: String]) {
+    /// An option with its labels (missing locales fall back, see ``label(in:)``)
+    /// and the other words that select it.
+    public init(value: String, labels: [EntryLocale: String], aliases: [String] = []) {
         self.value = value
         self.labels = labels
+        self.aliases = aliases
+    }
+
+    /// Every text that selects this option as input: its value, its labels
+    /// in every locale, its aliases.
+    var names: [String] {
+        [value] + labels.values.sorted() + aliases
     }
 
     /// The label in `locale`, else the English one, else the value.

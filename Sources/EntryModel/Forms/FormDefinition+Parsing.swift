@@ -99,7 +99,7 @@ private struct FormFileReader {
     }
 
     func onlyKnownKeys(_ keys: [String: IniFile.Item], allowed: [String], what: String, optionValues: [String] = []) throws {
-        let optionKeys = optionValues.flatMap { ["option.\($0)", "option.\($0).zh"] }
+        let optionKeys = optionValues.flatMap { ["option.\($0)", "option.\($0).zh", "option.\($0).aliases"] }
         for item in keys.values.sorted(by: { $0.line < $1.line }) where !allowed.contains(item.key) && !optionKeys.contains(item.key) {
             let hint = item.key.hasPrefix("option.") && !optionValues.isEmpty
                 ? "names no value of 'options'" : "is not allowed in \(what); use one of: \(allowed.joined(separator: ", "))"
@@ -169,7 +169,8 @@ private struct FormFileReader {
         return field
     }
 
-    /// The options of a choice field from `options` and `option.VALUE(.zh)`.
+    /// The options of a choice field from `options`, `option.VALUE(.zh)` and
+    /// `option.VALUE.aliases`; no word may select two options.
     private func choiceOptions(_ keys: [String: IniFile.Item]) throws -> [ChoiceOption] {
         guard let item = keys["options"] else {
             if keys["type"]?.value == FieldType.choice.rawValue {
@@ -181,7 +182,28 @@ private struct FormFileReader {
         guard !values.isEmpty, !values.contains(where: \.isEmpty), Set(values).count == values.count else {
             throw error(item.line, item.key, "must be distinct comma-separated values, e.g. phone, email")
         }
-        return values.map { ChoiceOption(value: $0, labels: localized(keys, "option.\($0)", default: $0)) }
+        let options = try values.map { value in
+            var aliases: [String] = []
+            if let item = keys["option.\(value).aliases"] {
+                aliases = item.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard !aliases.contains(where: { MatchKey($0).isEmpty }) else {
+                    throw error(item.line, item.key, "must be comma-separated words that select this option, e.g. mobile, 手机")
+                }
+            }
+            return ChoiceOption(value: value, labels: localized(keys, "option.\(value)", default: value), aliases: aliases)
+        }
+        // A word (compared as a match key) must select one option only.
+        var owner: [MatchKey: String] = [:]
+        for option in options {
+            for name in Set(option.names.map(MatchKey.init)) {
+                if let other = owner[name], other != option.value {
+                    let item = keys["option.\(option.value).aliases"] ?? keys["option.\(option.value)"] ?? keys["option.\(option.value).zh"] ?? item
+                    throw error(item.line, item.key, "names option '\(other)' too ('\(name.text)'); give each word to one option")
+                }
+                owner[name] = option.value
+            }
+        }
+        return options
     }
 
     private func integer(_ item: IniFile.Item?, in range: ClosedRange<Int>, extra: (Int) -> Bool = { _ in true }, hint: String) throws -> Int? {

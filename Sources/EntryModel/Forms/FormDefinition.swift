@@ -72,6 +72,7 @@ public struct FormDefinition: Sendable, Hashable {
             records += optional.compactMap { key, value in value.map { (key, $0) } }
             for option in f.options {
                 records += [("option", option.value)] + localized("option-label", option.labels)
+                records += option.aliases.map { ("option-alias", $0) }
             }
         }
         return records.map { "\($0)\u{1F}\($1)\u{1E}" }.joined()

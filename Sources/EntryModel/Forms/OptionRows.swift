@@ -32,8 +32,9 @@ public enum OptionRows {
     ///   - parent: For a city field, the province to list the cities of, as
     ///     lenient input (`440000`, `广东`, `Guangdong`); `nil` or empty for all
     ///     cities. Ignored for other fields.
-    ///   - query: Search text (``SearchRanking``: exact, then prefix, then
-    ///     substring matches of value, names, pinyin, initials or aliases).
+    ///   - query: Search text (``SearchRanking``: exact, then prefix or
+    ///     initials, then word or syllable starts, then matches inside a word
+    ///     of 3 letters or more, of value, names, pinyin, initials or aliases).
     ///   - limit: The most rows to return; `nil` for all.
     ///   - locale: The language of the labels.
     /// - Throws: ``EntryError/fieldNotFound(form:field:)`` for a field the form
@@ -66,10 +67,10 @@ public enum OptionRows {
             }
             rows = reference.searchCities(matching: query, province: province).map { row($0, locale: locale) }
         case .choice:
-            let keys = field.options.map { option in ([option.value] + option.labels.values.sorted()).map(MatchKey.init) }
+            let keys = field.options.map { option in option.names.map { NameKey($0) } }
             rows = SearchRanking.filter(field.options, keys: keys, query: query).map { option in
                 OptionRow(value: option.value, label: option.label(in: locale),
-                          aliases: EntryLocale.allCases.filter { $0 != locale }.map { option.label(in: $0) })
+                          aliases: EntryLocale.allCases.filter { $0 != locale }.map { option.label(in: $0) } + option.aliases)
             }
         case .text, .date, .datetime, .phone, .email:
             throw EntryError.fieldNotFound(form: form.name, field: name)

@@ -16,8 +16,11 @@ enum PhoneNumber {
     /// digits starting with 2–9, or Beijing's 10 and 8 digits). `13800138000`, `+86 138-0013-8000` and
     /// `0086 13800138000` all give `+8613800138000`.
     ///
-    /// - Throws: ``FieldFailure``: `invalid-format` for other characters, a
-    ///   national number under 4 digits or an implausible Chinese number;
+    /// - Throws: ``FieldFailure``: `invalid-format` for a number in
+    ///   scientific notation (`1.38001E+10`, what a spreadsheet makes of a long
+    ///   number: its last digits are gone, see ``isScientificNotation(_:)``),
+    ///   other characters, a national number under 4 digits or an implausible
+    ///   Chinese number;
     ///   `not-in-list` for an unknown calling code; `too-long` beyond 15 digits.
     static func parse(_ input: String, defaultCallingCode: String, knownCallingCodes: Set<String>) throws(FieldFailure) -> String {
         // Canonical input (`+` and digits, as stored and as pickers send) needs no cleaning.
@@ -27,6 +30,7 @@ enum PhoneNumber {
         let international = text.hasPrefix("+") || text.hasPrefix("00")
         text = String(text.dropFirst(text.hasPrefix("+") ? 1 : international ? 2 : 0))
         guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {
+            if isScientificNotation(input) { throw FieldFailure(code: .invalidFormat, reason: .phoneScientificNotation) }
             throw FieldFailure(code: .invalidFormat, reason: .phoneCharacters)
         }
         let callingCode: String
@@ -51,6 +55,23 @@ enum PhoneNumber {
             throw FieldFailure(code: .invalidFormat, reason: .notANANPNumber)
         }
         return "+" + callingCode + national
+    }
+
+    /// Whether `input` is a number in scientific notation as spreadsheets write
+    /// it: digits, a decimal point or comma and more digits (optional), `E` or
+    /// `e`, an optional sign and the exponent (`1.38001E+10`, `1,38001E+10`,
+    /// `8.6138E12`). Excel shows a number of 12 digits or more this way and
+    /// keeps 15 significant digits at most, so the number cannot be recovered.
+    static func isScientificNotation(_ input: String) -> Bool {
+        var rest = Substring(input.trimmingCharacters(in: .whitespaces))
+        if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
+        let mantissa = rest.prefix(while: { $0.isASCIIDigit || $0 == "." || $0 == "," })
+        rest = rest.dropFirst(mantissa.count)
+        guard mantissa.first?.isASCIIDigit == true, mantissa.filter({ $0 == "." || $0 == "," }).count <= 1,
+              rest.first == "E" || rest.first == "e" else { return false }
+        rest = rest.dropFirst()
+        if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
+        return !rest.isEmpty && rest.allSatisfy(\.isASCIIDigit)
     }
 
     /// A Chinese mobile (`1`, then `3`–`9`, 11 digits in all: the mobile

@@ -27,6 +27,8 @@ enum ProblemReason: Sendable, Equatable {
     /// The province was cleared while the stored city (named) lies in it.
     case cityNeedsProvince(city: String)
     case phoneCharacters
+    /// A number a spreadsheet turned into scientific notation (`1.38001E+10`).
+    case phoneScientificNotation
     case phoneTooLong
     case phoneTooShort
     case unknownCallingCode
@@ -69,6 +71,7 @@ enum ProblemReason: Sendable, Equatable {
         case .provinceHasNoCities(let province): return "“\(province)”没有下级城市，请将\(label)留空。"
         case .cityNeedsProvince(let city): return "不能只清空\(label)：已存的城市“\(city)”属于它；请同时清空城市，或同时改选省份和城市。"
         case .phoneCharacters: return "\(label)只能包含数字、空格、连字符、点、括号和开头的 +，例如 +86 138 0013 8000。"
+        case .phoneScientificNotation: return "\(label)是科学计数法（如 1.38001E+10）：表格软件把号码当成了数字，末尾几位已经丢失；请把该列设为文本格式后重新导出。"
         case .phoneTooLong: return "\(label)连同国家代码超过 15 位数字（E.164 上限），请检查号码。"
         case .phoneTooShort: return "\(label)位数太少，请填写完整号码。"
         case .unknownCallingCode: return "\(label)的国家代码无法识别，请检查 + 或 00 后面的数字。"
@@ -105,6 +108,7 @@ enum ProblemReason: Sendable, Equatable {
         case .provinceHasNoCities(let province): return "\(province) has no cities in the list; leave \(label) empty."
         case .cityNeedsProvince(let city): return "\(label) cannot be cleared alone: the stored city \(city) lies in it; clear the city too, or change the province and city together."
         case .phoneCharacters: return "\(label) may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."
+        case .phoneScientificNotation: return "\(label) is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again."
         case .phoneTooLong: return "\(label) has more than 15 digits with its country code (the E.164 limit); check the number."
         case .phoneTooShort: return "\(label) is too short; give the full number."
         case .unknownCallingCode: return "\(label) does not start with a known country calling code; check the digits after + or 00."

@@ -136,15 +136,14 @@ extension ValidationRun {
         }
     }
 
-    /// A choice: an option's value or its label in any locale, compared as
+    /// A choice: an option's value, its label in any locale or one of its
+    /// aliases (`手机`, `mobile`: ``ChoiceOption/aliases``), compared as
     /// ``MatchKey``s (any case, accents and width folded).
     private func choice(_ text: String, _ field: FieldDefinition) throws(FieldFailure) -> String {
         // A picker sends the option's value itself.
         if let option = field.options.first(where: { $0.value == text }) { return option.value }
         let key = MatchKey(text)
-        let matches = { (option: ChoiceOption) in
-            MatchKey(option.value) == key || option.labels.values.contains { MatchKey($0) == key }
-        }
+        let matches = { (option: ChoiceOption) in option.names.contains { MatchKey($0) == key } }
         if let option = field.options.first(where: matches) { return option.value }
         throw FieldFailure(code: .notInList, reason: .notAnOption(labels: field.options.map { $0.label(in: locale) }),
                            suggestions: field.options.map(\.value))

@@ -78,7 +78,8 @@ public struct MatchKey: Hashable, Sendable {
         return String(out)
     }
 
-    private static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
+    /// Whether `scalar` is one of the separators that keys drop (step 4).
+    static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.properties.isWhitespace { return true }
         switch scalar {
         case "-", "\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}",

@@ -23,14 +23,26 @@ struct NameIndex: Sendable {
     }
 
     private var hits: [MatchKey: [Hit]] = [:]
-    /// Every distinct key once, in the order first added (for near-match search).
-    private var keysInOrder: [MatchKey] = []
+    /// Every distinct key once, in the order first added, with the word starts
+    /// of every name that gave it (for near-match search).
+    private var keysInOrder: [NameKey] = []
+    private var positionOfKey: [MatchKey: Int] = [:]
 
     /// Adds `text` (normalised to its key) as a name of `row`. Empty keys are ignored.
     mutating func add(_ text: String, tier: Tier, row: Int) {
-        let key = MatchKey(text)
+        add(NameKey(text), tier: tier, row: row)
+    }
+
+    /// Adds `name` as a name of `row`. Empty keys are ignored.
+    mutating func add(_ name: NameKey, tier: Tier, row: Int) {
+        let key = name.key
         guard !key.isEmpty else { return }
-        if hits[key] == nil { keysInOrder.append(key) }
+        if let position = positionOfKey[key] {
+            keysInOrder[position].merge(name)
+        } else {
+            positionOfKey[key] = keysInOrder.count
+            keysInOrder.append(name)
+        }
         hits[key, default: []].append(Hit(tier: tier, row: row))
     }
 
@@ -56,35 +68,83 @@ struct NameIndex: Sendable {
         }
     }
 
-    /// Rows with a key near `key`, closest first, for "did you mean" suggestions.
+    /// Rows with a key near `key`, most likely first, for "did you mean"
+    /// suggestions: ranked by how people write a name short or wrong, not by
+    /// edit distance alone (``Likeness``).
     ///
-    /// A key is near when its Levenshtein distance is at most 1 (for inputs of
-    /// up to 4 characters, e.g. `Chna`, `广洲`) or 2 (longer, e.g. `Guangzou`),
-    /// or when it starts with `key` (inputs of 2 characters or more). Ties go
-    /// to the longer common prefix, then to list order. Inputs shorter than 2
-    /// characters get no suggestions.
+    /// A key is a candidate when it starts with `key` (inputs of 2 characters
+    /// or more), when `key` begins one of its later words or is written like
+    /// its abbreviation (3 characters or more), or when their Levenshtein
+    /// distance is at most 1 (inputs of up to 4 characters: `Chna`, `广洲`) or
+    /// 2 (longer: `Guangzou`, `Untied States`). Candidates are ordered by
+    /// their best likeness; then by edit distance; then by the fewest letters
+    /// of the name the input leaves out (`Korea` → `Korea, Republic of` before
+    /// `Korea, Democratic People's Republic of`); then by the longer common
+    /// prefix; then by list order. A row counts with its best key. Inputs
+    /// shorter than 2 characters get no suggestions.
     func nearMatches(_ key: MatchKey) -> [Int] {
         let length = key.text.unicodeScalars.count
         guard length >= 2 else { return [] }
         let limit = length <= 4 ? 1 : 2
-        var best: [Int: (score: Int, prefix: Int)] = [:]
+        var best: [Int: Score] = [:]
         for candidate in keysInOrder {
-            let score: Int
-            if let d = candidate.distance(to: key, limit: limit) {
-                score = d
-            } else if candidate.text.hasPrefix(key.text) {
-                score = limit + 1
-            } else {
-                continue
-            }
-            let prefix = zip(candidate.text.unicodeScalars, key.text.unicodeScalars).prefix(while: { $0 == $1 }).count
-            for hit in hits[candidate] ?? [] {
-                if let old = best[hit.row], (old.score, -old.prefix) <= (score, -prefix) { continue }
-                best[hit.row] = (score, prefix)
+            guard let likeness = Likeness(of: candidate, for: key, limit: limit) else { continue }
+            let text = candidate.key.text.unicodeScalars
+            let score = Score(
+                likeness: likeness, distance: candidate.key.distance(to: key, limit: limit) ?? limit + 1,
+                leftOut: abs(text.count - length),
+                commonPrefix: zip(text, key.text.unicodeScalars).prefix(while: { $0 == $1 }).count)
+            for hit in hits[candidate.key] ?? [] where best[hit.row].map({ score < $0 }) ?? true {
+                best[hit.row] = score
             }
         }
-        return best.sorted { a, b in
-            (a.value.score, -a.value.prefix, a.key) < (b.value.score, -b.value.prefix, b.key)
-        }.map(\.key)
+        return best.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+    }
+
+    /// How a candidate name relates to input that named no row, most likely first.
+    enum Likeness: Int, Comparable {
+        /// The name starts with the input: it was cut short (`guangz` → `guangzhou`, before 广安 `guangan`).
+        case prefix
+        /// The input begins a later word or pinyin syllable of the name (`Kingdom` → `United Kingdom`).
+        case laterWord
+        /// The input is written like an abbreviation of the name
+        /// (``NameKey/isAbbreviated(by:)``: `PRCC` → `People's Republic of China`,
+        /// `S Korea` → `South Korea`, `germny` → `Germany`).
+        case abbreviation
+        /// Only within the edit limit: a letter wrong, swapped or missing (`广洲` → `广州`).
+        case edit
+
+        /// The likeness of `name` for `input`, or `nil` when it is no candidate.
+        init?(of name: NameKey, for input: MatchKey, limit: Int) {
+            let length = input.text.unicodeScalars.count
+            if name.key.text.hasPrefix(input.text) {
+                self = .prefix
+            } else if length >= 3, name.laterWordStarts(with: input) {
+                self = .laterWord
+            } else if length >= 3, name.isAbbreviated(by: input) {
+                self = .abbreviation
+            } else if name.key.distance(to: input, limit: limit) != nil {
+                self = .edit
+            } else {
+                return nil
+            }
+        }
+
+        static func < (a: Likeness, b: Likeness) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// A candidate's standing; compared field by field, lower first.
+    private struct Score: Comparable {
+        let likeness: Likeness
+        /// The edit distance, or the limit + 1 when beyond it.
+        let distance: Int
+        /// How many letters longer (or shorter) the name is than the input.
+        let leftOut: Int
+        let commonPrefix: Int
+
+        static func < (a: Score, b: Score) -> Bool {
+            (a.likeness.rawValue, a.distance, a.leftOut, -a.commonPrefix)
+                < (b.likeness.rawValue, b.distance, b.leftOut, -b.commonPrefix)
+        }
     }
 }

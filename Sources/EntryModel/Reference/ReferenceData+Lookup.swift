@@ -5,7 +5,9 @@ import Foundation
 // Input is compared by its MatchKey (case, accents, full-width forms and
 // separators folded). Each list has an index of names in tiers (NameIndex.Tier):
 // the strongest tier that names any row decides; one row there is `.found`,
-// several are `.ambiguous`. Unmatched input gets near matches as suggestions.
+// several are `.ambiguous`. Unmatched input gets near matches as suggestions,
+// ranked by how people write (NameIndex.nearMatches: cut short, a later word,
+// an abbreviation, then typos by edit distance).
 
 extension ReferenceData {
     /// Resolves a country from ISO 3166-1 alpha-2 (`cn`), alpha-3 (`CHN`),

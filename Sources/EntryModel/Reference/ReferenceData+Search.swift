@@ -26,28 +26,53 @@ extension ReferenceData {
 /// How picker rows are filtered and ordered by a search query.
 ///
 /// The query and each row's keys are compared as ``MatchKey``s (case-insensitive,
-/// accents and full-width forms folded, separators ignored). A row matches when
-/// one of its keys equals the query (rank 0), starts with it (rank 1) or
-/// contains it (rank 2); rows are ordered by their best rank, and keep list
-/// order within a rank. An empty query matches every row in list order.
+/// accents and full-width forms folded, separators ignored); each key knows
+/// where its words begin (``NameKey``: English words, pinyin syllables). A row
+/// takes the best rank of its keys, and rows keep list order within a rank:
+///
+/// 0. ``Rank/exact``: a name or code equals the query (`cn`, `广州`, `guangzhou`);
+/// 1. ``Rank/prefix``: a name or code starts with the query (`guang`, `4401`),
+///    or the query is a row's syllable initials (`gz` → 广州, 赣州, 甘孜);
+/// 2. ``Rank/wordStart``: the query begins a later word or pinyin syllable
+///    (`kingdom` → United Kingdom, `zhou` → 广州), or begins the initials;
+/// 3. ``Rank/inside``: the query is inside a word (`州` → 广州市, `0100` →
+///    440100), only for queries of 3 letters or more or with other characters
+///    than ASCII letters: two letters inside a word (`gz` in ton*gz*hou, `gd`
+///    in Kin*gd*om) match too much to be worth showing.
+///
+/// An empty query matches every row in list order.
 enum SearchRanking {
+    /// How well a key matches a query; lower is better.
+    enum Rank: Int, Comparable {
+        case exact, prefix, wordStart, inside
+
+        static func < (a: Rank, b: Rank) -> Bool { a.rawValue < b.rawValue }
+    }
+
     /// The rows of `rows` that match `query`, best first; `keys[i]` are the keys of `rows[i]`.
-    static func filter<Row>(_ rows: [Row], keys: [[MatchKey]], query: String) -> [Row] {
+    static func filter<Row>(_ rows: [Row], keys: [[NameKey]], query: String) -> [Row] {
         let q = MatchKey(query)
         guard !q.isEmpty else { return rows }
-        var ranked: [(rank: Int, index: Int)] = []
+        let insideAllowed = q.text.unicodeScalars.count >= 3 || !q.text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) }
+        var ranked: [(rank: Rank, index: Int)] = []
         for (index, rowKeys) in keys.enumerated() {
-            if let rank = rowKeys.compactMap({ rank(of: $0, for: q) }).min() {
+            if let rank = rowKeys.compactMap({ rank(of: $0, for: q, insideAllowed: insideAllowed) }).min() {
                 ranked.append((rank, index))
             }
         }
         return ranked.sorted { ($0.rank, $0.index) < ($1.rank, $1.index) }.map { rows[$0.index] }
     }
 
-    private static func rank(of key: MatchKey, for query: MatchKey) -> Int? {
-        if key == query { return 0 }
-        if key.text.hasPrefix(query.text) { return 1 }
-        if key.text.contains(query.text) { return 2 }
+    /// The rank of `key` for `query`, or `nil` when it does not match.
+    static func rank(of key: NameKey, for query: MatchKey, insideAllowed: Bool) -> Rank? {
+        if key.isInitials {
+            if key.key == query { return .prefix }
+            return key.key.text.hasPrefix(query.text) ? .wordStart : nil
+        }
+        if key.key == query { return .exact }
+        if key.key.text.hasPrefix(query.text) { return .prefix }
+        if key.laterWordStarts(with: query) { return .wordStart }
+        if insideAllowed, key.key.text.contains(query.text) { return .inside }
         return nil
     }
 }

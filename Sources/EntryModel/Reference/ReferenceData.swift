@@ -33,9 +33,9 @@ public final class ReferenceData: Sendable {
     let provinceIndex: NameIndex
     let cityIndex: NameIndex
     /// Normalised keys per row for ``searchCountries(matching:)`` and friends.
-    let countrySearchKeys: [[MatchKey]]
-    let provinceSearchKeys: [[MatchKey]]
-    let citySearchKeys: [[MatchKey]]
+    let countrySearchKeys: [[NameKey]]
+    let provinceSearchKeys: [[NameKey]]
+    let citySearchKeys: [[NameKey]]
 
     /// Parses the three tables (the text of `countries.tsv`, `cn_divisions.tsv`,
     /// `cn_divisions_retired.tsv`) and builds the indexes.
@@ -71,7 +71,7 @@ public final class ReferenceData: Sendable {
         self.cityIndex = cityIndex
 
         countrySearchKeys = countries.map { c in
-            ([c.alpha2, c.alpha3, c.numeric, c.nameEN, c.nameZH] + c.aliases).map(MatchKey.init)
+            ([c.alpha2, c.alpha3, c.numeric, c.nameEN, c.nameZH] + c.aliases).map { NameKey($0) }
         }
         provinceSearchKeys = provinces.map(ReferenceData.searchKeys(of:))
         citySearchKeys = cities.map(ReferenceData.searchKeys(of:))
@@ -85,13 +85,13 @@ public final class ReferenceData: Sendable {
                 index.addName(name, tier: .name, row: row)
             }
             (division.aliases + division.formerNames).forEach { index.addName($0, tier: .alias, row: row) }
-            index.add(division.pinyin, tier: .pinyin, row: row)
+            index.add(NameKey(pinyin: division.pinyin, initials: division.initials), tier: .pinyin, row: row)
         }
     }
 
-    private static func searchKeys(of d: Division) -> [MatchKey] {
-        ([d.code, d.nameZH, d.nameEN, d.shortZH, d.pinyin, d.initials, d.iso3166_2 ?? ""]
-            + d.aliases + d.formerNames).map(MatchKey.init)
+    private static func searchKeys(of d: Division) -> [NameKey] {
+        ([d.code, d.nameZH, d.nameEN, d.shortZH, d.iso3166_2 ?? ""] + d.aliases + d.formerNames).map { NameKey($0) }
+            + [NameKey(pinyin: d.pinyin, initials: d.initials), NameKey(initials: d.initials)]
     }
 
     /// The country with this alpha-2 code (exact, upper case), or `nil`.

@@ -39,6 +39,11 @@ enum EmbeddedForms {
 ;     options       choice only, and required there: the values, comma-separated
 ;     option.VALUE  label of that option in English (default: VALUE);
 ;                   option.VALUE.zh: in Chinese (default: the English label)
+;     option.VALUE.aliases  other words, in any language, that select that
+;                   option as input and in search, comma-separated (e.g.
+;                   手机, mobile, tel); never shown. Compared like labels (any
+;                   case, width, spaces and dashes); a word may select one
+;                   option only.
 ;
 ; Unknown sections or keys, bad values, a field defined twice and references
 ; to missing fields are errors that name the file, line and key.
@@ -89,8 +94,10 @@ required = yes
 options = phone, email
 option.phone = Phone
 option.phone.zh = 电话
+option.phone.aliases = 手机, 手机号, 手机号码, 移动电话, 电话号码, 座机, mobile, mobile phone, cell, cellphone, telephone, tel
 option.email = Email
 option.email.zh = 邮箱
+option.email.aliases = 邮件, 电子邮件, 电子邮箱, 电邮, e-mail, mail
 
 [field phone]
 type = phone
