@@ -34,8 +34,8 @@ def test_served_descriptions_are_the_interface_files(daemon):
 
 def test_contract_of_doc_protocol_md_is_served(daemon):
     """Every type, method and error of doc/protocol.md (the contract) is served
-    with the same shape; additions may only add members, fields and enum values
-    after the contract's. When the shared contract checker sits beside the
+    with the same shape; additions may only add members, optional parameters and
+    fields, reply fields, and enum values after the contract's. When the shared contract checker sits beside the
     checkout (../shared/tools/check-contract.py), it runs as well."""
     contract = [varlink.Interface(b) for b in re.findall(r"```\n(.*?)```", open(PROTOCOL, encoding="utf-8").read(), re.S)
                 if "\ninterface " in "\n" + b]
@@ -53,6 +53,12 @@ def test_contract_of_doc_protocol_md_is_served(daemon):
                     for field, t in fields.items():
                         assert compatible(got_fields.get(field), t), \
                             f"{want.name}.{name}.{field}: served {got_fields.get(field)}, contract {t}"
+                    # What the project adds inside a contract member must not break a client
+                    # written to the contract: a parameter it does not send, a type field it
+                    # does not fill (Change is sent back in Apply), an error field it ignores.
+                    for field, t in got_fields.items():
+                        if field not in fields and not field.startswith("out."):
+                            assert t.startswith("?"), f"{want.name}.{name}.{field}: added as {t}; additions must be optional"
                     checked += 1
     assert checked >= 40, f"only {checked} contract members parsed from doc/protocol.md"
     if os.path.exists(SHARED_CHECK):
