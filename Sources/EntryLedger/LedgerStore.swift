@@ -69,6 +69,12 @@ public protocol LedgerStore: AnyObject, Sendable {
     /// after every restart. Every local change carries it.
     var nodeID: String { get }
 
+    /// The incarnation this store serves: a store that went back in time
+    /// (restored, put back, copied) serves a new one, so that peers re-read it
+    /// from ``Incarnation/startSeq`` and re-send what it lost (doc/design.md
+    /// "Incarnations"). Each store decides from its own evidence.
+    var incarnation: Incarnation { get }
+
     /// Where the store keeps its data, for people (`Status`'s `database`): the
     /// database file's absolute path for ``EntryStore``; a connection name
     /// without credentials for a database server.
@@ -362,10 +368,14 @@ public struct PullCheckpoint: Sendable, Equatable {
     /// The peer's change log has been pulled up to this seq (the peer's seq,
     /// the `last` of its `Changes` page): the new ``PeerState/pulledSeq``.
     public var pulledSeq: Int64
+    /// The new ``PeerState/mark`` (the last change of the batch as `SEQ NODE
+    /// HLC`), `nil` to keep the stored one (a batch of filtered-out changes).
+    public var mark: String?
 
-    /// The checkpoint "peer `peer` pulled up to `pulledSeq`".
-    public init(peer: String, pulledSeq: Int64) {
+    /// The checkpoint "peer `peer` pulled up to `pulledSeq`", its last change `mark`.
+    public init(peer: String, pulledSeq: Int64, mark: String? = nil) {
         self.peer = peer
         self.pulledSeq = pulledSeq
+        self.mark = mark
     }
 }

@@ -235,7 +235,11 @@ type Peer (
   pulledSeq: int,
   pushedSeq: int,
   lastSync: ?string,
-  lastError: ?string
+  lastError: ?string,
+  # Added: the peer's incarnation as last seen, and the last time it was read
+  # again or sent everything, with why (e.g. after its restore).
+  incarnation: ?string,
+  notice: ?string
 )
 
 type Conflict (
@@ -266,7 +270,12 @@ method Status() -> (
   database: string,
   dataVersion: string,
   forms: [string]string,
-  limits: [string]int
+  limits: [string]int,
+  # Added: this node's incarnation (a new one after a restore or when the
+  # database went back in time), the seq it began at, and why it began.
+  incarnation: ?string,
+  incarnationSeq: ?int,
+  incarnationReason: ?string
 )
 
 # Changes after since (exclusive), oldest first. excludeNode drops changes made
@@ -274,7 +283,12 @@ method Status() -> (
 # With more=true the first reply comes at once (the backlog, possibly empty),
 # then one reply per committed batch until the client hangs up; an open stream
 # is not closed for idleness.
-method Changes(since: int, limit: ?int, excludeNode: ?string) -> (changes: []Change, last: int)
+method Changes(since: int, limit: ?int, excludeNode: ?string) -> (
+  changes: []Change,
+  last: int,
+  # Added: the incarnation the seqs belong to (see Status).
+  incarnation: ?string
+)
 
 # Applies changes made on other nodes, idempotently, in one transaction.
 method Apply(changes: []Change) -> (applied: int, skipped: int, conflicts: int, seq: int)

@@ -4,12 +4,29 @@ import EntryLedger
 /// The far side of a sync: another node's change feed and Apply, reached in
 /// process (tests) or over varlink (``VarlinkPeer``).
 public protocol PeerLink {
-    /// The peer's node id.
-    func nodeID() throws -> String
+    /// Who the peer is (the handshake): node id, incarnation, last seq.
+    func identity() throws -> PeerIdentity
     /// The peer's `Changes(since, limit, excludeNode)`.
     func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64)
     /// The peer's `Apply(changes)`.
     func apply(_ changes: [ChangeRecord]) throws -> ApplyResult
+}
+
+/// A peer as its `Status` describes it (doc/design.md "Incarnations").
+public struct PeerIdentity: Sendable, Equatable {
+    /// The peer's node id.
+    public var node: String
+    /// The peer's incarnation; `nil` for a peer that serves none (an older entryd).
+    public var incarnation: Incarnation?
+    /// The seq of the peer's last change, `nil` when not told.
+    public var seq: Int64?
+
+    /// A peer's identity.
+    public init(node: String, incarnation: Incarnation? = nil, seq: Int64? = nil) {
+        self.node = node
+        self.incarnation = incarnation
+        self.seq = seq
+    }
 }
 
 /// An in-process peer: another store (tests, and local tooling).
@@ -32,8 +49,10 @@ public struct LocalPeer: PeerLink {
         self.maxClockSkewMs = maxClockSkewMs
     }
 
-    /// ``store``'s node id; never throws.
-    public func nodeID() throws -> String { store.nodeID }
+    /// ``store``'s node id, incarnation and last committed seq; never throws.
+    public func identity() throws -> PeerIdentity {
+        PeerIdentity(node: store.nodeID, incarnation: store.incarnation, seq: store.commits.lastSeq)
+    }
     /// ``LedgerStore/changes(since:limit:excludeNode:)`` of ``store``.
     /// - Throws: ``StorageError``.
     public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {

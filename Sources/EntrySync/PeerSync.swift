@@ -10,9 +10,12 @@ public struct PeerSyncResult: Sendable, Equatable {
     public var pushed = 0
     /// Conflict records created here while pulling.
     public var conflicts = 0
+    /// Why this sync re-read the peer or re-sent to it, one sentence each
+    /// (doc/design.md "Incarnations"); empty for an ordinary sync.
+    public var notices: [String] = []
 }
 
-/// Two-way sync with one peer (doc/design.md "Sync", "Peers").
+/// Two-way sync with one peer (doc/design.md "Sync", "Peers", "Incarnations").
 ///
 /// Pull: the peer's changes since the stored checkpoint, without our own,
 /// applied batch by batch; each batch and its checkpoint commit in one
@@ -20,6 +23,14 @@ public struct PeerSyncResult: Sendable, Equatable {
 /// Push: our changes the peer has not seen (without its own), then our push
 /// checkpoint. A push interrupted after the peer applied but before the
 /// checkpoint is sent again next time and skipped there (Apply is idempotent).
+///
+/// A peer that went back in time — a new incarnation, a seq below the pull
+/// checkpoint, or a log whose change at the checkpoint's mark is another — is
+/// re-read from where its log still agrees (its incarnation's start, else 0)
+/// and sent everything again, its own changes included, since it may have
+/// lost them. After a new incarnation here, the first sync with each peer also
+/// pulls this node's own changes back. The peer's incarnation is stored only
+/// when the sync completes, so an interrupted one starts over.
 public enum PeerSync {
     /// Syncs `local` with `peer` both ways.
     /// - Parameters:
@@ -30,26 +41,44 @@ public enum PeerSync {
     ///   batches done so far are kept.
     public static func run(local: any LedgerStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
                            layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int) throws -> PeerSyncResult {
-        let peerNode = try peer.nodeID()
+        let them = try peer.identity()
         var state = try local.peerState(name) ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
-        if state.node != peerNode {
+        var result = PeerSyncResult()
+        var resendTheirs = false
+        if state.node != them.node {
             // A new peer, or its database was replaced: start over (Apply skips what we have).
-            state = PeerState(name: name, address: address, node: peerNode, pulledSeq: 0, pushedSeq: 0)
+            if state.node != nil {
+                result.notices.append("peer '\(name)' is now node \(them.node) (was \(state.node!)): read from the start and sent everything")
+            }
+            state = PeerState(name: name, address: address, node: them.node, pulledSeq: 0, pushedSeq: 0)
+            try local.savePeerState(state)
+        } else if let (from, why) = try wentBack(them, state: state, peer: peer) {
+            result.notices.append("peer '\(name)' \(why): read again from seq \(from) and sent everything, its own changes too")
+            state.pulledSeq = from
+            state.pushedSeq = 0
+            state.mark = nil
+            resendTheirs = true
             try local.savePeerState(state)
         }
-        var result = PeerSyncResult()
+        let pullOwn = state.syncedIncarnation.map { $0 != local.incarnation.id } ?? false
+        if pullOwn {
+            result.notices.append("this node began a new incarnation (\(local.incarnation.reason ?? "no reason recorded")): "
+                + "its own changes were pulled back from peer '\(name)'")
+        }
         while true {
-            let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: local.nodeID)
+            let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: pullOwn ? nil : local.nodeID)
             if page.last <= state.pulledSeq { break }
             let last = page.last
+            let mark = page.changes.last.map(Self.mark)
             let applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs,
-                                          pulled: PullCheckpoint(peer: name, pulledSeq: last))
+                                          pulled: PullCheckpoint(peer: name, pulledSeq: last, mark: mark))
             state.pulledSeq = last
+            if let mark { state.mark = mark }
             result.pulled += applied.applied
             result.conflicts += applied.conflicts
         }
         while true {
-            let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: peerNode)
+            let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node)
             if page.last <= state.pushedSeq { break }
             if !page.changes.isEmpty {
                 let applied = try peer.apply(page.changes)
@@ -60,7 +89,35 @@ public enum PeerSync {
         }
         state.lastSync = Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds())
         state.lastError = nil
+        state.incarnation = them.incarnation?.id
+        state.syncedIncarnation = local.incarnation.id
+        if !result.notices.isEmpty { state.notice = "\(state.lastSync!): " + result.notices.joined(separator: "; ") }
         try local.savePeerState(state)
         return result
+    }
+
+    /// A pulled change's fingerprint: `SEQ NODE HLC`.
+    static func mark(_ change: ChangeRecord) -> String { "\(change.seq) \(change.node) \(change.hlc)" }
+
+    /// Whether the peer's log went back since the stored state: the seq to read
+    /// it again from, and why; `nil` when it did not.
+    static func wentBack(_ them: PeerIdentity, state: PeerState, peer: any PeerLink) throws -> (Int64, String)? {
+        if let incarnation = them.incarnation, let seen = state.incarnation, incarnation.id != seen {
+            return (min(state.pulledSeq, incarnation.startSeq),
+                    "began a new incarnation (\(incarnation.reason ?? "no reason given"))")
+        }
+        if let seq = them.seq, seq < state.pulledSeq {
+            return (min(seq, them.incarnation?.startSeq ?? 0),
+                    "went back from seq \(state.pulledSeq) to \(seq) without a new incarnation (put back from a snapshot?)")
+        }
+        // The change pulled last must still be there under its seq.
+        if let mark = state.mark, let seq = mark.split(separator: " ").first.flatMap({ Int64($0) }), seq > 0 {
+            let page = try peer.changes(since: seq - 1, limit: 1, excludeNode: nil)
+            if let change = page.changes.first, change.seq == seq, Self.mark(change) != mark {
+                return (min(state.pulledSeq, them.incarnation?.startSeq ?? 0),
+                        "holds another change at seq \(seq) than the one pulled (put back from a snapshot?)")
+            }
+        }
+        return nil
     }
 }

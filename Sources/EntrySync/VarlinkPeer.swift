@@ -10,30 +10,42 @@ public final class VarlinkPeer: PeerLink {
 
     /// A peer over an open connection to its daemon.
     /// - Parameter status: the peer's `io.entryd.Sync.Status` reply if already read,
-    ///   so ``nodeID()`` does not ask again.
+    ///   so ``identity()`` does not ask again.
     public init(connection: VarlinkConnection, status: JSON? = nil) {
         self.connection = connection
         self.status = status
     }
 
-    /// The peer's `node` from `io.entryd.Sync.Status`.
+    /// The handshake's node and incarnation, for checking each `Changes` page.
+    private var expected: (node: String, incarnation: String)?
+
+    /// The peer's `node`, `incarnation`, `incarnationSeq`, `incarnationReason`
+    /// and `seq` from `io.entryd.Sync.Status` (an older entryd serves no incarnation).
     /// - Throws: ``EntryError`` `.invalidParameter("node")` when the reply lacks it; the
     ///   errors of ``VarlinkConnection/call(_:_:)``.
-    public func nodeID() throws -> String {
-        guard let node = try (status ?? connection.call("io.entryd.Sync.Status"))["node"]?.stringValue else {
-            throw EntryError.invalidParameter("node")
+    public func identity() throws -> PeerIdentity {
+        let reply = try status ?? connection.call("io.entryd.Sync.Status")
+        guard let node = reply["node"]?.stringValue else { throw EntryError.invalidParameter("node") }
+        let incarnation = reply["incarnation"]?.stringValue.map {
+            Incarnation(id: $0, startSeq: reply["incarnationSeq"]?.intValue ?? 0, reason: reply["incarnationReason"]?.stringValue)
         }
-        return node
+        expected = incarnation.map { (node, $0.id) }
+        return PeerIdentity(node: node, incarnation: incarnation, seq: reply["seq"]?.intValue)
     }
 
     /// Calls `io.entryd.Sync.Changes(since, limit, excludeNode)`; `last` is the
-    /// peer's highest seq examined (`since` when the reply has none).
+    /// peer's highest seq examined (`since` when the reply has none). A page
+    /// from another incarnation than the handshake's is refused.
     /// - Throws: ``EntryError`` `.invalidParameter("changes")` for a malformed change;
     ///   the errors of ``VarlinkConnection/call(_:_:)``.
     public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         var params: [(String, JSON)] = [("since", .int(since)), ("limit", .int(Int64(limit)))]
         if let excludeNode { params.append(("excludeNode", .string(excludeNode))) }
         let reply = try connection.call("io.entryd.Sync.Changes", .object(params))
+        if let expected, let served = reply["incarnation"]?.stringValue, served != expected.incarnation {
+            // The peer was restored while this sync ran: its seqs now mean other changes.
+            throw EntryError.peerUnreachable(peer: expected.node, reason: "the peer began a new incarnation during the sync; sync again")
+        }
         let changes = try (reply["changes"]?.arrayValue ?? []).map { try ChangeRecord(json: $0) }
         return (changes, reply["last"]?.intValue ?? since)
     }

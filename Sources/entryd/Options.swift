@@ -25,6 +25,8 @@ struct Options {
     var maxBatch: Int?
     var peers: [PeerConfig] = []
     var syncInterval: Int?
+    /// `--as-new-node` / `--moved`: the operator's word on a database last opened elsewhere.
+    var copies: CopiedDatabasePolicy = .refuse
 
     static let usage = """
         Usage: entryd [OPTIONS]
@@ -60,6 +62,10 @@ struct Options {
           --restore FILE        with the daemon stopped: check the backup FILE (made by
                                 `entryctl backup`) and put it in place of the database,
                                 keeping the old one as DATABASE.before-restore; then exit
+          --as-new-node         the database is a copy of a node's (last opened at another
+                                place): serve it as a new node, with a new node id
+          --moved               the database was moved here and its old place no longer
+                                runs it: the same node, in a new incarnation
           -h, --help            show this help
           --version             show the version
 
@@ -69,7 +75,8 @@ struct Options {
 
         Exit codes: 0 ok, 64 bad arguments, 65 a backup that fails its checks (--restore),
         69 socket in use by a live entryd, 73 cannot create the socket (or the directory
-        of a --db does not exist), 74 cannot open the database, 78 bad configuration.
+        of a --db does not exist), 74 cannot open the database, 78 bad configuration
+        (or a database copied or moved from elsewhere: say --as-new-node or --moved).
         """
 
     /// A bad command line: the message, for `entryd: …` and exit 64.
@@ -106,6 +113,12 @@ struct Options {
             case "--version": print("entryd \(EntrydVersion.string)"); return nil
             case "--config": o.configPath = try value(arg)
             case "--check-config": o.checkConfig = true
+            case "--as-new-node", "--moved":
+                let policy: CopiedDatabasePolicy = arg == "--moved" ? .sameNode : .newNode
+                guard o.copies == .refuse || o.copies == policy else {
+                    throw OptionError(message: "--as-new-node and --moved contradict each other: a database is either a copy or moved")
+                }
+                o.copies = policy
             case "--socket": o.socket = try value(arg)
             case "--db": o.database = try value(arg)
             case "--forms": o.formsDirectory = try value(arg)

@@ -17,6 +17,8 @@ struct Settings {
     /// `nil`: the built-in registration form only.
     var formsDirectory: String?
     var forms: FormRegistry
+    /// What to do with a database last opened at another place (``Options/copies``).
+    var copies: CopiedDatabasePolicy = .refuse
 
     /// Reads the configuration and the forms.
     /// - Throws: ``ConfigurationError`` (file, line, key) or
@@ -31,6 +33,7 @@ struct Settings {
         let envForms = env["ENTRYD_FORMS"].flatMap { $0.isEmpty ? nil : $0 }
         let formsDirectory = options.formsDirectory ?? config.formsDirectory ?? envForms
         let forms = try formsDirectory.map { try FormRegistry.load(directory: $0) } ?? FormRegistry.builtIn
-        return Settings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory, forms: forms)
+        return Settings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory,
+                        forms: forms, copies: options.copies)
     }
 }

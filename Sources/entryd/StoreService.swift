@@ -49,7 +49,8 @@ final class StoreService: DaemonService, @unchecked Sendable {
     /// - Throws: ``StartupFailure``: `cantCreate` (73) when the directory of a
     ///   database the user named does not exist (default state directories are
     ///   created), `unavailable` (69) when another entryd holds the database,
-    ///   `ioError` (74) when it cannot be opened.
+    ///   `ioError` (74) when it cannot be opened, `config` (78) for a database
+    ///   copied or moved from elsewhere without `--as-new-node` or `--moved`.
     func start() throws {
         let path = databasePath
         do {
@@ -74,13 +75,19 @@ final class StoreService: DaemonService, @unchecked Sendable {
             let store = try EntryStore(path: path, progress: { [notifier, log] version, total in
                 notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
                 log.info("migrating database to schema version \(version) of \(total)")
-            })
+            }, copies: settings.copies)
+            if let reason = store.incarnationBegan {
+                log.notice("node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
+                           + "its peers will read it again from there and send back what it lost")
+            }
             let config = settings.config
             let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
-                                       defaultLocale: config.locale, peers: config.peers)
+                                       defaultLocale: config.locale, peers: config.peers, log: log)
             opened = (store, entries)
         } catch let e as StartupFailure {
             throw e
+        } catch let e as DatabaseMovedOrCopied {
+            throw StartupFailure(.config, "\(e)")
         } catch let e as DatabaseInUse {
             throw StartupFailure(.unavailable, "\(e)")
         } catch {

@@ -346,7 +346,7 @@ final class FlakyPeer: PeerLink {
         callsLeft -= 1
     }
 
-    func nodeID() throws -> String { try inner.nodeID() }
+    func identity() throws -> PeerIdentity { try inner.identity() }
     func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         try spend()
         return try inner.changes(since: since, limit: limit, excludeNode: excludeNode)

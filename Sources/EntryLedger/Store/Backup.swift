@@ -64,7 +64,7 @@ extension EntryStore {
 public enum DatabaseBackup {
     /// What a checked backup holds.
     public struct Info: Sendable, Equatable {
-        /// The node id kept in the backup (peers resume from their checkpoints with it).
+        /// The node id kept in the backup (peers know the restored node by it; its new incarnation tells them to re-read it).
         public var node: String
         /// `PRAGMA user_version` of the backup (its schema migration number).
         public var schemaVersion: Int
@@ -170,7 +170,9 @@ public enum DatabaseBackup {
     /// in) as `DATABASE.before-restore`, replacing an earlier one; remove the
     /// old `-wal` and `-shm` files (a WAL left beside a different database would
     /// corrupt it); `rename(2)` the copy into place and `fsync` the directory.
-    /// The node id is the backup's, so peers resume from their checkpoints.
+    /// The node id is the backup's; the copy records that its next start begins a
+    /// new incarnation here (doc/design.md "Incarnations"), so peers read it again
+    /// from its end and send back what it lost.
     ///
     /// - Returns: what the restored database holds.
     /// - Throws: ``RestoreTargetInUse`` when the database is open elsewhere, ``Failure`` when
@@ -182,9 +184,19 @@ public enum DatabaseBackup {
         let directory = (database as NSString).deletingLastPathComponent.isEmpty ? "." : (database as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = database + ".restore-" + String(UUIDv7.generate().suffix(12))
-        defer { unlink(temporary); unlink(temporary + "-journal") }
+        defer { for suffix in ["", "-journal", "-wal", "-shm"] { unlink(temporary + suffix) } }
         try copyDurably(from: backup, to: temporary)
         let info = try verify(path: temporary)
+        // The restored database goes back in time: its next start begins a new
+        // incarnation (doc/design.md "Incarnations"), here, on the operator's word.
+        do {
+            let restored = try SQLiteConnection(path: temporary)
+            let put = try restored.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            try put.run([.text("incarnation_pending"), .text("restored from the backup '\(backup)' (change log to seq \(info.seq))")])
+            try put.run([.text("home"), .text(NodeMarker.home(of: database))])
+            restored.checkpoint("TRUNCATE")
+            try? restored.execute("PRAGMA journal_mode=DELETE")
+        }
         if FileManager.default.fileExists(atPath: database) {
             // Merge the old WAL into the old file, then keep the file aside.
             if let old = try? SQLiteConnection(path: database) {

@@ -43,8 +43,8 @@ extension EntryStore {
             }
             result.conflicts = try ctx.openCount(of: created)
             if let pulled {
-                try ctx.db.statement("UPDATE peers SET pulled_seq = ? WHERE name = ?")
-                    .run([.int(pulled.pulledSeq), .text(pulled.peer)])
+                try ctx.db.statement("UPDATE peers SET pulled_seq = ?, mark = COALESCE(?, mark) WHERE name = ?")
+                    .run([.int(pulled.pulledSeq), pulled.mark.map { .text($0) } ?? .null, .text(pulled.peer)])
             }
             result.seq = ctx.lastSeq
             return result

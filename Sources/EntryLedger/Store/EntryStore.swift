@@ -26,38 +26,86 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// Wakes `Changes` streams after each commit.
     public let commits: CommitSignal
 
-    /// Opens or creates the database at `path` and migrates it.
+    /// The incarnation this store serves (doc/design.md "Incarnations").
+    public let incarnation: Incarnation
+    /// Why a new incarnation (or a new node id) began at this opening, for the
+    /// log; `nil` when the stored one continues.
+    public let incarnationBegan: String?
+    let marker: MarkerKeeper
+
+    /// Opens or creates the database at `path`, migrates it, and checks its
+    /// incarnation (``IncarnationCheck``): a database that went back in time, was
+    /// replaced or restored begins a new one; one last opened elsewhere is
+    /// handled by `copies`.
     ///
     /// - Parameters:
     ///   - readers: read-only connections in the pool (≥ 1).
     ///   - wallClock: milliseconds since the epoch, for HLC stamps (tests inject one).
     ///   - progress: called before each migration with (version, total), e.g. for `STATUS=`.
     ///   - vfs: the SQLite VFS by name (`nil`: the default).
+    ///   - copies: what to do with a database last opened at another place.
     /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
-    ///   database, or is newer than this build.
+    ///   database, or is newer than this build; ``DatabaseMovedOrCopied`` with
+    ///   `copies` `.refuse` for a database last opened elsewhere.
     public init(path: String, readers: Int = 4,
                 wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-                progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil) throws {
+                progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil,
+                copies: CopiedDatabasePolicy = .refuse) throws {
         self.path = path
         let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
-        var node = ""
-        try db.statement("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
-        if node.isEmpty {
+        var stored: [String: String] = [:]
+        try db.statement("SELECT key, value FROM node").query { stored[$0.text(0)] = $0.text(1) }
+        var lastSeq: Int64 = 0
+        try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { lastSeq = $0.int(0) }
+        var node = stored["id"] ?? ""
+        if node.isEmpty { node = UUIDv7.generate(milliseconds: wallClock()) }
+        let here = NodeMarker.home(of: path)
+        let file = NodeMarker.FileIdentity.of(path) ?? NodeMarker.FileIdentity(device: 0, inode: 0)
+        let markerPath = NodeMarker.path(for: path)
+        let check = IncarnationCheck(
+            node: node, incarnation: stored["incarnation"].map { Incarnation(id: $0, startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0) },
+            home: stored["home"], pendingReason: stored["incarnation_pending"], lastSeq: lastSeq, file: file,
+            marker: NodeMarker.read(markerPath), here: here, policy: copies)
+        var incarnation = Incarnation(id: stored["incarnation"] ?? UUIDv7.generate(milliseconds: wallClock()),
+                                      startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0, reason: stored["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 })
+        switch check.decide() {
+        case .refuse(let error):
+            throw error
+        case .same:
+            incarnationBegan = nil
+        case .begin(let reason):
+            incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason)
+            incarnationBegan = reason
+        case .newNode(let reason):
             node = UUIDv7.generate(milliseconds: wallClock())
-            try db.statement("INSERT INTO node (key, value) VALUES ('id', ?)").run([.text(node)])
+            incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason)
+            incarnationBegan = reason
         }
+        try db.execute("BEGIN IMMEDIATE")
+        let put = try db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        for (key, value) in [("id", node), ("incarnation", incarnation.id), ("incarnation_seq", String(incarnation.startSeq)),
+                             ("incarnation_reason", incarnation.reason ?? ""), ("home", here)] {
+            try put.run([.text(key), .text(value)])
+        }
+        try db.execute("DELETE FROM node WHERE key = 'incarnation_pending'")
+        try db.execute("COMMIT")
         nodeID = node
+        self.incarnation = incarnation
+        let keeper = MarkerKeeper(path: markerPath, marker: NodeMarker(node: node, incarnation: incarnation.id, seq: lastSeq,
+                                                                      file: file, machine: NodeMarker.machine))
+        marker = keeper
         // The clock resumes after the greatest stamp it issued: the node table keeps
         // the last one observed from a peer, the change log every local one
         // (WriteContext.persistClock); UNIQUE (node, hlc) makes this a lookup.
         let lastHLC = try EntryStore.lastCommittedHLC(db, node: node)
-        var lastSeq: Int64 = 0
-        try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { lastSeq = $0.int(0) }
         let signal = CommitSignal(seq: lastSeq)
         commits = signal
         let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq)
-        writer = WriteQueue(context: context) { seq in signal.publish(seq) }
+        writer = WriteQueue(context: context) { seq in
+            signal.publish(seq)
+            keeper.advance(to: seq)
+        }
         self.readers = try ReaderPool(path: path, count: readers, vfs: vfs)
         writer.start()
     }
@@ -71,6 +119,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     public func close() {
         _ = try? writer.perform { db in db.checkpoint("TRUNCATE") }
         writer.stop()
+        marker.advance(to: commits.lastSeq, force: true)
         commits.close()
     }
 

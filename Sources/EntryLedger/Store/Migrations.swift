@@ -123,6 +123,18 @@ public enum Migrations {
             ON CONFLICT (deleted, country, province, city, form) DO UPDATE SET n = n + 1;
         END;
         """,
+        // 3: incarnations (doc/design.md "Incarnations"). The node table gains the
+        //    keys 'incarnation', 'incarnation_seq', 'incarnation_reason', 'home' and,
+        //    after a restore, 'incarnation_pending' (written by EntryStore, no DDL).
+        //    Each peer's row remembers the peer's incarnation, the fingerprint of the
+        //    last change pulled, this node's incarnation at the last completed sync,
+        //    and the last re-read or re-send with its reason.
+        """
+        ALTER TABLE peers ADD COLUMN incarnation TEXT;
+        ALTER TABLE peers ADD COLUMN mark TEXT;
+        ALTER TABLE peers ADD COLUMN synced_incarnation TEXT;
+        ALTER TABLE peers ADD COLUMN notice TEXT;
+        """,
     ]
 
     /// Brings the database at `connection` to the latest version.

@@ -16,9 +16,23 @@ public struct PeerState: Sendable, Equatable {
     public var lastSync: String?
     /// Why the last attempt failed, `nil` after a success.
     public var lastError: String?
+    /// The peer's incarnation as last seen, `nil` before the first sync or
+    /// for a peer that serves none (doc/design.md "Incarnations").
+    public var incarnation: String?
+    /// The last change pulled from the peer, as `SEQ NODE HLC`: the fingerprint
+    /// that tells whether the peer's log still holds what was pulled (a peer put
+    /// back from a snapshot reuses seqs for other changes). `nil`: none yet.
+    public var mark: String?
+    /// This node's incarnation when the last sync with the peer completed: after
+    /// a new incarnation here, the first sync pulls this node's own changes back too.
+    public var syncedIncarnation: String?
+    /// The last time the peer was re-read or re-sent to, and why, `nil` if never.
+    public var notice: String?
 
     /// A value with every member given (members with a default may be left out).
-    public init(name: String, address: String, node: String? = nil, pulledSeq: Int64, pushedSeq: Int64, lastSync: String? = nil, lastError: String? = nil) {
+    public init(name: String, address: String, node: String? = nil, pulledSeq: Int64, pushedSeq: Int64, lastSync: String? = nil,
+                lastError: String? = nil, incarnation: String? = nil, mark: String? = nil, syncedIncarnation: String? = nil,
+                notice: String? = nil) {
         self.name = name
         self.address = address
         self.node = node
@@ -26,6 +40,10 @@ public struct PeerState: Sendable, Equatable {
         self.pushedSeq = pushedSeq
         self.lastSync = lastSync
         self.lastError = lastError
+        self.incarnation = incarnation
+        self.mark = mark
+        self.syncedIncarnation = syncedIncarnation
+        self.notice = notice
     }
 }
 
@@ -35,7 +53,7 @@ extension EntryStore {
     public func peerState(_ name: String) throws -> PeerState? {
         try readers.read { db in
             var state: PeerState?
-            try db.statement("SELECT name, address, node, pulled_seq, pushed_seq, last_sync, last_error FROM peers WHERE name = ?")
+            try db.statement("SELECT \(EntryStore.peerColumns) FROM peers WHERE name = ?")
                 .query([.text(name)]) { state = EntryStore.peerState(from: $0) }
             return state
         }
@@ -46,29 +64,39 @@ extension EntryStore {
     public func peerStates() throws -> [PeerState] {
         try readers.read { db in
             var states: [PeerState] = []
-            try db.statement("SELECT name, address, node, pulled_seq, pushed_seq, last_sync, last_error FROM peers ORDER BY name")
+            try db.statement("SELECT \(EntryStore.peerColumns) FROM peers ORDER BY name")
                 .query { states.append(EntryStore.peerState(from: $0)) }
             return states
         }
     }
 
     /// Decodes a `peers` row selected as `name, address, node, pulled_seq,
-    /// pushed_seq, last_sync, last_error`; NULL columns give `nil`.
+    /// pushed_seq, last_sync, last_error, incarnation, mark, synced_incarnation,
+    /// notice`; NULL columns give `nil`.
     static func peerState(from row: Statement) -> PeerState {
-        PeerState(name: row.text(0), address: row.text(1), node: row.isNull(2) ? nil : row.text(2), pulledSeq: row.int(3),
-                  pushedSeq: row.int(4), lastSync: row.isNull(5) ? nil : row.text(5), lastError: row.isNull(6) ? nil : row.text(6))
+        func optional(_ i: Int32) -> String? { row.isNull(i) ? nil : row.text(i) }
+        return PeerState(name: row.text(0), address: row.text(1), node: optional(2), pulledSeq: row.int(3), pushedSeq: row.int(4),
+                         lastSync: optional(5), lastError: optional(6), incarnation: optional(7), mark: optional(8),
+                         syncedIncarnation: optional(9), notice: optional(10))
     }
+
+    /// The `peers` columns in ``peerState(from:)``'s order.
+    static let peerColumns = "name, address, node, pulled_seq, pushed_seq, last_sync, last_error, incarnation, mark, synced_incarnation, notice"
 
     /// Stores the state of a peer (insert or replace).
     /// - Throws: ``SQLiteError``.
     public func savePeerState(_ s: PeerState) throws {
+        func optional(_ text: String?) -> Statement.Value { text.map { .text($0) } ?? .null }
         try writer.submit { ctx in
             try ctx.db.statement("""
-                INSERT INTO peers (name, address, node, pulled_seq, pushed_seq, last_sync, last_error) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO peers (\(EntryStore.peerColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET address = excluded.address, node = excluded.node, pulled_seq = excluded.pulled_seq,
-                  pushed_seq = excluded.pushed_seq, last_sync = excluded.last_sync, last_error = excluded.last_error
-                """).run([.text(s.name), .text(s.address), s.node.map { .text($0) } ?? .null, .int(s.pulledSeq), .int(s.pushedSeq),
-                          s.lastSync.map { .text($0) } ?? .null, s.lastError.map { .text($0) } ?? .null])
+                  pushed_seq = excluded.pushed_seq, last_sync = excluded.last_sync, last_error = excluded.last_error,
+                  incarnation = excluded.incarnation, mark = excluded.mark, synced_incarnation = excluded.synced_incarnation,
+                  notice = excluded.notice
+                """).run([.text(s.name), .text(s.address), optional(s.node), .int(s.pulledSeq), .int(s.pushedSeq),
+                          optional(s.lastSync), optional(s.lastError), optional(s.incarnation), optional(s.mark),
+                          optional(s.syncedIncarnation), optional(s.notice)])
         }
     }
 }

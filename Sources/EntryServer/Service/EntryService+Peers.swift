@@ -46,7 +46,8 @@ extension EntryService {
             let peer = VarlinkPeer(connection: transport.connection, status: remote)
             let result = try PeerSync.run(local: store, peer: peer, name: name, address: address, batch: min(1000, limits.maxBatch),
                                           layout: { [self] in layout(ofForm: $0) }, maxClockSkewMs: limits.maxClockSkewMs)
-            return PeerSyncOutcome(sync: result, warnings: warnings)
+            for notice in result.notices { log?.notice(notice + " (pulled \(result.pulled), pushed \(result.pushed))") }
+            return PeerSyncOutcome(sync: result, warnings: result.notices + warnings)
         } catch {
             throw peerFailure(error, name: name, address: address)
         }

@@ -32,7 +32,8 @@ extension EntryService {
     }
 
     /// `io.entryd.Sync.Status()`: node id, seq, HLC, entry counts, open conflicts,
-    /// peers, version, database path, reference data version, form hashes and limits.
+    /// peers, version, database path, reference data version, form hashes and
+    /// limits; and the incarnation (id, start seq, why it began: doc/design.md "Incarnations").
     func status(_ c: CallContext) throws {
         let counts = try store.counts()
         let hlc = try store.currentHLC()
@@ -46,7 +47,9 @@ extension EntryService {
             ("dataVersion", .string(ReferenceData.shared.dataVersion)),
             ("forms", .object(forms.forms.map { ($0.name, .string($0.definitionHash)) })),
             ("limits", .object(limits.byKey.map { ($0.0, .int(Int64($0.1))) })),
-        ])
+            ("incarnation", .string(store.incarnation.id)), ("incarnationSeq", .int(store.incarnation.startSeq)),
+            ("incarnationReason", store.incarnation.reason.map(JSON.string)),
+        ].compactMap { name, value in value.map { (name, $0) } })
     }
 
     /// Configured peers (with their stored state, or a fresh one before the
@@ -68,6 +71,8 @@ extension EntryService {
         m += [("pulledSeq", .int(p.pulledSeq)), ("pushedSeq", .int(p.pushedSeq))]
         if let t = p.lastSync { m.append(("lastSync", .string(t))) }
         if let e = p.lastError { m.append(("lastError", .string(e))) }
+        if let i = p.incarnation { m.append(("incarnation", .string(i))) }
+        if let n = p.notice { m.append(("notice", .string(n))) }
         return .object(m)
     }
 
@@ -82,13 +87,14 @@ extension EntryService {
         guard limit > 0 else { throw EntryError.invalidParameter("limit") }
         let pageSize = min(limit, limits.maxBatch)
         let exclude = try p.optionalString("excludeNode")
-        /// One `Changes` reply: `{changes, last}`.
+        let incarnation = store.incarnation.id
+        /// One `Changes` reply: `{changes, last, incarnation}` (the seqs' incarnation).
         func page(_ changes: [ChangeRecord], _ last: Int64) -> JSON {
-            .object([("changes", .array(changes.map(\.json))), ("last", .int(last))])
+            .object([("changes", .array(changes.map(\.json))), ("last", .int(last)), ("incarnation", .string(incarnation))])
         }
         let first = try store.changes(since: since, limit: pageSize, excludeNode: exclude)
         guard c.call.more else {
-            try reply(c, [("changes", .array(first.changes.map(\.json))), ("last", .int(first.last))])
+            try reply(c, [("changes", .array(first.changes.map(\.json))), ("last", .int(first.last)), ("incarnation", .string(incarnation))])
             return
         }
         var cursor = first.last
@@ -154,6 +160,7 @@ extension EntryService {
             throw EntryError.peerNotFound(name)
         }
         let result = try syncWithPeer(name: name, address: address)
+        // Re-reads and re-sends are warnings too: the caller learns why the sync moved so much.
         try reply(c, [("pulled", .int(Int64(result.sync.pulled))), ("pushed", .int(Int64(result.sync.pushed))),
                       ("conflicts", .int(Int64(result.sync.conflicts))), ("warnings", .array(result.warnings.map { .string($0) }))])
     }

@@ -32,14 +32,18 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     private let lock = NSLock()
     private var registry: FormRegistry
     private var configuredPeers: [PeerConfig]
+    /// Where events worth an operator's eye go (a peer re-read after its restore), if anywhere.
+    let log: Log?
     /// Syncs in flight, one per peer.
     let peerRuns = PeerRuns()
 
     /// - Parameters:
     ///   - forms: the form definitions to validate against.
     ///   - peers: the configured peers (the only ones whose `exec:` addresses run).
+    ///   - log: receives re-reads and re-sends of peers (doc/design.md "Incarnations").
     public init(store: any LedgerStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
-                peers: [PeerConfig] = []) {
+                peers: [PeerConfig] = [], log: Log? = nil) {
+        self.log = log
         self.store = store
         self.registry = forms
         self.configuredPeers = peers
