@@ -13,14 +13,46 @@ public struct ImportRow: Sendable {
     public var deleted: Bool
     /// Non-empty: the row is rejected without touching the store.
     public var problems: [Problem]
+    /// Non-empty values, as given (not validated), that this node's form cannot
+    /// take: fields it does not define, or values that are no row of its lists
+    /// (schema drift, doc/design.md) — what a re-import of an entry holding them
+    /// gives. Such a row only confirms an entry `id` that holds the same values;
+    /// it never creates or changes one (then it is rejected with ``unknownProblems``).
+    public var unknown: [String: String]
+    /// The problems of ``unknown`` (`unknown-field`, `not-in-list`): why the row
+    /// is rejected when it would have to store them.
+    public var unknownProblems: [Problem]
+    /// The fields the form defines, when the stored entry's other fields
+    /// (those this node's form does not know) need not be given: a row that
+    /// leaves them out still matches, so a re-import never clears them. `nil`:
+    /// the row must give every stored field.
+    public var formFields: Set<String>?
 
     /// A row with every member given; see the properties.
-    public init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem]) {
+    public init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem],
+                unknown: [String: String] = [:], unknownProblems: [Problem] = [], formFields: Set<String>? = nil) {
         self.index = index
         self.id = id
         self.fields = fields
         self.deleted = deleted
         self.problems = problems
+        self.unknown = unknown
+        self.unknownProblems = unknownProblems
+        self.formFields = formFields
+    }
+
+    /// Whether `stored` (an entry under this row's id) holds what this row
+    /// gives: the same form and deleted flag, ``unknown`` equal to the stored
+    /// values, and its other fields equal to the stored ones, where stored
+    /// fields that ``formFields`` does not list need not be given.
+    func matches(_ stored: StoredEntry, form: String) -> Bool {
+        guard stored.form == form, stored.deleted == deleted, unknownMatches(stored) else { return false }
+        return stored.fields.filter { unknown[$0.key] == nil && (formFields?.contains($0.key) ?? true) } == fields
+    }
+
+    /// Whether every value of ``unknown`` is the value `stored` holds.
+    func unknownMatches(_ stored: StoredEntry) -> Bool {
+        unknown.allSatisfy { stored.fields[$0.key] == $0.value }
     }
 }
 
@@ -28,7 +60,8 @@ public struct ImportRow: Sendable {
 public struct ImportResult: Sendable {
     /// Rows stored as new entries (0 when an atomic import was refused).
     public var added = 0
-    /// Rows whose id already held the same form, values and deleted flag.
+    /// Rows whose id already held the same form, values and deleted flag
+    /// (fields the form does not define need not be given: ``ImportRow/formFields``).
     public var unchanged = 0
     /// (row index, id, problems) of each row not stored.
     public var rejected: [(index: Int, id: String?, problems: [Problem])] = []

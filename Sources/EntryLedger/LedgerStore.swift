@@ -163,7 +163,10 @@ public protocol LedgerStore: AnyObject, Sendable {
     /// Stores many entries in one transaction, each with its `create` change (and a
     /// `delete` change for a row marked deleted). A row with `problems` is
     /// rejected untouched; a row whose id exists with the same form, values and
-    /// deleted flag counts as unchanged; with anything else it is rejected.
+    /// deleted flag counts as unchanged (stored fields its form does not define
+    /// need not be given: ``ImportRow/matches(_:form:)``, so none is ever
+    /// cleared); with anything else it is rejected, and so is a new row that
+    /// gives values its form cannot take (``ImportRow/unknown``).
     /// - Parameter atomic: one rejected row stores nothing.
     /// - Returns: the counts and the rejected rows, in row order.
     /// - Throws: ``AtomicImportRefused`` (nothing stored) when `atomic` and a row

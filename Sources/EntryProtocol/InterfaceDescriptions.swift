@@ -27,7 +27,9 @@ type Entry (
   updatedAt: string,
   createdBy: string,
   updatedBy: string,
-  syncedTo: []string
+  syncedTo: []string,
+  unknownFields: ?[]string,
+  unknownValues: ?[]string
 )
 
 # One thing wrong with a submitted value.
@@ -135,6 +137,19 @@ error LimitExceeded (limit: string, maximum: int)
 error StorageFailed (reason: string)
 
 # Project additions to the contract (doc/protocol.md allows added methods).
+
+# Entry gains two optional reply fields (added at the end of the type above):
+# unknownFields: names of fields this node's form does not define (schema
+#   drift: a peer's form has them, or this node's form file dropped them);
+#   their values are in fields and, as they are, in display.
+# unknownValues: names of fields of this node's form whose value is no row of
+#   this node's lists (a choice option, country or city code it does not have);
+#   display shows such a value as it is.
+# Both are left out when empty. Update never clears such values: it sets only
+# the fields it is given. Import takes such a value (a field the form does not
+# define, a value not in its lists) only from an element whose id already holds
+# it (a re-import of an export: unchanged), and an element that leaves out a
+# field the form does not define still matches the entry that holds it.
 
 # An online backup: a consistent copy of the whole database, made while the
 # daemon keeps serving (VACUUM INTO). Call it with more: the copy arrives in

@@ -5,7 +5,11 @@ import EntryProtocol
 /// The columns of the CSV files `entryctl export` writes and `entryctl import` reads.
 ///
 /// An export has, in this order: `id`; one column per form field in form order;
-/// `deleted` (`true` or `false`); `version` and `updatedAt` (for people: import
+/// one column per field the exported entries hold that the form does not
+/// define (schema drift: a peer's form has it, or this node's form file dropped
+/// it), by name, its header marked (``unknownHeader(_:labels:locale:)``:
+/// `unknown.note`, or with `--labels` `note（本表单没有此字段）` /
+/// `note (not in this form)`); `deleted` (`true` or `false`); `version` and `updatedAt` (for people: import
 /// ignores them); with `--display`, one display column per field and one for
 /// the region. Headers are field names, or with `--labels` the labels in the
 /// locale (meta columns then read `ID`, `已删除`/`Deleted` …). Values are
@@ -15,7 +19,11 @@ import EntryProtocol
 /// An import accepts, per header (trimmed, case-insensitive): a field name, or
 /// its label in `zh` or `en`; `id`/`ID`/`编号`; `deleted`/`已删除`/`删除`; and it
 /// skips the export's informational columns (version, updated/created time,
-/// form, display columns, and the `problems` column of a rejects report).
+/// form, display columns, and the `problems` column of a rejects report). A
+/// marked column of a field the form does not define is read back as that
+/// field: the daemon takes it as a field of the form where the form has it,
+/// and elsewhere only confirms an entry that holds the same value (so an
+/// export imports back into its node unchanged, and nothing is cleared).
 /// Any other header is an error naming every such column, so a misspelt column
 /// never drops data silently; asked to (`--ignore-unknown-columns`), they are
 /// skipped instead.
@@ -63,15 +71,39 @@ public enum DataColumns {
         "created", "创建时间", "创建", "form", "表单", "problems", "问题",
     ]
 
+    /// The prefix of a machine header of a field the form does not define: `unknown.note`.
+    static let unknownPrefix = "unknown."
+    /// The marks after the name of a field the form does not define, in a header for people.
+    static let unknownSuffixes = ["（本表单没有此字段）", " (not in this form)"]
+
+    /// The header of a column of a field the form does not define: `unknown.NAME`,
+    /// or for people (`labels`) `NAME（本表单没有此字段）` (zh) / `NAME (not in this form)` (en).
+    /// ``resolve(header:fields:ignoreUnknown:locale:)`` reads each back as the field `NAME`.
+    public static func unknownHeader(_ name: String, labels: Bool, locale: EntryLocale) -> String {
+        labels ? name + unknownSuffixes[locale == .zh ? 0 : 1] : unknownPrefix + name
+    }
+
+    /// The field a header written by ``unknownHeader(_:labels:locale:)`` names; `nil` for any other header.
+    static func unknownFieldName(_ raw: String) -> String? {
+        let text = raw.trimmingCharacters(in: .whitespaces)
+        var name: Substring?
+        if text.lowercased().hasPrefix(unknownPrefix) { name = text.dropFirst(unknownPrefix.count) }
+        for suffix in unknownSuffixes where text.hasSuffix(suffix) { name = text.dropLast(suffix.count) }
+        guard let name, !name.isEmpty else { return nil }
+        return String(name).trimmingCharacters(in: .whitespaces)
+    }
+
     /// The export header.
     /// - Parameters:
     ///   - fields: the form's fields in form order.
+    ///   - unknown: fields the exported entries hold that the form does not define, in column order.
     ///   - labels: labels in `locale` instead of field names.
     ///   - display: append display columns.
-    public static func exportHeader(fields: [FieldNames], labels: Bool, locale: EntryLocale, display: Bool) -> [String] {
+    public static func exportHeader(fields: [FieldNames], unknown: [String] = [], labels: Bool, locale: EntryLocale,
+                                    display: Bool) -> [String] {
         let zh = locale == .zh
         func label(_ f: FieldNames) -> String { labels ? (zh ? f.zh : f.en) : f.name }
-        var header = ["id"] + fields.map(label)
+        var header = ["id"] + fields.map(label) + unknown.map { unknownHeader($0, labels: labels, locale: locale) }
         header += labels ? (zh ? ["已删除", "版本", "更新时间"] : ["Deleted", "Version", "Updated at"])
                          : ["deleted", "version", "updatedAt"]
         if display {
@@ -106,11 +138,13 @@ public enum DataColumns {
 
     /// One export row for an entry of the wire shape `{id, fields, display, deleted, version, updatedAt}`.
     /// - Parameters:
+    ///   - unknown: the columns of fields the form does not define, as in the
+    ///     header; their values are written as stored.
     ///   - valueLabels: for people: each value that has a label here (by field
     ///     name, then code: ``valueLabels(options:)``) is written as its label,
     ///     and `deleted` as `是`/`否` (zh) or `Yes`/`No` (en); `nil`: codes and `true`/`false`.
     ///   - locale: the language of the `deleted` words.
-    public static func exportRow(_ entry: JSON, fields: [FieldNames], display: Bool,
+    public static func exportRow(_ entry: JSON, fields: [FieldNames], unknown: [String] = [], display: Bool,
                                  valueLabels: [String: [String: String]]? = nil, locale: EntryLocale = .en) -> [String] {
         let values = entry["fields"]
         var row = [entry["id"]?.stringValue ?? ""]
@@ -118,6 +152,7 @@ public enum DataColumns {
             let value = values?[f.name]?.stringValue ?? ""
             return valueLabels?[f.name]?[value] ?? value
         }
+        row += unknown.map { values?[$0]?.stringValue ?? "" }
         let deleted = entry["deleted"]?.boolValue == true
         let flag = valueLabels == nil ? (deleted ? "true" : "false")
             : locale == .zh ? (deleted ? "是" : "否") : (deleted ? "Yes" : "No")
@@ -152,7 +187,7 @@ public enum DataColumns {
                 column = .id
             } else if deletedHeaders.contains(key) {
                 column = .deleted
-            } else if let name = fieldName(for: raw, in: fields) {
+            } else if let name = fieldName(for: raw, in: fields) ?? unknownFieldName(raw) {
                 column = .field(name)
             } else if ignoredHeaders.contains(key) || key.hasPrefix("display.") || key.hasSuffix("（显示）")
                         || key.hasSuffix("(display)") {

@@ -82,7 +82,11 @@ extension EntryStore {
 
     /// Stores many entries in one transaction. A row whose id exists with the
     /// same values (and deleted flag) counts as unchanged; with other values it
-    /// is rejected. With `atomic`, one rejected row stores nothing (added = 0).
+    /// is rejected. Fields the form does not define are never cleared: a row
+    /// may leave them out, or give the values stored (``ImportRow/matches(_:form:)``);
+    /// values the form cannot take (``ImportRow/unknown``) only confirm an entry
+    /// that holds them, they never make one. With `atomic`, one rejected row
+    /// stores nothing (added = 0).
     /// - Throws: ``AtomicImportRefused`` when `atomic` and a row was rejected;
     ///   ``SQLiteError`` for storage failures (then nothing is stored).
     public func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
@@ -94,12 +98,16 @@ extension EntryStore {
                 // No savepoint per row: rows were validated before the job, so a row can
                 // only fail on storage, which fails the whole job (its own savepoint).
                 if let id = row.id, let existing = try ctx.load(id) {
-                    if existing.form == form, existing.fields == row.fields, existing.deleted == row.deleted {
+                    if row.matches(existing, form: form) {
                         result.unchanged += 1
+                    } else if !row.unknownMatches(existing) {
+                        result.rejected.append((row.index, id, row.unknownProblems))
                     } else {
                         result.rejected.append((row.index, id, [Problem(field: "", code: .invalidFormat,
                             message: "an entry with id \(id) already exists with other values or deleted state")]))
                     }
+                } else if !row.unknown.isEmpty {
+                    result.rejected.append((row.index, row.id, row.unknownProblems))
                 } else {
                     var (entry, _) = try ctx.create(form: form, id: row.id, fields: row.fields, layout: layout, origin: origin)
                     if row.deleted { entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin) }

@@ -11,6 +11,10 @@ public enum Display {
     /// - others (text, dates, date-times, phone, email): the canonical value,
     ///   the same in every locale.
     ///
+    /// - a field the form does not define (schema drift: a peer's form has it,
+    ///   or this node's form file dropped it): its value as it is, so no output
+    ///   loses it (``unknown(form:fields:reference:)`` names such fields).
+    ///
     /// Also `"region"` for the form's first province field and the city field
     /// below it (see ``region(province:city:locale:reference:)``) when either
     /// has a value; it takes the place of a field named `region`, if any.
@@ -31,6 +35,7 @@ public enum Display {
                 display[field.name] = value
             }
         }
+        for (name, value) in fields where !value.isEmpty && form.field(named: name) == nil { display[name] = value }
         if let province = form.fields.first(where: { $0.type == .province }) {
             let city = form.fields.first { $0.type == .city && $0.parent == province.name }
             let (p, c) = (fields[province.name], city.flatMap { fields[$0.name] })
@@ -39,6 +44,29 @@ public enum Display {
             }
         }
         return display
+    }
+
+    /// What this node's form and lists do not know of an entry's `fields`
+    /// (schema drift between nodes, doc/design.md "Forms and values"): the
+    /// names of fields the form does not define, and the names of its fields
+    /// whose value is no row of this node's lists (a choice option, country
+    /// or division code the form or reference data does not have; a retired
+    /// division code is known). Both sorted; empty values are not looked at.
+    /// The wire `Entry` carries them as `unknownFields` and `unknownValues`.
+    public static func unknown(form: FormDefinition, fields: [String: String],
+                               reference: ReferenceData = .shared) -> (fields: [String], values: [String]) {
+        var names: [String] = [], values: [String] = []
+        for (name, value) in fields where !value.isEmpty {
+            guard let field = form.field(named: name) else { names.append(name); continue }
+            let known: Bool = switch field.type {
+            case .country: reference.country(alpha2: value) != nil
+            case .province, .city: reference.division(code: value) != nil || reference.retiredDivision(code: value) != nil
+            case .choice: field.options.contains { $0.value == value }
+            case .text, .date, .datetime, .phone, .email: true
+            }
+            if !known { values.append(name) }
+        }
+        return (names.sorted(), values.sorted())
     }
 
     /// A province and city together: zh `广东省-广州市`, en `Guangzhou, Guangdong`;

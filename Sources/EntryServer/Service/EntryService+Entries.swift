@@ -151,8 +151,9 @@ extension EntryService {
         guard items.count <= limits.maxBatch else { throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch) }
         var rows: [ImportRow] = []
         rows.reserveCapacity(items.count)
+        let formFields = Set(form.fields.map(\.name))
         for (index, item) in items.enumerated() {
-            rows.append(importRow(index: index, item: item, form: form))
+            rows.append(importRow(index: index, item: item, form: form, formFields: formFields))
         }
         let result: ImportResult
         do {
@@ -173,7 +174,14 @@ extension EntryService {
     }
 
     /// Reads and validates one Import element `{"id"?, "fields", "deleted"?}`.
-    func importRow(index: Int, item: JSON, form: FormDefinition) -> ImportRow {
+    /// Values the form cannot take — fields it does not define, values not in
+    /// its lists — are kept aside, not refused at once: they may be a re-import
+    /// of an entry that holds them (schema drift); the store decides
+    /// (``ImportRow/matches(_:form:)``), so an exported entry imports back as
+    /// unchanged, and a row that leaves out fields the form does not define
+    /// never clears them.
+    /// - Parameter formFields: the names of `form`'s fields.
+    func importRow(index: Int, item: JSON, form: FormDefinition, formFields: Set<String>) -> ImportRow {
         func rejected(_ field: String, _ message: String, id: String? = nil) -> ImportRow {
             ImportRow(index: index, id: id, fields: [:], deleted: false,
                                  problems: [Problem(field: field, code: .invalidFormat, message: message)])
@@ -192,7 +200,16 @@ extension EntryService {
         let deleted: Bool
         do { deleted = try p.optionalBool("deleted") ?? false } catch { return rejected("deleted", "deleted must be true or false", id: id) }
         let result = validator.validate(form: form, input: input, locale: defaultLocale)
-        return ImportRow(index: index, id: id, fields: result.fields, deleted: deleted, problems: result.problems)
+        // Values this node's form cannot take (a field or an option it does not know) are
+        // held aside with their problems: they may confirm an entry that holds them.
+        let unknownProblems = result.problems.filter { $0.code == .unknownField || $0.code == .notInList }
+        let problems = unknownProblems.isEmpty ? result.problems : result.problems.filter { $0.code != .unknownField && $0.code != .notInList }
+        var unknown = input.filter { !$0.value.isEmpty && form.field(named: $0.key) == nil }
+        for problem in unknownProblems where problem.code == .notInList {
+            if let value = input[problem.field], !value.isEmpty { unknown[problem.field] = value }
+        }
+        return ImportRow(index: index, id: id, fields: result.fields.filter { unknown[$0.key] == nil }, deleted: deleted,
+                         problems: problems, unknown: unknown, unknownProblems: unknownProblems, formFields: formFields)
     }
 
     // MARK: - Wire form
@@ -212,16 +229,26 @@ extension EntryService {
         return peers.filter { $0.pushedSeq >= e.seq || ($0.node != nil && $0.node == latestNode) }.map(\.name)
     }
 
-    /// The wire `Entry` (doc/protocol.md), with `display` rendered in `locale`.
+    /// The wire `Entry` (doc/protocol.md), with `display` rendered in `locale`,
+    /// and the project's optional members `unknownFields` and `unknownValues`
+    /// (interfaces/io.entryd.Entries.varlink) when this node's form does not
+    /// know some of its fields or values (``Display/unknown(form:fields:reference:)``;
+    /// every field of an entry whose form this node does not have).
     /// - Parameter peers: from ``configuredPeerStates()``; `nil` reads them.
     func entryJSON(_ e: StoredEntry, locale: EntryLocale, peers: [PeerState]? = nil) -> JSON {
-        let display = forms.form(named: e.form).map { Display.render(form: $0, fields: e.fields, locale: locale) } ?? e.fields
+        let form = forms.form(named: e.form)
+        let display = form.map { Display.render(form: $0, fields: e.fields, locale: locale) } ?? e.fields
+        let unknown: (fields: [String], values: [String]) = form.map { Display.unknown(form: $0, fields: e.fields) }
+            ?? (fields: e.fields.filter { !$0.value.isEmpty }.keys.sorted(), values: [])
         let synced = syncedTo(e, peers: peers ?? configuredPeerStates())
-        return .object([
+        var members: [(String, JSON)] = [
             ("id", .string(e.id)), ("form", .string(e.form)), ("fields", .stringMap(e.fields)),
             ("display", .stringMap(display)), ("version", .string(e.version.description)), ("deleted", .bool(e.deleted)),
             ("createdAt", .string(e.createdAt)), ("updatedAt", .string(e.updatedAt)),
             ("createdBy", .string(e.createdBy)), ("updatedBy", .string(e.updatedBy)), ("syncedTo", .array(synced.map { .string($0) })),
-        ])
+        ]
+        if !unknown.fields.isEmpty { members.append(("unknownFields", .array(unknown.fields.map { .string($0) }))) }
+        if !unknown.values.isEmpty { members.append(("unknownValues", .array(unknown.values.map { .string($0) }))) }
+        return .object(members)
     }
 }

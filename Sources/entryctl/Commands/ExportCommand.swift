@@ -57,7 +57,9 @@ enum ExportCommand {
             "neither entryctl nor entryd holds the whole export in memory.",
             "JSON lines and JSON: the Entry objects of the protocol (id, form, fields, deleted, version,",
             "createdAt, updatedAt, createdBy, updatedBy, syncedTo), display only with --display.",
-            "CSV (one form: --form, else the default form): id, the form's fields in form order,",
+            "CSV (one form: --form, else the default form): id, the form's fields in form order, then",
+            "fields the entries hold that this node's form does not define (headers unknown.NAME, or",
+            "NAME (not in this form) with --labels; a first pass over the entries finds them),",
             "deleted, version, updatedAt; canonical values, or with --labels or --excel (unless --codes) the",
             "labels of countries, provinces, cities and choices and 是/否 (Yes/No) for deleted, in the --locale",
             "language; dates and other values stay canonical. 'entryctl import' reads every format back.",
@@ -103,21 +105,60 @@ enum ExportCommand {
         return (name, fields)
     }
 
+    /// Refuses to go on when `entry` holds a field that has no CSV column (it
+    /// gained a field during the export): nothing is dropped without a word.
+    static func checkColumns(_ entry: JSON, fields: [DataColumns.FieldNames], unknown: [String], locale: EntryLocale) throws {
+        for (name, value) in entry["fields"]?.objectValue ?? [] where value.stringValue?.isEmpty == false {
+            guard !fields.contains(where: { $0.name == name }) && !unknown.contains(name) else { continue }
+            let id = entry["id"]?.stringValue ?? "?"
+            throw Refusal(locale == .zh
+                ? "导出期间条目 \(id) 多了字段“\(name)”，CSV 中没有它的列；请重新导出"
+                : "entry \(id) gained field '\(name)' during the export and the CSV has no column for it; export again")
+        }
+    }
+
     /// `entry` without `display` unless it is wanted.
     static func trimmed(_ entry: JSON, display: Bool) -> JSON {
         guard !display, case .object(let members) = entry else { return entry }
         return .object(members.filter { $0.0 != "display" })
     }
 
+    /// The fields that matching entries hold and `known` does not list, by
+    /// name: a first pass over the List pages (schema drift: a CSV has a column
+    /// per field, so none may be dropped), keeping only the names.
+    static func unknownFieldNames(_ request: ExportRequest, _ session: DaemonSession, form: String?,
+                                  known: Set<String>) throws -> [String] {
+        var names = Set<String>()
+        var cursor: String?
+        while true {
+            let reply = try ListCommand.page(session, request.parameters(form: form, cursor: cursor, locale: session.locale))
+            let page = reply["entries"]?.arrayValue ?? []
+            for entry in page {
+                for (name, value) in entry["fields"]?.objectValue ?? [] where !known.contains(name) && value.stringValue?.isEmpty == false {
+                    names.insert(name)
+                }
+            }
+            guard let next = reply["cursor"]?.stringValue, !next.isEmpty, !page.isEmpty else { break }
+            guard next != cursor else { throw Refusal("entryd returned the same cursor twice; stopping") }
+            cursor = next
+        }
+        return names.sorted()
+    }
+
     /// Follows List cursors and writes each page before asking for the next.
+    /// A CSV export first finds the fields the form does not define
+    /// (``unknownFieldNames(_:_:form:known:)``); an entry that gains another
+    /// one during the export stops it, rather than losing that value.
     static func run(_ request: ExportRequest, _ session: DaemonSession) throws {
         var form = request.form
         var fields: [DataColumns.FieldNames] = []
         var valueLabels: [String: [String: String]]?
+        var unknown: [String] = []
         if request.format == .csv {
             let found = try formFields(session, form: request.form)
             form = found.name
             fields = found.fields
+            unknown = try unknownFieldNames(request, session, form: form, known: Set(fields.map(\.name)))
             if request.valueLabels {
                 // Every picker row of each labelled field, once: the labels are looked up locally.
                 var labels: [String: [String: String]] = [:]
@@ -137,7 +178,7 @@ enum ExportCommand {
             case .csv:
                 if request.excel { try out.write(utf8ByteOrderMark) }
                 try out.write(CSVWriter.record(DataColumns.exportHeader(
-                    fields: fields, labels: request.labels, locale: session.globals.locale, display: request.display)))
+                    fields: fields, unknown: unknown, labels: request.labels, locale: session.globals.locale, display: request.display)))
             case .json: try out.write("[")
             case .jsonl: break
             }
@@ -155,8 +196,9 @@ enum ExportCommand {
                         chunk += Array((count == 0 ? "\n" : ",\n").utf8)
                         trimmed(entry, display: request.display).write(to: &chunk)
                     case .csv:
+                        try checkColumns(entry, fields: fields, unknown: unknown, locale: session.globals.locale)
                         chunk += Array(CSVWriter.record(DataColumns.exportRow(
-                            entry, fields: fields, display: request.display, valueLabels: valueLabels,
+                            entry, fields: fields, unknown: unknown, display: request.display, valueLabels: valueLabels,
                             locale: session.globals.locale)).utf8)
                     }
                     count += 1

@@ -6,7 +6,11 @@ import EntryClient
 enum EntryView {
     /// An entry as `key  value` lines: id, version, form, deleted, then each set
     /// field as `label  display value` in form order (fields the form does not
-    /// list follow by name), then `region`, created, updated, synced-to.
+    /// list follow by name, marked `note (not in this form)` / `note（本表单没有此字段）`;
+    /// a value that is no row of this node's lists is marked `fax (not in this
+    /// form's lists)`), then `region`, created, updated, synced-to. The marks
+    /// follow the entry's `unknownFields` and `unknownValues` (a field missing
+    /// from `labels` counts as unknown too, for a daemon that sends neither).
     ///
     /// - Parameters:
     ///   - entry: a wire `Entry` object.
@@ -20,8 +24,16 @@ enum EntryView {
             (text.form, entry["form"]?.stringValue ?? ""),
             (text.deleted, entry["deleted"]?.boolValue == true ? text.yes : text.no),
         ]
+        let known = Set(labels.map(\.name))
+        let unknownFields = Set(strings(entry["unknownFields"]))
+        let unknownValues = Set(strings(entry["unknownValues"]))
         for (name, label) in orderedFields(Array(fields.keys), labels: labels) {
-            pairs.append((label, display[name] ?? fields[name] ?? ""))
+            let value = display[name] ?? fields[name] ?? ""
+            if unknownFields.contains(name) || (!labels.isEmpty && !known.contains(name)) {
+                pairs.append((label + text.notInForm, value))
+            } else {
+                pairs.append((label, unknownValues.contains(name) ? value + text.notInList : value))
+            }
         }
         pairs.append((text.region, display["region"] ?? ""))
         pairs.append((text.created, stamp(entry["createdAt"], entry["createdBy"])))
@@ -52,6 +64,9 @@ enum EntryView {
         if let reason = change["reason"]?.stringValue, !reason.isEmpty { line += " (reason: \(reason))" }
         return DisplayWidth.sanitized(line)
     }
+
+    /// A wire `[]string` array (or `nil`) as strings (non-string elements skipped).
+    static func strings(_ json: JSON?) -> [String] { json?.arrayValue?.compactMap(\.stringValue) ?? [] }
 
     /// A wire `[string]string` object as a dictionary (non-string members skipped).
     static func stringMap(_ json: JSON?) -> [String: String] {

@@ -38,20 +38,24 @@ enum ListOutput {
 
     /// RFC 4180 CSV of canonical values. Columns: id, form, version, deleted,
     /// createdAt, updatedAt, then the fields in the form's order (`labels`),
-    /// then any other field the entries hold, by name.
+    /// then any other field the entries hold, by name, its header marked as a
+    /// field the form does not define (`unknown.note`:
+    /// ``DataColumns/unknownHeader(_:labels:locale:)``, which import reads back).
     static func csv(_ entries: [JSON], labels: [(name: String, label: String)]) -> String {
         let meta = ["id", "form", "version", "deleted", "createdAt", "updatedAt"]
         let maps = entries.map { EntryView.stringMap($0["fields"]) }
         var seen = Set<String>()
         for map in maps { seen.formUnion(map.keys) }
         let known = labels.map(\.name)
-        let fieldNames = known + seen.subtracting(known).sorted()
+        let unknown = seen.subtracting(known).sorted()
+        let fieldNames = known + unknown
         let rows = zip(entries, maps).map { entry, fields in
             [entry["id"]?.stringValue ?? "", entry["form"]?.stringValue ?? "", entry["version"]?.stringValue ?? "",
              entry["deleted"]?.boolValue == true ? "true" : "false",
              entry["createdAt"]?.stringValue ?? "", entry["updatedAt"]?.stringValue ?? ""]
                 + fieldNames.map { fields[$0] ?? "" }
         }
-        return CSVWriter.document(header: meta + fieldNames, rows: rows)
+        let headers = known + unknown.map { DataColumns.unknownHeader($0, labels: false, locale: .en) }
+        return CSVWriter.document(header: meta + headers, rows: rows)
     }
 }

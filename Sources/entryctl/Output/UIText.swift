@@ -23,6 +23,10 @@ struct UIText: Sendable {
     let label: String
     let parent: String
     let aliases: String
+    /// After the name of a field this node's form does not define (schema drift).
+    let notInForm: String
+    /// After a value that is no row of this node's picker lists.
+    let notInList: String
     /// "N of TOTAL entries".
     let entriesFooter: @Sendable (Int, Int) -> String
 
@@ -31,6 +35,7 @@ struct UIText: Sendable {
         region: "省市", created: "创建", updated: "更新", syncedTo: "已同步到",
         name: "姓名", birthday: "生日", country: "国家/地区", contact: "联系方式",
         value: "值", label: "名称", parent: "上级", aliases: "别名",
+        notInForm: "（本表单没有此字段）", notInList: "（不在本表单的选项中）",
         entriesFooter: { shown, total in "共 \(total) 条，显示 \(shown) 条" })
 
     static let en = UIText(
@@ -38,6 +43,7 @@ struct UIText: Sendable {
         region: "region", created: "created", updated: "updated", syncedTo: "synced to",
         name: "name", birthday: "birthday", country: "country", contact: "contact",
         value: "value", label: "label", parent: "parent", aliases: "aliases",
+        notInForm: " (not in this form)", notInList: " (not in this form's lists)",
         entriesFooter: { shown, total in "\(shown) of \(total) entries" })
 
     static func `for`(_ locale: EntryLocale) -> UIText {
