@@ -52,6 +52,12 @@ extension EntryStore {
     }
 }
 
+extension EntryStore {
+    /// The `field` of a delete-against-edit conflict: the entry's deleted flag,
+    /// a register of its own (doc/design.md "Delete against edit").
+    public static let deletedRegister = "deleted"
+}
+
 extension WriteContext {
     /// True when the change log already holds (node, HLC) of `change`.
     func isLogged(_ change: ChangeRecord) throws -> Bool {
@@ -137,7 +143,10 @@ extension WriteContext {
                 }
             }
         }
+        conflicts += try deleteAgainstEdit(change, entry: entry)
         if change.op == .delete || change.op == .restore, entry.deletedClock.map({ stamp > $0 }) ?? true {
+            // A later delete or restore settles the delete-against-edit conflicts of the one it replaces.
+            if let replaced = entry.deletedClock { try supersedeConflicts(entry: entry.id, fields: [EntryStore.deletedRegister], replaced: replaced) }
             entry.deleted = change.op == .delete
             entry.deletedClock = stamp
         }
@@ -153,6 +162,55 @@ extension WriteContext {
         entry.seq = lastSeq
         try save(entry, layout: layout)
         return conflicts
+    }
+
+    /// Delete against edit (doc/design.md): a delete and a write it did not see
+    /// are concurrent. The merged state does not change (the entry stays
+    /// deleted, with the write's values), but each such clash is a conflict on
+    /// the `deleted` register — kept `true` (the delete), lost `false` (the
+    /// write, its values as the lost group) — the same record, under the same
+    /// id, on every node whatever the order of arrival:
+    /// - an arriving delete, against each local write newer than the value the
+    ///   delete saw of its field (the delete's `base`; a delete without one, from
+    ///   an older entryd, records nothing);
+    /// - an arriving write, against the delete the entry holds, when the write
+    ///   is newer than what that delete saw of each of its fields; an earlier
+    ///   write it replaced (its `base`) is then no longer lost.
+    /// - Returns: the ids of new conflict records.
+    func deleteAgainstEdit(_ change: ChangeRecord, entry: StoredEntry) throws -> [String] {
+        let register = EntryStore.deletedRegister
+        func unseen(_ clock: Stamp, by seen: [String: String], field: String) -> Bool {
+            clock.hlc > (seen[field].flatMap(HLC.init) ?? .zero)
+        }
+        var made: [String] = []
+        if change.op == .delete, !change.base.isEmpty, entry.deletedClock.map({ change.stamp > $0 }) ?? true {
+            for stamp in Set(entry.clocks.filter { unseen($0.value, by: change.base, field: $0.key) }.values) {
+                let group = entry.clocks.filter { $0.value == stamp }.keys
+                let values = Dictionary(uniqueKeysWithValues: group.map { ($0, entry.fields[$0] ?? "") })
+                if let id = try recordConflict(entry: entry.id, field: register, kept: "true", keptStamp: change.stamp,
+                                               lost: "false", lostStamp: stamp, lostGroup: values) { made.append(id) }
+            }
+        } else if change.op == .update || change.op == .create, entry.deleted, let delete = entry.deletedClock, delete != change.stamp {
+            let seen = try baseOf(delete)
+            if !seen.isEmpty, change.fields.keys.contains(where: { unseen(change.stamp, by: seen, field: $0) }) {
+                for hlc in Set(change.base.values.compactMap(HLC.init)) {
+                    try supersedeLost(entry: entry.id, fields: [register], base: hlc)
+                }
+                if let id = try recordConflict(entry: entry.id, field: register, kept: "true", keptStamp: delete, lost: "false",
+                                               lostStamp: change.stamp, lostGroup: change.fields) { made.append(id) }
+            }
+        }
+        return made
+    }
+
+    /// The `base` of the logged change with `stamp` (empty when not logged).
+    func baseOf(_ stamp: Stamp) throws -> [String: String] {
+        var base: [String: String] = [:]
+        try db.statement("SELECT base FROM changes WHERE node = ? AND hlc = ?")
+            .query([.text(stamp.node), .text(stamp.hlc.description)]) { row in
+                for (key, value) in (try? JSON.parse(row.text(0)))?.objectValue ?? [] { base[key] = value.stringValue }
+            }
+        return base
     }
 
     /// Records that `lostStamp`'s value of `field` lost to `keptStamp`'s. The id is
@@ -218,6 +276,9 @@ extension EntryStore {
     /// overwritten is only marked resolved; with it, the lost values are written
     /// back whenever the entry does not hold them (an already resolved conflict
     /// too), so the call never answers "resolved" without doing what it asked.
+    /// A conflict on the deleted register (delete against edit): `useLost`
+    /// restores the entry (with the edit's values, which it holds); without it,
+    /// an open one is settled by deleting again, having seen the edit.
     /// - Throws: ``EntryError/conflictNotFound(_:)``; `.entryNotFound` when the
     ///   entry is gone; ``SQLiteError``.
     public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
@@ -233,6 +294,21 @@ extension EntryStore {
             }
             let current = try ctx.existing(conflict.entry, ifVersion: nil)
             let keptStamp = Stamp(hlc: HLC(conflict.keptHlc) ?? .zero, node: conflict.keptNode)
+            if conflict.field == EntryStore.deletedRegister {
+                // Delete against edit: the lost side is the edit, whose values the entry
+                // already holds; choosing it restores the entry, keeping the delete
+                // deletes again having seen the edit. Either change settles the
+                // conflict on every node it reaches.
+                let fieldLayout = layout(current.form)
+                if useLost, current.deleted {
+                    _ = try ctx.record(.restore, on: current, fields: [:], layout: fieldLayout, origin: origin)
+                } else if !useLost, current.deleted, !conflict.resolved, current.deletedClock == keptStamp {
+                    _ = try ctx.record(.delete, on: current, fields: [:], layout: fieldLayout, origin: origin)
+                }
+                try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
+                conflict.resolved = true
+                return conflict
+            }
             let fieldLayout = layout(current.form)
             var fields: [String: String] = [:]
             for member in fieldLayout.group(of: conflict.field) {

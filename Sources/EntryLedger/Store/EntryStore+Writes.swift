@@ -168,11 +168,21 @@ extension WriteContext {
         let stamp = Stamp(hlc: hlc, node: nodeID)
         var entry = current
         var base: [String: String] = [:]
+        if op == .delete || op == .restore {
+            // What the delete (or restore) saw: the HLC of each field's value, so a
+            // node that holds a write it did not see records a delete-against-edit
+            // conflict (doc/design.md "Delete against edit").
+            for (name, clock) in current.clocks { base[name] = clock.hlc.description }
+        }
         for (name, value) in fields {
             base[name] = current.clocks[name]?.hlc.description ?? ""
             if let replaced = current.clocks[name] { try supersedeConflicts(entry: current.id, fields: [name], replaced: replaced) }
             if value.isEmpty { entry.fields[name] = nil } else { entry.fields[name] = value }
             entry.clocks[name] = stamp
+        }
+        if op == .delete || op == .restore, let replaced = current.deletedClock {
+            // This delete or restore has seen the earlier one and its clashes: settled (Resolve writes one of these).
+            try supersedeConflicts(entry: current.id, fields: [EntryStore.deletedRegister], replaced: replaced)
         }
         switch op {
         case .delete: entry.deleted = true; entry.deletedClock = stamp

@@ -71,7 +71,9 @@ enum PeerCommands {
         name: "conflicts", summary: "List conflicts: values that lost a concurrent edit.", arguments: "",
         options: [OptionSpec(["--entry"], value: "ID", help: "Only conflicts of this entry."),
                   OptionSpec(["--all"], help: "Include resolved conflicts.")],
-        details: ["Each row: conflict id, entry, field, the kept value and the lost value with their nodes."],
+        details: ["Each row: conflict id, entry, field, the kept value and the lost value with their nodes.",
+                  "Field 'deleted': a delete and an edit it did not see (the entry stays deleted, with the edit's values);",
+                  "resolve --use-lost restores the entry, resolve alone keeps it deleted."],
         examples: ["entryctl conflicts", "entryctl conflicts --entry 0193a5e2-7c4b-7def-8a12-3456789abcde --all"],
         prepare: { input in
             _ = try input.exactly()
@@ -88,7 +90,12 @@ enum PeerCommands {
                     // Values with their names; nodes by the end of their id (the start is a time stamp).
                     func value(_ k: String, _ node: String) -> String {
                         let locale = session.globals.locale
-                        let shown = s(k).isEmpty ? (locale == .zh ? "（空）" : "(empty)") : FailureReport.describe(s(k), locale: locale)
+                        var shown = s(k).isEmpty ? (locale == .zh ? "（空）" : "(empty)") : FailureReport.describe(s(k), locale: locale)
+                        if s("field") == "deleted" {
+                            // Delete against edit: the deleted register's two sides, in words.
+                            shown = s(k) == "true" ? (locale == .zh ? "删除" : "delete")
+                                : (locale == .zh ? "编辑（其值已保留）" : "edit (its values are kept)")
+                        }
                         return "\(shown) (node …\(s(node).suffix(8)))"
                     }
                     return [s("id"), s("entry"), s("field"), value("kept", "keptNode"), value("lost", "lostNode"),
@@ -100,7 +107,7 @@ enum PeerCommands {
 
     static let resolve = Command(
         name: "resolve", summary: "Mark a conflict resolved, optionally writing the lost value back.", arguments: "CONFLICT-ID",
-        options: [OptionSpec(["--use-lost"], help: "Write the lost value back as a new change (it then syncs).")],
+        options: [OptionSpec(["--use-lost"], help: "Write the lost value back as a new change (it then syncs); for a 'deleted' conflict, restore the entry.")],
         details: [],
         examples: ["entryctl resolve 0193a5e2-7c4b-7def-8a12-3456789abcde --use-lost"],
         prepare: { input in
