@@ -157,7 +157,8 @@ import Testing
         let file = d.directory + "/backup.db"
         let backup = try d.entryctl(["backup", file])
         try #require(backup.status == 0, "\(backup.stderr)")
-        let copy = try EntryStore(path: file, readers: 1)
+        // Opened elsewhere than its node's database, the copy must be named a copy (a new node id).
+        let copy = try EntryStore(path: file, readers: 1, copies: .newNode)
         defer { copy.close() }
         #expect(try copy.get(drifted)?.fields["note"] == "VIP, \"老客户\"")
     }
