@@ -65,8 +65,9 @@ final class WatchdogService: DaemonService, @unchecked Sendable {
                 case .probe:
                     do { try store.queueWriterProbe() } catch { log.warning("watchdog: cannot queue a probe for the writer: \(error)") }
                 case .withhold(let waited, let steps):
-                    log.error("watchdog: work has waited \(Self.seconds(waited)) for the database writer, which finished nothing "
-                              + "meanwhile (\(steps) steps before); not pinging, so systemd restarts entryd")
+                    log.error("watchdog: work has waited \(Self.seconds(waited)) for the database writer, which has finished "
+                              + "nothing since (\(steps) step(s) before; the watchdog interval is \(Self.seconds(machine.interval))); "
+                              + "not pinging, so systemd restarts entryd")
                 case .resume(let stuck):
                     log.notice("watchdog: the database writer moves on again after about \(Self.seconds(stuck)); pinging again")
                 }
