@@ -9,15 +9,15 @@
 /// writer stuck in SQLite (a lock, an fsync that never returns) finishes none.
 public struct WriterProgress: Sendable, Equatable {
     /// Steps finished since the store opened; it only grows.
-    public var steps: UInt64
+    public let steps: UInt64
     /// While a job is queued or a round runs: since when the writer has
     /// finished no step, that is the later of the last step's end and the
     /// moment work arrived at an idle queue. `nil` when nothing is queued or
     /// running.
-    public var waitingSince: ContinuousClock.Instant?
+    public let waitingSince: ContinuousClock.Instant?
 
     /// A reading of `steps` finished, with work waiting since `waitingSince` (`nil`: none waits).
-    public init(steps: UInt64, waitingSince: ContinuousClock.Instant?) {
+    init(steps: UInt64, waitingSince: ContinuousClock.Instant?) {
         self.steps = steps
         self.waitingSince = waitingSince
     }

@@ -55,7 +55,7 @@ public struct WatchdogMachine: Sendable {
     }
 
     /// Whether pings are withheld now (a tick found the writer stuck, and none since found it moving).
-    public var isWithholding: Bool { stuckSince != nil }
+    var isWithholding: Bool { stuckSince != nil }
 
     /// One tick: the writer's `progress` read at `now`.
     /// - Returns: what to do now, in order; empty while the pings are withheld.
