@@ -47,14 +47,17 @@ import Testing
     /// What the import clients did, added up. Thread-safe.
     final class Load: @unchecked Sendable {
         private let lock = NSLock()
-        private(set) var added = 0
-        private(set) var calls = 0
-        private(set) var longestCall = 0.0
-        private(set) var failures: [String] = []
+        private var added = 0
+        private var calls = 0
+        private var longestCall = 0.0
+        private var failures: [String] = []
+        /// One Import that added `n` entries and took `seconds` from send to reply.
         func record(added n: Int, seconds: Double) {
             lock.withLock { added += n; calls += 1; longestCall = max(longestCall, seconds) }
         }
+        /// A call or connection that failed, described.
         func fail(_ text: String) { lock.withLock { failures.append(text) } }
+        /// Entries added, Imports answered, the longest one in seconds, and the failures, so far.
         var snapshot: (added: Int, calls: Int, longestCall: Double, failures: [String]) {
             lock.withLock { (added, calls, longestCall, failures) }
         }
