@@ -284,10 +284,17 @@ public protocol LedgerStore: AnyObject, Sendable {
     /// - Throws: ``StorageError``.
     func storedEntries() throws -> [String: ReplayedEntry]
 
-    /// Proves the write path answers (the watchdog pings only when this returns).
-    /// Cheap; writes nothing.
-    /// - Throws: ``StorageError`` when the store does not answer.
-    func probeWriter() throws
+    /// How the write path gets on (``WriterProgress``): steps finished and,
+    /// while writes wait, since when none finished. The watchdog pings on it;
+    /// cheap, and never waits for a write.
+    var writerProgress: WriterProgress { get }
+
+    /// Queues a probe (a cheap step that writes nothing) on the write path and
+    /// returns at once, so that a write path wedged while idle shows in
+    /// ``writerProgress`` as work waiting without progress.
+    /// - Throws: ``StorageError`` or ``EntryError`` `.storageFailed` when the
+    ///   probe cannot be queued (the store is closing).
+    func queueWriterProbe() throws
 
     /// Finishes queued writes, closes ``commits`` and releases the store.
     /// Idempotent. Afterwards writes fail with ``EntryError`` `storageFailed`.

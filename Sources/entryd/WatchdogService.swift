@@ -6,10 +6,14 @@ import EntrySync
 import EntryServer
 import Foundation
 
-/// systemd's watchdog (`WatchdogSec=`, sd_watchdog_enabled(3)): pings
-/// `WATCHDOG=1` every `WATCHDOG_USEC / 2` microseconds, each only after a
-/// query on the store's writer thread answered (``EntryStore/probeWriter()``),
-/// so a wedged store stops the pings and systemd restarts the service.
+/// systemd's watchdog (`WatchdogSec=`, sd_watchdog_enabled(3)): every
+/// `WATCHDOG_USEC / 2` microseconds reads the writer's progress
+/// (``EntryStore/writerProgress``) and does what ``WatchdogMachine`` says:
+/// pings `WATCHDOG=1` while the writer makes progress or is idle, queues a
+/// probe when it is idle, and stops pinging, with one log line, once work has
+/// waited `WATCHDOG_USEC` without the writer finishing anything, so systemd
+/// restarts a stuck daemon and only a stuck one. The thread never waits for
+/// the writer: a long queue does not delay the pings.
 ///
 /// Started last, after `READY=1`; stopped first. Does nothing when systemd
 /// asks for no watchdog or no manager listens.
@@ -22,7 +26,7 @@ final class WatchdogService: DaemonService, @unchecked Sendable {
     private let condition = NSCondition()
     private var stopping = false
     private var running = false
-    /// Signalled when the ping loop has returned.
+    /// Signalled when the tick loop has returned.
     private let finished = DispatchSemaphore(value: 0)
 
     /// - Parameter usec: `WATCHDOG_USEC` (``Notifier/watchdogMicroseconds(environment:)``), or `nil` for none.
@@ -33,41 +37,65 @@ final class WatchdogService: DaemonService, @unchecked Sendable {
         self.log = log
     }
 
-    /// Starts the ping loop on the thread `entryd-watchdog`, when a watchdog is asked for.
+    /// Starts the tick loop on the thread `entryd-watchdog`, when a watchdog is asked for.
     func start() {
         guard let usec, notifier.isActive else { return }
         running = true
         let thread = Thread { [self] in
-            ping(every: usec / 2)
+            tick(WatchdogMachine(interval: .microseconds(usec)))
             finished.signal()
         }
         thread.name = "entryd-watchdog"
         thread.start()
     }
 
-    /// Probes and pings, then waits the rest of `halfUSec` microseconds, until ``stop(deadline:)``.
-    private func ping(every halfUSec: UInt64) {
+    /// Ticks `machine` every ``WatchdogMachine/tickInterval`` and carries out its
+    /// actions, until ``stop(deadline:)``.
+    private func tick(_ machine: WatchdogMachine) {
+        var machine = machine
         let store = store.store
+        let clock = ContinuousClock()
+        var next = clock.now
         while true {
-            let started = Notifier.monotonicMicroseconds()
-            do {
-                try store.probeWriter()
-                notifier.send("WATCHDOG=1")
-            } catch {
-                log.error("watchdog: the store did not answer (\(error)); not pinging")
+            let now = clock.now
+            for action in machine.tick(now: now, progress: store.writerProgress) {
+                switch action {
+                case .ping:
+                    notifier.send("WATCHDOG=1")
+                case .probe:
+                    do { try store.queueWriterProbe() } catch { log.warning("watchdog: cannot queue a probe for the writer: \(error)") }
+                case .withhold(let waited, let steps):
+                    log.error("watchdog: work has waited \(Self.seconds(waited)) for the database writer, which has finished "
+                              + "nothing since (\(steps) step(s) before; the watchdog interval is \(Self.seconds(machine.interval))); "
+                              + "not pinging, so systemd restarts entryd")
+                case .resume(let stuck):
+                    log.notice("watchdog: the database writer moves on again after about \(Self.seconds(stuck)); pinging again")
+                }
             }
-            let spent = Notifier.monotonicMicroseconds() - started
-            let wait = Double(halfUSec > spent ? halfUSec - spent : 0) / 1e6
+            // A fixed cadence; after a late wake-up (a loaded machine) the next tick is a whole tick away.
+            next += machine.tickInterval
+            if next < clock.now { next = clock.now + machine.tickInterval }
+            let wait = next - clock.now
             let done = condition.withLock {
-                if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: wait)) }
+                if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(of: wait))) }
                 return stopping
             }
             if done { return }
         }
     }
 
-    /// Ends the ping loop and waits for it (a probe in progress first answers).
-    /// - Throws: ``StopIncomplete`` when the probe has not answered by `deadline`.
+    /// `duration` in seconds, as a `Double`.
+    private static func seconds(of duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// `duration` for the log, e.g. `31.2 s`.
+    private static func seconds(_ duration: Duration) -> String {
+        String(format: "%.1f s", seconds(of: duration))
+    }
+
+    /// Ends the tick loop and waits for it.
+    /// - Throws: ``StopIncomplete`` when the loop has not returned by `deadline`.
     func stop(deadline: ContinuousClock.Instant) throws {
         guard running else { return }
         condition.withLock {
@@ -75,7 +103,7 @@ final class WatchdogService: DaemonService, @unchecked Sendable {
             condition.broadcast()
         }
         if finished.wait(timeout: deadline.dispatchTime) == .timedOut {
-            throw StopIncomplete(description: "the store's writer did not answer the last probe; leaving it")
+            throw StopIncomplete(description: "the watchdog's tick loop did not return; leaving it")
         }
     }
 }

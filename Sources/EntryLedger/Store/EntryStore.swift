@@ -123,10 +123,17 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         commits.close()
     }
 
-    /// Runs a cheap query through the writer: proves the writer is not wedged
-    /// (the watchdog pings only when this returns).
-    /// - Throws: ``SQLiteError`` when the database does not answer.
-    public func probeWriter() throws {
-        try writer.perform { db in try db.execute("SELECT 1") }
+    /// How the writer gets on: steps finished and, while work waits for it,
+    /// since when it has finished none (the watchdog pings on it). Never waits
+    /// for the writer.
+    public var writerProgress: WriterProgress { writer.progress }
+
+    /// Queues a cheap query (`SELECT 1`) for the writer, to run alone between
+    /// two rounds, and returns at once: when the writer was idle, the probe is
+    /// work that waits in ``writerProgress`` until the writer runs it, so a
+    /// writer wedged while idle shows as one that finishes nothing.
+    /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
+    public func queueWriterProbe() throws {
+        try writer.performLater { db in try db.execute("SELECT 1") }
     }
 }

@@ -44,6 +44,10 @@ import EntryModel
 ///    new jobs are refused with `.storageFailed`, the queued ones still run (a
 ///    lone one without grace), then the queue is `.stopped` and the thread ends.
 ///
+/// Beside the rules, the queue counts its steps (``progress``, a
+/// ``WriterProgress``): each job run in a round, each batch run to its end.
+/// entryd's watchdog reads it; a caller never waits for it.
+///
 /// `@unchecked Sendable`: the queue's state is guarded by `condition`, and the
 /// ``WriteContext`` passes from one round's runner to the next through it, an
 /// order the compiler cannot see.
@@ -92,6 +96,19 @@ final class WriteQueue: @unchecked Sendable {
     }
     /// Backs ``savepointRounds``.
     private var savepointRoundCount = 0
+    /// Steps finished (``WriterProgress/steps``).
+    private var stepCount: UInt64 = 0
+    /// When the last step finished or work arrived at an idle queue, whichever
+    /// came later (``WriterProgress/waitingSince`` while work waits).
+    private var quietSince = ContinuousClock.now
+    /// How the writer gets on: steps finished and, while work is queued or a
+    /// round runs, since when it has finished none. Takes the lock briefly;
+    /// never waits for a round.
+    var progress: WriterProgress {
+        condition.lock()
+        defer { condition.unlock() }
+        return WriterProgress(steps: stepCount, waitingSince: pending.isEmpty && runner == nil ? nil : quietSince)
+    }
     /// The writer thread once ``start()`` ran.
     private var thread: Thread?
 
@@ -147,6 +164,13 @@ final class WriteQueue: @unchecked Sendable {
         try add(WriteJob(kind: .outsideTransaction) { ctx in try body(ctx.db) }, callerWaitsNext: true).wait()
     }
 
+    /// Queues `body` to run alone, outside any transaction, between two rounds,
+    /// and returns at once; nobody waits for its result (writer probes).
+    /// - Throws: ``EntryError/storageFailed(_:)`` once the store is closing.
+    func performLater(_ body: @escaping (SQLiteConnection) throws -> Void) throws {
+        _ = try add(WriteJob(kind: .outsideTransaction) { ctx in try body(ctx.db) }, callerWaitsNext: false)
+    }
+
     /// Appends `job` to the queue and wakes the writer thread, unless the job is
     /// lone and its caller promised to wait next (rule 2).
     private func add<T>(_ job: WriteJob<T>, callerWaitsNext: Bool) throws -> WriteTicket<T> {
@@ -156,7 +180,10 @@ final class WriteQueue: @unchecked Sendable {
             throw EntryError.storageFailed("the daemon is shutting down")
         }
         let lone = pending.isEmpty && runner == nil
-        if lone { loneDeadline = .now() + loneJobGrace }
+        if lone {
+            loneDeadline = .now() + loneJobGrace
+            quietSince = .now
+        }
         pending.append(job)
         if !(lone && callerWaitsNext) { condition.signal() }
         condition.unlock()
@@ -262,10 +289,12 @@ final class WriteQueue: @unchecked Sendable {
         guard batch[0].kind == .inRound else {
             let job = batch[0]
             do { try job.run(context) } catch { job.hold(error) }
+            stepped()
             job.deliver()
             return
         }
         runRound(batch, mode: .grouped)
+        stepped()
     }
 
     /// Runs `batch` as one transaction in `mode` (rules 4 to 6), then commits it
@@ -284,6 +313,7 @@ final class WriteQueue: @unchecked Sendable {
         }
         var succeeded = 0
         for job in batch {
+            defer { stepped() }
             // A job that is undone must leave neither its seqs (they would be published
             // to Changes streams as committed) nor its HLC stamp (persistClock) behind.
             let seqBefore = context.lastSeq
@@ -355,6 +385,15 @@ final class WriteQueue: @unchecked Sendable {
                 job.deliver()
             }
         }
+    }
+
+    /// Counts a finished step (``WriterProgress``): a job run in a round, or a
+    /// batch from ``takeBatch(for:)`` run to its end.
+    private func stepped() {
+        condition.lock()
+        stepCount += 1
+        quietSince = .now
+        condition.unlock()
     }
 
     /// Fails every job of `batch` with `error` and delivers it.
