@@ -195,12 +195,16 @@ public protocol LedgerStore: AnyObject, Sendable {
     // MARK: - The change log and merge
 
     /// Changes after `since` (exclusive), in seq order, at most `limit` (≥ 1) of them.
-    /// - Parameter excludeNode: drop changes made on that node (they still count as examined).
+    /// - Parameters:
+    ///   - excludeNode: drop changes made on that node (they still count as examined)…
+    ///   - excludeSince: …stamped at or after this HLC only: the start of that
+    ///     node's incarnation, so a restored node gets back its own changes from
+    ///     before (doc/design.md "Incarnations"); `.zero` drops them all.
     /// - Returns: the changes, each with this node's `seq` and the `via` it was
     ///   received through, and `last`, the highest seq examined (`since` when none
     ///   was): a caller continues from `last` even when every change was dropped.
     /// - Throws: ``StorageError``.
-    func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64)
+    func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64)
 
     /// Applies changes made on other nodes in one transaction (doc/design.md "Sync").
     ///
@@ -320,9 +324,14 @@ extension LedgerStore {
         try restore(id: id, layoutOf: { _ in layout }, origin: origin)
     }
 
-    /// ``changes(since:limit:excludeNode:)`` of every node.
+    /// ``changes(since:limit:excludeNode:excludeSince:)`` of every node.
     public func changes(since: Int64, limit: Int) throws -> (changes: [ChangeRecord], last: Int64) {
-        try changes(since: since, limit: limit, excludeNode: nil)
+        try changes(since: since, limit: limit, excludeNode: nil, excludeSince: .zero)
+    }
+
+    /// ``changes(since:limit:excludeNode:excludeSince:)`` without any of `excludeNode`'s changes.
+    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
+        try changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: .zero)
     }
 
     /// ``apply(_:via:layout:maxClockSkewMs:pulled:)`` without a pull checkpoint

@@ -290,7 +290,10 @@ method Status() -> (
   # database went back in time), the seq it began at, and why it began.
   incarnation: ?string,
   incarnationSeq: ?int,
-  incarnationReason: ?string
+  incarnationReason: ?string,
+  # Added: this node's own changes of this incarnation are stamped at or after
+  # this HLC ("0000000000000000" for a node's first incarnation).
+  incarnationHlc: ?string
 )
 
 # Changes after since (exclusive), oldest first. excludeNode drops changes made
@@ -298,7 +301,10 @@ method Status() -> (
 # With more=true the first reply comes at once (the backlog, possibly empty),
 # then one reply per committed batch until the client hangs up; an open stream
 # is not closed for idleness.
-method Changes(since: int, limit: ?int, excludeNode: ?string) -> (
+# Added: excludeSince (an HLC) drops only excludeNode's changes stamped at or
+# after it, so a restored node gets back its own changes from before its
+# incarnation began (pass its Status incarnationHlc).
+method Changes(since: int, limit: ?int, excludeNode: ?string, excludeSince: ?string) -> (
   changes: []Change,
   last: int,
   # Added: the incarnation the seqs belong to (see Status).

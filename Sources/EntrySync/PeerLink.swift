@@ -6,8 +6,8 @@ import EntryLedger
 public protocol PeerLink {
     /// Who the peer is (the handshake): node id, incarnation, last seq.
     func identity() throws -> PeerIdentity
-    /// The peer's `Changes(since, limit, excludeNode)`.
-    func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64)
+    /// The peer's `Changes(since, limit, excludeNode, excludeSince)`.
+    func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64)
     /// The peer's `Apply(changes)`.
     func apply(_ changes: [ChangeRecord]) throws -> ApplyResult
 }
@@ -53,10 +53,10 @@ public struct LocalPeer: PeerLink {
     public func identity() throws -> PeerIdentity {
         PeerIdentity(node: store.nodeID, incarnation: store.incarnation, seq: store.commits.lastSeq)
     }
-    /// ``LedgerStore/changes(since:limit:excludeNode:)`` of ``store``.
+    /// ``LedgerStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
     /// - Throws: ``StorageError``.
-    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
-        try store.changes(since: since, limit: limit, excludeNode: excludeNode)
+    public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
+        try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
     }
     /// ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` on ``store``, without a checkpoint.
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``StorageError``.

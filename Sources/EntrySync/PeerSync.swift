@@ -27,10 +27,11 @@ public struct PeerSyncResult: Sendable, Equatable {
 /// A peer that went back in time — a new incarnation, a seq below the pull
 /// checkpoint, or a log whose change at the checkpoint's mark is another — is
 /// re-read from where its log still agrees (its incarnation's start, else 0)
-/// and sent everything again, its own changes included, since it may have
-/// lost them. After a new incarnation here, the first sync with each peer also
-/// pulls this node's own changes back. The peer's incarnation is stored only
-/// when the sync completes, so an interrupted one starts over.
+/// and sent everything again. A node's own changes are left out of what it is
+/// sent only from its incarnation's start on (``Incarnation/since``), so a
+/// restored node gets back, from any peer and at any later time, the changes
+/// it made before and lost. The peer's incarnation is stored only when the
+/// sync completes, so an interrupted one starts over.
 public enum PeerSync {
     /// Syncs `local` with `peer` both ways.
     /// - Parameters:
@@ -53,20 +54,22 @@ public enum PeerSync {
             state = PeerState(name: name, address: address, node: them.node, pulledSeq: 0, pushedSeq: 0)
             try local.savePeerState(state)
         } else if let (from, why) = try wentBack(them, state: state, peer: peer) {
-            result.notices.append("peer '\(name)' \(why): read again from seq \(from) and sent everything, its own changes too")
+            result.notices.append("peer '\(name)' \(why): read again from seq \(from) and sent everything")
             state.pulledSeq = from
             state.pushedSeq = 0
             state.mark = nil
-            resendTheirs = true
+            // Without a new incarnation (a snapshot put back whole) the peer's own
+            // changes from before it are not told apart: send them all this once.
+            resendTheirs = them.incarnation?.id == state.incarnation
             try local.savePeerState(state)
         }
-        let pullOwn = state.syncedIncarnation.map { $0 != local.incarnation.id } ?? false
-        if pullOwn {
-            result.notices.append("this node began a new incarnation (\(local.incarnation.reason ?? "no reason recorded")): "
-                + "its own changes were pulled back from peer '\(name)'")
+        if let synced = state.syncedIncarnation, synced != local.incarnation.id {
+            result.notices.append("this node began a new incarnation (\(local.incarnation.reason ?? "no reason recorded")) "
+                + "since the last sync with peer '\(name)': it sends back the changes this node made before")
         }
         while true {
-            let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: pullOwn ? nil : local.nodeID)
+            let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: local.nodeID,
+                                        excludeSince: local.incarnation.since)
             if page.last <= state.pulledSeq { break }
             let last = page.last
             let mark = page.changes.last.map(Self.mark)
@@ -78,7 +81,8 @@ public enum PeerSync {
             result.conflicts += applied.conflicts
         }
         while true {
-            let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node)
+            let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node,
+                                         excludeSince: them.incarnation?.since ?? .zero)
             if page.last <= state.pushedSeq { break }
             if !page.changes.isEmpty {
                 let applied = try peer.apply(page.changes)
@@ -112,7 +116,7 @@ public enum PeerSync {
         }
         // The change pulled last must still be there under its seq.
         if let mark = state.mark, let seq = mark.split(separator: " ").first.flatMap({ Int64($0) }), seq > 0 {
-            let page = try peer.changes(since: seq - 1, limit: 1, excludeNode: nil)
+            let page = try peer.changes(since: seq - 1, limit: 1, excludeNode: nil, excludeSince: .zero)
             if let change = page.changes.first, change.seq == seq, Self.mark(change) != mark {
                 return (min(state.pulledSeq, them.incarnation?.startSeq ?? 0),
                         "holds another change at seq \(seq) than the one pulled (put back from a snapshot?)")

@@ -27,20 +27,22 @@ public final class VarlinkPeer: PeerLink {
         let reply = try status ?? connection.call("io.entryd.Sync.Status")
         guard let node = reply["node"]?.stringValue else { throw EntryError.invalidParameter("node") }
         let incarnation = reply["incarnation"]?.stringValue.map {
-            Incarnation(id: $0, startSeq: reply["incarnationSeq"]?.intValue ?? 0, reason: reply["incarnationReason"]?.stringValue)
+            Incarnation(id: $0, startSeq: reply["incarnationSeq"]?.intValue ?? 0, reason: reply["incarnationReason"]?.stringValue,
+                        since: reply["incarnationHlc"]?.stringValue.flatMap(HLC.init) ?? .zero)
         }
         expected = incarnation.map { (node, $0.id) }
         return PeerIdentity(node: node, incarnation: incarnation, seq: reply["seq"]?.intValue)
     }
 
-    /// Calls `io.entryd.Sync.Changes(since, limit, excludeNode)`; `last` is the
+    /// Calls `io.entryd.Sync.Changes(since, limit, excludeNode, excludeSince)`; `last` is the
     /// peer's highest seq examined (`since` when the reply has none). A page
     /// from another incarnation than the handshake's is refused.
     /// - Throws: ``EntryError`` `.invalidParameter("changes")` for a malformed change;
     ///   the errors of ``VarlinkConnection/call(_:_:)``.
-    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
+    public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
         var params: [(String, JSON)] = [("since", .int(since)), ("limit", .int(Int64(limit)))]
         if let excludeNode { params.append(("excludeNode", .string(excludeNode))) }
+        if excludeSince != .zero { params.append(("excludeSince", .string(excludeSince.description))) }
         let reply = try connection.call("io.entryd.Sync.Changes", .object(params))
         if let expected, let served = reply["incarnation"]?.stringValue, served != expected.incarnation {
             // The peer was restored while this sync ran: its seqs now mean other changes.

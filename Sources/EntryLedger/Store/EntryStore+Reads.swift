@@ -89,10 +89,10 @@ extension EntryStore {
     }
 
     /// Changes after `since` (exclusive), oldest first, at most `limit`.
-    /// - Parameter excludeNode: drop changes made on that node.
+    /// - Parameter excludeNode: drop changes made on that node, stamped at or after `excludeSince`.
     /// - Returns: the changes and `last`, the highest seq examined (even if all were filtered out).
     /// - Throws: ``SQLiteError``.
-    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
+    public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
         try readers.read { db in
             var changes: [ChangeRecord] = []
             var last = since
@@ -100,7 +100,7 @@ extension EntryStore {
                 .query([.int(since), .int(Int64(max(1, limit)))]) { row in
                     let change = try EntryStore.change(from: row)
                     last = change.seq
-                    if change.node != excludeNode { changes.append(change) }
+                    if change.node != excludeNode || change.hlc < excludeSince { changes.append(change) }
                 }
             return (changes, last)
         }

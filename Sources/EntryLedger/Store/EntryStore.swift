@@ -68,24 +68,28 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
             home: stored["home"], pendingReason: stored["incarnation_pending"], lastSeq: lastSeq, file: file,
             marker: NodeMarker.read(markerPath), here: here, policy: copies)
         var incarnation = Incarnation(id: stored["incarnation"] ?? UUIDv7.generate(milliseconds: wallClock()),
-                                      startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0, reason: stored["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 })
+                                      startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0,
+                                      reason: stored["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
+                                      since: stored["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
+        let now = HLC(milliseconds: wallClock(), counter: 0)
         switch check.decide() {
         case .refuse(let error):
             throw error
         case .same:
             incarnationBegan = nil
         case .begin(let reason):
-            incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason)
+            incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason, since: now)
             incarnationBegan = reason
         case .newNode(let reason):
             node = UUIDv7.generate(milliseconds: wallClock())
-            incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason)
+            incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason, since: now)
             incarnationBegan = reason
         }
         try db.execute("BEGIN IMMEDIATE")
         let put = try db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
         for (key, value) in [("id", node), ("incarnation", incarnation.id), ("incarnation_seq", String(incarnation.startSeq)),
-                             ("incarnation_reason", incarnation.reason ?? ""), ("home", here)] {
+                             ("incarnation_reason", incarnation.reason ?? ""), ("incarnation_hlc", incarnation.since.description),
+                             ("home", here)] {
             try put.run([.text(key), .text(value)])
         }
         try db.execute("DELETE FROM node WHERE key = 'incarnation_pending'")

@@ -16,12 +16,17 @@ public struct Incarnation: Sendable, Equatable {
     public var startSeq: Int64
     /// Why it began (e.g. "restored from …"), `nil` for a node's first.
     public var reason: String?
+    /// The node's own changes of this incarnation are stamped at or after this
+    /// (the wall clock when it began; `.zero` for a node's first). Peers send a
+    /// node back its own changes stamped before it, which it may have lost.
+    public var since: HLC
 
     /// An incarnation as stored or served.
-    public init(id: String, startSeq: Int64, reason: String? = nil) {
+    public init(id: String, startSeq: Int64, reason: String? = nil, since: HLC = .zero) {
         self.id = id
         self.startSeq = startSeq
         self.reason = reason
+        self.since = since
     }
 }
 

@@ -49,6 +49,7 @@ extension EntryService {
             ("limits", .object(limits.byKey.map { ($0.0, .int(Int64($0.1))) })),
             ("incarnation", .string(store.incarnation.id)), ("incarnationSeq", .int(store.incarnation.startSeq)),
             ("incarnationReason", store.incarnation.reason.map(JSON.string)),
+            ("incarnationHlc", .string(store.incarnation.since.description)),
         ].compactMap { name, value in value.map { (name, $0) } })
     }
 
@@ -76,7 +77,7 @@ extension EntryService {
         return .object(m)
     }
 
-    /// `Changes(since, limit, excludeNode)`; with `more`, streams one reply per
+    /// `Changes(since, limit, excludeNode, excludeSince)`; with `more`, streams one reply per
     /// committed batch until the client hangs up (doc/protocol.md). The stream keeps
     /// only its cursor: each wake-up re-reads the change log, so a slow reader
     /// costs no memory in the daemon and never holds up the writer.
@@ -87,12 +88,16 @@ extension EntryService {
         guard limit > 0 else { throw EntryError.invalidParameter("limit") }
         let pageSize = min(limit, limits.maxBatch)
         let exclude = try p.optionalString("excludeNode")
+        let excludeSince = try p.optionalString("excludeSince").map { text in
+            guard let hlc = HLC(text) else { throw EntryError.invalidParameter("excludeSince") }
+            return hlc
+        } ?? .zero
         let incarnation = store.incarnation.id
         /// One `Changes` reply: `{changes, last, incarnation}` (the seqs' incarnation).
         func page(_ changes: [ChangeRecord], _ last: Int64) -> JSON {
             .object([("changes", .array(changes.map(\.json))), ("last", .int(last)), ("incarnation", .string(incarnation))])
         }
-        let first = try store.changes(since: since, limit: pageSize, excludeNode: exclude)
+        let first = try store.changes(since: since, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
         guard c.call.more else {
             try reply(c, [("changes", .array(first.changes.map(\.json))), ("last", .int(first.last)), ("incarnation", .string(incarnation))])
             return
@@ -102,7 +107,7 @@ extension EntryService {
         while !c.clientHungUp() {
             guard let committed = store.commits.wait(after: cursor, timeout: 1.0) else { break }
             while committed > cursor {
-                let next = try store.changes(since: cursor, limit: pageSize, excludeNode: exclude)
+                let next = try store.changes(since: cursor, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
                 if next.last == cursor { break }
                 cursor = next.last
                 if !next.changes.isEmpty { try c.send(VarlinkReply(parameters: page(next.changes, cursor), continues: true)) }

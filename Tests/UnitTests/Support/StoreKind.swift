@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import EntryModel
 @testable import EntryLedger
@@ -24,6 +25,37 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
               wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> any LedgerStore {
         switch self {
         case .sqlite: try EntryStore(path: place.path, readers: readers, wallClock: wallClock)
+        }
+    }
+
+    /// A backup of `store` made while it serves, as a file in `place`'s directory.
+    func backup(_ store: any LedgerStore, in place: TestDatabase, name: String) throws -> String {
+        switch self {
+        case .sqlite:
+            let file = place.directory + "/" + name
+            try? FileManager.default.removeItem(atPath: file)
+            try FileManager.default.moveItem(atPath: try (store as! EntryStore).consistentCopy(), toPath: file)
+            return file
+        }
+    }
+
+    /// Closes `store`, puts `backup` in place of its data as `entryd --restore`
+    /// does, and opens it again (a new incarnation).
+    func restore(_ store: any LedgerStore, at place: TestDatabase, from backup: String) throws -> any LedgerStore {
+        store.close()
+        switch self {
+        case .sqlite:
+            try DatabaseBackup.restore(from: backup, to: place.path)
+            return try EntryStore(path: place.path, readers: 2)
+        }
+    }
+
+    /// A new node from a copy of `store`'s data in a new place (`--as-new-node`).
+    func copyAsNewNode(_ store: any LedgerStore, to place: TestDatabase) throws -> any LedgerStore {
+        switch self {
+        case .sqlite:
+            try FileManager.default.moveItem(atPath: try (store as! EntryStore).consistentCopy(), toPath: place.path)
+            return try EntryStore(path: place.path, readers: 2, copies: .newNode)
         }
     }
 
