@@ -54,6 +54,13 @@ final class EntryDaemon {
         }
         log.threshold = settings.config.logLevel
         if let restoreFrom {
+            // A restore replaces a database: never a default one nobody named (from a
+            // shell, without $STATE_DIRECTORY, that is a per-user path, not the service's).
+            guard settings.databaseIsNamed || environment["STATE_DIRECTORY"].map({ !$0.isEmpty }) == true else {
+                fputs("entryd: --restore needs the database it replaces: give --db PATH (the service's is "
+                      + "/var/lib/entryd/entries.db); without it, it would go to '\(settings.databasePath)'\n", stderr)
+                exit(.usage)
+            }
             let outcome = RestoreOption.run(backup: restoreFrom, database: settings.databasePath, socket: settings.socketPath)
             fputs("entryd: " + outcome.message + "\n", outcome.status == .success ? stdout : stderr)
             exit(outcome.status)

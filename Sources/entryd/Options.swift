@@ -60,8 +60,10 @@ struct Options {
           --sync-interval SECS  sync every configured peer this often (0: on demand;
                                 default: each peer's `interval`, 60)
           --restore FILE        with the daemon stopped: check the backup FILE (made by
-                                `entryctl backup`) and put it in place of the database,
-                                keeping the old one as DATABASE.before-restore; then exit
+                                `entryctl backup`) and put it in place of the database
+                                named by --db (or `database`, $ENTRYD_DB, $STATE_DIRECTORY),
+                                keeping the old one as DATABASE.before-restore; then exit.
+                                Its next start begins a new incarnation
           --as-new-node         the database is a copy of a node's (last opened at another
                                 place): serve it as a new node, with a new node id
           --moved               the database was moved here and its old place no longer

@@ -104,6 +104,67 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    @Test("a node restored with entryd --restore begins a new incarnation; its peer re-reads it and sends back what it lost; status and peers say why")
+    func restoredNodeIsMadeWhole() throws {
+        let a = try Daemon(), b = try Daemon()
+        func add(_ d: Daemon, _ name: String) throws -> String {
+            let r = try d.entryctl(["--json", "add", "name=\(name)", "birthday=1990-05-17", "country=US", "contact_method=email", "email=x@example.com"])
+            try #require(r.status == 0, "\(r.stderr)")
+            return try #require(try JSON.parse(r.stdout)["entry"]?["id"]?.stringValue)
+        }
+        _ = try add(a, "甲")
+        #expect(try b.entryctl(["sync", "unix:\(a.socket)"]).status == 0)
+        let backupFile = a.directory + "/a-backup.db"
+        #expect(try a.entryctl(["backup", backupFile]).status == 0)
+        let lost = try add(a, "乙（恢复后丢失）")
+        #expect(try b.entryctl(["sync", "unix:\(a.socket)"]).status == 0)
+        let before = try a.connect().call("io.entryd.Sync.Status")
+        #expect(a.stop() == 0)
+        let restore = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", a.socket, "--db", a.database, "--restore", backupFile])
+        #expect(restore.status == 0 && restore.stdout.contains("new incarnation"), "\(restore)")
+        try a.start()
+        let status = try a.connect().call("io.entryd.Sync.Status")
+        #expect(status["node"] == before["node"] && status["incarnation"] != before["incarnation"])
+        #expect(status["incarnationReason"]?.stringValue?.hasPrefix("restored from the backup") == true, "\(status)")
+        #expect(try String(contentsOfFile: a.logPath, encoding: .utf8).contains("begins incarnation"))
+        #expect(throws: WireError.self, "the restore lost it") { _ = try a.connect().call("io.entryd.Entries.Get", .object([("id", .string(lost))])) }
+        let sync = try b.entryctl(["sync", "unix:\(a.socket)"])
+        #expect(sync.status == 0 && sync.stdout.contains("began a new incarnation"), "\(sync)")
+        #expect(try a.connect().call("io.entryd.Entries.Get", .object([("id", .string(lost))]))["entry"]?["id"]?.stringValue == lost,
+                "B sent A back what it lost")
+        let peers = try b.entryctl(["peers"])
+        #expect(peers.stdout.contains("began a new incarnation"), "\(peers.stdout)")
+        #expect(a.stop() == 0 && b.stop() == 0)
+    }
+
+    @Test("a database copied to another place is refused (exit 78) until started --as-new-node or --moved; --restore needs a named database")
+    func copiedDatabase() throws {
+        let a = try Daemon()
+        let node = try a.connect().call("io.entryd.Sync.Status")["node"]?.stringValue
+        #expect(a.stop() == 0)
+        let elsewhere = a.directory + "/copy"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: a.database, toPath: elsewhere + "/entries.db")
+        let entryd = productsDirectory() + "/entryd"
+        let base = ["--config", "/dev/null", "--socket", elsewhere + "/entryd.sock", "--db", elsewhere + "/entries.db"]
+        let refused = try runProcess(entryd, base, timeout: 20)
+        #expect(refused.status == 78, "\(refused)")
+        #expect(refused.stderr.contains("--as-new-node") && refused.stderr.contains("--moved"), "\(refused.stderr)")
+        let copy = try Daemon(directory: elsewhere, arguments: ["--as-new-node"])
+        let copyNode = try copy.connect().call("io.entryd.Sync.Status")["node"]?.stringValue
+        #expect(copyNode != nil && copyNode != node)
+        #expect(copy.stop() == 0)
+        let both = try runProcess(entryd, base + ["--as-new-node", "--moved"], timeout: 20)
+        #expect(both.status == 64 && both.stderr.contains("contradict"), "\(both)")
+        // Without a named database, --restore names the path it would have used and stops.
+        var environment = ProcessInfo.processInfo.environment
+        environment["STATE_DIRECTORY"] = nil
+        environment["ENTRYD_DB"] = nil
+        let unnamed = try runProcess(entryd, ["--config", "/dev/null", "--socket", elsewhere + "/r.sock", "--restore", a.database],
+                                     environment: environment, timeout: 20)
+        #expect(unnamed.status == 64 && unnamed.stderr.contains("--restore needs the database it replaces"), "\(unnamed)")
+    }
+
     @Test("restore refuses a file that is not a sound entryd database and leaves the database alone")
     func restoreRefusesBadFiles() throws {
         let d = try Daemon()

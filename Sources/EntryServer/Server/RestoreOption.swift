@@ -1,3 +1,4 @@
+import Foundation
 import EntryModel
 import EntryLedger
 import EntryProtocol
@@ -30,9 +31,12 @@ public enum RestoreOption {
             return (.unavailable, "an entryd is serving '\(socket)'; stop it before restoring (systemctl stop entryd)")
         }
         do {
+            let existed = FileManager.default.fileExists(atPath: database)
             let info = try DatabaseBackup.restore(from: backup, to: database)
             return (.success, "restored '\(backup)' to '\(database)': node \(info.node), \(info.entries) entries, "
-                + "change log to seq \(info.seq), schema \(info.schemaVersion); the previous database is '\(database).before-restore'")
+                + "change log to seq \(info.seq), schema \(info.schemaVersion); "
+                + (existed ? "the previous database is '\(database).before-restore'; " : "there was no database before; ")
+                + "its next start begins a new incarnation, and its peers send back what it lost")
         } catch let error as DatabaseBackup.RestoreTargetInUse {
             return (.unavailable, error.description)
         } catch let error as DatabaseBackup.Failure {

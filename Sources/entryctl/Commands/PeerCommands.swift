@@ -33,16 +33,17 @@ enum PeerCommands {
         })
 
     /// The `Status` peers as a table: name, address, node, checkpoints, the
-    /// changes not yet pushed (when this node's `seq` is known), last sync, last error.
+    /// changes not yet pushed (when this node's `seq` is known), last sync, last
+    /// error, and the last re-read or re-send with why (doc/design.md "Incarnations").
     static func peerTable(_ peers: [JSON], seq: Int64?) -> [String] {
         var names = ["name", "address", "node", "pulled to seq", "pushed to seq"]
         if seq != nil { names.append("not pushed") }
-        names += ["last sync", "last error"]
+        names += ["last sync", "last error", "notice"]
         let rows = peers.map { peer -> [String] in
             func p(_ key: String) -> String { peer[key]?.stringValue ?? peer[key]?.intValue.map(String.init) ?? "" }
             var row = [p("name"), p("address"), p("node"), p("pulledSeq"), p("pushedSeq")]
             if let seq { row.append(String(max(0, seq - (peer["pushedSeq"]?.intValue ?? 0)))) }
-            return row + [p("lastSync").isEmpty ? "never" : Terminal.localTime(p("lastSync")), p("lastError")]
+            return row + [p("lastSync").isEmpty ? "never" : Terminal.localTime(p("lastSync")), p("lastError"), p("notice")]
         }
         return TableRenderer(columns: names.map { TableColumn($0) }).render(rows)
     }

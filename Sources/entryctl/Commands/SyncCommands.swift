@@ -83,7 +83,8 @@ enum SyncCommands {
     /// `Status` as key-value lines, then forms, limits and a peer table.
     static func statusLines(_ reply: JSON) -> [String] {
         func s(_ key: String) -> String { reply[key]?.stringValue ?? reply[key]?.intValue.map(String.init) ?? "" }
-        var lines = Terminal.keyValueLines(["node", "seq", "hlc", "entries", "deleted", "conflicts", "version", "database", "dataVersion"]
+        var lines = Terminal.keyValueLines(["node", "incarnation", "incarnationSeq", "incarnationReason", "seq", "hlc", "entries",
+                                            "deleted", "conflicts", "version", "database", "dataVersion"]
             .map { ($0, s($0)) })
         let forms = (reply["forms"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }
         if !forms.isEmpty { lines += ["forms:"] + Terminal.keyValueLines(forms, indent: "  ") }
