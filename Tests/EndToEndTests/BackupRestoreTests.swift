@@ -154,6 +154,11 @@ import Testing
         let copyNode = try copy.connect().call("io.entryd.Sync.Status")["node"]?.stringValue
         #expect(copyNode != nil && copyNode != node)
         #expect(copy.stop() == 0)
+        // Another node's backup restored over this one: the next start refuses too, never two nodes with one id.
+        let other = try runProcess(entryd, base + ["--restore", a.database], timeout: 20)
+        #expect(other.status == 0 && other.stdout.contains("the next start refuses until you say --as-new-node"), "\(other)")
+        let refusedAgain = try runProcess(entryd, base, timeout: 20)
+        #expect(refusedAgain.status == 78, "\(refusedAgain)")
         let both = try runProcess(entryd, base + ["--as-new-node", "--moved"], timeout: 20)
         #expect(both.status == 64 && both.stderr.contains("contradict"), "\(both)")
         // Without a named database, --restore names the path it would have used and stops.

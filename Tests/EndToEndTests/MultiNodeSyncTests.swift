@@ -168,6 +168,10 @@ import Testing
         #expect(text.contains("（空） → li@example.com"), "\(text)")
         #expect(text.range(of: #"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"#, options: .regularExpression) != nil, "\(text)")
         #expect(!text.contains("440300"), "codes are shown as names: \(text)")
+        // A group written whole (contact_method, phone, email) shows only what changed: no （空） → （空）.
+        #expect(try a.entryctl(["update", id, "email=han@example.com"]).status == 0)
+        let again = try a.entryctl(["history", id]).stdout
+        #expect(again.contains("li@example.com → han@example.com") && !again.contains("（空） → （空）"), "\(again)")
         let en = try a.entryctl(["--locale", "en", "history", id]).stdout
         #expect(en.contains("Guangzhou → Shenzhen") && en.contains("create") && en.contains("(empty) → li@example.com"), "\(en)")
         #expect(a.stop() == 0)

@@ -171,8 +171,10 @@ public enum DatabaseBackup {
     /// old `-wal` and `-shm` files (a WAL left beside a different database would
     /// corrupt it); `rename(2)` the copy into place and `fsync` the directory.
     /// The node id is the backup's; the copy records that its next start begins a
-    /// new incarnation here (doc/design.md "Incarnations"), so peers read it again
-    /// from its end and send back what it lost.
+    /// new incarnation (doc/design.md "Incarnations"), so peers read it again from
+    /// its end and send back what it lost. A backup of another node than the
+    /// database it replaces (or restored where there was none) keeps its old
+    /// home, so that start refuses until the operator says it is a copy or a move.
     ///
     /// - Returns: what the restored database holds.
     /// - Throws: ``RestoreTargetInUse`` when the database is open elsewhere, ``Failure`` when
@@ -188,12 +190,16 @@ public enum DatabaseBackup {
         try copyDurably(from: backup, to: temporary)
         let info = try verify(path: temporary)
         // The restored database goes back in time: its next start begins a new
-        // incarnation (doc/design.md "Incarnations"), here, on the operator's word.
+        // incarnation (doc/design.md "Incarnations"). Here is its home only when it
+        // replaces the same node; a backup of another node (or put where no
+        // database was) keeps its old home, so that start refuses until the
+        // operator says --as-new-node or --moved: two live nodes never share an id.
+        let sameNode = storedNode(at: database) == info.node
         do {
             let restored = try SQLiteConnection(path: temporary)
             let put = try restored.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             try put.run([.text("incarnation_pending"), .text("restored from the backup '\(backup)' (change log to seq \(info.seq))")])
-            try put.run([.text("home"), .text(NodeMarker.home(of: database))])
+            if sameNode { try put.run([.text("home"), .text(NodeMarker.home(of: database))]) }
             restored.checkpoint("TRUNCATE")
             try? restored.execute("PRAGMA journal_mode=DELETE")
         }
@@ -212,6 +218,14 @@ public enum DatabaseBackup {
         let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFD >= 0 { fsync(dirFD); close(dirFD) }
         return info
+    }
+
+    /// The node id of the database at `path`, `nil` when there is none or it cannot be read.
+    public static func storedNode(at path: String) -> String? {
+        guard FileManager.default.fileExists(atPath: path), let db = try? SQLiteConnection(path: path, readOnly: true) else { return nil }
+        var node: String?
+        try? db.statement("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
+        return node
     }
 
     /// Writes all of `bytes` to the file `fd` (`write(2)`, retrying short writes).

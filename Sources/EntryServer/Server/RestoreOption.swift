@@ -32,11 +32,16 @@ public enum RestoreOption {
         }
         do {
             let existed = FileManager.default.fileExists(atPath: database)
+            let previous = DatabaseBackup.storedNode(at: database)
             let info = try DatabaseBackup.restore(from: backup, to: database)
+            let next = previous == info.node
+                ? "its next start begins a new incarnation, and its peers send back what it lost"
+                : "the backup is of node \(info.node)" + (previous.map { ", not of this place's node \($0)" } ?? "")
+                    + ": the next start refuses until you say --as-new-node (serve it as a new node) or --moved (node "
+                    + "\(info.node) moved here; its old place no longer runs it)"
             return (.success, "restored '\(backup)' to '\(database)': node \(info.node), \(info.entries) entries, "
                 + "change log to seq \(info.seq), schema \(info.schemaVersion); "
-                + (existed ? "the previous database is '\(database).before-restore'; " : "there was no database before; ")
-                + "its next start begins a new incarnation, and its peers send back what it lost")
+                + (existed ? "the previous database is '\(database).before-restore'; " : "there was no database before; ") + next)
         } catch let error as DatabaseBackup.RestoreTargetInUse {
             return (.unavailable, error.description)
         } catch let error as DatabaseBackup.Failure {

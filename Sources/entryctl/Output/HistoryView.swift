@@ -64,7 +64,11 @@ enum HistoryView {
                     return names.display(name, value, locale: locale)
                 }
                 let new = shown(fields[name])
-                guard let hlc = base[name], !hlc.isEmpty else { return (label, creates ? new : "\(empty) → \(new)") }
+                guard let hlc = base[name], !hlc.isEmpty else {
+                    // A field that was never set, cleared again (a hidden field the rule clears): nothing happened.
+                    if !creates, (fields[name] ?? "").isEmpty { return nil }
+                    return (label, creates ? new : "\(empty) → \(new)")
+                }
                 guard let old = setBy[hlc]?[name] else { return (label, "… → \(new)") }
                 // A field group is written whole (doc/design.md "Sync"); members the change left as they were are not shown.
                 return old == fields[name] && fields.count > 1 ? nil : (label, "\(shown(old)) → \(new)")
