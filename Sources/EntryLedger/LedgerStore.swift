@@ -206,6 +206,16 @@ public protocol LedgerStore: AnyObject, Sendable {
     /// - Throws: ``StorageError``.
     func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64)
 
+    /// The highest HLC among the changes made on `node` that this store holds,
+    /// `nil` when it holds none: a node that finds its peer holding one of its
+    /// own changes it no longer has has gone back in time (doc/design.md "Incarnations").
+    /// - Throws: ``StorageError``.
+    func highestHLC(madeOn node: String) throws -> HLC?
+
+    /// Whether the change log holds the change made on `node` at `hlc`.
+    /// - Throws: ``StorageError``.
+    func holds(node: String, hlc: HLC) throws -> Bool
+
     /// Applies changes made on other nodes in one transaction (doc/design.md "Sync").
     ///
     /// - Skips, without error, a change whose (node, HLC) is already in the

@@ -324,6 +324,11 @@ method ListConflicts(entry: ?string, includeResolved: ?bool) -> (conflicts: []Co
 # Marks a conflict resolved, optionally writing the lost value back as a new change.
 method Resolve(id: string, useLost: ?bool) -> (conflict: Conflict)
 
+# Added: the highest HLC of the changes made on node that this node holds
+# (absent when none). A node that finds its peer holding one of its own changes
+# it no longer has has gone back in time (doc/design.md "Incarnations").
+method HeldFrom(node: string) -> (hlc: ?string)
+
 error ClockSkew (node: string, aheadMs: int)
 error PeerUnreachable (peer: string, reason: string)
 error PeerNotFound (peer: string)

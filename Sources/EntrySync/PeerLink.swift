@@ -10,6 +10,9 @@ public protocol PeerLink {
     func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64)
     /// The peer's `Apply(changes)`.
     func apply(_ changes: [ChangeRecord]) throws -> ApplyResult
+    /// The highest HLC of `node`'s changes the peer holds (`HeldFrom`); `nil`
+    /// when it holds none or cannot say (an older entryd).
+    func heldFrom(node: String) throws -> HLC?
 }
 
 /// A peer as its `Status` describes it (doc/design.md "Incarnations").
@@ -63,4 +66,7 @@ public struct LocalPeer: PeerLink {
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         try store.apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
     }
+    /// ``LedgerStore/highestHLC(madeOn:)`` of ``store``.
+    /// - Throws: ``StorageError``.
+    public func heldFrom(node: String) throws -> HLC? { try store.highestHLC(madeOn: node) }
 }

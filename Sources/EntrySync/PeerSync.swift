@@ -43,6 +43,12 @@ public enum PeerSync {
     public static func run(local: any LedgerStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
                            layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int) throws -> PeerSyncResult {
         let them = try peer.identity()
+        guard them.node != local.nodeID else {
+            // Syncing with itself, or with a copy of its database that serves under its id:
+            // each would take the other's changes for its own and skip them.
+            throw EntryError.peerUnreachable(peer: name, reason: "the peer has this node's own id \(them.node): it is this daemon, "
+                + "or a copy of its database serves there; start the copy once with --as-new-node")
+        }
         var state = try local.peerState(name) ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
         var result = PeerSyncResult()
         var resendTheirs = false
@@ -63,12 +69,21 @@ public enum PeerSync {
             resendTheirs = them.incarnation?.id == state.incarnation
             try local.savePeerState(state)
         }
+        // The peer holds a change made here that this node no longer has: this database went
+        // back without noticing (a snapshot put back with its marker). Pull this node's own
+        // changes too, this once.
+        var pullOwn = false
+        if let held = try peer.heldFrom(node: local.nodeID), try !local.holds(node: local.nodeID, hlc: held) {
+            pullOwn = true
+            result.notices.append("peer '\(name)' holds a change made here (\(held)) that this node no longer has: its database went back; "
+                + "this node's own changes were pulled back too")
+        }
         if let synced = state.syncedIncarnation, synced != local.incarnation.id {
             result.notices.append("this node began a new incarnation (\(local.incarnation.reason ?? "no reason recorded")) "
                 + "since the last sync with peer '\(name)': it sends back the changes this node made before")
         }
         while true {
-            let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: local.nodeID,
+            let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: pullOwn ? nil : local.nodeID,
                                         excludeSince: local.incarnation.since)
             if page.last <= state.pulledSeq { break }
             let last = page.last

@@ -60,4 +60,14 @@ public final class VarlinkPeer: PeerLink {
         return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),
                            conflicts: Int(reply["conflicts"]?.intValue ?? 0), seq: reply["seq"]?.intValue ?? 0)
     }
+
+    /// Calls `io.entryd.Sync.HeldFrom(node)`; an older entryd without the method answers `nil`.
+    /// - Throws: the errors of ``VarlinkConnection/call(_:_:)`` but MethodNotFound.
+    public func heldFrom(node: String) throws -> HLC? {
+        do {
+            return try connection.call("io.entryd.Sync.HeldFrom", .object([("node", .string(node))]))["hlc"]?.stringValue.flatMap(HLC.init)
+        } catch let error as WireError where error.name == "org.varlink.service.MethodNotFound" {
+            return nil
+        }
+    }
 }

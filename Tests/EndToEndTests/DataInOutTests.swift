@@ -84,6 +84,20 @@ import Testing
         "周杰,1979-01-18,日本,,,电话,+81 90 1234 5678,,",
     ].joined(separator: "\r\n") + "\r\n"
 
+    @Test("export -o NAME.csv writes CSV and -o NAME.json a JSON array without --format, as import reads them back")
+    func exportFormatFromFileName() throws {
+        let d = try Daemon()
+        let added = try entryctl(d, ["add", "name=李雷", "birthday=1990-05-17", "country=US", "contact_method=email", "email=a@b.cn"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let csv = d.directory + "/名单.csv", json = d.directory + "/all.json"
+        #expect(try entryctl(d, ["export", "-o", csv]).status == 0)
+        #expect(try String(contentsOfFile: csv, encoding: .utf8).hasPrefix("id,"))
+        #expect(try entryctl(d, ["export", "-o", json]).status == 0)
+        #expect(try JSON.parse(String(contentsOfFile: json, encoding: .utf8)).arrayValue?.count == 1)
+        let again = try entryctl(d, ["--json", "import", csv])
+        #expect(try JSON.parse(again.stdout)["unchanged"]?.intValue == 1, "\(again.stdout) \(again.stderr)")
+    }
+
     @Test("list --limit beyond max-page-size says that fewer came and how to get all (stderr), in the locale; a refused filter is named by its option")
     func listLimitCapped() throws {
         let d = try Daemon()

@@ -230,4 +230,28 @@ import Testing
         #expect(try contents(a) == contents(b))
         #expect(try contents(a).count == 7)
     }
+
+    @Test("a node put back whole that only syncs outward finds, by its peer's HeldFrom, a change of its own it lost, and pulls its own changes back")
+    func snapshotFoundByItsOwnSync() throws {
+        let (a, b, dbs, lost) = try restoredNode(putMarkerBack: true)
+        defer { a.close(); b.close(); _ = dbs }
+        #expect(a.incarnationBegan == nil)
+        let r = try sync(a, b, name: "b")
+        #expect(r.notices.contains { $0.contains("holds a change made here") }, "\(r.notices)")
+        #expect(try a.get(lost) != nil, "A pulled its own lost change back from B")
+        #expect(try contents(a) == contents(b))
+        #expect(try sync(a, b, name: "b").notices.isEmpty, "once back, the next sync is ordinary")
+    }
+
+    @Test("a sync with a peer that has this node's own id (itself, or a copy of its database) is refused, naming the way out")
+    func selfSyncRefused() throws {
+        let db = TestDatabase()
+        let a = try EntryStore(path: db.path)
+        defer { a.close() }
+        #expect {
+            _ = try sync(a, a, name: "me")
+        } throws: { error in
+            "\(error)".contains("--as-new-node")
+        }
+    }
 }

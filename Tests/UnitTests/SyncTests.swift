@@ -395,6 +395,7 @@ final class FlakyPeer: PeerLink {
         try spend()
         return try inner.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
     }
+    func heldFrom(node: String) throws -> HLC? { try inner.heldFrom(node: node) }
     func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         try spend()
         return try inner.apply(changes)

@@ -106,6 +106,26 @@ extension EntryStore {
         }
     }
 
+    /// ``LedgerStore/highestHLC(madeOn:)``: one index lookup (UNIQUE (node, hlc)).
+    public func highestHLC(madeOn node: String) throws -> HLC? {
+        try readers.read { db in
+            var hlc: HLC?
+            try db.statement("SELECT MAX(hlc) FROM changes WHERE node = ?").query([.text(node)]) { row in
+                if !row.isNull(0) { hlc = HLC(row.text(0)) }
+            }
+            return hlc
+        }
+    }
+
+    /// ``LedgerStore/holds(node:hlc:)``: one index lookup.
+    public func holds(node: String, hlc: HLC) throws -> Bool {
+        try readers.read { db in
+            var found = false
+            try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?").query([.text(node), .text(hlc.description)]) { _ in found = true }
+            return found
+        }
+    }
+
     /// Counts for `Status`: live entries, deleted entries, the highest seq, and the clock.
     /// - Throws: ``SQLiteError``.
     public func counts() throws -> (entries: Int, deleted: Int, seq: Int64) {

@@ -24,7 +24,15 @@ extension EntryService {
         "SyncPeer": (.admin, { s, c, p in try s.syncPeer(c, p) }),
         "ListConflicts": (.read, { s, c, p in try s.listConflicts(c, p) }),
         "Resolve": (.admin, { s, c, p in try s.resolve(c, p) }),
+        "HeldFrom": (.read, { s, c, p in try s.heldFrom(c, p) }),
     ]
+
+    /// `io.entryd.Sync.HeldFrom(node)`: the highest HLC of `node`'s changes held here
+    /// (absent when none), so a node can tell it lost changes its peer still has.
+    func heldFrom(_ c: CallContext, _ p: Parameters) throws {
+        let hlc = try store.highestHLC(madeOn: try p.string("node"))
+        try reply(c, hlc.map { [("hlc", .string($0.description))] } ?? [])
+    }
 
     /// The field layout of form `name` (the registration layout when the form is unknown here).
     func layout(ofForm name: String) -> FieldLayout {

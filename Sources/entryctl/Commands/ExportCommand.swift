@@ -42,7 +42,7 @@ enum ExportCommand {
     static let command = Command(
         name: "export", summary: "Write every matching entry as JSON lines, CSV or JSON, page by page.", arguments: "",
         options: [
-            OptionSpec(["--format"], value: "FORMAT", help: "jsonl (default: an entry per line; csv with --labels, --excel or --codes), csv (RFC 4180) or json (one array)."),
+            OptionSpec(["--format"], value: "FORMAT", help: "jsonl (default: an entry per line; csv with --labels, --excel or --codes, or -o NAME.csv; json with -o NAME.json), csv (RFC 4180) or json (one array)."),
             EntryCommands.formOption,
         ] + ListCommand.filters.map { OptionSpec([$0.option], value: $0.value, help: $0.help) } + [
             OptionSpec(["--include-deleted", "--deleted"], help: "Include deleted entries (with deleted = true)."),
@@ -72,7 +72,16 @@ enum ExportCommand {
         prepare: { input in
             if !input.scanned.positionals.isEmpty { throw UsageError("unexpected argument '\(input.scanned.positionals[0])'") }
             let csvFlags = ["--labels", "--excel", "--codes"]
-            let implied: ExportRequest.Format = csvFlags.contains(where: input.has) ? .csv : .jsonl
+            // The output file's name says the format when --format does not (import reads it back the same way).
+            let named: ExportRequest.Format? = input.value("--output").flatMap { path in
+                switch (path as NSString).pathExtension.lowercased() {
+                case "csv": return .csv
+                case "json": return .json
+                case "jsonl", "ndjson": return .jsonl
+                default: return nil
+                }
+            }
+            let implied: ExportRequest.Format = csvFlags.contains(where: input.has) ? .csv : named ?? .jsonl
             let format = try input.choice("--format", of: ExportRequest.Format.allCases.map(\.rawValue)).flatMap(ExportRequest.Format.init) ?? implied
             for flag in csvFlags where input.has(flag) && format != .csv {
                 throw UsageError("\(flag) is for --format csv")
