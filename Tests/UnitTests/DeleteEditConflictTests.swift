@@ -109,4 +109,32 @@ import Testing
             }
         }
     }
+
+    @Test("a delete and a concurrent restore: the later stands, the other is a conflict on deleted on both nodes; resolving it settles it everywhere",
+          arguments: StoreKind.allCases)
+    func deleteAgainstRestore(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        let id = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷"], layout: layout, origin: origin("a")).entry.id
+        _ = try n[0].delete(id: id, ifVersion: nil, layoutOf: { _ in .registration }, origin: origin("a"))
+        try sync(n[1], n[0])
+        // Both hold the deleted entry; one restores it while the other deletes it again… then a fresh delete vs restore.
+        _ = try n[1].restore(id: id, layoutOf: { _ in .registration }, origin: origin("b"))
+        _ = try n[0].restore(id: id, layoutOf: { _ in .registration }, origin: origin("a"))
+        _ = try n[0].delete(id: id, ifVersion: nil, layoutOf: { _ in .registration }, origin: origin("a"))
+        try sync(n[0], n[1])
+        let a = try open(n[0], id), b = try open(n[1], id)
+        #expect(a.count == 1 && a == b, "A: \(a), B: \(b)")
+        let c = try #require(a.first)
+        #expect(c.field == "deleted" && Set([c.kept, c.lost]) == ["true", "false"])
+        let deleted = try #require(try n[0].get(id)).deleted
+        #expect(try n[1].get(id)?.deleted == deleted, "both nodes hold the same state")
+        #expect(deleted == (c.kept == "true"), "the kept side is the state")
+        _ = try n[1].resolveConflict(id: c.id, useLost: true, layout: { _ in .registration }, origin: origin("b"))
+        try sync(n[0], n[1])
+        for store in n {
+            #expect(try open(store, id).isEmpty)
+            #expect(try store.get(id)?.deleted == (c.lost == "true"), "the lost side was chosen")
+        }
+    }
 }

@@ -56,6 +56,9 @@ extension EntryStore {
     /// The `field` of a delete-against-edit conflict: the entry's deleted flag,
     /// a register of its own (doc/design.md "Delete against edit").
     public static let deletedRegister = "deleted"
+    /// The `base` key of a delete or restore for the delete or restore it replaced
+    /// (`@` keeps it apart from every field name).
+    public static let deletedBaseKey = "@deleted"
 }
 
 extension WriteContext {
@@ -183,6 +186,7 @@ extension WriteContext {
             clock.hlc > (seen[field].flatMap(HLC.init) ?? .zero)
         }
         var made: [String] = []
+        if change.op == .delete || change.op == .restore { made += try settleDeletedRegister(entry: entry.id) }
         if change.op == .delete, !change.base.isEmpty, entry.deletedClock.map({ change.stamp > $0 }) ?? true {
             for stamp in Set(entry.clocks.filter { unseen($0.value, by: change.base, field: $0.key) }.values) {
                 let group = entry.clocks.filter { $0.value == stamp }.keys
@@ -200,6 +204,52 @@ extension WriteContext {
                                                lostStamp: change.stamp, lostGroup: change.fields) { made.append(id) }
             }
         }
+        return made
+    }
+
+    /// The deletes and restores of `entry` no other one has seen (its `@deleted`
+    /// base lists the HLCs of the heads it saw; one without the key, from an older
+    /// entryd, saw every earlier one).
+    func deletedRegisterHeads(entry: String) throws -> [(stamp: Stamp, op: ChangeOp)] {
+        var ops: [(stamp: Stamp, op: ChangeOp, seen: Set<String>?)] = []
+        try db.statement("SELECT node, hlc, op, base FROM changes WHERE entry = ? AND op IN ('delete', 'restore')")
+            .query([.text(entry)]) { row in
+                let base = (try? JSON.parse(row.text(3)))?[EntryStore.deletedBaseKey]?.stringValue
+                ops.append((Stamp(hlc: HLC(row.text(1)) ?? .zero, node: row.text(0)), ChangeOp(rawValue: row.text(2)) ?? .delete,
+                            base.map { Set($0.split(separator: ",").map(String.init)) }))
+            }
+        return ops.filter { candidate in
+            !ops.contains { other in
+                other.stamp != candidate.stamp
+                    && (other.seen?.contains(candidate.stamp.hlc.description) ?? (other.stamp > candidate.stamp))
+            }
+        }.map { ($0.stamp, $0.op) }
+    }
+
+    /// Delete against restore, from the whole set of deletes and restores of
+    /// `entry`, so every node holding the same changes holds the same records:
+    /// the newest head stands (the merged state), and each head of the other kind
+    /// is an open conflict on the deleted register (kept and lost `true` for a
+    /// delete, `false` for a restore); records of heads no longer open are resolved.
+    /// - Returns: the ids of new records.
+    func settleDeletedRegister(entry: String) throws -> [String] {
+        let heads = try deletedRegisterHeads(entry: entry)
+        guard let winner = heads.max(by: { $0.stamp < $1.stamp }) else { return [] }
+        var made: [String] = [], open = Set<String>()
+        for head in heads where head.op != winner.op {
+            let id = ConflictID.make(entry: entry, field: EntryStore.deletedRegister, kept: winner.stamp, lost: head.stamp)
+            open.insert(id)
+            if let new = try recordConflict(entry: entry, field: EntryStore.deletedRegister, kept: String(winner.op == .delete),
+                                            keptStamp: winner.stamp, lost: String(head.op == .delete), lostStamp: head.stamp,
+                                            lostGroup: [:]) { made.append(new) }
+        }
+        // Delete-against-restore records (their lost group is empty) that are no longer open.
+        var stale: [String] = []
+        try db.statement("SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0 AND lost_group = '{}'")
+            .query([.text(entry), .text(EntryStore.deletedRegister)]) { row in
+                if !open.contains(row.text(0)) { stale.append(row.text(0)) }
+            }
+        for id in stale { try db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)]) }
         return made
     }
 
@@ -276,9 +326,10 @@ extension EntryStore {
     /// overwritten is only marked resolved; with it, the lost values are written
     /// back whenever the entry does not hold them (an already resolved conflict
     /// too), so the call never answers "resolved" without doing what it asked.
-    /// A conflict on the deleted register (delete against edit): `useLost`
-    /// restores the entry (with the edit's values, which it holds); without it,
-    /// an open one is settled by deleting again, having seen the edit.
+    /// A conflict on the deleted register (a delete against an edit, or against
+    /// a restore): the chosen side — the lost one with `useLost`, else the kept
+    /// one — is written as a restore or a delete that has seen both, which
+    /// settles it on every node it reaches.
     /// - Throws: ``EntryError/conflictNotFound(_:)``; `.entryNotFound` when the
     ///   entry is gone; ``SQLiteError``.
     public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
@@ -300,10 +351,10 @@ extension EntryStore {
                 // deletes again having seen the edit. Either change settles the
                 // conflict on every node it reaches.
                 let fieldLayout = layout(current.form)
-                if useLost, current.deleted {
-                    _ = try ctx.record(.restore, on: current, fields: [:], layout: fieldLayout, origin: origin)
-                } else if !useLost, current.deleted, !conflict.resolved, current.deletedClock == keptStamp {
-                    _ = try ctx.record(.delete, on: current, fields: [:], layout: fieldLayout, origin: origin)
+                // The side chosen ("true": deleted) is written as a delete or a restore that has seen both.
+                let wantDeleted = (useLost ? conflict.lost : conflict.kept) == "true"
+                if wantDeleted != current.deleted || (!useLost && !conflict.resolved && current.deletedClock == keptStamp) {
+                    _ = try ctx.record(wantDeleted ? .delete : .restore, on: current, fields: [:], layout: fieldLayout, origin: origin)
                 }
                 try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
                 conflict.resolved = true

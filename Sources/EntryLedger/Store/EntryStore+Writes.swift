@@ -173,6 +173,9 @@ extension WriteContext {
             // node that holds a write it did not see records a delete-against-edit
             // conflict (doc/design.md "Delete against edit").
             for (name, clock) in current.clocks { base[name] = clock.hlc.description }
+            // …and the deletes and restores it has seen on the deleted register (the heads),
+            // under a key no field can have: a concurrent delete and restore are a conflict too.
+            base[EntryStore.deletedBaseKey] = try deletedRegisterHeads(entry: current.id).map(\.stamp.hlc.description).joined(separator: ",")
         }
         for (name, value) in fields {
             base[name] = current.clocks[name]?.hlc.description ?? ""
@@ -196,6 +199,7 @@ extension WriteContext {
             seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: entry.form, op: op, fields: fields, base: base,
             actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
+        if op == .delete || op == .restore { _ = try settleDeletedRegister(entry: entry.id) }
         entry.seq = change.seq
         try save(entry, layout: layout)
         return entry
