@@ -336,6 +336,18 @@ import Testing
             let has = Set(try node.changes(since: 0, limit: 1_000_000).changes.map { "\($0.node) \($0.hlc)" })
             #expect(before.subtracting(has).isEmpty, "\(before.subtracting(has).count) change(s) held before the exchange are missing")
         }
+        // Every concurrent clash is the same open conflict record on every node (computed
+        // from the change log, not from the order the changes arrived in).
+        let openConflicts = try n[0].conflicts(entry: nil, includeResolved: false).map(\.id).sorted()
+        for node in n.dropFirst() {
+            let mine = try node.conflicts(entry: nil, includeResolved: false)
+            let theirs = try n[0].conflicts(entry: nil, includeResolved: true)
+            let differ = Set(mine.map(\.id)).symmetricDifference(openConflicts).map { id in
+                let c = mine.first { $0.id == id } ?? theirs.first { $0.id == id }
+                return "\(c?.field ?? "?") \(c?.kept ?? "")/\(c?.lost ?? "") group \(c?.lostGroup ?? [:]) here \(mine.contains { $0.id == id }) node0 \(theirs.first { $0.id == id }.map { $0.resolved ? "resolved" : "open" } ?? "absent")"
+            }
+            #expect(differ.isEmpty, "open conflicts differ between nodes: \(differ)")
+        }
         print("convergence \(kind.testDescription) seed \(seed): \(restores) restores (\(lostForever.count) changes only the restored node held), \(copies) copies as new nodes")
         // No value is silently lost: every value ever written is current, or was
         // overwritten by a later edit that had seen it (its base), or is part of a

@@ -70,29 +70,6 @@ extension WriteContext {
         return found
     }
 
-    /// Marks resolved the open conflicts of `entry` whose kept write (`replaced`)
-    /// of one of `fields` is now overwritten by a write that had seen it: a
-    /// later edit, or a Resolve, settles the conflict on every node it reaches.
-    func supersedeConflicts(entry: String, fields: [String], replaced: Stamp) throws {
-        let statement = try db.statement("""
-            UPDATE conflicts SET resolved = 1
-            WHERE entry = ? AND field = ? AND kept_hlc = ? AND kept_node = ? AND resolved = 0
-            """)
-        for field in fields {
-            try statement.run([.text(entry), .text(field), .text(replaced.hlc.description), .text(replaced.node)])
-        }
-    }
-
-    /// Marks resolved the open conflicts of `entry` whose lost write of one of
-    /// `fields` had HLC `base`: a change based on that write has seen it and
-    /// replaced it (on its own node), so its value is no longer lost. The
-    /// replacing change competes with the kept write in its own right.
-    func supersedeLost(entry: String, fields: [String], base: HLC) throws {
-        let statement = try db.statement(
-            "UPDATE conflicts SET resolved = 1 WHERE entry = ? AND field = ? AND lost_hlc = ? AND resolved = 0")
-        for field in fields { try statement.run([.text(entry), .text(field), .text(base.description)]) }
-    }
-
     /// How many of the conflicts `ids` are open.
     func openCount(of ids: [String]) throws -> Int {
         let statement = try db.statement("SELECT 1 FROM conflicts WHERE id = ? AND resolved = 0")
@@ -118,26 +95,11 @@ extension WriteContext {
             group.forEach { seen.insert($0) }
             groups.append(group)
         }
+        var settle: [[String]] = []  // full groups whose conflicts to settle from the change log
         for group in groups {
             let local = group.compactMap { entry.clocks[$0] }.max()
-            let base = group.compactMap { change.base[$0].flatMap(HLC.init) }.max() ?? .zero
-            let concurrent = local.map { $0.hlc != base } ?? false
             let incomingWins = local.map { stamp > $0 } ?? true
-            if base != .zero { try supersedeLost(entry: entry.id, fields: group, base: base) }
-            if concurrent, let local {
-                let kept = incomingWins ? (values: change.fields, stamp: stamp) : (values: entry.fields, stamp: local)
-                let lost = incomingWins ? (values: entry.fields, stamp: local) : (values: change.fields, stamp: stamp)
-                let lostGroup = Dictionary(uniqueKeysWithValues: group.map { ($0, lost.values[$0] ?? "") })
-                for field in group where (kept.values[field] ?? "") != (lost.values[field] ?? "") {
-                    if let id = try recordConflict(entry: entry.id, field: field, kept: kept.values[field] ?? "", keptStamp: kept.stamp,
-                                                   lost: lost.values[field] ?? "", lostStamp: lost.stamp, lostGroup: lostGroup) {
-                        conflicts.append(id)
-                    }
-                }
-            }
-            if incomingWins, !concurrent, let local {
-                try supersedeConflicts(entry: entry.id, fields: group, replaced: local)
-            }
+            if local != nil { settle.append(layout.group(of: group[0])) }
             if incomingWins {
                 for field in group {
                     let value = change.fields[field] ?? ""
@@ -146,12 +108,13 @@ extension WriteContext {
                 }
             }
         }
-        conflicts += try deleteAgainstEdit(change, entry: entry)
+        for group in settle { conflicts += try settleGroup(entry: entry.id, group: group, current: entry.fields) }
         if change.op == .delete || change.op == .restore, entry.deletedClock.map({ stamp > $0 }) ?? true {
-            // A later delete or restore settles the delete-against-edit conflicts of the one it replaces.
-            if let replaced = entry.deletedClock { try supersedeConflicts(entry: entry.id, fields: [EntryStore.deletedRegister], replaced: replaced) }
             entry.deleted = change.op == .delete
             entry.deletedClock = stamp
+        }
+        if change.op == .delete || change.op == .restore || entry.deleted {
+            conflicts += try deleteAgainstEdit(entry: entry.id, layout: layout)
         }
         if change.op == .create, change.at < entry.createdAt {
             entry.createdAt = change.at
@@ -167,43 +130,51 @@ extension WriteContext {
         return conflicts
     }
 
-    /// Delete against edit (doc/design.md): a delete and a write it did not see
-    /// are concurrent. The merged state does not change (the entry stays
-    /// deleted, with the write's values), but each such clash is a conflict on
-    /// the `deleted` register — kept `true` (the delete), lost `false` (the
-    /// write, its values as the lost group) — the same record, under the same
-    /// id, on every node whatever the order of arrival:
-    /// - an arriving delete, against each local write newer than the value the
-    ///   delete saw of its field (the delete's `base`; a delete without one, from
-    ///   an older entryd, records nothing);
-    /// - an arriving write, against the delete the entry holds, when the write
-    ///   is newer than what that delete saw of each of its fields; an earlier
-    ///   write it replaced (its `base`) is then no longer lost.
+    /// Delete against edit and against restore (doc/design.md), from the
+    /// change log, so every node holding the same changes holds the same
+    /// records whatever the order they arrived in. When the newest delete or
+    /// restore no other has seen is a delete, each head write of the entry's
+    /// field groups (FieldConflicts.swift) that the delete did not see — newer
+    /// than the value its `base` names for one of the write's fields — is an open
+    /// conflict on the `deleted` register: kept `true` (the delete), lost `false`
+    /// (the write, its values as the lost group). The merged state does not
+    /// change: deleted, with the write's values. Records no longer open are
+    /// resolved. A delete without a `base` (an older entryd) records nothing.
     /// - Returns: the ids of new conflict records.
-    func deleteAgainstEdit(_ change: ChangeRecord, entry: StoredEntry) throws -> [String] {
+    func deleteAgainstEdit(entry: String, layout: FieldLayout) throws -> [String] {
         let register = EntryStore.deletedRegister
-        func unseen(_ clock: Stamp, by seen: [String: String], field: String) -> Bool {
-            clock.hlc > (seen[field].flatMap(HLC.init) ?? .zero)
-        }
-        var made: [String] = []
-        if change.op == .delete || change.op == .restore { made += try settleDeletedRegister(entry: entry.id) }
-        if change.op == .delete, !change.base.isEmpty, entry.deletedClock.map({ change.stamp > $0 }) ?? true {
-            for stamp in Set(entry.clocks.filter { unseen($0.value, by: change.base, field: $0.key) }.values) {
-                let group = entry.clocks.filter { $0.value == stamp }.keys
-                let values = Dictionary(uniqueKeysWithValues: group.map { ($0, entry.fields[$0] ?? "") })
-                if let id = try recordConflict(entry: entry.id, field: register, kept: "true", keptStamp: change.stamp,
-                                               lost: "false", lostStamp: stamp, lostGroup: values) { made.append(id) }
-            }
-        } else if change.op == .update || change.op == .create, entry.deleted, let delete = entry.deletedClock, delete != change.stamp {
-            let seen = try baseOf(delete)
-            if !seen.isEmpty, change.fields.keys.contains(where: { unseen(change.stamp, by: seen, field: $0) }) {
-                for hlc in Set(change.base.values.compactMap(HLC.init)) {
-                    try supersedeLost(entry: entry.id, fields: [register], base: hlc)
+        var made = try settleDeletedRegister(entry: entry)
+        var open = Set<String>()
+        if let winner = try deletedRegisterHeads(entry: entry).max(by: { $0.stamp < $1.stamp }), winner.op == .delete {
+            let seen = try baseOf(winner.stamp)
+            if !seen.isEmpty {
+                var names = Set<String>()
+                try db.statement("SELECT fields FROM changes WHERE entry = ? AND op IN ('create', 'update')").query([.text(entry)]) { row in
+                    names.formUnion(try EntryStore.stringMap(row.text(0)).keys)
                 }
-                if let id = try recordConflict(entry: entry.id, field: register, kept: "true", keptStamp: delete, lost: "false",
-                                               lostStamp: change.stamp, lostGroup: change.fields) { made.append(id) }
+                var groups: [[String]] = []
+                for name in names.sorted() where !groups.contains(where: { $0.contains(name) }) { groups.append(layout.group(of: name)) }
+                var lost: [Stamp: [String: String]] = [:]
+                for group in groups {
+                    for head in try groupHeads(entry: entry, group: group)
+                    where !head.seenDeletes.contains(winner.stamp.hlc.description)
+                        && head.fields.keys.contains(where: { head.stamp.hlc > (seen[$0].flatMap(HLC.init) ?? .zero) }) {
+                        lost[head.stamp] = head.fields
+                    }
+                }
+                for (stamp, fields) in lost {
+                    open.insert(ConflictID.make(entry: entry, field: register, kept: winner.stamp, lost: stamp))
+                    if let id = try recordConflict(entry: entry, field: register, kept: "true", keptStamp: winner.stamp, lost: "false",
+                                                   lostStamp: stamp, lostGroup: fields) { made.append(id) }
+                }
             }
         }
+        var stale: [String] = []
+        try db.statement("SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0 AND lost_group != '{}'")
+            .query([.text(entry), .text(register)]) { row in
+                if !open.contains(row.text(0)) { stale.append(row.text(0)) }
+            }
+        for id in stale { try db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)]) }
         return made
     }
 

@@ -177,15 +177,28 @@ extension WriteContext {
             // under a key no field can have: a concurrent delete and restore are a conflict too.
             base[EntryStore.deletedBaseKey] = try deletedRegisterHeads(entry: current.id).map(\.stamp.hlc.description).joined(separator: ",")
         }
+        // The groups this write touches: the other heads it has in view are listed, so
+        // it settles their conflicts (FieldConflicts.swift).
+        var touched: [[String]] = []
+        for name in fields.keys.sorted() where !touched.contains(where: { $0.contains(name) }) {
+            touched.append(layout.group(of: name))
+        }
+        var inView = Set<String>(), settle: [[String]] = []
+        for group in touched {
+            let heads = try groupHeads(entry: current.id, group: group)
+            if heads.count > 1 { settle.append(group) }
+            inView.formUnion(heads.map(\.stamp.hlc.description))
+        }
         for (name, value) in fields {
             base[name] = current.clocks[name]?.hlc.description ?? ""
-            if let replaced = current.clocks[name] { try supersedeConflicts(entry: current.id, fields: [name], replaced: replaced) }
             if value.isEmpty { entry.fields[name] = nil } else { entry.fields[name] = value }
             entry.clocks[name] = stamp
         }
-        if op == .delete || op == .restore, let replaced = current.deletedClock {
-            // This delete or restore has seen the earlier one and its clashes: settled (Resolve writes one of these).
-            try supersedeConflicts(entry: current.id, fields: [EntryStore.deletedRegister], replaced: replaced)
+        let others = inView.subtracting(base.values)
+        if !others.isEmpty { base[EntryStore.headsKey] = others.sorted().joined(separator: ",") }
+        if op == .update, current.deleted {
+            // An edit of an entry known to be deleted has seen the delete: no delete-against-edit conflict.
+            base[EntryStore.deletedBaseKey] = try deletedRegisterHeads(entry: current.id).map(\.stamp.hlc.description).joined(separator: ",")
         }
         switch op {
         case .delete: entry.deleted = true; entry.deletedClock = stamp
@@ -199,7 +212,8 @@ extension WriteContext {
             seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: entry.form, op: op, fields: fields, base: base,
             actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
-        if op == .delete || op == .restore { _ = try settleDeletedRegister(entry: entry.id) }
+        if op == .delete || op == .restore || entry.deleted { _ = try deleteAgainstEdit(entry: entry.id, layout: layout) }
+        for group in settle { _ = try settleGroup(entry: entry.id, group: group, current: entry.fields) }
         entry.seq = change.seq
         try save(entry, layout: layout)
         return entry

@@ -1,0 +1,81 @@
+import EntryModel
+
+/// Conflicts of field groups, computed from the change log, so that every node
+/// holding the same changes holds the same open conflicts, whatever the order
+/// they arrived in (doc/design.md "Sync": merge per field group).
+///
+/// A write of a group (a create or update setting any of its fields) has seen
+/// the writes its `base` names for the group's fields, and those a local write
+/// listed under ``EntryStore/headsKey`` (every head of the group its node held
+/// when it was made, so an edit made with a conflict in view settles it). The
+/// heads are the writes no other write has seen; the newest head is the merged
+/// value, and each other head that set a field to another value is an open
+/// conflict on that field, kept = the newest head, lost = that head (its group
+/// values as the lost group). Records of heads that stopped being heads are
+/// resolved.
+extension WriteContext {
+    /// One write of a field group as the change log holds it.
+    struct GroupWrite {
+        /// Its origin stamp.
+        var stamp: Stamp
+        /// The values it set.
+        var fields: [String: String]
+        /// The HLCs of the writes it had seen (its base for the group, and its heads list).
+        var seen: Set<String>
+        /// The HLCs of the deletes and restores it had seen (an edit of a deleted entry).
+        var seenDeletes: Set<String> = []
+    }
+
+    /// The writes of `group` in `entry`'s change log that no other write has seen.
+    func groupHeads(entry: String, group: [String]) throws -> [GroupWrite] {
+        var writes: [GroupWrite] = []
+        try db.statement("SELECT node, hlc, fields, base FROM changes WHERE entry = ? AND op IN ('create', 'update')")
+            .query([.text(entry)]) { row in
+                let fields = try EntryStore.stringMap(row.text(2))
+                guard group.contains(where: { fields[$0] != nil }) else { return }
+                let base = try EntryStore.stringMap(row.text(3))
+                var seen = Set(group.compactMap { base[$0] }.filter { !$0.isEmpty })
+                if let heads = base[EntryStore.headsKey] { seen.formUnion(heads.split(separator: ",").map(String.init)) }
+                let deletes = Set((base[EntryStore.deletedBaseKey] ?? "").split(separator: ",").map(String.init))
+                writes.append(GroupWrite(stamp: Stamp(hlc: HLC(row.text(1)) ?? .zero, node: row.text(0)), fields: fields, seen: seen,
+                                         seenDeletes: deletes))
+            }
+        return writes.filter { write in
+            !writes.contains { $0.stamp != write.stamp && $0.seen.contains(write.stamp.hlc.description) }
+        }
+    }
+
+    /// Brings the open conflicts of `group` in `entry` to what its heads say
+    /// (see the type's rule); `current` holds the entry's merged values.
+    /// - Returns: the ids of new records.
+    func settleGroup(entry: String, group: [String], current: [String: String]) throws -> [String] {
+        let heads = try groupHeads(entry: entry, group: group)
+        var made: [String] = [], open = Set<String>()
+        if let winner = heads.max(by: { $0.stamp < $1.stamp }) {
+            for head in heads where head.stamp != winner.stamp {
+                let lostGroup = Dictionary(uniqueKeysWithValues: group.map { ($0, head.fields[$0] ?? "") })
+                for field in group {
+                    guard let lost = head.fields[field], lost != (current[field] ?? "") else { continue }
+                    open.insert(ConflictID.make(entry: entry, field: field, kept: winner.stamp, lost: head.stamp))
+                    if let id = try recordConflict(entry: entry, field: field, kept: current[field] ?? "", keptStamp: winner.stamp,
+                                                   lost: lost, lostStamp: head.stamp, lostGroup: lostGroup) { made.append(id) }
+                }
+            }
+        }
+        var stale: [String] = []
+        let statement = try db.statement("SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0")
+        for field in group {
+            try statement.query([.text(entry), .text(field)]) { row in
+                if !open.contains(row.text(0)) { stale.append(row.text(0)) }
+            }
+        }
+        for id in stale { try db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)]) }
+        return made
+    }
+}
+
+extension EntryStore {
+    /// The `base` key of a local write listing the other heads of its groups it
+    /// had in view (comma-separated HLCs; `@` keeps it apart from field names).
+    public static let headsKey = "@heads"
+}
