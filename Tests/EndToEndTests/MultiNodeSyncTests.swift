@@ -119,8 +119,14 @@ import Testing
         let fromA = try addOn(a, name: "自动甲")
         let fromB = try addOn(b, name: "自动乙")
         func has(_ d: Daemon, _ id: String) -> Bool { (try? d.connect().call("io.entryd.Entries.Get", .object([("id", .string(id))]))) != nil }
+        // Done: both entries on both nodes and the sync recorded as finished (it saves
+        // lastSync after its push, so the entries can arrive a moment before).
+        func synced() -> Bool {
+            let peer = (try? b.connect().call("io.entryd.Sync.Status"))?["peers"]?.arrayValue?.first
+            return has(b, fromA) && has(a, fromB) && peer?["lastSync"]?.stringValue != nil
+        }
         let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline && !(has(b, fromA) && has(a, fromB)) { usleep(100_000) }
+        while Date() < deadline && !synced() { usleep(100_000) }
         #expect(has(b, fromA) && has(a, fromB))
         let status = try b.connect().call("io.entryd.Sync.Status")
         let peer = try #require(status["peers"]?.arrayValue?.first)
@@ -172,6 +178,11 @@ import Testing
         #expect(try a.entryctl(["update", id, "email=han@example.com"]).status == 0)
         let again = try a.entryctl(["history", id]).stdout
         #expect(again.contains("li@example.com → han@example.com") && !again.contains("（空） → （空）"), "\(again)")
+        // Editing a deleted entry is stored, and said to be invisible until restored.
+        #expect(try a.entryctl(["delete", id]).status == 0)
+        let edited = try a.entryctl(["--locale", "en", "update", id, "name=删后改"])
+        #expect(edited.status == 0 && edited.stderr.contains("is deleted: the change is stored") && edited.stderr.contains("entryctl restore \(id)"),
+                "\(edited)")
         let en = try a.entryctl(["--locale", "en", "history", id]).stdout
         #expect(en.contains("Guangzhou → Shenzhen") && en.contains("create") && en.contains("(empty) → li@example.com"), "\(en)")
         #expect(a.stop() == 0)

@@ -84,6 +84,13 @@ enum EntryCommands {
                         ("reason", reason.json), ("locale", session.locale)))
                 }
                 printEntry(reply, session)
+                if reply["entry"]?["deleted"]?.boolValue == true {
+                    // The edit is stored, but nobody sees a deleted entry in lists: say so.
+                    let id = leading[0]
+                    Terminal.message(session.globals.locale == .zh
+                        ? "注意：条目 \(id) 已删除，修改已保存但不会出现在列表中；要恢复它，运行 entryctl restore \(id)"
+                        : "note: entry \(id) is deleted: the change is stored, but lists leave it out; to bring it back, run entryctl restore \(id)")
+                }
             }
         })
 
