@@ -29,4 +29,18 @@ import Testing
         let doc = CSVWriter.document(header: ["id", "name", "city"], rows: [["1", "李雷", "广州,天河"], ["2", "", ""]])
         #expect(doc == "id,name,city\r\n1,李雷,\"广州,天河\"\r\n2,,\r\n")
     }
+
+    @Test("a spreadsheet file neutralises formula starts (OWASP) and import reads the value back", arguments: [
+        ("=HYPERLINK(\"http://evil\")", "'=HYPERLINK(\"http://evil\")"), ("+8613800138000", "'+8613800138000"),
+        ("-1+2", "'-1+2"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+        ("李雷", "李雷"), ("a=b", "a=b"), ("'quoted", "'quoted"), ("", ""),
+    ])
+    func spreadsheetSafe(value: String, written: String) throws {
+        #expect(CSVWriter.spreadsheetSafe(value) == written)
+        // Plain CSV is RFC 4180: written as stored.
+        #expect(CSVWriter.record([value]) == CSVWriter.field(value) + "\r\n")
+        let element = DataColumns.importElement([written], columns: [.field("name")])
+        let read = element["fields"]?["name"]?.stringValue ?? ""
+        #expect(read == value, "import gives back what was stored")
+    }
 }

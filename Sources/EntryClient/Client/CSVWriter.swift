@@ -8,10 +8,25 @@ import EntryProtocol
 /// quotes, with each `"` inside doubled. Other fields, spaces included, are
 /// written as they are. Text is UTF-8 without a byte order mark.
 ///
-/// Values are written verbatim: a value starting with `=`, `+`, `-` or `@` is
-/// not defused for spreadsheets (a phone number is `+8613800138000`), so open
-/// such files as text, not as formulas.
+/// Values are written verbatim (plain RFC 4180), unless the file is for a
+/// spreadsheet (``record(_:lineEnd:separator:spreadsheet:)``): then a value that
+/// a spreadsheet would run as a formula or read as a number is neutralised
+/// (``spreadsheetSafe(_:)``), and import undoes it
+/// (``DataColumns/importElement(_:columns:)``).
 public enum CSVWriter {
+    /// The first characters that make a spreadsheet treat a cell as a formula
+    /// (OWASP, "CSV Injection": `=`, `+`, `-`, `@`, TAB, CR).
+    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
+
+    /// `value` as a spreadsheet keeps it text: a leading `'` before a value that
+    /// starts with a formula character (`=HYPERLINK(…)` → `'=HYPERLINK(…)`,
+    /// `+8613800138000` → `'+8613800138000`, which also keeps a phone from
+    /// becoming `8.61E+12`); other values unchanged.
+    public static func spreadsheetSafe(_ value: String) -> String {
+        guard let first = value.unicodeScalars.first, formulaStarts.contains(first) else { return value }
+        return "'" + value
+    }
+
     /// The record terminator, CR LF.
     public static let lineEnd = "\r\n"
 
@@ -34,8 +49,11 @@ public enum CSVWriter {
     /// One record, its fields quoted as needed and separated by `separator`
     /// (`,` unless a report follows its input's), ending in `end` (CRLF,
     /// RFC 4180, unless a report follows its input's line ends).
-    public static func record(_ fields: [String], lineEnd end: String = lineEnd, separator: Unicode.Scalar = ",") -> String {
-        fields.map { field($0, separator: separator) }.joined(separator: String(Character(separator))) + end
+    /// With `spreadsheet`, each value is first made ``spreadsheetSafe(_:)`` (`export --excel`).
+    public static func record(_ fields: [String], lineEnd end: String = lineEnd, separator: Unicode.Scalar = ",",
+                              spreadsheet: Bool = false) -> String {
+        fields.map { field(spreadsheet ? spreadsheetSafe($0) : $0, separator: separator) }
+            .joined(separator: String(Character(separator))) + end
     }
 
     /// A whole document: the header record, then one record per row.

@@ -267,10 +267,15 @@ public enum DataColumns {
     /// The Import element for one CSV record: `{"id"?, "fields", "deleted"?}`.
     /// Empty cells are left out (an absent optional field). A `deleted` cell that
     /// is not a flag is sent as it is, so the daemon rejects the row with a problem.
+    /// A cell that `export --excel` neutralised (`'` before `=`, `+`, `-`, `@`,
+    /// TAB or CR: ``CSVWriter/spreadsheetSafe(_:)``) is read without the `'`.
     public static func importElement(_ record: [String], columns: [Column]) -> JSON {
         var members: [(String, JSON)] = []
         var fields: [(String, JSON)] = []
-        for (column, cell) in zip(columns, record) {
+        for (column, raw) in zip(columns, record) {
+            let scalars = raw.unicodeScalars
+            let cell = scalars.first == "'" && scalars.dropFirst().first.map(CSVWriter.formulaStarts.contains) == true
+                ? String(raw.dropFirst()) : raw
             switch column {
             case .id:
                 let id = cell.trimmingCharacters(in: .whitespaces)

@@ -48,7 +48,7 @@ enum ExportCommand {
             OptionSpec(["--include-deleted", "--deleted"], help: "Include deleted entries (with deleted = true)."),
             OptionSpec(["--output", "-o"], value: "FILE", help: "Write to FILE (made whole at the end, mode 0600) instead of stdout."),
             OptionSpec(["--labels"], help: "CSV for people: header of field labels, values as labels (中国, 广东省, 电话, 否) in the --locale language."),
-            OptionSpec(["--excel"], help: "CSV for a spreadsheet: a UTF-8 byte order mark (Chinese text reads right), values as labels."),
+            OptionSpec(["--excel"], help: "CSV for a spreadsheet: a UTF-8 byte order mark (Chinese text reads right), values as labels, and a ' before a cell starting with = + - @ TAB or CR (no formula runs; phones stay text); import removes it."),
             OptionSpec(["--codes"], help: "CSV: canonical values (CN, 440000, phone, false) even with --labels or --excel."),
             OptionSpec(["--display"], help: "Add display values (CSV: columns after the fields; JSON: the display object)."),
         ],
@@ -208,7 +208,7 @@ enum ExportCommand {
                         try checkColumns(entry, fields: fields, unknown: unknown, locale: session.globals.locale)
                         chunk += Array(CSVWriter.record(DataColumns.exportRow(
                             entry, fields: fields, unknown: unknown, display: request.display, valueLabels: valueLabels,
-                            locale: session.globals.locale)).utf8)
+                            locale: session.globals.locale), spreadsheet: request.excel).utf8)
                     }
                     count += 1
                 }
