@@ -175,6 +175,17 @@ import Testing
         let english = try entryctl(d, ["--locale", "en", "import", bad])
         #expect(english.stderr.contains("line 3 (byte offset 29)") && english.stderr.contains("iconv -f GB18030 -t UTF-8"), "\(english.stderr)")
 
+        // UTF-8 Chinese first, GBK bytes later: read as UTF-8 (not GB18030 mojibake) and refused at the bad
+        // line; they are in the first read (64 KiB), so nothing of the file is stored.
+        let mixed = d.directory + "/mixed.csv"
+        try Data(Array("name,birthday,country,contact_method,phone\n李雷,1991-01-02,CN,phone,13800138002\nAda,1985-12-10,GB,phone,+44 20 7946 0000\n".utf8)
+                 + [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7] + Array(",1990-05-17,CN,phone,13800138003\n".utf8)).write(to: URL(fileURLWithPath: mixed))
+        let partial = try entryctl(d, ["--locale", "en", "import", "--batch", "1", mixed])
+        #expect(partial.status == 65)
+        #expect(partial.stderr.contains("read as UTF-8") && partial.stderr.contains("line 4 (byte offset 123)")
+                && !partial.stderr.contains("already stored"), "\(partial.stderr)")
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
+
         // JSON lines in GBK: refused, not mangled.
         let jsonl = d.directory + "/gbk.jsonl"
         try Data(InputEncoding.gb18030.encode(Array("{\"fields\": {\"name\": \"李雷\", \"birthday\": \"1990-05-17\"}}\n".utf8)))

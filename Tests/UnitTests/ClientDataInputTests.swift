@@ -119,6 +119,10 @@ import Testing
         #expect(throws: InputEncodingError(.invalid(.utf8), line: 2, byteOffset: 8)) {
             try decoder.decode([0x31, 0xBA, 0xAB, 0x0A], final: true)
         }
+        // The same in one read: a whole line of UTF-8 Chinese first means UTF-8, not GB18030 mojibake (鏉庨浄).
+        #expect(throws: InputEncodingError(.invalid(.utf8), line: 3, byteOffset: 12)) {
+            try records(ByteInput(bytes: Array("name\n李雷\n".utf8) + [0xBA, 0xAB, 0x0A]))
+        }
         // A UTF-8 character cut off by the end of the input.
         #expect(throws: InputEncodingError(.invalid(.utf8), line: 1, byteOffset: 3)) {
             try records(ByteInput(bytes: Array("李雷".utf8).dropLast()))

@@ -7,7 +7,7 @@ import EntryModel
 /// byte order mark), UTF-16 with a byte order mark, and GB18030 (which GBK and
 /// GB2312 are subsets of: what Excel in China saves CSV as). Everything else
 /// is converted through glibc's iconv to UTF-8 before it is parsed.
-public enum InputEncoding: String, Sendable, Equatable, CaseIterable {
+public enum InputEncoding: String, Sendable, Equatable {
     /// UTF-8, with or without `EF BB BF` in front.
     case utf8 = "UTF-8"
     /// UTF-16 little-endian, told by `FF FE` in front.
@@ -130,8 +130,9 @@ final class Iconv {
 }
 
 /// Turns an input's bytes, chunk by chunk, into valid UTF-8: detects the
-/// encoding (a byte order mark; else UTF-8 when the bytes are valid UTF-8; else
-/// GB18030 when they decode cleanly as it) at the first byte that is not ASCII,
+/// encoding (a byte order mark; else UTF-8 when the bytes are valid UTF-8, or
+/// when a whole line of CJK in UTF-8 comes before the first bytes that are not;
+/// else GB18030 when they decode cleanly as it) at the first byte that is not ASCII,
 /// then validates (UTF-8) or converts (iconv) everything. Bytes that do not
 /// decode are an ``InputEncodingError``: nothing is ever replaced by U+FFFD.
 final class InputDecoder {
@@ -165,7 +166,7 @@ final class InputDecoder {
                     // ASCII so far (perhaps a character cut at the end): not decided yet.
                     return take(bytes, validEnd: check.validEnd, base: base)
                 }
-                if let bad = check.invalid {
+                if let bad = check.invalid, !Self.hasUTF8Lines(bytes[..<bad]) {
                     if let gb = Iconv(from: InputEncoding.gb18030.rawValue, to: "UTF-8"),
                        case let trial = gb.convert(bytes[...]), trial.stop == 0 || (trial.stop == EINVAL && !final) {
                         try choose(.gb18030, at: base, converter: gb)
@@ -173,7 +174,7 @@ final class InputDecoder {
                     }
                     throw InputEncodingError(.unknown, line: line(bytes[..<bad]), byteOffset: base + Int64(bad))
                 }
-                if check.firstNonASCII < check.validEnd || final { try choose(.utf8, at: base) }
+                if check.invalid != nil || check.firstNonASCII < check.validEnd || final { try choose(.utf8, at: base) }
             }
         }
         switch encoding {
@@ -216,6 +217,15 @@ final class InputDecoder {
         offset = base + Int64(result.consumed)
         newlines += Self.lineFeeds(result.output[...])
         return result.output
+    }
+
+    /// Whether `prefix` (valid UTF-8, before the first byte that is not) holds a
+    /// whole line with a character of three or four bytes (CJK, emoji): then the
+    /// input is UTF-8 with bad bytes later, not GB18030 — which decodes almost
+    /// any byte pair, UTF-8 Chinese included, as mojibake.
+    private static func hasUTF8Lines(_ prefix: ArraySlice<UInt8>) -> Bool {
+        guard let lastLineEnd = prefix.lastIndex(of: 0x0A) else { return false }
+        return prefix[..<lastLineEnd].contains { $0 >= 0xE0 }
     }
 
     /// The 1-based line of the byte after `prefix` (UTF-8 text about to be handed out).

@@ -151,9 +151,10 @@ final class ImportRun {
             let locale = session.globals.locale
             var lines = [error.message(file: request.file, locale: locale)]
             if rows > 0 && !request.dryRun && !request.atomic && added + unchanged > 0 {
+                // Earlier batches were sent; the one being read when the bytes came was not.
                 lines.append(locale == .zh
-                    ? "此前的行已导入：新增 \(added)，未变 \(unchanged)，拒绝 \(rejected)"
-                    : "the rows before it were imported: added \(added), unchanged \(unchanged), rejected \(rejected)")
+                    ? "在此之前已存储（之前的批次）：新增 \(added)，未变 \(unchanged)"
+                    : "already stored before it (earlier batches): added \(added), unchanged \(unchanged)")
             }
             throw RowsRejected(lines: lines)
         }
