@@ -154,6 +154,63 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    @Test("a GB18030 CSV (Excel in China) with a Chinese header is decoded: 韩梅梅 stored, not U+FFFD; its rejects report is GB18030; undecodable bytes and GBK JSON lines are refused, naming the offset and iconv")
+    func gb18030Import() throws {
+        let d = try Daemon()
+        let file = d.directory + "/名单.csv", report = d.directory + "/rejected.csv"
+        let text = "姓名,生日,国家,省份,城市,联系方式,手机号码\r\n韩梅梅,1990年5月17日,中国,广东,广州,电话,138 0013 8000\r\n"
+            + "张伟,1990-02-30,中国,广东,深圳,电话,13800138001\r\n"
+        let bytes = InputEncoding.gb18030.encode(Array(text.utf8))
+        #expect(bytes.count < text.utf8.count && bytes.indices.contains { bytes[$0...].starts(with: [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7]) })
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+
+        let run = try entryctl(d, ["--json", "import", "--rejects", report, file])
+        #expect(run.status == 65, "\(run.stderr)")
+        #expect(try JSON.parse(run.stdout)["added"]?.intValue == 1, "\(run.stdout) \(run.stderr)")
+        let list = try entryctl(d, ["list", "--all", "--format", "json"])
+        let stored = try #require(try JSON.parse(list.stdout).arrayValue)
+        #expect(stored.map { $0["fields"]?["name"]?.stringValue } == ["韩梅梅"], "\(list.stdout)")
+        #expect(stored.first?["fields"]?["city"]?.stringValue == "440100")
+
+        // The report is in the input's encoding (GB18030), its header and problems column in Chinese.
+        let raw = try #require(FileManager.default.contents(atPath: report))
+        #expect(String(validating: Array(raw), as: UTF8.self) == nil, "the report is GB18030, as its input")
+        let reportInput = try ByteInput(path: report)
+        let reader = CSVReader(reportInput)
+        #expect(try reader.next()?.fields == ["姓名", "生日", "国家", "省份", "城市", "联系方式", "手机号码", "问题"])
+        #expect(try reader.next()?.fields.first == "张伟")
+        #expect(reportInput.encoding == .gb18030)
+
+        // Bytes in no encoding read: refused at their line and offset with the iconv command; nothing stored.
+        let bad = d.directory + "/bad.csv"
+        try Data(Array("name,birthday\nAda,1985-12-10\n".utf8) + [0xFF, 0x0A]).write(to: URL(fileURLWithPath: bad))
+        let refused = try entryctl(d, ["import", bad])
+        #expect(refused.status == 65)
+        #expect(refused.stderr.contains("第 3 行（字节偏移 29）") && refused.stderr.contains("iconv -f GB18030 -t UTF-8"), "\(refused.stderr)")
+        let english = try entryctl(d, ["--locale", "en", "import", bad])
+        #expect(english.stderr.contains("line 3 (byte offset 29)") && english.stderr.contains("iconv -f GB18030 -t UTF-8"), "\(english.stderr)")
+
+        // UTF-8 Chinese first, GBK bytes later: read as UTF-8 (not GB18030 mojibake) and refused at the bad
+        // line; they are in the first read (64 KiB), so nothing of the file is stored.
+        let mixed = d.directory + "/mixed.csv"
+        try Data(Array("name,birthday,country,contact_method,phone\n李雷,1991-01-02,CN,phone,13800138002\nAda,1985-12-10,GB,phone,+44 20 7946 0000\n".utf8)
+                 + [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7] + Array(",1990-05-17,CN,phone,13800138003\n".utf8)).write(to: URL(fileURLWithPath: mixed))
+        let partial = try entryctl(d, ["--locale", "en", "import", "--batch", "1", mixed])
+        #expect(partial.status == 65)
+        #expect(partial.stderr.contains("read as UTF-8") && partial.stderr.contains("line 4 (byte offset 123)")
+                && !partial.stderr.contains("already stored"), "\(partial.stderr)")
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
+
+        // JSON lines in GBK: refused, not mangled.
+        let jsonl = d.directory + "/gbk.jsonl"
+        try Data(InputEncoding.gb18030.encode(Array("{\"fields\": {\"name\": \"李雷\", \"birthday\": \"1990-05-17\"}}\n".utf8)))
+            .write(to: URL(fileURLWithPath: jsonl))
+        let json = try entryctl(d, ["--locale", "en", "import", jsonl])
+        #expect(json.status == 65 && json.stderr.contains("JSON must be UTF-8"), "\(json.stderr)")
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
+        #expect(d.stop() == 0)
+    }
+
     @Test("CSV with a BOM, Chinese label headers, lenient values and three bad rows: report, exit 65, re-run unchanged")
     func spreadsheetImport() throws {
         let d = try Daemon()

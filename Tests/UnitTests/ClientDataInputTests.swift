@@ -53,6 +53,111 @@ import Testing
         #expect(try reader.next() == nil)
     }
 
+    // MARK: Encodings (issue 16)
+
+    /// `姓名,生日\n韩梅梅,1990-05-17\n` as Excel in China saves it: GB18030 (姓 D0 D5, 名 C3 FB, 生 C9 FA, 日 C8 D5, 韩梅梅 BA AB C3 B7 C3 B7).
+    static let gb18030CSV: [UInt8] = [0xD0, 0xD5, 0xC3, 0xFB, 0x2C, 0xC9, 0xFA, 0xC8, 0xD5, 0x0A,
+                                      0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7] + Array(",1990-05-17\n".utf8)
+
+    func records(_ input: ByteInput) throws -> [[String]] {
+        let reader = CSVReader(input)
+        var out: [[String]] = []
+        while let r = try reader.next() { out.append(r.fields) }
+        return out
+    }
+
+    @Test("GB18030 (GBK) bytes that are not UTF-8 are detected and decoded: 韩梅梅, not U+FFFD")
+    func gb18030() throws {
+        let input = ByteInput(bytes: Self.gb18030CSV)
+        #expect(try records(input) == [["姓名", "生日"], ["韩梅梅", "1990-05-17"]])
+        #expect(input.encoding == .gb18030)
+        // A character cut between two reads is decoded whole.
+        let decoder = InputDecoder()
+        var text: [UInt8] = []
+        for k in stride(from: 0, to: Self.gb18030CSV.count, by: 3) {
+            text += try decoder.decode(Array(Self.gb18030CSV[k..<min(k + 3, Self.gb18030CSV.count)]), final: false)
+        }
+        text += try decoder.decode([], final: true)
+        #expect(String(decoding: text, as: UTF8.self) == "姓名,生日\n韩梅梅,1990-05-17\n")
+        // ASCII first, GB18030 later: still decided at the first byte that is not ASCII.
+        let late = InputDecoder()
+        let ascii = try late.decode(Array("name,birthday\n".utf8), final: false)
+        let rest = try late.decode([0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7, 0x0A], final: true)
+        #expect(late.encoding == .gb18030 && String(decoding: ascii + rest, as: UTF8.self) == "name,birthday\n韩梅梅\n")
+    }
+
+    @Test("UTF-16 with a byte order mark, little- and big-endian, is decoded; UTF-8 with or without BOM is read as it is")
+    func utf16() throws {
+        let text = "姓名,生日\r\n韩梅梅,1990-05-17\r\n"
+        let le: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { unit -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let be: [UInt8] = [0xFE, 0xFF] + text.utf16.flatMap { unit -> [UInt8] in [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+        for (bytes, encoding) in [(le, InputEncoding.utf16LE), (be, InputEncoding.utf16BE)] {
+            let input = ByteInput(bytes: bytes)
+            let start = try input.peekFirstLine()
+            #expect(start.byteOrderMark && String(decoding: start.line, as: UTF8.self) == "姓名,生日")
+            let reader = CSVReader(input)
+            #expect(try reader.next()?.fields == ["姓名", "生日"])
+            #expect(try reader.next()?.fields == ["韩梅梅", "1990-05-17"])
+            #expect(try reader.next() == nil)
+            #expect(input.encoding == encoding && reader.hadByteOrderMark)
+        }
+        for bytes in [Array(text.utf8), utf8ByteOrderMark + Array(text.utf8)] {
+            let input = ByteInput(bytes: bytes)
+            #expect(try records(input) == [["姓名", "生日"], ["韩梅梅", "1990-05-17"]] && input.encoding == .utf8)
+        }
+    }
+
+    @Test("bytes that are neither UTF-8 nor GB18030 are refused at their line and byte offset, never stored as U+FFFD")
+    func invalidBytesRefused() throws {
+        // 0xFF is neither UTF-8 nor GB18030.
+        #expect(throws: InputEncodingError(.unknown, line: 3, byteOffset: 10)) {
+            try records(ByteInput(bytes: Array("a,b\n1,2\n3,".utf8) + [0xFF, 0x0A]))
+        }
+        // Read as UTF-8 (a character that is UTF-8 came first), then GBK bytes: refused, not mangled.
+        let decoder = InputDecoder()
+        _ = try decoder.decode(Array("李雷\n".utf8), final: false)
+        #expect(throws: InputEncodingError(.invalid(.utf8), line: 2, byteOffset: 8)) {
+            try decoder.decode([0x31, 0xBA, 0xAB, 0x0A], final: true)
+        }
+        // The same in one read: a whole line of UTF-8 Chinese first means UTF-8, not GB18030 mojibake (鏉庨浄).
+        #expect(throws: InputEncodingError(.invalid(.utf8), line: 3, byteOffset: 12)) {
+            try records(ByteInput(bytes: Array("name\n李雷\n".utf8) + [0xBA, 0xAB, 0x0A]))
+        }
+        // A UTF-8 character cut off by the end of the input.
+        #expect(throws: InputEncodingError(.invalid(.utf8), line: 1, byteOffset: 3)) {
+            try records(ByteInput(bytes: Array("李雷".utf8).dropLast()))
+        }
+        // Surrogates and overlong forms are not UTF-8.
+        #expect(InputDecoder.validateUTF8([0x61, 0xED, 0xA0, 0x80]).invalid == 1)
+        #expect(InputDecoder.validateUTF8([0xC0, 0xAF]).invalid == 0)
+        // UTF-16 with a lone surrogate.
+        #expect(throws: InputEncodingError(.invalid(.utf16LE), line: 2, byteOffset: 6)) {
+            try records(ByteInput(bytes: [0xFF, 0xFE, 0x61, 0x00, 0x0A, 0x00, 0x00, 0xD8, 0x62, 0x00]))
+        }
+    }
+
+    @Test("JSON lines must be UTF-8: GB18030 is refused, not converted or mangled")
+    func jsonLinesUTF8Only() throws {
+        let input = ByteInput(bytes: Array("{\"fields\": {\"name\": \"".utf8) + [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7] + Array("\"}}\n".utf8))
+        input.acceptsOnlyUTF8 = true
+        let reader = LineReader(input)
+        #expect(throws: InputEncodingError(.notUTF8(.gb18030), line: 1, byteOffset: 0)) { try reader.next() }
+    }
+
+    @Test("a rejects report goes back in the input's encoding; the refusal names the problem and the iconv command, in zh and en")
+    func reportEncodingAndWords() {
+        #expect(InputEncoding.gb18030.encode(Array("韩梅梅".utf8)) == [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7])
+        #expect(InputEncoding.utf16LE.encode(utf8ByteOrderMark + Array("a".utf8)) == [0xFF, 0xFE, 0x61, 0x00])
+        #expect(InputEncoding.utf8.encode(Array("李".utf8)) == Array("李".utf8))
+        let error = InputEncodingError(.unknown, line: 3, byteOffset: 10)
+        let en = error.message(file: "名单.csv", locale: .en)
+        #expect(en.contains("line 3") && en.contains("byte offset 10") && en.contains("iconv -f GB18030 -t UTF-8 名单.csv"))
+        let zh = error.message(file: "名单.csv", locale: .zh)
+        #expect(zh.contains("第 3 行") && zh.contains("字节偏移 10") && zh.contains("iconv -f GB18030 -t UTF-8 名单.csv"))
+        #expect(InputEncodingError(.notUTF8(.utf16LE), line: 1, byteOffset: 0).message(file: "-", locale: .en)
+            .contains("iconv -f UTF-16LE -t UTF-8 FILE"))
+    }
+
     static let fields = [
         DataColumns.FieldNames(name: "name", zh: "姓名", en: "Name"),
         DataColumns.FieldNames(name: "birthday", zh: "生日", en: "Birthday"),

@@ -21,7 +21,10 @@ public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
 /// The separator may be other than the comma: `;` (Excel where the comma is the
 /// decimal sign) or a tab; ``InputSniffer/separator(header:)`` tells it.
 ///
-/// Accepted beyond the RFC, as spreadsheet programs write it: a UTF-8 byte order
+/// The input's encoding is detected and converted by ``ByteInput`` (UTF-8,
+/// UTF-16 with a byte order mark, GB18030); the fields are always valid text.
+///
+/// Accepted beyond the RFC, as spreadsheet programs write it: a byte order
 /// mark at the start (skipped), LF as well as CRLF line ends, a last record
 /// without a line end, and a `"` inside an unquoted field (kept as it is). Blank
 /// lines are skipped. A quoted field may span lines; one left open at the end of
@@ -50,7 +53,7 @@ public final class CSVReader {
     }
 
     /// Ensures at least one unread byte; `false` at the end of the input.
-    private func fill() throws(SystemError) -> Bool {
+    private func fill() throws -> Bool {
         if position < buffer.count { return true }
         if finished { return false }
         let chunk = try input.read()
@@ -67,7 +70,7 @@ public final class CSVReader {
     }
 
     /// The next record's fields and the 1-based line it starts on; `nil` at the end.
-    /// - Throws: ``CSVError`` for a quoted field left open, ``SystemError`` from reading.
+    /// - Throws: ``CSVError`` for a quoted field left open, ``SystemError`` or ``InputEncodingError`` from reading.
     public func next() throws -> (fields: [String], line: Int)? {
         while true {
             guard try fill() else { return nil }

@@ -7,6 +7,11 @@ import EntryProtocol
 /// A file (or standard input) read in chunks, never whole: what `entryctl import`
 /// reads rows from, with the counts a progress bar needs.
 ///
+/// What it hands out is always valid UTF-8: the input's encoding is detected
+/// and converted (``InputEncoding``; UTF-8, UTF-16 with a byte order mark,
+/// GB18030), and bytes that do not decode throw ``InputEncodingError`` with
+/// their line and offset, never becoming U+FFFD.
+///
 /// Not thread-safe: one reader at a time.
 public final class ByteInput {
     /// Bytes per `read(2)`: 64 KiB.
@@ -16,9 +21,21 @@ public final class ByteInput {
     private let ownsDescriptor: Bool
     /// Size of the input in bytes when it is a regular file (for ETA), else `nil`.
     public let totalBytes: Int64?
-    /// Bytes handed out so far.
+    /// Bytes of the input read so far (before decoding).
     public private(set) var bytesRead: Int64 = 0
     private var atEnd = false
+    private let decoder = InputDecoder()
+
+    /// The input's encoding, detected at its first byte that is not ASCII (or a
+    /// byte order mark); `nil` while all of it read so far is ASCII.
+    public var encoding: InputEncoding? { decoder.encoding }
+
+    /// Whether only UTF-8 is accepted (JSON): input in another encoding throws
+    /// ``InputEncodingError`` (``InputEncodingError/Kind/notUTF8(_:)``).
+    public var acceptsOnlyUTF8: Bool {
+        get { decoder.utf8Only }
+        set { decoder.utf8Only = newValue }
+    }
 
     /// Opens `path` for reading; `-` is standard input.
     /// - Throws: ``SystemError`` (`open`) when the file cannot be opened.
@@ -57,9 +74,9 @@ public final class ByteInput {
     private var lookaheadReachedEnd = false
 
     /// The next chunk of at most ``chunkBytes`` bytes (more when it holds what
-    /// ``peekFirstLine(limit:)`` read ahead); empty at the end.
-    /// - Throws: ``SystemError`` (`read`).
-    public func read() throws(SystemError) -> [UInt8] {
+    /// ``peekFirstLine(limit:)`` read ahead), as UTF-8; empty at the end.
+    /// - Throws: ``SystemError`` (`read`), ``InputEncodingError``.
+    public func read() throws -> [UInt8] {
         if !lookahead.isEmpty {
             defer { lookahead = [] }
             return lookahead
@@ -73,8 +90,8 @@ public final class ByteInput {
     /// line end; a line end inside double quotes does not end it, as in a CSV
     /// header). Looks at no more than `limit` bytes: a longer line is cut there.
     /// Everything read here is handed out again by ``read()``.
-    /// - Throws: ``SystemError`` (`read`).
-    public func peekFirstLine(limit: Int = 1 << 20) throws(SystemError) -> (byteOrderMark: Bool, line: [UInt8]) {
+    /// - Throws: ``SystemError`` (`read`), ``InputEncodingError``.
+    public func peekFirstLine(limit: Int = 1 << 20) throws -> (byteOrderMark: Bool, line: [UInt8]) {
         while !lookaheadReachedEnd && lookahead.count < limit {
             let bom = lookahead.starts(with: utf8ByteOrderMark)
             if let line = Self.firstLine(lookahead.dropFirst(bom ? 3 : 0), complete: false) { return (bom, line) }
@@ -109,8 +126,17 @@ public final class ByteInput {
         return complete ? line(bytes.endIndex) : nil
     }
 
-    /// One chunk from the descriptor (or the bytes given to ``init(bytes:)``).
-    private func readChunk() throws(SystemError) -> [UInt8] {
+    /// The next decoded chunk (UTF-8); empty at the end.
+    private func readChunk() throws -> [UInt8] {
+        while true {
+            let raw = try readRaw()
+            let text = try decoder.decode(raw, final: raw.isEmpty)
+            if !text.isEmpty || raw.isEmpty { return text }
+        }
+    }
+
+    /// One chunk from the descriptor (or the bytes given to ``init(bytes:)``), as it is.
+    private func readRaw() throws(SystemError) -> [UInt8] {
         if let bytes = pending {
             pending = nil
             atEnd = true
@@ -150,8 +176,8 @@ public final class LineReader {
 
     /// The next non-blank line without its line end, and its 1-based line number;
     /// `nil` at the end.
-    /// - Throws: ``SystemError`` from reading.
-    public func next() throws(SystemError) -> (bytes: ArraySlice<UInt8>, line: Int)? {
+    /// - Throws: ``SystemError`` or ``InputEncodingError`` from reading.
+    public func next() throws -> (bytes: ArraySlice<UInt8>, line: Int)? {
         while true {
             if let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
                 var line = buffer[position..<newline]

@@ -55,7 +55,7 @@ enum ImportCommand {
             EntryCommands.formOption,
             OptionSpec(["--atomic"], help: "All or nothing: the whole file in one Import call (at most the daemon's max-batch rows)."),
             OptionSpec(["--dry-run"], help: "Validate every row (io.entryd.Forms.Check) without storing anything."),
-            OptionSpec(["--rejects"], value: "FILE", help: "Write the rejected rows with their problems to FILE (the input's format)."),
+            OptionSpec(["--rejects"], value: "FILE", help: "Write the rejected rows with their problems to FILE (the input's format and encoding)."),
             OptionSpec(["--batch"], value: "N", help: "Rows per Import call (default 1000, at most the daemon's max-batch)."),
             OptionSpec(["--new-ids"], help: "Rows without an id get new ids (faster for large files; a re-run adds them again)."),
             OptionSpec(["--ignore-unknown-columns"], help: "CSV: skip columns that are no field of the form (named on stderr); without it they refuse the file."),
@@ -64,6 +64,10 @@ enum ImportCommand {
             "Values may be canonical or lenient, as add accepts them (1990年5月17日, 中国, 广州, 电话).",
             "JSON lines: one object per line, {\"id\"?, \"fields\": {...}, \"deleted\"?} (what export writes).",
             "CSV: a header of field names, or labels in zh or en, plus id and deleted columns; a BOM is skipped.",
+            "Encodings: UTF-8 (with or without BOM), UTF-16 with BOM, and GB18030/GBK (Excel in China) when the",
+            "bytes are not UTF-8. Bytes in none of them refuse the file at their line and byte offset (never",
+            "replaced by U+FFFD); convert such a file first: iconv -f ENCODING -t UTF-8 FILE > FILE.utf8.csv.",
+            "JSON must be UTF-8. A CSV rejects report is written in the input's encoding (UTF-8 while it was ASCII).",
             "The separator is ',', or ';' or a tab when the header holds more of them (Excel in many countries).",
             "Without FILE (or with -) standard input is read. When neither --format nor the file name tells,",
             "the first line does: '{' starts JSON lines, '[' a JSON array, anything else is a CSV header.",
@@ -128,6 +132,8 @@ final class ImportRun {
     private var maxBatch = 10_000
     private var maxMessageBytes = 4 << 20
     private var report: OutputFile?
+    /// The encoding of the rejects report: a CSV input's (UTF-8 while it was all ASCII), else UTF-8.
+    private var reportEncoding: InputEncoding = .utf8
     private var rows = 0, added = 0, unchanged = 0, valid = 0, rejected = 0
     /// The first rejects, shown on stderr when there is no --rejects report.
     private var shownRejects: [String] = []
@@ -139,6 +145,23 @@ final class ImportRun {
     }
 
     func run() throws {
+        do {
+            try read()
+        } catch let error as InputEncodingError {
+            let locale = session.globals.locale
+            var lines = [error.message(file: request.file, locale: locale)]
+            if rows > 0 && !request.dryRun && !request.atomic && added + unchanged > 0 {
+                // Earlier batches were sent; the one being read when the bytes came was not.
+                lines.append(locale == .zh
+                    ? "在此之前已存储（之前的批次）：新增 \(added)，未变 \(unchanged)"
+                    : "already stored before it (earlier batches): added \(added), unchanged \(unchanged)")
+            }
+            throw RowsRejected(lines: lines)
+        }
+    }
+
+    /// Reads the input and sends its rows (``run()`` words an encoding error).
+    private func read() throws {
         // The limits and the form first: a missing daemon or form fails before reading.
         let status = try session.call("io.entryd.Sync.Status")
         maxBatch = Int(status["limits"]?["max-batch"]?.intValue ?? 10_000)
@@ -163,6 +186,13 @@ final class ImportRun {
             case .csv: .csv
             }
         }()
+        if format != .csv {
+            // JSON is UTF-8 (RFC 8259): another encoding is refused, not converted.
+            input.acceptsOnlyUTF8 = true
+            if let encoding = input.encoding, encoding != .utf8 {
+                throw InputEncodingError(.notUTF8(encoding), line: 1, byteOffset: 0)
+            }
+        }
         switch format {
         case .csv:
             let byte = InputSniffer.separator(header: start.line)
@@ -201,10 +231,12 @@ final class ImportRun {
             report = try OutputFile(path: path)
             // A CSV report keeps its input's BOM and line ends (a spreadsheet opens it as it
             // opened the input), with the problems column headed in the chosen locale.
+            // Its encoding is the input's, as far as the input has shown it.
             if format == .csv, let reader = csv {
-                if reader.hadByteOrderMark { try report?.write(utf8ByteOrderMark) }
-                try report?.write(CSVWriter.record(csvHeader + [DataColumns.problemsHeader(session.globals.locale)],
-                                                   lineEnd: csvLineEnd, separator: separator))
+                reportEncoding = input.encoding ?? .utf8
+                if reader.hadByteOrderMark { try writeReport(utf8ByteOrderMark) }
+                try writeReport(CSVWriter.record(csvHeader + [DataColumns.problemsHeader(session.globals.locale)],
+                                                 lineEnd: csvLineEnd, separator: separator))
             }
         }
         do {
@@ -423,7 +455,7 @@ final class ImportRun {
         if let report {
             switch row.echo {
             case .csv(let cells):
-                try report.write(CSVWriter.record(cells + [texts.joined(separator: "; ")], lineEnd: csvLineEnd, separator: separator))
+                try writeReport(CSVWriter.record(cells + [texts.joined(separator: "; ")], lineEnd: csvLineEnd, separator: separator))
             case .json(.object(var members)):
                 members.removeAll { $0.0 == "problems" || $0.0 == "line" }
                 members += [("line", .int(Int64(row.line))), ("problems", .array(problems))]
@@ -437,6 +469,12 @@ final class ImportRun {
             shownRejects.append("  line \(row.line): " + texts.joined(separator: "; "))
         }
     }
+
+    /// Appends UTF-8 `bytes` to the rejects report in ``reportEncoding``.
+    private func writeReport(_ bytes: [UInt8]) throws { try report?.write(reportEncoding.encode(bytes)) }
+
+    /// Appends `text` to the rejects report in ``reportEncoding``.
+    private func writeReport(_ text: String) throws { try writeReport(Array(text.utf8)) }
 
     /// Prints the counts (stdout) and throws ``RowsRejected`` when rows were rejected.
     func summarize() {
