@@ -50,7 +50,7 @@ import Testing
             let (n, dbs, id) = try clash(kind, edits: [("name", "韩梅梅")])
             defer { n.forEach { $0.close() }; _ = dbs }
             // Either node first: the deleting node pulls the edit, or the editing node pulls the delete.
-            try order ? sync(n[0], n[1]) : sync(n[1], n[0])
+            _ = try order ? sync(n[0], n[1]) : sync(n[1], n[0])
             let a = try open(n[0], id), b = try open(n[1], id)
             #expect(a.count == 1 && a == b, "A: \(a), B: \(b)")
             let c = try #require(a.first)
