@@ -66,7 +66,7 @@ public final class VarlinkPeer: PeerLink {
     public func heldFrom(node: String) throws -> HLC? {
         do {
             return try connection.call("io.entryd.Sync.HeldFrom", .object([("node", .string(node))]))["hlc"]?.stringValue.flatMap(HLC.init)
-        } catch let error as WireError where error.name == "org.varlink.service.MethodNotFound" {
+        } catch let error as WireError where error.name == WireErrorName.methodNotFound {
             return nil
         }
     }

@@ -58,18 +58,14 @@ final class DaemonSession {
     /// `io.entryd.Forms.GetForm`; `nil` for the default form. Empty when the form
     /// cannot be read (an older daemon, a missing form): callers then show names.
     func fieldLabels(form: String?) -> [(name: String, label: String)] {
-        guard let reply = try? call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", locale))),
-              let fields = reply["form"]?["fields"]?.arrayValue else { return [] }
-        return fields.compactMap { field in
-            guard let name = field["name"]?.stringValue else { return nil }
-            return (name, field["label"]?.stringValue ?? name)
-        }
+        fieldNames(form: form, choiceLabels: false).labels
     }
 
-    /// The form's labels, field types and choice labels, for showing stored
-    /// values (`GetForm`, then `Options` for each choice field); empty parts when
-    /// the daemon cannot answer, so callers fall back to names and codes.
-    func fieldNames(form: String?) -> FieldNames {
+    /// The form's labels and field types (`GetForm`) and, with `choiceLabels`,
+    /// the labels of each choice field's options (`Options`, read as export reads
+    /// them: ``DataColumns/valueLabels(options:)``), for showing stored values;
+    /// empty parts when the daemon cannot answer, so callers fall back to names and codes.
+    func fieldNames(form: String?, choiceLabels: Bool = true) -> FieldNames {
         var names = FieldNames()
         guard let reply = try? call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", locale))),
               let fields = reply["form"]?["fields"]?.arrayValue else { return names }
@@ -78,14 +74,10 @@ final class DaemonSession {
             names.labels.append((name, field["label"]?.stringValue ?? name))
             let type = field["type"]?.stringValue ?? "text"
             names.types[name] = type
-            guard type == "choice",
+            guard choiceLabels, type == "choice",
                   let options = try? call("io.entryd.Forms.Options", params(("form", form.json), ("field", .string(name)), ("locale", locale)))
             else { continue }
-            var labels: [String: String] = [:]
-            for option in options["options"]?.arrayValue ?? [] {
-                if let value = option["value"]?.stringValue { labels[value] = option["label"]?.stringValue ?? value }
-            }
-            names.choices[name] = labels
+            names.choices[name] = DataColumns.valueLabels(options: options["options"]?.arrayValue ?? [])
         }
         return names
     }

@@ -245,9 +245,9 @@ import Testing
         var backups: [Int: String] = [:]  // node index → its latest backup
         var lostForever = Set<String>()  // "node hlc" of changes only a restored node held
         var restores = 0, copies = 0
-        /// Every change (`node hlc`) some node holds.
-        func held() throws -> Set<String> {
-            Set(try n.flatMap { try $0.changes(since: 0, limit: 1_000_000).changes.map { "\($0.node) \($0.hlc)" } })
+        /// The changes (`node hlc`) the stores hold, together.
+        func logged(_ stores: [any LedgerStore]) throws -> Set<String> {
+            Set(try stores.flatMap { try $0.changes(since: 0, limit: 1_000_000).changes.map { "\($0.node) \($0.hlc)" } })
         }
         let provinces = [("440000", ["440100", "440300"]), ("330000", ["330100", "330200"]), ("810000", [""])]
         for _ in 0..<rounds {
@@ -262,8 +262,8 @@ import Testing
                 // Back in time: what only this node held is gone for good; its peers must
                 // give it back everything else, its own changes too.
                 guard let backup = backups[i] else { continue }
-                let mine = Set(try n[i].changes(since: 0, limit: 1_000_000).changes.map { "\($0.node) \($0.hlc)" })
-                let others = Set(try n.indices.filter { $0 != i }.flatMap { try n[$0].changes(since: 0, limit: 1_000_000).changes.map { "\($0.node) \($0.hlc)" } })
+                let mine = try logged([n[i]])
+                let others = try logged(n.indices.filter { $0 != i }.map { n[$0] })
                 let gone = mine.subtracting(others)
                 lostForever.formUnion(gone)
                 let lostCreates = try n[i].changes(since: 0, limit: 1_000_000).changes
@@ -323,7 +323,7 @@ import Testing
             }
         }
         // Until quiet: a ring twice over reaches every node.
-        let before = try held()
+        let before = try logged(n)
         for _ in 0..<2 { for i in 0..<count { _ = try sync(n[i], n[(i + 1) % count]) } }
         let reference = try n[0].storedEntries()
         // Creates lost with a restore can come back from a copy made before it: count what is there.
@@ -333,7 +333,7 @@ import Testing
         // Every change some node still held before the exchange is on every node after it
         // (a restored node got back from its peers what it lost).
         for node in n {
-            let has = Set(try node.changes(since: 0, limit: 1_000_000).changes.map { "\($0.node) \($0.hlc)" })
+            let has = try logged([node])
             #expect(before.subtracting(has).isEmpty, "\(before.subtracting(has).count) change(s) held before the exchange are missing")
         }
         // Every concurrent clash is the same open conflict record on every node (computed

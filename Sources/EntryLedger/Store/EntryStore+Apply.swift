@@ -169,12 +169,7 @@ extension WriteContext {
                 }
             }
         }
-        var stale: [String] = []
-        try db.statement("SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0 AND lost_group != '{}'")
-            .query([.text(entry), .text(register)]) { row in
-                if !open.contains(row.text(0)) { stale.append(row.text(0)) }
-            }
-        for id in stale { try db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)]) }
+        try resolveConflicts(entry: entry, fields: [register], except: open, lostGroup: .nonEmpty)
         return made
     }
 
@@ -215,12 +210,7 @@ extension WriteContext {
                                             lostGroup: [:]) { made.append(new) }
         }
         // Delete-against-restore records (their lost group is empty) that are no longer open.
-        var stale: [String] = []
-        try db.statement("SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0 AND lost_group = '{}'")
-            .query([.text(entry), .text(EntryStore.deletedRegister)]) { row in
-                if !open.contains(row.text(0)) { stale.append(row.text(0)) }
-            }
-        for id in stale { try db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)]) }
+        try resolveConflicts(entry: entry, fields: [EntryStore.deletedRegister], except: open, lostGroup: .empty)
         return made
     }
 

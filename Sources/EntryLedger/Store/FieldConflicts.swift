@@ -62,15 +62,35 @@ extension WriteContext {
                 }
             }
         }
+        try resolveConflicts(entry: entry, fields: group, except: open)
+        return made
+    }
+}
+
+extension WriteContext {
+    /// Which records of a field ``resolveConflicts(entry:fields:except:lostGroup:)`` looks at.
+    enum LostGroupFilter: String {
+        /// All of them.
+        case any = ""
+        /// Those without a lost group: delete against restore.
+        case empty = " AND lost_group = '{}'"
+        /// Those with one: field conflicts, delete against edit.
+        case nonEmpty = " AND lost_group != '{}'"
+    }
+
+    /// Marks resolved the open conflicts of `entry` on `fields` (of the kind
+    /// `lostGroup` selects) that are not in `open`: the records the change log no
+    /// longer calls open.
+    func resolveConflicts(entry: String, fields: [String], except open: Set<String>, lostGroup: LostGroupFilter = .any) throws {
         var stale: [String] = []
-        let statement = try db.statement("SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0")
-        for field in group {
+        let statement = try db.statement("SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0" + lostGroup.rawValue)
+        for field in fields {
             try statement.query([.text(entry), .text(field)]) { row in
                 if !open.contains(row.text(0)) { stale.append(row.text(0)) }
             }
         }
-        for id in stale { try db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)]) }
-        return made
+        let resolve = try db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?")
+        for id in stale { try resolve.run([.text(id)]) }
     }
 }
 
