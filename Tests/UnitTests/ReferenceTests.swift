@@ -144,6 +144,14 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         #expect(country.pinyin.first == pinyin && country.initials.first == initials)
     }
 
+    @Test("aliases have pinyin too, with polyphonic characters pinned", arguments: [
+        ("TD", "chade"), ("KZ", "hasakesitangongheguo"), ("HK", "xianggang"), ("HK", "zhongguoxianggangtebiexingzhengqu"),
+        ("TW", "taiwan"), ("MO", "aomen"), ("GT", "guadimala"), ("SZ", "siweishilan"), ("AU", "aozhou"),
+    ])
+    func aliasPinyin(alpha2: String, pinyin: String) throws {
+        #expect(try #require(data.country(alpha2: alpha2)).pinyin.dropFirst().contains(pinyin))
+    }
+
     @Test("every country's pinyin readings split into syllables by their initials")
     func everyCountryPinyinSplits() {
         for c in data.countries {
