@@ -53,7 +53,8 @@ public enum OptionRows {
         case .country:
             rows = reference.searchCountries(matching: query).map { c in
                 OptionRow(value: c.alpha2, label: c.name(in: locale), flag: c.flag,
-                          aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh)].filter { !$0.isEmpty } + c.aliases)
+                          aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh)].filter { !$0.isEmpty }
+                            + c.pinyin + c.aliases)
             }
         case .province:
             rows = reference.searchProvinces(matching: query).map { row($0, locale: locale) }

@@ -1,9 +1,9 @@
 // Search-as-you-type over the picker lists (io.entryd.Forms.Options `query`).
 
 extension ReferenceData {
-    /// Countries whose alpha-2, alpha-3, numeric code, English or Chinese name
-    /// or alias matches `query` (see ``SearchRanking``); all countries for an
-    /// empty query.
+    /// Countries whose alpha-2, alpha-3, numeric code, English or Chinese name,
+    /// alias, pinyin or initials (`zhongguo`, `zg`) matches `query` (see
+    /// ``SearchRanking``); all countries for an empty query.
     func searchCountries(matching query: String) -> [Country] {
         SearchRanking.filter(countries, keys: countrySearchKeys, query: query)
     }

@@ -11,7 +11,8 @@ public final class ReferenceData: Sendable {
         retired: EmbeddedTables.cnDivisionsRetired, dataVersion: EmbeddedTables.dataVersion)
 
     /// The source releases of the tables and a SHA-256 prefix of their text,
-    /// e.g. `iso-codes(pycountry 26.2.16)+…;sha256:a547c33fd043` (reported by Status).
+    /// e.g. `countries 2026-12-01 (iso-codes 4.15.0, CLDR 42.0/ICU 72.1, …); divisions …;
+    /// sha256:2fade60adb09` (reported by Status and `entryd --version`).
     public let dataVersion: String
     /// All 250 countries, sorted by alpha-2 as in the table: the picker order.
     public let countries: [Country]
@@ -63,6 +64,9 @@ public final class ReferenceData: Sendable {
             countryIndex.addName(country.nameEN, tier: .name, row: row)
             countryIndex.addName(country.nameZH, tier: .name, row: row)
             country.aliases.forEach { countryIndex.addName($0, tier: .alias, row: row) }
+            for (pinyin, initials) in zip(country.pinyin, country.initials) {
+                countryIndex.add(NameKey(pinyin: pinyin, initials: initials), tier: .pinyin, row: row)
+            }
         }
         ReferenceData.index(provinces, into: &provinceIndex)
         ReferenceData.index(cities, into: &cityIndex)
@@ -72,6 +76,7 @@ public final class ReferenceData: Sendable {
 
         countrySearchKeys = countries.map { c in
             ([c.alpha2, c.alpha3, c.numeric, c.nameEN, c.nameZH] + c.aliases).map { NameKey($0) }
+                + zip(c.pinyin, c.initials).flatMap { [NameKey(pinyin: $0, initials: $1), NameKey(initials: $1)] }
         }
         provinceSearchKeys = provinces.map(ReferenceData.searchKeys(of:))
         citySearchKeys = cities.map(ReferenceData.searchKeys(of:))
