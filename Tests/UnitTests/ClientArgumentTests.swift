@@ -57,6 +57,17 @@ import Testing
         #expect(s.positionals == ["name=李雷", "x", "--all", "-"])
     }
 
+    @Test("a repeatable option keeps every value in order; others are still refused twice")
+    func repeatable() throws {
+        let options = Self.options + [OptionSpec(["--map"], value: "COLUMN=FIELD", help: "", repeatable: true)]
+        let (s, _) = try ArgumentScanner.scan(["--map", "电话=phone", "x", "--map=a=b"], options: options)
+        #expect(s.values("--map") == ["电话=phone", "a=b"])
+        #expect(s.values("--limit").isEmpty && s.positionals == ["x"])
+        #expect(throws: UsageError("option '--limit' is given twice")) {
+            try ArgumentScanner.scan(["--map", "a=b", "--limit", "1", "--limit", "2"], options: options)
+        }
+    }
+
     @Test("a value may start with '-'")
     func dashValue() throws {
         let (s, _) = try ArgumentScanner.scan(["--search", "-x"], options: Self.options)

@@ -106,7 +106,8 @@ enum ExportCommand {
         let fields = (zh["form"]?["fields"]?.arrayValue ?? []).compactMap { f -> DataColumns.FieldNames? in
             guard let name = f["name"]?.stringValue else { return nil }
             return DataColumns.FieldNames(name: name, zh: f["label"]?.stringValue ?? name, en: enLabels[name] ?? name,
-                                          type: f["type"]?.stringValue ?? "")
+                                          type: f["type"]?.stringValue ?? "",
+                                          aliases: f["headerAliases"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         }
         guard let name = zh["form"]?["name"]?.stringValue, !fields.isEmpty else {
             throw Refusal("entryd sent no fields for form '\(form ?? "default")'")

@@ -24,6 +24,8 @@ struct ImportRequest {
     var newIDs: Bool
     /// `--ignore-unknown-columns`: skip CSV columns that are no field (named on stderr) instead of refusing the file.
     var ignoreUnknownColumns = false
+    /// `--map COLUMN=FIELD`, as given (read against the form's fields once it is known).
+    var map: [String] = []
 }
 
 /// One input row on its way to the daemon.
@@ -59,14 +61,18 @@ enum ImportCommand {
             OptionSpec(["--batch"], value: "N", help: "Rows per Import call (default 1000, at most the daemon's max-batch)."),
             OptionSpec(["--new-ids"], help: "Rows without an id get new ids (faster for large files; a re-run adds them again)."),
             OptionSpec(["--ignore-unknown-columns"], help: "CSV: skip columns that are no field of the form (named on stderr); without it they refuse the file."),
+            OptionSpec(["--map"], value: "COLUMN=FIELD", help: "CSV: read column COLUMN as field FIELD (a name or label); may be given many times.", repeatable: true),
         ],
         details: [
             "Values may be canonical or lenient, as add accepts them (1990年5月17日, 中国, 广州, 电话).",
             "JSON lines: one object per line, {\"id\"?, \"fields\": {...}, \"deleted\"?} (what export writes).",
             "CSV: a header of field names, or labels in zh or en, plus id and deleted columns; a BOM is skipped.",
-            "Encodings: UTF-8 (with or without BOM), UTF-16 with BOM, and GB18030/GBK (Excel in China) when the",
-            "bytes are not UTF-8. Bytes in none of them refuse the file at their line and byte offset (never",
-            "replaced by U+FFFD); convert such a file first: iconv -f ENCODING -t UTF-8 FILE > FILE.utf8.csv.",
+            "A header may also be one of the field's aliases in the form file (aliases.zh = 电话, 手机, 手机号),",
+            "or any column read as a field with --map COLUMN=FIELD; --dry-run shows how each column was mapped.",
+            "Encodings: UTF-8 (with or without BOM), UTF-16 (with or without BOM), and GB18030/GBK (Excel in",
+            "China) when the bytes are not UTF-8. Bytes in none of them refuse the file at their line and byte",
+            "offset (never replaced by U+FFFD), saying up to which line rows were stored by earlier batches;",
+            "convert such a file first (iconv -f ENCODING -t UTF-8 FILE > FILE.utf8.csv) and import it again.",
             "JSON must be UTF-8. A CSV rejects report is written in the input's encoding (UTF-8 while it was ASCII).",
             "The separator is ',', or ';' or a tab when the header holds more of them (Excel in many countries).",
             "Without FILE (or with -) standard input is read. When neither --format nor the file name tells,",
@@ -81,6 +87,7 @@ enum ImportCommand {
             "entryctl import --format csv --rejects rejected.csv 名单.csv",
             "entryctl export | entryctl --socket /run/other.sock import -",
             "entryctl import < 名单.csv",
+            "entryctl import --dry-run --map 联系人=name --map 电话=phone 名单.csv",
         ],
         prepare: { input in
             let given = input.scanned.positionals
@@ -100,10 +107,11 @@ enum ImportCommand {
                 file: file, fileGiven: !given.isEmpty, format: format, form: input.value("--form"), atomic: input.has("--atomic"),
                 dryRun: input.has("--dry-run"), rejects: input.value("--rejects"),
                 batch: try input.integer("--batch", in: 1...1_000_000).map(Int.init), newIDs: input.has("--new-ids"),
-                ignoreUnknownColumns: input.has("--ignore-unknown-columns"))
+                ignoreUnknownColumns: input.has("--ignore-unknown-columns"), map: input.scanned.values("--map"))
             if request.ignoreUnknownColumns && format != nil && format != .csv {
                 throw UsageError("--ignore-unknown-columns is for CSV input")
             }
+            if !request.map.isEmpty && format != nil && format != .csv { throw UsageError("--map is for CSV input") }
             return { session in try ImportRun(request, session).run() }
         })
 }
@@ -125,6 +133,8 @@ final class ImportRun {
     private var jsonIndex = 0
     private var csvHeader: [String] = []
     private var columns: [DataColumns.Column] = []
+    /// How the CSV header was mapped (shown by `--dry-run`).
+    private var mapping: DataColumns.HeaderMapping?
     private var defaultForm = ""
     /// The fields of the default (or `--form`) form, to read labels used as JSON keys.
     private var formNames: [DataColumns.FieldNames] = []
@@ -135,6 +145,8 @@ final class ImportRun {
     /// The encoding of the rejects report: a CSV input's (UTF-8 while it was all ASCII), else UTF-8.
     private var reportEncoding: InputEncoding = .utf8
     private var rows = 0, added = 0, unchanged = 0, valid = 0, rejected = 0
+    /// The input line of the last row sent in an Import call (stored or rejected); `nil` before the first call.
+    private var lastSentLine: Int?
     /// The first rejects, shown on stderr when there is no --rejects report.
     private var shownRejects: [String] = []
     private let progress = ProgressLine(label: "import")
@@ -150,11 +162,19 @@ final class ImportRun {
         } catch let error as InputEncodingError {
             let locale = session.globals.locale
             var lines = [error.message(file: request.file, locale: locale)]
-            if rows > 0 && !request.dryRun && !request.atomic && added + unchanged > 0 {
-                // Earlier batches were sent; the one being read when the bytes came was not.
+            if let last = lastSentLine, !request.dryRun, !request.atomic {
+                // Earlier batches were sent and stay stored; the rows read after them were not sent.
+                // Derived ids make the import re-runnable: what is stored counts as unchanged then.
                 lines.append(locale == .zh
-                    ? "在此之前已存储（之前的批次）：新增 \(added)，未变 \(unchanged)"
-                    : "already stored before it (earlier batches): added \(added), unchanged \(unchanged)")
+                    ? "第 \(last) 行及之前的行已在之前的批次中发送：新增 \(added)，未变 \(unchanged)，拒绝 \(rejected)；"
+                        + "第 \(last) 行之后的行都未存储。转换后重新导入整个文件即可：已存储的行计为未变"
+                        + (request.newIDs ? "（但 --new-ids 会再次添加它们：去掉 --new-ids 或只导入第 \(last) 行之后的行）" : "")
+                    : "the rows up to line \(last) were sent in earlier batches and are stored: added \(added), "
+                        + "unchanged \(unchanged), rejected \(rejected); no row after line \(last) was stored. "
+                        + "Import the whole file again once converted: the stored rows count as unchanged"
+                        + (request.newIDs ? " (but --new-ids adds them again: drop it, or import only the rows after line \(last))" : ""))
+            } else if !request.dryRun {
+                lines.append(locale == .zh ? "未存储任何行" : "no row was stored")
             }
             throw RowsRejected(lines: lines)
         }
@@ -170,6 +190,12 @@ final class ImportRun {
         let form = try ExportCommand.formFields(session, form: request.form)
         defaultForm = form.name
         formNames = form.fields
+        let columnMap: [String: String]
+        do {
+            columnMap = try DataColumns.columnMap(request.map, fields: form.fields, locale: session.globals.locale)
+        } catch {
+            throw UsageError(error.message)
+        }
         do {
             input = try ByteInput(path: request.file)
         } catch {
@@ -202,9 +228,10 @@ final class ImportRun {
             guard let header = try reader.next() else { throw RowsRejected(lines: ["'\(request.file)' is empty: no CSV header"]) }
             let locale = session.globals.locale
             do {
-                let resolved = try DataColumns.resolve(header: header.fields, fields: form.fields,
+                let resolved = try DataColumns.mapping(header: header.fields, fields: form.fields, map: columnMap,
                                                        ignoreUnknown: request.ignoreUnknownColumns, locale: locale)
                 columns = resolved.columns
+                mapping = resolved
                 if !resolved.unknown.isEmpty {
                     Terminal.message(locale == .zh
                         ? "已跳过未知的列 " + resolved.unknown.map { "“\($0)”" }.joined(separator: "、") + "（--ignore-unknown-columns）"
@@ -212,6 +239,7 @@ final class ImportRun {
                             + resolved.unknown.map { "'\($0)'" }.joined(separator: ", ") + " (--ignore-unknown-columns)")
                 }
             } catch {
+                if error.usage { throw UsageError(error.message) }
                 throw RowsRejected(lines: [(locale == .zh ? "\(request.file) 第 \(header.line) 行：" : "\(request.file) line \(header.line): ")
                                            + error.message])
             }
@@ -386,6 +414,7 @@ final class ImportRun {
             return
         }
         let reply = try session.call("io.entryd.Entries.Import", parameters)
+        lastSentLine = max(lastSentLine ?? 0, batch.map(\.line).max() ?? 0)
         added += Int(reply["added"]?.intValue ?? 0)
         unchanged += Int(reply["unchanged"]?.intValue ?? 0)
         for r in reply["rejected"]?.arrayValue ?? [] {
@@ -488,8 +517,12 @@ final class ImportRun {
                 members += [("added", .int(Int64(added))), ("unchanged", .int(Int64(unchanged)))]
             }
             members += [("rejected", .int(Int64(rejected))), ("seconds", .double((seconds * 1000).rounded() / 1000))]
+            if request.dryRun, let mapping { members.append(("columns", mapping.json)) }
             Terminal.out(lines: [JSON.object(members).text])
         } else if request.dryRun {
+            if let mapping {
+                Terminal.out(lines: [session.globals.locale == .zh ? "列的对应：" : "columns:"] + mapping.lines(locale: session.globals.locale))
+            }
             Terminal.out(lines: ["dry run: \(valid) valid, \(rejected) rejected of \(rows) rows; nothing stored"])
         } else if request.atomic && rejected > 0 {
             Terminal.out(lines: ["atomic: nothing stored; \(rejected) of \(rows) rows rejected"])
