@@ -222,7 +222,7 @@ import Testing
         let counts = try JSON.parse(first.stdout)
         #expect(counts["added"]?.intValue == 5)
         #expect(counts["rejected"]?.intValue == 3)
-        #expect(first.stderr.contains("3 of 8 rows rejected"))
+        #expect(first.stderr.contains("8 行中 3 行被拒绝"), "\(first.stderr)")
 
         // The good rows are stored, canonical.
         let list = try entryctl(d, ["list", "--all", "--format", "json"])
@@ -281,8 +281,8 @@ import Testing
 
         let atomic = try entryctl(d, ["import", "--atomic", file])
         #expect(atomic.status == 65)
-        #expect(atomic.stdout.contains("nothing stored"))
-        #expect(atomic.stderr.contains("line 38"))
+        #expect(atomic.stdout.contains("未存储任何内容"), "\(atomic.stdout)")
+        #expect(atomic.stderr.contains("第 38 行"), "\(atomic.stderr)")
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
         #expect(try d.connect().call("io.entryd.Sync.Status")["seq"]?.intValue == 0)
 
@@ -538,7 +538,7 @@ import Testing
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target)
         #expect((try String(contentsOfFile: target, encoding: .utf8)).contains("李雷"))
         let missingDirectory = try d.entryctl(["export", "-o", d.directory + "/nowhere/x.jsonl"])
-        #expect(missingDirectory.status != 0 && missingDirectory.stderr.contains("does not exist"))
+        #expect(missingDirectory.status != 0 && missingDirectory.stderr.contains("不存在"), "\(missingDirectory.stderr)")
         #expect(d.stop() == 0)
     }
 }

@@ -7,14 +7,14 @@ public struct OptionSpec: Sendable, Equatable {
     public var names: [String]
     /// The placeholder of the value (`N`, `PATH`), or `nil` for a flag.
     public var valueName: String?
-    /// One line for `--help`.
-    public var help: String
+    /// One line for `--help`, in both languages.
+    public var help: Localized
     /// Whether the option may be given more than once (``ScannedArguments/values(_:)`` has every value).
     public var repeatable: Bool
 
     /// An option spelled `names` (each starting with `-`); `value` names its
     /// placeholder, or is `nil` for a flag; a `repeatable` option with a value may be given many times.
-    public init(_ names: [String], value: String? = nil, help: String, repeatable: Bool = false) {
+    public init(_ names: [String], value: String? = nil, help: Localized, repeatable: Bool = false) {
         precondition(!names.isEmpty && names.allSatisfy { $0.hasPrefix("-") }, "options are spelled with '-'")
         self.names = names
         self.valueName = value
@@ -98,12 +98,13 @@ public enum ArgumentScanner {
             }
             let (spelled, inline) = split(argument)
             guard let spec = byName[spelled] else {
-                let hint = MatchKey.nearest(spelled, among: Array(byName.keys)).map { "; did you mean '\($0)'?" } ?? ""
-                throw UsageError("unknown option '\(spelled)'\(hint)")
+                let near = MatchKey.nearest(spelled, among: Array(byName.keys))
+                let hint = near.map { "; did you mean '\($0)'?" } ?? "", hintZh = near.map { "；是否指 '\($0)'？" } ?? ""
+                throw UsageError(zh: "未知的选项 '\(spelled)'\(hintZh)", en: "unknown option '\(spelled)'\(hint)")
             }
-            guard seen.insert(spec.name).inserted || spec.repeatable else { throw UsageError("option '\(spec.name)' is given twice") }
+            guard seen.insert(spec.name).inserted || spec.repeatable else { throw UsageError(zh: "选项 '\(spec.name)' 给了两次", en: "option '\(spec.name)' is given twice") }
             if spec.valueName == nil {
-                guard inline == nil else { throw UsageError("option '\(spec.name)' takes no value") }
+                guard inline == nil else { throw UsageError(zh: "选项 '\(spec.name)' 不带值", en: "option '\(spec.name)' takes no value") }
                 result.flags.insert(spec.name)
             } else {
                 let value: String
@@ -111,7 +112,7 @@ public enum ArgumentScanner {
                     value = inline
                 } else {
                     guard i + 1 < arguments.count else {
-                        throw UsageError("option '\(spec.name)' needs a value (\(spec.synopsis))")
+                        throw UsageError(zh: "选项 '\(spec.name)' 需要一个值（\(spec.synopsis)）", en: "option '\(spec.name)' needs a value (\(spec.synopsis))")
                     }
                     i += 1
                     value = arguments[i]
