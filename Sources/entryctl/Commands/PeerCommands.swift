@@ -64,8 +64,10 @@ enum PeerCommands {
                 let reply = try session.call("io.entryd.Sync.SyncPeer", params(("peer", .string(peer))))
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 func n(_ k: String) -> String { reply[k]?.intValue.map(String.init) ?? "0" }
-                var lines = ["pulled \(n("pulled")), pushed \(n("pushed")), conflicts \(n("conflicts"))"]
-                lines += (reply["warnings"]?.arrayValue ?? []).compactMap(\.stringValue).map { "warning: " + $0 }
+                let locale = session.globals.locale
+                var lines = [Localized(zh: "拉取 \(n("pulled"))，推送 \(n("pushed"))，冲突 \(n("conflicts"))",
+                                       en: "pulled \(n("pulled")), pushed \(n("pushed")), conflicts \(n("conflicts"))")(locale)]
+                lines += (reply["warnings"]?.arrayValue ?? []).compactMap(\.stringValue).map { Localized(zh: "警告：", en: "warning: ")(locale) + $0 }
                 Terminal.out(lines: lines)
             }
         })
@@ -87,7 +89,9 @@ enum PeerCommands {
                                              params(("entry", entry.json), ("includeResolved", .bool(all))))
                 let list = reply["conflicts"]?.arrayValue ?? []
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
-                let columns = ["id", "entry", "field", "kept", "lost", "resolved"].map { TableColumn($0) }
+                let zh = session.globals.locale == .zh
+                let columns = (zh ? ["冲突", "条目", "字段", "保留", "落败", "已解决"] : ["id", "entry", "field", "kept", "lost", "resolved"])
+                    .map { TableColumn($0) }
                 let rows = list.map { c -> [String] in
                     func s(_ k: String) -> String { c[k]?.stringValue ?? "" }
                     // Values with their names; nodes by the end of their id (the start is a time stamp).
@@ -99,12 +103,12 @@ enum PeerCommands {
                             shown = s(k) == "true" ? (locale == .zh ? "删除" : "delete")
                                 : (locale == .zh ? "编辑（其值已保留）" : "edit (its values are kept)")
                         }
-                        return "\(shown) (node …\(s(node).suffix(8)))"
+                        return "\(shown) " + Localized(zh: "（节点 …\(s(node).suffix(8))）", en: "(node …\(s(node).suffix(8)))")(locale)
                     }
                     return [s("id"), s("entry"), s("field"), value("kept", "keptNode"), value("lost", "lostNode"),
-                            c["resolved"]?.boolValue == true ? "yes" : "no"]
+                            c["resolved"]?.boolValue == true ? (zh ? "是" : "yes") : (zh ? "否" : "no")]
                 }
-                Terminal.out(lines: TableRenderer(columns: columns).render(rows) + ["\(list.count) conflict(s)"])
+                Terminal.out(lines: TableRenderer(columns: columns).render(rows) + [Localized(zh: "共 \(list.count) 个冲突", en: "\(list.count) conflict(s)")(session.globals.locale)])
             }
         })
 
@@ -118,7 +122,8 @@ enum PeerCommands {
             let useLost = input.has("--use-lost")
             return { session in
                 let reply = try session.call("io.entryd.Sync.Resolve", params(("id", .string(id)), ("useLost", .bool(useLost))))
-                Terminal.out(lines: [session.globals.json ? reply.text : "resolved \(id)"])
+                Terminal.out(lines: [session.globals.json ? reply.text
+                                     : Localized(zh: "已解决 \(id)", en: "resolved \(id)")(session.globals.locale)])
             }
         })
 
