@@ -62,7 +62,7 @@ public struct FailureReport: Sendable, Equatable {
             self = .unreachable(error, locale: locale)
         case let error as RowsRejected:
             self.init(exitCode: .dataError, lines: error.lines.map { $0(locale) })
-        case let error as LocalizedFailure:
+        case let error as any LocalizedFailure:
             self.init(exitCode: error.exitCode, lines: error.lines.map { $0(locale) })
         case is ConnectionClosed:
             self.init(exitCode: .temporaryFailure, lines: [Localized(
