@@ -293,7 +293,10 @@ method Status() -> (
   incarnationReason: ?string,
   # Added: this node's own changes of this incarnation are stamped at or after
   # this HLC ("0000000000000000" for a node's first incarnation).
-  incarnationHlc: ?string
+  incarnationHlc: ?string,
+  # Added: versions of the libraries that canonicalise and check values, by
+  # name: "phonenumber" (libphonenumber, e.g. "8.12.57"), "idn2" (libidn2).
+  libraries: ?[string]string
 )
 
 # Changes after since (exclusive), oldest first. excludeNode drops changes made

@@ -112,7 +112,9 @@ struct Options {
             }
             switch arg {
             case "-h", "--help": print(usage); return nil
-            case "--version": print("entryd \(EntrydVersion.string)"); return nil
+            case "--version":
+                print((["entryd \(EntrydVersion.string)"] + LibraryVersions.all.map { "lib\($0.name) \($0.version)" }).joined(separator: "\n"))
+                return nil
             case "--config": o.configPath = try value(arg)
             case "--check-config": o.checkConfig = true
             case "--as-new-node", "--moved":

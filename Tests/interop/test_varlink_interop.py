@@ -131,11 +131,26 @@ def test_add_and_list_roundtrip(daemon):
                                        "province": "440000", "city": "440100", "contact_method": "phone",
                                        "phone": "+8613800138000"}
             assert entry["display"]["country"] == "🇨🇳 中国"
+            assert entry["display"]["phone"] == "+86 138 0013 8000"
             assert entry["display"]["region"] == "广东省-广州市"
             assert len(entry["version"]) == 16 and entry["deleted"] is False
             page = entries.List(filter={"country": "china"}, limit=10)
             assert entry["id"] in [e["id"] for e in page["entries"]]
             assert page["total"] >= 1
+
+
+def test_status_reports_library_versions(daemon):
+    """Status declares and serves the versions of the libraries that shape
+    stored values; libphonenumber's is the one the phone golden list pins."""
+    import phonenumbers
+    with varlink.Client(address=f"unix:{daemon}") as client:
+        with client.open("io.entryd.Sync") as sync:
+            libraries = sync.Status()["libraries"]
+            assert libraries["phonenumber"] == phonenumbers.__version__ == "8.12.57"
+            assert re.fullmatch(r"\d+\.\d+\.\d+", libraries["idn2"])
+    out = subprocess.run([os.path.join(os.environ.get("ENTRYD_BIN_DIR") or os.path.join(ROOT, ".build", "debug"), "entryd"),
+                          "--version"], capture_output=True, text=True, check=True).stdout
+    assert "\nlibphonenumber 8.12.57\n" in out and f"\nlibidn2 {libraries['idn2']}" in out
 
 
 def test_add_with_id_is_idempotent(daemon):

@@ -8,7 +8,10 @@ public enum Display {
     ///   a retired code marked so (`莱芜市（已撤销）` / `Laiwu (retired)`), an
     ///   unknown one as it is;
     /// - choice: the option's label;
-    /// - others (text, dates, date-times, phone, email): the canonical value,
+    /// - phone: libphonenumber's INTERNATIONAL format (`+86 138 0013 8000`),
+    ///   whatever the entry's country (doc/design.md "Phone numbers"); a
+    ///   stored value it cannot read, as it is;
+    /// - others (text, dates, date-times, email): the canonical value,
     ///   the same in every locale.
     ///
     /// - a field the form does not define (schema drift: a peer's form has it,
@@ -31,7 +34,9 @@ public enum Display {
                 display[field.name] = reference.displayName(forDivisionCode: value, locale: locale)
             case .choice:
                 display[field.name] = field.options.first { $0.value == value }?.label(in: locale) ?? value
-            case .text, .date, .datetime, .phone, .email:
+            case .phone:
+                display[field.name] = PhoneNumber.format(value) ?? value
+            case .text, .date, .datetime, .email:
                 display[field.name] = value
             }
         }
