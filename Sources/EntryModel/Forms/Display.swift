@@ -11,8 +11,10 @@ public enum Display {
     /// - phone: libphonenumber's INTERNATIONAL format (`+86 138 0013 8000`),
     ///   whatever the entry's country (doc/design.md "Phone numbers"); a
     ///   stored value it cannot read, as it is;
-    /// - others (text, dates, date-times, email): the canonical value,
-    ///   the same in every locale.
+    /// - email: the domain's A-labels in Unicode (`李雷@例子.中国`,
+    ///   ``EmailAddress/display(_:)``);
+    /// - others (text, dates, date-times): the canonical value, the same in
+    ///   every locale.
     ///
     /// - a field the form does not define (schema drift: a peer's form has it,
     ///   or this node's form file dropped it): its value as it is, so no output
@@ -36,7 +38,9 @@ public enum Display {
                 display[field.name] = field.options.first { $0.value == value }?.label(in: locale) ?? value
             case .phone:
                 display[field.name] = PhoneNumber.format(value) ?? value
-            case .text, .date, .datetime, .email:
+            case .email:
+                display[field.name] = EmailAddress.display(value)
+            case .text, .date, .datetime:
                 display[field.name] = value
             }
         }

@@ -43,6 +43,8 @@ enum ProblemReason: Sendable, Equatable {
     case phoneWrongType(type: String, accepted: [String])
     case emailFormat
     case emailTooLong
+    /// A label of the domain (as typed) that IDNA2008 does not allow.
+    case emailDomainLabel(label: String)
 
     /// The message for a field labelled `label` (the field name for unknown fields).
     func message(label: String, locale: EntryLocale) -> String {
@@ -87,7 +89,8 @@ enum ProblemReason: Sendable, Equatable {
         case .phoneInvalid(let region): return "\(label)不是有效的\(region)号码，请检查位数和开头的数字。"
         case .phoneWrongType(let type, let accepted): return "\(label)是\(type)号码；此处只接受\(accepted.joined(separator: "、"))号码。"
         case .emailFormat: return "\(label)不是有效的邮箱地址，请按 name@example.com 的格式填写。"
-        case .emailTooLong: return "\(label)过长：@ 前最多 64 个字符，整个地址最多 254 个字符。"
+        case .emailTooLong: return "\(label)过长：@ 前最多 64 字节，域名最多 255 字节，整个地址（国际化域名按 xn-- 形式计）最多 254 字节。"
+        case .emailDomainLabel(let part): return "\(label)的域名部分“\(part)”不是有效的（国际化）域名：只能用字母、数字和不在首尾的连字符，每段最多 63 字节；请检查拼写。"
         }
     }
 
@@ -126,7 +129,8 @@ enum ProblemReason: Sendable, Equatable {
         case .phoneInvalid(let region): return "\(label) is not a valid number in \(region); check the number of digits and how it starts."
         case .phoneWrongType(let type, let accepted): return "\(label) is a \(type) number; this field takes \(accepted.joined(separator: " or ")) numbers."
         case .emailFormat: return "\(label) is not a valid e-mail address; write it like name@example.com."
-        case .emailTooLong: return "\(label) is too long: at most 64 characters before the @ and 254 in all."
+        case .emailTooLong: return "\(label) is too long: at most 64 bytes before the @, 255 in the domain and 254 in all (an internationalised domain counted in its xn-- form)."
+        case .emailDomainLabel(let part): return "\(label) has a domain part '\(part)' that is not a valid (internationalised) domain name: letters, digits and inner hyphens only, at most 63 bytes a label; check the spelling."
         }
     }
 }
