@@ -215,6 +215,14 @@ method Options(
 # Parses and validates without storing: what Add would store, or the problems.
 method Check(form: ?string, fields: [string]string, locale: ?string) -> (fields: [string]string, display: [string]string, problems: []Problem)
 
+# Added: a stored value that the current rules refuse (StoredValues). It stays
+# as stored; message (requested locale) says what is wrong, for people to fix.
+type StoredProblem (id: string, field: string, value: string, code: string, message: string)
+
+# Added: every stored phone and e-mail of live entries checked again with the
+# current rules (libphonenumber, libidn2: Sync.Status libraries), by id then field.
+method CheckStored(locale: ?string) -> (problems: []StoredProblem)
+
 error FormNotFound (form: string)
 error FieldNotFound (form: string, field: string)
 

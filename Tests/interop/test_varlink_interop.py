@@ -153,6 +153,27 @@ def test_status_reports_library_versions(daemon):
     assert "\nlibphonenumber 8.12.57\n" in out and f"\nlibidn2 {libraries['idn2']}" in out
 
 
+def test_check_stored_lists_values_the_rules_refuse(daemon):
+    """A value stored under older rules (here brought by a peer's change) that
+    libphonenumber refuses stays as it is and is listed by Forms.CheckStored."""
+    import time
+    entry, node = str(uuid.uuid4()), str(uuid.uuid4())
+    hlc = format((int(time.time() * 1000) << 16), "016x")
+    fields = {"name": "Old", "birthday": "1990-05-17", "country": "CN", "contact_method": "phone",
+              "phone": "+868613800138000"}
+    change = {"seq": 1, "node": node, "hlc": hlc, "entry": entry, "form": "registration", "op": "create",
+              "fields": fields, "base": {k: "" for k in fields}, "actor": "old-node", "at": "2025-01-01T00:00:00.000Z"}
+    with varlink.Client(address=f"unix:{daemon}") as client:
+        with client.open("io.entryd.Sync") as sync:
+            assert sync.Apply(changes=[change])["applied"] == 1
+        with client.open("io.entryd.Forms") as forms:
+            problems = [p for p in forms.CheckStored(locale="en")["problems"] if p["id"] == entry]
+            assert problems == [{"id": entry, "field": "phone", "value": "+868613800138000", "code": "too-long",
+                                 "message": "Phone has too many digits; check the number."}]
+        with client.open("io.entryd.Entries") as entries:
+            assert entries.Get(id=entry)["entry"]["fields"]["phone"] == "+868613800138000"
+
+
 def test_add_with_id_is_idempotent(daemon):
     eid = str(uuid.uuid4())
     with varlink.Client(address=f"unix:{daemon}") as client:

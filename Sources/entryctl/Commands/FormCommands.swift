@@ -64,14 +64,32 @@ enum FormCommands {
         })
 
     static let check = Command(
-        name: "check", summary: "Validate FIELD=VALUE arguments without storing them.", arguments: "FIELD=VALUE...",
-        options: [EntryCommands.formOption],
+        name: "check", summary: "Validate FIELD=VALUE arguments without storing them.", arguments: "FIELD=VALUE... | --stored",
+        options: [EntryCommands.formOption,
+                  OptionSpec(["--stored"], help: "List stored phones and e-mails the current rules refuse (id, field, value, why).")],
         details: [
             "Prints the values as add would store them, or every problem (exit 65).",
             "Fields left out are checked as missing, as add would.",
+            "With --stored: every stored phone and e-mail that no longer validates, one a line; they stay as stored.",
         ],
-        examples: ["entryctl check name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000"],
+        examples: ["entryctl check name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000",
+                   "entryctl check --stored"],
         prepare: { input in
+            if input.has("--stored") {
+                guard input.scanned.positionals.isEmpty else { throw UsageError("--stored takes no FIELD=VALUE") }
+                return { session in
+                    let reply = try session.call("io.entryd.Forms.CheckStored", params(("locale", session.locale)))
+                    let problems = reply["problems"]?.arrayValue ?? []
+                    if session.globals.json {
+                        Terminal.out(lines: [reply.text])
+                    } else if !problems.isEmpty {
+                        let column = { (p: JSON, key: String) in p[key]?.stringValue ?? "" }
+                        Terminal.out(lines: TableRenderer(columns: [TableColumn("id"), TableColumn("field"), TableColumn("value"),
+                                                                    TableColumn("message")])
+                            .render(problems.map { p in ["id", "field", "value", "message"].map { column(p, $0) } }))
+                    }
+                }
+            }
             let (_, typed) = try input.fields()
             let form = input.value("--form")
             return { session in
