@@ -27,13 +27,22 @@ let package = Package(
             name: "CInih", path: "Sources/CInih", pkgConfig: "inih",
             providers: [.apt(["libinih-dev"])]),
         .target(name: "CSystem", path: "Sources/CSystem"),
+        // libphonenumber (Debian libphonenumber-dev, C++, no pkg-config file) behind a plain C
+        // interface, so Swift never reads its headers (which pull in protobuf and abseil).
+        .target(
+            name: "CPhoneNumber", path: "Sources/CPhoneNumber",
+            linkerSettings: [.linkedLibrary("phonenumber")]),
+        // libidn2 (Debian libidn2-dev): IDNA2008 domain names for e-mail addresses.
+        .systemLibrary(
+            name: "CIDN2", path: "Sources/CIDN2", pkgConfig: "libidn2",
+            providers: [.apt(["libidn2-dev"])]),
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
         // model ← ledger ← sync ← server; model ← protocol ← sync, server, client.
         // Values, forms, reference data, validation and the domain error; no I/O but reading form files.
         .target(
-            name: "EntryModel", dependencies: ["CInih"],
+            name: "EntryModel", dependencies: ["CInih", "CPhoneNumber", "CIDN2"],
             path: "Sources/EntryModel", swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m")]),
         // The store: entries, the change log with its HLC stamps, merge, conflicts, peer checkpoints, on SQLite.
@@ -72,5 +81,6 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
-    ]
+    ],
+    cxxLanguageStandard: .cxx17
 )

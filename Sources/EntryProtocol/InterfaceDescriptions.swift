@@ -218,6 +218,14 @@ method Options(
 # Parses and validates without storing: what Add would store, or the problems.
 method Check(form: ?string, fields: [string]string, locale: ?string) -> (fields: [string]string, display: [string]string, problems: []Problem)
 
+# Added: a stored value that the current rules refuse (StoredValues). It stays
+# as stored; message (requested locale) says what is wrong, for people to fix.
+type StoredProblem (id: string, field: string, value: string, code: string, message: string)
+
+# Added: every stored phone and e-mail of live entries checked again with the
+# current rules (libphonenumber, libidn2: Sync.Status libraries), by id then field.
+method CheckStored(locale: ?string) -> (problems: []StoredProblem)
+
 error FormNotFound (form: string)
 error FieldNotFound (form: string, field: string)
 
@@ -296,7 +304,10 @@ method Status() -> (
   incarnationReason: ?string,
   # Added: this node's own changes of this incarnation are stamped at or after
   # this HLC ("0000000000000000" for a node's first incarnation).
-  incarnationHlc: ?string
+  incarnationHlc: ?string,
+  # Added: versions of the libraries that canonicalise and check values, by
+  # name: "phonenumber" (libphonenumber, e.g. "8.12.57"), "idn2" (libidn2).
+  libraries: ?[string]string
 )
 
 # Changes after since (exclusive), oldest first. excludeNode drops changes made

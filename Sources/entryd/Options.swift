@@ -28,12 +28,14 @@ struct Options {
     /// `--as-new-node` / `--moved`: the operator's word on a database last opened elsewhere.
     var copies: CopiedDatabasePolicy = .refuse
 
-    /// What `--version` prints: the daemon's version, then the version of the
+    /// What `--version` prints: the daemon's version, the libraries that canonicalise
+    /// values (``LibraryVersions``: `libphonenumber 8.12.57`, `libidn2 2.3.3`), then the version of the
     /// reference data compiled into it (``ReferenceData/dataVersion``: the
     /// generation date and source releases of the country table, the division
     /// lists, a digest), e.g. `reference data: countries 2026-12-01 (iso-codes 4.15.0, …`.
     static var versionText: String {
-        "entryd \(EntrydVersion.string)\nreference data: \(ReferenceData.shared.dataVersion)"
+        (["entryd \(EntrydVersion.string)"] + LibraryVersions.all.map { "lib\($0.name) \($0.version)" }
+            + ["reference data: \(ReferenceData.shared.dataVersion)"]).joined(separator: "\n")
     }
 
     static let usage = """

@@ -84,6 +84,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
             let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
                                        defaultLocale: config.locale, peers: config.peers, log: log)
             opened = (store, entries)
+            try recanonicalise(store)
         } catch let e as StartupFailure {
             throw e
         } catch let e as DatabaseMovedOrCopied {
@@ -93,6 +94,21 @@ final class StoreService: DaemonService, @unchecked Sendable {
         } catch {
             throw StartupFailure(.ioError, "cannot open database '\(path)': \(error)")
         }
+    }
+
+    /// Re-canonicalises stored phones and e-mails when the rules changed since
+    /// the last pass (``StoredValues``), logging each refused value by id and
+    /// field (never the value), and records the rules.
+    private func recanonicalise(_ store: EntryStore) throws {
+        let rules = StoredValues.rules
+        guard try store.nodeValue(StoredValues.rulesKey) != rules else { return }
+        notifier.send("STATUS=re-canonicalising stored phones and e-mails (\(rules))")
+        let pass = try StoredValues.recanonicalise(store: store, forms: settings.forms)
+        for r in pass.refused {
+            log.warning("entry \(r.id): stored \(r.field) no longer validates under \(rules) (\(r.code.rawValue)); it stays as stored")
+        }
+        log.notice("re-canonicalised \(pass.changed) stored value(s) under \(rules); \(pass.refused.count) no longer validate")
+        try store.setNodeValue(StoredValues.rulesKey, rules)
     }
 
     /// Finishes queued writes, checkpoints the WAL and closes the store

@@ -143,7 +143,7 @@ import Testing
     func rejectsFollowInput() throws {
         let d = try Daemon()
         let file = d.directory + "/plain.csv", report = d.directory + "/rejected.csv"
-        try "name,birthday,country,contact_method,phone\nAda,1985-12-10,GB,phone,+44 20 7946 0000\nBob,1990-02-30,US,phone,+1 202 555 0100\n"
+        try "name,birthday,country,contact_method,phone\nAda,1985-12-10,GB,phone,+44 7400 123 456\nBob,1990-02-30,US,phone,+1 202 555 0100\n"
             .write(toFile: file, atomically: true, encoding: .utf8)
         let run = try entryctl(d, ["--locale", "en", "import", "--rejects", report, file])
         #expect(run.status == 65, "\(run.stderr)")
@@ -193,7 +193,7 @@ import Testing
         // UTF-8 Chinese first, GBK bytes later: read as UTF-8 (not GB18030 mojibake) and refused at the bad
         // line; they are in the first read (64 KiB), so nothing of the file is stored.
         let mixed = d.directory + "/mixed.csv"
-        try Data(Array("name,birthday,country,contact_method,phone\n李雷,1991-01-02,CN,phone,13800138002\nAda,1985-12-10,GB,phone,+44 20 7946 0000\n".utf8)
+        try Data(Array("name,birthday,country,contact_method,phone\n李雷,1991-01-02,CN,phone,13800138002\nAda,1985-12-10,GB,phone,+44 7400 123 456\n".utf8)
                  + [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7] + Array(",1990-05-17,CN,phone,13800138003\n".utf8)).write(to: URL(fileURLWithPath: mixed))
         let partial = try entryctl(d, ["--locale", "en", "import", "--batch", "1", mixed])
         #expect(partial.status == 65)
@@ -343,7 +343,7 @@ import Testing
     func sniffedStandardInput() throws {
         let d = try Daemon()
         func count() throws -> Int64? { try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue }
-        let comma = "name,birthday,country,contact_method,phone\nAda,1985-12-10,GB,phone,+44 20 7946 0000\n"
+        let comma = "name,birthday,country,contact_method,phone\nAda,1985-12-10,GB,phone,+44 7400 123 456\n"
         let a = try entryctl(d, ["--json", "import"], input: comma)
         #expect(a.status == 0, "\(a.stderr)")
         #expect(try JSON.parse(a.stdout)["added"]?.intValue == 1)

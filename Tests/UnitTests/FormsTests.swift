@@ -135,9 +135,9 @@ import Testing
 
     @Test("display renders flags, names, labels and the region", arguments: [
         (EntryLocale.zh, ["country": "🇨🇳 中国", "province": "广东省", "city": "广州市", "contact_method": "电话",
-                          "region": "广东省-广州市", "birthday": "1990-05-17", "phone": "+8613800138000"]),
+                          "region": "广东省-广州市", "birthday": "1990-05-17", "phone": "+86 138 0013 8000"]),
         (.en, ["country": "🇨🇳 China", "province": "Guangdong", "city": "Guangzhou", "contact_method": "Phone",
-               "region": "Guangzhou, Guangdong", "birthday": "1990-05-17", "phone": "+8613800138000"]),
+               "region": "Guangzhou, Guangdong", "birthday": "1990-05-17", "phone": "+86 138 0013 8000"]),
     ])
     func display(locale: EntryLocale, expected: [String: String]) {
         let fields = ["country": "CN", "province": "440000", "city": "440100", "contact_method": "phone",

@@ -413,3 +413,49 @@ final class FlakyPeer: PeerLink {
         return try inner.apply(changes)
     }
 }
+
+extension SyncTests {
+    @Test("stored phones and e-mails re-canonicalised on two nodes concurrently (entryd:migration) converge with no conflict; refused values stay and are listed",
+          arguments: StoreKind.allCases)
+    func recanonicalisedOnTwoNodes(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind, 2)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        // As the hand-written rules stored them: the trunk 0 after +49 kept, the
+        // calling code twice, a Unicode domain, a domain libidn2 refuses.
+        let create = { (fields: [String: String]) in
+            try n[0].create(form: "registration", id: nil, fields: ["name": "A", "birthday": "1990-05-17"].merging(fields) { $1 },
+                            layout: self.layout, origin: self.origin("a")).entry.id
+        }
+        let trunk = try create(["country": "DE", "contact_method": "phone", "phone": "+49015123456789"])
+        let twice = try create(["country": "CN", "contact_method": "phone", "phone": "+868613800138000"])
+        let unicode = try create(["country": "CN", "contact_method": "email", "email": "李雷@例子.中国"])
+        let underscore = try create(["country": "CN", "contact_method": "email", "email": "a@ex_ample.com"])
+        let fine = try create(["country": "CN", "contact_method": "phone", "phone": "+8613800138000"])
+        _ = try sync(n[1], n[0])
+        let fineVersion = try #require(try n[0].get(fine)).version
+        let forms = FormRegistry.builtIn
+        let passes = try n.map { try StoredValues.recanonicalise(store: $0, forms: forms) }
+        for pass in passes {
+            #expect(pass.changed == 2)
+            #expect(pass.refused.map { [$0.id, $0.field, $0.value] } == [[twice, "phone", "+868613800138000"], [underscore, "email", "a@ex_ample.com"]]
+                .sorted { $0[0] < $1[0] })
+        }
+        #expect(try sync(n[0], n[1]).conflicts == 0)
+        for node in n {
+            #expect(try node.get(trunk)?.fields["phone"] == "+4915123456789")
+            #expect(try node.get(unicode)?.fields["email"] == "李雷@xn--fsqu00a.xn--fiqs8s")
+            #expect(try node.get(twice)?.fields["phone"] == "+868613800138000")
+            // A value already canonical gets no change.
+            #expect(try node.get(fine)?.version == fineVersion)
+            #expect(try node.openConflictCount() == 0)
+            let migrated = try node.history(trunk).filter { $0.actor == StoredValues.actor }
+            #expect(migrated.count == 2 && migrated.allSatisfy { $0.reason == "phone re-canonicalised by libphonenumber 8.12.57" })
+            // A second pass finds nothing more to change.
+            #expect(try StoredValues.recanonicalise(store: node, forms: forms).changed == 0)
+        }
+        // A real difference is still a conflict: the same field set to two values.
+        _ = try n[0].update(id: trunk, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["phone"] = "+4915112345678"; return f }
+        _ = try n[1].update(id: trunk, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["phone"] = "+4915223456789"; return f }
+        #expect(try sync(n[0], n[1]).conflicts == 1)
+    }
+}

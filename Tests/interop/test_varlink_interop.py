@@ -131,11 +131,47 @@ def test_add_and_list_roundtrip(daemon):
                                        "province": "440000", "city": "440100", "contact_method": "phone",
                                        "phone": "+8613800138000"}
             assert entry["display"]["country"] == "🇨🇳 中国"
+            assert entry["display"]["phone"] == "+86 138 0013 8000"
             assert entry["display"]["region"] == "广东省-广州市"
             assert len(entry["version"]) == 16 and entry["deleted"] is False
             page = entries.List(filter={"country": "china"}, limit=10)
             assert entry["id"] in [e["id"] for e in page["entries"]]
             assert page["total"] >= 1
+
+
+def test_status_reports_library_versions(daemon):
+    """Status declares and serves the versions of the libraries that shape
+    stored values; libphonenumber's is the one the phone golden list pins."""
+    import phonenumbers
+    with varlink.Client(address=f"unix:{daemon}") as client:
+        with client.open("io.entryd.Sync") as sync:
+            libraries = sync.Status()["libraries"]
+            assert libraries["phonenumber"] == phonenumbers.__version__ == "8.12.57"
+            assert re.fullmatch(r"\d+\.\d+\.\d+", libraries["idn2"])
+    out = subprocess.run([os.path.join(os.environ.get("ENTRYD_BIN_DIR") or os.path.join(ROOT, ".build", "debug"), "entryd"),
+                          "--version"], capture_output=True, text=True, check=True).stdout
+    assert "\nlibphonenumber 8.12.57\n" in out and f"\nlibidn2 {libraries['idn2']}" in out
+
+
+def test_check_stored_lists_values_the_rules_refuse(daemon):
+    """A value stored under older rules (here brought by a peer's change) that
+    libphonenumber refuses stays as it is and is listed by Forms.CheckStored."""
+    import time
+    entry, node = str(uuid.uuid4()), str(uuid.uuid4())
+    hlc = format((int(time.time() * 1000) << 16), "016x")
+    fields = {"name": "Old", "birthday": "1990-05-17", "country": "CN", "contact_method": "phone",
+              "phone": "+868613800138000"}
+    change = {"seq": 1, "node": node, "hlc": hlc, "entry": entry, "form": "registration", "op": "create",
+              "fields": fields, "base": {k: "" for k in fields}, "actor": "old-node", "at": "2025-01-01T00:00:00.000Z"}
+    with varlink.Client(address=f"unix:{daemon}") as client:
+        with client.open("io.entryd.Sync") as sync:
+            assert sync.Apply(changes=[change])["applied"] == 1
+        with client.open("io.entryd.Forms") as forms:
+            problems = [p for p in forms.CheckStored(locale="en")["problems"] if p["id"] == entry]
+            assert problems == [{"id": entry, "field": "phone", "value": "+868613800138000", "code": "too-long",
+                                 "message": "Phone has too many digits; check the number."}]
+        with client.open("io.entryd.Entries") as entries:
+            assert entries.Get(id=entry)["entry"]["fields"]["phone"] == "+868613800138000"
 
 
 def test_add_with_id_is_idempotent(daemon):

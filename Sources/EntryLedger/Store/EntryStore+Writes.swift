@@ -219,3 +219,25 @@ extension WriteContext {
         return entry
     }
 }
+
+extension EntryStore {
+    /// The value kept under `key` in the node table (this node's own
+    /// settings, never synced), or `nil`.
+    /// - Throws: ``SQLiteError``.
+    public func nodeValue(_ key: String) throws -> String? {
+        try readers.read { db in
+            var value: String?
+            try db.statement("SELECT value FROM node WHERE key = ?").query([.text(key)]) { value = $0.text(0) }
+            return value
+        }
+    }
+
+    /// Keeps `value` under `key` in the node table, through the writer.
+    /// - Throws: ``SQLiteError``.
+    public func setNodeValue(_ key: String, _ value: String) throws {
+        try writer.submit { ctx in
+            try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                .run([.text(key), .text(value)])
+        }
+    }
+}

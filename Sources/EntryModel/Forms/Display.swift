@@ -8,8 +8,13 @@ public enum Display {
     ///   a retired code marked so (`莱芜市（已撤销）` / `Laiwu (retired)`), an
     ///   unknown one as it is;
     /// - choice: the option's label;
-    /// - others (text, dates, date-times, phone, email): the canonical value,
-    ///   the same in every locale.
+    /// - phone: libphonenumber's INTERNATIONAL format (`+86 138 0013 8000`),
+    ///   whatever the entry's country (doc/design.md "Phone numbers"); a
+    ///   stored value it cannot read, as it is;
+    /// - email: the domain's A-labels in Unicode (`李雷@例子.中国`,
+    ///   ``EmailAddress/display(_:)``);
+    /// - others (text, dates, date-times): the canonical value, the same in
+    ///   every locale.
     ///
     /// - a field the form does not define (schema drift: a peer's form has it,
     ///   or this node's form file dropped it): its value as it is, so no output
@@ -31,7 +36,11 @@ public enum Display {
                 display[field.name] = reference.displayName(forDivisionCode: value, locale: locale)
             case .choice:
                 display[field.name] = field.options.first { $0.value == value }?.label(in: locale) ?? value
-            case .text, .date, .datetime, .phone, .email:
+            case .phone:
+                display[field.name] = PhoneNumber.format(value) ?? value
+            case .email:
+                display[field.name] = EmailAddress.display(value)
+            case .text, .date, .datetime:
                 display[field.name] = value
             }
         }

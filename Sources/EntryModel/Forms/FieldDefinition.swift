@@ -16,9 +16,9 @@ public enum FieldType: String, Sendable, CaseIterable, Codable {
     case city
     /// One of the field's option values.
     case choice
-    /// An E.164 telephone number (`+8613800138000`).
+    /// An E.164 telephone number (`+8613800138000`), valid by libphonenumber.
     case phone
-    /// An e-mail address (RFC 5321/5322 shape), domain lower-cased.
+    /// An e-mail address (RFC 5321/5322 shape), its domain in IDNA2008 A-labels (lower case).
     case email
 }
 
@@ -106,13 +106,16 @@ public struct FieldDefinition: Sendable, Hashable {
     /// a spreadsheet's `电话` or `手机` for the field `phone`. They do not
     /// change what a value means, so they are no part of the form's version.
     public var headerAliases: [EntryLocale: [String]] = [:]
+    /// For `phone` fields: the number types taken (`phone-types`); `nil` for any valid number.
+    public var phoneTypes: Set<PhoneNumberType>?
 
     /// A field; the defaults make an optional field without bounds. References
     /// (`parent`, `requiredWhen`) are not checked here; ``FormDefinition/init(ini:)`` checks them in files.
     public init(
         name: String, type: FieldType, labels: [EntryLocale: String] = [:], required: Bool = false,
         requiredWhen: FieldCondition? = nil, parent: String? = nil, minuteInterval: Int? = nil,
-        min: String? = nil, max: String? = nil, maxLength: Int? = nil, options: [ChoiceOption] = []
+        min: String? = nil, max: String? = nil, maxLength: Int? = nil, options: [ChoiceOption] = [],
+        phoneTypes: Set<PhoneNumberType>? = nil
     ) {
         self.name = name
         self.type = type
@@ -125,6 +128,7 @@ public struct FieldDefinition: Sendable, Hashable {
         self.max = max
         self.maxLength = maxLength
         self.options = options
+        self.phoneTypes = phoneTypes
     }
 
     /// The label in `locale`, else the English one, else the field name.

@@ -131,6 +131,7 @@ private struct FormFileReader {
         case .datetime: allowed += ["min", "max", "minute-interval"]
         case .text: allowed.append("max-length")
         case .choice: allowed.append("options")
+        case .phone: allowed.append("phone-types")
         default: break
         }
         let options = try choiceOptions(keys)
@@ -165,6 +166,15 @@ private struct FormFileReader {
         }
         field.min = keys["min"]?.value
         field.max = keys["max"]?.value
+        if let item = keys["phone-types"] {
+            let choosable = PhoneNumberType.allCases.filter { $0 != .fixedLineOrMobile && $0 != .unknown }
+            let names = item.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let types = names.compactMap { name in choosable.first { $0.rawValue == name } }
+            guard !names.isEmpty, types.count == names.count else {
+                throw error(item.line, item.key, "must be comma-separated number types from: \(choosable.map(\.rawValue).joined(separator: ", "))")
+            }
+            field.phoneTypes = Set(types)
+        }
         if let min = field.min, let max = field.max, min != "today", max != "today", min > max {
             throw error(keys["max"]!.line, "max", "is before min (\(min)); swap them")
         }

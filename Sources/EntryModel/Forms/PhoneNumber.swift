@@ -1,60 +1,196 @@
+import CPhoneNumber
 import Foundation
 
-/// Telephone numbers in ITU-T E.164 form: `+`, the country calling code, the
-/// national number; at most 15 digits in all.
-enum PhoneNumber {
+/// The kinds of telephone number libphonenumber tells apart
+/// (`PhoneNumberUtil::PhoneNumberType`), named as in form files' `phone-types`
+/// (doc/design.md "Phone numbers").
+public enum PhoneNumberType: String, Sendable, CaseIterable, Hashable {
+    /// A landline (`FIXED_LINE`).
+    case fixedLine = "fixed-line"
+    /// A mobile (`MOBILE`).
+    case mobile
+    /// A number that may be either, where the numbering plan does not tell
+    /// (`FIXED_LINE_OR_MOBILE`: the US, Canada, …); counts as both.
+    case fixedLineOrMobile = "fixed-line-or-mobile"
+    /// Free to the caller (`TOLL_FREE`: 800 numbers).
+    case tollFree = "toll-free"
+    /// Charged above the normal rate (`PREMIUM_RATE`).
+    case premiumRate = "premium-rate"
+    /// Cost shared between caller and callee (`SHARED_COST`).
+    case sharedCost = "shared-cost"
+    /// Voice over IP (`VOIP`).
+    case voip
+    /// A personal number routed to another line (`PERSONAL_NUMBER`).
+    case personal
+    /// A pager (`PAGER`).
+    case pager
+    /// A universal access (company) number (`UAN`).
+    case uan
+    /// A voice-mail access number (`VOICEMAIL`).
+    case voicemail
+    /// Valid but of no known type (`UNKNOWN`).
+    case unknown
+
+    /// The type of the shim's `cphone_type`.
+    init(_ type: cphone_type) {
+        self = Self.allCases[Int(type.rawValue)]
+    }
+
+    /// Whether a field that takes `accepted` takes a number of this type:
+    /// `fixed-line-or-mobile` is taken by a field for either.
+    func isAccepted(by accepted: Set<PhoneNumberType>) -> Bool {
+        accepted.contains(self) || (self == .fixedLineOrMobile && !accepted.isDisjoint(with: [.fixedLine, .mobile]))
+    }
+
+    /// The name of the type in `locale`, for messages (`固定电话`, `landline`).
+    func name(in locale: EntryLocale) -> String {
+        let names: (zh: String, en: String) = switch self {
+        case .fixedLine: ("固定电话", "landline")
+        case .mobile: ("手机", "mobile")
+        case .fixedLineOrMobile: ("固定电话或手机", "landline or mobile")
+        case .tollFree: ("免费电话", "toll-free")
+        case .premiumRate: ("付费声讯电话", "premium-rate")
+        case .sharedCost: ("分摊付费电话", "shared-cost")
+        case .voip: ("网络电话（VoIP）", "VoIP")
+        case .personal: ("个人号码", "personal")
+        case .pager: ("寻呼机", "pager")
+        case .uan: ("统一接入号码", "universal access")
+        case .voicemail: ("语音信箱", "voicemail")
+        case .unknown: ("未知类型", "unknown type")
+        }
+        return locale == .zh ? names.zh : names.en
+    }
+}
+
+/// Telephone numbers through libphonenumber (Debian `libphonenumber-dev`,
+/// reached through the C shim `CPhoneNumber`): parsed with the entry's
+/// country as the default region, validated against the library's metadata,
+/// stored in ITU-T E.164 (`+8613800138000`). doc/design.md "Phone numbers"
+/// states the rules; `Tests/interop/phone_golden.tsv` pins them to the PyPI
+/// `phonenumbers` of the same version.
+public enum PhoneNumber {
+    /// The version of the loaded libphonenumber, e.g. `8.12.57` (the Debian
+    /// package's: the library itself has no version call; see
+    /// `cphone_library_version` in cphonenumber.h).
+    public static let libraryVersion = String(cString: cphone_library_version())
+
+    /// What libphonenumber makes of `input` read with `region` as the
+    /// default region (ISO 3166-1 alpha-2; `ZZ` for none): valid or why not,
+    /// the E.164 form and the region (`cphone_result.region`) when it
+    /// parsed, the type when valid. No checks of entryd's own (characters,
+    /// scientific notation, types a field takes).
+    static func library(_ input: String, region: String)
+        -> (outcome: cphone_outcome, e164: String, region: String, type: PhoneNumberType) {
+        var result = cphone_parse(input, region)
+        let text = { (pointer: UnsafeRawBufferPointer) in String(cString: pointer.bindMemory(to: CChar.self).baseAddress!) }
+        let e164 = withUnsafeBytes(of: &result.e164, text), owner = withUnsafeBytes(of: &result.region, text)
+        return (result.outcome, e164, owner, PhoneNumberType(result.type))
+    }
+
+    /// The default region for numbers typed without their calling code:
+    /// `country` when libphonenumber knows its numbering plan, else `CN`
+    /// (no country, or one without a plan of its own, such as AQ).
+    static func defaultRegion(country: String?) -> String {
+        guard let country, !country.isEmpty, cphone_country_code_for_region(country) != 0 else { return "CN" }
+        return country
+    }
+
     /// Reads a number as people type it and returns it in E.164 form.
     ///
-    /// Spaces, hyphens, dots and parentheses are dropped, and so is a trunk
-    /// prefix written `(0)` after the calling code (`+44 (0)20 …`). A leading `+` or `00`
-    /// marks an international number, whose calling code must be one of
-    /// `knownCallingCodes` (codes are prefix-free, so the first match is it).
-    /// Any other number is national: one trunk `0` is dropped (except for
-    /// `39`, Italy and Vatican City, which keep it) and `defaultCallingCode`
-    /// is put in front. For `+86` the national number must look like a mobile
-    /// (11 digits starting with 1) or a landline (area code and number: 9–11
-    /// digits starting with 2–9, or Beijing's 10 and 8 digits). `13800138000`, `+86 138-0013-8000` and
-    /// `0086 13800138000` all give `+8613800138000`.
+    /// - Characters: digits (any script's decimal digits; full-width ones
+    ///   were folded by the validator), spaces, `-` and other dashes, `.`,
+    ///   `/`, parentheses, and `+` first; letters (vanity numbers, `ext.`)
+    ///   and anything else are refused, so nothing typed is silently dropped.
+    /// - libphonenumber then reads it: `+` or `00` (or the region's own
+    ///   international prefix) before a calling code, else a national number
+    ///   of `region`; a trunk prefix is dropped wherever it stands
+    ///   (`0138…` in CN, `+44 (0)20…`, `+49 030…`); a national number that
+    ///   starts with the region's own calling code (`8613800138000` in CN) is
+    ///   read as carrying it when that is what makes it a number of the region.
+    /// - Digits typed without `+` that make a valid number only with it
+    ///   (`8613800138000` for a US entry) are refused with the `+` number as
+    ///   the suggestion; digits valid both ways, starting with the region's
+    ///   own code, are refused as ambiguous with both numbers suggested.
+    /// - The number must be valid (not merely of a possible length) and, when
+    ///   `types` is given, of one of them (``PhoneNumberType/isAccepted(by:)``).
     ///
-    /// - Throws: ``FieldFailure``: `invalid-format` for a number in
-    ///   scientific notation (`1.38001E+10`, what a spreadsheet makes of a long
-    ///   number: its last digits are gone, see ``isScientificNotation(_:)``),
-    ///   other characters, a national number under 4 digits or an implausible
-    ///   Chinese number;
-    ///   `not-in-list` for an unknown calling code; `too-long` beyond 15 digits.
-    static func parse(_ input: String, defaultCallingCode: String, knownCallingCodes: Set<String>) throws(FieldFailure) -> String {
-        // Canonical input (`+` and digits, as stored and as pickers send) needs no cleaning.
-        let plain = input.utf8.allSatisfy { $0 == UInt8(ascii: "+") || ($0 >= 0x30 && $0 <= 0x39) }
-        var text = plain ? input
-            : String(input.replacingOccurrences(of: "(0)", with: "").filter { !$0.isWhitespace && !"-.()".contains($0) })
-        let international = text.hasPrefix("+") || text.hasPrefix("00")
-        text = String(text.dropFirst(text.hasPrefix("+") ? 1 : international ? 2 : 0))
-        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {
-            if isScientificNotation(input) { throw FieldFailure(code: .invalidFormat, reason: .phoneScientificNotation) }
-            throw FieldFailure(code: .invalidFormat, reason: .phoneCharacters)
-        }
-        let callingCode: String
-        var national: Substring
-        if international {
-            guard let code = (1...3).lazy.map({ String(text.prefix($0)) }).first(where: knownCallingCodes.contains) else {
-                throw FieldFailure(code: .notInList, reason: .unknownCallingCode)
+    /// - Parameters:
+    ///   - region: the default region (``defaultRegion(country:)``).
+    ///   - types: the number types the field takes (`phone-types`); `nil` for any.
+    ///   - regionName: the name of a region code in the message's locale.
+    /// - Throws: ``FieldFailure``: `invalid-format` for characters, scientific
+    ///   notation (`1.38001E+10`, see ``isScientificNotation(_:)``), a short,
+    ///   invalid or country-code-less number; `not-in-list` for an unknown
+    ///   calling code; `too-long`; `ambiguous`; `out-of-range` for a type the field does not take.
+    static func parse(_ input: String, region: String, types: Set<PhoneNumberType>? = nil,
+                      regionName: (String) -> String, locale: EntryLocale) throws(FieldFailure) -> String {
+        if isScientificNotation(input) { throw FieldFailure(code: .invalidFormat, reason: .phoneScientificNotation) }
+        guard hasOnlyNumberCharacters(input) else { throw FieldFailure(code: .invalidFormat, reason: .phoneCharacters) }
+        let read = library(input, region: region)
+        // Digits typed without `+`: would they make a number with it?
+        let typedPlus = input.unicodeScalars.first { !$0.properties.isWhitespace } == "+"
+        let digits = String(String.UnicodeScalarView(input.unicodeScalars.compactMap { s in
+            s.properties.numericType == .decimal ? s.properties.numericValue.map { Unicode.Scalar(UInt8(48 + Int($0))) } : nil
+        }))
+        if !typedPlus, read.e164 != "+" + digits {
+            let plus = library("+" + digits, region: "ZZ")
+            if plus.outcome == CPHONE_VALID {
+                let shown = format(plus.e164) ?? plus.e164
+                if read.outcome != CPHONE_VALID {
+                    throw FieldFailure(code: .invalidFormat, reason: .phoneCallingCodeWithoutPlus(suggestion: shown),
+                                       suggestions: [plus.e164])
+                }
+                if digits.hasPrefix(String(cphone_country_code_for_region(region))) {
+                    throw FieldFailure(code: .ambiguous,
+                                       reason: .phoneAmbiguous(international: shown, national: format(read.e164) ?? read.e164),
+                                       suggestions: [plus.e164, read.e164])
+                }
             }
-            callingCode = code
-            national = text.dropFirst(code.count)
-        } else {
-            callingCode = defaultCallingCode
-            national = text[...]
-            if callingCode != "39", national.hasPrefix("0") { national = national.dropFirst() }
         }
-        guard callingCode.count + national.count <= 15 else { throw FieldFailure(code: .tooLong, reason: .phoneTooLong) }
-        guard national.count >= 4 else { throw FieldFailure(code: .invalidFormat, reason: .phoneTooShort) }
-        if callingCode == "86", !isPlausibleChinese(national) {
-            throw FieldFailure(code: .invalidFormat, reason: .notAChineseNumber)
+        switch read.outcome {
+        case CPHONE_VALID: break
+        case CPHONE_INVALID_COUNTRY_CODE: throw FieldFailure(code: .notInList, reason: .unknownCallingCode)
+        case CPHONE_TOO_SHORT: throw FieldFailure(code: .invalidFormat, reason: .phoneTooShort)
+        case CPHONE_TOO_LONG: throw FieldFailure(code: .tooLong, reason: .phoneTooLong)
+        case CPHONE_NOT_A_NUMBER: throw FieldFailure(code: .invalidFormat, reason: .phoneCharacters)
+        default:
+            // Of an impossible length or no number of its region: name the region its code belongs to.
+            throw FieldFailure(code: .invalidFormat, reason: .phoneInvalid(region: regionName(read.region.isEmpty ? region : read.region)))
         }
-        if callingCode == "1", !isPlausibleNANP(national) {
-            throw FieldFailure(code: .invalidFormat, reason: .notANANPNumber)
+        if let types, !read.type.isAccepted(by: types) {
+            throw FieldFailure(code: .outOfRange, reason: .phoneWrongType(
+                type: read.type.name(in: locale), accepted: PhoneNumberType.allCases.filter(types.contains).map { $0.name(in: locale) }))
         }
-        return "+" + callingCode + national
+        return read.e164
+    }
+
+    /// `e164` formatted for people: the INTERNATIONAL format
+    /// (`+86 138 0013 8000`), or the NATIONAL one (`138 0013 8000`); `nil`
+    /// when libphonenumber cannot read it (a value stored under older rules).
+    public static func format(_ e164: String, national: Bool = false) -> String? {
+        var out = [CChar](repeating: 0, count: 64)
+        let length = cphone_format(e164, national ? 1 : 0, &out, out.count)
+        guard length >= 0 else { return nil }
+        return String(decoding: out.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Whether `input` has only what people write in a phone number: decimal
+    /// digits, white space, `+` as the first visible character, `-` and the
+    /// Unicode dashes (U+2010–U+2015, U+2212), `.`, `/`, `(` and `)`.
+    static func hasOnlyNumberCharacters(_ input: String) -> Bool {
+        var seenVisible = false
+        for scalar in input.unicodeScalars {
+            let p = scalar.properties
+            if p.isWhitespace { continue }
+            defer { seenVisible = true }
+            if p.numericType == .decimal { continue }
+            switch scalar {
+            case "+": if seenVisible { return false }
+            case "-", ".", "/", "(", ")", "\u{2010}"..."\u{2015}", "\u{2212}": continue
+            default: return false
+            }
+        }
+        return seenVisible
     }
 
     /// Whether `input` is a number in scientific notation as spreadsheets write
@@ -72,26 +208,5 @@ enum PhoneNumber {
         rest = rest.dropFirst()
         if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
         return !rest.isEmpty && rest.allSatisfy(\.isASCIIDigit)
-    }
-
-    /// A Chinese mobile (`1`, then `3`–`9`, 11 digits in all: the mobile
-    /// number segments of the MIIT numbering plan) or landline: area code
-    /// without the trunk 0, then the subscriber number; 9–11 digits starting
-    /// with 2–9, or Beijing's area code `10` and 8 digits.
-    private static func isPlausibleChinese(_ national: Substring) -> Bool {
-        guard let first = national.first else { return false }
-        if national.hasPrefix("10") && national.count == 10 { return true }
-        if first == "1" {
-            return national.count == 11 && ("3"..."9").contains(national.dropFirst().first ?? "0")
-        }
-        return ("2"..."9").contains(first) && (9...11).contains(national.count)
-    }
-
-    /// A North American Numbering Plan number (+1: US, CA and the Caribbean):
-    /// exactly 10 digits, `NXX-NXX-XXXX`, where the area code and the
-    /// exchange each start with 2–9 (ATIS-0300051, NANP numbering plan).
-    private static func isPlausibleNANP(_ national: Substring) -> Bool {
-        let digits = Array(national)
-        return digits.count == 10 && ("2"..."9").contains(digits[0]) && ("2"..."9").contains(digits[3])
     }
 }

@@ -32,10 +32,19 @@ enum ProblemReason: Sendable, Equatable {
     case phoneTooLong
     case phoneTooShort
     case unknownCallingCode
-    case notAChineseNumber
-    case notANANPNumber
+    /// Digits that make a number only with a `+` before them (`suggestion`, formatted).
+    case phoneCallingCodeWithoutPlus(suggestion: String)
+    /// Digits that start with the region's own calling code and make a number
+    /// both with `+` before them and as a national number (both formatted).
+    case phoneAmbiguous(international: String, national: String)
+    /// Of no length or pattern that a number of the region (named) has.
+    case phoneInvalid(region: String)
+    /// A valid number of a type (named) that the field does not take (`accepted`, named).
+    case phoneWrongType(type: String, accepted: [String])
     case emailFormat
     case emailTooLong
+    /// A label of the domain (as typed) that IDNA2008 does not allow.
+    case emailDomainLabel(label: String)
 
     /// The message for a field labelled `label` (the field name for unknown fields).
     func message(label: String, locale: EntryLocale) -> String {
@@ -72,13 +81,16 @@ enum ProblemReason: Sendable, Equatable {
         case .cityNeedsProvince(let city): return "不能只清空\(label)：已存的城市“\(city)”属于它；请同时清空城市，或同时改选省份和城市。"
         case .phoneCharacters: return "\(label)只能包含数字、空格、连字符、点、括号和开头的 +，例如 +86 138 0013 8000。"
         case .phoneScientificNotation: return "\(label)是科学计数法（如 1.38001E+10）：表格软件把号码当成了数字，末尾几位已经丢失；请把该列设为文本格式后重新导出。"
-        case .phoneTooLong: return "\(label)连同国家代码超过 15 位数字（E.164 上限），请检查号码。"
-        case .phoneTooShort: return "\(label)位数太少，请填写完整号码。"
-        case .unknownCallingCode: return "\(label)的国家代码无法识别，请检查 + 或 00 后面的数字。"
-        case .notAChineseNumber: return "\(label)不是有效的中国号码：手机号为 13–19 开头的 11 位数字，座机为区号加号码。"
-        case .notANANPNumber: return "\(label)不是有效的北美号码：+1 之后应为 10 位数字（3 位区号、7 位号码）。"
+        case .phoneTooLong: return "\(label)位数太多，请检查号码。"
+        case .phoneTooShort: return "\(label)位数太少，请填写完整号码（座机连同区号）。"
+        case .unknownCallingCode: return "\(label)的国家代码无法识别，请检查 + 或 00 后面的数字，或写成 + 加国家代码的形式，例如 +86 138 0013 8000。"
+        case .phoneCallingCodeWithoutPlus(let suggestion): return "\(label)似乎以国家代码开头但缺少 +，请写成 \(suggestion)。"
+        case .phoneAmbiguous(let international, let national): return "\(label)有两种读法：带国家代码的 \(international)，或本国号码 \(national)；若指前者请加上 +，或从建议中选择。"
+        case .phoneInvalid(let region): return "\(label)不是有效的\(region)号码，请检查位数和开头的数字。"
+        case .phoneWrongType(let type, let accepted): return "\(label)是\(type)号码；此处只接受\(accepted.joined(separator: "、"))号码。"
         case .emailFormat: return "\(label)不是有效的邮箱地址，请按 name@example.com 的格式填写。"
-        case .emailTooLong: return "\(label)过长：@ 前最多 64 个字符，整个地址最多 254 个字符。"
+        case .emailTooLong: return "\(label)过长：@ 前最多 64 字节，域名最多 255 字节，整个地址（国际化域名按 xn-- 形式计）最多 254 字节。"
+        case .emailDomainLabel(let part): return "\(label)的域名部分“\(part)”不是有效的（国际化）域名：只能用字母、数字和不在首尾的连字符，每段最多 63 字节；请检查拼写。"
         }
     }
 
@@ -109,13 +121,16 @@ enum ProblemReason: Sendable, Equatable {
         case .cityNeedsProvince(let city): return "\(label) cannot be cleared alone: the stored city \(city) lies in it; clear the city too, or change the province and city together."
         case .phoneCharacters: return "\(label) may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."
         case .phoneScientificNotation: return "\(label) is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again."
-        case .phoneTooLong: return "\(label) has more than 15 digits with its country code (the E.164 limit); check the number."
-        case .phoneTooShort: return "\(label) is too short; give the full number."
-        case .unknownCallingCode: return "\(label) does not start with a known country calling code; check the digits after + or 00."
-        case .notAChineseNumber: return "\(label) is not a valid Chinese number: mobiles have 11 digits starting with 13 to 19, landlines an area code and a number."
-        case .notANANPNumber: return "\(label) is not a valid North American number: +1 is followed by 10 digits (a 3-digit area code and 7 digits)."
+        case .phoneTooLong: return "\(label) has too many digits; check the number."
+        case .phoneTooShort: return "\(label) is too short; give the full number (with the area code for a landline)."
+        case .unknownCallingCode: return "\(label) does not start with a known country calling code; check the digits after + or 00, or write it with + and the country code, e.g. +86 138 0013 8000."
+        case .phoneCallingCodeWithoutPlus(let suggestion): return "\(label) seems to start with its country code but has no +; write it as \(suggestion)."
+        case .phoneAmbiguous(let international, let national): return "\(label) reads two ways: \(international) with its country code, or the national number \(national); add the + if you mean the first, or pick one of the suggestions."
+        case .phoneInvalid(let region): return "\(label) is not a valid number in \(region); check the number of digits and how it starts."
+        case .phoneWrongType(let type, let accepted): return "\(label) is a \(type) number; this field takes \(accepted.joined(separator: " or ")) numbers."
         case .emailFormat: return "\(label) is not a valid e-mail address; write it like name@example.com."
-        case .emailTooLong: return "\(label) is too long: at most 64 characters before the @ and 254 in all."
+        case .emailTooLong: return "\(label) is too long: at most 64 bytes before the @, 255 in the domain and 254 in all (an internationalised domain counted in its xn-- form)."
+        case .emailDomainLabel(let part): return "\(label) has a domain part '\(part)' that is not a valid (internationalised) domain name: letters, digits and inner hyphens only, at most 63 bytes a label; check the spelling."
         }
     }
 }

@@ -18,7 +18,9 @@ extension ValidationRun {
         case .city: return try city(text, field)
         case .choice: return try choice(text, field)
         case .phone:
-            return try PhoneNumber.parse(text, defaultCallingCode: callingCode, knownCallingCodes: reference.callingCodes)
+            return try PhoneNumber.parse(text, region: PhoneNumber.defaultRegion(country: entryCountry), types: field.phoneTypes,
+                                         regionName: { code in reference.country(alpha2: code)?.name(in: locale) ?? code },
+                                         locale: locale)
         case .email: return try EmailAddress.parse(text)
         }
     }
@@ -149,11 +151,8 @@ extension ValidationRun {
                            suggestions: field.options.map(\.value))
     }
 
-    /// The calling code of the entry's country (the form's first country
-    /// field), or `86` when there is none or it has no calling code.
-    private var callingCode: String {
-        let country = form.fields.first { $0.type == .country }.flatMap { fields[$0.name] }.flatMap(reference.country(alpha2:))
-        guard let code = country?.callingCode, !code.isEmpty else { return "86" }
-        return code
+    /// The entry's country (the value of the form's first country field), if any.
+    private var entryCountry: String? {
+        form.fields.first { $0.type == .country }.flatMap { fields[$0.name] }
     }
 }

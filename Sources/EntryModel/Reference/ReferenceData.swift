@@ -20,8 +20,6 @@ public final class ReferenceData: Sendable {
     let provinces: [Division]
     /// The 450 cities, in table (code) order.
     public let cities: [Division]
-    /// Every distinct country calling code of ``countries`` (`86`, `1`, `44`, …).
-    let callingCodes: Set<String>
 
     private let countryByAlpha2: [String: Int]
     /// `flag name` of each country (same order as ``countries``), English and Chinese.
@@ -46,7 +44,6 @@ public final class ReferenceData: Sendable {
         let divisions = TSVTable(divisionsText).rows.map(Division.init(row:))
         provinces = divisions.filter { $0.level == .province }
         cities = divisions.filter { $0.level == .city }
-        callingCodes = Set(countries.map(\.callingCode).filter { !$0.isEmpty })
         countryByAlpha2 = Dictionary(uniqueKeysWithValues: countries.enumerated().map { ($1.alpha2, $0) })
         countryLabels = (countries.map { "\($0.flag) \($0.nameEN)" }, countries.map { "\($0.flag) \($0.nameZH)" })
         divisionByCode = Dictionary(uniqueKeysWithValues: divisions.map { ($0.code, $0) })

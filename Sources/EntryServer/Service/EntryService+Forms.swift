@@ -16,6 +16,14 @@ extension EntryService {
         }),
         "Options": (.read, { s, c, p in try s.options(c, p) }),
         "Check": (.read, { s, c, p in try s.check(c, p) }),
+        "CheckStored": (.read, { s, c, p in
+            let locale = try s.locale(p)
+            let refused = try StoredValues.refused(store: s.store, forms: s.forms, validator: s.validator, locale: locale)
+            try s.reply(c, [("problems", .array(refused.map { r in
+                .object([("id", .string(r.id)), ("field", .string(r.field)), ("value", .string(r.value)),
+                         ("code", .string(r.code.rawValue)), ("message", .string(r.message))])
+            }))])
+        }),
     ]
 
 

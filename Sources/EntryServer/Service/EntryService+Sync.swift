@@ -41,7 +41,8 @@ extension EntryService {
 
     /// `io.entryd.Sync.Status()`: node id, seq, HLC, entry counts, open conflicts,
     /// peers, version, database path, reference data version, form hashes and
-    /// limits; and the incarnation (id, start seq, why it began: doc/design.md "Incarnations").
+    /// limits; and the incarnation (id, start seq, why it began: doc/design.md "Incarnations");
+    /// and the versions of the libraries that canonicalise values (``LibraryVersions``).
     func status(_ c: CallContext) throws {
         let counts = try store.counts()
         let hlc = try store.currentHLC()
@@ -58,6 +59,7 @@ extension EntryService {
             ("incarnation", .string(store.incarnation.id)), ("incarnationSeq", .int(store.incarnation.startSeq)),
             ("incarnationReason", store.incarnation.reason.map(JSON.string)),
             ("incarnationHlc", .string(store.incarnation.since.description)),
+            ("libraries", .object(LibraryVersions.all.map { ($0.name, .string($0.version)) })),
         ].compactMap { name, value in value.map { (name, $0) } })
     }
 

@@ -63,14 +63,31 @@ enum FormCommands {
         })
 
     static let check = Command(
-        name: "check", summary: Localized(zh: "校验 FIELD=VALUE 参数，不存储。", en: "Validate FIELD=VALUE arguments without storing them."), arguments: "FIELD=VALUE...",
-        options: [EntryCommands.formOption],
+        name: "check", summary: Localized(zh: "校验 FIELD=VALUE 参数，不存储；或列出已存储但现行规则不再接受的值。", en: "Validate FIELD=VALUE arguments without storing them, or list stored values the current rules refuse."), arguments: "FIELD=VALUE... | --stored",
+        options: [EntryCommands.formOption,
+                  OptionSpec(["--stored"], help: Localized(zh: "列出现行规则不再接受的已存储电话和电子邮件（ID、字段、值、原因）。", en: "List stored phones and e-mails the current rules refuse (id, field, value, why)."))],
         details: [
             Localized(zh: "显示 add 将会存储的值，或列出每个问题（退出码 65）。", en: "Prints the values as add would store them, or every problem (exit 65)."),
             Localized(zh: "未给出的字段按缺少检查，与 add 相同。", en: "Fields left out are checked as missing, as add would."),
+            Localized(zh: "使用 --stored：每行一个不再通过校验的已存储电话或电子邮件；它们保持原样，请逐条修改。", en: "With --stored: every stored phone and e-mail that no longer validates, one a line; they stay as stored, for you to fix."),
         ],
-        examples: ["entryctl check name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000"],
+        examples: ["entryctl check name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000",
+                   "entryctl check --stored"],
         prepare: { input in
+            if input.has("--stored") {
+                guard input.scanned.positionals.isEmpty else { throw UsageError(zh: "--stored 不接受 FIELD=VALUE 参数", en: "--stored takes no FIELD=VALUE") }
+                return { session in
+                    let reply = try session.call("io.entryd.Forms.CheckStored", params(("locale", session.locale)))
+                    let problems = reply["problems"]?.arrayValue ?? []
+                    if session.globals.json {
+                        Terminal.out(lines: [reply.text])
+                    } else if !problems.isEmpty {
+                        let column = { (p: JSON, key: String) in p[key]?.stringValue ?? "" }
+                        Terminal.out(lines: TableRenderer(columns: (session.globals.locale == .zh ? ["ID", "字段", "值", "原因"] : ["id", "field", "value", "reason"]).map { TableColumn($0) })
+                            .render(problems.map { p in ["id", "field", "value", "message"].map { column(p, $0) } }))
+                    }
+                }
+            }
             let (_, typed) = try input.fields()
             let form = input.value("--form")
             return { session in

@@ -90,6 +90,8 @@ enum SyncCommands {
         if !forms.isEmpty { lines += ["forms:"] + Terminal.keyValueLines(forms, indent: "  ") }
         let limits = (reply["limits"]?.objectValue ?? []).map { ($0.0, $0.1.intValue.map(String.init) ?? $0.1.text) }
         if !limits.isEmpty { lines += ["limits:"] + Terminal.keyValueLines(limits, indent: "  ") }
+        let libraries = (reply["libraries"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }
+        if !libraries.isEmpty { lines += ["libraries:"] + Terminal.keyValueLines(libraries, indent: "  ") }
         let peers = reply["peers"]?.arrayValue ?? []
         if !peers.isEmpty { lines += ["peers:"] + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue, locale: locale).map { "  " + $0 } }
         return lines

@@ -36,6 +36,12 @@ enum EmbeddedForms {
 ;                   date anywhere); datetime: YYYY-MM-DD HH:mm. Inclusive.
 ;     minute-interval  datetime only: minutes per step, a divisor of 60 (1-60)
 ;     max-length    text only: at most this many characters (default: no limit)
+;     phone-types   phone only: the number types the field takes, comma-
+;                   separated, as libphonenumber tells them: mobile, fixed-line,
+;                   toll-free, premium-rate, shared-cost, voip, personal, pager,
+;                   uan, voicemail (default: any valid number). A number of a
+;                   country whose plan cannot tell landlines from mobiles (US,
+;                   CA, …: fixed-line-or-mobile) counts as both.
 ;     options       choice only, and required there: the values, comma-separated
 ;     option.VALUE  label of that option in English (default: VALUE);
 ;                   option.VALUE.zh: in Chinese (default: the English label)
@@ -120,6 +126,7 @@ label.zh = 手机号码
 aliases.zh = 电话, 手机, 手机号, 电话号码, 联系电话
 aliases.en = mobile, mobile phone, telephone, tel, phone number
 required-when = contact_method=phone
+phone-types = mobile
 
 [field email]
 type = email
