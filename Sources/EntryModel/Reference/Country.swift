@@ -17,6 +17,12 @@ public struct Country: Sendable, Hashable {
     public let flag: String
     /// Other English names accepted as input (`Turkey`, `UK`), in table order.
     public let aliases: [String]
+    /// Toneless pinyin of ``nameZH``, lower-case ASCII (`zhongguo`), when
+    /// `countries.tsv` has a `pinyin` column; else empty (the zh picker order
+    /// then comes from ICU's zh collation of ``nameZH``).
+    let pinyin: String
+    /// First letter of each syllable of ``pinyin`` (`zg`); empty without it.
+    let initials: String
     /// The ITU-T E.164 country calling code, digits only (`86`, `1`); empty for
     /// the 7 territories without one. Several countries share a code.
     let callingCode: String
@@ -35,29 +41,29 @@ extension Country {
         self.init(
             alpha2: row["alpha2"], alpha3: row["alpha3"], numeric: row["numeric"],
             nameEN: row["name_en"], nameZH: row["name_zh"], flag: row["flag"],
-            aliases: row.list("aliases") + (Country.chineseAliases[row["alpha2"]] ?? []), callingCode: row["calling_code"],
+            aliases: row.list("aliases") + (Country.chineseAliases[row["alpha2"]] ?? []),
+            pinyin: row.ifPresent("pinyin"), initials: row.ifPresent("initials"), callingCode: row["calling_code"],
             isUserAssigned: row["iso_status"] == "user-assigned")
     }
 
     /// Other Chinese names people type for a country or region, beside the
     /// GB/T 2659 short name in `name_zh` (data/countries.tsv has English aliases
-    /// only): full official names, traditional characters, and the plain names
-    /// of the special administrative regions and Taiwan (`香港`, `澳门`, `台湾`),
-    /// whose `name_zh` is the `中国香港` form. A hand list, kept small.
+    /// only): full official names and the plain names of the special
+    /// administrative regions and Taiwan (`香港`, `澳门`, `台湾`), whose `name_zh`
+    /// is the `中国香港` form. A hand list, kept small; Simplified only, since
+    /// match keys fold Traditional characters (``ChineseVariants``).
     static let chineseAliases: [String: [String]] = [
-        "CN": ["中华人民共和国", "中華人民共和國", "中國", "中国大陆", "中國大陸"],
-        "HK": ["香港", "香港特别行政区", "香港特別行政區", "中國香港"],
-        "MO": ["澳门", "澳門", "澳门特别行政区", "澳門特別行政區", "中國澳門"],
-        "TW": ["台湾", "台灣", "臺灣", "中國台灣"],
-        "US": ["美國", "美利坚合众国"],
-        "GB": ["英國", "大不列颠及北爱尔兰联合王国"],
-        "KR": ["韓國", "南韩", "大韩民国"],
-        "KP": ["北韩", "朝鮮"],
-        "RU": ["俄国", "俄羅斯", "俄罗斯联邦"],
+        "CN": ["中华人民共和国", "中国大陆"],
+        "HK": ["香港", "香港特别行政区"],
+        "MO": ["澳门", "澳门特别行政区"],
+        "TW": ["台湾"],
+        "US": ["美利坚合众国"],
+        "GB": ["大不列颠及北爱尔兰联合王国"],
+        "KR": ["南韩", "大韩民国"],
+        "KP": ["北韩"],
+        "RU": ["俄国", "俄罗斯联邦"],
         "JP": ["日本国"],
-        "AE": ["阿拉伯联合酋长国", "阿聯酋"],
+        "AE": ["阿拉伯联合酋长国"],
         "VN": ["越南社会主义共和国"],
-        "DE": ["德國"],
-        "FR": ["法國"],
     ]
 }

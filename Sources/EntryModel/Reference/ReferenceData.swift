@@ -36,6 +36,12 @@ public final class ReferenceData: Sendable {
     let countrySearchKeys: [[NameKey]]
     let provinceSearchKeys: [[NameKey]]
     let citySearchKeys: [[NameKey]]
+    /// Row indices of ``countries``, ``provinces`` and ``cities`` in the `zh`
+    /// picker order (``PinyinOrder``: by the curated pinyin, else by ICU's zh
+    /// collation); `en` keeps table order.
+    let countryPinyinOrder: [Int]
+    let provincePinyinOrder: [Int]
+    let cityPinyinOrder: [Int]
 
     /// Parses the three tables (the text of `countries.tsv`, `cn_divisions.tsv`,
     /// `cn_divisions_retired.tsv`) and builds the indexes.
@@ -63,6 +69,9 @@ public final class ReferenceData: Sendable {
             countryIndex.addName(country.nameEN, tier: .name, row: row)
             countryIndex.addName(country.nameZH, tier: .name, row: row)
             country.aliases.forEach { countryIndex.addName($0, tier: .alias, row: row) }
+            if !country.pinyin.isEmpty {
+                countryIndex.add(NameKey(pinyin: country.pinyin, initials: country.initials), tier: .pinyin, row: row)
+            }
         }
         ReferenceData.index(provinces, into: &provinceIndex)
         ReferenceData.index(cities, into: &cityIndex)
@@ -72,9 +81,20 @@ public final class ReferenceData: Sendable {
 
         countrySearchKeys = countries.map { c in
             ([c.alpha2, c.alpha3, c.numeric, c.nameEN, c.nameZH] + c.aliases).map { NameKey($0) }
+                + (c.pinyin.isEmpty ? [] : [NameKey(pinyin: c.pinyin, initials: c.initials), NameKey(initials: c.initials)])
         }
         provinceSearchKeys = provinces.map(ReferenceData.searchKeys(of:))
         citySearchKeys = cities.map(ReferenceData.searchKeys(of:))
+        countryPinyinOrder = PinyinOrder.indices(
+            pinyin: countries.map(\.pinyin), initials: countries.map(\.initials), code: countries.map(\.alpha2),
+            chinese: countries.map(\.nameZH))
+        provincePinyinOrder = ReferenceData.pinyinOrder(of: provinces)
+        cityPinyinOrder = ReferenceData.pinyinOrder(of: cities)
+    }
+
+    private static func pinyinOrder(of rows: [Division]) -> [Int] {
+        PinyinOrder.indices(pinyin: rows.map(\.pinyin), initials: rows.map(\.initials), code: rows.map(\.code),
+                            chinese: rows.map(\.nameZH))
     }
 
     private static func index(_ rows: [Division], into index: inout NameIndex) {

@@ -21,6 +21,12 @@ struct TSVTable {
             self[column].split(separator: ";").map(String.init)
         }
 
+        /// The value of `column`, or `""` when it is empty or the table has no
+        /// such column (for a column that a later revision of a table adds).
+        func ifPresent(_ column: String) -> String {
+            columns[column].map { String(values[$0]) } ?? ""
+        }
+
         /// The value of `column`, or `nil` when it is empty.
         func optional(_ column: String) -> String? {
             let value = self[column]
