@@ -15,7 +15,7 @@ import CSQLite
 /// its next start (``ensureIndex(_:)``).
 public enum PinyinCollation {
     /// The collation's name in SQL (`COLLATE pinyin`).
-    public static let name = "pinyin"
+    static let name = "pinyin"
 
     /// The index that orders entries by name under this collation (migration 4).
     static let indexSQL = "CREATE INDEX IF NOT EXISTS entries_by_name_pinyin ON entries (name COLLATE pinyin, id)"

@@ -10,14 +10,14 @@ import CICU
 /// Safe from any thread. The transform is compiled once per process, when the
 /// first text with a Han character is folded (about 0.1 s; ``ReferenceData``
 /// does it while building its indexes); a fold costs some microseconds.
-public enum ChineseVariants {
+enum ChineseVariants {
     /// The ICU release entryd is built against, e.g. `72.1`.
-    public static let icuVersion = String(cString: cicu_version())
+    static let icuVersion = String(cString: cicu_version())
 
     /// `text` with Traditional and variant characters replaced by Simplified
     /// ones; text without a Han character is returned as it is, without
     /// calling ICU. If ICU fails (its data missing), `text` unchanged.
-    public static func simplified(_ text: String) -> String {
+    static func simplified(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0.properties.isIdeographic }) else { return text }
         var input = text
         return input.withUTF8 { bytes -> String in
