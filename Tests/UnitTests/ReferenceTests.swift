@@ -370,10 +370,31 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         #expect(all.count == 450 && Set(all.indices.map { data.searchCities(matching: "", province: nil, locale: .zh)[$0].code }).count == 450)
         // Within a rank too: gz in zh is 赣州 gan|zhou, 甘孜 gan|zi, 广州 guang|zhou.
         #expect(data.searchCities(matching: "gz", province: nil, locale: .zh).map(\.code) == ["360700", "513300", "440100"])
-        // Countries without curated pinyin follow ICU's zh collation: 阿 (a) first, 美国 before 中国.
+        // Countries by their pinyin column, or ICU's zh collation without one: 阿 (a) first, 美国 before 中国.
         let countries = data.searchCountries(matching: "", locale: .zh).map(\.nameZH)
         #expect(countries.count == 250 && countries.first?.hasPrefix("阿") == true)
         #expect(countries.firstIndex(of: "美国")! < countries.firstIndex(of: "中国")!)
         #expect(data.searchCountries(matching: "", locale: .en).map(\.alpha2) == data.countries.map(\.alpha2))
+    }
+
+    @Test("countries with pinyin and initials columns are found by them and listed in their pinyin order in zh")
+    func countryPinyinColumns() {
+        // The shape data/countries.tsv takes when it carries pinyin: `;`-lists, the Chinese name's reading first.
+        let table = """
+            alpha2\talpha3\tnumeric\tname_en\tname_zh\tpinyin\tinitials\tflag\taliases\tcalling_code\tiso_status
+            CN\tCHN\t156\tChina\t中国\tzhongguo;zhonghuarenmingongheguo\tzg;zhrmghg\t🇨🇳\t\t86\tofficial
+            KR\tKOR\t410\tKorea, Republic of\t韩国\thanguo;dahanminguo\thg;dhmg\t🇰🇷\t\t82\tofficial
+            US\tUSA\t840\tUnited States\t美国\tmeiguo\tmg\t🇺🇸\t\t1\tofficial
+
+            """
+        let data = ReferenceData(countries: table, divisions: EmbeddedTables.cnDivisions,
+                                 retired: EmbeddedTables.cnDivisionsRetired, dataVersion: "test")
+        #expect(data.searchCountries(matching: "zg").map(\.alpha2) == ["CN"])
+        #expect(data.searchCountries(matching: "zhrmghg").map(\.alpha2) == ["CN"])
+        #expect(data.searchCountries(matching: "guo", locale: .zh).map(\.alpha2) == ["KR", "US", "CN"])
+        #expect(data.searchCountries(matching: "", locale: .zh).map(\.alpha2) == ["KR", "US", "CN"])
+        #expect(data.searchCountries(matching: "", locale: .en).map(\.alpha2) == ["CN", "KR", "US"])
+        guard case .found(let korea) = data.resolveCountry("hanguo") else { Issue.record("hanguo"); return }
+        #expect(korea.alpha2 == "KR")
     }
 }

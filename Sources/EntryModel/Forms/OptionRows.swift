@@ -58,7 +58,7 @@ public enum OptionRows {
         case .country:
             rows = reference.searchCountries(matching: query, locale: locale).map { c in
                 OptionRow(value: c.alpha2, label: c.name(in: locale), flag: c.flag,
-                          aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh), c.pinyin].filter { !$0.isEmpty } + c.aliases)
+                          aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh), c.pinyin.first ?? ""].filter { !$0.isEmpty } + c.aliases)
             }
         case .province:
             rows = reference.searchProvinces(matching: query, locale: locale).map { row($0, locale: locale) }

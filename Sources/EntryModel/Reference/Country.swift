@@ -17,12 +17,13 @@ public struct Country: Sendable, Hashable {
     public let flag: String
     /// Other English names accepted as input (`Turkey`, `UK`), in table order.
     public let aliases: [String]
-    /// Toneless pinyin of ``nameZH``, lower-case ASCII (`zhongguo`), when
-    /// `countries.tsv` has a `pinyin` column; else empty (the zh picker order
-    /// then comes from ICU's zh collation of ``nameZH``).
-    let pinyin: String
-    /// First letter of each syllable of ``pinyin`` (`zg`); empty without it.
-    let initials: String
+    /// Toneless pinyin, lower-case ASCII, of ``nameZH`` first, then of its
+    /// Chinese aliases (`zhongguo`, `zhonghuarenmingongheguo`), when
+    /// `countries.tsv` has a `pinyin` column (a `;`-separated list); else
+    /// empty (the zh picker order then comes from ICU's zh collation of ``nameZH``).
+    let pinyin: [String]
+    /// The first letters of the syllables of each of ``pinyin`` (`zg`, `zhrmghg`), in the same order.
+    let initials: [String]
     /// The ITU-T E.164 country calling code, digits only (`86`, `1`); empty for
     /// the 7 territories without one. Several countries share a code.
     let callingCode: String
@@ -42,7 +43,7 @@ extension Country {
             alpha2: row["alpha2"], alpha3: row["alpha3"], numeric: row["numeric"],
             nameEN: row["name_en"], nameZH: row["name_zh"], flag: row["flag"],
             aliases: row.list("aliases") + (Country.chineseAliases[row["alpha2"]] ?? []),
-            pinyin: row.ifPresent("pinyin"), initials: row.ifPresent("initials"), callingCode: row["calling_code"],
+            pinyin: row.listIfPresent("pinyin"), initials: row.listIfPresent("initials"), callingCode: row["calling_code"],
             isUserAssigned: row["iso_status"] == "user-assigned")
     }
 

@@ -69,9 +69,7 @@ public final class ReferenceData: Sendable {
             countryIndex.addName(country.nameEN, tier: .name, row: row)
             countryIndex.addName(country.nameZH, tier: .name, row: row)
             country.aliases.forEach { countryIndex.addName($0, tier: .alias, row: row) }
-            if !country.pinyin.isEmpty {
-                countryIndex.add(NameKey(pinyin: country.pinyin, initials: country.initials), tier: .pinyin, row: row)
-            }
+            ReferenceData.pinyinKeys(of: country).forEach { countryIndex.add($0, tier: .pinyin, row: row) }
         }
         ReferenceData.index(provinces, into: &provinceIndex)
         ReferenceData.index(cities, into: &cityIndex)
@@ -81,15 +79,20 @@ public final class ReferenceData: Sendable {
 
         countrySearchKeys = countries.map { c in
             ([c.alpha2, c.alpha3, c.numeric, c.nameEN, c.nameZH] + c.aliases).map { NameKey($0) }
-                + (c.pinyin.isEmpty ? [] : [NameKey(pinyin: c.pinyin, initials: c.initials), NameKey(initials: c.initials)])
+                + ReferenceData.pinyinKeys(of: c) + c.initials.map { NameKey(initials: $0) }
         }
         provinceSearchKeys = provinces.map(ReferenceData.searchKeys(of:))
         citySearchKeys = cities.map(ReferenceData.searchKeys(of:))
         countryPinyinOrder = PinyinOrder.indices(
-            pinyin: countries.map(\.pinyin), initials: countries.map(\.initials), code: countries.map(\.alpha2),
-            chinese: countries.map(\.nameZH))
+            pinyin: countries.map { $0.pinyin.first ?? "" }, initials: countries.map { $0.initials.first ?? "" },
+            code: countries.map(\.alpha2), chinese: countries.map(\.nameZH))
         provincePinyinOrder = ReferenceData.pinyinOrder(of: provinces)
         cityPinyinOrder = ReferenceData.pinyinOrder(of: cities)
+    }
+
+    /// The pinyin keys of a country's Chinese names (none when the table has no pinyin).
+    private static func pinyinKeys(of country: Country) -> [NameKey] {
+        zip(country.pinyin, country.initials).map { NameKey(pinyin: $0, initials: $1) }
     }
 
     private static func pinyinOrder(of rows: [Division]) -> [Int] {

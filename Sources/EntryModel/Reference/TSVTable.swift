@@ -21,10 +21,10 @@ struct TSVTable {
             self[column].split(separator: ";").map(String.init)
         }
 
-        /// The value of `column`, or `""` when it is empty or the table has no
-        /// such column (for a column that a later revision of a table adds).
-        func ifPresent(_ column: String) -> String {
-            columns[column].map { String(values[$0]) } ?? ""
+        /// The `;`-separated list in `column`, or `[]` when it is empty or the
+        /// table has no such column (for a column that a later revision of a table adds).
+        func listIfPresent(_ column: String) -> [String] {
+            columns[column] == nil ? [] : list(column)
         }
 
         /// The value of `column`, or `nil` when it is empty.
