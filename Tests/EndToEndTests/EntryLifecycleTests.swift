@@ -118,7 +118,7 @@ import Testing
     @Test("entryctl forms shows when the city is required (its province has cities), as check enforces it")
     func formsShowsCityRule() throws {
         let d = try Daemon()
-        let forms = try d.entryctl(["forms"])
+        let forms = try d.entryctl(["--locale", "en", "forms"])
         #expect(forms.status == 0)
         let city = forms.stdout.split(separator: "\n").first { $0.drop { $0 == " " }.hasPrefix("city ") }
         #expect(city?.contains("when province has cities") == true, "\(forms.stdout)")

@@ -36,6 +36,65 @@ import EntryServer
         #expect(try Run.entryctl(["-h"]).stdout == outcome.stdout)
         #expect(try Run.entryctl(["help"]).stdout == outcome.stdout)
         #expect(try Run.entryctl(["help", "help"]).stdout == outcome.stdout)
+        // The same in English: its own snapshot.
+        let en = try Run.entryctl(["--locale", "en", "--help"])
+        let enSnapshot = Run.packageRoot.appendingPathComponent("Tests/Snapshots/EntryctlCLITests/help.en.txt")
+        if ProcessInfo.processInfo.environment["SNAPSHOT_RECORD"] == "1" {
+            try en.stdout.write(to: enSnapshot, atomically: true, encoding: .utf8)
+        }
+        #expect(en.stdout == (try String(contentsOf: enSnapshot, encoding: .utf8)))
+        #expect(try Run.entryctl(["--help"], environment: ["ENTRYCTL_LOCALE": "en"]).stdout == en.stdout)
+        #expect(en.stdout != outcome.stdout)
+    }
+
+    /// The environment that makes entryctl speak English (its default is zh).
+    static let english = ["ENTRYCTL_LOCALE": "en"]
+
+    /// Whether `line` is English only: no Chinese, and two or more English
+    /// words once command lines, options, placeholders, paths, codes and the
+    /// system's own error texts (after a path: `PATH (origin): strerror`) are set aside.
+    static func englishOnly(_ line: String) -> Bool {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty || trimmed.hasPrefix("entryctl ") || trimmed.hasPrefix("ssh ") || trimmed.hasPrefix("/") { return false }
+        if trimmed.unicodeScalars.contains(where: { (0x3000...0x9FFF).contains($0.value) || (0xFF00...0xFFEF).contains($0.value) }) {
+            return false
+        }
+        let words = trimmed.split(separator: " ").filter { token in
+            !token.contains { "-/$._=[]|{}<>'`@:0123456789".contains($0) } && token.count >= 3
+                && token.allSatisfy { $0.isLetter && $0.isASCII } && token != token.uppercased()
+        }
+        return words.count >= 2
+    }
+
+    @Test("under --locale zh no line entryctl prints is English only: --help of entryctl and every command, and the refusals")
+    func chineseEverywhere() throws {
+        var outputs: [(String, String)] = []
+        func run(_ arguments: [String]) throws {
+            let outcome = try Run.entryctl(["--locale", "zh"] + arguments)
+            outputs.append((arguments.joined(separator: " "), outcome.stdout + outcome.stderr))
+        }
+        try run(["--help"])
+        for command in ["add", "get", "update", "delete", "restore", "history", "edit", "list", "export", "import", "options", "forms",
+                        "check", "status", "watch", "call", "peers", "sync", "conflicts", "resolve", "bridge", "backup"] {
+            try run([command, "--help"])
+        }
+        try run(["frobnicate"])                                 // unknown command
+        try run(["list", "--frob"])                             // bad option
+        try run(["get"])                                        // missing argument
+        try run(["list", "--limit", "0"])                       // invalid value
+        try run(["list", "--order", "size"])                    // not one of the choices
+        try run(["--timeout", "x", "status"])                   // invalid global value
+        try run(["import", "--atomic", "--dry-run", "x.csv"])   // options that exclude each other
+        try run(["--socket", "/nonexistent/entryd.sock", "status"])  // daemon unreachable
+        try run(["add", "name"])                                // not FIELD=VALUE
+        for (arguments, text) in outputs {
+            #expect(!text.isEmpty, "\(arguments)")
+            let english = text.split(separator: "\n").map(String.init).filter(Self.englishOnly)
+            #expect(english.isEmpty, "entryctl --locale zh \(arguments):\n\(english.joined(separator: "\n"))")
+        }
+        // The check itself: an English sentence is caught, codes and command lines are not.
+        #expect(Self.englishOnly("unknown command 'x'") && !Self.englishOnly("  entryctl import entries.jsonl")
+                && !Self.englishOnly("  --limit N  最多 N 行。") && !Self.englishOnly("  0   成功"))
     }
 
     @Test("every command has --help with usage, options and an example (exit 0)", arguments: [
@@ -43,12 +102,12 @@ import EntryServer
         "peers", "sync", "conflicts", "resolve",
     ])
     func commandHelp(command: String) throws {
-        let outcome = try Run.entryctl([command, "--help"])
+        let outcome = try Run.entryctl([command, "--help"], environment: Self.english)
         #expect(outcome.status == 0, "\(outcome)")
         #expect(outcome.stdout.contains("Usage: entryctl \(command)"))
         #expect(outcome.stdout.contains("Options:\n"))
         #expect(outcome.stdout.contains("Example"))
-        #expect(try Run.entryctl(["help", command]).stdout == outcome.stdout)
+        #expect(try Run.entryctl(["help", command], environment: Self.english).stdout == outcome.stdout)
     }
 
     @Test("the add example is a realistic Chinese entry")
@@ -65,16 +124,24 @@ import EntryServer
         #expect(outcome.stdout == "entryctl \(EntrydVersion.string)\n")
     }
 
+    @Test("entryd --version prints its version and the reference data's version (exit 0)")
+    func daemonVersion() throws {
+        let outcome = try runProcess(productsDirectory() + "/entryd", ["--version"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout == "entryd \(EntrydVersion.string)\nreference data: \(ReferenceData.shared.dataVersion)\n")
+        #expect(outcome.stdout.contains("iso-codes 4.15.0, CLDR 42.0/ICU 72.1, GB/T 2659-2000"))
+    }
+
     @Test("an unknown command is a usage error (exit 64)")
     func unknownCommand() throws {
-        let outcome = try Run.entryctl(["frobnicate"])
+        let outcome = try Run.entryctl(["frobnicate"], environment: Self.english)
         #expect(outcome.status == 64, "\(outcome)")
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderr.hasPrefix("entryctl: unknown command 'frobnicate'"))
         #expect(outcome.stderr.contains("Usage: entryctl "))
-        let typo = try Run.entryctl(["lsit"])
+        let typo = try Run.entryctl(["lsit"], environment: Self.english)
         #expect(typo.status == 64 && typo.stderr.hasPrefix("entryctl: unknown command 'lsit' (did you mean 'list'? commands:"), "\(typo)")
-        let option = try Run.entryctl(["list", "--contry", "CN"])
+        let option = try Run.entryctl(["list", "--contry", "CN"], environment: Self.english)
         #expect(option.status == 64 && option.stderr.hasPrefix("entryctl: unknown option '--contry'; did you mean '--country'?"), "\(option)")
     }
 
@@ -90,7 +157,7 @@ import EntryServer
     ])
     func usageErrors(arguments: [String], message: String, usage: String) throws {
         // The socket does not exist: a 64 proves validation ran before connecting.
-        let outcome = try Run.entryctl(["--socket", "/nonexistent/x.sock"] + arguments)
+        let outcome = try Run.entryctl(["--socket", "/nonexistent/x.sock"] + arguments, environment: Self.english)
         #expect(outcome.status == 64, "\(outcome)")
         #expect(outcome.stderr.hasPrefix(message), "\(outcome)")
         #expect(outcome.stderr.contains(usage), "\(outcome)")
@@ -98,7 +165,7 @@ import EntryServer
 
     @Test("an unreachable socket names the path and how to start entryd (exit 69)")
     func unreachable() throws {
-        let outcome = try Run.entryctl(["--socket", "/nonexistent/x.sock", "get", "0193a5e2-7c4b-7def-8a12-3456789abcde"])
+        let outcome = try Run.entryctl(["--socket", "/nonexistent/x.sock", "get", "0193a5e2-7c4b-7def-8a12-3456789abcde"], environment: Self.english)
         #expect(outcome.status == 69, "\(outcome)")
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderr.hasPrefix("entryctl: cannot reach entryd"))
@@ -132,11 +199,11 @@ import EntryServer
         let fd = try UnixSocket.listen(path: dir + "/silent.sock", mode: 0o600)
         defer { close(fd) }
         let started = Date()
-        let outcome = try Run.entryctl(["--socket", dir + "/silent.sock", "--timeout", "1", "status"], timeout: 20)
+        let outcome = try Run.entryctl(["--socket", dir + "/silent.sock", "--timeout", "1", "status"], environment: Self.english, timeout: 20)
         #expect(outcome.status == 75, "\(outcome)")
         #expect(outcome.stderr.contains("did not reply within the time allowed (--timeout"), "\(outcome)")
         #expect(Date().timeIntervalSince(started) < 10)
-        let bad = try Run.entryctl(["--timeout", "soon", "status"])
+        let bad = try Run.entryctl(["--timeout", "soon", "status"], environment: Self.english)
         #expect(bad.status == 64 && bad.stderr.contains("--timeout takes whole seconds"), "\(bad)")
     }
 
@@ -179,7 +246,7 @@ import EntryServer
 
     @Test("entryctl(1) and the completion name every command of entryctl --help")
     func everyCommandDocumented() throws {
-        let help = try runProcess(productsDirectory() + "/entryctl", ["--help"])
+        let help = try runProcess(productsDirectory() + "/entryctl", ["--locale", "en", "--help"])
         let commands = help.stdout.components(separatedBy: "Commands:\n")[1].components(separatedBy: "\n\n")[0]
             .split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }.filter { $0 != "help" }
         #expect(commands.contains("export") && commands.contains("import") && commands.contains("backup"))
@@ -272,7 +339,7 @@ import EntryServer
         let checked = try d.entryctl(["--locale", "en", "check", "姓名=韩梅梅", "Birthdy=1991-02-03"])
         #expect(checked.status == 65 && checked.stderr.contains("'Birthdy'. Did you mean 'birthday'?"), "\(checked)")
         #expect(!checked.stderr.contains("name: [required]"), "姓名 counts as name: \(checked)")
-        let twice = try d.entryctl(["add", "name=a", "姓名=b"])
+        let twice = try d.entryctl(["--locale", "en", "add", "name=a", "姓名=b"])
         #expect(twice.status == 64 && twice.stderr.contains("field 'name' is given twice (as 'name' and '姓名')"), "\(twice)")
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
 

@@ -85,9 +85,12 @@ import EntryServer
 
     @Test("a missing entry is exit 1 with the id")
     func notFound() throws {
-        let (outcome, _) = try Self.run(["get", "no-such-id"])
+        let (outcome, _) = try Self.run(["--locale", "en", "get", "no-such-id"])
         #expect(outcome.status == 1, "\(outcome)")
         #expect(outcome.stderr == "entryctl: no entry with id 'no-such-id'\n")
+        // In zh (the default) too: the words for a wire error are entryctl's, in both languages.
+        let (zh, _) = try Self.run(["get", "no-such-id"])
+        #expect(zh.stderr == "entryctl: 没有 id 为“no-such-id”的条目\n", "\(zh)")
     }
 
     @Test("add sends FIELD=VALUE split at the first '=', empty values included")
@@ -118,7 +121,7 @@ import EntryServer
 
     @Test("a stale --if-version is exit 1 and says the current version")
     func versionMismatch() throws {
-        let (outcome, calls) = try Self.run(["update", Fixtures.id, "city=深圳", "--if-version", "0000018f3a2b0000", "--reason", "搬家"])
+        let (outcome, calls) = try Self.run(["--locale", "en", "update", Fixtures.id, "city=深圳", "--if-version", "0000018f3a2b0000", "--reason", "搬家"])
         #expect(outcome.status == 1, "\(outcome)")
         #expect(outcome.stderr.contains("its current version is 0000018f3a2b0001"))
         #expect(outcome.stderr.contains("--if-version 0000018f3a2b0001"))
@@ -160,7 +163,7 @@ import EntryServer
         let (ok, _) = try Self.run(["call", "io.entryd.Entries.Get", #"{"id":"\#(Fixtures.id)"}"#])
         #expect(ok.status == 0, "\(ok)")
         #expect(try JSON.parse(ok.stdout) == Fixtures.object(("entry", Fixtures.entry)))
-        let (failed, _) = try Self.run(["call", "io.example.Fail"])
+        let (failed, _) = try Self.run(["--locale", "en", "call", "io.example.Fail"])
         #expect(failed.status == 75, "\(failed)")
         #expect(failed.stdout == #"{"error":"io.entryd.Entries.StorageFailed","parameters":{"reason":"disk full"}}"# + "\n")
         #expect(failed.stderr.hasPrefix("entryctl: entryd could not store the change (disk full)"))

@@ -154,7 +154,8 @@ import Testing
         defer { daemon.stop() }
         let result = try daemon.entryctl(["add", "-i"], input: "")
         #expect(result.status == 64)
-        #expect(result.stderr.contains("add -i needs a terminal"))
+        #expect(result.stderr.contains("add -i 需要终端"), "\(result.stderr)")
+        #expect(try daemon.entryctl(["--locale", "en", "add", "-i"], input: "").stderr.contains("add -i needs a terminal"))
         #expect(result.stdout.isEmpty)
     }
 }

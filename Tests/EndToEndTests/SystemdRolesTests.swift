@@ -38,7 +38,7 @@ import Testing
         #expect(read.status == 0, "\(read.stderr)")
         let refused = try Self.asNobody(socket, ["add"] + Self.fields)
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("permission denied: this needs the 'write' role"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("权限不足：需要“write”角色"), "\(refused.stderr)")
 
         // The wire error itself, as `entryctl call` prints the raw reply.
         let raw = try Self.asNobody(socket, ["call", "io.entryd.Entries.Add", #"{"fields":{}}"#])

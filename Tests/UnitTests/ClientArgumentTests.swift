@@ -38,12 +38,12 @@ import Testing
     @Test("collects fields and refuses a field given twice")
     func parseAll() throws {
         #expect(try FieldAssignment.parseAll(["name=李雷", "phone=", "city=广州"]) == ["name": "李雷", "phone": "", "city": "广州"])
-        #expect(throws: UsageError("field 'name' is given twice")) { try FieldAssignment.parseAll(["name=a", "name=b"]) }
+        #expect { try FieldAssignment.parseAll(["name=a", "name=b"]) } throws: { ($0 as? UsageError)?.message == "field 'name' is given twice" }
     }
 
     static let options = [
-        OptionSpec(["--limit"], value: "N", help: ""), OptionSpec(["--all"], help: ""),
-        OptionSpec(["--help", "-h"], help: ""), OptionSpec(["--search"], value: "Q", help: ""),
+        OptionSpec(["--limit"], value: "N", help: Localized(zh: "帮助", en: "help")), OptionSpec(["--all"], help: Localized(zh: "帮助", en: "help")),
+        OptionSpec(["--help", "-h"], help: Localized(zh: "帮助", en: "help")), OptionSpec(["--search"], value: "Q", help: Localized(zh: "帮助", en: "help")),
     ]
 
     @Test("reads options in both spellings, anywhere among positionals")
@@ -55,6 +55,17 @@ import Testing
         #expect(s.value("--search") == "a=b")
         #expect(s.has("--help") && !s.has("--all"))
         #expect(s.positionals == ["name=李雷", "x", "--all", "-"])
+    }
+
+    @Test("a repeatable option keeps every value in order; others are still refused twice")
+    func repeatable() throws {
+        let options = Self.options + [OptionSpec(["--map"], value: "COLUMN=FIELD", help: Localized(zh: "帮助", en: "help"), repeatable: true)]
+        let (s, _) = try ArgumentScanner.scan(["--map", "电话=phone", "x", "--map=a=b"], options: options)
+        #expect(s.values("--map") == ["电话=phone", "a=b"])
+        #expect(s.values("--limit").isEmpty && s.positionals == ["x"])
+        #expect {
+            try ArgumentScanner.scan(["--map", "a=b", "--limit", "1", "--limit", "2"], options: options)
+        } throws: { ($0 as? UsageError)?.message == "option '--limit' is given twice" }
     }
 
     @Test("a value may start with '-'")
@@ -79,6 +90,6 @@ import Testing
         (["-h", "--help"], "option '--help' is given twice"),
     ])
     func scanErrors(arguments: [String], message: String) {
-        #expect(throws: UsageError(message)) { try ArgumentScanner.scan(arguments, options: Self.options) }
+        #expect { try ArgumentScanner.scan(arguments, options: Self.options) } throws: { ($0 as? UsageError)?.message == message }
     }
 }

@@ -107,6 +107,34 @@ import Testing
         }
     }
 
+    @Test("UTF-16 without a byte order mark (Windows 'Unicode text') is told by its NUL bytes and decoded; other NUL bytes are refused")
+    func utf16WithoutBOM() throws {
+        let text = "姓名,生日,手机号码\r\n韩梅梅,1990-05-17,13800138000\r\n李雷,1991-01-02,13800138001\r\n"
+        let le = text.utf16.flatMap { unit -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let be = text.utf16.flatMap { unit -> [UInt8] in [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+        for (bytes, encoding) in [(le, InputEncoding.utf16LE), (be, InputEncoding.utf16BE)] {
+            let input = ByteInput(bytes: bytes)
+            #expect(try records(input) == [["姓名", "生日", "手机号码"], ["韩梅梅", "1990-05-17", "13800138000"],
+                                           ["李雷", "1991-01-02", "13800138001"]])
+            #expect(input.encoding == encoding)
+        }
+        // Decoded chunk by chunk, a character split between reads included.
+        let decoder = InputDecoder()
+        let cut = 7
+        let first = try decoder.decode(Array(le[..<cut]), final: false)
+        let rest = try decoder.decode(Array(le[cut...]), final: true)
+        #expect(decoder.encoding == .utf16LE && String(decoding: first + rest, as: UTF8.self) == text)
+        // A lone surrogate later in it is refused where it is, never U+FFFD.
+        #expect(throws: InputEncodingError(.invalid(.utf16LE), line: 3, byteOffset: 16)) {
+            try records(ByteInput(bytes: "a,b\n1,2\n".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] } + [0x00, 0xD8, 0x62, 0x00]))
+        }
+        // NUL bytes that are not UTF-16's pattern: no text encoding read here.
+        #expect(throws: InputEncodingError(.unknown, line: 2, byteOffset: 4)) {
+            try records(ByteInput(bytes: Array("a,b\n".utf8) + [0x00, 0x31, 0x32, 0x00, 0x00, 0x0A]))
+        }
+        #expect(InputDecoder.utf16WithoutBOM(Array("name,birthday\n".utf8)[...]) == nil)
+    }
+
     @Test("bytes that are neither UTF-8 nor GB18030 are refused at their line and byte offset, never stored as U+FFFD")
     func invalidBytesRefused() throws {
         // 0xFF is neither UTF-8 nor GB18030.
@@ -199,6 +227,48 @@ import Testing
         #expect(skipped.unknown == ["备注", "brithday"])
         // Skipping unknown columns does not hide a header without any field.
         #expect(throws: DataColumns.HeaderError.self) { try DataColumns.resolve(header: ["备注"], fields: Self.fields, ignoreUnknown: true) }
+    }
+
+    @Test("--map and header aliases map columns; how each column was mapped is told in zh, en and JSON")
+    func mappedColumns() throws {
+        let fields = Self.fields + [DataColumns.FieldNames(name: "phone", zh: "手机号码", en: "Phone", aliases: ["电话", "手机", "mobile"])]
+        let map = try DataColumns.columnMap(["联系人=name", " 出生 = Birthday "], fields: fields)
+        #expect(map == ["联系人": "name", "出生": "birthday"])
+        let mapped = try DataColumns.mapping(header: ["联系人", "出生", "MOBILE", "编号", "版本", "备注"], fields: fields, map: map,
+                                             ignoreUnknown: true)
+        #expect(mapped.columns == [.field("name"), .field("birthday"), .field("phone"), .id, .ignored, .ignored])
+        #expect(mapped.matches == [.map, .map, .alias, .label, .informational, .unknown])
+        #expect(mapped.unknown == ["备注"])
+        #expect(mapped.lines(locale: .en) == ["  联系人 → name (--map)", "  出生 → birthday (--map)", "  MOBILE → phone (header alias)",
+                                              "  编号 → id (label)", "  版本: not used (informational column of an export)",
+                                              "  备注: not used (no field of the form)"])
+        #expect(mapped.lines(locale: .zh)[2] == "  MOBILE → phone（表头别名）" && mapped.lines(locale: .zh)[5] == "  备注：未使用（不是表单的字段）")
+        #expect(mapped.json.arrayValue?[2] == .object([("column", .string("MOBILE")), ("field", .string("phone")), ("by", .string("alias"))]))
+        #expect(mapped.json.arrayValue?[5] == .object([("column", .string("备注")), ("by", .string("unknown"))]))
+        // --map FIELD may be an alias; `add NAME=VALUE` takes names and labels only.
+        #expect(DataColumns.fieldName(for: "手机", in: fields, aliases: true) == "phone")
+        #expect(DataColumns.fieldName(for: "手机", in: fields) == nil)
+        // --map wins over every other rule, and a column mapped onto a field that another column names is a repeat.
+        #expect(try DataColumns.mapping(header: ["姓名", "x"], fields: fields, map: ["姓名": "phone", "x": "name"]).columns
+                == [.field("phone"), .field("name")])
+        #expect(throws: DataColumns.HeaderError.self) { try DataColumns.mapping(header: ["姓名", "x"], fields: fields, map: ["x": "name"]) }
+    }
+
+    @Test("a bad --map is a usage error naming the column or field, with a did-you-mean, in zh and en")
+    func badColumnMap() throws {
+        func message(_ body: () throws -> Void) -> DataColumns.HeaderError? {
+            do { try body(); return nil } catch { return error as? DataColumns.HeaderError }
+        }
+        let field = message { _ = try DataColumns.columnMap(["电话=phnoe"], fields: Self.fields + [.init(name: "phone", zh: "手机号码", en: "Phone")]) }
+        #expect(field?.usage == true && field?.message == "--map 电话=phnoe: the form has no field 'phnoe' (did you mean 'phone'?); the fields are name, birthday, phone")
+        let zh = message { _ = try DataColumns.columnMap(["电话=phnoe"], fields: Self.fields + [.init(name: "phone", zh: "手机号码", en: "Phone")], locale: .zh) }
+        #expect(zh?.message.hasPrefix("--map 电话=phnoe：表单没有字段“phnoe”（是否指“phone”？）") == true)
+        #expect(message { _ = try DataColumns.columnMap(["phone"], fields: Self.fields) }?.message
+                == "--map 'phone' must be COLUMN=FIELD, e.g. --map 电话=phone")
+        #expect(message { _ = try DataColumns.columnMap(["a=name", "a=birthday"], fields: Self.fields) }?.usage == true)
+        let column = message { _ = try DataColumns.mapping(header: ["姓名", "电话号码"], fields: Self.fields, map: ["电话号吗": "name"]) }
+        #expect(column?.usage == true)
+        #expect(column?.message == "--map column '电话号吗' is not in the header (did you mean '电话号码'?); the header is 姓名, 电话号码")
     }
 
     @Test("sniffing: '{' is JSON lines, '[' a JSON array, a header CSV; the separator is the header's most frequent of , ; tab outside quotes")

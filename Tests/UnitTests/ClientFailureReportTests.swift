@@ -82,7 +82,7 @@ import Testing
 
     @Test("usage errors get the usage line and the help command")
     func usageError() {
-        let report = FailureReport(for: UsageError("missing ID"), usage: Self.usage)
+        let report = FailureReport(for: UsageError(zh: "缺少 ID", en: "missing ID"), usage: Self.usage)
         #expect(report == FailureReport(exitCode: .usage, lines: ["missing ID", "Usage: entryctl get ID", "See 'entryctl get --help'."]))
         #expect(FailureReport(for: WireError.invalidParameter("id"), usage: Self.usage).lines.suffix(2) == ["Usage: entryctl get ID", "See 'entryctl get --help'."])
     }

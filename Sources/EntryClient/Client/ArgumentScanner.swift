@@ -7,16 +7,19 @@ public struct OptionSpec: Sendable, Equatable {
     public var names: [String]
     /// The placeholder of the value (`N`, `PATH`), or `nil` for a flag.
     public var valueName: String?
-    /// One line for `--help`.
-    public var help: String
+    /// One line for `--help`, in both languages.
+    public var help: Localized
+    /// Whether the option may be given more than once (``ScannedArguments/values(_:)`` has every value).
+    public var repeatable: Bool
 
     /// An option spelled `names` (each starting with `-`); `value` names its
-    /// placeholder, or is `nil` for a flag.
-    public init(_ names: [String], value: String? = nil, help: String) {
+    /// placeholder, or is `nil` for a flag; a `repeatable` option with a value may be given many times.
+    public init(_ names: [String], value: String? = nil, help: Localized, repeatable: Bool = false) {
         precondition(!names.isEmpty && names.allSatisfy { $0.hasPrefix("-") }, "options are spelled with '-'")
         self.names = names
         self.valueName = value
         self.help = help
+        self.repeatable = repeatable
     }
 
     /// The canonical spelling, e.g. `--limit`.
@@ -31,8 +34,10 @@ public struct OptionSpec: Sendable, Equatable {
 
 /// Options and positional arguments read from a command line.
 public struct ScannedArguments: Sendable, Equatable {
-    /// Values by canonical option name (`--limit` → `"20"`).
+    /// Values by canonical option name (`--limit` → `"20"`); the last one of a repeatable option.
     public var values: [String: String] = [:]
+    /// Every value of a repeatable option, in order, by canonical name.
+    public var repeated: [String: [String]] = [:]
     /// Canonical names of the flags given.
     public var flags: Set<String> = []
     /// The other arguments, in order.
@@ -45,6 +50,8 @@ public struct ScannedArguments: Sendable, Equatable {
     public func value(_ option: String) -> String? { values[option] }
     /// Whether the flag `option` was given.
     public func has(_ option: String) -> Bool { flags.contains(option) }
+    /// Every value of the repeatable `option`, in the order given; empty when it was not given.
+    public func values(_ option: String) -> [String] { repeated[option] ?? [] }
 }
 
 /// Splits a command line into options and positional arguments.
@@ -56,7 +63,8 @@ public struct ScannedArguments: Sendable, Equatable {
 /// - `--` ends the options: everything after it is positional;
 /// - `-` alone is positional; any other argument starting with `-` must be a
 ///   known option;
-/// - giving an option twice is refused rather than letting one silently win.
+/// - giving an option twice is refused rather than letting one silently win,
+///   unless it is ``OptionSpec/repeatable`` (`import --map`).
 public enum ArgumentScanner {
     /// Scans `arguments` (not including the program or command name).
     ///
@@ -90,21 +98,27 @@ public enum ArgumentScanner {
             }
             let (spelled, inline) = split(argument)
             guard let spec = byName[spelled] else {
-                let hint = MatchKey.nearest(spelled, among: Array(byName.keys)).map { "; did you mean '\($0)'?" } ?? ""
-                throw UsageError("unknown option '\(spelled)'\(hint)")
+                let near = MatchKey.nearest(spelled, among: Array(byName.keys))
+                let hint = near.map { "; did you mean '\($0)'?" } ?? "", hintZh = near.map { "；是否指 '\($0)'？" } ?? ""
+                throw UsageError(zh: "未知的选项 '\(spelled)'\(hintZh)", en: "unknown option '\(spelled)'\(hint)")
             }
-            guard seen.insert(spec.name).inserted else { throw UsageError("option '\(spec.name)' is given twice") }
+            guard seen.insert(spec.name).inserted || spec.repeatable else { throw UsageError(zh: "选项 '\(spec.name)' 给了两次", en: "option '\(spec.name)' is given twice") }
             if spec.valueName == nil {
-                guard inline == nil else { throw UsageError("option '\(spec.name)' takes no value") }
+                guard inline == nil else { throw UsageError(zh: "选项 '\(spec.name)' 不带值", en: "option '\(spec.name)' takes no value") }
                 result.flags.insert(spec.name)
-            } else if let inline {
-                result.values[spec.name] = inline
             } else {
-                guard i + 1 < arguments.count else {
-                    throw UsageError("option '\(spec.name)' needs a value (\(spec.synopsis))")
+                let value: String
+                if let inline {
+                    value = inline
+                } else {
+                    guard i + 1 < arguments.count else {
+                        throw UsageError(zh: "选项 '\(spec.name)' 需要一个值（\(spec.synopsis)）", en: "option '\(spec.name)' needs a value (\(spec.synopsis))")
+                    }
+                    i += 1
+                    value = arguments[i]
                 }
-                i += 1
-                result.values[spec.name] = arguments[i]
+                result.values[spec.name] = value
+                if spec.repeatable { result.repeated[spec.name, default: []].append(value) }
             }
             i += 1
         }

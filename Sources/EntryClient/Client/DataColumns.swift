@@ -50,12 +50,17 @@ public enum DataColumns {
         public var en: String
         /// The field type as the wire names it (`country`, `choice` …); empty when not known.
         public var type: String
-        /// A field's name, labels and type.
-        public init(name: String, zh: String, en: String, type: String = "") {
+        /// Other column headers that name this field in an import, in any
+        /// language (the form file's `aliases.zh` and `aliases.en`; the wire
+        /// `Field.headerAliases`).
+        public var aliases: [String]
+        /// A field's name, labels, type and header aliases.
+        public init(name: String, zh: String, en: String, type: String = "", aliases: [String] = []) {
             self.name = name
             self.zh = zh
             self.en = en
             self.type = type
+            self.aliases = aliases
         }
     }
 
@@ -176,25 +181,175 @@ public enum DataColumns {
     ///   repeated column, or a header that names no field.
     public static func resolve(header: [String], fields: [FieldNames], ignoreUnknown: Bool = false,
                                locale: EntryLocale = .en) throws(HeaderError) -> (columns: [Column], unknown: [String]) {
+        let mapped = try mapping(header: header, fields: fields, ignoreUnknown: ignoreUnknown, locale: locale)
+        return (mapped.columns, mapped.unknown)
+    }
+
+    /// How ``mapping(header:fields:map:ignoreUnknown:locale:)`` matched a header cell.
+    public enum Match: String, Sendable, Equatable {
+        /// `import --map COLUMN=FIELD`.
+        case map
+        /// A field name (`phone`), or `id`/`deleted`.
+        case name
+        /// A field's label in `zh` or `en` (`手机号码`, `Phone`), or `ID`/`编号`/`已删除`.
+        case label
+        /// One of the field's header aliases from the form file (`电话`, `mobile`).
+        case alias
+        /// A column of a field the form does not define, marked by export (``unknownHeader(_:labels:locale:)``).
+        case marked
+        /// An informational column of an export (version, times, display columns): skipped.
+        case informational
+        /// Named no field: skipped with `--ignore-unknown-columns` (else the header is refused).
+        case unknown
+
+        /// How the column was matched, for people: `别名`/`alias`, `--map` …
+        public func words(_ locale: EntryLocale) -> String {
+            let zh = locale == .zh
+            switch self {
+            case .map: return "--map"
+            case .name: return zh ? "字段名" : "field name"
+            case .label: return zh ? "标签" : "label"
+            case .alias: return zh ? "表头别名" : "header alias"
+            case .marked: return zh ? "本表单没有此字段" : "not in this form"
+            case .informational: return zh ? "导出的说明列" : "informational column of an export"
+            case .unknown: return zh ? "不是表单的字段" : "no field of the form"
+            }
+        }
+    }
+
+    /// How every column of an input header was mapped.
+    public struct HeaderMapping: Sendable, Equatable {
+        /// A column per header cell, in order.
+        public var columns: [Column]
+        /// The header cells, as given.
+        public var header: [String]
+        /// How each column was matched, in order.
+        public var matches: [Match]
+        /// The header cells that named nothing (skipped with `--ignore-unknown-columns`).
+        public var unknown: [String] {
+            zip(header, matches).compactMap { $1 == .unknown ? $0 : nil }
+        }
+
+        /// One line per column for `import --dry-run`, in `locale`:
+        /// `  电话 → phone（别名）` / `  电话 → phone (alias)`, `  备注：未使用（不是表单的字段）`.
+        public func lines(locale: EntryLocale) -> [String] {
+            zip(zip(header, columns), matches).map { pair, match in
+                let (cell, column) = pair
+                let target: String? = switch column {
+                case .id: "id"
+                case .deleted: "deleted"
+                case .field(let name): name
+                case .ignored: nil
+                }
+                let why = match.words(locale)
+                if let target {
+                    return "  \(cell) → \(target)" + (locale == .zh ? "（\(why)）" : " (\(why))")
+                }
+                return locale == .zh ? "  \(cell)：未使用（\(why)）" : "  \(cell): not used (\(why))"
+            }
+        }
+
+        /// The mapping for `--json`: `[{"column", "field"?, "by"}]`, `field` absent for a column not used.
+        public var json: JSON {
+            .array(zip(zip(header, columns), matches).map { pair, match in
+                var members: [(String, JSON)] = [("column", .string(pair.0))]
+                switch pair.1 {
+                case .id: members.append(("field", .string("id")))
+                case .deleted: members.append(("field", .string("deleted")))
+                case .field(let name): members.append(("field", .string(name)))
+                case .ignored: break
+                }
+                members.append(("by", .string(match.rawValue)))
+                return .object(members)
+            })
+        }
+    }
+
+    /// Parses `import --map` values, `COLUMN=FIELD` each (split at the last
+    /// `=`; FIELD a field name, label or header alias, as
+    /// ``fieldName(for:in:)`` reads it, or `id`/`deleted`).
+    /// - Returns: the field (or `id`, `deleted`) by column header, trimmed.
+    /// - Throws: ``HeaderError`` (a usage error) for a value without `=`, a
+    ///   column mapped twice, or a FIELD that is no field of the form (with
+    ///   the nearest field name or label).
+    public static func columnMap(_ specs: [String], fields: [FieldNames],
+                                 locale: EntryLocale = .en) throws(HeaderError) -> [String: String] {
         let zh = locale == .zh
+        var map: [String: String] = [:]
+        for spec in specs {
+            guard let eq = spec.lastIndex(of: "=") else {
+                throw HeaderError(message: zh ? "--map 的值“\(spec)”应为 列名=字段，例如 --map 电话=phone"
+                                              : "--map '\(spec)' must be COLUMN=FIELD, e.g. --map 电话=phone", usage: true)
+            }
+            let column = spec[..<eq].trimmingCharacters(in: .whitespaces)
+            let typed = spec[spec.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            guard !column.isEmpty, !typed.isEmpty else {
+                throw HeaderError(message: zh ? "--map 的值“\(spec)”应为 列名=字段，例如 --map 电话=phone"
+                                              : "--map '\(spec)' must be COLUMN=FIELD, e.g. --map 电话=phone", usage: true)
+            }
+            let key = typed.lowercased()
+            guard let field = fieldName(for: typed, in: fields, aliases: true)
+                    ?? (idHeaders.contains(key) ? "id" : deletedHeaders.contains(key) ? "deleted" : nil) else {
+                let near = nearestName(to: typed, in: fields)
+                let known = fields.map(\.name).joined(separator: zh ? "、" : ", ")
+                throw HeaderError(message: zh
+                    ? "--map \(spec)：表单没有字段“\(typed)”" + (near.map { "（是否指“\($0)”？）" } ?? "") + "；字段有 \(known)"
+                    : "--map \(spec): the form has no field '\(typed)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                        + "; the fields are \(known)", usage: true)
+            }
+            guard map.updateValue(field, forKey: column) == nil else {
+                throw HeaderError(message: zh ? "--map 给了列“\(column)”两次" : "--map gives column '\(column)' twice", usage: true)
+            }
+        }
+        return map
+    }
+
+    /// Maps an input header to columns, saying how each was matched.
+    /// - Parameters:
+    ///   - map: `--map` (``columnMap(_:fields:locale:)``): field by header cell, before any other rule.
+    ///   - ignoreUnknown: skip columns that are none of the known ones instead of refusing the header.
+    ///   - locale: the language of the error's message.
+    /// - Throws: ``HeaderError``: as ``resolve(header:fields:ignoreUnknown:locale:)``,
+    ///   and a usage error for a `--map` column the header does not have (with the nearest header cell).
+    public static func mapping(header: [String], fields: [FieldNames], map: [String: String] = [:],
+                               ignoreUnknown: Bool = false, locale: EntryLocale = .en) throws(HeaderError) -> HeaderMapping {
+        let zh = locale == .zh
+        let trimmed = header.map { $0.trimmingCharacters(in: .whitespaces) }
+        for column in map.keys.sorted() where !trimmed.contains(column) {
+            let near = MatchKey.nearest(column, among: trimmed)
+            throw HeaderError(message: zh
+                ? "--map 的列“\(column)”不在表头中" + (near.map { "（是否指“\($0)”？）" } ?? "")
+                    + "；表头是 " + trimmed.joined(separator: "、")
+                : "--map column '\(column)' is not in the header" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                    + "; the header is " + trimmed.joined(separator: ", "), usage: true)
+        }
         var columns: [Column] = []
-        var unknown: [String] = []
+        var matches: [Match] = []
         var seen = Set<String>()
         for raw in header {
             let key = raw.trimmingCharacters(in: .whitespaces).lowercased()
             let column: Column
-            if idHeaders.contains(key) {
-                column = .id
+            let match: Match
+            if let mapped = map[raw.trimmingCharacters(in: .whitespaces)] {
+                column = mapped == "id" ? .id : mapped == "deleted" ? .deleted : .field(mapped)
+                match = .map
+            } else if idHeaders.contains(key) {
+                (column, match) = (.id, key == "id" ? .name : .label)
             } else if deletedHeaders.contains(key) {
-                column = .deleted
-            } else if let name = fieldName(for: raw, in: fields) ?? unknownFieldName(raw) {
-                column = .field(name)
+                (column, match) = (.deleted, key == "deleted" ? .name : .label)
+            } else if let f = fields.first(where: { $0.name.lowercased() == key }) {
+                (column, match) = (.field(f.name), .name)
+            } else if let f = fields.first(where: { $0.zh.lowercased() == key || $0.en.lowercased() == key }) {
+                (column, match) = (.field(f.name), .label)
+            } else if let f = fields.first(where: { $0.aliases.contains { $0.lowercased() == key } }) {
+                (column, match) = (.field(f.name), .alias)
+            } else if let name = unknownFieldName(raw) {
+                (column, match) = (.field(name), .marked)
             } else if ignoredHeaders.contains(key) || key.hasPrefix("display.") || key.hasSuffix("（显示）")
                         || key.hasSuffix("(display)") {
-                column = .ignored
+                (column, match) = (.ignored, .informational)
             } else {
-                unknown.append(raw)
-                column = .ignored
+                (column, match) = (.ignored, .unknown)
             }
             let identity: String? = switch column {
             case .id: "id"
@@ -208,7 +363,10 @@ public enum DataColumns {
                 }
             }
             columns.append(column)
+            matches.append(match)
         }
+        let result = HeaderMapping(columns: columns, header: header, matches: matches)
+        let unknown = result.unknown
         if !unknown.isEmpty && !ignoreUnknown {
             let named = unknown.map { raw in
                 let near = nearestName(to: raw, in: fields)
@@ -218,24 +376,29 @@ public enum DataColumns {
             let known = fields.map { "\($0.name) (\($0.zh), \($0.en))" }.joined(separator: zh ? "、" : ", ")
             throw HeaderError(message: zh
                 ? "未知的列 \(named.joined(separator: "、"))：可用的列是 id、deleted 和字段 \(known)；"
-                    + "要跳过未知的列，加 --ignore-unknown-columns"
+                    + "要把列对应到字段，加 --map 列名=字段；要跳过未知的列，加 --ignore-unknown-columns"
                 : "unknown column\(unknown.count == 1 ? "" : "s") \(named.joined(separator: ", ")): the columns are id, "
-                    + "deleted and the fields \(known); to skip unknown columns, give --ignore-unknown-columns")
+                    + "deleted and the fields \(known); to map one to a field, give --map COLUMN=FIELD; "
+                    + "to skip unknown columns, give --ignore-unknown-columns")
         }
         guard columns.contains(where: { if case .field = $0 { true } else { false } }) else {
             throw HeaderError(message: zh ? "表头中没有表单的字段（第一行是表头吗？）"
                                           : "the header names no field of the form (is the first line a header?)")
         }
-        return (columns, unknown)
+        return result
     }
 
     /// The field that `typed` stands for: a field name, or a field's label in
-    /// `zh` or `en` (trimmed, case-insensitive); names win over labels. `nil`
-    /// when it is none of them.
-    public static func fieldName(for typed: String, in fields: [FieldNames]) -> String? {
+    /// `zh` or `en`, or with `aliases` one of its header aliases (trimmed,
+    /// case-insensitive); names win over labels, labels over aliases. `nil`
+    /// when it is none of them. Header aliases are for spreadsheet columns
+    /// (`import`), not for `add NAME=VALUE`.
+    public static func fieldName(for typed: String, in fields: [FieldNames], aliases: Bool = false) -> String? {
         let key = typed.trimmingCharacters(in: .whitespaces).lowercased()
         if let f = fields.first(where: { $0.name.lowercased() == key }) { return f.name }
-        return fields.first(where: { $0.zh.lowercased() == key || $0.en.lowercased() == key })?.name
+        if let f = fields.first(where: { $0.zh.lowercased() == key || $0.en.lowercased() == key }) { return f.name }
+        guard aliases else { return nil }
+        return fields.first(where: { $0.aliases.contains { $0.lowercased() == key } })?.name
     }
 
     /// The field name or label nearest to a misspelt `typed`, for "did you
@@ -300,6 +463,13 @@ public enum DataColumns {
     public struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong with the header, in the locale asked for.
         public var message: String
+        /// Whether the command line is at fault (a bad `--map`), not the file.
+        public var usage: Bool
+        /// A header error with its message; `usage` when the command line is at fault.
+        public init(message: String, usage: Bool = false) {
+            self.message = message
+            self.usage = usage
+        }
         /// The text shown to people.
         public var description: String { message }
     }

@@ -9,62 +9,80 @@ extension FailureReport {
         let p = error.parameters
         func s(_ key: String) -> String { p[key]?.stringValue ?? "?" }
         // The exit code comes from the one mapping of wire errors (ExitCode(wireError:)); this chooses the words.
-        func say(_ lines: String...) -> FailureReport { FailureReport(exitCode: ExitCode(wireError: error.name), lines: lines) }
+        func say(_ lines: Localized...) -> FailureReport {
+            FailureReport(exitCode: ExitCode(wireError: error.name), lines: lines.map { $0(locale) })
+        }
+        let L = Localized.init(zh:en:)
 
         switch error.name {
         case WireErrorName.validationFailed:
             return validationFailed(p["problems"]?.arrayValue ?? [], locale: locale)
         case WireErrorName.entryNotFound:
-            return say("no entry with id '\(s("id"))'")
+            return say(L("没有 id 为“\(s("id"))”的条目", "no entry with id '\(s("id"))'"))
         case WireErrorName.entryExists:
-            return say("entry '\(s("id"))' already exists with other values, or is deleted",
-                           "Change it with 'entryctl update \(s("id")) …' or bring it back with 'entryctl restore \(s("id"))'.")
+            return say(L("条目“\(s("id"))”已存在且值不同，或已被删除", "entry '\(s("id"))' already exists with other values, or is deleted"),
+                       L("用 'entryctl update \(s("id")) …' 修改它，或用 'entryctl restore \(s("id"))' 恢复它。",
+                         "Change it with 'entryctl update \(s("id")) …' or bring it back with 'entryctl restore \(s("id"))'."))
         case WireErrorName.versionMismatch:
-            return say("entry '\(s("id"))' was changed since you read it: its current version is \(s("version"))",
-                           "Check it with 'entryctl get \(s("id"))', then retry with --if-version \(s("version")).")
+            return say(L("条目“\(s("id"))”在你读取之后被修改了：当前版本是 \(s("version"))",
+                         "entry '\(s("id"))' was changed since you read it: its current version is \(s("version"))"),
+                       L("用 'entryctl get \(s("id"))' 查看，再用 --if-version \(s("version")) 重试。",
+                         "Check it with 'entryctl get \(s("id"))', then retry with --if-version \(s("version"))."))
         case WireErrorName.entriesFormNotFound, WireErrorName.formsFormNotFound:
-            return say("there is no form '\(s("form"))'", "'entryctl forms' lists the forms.")
+            return say(L("没有表单“\(s("form"))”", "there is no form '\(s("form"))'"), L("'entryctl forms' 列出所有表单。", "'entryctl forms' lists the forms."))
         case WireErrorName.fieldNotFound:
-            return say("form '\(s("form"))' has no field '\(s("field"))' with a picker list",
-                           "'entryctl forms' lists the fields; options work on country, province, city and choice fields.")
+            return say(L("表单“\(s("form"))”没有带选择列表的字段“\(s("field"))”", "form '\(s("form"))' has no field '\(s("field"))' with a picker list"),
+                       L("'entryctl forms' 列出字段；options 用于国家、省份、城市和选项字段。",
+                         "'entryctl forms' lists the fields; options work on country, province, city and choice fields."))
         case WireErrorName.limitExceeded:
             let maximum = p["maximum"]?.intValue.map(String.init) ?? "?"
-            return say("entryd refused the call: limit '\(s("limit"))' (maximum \(maximum)) was reached; try again with less")
+            return say(L("entryd 拒绝了调用：达到限制“\(s("limit"))”（最大 \(maximum)）；请减少数量后重试",
+                         "entryd refused the call: limit '\(s("limit"))' (maximum \(maximum)) was reached; try again with less"))
         case WireErrorName.storageFailed:
-            return say("entryd could not store the change (\(s("reason"))); nothing was stored, try again later")
+            return say(L("entryd 无法存储修改（\(s("reason"))）；未存储任何内容，请稍后重试",
+                         "entryd could not store the change (\(s("reason"))); nothing was stored, try again later"))
         case WireErrorName.permissionDenied:
-            let role = p["role"]?.stringValue.map { ": this needs the '\($0)' role" } ?? ""
-            return say("permission denied\(role)", "Roles are given to users and groups in entryd.conf.")
+            let role = p["role"]?.stringValue
+            return say(L("权限不足" + (role.map { "：需要“\($0)”角色" } ?? ""), "permission denied" + (role.map { ": this needs the '\($0)' role" } ?? "")),
+                       L("角色在 entryd.conf 中授予用户和组。", "Roles are given to users and groups in entryd.conf."))
         case WireErrorName.invalidParameter:
             // The parameters a user types through an option get a hint in the option's terms.
             let hints = [
-                "ifVersion": "--if-version takes the entry's version: 16 hexadecimal digits, as `entryctl get ID` shows under 'version'",
-                "id": "an entry id is a UUID (8-4-4-4-12 hexadecimal digits), as `entryctl add` and `entryctl list` show it",
-                "locale": "--locale takes zh or en",
+                "ifVersion": L("--if-version 取条目的版本：16 位十六进制数字，即 `entryctl get ID` 在“版本”下显示的值",
+                               "--if-version takes the entry's version: 16 hexadecimal digits, as `entryctl get ID` shows under 'version'"),
+                "id": L("条目 id 是 UUID（8-4-4-4-12 位十六进制数字），即 `entryctl add` 和 `entryctl list` 显示的形式",
+                        "an entry id is a UUID (8-4-4-4-12 hexadecimal digits), as `entryctl add` and `entryctl list` show it"),
+                "locale": L("--locale 取 zh 或 en", "--locale takes zh or en"),
             ]
-            if let hint = hints[s("parameter")] { return .usage("entryd refused '\(s("parameter"))': \(hint)", usage) }
-            return .usage("entryd refused parameter '\(s("parameter"))' (missing, of the wrong type or unusable)", usage)
+            if let hint = hints[s("parameter")] {
+                return .usage(L("entryd 拒绝了“\(s("parameter"))”：\(hint.zh)", "entryd refused '\(s("parameter"))': \(hint.en)")(locale), usage, locale: locale)
+            }
+            return .usage(L("entryd 拒绝了参数“\(s("parameter"))”（缺少、类型错误或无法使用）",
+                            "entryd refused parameter '\(s("parameter"))' (missing, of the wrong type or unusable)")(locale), usage, locale: locale)
         case WireErrorName.methodNotFound, WireErrorName.methodNotImplemented:
-            return say("entryd does not serve method '\(s("method"))'")
+            return say(L("entryd 不提供方法“\(s("method"))”", "entryd does not serve method '\(s("method"))'"))
         case WireErrorName.interfaceNotFound:
-            return say("entryd does not serve interface '\(s("interface"))'")
+            return say(L("entryd 不提供接口“\(s("interface"))”", "entryd does not serve interface '\(s("interface"))'"))
         case WireErrorName.peerUnreachable:
-            return say("peer '\(s("peer"))' cannot be reached (\(s("reason"))); try again later")
+            return say(L("无法连接对端“\(s("peer"))”（\(s("reason"))）；请稍后重试", "peer '\(s("peer"))' cannot be reached (\(s("reason"))); try again later"))
         case WireErrorName.peerNotFound:
             if s("peer").hasPrefix("exec:") {
-                return say("entryd runs exec: addresses only for peers named in its configuration",
-                               "Add a [peer NAME] section with this address to entryd.conf, then 'entryctl sync NAME'.")
+                return say(L("entryd 只为配置中列出的对端运行 exec: 地址", "entryd runs exec: addresses only for peers named in its configuration"),
+                           L("在 entryd.conf 中加一个带此地址的 [peer NAME] 段，再运行 'entryctl sync NAME'。",
+                             "Add a [peer NAME] section with this address to entryd.conf, then 'entryctl sync NAME'."))
             }
-            return say("there is no peer '\(s("peer"))'",
-                           "Name a configured peer ([peer NAME] in entryd.conf, or entryd --peer NAME=ADDRESS; "
-                           + "'entryctl status' lists them), or give unix:/path/to/entryd.sock.")
+            return say(L("没有对端“\(s("peer"))”", "there is no peer '\(s("peer"))'"),
+                       L("请给出已配置的对端（entryd.conf 中的 [peer NAME]，或 entryd --peer NAME=ADDRESS；'entryctl status' 列出它们），"
+                           + "或给出 unix:/path/to/entryd.sock。",
+                         "Name a configured peer ([peer NAME] in entryd.conf, or entryd --peer NAME=ADDRESS; "
+                           + "'entryctl status' lists them), or give unix:/path/to/entryd.sock."))
         case WireErrorName.conflictNotFound:
-            return say("there is no conflict '\(s("id"))'")
+            return say(L("没有冲突“\(s("id"))”", "there is no conflict '\(s("id"))'"))
         case WireErrorName.clockSkew:
             let ahead = p["aheadMs"]?.intValue.map(String.init) ?? "?"
-            return say("the clock of node '\(s("node"))' is \(ahead) ms ahead; nothing was applied")
+            return say(L("节点“\(s("node"))”的时钟快了 \(ahead) 毫秒；未应用任何内容", "the clock of node '\(s("node"))' is \(ahead) ms ahead; nothing was applied"))
         default:
-            return say("entryd refused the call: \(error.name) \(p.text)")
+            return say(L("entryd 拒绝了调用：\(error.name) \(p.text)", "entryd refused the call: \(error.name) \(p.text)"))
         }
     }
 
@@ -86,7 +104,7 @@ extension FailureReport {
             let code = problem["code"]?.stringValue ?? "?"
             let message = problem["message"]?.stringValue ?? ""
             let suggestions = problem["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            var line = "  \(field.isEmpty ? "(entry)" : field): [\(code)] \(message)"
+            var line = "  \(field.isEmpty ? Localized(zh: "（条目）", en: "(entry)")(locale) : field): [\(code)] \(message)"
             if !suggestions.isEmpty { line += " (\(meant): \(suggestions.map { describe($0, locale: locale) }.joined(separator: ", "))?)" }
             lines.append(DisplayWidth.sanitized(line))
         }

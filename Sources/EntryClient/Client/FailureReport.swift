@@ -7,9 +7,10 @@ import EntryProtocol
 /// What a client shows for a failed command: an exit code and the text for stderr.
 ///
 /// ``init(for:usage:)`` is the one place where any error becomes an exit code
-/// and words, so that every command fails the same way. Messages are English
-/// sentences without the program prefix; the daemon's own texts (problem
-/// messages) arrive in the requested locale and are shown as they are.
+/// and words, so that every command fails the same way. Messages are sentences
+/// without the program prefix, in the locale asked for (``Localized``); the
+/// daemon's own texts (problem messages) arrive in the requested locale and are
+/// shown as they are.
 public struct FailureReport: Sendable, Equatable {
     /// The process exit status.
     public var exitCode: ExitCode
@@ -54,56 +55,69 @@ public struct FailureReport: Sendable, Equatable {
     public init(for error: any Error, usage: Usage? = nil, locale: EntryLocale = .en) {
         switch error {
         case let error as UsageError:
-            self = .usage(error.message, usage)
+            self = .usage(error.text(locale), usage, locale: locale)
         case let error as WireError:
             self = FailureReport.wire(error, usage: usage, locale: locale)
         case let error as DaemonUnreachable:
-            self = .unreachable(error)
+            self = .unreachable(error, locale: locale)
         case let error as RowsRejected:
-            self.init(exitCode: .dataError, lines: error.lines)
+            self.init(exitCode: .dataError, lines: error.lines.map { $0(locale) })
+        case let error as any LocalizedFailure:
+            self.init(exitCode: error.exitCode, lines: error.lines.map { $0(locale) })
         case is ConnectionClosed:
-            self.init(exitCode: .temporaryFailure, lines: ["entryd closed the connection before replying; try again"])
+            self.init(exitCode: .temporaryFailure, lines: [Localized(
+                zh: "entryd 在回复之前关闭了连接；请重试", en: "entryd closed the connection before replying; try again")(locale)])
         case let error as SystemError:
-            self = .system(error)
+            self = .system(error, locale: locale)
         case let error as JSONParseError:
-            self.init(exitCode: .failure, lines: ["entryd sent a reply that is not valid JSON (\(error))"])
+            self.init(exitCode: .failure, lines: [Localized(
+                zh: "entryd 发来的回复不是有效的 JSON（\(error)）", en: "entryd sent a reply that is not valid JSON (\(error))")(locale)])
         case let error as FrameDecoder.Failure:
-            self.init(exitCode: .failure, lines: ["entryd sent a reply larger than this client accepts (\(error))"])
+            self.init(exitCode: .failure, lines: [Localized(
+                zh: "entryd 发来的回复超过了本客户端接受的大小（\(error)）",
+                en: "entryd sent a reply larger than this client accepts (\(error))")(locale)])
         default:
             self.init(exitCode: .failure, lines: [String(describing: error)])
         }
     }
 
-    static func usage(_ message: String, _ usage: Usage?) -> FailureReport {
+    static func usage(_ message: String, _ usage: Usage?, locale: EntryLocale) -> FailureReport {
         var lines = [message]
-        if let usage { lines += ["Usage: \(usage.line)", "See '\(usage.helpCommand)'."] }
+        if let usage {
+            lines += [Localized(zh: "用法：\(usage.line)", en: "Usage: \(usage.line)")(locale),
+                      Localized(zh: "参见 '\(usage.helpCommand)'。", en: "See '\(usage.helpCommand)'.")(locale)]
+        }
         return FailureReport(exitCode: .usage, lines: lines)
     }
 
-    static func unreachable(_ error: DaemonUnreachable) -> FailureReport {
-        var lines = ["cannot reach entryd; tried:"]
+    static func unreachable(_ error: DaemonUnreachable, locale: EntryLocale) -> FailureReport {
+        var lines = [Localized(zh: "无法连接 entryd；试过：", en: "cannot reach entryd; tried:")(locale)]
         lines += error.attempts.map { "  \($0.candidate.path) (\($0.candidate.origin)): \($0.reason)" }
         if error.attempts.contains(where: { $0.reason.contains("ermission denied") }) {
-            lines.append("Permission denied: the socket is for members of group 'entryd' (see entryd.conf).")
+            lines.append(Localized(zh: "权限不足：该套接字只供 entryd 组的成员使用（见 entryd.conf）。",
+                                   en: "Permission denied: the socket is for members of group 'entryd' (see entryd.conf).")(locale))
         }
         // A path that is not a socket needs another path, not a daemon started.
         if !error.attempts.allSatisfy({ $0.reason.hasPrefix("not a socket") }) {
-            lines.append("Start the daemon with 'entryd --socket PATH' (then pass --socket PATH or set ENTRYD_SOCKET),")
-            lines.append("or under systemd with 'systemctl start entryd.socket'.")
+            lines.append(Localized(zh: "请用 'entryd --socket PATH' 启动守护进程（再给出 --socket PATH 或设置 ENTRYD_SOCKET），",
+                                   en: "Start the daemon with 'entryd --socket PATH' (then pass --socket PATH or set ENTRYD_SOCKET),")(locale))
+            lines.append(Localized(zh: "或在 systemd 下用 'systemctl start entryd.socket'。",
+                                   en: "or under systemd with 'systemctl start entryd.socket'.")(locale))
         }
         return FailureReport(exitCode: .unavailable, lines: lines)
     }
 
-    static func system(_ error: SystemError) -> FailureReport {
+    static func system(_ error: SystemError, locale: EntryLocale) -> FailureReport {
         switch error.call {
         case "connect", "socket", "socket path":
             let candidate = SocketCandidate(path: error.detail, origin: "connect")
-            return unreachable(DaemonUnreachable(attempts: [.init(candidate: candidate, error: error)]))
+            return unreachable(DaemonUnreachable(attempts: [.init(candidate: candidate, error: error)]), locale: locale)
         case "send", "recv":
             let what = (error.errno == EAGAIN || error.errno == EWOULDBLOCK)
-                ? "entryd did not reply within the time allowed (--timeout, default 60 s): it may be busy or stuck; check 'entryctl status' or the daemon's log, raise --timeout for long work"
-                : "the connection to entryd failed (\(error.reasonText))"
-            return FailureReport(exitCode: .temporaryFailure, lines: [what + "; try again"])
+                ? Localized(zh: "entryd 没有在允许的时间内回复（--timeout，默认 60 秒）：它可能很忙或卡住了；请查看 'entryctl status' 或守护进程的日志，长时间的工作请调大 --timeout；请重试",
+                            en: "entryd did not reply within the time allowed (--timeout, default 60 s): it may be busy or stuck; check 'entryctl status' or the daemon's log, raise --timeout for long work; try again")
+                : Localized(zh: "与 entryd 的连接失败（\(error.reasonText)）；请重试", en: "the connection to entryd failed (\(error.reasonText)); try again")
+            return FailureReport(exitCode: .temporaryFailure, lines: [what(locale)])
         default:
             return FailureReport(exitCode: .failure, lines: [error.description])
         }

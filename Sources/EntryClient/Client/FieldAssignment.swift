@@ -26,11 +26,11 @@ public struct FieldAssignment: Sendable, Equatable {
     /// - Throws: ``UsageError`` when there is no `=` or nothing before it.
     public static func parse(_ argument: String) throws(UsageError) -> FieldAssignment {
         guard let eq = argument.firstIndex(of: "=") else {
-            throw UsageError("'\(argument)' is not FIELD=VALUE (a field name or label, '=', then the value, e.g. name=李雷 or 姓名=李雷)")
+            throw UsageError(zh: "“\(argument)”不是 FIELD=VALUE（字段名或标签、'='、再是值，例如 name=李雷 或 姓名=李雷）", en: "'\(argument)' is not FIELD=VALUE (a field name or label, '=', then the value, e.g. name=李雷 or 姓名=李雷)")
         }
         let name = argument[..<eq].trimmingCharacters(in: .whitespaces)
         let value = String(argument[argument.index(after: eq)...])
-        guard !name.isEmpty else { throw UsageError("'\(argument)' has no field name before '='") }
+        guard !name.isEmpty else { throw UsageError(zh: "“\(argument)”的 '=' 前没有字段名", en: "'\(argument)' has no field name before '='") }
         return FieldAssignment(name: name, value: value)
     }
 
@@ -40,7 +40,7 @@ public struct FieldAssignment: Sendable, Equatable {
         var fields: [String: String] = [:]
         for argument in arguments {
             let assignment = try parse(argument)
-            guard fields[assignment.name] == nil else { throw UsageError("field '\(assignment.name)' is given twice") }
+            guard fields[assignment.name] == nil else { throw UsageError(zh: "字段“\(assignment.name)”给了两次", en: "field '\(assignment.name)' is given twice") }
             fields[assignment.name] = assignment.value
         }
         return fields
@@ -61,7 +61,7 @@ public struct FieldAssignment: Sendable, Equatable {
             if resolved == nil { unknown.append(key) }
             let name = resolved ?? key
             if let first = spelled[name] {
-                throw UsageError("field '\(name)' is given twice (as '\(first)' and '\(key)')")
+                throw UsageError(zh: "字段“\(name)”给了两次（作为“\(first)”和“\(key)”）", en: "field '\(name)' is given twice (as '\(first)' and '\(key)')")
             }
             spelled[name] = key
             out[name] = typed[key]

@@ -101,6 +101,11 @@ public struct FieldDefinition: Sendable, Hashable {
     public var maxLength: Int?
     /// For `choice` fields: the options, in list order.
     public var options: [ChoiceOption]
+    /// Other column headers that name this field in an import, by the
+    /// language they are in (the form file's `aliases.zh`, `aliases.en`):
+    /// a spreadsheet's `电话` or `手机` for the field `phone`. They do not
+    /// change what a value means, so they are no part of the form's version.
+    public var headerAliases: [EntryLocale: [String]] = [:]
 
     /// A field; the defaults make an optional field without bounds. References
     /// (`parent`, `requiredWhen`) are not checked here; ``FormDefinition/init(ini:)`` checks them in files.

@@ -74,6 +74,7 @@ extension FormDefinition {
         try reader.onlyKnownKeys(header.keys, allowed: ["name", "title", "title.zh"], what: "[form]")
         guard !fields.isEmpty else { throw reader.error(header.section.line, nil, "the form has no fields; add a [field NAME] section") }
         try reader.checkReferences(fields, sections: fieldSections)
+        try reader.checkHeaderAliases(fields, sections: fieldSections)
         self.init(name: name, titles: reader.localized(header.keys, "title", default: name), fields: fields)
     }
 }
@@ -123,7 +124,7 @@ private struct FormFileReader {
         guard let type = FieldType(rawValue: typeItem.value) else {
             throw error(typeItem.line, "type", "'\(typeItem.value)' is unknown; use one of: \(FieldType.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        var allowed = ["type", "label", "label.zh", "required", "required-when"]
+        var allowed = ["type", "label", "label.zh", "required", "required-when", "aliases.zh", "aliases.en"]
         switch type {
         case .city: allowed.append("parent")
         case .date: allowed += ["min", "max"]
@@ -147,6 +148,7 @@ private struct FormFileReader {
             guard !field.required else { throw error(item.line, item.key, "cannot go with required = yes; drop one") }
             field.requiredWhen = FieldCondition(field: parts[0], value: parts[1])
         }
+        field.headerAliases = try headerAliases(keys)
         field.parent = keys["parent"]?.value
         if type == .city, field.parent == nil {
             throw error(section.line, "parent", "is missing; a city field needs parent = its province field")
@@ -204,6 +206,41 @@ private struct FormFileReader {
             }
         }
         return options
+    }
+
+    /// A field's `aliases.zh` and `aliases.en`: other column headers that name
+    /// it in an import, comma-separated.
+    private func headerAliases(_ keys: [String: IniFile.Item]) throws -> [EntryLocale: [String]] {
+        var aliases: [EntryLocale: [String]] = [:]
+        for locale in EntryLocale.allCases {
+            guard let item = keys["aliases.\(locale.rawValue)"] else { continue }
+            let words = item.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !words.contains(where: \.isEmpty) else {
+                throw error(item.line, item.key, "must be comma-separated column headers, e.g. 电话, 手机, 手机号")
+            }
+            aliases[locale] = words
+        }
+        return aliases
+    }
+
+    /// A header alias must name one field: it may be no other field's name,
+    /// label or alias (compared as import compares headers: trimmed, any case).
+    func checkHeaderAliases(_ fields: [FieldDefinition], sections: [String: (line: Int, keys: [String: IniFile.Item])]) throws {
+        var owner: [String: String] = [:]
+        for field in fields {
+            for word in [field.name] + field.labels.values.sorted() { owner[word.lowercased()] = owner[word.lowercased()] ?? field.name }
+        }
+        for field in fields {
+            for locale in EntryLocale.allCases {
+                for word in field.headerAliases[locale] ?? [] {
+                    if let other = owner[word.lowercased()], other != field.name {
+                        let item = sections[field.name]?.keys["aliases.\(locale.rawValue)"]
+                        throw error(item?.line ?? 0, item?.key, "'\(word)' names field '\(other)' too; give each header to one field")
+                    }
+                    owner[word.lowercased()] = field.name
+                }
+            }
+        }
     }
 
     private func integer(_ item: IniFile.Item?, in range: ClosedRange<Int>, extra: (Int) -> Bool = { _ in true }, hint: String) throws -> Int? {

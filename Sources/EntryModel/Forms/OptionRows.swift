@@ -26,11 +26,6 @@ public struct OptionRow: Sendable, Equatable {
 public enum OptionRows {
     /// The rows of `field`'s picker, in list order, filtered and ranked by `query`.
     ///
-    /// List order depends on `locale`: in `zh` countries, provinces and cities
-    /// are in pinyin order (``PinyinOrder``: the curated pinyin of place names,
-    /// 安徽, 澳门, 北京 …), in `en` in table order (countries by alpha-2,
-    /// divisions by GB/T 2260 code); choices in form order in both.
-    ///
     /// - Parameters:
     ///   - form: The form.
     ///   - field: A country, province, city or choice field of `form`.
@@ -58,7 +53,8 @@ public enum OptionRows {
         case .country:
             rows = reference.searchCountries(matching: query, locale: locale).map { c in
                 OptionRow(value: c.alpha2, label: c.name(in: locale), flag: c.flag,
-                          aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh), c.pinyin.first ?? ""].filter { !$0.isEmpty } + c.aliases)
+                          aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh)].filter { !$0.isEmpty }
+                            + c.pinyin + c.aliases)
             }
         case .province:
             rows = reference.searchProvinces(matching: query, locale: locale).map { row($0, locale: locale) }

@@ -12,8 +12,10 @@ import Foundation
 extension ReferenceData {
     /// Resolves a country from ISO 3166-1 alpha-2 (`cn`), alpha-3 (`CHN`),
     /// numeric (`156`, or unpadded `4` for `004`; a padded `04` is refused),
-    /// English or Chinese name, alias (`Turkey`, `UK`) or flag emoji, in any
-    /// case and with or without accents (`Turkiye`).
+    /// English or Chinese name, alias (`Turkey`, `UK`, `大韩民国`), pinyin
+    /// (`zhongguo`) or flag emoji, in any case and with or without accents
+    /// (`Turkiye`). A name two countries share (`Korea`, `Congo`, `刚果`;
+    /// data/COUNTRY-NAMES.md) is `.ambiguous` with both.
     public func resolveCountry(_ input: String) -> LookupResult<Country> {
         // What a picker sends, the canonical code itself, needs no index.
         if input.utf8.count == 2, let country = country(alpha2: input) { return .found(country) }

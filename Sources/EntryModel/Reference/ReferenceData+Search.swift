@@ -2,7 +2,7 @@
 
 extension ReferenceData {
     /// Countries whose alpha-2, alpha-3, numeric code, English or Chinese name,
-    /// alias, pinyin or initials (when the table has them) match `query` (see
+    /// alias, pinyin or initials (`zhongguo`, `zg`) matches `query` (see
     /// ``SearchRanking``), in the list order of `locale` within a rank; all
     /// countries for an empty query.
     func searchCountries(matching query: String, locale: EntryLocale = .en) -> [Country] {

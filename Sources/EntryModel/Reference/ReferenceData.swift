@@ -11,7 +11,8 @@ public final class ReferenceData: Sendable {
         retired: EmbeddedTables.cnDivisionsRetired, dataVersion: EmbeddedTables.dataVersion)
 
     /// The source releases of the tables and a SHA-256 prefix of their text,
-    /// e.g. `iso-codes(pycountry 26.2.16)+…;sha256:a547c33fd043` (reported by Status).
+    /// e.g. `countries 2026-12-01 (iso-codes 4.15.0, CLDR 42.0/ICU 72.1, …); divisions …;
+    /// sha256:2fade60adb09` (reported by Status and `entryd --version`).
     public let dataVersion: String
     /// All 250 countries, sorted by alpha-2 as in the table: the picker order.
     public let countries: [Country]
@@ -37,8 +38,8 @@ public final class ReferenceData: Sendable {
     let provinceSearchKeys: [[NameKey]]
     let citySearchKeys: [[NameKey]]
     /// Row indices of ``countries``, ``provinces`` and ``cities`` in the `zh`
-    /// picker order (``PinyinOrder``: by the curated pinyin, else by ICU's zh
-    /// collation); `en` keeps table order.
+    /// picker order (``PinyinOrder``: by the tables' pinyin, the name's reading
+    /// for countries); `en` keeps table order.
     let countryPinyinOrder: [Int]
     let provincePinyinOrder: [Int]
     let cityPinyinOrder: [Int]
@@ -69,7 +70,9 @@ public final class ReferenceData: Sendable {
             countryIndex.addName(country.nameEN, tier: .name, row: row)
             countryIndex.addName(country.nameZH, tier: .name, row: row)
             country.aliases.forEach { countryIndex.addName($0, tier: .alias, row: row) }
-            ReferenceData.pinyinKeys(of: country).forEach { countryIndex.add($0, tier: .pinyin, row: row) }
+            for (pinyin, initials) in zip(country.pinyin, country.initials) {
+                countryIndex.add(NameKey(pinyin: pinyin, initials: initials), tier: .pinyin, row: row)
+            }
         }
         ReferenceData.index(provinces, into: &provinceIndex)
         ReferenceData.index(cities, into: &cityIndex)
@@ -79,25 +82,19 @@ public final class ReferenceData: Sendable {
 
         countrySearchKeys = countries.map { c in
             ([c.alpha2, c.alpha3, c.numeric, c.nameEN, c.nameZH] + c.aliases).map { NameKey($0) }
-                + ReferenceData.pinyinKeys(of: c) + c.initials.map { NameKey(initials: $0) }
+                + zip(c.pinyin, c.initials).flatMap { [NameKey(pinyin: $0, initials: $1), NameKey(initials: $1)] }
         }
         provinceSearchKeys = provinces.map(ReferenceData.searchKeys(of:))
         citySearchKeys = cities.map(ReferenceData.searchKeys(of:))
         countryPinyinOrder = PinyinOrder.indices(
             pinyin: countries.map { $0.pinyin.first ?? "" }, initials: countries.map { $0.initials.first ?? "" },
-            code: countries.map(\.alpha2), chinese: countries.map(\.nameZH))
+            code: countries.map(\.alpha2))
         provincePinyinOrder = ReferenceData.pinyinOrder(of: provinces)
         cityPinyinOrder = ReferenceData.pinyinOrder(of: cities)
     }
 
-    /// The pinyin keys of a country's Chinese names (none when the table has no pinyin).
-    private static func pinyinKeys(of country: Country) -> [NameKey] {
-        zip(country.pinyin, country.initials).map { NameKey(pinyin: $0, initials: $1) }
-    }
-
     private static func pinyinOrder(of rows: [Division]) -> [Int] {
-        PinyinOrder.indices(pinyin: rows.map(\.pinyin), initials: rows.map(\.initials), code: rows.map(\.code),
-                            chinese: rows.map(\.nameZH))
+        PinyinOrder.indices(pinyin: rows.map(\.pinyin), initials: rows.map(\.initials), code: rows.map(\.code))
     }
 
     private static func index(_ rows: [Division], into index: inout NameIndex) {

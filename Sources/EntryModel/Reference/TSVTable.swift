@@ -21,12 +21,6 @@ struct TSVTable {
             self[column].split(separator: ";").map(String.init)
         }
 
-        /// The `;`-separated list in `column`, or `[]` when it is empty or the
-        /// table has no such column (for a column that a later revision of a table adds).
-        func listIfPresent(_ column: String) -> [String] {
-            columns[column] == nil ? [] : list(column)
-        }
-
         /// The value of `column`, or `nil` when it is empty.
         func optional(_ column: String) -> String? {
             let value = self[column]

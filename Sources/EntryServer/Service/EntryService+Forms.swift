@@ -75,6 +75,9 @@ extension EntryService {
                 if let v = f.min { m.append(("min", .string(v == "today" ? today : v))) }
                 if let v = f.max { m.append(("max", .string(v == "today" ? today : v))) }
                 if let v = f.maxLength { m.append(("maxLength", .int(Int64(v)))) }
+                // Header aliases in every language: a spreadsheet's header is in whichever one it was made in.
+                let aliases = EntryLocale.allCases.flatMap { f.headerAliases[$0] ?? [] }
+                if !aliases.isEmpty { m.append(("headerAliases", .array(aliases.map(JSON.string)))) }
                 return .object(m)
             })),
         ])

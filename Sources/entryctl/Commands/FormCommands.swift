@@ -8,14 +8,14 @@ enum FormCommands {
     static let all = [options, forms, check]
 
     static let options = Command(
-        name: "options", summary: "Show the rows of a field's picker list.", arguments: "FIELD",
+        name: "options", summary: Localized(zh: "显示字段选择列表中的行。", en: "Show the rows of a field's picker list."), arguments: "FIELD",
         options: [
-            OptionSpec(["--parent"], value: "V", help: "For a cascading field (city): the parent's value (province)."),
-            OptionSpec(["--search"], value: "Q", help: "Rows whose value, name, pinyin or alias contains Q."),
-            OptionSpec(["--limit"], value: "N", help: "At most N rows."),
+            OptionSpec(["--parent"], value: "V", help: Localized(zh: "级联字段（城市）的上级值（省份）。", en: "For a cascading field (city): the parent's value (province).")),
+            OptionSpec(["--search"], value: "Q", help: Localized(zh: "值、名称、拼音或别名包含 Q 的行。", en: "Rows whose value, name, pinyin or alias contains Q.")),
+            OptionSpec(["--limit"], value: "N", help: Localized(zh: "最多 N 行。", en: "At most N rows.")),
             EntryCommands.formOption,
         ],
-        details: ["Columns: the canonical value to type, the name (with flag for countries), the parent, other accepted inputs."],
+        details: [Localized(zh: "列：要输入的规范值、名称（国家带旗帜）、上级、其他可接受的输入。", en: "Columns: the canonical value to type, the name (with flag for countries), the parent, other accepted inputs.")],
         examples: [
             "entryctl options country --search 中",
             "entryctl options city --parent 440000",
@@ -35,9 +35,8 @@ enum FormCommands {
                     where error.name == WireErrorName.invalidParameter && error.parameters["parameter"]?.stringValue == "parent" {
                     // The daemon's word is the wire member; say which option and what it takes.
                     let given = parent ?? ""
-                    throw UsageError(session.globals.locale == .zh
-                        ? "--parent “\(given)” 没有对应唯一的省份：请给出省份的代码、名称或别名，例如 440000 或 广东（entryctl options province --search \(given)）"
-                        : "--parent '\(given)' names no single province: give a province's code, name or alias, e.g. 440000 or Guangdong (entryctl options province --search \(given))")
+                    throw UsageError(zh: "--parent “\(given)” 没有对应唯一的省份：请给出省份的代码、名称或别名，例如 440000 或 广东（entryctl options province --search \(given)）",
+                        en: "--parent '\(given)' names no single province: give a province's code, name or alias, e.g. 440000 or Guangdong (entryctl options province --search \(given))")
                 }
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 Terminal.out(lines: optionTable(reply["options"]?.arrayValue ?? [], text: session.text))
@@ -45,8 +44,8 @@ enum FormCommands {
         })
 
     static let forms = Command(
-        name: "forms", summary: "Show the forms and their fields.", arguments: "", options: [],
-        details: ["Fields are listed in navigation order, with their type, label, when they are required and their bounds."],
+        name: "forms", summary: Localized(zh: "显示表单及其字段。", en: "Show the forms and their fields."), arguments: "", options: [],
+        details: [Localized(zh: "字段按导航顺序列出，包括类型、标签、何时必填及其范围。", en: "Fields are listed in navigation order, with their type, label, when they are required and their bounds.")],
         examples: ["entryctl forms", "entryctl --locale en forms"],
         prepare: { input in
             _ = try input.exactly()
@@ -57,18 +56,18 @@ enum FormCommands {
                 for form in reply["forms"]?.arrayValue ?? [] {
                     if !lines.isEmpty { lines.append("") }
                     lines.append(DisplayWidth.sanitized("\(form["name"]?.stringValue ?? "?") — \(form["title"]?.stringValue ?? "")"))
-                    lines += fieldTable(form["fields"]?.arrayValue ?? []).map { "  " + $0 }
+                    lines += fieldTable(form["fields"]?.arrayValue ?? [], locale: session.globals.locale).map { "  " + $0 }
                 }
                 Terminal.out(lines: lines)
             }
         })
 
     static let check = Command(
-        name: "check", summary: "Validate FIELD=VALUE arguments without storing them.", arguments: "FIELD=VALUE...",
+        name: "check", summary: Localized(zh: "校验 FIELD=VALUE 参数，不存储。", en: "Validate FIELD=VALUE arguments without storing them."), arguments: "FIELD=VALUE...",
         options: [EntryCommands.formOption],
         details: [
-            "Prints the values as add would store them, or every problem (exit 65).",
-            "Fields left out are checked as missing, as add would.",
+            Localized(zh: "显示 add 将会存储的值，或列出每个问题（退出码 65）。", en: "Prints the values as add would store them, or every problem (exit 65)."),
+            Localized(zh: "未给出的字段按缺少检查，与 add 相同。", en: "Fields left out are checked as missing, as add would."),
         ],
         examples: ["entryctl check name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000"],
         prepare: { input in
@@ -114,20 +113,22 @@ enum FormCommands {
     }
 
     /// A form's fields as a table: name, type, label, required, parent, bounds.
-    static func fieldTable(_ fields: [JSON]) -> [String] {
-        let columns = ["field", "type", "label", "required", "parent", "bounds"].map { TableColumn($0) }
+    static func fieldTable(_ fields: [JSON], locale: EntryLocale) -> [String] {
+        let t = { (zh: String, en: String) in Localized(zh: zh, en: en)(locale) }
+        let columns = (locale == .zh ? ["字段", "类型", "标签", "必填", "上级", "范围"] : ["field", "type", "label", "required", "parent", "bounds"])
+            .map { TableColumn($0) }
         let rows = fields.map { field -> [String] in
             func s(_ key: String) -> String { field[key]?.stringValue ?? "" }
             // A city under a province is required whenever that province has cities (the validator's rule).
-            let required = field["required"]?.boolValue == true ? "yes"
-                : !s("requiredWhen").isEmpty ? "when \(s("requiredWhen"))"
-                : s("type") == "city" && !s("parent").isEmpty ? "when \(s("parent")) has cities" : "no"
+            let required = field["required"]?.boolValue == true ? t("是", "yes")
+                : !s("requiredWhen").isEmpty ? t("当 \(s("requiredWhen")) 时", "when \(s("requiredWhen"))")
+                : s("type") == "city" && !s("parent").isEmpty ? t("当 \(s("parent")) 有城市时", "when \(s("parent")) has cities") : t("否", "no")
             var bounds: [String] = []
-            if !s("min").isEmpty { bounds.append("min \(s("min"))") }
-            if !s("max").isEmpty { bounds.append("max \(s("max"))") }
-            if let n = field["maxLength"]?.intValue { bounds.append("at most \(n) characters") }
-            if let n = field["minuteInterval"]?.intValue { bounds.append("every \(n) minutes") }
-            return [s("name"), s("type"), s("label"), required, s("parent"), bounds.joined(separator: ", ")]
+            if !s("min").isEmpty { bounds.append(t("最早 \(s("min"))", "min \(s("min"))")) }
+            if !s("max").isEmpty { bounds.append(t("最晚 \(s("max"))", "max \(s("max"))")) }
+            if let n = field["maxLength"]?.intValue { bounds.append(t("最多 \(n) 个字符", "at most \(n) characters")) }
+            if let n = field["minuteInterval"]?.intValue { bounds.append(t("每 \(n) 分钟", "every \(n) minutes")) }
+            return [s("name"), s("type"), s("label"), required, s("parent"), bounds.joined(separator: t("，", ", "))]
         }
         return TableRenderer(columns: columns).render(rows)
     }

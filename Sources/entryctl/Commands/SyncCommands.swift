@@ -8,7 +8,7 @@ enum SyncCommands {
     static let all = [status, watch, call]
 
     static let status = Command(
-        name: "status", summary: "Show the node: counts, versions, limits and peers.", arguments: "", options: [],
+        name: "status", summary: Localized(zh: "显示本节点：数量、版本、限制和对端。", en: "Show the node: counts, versions, limits and peers."), arguments: "", options: [],
         details: [],
         examples: ["entryctl status", "entryctl status --json"],
         prepare: { input in
@@ -16,16 +16,16 @@ enum SyncCommands {
             return { session in
                 let reply = try session.call("io.entryd.Sync.Status")
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
-                Terminal.out(lines: statusLines(reply))
+                Terminal.out(lines: statusLines(reply, locale: session.globals.locale))
             }
         })
 
     static let watch = Command(
-        name: "watch", summary: "Print changes as they are committed, one line each, until Ctrl-C.", arguments: "",
-        options: [OptionSpec(["--since"], value: "SEQ", help: "Start after change SEQ (default: the node's current seq).")],
+        name: "watch", summary: Localized(zh: "在修改提交时逐行显示，直到按 Ctrl-C。", en: "Print changes as they are committed, one line each, until Ctrl-C."), arguments: "",
+        options: [OptionSpec(["--since"], value: "SEQ", help: Localized(zh: "从修改 SEQ 之后开始（默认：节点当前的 seq）。", en: "Start after change SEQ (default: the node's current seq)."))],
         details: [
-            "Each line: #SEQ TIME OP ENTRY by ACTOR: field=value, … With --json, one change object per line.",
-            "Ctrl-C ends watching.",
+            Localized(zh: "每行：#SEQ 时间 操作 条目 by 操作者: field=value, … 加 --json 时每行一个修改对象。", en: "Each line: #SEQ TIME OP ENTRY by ACTOR: field=value, … With --json, one change object per line."),
+            Localized(zh: "按 Ctrl-C 结束。", en: "Ctrl-C ends watching."),
         ],
         examples: ["entryctl watch", "entryctl --json watch --since 0 > changes.jsonl"],
         prepare: { input in
@@ -42,12 +42,12 @@ enum SyncCommands {
         })
 
     static let call = Command(
-        name: "call", summary: "Call any method with JSON parameters and print the reply.", arguments: "METHOD [JSON]",
-        options: [OptionSpec(["--more"], help: "Ask for several replies (streaming methods); print each on a line.")],
+        name: "call", summary: Localized(zh: "用 JSON 参数调用任意方法并显示回复。", en: "Call any method with JSON parameters and print the reply."), arguments: "METHOD [JSON]",
+        options: [OptionSpec(["--more"], help: Localized(zh: "请求多个回复（流式方法）；每个一行。", en: "Ask for several replies (streaming methods); print each on a line."))],
         details: [
-            "METHOD is fully qualified; JSON is the parameters object (default {}).",
-            "The reply parameters are printed as one JSON line. An error reply is printed as",
-            "{\"error\": NAME, \"parameters\": {…}} on stdout, explained on stderr, and sets the exit code.",
+            Localized(zh: "METHOD 是完整的方法名；JSON 是参数对象（默认 {}）。", en: "METHOD is fully qualified; JSON is the parameters object (default {})."),
+            Localized(zh: "回复参数输出为一行 JSON。错误回复输出为", en: "The reply parameters are printed as one JSON line. An error reply is printed as"),
+            Localized(zh: "标准输出上的 {\"error\": NAME, \"parameters\": {…}}，在标准错误中解释，并设置退出码。", en: "{\"error\": NAME, \"parameters\": {…}} on stdout, explained on stderr, and sets the exit code."),
         ],
         examples: [
             "entryctl call io.entryd.Entries.Get '{\"id\": \"0193a5e2-7c4b-7def-8a12-3456789abcde\", \"locale\": \"zh\"}'",
@@ -55,16 +55,16 @@ enum SyncCommands {
         ],
         prepare: { input in
             let given = input.scanned.positionals
-            guard let method = given.first else { throw UsageError("missing METHOD") }
-            guard given.count <= 2 else { throw UsageError("unexpected argument '\(given[2])'") }
+            guard let method = given.first else { throw UsageError(zh: "缺少 METHOD", en: "missing METHOD") }
+            guard given.count <= 2 else { throw UsageError(zh: "多余的参数“\(given[2])”", en: "unexpected argument '\(given[2])'") }
             guard method.contains("."), !method.hasPrefix("."), !method.hasSuffix(".") else {
-                throw UsageError("'\(method)' is not a qualified method name such as io.entryd.Entries.Get")
+                throw UsageError(zh: "“\(method)”不是完整的方法名（例如 io.entryd.Entries.Get）", en: "'\(method)' is not a qualified method name such as io.entryd.Entries.Get")
             }
             let parameters: JSON
             do { parameters = try given.count == 2 ? JSON.parse(given[1]) : .object([]) } catch {
-                throw UsageError("the parameters are not valid JSON: \(error)")
+                throw UsageError(zh: "参数不是有效的 JSON：\(error)", en: "the parameters are not valid JSON: \(error)")
             }
-            guard case .object = parameters else { throw UsageError("the parameters must be a JSON object, e.g. {\"id\": \"…\"}") }
+            guard case .object = parameters else { throw UsageError(zh: "参数必须是 JSON 对象，例如 {\"id\": \"…\"}", en: "the parameters must be a JSON object, e.g. {\"id\": \"…\"}") }
             let more = input.has("--more")
             return { session in
                 do {
@@ -81,7 +81,7 @@ enum SyncCommands {
         })
 
     /// `Status` as key-value lines, then forms, limits and a peer table.
-    static func statusLines(_ reply: JSON) -> [String] {
+    static func statusLines(_ reply: JSON, locale: EntryLocale) -> [String] {
         func s(_ key: String) -> String { reply[key]?.stringValue ?? reply[key]?.intValue.map(String.init) ?? "" }
         var lines = Terminal.keyValueLines(["node", "incarnation", "incarnationSeq", "incarnationReason", "seq", "hlc", "entries",
                                             "deleted", "conflicts", "version", "database", "dataVersion"]
@@ -91,7 +91,7 @@ enum SyncCommands {
         let limits = (reply["limits"]?.objectValue ?? []).map { ($0.0, $0.1.intValue.map(String.init) ?? $0.1.text) }
         if !limits.isEmpty { lines += ["limits:"] + Terminal.keyValueLines(limits, indent: "  ") }
         let peers = reply["peers"]?.arrayValue ?? []
-        if !peers.isEmpty { lines += ["peers:"] + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue).map { "  " + $0 } }
+        if !peers.isEmpty { lines += ["peers:"] + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue, locale: locale).map { "  " + $0 } }
         return lines
     }
 }

@@ -34,8 +34,11 @@ enum InteractiveForm {
     static func run(session: DaemonSession, form formName: String?, editID: String?) throws {
         let terminal: TerminalDevice
         do { terminal = try TerminalDevice() } catch {
-            throw UsageError("\(editID == nil ? "add" : "edit") -i needs a terminal: stdin and stdout (or stderr) "
-                             + "must be terminals; in scripts use 'entryctl add FIELD=VALUE...' or 'entryctl update'")
+            let command = editID == nil ? "add" : "edit"
+            throw UsageError(zh: "\(command) -i 需要终端：标准输入和标准输出（或标准错误）都必须是终端；"
+                                 + "脚本中请用 'entryctl add FIELD=VALUE...' 或 'entryctl update'",
+                             en: "\(command) -i needs a terminal: stdin and stdout (or stderr) "
+                                 + "must be terminals; in scripts use 'entryctl add FIELD=VALUE...' or 'entryctl update'")
         }
         var values: [String: String] = [:], display: [String: String] = [:], version: String?
         var name = formName
@@ -48,7 +51,7 @@ enum InteractiveForm {
         }
         let reply = try session.call("io.entryd.Forms.GetForm", params(("name", name.json), ("locale", session.locale)))
         guard let form = EditorForm(json: reply["form"] ?? .null), !form.fields.isEmpty else {
-            throw Refusal("entryd sent a form without fields, or one this client cannot read")
+            throw Refusal(zh: "entryd 发来的表单没有字段，或本客户端无法读取", en: "entryd sent a form without fields, or one this client cannot read")
         }
         var editor = FormEditor(form: form, values: values, display: display, editing: editID != nil, entryID: editID,
                                 locale: session.globals.locale, now: localNow())
@@ -64,12 +67,12 @@ enum InteractiveForm {
             if session.globals.json { return Terminal.out(lines: [JSON.object([("entry", entry)]).text]) }
             Terminal.out(lines: [entry["id"]?.stringValue ?? ""])
         case .unchanged:
-            Terminal.message("no changes; nothing was stored")
+            Terminal.message(Localized(zh: "没有修改，未存储任何内容", en: "no changes; nothing was stored")(session.globals.locale))
             Terminal.out(lines: [editID ?? ""])
         case .discarded:
-            throw Refusal("discarded; nothing was stored")
+            throw Refusal(zh: "已放弃，未存储任何内容", en: "discarded; nothing was stored")
         case .interrupted(let signal):
-            throw Refusal("stopped by signal \(signal); nothing was stored")
+            throw Refusal(zh: "被信号 \(signal) 中止，未存储任何内容", en: "stopped by signal \(signal); nothing was stored")
         }
     }
 

@@ -39,6 +39,10 @@ enum EmbeddedForms {
 ;     options       choice only, and required there: the values, comma-separated
 ;     option.VALUE  label of that option in English (default: VALUE);
 ;                   option.VALUE.zh: in Chinese (default: the English label)
+;     aliases.zh, aliases.en  other column headers, in Chinese and in English,
+;                   that name this field in `entryctl import` (comma-separated,
+;                   compared trimmed and in any case), e.g. 电话, 手机, 手机号;
+;                   a header may name one field only
 ;     option.VALUE.aliases  other words, in any language, that select that
 ;                   option as input and in search, comma-separated (e.g.
 ;                   手机, mobile, tel); never shown. Compared like labels (any
@@ -57,6 +61,8 @@ title.zh = 登记
 type = text
 label = Name
 label.zh = 姓名
+aliases.zh = 名字, 全名
+aliases.en = full name
 required = yes
 max-length = 100
 
@@ -64,6 +70,8 @@ max-length = 100
 type = date
 label = Birthday
 label.zh = 生日
+aliases.zh = 出生日期, 生日日期
+aliases.en = date of birth, birth date, dob
 required = yes
 min = 1900-01-01
 max = today
@@ -72,18 +80,24 @@ max = today
 type = country
 label = Country
 label.zh = 国家
+aliases.zh = 国家/地区, 国籍
+aliases.en = country/region, nationality
 required = yes
 
 [field province]
 type = province
 label = Province
 label.zh = 省份
+aliases.zh = 省, 省份/直辖市
+aliases.en = state/province
 required-when = country=CN
 
 [field city]
 type = city
 label = City
 label.zh = 城市
+aliases.zh = 市, 城市/地区
+aliases.en = town
 parent = province
 
 [field contact_method]
@@ -103,12 +117,16 @@ option.email.aliases = 邮件, 电子邮件, 电子邮箱, 电邮, e-mail, mail
 type = phone
 label = Phone
 label.zh = 手机号码
+aliases.zh = 电话, 手机, 手机号, 电话号码, 联系电话
+aliases.en = mobile, mobile phone, telephone, tel, phone number
 required-when = contact_method=phone
 
 [field email]
 type = email
 label = Email
 label.zh = 邮箱
+aliases.zh = 电子邮件, 电子邮箱, 邮件, 邮箱地址
+aliases.en = e-mail, e-mail address, email address, mail
 required-when = contact_method=email
 
 [field appointment]

