@@ -36,18 +36,23 @@ let package = Package(
         .systemLibrary(
             name: "CIDN2", path: "Sources/CIDN2", pkgConfig: "libidn2",
             providers: [.apt(["libidn2-dev"])]),
+        // ICU (Debian libicu-dev) behind stable C names, since ICU's own are versioned
+        // by macros: Traditional → Simplified folding of match keys, the zh (pinyin) collation.
+        .target(
+            name: "CICU", path: "Sources/CICU",
+            linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
         // model ← ledger ← sync ← server; model ← protocol ← sync, server, client.
         // Values, forms, reference data, validation and the domain error; no I/O but reading form files.
         .target(
-            name: "EntryModel", dependencies: ["CInih", "CPhoneNumber", "CIDN2"],
+            name: "EntryModel", dependencies: ["CInih", "CICU", "CPhoneNumber", "CIDN2"],
             path: "Sources/EntryModel", swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m")]),
         // The store: entries, the change log with its HLC stamps, merge, conflicts, peer checkpoints, on SQLite.
         .target(
-            name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CSystem"],
+            name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CSystem", "CICU"],
             path: "Sources/EntryLedger", swiftSettings: swiftSettings),
         // The varlink wire: framing, messages, connections, wire error names, exit codes.
         .target(

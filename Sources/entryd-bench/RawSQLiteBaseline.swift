@@ -25,6 +25,8 @@ final class RawSQLiteBaseline {
             throw BenchFailure("cannot open \(path)")
         }
         db = handle
+        // entryd's schema orders names under the pinyin collation (migration 4): writes need it.
+        try PinyinCollation.register(on: handle)
         for pragma in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"] {
             guard sqlite3_exec(db, pragma, nil, nil, nil) == SQLITE_OK else { throw BenchFailure("\(pragma) failed") }
         }

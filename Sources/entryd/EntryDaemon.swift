@@ -101,6 +101,10 @@ final class EntryDaemon {
             log.error(error.message)
             return error.exitCode
         }
+        // Parse and index the reference tables now, beside the start-up, rather
+        // than in the first call that validates (ICU compiles its Traditional →
+        // Simplified rules then: about 0.1 s). A call that comes first waits for it.
+        Thread.detachNewThread { _ = ReferenceData.shared }
         let store = StoreService(settings: settings, notifier: notifier, log: log)
         let scheduler = SchedulerService(store: store, log: log)
         let listener = ListenerService(socket: socket, store: store, settings: settings, notifier: notifier, log: log)

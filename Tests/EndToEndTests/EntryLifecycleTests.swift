@@ -143,6 +143,47 @@ import Testing
         return []
     }
 
+    @Test("List by name in zh pages in pinyin order (阿 a … 张 zhang, 赵 zhao) with no entry twice or missing; a zh cursor is refused in en")
+    func listByNameInPinyin() throws {
+        let d = try Daemon()
+        let c = try d.connect()
+        let names = ["张三", "李四", "王五", "阿明", "赵六", "陈七", "周八", "吴九", "郑十", "Alice"]
+        for name in names {
+            _ = try c.call("io.entryd.Entries.Add", .object([("fields", .stringMap([
+                "name": name, "birthday": "1990-05-17", "country": "US", "contact_method": "email", "email": "a@example.com"]))]))
+        }
+        func pages(_ locale: String, descending: Bool) throws -> (names: [String], ids: [String]) {
+            var names: [String] = [], ids: [String] = [], cursor: String?
+            repeat {
+                var parameters: [(String, JSON)] = [("order", .string("name")), ("descending", .bool(descending)),
+                                                    ("limit", .int(3)), ("locale", .string(locale))]
+                if let cursor { parameters.append(("cursor", .string(cursor))) }
+                let page = try c.call("io.entryd.Entries.List", .object(parameters))
+                #expect(page["total"]?.intValue == 10)
+                for entry in page["entries"]?.arrayValue ?? [] {
+                    names.append(entry["fields"]?["name"]?.stringValue ?? "")
+                    ids.append(entry["id"]?.stringValue ?? "")
+                }
+                cursor = page["cursor"]?.stringValue
+            } while cursor != nil
+            return (names, ids)
+        }
+        let zh = ["阿明", "陈七", "李四", "王五", "吴九", "张三", "赵六", "郑十", "周八", "Alice"]
+        let ascending = try pages("zh", descending: false)
+        #expect(ascending.names == zh)
+        #expect(Set(ascending.ids).count == 10)
+        #expect(try pages("zh", descending: true).names == zh.reversed())
+        // en keeps code-point order: Latin first, then Han by code point.
+        #expect(try pages("en", descending: false).names == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        // A cursor made in one name order is not read in the other.
+        let first = try c.call("io.entryd.Entries.List", .object([("order", .string("name")), ("limit", .int(3)), ("locale", .string("zh"))]))
+        let cursor = try #require(first["cursor"]?.stringValue)
+        #expect(throws: WireError.invalidParameter("cursor")) {
+            _ = try c.call("io.entryd.Entries.List", .object([("order", .string("name")), ("limit", .int(3)), ("locale", .string("en")),
+                                                               ("cursor", .string(cursor))]))
+        }
+    }
+
     @Test("List refuses a bad filter naming every problem (updatedSince, dates, a city outside the province); Options names an unknown parent; a limit beyond Double is InvalidParameter")
     func listFilterErrors() throws {
         let d = try Daemon()

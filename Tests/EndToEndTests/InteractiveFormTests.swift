@@ -107,13 +107,13 @@ import Testing
         try tmux.press("C-s")                               // submit: refused, back to the form
         try tmux.waitFor(text: "个问题")
         try tmux.press("Space")
-        try tmux.waitFor(text: "> 110101  东城区")     // Beijing lists its districts
+        try tmux.waitFor(text: "> 110114  昌平区")     // Beijing lists its districts, in pinyin order (zh): chang|ping first
         try tmux.press("Enter", "C-s")
         let (status, out) = try finish(daemon, tmux)
         #expect(status == 0)
         #expect(out.trimmingCharacters(in: .whitespacesAndNewlines) == id)
         let fields = try storedFields(daemon, id)
-        #expect(fields["province"] == "110000" && fields["city"] == "110101" && fields["email"] == "meimei@example.com")
+        #expect(fields["province"] == "110000" && fields["city"] == "110114" && fields["email"] == "meimei@example.com")
     }
 
     @Test("Esc asks before discarding; y discards with exit 1")

@@ -42,7 +42,8 @@ import Testing
         return (0..<(1 << all.count)).map { mask in all.indices.filter { mask & (1 << $0) != 0 }.map { all[$0] } }
     }()
 
-    static func query(_ filters: [String], order: ListOrder, descending: Bool, cursor: Bool) -> ListQuery {
+    static func query(_ filters: [String], order: ListOrder, descending: Bool, cursor: Bool,
+                      collation: NameCollation = .codePoint) -> ListQuery {
         var q = ListQuery()
         for f in filters {
             switch f {
@@ -57,6 +58,7 @@ import Testing
             }
         }
         q.order = order
+        q.nameCollation = collation
         q.descending = descending
         q.limit = 50
         if cursor { q.after = ("2026-01-01", "00000000-0000-7000-8000-000000000000") }
@@ -70,10 +72,11 @@ import Testing
         let conn = try SQLiteConnection(path: db.path, readOnly: true)
         var combinations = 0
         for filters in Self.filterSets {
-            for order in ListOrder.allCases {
+            for (order, collation) in ListOrder.allCases.map({ ($0, NameCollation.codePoint) }) + [(.name, .pinyin)] {
                 for descending in [false, true] {
                     for cursor in [false, true] {
-                        let sql = EntryStore.listSQL(Self.query(filters, order: order, descending: descending, cursor: cursor))
+                        let sql = EntryStore.listSQL(Self.query(filters, order: order, descending: descending, cursor: cursor,
+                                                                collation: collation))
                         let plan = try Self.plan(conn, sql.page, sql.pageValues)
                         combinations += 1
                         // A bare "SCAN entries" walks the whole table in key order.
@@ -89,7 +92,22 @@ import Testing
                 }
             }
         }
-        #expect(combinations == 256 * 4 * 2 * 2)
+        #expect(combinations == 256 * 5 * 2 * 2)
+    }
+
+    @Test("List by name in pinyin order (zh) walks the pinyin index in page order, with and without a cursor")
+    func pinyinOrderUsesItsIndex() throws {
+        let (db, store) = try Self.database()
+        defer { store.close(); _ = db }
+        let conn = try SQLiteConnection(path: db.path, readOnly: true)
+        for descending in [false, true] {
+            for cursor in [false, true] {
+                let sql = EntryStore.listSQL(Self.query([], order: .name, descending: descending, cursor: cursor, collation: .pinyin))
+                let plan = try Self.plan(conn, sql.page, sql.pageValues)
+                #expect(plan.contains { $0.contains("INDEX entries_by_name_pinyin") }, "\(plan)")
+                #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+            }
+        }
     }
 
     @Test("List totals use an index whenever a filter can; without one the count reads the table (documented)")

@@ -370,4 +370,132 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         #expect(!NameKey("United States").isAbbreviated(by: MatchKey("untied states")))
         #expect(!NameKey("Saint Lucia").isAbbreviated(by: MatchKey("lucia")))
     }
+
+    // MARK: Chinese variants (ICU Traditional-Simplified) and pinyin order
+
+    @Test("Traditional and variant characters find the code of the Simplified name", arguments: [
+        ("country", "臺灣", "TW"), ("country", "台灣", "TW"), ("country", "澳門", "MO"), ("country", "香港特別行政區", "HK"),
+        ("country", "美國", "US"), ("country", "韓國", "KR"), ("country", "中華人民共和國", "CN"), ("country", "中國", "CN"),
+        ("province", "廣東", "440000"), ("province", "廣東省", "440000"), ("province", "黑龍江", "230000"),
+        ("province", "臺灣", "710000"), ("province", "台灣省", "710000"), ("province", "澳門", "820000"),
+        ("province", "香港特別行政區", "810000"), ("province", "內蒙古", "150000"), ("province", "内蒙古", "150000"),
+        ("province", "寧夏", "640000"), ("city", "廣州", "440100"), ("city", "烏魯木齊", "650100"),
+        ("city", "廈門市", "350200"), ("city", "長沙", "430100"), ("city", "齊齊哈爾", "230200"),
+    ])
+    func traditionalNamesResolve(kind: String, input: String, code: String) {
+        let found: String?
+        switch kind {
+        case "country": if case .found(let c) = data.resolveCountry(input) { found = c.alpha2 } else { found = nil }
+        case "province": if case .found(let d) = data.resolveProvince(input) { found = d.code } else { found = nil }
+        default: if case .found(let d) = data.resolveCity(input, province: nil) { found = d.code } else { found = nil }
+        }
+        #expect(found == code, "\(input)")
+        // The keys fold; names shown stay Simplified.
+        #expect(MatchKey(input) == MatchKey(ChineseVariants.simplified(input)))
+        #expect(data.displayName(forDivisionCode: "440000", locale: .zh) == "广东省")
+    }
+
+    @Test("a Traditional name that matches nothing gets the suggestions of its Simplified form")
+    func traditionalTyposGetSuggestions() {
+        // 廣洲: Traditional 廣 and a wrong 洲 (广州 is meant).
+        guard case .notFound(let near) = data.resolveCity("廣洲", province: nil) else { Issue.record("廣洲 resolved"); return }
+        #expect(near.first?.code == "440100")
+        // Cut short: 黑龍 begins 黑龙江.
+        guard case .notFound(let province) = data.resolveProvince("黑龍") else { Issue.record("黑龍 resolved"); return }
+        #expect(province.first?.code == "230000")
+        guard case .notFound(let country) = data.resolveCountry("美國國") else { Issue.record("美國國 resolved"); return }
+        #expect(country.first?.alpha2 == "US")
+    }
+
+    @Test("folding merges no two names of the tables: every Chinese name still finds its own row")
+    func foldingKeepsNamesApart() {
+        for country in data.countries {
+            guard case .found(let found) = data.resolveCountry(country.nameZH) else { Issue.record("\(country.nameZH)"); continue }
+            #expect(found.alpha2 == country.alpha2)
+        }
+        for province in data.provinces {
+            guard case .found(let found) = data.resolveProvince(province.nameZH) else { Issue.record("\(province.nameZH)"); continue }
+            #expect(found.code == province.code)
+        }
+        for city in data.cities {
+            guard case .found(let found) = data.resolveCity(city.nameZH, province: city.parentCode) else {
+                Issue.record("\(city.nameZH)"); continue
+            }
+            #expect(found.code == city.code)
+        }
+    }
+
+    @Test("text without Han characters never changes; Han text folds to Simplified, phrases included")
+    func simplifiedFold() {
+        #expect(ChineseVariants.simplified("Türkiye") == "Türkiye")
+        #expect(ChineseVariants.simplified("") == "")
+        #expect(ChineseVariants.simplified("香港特別行政區 HK") == "香港特别行政区 HK")
+        #expect(ChineseVariants.simplified("裏") == "里")
+        #expect(ChineseVariants.simplified("广州") == "广州")
+        #expect(!ChineseVariants.icuVersion.isEmpty)
+    }
+
+    @Test("polyphonic place names are found by their curated pinyin and initials")
+    func polyphonicPlaceNames() {
+        let cases: [(query: String, code: String)] = [
+            ("changsha", "430100"), ("cs", "430100"), ("xiamen", "350200"), ("xm", "350200"), ("luan", "341500"),
+            ("lu'an", "341500"), ("la", "341500"), ("bengbu", "340300"), ("bb", "340300"), ("chongqing", "500000"),
+            ("cq", "500000"), ("leshan", "511100"), ("ls", "511100"), ("lishui", "331100"), ("ls", "331100"),
+        ]
+        for (query, code) in cases {
+            let rows = data.searchCities(matching: query, province: nil, locale: .zh) + data.searchProvinces(matching: query, locale: .zh)
+            #expect(rows.contains { $0.code == code }, "\(query) → \(code)")
+        }
+        // The curated readings, not ICU's character-by-character ones (长 zhang, 厦 sha, 六 liu, 蚌 bang).
+        for (code, pinyin) in [("430100", "changsha"), ("350200", "xiamen"), ("341500", "luan"), ("340300", "bengbu"),
+                               ("500000", "chongqing"), ("511100", "leshan"), ("331100", "lishui")] {
+            #expect(data.division(code: code)?.pinyin == pinyin)
+        }
+        for query in ["zhangsha", "shamen", "liuan", "bangbu"] {
+            #expect(!data.searchCities(matching: query, province: nil, locale: .zh).contains { ["430100", "350200", "341500", "340300"].contains($0.code) },
+                    "\(query)")
+        }
+    }
+
+    @Test("zh picker lists are in pinyin order by the curated key; en lists keep table order")
+    func pinyinPickerOrder() {
+        let provinces = data.searchProvinces(matching: "", locale: .zh).map(\.nameZH)
+        #expect(Array(provinces.prefix(4)) == ["安徽省", "澳门特别行政区", "北京市", "重庆市"])
+        #expect(data.searchProvinces(matching: "", locale: .en).map(\.code) == data.provinces.map(\.code))
+        // 湖南: 常德 chang|de, 长沙 chang|sha, 郴州 chen|zhou: 长 read chang as in 长沙, not zhang.
+        let hunan = data.searchCities(matching: "", province: "430000", locale: .zh).map(\.shortZH)
+        #expect(Array(hunan.prefix(3)) == ["常德", "长沙", "郴州"])
+        // Syllable by syllable: 西安 xi|an before 厦门 xia|men (as letters, xiamen < xian).
+        let all = data.searchCities(matching: "", province: nil, locale: .zh).map(\.shortZH)
+        #expect(all.firstIndex(of: "西安")! < all.firstIndex(of: "厦门")!)
+        #expect(all.count == 450 && Set(all.indices.map { data.searchCities(matching: "", province: nil, locale: .zh)[$0].code }).count == 450)
+        // Within a rank too: gz in zh is 赣州 gan|zhou, 甘孜 gan|zi, 广州 guang|zhou.
+        #expect(data.searchCities(matching: "gz", province: nil, locale: .zh).map(\.code) == ["360700", "513300", "440100"])
+        // Countries by the pinyin of their Chinese name: 阿 (a) first, 美国 before 中国.
+        let countries = data.searchCountries(matching: "", locale: .zh).map(\.nameZH)
+        #expect(countries.count == 250 && countries.first?.hasPrefix("阿") == true)
+        #expect(countries.firstIndex(of: "美国")! < countries.firstIndex(of: "中国")!)
+        #expect(data.searchCountries(matching: "", locale: .en).map(\.alpha2) == data.countries.map(\.alpha2))
+    }
+
+    @Test("countries with pinyin and initials columns are found by them and listed in their pinyin order in zh")
+    func countryPinyinColumns() {
+        // A table of the shape of data/countries.tsv: `;`-lists, the Chinese name's reading first.
+        let table = """
+            alpha2\talpha3\tnumeric\tname_en\tname_zh\tpinyin\tinitials\tflag\taliases\tcalling_code\tiso_status
+            CN\tCHN\t156\tChina\t中国\tzhongguo;zhonghuarenmingongheguo\tzg;zhrmghg\t🇨🇳\t\t86\tofficial
+            KR\tKOR\t410\tKorea, Republic of\t韩国\thanguo;dahanminguo\thg;dhmg\t🇰🇷\t\t82\tofficial
+            US\tUSA\t840\tUnited States\t美国\tmeiguo\tmg\t🇺🇸\t\t1\tofficial
+
+            """
+        let data = ReferenceData(countries: table, divisions: EmbeddedTables.cnDivisions,
+                                 retired: EmbeddedTables.cnDivisionsRetired, dataVersion: "test")
+        #expect(data.searchCountries(matching: "zg").map(\.alpha2) == ["CN"])
+        #expect(data.searchCountries(matching: "zhrmghg").map(\.alpha2) == ["CN"])
+        #expect(data.searchCountries(matching: "guo", locale: .zh).map(\.alpha2) == ["KR", "US", "CN"])
+        #expect(data.searchCountries(matching: "", locale: .zh).map(\.alpha2) == ["KR", "US", "CN"])
+        #expect(data.searchCountries(matching: "", locale: .en).map(\.alpha2) == ["CN", "KR", "US"])
+        guard case .found(let korea) = data.resolveCountry("hanguo") else { Issue.record("hanguo"); return }
+        #expect(korea.alpha2 == "KR")
+    }
 }

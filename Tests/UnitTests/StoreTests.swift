@@ -152,6 +152,42 @@ import Testing
         #expect(store.commits.lastSeq == Int64(writes))
     }
 
+    @Test("List by name in pinyin order (zh) pages through every entry once, both ways; code-point order stays for en",
+          arguments: StoreKind.allCases)
+    func listByNameInPinyin(kind: StoreKind) throws {
+        let db = TestDatabase()
+        let store = try kind.open(db)
+        defer { store.close() }
+        let names = ["张三", "李四", "王五", "阿明", "赵六", "陈七", "长孙八", "Bob", "alice", "李四"]
+        for name in names {
+            _ = try store.create(form: "f", id: nil, fields: ["name": name], layout: layout, origin: origin)
+        }
+        func all(_ collation: NameCollation, descending: Bool, limit: Int) throws -> [String] {
+            var query = ListQuery()
+            query.order = .name
+            query.nameCollation = collation
+            query.descending = descending
+            query.limit = limit
+            var seen: [String] = [], ids = Set<String>()
+            while true {
+                let page = try store.list(query)
+                for entry in page.entries { #expect(ids.insert(entry.id).inserted, "\(entry.id) twice") }
+                seen += page.entries.map { $0.fields["name"] ?? "" }
+                guard let next = page.next else { break }
+                query.after = next
+            }
+            #expect(ids.count == names.count)
+            return seen
+        }
+        // ICU zh (CLDR): Han by pinyin (a, chen, li, wang, zhang, zhang|sun, zhao), then Latin letters, case second.
+        let pinyin = ["阿明", "陈七", "李四", "李四", "王五", "张三", "长孙八", "赵六", "alice", "Bob"]
+        for limit in [1, 2, 3, 100] {
+            #expect(try all(.pinyin, descending: false, limit: limit) == pinyin, "limit \(limit)")
+            #expect(try all(.pinyin, descending: true, limit: limit) == pinyin.reversed(), "limit \(limit)")
+        }
+        #expect(try all(.codePoint, descending: false, limit: 3) == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+    }
+
     @Test("List totals equal a full count, through creates, moves between regions, deletes and restores",
           arguments: StoreKind.allCases)
     func listTotals(kind: StoreKind) throws {
@@ -259,6 +295,40 @@ import Testing
         let stored = try store.storedEntries()
         #expect(try store.counts().entries == stored.values.filter { !$0.deleted }.count)
         #expect(try store.counts().deleted == stored.values.filter(\.deleted).count)
+    }
+
+    @Test("the pinyin index comes back after another tool dropped it, and is rebuilt for another ICU collation version")
+    func pinyinIndexKeptCurrent() throws {
+        let db = TestDatabase()
+        func state() throws -> (index: Bool, version: String) {
+            let c = try SQLiteConnection(path: db.path, readOnly: true)
+            var index = false, version = ""
+            try c.statement("SELECT 1 FROM sqlite_schema WHERE name = 'entries_by_name_pinyin'").query { _ in index = true }
+            try c.statement("SELECT value FROM node WHERE key = 'pinyin_collation'").query { version = $0.text(0) }
+            return (index, version)
+        }
+        do {
+            let store = try EntryStore(path: db.path)
+            for name in ["赵六", "阿明"] {
+                _ = try store.create(form: "f", id: nil, fields: ["name": name], layout: .registration, origin: WriteOrigin(actor: "t"))
+            }
+            store.close()
+        }
+        #expect(try state() == (true, PinyinCollation.version))
+        // What someone does to write with the sqlite3 shell, which lacks the collation.
+        do {
+            let c = try SQLiteConnection(path: db.path)
+            try c.execute("DROP INDEX entries_by_name_pinyin; UPDATE node SET value = '1.0' WHERE key = 'pinyin_collation'")
+        }
+        #expect(try state() == (false, "1.0"))
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        #expect(try state() == (true, PinyinCollation.version))
+        var query = ListQuery()
+        query.order = .name
+        query.nameCollation = .pinyin
+        query.descending = false
+        #expect(try store.list(query).entries.map { $0.fields["name"] } == ["阿明", "赵六"])
     }
 
     @Test("a database newer than this build is refused, and a failed migration leaves nothing behind")

@@ -169,6 +169,19 @@ extension FormsTests {
             #expect(chaoyang.problems == [] && chaoyang.fields["city"] == "211300")
         }
 
+        @Test("a region in Traditional characters is stored as its code and shown in Simplified")
+        func traditionalRegion() {
+            let result = check(["country": "中國", "province": "廣東省", "city": "廣州市"], locale: .zh)
+            #expect(result.problems == [])
+            #expect(result.fields["country"] == "CN" && result.fields["province"] == "440000" && result.fields["city"] == "440100")
+            #expect(Display.render(form: form, fields: result.fields, locale: .zh)["region"] == "广东省-广州市")
+            let xinjiang = check(["province": "新疆維吾爾自治區", "city": "烏魯木齊"])
+            #expect(xinjiang.problems == [] && xinjiang.fields["city"] == "650100")
+            // A Traditional typo: the problem names the field and suggests the Simplified row.
+            let typo = check(["province": "廣東", "city": "廣洲"], locale: .zh)
+            #expect(typo.problems.map(\.field) == ["city"] && typo.problems.first?.suggestions.first == "440100")
+        }
+
         @Test("the plain Chinese names of Hong Kong, Macau and Taiwan are countries too", arguments: [
             ("香港", "HK"), ("澳门", "MO"), ("澳門", "MO"), ("台湾", "TW"), ("臺灣", "TW"),
         ])

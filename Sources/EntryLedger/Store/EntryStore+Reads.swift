@@ -56,18 +56,21 @@ extension EntryStore {
         add("updated_at >= ?", query.updatedSince)
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let column = query.order.column
+        // The expression pages are ordered by, and the keyset compares with: the
+        // same collation in both, and the index of that collation serves both.
+        let sortKey = query.order == .name && query.nameCollation == .pinyin ? "\(column) COLLATE \(PinyinCollation.name)" : column
         let direction = query.descending ? "DESC" : "ASC"
         var pageConditions = conditions
         var pageValues = values
         if let after = query.after {
-            pageConditions.append("(\(column), id) \(query.descending ? "<" : ">") (?, ?)")
+            pageConditions.append("(\(sortKey), id) \(query.descending ? "<" : ">") (?, ?)")
             pageValues += [.text(after.value), .text(after.id)]
         }
         let pageWhere = pageConditions.isEmpty ? "" : " WHERE " + pageConditions.joined(separator: " AND ")
         let limit = max(1, min(query.limit, 1000))
         let pageSQL = """
             SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq, \(column)
-            FROM entries\(pageWhere) ORDER BY \(column) \(direction), id \(direction) LIMIT \(limit + 1)
+            FROM entries\(pageWhere) ORDER BY \(sortKey) \(direction), id \(direction) LIMIT \(limit + 1)
             """
         // Filters on form, the deleted flag and the region alone: the total is a sum
         // over the kept counts (migration 2). Others count the matching entries.

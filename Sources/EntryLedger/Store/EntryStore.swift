@@ -54,6 +54,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         self.path = path
         let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
+        try PinyinCollation.ensureIndex(db)
         var stored: [String: String] = [:]
         try db.statement("SELECT key, value FROM node").query { stored[$0.text(0)] = $0.text(1) }
         var lastSeq: Int64 = 0

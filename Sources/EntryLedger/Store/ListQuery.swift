@@ -18,6 +18,15 @@ public enum ListOrder: String, Sendable, CaseIterable {
     public var defaultDescending: Bool { self == .created || self == .updated }
 }
 
+/// How ``ListOrder/name`` compares names.
+public enum NameCollation: String, Sendable, CaseIterable {
+    /// By Unicode code point (SQLite's `BINARY`): the order for `en`.
+    case codePoint
+    /// ICU's `zh` collation, Han characters by pinyin (the SQLite collation
+    /// `pinyin`, ``PinyinCollation``): the order for `zh`.
+    case pinyin
+}
+
 /// A List query with canonical filter values (the service resolves lenient input first).
 public struct ListQuery: Sendable {
     /// Only entries of this form (a form name), or all forms when `nil`.
@@ -38,6 +47,9 @@ public struct ListQuery: Sendable {
     public var updatedSince: String?
     /// The sort column (ties broken by id).
     public var order: ListOrder = .created
+    /// How names compare when `order` is ``ListOrder/name`` (the service
+    /// chooses it by locale); ignored for other orders.
+    public var nameCollation: NameCollation = .codePoint
     /// Sort direction; the service defaults it with ``ListOrder/defaultDescending``.
     public var descending: Bool = true
     /// Entries per page (1…1000).

@@ -135,6 +135,15 @@ public enum Migrations {
         ALTER TABLE peers ADD COLUMN synced_incarnation TEXT;
         ALTER TABLE peers ADD COLUMN notice TEXT;
         """,
+        // 4: List by name in zh, in pinyin order (doc/design.md "Storage"): names
+        //    under the ICU collation `pinyin` (PinyinCollation, registered on every
+        //    connection). An entryd older than this migration has no such collation
+        //    and refuses the database by its schema version, as it must: it could
+        //    not write to entries. The node table gains 'pinyin_collation', the ICU
+        //    collation version the index was built with (EntryStore, no DDL).
+        """
+        CREATE INDEX entries_by_name_pinyin ON entries (name COLLATE pinyin, id);
+        """,
     ]
 
     /// Brings the database at `connection` to the latest version.

@@ -22,7 +22,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Opens (and creates, unless `readOnly`) the database at `path`.
     ///
     /// Applies: extended result codes, a busy timeout, `foreign_keys=ON`,
-    /// defensive mode; for the writer WAL mode and `synchronous=FULL` (a reply
+    /// defensive mode, the `pinyin` collation (``PinyinCollation``); for the writer WAL mode and `synchronous=FULL` (a reply
     /// means durable: doc/design.md "Durability"; group commit pays for it).
     /// - Parameters:
     ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds.
@@ -42,6 +42,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMs)
         _ = csqlite_db_config_defensive(db, 1)
+        try PinyinCollation.register(on: db)
         if readOnly {
             try execute("PRAGMA query_only=ON")
         } else {

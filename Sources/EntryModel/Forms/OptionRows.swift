@@ -51,13 +51,13 @@ public enum OptionRows {
         let rows: [OptionRow]
         switch field.type {
         case .country:
-            rows = reference.searchCountries(matching: query).map { c in
+            rows = reference.searchCountries(matching: query, locale: locale).map { c in
                 OptionRow(value: c.alpha2, label: c.name(in: locale), flag: c.flag,
                           aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh)].filter { !$0.isEmpty }
                             + c.pinyin + c.aliases)
             }
         case .province:
-            rows = reference.searchProvinces(matching: query).map { row($0, locale: locale) }
+            rows = reference.searchProvinces(matching: query, locale: locale).map { row($0, locale: locale) }
         case .city:
             var province: String?
             if let parent, !parent.isEmpty {
@@ -66,7 +66,7 @@ public enum OptionRows {
                 }
                 province = found.code
             }
-            rows = reference.searchCities(matching: query, province: province).map { row($0, locale: locale) }
+            rows = reference.searchCities(matching: query, province: province, locale: locale).map { row($0, locale: locale) }
         case .choice:
             let keys = field.options.map { option in option.names.map { NameKey($0) } }
             rows = SearchRanking.filter(field.options, keys: keys, query: query).map { option in

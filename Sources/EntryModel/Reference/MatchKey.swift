@@ -14,7 +14,11 @@ import Foundation
 /// 3. lower-casing (locale-independent);
 /// 4. separators are dropped: white space, `-` and other dashes, apostrophes,
 ///    `.`, `,`, `_`, `(`, `)`. So `Xi'an` = `xian`, `CN-GD` = `cngd`,
-///    `Hong Kong` = `hongkong`, `刚果（布）` = `刚果布`.
+///    `Hong Kong` = `hongkong`, `刚果（布）` = `刚果布`;
+/// 5. Traditional and variant Chinese characters become Simplified
+///    (``ChineseVariants``, ICU's `Traditional-Simplified`): `廣州` = `广州`,
+///    `臺灣` = `台灣` = `台湾`, `內蒙古` = `内蒙古`. Only text with a Han
+///    character goes to ICU; ASCII input never does.
 ///
 /// Keys are for comparison only; they are never shown or stored.
 public struct MatchKey: Hashable, Sendable {
@@ -26,7 +30,7 @@ public struct MatchKey: Hashable, Sendable {
         text = MatchKey.asciiKey(input) ?? MatchKey.unicodeKey(input)
     }
 
-    /// The key of any `input`, by the four steps with Unicode's tables.
+    /// The key of any `input`, by the five steps with Unicode's tables and ICU.
     static func unicodeKey(_ input: String) -> String {
         let decomposed = MatchKey.foldFullWidth(input).decomposedStringWithCanonicalMapping
         var scalars = String.UnicodeScalarView()
@@ -35,16 +39,17 @@ public struct MatchKey: Hashable, Sendable {
             if category == .nonspacingMark || category == .format || MatchKey.isSeparator(scalar) { continue }
             scalars.append(scalar)
         }
-        return String(scalars).lowercased()
+        return ChineseVariants.simplified(String(scalars).lowercased())
     }
 
     var isEmpty: Bool { text.isEmpty }
 
     /// The key of all-ASCII `input` without Unicode tables (most codes, pinyin,
     /// English names and picker values): ASCII has no full-width forms, no
-    /// decompositions and no marks, so steps 1 and 2 change nothing; step 3
-    /// maps A–Z; step 4 drops ASCII white space (U+0009–U+000D, U+0020) and the
-    /// ASCII separators. `nil` when `input` has a non-ASCII byte.
+    /// decompositions, no marks and no Han characters, so steps 1, 2 and 5
+    /// change nothing; step 3 maps A–Z; step 4 drops ASCII white space
+    /// (U+0009–U+000D, U+0020) and the ASCII separators. `nil` when `input`
+    /// has a non-ASCII byte.
     static func asciiKey(_ input: String) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(input.utf8.count)

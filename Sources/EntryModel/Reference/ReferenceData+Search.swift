@@ -3,23 +3,33 @@
 extension ReferenceData {
     /// Countries whose alpha-2, alpha-3, numeric code, English or Chinese name,
     /// alias, pinyin or initials (`zhongguo`, `zg`) matches `query` (see
-    /// ``SearchRanking``); all countries for an empty query.
-    func searchCountries(matching query: String) -> [Country] {
-        SearchRanking.filter(countries, keys: countrySearchKeys, query: query)
+    /// ``SearchRanking``), in the list order of `locale` within a rank; all
+    /// countries for an empty query.
+    func searchCountries(matching query: String, locale: EntryLocale = .en) -> [Country] {
+        let order = listOrder(countries.indices, zh: countryPinyinOrder, locale: locale)
+        return SearchRanking.filter(order.map { countries[$0] }, keys: order.map { countrySearchKeys[$0] }, query: query)
     }
 
     /// Provinces whose code, names, short name, pinyin, initials, ISO 3166-2
-    /// code or aliases match `query` (see ``SearchRanking``).
-    func searchProvinces(matching query: String) -> [Division] {
-        SearchRanking.filter(provinces, keys: provinceSearchKeys, query: query)
+    /// code or aliases match `query` (see ``SearchRanking``), in the list
+    /// order of `locale` within a rank.
+    func searchProvinces(matching query: String, locale: EntryLocale = .en) -> [Division] {
+        let order = listOrder(provinces.indices, zh: provincePinyinOrder, locale: locale)
+        return SearchRanking.filter(order.map { provinces[$0] }, keys: order.map { provinceSearchKeys[$0] }, query: query)
     }
 
-    /// Cities matching `query` like ``searchProvinces(matching:)`` (former
-    /// names included), within the province with code `province` when given.
-    func searchCities(matching query: String, province: String?) -> [Division] {
-        guard let province else { return SearchRanking.filter(cities, keys: citySearchKeys, query: query) }
-        let indices = cities.indices.filter { cities[$0].parentCode == province }
-        return SearchRanking.filter(indices.map { cities[$0] }, keys: indices.map { citySearchKeys[$0] }, query: query)
+    /// Cities matching `query` like ``searchProvinces(matching:locale:)``
+    /// (former names included), within the province with code `province` when given.
+    func searchCities(matching query: String, province: String?, locale: EntryLocale = .en) -> [Division] {
+        let order = listOrder(cities.indices, zh: cityPinyinOrder, locale: locale)
+            .filter { province == nil || cities[$0].parentCode == province }
+        return SearchRanking.filter(order.map { cities[$0] }, keys: order.map { citySearchKeys[$0] }, query: query)
+    }
+
+    /// The list order of a picker in `locale`: `zh` by pinyin (``PinyinOrder``),
+    /// `en` in table order (alpha-2 for countries, GB/T 2260 code for divisions).
+    private func listOrder(_ all: Range<Int>, zh: [Int], locale: EntryLocale) -> [Int] {
+        locale == .zh ? zh : Array(all)
     }
 }
 

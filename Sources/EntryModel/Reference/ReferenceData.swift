@@ -35,6 +35,12 @@ public final class ReferenceData: Sendable {
     let countrySearchKeys: [[NameKey]]
     let provinceSearchKeys: [[NameKey]]
     let citySearchKeys: [[NameKey]]
+    /// Row indices of ``countries``, ``provinces`` and ``cities`` in the `zh`
+    /// picker order (``PinyinOrder``: by the tables' pinyin, the name's reading
+    /// for countries); `en` keeps table order.
+    let countryPinyinOrder: [Int]
+    let provincePinyinOrder: [Int]
+    let cityPinyinOrder: [Int]
 
     /// Parses the three tables (the text of `countries.tsv`, `cn_divisions.tsv`,
     /// `cn_divisions_retired.tsv`) and builds the indexes.
@@ -77,6 +83,15 @@ public final class ReferenceData: Sendable {
         }
         provinceSearchKeys = provinces.map(ReferenceData.searchKeys(of:))
         citySearchKeys = cities.map(ReferenceData.searchKeys(of:))
+        countryPinyinOrder = PinyinOrder.indices(
+            pinyin: countries.map { $0.pinyin.first ?? "" }, initials: countries.map { $0.initials.first ?? "" },
+            code: countries.map(\.alpha2))
+        provincePinyinOrder = ReferenceData.pinyinOrder(of: provinces)
+        cityPinyinOrder = ReferenceData.pinyinOrder(of: cities)
+    }
+
+    private static func pinyinOrder(of rows: [Division]) -> [Int] {
+        PinyinOrder.indices(pinyin: rows.map(\.pinyin), initials: rows.map(\.initials), code: rows.map(\.code))
     }
 
     private static func index(_ rows: [Division], into index: inout NameIndex) {

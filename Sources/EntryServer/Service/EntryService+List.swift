@@ -25,13 +25,16 @@ extension EntryService {
             query.order = o
         }
         query.descending = try p.optionalBool("descending") ?? query.order.defaultDescending
+        // Names in zh sort by pinyin (ICU's zh collation), in en by code point (doc/design.md "Storage").
+        query.nameCollation = locale == .zh ? .pinyin : .codePoint
         if let limit = try p.optionalInt("limit") {
             guard limit > 0 else { throw EntryError.invalidParameter("limit") }
             query.limit = Int(min(limit, Int64(limits.maxPageSize)))
         }
         query.includeDeleted = try p.optionalBool("includeDeleted") ?? false
         if let cursor = try p.optionalString("cursor") {
-            guard let position = ListCursor.decode(cursor, order: query.order, descending: query.descending) else {
+            guard let position = ListCursor.decode(cursor, order: query.order, descending: query.descending,
+                                                  collation: query.nameCollation) else {
                 throw EntryError.invalidParameter("cursor")
             }
             query.after = position
@@ -40,7 +43,7 @@ extension EntryService {
         let peerStates = configuredPeerStates()
         var members: [(String, JSON)] = [("entries", .array(page.entries.map { entryJSON($0, locale: locale, peers: peerStates) }))]
         if let next = page.next {
-            members.append(("cursor", .string(ListCursor.encode(next, order: query.order, descending: query.descending))))
+            members.append(("cursor", .string(ListCursor.encode(next, order: query.order, descending: query.descending, collation: query.nameCollation))))
         }
         members.append(("total", .int(Int64(page.total))))
         try reply(c, members)
@@ -148,22 +151,30 @@ enum FilterProblems {
 }
 
 /// The opaque List cursor: base64url of a JSON array `[order, descending, value, id]`,
-/// the keyset position after the last entry of a page.
+/// the keyset position after the last entry of a page; a name order in pinyin
+/// (zh) adds a fifth member, `"pinyin"`, so that a cursor is never read in
+/// another order than the one it was made in.
 enum ListCursor {
     /// The cursor text: base64url without padding (RFC 4648 §5).
-    static func encode(_ position: (value: String, id: String), order: ListOrder, descending: Bool) -> String {
-        let json = JSON.array([.string(order.rawValue), .bool(descending), .string(position.value), .string(position.id)])
+    static func encode(_ position: (value: String, id: String), order: ListOrder, descending: Bool,
+                       collation: NameCollation = .codePoint) -> String {
+        var items: [JSON] = [.string(order.rawValue), .bool(descending), .string(position.value), .string(position.id)]
+        if order == .name && collation == .pinyin { items.append(.string(collation.rawValue)) }
+        let json = JSON.array(items)
         return Data(json.encoded).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// The position, or `nil` when the cursor is malformed or was made for another order.
-    static func decode(_ cursor: String, order: ListOrder, descending: Bool) -> (value: String, id: String)? {
+    /// The position, or `nil` when the cursor is malformed or was made for
+    /// another order, direction or name collation.
+    static func decode(_ cursor: String, order: ListOrder, descending: Bool,
+                       collation: NameCollation = .codePoint) -> (value: String, id: String)? {
         var b64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while b64.count % 4 != 0 { b64 += "=" }
         guard cursor.count < 4096, let data = Data(base64Encoded: b64), let json = try? JSON.parse(data),
-              let items = json.arrayValue, items.count == 4, items[0].stringValue == order.rawValue,
+              let items = json.arrayValue, items.count == (order == .name && collation == .pinyin ? 5 : 4),
+              items.count == 4 || items[4].stringValue == collation.rawValue, items[0].stringValue == order.rawValue,
               items[1].boolValue == descending, let value = items[2].stringValue, let id = items[3].stringValue
         else { return nil }
         return (value, id)

@@ -1,0 +1,91 @@
+// ICU behind stable names (include/cicu.h).
+#include "cicu.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <unicode/ucol.h>
+#include <unicode/uloc.h>
+#include <unicode/ustring.h>
+#include <unicode/utrans.h>
+#include <unicode/uversion.h>
+
+const char *cicu_version(void) { return U_ICU_VERSION; }
+
+static pthread_once_t fold_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
+static UTransliterator *fold_transform;
+
+static void fold_open(void) {
+    UErrorCode status = U_ZERO_ERROR;
+    UChar id[32];
+    u_uastrcpy(id, "Traditional-Simplified");
+    fold_transform = utrans_openU(id, -1, UTRANS_FORWARD, NULL, 0, NULL, &status);
+    if (U_FAILURE(status)) fold_transform = NULL;
+}
+
+int32_t cicu_fold_simplified(const char *text, int32_t length, char *out, int32_t capacity) {
+    pthread_once(&fold_once, fold_open);
+    if (fold_transform == NULL || length < 0) return -1;
+    UErrorCode status = U_ZERO_ERROR;
+    // UTF-16 needs at most one unit per UTF-8 byte; room to grow for phrases
+    // whose Simplified form is longer (rare: a few units).
+    int32_t units_capacity = 2 * length + 16;
+    UChar stack[256];
+    UChar *units = units_capacity <= 256 ? stack : malloc(sizeof(UChar) * (size_t)units_capacity);
+    if (units == NULL) return -1;
+    int32_t units_length = 0;
+    u_strFromUTF8(units, units_capacity, &units_length, text, length, &status);
+    if (U_SUCCESS(status)) {
+        int32_t limit = units_length;
+        pthread_mutex_lock(&fold_lock);
+        utrans_transUChars(fold_transform, units, &units_length, units_capacity, 0, &limit, &status);
+        pthread_mutex_unlock(&fold_lock);
+    }
+    int32_t written = -1;
+    if (U_SUCCESS(status)) {
+        u_strToUTF8(out, capacity, &written, units, units_length, &status);
+        if (status == U_BUFFER_OVERFLOW_ERROR || status == U_STRING_NOT_TERMINATED_WARNING) status = U_ZERO_ERROR;
+        if (U_FAILURE(status)) written = -1;
+    }
+    if (units != stack) free(units);
+    return written;
+}
+
+void *cicu_collator_open_zh(void) {
+    UErrorCode status = U_ZERO_ERROR;
+    UCollator *collator = ucol_open("zh", &status);
+    if (U_FAILURE(status)) {
+        if (collator) ucol_close(collator);
+        return NULL;
+    }
+    return collator;
+}
+
+void cicu_collator_close(void *collator) {
+    if (collator) ucol_close((UCollator *)collator);
+}
+
+int cicu_collator_compare(void *collator, int length_a, const void *a, int length_b, const void *b) {
+    UErrorCode status = U_ZERO_ERROR;
+    UCollationResult result = ucol_strcollUTF8((const UCollator *)collator, (const char *)a, length_a,
+                                               (const char *)b, length_b, &status);
+    if (U_FAILURE(status)) {
+        // Not UTF-8 (SQLite hands over the stored bytes): order by the bytes, so the order stays total.
+        int n = length_a < length_b ? length_a : length_b;
+        for (int i = 0; i < n; i++) {
+            unsigned char x = ((const unsigned char *)a)[i], y = ((const unsigned char *)b)[i];
+            if (x != y) return x < y ? -1 : 1;
+        }
+        return length_a < length_b ? -1 : length_a > length_b;
+    }
+    return (int)result;
+}
+
+void cicu_collator_version(void *collator, char *out, int32_t capacity) {
+    UVersionInfo version;
+    char text[U_MAX_VERSION_STRING_LENGTH];
+    ucol_getVersion((const UCollator *)collator, version);
+    u_versionToString(version, text);
+    int32_t i = 0;
+    for (; i + 1 < capacity && text[i]; i++) out[i] = text[i];
+    if (capacity > 0) out[i] = 0;
+}

@@ -1,0 +1,45 @@
+// A small C interface to ICU (Debian libicu-dev) with stable names: ICU's own
+// C API renames every symbol by version behind macros (ucol_open is
+// ucol_open_72 in ICU 72), which Swift cannot follow, so entryd calls these.
+#ifndef CICU_H
+#define CICU_H
+#include <stdint.h>
+
+/// ICU's version, e.g. "72.1" (U_ICU_VERSION of the headers built against).
+const char *cicu_version(void);
+
+/// Folds Traditional and variant Chinese characters in `text` (UTF-8, `length`
+/// bytes) to Simplified with ICU's "Traditional-Simplified" transform
+/// (CLDR's Hant-Hans rules, phrases included: 香港特別行政區 → 香港特别行政区,
+/// 內蒙古 → 内蒙古); everything else is left as it is.
+///
+/// The transform is opened once per process, on first use (its rules are
+/// compiled then: about 0.1 s), and used under a mutex (a transliterator is
+/// not safe for concurrent use).
+/// Writes the UTF-8 result to `out` (not NUL-terminated) and returns its
+/// length in bytes; when that exceeds `capacity` nothing useful is written:
+/// call again with a buffer of that size. Returns -1 when ICU fails (the
+/// transform's data missing, input that is not UTF-8).
+int32_t cicu_fold_simplified(const char *text, int32_t length, char *out, int32_t capacity);
+
+/// Opens a collator for the "zh" locale (CLDR's default Chinese collation:
+/// Han characters in pinyin order, Latin letters as in the root collation),
+/// or NULL when ICU fails. Not safe for concurrent use: one per SQLite
+/// connection. Close with cicu_collator_close.
+void *cicu_collator_open_zh(void);
+
+/// Closes a collator from cicu_collator_open_zh (NULL is ignored). Its
+/// signature is SQLite's collation destructor (sqlite3_create_collation_v2).
+void cicu_collator_close(void *collator);
+
+/// Compares two UTF-8 strings with `collator`: negative, 0 or positive. Its
+/// signature is SQLite's collation callback (sqlite3_create_collation_v2),
+/// with the collator as the user data.
+int cicu_collator_compare(void *collator, int length_a, const void *a, int length_b, const void *b);
+
+/// The collator's version (ucol_getVersion) as text, e.g. "153.120.42": an
+/// index built with one version must be rebuilt (REINDEX) under another.
+/// Writes at most `capacity` bytes including the NUL to `out`.
+void cicu_collator_version(void *collator, char *out, int32_t capacity);
+
+#endif

@@ -1,0 +1,39 @@
+import CICU
+
+/// Traditional and variant Chinese characters folded to Simplified, by ICU's
+/// `Traditional-Simplified` transform (CLDR's Hant-Hans rules, through
+/// ``CICU``): `廣東` → `广东`, `臺灣` → `台湾`, `內蒙古` → `内蒙古`,
+/// `香港特別行政區` → `香港特别行政区`. Match keys (``MatchKey``) use it so
+/// that a name typed in Traditional characters finds the row of its Simplified
+/// form; nothing shown or stored is folded.
+///
+/// Safe from any thread. The transform is compiled once per process, when the
+/// first text with a Han character is folded (about 0.1 s; ``ReferenceData``
+/// does it while building its indexes); a fold costs some microseconds.
+enum ChineseVariants {
+    /// The ICU release entryd is built against, e.g. `72.1`.
+    static let icuVersion = String(cString: cicu_version())
+
+    /// `text` with Traditional and variant characters replaced by Simplified
+    /// ones; text without a Han character is returned as it is, without
+    /// calling ICU. If ICU fails (its data missing), `text` unchanged.
+    static func simplified(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.properties.isIdeographic }) else { return text }
+        var input = text
+        return input.withUTF8 { bytes -> String in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                let length = Int32(chars.count)
+                var capacity = chars.count * 2 + 16
+                while true {
+                    var out = [CChar](repeating: 0, count: capacity)
+                    let written = cicu_fold_simplified(chars.baseAddress, length, &out, Int32(capacity))
+                    if written < 0 { return text }
+                    if Int(written) <= capacity {
+                        return String(decoding: out.prefix(Int(written)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    }
+                    capacity = Int(written)
+                }
+            }
+        }
+    }
+}
