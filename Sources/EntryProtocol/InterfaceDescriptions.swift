@@ -172,6 +172,9 @@ type FieldType (text, date, datetime, country, province, city, choice, phone, em
 # parent: the field whose value filters this one (cascading).
 # headerAliases: other column headers, in any language, that name this field
 # in an import (the form file's aliases.zh and aliases.en).
+# phoneTypes: for a phone field, the number types it takes (the form file's
+# phone-types: mobile, fixed-line, toll-free, premium-rate, shared-cost,
+# voip, personal, pager, uan, voicemail); absent when any valid number is taken.
 type Field (
   name: string,
   type: FieldType,
@@ -183,7 +186,8 @@ type Field (
   min: ?string,
   max: ?string,
   maxLength: ?int,
-  headerAliases: ?[]string
+  headerAliases: ?[]string,
+  phoneTypes: ?[]string
 )
 
 type Form (name: string, title: string, fields: []Field)

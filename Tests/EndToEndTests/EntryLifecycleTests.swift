@@ -216,4 +216,26 @@ import Testing
         #expect(try c.call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
         #expect(d.stop() == 0)
     }
+
+    @Test("status labels its lines in the chosen locale (zh: 节点, 条目, 库：; en: node, entries, libraries:)")
+    func statusInBothLanguages() throws {
+        let d = try Daemon()
+        #expect(try d.entryctl(["add"] + Self.liLei).status == 0)
+        let zh = try d.entryctl(["--locale", "zh", "status"])
+        try #require(zh.status == 0, "\(zh.stderr)")
+        let zhLines = zh.stdout.split(separator: "\n").map(String.init)
+        #expect(zhLines.contains { $0.hasPrefix("条目") && $0.hasSuffix(" 1") }, "\(zh.stdout)")
+        for heading in ["节点", "参考数据版本", "表单：", "限制：", "库："] {
+            #expect(zhLines.contains { $0.hasPrefix(heading) }, "missing \(heading) in\n\(zh.stdout)")
+        }
+        #expect(!zhLines.contains { $0.hasPrefix("entries") || $0.hasPrefix("node") }, "\(zh.stdout)")
+        let en = try d.entryctl(["--locale", "en", "status"])
+        try #require(en.status == 0, "\(en.stderr)")
+        let enLines = en.stdout.split(separator: "\n").map(String.init)
+        #expect(enLines.contains { $0.hasPrefix("entries") && $0.hasSuffix(" 1") }, "\(en.stdout)")
+        for heading in ["node", "dataVersion", "forms:", "limits:", "libraries:"] {
+            #expect(enLines.contains { $0.hasPrefix(heading) }, "missing \(heading) in\n\(en.stdout)")
+        }
+        #expect(d.stop() == 0)
+    }
 }

@@ -139,6 +139,25 @@ def test_add_and_list_roundtrip(daemon):
             assert page["total"] >= 1
 
 
+def test_form_fields_say_which_phone_types_and_headers_they_take(daemon):
+    """GetForm tells a picker in advance that the registration form's phone
+    takes mobile numbers, and which spreadsheet headers name each field."""
+    with varlink.Client(address=f"unix:{daemon}") as client:
+        with client.open("io.entryd.Forms") as forms:
+            fields = {f["name"]: f for f in forms.GetForm(name="registration", locale="en")["form"]["fields"]}
+            assert fields["phone"]["phoneTypes"] == ["mobile"]
+            assert "手机" in fields["phone"]["headerAliases"] and "tel" in fields["phone"]["headerAliases"]
+            assert "phoneTypes" not in fields["email"] and "phoneTypes" not in fields["name"]
+        with client.open("io.entryd.Entries") as entries:
+            try:
+                entries.Add(fields={**LI_LEI, "phone": "020 8888 8888"}, locale="en")
+                raise AssertionError("a landline was stored in a mobile-only field")
+            except varlink.VarlinkError as e:
+                problems = e.parameters()["problems"]
+                assert [(p["field"], p["code"]) for p in problems] == [("phone", "out-of-range")]
+                assert "mobile" in problems[0]["message"]
+
+
 def test_status_reports_library_versions(daemon):
     """Status declares and serves the versions of the libraries that shape
     stored values; libphonenumber's is the one the phone golden list pins."""

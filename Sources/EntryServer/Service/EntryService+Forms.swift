@@ -86,6 +86,10 @@ extension EntryService {
                 // Header aliases in every language: a spreadsheet's header is in whichever one it was made in.
                 let aliases = EntryLocale.allCases.flatMap { f.headerAliases[$0] ?? [] }
                 if !aliases.isEmpty { m.append(("headerAliases", .array(aliases.map(JSON.string)))) }
+                // In the library's order, so every call sends the same list.
+                if let types = f.phoneTypes {
+                    m.append(("phoneTypes", .array(PhoneNumberType.allCases.filter(types.contains).map { .string($0.rawValue) })))
+                }
                 return .object(m)
             })),
         ])

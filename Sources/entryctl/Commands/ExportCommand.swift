@@ -180,7 +180,7 @@ enum ExportCommand {
             }
         }
         let out = try OutputFile(path: request.output)
-        let progress = ProgressLine(label: "export")
+        let progress = ProgressLine(label: Localized(zh: "导出", en: "export"), locale: session.globals.locale)
         var count = 0
         try out.produce(progress: progress) {
             switch request.format {

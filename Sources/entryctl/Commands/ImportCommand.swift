@@ -149,11 +149,12 @@ final class ImportRun {
     private var lastSentLine: Int?
     /// The first rejects, shown on stderr when there is no --rejects report.
     private var shownRejects: [Localized] = []
-    private let progress = ProgressLine(label: "import")
+    private let progress: ProgressLine
 
     init(_ request: ImportRequest, _ session: DaemonSession) {
         self.request = request
         self.session = session
+        progress = ProgressLine(label: Localized(zh: "导入", en: "import"), locale: session.globals.locale)
     }
 
     func run() throws {

@@ -24,7 +24,7 @@ enum SyncCommands {
         name: "watch", summary: Localized(zh: "在修改提交时逐行显示，直到按 Ctrl-C。", en: "Print changes as they are committed, one line each, until Ctrl-C."), arguments: "",
         options: [OptionSpec(["--since"], value: "SEQ", help: Localized(zh: "从修改 SEQ 之后开始（默认：节点当前的 seq）。", en: "Start after change SEQ (default: the node's current seq)."))],
         details: [
-            Localized(zh: "每行：#SEQ 时间 操作 条目 by 操作者: field=value, … 加 --json 时每行一个修改对象。", en: "Each line: #SEQ TIME OP ENTRY by ACTOR: field=value, … With --json, one change object per line."),
+            Localized(zh: "每行：#SEQ 时间 操作 条目 由 操作者：field=value, …；加 --json 时每行一个修改对象。", en: "Each line: #SEQ TIME OP ENTRY by ACTOR: field=value, … With --json, one change object per line."),
             Localized(zh: "按 Ctrl-C 结束。", en: "Ctrl-C ends watching."),
         ],
         examples: ["entryctl watch", "entryctl --json watch --since 0 > changes.jsonl"],
@@ -35,7 +35,7 @@ enum SyncCommands {
                 let start = try since ?? session.call("io.entryd.Sync.Status")["seq"]?.intValue ?? 0
                 try session.stream("io.entryd.Sync.Changes", params(("since", .int(start)))) { reply in
                     let changes = reply["changes"]?.arrayValue ?? []
-                    Terminal.out(lines: changes.map { session.globals.json ? $0.text : EntryView.changeLine($0) })
+                    Terminal.out(lines: changes.map { session.globals.json ? $0.text : EntryView.changeLine($0, locale: session.globals.locale) })
                     return true
                 }
             }
@@ -80,20 +80,36 @@ enum SyncCommands {
             }
         })
 
-    /// `Status` as key-value lines, then forms, limits and a peer table.
+    /// `Status` as key-value lines, then forms, limits, libraries and a peer
+    /// table, labelled in `locale` (`--json` prints the wire's member names).
     static func statusLines(_ reply: JSON, locale: EntryLocale) -> [String] {
         func s(_ key: String) -> String { reply[key]?.stringValue ?? reply[key]?.intValue.map(String.init) ?? "" }
-        var lines = Terminal.keyValueLines(["node", "incarnation", "incarnationSeq", "incarnationReason", "seq", "hlc", "entries",
-                                            "deleted", "conflicts", "version", "database", "dataVersion"]
-            .map { ($0, s($0)) })
+        let labels: [(key: String, label: Localized)] = [
+            ("node", Localized(zh: "节点", en: "node")),
+            ("incarnation", Localized(zh: "化身", en: "incarnation")),
+            ("incarnationSeq", Localized(zh: "化身起始序号", en: "incarnationSeq")),
+            ("incarnationReason", Localized(zh: "化身原因", en: "incarnationReason")),
+            ("seq", Localized(zh: "变更序号", en: "seq")),
+            ("hlc", Localized(zh: "混合逻辑时钟", en: "hlc")),
+            ("entries", Localized(zh: "条目", en: "entries")),
+            ("deleted", Localized(zh: "已删除", en: "deleted")),
+            ("conflicts", Localized(zh: "冲突", en: "conflicts")),
+            ("version", Localized(zh: "版本", en: "version")),
+            ("database", Localized(zh: "数据库", en: "database")),
+            ("dataVersion", Localized(zh: "参考数据版本", en: "dataVersion")),
+        ]
+        var lines = Terminal.keyValueLines(labels.map { ($0.label(locale), s($0.key)) })
+        let heading = { (zh: String, en: String) in locale == .zh ? zh + "：" : en + ":" }
         let forms = (reply["forms"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }
-        if !forms.isEmpty { lines += ["forms:"] + Terminal.keyValueLines(forms, indent: "  ") }
+        if !forms.isEmpty { lines += [heading("表单", "forms")] + Terminal.keyValueLines(forms, indent: "  ") }
         let limits = (reply["limits"]?.objectValue ?? []).map { ($0.0, $0.1.intValue.map(String.init) ?? $0.1.text) }
-        if !limits.isEmpty { lines += ["limits:"] + Terminal.keyValueLines(limits, indent: "  ") }
+        if !limits.isEmpty { lines += [heading("限制", "limits")] + Terminal.keyValueLines(limits, indent: "  ") }
         let libraries = (reply["libraries"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }
-        if !libraries.isEmpty { lines += ["libraries:"] + Terminal.keyValueLines(libraries, indent: "  ") }
+        if !libraries.isEmpty { lines += [heading("库", "libraries")] + Terminal.keyValueLines(libraries, indent: "  ") }
         let peers = reply["peers"]?.arrayValue ?? []
-        if !peers.isEmpty { lines += ["peers:"] + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue, locale: locale).map { "  " + $0 } }
+        if !peers.isEmpty {
+            lines += [heading("对等节点", "peers")] + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue, locale: locale).map { "  " + $0 }
+        }
         return lines
     }
 }

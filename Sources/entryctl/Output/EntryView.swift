@@ -52,16 +52,19 @@ enum EntryView {
         return ordered
     }
 
-    /// One change as one line, for `watch`:
-    /// `#SEQ TIME OP ENTRY by ACTOR: field=value, … (reason: …)`.
-    static func changeLine(_ change: JSON) -> String {
+    /// One change as one line, for `watch`, in `locale`:
+    /// `#SEQ TIME OP ENTRY by ACTOR: field=value, … (reason: …)`, or in zh
+    /// `#SEQ TIME OP ENTRY 由 ACTOR：field=value, …（原因：…）`. The op, field
+    /// names and values are the wire's, as `watch --json` prints them.
+    static func changeLine(_ change: JSON, locale: EntryLocale) -> String {
+        let zh = locale == .zh
         var line = "#\(change["seq"]?.intValue.map(String.init) ?? "?") \(Terminal.localTime(change["at"]?.stringValue ?? ""))"
-        line += " \(change["op"]?.stringValue ?? "?") \(change["entry"]?.stringValue ?? "?") by \(change["actor"]?.stringValue ?? "?")"
+        line += " \(change["op"]?.stringValue ?? "?") \(change["entry"]?.stringValue ?? "?") \(zh ? "由" : "by") \(change["actor"]?.stringValue ?? "?")"
         let fields = change["fields"]?.objectValue ?? []
         if !fields.isEmpty {
-            line += ": " + fields.map { "\($0.0)=\($0.1.stringValue ?? $0.1.text)" }.joined(separator: ", ")
+            line += (zh ? "：" : ": ") + fields.map { "\($0.0)=\($0.1.stringValue ?? $0.1.text)" }.joined(separator: ", ")
         }
-        if let reason = change["reason"]?.stringValue, !reason.isEmpty { line += " (reason: \(reason))" }
+        if let reason = change["reason"]?.stringValue, !reason.isEmpty { line += zh ? "（原因：\(reason)）" : " (reason: \(reason))" }
         return DisplayWidth.sanitized(line)
     }
 

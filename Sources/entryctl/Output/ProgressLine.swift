@@ -2,6 +2,8 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import EntryClient
+import EntryModel
 
 /// A one-line progress bar on stderr when it is a terminal: count, rate, a bar
 /// and the ETA when the total is known; silent otherwise (the commands then
@@ -9,13 +11,16 @@ import Foundation
 final class ProgressLine {
     private let enabled: Bool
     private let label: String
+    private let locale: EntryLocale
     private let started = ProgressLine.now()
     private var lastDraw = 0.0
     private var drawn = false
 
-    /// A progress line prefixed with `label`, drawn only when stderr is a terminal.
-    init(label: String) {
-        self.label = label
+    /// A progress line prefixed with `label` (already in `locale`), its rate
+    /// and time left in `locale`; drawn only when stderr is a terminal.
+    init(label: Localized, locale: EntryLocale) {
+        self.label = label(locale)
+        self.locale = locale
         enabled = isatty(2) == 1
     }
 
@@ -36,14 +41,15 @@ final class ProgressLine {
         guard force || t - lastDraw >= 0.1 else { return }
         lastDraw = t
         let seconds = max(t - started, 0.001)
-        var line = "\(label) \(count) · \(Int(Double(count) / seconds))/s"
+        let rate = Int(Double(count) / seconds)
+        var line = "\(label) \(count) · " + (locale == .zh ? "\(rate) 条/秒" : "\(rate)/s")
         if let fraction, fraction > 0 {
             let f = min(fraction, 1)
             let width = 24, filled = Int(f * Double(width))
             line += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
             line += " \(Int(f * 100))%"
             let eta = Int(seconds * (1 - f) / f)
-            line += String(format: " ETA %d:%02d", eta / 60, eta % 60)
+            line += String(format: locale == .zh ? " 剩余 %d:%02d" : " ETA %d:%02d", eta / 60, eta % 60)
         }
         fputs("\r\u{1B}[K" + line, stderr)
         drawn = true
