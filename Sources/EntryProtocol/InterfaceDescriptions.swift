@@ -123,7 +123,8 @@ method History(id: string, locale: ?string) -> (changes: []Change)
 # {"id": optional, "fields": {...}, "deleted": optional bool}.
 # atomic: all or none; when one fails nothing is stored, added is 0 and every
 # failing row is in rejected. Default false: valid rows are stored.
-method Import(form: ?string, entries: []object, atomic: ?bool) -> (added: int, unchanged: int, rejected: []Rejected)
+# locale: the language of the rejected rows' problem messages (as for Add).
+method Import(form: ?string, entries: []object, atomic: ?bool, locale: ?string) -> (added: int, unchanged: int, rejected: []Rejected)
 
 error ValidationFailed (problems: []Problem)
 error EntryNotFound (id: string)

@@ -154,6 +154,26 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    @Test("import rejects a row with the same problems as its --dry-run (a city not in the list too), in the chosen locale")
+    func importProblemsAsDryRun() throws {
+        let d = try Daemon()
+        let file = d.directory + "/two.csv"
+        try "name,birthday,country,province,city,contact_method,phone\n刘芳,2000-02-30,中国,上海,上海,电话,021-6212 3456\n"
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let fields = { (text: String) in ["birthday", "city", "phone"].filter { text.contains($0 + ": ") } }
+        let dry = try entryctl(d, ["--locale", "en", "import", "--dry-run", file])
+        let real = try entryctl(d, ["--locale", "en", "import", file])
+        #expect(dry.status == 65 && real.status == 65, "\(dry.stderr)\n\(real.stderr)")
+        #expect(fields(dry.stderr) == ["birthday", "city", "phone"], "\(dry.stderr)")
+        #expect(fields(real.stderr) == ["birthday", "city", "phone"], "\(real.stderr)")
+        #expect(!real.stderr.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) && !"刘芳上海".unicodeScalars.contains($0) },
+                "Chinese words in an en report: \(real.stderr)")
+        let zh = try entryctl(d, ["--locale", "zh", "import", file])
+        #expect(zh.stderr.contains("没有这一天"), "\(zh.stderr)")
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
+        #expect(d.stop() == 0)
+    }
+
     @Test("a GB18030 CSV (Excel in China) with a Chinese header is decoded: 韩梅梅 stored, not U+FFFD; its rejects report is GB18030; undecodable bytes and GBK JSON lines are refused, naming the offset and iconv")
     func gb18030Import() throws {
         let d = try Daemon()

@@ -139,21 +139,23 @@ extension EntryService {
         try reply(c, [("changes", .array(changes.map(\.json)))])
     }
 
-    /// `io.entryd.Entries.Import(form?, entries, atomic?)` in one transaction. Bad
-    /// rows are listed in `rejected` (by 0-based index), not thrown; with
-    /// `atomic`, any rejected row stores nothing.
+    /// `io.entryd.Entries.Import(form?, entries, atomic?, locale?)` in one
+    /// transaction. Bad rows are listed in `rejected` (by 0-based index), with
+    /// their problems in `locale`, not thrown; with `atomic`, any rejected row
+    /// stores nothing.
     /// - Throws: `LimitExceeded(max-batch)` for more than `max-batch` elements;
     ///   `FormNotFound`; `InvalidParameter`.
     func importEntries(_ c: CallContext, _ p: Parameters) throws {
         let form = try form(try p.optionalString("form"))
         let items = try p.array("entries")
         let atomic = try p.optionalBool("atomic") ?? false
+        let locale = try locale(p)
         guard items.count <= limits.maxBatch else { throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch) }
         var rows: [ImportRow] = []
         rows.reserveCapacity(items.count)
         let formFields = Set(form.fields.map(\.name))
         for (index, item) in items.enumerated() {
-            rows.append(importRow(index: index, item: item, form: form, formFields: formFields))
+            rows.append(importRow(index: index, item: item, form: form, formFields: formFields, locale: locale))
         }
         let result: ImportResult
         do {
@@ -180,8 +182,11 @@ extension EntryService {
     /// (``ImportRow/matches(_:form:)``), so an exported entry imports back as
     /// unchanged, and a row that leaves out fields the form does not define
     /// never clears them.
+    /// A row refused for other reasons lists every problem, those of values
+    /// the form cannot take too, so an import reports what `Check` reports.
     /// - Parameter formFields: the names of `form`'s fields.
-    func importRow(index: Int, item: JSON, form: FormDefinition, formFields: Set<String>) -> ImportRow {
+    /// - Parameter locale: the language of the problems' messages.
+    func importRow(index: Int, item: JSON, form: FormDefinition, formFields: Set<String>, locale: EntryLocale) -> ImportRow {
         func rejected(_ field: String, _ message: String, id: String? = nil) -> ImportRow {
             ImportRow(index: index, id: id, fields: [:], deleted: false,
                                  problems: [Problem(field: field, code: .invalidFormat, message: message)])
@@ -199,11 +204,12 @@ extension EntryService {
         // `deleted` is optional: absent means false (a `try?` here once refused every row without it).
         let deleted: Bool
         do { deleted = try p.optionalBool("deleted") ?? false } catch { return rejected("deleted", "deleted must be true or false", id: id) }
-        let result = validator.validate(form: form, input: input, locale: defaultLocale)
+        let result = validator.validate(form: form, input: input, locale: locale)
         // Values this node's form cannot take (a field or an option it does not know) are
-        // held aside with their problems: they may confirm an entry that holds them.
+        // held aside with their problems: they may confirm an entry that holds them. A row
+        // with any other problem is refused whatever it confirms, with all of them.
         let unknownProblems = result.problems.filter { $0.code == .unknownField || $0.code == .notInList }
-        let problems = unknownProblems.isEmpty ? result.problems : result.problems.filter { $0.code != .unknownField && $0.code != .notInList }
+        let problems = result.problems.count == unknownProblems.count ? [] : result.problems
         var unknown = input.filter { !$0.value.isEmpty && form.field(named: $0.key) == nil }
         for problem in unknownProblems where problem.code == .notInList {
             if let value = input[problem.field], !value.isEmpty { unknown[problem.field] = value }

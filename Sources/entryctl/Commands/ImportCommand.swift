@@ -405,7 +405,7 @@ final class ImportRun {
     /// One Import call (split in halves while the message would pass max-message-size).
     func send(_ batch: [ImportRow], form: String, atomic: Bool = false) throws {
         let parameters = params(("form", .string(form)), ("entries", .array(batch.map(\.element))),
-                                ("atomic", atomic ? .bool(true) : nil))
+                                ("atomic", atomic ? .bool(true) : nil), ("locale", session.locale))
         let size = VarlinkCall(method: "io.entryd.Entries.Import", parameters: parameters).encoded.count
         if size >= maxMessageBytes {
             guard batch.count > 1, !atomic else {
