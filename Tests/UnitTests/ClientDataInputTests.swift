@@ -135,6 +135,21 @@ import Testing
         #expect(InputDecoder.utf16WithoutBOM(Array("name,birthday\n".utf8)[...]) == nil)
     }
 
+    @Test("Big5 read as GB18030 gives private-use characters: refused at their line and offset, naming Big5 and Shift-JIS")
+    func big5Refused() throws {
+        // 陳美玲 in Big5 (Taiwan, Hong Kong): GB18030 decodes 陳 as 朝 and 美玲 as U+E117 U+E0DD.
+        let big5: [UInt8] = Array("name,phone\n".utf8) + [0xB3, 0xAF, 0xAC, 0xFC, 0xAC, 0xC2] + Array(",0912345678\n".utf8)
+        #expect(throws: InputEncodingError(.privateUse, line: 2, byteOffset: 13)) { try records(ByteInput(bytes: big5)) }
+        let message = InputEncodingError(.privateUse, line: 2, byteOffset: 13).message(file: "tw.csv", locale: .en)
+        #expect(message.contains("Big5") && message.contains("Shift-JIS") && message.contains("iconv -f BIG5 -t UTF-8 tw.csv"), "\(message)")
+        #expect(InputEncodingError(.privateUse, line: 2, byteOffset: 13).message(file: "tw.csv", locale: .zh).contains("繁体中文"))
+        // GB18030 text without private-use characters still reads; the scan finds U+E000 and U+F8FF, not U+F900.
+        #expect(try records(ByteInput(bytes: Self.gb18030CSV)).count == 2)
+        #expect(InputDecoder.firstPrivateUse(Array("a\u{E000}".utf8)[...]) == 1)
+        #expect(InputDecoder.firstPrivateUse(Array("ab\u{F8FF}".utf8)[...]) == 2)
+        #expect(InputDecoder.firstPrivateUse(Array("\u{F900}\u{FFFD}中".utf8)[...]) == nil)
+    }
+
     @Test("bytes that are neither UTF-8 nor GB18030 are refused at their line and byte offset, never stored as U+FFFD")
     func invalidBytesRefused() throws {
         // 0xFF is neither UTF-8 nor GB18030.

@@ -40,6 +40,12 @@ public struct InputEncodingError: Error, Sendable, Equatable {
         case invalid(InputEncoding)
         /// The input is in this encoding, and its format (JSON) must be UTF-8.
         case notUTF8(InputEncoding)
+        /// Read as GB18030 the bytes at the offset are a private-use character
+        /// (U+E000–U+F8FF: GB18030's user-defined areas), which no text people
+        /// type holds: the input is in another encoding, most likely Big5
+        /// (Traditional Chinese) or Shift-JIS (Japanese), whose bytes GB18030
+        /// mostly decodes as other, wrong characters.
+        case privateUse
     }
 
     /// What is wrong.
@@ -63,6 +69,7 @@ public struct InputEncodingError: Error, Sendable, Equatable {
         let source: String = {
             switch kind {
             case .unknown, .invalid(.utf8), .invalid(.gb18030): "GB18030"
+            case .privateUse: "BIG5"
             case .invalid(let encoding), .notUTF8(let encoding): encoding.rawValue
             }
         }()
@@ -80,6 +87,13 @@ public struct InputEncodingError: Error, Sendable, Equatable {
         case (.invalid(let encoding), _):
             return "\(name) was read as \(encoding.rawValue), and the bytes at line \(line) (byte offset \(byteOffset)) are not valid \(encoding.rawValue); "
                 + "nothing after them was read. Check the file's encoding and convert it to UTF-8, e.g. \(convert)"
+        case (.privateUse, .zh):
+            return "\(name) 按 GB18030 读取时，第 \(line) 行（字节偏移 \(byteOffset)）是私用区字符，不是真实的文字：文件很可能是 Big5"
+                + "（繁体中文，台湾、香港）或 Shift-JIS（日文）编码，未导入任何内容。请先转换为 UTF-8，例如：\(convert)（日文文件用 -f SHIFT_JIS）"
+        case (.privateUse, _):
+            return "\(name) read as GB18030 has a private-use character at line \(line) (byte offset \(byteOffset)), not real text: "
+                + "the file is most likely Big5 (Traditional Chinese: Taiwan, Hong Kong) or Shift-JIS (Japanese); nothing was imported. "
+                + "Convert it to UTF-8 first, e.g. \(convert) (-f SHIFT_JIS for a Japanese file)"
         case (.notUTF8(let encoding), .zh):
             return "\(name) 是 \(encoding.rawValue) 编码，JSON 必须是 UTF-8。请先转换：\(convert.replacingOccurrences(of: ".csv", with: ".jsonl"))"
         case (.notUTF8(let encoding), _):
@@ -245,10 +259,27 @@ final class InputDecoder {
             throw InputEncodingError(.invalid(encoding ?? .gb18030), line: newlines + Self.lineFeeds(result.output[...]) + 1,
                                      byteOffset: base + Int64(result.consumed))
         }
+        if encoding == .gb18030, let at = Self.firstPrivateUse(result.output[...]) {
+            let before = InputEncoding.gb18030.encode(Array(result.output[..<at])).count
+            throw InputEncodingError(.privateUse, line: newlines + Self.lineFeeds(result.output[..<at]) + 1,
+                                     byteOffset: base + Int64(before))
+        }
         carry = Array(bytes[result.consumed...])
         offset = base + Int64(result.consumed)
         newlines += Self.lineFeeds(result.output[...])
         return result.output
+    }
+
+    /// The index in `utf8` of the first character of the Private Use Area
+    /// U+E000–U+F8FF (UTF-8 `EE 80 80` … `EF A3 BF`), or `nil`.
+    static func firstPrivateUse(_ utf8: ArraySlice<UInt8>) -> Int? {
+        var i = utf8.startIndex
+        while let lead = utf8[i...].firstIndex(where: { $0 == 0xEE || $0 == 0xEF }) {
+            if utf8[lead] == 0xEE { return lead }
+            if lead + 1 < utf8.endIndex, (0x80...0xA3).contains(utf8[lead + 1]) { return lead }
+            i = lead + 1
+        }
+        return nil
     }
 
     /// Whether `prefix` (valid UTF-8, before the first byte that is not) holds a
