@@ -244,6 +244,34 @@ import Testing
         #expect(throws: DataColumns.HeaderError.self) { try DataColumns.resolve(header: ["备注"], fields: Self.fields, ignoreUnknown: true) }
     }
 
+    @Test("headers in Traditional characters or full-width letters find the label or alias they spell (國家, 聯繫方式, 手機號碼, ＮＡＭＥ)")
+    func traditionalHeaders() throws {
+        let fields = Self.fields + [
+            DataColumns.FieldNames(name: "country", zh: "国家", en: "Country"),
+            DataColumns.FieldNames(name: "contact_method", zh: "联系方式", en: "Contact method"),
+            DataColumns.FieldNames(name: "phone", zh: "手机号码", en: "Phone", aliases: ["电话", "手机"]),
+        ]
+        let mapped = try DataColumns.mapping(header: ["ＮＡＭＥ", "國家", "聯繫方式", "手機號碼", "備註"], fields: fields, map: [:],
+                                             ignoreUnknown: true)
+        #expect(mapped.columns == [.field("name"), .field("country"), .field("contact_method"), .field("phone"), .ignored])
+        #expect(mapped.matches == [.label, .label, .label, .label, .unknown])
+        // 電話 is an alias of phone, and phone is already mapped by 手機號碼: the second is refused as a repeat, not taken silently.
+        #expect(throws: (any Error).self) {
+            try DataColumns.mapping(header: ["手機號碼", "電話"], fields: fields, map: [:], ignoreUnknown: false)
+        }
+        #expect(try DataColumns.mapping(header: ["電話"], fields: fields, map: [:], ignoreUnknown: false).matches == [.alias])
+        // Both columns in one sheet (电话 and 手机 are common together): the refusal says how to skip one, and that works.
+        do {
+            _ = try DataColumns.mapping(header: ["手機號碼", "電話"], fields: fields, map: [:], ignoreUnknown: false)
+        } catch {
+            #expect(error.message.contains("--map 電話=-"), "\(error.message)")
+        }
+        let map = try DataColumns.columnMap(["電話=-"], fields: fields)
+        let skipped = try DataColumns.mapping(header: ["手機號碼", "電話"], fields: fields, map: map, ignoreUnknown: false)
+        #expect(skipped.columns == [.field("phone"), .ignored] && skipped.matches == [.label, .map])
+        #expect(skipped.lines(locale: .en)[1] == "  電話: not used (--map)")
+    }
+
     @Test("--map and header aliases map columns; how each column was mapped is told in zh, en and JSON")
     func mappedColumns() throws {
         let fields = Self.fields + [DataColumns.FieldNames(name: "phone", zh: "手机号码", en: "Phone", aliases: ["电话", "手机", "mobile"])]

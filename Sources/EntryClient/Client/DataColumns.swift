@@ -267,7 +267,8 @@ public enum DataColumns {
 
     /// Parses `import --map` values, `COLUMN=FIELD` each (split at the last
     /// `=`; FIELD a field name, label or header alias, as
-    /// ``fieldName(for:in:)`` reads it, or `id`/`deleted`).
+    /// ``fieldName(for:in:)`` reads it, or `id`/`deleted`; `-` skips the
+    /// column, e.g. the second of two phone columns).
     /// - Returns: the field (or `id`, `deleted`) by column header, trimmed.
     /// - Throws: ``HeaderError`` (a usage error) for a value without `=`, a
     ///   column mapped twice, or a FIELD that is no field of the form (with
@@ -288,7 +289,7 @@ public enum DataColumns {
                                               : "--map '\(spec)' must be COLUMN=FIELD, e.g. --map 电话=phone", usage: true)
             }
             let key = typed.lowercased()
-            guard let field = fieldName(for: typed, in: fields, aliases: true)
+            guard let field = (typed == "-" ? "-" : nil) ?? fieldName(for: typed, in: fields, aliases: true)
                     ?? (idHeaders.contains(key) ? "id" : deletedHeaders.contains(key) ? "deleted" : nil) else {
                 let near = nearestName(to: typed, in: fields)
                 let known = fields.map(\.name).joined(separator: zh ? "、" : ", ")
@@ -331,7 +332,7 @@ public enum DataColumns {
             let column: Column
             let match: Match
             if let mapped = map[raw.trimmingCharacters(in: .whitespaces)] {
-                column = mapped == "id" ? .id : mapped == "deleted" ? .deleted : .field(mapped)
+                column = mapped == "id" ? .id : mapped == "deleted" ? .deleted : mapped == "-" ? .ignored : .field(mapped)
                 match = .map
             } else if idHeaders.contains(key) {
                 (column, match) = (.id, key == "id" ? .name : .label)
@@ -342,6 +343,11 @@ public enum DataColumns {
             } else if let f = fields.first(where: { $0.zh.lowercased() == key || $0.en.lowercased() == key }) {
                 (column, match) = (.field(f.name), .label)
             } else if let f = fields.first(where: { $0.aliases.contains { $0.lowercased() == key } }) {
+                (column, match) = (.field(f.name), .alias)
+            } else if let f = fields.first(where: { [$0.zh, $0.en].contains { MatchKey($0) == MatchKey(raw) } }) {
+                // Traditional characters, full-width letters, other spacing: `國家`, `聯繫方式`.
+                (column, match) = (.field(f.name), .label)
+            } else if let f = fields.first(where: { $0.aliases.contains { MatchKey($0) == MatchKey(raw) } }) {
                 (column, match) = (.field(f.name), .alias)
             } else if let name = unknownFieldName(raw) {
                 (column, match) = (.field(name), .marked)
@@ -359,7 +365,9 @@ public enum DataColumns {
             }
             if let identity {
                 guard seen.insert(identity).inserted else {
-                    throw HeaderError(message: zh ? "列“\(raw)”与前面的列重复（都是 \(identity)）" : "column '\(raw)' repeats '\(identity)'")
+                    throw HeaderError(message: zh
+                        ? "列“\(raw)”与前面的列重复（都是 \(identity)）；只导入其中一列时，用 --map \(raw)=- 跳过这一列，或用 --map 把它对应到别的字段"
+                        : "column '\(raw)' repeats '\(identity)'; to import one of them, skip this one with --map \(raw)=- or map it to another field with --map")
                 }
             }
             columns.append(column)

@@ -25,8 +25,9 @@ public struct MatchKey: Hashable, Sendable {
     /// The folded text.
     let text: String
 
-    /// The key of `input` (see the type's description for the steps).
-    init(_ input: String) {
+    /// The key of `input` (see the type's description for the steps). Clients
+    /// match spreadsheet headers with it (`國家` finds the label 国家).
+    public init(_ input: String) {
         text = MatchKey.asciiKey(input) ?? MatchKey.unicodeKey(input)
     }
 

@@ -61,7 +61,7 @@ enum ImportCommand {
             OptionSpec(["--batch"], value: "N", help: Localized(zh: "每次 Import 调用的行数（默认 1000，最多为守护进程的 max-batch）。", en: "Rows per Import call (default 1000, at most the daemon's max-batch).")),
             OptionSpec(["--new-ids"], help: Localized(zh: "没有 id 的行获得新 id（大文件更快；重新运行会再次添加）。", en: "Rows without an id get new ids (faster for large files; a re-run adds them again).")),
             OptionSpec(["--ignore-unknown-columns"], help: Localized(zh: "CSV：跳过不是表单字段的列（在标准错误中列出）；不加时这样的列会使整个文件被拒绝。", en: "CSV: skip columns that are no field of the form (named on stderr); without it they refuse the file.")),
-            OptionSpec(["--map"], value: "COLUMN=FIELD", help: Localized(zh: "CSV：把列 COLUMN 读作字段 FIELD（字段名或标签）；可以给多次。", en: "CSV: read column COLUMN as field FIELD (a name or label); may be given many times."), repeatable: true),
+            OptionSpec(["--map"], value: "COLUMN=FIELD", help: Localized(zh: "CSV：把列 COLUMN 读作字段 FIELD（字段名或标签；- 表示跳过这一列）；可以给多次。", en: "CSV: read column COLUMN as field FIELD (a name or label; - skips the column); may be given many times."), repeatable: true),
         ],
         details: [
             Localized(zh: "值可以是规范的或宽松的，与 add 接受的相同（1990年5月17日、中国、广州、电话）。", en: "Values may be canonical or lenient, as add accepts them (1990年5月17日, 中国, 广州, 电话)."),
