@@ -60,6 +60,7 @@ extension FormsTests {
             ("US", "(212) 555-0100", "+12125550100"), ("US", "1 212 555 0100", "+12125550100"),
             ("IT", "06 6988 4857", "+390669884857"), ("CN", "１３８００１３８０００", "+8613800138000"),
             ("CN", "+44 20 7946 0958", "+442079460958"), ("CN", "+86 138\u{2013}0013\u{2013}8000", "+8613800138000"),
+            ("CN", "(+86)13800138000", "+8613800138000"), ("US", "( +86 ) 138 0013 8000", "+8613800138000"),
         ])
         func canonical(country: String, input: String, expected: String) {
             let result = check(input, country: country)
@@ -95,6 +96,7 @@ extension FormsTests {
             ("CN", "+86 1380013800012345", .tooLong, "Phone has too many digits; check the number."),
             ("CN", "+999 1234 5678", .notInList, "Phone does not start with a known country calling code; check the digits after + or 00, or write it with + and the country code, e.g. +86 138 0013 8000."),
             ("CN", "138-0013-800x", .invalidFormat, "Phone may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."),
+            ("CN", "138+0013 8000", .invalidFormat, "Phone may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."),
             ("CN", "138 0013 8000 ext. 12", .invalidFormat, "Phone may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."),
             ("CN", "1.38001E+10", .invalidFormat, "Phone is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again."),
         ])
@@ -112,9 +114,9 @@ extension FormsTests {
                 check(input, form: form, locale: locale).problems.filter { $0.field == "phone" }
             }
             #expect(phone("010 6552 9988", .en).map(\.code) == [.outOfRange])
-            #expect(phone("010 6552 9988", .en).first?.message == "Phone is a landline number; this field takes mobile numbers.")
-            #expect(phone("010 6552 9988", .zh).first?.message == "手机号码是固定电话号码；此处只接受手机号码。")
-            #expect(phone("800 810 8888", .en).first?.message == "Phone is a toll-free number; this field takes mobile numbers.")
+            #expect(phone("010 6552 9988", .en).first?.message == "Phone: this is a landline number, and this field takes mobile numbers only; give a mobile number.")
+            #expect(phone("010 6552 9988", .zh).first?.message == "手机号码：填写的是固定电话号码，此处只接受手机号码；请换一个手机号码。")
+            #expect(phone("800 810 8888", .en).first?.message == "Phone: this is a toll-free number, and this field takes mobile numbers only; give a mobile number.")
             #expect(check("13800138000", form: form).problems.filter { $0.field == "phone" } == [])
             #expect(check("+1 212 555 0100", country: "US", form: form).problems.filter { $0.field == "phone" } == [])
             // The same landline is fine where any type is taken.

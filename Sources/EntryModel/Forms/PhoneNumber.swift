@@ -175,17 +175,17 @@ public enum PhoneNumber {
     }
 
     /// Whether `input` has only what people write in a phone number: decimal
-    /// digits, white space, `+` as the first visible character, `-` and the
-    /// Unicode dashes (U+2010–U+2015, U+2212), `.`, `/`, `(` and `)`.
+    /// digits, white space, one `+` before the first digit (`+86 …`, `(+86) …`),
+    /// `-` and the Unicode dashes (U+2010–U+2015, U+2212), `.`, `/`, `(` and `)`.
     static func hasOnlyNumberCharacters(_ input: String) -> Bool {
-        var seenVisible = false
+        var seenDigitOrPlus = false, seenVisible = false
         for scalar in input.unicodeScalars {
             let p = scalar.properties
             if p.isWhitespace { continue }
-            defer { seenVisible = true }
-            if p.numericType == .decimal { continue }
+            seenVisible = true
+            if p.numericType == .decimal { seenDigitOrPlus = true; continue }
             switch scalar {
-            case "+": if seenVisible { return false }
+            case "+": if seenDigitOrPlus { return false }; seenDigitOrPlus = true
             case "-", ".", "/", "(", ")", "\u{2010}"..."\u{2015}", "\u{2212}": continue
             default: return false
             }
