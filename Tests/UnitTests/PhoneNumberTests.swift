@@ -78,6 +78,18 @@ extension FormsTests {
                 == "电话似乎以国家代码开头但缺少 +，请写成 +86 138 0013 8000。")
         }
 
+        @Test("a Chinese number for an entry of another country, or 0086 where 00 is not the international prefix, is refused with the +86 number suggested")
+        func chineseNumberElsewhere() {
+            for (country, input) in [("US", "13800138000"), ("JP", "138 0013 8000"), ("US", "008613800138000"), ("HK", "0086 138 0013 8000")] {
+                let problems = check(input, country: country).problems
+                #expect(problems.map(\.code) == [.invalidFormat], "\(country) \(input)")
+                #expect(problems.first?.suggestions == ["+8613800138000"], "\(country) \(input): \(problems)")
+                #expect(problems.first?.message.contains("+86 138 0013 8000") == true, "\(problems)")
+            }
+            // A number valid in its own region is never second-guessed.
+            #expect(check("(212) 555-0100", country: "US").problems.isEmpty)
+        }
+
         @Test("digits that start with the region's code and read two ways are ambiguous, both suggested")
         func ambiguousCountryCode() {
             let result = check("4915123456789", country: "DE")

@@ -111,6 +111,9 @@ public enum PhoneNumber {
     ///   (`8613800138000` for a US entry) are refused with the `+` number as
     ///   the suggestion; digits valid both ways, starting with the region's
     ///   own code, are refused as ambiguous with both numbers suggested.
+    /// - Digits that are no number of `region` but make one after `00` read
+    ///   as `+` (the international prefix of most countries, not of all), or
+    ///   as a Chinese number, are refused with that number as the suggestion.
     /// - The number must be valid (not merely of a possible length) and, when
     ///   `types` is given, of one of them (``PhoneNumberType/isAccepted(by:)``).
     ///
@@ -145,6 +148,19 @@ public enum PhoneNumber {
                                        reason: .phoneAmbiguous(international: shown, national: format(read.e164) ?? read.e164),
                                        suggestions: [plus.e164, read.e164])
                 }
+            }
+        }
+        if !typedPlus, read.outcome != CPHONE_VALID {
+            // `00` is not the international prefix everywhere (011 in the US, 001 in
+            // Hong Kong): `0086 …` for such a region is the +86 number.
+            if digits.hasPrefix("00"), case let plus = library("+" + digits.dropFirst(2), region: "ZZ"), plus.outcome == CPHONE_VALID {
+                throw FieldFailure(code: .invalidFormat, reason: .phoneCallingCodeWithoutPlus(suggestion: format(plus.e164) ?? plus.e164),
+                                   suggestions: [plus.e164])
+            }
+            // A Chinese number for an entry of another country (entryd's users are mostly in China).
+            if region != "CN", case let chinese = library(input, region: "CN"), chinese.outcome == CPHONE_VALID {
+                throw FieldFailure(code: .invalidFormat, reason: .phoneOfChina(region: regionName(region), suggestion: format(chinese.e164) ?? chinese.e164),
+                                   suggestions: [chinese.e164])
             }
         }
         switch read.outcome {

@@ -39,6 +39,9 @@ enum ProblemReason: Sendable, Equatable {
     case phoneAmbiguous(international: String, national: String)
     /// Of no length or pattern that a number of the region (named) has.
     case phoneInvalid(region: String)
+    /// No number of the entry's region (named), but a valid Chinese number
+    /// (the `suggestion`, formatted): a Chinese number typed for an entry of another country.
+    case phoneOfChina(region: String, suggestion: String)
     /// A valid number of a type (named) that the field does not take (`accepted`, named).
     case phoneWrongType(type: String, accepted: [String])
     case emailFormat
@@ -87,6 +90,7 @@ enum ProblemReason: Sendable, Equatable {
         case .phoneCallingCodeWithoutPlus(let suggestion): return "\(label)似乎以国家代码开头但缺少 +，请写成 \(suggestion)。"
         case .phoneAmbiguous(let international, let national): return "\(label)有两种读法：带国家代码的 \(international)，或本国号码 \(national)；若指前者请加上 +，或从建议中选择。"
         case .phoneInvalid(let region): return "\(label)不是有效的\(region)号码，请检查位数和开头的数字。"
+        case .phoneOfChina(let region, let suggestion): return "\(label)不是有效的\(region)号码；如果是中国的号码，请连同国家代码写成 \(suggestion)。"
         case .phoneWrongType(let type, let accepted): return "\(label)：填写的是\(type)号码，此处只接受\(accepted.joined(separator: "、"))号码；请换一个\(accepted.joined(separator: "或"))号码。"
         case .emailFormat: return "\(label)不是有效的邮箱地址，请按 name@example.com 的格式填写。"
         case .emailTooLong: return "\(label)过长：@ 前最多 64 字节，域名最多 255 字节，整个地址（国际化域名按 xn-- 形式计）最多 254 字节。"
@@ -127,6 +131,7 @@ enum ProblemReason: Sendable, Equatable {
         case .phoneCallingCodeWithoutPlus(let suggestion): return "\(label) seems to start with its country code but has no +; write it as \(suggestion)."
         case .phoneAmbiguous(let international, let national): return "\(label) reads two ways: \(international) with its country code, or the national number \(national); add the + if you mean the first, or pick one of the suggestions."
         case .phoneInvalid(let region): return "\(label) is not a valid number in \(region); check the number of digits and how it starts."
+        case .phoneOfChina(let region, let suggestion): return "\(label) is not a valid number in \(region); if it is a Chinese number, write it with its country code: \(suggestion)."
         case .phoneWrongType(let type, let accepted): return "\(label): this is a \(type) number, and this field takes \(accepted.joined(separator: " or ")) numbers only; give a \(accepted.joined(separator: " or ")) number."
         case .emailFormat: return "\(label) is not a valid e-mail address; write it like name@example.com."
         case .emailTooLong: return "\(label) is too long: at most 64 bytes before the @, 255 in the domain and 254 in all (an internationalised domain counted in its xn-- form)."
