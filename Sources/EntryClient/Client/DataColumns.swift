@@ -147,7 +147,10 @@ public enum DataColumns {
     ///     header; their values are written as stored.
     ///   - valueLabels: for people: each value that has a label here (by field
     ///     name, then code: ``valueLabels(options:)``) is written as its label,
-    ///     and `deleted` as `是`/`否` (zh) or `Yes`/`No` (en); `nil`: codes and `true`/`false`.
+    ///     and `deleted` as `是`/`否` (zh) or `Yes`/`No` (en); phones in the
+    ///     international format (`+86 138 0013 8000`) and e-mail domains in
+    ///     Unicode (`李雷@例子.中国`), as `display` shows them; `nil`: codes,
+    ///     stored values and `true`/`false`.
     ///   - locale: the language of the `deleted` words.
     public static func exportRow(_ entry: JSON, fields: [FieldNames], unknown: [String] = [], display: Bool,
                                  valueLabels: [String: [String: String]]? = nil, locale: EntryLocale = .en) -> [String] {
@@ -155,7 +158,13 @@ public enum DataColumns {
         var row = [entry["id"]?.stringValue ?? ""]
         row += fields.map { f in
             let value = values?[f.name]?.stringValue ?? ""
-            return valueLabels?[f.name]?[value] ?? value
+            guard let valueLabels, !value.isEmpty else { return value }
+            switch f.type {
+            // For people, as `display` shows them; import reads both forms back to the stored value.
+            case "email": return EmailAddress.display(value)
+            case "phone": return PhoneNumber.format(value) ?? value
+            default: return valueLabels[f.name]?[value] ?? value
+            }
         }
         row += unknown.map { values?[$0]?.stringValue ?? "" }
         let deleted = entry["deleted"]?.boolValue == true
