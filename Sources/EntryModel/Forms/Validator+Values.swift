@@ -4,6 +4,16 @@ extension ValidationRun {
     /// The canonical value of `text` (cleaned, non-empty) for `field`.
     /// A city may also set its province field (see ``city(_:_:)``).
     mutating func value(of text: String, for field: FieldDefinition) throws(FieldFailure) -> String {
+        // No value of a picker, date, phone or e-mail holds a control character; a NUL
+        // would end the string a C library (libidn2, libphonenumber, ICU) is handed.
+        if field.type != .text, text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            throw FieldFailure(code: .invalidFormat, reason: .controlCharacters)
+        }
+        // The longest name, code or value of a list is far shorter; a longer input is
+        // refused before any lookup, whose cost grows with the input.
+        if field.type != .text, text.utf8.count > Self.maxListedValueBytes {
+            throw FieldFailure(code: .tooLong, reason: .tooLong(maximum: Self.maxListedValueBytes))
+        }
         switch field.type {
         case .text: return try Self.text(text, maxLength: field.maxLength)
         case .date: return try inRange(DateText.parseDate(text), field)
@@ -24,6 +34,12 @@ extension ValidationRun {
         case .email: return try EmailAddress.parse(text)
         }
     }
+
+    /// The most UTF-8 bytes a value of any field type but text may have: an
+    /// e-mail address is at most 254 octets in its stored form (RFC 5321), and
+    /// its Unicode spelling, a place name with its spaces, a phone number as
+    /// people write it or a date are shorter than this.
+    static let maxListedValueBytes = 1024
 
     /// Text: no control characters (Unicode category Cc, e.g. line breaks and
     /// tabs), no line or paragraph separators, and none of the invisible
