@@ -97,6 +97,13 @@ import Testing
         #expect(!text.contains(",=") && !text.contains(",+86"), "no cell starts with a formula character: \(text)")
         let again = try entryctl(d, ["--json", "import", file])
         #expect(try JSON.parse(again.stdout)["unchanged"]?.intValue == 1, "\(again.stdout) \(again.stderr)")
+        // A name that starts with ' itself survives a plain (RFC 4180, no BOM) export and import.
+        #expect(try entryctl(d, ["add", "name='=1+1", "birthday=1990-02-01", "country=US", "contact_method=email",
+                                 "email=q@example.com"]).status == 0)
+        let plain = d.directory + "/plain.csv"
+        #expect(try entryctl(d, ["export", "--format", "csv", "-o", plain]).status == 0)
+        let back = try entryctl(d, ["--json", "import", plain])
+        #expect(try JSON.parse(back.stdout)["unchanged"]?.intValue == 2, "\(back.stdout) \(back.stderr)")
     }
 
     @Test("export -o NAME.csv writes CSV and -o NAME.json a JSON array without --format, as import reads them back")

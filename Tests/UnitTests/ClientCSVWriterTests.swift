@@ -39,8 +39,11 @@ import Testing
         #expect(CSVWriter.spreadsheetSafe(value) == written)
         // Plain CSV is RFC 4180: written as stored.
         #expect(CSVWriter.record([value]) == CSVWriter.field(value) + "\r\n")
-        let element = DataColumns.importElement([written], columns: [.field("name")])
+        let element = DataColumns.importElement([written], columns: [.field("name")], spreadsheetSafe: true)
         let read = element["fields"]?["name"]?.stringValue ?? ""
-        #expect(read == value, "import gives back what was stored")
+        #expect(read == value, "import of a spreadsheet file gives back what was stored")
+        // A plain CSV (no BOM) is read as written: a stored `'=1+1` exported plainly comes back the same.
+        let plain = DataColumns.importElement([written], columns: [.field("name")], spreadsheetSafe: false)
+        #expect((plain["fields"]?["name"]?.stringValue ?? "") == written)
     }
 }

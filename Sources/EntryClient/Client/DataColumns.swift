@@ -447,14 +447,18 @@ public enum DataColumns {
     /// The Import element for one CSV record: `{"id"?, "fields", "deleted"?}`.
     /// Empty cells are left out (an absent optional field). A `deleted` cell that
     /// is not a flag is sent as it is, so the daemon rejects the row with a problem.
-    /// A cell that `export --excel` neutralised (`'` before `=`, `+`, `-`, `@`,
-    /// TAB or CR: ``CSVWriter/spreadsheetSafe(_:)``) is read without the `'`.
-    public static func importElement(_ record: [String], columns: [Column]) -> JSON {
+    /// With `spreadsheetSafe` (a file that starts with a byte order mark, as
+    /// `export --excel` and spreadsheets write them), a cell that `--excel`
+    /// neutralised (`'` before `=`, `+`, `-`, `@`, TAB or CR:
+    /// ``CSVWriter/spreadsheetSafe(_:)``) is read without the `'`; a plain
+    /// RFC 4180 file (no BOM, as `export --format csv` writes) keeps every cell
+    /// as it is, so a name `'=1+1` exported plainly imports back unchanged.
+    public static func importElement(_ record: [String], columns: [Column], spreadsheetSafe: Bool) -> JSON {
         var members: [(String, JSON)] = []
         var fields: [(String, JSON)] = []
         for (column, raw) in zip(columns, record) {
             let scalars = raw.unicodeScalars
-            let cell = scalars.first == "'" && scalars.dropFirst().first.map(CSVWriter.formulaStarts.contains) == true
+            let cell = spreadsheetSafe && scalars.first == "'" && scalars.dropFirst().first.map(CSVWriter.formulaStarts.contains) == true
                 ? String(raw.dropFirst()) : raw
             switch column {
             case .id:

@@ -286,7 +286,8 @@ final class ImportRun {
         switch format {
         case .csv:
             guard let record = try csv!.next() else { return nil }
-            var row = ImportRow(element: DataColumns.importElement(record.fields, columns: columns), form: nil,
+            var row = ImportRow(element: DataColumns.importElement(record.fields, columns: columns,
+                                                                  spreadsheetSafe: csv!.hadByteOrderMark), form: nil,
                                 line: record.line, echo: .csv(record.fields))
             if record.fields.count != columns.count {
                 row.problems = [problem("", "invalid-format", Localized(
