@@ -366,6 +366,30 @@ extension FormsTests {
             #expect(DateText.latestToday(at: now) == "2026-12-01")
             #expect(DateText.latestToday(at: Date(timeIntervalSince1970: 1_796_040_000 - 13 * 3600)) == "2026-11-30")
         }
+
+        @Test("a control character (NUL too) in a value of a list, date, phone or e-mail field is refused, never cut short by a C library")
+        func controlCharactersInValues() {
+            for (field, value) in [("email", "boss@exa\u{0}mple.com"), ("email", "boss@bank.com\u{0}.attacker.net"),
+                                   ("phone", "138\u{0}00138000"), ("country", "CN\u{0}"), ("city", "广州\u{1F}"),
+                                   ("birthday", "1990-05\u{85}-17"), ("contact_method", "email\u{7F}")] {
+                var changes = ["contact_method": "email", "phone": "", "email": "a@example.com"]
+                changes[field] = value
+                let result = check(changes)
+                #expect(result.problems.map { [$0.field, $0.code.rawValue] } == [[field, "invalid-format"]], "\(field): \(result.problems)")
+                #expect(result.problems.first?.message.contains("control characters") == true, "\(result.problems)")
+            }
+        }
+
+        @Test("a list field's value longer than any name is too long before it is looked up")
+        func hugeListValue() {
+            let huge = String(repeating: "中国", count: 200)
+            for field in ["country", "province", "city", "email", "phone"] {
+                var changes = ["contact_method": "email", "phone": "", "email": "a@example.com"]
+                changes[field] = huge
+                let result = check(changes)
+                #expect(result.problems.map { [$0.field, $0.code.rawValue] } == [[field, "too-long"]], "\(field): \(result.problems)")
+            }
+        }
     }
 }
 
