@@ -103,7 +103,11 @@ final class StoreService: DaemonService, @unchecked Sendable {
         let rules = StoredValues.rules
         guard try store.nodeValue(StoredValues.rulesKey) != rules else { return }
         notifier.send("STATUS=re-canonicalising stored phones and e-mails (\(rules))")
-        let pass = try StoredValues.recanonicalise(store: store, forms: settings.forms)
+        // The pass runs before READY: each thousand values written extend systemd's
+        // start timeout (Type=notify, 90 s by default) by another minute.
+        let pass = try StoredValues.recanonicalise(store: store, forms: settings.forms) { done, total in
+            notifier.send("EXTEND_TIMEOUT_USEC=60000000", "STATUS=re-canonicalising stored phones and e-mails: \(done) of \(total)")
+        }
         for r in pass.refused {
             log.warning("entry \(r.id): stored \(r.field) no longer validates under \(rules) (\(r.code.rawValue)); it stays as stored")
         }

@@ -434,7 +434,12 @@ extension SyncTests {
         _ = try sync(n[1], n[0])
         let fineVersion = try #require(try n[0].get(fine)).version
         let forms = FormRegistry.builtIn
-        let passes = try n.map { try StoredValues.recanonicalise(store: $0, forms: forms) }
+        var told: [[Int]] = []
+        let passes = try n.map { node in
+            try StoredValues.recanonicalise(store: node, forms: forms, progressEvery: 1) { told.append([$0, $1]) }
+        }
+        // Progress after each value written and at the end, on each node.
+        #expect(told == [[1, 2], [2, 2], [1, 2], [2, 2]])
         for pass in passes {
             #expect(pass.changed == 2)
             #expect(pass.refused.map { [$0.id, $0.field, $0.value] } == [[twice, "phone", "+868613800138000"], [underscore, "email", "a@ex_ample.com"]]

@@ -68,12 +68,20 @@ public enum StoredValues {
     /// entry's other fields as context (a phone's country), and updates those
     /// whose canonical value changed; a value changed by someone meanwhile is
     /// left alone.
+    /// - Parameters:
+    ///   - progressEvery: how many changes between two calls of `progress`.
+    ///   - progress: told (values written, values to write) every
+    ///     `progressEvery` changes and at the end, so a long pass can say how
+    ///     far it is (entryd extends systemd's start timeout with it).
     /// - Returns: how many values changed, and those now refused, by id then field.
     /// - Throws: ``SQLiteError`` and the store's errors.
-    public static func recanonicalise(store: any LedgerStore, forms: FormRegistry,
-                                      validator: Validator = Validator()) throws -> (changed: Int, refused: [Refused]) {
+    public static func recanonicalise(store: any LedgerStore, forms: FormRegistry, validator: Validator = Validator(),
+                                      progressEvery: Int = 1_000,
+                                      progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }) throws -> (changed: Int, refused: [Refused]) {
         let found = try examine(store: store, forms: forms, validator: validator, locale: .en)
-        for change in found.changes {
+        defer { progress(found.changes.count, found.changes.count) }
+        for (done, change) in found.changes.enumerated() {
+            if done > 0, done % max(1, progressEvery) == 0 { progress(done, found.changes.count) }
             let library = change.field.type == .phone ? "libphonenumber \(PhoneNumber.libraryVersion)"
                 : "libidn2 \(LibraryVersions.all.first { $0.name == "idn2" }?.version ?? "")"
             let origin = WriteOrigin(actor: actor, reason: "\(change.field.type.rawValue) re-canonicalised by \(library)")
