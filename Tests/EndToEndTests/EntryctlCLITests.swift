@@ -182,12 +182,15 @@ import EntryServer
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/plain.sock"
         try #require(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
-        for (path, kind) in [(file, "a regular file"), (dir, "a directory")] {
-            let outcome = try Run.entryctl(["--socket", path, "status"])
+        for (path, kind, kindZh) in [(file, "a regular file", "是普通文件"), (dir, "a directory", "是目录")] {
+            let outcome = try Run.entryctl(["--locale", "en", "--socket", path, "status"])
             #expect(outcome.status == 69, "\(outcome)")
             #expect(outcome.stderr.contains("\(path) (--socket): not a socket (\(kind))"), "\(outcome)")
             #expect(!outcome.stderr.contains("Connection refused"), "\(outcome)")
             #expect(!outcome.stderr.contains("Start the daemon"), "\(outcome)")
+            let zh = try Run.entryctl(["--locale", "zh", "--socket", path, "status"])
+            #expect(zh.status == 69 && zh.stderr.contains("\(path)（--socket）：不是套接字（\(kindZh)）"), "\(zh)")
+            #expect(!zh.stderr.contains("启动守护进程"), "\(zh)")
         }
     }
 

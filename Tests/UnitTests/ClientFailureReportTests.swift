@@ -99,6 +99,14 @@ import Testing
         #expect(text.contains("/run/entryd/entryd.sock (entryd.socket): no such file"))
         #expect(text.contains("./entryd.sock (current directory): Connection refused"))
         #expect(text.contains("entryd --socket PATH") && text.contains("systemctl start entryd.socket"))
+        // In zh, the reasons entryctl has words for and the current directory are Chinese.
+        let zh = FailureReport(for: DaemonUnreachable(attempts: [
+            .init(candidate: .init(path: "/tmp/none.sock", origin: "--socket"), reason: "no such file", reasonZh: "文件不存在"),
+            .init(candidate: .init(path: "./entryd.sock", origin: "current directory"),
+                  error: SystemError("connect", errno: ECONNREFUSED, detail: "./entryd.sock")),
+        ]), locale: .zh).lines.joined(separator: "\n")
+        #expect(zh.contains("/tmp/none.sock（--socket）：文件不存在"), "\(zh)")
+        #expect(zh.contains("./entryd.sock（当前目录）：连接被拒绝（没有守护进程在监听）"), "\(zh)")
     }
 
     @Test("connection failures: refused is 69, reset and timeouts are 75", arguments: [

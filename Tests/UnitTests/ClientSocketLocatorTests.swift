@@ -36,7 +36,7 @@ import Testing
         let all: Set = ["/tmp/env.sock", "/run/entryd/entryd.sock", "./entryd.sock"]
         let locator = Self.locator("/srv/x.sock", existing: all)
         #expect(locator.candidates == [SocketCandidate(path: "/srv/x.sock", origin: "--socket")])
-        #expect(throws: DaemonUnreachable(attempts: [.init(candidate: .init(path: "/srv/x.sock", origin: "--socket"), reason: "no such file")])) {
+        #expect(throws: DaemonUnreachable(attempts: [.init(candidate: .init(path: "/srv/x.sock", origin: "--socket"), reason: "no such file", reasonZh: "文件不存在")])) {
             try locator.locate()
         }
         #expect(try Self.locator("/srv/x.sock", existing: ["/srv/x.sock"]).locate().origin == "--socket")

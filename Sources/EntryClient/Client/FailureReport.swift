@@ -92,7 +92,10 @@ public struct FailureReport: Sendable, Equatable {
 
     static func unreachable(_ error: DaemonUnreachable, locale: EntryLocale) -> FailureReport {
         var lines = [Localized(zh: "无法连接 entryd；试过：", en: "cannot reach entryd; tried:")(locale)]
-        lines += error.attempts.map { "  \($0.candidate.path) (\($0.candidate.origin)): \($0.reason)" }
+        lines += error.attempts.map { attempt in
+            let origin = attempt.candidate.origin(in: locale), reason = attempt.reason(in: locale)
+            return locale == .zh ? "  \(attempt.candidate.path)（\(origin)）：\(reason)" : "  \(attempt.candidate.path) (\(origin)): \(reason)"
+        }
         if error.attempts.contains(where: { $0.reason.contains("ermission denied") }) {
             lines.append(Localized(zh: "权限不足：该套接字只供 entryd 组的成员使用（见 entryd.conf）。",
                                    en: "Permission denied: the socket is for members of group 'entryd' (see entryd.conf).")(locale))

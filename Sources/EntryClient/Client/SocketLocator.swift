@@ -19,6 +19,12 @@ public struct SocketCandidate: Sendable, Equatable, CustomStringConvertible {
 
     /// `PATH (ORIGIN)`.
     public var description: String { "\(path) (\(origin))" }
+
+    /// The origin in `locale`: `当前目录` for the current directory; the
+    /// others are option, variable and unit names, the same in both.
+    public func origin(in locale: EntryLocale) -> String {
+        locale == .zh && origin == "current directory" ? "当前目录" : origin
+    }
 }
 
 /// Finds the socket of a running entryd, in the order doc/design.md ("Running") gives:
@@ -78,7 +84,7 @@ public struct SocketLocator {
     public func locate() throws(DaemonUnreachable) -> SocketCandidate {
         let all = candidates
         if let found = all.first(where: { fileExists($0.path) }) { return found }
-        throw DaemonUnreachable(attempts: all.map { .init(candidate: $0, reason: "no such file") })
+        throw DaemonUnreachable(attempts: all.map { .init(candidate: $0, reason: "no such file", reasonZh: "文件不存在") })
     }
 
     /// True unless `stat(2)` says the path is missing (`ENOENT`, `ENOTDIR`).
@@ -97,14 +103,21 @@ public struct DaemonUnreachable: Error, Sendable, Equatable, CustomStringConvert
     public struct Attempt: Sendable, Equatable {
         /// The path tried.
         public var candidate: SocketCandidate
-        /// Why it failed, e.g. "no such file", "Connection refused".
+        /// Why it failed, in English, e.g. "no such file", "Connection refused".
         public var reason: String
+        /// The same in Chinese, when entryctl has the words for it (else `nil`:
+        /// an error text of the system, shown as it is).
+        public var reasonZh: String?
 
-        /// `candidate` failed because of `reason`.
-        public init(candidate: SocketCandidate, reason: String) {
+        /// `candidate` failed because of `reason` (and `reasonZh` in Chinese).
+        public init(candidate: SocketCandidate, reason: String, reasonZh: String? = nil) {
             self.candidate = candidate
             self.reason = reason
+            self.reasonZh = reasonZh
         }
+
+        /// Why it failed, in `locale`.
+        public func reason(in locale: EntryLocale) -> String { locale == .zh ? reasonZh ?? reason : reason }
     }
 
     /// In the order tried; never empty.
@@ -130,10 +143,21 @@ extension DaemonUnreachable.Attempt {
         var info = stat()
         if error.call == "connect", error.errno == ECONNREFUSED || error.errno == ENOTSOCK,
            lstat(candidate.path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
-            let kind = info.st_mode & S_IFMT == S_IFDIR ? "a directory" : info.st_mode & S_IFMT == S_IFREG ? "a regular file" : "not a socket file"
-            self.init(candidate: candidate, reason: "not a socket (\(kind)): give the path of entryd's socket")
+            let type = info.st_mode & S_IFMT
+            let kind = type == S_IFDIR ? "a directory" : type == S_IFREG ? "a regular file" : "not a socket file"
+            let kindZh = type == S_IFDIR ? "是目录" : type == S_IFREG ? "是普通文件" : "不是套接字文件"
+            self.init(candidate: candidate, reason: "not a socket (\(kind)): give the path of entryd's socket",
+                      reasonZh: "不是套接字（\(kindZh)）：请给出 entryd 套接字的路径")
         } else {
-            self.init(candidate: candidate, reason: error.reasonText)
+            let zh: String? = switch error.errno {
+            case ENOENT: "文件不存在"
+            case ECONNREFUSED: "连接被拒绝（没有守护进程在监听）"
+            case EACCES, EPERM: "权限不足"
+            case ENOTDIR: "路径中有一段不是目录"
+            case ETIMEDOUT: "连接超时"
+            default: nil
+            }
+            self.init(candidate: candidate, reason: error.reasonText, reasonZh: zh)
         }
     }
 }
