@@ -353,10 +353,10 @@ public enum DataColumns {
                 (column, match) = (.field(f.name), .label)
             } else if let f = fields.first(where: { $0.aliases.contains { $0.lowercased() == key } }) {
                 (column, match) = (.field(f.name), .alias)
-            } else if let f = fields.first(where: { [$0.zh, $0.en].contains { MatchKey($0) == MatchKey(raw) } }) {
+            } else if case let folded = MatchKey(raw), let f = fields.first(where: { [$0.zh, $0.en].contains { MatchKey($0) == folded } }) {
                 // Traditional characters, full-width letters, other spacing: `國家`, `聯繫方式`.
                 (column, match) = (.field(f.name), .label)
-            } else if let f = fields.first(where: { $0.aliases.contains { MatchKey($0) == MatchKey(raw) } }) {
+            } else if case let folded = MatchKey(raw), let f = fields.first(where: { $0.aliases.contains { MatchKey($0) == folded } }) {
                 (column, match) = (.field(f.name), .alias)
             } else if let name = unknownFieldName(raw) {
                 (column, match) = (.field(name), .marked)

@@ -100,12 +100,11 @@ enum SyncCommands {
         ]
         var lines = Terminal.keyValueLines(labels.map { ($0.label(locale), s($0.key)) })
         let heading = { (zh: String, en: String) in locale == .zh ? zh + "：" : en + ":" }
-        let forms = (reply["forms"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }
-        if !forms.isEmpty { lines += [heading("表单", "forms")] + Terminal.keyValueLines(forms, indent: "  ") }
-        let limits = (reply["limits"]?.objectValue ?? []).map { ($0.0, $0.1.intValue.map(String.init) ?? $0.1.text) }
-        if !limits.isEmpty { lines += [heading("限制", "limits")] + Terminal.keyValueLines(limits, indent: "  ") }
-        let libraries = (reply["libraries"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }
-        if !libraries.isEmpty { lines += [heading("库", "libraries")] + Terminal.keyValueLines(libraries, indent: "  ") }
+        // The object members of Status, one indented key-value section each.
+        for (key, zh) in [("forms", "表单"), ("limits", "限制"), ("libraries", "库")] {
+            let members = (reply[key]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? $0.1.intValue.map(String.init) ?? $0.1.text) }
+            if !members.isEmpty { lines += [heading(zh, key)] + Terminal.keyValueLines(members, indent: "  ") }
+        }
         let peers = reply["peers"]?.arrayValue ?? []
         if !peers.isEmpty {
             lines += [heading("对等节点", "peers")] + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue, locale: locale).map { "  " + $0 }
