@@ -294,6 +294,14 @@ public protocol LedgerStore: AnyObject, Sendable {
     /// - Throws: ``StorageError``.
     func replayChangeLog() throws -> [String: ReplayedEntry]
 
+    /// Re-spells the stored values of `ids` that `rules` (``Canonicaliser``)
+    /// now write otherwise, in one transaction: one `update` change by
+    /// ``WriteOrigin/migrationActor`` per entry that needs it, which reads the
+    /// values again inside it. Unknown and deleted ids are passed over.
+    /// - Returns: how many values were rewritten.
+    /// - Throws: ``StorageError``.
+    func recanonicalise(ids: [String], rules: @escaping Canonicaliser, layoutOf: @escaping (String) -> FieldLayout) throws -> Int
+
     /// Every stored entry, deleted ones too, in the shape of ``replayChangeLog()``, by id.
     /// - Throws: ``StorageError``.
     func storedEntries() throws -> [String: ReplayedEntry]

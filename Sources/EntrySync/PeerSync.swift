@@ -10,6 +10,8 @@ public struct PeerSyncResult: Sendable, Equatable {
     public var pushed = 0
     /// Conflict records created here while pulling.
     public var conflicts = 0
+    /// Pulled values re-spelled here under this node's rules (``ApplyResult/recanonicalised``).
+    public var recanonicalised = 0
     /// Why this sync re-read the peer or re-sent to it, one sentence each
     /// (doc/design.md "Incarnations"); empty for an ordinary sync.
     public var notices: [String] = []
@@ -94,6 +96,7 @@ public enum PeerSync {
             if let mark { state.mark = mark }
             result.pulled += applied.applied
             result.conflicts += applied.conflicts
+            result.recanonicalised += applied.recanonicalised
         }
         while true {
             let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node,

@@ -9,7 +9,7 @@ import Foundation
 /// entryd: wiring only. Parses the options, reads the configuration, then
 /// either checks it (`--check-config`), restores a backup (`--restore`), or
 /// serves: takes the socket from systemd or binds it, and runs the services
-/// (store, peer scheduler, listener, watchdog) with a ``ServiceRunner`` until
+/// (store, peer scheduler, listener, stored-values pass, watchdog) with a ``ServiceRunner`` until
 /// SIGTERM or SIGINT; SIGHUP reloads. The logic lives in EntryServer and the targets below it.
 final class EntryDaemon {
     private let options: Options
@@ -108,10 +108,11 @@ final class EntryDaemon {
         let store = StoreService(settings: settings, notifier: notifier, log: log)
         let scheduler = SchedulerService(store: store, log: log)
         let listener = ListenerService(socket: socket, store: store, settings: settings, notifier: notifier, log: log)
+        let respell = StoredValuesService(store: store, notifier: notifier, log: log)
         let watchdog = WatchdogService(usec: watchdogUSec, store: store, notifier: notifier, log: log)
         let events = RunnerEvents()
         Signals.deliver(to: events)
-        let runner = ServiceRunner(services: [store, scheduler, listener, watchdog], events: events,
+        let runner = ServiceRunner(services: [store, scheduler, listener, respell, watchdog], events: events,
                                    stopTimeout: .seconds(10)) { [log] level, line in log.log(level, line) }
         let report: ServiceRunner.StopReport
         do {

@@ -22,6 +22,8 @@ final class StoreService: DaemonService, @unchecked Sendable {
     /// Held from start to the end of the process; the kernel releases it at exit.
     private var lock: DatabaseLock?
     private var opened: (store: EntryStore, entries: EntryService)?
+    /// The forms in force (a reload's too) for the store's ``Canonicaliser``.
+    private let formsSource: FormsSource
 
     /// A store service for `settings.databasePath`, serving `settings`' forms,
     /// limits, locale and peers once started.
@@ -30,6 +32,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
         self.settings = settings
         self.notifier = notifier
         self.log = log
+        self.formsSource = FormsSource(settings.forms)
     }
 
     /// The open store. Only after ``start()``.
@@ -75,7 +78,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
             let store = try EntryStore(path: path, progress: { [notifier, log] version, total in
                 notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
                 log.info("migrating database to schema version \(version) of \(total)")
-            }, copies: settings.copies)
+            }, copies: settings.copies, canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
             if let reason = store.incarnationBegan {
                 log.notice("node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
                            + "its peers will read it again from there and send back what it lost")
@@ -84,7 +87,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
             let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
                                        defaultLocale: config.locale, peers: config.peers, log: log)
             opened = (store, entries)
-            try recanonicalise(store)
+            formsSource.service = entries
         } catch let e as StartupFailure {
             throw e
         } catch let e as DatabaseMovedOrCopied {
@@ -94,25 +97,6 @@ final class StoreService: DaemonService, @unchecked Sendable {
         } catch {
             throw StartupFailure(.ioError, "cannot open database '\(path)': \(error)")
         }
-    }
-
-    /// Re-canonicalises stored phones and e-mails when the rules changed since
-    /// the last pass (``StoredValues``), logging each refused value by id and
-    /// field (never the value), and records the rules.
-    private func recanonicalise(_ store: EntryStore) throws {
-        let rules = StoredValues.rules
-        guard try store.nodeValue(StoredValues.rulesKey) != rules else { return }
-        notifier.send("STATUS=re-canonicalising stored phones and e-mails (\(rules))")
-        // The pass runs before READY: each thousand values written extend systemd's
-        // start timeout (Type=notify, 90 s by default) by another minute.
-        let pass = try StoredValues.recanonicalise(store: store, forms: settings.forms) { done, total in
-            notifier.send("EXTEND_TIMEOUT_USEC=60000000", "STATUS=re-canonicalising stored phones and e-mails: \(done) of \(total)")
-        }
-        for r in pass.refused {
-            log.warning("entry \(r.id): stored \(r.field) no longer validates under \(rules) (\(r.code.rawValue)); it stays as stored")
-        }
-        log.notice("re-canonicalised \(pass.changed) stored value(s) under \(rules); \(pass.refused.count) no longer validate")
-        try store.setNodeValue(StoredValues.rulesKey, rules)
     }
 
     /// Finishes queued writes, checkpoints the WAL and closes the store
@@ -131,4 +115,27 @@ extension ContinuousClock.Instant {
 
     /// This instant on the dispatch clock, for `DispatchSemaphore.wait(timeout:)`.
     var dispatchTime: DispatchTime { .now() + secondsLeft }
+}
+
+/// The forms in force, for the store's ``Canonicaliser`` (which the store is
+/// opened with, before the ``EntryService`` that holds the forms exists):
+/// those at start, then the service's (reloads included). Thread-safe.
+final class FormsSource: @unchecked Sendable {
+    private let lock = NSLock()
+    private let initial: FormRegistry
+    private weak var current: EntryService?
+
+    /// A source with `initial` until a service is set.
+    init(_ initial: FormRegistry) {
+        self.initial = initial
+    }
+
+    /// The service whose forms count from now on.
+    var service: EntryService? {
+        get { lock.withLock { current } }
+        set { lock.withLock { current = newValue } }
+    }
+
+    /// The forms in force.
+    var forms: FormRegistry { service?.forms ?? initial }
 }

@@ -233,7 +233,7 @@ import Testing
         #expect(try n[0].counts() == (0, 0, 0))
     }
 
-    @Test("convergence: random writes on 3–5 nodes (a field the form lacks, deletes racing edits), synced pairwise in random order with interruptions, nodes restored from earlier backups and copied as new nodes",
+    @Test("convergence: random writes on 3–5 nodes (a field the form lacks, deletes racing edits, re-spellings racing edits), synced pairwise in random order with interruptions, nodes restored from earlier backups and copied as new nodes",
           arguments: StoreKind.allCases, [1, 2, 3] as [UInt64])
     func convergence(kind: StoreKind, seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
@@ -300,6 +300,13 @@ import Testing
                     if roll == 0 { f["name"] = name } else { f["province"] = p; f["city"] = city.isEmpty ? nil : city }
                     return f
                 }
+            case 2 where !ids.isEmpty && rng.next() % 2 == 0:
+                // A re-spelling under newer rules (entryd:migration) of a name, racing people's edits.
+                let id = ids[Int(rng.next() % UInt64(ids.count))]
+                _ = try node.recanonicalise(ids: [id], rules: { _, fields in
+                    guard let name = fields["name"], name.hasPrefix("m") else { return [] }
+                    return [ValueRewrite(field: "name", value: "M" + name.dropFirst(), reason: "test rules")]
+                }, layoutOf: { _ in .registration })
             case 8 where !ids.isEmpty:
                 let id = ids[Int(rng.next() % UInt64(ids.count))]
                 if try node.get(id) != nil { _ = try node.delete(id: id, ifVersion: nil, layout: layout, origin: origin("u")) }
@@ -349,9 +356,10 @@ import Testing
             #expect(differ.isEmpty, "open conflicts differ between nodes: \(differ)")
         }
         print("convergence \(kind.testDescription) seed \(seed): \(restores) restores (\(lostForever.count) changes only the restored node held), \(copies) copies as new nodes")
-        // No value is silently lost: every value ever written is current, or was
+        // No value is silently lost: every value a person wrote is current, or was
         // overwritten by a later edit that had seen it (its base), or is part of a
-        // recorded conflict (as the lost or the kept write).
+        // recorded conflict (as the lost or the kept write). (A re-spelling holds no
+        // value of its own: one made beside an edit it never saw gives way without a record.)
         let all = try n[0].changes(since: 0, limit: 1_000_000).changes
         var conflictStamps = Set<String>()
         for node in n {
@@ -366,7 +374,7 @@ import Testing
         // Two concurrent writes of equal values merge without a record, so a write
         // also counts as kept when a later write of the same value is kept.
         var kept = Set<String>()  // "entry field hlc node"
-        for c in all.sorted(by: { $0.stamp > $1.stamp }) {
+        for c in all.sorted(by: { $0.stamp > $1.stamp }) where c.actor != WriteOrigin.migrationActor {
             for (field, value) in c.fields {
                 let ok = value == (reference[c.entry]?.fields[field] ?? "")
                     || seenBy.contains("\(c.entry) \(field) \(c.hlc)") || conflictStamps.contains("\(c.hlc) \(c.node)")
@@ -435,16 +443,20 @@ extension SyncTests {
         let fineVersion = try #require(try n[0].get(fine)).version
         let forms = FormRegistry.builtIn
         var told: [[Int]] = []
+        var refused: [[String]] = []
         let passes = try n.map { node in
-            try StoredValues.recanonicalise(store: node, forms: forms, progressEvery: 1) { told.append([$0, $1]) }
+            try StoredValues.recanonicalise(store: node, forms: forms, batch: 2, refused: { refused.append([$0.id, $0.field, $0.value]) }) {
+                told.append([$0, $1])
+            }
         }
-        // Progress after each value written and at the end, on each node.
-        #expect(told == [[1, 2], [2, 2], [1, 2], [2, 2]])
+        // Progress after each page of two entries, on each node.
+        #expect(told == [[2, 5], [4, 5], [5, 5], [2, 5], [4, 5], [5, 5]])
         for pass in passes {
-            #expect(pass.changed == 2)
-            #expect(pass.refused.map { [$0.id, $0.field, $0.value] } == [[twice, "phone", "+868613800138000"], [underscore, "email", "a@ex_ample.com"]]
-                .sorted { $0[0] < $1[0] })
+            #expect(pass == StoredValues.Pass(changed: 2, examined: 5, refused: 2, finished: true))
         }
+        // Oldest entry first, on each node.
+        #expect(refused == [[twice, "phone", "+868613800138000"], [underscore, "email", "a@ex_ample.com"]]
+            + [[twice, "phone", "+868613800138000"], [underscore, "email", "a@ex_ample.com"]])
         #expect(try sync(n[0], n[1]).conflicts == 0)
         for node in n {
             #expect(try node.get(trunk)?.fields["phone"] == "+4915123456789")
@@ -453,7 +465,7 @@ extension SyncTests {
             // A value already canonical gets no change.
             #expect(try node.get(fine)?.version == fineVersion)
             #expect(try node.openConflictCount() == 0)
-            let migrated = try node.history(trunk).filter { $0.actor == StoredValues.actor }
+            let migrated = try node.history(trunk).filter { $0.actor == WriteOrigin.migrationActor }
             #expect(migrated.count == 2 && migrated.allSatisfy { $0.reason == "phone re-canonicalised by libphonenumber 8.12.57" })
             // A second pass finds nothing more to change.
             #expect(try StoredValues.recanonicalise(store: node, forms: forms).changed == 0)
@@ -462,5 +474,125 @@ extension SyncTests {
         _ = try n[0].update(id: trunk, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["phone"] = "+4915112345678"; return f }
         _ = try n[1].update(id: trunk, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["phone"] = "+4915223456789"; return f }
         #expect(try sync(n[0], n[1]).conflicts == 1)
+    }
+}
+
+extension SyncTests {
+    /// A node with this build's rules for re-spelling values that arrive (``StoredValues/canonicaliser(forms:validator:)``).
+    func respellingNode(_ kind: StoreKind, _ place: TestDatabase) throws -> any LedgerStore {
+        try kind.open(place, readers: 2, canonicaliser: StoredValues.canonicaliser(forms: { .builtIn }))
+    }
+
+    /// Sets `field` of `id` on `store` as user `user` would.
+    func edit(_ store: any LedgerStore, _ id: String, _ field: String, _ value: String, by user: String = "u") throws {
+        _ = try store.update(id: id, ifVersion: nil, layout: layout, origin: origin(user)) { var f = $0.fields; f[field] = value; return f }
+    }
+
+    @Test("a person's edit never loses to a re-spelling it was concurrent with, whichever is newer and whichever way they sync; a re-spelling that saw the edit stands",
+          arguments: StoreKind.allCases)
+    func respellingNeverBeatsAnEdit(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind, 3)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        // Stored by the hand-written rules: the trunk 0 after +49 kept.
+        let id = try n[0].create(form: "registration", id: nil, fields: ["name": "A", "birthday": "1990-05-17", "country": "DE",
+                                 "contact_method": "phone", "phone": "+49015123456789"], layout: layout, origin: origin("a")).entry.id
+        _ = try sync(n[0], n[1])
+        _ = try sync(n[0], n[2])
+        // Node 1: a person types a new number. Node 0, later by the clock and
+        // before any sync, re-spells the old one.
+        try edit(n[1], id, "phone", "+4915112345678")
+        Thread.sleep(forTimeInterval: 0.005)
+        #expect(try StoredValues.recanonicalise(store: n[0], forms: .builtIn).changed == 1)
+        #expect(try n[0].get(id)?.fields["phone"] == "+4915123456789")
+        // Node 2 takes the re-spelling first, node 0 the edit: each order ends on the edit, with no conflict.
+        _ = try sync(n[2], n[0])
+        #expect(try n[2].get(id)?.fields["phone"] == "+4915123456789")
+        _ = try sync(n[0], n[1])
+        _ = try sync(n[2], n[1])
+        for node in n {
+            #expect(try node.get(id)?.fields["phone"] == "+4915112345678")
+            #expect(try node.openConflictCount() == 0)
+            #expect(try node.replayChangeLog() == node.storedEntries())
+        }
+        // A re-spelling that saw a person's value stands over it on every node, and
+        // an edit after it (which saw it) stands over both.
+        try edit(n[1], id, "phone", "+49015112345678")  // typed on a node with the old rules
+        _ = try sync(n[0], n[1])
+        #expect(try StoredValues.recanonicalise(store: n[0], forms: .builtIn).changed == 1)
+        _ = try sync(n[0], n[1])
+        _ = try sync(n[0], n[2])
+        for node in n { #expect(try node.get(id)?.fields["phone"] == "+4915112345678") }
+        try edit(n[2], id, "phone", "+4915223456789")
+        _ = try sync(n[2], n[0])
+        _ = try sync(n[0], n[1])
+        for node in n {
+            #expect(try node.get(id)?.fields["phone"] == "+4915223456789")
+            #expect(try node.openConflictCount() == 0)
+            #expect(try node.replayChangeLog() == node.storedEntries())
+        }
+        // Two people's concurrent edits are still a conflict, re-spelling or not.
+        try edit(n[0], id, "phone", "+4915112345678")
+        try edit(n[1], id, "phone", "+4915233333333")
+        #expect(try sync(n[0], n[1]).conflicts == 1)
+    }
+
+    @Test("a re-spelling concurrent with a delete opens no delete-against-edit conflict", arguments: StoreKind.allCases)
+    func respellingAgainstDelete(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind, 2)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        let id = try n[0].create(form: "registration", id: nil, fields: ["name": "A", "birthday": "1990-05-17", "country": "DE",
+                                 "contact_method": "phone", "phone": "+49015123456789"], layout: layout, origin: origin("a")).entry.id
+        _ = try sync(n[0], n[1])
+        _ = try n[1].delete(id: id, ifVersion: nil, layout: layout, origin: origin("b"))
+        #expect(try StoredValues.recanonicalise(store: n[0], forms: .builtIn).changed == 1)
+        #expect(try sync(n[0], n[1]).conflicts == 0)
+        for node in n {
+            #expect(try node.get(id)?.deleted == true)
+            #expect(try node.openConflictCount() == 0)
+        }
+    }
+
+    @Test("values in an older spelling that arrive by sync, or come back by a restore, are re-spelled at once; the re-spelling syncs back and nothing is a conflict",
+          arguments: StoreKind.allCases)
+    func olderSpellingsArriving(kind: StoreKind) throws {
+        let places = [TestDatabase(), TestDatabase()]
+        let old = try kind.open(places[0], readers: 2)  // a node with the old rules: values stay as typed
+        let new = try respellingNode(kind, places[1])
+        defer { old.close(); new.close(); _ = places }
+        let create = { (fields: [String: String]) in
+            try old.create(form: "registration", id: nil, fields: ["name": "A", "birthday": "1990-05-17"].merging(fields) { $1 },
+                           layout: self.layout, origin: self.origin("a")).entry.id
+        }
+        let live = try create(["country": "DE", "contact_method": "phone", "phone": "+49015123456789"])
+        let restoredHere = try create(["country": "CN", "contact_method": "email", "email": "李雷@例子.中国"])
+        let restoredThere = try create(["country": "DE", "contact_method": "phone", "phone": "+49015112345678"])
+        let refused = try create(["country": "CN", "contact_method": "email", "email": "a@ex_ample.com"])
+        for id in [restoredHere, restoredThere] { _ = try old.delete(id: id, ifVersion: nil, layout: layout, origin: origin("a")) }
+        let pulled = try sync(new, old)
+        #expect(pulled.recanonicalised == 1)
+        #expect(try new.get(live)?.fields["phone"] == "+4915123456789")
+        #expect(try new.history(live).last?.actor == WriteOrigin.migrationActor)
+        // A tombstone keeps its values as they came; a value the rules refuse stays.
+        #expect(try new.get(restoredHere)?.fields["email"] == "李雷@例子.中国")
+        #expect(try new.get(refused)?.fields["email"] == "a@ex_ample.com")
+        // Restored here: the answer already holds the new spelling.
+        let back = try new.restore(id: restoredHere, layout: layout, origin: origin("b"))
+        #expect(back.deleted == false && back.fields["email"] == "李雷@xn--fsqu00a.xn--fiqs8s")
+        // Restored on the old node, then synced.
+        _ = try old.restore(id: restoredThere, layout: layout, origin: origin("a"))
+        // A later edit on the old node in the old spelling is re-spelled too.
+        try edit(old, live, "phone", "+49015223456789")
+        let second = try sync(new, old)
+        #expect(second.recanonicalised == 2 && second.conflicts == 0)
+        _ = try sync(new, old)
+        for node in [old, new] {
+            #expect(try node.get(live)?.fields["phone"] == "+4915223456789")
+            #expect(try node.get(restoredThere)?.fields["phone"] == "+4915112345678")
+            #expect(try node.get(restoredHere)?.fields["email"] == "李雷@xn--fsqu00a.xn--fiqs8s")
+            #expect(try node.openConflictCount() == 0)
+            #expect(try node.replayChangeLog() == node.storedEntries())
+        }
+        // The re-spellings that came back to the new node are not re-spelled again.
+        #expect(try sync(new, old).recanonicalised == 0)
     }
 }

@@ -10,6 +10,10 @@ public struct ApplyResult: Sendable, Equatable {
     /// (concurrent writes of the same register; one that a later change of the
     /// same batch superseded is not counted).
     public var conflicts = 0
+    /// Values of the batch re-spelled at once under this node's rules (from a
+    /// node with older rules, or brought back by a restore), each by an
+    /// `update` change of ``WriteOrigin/migrationActor`` made here.
+    public var recanonicalised = 0
     /// This node's highest seq after the batch.
     public var seq: Int64 = 0
 

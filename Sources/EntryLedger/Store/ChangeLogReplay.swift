@@ -4,14 +4,16 @@ import EntryModel
 /// Rebuilding entries from the change log alone (doc/design.md "Storage": the
 /// entries table can always be rebuilt by replaying the change log).
 ///
-/// Replays every change in seq order, applying per-field last-writer-wins by
-/// (HLC, node) stamp and the deleted register likewise, which is exactly what
+/// Replays every change in seq order: each field holds its standing write
+/// (last-writer-wins by (HLC, node) stamp, with re-spellings under newer rules
+/// standing only over the value they re-spelled: FieldConflicts.swift), and
+/// the deleted register is last-writer-wins by stamp, which is exactly what
 /// the writer did when it stored them.
 public struct ReplayedEntry: Sendable, Equatable {
     /// The form named by the entry's first change in seq order.
     public var form: String
-    /// Canonical values by field name, each the last write by (HLC, node) stamp;
-    /// cleared fields are absent.
+    /// Canonical values by field name, each the standing write's (the last by
+    /// (HLC, node) stamp, but for re-spellings); cleared fields are absent.
     public var fields: [String: String]
     /// True when the latest delete or restore by stamp was a delete.
     public var deleted: Bool
@@ -33,15 +35,17 @@ extension EntryStore {
     public func replayChangeLog() throws -> [String: ReplayedEntry] {
         try readers.read { db in
             var entries: [String: ReplayedEntry] = [:]
-            var clocks: [String: [String: Stamp]] = [:]
+            var writes: [String: [String: [WriteContext.GroupWrite]]] = [:]  // entry → field → its writes
             var deletedClock: [String: Stamp] = [:]
             try db.statement("SELECT \(EntryStore.changeColumns) FROM changes ORDER BY seq").query { row in
                 let change = try EntryStore.change(from: row)
                 let stamp = change.stamp
                 var entry = entries[change.entry] ?? ReplayedEntry(form: change.form, fields: [:], deleted: false, version: .zero)
-                for (name, value) in change.fields where (clocks[change.entry]?[name]).map({ $0 < stamp }) ?? true {
-                    entry.fields[name] = value.isEmpty ? nil : value
-                    clocks[change.entry, default: [:]][name] = stamp
+                let heads = (change.base[EntryStore.headsKey] ?? "").split(separator: ",").map(String.init)
+                for (name, value) in change.fields {
+                    let seen = Set(([change.base[name] ?? ""] + heads).filter { !$0.isEmpty })
+                    writes[change.entry, default: [:]][name, default: []].append(WriteContext.GroupWrite(
+                        stamp: stamp, fields: [name: value], seen: seen, isMigration: change.actor == WriteOrigin.migrationActor))
                 }
                 if change.op == .delete || change.op == .restore, deletedClock[change.entry].map({ $0 < stamp }) ?? true {
                     entry.deleted = change.op == .delete
@@ -49,6 +53,12 @@ extension EntryStore {
                 }
                 entry.version = max(entry.version, change.hlc)
                 entries[change.entry] = entry
+            }
+            for (id, fields) in writes {
+                for (name, list) in fields {
+                    let value = WriteContext.standing(of: list)?.fields[name] ?? ""
+                    entries[id]?.fields[name] = value.isEmpty ? nil : value
+                }
             }
             return entries
         }

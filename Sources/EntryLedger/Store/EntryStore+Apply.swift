@@ -29,6 +29,7 @@ extension EntryStore {
             }
             var result = ApplyResult()
             var created: [String] = []
+            var recheck: [String: Set<String>] = [:]  // entry → fields to re-spell under this node's rules
             for change in changes {
                 if try ctx.isLogged(change) {
                     result.skipped += 1
@@ -40,6 +41,18 @@ extension EntryStore {
                 try ctx.append(&logged)  // first, so the merged entry records its seq
                 created += try ctx.merge(change, layout: layout(change.form))
                 result.applied += 1
+                // A value from a node with older rules, or one a restore brings back,
+                // is re-spelled here at once (doc/design.md "Stored values under changed
+                // rules"); a re-spelling from elsewhere is taken as it comes, so two
+                // nodes whose rules differ never rewrite each other's forever.
+                if change.op == .restore {
+                    recheck[change.entry] = Set(try ctx.load(change.entry).map { Array($0.fields.keys) } ?? [])
+                } else if change.op == .create || change.op == .update, change.actor != WriteOrigin.migrationActor {
+                    recheck[change.entry, default: []].formUnion(change.fields.keys)
+                }
+            }
+            for (id, fields) in recheck.sorted(by: { $0.key < $1.key }) {
+                result.recanonicalised += try ctx.canonicalise(id, scope: fields, layout: layout)
             }
             result.conflicts = try ctx.openCount(of: created)
             if let pulled {
@@ -59,6 +72,14 @@ extension EntryStore {
     /// The `base` key of a delete or restore for the delete or restore it replaced
     /// (`@` keeps it apart from every field name).
     public static let deletedBaseKey = "@deleted"
+}
+
+extension StoredEntry {
+    /// Sets `field` to `value` (empty: unset) with the clock `stamp`.
+    mutating func set(_ field: String, _ value: String, at stamp: Stamp) {
+        fields[field] = value.isEmpty ? nil : value
+        clocks[field] = stamp
+    }
 }
 
 extension WriteContext {
@@ -95,20 +116,23 @@ extension WriteContext {
             group.forEach { seen.insert($0) }
             groups.append(group)
         }
-        var settle: [[String]] = []  // full groups whose conflicts to settle from the change log
         for group in groups {
-            let local = group.compactMap { entry.clocks[$0] }.max()
-            let incomingWins = local.map { stamp > $0 } ?? true
-            if local != nil { settle.append(layout.group(of: group[0])) }
-            if incomingWins {
-                for field in group {
-                    let value = change.fields[field] ?? ""
-                    entry.fields[field] = value.isEmpty ? nil : value
-                    entry.clocks[field] = stamp
+            guard group.contains(where: { entry.clocks[$0] != nil }) else {
+                // The first write of these fields here: it stands.
+                for field in group { entry.set(field, change.fields[field] ?? "", at: stamp) }
+                continue
+            }
+            // The standing write of the whole group holds it (FieldConflicts.swift): the
+            // newest, unless it is a re-spelling of a value a person's edit replaced.
+            let full = layout.group(of: group[0])
+            let writes = try groupWrites(entry: entry.id, group: full)
+            if let standing = WriteContext.standing(of: writes) {
+                for (field, value) in standing.fields where full.contains(field) && entry.clocks[field] != standing.stamp {
+                    entry.set(field, value, at: standing.stamp)
                 }
             }
+            conflicts += try settleGroup(entry: entry.id, group: full, current: entry.fields, heads: WriteContext.heads(of: writes))
         }
-        for group in settle { conflicts += try settleGroup(entry: entry.id, group: group, current: entry.fields) }
         if change.op == .delete || change.op == .restore, entry.deletedClock.map({ stamp > $0 }) ?? true {
             entry.deleted = change.op == .delete
             entry.deletedClock = stamp
@@ -316,6 +340,7 @@ extension EntryStore {
                 let wantDeleted = (useLost ? conflict.lost : conflict.kept) == "true"
                 if wantDeleted != current.deleted || (!useLost && !conflict.resolved && current.deletedClock == keptStamp) {
                     _ = try ctx.record(wantDeleted ? .delete : .restore, on: current, fields: [:], layout: fieldLayout, origin: origin)
+                    if !wantDeleted { try ctx.canonicalise(current.id, scope: nil, layout: layout) }
                 }
                 try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
                 conflict.resolved = true
@@ -335,6 +360,8 @@ extension EntryStore {
             // or by a later edit): asking for them is asking to write them back.
             if (!conflict.resolved && current.clocks[conflict.field] == keptStamp) || (useLost && !holdsChoice) {
                 _ = try ctx.record(.update, on: current, fields: fields, layout: fieldLayout, origin: origin)
+                // A lost value from a node with older rules is re-spelled as it comes back.
+                if useLost { try ctx.canonicalise(current.id, scope: Set(fields.keys), layout: layout) }
             }
             try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
             conflict.resolved = true

@@ -71,12 +71,15 @@ extension EntryStore {
     }
 
     /// Undoes a delete. Restoring an entry that is not deleted changes nothing.
+    /// Values the tombstone kept in an older spelling are re-spelled under this
+    /// node's rules in the same transaction (``Canonicaliser``): the answer holds them.
     /// - Throws: ``EntryError`` `.entryNotFound`; ``SQLiteError``.
     public func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: nil)
             if !current.deleted { return current }
-            return try ctx.record(.restore, on: current, fields: [:], layout: layoutOf(current.form), origin: origin)
+            let restored = try ctx.record(.restore, on: current, fields: [:], layout: layoutOf(current.form), origin: origin)
+            return try ctx.canonicalise(id, scope: nil, layout: layoutOf) > 0 ? ctx.existing(id, ifVersion: nil) : restored
         }
     }
 

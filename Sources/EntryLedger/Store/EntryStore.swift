@@ -44,13 +44,15 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     ///   - progress: called before each migration with (version, total), e.g. for `STATUS=`.
     ///   - vfs: the SQLite VFS by name (`nil`: the default).
     ///   - copies: what to do with a database last opened at another place.
+    ///   - canonicaliser: the rules that re-spell phones and e-mails arriving by
+    ///     Apply or coming back by a restore (``Canonicaliser``); `nil`: none.
     /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
     ///   database, or is newer than this build; ``DatabaseMovedOrCopied`` with
     ///   `copies` `.refuse` for a database last opened elsewhere.
     public init(path: String, readers: Int = 4,
                 wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
                 progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil,
-                copies: CopiedDatabasePolicy = .refuse) throws {
+                copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws {
         self.path = path
         let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
@@ -106,7 +108,8 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         let lastHLC = try EntryStore.lastCommittedHLC(db, node: node)
         let signal = CommitSignal(seq: lastSeq)
         commits = signal
-        let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq)
+        let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq,
+                                   canonicaliser: canonicaliser)
         writer = WriteQueue(context: context) { seq in
             signal.publish(seq)
             keeper.advance(to: seq)

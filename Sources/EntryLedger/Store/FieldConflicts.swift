@@ -13,6 +13,12 @@ import EntryModel
 /// conflict on that field, kept = the newest head, lost = that head (its group
 /// values as the lost group). Records of heads that stopped being heads are
 /// resolved.
+///
+/// A re-spelling (a write by ``WriteOrigin/migrationActor``: a stored value
+/// rewritten under newer rules, doc/design.md "Stored values under changed
+/// rules") is transparent: it is never a head and never opens a conflict, a
+/// write that saw it saw what it saw, and it stands only over the value it
+/// re-spelled (``standing(of:)``), so it never beats a person's edit.
 extension WriteContext {
     /// One write of a field group as the change log holds it.
     struct GroupWrite {
@@ -24,12 +30,51 @@ extension WriteContext {
         var seen: Set<String>
         /// The HLCs of the deletes and restores it had seen (an edit of a deleted entry).
         var seenDeletes: Set<String> = []
+        /// True for a re-spelling of stored values under newer rules (``WriteOrigin/migrationActor``).
+        var isMigration = false
     }
 
-    /// The writes of `group` in `entry`'s change log that no other write has seen.
+    /// The write whose values a register holds, from all its writes, whatever
+    /// order they arrived in: the newest write that is not a re-spelling (plain
+    /// last-writer-wins by stamp), then the newest re-spelling that saw it, or
+    /// saw a re-spelling that did, and so on. A re-spelling that saw an older
+    /// value (made beside a person's edit it never saw) does not stand.
+    static func standing(of writes: [GroupWrite]) -> GroupWrite? {
+        guard var standing = writes.filter({ !$0.isMigration }).max(by: { $0.stamp < $1.stamp }) else {
+            return writes.max(by: { $0.stamp < $1.stamp })
+        }
+        var respelled: Set<String> = [standing.stamp.hlc.description]
+        for write in writes.filter(\.isMigration).sorted(by: { $0.stamp < $1.stamp })
+        where write.stamp > standing.stamp && !write.seen.isDisjoint(with: respelled) {
+            respelled.insert(write.stamp.hlc.description)
+            standing = write
+        }
+        return standing
+    }
+
+    /// The writes of `writes` that no other has seen, re-spellings left out: a
+    /// write that saw a re-spelling saw what the re-spelling saw.
+    static func heads(of writes: [GroupWrite]) -> [GroupWrite] {
+        var seenBy: [String: Set<String>] = [:]  // a re-spelling's HLC → what it saw
+        for write in writes where write.isMigration { seenBy[write.stamp.hlc.description] = write.seen }
+        var seen = Set<String>()
+        var pending = writes.filter { !$0.isMigration }.flatMap(\.seen)
+        while let hlc = pending.popLast() {
+            if seen.insert(hlc).inserted { pending += seenBy[hlc] ?? [] }
+        }
+        return writes.filter { !$0.isMigration && !seen.contains($0.stamp.hlc.description) }
+    }
+
+    /// The writes of `group` in `entry`'s change log that no other write has
+    /// seen (``heads(of:)``).
     func groupHeads(entry: String, group: [String]) throws -> [GroupWrite] {
+        WriteContext.heads(of: try groupWrites(entry: entry, group: group))
+    }
+
+    /// Every write of `group` in `entry`'s change log.
+    func groupWrites(entry: String, group: [String]) throws -> [GroupWrite] {
         var writes: [GroupWrite] = []
-        try db.statement("SELECT node, hlc, fields, base FROM changes WHERE entry = ? AND op IN ('create', 'update')")
+        try db.statement("SELECT node, hlc, fields, base, actor FROM changes WHERE entry = ? AND op IN ('create', 'update')")
             .query([.text(entry)]) { row in
                 let fields = try EntryStore.stringMap(row.text(2))
                 guard group.contains(where: { fields[$0] != nil }) else { return }
@@ -38,18 +83,17 @@ extension WriteContext {
                 if let heads = base[EntryStore.headsKey] { seen.formUnion(heads.split(separator: ",").map(String.init)) }
                 let deletes = Set((base[EntryStore.deletedBaseKey] ?? "").split(separator: ",").map(String.init))
                 writes.append(GroupWrite(stamp: Stamp(hlc: HLC(row.text(1)) ?? .zero, node: row.text(0)), fields: fields, seen: seen,
-                                         seenDeletes: deletes))
+                                         seenDeletes: deletes, isMigration: row.text(4) == WriteOrigin.migrationActor))
             }
-        return writes.filter { write in
-            !writes.contains { $0.stamp != write.stamp && $0.seen.contains(write.stamp.hlc.description) }
-        }
+        return writes
     }
 
     /// Brings the open conflicts of `group` in `entry` to what its heads say
     /// (see the type's rule); `current` holds the entry's merged values.
+    /// - Parameter heads: the group's heads when the caller has them (else read).
     /// - Returns: the ids of new records.
-    func settleGroup(entry: String, group: [String], current: [String: String]) throws -> [String] {
-        let heads = try groupHeads(entry: entry, group: group)
+    func settleGroup(entry: String, group: [String], current: [String: String], heads known: [GroupWrite]? = nil) throws -> [String] {
+        let heads = try known ?? groupHeads(entry: entry, group: group)
         var made: [String] = [], open = Set<String>()
         if let winner = heads.max(by: { $0.stamp < $1.stamp }) {
             for head in heads where head.stamp != winner.stamp {

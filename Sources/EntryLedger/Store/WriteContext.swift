@@ -10,10 +10,13 @@ final class WriteContext {
     /// Highest seq in the change log, committed or within the open transaction.
     var lastSeq: Int64
     private var committedSeq: Int64
+    /// The rules that re-spell values arriving from elsewhere (``Canonicaliser``); `nil`: values stay as they come.
+    let canonicaliser: Canonicaliser?
 
     /// A context whose `lastSeq` is the change log's highest committed seq at open.
-    init(db: SQLiteConnection, nodeID: String, clock: HybridClock, lastSeq: Int64) {
+    init(db: SQLiteConnection, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil) {
         self.db = db
+        self.canonicaliser = canonicaliser
         self.nodeID = nodeID
         self.clock = clock
         self.persistedClock = clock.last

@@ -1,15 +1,21 @@
 import EntryLedger
 import EntryModel
 
-/// Stored phones and e-mails under changed rules (issue 16): when the
-/// libraries that canonicalise them (``LibraryVersions``) differ from those
-/// the database was last checked with, each stored value is read again; one
-/// the rules now write otherwise is updated by an ordinary `update` change
-/// (actor ``actor``, a reason naming the library), so it syncs, and every node
-/// computes the same value from the same stored one — two nodes doing it
-/// concurrently write equal values, which is never a conflict (doc/design.md
-/// "Conflicts from the change log"). A value the rules now refuse stays as
-/// stored and is reported.
+/// Stored phones and e-mails under changed rules (issue 16, doc/design.md
+/// "Stored values under changed rules"). The canonical spelling of a phone
+/// (libphonenumber) or an e-mail domain (libidn2) can change with the
+/// library. A value spelled by older rules is re-spelled by an `update`
+/// change of ``WriteOrigin/migrationActor`` that has seen it:
+/// - at start-up, when the libraries (``LibraryVersions``) differ from those of
+///   the last pass, for every live entry (``recanonicalise(store:forms:validator:batch:shouldStop:progress:)``,
+///   in pages and batches, while entryd serves);
+/// - when a value arrives from a node with older rules, or comes back by a
+///   restore or a conflict's lost value (the store calls ``canonicaliser(forms:validator:)``).
+///
+/// Every node computes the same value from the same stored one, so two nodes
+/// re-spelling concurrently write equal values; and a re-spelling never beats
+/// a person's edit it did not see (FieldConflicts.swift). A value the rules
+/// now refuse stays as stored and is reported.
 public enum StoredValues {
     /// One stored value that the current rules refuse; it stays as stored.
     public struct Refused: Sendable, Equatable {
@@ -25,37 +31,77 @@ public enum StoredValues {
         public var message: String
     }
 
-    /// The stored phones and e-mails of live entries that the current rules
-    /// refuse, by id then field; nothing is written.
-    /// - Throws: ``SQLiteError`` and the store's errors.
-    public static func refused(store: any LedgerStore, forms: FormRegistry, validator: Validator = Validator(),
-                               locale: EntryLocale) throws -> [Refused] {
-        try examine(store: store, forms: forms, validator: validator, locale: locale).refused
+    /// The outcome of reading one entry's phones and e-mails again.
+    private struct Outcome {
+        var refused: [Refused] = []
+        var rewrites: [ValueRewrite] = []
     }
 
-    /// Each stored phone and e-mail of a live entry with its outcome under the
-    /// current rules: refused, or its canonical value now (with the form).
-    private static func examine(store: any LedgerStore, forms: FormRegistry, validator: Validator, locale: EntryLocale) throws
-        -> (refused: [Refused], changes: [(id: String, field: FieldDefinition, form: FormDefinition, old: String, new: String)]) {
-        var refused: [Refused] = []
-        var changes: [(id: String, field: FieldDefinition, form: FormDefinition, old: String, new: String)] = []
-        for (id, entry) in try store.storedEntries().sorted(by: { $0.key < $1.key }) where !entry.deleted {
-            guard let form = forms.form(named: entry.form) else { continue }
-            for field in form.fields where field.type == .phone || field.type == .email {
-                guard let value = entry.fields[field.name], !value.isEmpty else { continue }
-                let result = validator.validate(form: form, input: [field.name: value], current: entry.fields, locale: locale)
-                if let problem = result.problems.first(where: { $0.field == field.name }) {
-                    refused.append(Refused(id: id, field: field.name, value: value, code: problem.code, message: problem.message))
-                } else if let new = result.fields[field.name], new != value {
-                    changes.append((id, field, form, value, new))
-                }
+    /// Reads the phones and e-mails of `fields` (an entry of `form`) again,
+    /// with the entry's other fields as context (a phone's country).
+    private static func examine(id: String, fields: [String: String], form: FormDefinition, validator: Validator,
+                                locale: EntryLocale) -> Outcome {
+        var outcome = Outcome()
+        for field in form.fields where field.type == .phone || field.type == .email {
+            guard let value = fields[field.name], !value.isEmpty else { continue }
+            let result = validator.validate(form: form, input: [field.name: value], current: fields, locale: locale)
+            if let problem = result.problems.first(where: { $0.field == field.name }) {
+                outcome.refused.append(Refused(id: id, field: field.name, value: value, code: problem.code, message: problem.message))
+            } else if let new = result.fields[field.name], new != value {
+                outcome.rewrites.append(ValueRewrite(field: field.name, value: new, reason: reason(for: field.type)))
             }
         }
-        return (refused, changes)
+        return outcome
     }
 
-    /// The actor recorded on re-canonicalisation changes.
-    public static let actor = "entryd:migration"
+    /// The change log's reason for a re-spelled value of `type`.
+    static func reason(for type: FieldType) -> String {
+        let library = type == .phone ? "libphonenumber \(PhoneNumber.libraryVersion)"
+            : "libidn2 \(LibraryVersions.all.first { $0.name == "idn2" }?.version ?? "")"
+        return "\(type.rawValue) re-canonicalised by \(library)"
+    }
+
+    /// The rules the store re-spells arriving values with: the phones and
+    /// e-mails of an entry of a form in `forms()` (asked at each call, so a
+    /// reload's forms count) that the current rules write otherwise. Values of
+    /// unknown forms, and values the rules refuse, are left as they are.
+    public static func canonicaliser(forms: @escaping @Sendable () -> FormRegistry,
+                                     validator: Validator = Validator()) -> Canonicaliser {
+        { formName, fields in
+            guard let form = forms().form(named: formName) else { return [] }
+            return examine(id: "", fields: fields, form: form, validator: validator, locale: .en).rewrites
+        }
+    }
+
+    /// Pages through the live entries, oldest created first, `batch` at a time.
+    private static func forEachPage(store: any LedgerStore, batch: Int, shouldStop: () -> Bool = { false },
+                                    _ body: (_ page: [StoredEntry], _ total: Int) throws -> Void) throws {
+        var query = ListQuery()
+        query.order = .created
+        query.descending = false
+        query.limit = min(max(batch, 1), 1000)
+        while !shouldStop() {
+            let page = try store.list(query)
+            try body(page.entries, page.total)
+            guard let next = page.next else { return }
+            query.after = next
+        }
+    }
+
+    /// The stored phones and e-mails of live entries that the current rules
+    /// refuse, oldest entry first; nothing is written.
+    /// - Throws: ``StorageError`` and the store's errors.
+    public static func refused(store: any LedgerStore, forms: FormRegistry, validator: Validator = Validator(),
+                               locale: EntryLocale) throws -> [Refused] {
+        var refused: [Refused] = []
+        try forEachPage(store: store, batch: 1000) { page, _ in
+            for entry in page {
+                guard let form = forms.form(named: entry.form) else { continue }
+                refused += examine(id: entry.id, fields: entry.fields, form: form, validator: validator, locale: locale).refused
+            }
+        }
+        return refused
+    }
 
     /// The node-table key under which the rules of the last pass are kept.
     public static let rulesKey = "canonical_rules"
@@ -63,36 +109,59 @@ public enum StoredValues {
     /// The rules values are canonicalised with now: `phonenumber 8.12.57, idn2 2.3.3`.
     public static var rules: String { LibraryVersions.all.map { "\($0.name) \($0.version)" }.joined(separator: ", ") }
 
-    /// Reads every stored phone and e-mail of every live entry (deleted
-    /// entries keep their tombstone values) again with `validator`, with the
-    /// entry's other fields as context (a phone's country), and updates those
-    /// whose canonical value changed; a value changed by someone meanwhile is
-    /// left alone.
-    /// - Parameters:
-    ///   - progressEvery: how many changes between two calls of `progress`.
-    ///   - progress: told (values written, values to write) every
-    ///     `progressEvery` changes and at the end, so a long pass can say how
-    ///     far it is (entryd extends systemd's start timeout with it).
-    /// - Returns: how many values changed, and those now refused, by id then field.
-    /// - Throws: ``SQLiteError`` and the store's errors.
-    public static func recanonicalise(store: any LedgerStore, forms: FormRegistry, validator: Validator = Validator(),
-                                      progressEvery: Int = 1_000,
-                                      progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }) throws -> (changed: Int, refused: [Refused]) {
-        let found = try examine(store: store, forms: forms, validator: validator, locale: .en)
-        defer { progress(found.changes.count, found.changes.count) }
-        for (done, change) in found.changes.enumerated() {
-            if done > 0, done % max(1, progressEvery) == 0 { progress(done, found.changes.count) }
-            let library = change.field.type == .phone ? "libphonenumber \(PhoneNumber.libraryVersion)"
-                : "libidn2 \(LibraryVersions.all.first { $0.name == "idn2" }?.version ?? "")"
-            let origin = WriteOrigin(actor: actor, reason: "\(change.field.type.rawValue) re-canonicalised by \(library)")
-            _ = try store.update(id: change.id, ifVersion: nil, layoutOf: { forms.form(named: $0)?.layout ?? change.form.layout },
-                                 origin: origin) { current in
-                guard current.fields[change.field.name] == change.old else { return current.fields }
-                var fields = current.fields
-                fields[change.field.name] = change.new
-                return fields
-            }
+    /// What a pass did.
+    public struct Pass: Sendable, Equatable {
+        /// A pass's figures (all 0, unfinished, by default).
+        public init(changed: Int = 0, examined: Int = 0, refused: Int = 0, finished: Bool = false) {
+            self.changed = changed
+            self.examined = examined
+            self.refused = refused
+            self.finished = finished
         }
-        return (found.changes.count, found.refused)
+
+        /// Values re-spelled.
+        public var changed = 0
+        /// Live entries read.
+        public var examined = 0
+        /// Values the rules now refuse (each was handed to `refused`).
+        public var refused = 0
+        /// False when `shouldStop` ended it early: the rules are not yet done.
+        public var finished = false
+    }
+
+    /// Reads every stored phone and e-mail of every live entry again (deleted
+    /// entries are re-spelled when restored), a page of `batch` entries at a
+    /// time, and re-spells those the rules now write otherwise: one store
+    /// transaction per page (``EntryStore/recanonicalise(ids:layoutOf:)``, which
+    /// reads each value again inside it, so an edit made meanwhile is never
+    /// overwritten). Memory stays at one page however many entries there are.
+    /// - Parameters:
+    ///   - shouldStop: asked between pages; true ends the pass early (entryd stops).
+    ///   - refused: told each value the rules now refuse (it stays as stored).
+    ///   - progress: told (entries read, live entries) after each page.
+    /// - Throws: ``StorageError`` and the store's errors.
+    public static func recanonicalise(store: any LedgerStore, forms: FormRegistry, validator: Validator = Validator(),
+                                      batch: Int = 500, shouldStop: () -> Bool = { false },
+                                      refused: (Refused) -> Void = { _ in },
+                                      progress: (_ examined: Int, _ total: Int) -> Void = { _, _ in }) throws -> Pass {
+        var pass = Pass()
+        let rules = canonicaliser(forms: { forms }, validator: validator)
+        try forEachPage(store: store, batch: batch, shouldStop: shouldStop) { page, total in
+            var ids: [String] = []
+            for entry in page {
+                guard let form = forms.form(named: entry.form) else { continue }
+                let outcome = examine(id: entry.id, fields: entry.fields, form: form, validator: validator, locale: .en)
+                outcome.refused.forEach(refused)
+                pass.refused += outcome.refused.count
+                if !outcome.rewrites.isEmpty { ids.append(entry.id) }
+            }
+            if !ids.isEmpty {
+                pass.changed += try store.recanonicalise(ids: ids, rules: rules, layoutOf: { forms.form(named: $0)?.layout ?? .registration })
+            }
+            pass.examined += page.count
+            progress(pass.examined, max(total, pass.examined))
+        }
+        pass.finished = !shouldStop()
+        return pass
     }
 }

@@ -20,11 +20,13 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     /// - Parameters:
     ///   - readers: concurrent readers the store may keep (SQLite: read-only connections).
     ///   - wallClock: milliseconds since the epoch, for HLC stamps.
+    ///   - canonicaliser: the rules that re-spell arriving values (``Canonicaliser``).
     /// - Throws: what opening the store throws.
     func open(_ place: TestDatabase, readers: Int = 4,
-              wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> any LedgerStore {
+              wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+              canonicaliser: Canonicaliser? = nil) throws -> any LedgerStore {
         switch self {
-        case .sqlite: try EntryStore(path: place.path, readers: readers, wallClock: wallClock)
+        case .sqlite: try EntryStore(path: place.path, readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
         }
     }
 
