@@ -104,4 +104,35 @@ import Testing
         #expect(try daemon.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
         #expect(daemon.stop() == 0)
     }
+
+    @Test("Import rows refused for their shape, or for an id that exists with other values, say so in the locale asked for (code exists for the id); nothing stored changes")
+    func importRowProblemsInBothLanguages() throws {
+        let d = try Daemon()
+        defer { d.stop() }
+        let c = try d.connect()
+        defer { c.close() }
+        let id = try #require(try c.call("io.entryd.Entries.Add", .object([("fields", Self.liLei)]))["entry"]?["id"]?.stringValue)
+        let before = try c.call("io.entryd.Entries.Get", .object([("id", .string(id))]))
+        var other = Self.liLei
+        other = .object((other.objectValue ?? []).map { $0.0 == "name" ? ("name", .string("韩梅梅")) : $0 })
+        let rows: [JSON] = [.string("not an object"), .object([("id", .string("nope")), ("fields", Self.liLei)]),
+                            .object([("fields", .array([]))]), .object([("id", .string(id)), ("fields", other)])]
+        var messages: [String: [String]] = [:]
+        for locale in ["zh", "en"] {
+            let reply = try c.call("io.entryd.Entries.Import", .object([("entries", .array(rows)), ("locale", .string(locale))]))
+            #expect(reply["added"]?.intValue == 0)
+            let rejected = try #require(reply["rejected"]?.arrayValue)
+            #expect(rejected.map { $0["index"]?.intValue } == [0, 1, 2, 3])
+            let problems = rejected.compactMap { $0["problems"]?.arrayValue?.first }
+            #expect(problems.map { $0["field"]?.stringValue } == ["", "id", "fields", "id"])
+            #expect(problems.map { $0["code"]?.stringValue } == ["invalid-format", "invalid-format", "invalid-format", "exists"])
+            messages[locale] = problems.compactMap { $0["message"]?.stringValue }
+        }
+        #expect(messages["en"]?.last?.contains("already exists with other values") == true, "\(messages)")
+        #expect(messages["zh"]?.last?.contains("已存在且值不同") == true, "\(messages)")
+        // Each zh message is Chinese, each en one is not.
+        for message in messages["zh"] ?? [] { #expect(message.unicodeScalars.contains { $0.value >= 0x4E00 && $0.value <= 0x9FFF }, "\(message)") }
+        for message in messages["en"] ?? [] { #expect(!message.unicodeScalars.contains { $0.value >= 0x4E00 && $0.value <= 0x9FFF }, "\(message)") }
+        #expect(try c.call("io.entryd.Entries.Get", .object([("id", .string(id))])) == before)
+    }
 }

@@ -106,8 +106,8 @@ extension EntryStore {
                     } else if !row.unknownMatches(existing) {
                         result.rejected.append((row.index, id, row.unknownProblems))
                     } else {
-                        result.rejected.append((row.index, id, [Problem(field: "", code: .invalidFormat,
-                            message: "an entry with id \(id) already exists with other values or deleted state")]))
+                        result.rejected.append((row.index, id, [Problem(field: "id", code: .exists,
+                            message: "an entry with id \(id) already exists with other values, or is deleted")]))
                     }
                 } else if !row.unknown.isEmpty {
                     result.rejected.append((row.index, row.id, row.unknownProblems))

@@ -18,6 +18,9 @@ public enum ProblemCode: String, Sendable, CaseIterable, Codable {
     case tooLong = "too-long"
     /// The input matches more than one row; `suggestions` lists them.
     case ambiguous
+    /// An Import row's id names an entry that exists with other values or is
+    /// deleted (field `id`; added to the contract's list).
+    case exists
 }
 
 /// One thing wrong with a submitted value (doc/protocol.md, `io.entryd.Entries.Problem`).

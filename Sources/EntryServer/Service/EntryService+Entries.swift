@@ -169,7 +169,14 @@ extension EntryService {
             ("rejected", .array(result.rejected.map { r in
                 var members: [(String, JSON)] = [("index", .int(Int64(r.index)))]
                 if let id = r.id { members.append(("id", .string(id))) }
-                members.append(("problems", .array(r.problems.map(\.json))))
+                members.append(("problems", .array(r.problems.map { problem in
+                    var problem = problem
+                    if problem.code == .exists {
+                        problem.message = locale == .zh ? "编号为 \(r.id ?? "") 的条目已存在且值不同，或已被删除：换一个编号，或去掉编号列以新增条目"
+                            : "an entry with id \(r.id ?? "") already exists with other values, or is deleted: use another id, or leave the id out to add a new entry"
+                    }
+                    return problem.json
+                })))
                 return .object(members)
             })),
         ])
@@ -187,23 +194,32 @@ extension EntryService {
     /// - Parameter formFields: the names of `form`'s fields.
     /// - Parameter locale: the language of the problems' messages.
     func importRow(index: Int, item: JSON, form: FormDefinition, formFields: Set<String>, locale: EntryLocale) -> ImportRow {
-        func rejected(_ field: String, _ message: String, id: String? = nil) -> ImportRow {
+        /// A row refused for its shape, with the message in `locale` (zh, en).
+        func rejected(_ field: String, _ zh: String, _ en: String, id: String? = nil) -> ImportRow {
             ImportRow(index: index, id: id, fields: [:], deleted: false,
-                                 problems: [Problem(field: field, code: .invalidFormat, message: message)])
+                      problems: [Problem(field: field, code: .invalidFormat, message: locale == .zh ? zh : en)])
         }
-        guard case .object = item else { return rejected("", "each element of entries must be an object with fields") }
+        guard case .object = item else {
+            return rejected("", "entries 的每个元素都必须是含 fields 的对象", "each element of entries must be an object with fields")
+        }
         let p = Parameters(item)
         var id: String?
         if let text = try? p.optionalString("id") {
-            guard let canonical = UUIDv7.canonical(text) else { return rejected("id", "id must be a UUID", id: text) }
+            guard let canonical = UUIDv7.canonical(text) else {
+                return rejected("id", "id 必须是 UUID", "id must be a UUID", id: text)
+            }
             id = canonical
         } else if item["id"].map({ !$0.isNull }) ?? false {
-            return rejected("id", "id must be a string UUID")
+            return rejected("id", "id 必须是字符串形式的 UUID", "id must be a string UUID")
         }
-        guard let input = try? p.stringMap("fields") else { return rejected("fields", "fields must be an object of strings", id: id) }
+        guard let input = try? p.stringMap("fields") else {
+            return rejected("fields", "fields 必须是值为字符串的对象", "fields must be an object of strings", id: id)
+        }
         // `deleted` is optional: absent means false (a `try?` here once refused every row without it).
         let deleted: Bool
-        do { deleted = try p.optionalBool("deleted") ?? false } catch { return rejected("deleted", "deleted must be true or false", id: id) }
+        do { deleted = try p.optionalBool("deleted") ?? false } catch {
+            return rejected("deleted", "deleted 必须是 true 或 false", "deleted must be true or false", id: id)
+        }
         let result = validator.validate(form: form, input: input, locale: locale)
         // Values this node's form cannot take (a field or an option it does not know) are
         // held aside with their problems: they may confirm an entry that holds them. A row
