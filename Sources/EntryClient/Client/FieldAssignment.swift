@@ -6,10 +6,10 @@ import EntryProtocol
 ///
 /// The text is split at the first `=`: the value may itself hold `=`
 /// (`note=a=b` sets `note` to `a=b`) and may be empty (`email=`), which on
-/// update clears an optional field. FIELD is a field name or a field's label in
-/// either language, as the form defines them (``resolve(_:fields:)`` turns
-/// labels into names before the call; the wire keeps field names); white space
-/// around it is dropped. Whether the form has such a field is for the form to say.
+/// update clears an optional field. FIELD is a field name, a field's label in
+/// either language, or one of its header aliases (`手机=…`, `mobile=…`), as the
+/// form defines them (``resolve(_:fields:)`` turns them into names before the
+/// call; the wire keeps field names); white space around it is dropped. Whether the form has such a field is for the form to say.
 public struct FieldAssignment: Sendable, Equatable {
     /// The field name or label as typed (trimmed), e.g. `name` or `姓名`.
     public var name: String
@@ -46,7 +46,7 @@ public struct FieldAssignment: Sendable, Equatable {
         return fields
     }
 
-    /// Field values keyed as typed (names or labels, ``DataColumns/fieldName(for:in:)``),
+    /// Field values keyed as typed (names, labels or header aliases, ``DataColumns/fieldName(for:in:aliases:)``),
     /// keyed by field name instead. A key that is no field's name or label is
     /// kept as it is and listed in `unknown` (sorted), so that the form reports
     /// it with the other problems.
@@ -57,7 +57,7 @@ public struct FieldAssignment: Sendable, Equatable {
         var spelled: [String: String] = [:]
         var unknown: [String] = []
         for key in typed.keys.sorted() {
-            let resolved = DataColumns.fieldName(for: key, in: fields)
+            let resolved = DataColumns.fieldName(for: key, in: fields, aliases: true)
             if resolved == nil { unknown.append(key) }
             let name = resolved ?? key
             if let first = spelled[name] {
