@@ -11,6 +11,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case usage = 64
     /// `EX_DATAERR`: the values did not validate (`ValidationFailed`).
     case dataError = 65
+    /// `EX_NOINPUT` (sysexits.h: "An input file (not a system file) did not
+    /// exist or was not readable"): `entryd --restore` of a missing backup file.
+    case noInput = 66
     /// `EX_UNAVAILABLE`: no daemon could be reached; for `entryd`, another
     /// entryd already serves the socket or holds the database.
     case unavailable = 69

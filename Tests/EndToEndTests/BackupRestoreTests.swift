@@ -116,6 +116,13 @@ import Testing
         #expect(try b.entryctl(["sync", "unix:\(a.socket)"]).status == 0)
         let backupFile = a.directory + "/a-backup.db"
         #expect(try a.entryctl(["backup", backupFile]).status == 0)
+        // An existing file is replaced only with --force; the live database never.
+        let again = try a.entryctl(["--locale", "en", "backup", backupFile])
+        #expect(again.status == 64 && again.stderr.contains("exists: choose another name, or give --force"), "\(again)")
+        #expect(try a.entryctl(["backup", "--force", backupFile]).status == 0)
+        let live = try a.entryctl(["--locale", "en", "backup", "--force", a.directory + "/./entries.db"])
+        #expect(live.status == 1 && live.stderr.contains("is the database entryd is using"), "\(live)")
+        #expect(try a.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
         let lost = try add(a, "乙（恢复后丢失）")
         #expect(try b.entryctl(["sync", "unix:\(a.socket)"]).status == 0)
         let before = try a.connect().call("io.entryd.Sync.Status")
@@ -183,6 +190,9 @@ import Testing
         #expect(refused.stderr.contains("not restored"))
         let missing = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore"])
         #expect(missing.status == 64)
+        let absent = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database,
+                                                                       "--restore", d.directory + "/no-such-backup.db"])
+        #expect(absent.status == 66 && absent.stderr.contains("there is no file"), "\(absent.stderr)")
         try d.start()
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
         #expect(d.stop() == 0)

@@ -26,6 +26,11 @@ public enum RestoreOption {
     /// - Returns: the exit status and one line for the user.
     public static func run(backup: String, database: String, socket: String) -> (status: ExitCode, message: String) {
         guard !backup.isEmpty else { return (.usage, "--restore needs the backup FILE") }
+        guard FileManager.default.isReadableFile(atPath: backup) else {
+            let exists = FileManager.default.fileExists(atPath: backup)
+            return (.noInput, "not restored: " + (exists ? "cannot read '\(backup)' (permissions: run as the user that may read it)"
+                                                          : "there is no file '\(backup)': check the path of the backup"))
+        }
         if let live = try? VarlinkConnection(path: socket) {
             live.close()
             return (.unavailable, "an entryd is serving '\(socket)'; stop it before restoring (systemctl stop entryd)")

@@ -9,19 +9,40 @@ import Foundation
 enum BackupCommand {
     static let command = Command(
         name: "backup", summary: Localized(zh: "在 entryd 继续服务时复制整个数据库（管理员）。", en: "Copy the whole database while entryd keeps serving (admin)."), arguments: "FILE",
-        options: [],
+        options: [OptionSpec(["--force"], help: Localized(zh: "FILE 已存在时替换它（新备份通过检查后才替换）。", en: "Replace FILE when it exists (only once the new backup has passed its check)."))],
         details: [
             Localized(zh: "entryd 生成一致的快照（VACUUM INTO）并以流发送；entryctl 把它写入 FILE.partial-PID，", en: "entryd makes a consistent snapshot (VACUUM INTO) and streams it; entryctl writes it to FILE.partial-PID,"),
             Localized(zh: "检查它（PRAGMA integrity_check、模式版本、节点 id），再改名为 FILE（权限 0600）。", en: "checks it (PRAGMA integrity_check, schema version, node id), then renames it to FILE (mode 0600)."),
             Localized(zh: "副本包含备份开始前提交的每个修改、修改日志、节点 id 和", en: "The copy holds every change committed before the backup began, the change log, the node id and the"),
             Localized(zh: "对端检查点。在守护进程停止时用 'entryd --restore FILE' 恢复。", en: "peer checkpoints. Put it back with 'entryd --restore FILE' while the daemon is stopped."),
+            Localized(zh: "已存在的 FILE 不会被替换，除非加 --force；entryd 自己的数据库永远不会被替换。", en: "An existing FILE is not replaced without --force; entryd's own database never is."),
         ],
         examples: ["entryctl backup /var/backups/entryd/entries-$(date +%F).db"],
         prepare: { input in
             let file = try input.exactly("FILE")[0]
             guard file != "-" else { throw UsageError(zh: "backup 写入文件，不能写到标准输出", en: "backup writes to a file, not to standard output") }
-            return { session in try run(file: file, session) }
+            let force = input.has("--force")
+            if !force, FileManager.default.fileExists(atPath: file) {
+                throw UsageError(zh: "“\(file)”已存在：换一个文件名，或加 --force 替换它", en: "'\(file)' exists: choose another name, or give --force to replace it")
+            }
+            return { session in
+                // Never over the live database: a rename over it would leave entryd writing to a file no longer there.
+                if let database = try session.call("io.entryd.Sync.Status", .object([]))["database"]?.stringValue,
+                   Self.samePath(database, file) {
+                    throw Refusal(zh: "“\(file)”是 entryd 正在使用的数据库，不能用备份覆盖它：写到别处", en: "'\(file)' is the database entryd is using; a backup cannot go over it: write it elsewhere")
+                }
+                try run(file: file, session)
+            }
         })
+
+    /// True when `a` and `b` name the same file (the same device and inode), or
+    /// the same path once resolved when either does not exist yet.
+    static func samePath(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        if stat(a, &sa) == 0, stat(b, &sb) == 0 { return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino }
+        return URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path
+            == URL(fileURLWithPath: b).standardizedFileURL.resolvingSymlinksInPath().path
+    }
 
     /// Streams the snapshot into a temporary file, checks it, renames it into place.
     static func run(file: String, _ session: DaemonSession) throws {

@@ -22,7 +22,7 @@ enum EntryCommands {
         ],
         details: [
             Localized(zh: "每个参数是 FIELD=VALUE，在第一个 '=' 处分开；值可以包含 '='，也可以为空。", en: "Each argument is FIELD=VALUE, split at the first '='; the value may contain '=' and may be empty."),
-            Localized(zh: "FIELD 是表单定义的字段名或其中文、英文标签（姓名=李雷、Birthday=1990-05-17）。", en: "FIELD is a field name or its label in zh or en, as the form defines them (姓名=李雷, Birthday=1990-05-17)."),
+            Localized(zh: "FIELD 是表单定义的字段名、其中文或英文标签，或其表头别名（姓名=李雷、Birthday=1990-05-17、手机=13800138000）。", en: "FIELD is a field name, its label in zh or en, or one of its header aliases, as the form defines them (姓名=李雷, Birthday=1990-05-17, 手机=13800138000)."),
             Localized(zh: "值可以宽松书写（中国、China、CN；广东、广东省、440000）；守护进程存储规范形式。", en: "Values may be lenient (中国, China, CN; 广东, 广东省, 440000); the daemon stores the canonical form."),
             Localized(zh: "显示存储的条目。值有问题时逐一列出，退出码 65。", en: "Prints the stored entry. Problems with the values are listed and exit with 65."),
             Localized(zh: "加 -i（不带 FIELD=VALUE）：带选择器的全屏表单；显示新条目的 id（见 'entryctl edit --help'）。", en: "With -i (no FIELD=VALUE): a full-screen form with pickers; prints the new entry's id (see 'entryctl edit --help')."),
