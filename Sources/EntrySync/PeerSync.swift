@@ -10,6 +10,9 @@ public struct PeerSyncResult: Sendable, Equatable {
     public var pushed = 0
     /// Conflict records created here while pulling.
     public var conflicts = 0
+    /// Changes refused because their entry was erased: pulled ones refused
+    /// here and pushed ones refused by the peer (doc/design.md "Erasure").
+    public var refusedErased = 0
     /// Why this sync re-read the peer or re-sent to it, one sentence each
     /// (doc/design.md "Incarnations"); empty for an ordinary sync.
     public var notices: [String] = []
@@ -94,6 +97,7 @@ public enum PeerSync {
             if let mark { state.mark = mark }
             result.pulled += applied.applied
             result.conflicts += applied.conflicts
+            result.refusedErased += applied.refusedErased
         }
         while true {
             let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node,
@@ -102,6 +106,7 @@ public enum PeerSync {
             if !page.changes.isEmpty {
                 let applied = try peer.apply(page.changes)
                 result.pushed += applied.applied
+                result.refusedErased += applied.refusedErased
             }
             state.pushedSeq = page.last
             try local.savePeerState(state)

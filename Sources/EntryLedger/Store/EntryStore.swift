@@ -113,6 +113,14 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         }
         self.readers = try ReaderPool(path: path, count: readers, vfs: vfs)
         writer.start()
+        // Before the first call: a database restored from a backup older than an
+        // erasure is erased again (doc/design.md "Erasure").
+        do {
+            try reapplyErasureLedger()
+        } catch {
+            close()
+            throw error
+        }
     }
 
     /// Transactions the writer has committed since opening (group commit makes

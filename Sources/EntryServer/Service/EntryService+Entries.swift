@@ -79,11 +79,14 @@ extension EntryService {
     }
 
     /// `io.entryd.Entries.Get(id, locale?)`: the entry, deleted ones too.
-    /// - Throws: `EntryNotFound` (also for an `id` that is not a UUID).
+    /// - Throws: `EntryNotFound` (also for an `id` that is not a UUID); `EntryErased`.
     func get(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let id = try existingID(p)
-        guard let entry = try store.get(id) else { throw EntryError.entryNotFound(id) }
+        guard let entry = try store.get(id) else {
+            if let erased = try store.erasure(of: id) { throw EntryError.entryErased(id: id, at: erased.at) }
+            throw EntryError.entryNotFound(id)
+        }
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 

@@ -60,6 +60,8 @@ extension EntryService {
             ("incarnationReason", store.incarnation.reason.map(JSON.string)),
             ("incarnationHlc", .string(store.incarnation.since.description)),
             ("libraries", .object(LibraryVersions.all.map { ($0.name, .string($0.version)) })),
+            ("erasures", .int(Int64(try store.erasures().count))),
+            ("refusedErased", .int(Int64(try store.refusedErasedCount()))),
         ].compactMap { name, value in value.map { (name, $0) } })
     }
 
@@ -137,7 +139,8 @@ extension EntryService {
         let r = try store.apply(changes, via: c.caller.userName, layout: { [self] in layout(ofForm: $0) },
                                 maxClockSkewMs: limits.maxClockSkewMs)
         try reply(c, [("applied", .int(Int64(r.applied))), ("skipped", .int(Int64(r.skipped))),
-                      ("conflicts", .int(Int64(r.conflicts))), ("seq", .int(r.seq))])
+                      ("conflicts", .int(Int64(r.conflicts))), ("seq", .int(r.seq)),
+                      ("refusedErased", .int(Int64(r.refusedErased)))])
     }
 
     /// `io.entryd.Sync.ListConflicts(entry?, includeResolved?)`: oldest first. An
@@ -177,6 +180,7 @@ extension EntryService {
         let result = try syncWithPeer(name: name, address: address)
         // Re-reads and re-sends are warnings too: the caller learns why the sync moved so much.
         try reply(c, [("pulled", .int(Int64(result.sync.pulled))), ("pushed", .int(Int64(result.sync.pushed))),
-                      ("conflicts", .int(Int64(result.sync.conflicts))), ("warnings", .array(result.warnings.map { .string($0) }))])
+                      ("conflicts", .int(Int64(result.sync.conflicts))), ("warnings", .array(result.warnings.map { .string($0) })),
+                      ("refusedErased", .int(Int64(result.sync.refusedErased)))])
     }
 }
