@@ -28,7 +28,7 @@ extension EntryStore {
     public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
                       maxClockSkewMs: Int, pulled: PullCheckpoint?) throws -> ApplyResult {
         let ledger = self.ledger
-        let (result, erasedAny) = try writer.submit { ctx -> (ApplyResult, Bool) in
+        let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
             let wall = ctx.clock.wallClock()
             for change in changes where change.hlc.milliseconds > wall + UInt64(maxClockSkewMs) {
                 throw EntryError.clockSkew(node: change.node, aheadMs: Int64(change.hlc.milliseconds - wall))
@@ -81,9 +81,12 @@ extension EntryStore {
                     .run([.int(pulled.pulledSeq), pulled.mark.map { .text($0) } ?? .null, .text(pulled.peer)])
             }
             result.seq = ctx.lastSeq
-            return (result, !erased.isEmpty)
+            return (result, erased.map(\.entry))
         }
-        if erasedAny { _ = truncateWAL() }
+        if !erasedIDs.isEmpty {
+            eraseInKeptDatabase(erasedIDs)
+            _ = truncateWAL()
+        }
         return result
     }
 }

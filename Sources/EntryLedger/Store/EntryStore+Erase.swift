@@ -53,7 +53,34 @@ extension EntryStore {
             try ctx.rebuildValueIndexes()
             return try ctx.erasure(of: id)!
         }
+        eraseInKeptDatabase([id])
         return ErasureOutcome(record: record, walTruncated: truncateWAL())
+    }
+
+    /// Erases `ids` in `DATABASE.before-restore`, the database `--restore` kept
+    /// aside (``DatabaseBackup/restore(from:to:)``), when there is one: that
+    /// file is an archive, so no change is logged in it; the entries' rows and
+    /// conflict records are removed and their change-log payloads overwritten,
+    /// with `secure_delete`, and its WAL merged and removed. Best effort: a
+    /// file that cannot be opened or written is left as it is (`VerifyErasure`
+    /// reports its hits).
+    func eraseInKeptDatabase(_ ids: [String]) {
+        let kept = path + ".before-restore"
+        guard !ids.isEmpty, FileManager.default.fileExists(atPath: kept), let db = try? SQLiteConnection(path: kept) else { return }
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+            for id in ids {
+                try db.statement("UPDATE changes SET fields = '{}', base = '{}', reason = NULL WHERE entry = ? AND op <> 'erase'").run([.text(id)])
+                try db.statement("DELETE FROM conflicts WHERE entry = ?").run([.text(id)])
+                try db.statement("DELETE FROM entries WHERE id = ?").run([.text(id)])
+            }
+            for index in ["entries_by_name", "entries_by_name_pinyin", "entries_by_birthday"] { try? db.execute("REINDEX \(index)") }
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+        }
+        db.checkpoint("TRUNCATE")
+        try? db.execute("PRAGMA journal_mode=DELETE")
     }
 
     /// Checkpoints the WAL into the database and truncates it to zero bytes
@@ -144,6 +171,7 @@ extension EntryStore {
             return count
         }
         if reapplied > 0 { _ = truncateWAL() }
+        eraseInKeptDatabase(Array(Set(lines.map(\.entry))))
         return reapplied
     }
 }

@@ -38,9 +38,13 @@ public struct ErasureRecord: Sendable, Equatable {
 /// erasure is erased again before it serves a call.
 ///
 /// Byte layout: UTF-8 lines ending in LF; `#` starts a comment line; every other
-/// line is five fields separated by one TAB: entry id, form name, HLC (16 hex
-/// digits), origin node id, wall time (RFC 3339). No value, actor or reason:
-/// ids and stamps only. Lines are only ever appended; a line may repeat (a
+/// line is seven fields separated by one TAB: entry id, form name, HLC (16 hex
+/// digits), origin node id, wall time (RFC 3339), actor (a user name) and
+/// reason, the last two with `\`, TAB and LF written `\\`, `\t`, `\n`. Never a
+/// value of the entry. The actor and reason are the erase change's, which every
+/// node's change log holds too, so a re-applied erase is the same change on
+/// every node; the reason is audit text that must name no person (entryctl's
+/// help says so). Lines are only ever appended; a line may repeat (a
 /// write job can run twice, and start-up appends what the database holds and
 /// the file lacks), and readers take the set.
 ///
@@ -69,6 +73,31 @@ struct ErasureLedger {
         var hlc: HLC
         var node: String
         var at: String
+        var actor: String
+        var reason: String
+    }
+
+    /// `text` with `\`, TAB and LF escaped.
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
+            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+    }
+
+    /// The text ``escape(_:)`` wrote.
+    static func unescape(_ text: String) -> String {
+        var out = ""
+        var escaped = false
+        for c in text {
+            if escaped {
+                out.append(c == "t" ? "\t" : c == "n" ? "\n" : c == "r" ? "\r" : c)
+                escaped = false
+            } else if c == "\\" {
+                escaped = true
+            } else {
+                out.append(c)
+            }
+        }
+        return out
     }
 
     /// Every well-formed line, in file order, without repeats; a missing file
@@ -80,8 +109,9 @@ struct ErasureLedger {
         var lines: [Line] = []
         for raw in text.split(separator: "\n", omittingEmptySubsequences: true) where !raw.hasPrefix("#") {
             let parts = raw.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 5, UUIDv7.canonical(parts[0]) == parts[0], !parts[1].isEmpty, let hlc = HLC(parts[2]) else { continue }
-            let line = Line(entry: parts[0], form: parts[1], hlc: hlc, node: parts[3], at: parts[4])
+            guard parts.count == 7, UUIDv7.canonical(parts[0]) == parts[0], !parts[1].isEmpty, let hlc = HLC(parts[2]) else { continue }
+            let line = Line(entry: parts[0], form: parts[1], hlc: hlc, node: parts[3], at: parts[4],
+                            actor: Self.unescape(parts[5]), reason: Self.unescape(parts[6]))
             if seen.insert(line).inserted { lines.append(line) }
         }
         return lines
@@ -96,10 +126,10 @@ struct ErasureLedger {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError("open", detail: path) }
         defer { close(fd) }
-        var text = isNew ? "# entryd erasure ledger: entry\tform\thlc\tnode\tat (no values; doc/design.md \"Erasure\")\n" : ""
+        var text = isNew ? "# entryd erasure ledger: entry\tform\thlc\tnode\tat\tactor\treason (no values; doc/design.md \"Erasure\")\n" : ""
         for line in lines {
             // Form names come from form files and peers' changes (no TAB or LF: ChangeRecord(json:)).
-            text += "\(line.entry)\t\(line.form)\t\(line.hlc)\t\(line.node)\t\(line.at)\n"
+            text += "\(line.entry)\t\(line.form)\t\(line.hlc)\t\(line.node)\t\(line.at)\t\(Self.escape(line.actor))\t\(Self.escape(line.reason))\n"
         }
         try DatabaseBackup.writeFully(fd, Array(text.utf8)[...], path: path)
         guard fsync(fd) == 0 else { throw SystemError("fsync", detail: path) }
@@ -114,13 +144,14 @@ struct ErasureLedger {
 extension ErasureLedger.Line {
     /// The ledger line of an erase change.
     init(_ change: ChangeRecord) {
-        self.init(entry: change.entry, form: change.form, hlc: change.hlc, node: change.node, at: change.at)
+        self.init(entry: change.entry, form: change.form, hlc: change.hlc, node: change.node, at: change.at,
+                  actor: change.actor, reason: change.reason ?? "")
     }
 
-    /// The erase change this line records, as start-up re-applies it: no actor
-    /// or reason is in the ledger, so these say where it came from.
+    /// The erase change this line records, as start-up re-applies it (`via`
+    /// says where it came from).
     var change: ChangeRecord {
         ChangeRecord(seq: 0, node: node, hlc: hlc, entry: entry, form: form, op: .erase, fields: [:], base: [:],
-                     actor: "", at: at, reason: "re-applied from the erasure ledger", via: "erasure-ledger")
+                     actor: actor, at: at, reason: reason, via: "erasure-ledger")
     }
 }
