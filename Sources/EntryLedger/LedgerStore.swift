@@ -11,7 +11,9 @@ import EntryModel
 /// Every accepted change writes, atomically, the entry's new state and one row
 /// of the change log. The change log is append-only and is this node's feed for
 /// sync: each row has a local sequence number (seq), the origin node and that
-/// node's HLC stamp. Entries are never removed: a delete leaves a tombstone.
+/// node's HLC stamp. Entries are never removed by a delete, which leaves a
+/// tombstone; only an erasure (``erase(id:origin:)``) removes one and empties
+/// its change-log rows.
 ///
 /// Calls block until done and may come from any thread at once.
 ///

@@ -42,7 +42,8 @@ extension EntryService {
     /// `io.entryd.Sync.Status()`: node id, seq, HLC, entry counts, open conflicts,
     /// peers, version, database path, reference data version, form hashes and
     /// limits; and the incarnation (id, start seq, why it began: doc/design.md "Incarnations");
-    /// and the versions of the libraries that canonicalise values (``LibraryVersions``).
+    /// and the versions of the libraries that canonicalise values (``LibraryVersions``);
+    /// the number of erasures and of changes refused because their entry was erased.
     func status(_ c: CallContext) throws {
         let counts = try store.counts()
         let hlc = try store.currentHLC()
@@ -129,7 +130,8 @@ extension EntryService {
         try? c.send(VarlinkReply(parameters: page([], cursor)))
     }
 
-    /// `io.entryd.Sync.Apply(changes)`, recorded with the caller's user name as `via`.
+    /// `io.entryd.Sync.Apply(changes)`, recorded with the caller's user name as `via`;
+    /// `refusedErased` counts the changes refused because their entry was erased.
     /// - Throws: `LimitExceeded(max-batch)`; `InvalidParameter(changes)` for a
     ///   malformed change; `io.entryd.Sync.ClockSkew` (nothing applied).
     func applyChanges(_ c: CallContext, _ p: Parameters) throws {
