@@ -292,6 +292,11 @@ public protocol LedgerStore: AnyObject, Sendable {
     /// - Throws: ``StorageError``.
     func refusedErasedCount() throws -> Int
 
+    /// Adds `count` to ``refusedErasedCount()``: for refusals whose own write
+    /// rolled back (an Add with the id of an erased entry).
+    /// - Throws: ``StorageError``.
+    func countRefusedErased(_ count: Int) throws
+
     /// The entries whose change log ever held the subject's data (its values
     /// are canonical): every entry holding it now, in its history or in a
     /// conflict record. Never an erased entry.

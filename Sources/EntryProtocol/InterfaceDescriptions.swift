@@ -198,13 +198,16 @@ method Erase(id: string, reason: ?string) -> (erasure: Erasure, walTruncated: bo
 # (lenient input as in Add, canonicalised by the same rules; country is the
 # default region for a phone without a country code, default CN), or a name
 # with a birthday. At least one of phone, email, name+birthday is needed.
+# form: whose fields canonicalise the input (default registration); entries of
+# every form are searched. locale: the language of ValidationFailed problems.
 method FindSubject(
   phone: ?string,
   email: ?string,
   name: ?string,
   birthday: ?string,
   country: ?string,
-  form: ?string
+  form: ?string,
+  locale: ?string
 ) -> (entries: []SubjectEntry)
 
 # Every erasure this node holds, oldest first: the audit list (read role).

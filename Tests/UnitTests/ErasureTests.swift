@@ -148,6 +148,13 @@ import Testing
                               send: { _ in }, clientHungUp: { false })
         let error = #expect(throws: EntryError.self) { try service.handle(get) }
         #expect(error == .entryErased(id: e.id, at: try store.erasure(of: e.id)!.at))
+        // An Add with the id is refused and counted.
+        let add = CallContext(caller: Caller(pid: 1, uid: 0, gid: 0, userName: "root", role: .write),
+                              call: VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
+                                  ("id", .string(e.id)), ("fields", JSON.stringMap(Self.person("0002")))])),
+                              send: { _ in }, clientHungUp: { false })
+        #expect(throws: EntryError.entryErased(id: e.id, at: try store.erasure(of: e.id)!.at)) { try service.handle(add) }
+        #expect(try store.refusedErasedCount() == 1 && store.get(e.id) == nil)
     }
 
     @Test("the erase wins in any order: arriving before the create, or before a later-stamped concurrent edit; later changes are refused, counted and never stored")

@@ -125,6 +125,13 @@ extension EntryStore {
         Int(try nodeValue("refused_erased") ?? "") ?? 0
     }
 
+    /// Adds `count` to the changes refused because their entry was erased (an Add
+    /// with the id of an erased entry, refused in its own write job, which rolled back).
+    /// - Throws: ``SQLiteError``.
+    public func countRefusedErased(_ count: Int) throws {
+        try writer.submit { ctx in try ctx.countRefusedErased(count) }
+    }
+
     static let erasureColumns = "entry, form, hlc, node, actor, at, reason"
 
     /// The `erasures` row of `id` on `db`, or `nil`.

@@ -3,7 +3,7 @@ import EntryModel
 
 /// A person to look for before an erasure (doc/design.md "Erasure"): canonical
 /// values, as the validator makes them.
-public struct SubjectQuery: Sendable, Equatable {
+public struct SubjectQuery: Sendable {
     /// Values any field may hold exactly: canonical phone numbers (E.164) and
     /// e-mail addresses.
     public var values: [String]
@@ -15,11 +15,6 @@ public struct SubjectQuery: Sendable, Equatable {
     public init(values: [String], nameAndBirthday: (name: String, birthday: String)? = nil) {
         self.values = values
         self.nameAndBirthday = nameAndBirthday
-    }
-
-    public static func == (a: SubjectQuery, b: SubjectQuery) -> Bool {
-        a.values == b.values && a.nameAndBirthday?.name == b.nameAndBirthday?.name
-            && a.nameAndBirthday?.birthday == b.nameAndBirthday?.birthday
     }
 }
 

@@ -52,9 +52,9 @@ public struct ErasureRecord: Sendable, Equatable {
 ///
 /// A line is appended and `fsync`ed inside the write job, before the
 /// transaction that erases commits. So the file is never behind the database:
-/// if the process dies between the two, the file holds an erasure the database
-/// lacks, and the next start-up completes it (the operator's erasure happens,
-/// only its reply was lost). The other order would leave a window in which a
+/// if the process dies between the two (or the commit fails), the file holds an
+/// erasure the database lacks, and the next start-up completes it: the
+/// operator asked for it, so it happens, only its reply was lost or an error. The other order would leave a window in which a
 /// committed erasure is in no ledger, and a restore from a backup in that
 /// window would bring the values back.
 struct ErasureLedger {

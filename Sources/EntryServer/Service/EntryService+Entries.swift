@@ -73,7 +73,14 @@ extension EntryService {
         let pending = try store.beginCreate(form: form.name, id: id, fields: result.fields, layout: form.layout,
                                             origin: try origin(c, p))
         return { [self] in
-            let (entry, _) = try pending.wait()
+            let entry: StoredEntry
+            do {
+                entry = try pending.wait().entry
+            } catch let error as EntryError {
+                // An Add with the id of an erased entry is a change refused for it: counted (doc/design.md "Erasure").
+                if case .entryErased = error { try? store.countRefusedErased(1) }
+                throw error
+            }
             try reply(c, [("entry", entryJSON(entry, locale: locale))])
         }
     }
