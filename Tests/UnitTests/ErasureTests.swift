@@ -254,6 +254,7 @@ import Testing
         let erased = try store.erase(id: e.id, origin: origin("admin", "request 7")).record
         #expect(ByteScan.count([Array(fields["phone"]!.utf8)], in: backup) > 0, "the backup holds the values")
         store = try StoreKind.sqlite.restore(store, at: db, from: backup)
+        #expect((store as! EntryStore).erasuresReapplied == 1)
         #expect(try store.get(e.id) == nil)
         #expect(try store.erasure(of: e.id)?.hlc == erased.hlc)
         #expect(try store.history(e.id).map(\.op) == [.erase])
