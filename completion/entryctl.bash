@@ -12,7 +12,7 @@
 # Install: /usr/share/bash-completion/completions/entryctl (loaded on demand by
 # bash-completion), or `source` it from ~/.bashrc. Needs nothing but bash.
 
-_entryctl_commands="add get update delete restore history edit list export import backup options forms check status watch call peers sync conflicts resolve bridge help"
+_entryctl_commands="add get update delete restore history erase erasures edit list export import backup options forms check status watch call peers sync conflicts resolve bridge help"
 _entryctl_globals="--socket --locale --json --timeout --help --version"
 _entryctl_fields="name birthday country province city contact_method phone email appointment"
 
@@ -24,6 +24,7 @@ _entryctl_command_options() {
         edit) echo "-i --interactive" ;;
         update|delete) echo "--if-version --reason" ;;
         restore) echo "--reason" ;;
+        erase) echo "--reason --yes --phone --email --name --birthday --country --verify --value" ;;
         list) echo "$filters --form --order --asc --desc --limit --cursor --all --deleted --format" ;;
         export) echo "--format --form $filters --include-deleted --output -o --labels --excel --codes --display" ;;
         import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids --ignore-unknown-columns --map" ;;

@@ -11,7 +11,9 @@ import EntryModel
 /// Every accepted change writes, atomically, the entry's new state and one row
 /// of the change log. The change log is append-only and is this node's feed for
 /// sync: each row has a local sequence number (seq), the origin node and that
-/// node's HLC stamp. Entries are never removed: a delete leaves a tombstone.
+/// node's HLC stamp. Entries are never removed by a delete, which leaves a
+/// tombstone; only an erasure (``erase(id:origin:)``) removes one and empties
+/// its change-log rows.
 ///
 /// Calls block until done and may come from any thread at once.
 ///
@@ -261,6 +263,50 @@ public protocol LedgerStore: AnyObject, Sendable {
     ///   is gone; ``StorageError``.
     func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
                          origin: WriteOrigin) throws -> ConflictRecord
+
+    // MARK: - Erasure (doc/design.md "Erasure")
+
+    /// Erases entry `id` for good: in one transaction an `erase` change is logged
+    /// (no fields, no base), and the entry's values, conflict records and the
+    /// payloads (fields, base, reason) of its other change-log rows are removed
+    /// or overwritten, leaving its id, form, the erasure's HLC, actor and reason.
+    /// The erasure is kept outside the store too (SQLite: the ledger file beside
+    /// the database, made durable before the commit) and re-applied when the
+    /// store opens. Afterwards Get, Update, Delete, Restore and a create with the
+    /// id throw `entryErased`; list leaves it out; history holds the erase alone;
+    /// changes to it from peers or imports are refused and counted.
+    /// - Parameter origin: the actor, and the reason, which must not be blank.
+    /// - Throws: ``EntryError`` `invalidParameter("reason")`, `entryNotFound`,
+    ///   `entryErased` (nothing changes); ``StorageError``.
+    func erase(id: String, origin: WriteOrigin) throws -> ErasureOutcome
+
+    /// The erasure of entry `id`, `nil` when it was not erased here.
+    /// - Throws: ``StorageError``.
+    func erasure(of id: String) throws -> ErasureRecord?
+
+    /// Every erasure this store holds, oldest first (by HLC).
+    /// - Throws: ``StorageError``.
+    func erasures() throws -> [ErasureRecord]
+
+    /// Changes refused because their entry was erased, in total (for `Status`).
+    /// - Throws: ``StorageError``.
+    func refusedErasedCount() throws -> Int
+
+    /// Adds `count` to ``refusedErasedCount()``: for refusals whose own write
+    /// rolled back (an Add with the id of an erased entry).
+    /// - Throws: ``StorageError``.
+    func countRefusedErased(_ count: Int) throws
+
+    /// The entries whose change log ever held the subject's data (its values
+    /// are canonical): every entry holding it now, in its history or in a
+    /// conflict record. Never an erased entry.
+    /// - Throws: ``StorageError``.
+    func findSubject(_ query: SubjectQuery) throws -> [SubjectMatch]
+
+    /// Proves an erasure: the entry's rows that still hold a payload, and the
+    /// occurrences of `values`' bytes in the store's files (0 and 0 expected).
+    /// - Throws: ``StorageError``.
+    func verifyErasure(id: String, values: [String]) throws -> ErasureVerification
 
     // MARK: - Peer checkpoints
 

@@ -40,6 +40,10 @@ public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
     case peerNotFound(String)
     /// Peer `peer` could not be reached or answered with an error; `reason` says which.
     case peerUnreachable(peer: String, reason: String)
+    /// Entry `id` was erased (doc/design.md "Erasure") at `at` (RFC 3339 UTC ms, the
+    /// erasure's wall time at its origin): its values are gone and no call can
+    /// read, change or bring it back.
+    case entryErased(id: String, at: String)
 
     /// The code and its data, for logs (never field values: problems show codes only).
     public var description: String {
@@ -58,6 +62,7 @@ public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .conflictNotFound(let id): return "conflict \(id) not found"
         case .peerNotFound(let peer): return "peer '\(peer)' not found"
         case .peerUnreachable(let peer, let reason): return "peer '\(peer)' unreachable: \(reason)"
+        case .entryErased(let id, let at): return "entry \(id) was erased at \(at)"
         }
     }
 }

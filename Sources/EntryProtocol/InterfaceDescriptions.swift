@@ -75,7 +75,7 @@ type Change (
   hlc: string,
   entry: string,
   form: string,
-  op: (create, update, delete, restore),
+  op: (create, update, delete, restore, erase),
   fields: [string]string,
   base: [string]string,
   actor: string,
@@ -160,6 +160,73 @@ error StorageFailed (reason: string)
 # id the copy keeps; schemaVersion: its schema migration number. Needs the
 # admin role. Put a copy back with entryd --restore FILE (daemon stopped).
 method Backup() -> (chunk: string, offset: int, size: int, node: string, schemaVersion: int)
+
+# Erasure (issue 17; doc/design.md "Erasure"). Change.op gains erase (at the end
+# of the enum): an erase change has no fields, no base, no value; it wins over
+# every change to its entry on every node, and later changes to the entry are
+# refused and counted (Sync.Apply refusedErased, Sync.Status refusedErased).
+
+# One erasure: which entry of which form, by which erase change (hlc, node),
+# who (actor), when (at) and why (reason). Never a value.
+type Erasure (
+  entry: string,
+  form: string,
+  hlc: string,
+  node: string,
+  actor: string,
+  at: string,
+  reason: string
+)
+
+# An entry holding a subject's data: its id and form.
+type SubjectEntry (id: string, form: string)
+
+# A file Verify scanned: its path, size in bytes, whether it exists, and how
+# many times the given values' bytes occur in it.
+type ScannedFile (path: string, bytes: int, exists: bool, hits: int)
+
+# Erases entry id for good (admin role): its values, conflict records and the
+# payloads of its change-log rows are overwritten in one transaction; the id,
+# form, the erasure's HLC, actor and reason remain. reason is required (not
+# blank). walTruncated: whether the WAL was checkpointed and truncated
+# afterwards (false: a reader held it; the next erasure, verify or stop does it).
+# Afterwards Get, Update, Delete, Restore and Add with the id answer
+# EntryErased; List and export leave it out; History shows the erasure alone.
+method Erase(id: string, reason: ?string) -> (erasure: Erasure, walTruncated: bool)
+
+# The entries on this node whose data (now, in their history or in a conflict
+# record) holds the subject (admin role): a phone number or an e-mail address
+# (lenient input as in Add, canonicalised by the same rules; country is the
+# default region for a phone without a country code, default CN), or a name
+# with a birthday. At least one of phone, email, name+birthday is needed.
+# form: whose fields canonicalise the input (default registration); entries of
+# every form are searched. locale: the language of ValidationFailed problems.
+method FindSubject(
+  phone: ?string,
+  email: ?string,
+  name: ?string,
+  birthday: ?string,
+  country: ?string,
+  form: ?string,
+  locale: ?string
+) -> (entries: []SubjectEntry)
+
+# Every erasure this node holds, oldest first: the audit list (read role).
+method Erasures() -> (erasures: []Erasure)
+
+# Proves an erasure (admin role): payloadRows counts the entry's rows that
+# still hold a value (0 expected); files are the database, its WAL, the erasure
+# ledger and DATABASE.before-restore (with its WAL), scanned for the bytes of
+# values (0 hits expected). entryd keeps no erased value: the caller gives them.
+method VerifyErasure(id: string, values: []string) -> (
+  erasure: ?Erasure,
+  payloadRows: int,
+  walTruncated: bool,
+  files: []ScannedFile
+)
+
+# The entry was erased at at (RFC 3339, the erasure's time at its origin).
+error EntryErased (id: string, at: string)
 
 """#
     /// `io.entryd.Forms`: interfaces/io.entryd.Forms.varlink.
@@ -252,7 +319,7 @@ type Change (
   hlc: string,
   entry: string,
   form: string,
-  op: (create, update, delete, restore),
+  op: (create, update, delete, restore, erase),
   fields: [string]string,
   base: [string]string,
   actor: string,
@@ -313,7 +380,11 @@ method Status() -> (
   incarnationHlc: ?string,
   # Added: versions of the libraries that canonicalise and check values, by
   # name: "phonenumber" (libphonenumber, e.g. "8.12.57"), "idn2" (libidn2).
-  libraries: ?[string]string
+  libraries: ?[string]string,
+  # Added: entries erased on this node, and the changes refused since because
+  # their entry was erased (doc/design.md "Erasure": no resurrection).
+  erasures: ?int,
+  refusedErased: ?int
 )
 
 # Changes after since (exclusive), oldest first. excludeNode drops changes made
@@ -332,12 +403,16 @@ method Changes(since: int, limit: ?int, excludeNode: ?string, excludeSince: ?str
 )
 
 # Applies changes made on other nodes, idempotently, in one transaction.
-method Apply(changes: []Change) -> (applied: int, skipped: int, conflicts: int, seq: int)
+# Added: refusedErased, the changes refused (not stored) because their entry
+# was erased.
+method Apply(changes: []Change) -> (applied: int, skipped: int, conflicts: int, seq: int, refusedErased: ?int)
 
 # Syncs with a peer now, both ways. peer: a configured peer name, or a unix:
 # address (exec: addresses only for configured peers). warnings: differences
 # found in the handshake, e.g. form definitions or reference data versions.
-method SyncPeer(peer: string) -> (pulled: int, pushed: int, conflicts: int, warnings: []string)
+# Added: refusedErased, the changes refused on either side because their entry
+# was erased.
+method SyncPeer(peer: string) -> (pulled: int, pushed: int, conflicts: int, warnings: []string, refusedErased: ?int)
 
 method ListConflicts(entry: ?string, includeResolved: ?bool) -> (conflicts: []Conflict)
 

@@ -75,6 +75,8 @@ public enum WireErrorName {
     public static let limitExceeded = "io.entryd.Entries.LimitExceeded"
     /// `StorageFailed(reason)`.
     public static let storageFailed = "io.entryd.Entries.StorageFailed"
+    /// `EntryErased(id, at)`: the entry was erased (issue 17); nothing can bring it back.
+    public static let entryErased = "io.entryd.Entries.EntryErased"
     // io.entryd.Forms
     /// `FormNotFound(form)` of io.entryd.Forms.
     public static let formsFormNotFound = "io.entryd.Forms.FormNotFound"

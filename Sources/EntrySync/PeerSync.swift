@@ -12,6 +12,9 @@ public struct PeerSyncResult: Sendable, Equatable {
     public var conflicts = 0
     /// Pulled values re-spelled here under this node's rules (``ApplyResult/recanonicalised``).
     public var recanonicalised = 0
+    /// Changes refused because their entry was erased: pulled ones refused
+    /// here and pushed ones refused by the peer (doc/design.md "Erasure").
+    public var refusedErased = 0
     /// Why this sync re-read the peer or re-sent to it, one sentence each
     /// (doc/design.md "Incarnations"); empty for an ordinary sync.
     public var notices: [String] = []
@@ -97,6 +100,7 @@ public enum PeerSync {
             result.pulled += applied.applied
             result.conflicts += applied.conflicts
             result.recanonicalised += applied.recanonicalised
+            result.refusedErased += applied.refusedErased
         }
         while true {
             let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node,
@@ -105,6 +109,7 @@ public enum PeerSync {
             if !page.changes.isEmpty {
                 let applied = try peer.apply(page.changes)
                 result.pushed += applied.applied
+                result.refusedErased += applied.refusedErased
             }
             state.pushedSeq = page.last
             try local.savePeerState(state)

@@ -58,7 +58,8 @@ public final class VarlinkPeer: PeerLink {
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         let reply = try connection.call("io.entryd.Sync.Apply", .object([("changes", .array(changes.map(\.json)))]))
         return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),
-                           conflicts: Int(reply["conflicts"]?.intValue ?? 0), seq: reply["seq"]?.intValue ?? 0)
+                           conflicts: Int(reply["conflicts"]?.intValue ?? 0), seq: reply["seq"]?.intValue ?? 0,
+                           refusedErased: Int(reply["refusedErased"]?.intValue ?? 0))
     }
 
     /// Calls `io.entryd.Sync.HeldFrom(node)`; an older entryd without the method answers `nil`.

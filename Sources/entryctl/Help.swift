@@ -6,7 +6,7 @@ import EntryClient
 /// together with the snapshot.
 enum Help {
     /// Every command, in the order `entryctl --help` lists them.
-    static let commands: [Command] = EntryCommands.all + [InteractiveCommands.edit, ListCommand.command] + DataCommands.all
+    static let commands: [Command] = EntryCommands.all + ErasureCommands.all + [InteractiveCommands.edit, ListCommand.command] + DataCommands.all
         + FormCommands.all + SyncCommands.all + PeerCommands.all
 
     /// The command named `name`, or `nil`.

@@ -83,6 +83,10 @@ final class StoreService: DaemonService, @unchecked Sendable {
                 log.notice("node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
                            + "its peers will read it again from there and send back what it lost")
             }
+            if store.erasuresReapplied > 0 {
+                log.notice("erasure ledger '\(store.path).erasures': \(store.erasuresReapplied) erasure(s) the database lacked "
+                           + "(restored from an older backup?) were carried out again before serving")
+            }
             let config = settings.config
             let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
                                        defaultLocale: config.locale, peers: config.peers, log: log)

@@ -144,6 +144,39 @@ import Testing
         #expect(a.stop() == 0 && b.stop() == 0)
     }
 
+    @Test("backup, erase, entryd --restore the backup, start: the entry is erased again before the first call is answered; erase --verify finds 0 hits")
+    func restoredBackupIsErasedBeforeTheFirstCall() throws {
+        let d = try Daemon()
+        let r = try d.entryctl(["--json", "add", "name=Qwzerasetest", "birthday=1990-05-17", "country=CN", "province=广东", "city=广州",
+                                "contact_method=phone", "phone=13900176543"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let id = try #require(try JSON.parse(r.stdout)["entry"]?["id"]?.stringValue)
+        let backupFile = d.directory + "/backup.db"
+        #expect(try d.entryctl(["backup", backupFile]).status == 0)
+        let erase = try d.entryctl(["--locale", "en", "erase", id, "--reason", "request 31", "--yes"])
+        #expect(erase.status == 0 && erase.stdout.contains("erased \(id)"), "\(erase)")
+        #expect(d.stop() == 0)
+        let restore = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore", backupFile])
+        #expect(restore.status == 0, "\(restore)")
+        // The restored file holds the entry until entryd opens it.
+        let restored = try SQLiteConnection(path: d.database, readOnly: true)
+        var held = 0
+        try restored.statement("SELECT COUNT(*) FROM entries WHERE id = ?").query([.text(id)]) { held = Int($0.int(0)) }
+        #expect(held == 1)
+        try d.start()
+        // The very first call after the start.
+        let first = #expect(throws: WireError.self) {
+            _ = try d.connect().call("io.entryd.Entries.Get", .object([("id", .string(id))]))
+        }
+        #expect(first?.name == WireErrorName.entryErased, "\(String(describing: first))")
+        #expect(try String(contentsOfFile: d.logPath, encoding: .utf8).contains("1 erasure(s) the database lacked"))
+        let verify = try d.entryctl(["--locale", "en", "erase", "--verify", id, "--value", "+8613900176543", "--value", "Qwzerasetest"])
+        #expect(verify.status == 0 && verify.stdout.contains("0 hits in all"), "\(verify)")
+        let list = try d.entryctl(["--locale", "en", "erasures"])
+        #expect(list.stdout.contains(id) && list.stdout.contains("request 31"), "\(list)")
+        #expect(d.stop() == 0)
+    }
+
     @Test("a database copied to another place is refused (exit 78) until started --as-new-node or --moved; --restore needs a named database")
     func copiedDatabase() throws {
         let a = try Daemon()

@@ -75,7 +75,8 @@ import EntryServer
         }
         try run(["--help"])
         for command in ["add", "get", "update", "delete", "restore", "history", "edit", "list", "export", "import", "options", "forms",
-                        "check", "status", "watch", "call", "peers", "sync", "conflicts", "resolve", "bridge", "backup"] {
+                        "check", "status", "watch", "call", "peers", "sync", "conflicts", "resolve", "bridge", "backup",
+                        "erase", "erasures"] {
             try run([command, "--help"])
         }
         try run(["frobnicate"])                                 // unknown command
@@ -87,6 +88,8 @@ import EntryServer
         try run(["import", "--atomic", "--dry-run", "x.csv"])   // options that exclude each other
         try run(["--socket", "/nonexistent/entryd.sock", "status"])  // daemon unreachable
         try run(["add", "name"])                                // not FIELD=VALUE
+        try run(["erase", "0193a5e2-7c4b-7def-8a12-3456789abcde"])  // no --reason
+        try run(["erase", "--verify", "0193a5e2-7c4b-7def-8a12-3456789abcde"])  // no --value
         for (arguments, text) in outputs {
             #expect(!text.isEmpty, "\(arguments)")
             let english = text.split(separator: "\n").map(String.init).filter(Self.englishOnly)
@@ -99,7 +102,7 @@ import EntryServer
 
     @Test("every command has --help with usage, options and an example (exit 0)", arguments: [
         "add", "get", "update", "delete", "restore", "history", "list", "options", "forms", "check", "status", "watch", "call",
-        "peers", "sync", "conflicts", "resolve",
+        "peers", "sync", "conflicts", "resolve", "erase", "erasures",
     ])
     func commandHelp(command: String) throws {
         let outcome = try Run.entryctl([command, "--help"], environment: Self.english)

@@ -297,6 +297,31 @@ import Testing
         #expect(try store.counts().deleted == stored.values.filter(\.deleted).count)
     }
 
+    @Test("migration 5 (erase changes) keeps every change with its seq, and a seq given before, even one rolled back, is never given again")
+    func migrationFiveKeepsSeqs() throws {
+        let db = TestDatabase()
+        do {
+            let c = try SQLiteConnection(path: db.path)
+            try c.execute("BEGIN; " + Migrations.all[0...3].joined(separator: ";\n") + "; PRAGMA user_version = 4; COMMIT;")
+            for seq in [3, 7] {
+                try c.statement("""
+                    INSERT INTO changes (seq, node, hlc, entry, form, op, fields, base, actor, at)
+                    VALUES (?, 'n', ?, 'e', 'f', 'create', '{"name":"x"}', '{}', 'a', '2026-01-01T00:00:00.000Z')
+                    """).run([.int(Int64(seq)), .text(String(format: "%016x", seq))])
+            }
+            // A seq given and rolled back (or deleted): AUTOINCREMENT remembers it.
+            try c.execute("UPDATE sqlite_sequence SET seq = 12 WHERE name = 'changes'")
+        }
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        #expect(store.schemaVersion == 5)
+        #expect(try store.changes(since: 0, limit: 10, excludeNode: nil, excludeSince: .zero).changes.map(\.seq) == [3, 7])
+        let e = try store.create(form: "f", id: nil, fields: ["name": "y"], layout: .registration, origin: WriteOrigin(actor: "t"))
+        #expect(e.entry.seq == 13)
+        _ = try store.erase(id: e.entry.id, origin: WriteOrigin(actor: "t", reason: "r"))
+        #expect(try store.history(e.entry.id).map(\.seq) == [14])
+    }
+
     @Test("the pinyin index comes back after another tool dropped it, and is rebuilt for another ICU collation version")
     func pinyinIndexKeptCurrent() throws {
         let db = TestDatabase()

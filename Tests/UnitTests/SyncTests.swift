@@ -233,7 +233,7 @@ import Testing
         #expect(try n[0].counts() == (0, 0, 0))
     }
 
-    @Test("convergence: random writes on 3–5 nodes (a field the form lacks, deletes racing edits, re-spellings racing edits), synced pairwise in random order with interruptions, nodes restored from earlier backups and copied as new nodes",
+    @Test("convergence: random writes on 3–5 nodes (a field the form lacks, deletes racing edits, re-spellings racing edits, erasures), synced pairwise in random order with interruptions, nodes restored from earlier backups and copied as new nodes; no erased value anywhere at the end",
           arguments: StoreKind.allCases, [1, 2, 3] as [UInt64])
     func convergence(kind: StoreKind, seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
@@ -245,6 +245,8 @@ import Testing
         var backups: [Int: String] = [:]  // node index → its latest backup
         var lostForever = Set<String>()  // "node hlc" of changes only a restored node held
         var restores = 0, copies = 0
+        var marked: [String: String] = [:]  // entry → a value only it was given, until erased
+        var erased: [String: String] = [:]  // erased entry → that value
         /// The changes (`node hlc`) the stores hold, together.
         func logged(_ stores: [any LedgerStore]) throws -> Set<String> {
             Set(try stores.flatMap { try $0.changes(since: 0, limit: 1_000_000).changes.map { "\($0.node) \($0.hlc)" } })
@@ -253,7 +255,7 @@ import Testing
         for _ in 0..<rounds {
             let node = n[Int(rng.next() % UInt64(count))]
             // Few entries, many edits: concurrent writes of one register are common.
-            let roll = ids.count < 3 ? 0 : rng.next() % 14
+            let roll = ids.count < 3 ? 0 : rng.next() % 16
             let i = Int(rng.next() % UInt64(count))
             switch roll {
             case 10:
@@ -283,6 +285,19 @@ import Testing
                 guard try node.get(id) != nil else { continue }
                 let note = "note \(rng.next() % 1000)"
                 _ = try node.update(id: id, ifVersion: nil, layout: layout, origin: origin("u")) { var f = $0.fields; f["note"] = note; return f }
+            case 14 where !ids.isEmpty && marked.count < 4:
+                // A value only this entry holds, to look for once it is erased.
+                let id = ids[Int(rng.next() % UInt64(ids.count))]
+                guard marked[id] == nil, try node.get(id) != nil else { continue }
+                let value = "Qzerasemark\(rng.next() % 1_000_000)"
+                _ = try node.update(id: id, ifVersion: nil, layout: layout, origin: origin("u")) { var f = $0.fields; f["name"] = value; return f }
+                marked[id] = value
+            case 15 where !marked.isEmpty:
+                let id = marked.keys.sorted()[Int(rng.next() % UInt64(marked.count))]
+                guard try node.get(id) != nil else { continue }
+                _ = try node.erase(id: id, origin: WriteOrigin(actor: "admin", reason: "test erasure"))
+                erased[id] = marked.removeValue(forKey: id)
+                ids.removeAll { $0 == id }
             case 0 where ids.count < 12:
                 let (p, cities) = provinces[Int(rng.next() % 3)]
                 let fields = ["name": "n\(rng.next() % 100_000)", "country": "CN", "province": p, "city": cities[Int(rng.next() % UInt64(cities.count))]]
@@ -338,11 +353,34 @@ import Testing
         for node in n.dropFirst() { #expect(try node.storedEntries() == reference) }
         for node in n { #expect(try node.replayChangeLog() == reference) }
         // Every change some node still held before the exchange is on every node after it
-        // (a restored node got back from its peers what it lost).
+        // (a restored node got back from its peers what it lost); of an erased entry
+        // only the erase is served, so its other changes are left out.
+        let erasedChanges = Set(try n.flatMap { node in
+            try Set(erased.keys).union(try node.erasures().map(\.entry)).flatMap { try (node as! EntryStore).storedChangeRows($0) }
+        }.filter { $0.op != .erase }.map { "\($0.node) \($0.hlc)" })
         for node in n {
             let has = try logged([node])
-            #expect(before.subtracting(has).isEmpty, "\(before.subtracting(has).count) change(s) held before the exchange are missing")
+            let missing = before.subtracting(has).subtracting(erasedChanges)
+            #expect(missing.isEmpty, "\(missing.count) change(s) held before the exchange are missing")
         }
+        // Erasures: every node holds the same, and no erased value is left in any row or any
+        // file of any node (backups an operator made before an erasure excepted: doc/design.md "Erasure").
+        let erasures = try n[0].erasures()
+        #expect(Set(erasures.map(\.entry)).isSuperset(of: erased.keys))
+        for node in n { #expect(try node.erasures() == erasures) }
+        let needles = Set(erased.values.map { Array($0.utf8) })
+        for (i, node) in n.enumerated() {
+            for (id, value) in erased {
+                #expect(try node.get(id) == nil && node.history(id).allSatisfy { $0.op == .erase })
+                let verified = try node.verifyErasure(id: id, values: [value])
+                #expect(verified.payloadRows == 0, "node \(i) entry \(id)")
+            }
+            guard !needles.isEmpty else { continue }
+            for file in try FileManager.default.contentsOfDirectory(atPath: dbs[i].directory) where !file.hasPrefix("backup-") {
+                #expect(ByteScan.count(needles, in: dbs[i].directory + "/" + file) == 0, "node \(i) file \(file) holds an erased value")
+            }
+        }
+        print("convergence \(kind.testDescription) seed \(seed): \(erasures.count) erasures")
         // Every concurrent clash is the same open conflict record on every node (computed
         // from the change log, not from the order the changes arrived in).
         let openConflicts = try n[0].conflicts(entry: nil, includeResolved: false).map(\.id).sorted()

@@ -214,3 +214,51 @@ def test_validation_error_is_typed(daemon):
                 assert ("country", "required") in codes
             else:
                 raise AssertionError("an impossible date was accepted")
+
+
+def test_erase_and_find_subject_over_the_wire(daemon):
+    """Issue 17: FindSubject with lenient input finds the entry; Erase leaves
+    the id, form, stamp, actor and reason; every call on the id then answers
+    the typed EntryErased(id, at); bad input is refused and changes nothing."""
+    eid = str(uuid.uuid4())
+    person = dict(LI_LEI, name="Qwzinterop", phone="13900171234")
+    with varlink.Client(address=f"unix:{daemon}") as client:
+        with client.open("io.entryd.Entries") as entries, client.open("io.entryd.Sync") as sync:
+            entries.Add(id=eid, fields=person)
+            found = entries.FindSubject(phone="139 0017 1234")["entries"]
+            assert {"id": eid, "form": "registration"} in found
+            assert entries.FindSubject(name="qwzinterop", birthday="1990-05-17")["entries"] == [{"id": eid, "form": "registration"}]
+
+            def error_of(call, **kwargs):
+                try:
+                    call(**kwargs)
+                except varlink.VarlinkError as e:
+                    return e.error(), e.parameters()
+                raise AssertionError(f"{call} succeeded")
+
+            name, params = error_of(entries.Erase, id=eid)
+            assert name == "org.varlink.service.InvalidParameter" and params["parameter"] == "reason"
+            name, _ = error_of(entries.Erase, id=str(uuid.uuid4()), reason="r")
+            assert name == "io.entryd.Entries.EntryNotFound"
+            assert entries.Get(id=eid)["entry"]["fields"]["name"] == "Qwzinterop", "a refused Erase changed nothing"
+
+            reply = entries.Erase(id=eid, reason="interop request")
+            erasure = reply["erasure"]
+            assert erasure["entry"] == eid and erasure["form"] == "registration" and erasure["reason"] == "interop request"
+            assert re.fullmatch(r"[0-9a-f]{16}", erasure["hlc"]) and isinstance(reply["walTruncated"], bool)
+            for call, kwargs in ((entries.Get, {"id": eid}), (entries.Update, {"id": eid, "fields": {"name": "x"}}),
+                                 (entries.Delete, {"id": eid}), (entries.Restore, {"id": eid}),
+                                 (entries.Add, {"id": eid, "fields": person})):
+                name, params = error_of(call, **kwargs)
+                assert name == "io.entryd.Entries.EntryErased" and params == {"id": eid, "at": erasure["at"]}, (call, name, params)
+            history = entries.History(id=eid)["changes"]
+            assert [c["op"] for c in history] == ["erase"] and history[0]["fields"] == {} and history[0]["base"] == {}
+            assert all(e["id"] != eid for e in entries.List(includeDeleted=True, limit=1000)["entries"])
+            assert entries.FindSubject(phone="+8613900171234")["entries"] == []
+            assert any(e["entry"] == eid for e in entries.Erasures()["erasures"])
+            verified = entries.VerifyErasure(id=eid, values=["+8613900171234", "Qwzinterop"])
+            assert verified["payloadRows"] == 0 and all(f["hits"] == 0 for f in verified["files"]), verified
+            status = sync.Status()
+            assert status["erasures"] >= 1 and status["refusedErased"] >= 0
+            change = sync.Changes(since=0)["changes"]
+            assert [c["op"] for c in change if c["entry"] == eid] == ["erase"]

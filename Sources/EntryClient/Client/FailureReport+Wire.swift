@@ -19,6 +19,10 @@ extension FailureReport {
             return validationFailed(p["problems"]?.arrayValue ?? [], locale: locale)
         case WireErrorName.entryNotFound:
             return say(L("没有 id 为“\(s("id"))”的条目", "no entry with id '\(s("id"))'"))
+        case WireErrorName.entryErased:
+            return say(L("条目“\(s("id"))”已于 \(s("at")) 被彻底清除，其数据无法读取、修改或恢复",
+                         "entry '\(s("id"))' was erased at \(s("at")); its data cannot be read, changed or brought back"),
+                       L("'entryctl erasures' 列出谁在何时因何清除了它。", "'entryctl erasures' lists who erased it, when and why."))
         case WireErrorName.entryExists:
             return say(L("条目“\(s("id"))”已存在且值不同，或已被删除", "entry '\(s("id"))' already exists with other values, or is deleted"),
                        L("用 'entryctl update \(s("id")) …' 修改它，或用 'entryctl restore \(s("id"))' 恢复它。",

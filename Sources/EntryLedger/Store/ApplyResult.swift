@@ -16,9 +16,13 @@ public struct ApplyResult: Sendable, Equatable {
     public var recanonicalised = 0
     /// This node's highest seq after the batch.
     public var seq: Int64 = 0
+    /// Changes refused, not stored, because their entry was erased (doc/design.md
+    /// "Erasure": no resurrection).
+    public var refusedErased = 0
 
     /// A result with the given counts (all 0 by default).
-    public init(applied: Int = 0, skipped: Int = 0, conflicts: Int = 0, seq: Int64 = 0) {
+    public init(applied: Int = 0, skipped: Int = 0, conflicts: Int = 0, seq: Int64 = 0, refusedErased: Int = 0) {
+        self.refusedErased = refusedErased
         self.applied = applied
         self.skipped = skipped
         self.conflicts = conflicts

@@ -37,8 +37,12 @@ extension EntryStore {
             var entries: [String: ReplayedEntry] = [:]
             var writes: [String: [String: [WriteContext.GroupWrite]]] = [:]  // entry → field → its writes
             var deletedClock: [String: Stamp] = [:]
+            var erased = Set<String>()
             try db.statement("SELECT \(EntryStore.changeColumns) FROM changes ORDER BY seq").query { row in
                 let change = try EntryStore.change(from: row)
+                // An erase removes the entry for good: nothing of it is rebuilt.
+                if change.op == .erase { erased.insert(change.entry); entries[change.entry] = nil }
+                if erased.contains(change.entry) { return }
                 let stamp = change.stamp
                 var entry = entries[change.entry] ?? ReplayedEntry(form: change.form, fields: [:], deleted: false, version: .zero)
                 let heads = (change.base[EntryStore.headsKey] ?? "").split(separator: ",").map(String.init)

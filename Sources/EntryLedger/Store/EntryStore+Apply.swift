@@ -10,6 +10,11 @@ extension EntryStore {
     ///   on every node, and a conflict record keeps the losing value. The deleted
     ///   flag is a register of its own. Every change is appended to the change
     ///   log with its origin node, HLC, actor and time, so History shows losers too.
+    /// - Erasure (doc/design.md "Erasure"): an `erase` change is logged (with no
+    ///   fields or base, whatever it carried) and carried out at once, whatever
+    ///   its stamp: it wins over every change to its entry, older, concurrent or
+    ///   newer. Any other change for an erased entry is refused, not stored, and
+    ///   counted (`refusedErased`, and the node's total).
     /// - The local clock moves past every received stamp.
     ///
     /// - Parameters:
@@ -22,7 +27,8 @@ extension EntryStore {
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)`` (nothing applied); ``SQLiteError``.
     public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
                       maxClockSkewMs: Int, pulled: PullCheckpoint?) throws -> ApplyResult {
-        try writer.submit { ctx in
+        let ledger = self.ledger
+        let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
             let wall = ctx.clock.wallClock()
             for change in changes where change.hlc.milliseconds > wall + UInt64(maxClockSkewMs) {
                 throw EntryError.clockSkew(node: change.node, aheadMs: Int64(change.hlc.milliseconds - wall))
@@ -30,7 +36,33 @@ extension EntryStore {
             var result = ApplyResult()
             var created: [String] = []
             var recheck: [String: Set<String>] = [:]  // entry → fields to re-spell under this node's rules
+            var erased: [ErasureLedger.Line] = []
+            for change in changes where change.op == .erase {
+                if try !ctx.isLogged(change) { erased.append(ErasureLedger.Line(change)) }
+            }
+            // The ledger before the commit (ErasureLedger "Ordering").
+            try ledger.append(erased)
             for change in changes {
+                if change.op == .erase {
+                    if try ctx.isLogged(change) {
+                        result.skipped += 1
+                        continue
+                    }
+                    ctx.clock.observe(change.hlc)
+                    var logged = change
+                    logged.via = via
+                    logged.fields = [:]
+                    logged.base = [:]
+                    try ctx.append(&logged)
+                    try ctx.scrub(logged)
+                    result.applied += 1
+                    continue
+                }
+                if try ctx.erasure(of: change.entry) != nil {
+                    // No resurrection: a change for an erased entry is never stored.
+                    result.refusedErased += 1
+                    continue
+                }
                 if try ctx.isLogged(change) {
                     result.skipped += 1
                     continue
@@ -54,14 +86,21 @@ extension EntryStore {
             for (id, fields) in recheck.sorted(by: { $0.key < $1.key }) {
                 result.recanonicalised += try ctx.canonicalise(id, scope: fields, layout: layout)
             }
+            if !erased.isEmpty { try ctx.rebuildValueIndexes() }
+            try ctx.countRefusedErased(result.refusedErased)
             result.conflicts = try ctx.openCount(of: created)
             if let pulled {
                 try ctx.db.statement("UPDATE peers SET pulled_seq = ?, mark = COALESCE(?, mark) WHERE name = ?")
                     .run([.int(pulled.pulledSeq), pulled.mark.map { .text($0) } ?? .null, .text(pulled.peer)])
             }
             result.seq = ctx.lastSeq
-            return result
+            return (result, erased.map(\.entry))
         }
+        if !erasedIDs.isEmpty {
+            eraseInKeptDatabase(erasedIDs)
+            _ = truncateWAL()
+        }
+        return result
     }
 }
 

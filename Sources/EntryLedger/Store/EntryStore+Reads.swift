@@ -80,13 +80,15 @@ extension EntryStore {
         return (pageSQL, pageValues, "SELECT COUNT(*) FROM entries" + whereClause, values, limit)
     }
 
-    /// Every change of entry `id`, oldest first (by seq).
+    /// Every change of entry `id`, oldest first (by seq); of an erased entry,
+    /// its erase changes alone (doc/design.md "Erasure").
     /// - Throws: ``SQLiteError``.
     public func history(_ id: String) throws -> [ChangeRecord] {
         try readers.read { db in
             var changes: [ChangeRecord] = []
             try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE entry = ? ORDER BY seq")
                 .query([.text(id)]) { changes.append(try EntryStore.change(from: $0)) }
+            if changes.contains(where: { $0.op == .erase }) { changes.removeAll { $0.op != .erase } }
             return changes
         }
     }
@@ -99,11 +101,21 @@ extension EntryStore {
         try readers.read { db in
             var changes: [ChangeRecord] = []
             var last = since
+            // Of an erased entry only its erase changes are served (doc/design.md
+            // "Erasure"): its other rows are kept, emptied, for the seqs and the
+            // (node, HLC) a peer may ask about, but they are not changes to send.
+            let erased = try db.statement("SELECT 1 FROM erasures WHERE entry = ?")
             try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE seq > ? ORDER BY seq LIMIT ?")
                 .query([.int(since), .int(Int64(max(1, limit)))]) { row in
                     let change = try EntryStore.change(from: row)
                     last = change.seq
-                    if change.node != excludeNode || change.hlc < excludeSince { changes.append(change) }
+                    guard change.node != excludeNode || change.hlc < excludeSince else { return }
+                    if change.op != .erase {
+                        var isErased = false
+                        try erased.query([.text(change.entry)]) { _ in isErased = true }
+                        if isErased { return }
+                    }
+                    changes.append(change)
                 }
             return (changes, last)
         }

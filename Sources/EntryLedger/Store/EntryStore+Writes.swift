@@ -89,18 +89,25 @@ extension EntryStore {
     /// may leave them out, or give the values stored (``ImportRow/matches(_:form:)``);
     /// values the form cannot take (``ImportRow/unknown``) only confirm an entry
     /// that holds them, they never make one. With `atomic`, one rejected row
-    /// stores nothing (added = 0).
+    /// stores nothing (added = 0). A row with the id of an erased entry is
+    /// rejected and counted (``refusedErasedCount()``).
     /// - Throws: ``AtomicImportRefused`` when `atomic` and a row was rejected;
     ///   ``SQLiteError`` for storage failures (then nothing is stored).
     public func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
                               origin: WriteOrigin) throws -> ImportResult {
         try writer.submit { ctx in
             var result = ImportResult()
+            var refused = 0
             for row in rows {
                 if !row.problems.isEmpty { result.rejected.append((row.index, row.id, row.problems)); continue }
                 // No savepoint per row: rows were validated before the job, so a row can
                 // only fail on storage, which fails the whole job (its own savepoint).
-                if let id = row.id, let existing = try ctx.load(id) {
+                if let id = row.id, try ctx.erasure(of: id) != nil {
+                    // An old export imported again: the erased entry is refused, and counted.
+                    refused += 1
+                    result.rejected.append((row.index, id, [Problem(field: "", code: .invalidFormat,
+                        message: "the entry with id \(id) was erased; it cannot be imported again")]))
+                } else if let id = row.id, let existing = try ctx.load(id) {
                     if row.matches(existing, form: form) {
                         result.unchanged += 1
                     } else if !row.unknownMatches(existing) {
@@ -120,6 +127,7 @@ extension EntryStore {
             if atomic && !result.rejected.isEmpty {
                 throw AtomicImportRefused(result: ImportResult(added: 0, unchanged: 0, rejected: result.rejected))
             }
+            try ctx.countRefusedErased(refused)
             return result
         }
     }
@@ -130,7 +138,10 @@ extension WriteContext {
     /// - Parameter ifVersion: 16-hex-digit HLC the current version must equal (`nil`: any).
     /// - Throws: ``EntryError`` `.entryNotFound`; `.versionMismatch` carrying the current version.
     func existing(_ id: String, ifVersion: String?) throws -> StoredEntry {
-        guard let current = try load(id) else { throw EntryError.entryNotFound(id) }
+        guard let current = try load(id) else {
+            if let erased = try erasure(of: id) { throw EntryError.entryErased(id: id, at: erased.at) }
+            throw EntryError.entryNotFound(id)
+        }
         if let ifVersion, ifVersion != current.version.description {
             throw EntryError.versionMismatch(id: id, version: current.version.description)
         }
@@ -147,6 +158,8 @@ extension WriteContext {
             if !existing.deleted, existing.form == form, existing.fields == fields { return (existing, false) }
             throw EntryError.entryExists(id)
         }
+        // No resurrection: an erased id is never used again (doc/design.md "Erasure").
+        if let id, let erased = try erasure(of: id) { throw EntryError.entryErased(id: id, at: erased.at) }
         let hlc = tick()
         let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
         let stamp = Stamp(hlc: hlc, node: nodeID)
@@ -206,7 +219,7 @@ extension WriteContext {
         switch op {
         case .delete: entry.deleted = true; entry.deletedClock = stamp
         case .restore: entry.deleted = false; entry.deletedClock = stamp
-        case .create, .update: break
+        case .create, .update, .erase: break
         }
         entry.version = hlc
         entry.updatedAt = at

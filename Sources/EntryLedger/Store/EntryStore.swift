@@ -32,6 +32,9 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// log; `nil` when the stored one continues.
     public let incarnationBegan: String?
     let marker: MarkerKeeper
+    /// How many erase changes of the erasure ledger the database lacked at this
+    /// opening and were carried out again (a restore of an older backup), for the log.
+    public private(set) var erasuresReapplied = 0
 
     /// Opens or creates the database at `path`, migrates it, and checks its
     /// incarnation (``IncarnationCheck``): a database that went back in time, was
@@ -116,6 +119,14 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         }
         self.readers = try ReaderPool(path: path, count: readers, vfs: vfs)
         writer.start()
+        // Before the first call: a database restored from a backup older than an
+        // erasure is erased again (doc/design.md "Erasure").
+        do {
+            erasuresReapplied = try reapplyErasureLedger()
+        } catch {
+            close()
+            throw error
+        }
     }
 
     /// Transactions the writer has committed since opening (group commit makes

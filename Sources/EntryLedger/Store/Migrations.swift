@@ -144,6 +144,48 @@ public enum Migrations {
         """
         CREATE INDEX entries_by_name_pinyin ON entries (name COLLATE pinyin, id);
         """,
+        // 5: erasure (issue 17, doc/design.md "Erasure"). The change log may hold
+        //    `erase` changes: SQLite cannot alter a CHECK constraint, so the table is
+        //    copied whole (same columns, same seqs) and the AUTOINCREMENT high-water
+        //    mark carried over, so no seq is ever given again. `erasures` keeps, per
+        //    erased entry, the erasure that took effect (the least (hlc, node) when
+        //    several nodes erased it) and never a value. The node table gains
+        //    'refused_erased', the count of changes refused because their entry was
+        //    erased (EntryStore, no DDL).
+        """
+        CREATE TABLE changes_v5 (
+          seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+          node   TEXT NOT NULL,
+          hlc    TEXT NOT NULL,
+          entry  TEXT NOT NULL,
+          form   TEXT NOT NULL,
+          op     TEXT NOT NULL CHECK (op IN ('create', 'update', 'delete', 'restore', 'erase')),
+          fields TEXT NOT NULL,
+          base   TEXT NOT NULL,
+          actor  TEXT NOT NULL,
+          at     TEXT NOT NULL,
+          reason TEXT,
+          via    TEXT,
+          UNIQUE (node, hlc)
+        );
+        INSERT INTO changes_v5 (seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via)
+          SELECT seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via FROM changes ORDER BY seq;
+        DELETE FROM sqlite_sequence WHERE name = 'changes_v5';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'changes_v5', seq FROM sqlite_sequence WHERE name = 'changes';
+        DROP TABLE changes;
+        ALTER TABLE changes_v5 RENAME TO changes;
+        CREATE INDEX changes_by_entry ON changes (entry, seq);
+
+        CREATE TABLE erasures (
+          entry  TEXT PRIMARY KEY,         -- the erased entry's id
+          form   TEXT NOT NULL,
+          hlc    TEXT NOT NULL,            -- the erase change's HLC and origin node
+          node   TEXT NOT NULL,
+          actor  TEXT NOT NULL,            -- who erased it (user name at the origin)
+          at     TEXT NOT NULL,            -- wall time at the origin, RFC 3339 UTC ms
+          reason TEXT NOT NULL             -- why, as the operator gave it
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// Brings the database at `connection` to the latest version.

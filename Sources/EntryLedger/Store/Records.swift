@@ -45,9 +45,10 @@ public struct StoredEntry: Sendable, Equatable {
     }
 }
 
-/// The kind of a change (doc/protocol.md `Change.op`).
+/// The kind of a change (doc/protocol.md `Change.op`; `erase` added at the end
+/// of the enum by issue 17: an erasure, with no fields, no base and no value).
 public enum ChangeOp: String, Sendable, Codable {
-    case create, update, delete, restore
+    case create, update, delete, restore, erase
 }
 
 /// One row of the change log (doc/protocol.md `io.entryd.Sync.Change`).

@@ -43,6 +43,11 @@ public final class SQLiteConnection: @unchecked Sendable {
         sqlite3_busy_timeout(db, busyTimeoutMs)
         _ = csqlite_db_config_defensive(db, 1)
         try PinyinCollation.register(on: db)
+        // Deleted and overwritten content is overwritten with zeros in the file, not only
+        // unlinked from the b-tree (sqlite.org/pragma.html#pragma_secure_delete): an
+        // erasure (doc/design.md "Erasure") must leave no value behind in free space.
+        // > When secure_delete is on, SQLite overwrites deleted content with zeros.
+        try execute("PRAGMA secure_delete=ON")
         if readOnly {
             try execute("PRAGMA query_only=ON")
         } else {

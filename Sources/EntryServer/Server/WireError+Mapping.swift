@@ -57,6 +57,8 @@ extension WireError {
             self.init(name: WireErrorName.peerNotFound, parameters: object(("peer", .string(peer))))
         case .peerUnreachable(let peer, let reason):
             self.init(name: WireErrorName.peerUnreachable, parameters: object(("peer", .string(peer)), ("reason", .string(reason))))
+        case .entryErased(let id, let at):
+            self.init(name: WireErrorName.entryErased, parameters: object(("id", .string(id)), ("at", .string(at))))
         }
     }
 }

@@ -73,17 +73,27 @@ extension EntryService {
         let pending = try store.beginCreate(form: form.name, id: id, fields: result.fields, layout: form.layout,
                                             origin: try origin(c, p))
         return { [self] in
-            let (entry, _) = try pending.wait()
+            let entry: StoredEntry
+            do {
+                entry = try pending.wait().entry
+            } catch let error as EntryError {
+                // An Add with the id of an erased entry is a change refused for it: counted (doc/design.md "Erasure").
+                if case .entryErased = error { try? store.countRefusedErased(1) }
+                throw error
+            }
             try reply(c, [("entry", entryJSON(entry, locale: locale))])
         }
     }
 
     /// `io.entryd.Entries.Get(id, locale?)`: the entry, deleted ones too.
-    /// - Throws: `EntryNotFound` (also for an `id` that is not a UUID).
+    /// - Throws: `EntryNotFound` (also for an `id` that is not a UUID); `EntryErased`.
     func get(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let id = try existingID(p)
-        guard let entry = try store.get(id) else { throw EntryError.entryNotFound(id) }
+        guard let entry = try store.get(id) else {
+            if let erased = try store.erasure(of: id) { throw EntryError.entryErased(id: id, at: erased.at) }
+            throw EntryError.entryNotFound(id)
+        }
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 

@@ -42,7 +42,8 @@ extension EntryService {
     /// `io.entryd.Sync.Status()`: node id, seq, HLC, entry counts, open conflicts,
     /// peers, version, database path, reference data version, form hashes and
     /// limits; and the incarnation (id, start seq, why it began: doc/design.md "Incarnations");
-    /// and the versions of the libraries that canonicalise values (``LibraryVersions``).
+    /// and the versions of the libraries that canonicalise values (``LibraryVersions``);
+    /// the number of erasures and of changes refused because their entry was erased.
     func status(_ c: CallContext) throws {
         let counts = try store.counts()
         let hlc = try store.currentHLC()
@@ -60,6 +61,8 @@ extension EntryService {
             ("incarnationReason", store.incarnation.reason.map(JSON.string)),
             ("incarnationHlc", .string(store.incarnation.since.description)),
             ("libraries", .object(LibraryVersions.all.map { ($0.name, .string($0.version)) })),
+            ("erasures", .int(Int64(try store.erasures().count))),
+            ("refusedErased", .int(Int64(try store.refusedErasedCount()))),
         ].compactMap { name, value in value.map { (name, $0) } })
     }
 
@@ -127,7 +130,8 @@ extension EntryService {
         try? c.send(VarlinkReply(parameters: page([], cursor)))
     }
 
-    /// `io.entryd.Sync.Apply(changes)`, recorded with the caller's user name as `via`.
+    /// `io.entryd.Sync.Apply(changes)`, recorded with the caller's user name as `via`;
+    /// `refusedErased` counts the changes refused because their entry was erased.
     /// - Throws: `LimitExceeded(max-batch)`; `InvalidParameter(changes)` for a
     ///   malformed change; `io.entryd.Sync.ClockSkew` (nothing applied).
     func applyChanges(_ c: CallContext, _ p: Parameters) throws {
@@ -137,7 +141,8 @@ extension EntryService {
         let r = try store.apply(changes, via: c.caller.userName, layout: { [self] in layout(ofForm: $0) },
                                 maxClockSkewMs: limits.maxClockSkewMs)
         try reply(c, [("applied", .int(Int64(r.applied))), ("skipped", .int(Int64(r.skipped))),
-                      ("conflicts", .int(Int64(r.conflicts))), ("seq", .int(r.seq))])
+                      ("conflicts", .int(Int64(r.conflicts))), ("seq", .int(r.seq)),
+                      ("refusedErased", .int(Int64(r.refusedErased)))])
     }
 
     /// `io.entryd.Sync.ListConflicts(entry?, includeResolved?)`: oldest first. An
@@ -177,6 +182,7 @@ extension EntryService {
         let result = try syncWithPeer(name: name, address: address)
         // Re-reads and re-sends are warnings too: the caller learns why the sync moved so much.
         try reply(c, [("pulled", .int(Int64(result.sync.pulled))), ("pushed", .int(Int64(result.sync.pushed))),
-                      ("conflicts", .int(Int64(result.sync.conflicts))), ("warnings", .array(result.warnings.map { .string($0) }))])
+                      ("conflicts", .int(Int64(result.sync.conflicts))), ("warnings", .array(result.warnings.map { .string($0) })),
+                      ("refusedErased", .int(Int64(result.sync.refusedErased)))])
     }
 }

@@ -92,6 +92,7 @@ public final class EntryService: CallHandler, @unchecked Sendable {
             "org.varlink.service.GetInterfaceDescription": (.read, { s, c, p in try s.getInterfaceDescription(c, p) }),
         ]
         for (name, method) in entriesMethods { m["io.entryd.Entries." + name] = method }
+        for (name, method) in erasureMethods { m["io.entryd.Entries." + name] = method }
         for (name, method) in formsMethods { m["io.entryd.Forms." + name] = method }
         for (name, method) in syncMethods { m["io.entryd.Sync." + name] = method }
         return m

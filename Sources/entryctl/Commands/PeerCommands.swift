@@ -67,6 +67,9 @@ enum PeerCommands {
                 let locale = session.globals.locale
                 var lines = [Localized(zh: "拉取 \(n("pulled"))，推送 \(n("pushed"))，冲突 \(n("conflicts"))",
                                        en: "pulled \(n("pulled")), pushed \(n("pushed")), conflicts \(n("conflicts"))")(locale)]
+                if let refused = reply["refusedErased"]?.intValue, refused > 0 {
+                    lines.append(Localized(zh: "因条目已清除而拒绝的修改：\(refused)", en: "changes refused because their entry was erased: \(refused)")(locale))
+                }
                 lines += (reply["warnings"]?.arrayValue ?? []).compactMap(\.stringValue).map { Localized(zh: "警告：", en: "warning: ")(locale) + $0 }
                 Terminal.out(lines: lines)
             }

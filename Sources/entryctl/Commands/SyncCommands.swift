@@ -94,6 +94,8 @@ enum SyncCommands {
             ("entries", Localized(zh: "条目", en: "entries")),
             ("deleted", Localized(zh: "已删除", en: "deleted")),
             ("conflicts", Localized(zh: "冲突", en: "conflicts")),
+            ("erasures", Localized(zh: "已清除条目", en: "erasures")),
+            ("refusedErased", Localized(zh: "因清除而拒绝的修改", en: "refusedErased")),
             ("version", Localized(zh: "版本", en: "version")),
             ("database", Localized(zh: "数据库", en: "database")),
             ("dataVersion", Localized(zh: "参考数据版本", en: "dataVersion")),

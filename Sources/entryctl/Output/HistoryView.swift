@@ -32,7 +32,7 @@ enum HistoryView {
     /// The words of a heading, by locale.
     static func opName(_ op: String, _ locale: EntryLocale) -> String {
         guard locale == .zh else { return op }
-        return ["create": "新建", "update": "修改", "delete": "删除", "restore": "恢复"][op] ?? op
+        return ["create": "新建", "update": "修改", "delete": "删除", "restore": "恢复", "erase": "清除"][op] ?? op
     }
 
     /// The changes of one entry (oldest first, as `History` answers) as blocks:

@@ -1,0 +1,227 @@
+import Foundation
+import EntryModel
+
+/// What ``EntryStore/erase(id:origin:)`` did.
+public struct ErasureOutcome: Sendable, Equatable {
+    /// The erasure as stored.
+    public var record: ErasureRecord
+    /// Whether the WAL was checkpointed and truncated to zero bytes afterwards;
+    /// false when readers held it through every retry (the old page images stay
+    /// in the WAL file until the next truncating checkpoint: at close, or the
+    /// next erasure or verify).
+    public var walTruncated: Bool
+
+    /// A value with every member given.
+    public init(record: ErasureRecord, walTruncated: Bool) {
+        self.record = record
+        self.walTruncated = walTruncated
+    }
+}
+
+extension EntryStore {
+    /// The erasure ledger beside this database (``ErasureLedger``).
+    var ledger: ErasureLedger { ErasureLedger(database: path) }
+
+    /// Erases entry `id` on this node (doc/design.md "Erasure"), in one write
+    /// transaction: an `erase` change is logged (no fields, no base), the
+    /// entry's row and conflict records are removed, the fields, base and
+    /// reason of all its other change-log rows are overwritten with nothing,
+    /// and the indexes that held its name and birthday are rebuilt; the ledger
+    /// line is `fsync`ed before the commit. `secure_delete` overwrites the freed
+    /// bytes; a truncating WAL checkpoint follows the commit.
+    /// - Parameter origin: the actor, and the reason (required, not blank).
+    /// - Throws: ``EntryError`` `.invalidParameter("reason")` for a missing or
+    ///   blank reason, `.entryNotFound`, `.entryErased` (erased before: nothing
+    ///   changes); ``SQLiteError``, ``SystemError`` (the ledger) with nothing erased.
+    public func erase(id: String, origin: WriteOrigin) throws -> ErasureOutcome {
+        guard let reason = origin.reason, reason.contains(where: { !$0.isWhitespace }) else {
+            throw EntryError.invalidParameter("reason")
+        }
+        let ledger = self.ledger
+        let record = try writer.submit { ctx -> ErasureRecord in
+            guard let current = try ctx.load(id) else {
+                if let erased = try ctx.erasure(of: id) { throw EntryError.entryErased(id: id, at: erased.at) }
+                throw EntryError.entryNotFound(id)
+            }
+            let hlc = ctx.tick()
+            var change = ChangeRecord(
+                seq: 0, node: ctx.nodeID, hlc: hlc, entry: id, form: current.form, op: .erase, fields: [:], base: [:],
+                actor: origin.actor, at: Timestamp.rfc3339(milliseconds: ctx.clock.wallClock()), reason: reason, via: nil)
+            try ledger.append([ErasureLedger.Line(change)])
+            try ctx.append(&change)
+            try ctx.scrub(change)
+            try ctx.rebuildValueIndexes()
+            return try ctx.erasure(of: id)!
+        }
+        eraseInKeptDatabase([id])
+        return ErasureOutcome(record: record, walTruncated: truncateWAL())
+    }
+
+    /// Erases `ids` in `DATABASE.before-restore`, the database `--restore` kept
+    /// aside (``DatabaseBackup/restore(from:to:)``), when there is one: that
+    /// file is an archive, so no change is logged in it; the entries' rows and
+    /// conflict records are removed and their change-log payloads overwritten,
+    /// with `secure_delete`, and its WAL merged and removed. Best effort: a
+    /// file that cannot be opened or written is left as it is (`VerifyErasure`
+    /// reports its hits).
+    func eraseInKeptDatabase(_ ids: [String]) {
+        let kept = path + ".before-restore"
+        guard !ids.isEmpty, FileManager.default.fileExists(atPath: kept), let db = try? SQLiteConnection(path: kept) else { return }
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+            for id in ids {
+                try db.statement("UPDATE changes SET fields = '{}', base = '{}', reason = NULL WHERE entry = ? AND op <> 'erase'").run([.text(id)])
+                try db.statement("DELETE FROM conflicts WHERE entry = ?").run([.text(id)])
+                try db.statement("DELETE FROM entries WHERE id = ?").run([.text(id)])
+            }
+            for index in ["entries_by_name", "entries_by_name_pinyin", "entries_by_birthday"] { try? db.execute("REINDEX \(index)") }
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+        }
+        db.checkpoint("TRUNCATE")
+        try? db.execute("PRAGMA journal_mode=DELETE")
+    }
+
+    /// Checkpoints the WAL into the database and truncates it to zero bytes
+    /// (`wal_checkpoint(TRUNCATE)`), retrying while readers hold it, for about a
+    /// second. Returns whether it truncated.
+    func truncateWAL() -> Bool {
+        for attempt in 0..<50 {
+            let done = (try? writer.perform { db -> Bool in
+                var busy = true
+                try db.statement("PRAGMA wal_checkpoint(TRUNCATE)").query { busy = $0.int(0) != 0 }
+                return !busy
+            }) ?? false
+            if done { return true }
+            if attempt < 49 { usleep(20_000) }
+        }
+        return false
+    }
+
+    /// The erasure of entry `id`, or `nil` when it was not erased.
+    /// - Throws: ``SQLiteError``.
+    public func erasure(of id: String) throws -> ErasureRecord? {
+        try readers.read { db in try EntryStore.erasure(db, id) }
+    }
+
+    /// Every erasure this node holds, oldest first (by HLC, then entry).
+    /// - Throws: ``SQLiteError``.
+    public func erasures() throws -> [ErasureRecord] {
+        try readers.read { db in
+            var list: [ErasureRecord] = []
+            try db.statement("SELECT \(EntryStore.erasureColumns) FROM erasures ORDER BY hlc, entry").query {
+                list.append(EntryStore.erasure(from: $0))
+            }
+            return list
+        }
+    }
+
+    /// Changes refused because their entry was erased, since the store was made
+    /// (doc/design.md "Erasure": no resurrection): from peers (Apply), Import
+    /// rows, and re-sent backups.
+    /// - Throws: ``SQLiteError``.
+    public func refusedErasedCount() throws -> Int {
+        Int(try nodeValue("refused_erased") ?? "") ?? 0
+    }
+
+    /// Adds `count` to the changes refused because their entry was erased (an Add
+    /// with the id of an erased entry, refused in its own write job, which rolled back).
+    /// - Throws: ``SQLiteError``.
+    public func countRefusedErased(_ count: Int) throws {
+        try writer.submit { ctx in try ctx.countRefusedErased(count) }
+    }
+
+    static let erasureColumns = "entry, form, hlc, node, actor, at, reason"
+
+    /// The `erasures` row of `id` on `db`, or `nil`.
+    static func erasure(_ db: SQLiteConnection, _ id: String) throws -> ErasureRecord? {
+        var found: ErasureRecord?
+        try db.statement("SELECT \(erasureColumns) FROM erasures WHERE entry = ?").query([.text(id)]) { found = erasure(from: $0) }
+        return found
+    }
+
+    /// Decodes a row selected with ``erasureColumns``.
+    static func erasure(from row: Statement) -> ErasureRecord {
+        ErasureRecord(entry: row.text(0), form: row.text(1), hlc: HLC(row.text(2)) ?? .zero, node: row.text(3),
+                      actor: row.text(4), at: row.text(5), reason: row.text(6))
+    }
+
+    /// Re-applies the erasure ledger (start-up, before the first call): every
+    /// erase change in the ledger that the change log lacks is applied (a
+    /// database restored from an older backup is erased again), and every
+    /// erasure the database holds that the ledger lacks is appended to it.
+    /// - Returns: how many erase changes were re-applied.
+    /// - Throws: ``SQLiteError``, ``SystemError``.
+    @discardableResult
+    func reapplyErasureLedger() throws -> Int {
+        let ledger = self.ledger
+        let lines = ledger.read()
+        let reapplied = try writer.submit { ctx -> Int in
+            var count = 0
+            for line in lines {
+                var change = line.change
+                if try ctx.isLogged(change) { continue }
+                ctx.clock.observe(change.hlc)
+                try ctx.append(&change)
+                try ctx.scrub(change)
+                count += 1
+            }
+            if count > 0 { try ctx.rebuildValueIndexes() }
+            var known = Set(lines)
+            var missing: [ErasureLedger.Line] = []
+            try ctx.db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE op = 'erase' ORDER BY seq").query { row in
+                let line = ErasureLedger.Line(try EntryStore.change(from: row))
+                if known.insert(line).inserted { missing.append(line) }
+            }
+            try ledger.append(missing)
+            return count
+        }
+        if reapplied > 0 { _ = truncateWAL() }
+        eraseInKeptDatabase(Array(Set(lines.map(\.entry))))
+        return reapplied
+    }
+}
+
+extension WriteContext {
+    /// The erasure of entry `id`, or `nil`.
+    func erasure(of id: String) throws -> ErasureRecord? {
+        try EntryStore.erasure(db, id)
+    }
+
+    /// Carries out the erase change `change` (already in the change log) on its
+    /// entry: removes its row and conflict records, overwrites the fields, base
+    /// and reason of its other change-log rows, and records the erasure (the
+    /// least (HLC, node) when several erase changes name one entry, so every
+    /// node keeps the same). The caller rebuilds the value indexes once per job.
+    func scrub(_ change: ChangeRecord) throws {
+        try db.statement("UPDATE changes SET fields = '{}', base = '{}', reason = NULL WHERE entry = ? AND op <> 'erase'")
+            .run([.text(change.entry)])
+        try db.statement("DELETE FROM conflicts WHERE entry = ?").run([.text(change.entry)])
+        try db.statement("DELETE FROM entries WHERE id = ?").run([.text(change.entry)])
+        try db.statement("""
+            INSERT INTO erasures (entry, form, hlc, node, actor, at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (entry) DO UPDATE SET form = excluded.form, hlc = excluded.hlc, node = excluded.node,
+              actor = excluded.actor, at = excluded.at, reason = excluded.reason
+            WHERE (excluded.hlc, excluded.node) < (erasures.hlc, erasures.node)
+            """).run([.text(change.entry), .text(change.form), .text(change.hlc.description), .text(change.node),
+                      .text(change.actor), .text(change.at), .text(change.reason ?? "")])
+    }
+
+    /// Rebuilds the indexes whose keys are values (name, birthday): a deleted
+    /// row's key can stay behind as a divider key in an interior page of an
+    /// index b-tree; rebuilding frees every page of the index, which
+    /// `secure_delete` overwrites with zeros. Costs a pass over the entries.
+    func rebuildValueIndexes() throws {
+        try db.execute("REINDEX entries_by_name; REINDEX entries_by_name_pinyin; REINDEX entries_by_birthday;")
+    }
+
+    /// Adds `n` to the count of changes refused because their entry was erased.
+    func countRefusedErased(_ n: Int) throws {
+        guard n > 0 else { return }
+        try db.statement("""
+            INSERT INTO node (key, value) VALUES ('refused_erased', ?)
+            ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)
+            """).run([.text(String(n))])
+    }
+}

@@ -1,0 +1,100 @@
+import EntryModel
+import EntryLedger
+import EntryProtocol
+import EntrySync
+
+extension ErasureRecord {
+    /// The wire form (`io.entryd.Entries.Erasure`).
+    var json: JSON {
+        .object([
+            ("entry", .string(entry)), ("form", .string(form)), ("hlc", .string(hlc.description)), ("node", .string(node)),
+            ("actor", .string(actor)), ("at", .string(at)), ("reason", .string(reason)),
+        ])
+    }
+}
+
+extension EntryService {
+    /// The methods of erasure (doc/design.md "Erasure"), added to `io.entryd.Entries`.
+    static let erasureMethods: [String: Method] = [
+        "Erase": (.admin, { s, c, p in try s.erase(c, p) }),
+        "FindSubject": (.admin, { s, c, p in try s.findSubject(c, p) }),
+        "Erasures": (.read, { s, c, _ in try s.listErasures(c) }),
+        "VerifyErasure": (.admin, { s, c, p in try s.verifyErasure(c, p) }),
+    ]
+
+    /// `io.entryd.Entries.Erase(id, reason)`.
+    /// - Throws: `InvalidParameter(reason)` for a missing or blank reason (checked
+    ///   first: nothing is looked up), `EntryNotFound`, `EntryErased`.
+    func erase(_ c: CallContext, _ p: Parameters) throws {
+        guard let reason = try p.optionalString("reason"), reason.contains(where: { !$0.isWhitespace }) else {
+            throw EntryError.invalidParameter("reason")
+        }
+        let id = try existingID(p)
+        let outcome = try store.erase(id: id, origin: WriteOrigin(actor: c.caller.userName, reason: reason))
+        try reply(c, [("erasure", outcome.record.json), ("walTruncated", .bool(outcome.walTruncated))])
+    }
+
+    /// `io.entryd.Entries.FindSubject(phone?, email?, name?, birthday?, country?, form?)`:
+    /// the values are canonicalised as Add does (the validator, with `form`'s
+    /// phone, e-mail, name and birthday fields), then looked up in every form.
+    /// - Throws: `InvalidParameter(phone)` when nothing to look for is given (or
+    ///   `name` without `birthday`, `InvalidParameter(birthday)`);
+    ///   `ValidationFailed` for a value the validator refuses; `FormNotFound`.
+    func findSubject(_ c: CallContext, _ p: Parameters) throws {
+        let form = try form(try p.optionalString("form"))
+        let phone = try p.optionalString("phone"), email = try p.optionalString("email")
+        let name = try p.optionalString("name"), birthday = try p.optionalString("birthday")
+        if name != nil && birthday == nil { throw EntryError.invalidParameter("birthday") }
+        if birthday != nil && name == nil { throw EntryError.invalidParameter("name") }
+        guard phone != nil || email != nil || name != nil else { throw EntryError.invalidParameter("phone") }
+        let layout = form.layout
+        var input: [String: String] = [:]
+        var wanted: [(field: String, parameter: String)] = []
+        func want(_ value: String?, field: String?, parameter: String) throws {
+            guard let value else { return }
+            guard let field else { throw EntryError.invalidParameter(parameter) }
+            input[field] = value
+            wanted.append((field, parameter))
+        }
+        try want(phone, field: form.fields.first { $0.type == .phone }?.name, parameter: "phone")
+        try want(email, field: form.fields.first { $0.type == .email }?.name, parameter: "email")
+        try want(name, field: layout.name, parameter: "name")
+        try want(birthday, field: layout.birthday, parameter: "birthday")
+        if phone != nil, let country = layout.country { input[country] = try p.optionalString("country") ?? "CN" }
+        let result = validator.validate(form: form, input: input, locale: try locale(p))
+        let problems = result.problems.filter { problem in wanted.contains { $0.field == problem.field } }
+        guard problems.isEmpty else { throw EntryError.validationFailed(problems) }
+        func canonical(_ parameter: String) -> String? {
+            wanted.first { $0.parameter == parameter }.flatMap { result.fields[$0.field] }
+        }
+        var query = SubjectQuery(values: [canonical("phone"), canonical("email")].compactMap { $0 })
+        if let n = canonical("name"), let b = canonical("birthday") { query.nameAndBirthday = (n, b) }
+        let found = try store.findSubject(query)
+        try reply(c, [("entries", .array(found.map { .object([("id", .string($0.id)), ("form", .string($0.form))]) }))])
+    }
+
+    /// `io.entryd.Entries.Erasures()`: the audit list, oldest first.
+    func listErasures(_ c: CallContext) throws {
+        try reply(c, [("erasures", .array(try store.erasures().map(\.json)))])
+    }
+
+    /// `io.entryd.Entries.VerifyErasure(id, values)`.
+    /// - Throws: `InvalidParameter(values)` when an element is not a string.
+    func verifyErasure(_ c: CallContext, _ p: Parameters) throws {
+        let id = try existingID(p)
+        let values = try p.array("values").map { item -> String in
+            guard let text = item.stringValue else { throw EntryError.invalidParameter("values") }
+            return text
+        }
+        let v = try store.verifyErasure(id: id, values: values)
+        var members: [(String, JSON)] = []
+        if let e = v.erasure { members.append(("erasure", e.json)) }
+        members += [
+            ("payloadRows", .int(Int64(v.payloadRows))), ("walTruncated", .bool(v.walTruncated)),
+            ("files", .array(v.files.map { f in
+                .object([("path", .string(f.path)), ("bytes", .int(f.bytes)), ("exists", .bool(f.exists)), ("hits", .int(Int64(f.hits)))])
+            })),
+        ]
+        try reply(c, members)
+    }
+}
