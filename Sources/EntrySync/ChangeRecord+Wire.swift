@@ -21,7 +21,9 @@ extension ChangeRecord {
     /// - Throws: ``EntryError`` `.invalidParameter("changes")` when a member is
     ///   missing or malformed: HLC not 16 hex digits or zero, node or entry not a
     ///   UUID, `at` not RFC 3339, an unknown op, a field name a form file could not
-    ///   declare, or a control character in a value.
+    ///   declare, a base key that is neither such a name nor `@heads`/`@deleted`,
+    ///   a base value that is not an HLC (a comma-separated list of them for the
+    ///   `@` keys), or a control character in a value.
     public init(json: JSON) throws(EntryError) {
         let p = Parameters(json)
         func need<T>(_ v: T?) throws(EntryError) -> T {
@@ -48,9 +50,19 @@ extension ChangeRecord {
             return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
         }
         let clean = { (text: String) in !text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+        // A base names, per field, the HLC of the value the write replaced (empty: none);
+        // and under the keys no field can have, `@heads` (the other heads of its groups it
+        // had in view) and `@deleted` (the deletes and restores it had seen), each a
+        // comma-separated list of HLCs, possibly empty (doc/design.md "Conflicts from the change log").
+        func isBaseEntry(_ key: String, _ value: String) -> Bool {
+            if key == EntryStore.headsKey || key == EntryStore.deletedBaseKey {
+                return value.isEmpty || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { HLC(String($0)) != nil }
+            }
+            return isFieldName(key) && (value.isEmpty || HLC(value) != nil)
+        }
         guard UUIDv7.canonical(node) == node, hlc != .zero, Timestamp.milliseconds(rfc3339: at) != nil, !form.isEmpty,
               fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
-              base.allSatisfy({ isFieldName($0.key) && ($0.value.isEmpty || HLC($0.value) != nil) })
+              base.allSatisfy({ isBaseEntry($0.key, $0.value) })
         else {
             throw .invalidParameter("changes")
         }

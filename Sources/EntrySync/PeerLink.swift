@@ -59,12 +59,23 @@ public struct LocalPeer: PeerLink {
     /// ``LedgerStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
     /// - Throws: ``StorageError``.
     public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
-        try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
+        let page = try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
+        return (try page.changes.map(Self.overTheWire), page.last)
     }
     /// ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` on ``store``, without a checkpoint.
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``StorageError``.
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
-        try store.apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
+        try store.apply(try changes.map(Self.overTheWire), via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
+    }
+
+    /// `change` as a peer receives it: written in the wire form and read back
+    /// (``ChangeRecord/init(json:)``), both ways, so that what an in-process
+    /// peer exchanges is held to what a peer over a socket accepts.
+    /// - Throws: ``EntryError`` `.invalidParameter("changes")`, as a peer would answer.
+    static func overTheWire(_ change: ChangeRecord) throws -> ChangeRecord {
+        var read = try ChangeRecord(json: change.json)
+        read.seq = change.seq
+        return read
     }
     /// ``LedgerStore/highestHLC(madeOn:)`` of ``store``.
     /// - Throws: ``StorageError``.

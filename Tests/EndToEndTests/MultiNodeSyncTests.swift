@@ -31,7 +31,7 @@ import Testing
         return try JSON.parse(r.stdout)
     }
 
-    @Test("three daemons in a ring converge; a concurrent edit gives one conflict with both values; exec: via entryctl bridge")
+    @Test("three daemons in a ring converge; a concurrent edit gives one conflict with both values; deletes, restores and a resolved conflict sync over the wire; exec: via entryctl bridge")
     func ring() throws {
         let c = try Daemon()
         let bridge = "exec:\(productsDirectory())/entryctl --socket \(c.socket) bridge"
@@ -68,6 +68,20 @@ import Testing
         _ = try sync(b, "unix:\(a.socket)")
         #expect(try entries(a) == entries(b))
         #expect(try entries(a) == entries(c))
+        // Deletes, restores and edits made with a conflict in view carry `@deleted` and
+        // `@heads` in their base: they cross the wire like every change.
+        let conflictID = try #require(conflicts.first?["id"]?.stringValue)
+        #expect(try a.entryctl(["resolve", conflictID]).status == 0)
+        #expect(try a.entryctl(["delete", ids[1]]).status == 0)
+        #expect(try a.entryctl(["delete", ids[2]]).status == 0)
+        #expect(try a.entryctl(["restore", ids[2]]).status == 0)
+        _ = try sync(b, "unix:\(a.socket)")
+        _ = try sync(c, "unix:\(b.socket)")
+        for d in [b, c] {
+            #expect(try d.connect().call("io.entryd.Entries.Get", .object([("id", .string(ids[1]))]))["entry"]?["deleted"]?.boolValue == true)
+            #expect(try d.connect().call("io.entryd.Entries.Get", .object([("id", .string(ids[2]))]))["entry"]?["deleted"]?.boolValue == false)
+            #expect(try d.connect().call("io.entryd.Sync.ListConflicts", .object([]))["conflicts"]?.arrayValue?.isEmpty == true)
+        }
         // exec: addresses are refused from a call.
         let refused = try a.entryctl(["sync", "exec:/bin/true"])
         #expect(refused.status == 1)

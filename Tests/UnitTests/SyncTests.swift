@@ -173,7 +173,8 @@ import Testing
     @Test("forged changes are refused before anything is applied", arguments: [
         ("node", JSON.string("x y")), ("hlc", .string("0000000000000000")), ("at", .string("yesterday")),
         ("fields", .stringMap(["Zzz": "x"])), ("fields", .stringMap(["name": "a\u{0}b"])), ("entry", .string("not-a-uuid")),
-        ("op", .string("drop")),
+        ("op", .string("drop")), ("base", .stringMap(["@other": ""])), ("base", .stringMap(["@heads": "01a22c9745290000,zz"])),
+        ("base", .stringMap(["name": "yesterday"])),
     ])
     func forgedChanges(member: String, value: JSON) throws {
         var change: [(String, JSON)] = [
@@ -183,6 +184,10 @@ import Testing
             ("at", .string("2026-11-30T08:15:02.123Z")),
         ]
         #expect((try? ChangeRecord(json: .object(change))) != nil)
+        // What deletes, restores and edits with a conflict in view write is not forged.
+        var seen = change.filter { $0.0 != "base" }
+        seen.append(("base", .stringMap(["name": "01a22c9745290000", "@heads": "01a22c9745280000,01a22c9745270000", "@deleted": ""])))
+        #expect((try? ChangeRecord(json: .object(seen)))?.base["@heads"] == "01a22c9745280000,01a22c9745270000")
         change.removeAll { $0.0 == member }
         change.append((member, value))
         #expect(throws: EntryError.invalidParameter("changes")) { _ = try ChangeRecord(json: .object(change)) }
