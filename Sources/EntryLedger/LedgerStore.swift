@@ -230,17 +230,21 @@ public protocol LedgerStore: AnyObject, Sendable {
     ///   register of its own.
     /// - Moves the local clock past every applied stamp, durably with the batch.
     /// - With `pulled`, records the peer's pull checkpoint in the same transaction.
+    /// - With `respell`, re-spells under this node's rules the values it stored
+    ///   that its ``Canonicaliser`` writes otherwise (``ApplyResult/recanonicalised``).
     ///
     /// - Parameters:
     ///   - via: the peer or user that delivered the batch (recorded on each change).
     ///   - layout: the field layout of a form, by form name.
     ///   - maxClockSkewMs: a change stamped more than this many milliseconds ahead
     ///     of the local wall clock refuses the whole batch.
+    ///   - respell: false when the sender canonicalises with the same libraries
+    ///     (it re-spells what it holds itself, and those re-spellings come too).
     /// - Returns: applied, skipped, new open conflicts, and this node's highest seq after it.
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)`` with nothing applied;
     ///   ``StorageError`` with nothing applied.
     func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
-               maxClockSkewMs: Int, pulled: PullCheckpoint?) throws -> ApplyResult
+               maxClockSkewMs: Int, pulled: PullCheckpoint?, respell: Bool) throws -> ApplyResult
 
     // MARK: - Conflicts
 
@@ -402,7 +406,13 @@ extension LedgerStore {
     /// (an `Apply` call, a push from a peer).
     public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
                       maxClockSkewMs: Int) throws -> ApplyResult {
-        try apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs, pulled: nil)
+        try apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs, pulled: nil, respell: true)
+    }
+
+    /// ``apply(_:via:layout:maxClockSkewMs:pulled:respell:)`` re-spelling what it stores.
+    public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+                      maxClockSkewMs: Int, pulled: PullCheckpoint?) throws -> ApplyResult {
+        try apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs, pulled: pulled, respell: true)
     }
 }
 

@@ -404,8 +404,10 @@ method Changes(since: int, limit: ?int, excludeNode: ?string, excludeSince: ?str
 
 # Applies changes made on other nodes, idempotently, in one transaction.
 # Added: refusedErased, the changes refused (not stored) because their entry
-# was erased.
-method Apply(changes: []Change) -> (applied: int, skipped: int, conflicts: int, seq: int, refusedErased: ?int)
+# was erased. Added: libraries, the sender's Status.libraries; when they equal
+# this node's, phones and e-mails are taken as they come, else those spelled
+# otherwise under this node's rules are re-spelled at once.
+method Apply(changes: []Change, libraries: ?[string]string) -> (applied: int, skipped: int, conflicts: int, seq: int, refusedErased: ?int)
 
 # Syncs with a peer now, both ways. peer: a configured peer name, or a unix:
 # address (exec: addresses only for configured peers). warnings: differences

@@ -23,12 +23,16 @@ public struct PeerIdentity: Sendable, Equatable {
     public var incarnation: Incarnation?
     /// The seq of the peer's last change, `nil` when not told.
     public var seq: Int64?
+    /// The versions of the libraries it canonicalises phones and e-mails with,
+    /// by name (``LibraryVersions/byName``); `nil` when not told (an older entryd).
+    public var libraries: [String: String]?
 
     /// A peer's identity.
-    public init(node: String, incarnation: Incarnation? = nil, seq: Int64? = nil) {
+    public init(node: String, incarnation: Incarnation? = nil, seq: Int64? = nil, libraries: [String: String]? = nil) {
         self.node = node
         self.incarnation = incarnation
         self.seq = seq
+        self.libraries = libraries
     }
 }
 
@@ -42,10 +46,13 @@ public struct LocalPeer: PeerLink {
     public let layout: @Sendable (String) -> FieldLayout
     /// Largest allowed lead of a change's HLC over ``store``'s wall clock, in milliseconds.
     public let maxClockSkewMs: Int
+    /// The libraries the peer says it canonicalises with (``PeerIdentity/libraries``); `nil`: not told.
+    public let libraries: [String: String]?
 
     /// A peer over `store`; by default 5 minutes of skew and the registration layout for every form.
     public init(store: any LedgerStore, via: String, maxClockSkewMs: Int = 300_000,
-                layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }) {
+                layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }, libraries: [String: String]? = nil) {
+        self.libraries = libraries
         self.store = store
         self.via = via
         self.layout = layout
@@ -54,7 +61,7 @@ public struct LocalPeer: PeerLink {
 
     /// ``store``'s node id, incarnation and last committed seq; never throws.
     public func identity() throws -> PeerIdentity {
-        PeerIdentity(node: store.nodeID, incarnation: store.incarnation, seq: store.commits.lastSeq)
+        PeerIdentity(node: store.nodeID, incarnation: store.incarnation, seq: store.commits.lastSeq, libraries: libraries)
     }
     /// ``LedgerStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
     /// - Throws: ``StorageError``.

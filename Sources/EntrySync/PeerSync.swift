@@ -94,7 +94,8 @@ public enum PeerSync {
             let last = page.last
             let mark = page.changes.last.map(Self.mark)
             let applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs,
-                                          pulled: PullCheckpoint(peer: name, pulledSeq: last, mark: mark))
+                                          pulled: PullCheckpoint(peer: name, pulledSeq: last, mark: mark),
+                                          respell: them.libraries != LibraryVersions.byName)
             state.pulledSeq = last
             if let mark { state.mark = mark }
             result.pulled += applied.applied

@@ -31,7 +31,8 @@ public final class VarlinkPeer: PeerLink {
                         since: reply["incarnationHlc"]?.stringValue.flatMap(HLC.init) ?? .zero)
         }
         expected = incarnation.map { (node, $0.id) }
-        return PeerIdentity(node: node, incarnation: incarnation, seq: reply["seq"]?.intValue)
+        let libraries = reply["libraries"]?.objectValue.map { Dictionary($0.compactMap { k, v in v.stringValue.map { (k, $0) } }) { a, _ in a } }
+        return PeerIdentity(node: node, incarnation: incarnation, seq: reply["seq"]?.intValue, libraries: libraries)
     }
 
     /// Calls `io.entryd.Sync.Changes(since, limit, excludeNode, excludeSince)`; `last` is the
@@ -56,7 +57,10 @@ public final class VarlinkPeer: PeerLink {
     /// - Throws: the errors of ``VarlinkConnection/call(_:_:)`` (e.g. ``WireError``
     ///   its clock-skew refusal).
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
-        let reply = try connection.call("io.entryd.Sync.Apply", .object([("changes", .array(changes.map(\.json)))]))
+        // Our libraries: a peer with the same takes the values as they come (see Apply).
+        let reply = try connection.call("io.entryd.Sync.Apply", .object([
+            ("changes", .array(changes.map(\.json))), ("libraries", .object(LibraryVersions.all.map { ($0.name, .string($0.version)) })),
+        ]))
         return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),
                            conflicts: Int(reply["conflicts"]?.intValue ?? 0), seq: reply["seq"]?.intValue ?? 0,
                            refusedErased: Int(reply["refusedErased"]?.intValue ?? 0))

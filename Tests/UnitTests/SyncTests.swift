@@ -639,3 +639,22 @@ extension SyncTests {
         #expect(try sync(new, old).recanonicalised == 0)
     }
 }
+
+extension SyncTests {
+    @Test("a peer that canonicalises with the same libraries is taken as it comes; one that says nothing of them, or names other versions, is re-spelled",
+          arguments: StoreKind.allCases)
+    func sameLibrariesTakenAsTheyCome(kind: StoreKind) throws {
+        for (libraries, respelled) in [(LibraryVersions.byName, false), (nil, true), (["phonenumber": "8.12.0", "idn2": "2.3.3"], true)] {
+            let places = [TestDatabase(), TestDatabase()]
+            let old = try kind.open(places[0], readers: 2)
+            let new = try respellingNode(kind, places[1])
+            defer { old.close(); new.close(); _ = places }
+            let id = try old.create(form: "registration", id: nil, fields: ["name": "A", "birthday": "1990-05-17", "country": "DE",
+                                    "contact_method": "phone", "phone": "+49015123456789"], layout: layout, origin: origin("a")).entry.id
+            let pulled = try PeerSync.run(local: new, peer: LocalPeer(store: old, via: "peer", libraries: libraries), name: "old",
+                                          address: "test:", batch: 100, layout: { _ in .registration }, maxClockSkewMs: 300_000)
+            #expect(pulled.recanonicalised == (respelled ? 1 : 0), "libraries \(String(describing: libraries))")
+            #expect(try new.get(id)?.fields["phone"] == (respelled ? "+4915123456789" : "+49015123456789"))
+        }
+    }
+}

@@ -24,9 +24,10 @@ extension EntryStore {
     ///     refuses the whole batch.
     ///   - pulled: the peer's pull checkpoint, stored in the same transaction
     ///     after the batch (`peers.pulled_seq` of a saved peer; no row, no change).
+    ///   - respell: re-spell stored values under this node's rules (``Canonicaliser``).
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)`` (nothing applied); ``SQLiteError``.
     public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
-                      maxClockSkewMs: Int, pulled: PullCheckpoint?) throws -> ApplyResult {
+                      maxClockSkewMs: Int, pulled: PullCheckpoint?, respell: Bool) throws -> ApplyResult {
         let ledger = self.ledger
         let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
             let wall = ctx.clock.wallClock()
@@ -77,6 +78,7 @@ extension EntryStore {
                 // is re-spelled here at once (doc/design.md "Stored values under changed
                 // rules"); a re-spelling from elsewhere is taken as it comes, so two
                 // nodes whose rules differ never rewrite each other's forever.
+                guard respell else { continue }
                 if change.op == .restore {
                     recheck[change.entry] = Set(try ctx.load(change.entry).map { Array($0.fields.keys) } ?? [])
                 } else if change.op == .create || change.op == .update, change.actor != WriteOrigin.migrationActor {

@@ -19,4 +19,7 @@ public enum LibraryVersions {
         ("phonenumber", PhoneNumber.libraryVersion),
         ("idn2", idn2_check_version(nil).map { String(cString: $0) } ?? "unknown"),
     ]
+
+    /// ``all`` by name, as `Status.libraries` sends it.
+    public static var byName: [String: String] { Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.version) }) }
 }

@@ -130,16 +130,19 @@ extension EntryService {
         try? c.send(VarlinkReply(parameters: page([], cursor)))
     }
 
-    /// `io.entryd.Sync.Apply(changes)`, recorded with the caller's user name as `via`;
+    /// `io.entryd.Sync.Apply(changes, libraries?)`, recorded with the caller's user name as `via`;
     /// `refusedErased` counts the changes refused because their entry was erased.
+    /// Values are re-spelled under this node's rules unless `libraries` (the
+    /// sender's) equal this node's ``LibraryVersions``.
     /// - Throws: `LimitExceeded(max-batch)`; `InvalidParameter(changes)` for a
     ///   malformed change; `io.entryd.Sync.ClockSkew` (nothing applied).
     func applyChanges(_ c: CallContext, _ p: Parameters) throws {
         let items = try p.array("changes")
         guard items.count <= limits.maxBatch else { throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch) }
         let changes = try items.map { try ChangeRecord(json: $0) }
+        let sameRules = try p.optionalStringMap("libraries") == LibraryVersions.byName
         let r = try store.apply(changes, via: c.caller.userName, layout: { [self] in layout(ofForm: $0) },
-                                maxClockSkewMs: limits.maxClockSkewMs)
+                                maxClockSkewMs: limits.maxClockSkewMs, pulled: nil, respell: !sameRules)
         try reply(c, [("applied", .int(Int64(r.applied))), ("skipped", .int(Int64(r.skipped))),
                       ("conflicts", .int(Int64(r.conflicts))), ("seq", .int(r.seq)),
                       ("refusedErased", .int(Int64(r.refusedErased)))])
