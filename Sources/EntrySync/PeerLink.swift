@@ -59,7 +59,9 @@ public struct LocalPeer: PeerLink {
     /// ``LedgerStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
     /// - Throws: ``StorageError``.
     public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
-        try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
+        // As the service does: a pull without the puller's own changes acknowledges `since`.
+        if let excludeNode { try store.acknowledge(node: excludeNode, since: since) }
+        return try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
     }
     /// ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` on ``store``, without a checkpoint.
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``StorageError``.

@@ -122,11 +122,14 @@ extension StoredEntry {
 }
 
 extension WriteContext {
-    /// True when the change log already holds (node, HLC) of `change`.
+    /// True when the change log already holds (node, HLC) of `change`, or held it
+    /// and compaction removed it as superseded (`folded`, doc/design.md
+    /// "Compaction"): a removed change that comes back is skipped, not merged again.
     func isLogged(_ change: ChangeRecord) throws -> Bool {
         var found = false
-        try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?")
-            .query([.text(change.node), .text(change.hlc.description)]) { _ in found = true }
+        let key: [Statement.Value] = [.text(change.node), .text(change.hlc.description)]
+        try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?").query(key) { _ in found = true }
+        if !found { try db.statement("SELECT 1 FROM folded WHERE node = ? AND hlc = ?").query(key) { _ in found = true } }
         return found
     }
 

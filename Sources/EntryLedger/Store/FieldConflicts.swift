@@ -52,6 +52,24 @@ extension WriteContext {
         return standing
     }
 
+    /// The writes ``standing(of:)`` rests on: the newest write that is not a
+    /// re-spelling and every re-spelling that joined the chain over it (the last
+    /// of them stands). Compaction keeps them all: a re-spelling stands only over
+    /// the value it saw, so dropping a link would let the older value stand.
+    static func standingChain(of writes: [GroupWrite]) -> [GroupWrite] {
+        guard let base = writes.filter({ !$0.isMigration }).max(by: { $0.stamp < $1.stamp }) else {
+            return writes.max(by: { $0.stamp < $1.stamp }).map { [$0] } ?? []
+        }
+        var chain = [base]
+        var respelled: Set<String> = [base.stamp.hlc.description]
+        for write in writes.filter(\.isMigration).sorted(by: { $0.stamp < $1.stamp })
+        where write.stamp > base.stamp && !write.seen.isDisjoint(with: respelled) {
+            respelled.insert(write.stamp.hlc.description)
+            chain.append(write)
+        }
+        return chain
+    }
+
     /// The writes of `writes` that no other has seen, re-spellings left out: a
     /// write that saw a re-spelling saw what the re-spelling saw.
     static func heads(of writes: [GroupWrite]) -> [GroupWrite] {

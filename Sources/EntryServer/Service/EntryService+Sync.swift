@@ -105,6 +105,9 @@ extension EntryService {
             guard let hlc = HLC(text) else { throw EntryError.invalidParameter("excludeSince") }
             return hlc
         } ?? .zero
+        // A pull without the caller's own changes acknowledges `since` for that node:
+        // compaction never folds what it has not acknowledged (doc/design.md "Compaction").
+        if let exclude { try store.acknowledge(node: exclude, since: since) }
         let incarnation = store.incarnation.id
         /// One `Changes` reply: `{changes, last, incarnation}` (the seqs' incarnation).
         func page(_ changes: [ChangeRecord], _ last: Int64) -> JSON {
