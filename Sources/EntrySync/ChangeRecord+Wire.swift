@@ -11,6 +11,7 @@ extension ChangeRecord {
             ("base", .stringMap(base)), ("actor", .string(actor)), ("at", .string(at)),
         ]
         if let reason { members.append(("reason", .string(reason))) }
+        if !superseded.isEmpty { members.append(("superseded", .array(superseded.map(JSON.string)))) }
         return .object(members)
     }
 }
@@ -35,7 +36,8 @@ extension ChangeRecord {
                 entry: try need(UUIDv7.canonical(try p.string("entry"))), form: try p.string("form"),
                 op: try need(ChangeOp(rawValue: try p.string("op"))), fields: try p.optionalStringMap("fields") ?? [:],
                 base: try p.optionalStringMap("base") ?? [:], actor: try p.optionalString("actor") ?? "",
-                at: try p.optionalString("at") ?? "", reason: try p.optionalString("reason"), via: nil)
+                at: try p.optionalString("at") ?? "", reason: try p.optionalString("reason"), via: nil,
+                superseded: try (json["superseded"].map { try need($0.arrayValue) } ?? []).map { item throws(EntryError) in try need(item.stringValue) })
         } catch {
             throw .invalidParameter("changes")
         }
@@ -50,6 +52,7 @@ extension ChangeRecord {
         let clean = { (text: String) in !text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
         guard UUIDv7.canonical(node) == node, hlc != .zero, Timestamp.milliseconds(rfc3339: at) != nil, !form.isEmpty,
               fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
+              superseded.allSatisfy({ fields[$0] != nil }),
               base.allSatisfy({ isFieldName($0.key) && ($0.value.isEmpty || HLC($0.value) != nil) })
         else {
             throw .invalidParameter("changes")

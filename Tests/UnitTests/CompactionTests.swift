@@ -3,6 +3,8 @@ import Testing
 @testable import EntryModel
 @testable import EntryLedger
 @testable import EntrySync
+@testable import EntryProtocol
+@testable import EntryServer
 
 /// Compaction with a peer horizon (issue 17 item 5, doc/design.md "Compaction"):
 /// what it removes and keeps, the horizon, expired peers and their return.
@@ -196,6 +198,44 @@ import Testing
         // Its acknowledgement counts again.
         #expect(try compact(n[0]).heldBackBy == peer)
         _ = dbs
+    }
+
+    @Test("Compact over the service: admin only (PermissionDenied changes nothing); the reply's figures; Status.compaction; History.compactedThrough")
+    func overTheService() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 2)
+        defer { store.close() }
+        let id = try store.create(form: "registration", id: nil, fields: ["name": "s0", "country": "CN"], layout: layout,
+                                  origin: WriteOrigin(actor: "u")).entry.id
+        for i in 1...3 { try edit(store, id, "name", "s\(i)") }
+        let service = EntryService(store: store, forms: .builtIn)
+        /// The reply of `method` called with `role`, or its wire error.
+        func call(_ method: String, _ role: Role, _ params: [(String, JSON)] = []) -> (JSON?, WireError?) {
+            let caller = Caller(pid: 1, uid: 1000, gid: 1000, userName: "clerk", role: role)
+            var reply: JSON?
+            let context = CallContext(caller: caller, call: VarlinkCall(method: method, parameters: .object(params)),
+                                      send: { reply = $0.parameters }, clientHungUp: { false })
+            do { try service.handle(context) } catch { return (nil, WireError(mapping: error)) }
+            return (reply, nil)
+        }
+        let rows = try store.history(id).count
+        for role in [Role.read, .write] {
+            #expect(call("io.entryd.Sync.Compact", role).1?.name == WireErrorName.permissionDenied)
+        }
+        #expect(try store.history(id).count == rows && store.lastCompaction() == nil)
+        #expect(call("io.entryd.Sync.Status", .read).0?["compaction"] == nil)
+        #expect(call("io.entryd.Entries.History", .read, [("id", .string(id))]).0?["compactedThrough"] == nil)
+        let (reply, error) = call("io.entryd.Sync.Compact", .admin)
+        #expect(error == nil)
+        #expect(reply?["removed"]?.intValue == 2, "two superseded name edits")
+        #expect(reply?["horizon"]?.intValue == (try store.counts().seq))
+        #expect(reply?["heldBackBy"] == nil && reply?["expired"]?.arrayValue?.isEmpty == true)
+        #expect(reply?["bytesFreed"]?.intValue != nil)
+        let status = call("io.entryd.Sync.Status", .read).0?["compaction"]
+        #expect(status?["removed"]?.intValue == 2 && status?["at"]?.stringValue != nil)
+        let history = call("io.entryd.Entries.History", .read, [("id", .string(id))]).0
+        #expect(history?["compactedThrough"]?.intValue == reply?["horizon"]?.intValue)
+        #expect(history?["changes"]?.arrayValue?.count == rows - 2)
     }
 
     @Test("a node that pulled with excludeNode but has no peer row holds the horizon at what it acknowledged")

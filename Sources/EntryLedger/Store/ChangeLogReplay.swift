@@ -58,7 +58,8 @@ extension EntryStore {
             for (name, value) in change.fields {
                 let seen = Set(([change.base[name] ?? ""] + heads).filter { !$0.isEmpty })
                 writes[change.entry, default: [:]][name, default: []].append(WriteContext.GroupWrite(
-                    stamp: stamp, fields: [name: value], seen: seen, isMigration: change.actor == WriteOrigin.migrationActor))
+                    stamp: stamp, fields: [name: value], seen: seen, isMigration: change.actor == WriteOrigin.migrationActor,
+                    superseded: change.superseded.contains(name)))
             }
             if change.op == .delete || change.op == .restore, deletedClock[change.entry].map({ $0 < stamp }) ?? true {
                 entry.deleted = change.op == .delete

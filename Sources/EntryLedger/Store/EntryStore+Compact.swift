@@ -227,11 +227,15 @@ extension WriteContext {
         for row in rows where row.op == .create || row.op == .update { names.formUnion(row.fields.keys) }
         var groups: [[String]] = []
         for name in names.sorted() where !groups.contains(where: { $0.contains(name) }) { groups.append(fieldLayout.group(of: name)) }
+        var notSuperseded: [[String]: Set<String>] = [:]  // group → its heads and standing chain
         for group in groups {
             let writes = try groupWrites(entry: id, group: group)
-            for write in WriteContext.heads(of: writes) + WriteContext.standingChain(of: writes) { keep.insert(key(write.stamp)) }
+            let needed = WriteContext.heads(of: writes) + WriteContext.standingChain(of: writes)
+            for write in needed { keep.insert(key(write.stamp)) }
+            notSuperseded[group] = Set(needed.map { key($0.stamp) })
         }
         // Per field, as replay reads it: a write may set some fields of its group only.
+        var fieldChain: [String: Set<String>] = [:]
         for name in names {
             let writes = rows.filter { $0.fields[name] != nil }.map { change in
                 let heads = (change.base[EntryStore.headsKey] ?? "").split(separator: ",").map(String.init)
@@ -240,6 +244,7 @@ extension WriteContext {
                                   isMigration: change.actor == WriteOrigin.migrationActor)
             }
             for write in WriteContext.standingChain(of: writes) { keep.insert(key(write.stamp)) }
+            fieldChain[name] = Set(WriteContext.standingChain(of: writes).map { key($0.stamp) })
         }
         // The deleted register's heads (its newest among them), and both sides of every open conflict.
         for head in try deletedRegisterHeads(entry: id) { keep.insert(key(head.stamp)) }
@@ -267,12 +272,23 @@ extension WriteContext {
                 }
             }
         }
-        // A kept row that another saw stays seen: one of its seers stays too (the
-        // oldest), and so on, or it would become a head of its own.
+        // A kept write that a later write saw for a group (no head, not standing) is
+        // marked superseded for those fields, so it stays no head when the writes
+        // between it and the newest are removed (ChangeRecord.superseded; synced).
+        var marks: [Int64: Set<String>] = [:]  // seq → fields
+        for row in rows where (row.op == .create || row.op == .update) && row.actor != WriteOrigin.migrationActor && keep.contains(key(row.stamp)) {
+            for group in groups where notSuperseded[group]?.contains(key(row.stamp)) == false {
+                let fields = group.filter { row.fields[$0] != nil && fieldChain[$0]?.contains(key(row.stamp)) != true }
+                if !fields.isEmpty { marks[row.seq, default: Set(row.superseded)].formUnion(fields) }
+            }
+        }
+        marks = marks.filter { seq, fields in fields != Set(rows.first { $0.seq == seq }?.superseded ?? []) }
+        // A kept delete or restore that another saw stays seen: one of its seers stays
+        // too (the oldest), and so on, or it would become a head of its own.
         var closing = true
         while closing {
             closing = false
-            for target in rows where keep.contains(key(target.stamp)) {
+            for target in rows where keep.contains(key(target.stamp)) && (target.op == .delete || target.op == .restore) {
                 let seers = rows.filter { $0.base.values.contains { $0.split(separator: ",").contains(Substring(target.hlc.description)) } }
                 if !seers.isEmpty, !seers.contains(where: { keep.contains(key($0.stamp)) }) {
                     keep.insert(key(seers.min { $0.seq < $1.seq }!.stamp))
@@ -291,11 +307,17 @@ extension WriteContext {
             try remove.run([.int(row.seq)])
             try fold.run([.text(row.node), .text(row.hlc.description), .text(id), .int(row.seq)])
         }
+        let mark = try db.statement("UPDATE changes SET superseded = ? WHERE seq = ?")
+        for (seq, fields) in marks { try mark.run([.text(fields.sorted().joined(separator: ",")), .int(seq)]) }
         for group in groups { _ = try settleGroup(entry: id, group: group, current: stored.fields) }
         if stored.deleted || rows.contains(where: { $0.op == .delete || $0.op == .restore }) {
             _ = try deleteAgainstEdit(entry: id, layout: fieldLayout)
         }
-        let kept = rows.filter { row in !candidates.contains { $0.seq == row.seq } }
+        let kept = rows.filter { row in !candidates.contains { $0.seq == row.seq } }.map { row in
+            var row = row
+            if let fields = marks[row.seq] { row.superseded = fields.sorted() }
+            return row
+        }
         let replayed = EntryStore.replay(kept)[id]
         let same = replayed == ReplayedEntry(form: stored.form, fields: stored.fields, deleted: stored.deleted, version: stored.version)
         guard same, try openConflictIDs(id) == open else {
@@ -318,3 +340,4 @@ extension WriteContext {
         return ids
     }
 }
+

@@ -194,6 +194,8 @@ public enum Migrations {
         //    this node's log with `excludeNode`, the last `since` it pulled with and
         //    when. `compacted` keeps, per entry, the horizon of the last compaction
         //    that removed rows of it (History). A peer row may be marked expired.
+        //    A change may name the fields later writes superseded (`superseded`,
+        //    comma-separated; set by compaction on the rows it keeps, and synced).
         //    The node table gains 'compaction', the figures of the last run
         //    (EntryStore, no DDL).
         """
@@ -216,6 +218,7 @@ public enum Migrations {
           at      TEXT NOT NULL
         ) WITHOUT ROWID;
         ALTER TABLE peers ADD COLUMN expired TEXT;  -- when compaction found it silent past peer-expiry
+        ALTER TABLE changes ADD COLUMN superseded TEXT NOT NULL DEFAULT '';  -- fields later writes superseded
         """,
     ]
 
