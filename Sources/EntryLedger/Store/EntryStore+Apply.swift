@@ -131,7 +131,7 @@ extension WriteContext {
         var found = false
         let key: [Statement.Value] = [.text(change.node), .text(change.hlc.description)]
         try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?").query(key) { _ in found = true }
-        if !found { try db.statement("SELECT 1 FROM folded WHERE node = ? AND hlc = ?").query(key) { _ in found = true } }
+        if !found { try db.statement("SELECT 1 FROM folded WHERE hlc = ?2 AND node = ?1").query(key) { _ in found = true } }
         return found
     }
 

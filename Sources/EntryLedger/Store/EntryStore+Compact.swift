@@ -144,7 +144,7 @@ extension EntryStore {
             do {
                 try db.statement("""
                     SELECT COALESCE(SUM(pgsize), 0) FROM dbstat
-                    WHERE name IN ('changes', 'changes_by_entry', 'sqlite_autoindex_changes_1', 'folded', 'folded_by_entry')
+                    WHERE name IN ('changes', 'changes_by_entry', 'sqlite_autoindex_changes_1', 'folded')
                     """).query { bytes = $0.int(0) }
             } catch {
                 var pages: Int64 = 0, size: Int64 = 0
@@ -259,7 +259,13 @@ extension WriteContext {
         // were seen (and so on through re-spellings, which are seen only through others).
         for ack in expiredAcks {
             var below = Set(rows.filter { $0.seq <= ack }.map(\.hlc.description))
-            try db.statement("SELECT hlc FROM folded WHERE entry = ? AND seq <= ?").query([.text(id), .int(ack)]) { below.insert($0.text(0)) }
+            // …and those removed before, which rows here name by HLC.
+            let present = Set(rows.map(\.hlc.description))
+            let named = Set(rows.flatMap { $0.base.values.flatMap { $0.split(separator: ",").map(String.init) } }).subtracting(present)
+            let folded = try db.statement("SELECT 1 FROM folded WHERE hlc = ? AND seq <= ?")
+            for hlc in named where !hlc.isEmpty {
+                try folded.query([.text(hlc), .int(ack)]) { _ in below.insert(hlc) }
+            }
             var changed = true
             while changed {
                 changed = false
@@ -302,10 +308,10 @@ extension WriteContext {
         // open conflicts (settled again from the change log) and the same values.
         try db.execute("SAVEPOINT compact_entry")
         let remove = try db.statement("DELETE FROM changes WHERE seq = ?")
-        let fold = try db.statement("INSERT OR IGNORE INTO folded (node, hlc, entry, seq) VALUES (?, ?, ?, ?)")
+        let fold = try db.statement("INSERT OR IGNORE INTO folded (hlc, node, seq) VALUES (?, ?, ?)")
         for row in candidates {
             try remove.run([.int(row.seq)])
-            try fold.run([.text(row.node), .text(row.hlc.description), .text(id), .int(row.seq)])
+            try fold.run([.text(row.hlc.description), .text(row.node), .int(row.seq)])
         }
         let mark = try db.statement("UPDATE changes SET superseded = ? WHERE seq = ?")
         for (seq, fields) in marks { try mark.run([.text(fields.sorted().joined(separator: ",")), .int(seq)]) }

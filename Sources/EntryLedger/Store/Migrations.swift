@@ -200,13 +200,11 @@ public enum Migrations {
         //    (EntryStore, no DDL).
         """
         CREATE TABLE folded (
-          node   TEXT NOT NULL,            -- the removed change's origin node and HLC
-          hlc    TEXT NOT NULL,
-          entry  TEXT NOT NULL,
+          hlc    TEXT NOT NULL,            -- the removed change's HLC and origin node
+          node   TEXT NOT NULL,            --   (HLC first: writes name what they saw by HLC)
           seq    INTEGER NOT NULL,         -- its seq here, before it was removed
-          PRIMARY KEY (node, hlc)
+          PRIMARY KEY (hlc, node)
         ) WITHOUT ROWID;
-        CREATE INDEX folded_by_entry ON folded (entry);
         CREATE TABLE peer_acks (
           node   TEXT PRIMARY KEY,         -- the pulling node's id (its excludeNode)
           since  INTEGER NOT NULL,         -- the highest since it pulled this log with
