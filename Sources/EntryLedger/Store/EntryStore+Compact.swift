@@ -241,7 +241,7 @@ extension WriteContext {
                 let heads = (change.base[EntryStore.headsKey] ?? "").split(separator: ",").map(String.init)
                 return GroupWrite(stamp: change.stamp, fields: [name: change.fields[name]!],
                                   seen: Set(([change.base[name] ?? ""] + heads).filter { !$0.isEmpty }),
-                                  isMigration: change.actor == WriteOrigin.migrationActor)
+                                  isMigration: change.actor == WriteOrigin.migrationActor, superseded: change.superseded.contains(name))
             }
             for write in WriteContext.standingChain(of: writes) { keep.insert(key(write.stamp)) }
             fieldChain[name] = Set(WriteContext.standingChain(of: writes).map { key($0.stamp) })
