@@ -326,6 +326,33 @@ public protocol LedgerStore: AnyObject, Sendable {
     /// - Throws: ``StorageError``.
     func savePeerState(_ state: PeerState) throws
 
+    // MARK: - Compaction
+
+    /// Records that node `node` pulled this store's change log with `since`
+    /// (it holds everything up to there: the compaction horizon); brings back a
+    /// peer of that node that was marked expired, with its checkpoints at 0.
+    /// - Throws: ``StorageError``.
+    func acknowledge(node: String, since: Int64) throws
+
+    /// Removes superseded change-log rows up to the horizon of the known peers
+    /// (doc/design.md "Compaction"), in batches of entries, each in one transaction.
+    /// - Parameters:
+    ///   - peerExpiryMs: silence after which a peer is expired and ignored, in milliseconds.
+    ///   - configured: the names of the configured peers.
+    ///   - layout: the field layout of a form, by form name.
+    ///   - progress: called after each batch with (entries done, entries in all).
+    /// - Throws: ``StorageError``; batches done stay done.
+    func compact(peerExpiryMs: UInt64, configured: [String], layout: @escaping (String) -> FieldLayout,
+                 progress: (Int, Int) -> Void) throws -> CompactionResult
+
+    /// The figures of the last compaction, `nil` before the first.
+    /// - Throws: ``StorageError``.
+    func lastCompaction() throws -> CompactionResult?
+
+    /// The horizon of the last compaction that removed rows of `entry`, `nil` if none did.
+    /// - Throws: ``StorageError``.
+    func compactedThrough(entry: String) throws -> Int64?
+
     // MARK: - Backup, checks and lifetime
 
     /// Writes a consistent copy of the whole store (entries, change log, node

@@ -80,7 +80,10 @@ type Change (
   base: [string]string,
   actor: string,
   at: string,
-  reason: ?string
+  reason: ?string,
+  # Added: fields whose values later writes are known to have superseded (set
+  # by compaction on the changes it keeps; doc/design.md "Compaction").
+  superseded: ?[]string
 )
 
 # Validates, normalises and stores a new entry. With id, the call is idempotent:
@@ -118,7 +121,9 @@ method Delete(id: string, ifVersion: ?string, reason: ?string) -> (entry: Entry)
 method Restore(id: string, reason: ?string) -> (entry: Entry)
 
 # Every change of one entry, oldest first, including changes that lost a conflict.
-method History(id: string, locale: ?string) -> (changes: []Change)
+# Added: compactedThrough, the horizon (a seq of this node's change log) of the
+# last compaction that removed superseded changes of this entry; absent if none did.
+method History(id: string, locale: ?string) -> (changes: []Change, compactedThrough: ?int)
 
 # Adds many entries in one transaction. Each element is
 # {"id": optional, "fields": {...}, "deleted": optional bool}.
@@ -324,7 +329,10 @@ type Change (
   base: [string]string,
   actor: string,
   at: string,
-  reason: ?string
+  reason: ?string,
+  # Added: fields whose values later writes are known to have superseded (set
+  # by compaction on the changes it keeps; doc/design.md "Compaction").
+  superseded: ?[]string
 )
 
 type Peer (
@@ -384,7 +392,9 @@ method Status() -> (
   # Added: entries erased on this node, and the changes refused since because
   # their entry was erased (doc/design.md "Erasure": no resurrection).
   erasures: ?int,
-  refusedErased: ?int
+  refusedErased: ?int,
+  # Added: the last compaction (absent before the first; doc/design.md "Compaction").
+  compaction: ?Compaction
 )
 
 # Changes after since (exclusive), oldest first. excludeNode drops changes made
@@ -425,6 +435,27 @@ method Resolve(id: string, useLost: ?bool) -> (conflict: Conflict)
 # (absent when none). A node that finds its peer holding one of its own changes
 # it no longer has has gone back in time (doc/design.md "Incarnations").
 method HeldFrom(node: string) -> (hlc: ?string)
+
+# Added: one compaction (doc/design.md "Compaction"). at: when it ran (RFC 3339
+# UTC). removed: change-log rows removed (superseded writes only). bytesFreed:
+# the change log's size before minus after, in bytes (SQLite dbstat; the pages
+# go to the file's free list). horizon: rows up to this seq were looked at, the
+# oldest point every known peer acknowledged (the whole log without peers).
+# heldBackBy: the peer that set the horizon. expired: peers silent longer than
+# peer-expiry, not waited for (each is read and sent everything when it is back).
+type Compaction (
+  at: string,
+  removed: int,
+  bytesFreed: int,
+  horizon: int,
+  heldBackBy: ?string,
+  expired: []string
+)
+
+# Added: removes superseded change-log rows up to the horizon, a batch of
+# entries per transaction (admin role). Changes serves what is left to any
+# cursor; seqs of removed rows are gaps.
+method Compact() -> (removed: int, bytesFreed: int, horizon: int, heldBackBy: ?string, expired: []string)
 
 error ClockSkew (node: string, aheadMs: int)
 error PeerUnreachable (peer: string, reason: string)

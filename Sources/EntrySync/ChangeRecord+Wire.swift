@@ -11,6 +11,7 @@ extension ChangeRecord {
             ("base", .stringMap(base)), ("actor", .string(actor)), ("at", .string(at)),
         ]
         if let reason { members.append(("reason", .string(reason))) }
+        if !superseded.isEmpty { members.append(("superseded", .array(superseded.map(JSON.string)))) }
         return .object(members)
     }
 }
@@ -37,7 +38,8 @@ extension ChangeRecord {
                 entry: try need(UUIDv7.canonical(try p.string("entry"))), form: try p.string("form"),
                 op: try need(ChangeOp(rawValue: try p.string("op"))), fields: try p.optionalStringMap("fields") ?? [:],
                 base: try p.optionalStringMap("base") ?? [:], actor: try p.optionalString("actor") ?? "",
-                at: try p.optionalString("at") ?? "", reason: try p.optionalString("reason"), via: nil)
+                at: try p.optionalString("at") ?? "", reason: try p.optionalString("reason"), via: nil,
+                superseded: try (json["superseded"].map { try need($0.arrayValue) } ?? []).map { item throws(EntryError) in try need(item.stringValue) })
         } catch {
             throw .invalidParameter("changes")
         }
@@ -62,6 +64,7 @@ extension ChangeRecord {
         }
         guard UUIDv7.canonical(node) == node, hlc != .zero, Timestamp.milliseconds(rfc3339: at) != nil, !form.isEmpty,
               fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
+              superseded.allSatisfy({ fields[$0] != nil }),
               base.allSatisfy({ isBaseEntry($0.key, $0.value) })
         else {
             throw .invalidParameter("changes")

@@ -66,6 +66,8 @@ public struct LocalPeer: PeerLink {
     /// ``LedgerStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
     /// - Throws: ``StorageError``.
     public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
+        // As the service does: a pull without the puller's own changes acknowledges `since`.
+        if let excludeNode { try store.acknowledge(node: excludeNode, since: since) }
         let page = try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
         return (try page.changes.map(Self.overTheWire), page.last)
     }

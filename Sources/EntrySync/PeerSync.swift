@@ -64,6 +64,16 @@ public enum PeerSync {
             }
             state = PeerState(name: name, address: address, node: them.node, pulledSeq: 0, pushedSeq: 0)
             try local.savePeerState(state)
+        } else if let since = state.expired {
+            // Compaction passed this peer by (doc/design.md "Compaction"): what it holds may
+            // be older than what this node folded. Start over both ways from the folded state.
+            result.notices.append("peer '\(name)' was expired (silent past peer-expiry, marked \(since)): "
+                + "read from the start and sent everything")
+            state.pulledSeq = 0
+            state.pushedSeq = 0
+            state.mark = nil
+            state.expired = nil
+            try local.savePeerState(state)
         } else if let (from, why) = try wentBack(them, state: state, peer: peer) {
             result.notices.append("peer '\(name)' \(why): read again from seq \(from) and sent everything")
             state.pulledSeq = from

@@ -6,7 +6,9 @@ import EntryServer
 import Foundation
 
 /// The peer scheduler (``PeerScheduler``): syncs the configured peers at their
-/// intervals and soon after local writes, on a thread of its own.
+/// intervals and soon after local writes, on a thread of its own; and, on
+/// another, compacts the change log every `compact-interval` when one is set
+/// (doc/design.md "Compaction"; read again after each wait, so a reload applies).
 ///
 /// Started after the store; stopped after the listener and before the store,
 /// so no new sync starts on a closed store (see ``stop(deadline:)`` for one in progress).
@@ -17,6 +19,9 @@ final class SchedulerService: DaemonService, @unchecked Sendable {
     private var scheduler: PeerScheduler?
     /// Signalled when the scheduler's thread returns.
     private let finished = DispatchSemaphore(value: 0)
+    /// Signalled to end the compaction thread; it signals ``compacted`` when it returns.
+    private let stopCompacting = DispatchSemaphore(value: 0)
+    private let compacted = DispatchSemaphore(value: 0)
 
     /// A scheduler over `store`'s ``StoreService/entries``, logging one line per sync outcome.
     init(store: StoreService, log: Log) {
@@ -34,6 +39,25 @@ final class SchedulerService: DaemonService, @unchecked Sendable {
         }
         thread.name = "entryd-peers"
         thread.start()
+        let entries = store.entries
+        let compactor = Thread { [stopCompacting, compacted, log] in
+            while true {
+                // Off (0): look again in a minute, in case a reload set an interval.
+                let interval = entries.limits.compactIntervalSeconds
+                if stopCompacting.wait(timeout: .now() + Double(interval > 0 ? interval : 60)) == .success { break }
+                guard entries.limits.compactIntervalSeconds > 0 else { continue }
+                do {
+                    let r = try entries.compactNow()
+                    log.info("compaction: removed=\(r.removed) bytes-freed=\(r.bytesFreed) horizon=\(r.horizon) "
+                        + "held-back-by='\(r.heldBackBy ?? "none")' expired=\(r.expired.count)")
+                } catch {
+                    log.warning("scheduled compaction failed, trying again after compact-interval: \(error)")
+                }
+            }
+            compacted.signal()
+        }
+        compactor.name = "entryd-compact"
+        compactor.start()
     }
 
     /// How long a stop waits for a sync in progress, in seconds. Short on
@@ -49,7 +73,11 @@ final class SchedulerService: DaemonService, @unchecked Sendable {
     func stop(deadline: ContinuousClock.Instant) {
         guard let scheduler else { return }
         scheduler.stop()
+        stopCompacting.signal()
         let wait = min(deadline.secondsLeft, SchedulerService.syncGraceSeconds)
+        if compacted.wait(timeout: .now() + wait) == .timedOut {
+            log.notice("a compaction is still running; not waiting for it (each batch is a transaction of its own)")
+        }
         if finished.wait(timeout: .now() + wait) == .timedOut {
             log.notice("a sync with a peer is still running; not waiting for it (the next sync picks up where it stops)")
         }

@@ -88,6 +88,39 @@ import Testing
         for d in [a, b, c] { #expect(d.stop() == 0) }
     }
 
+    @Test("entryctl compact over the wire: held back by a peer that has not pulled, frees after it pulls; Status.compaction, history's line, Changes with gaps; the peer still converges")
+    func compactOverTheWire() throws {
+        let a = try Daemon()
+        let b = try Daemon()
+        let id = try addOn(a, name: "压缩")
+        _ = try sync(b, "unix:\(a.socket)")  // b pulls: a knows b's node and what it acknowledged
+        for i in 1...4 { #expect(try a.entryctl(["update", id, "name=压缩\(i)"]).status == 0) }
+        let held = try a.entryctl(["--json", "compact"])
+        try #require(held.status == 0, "\(held.stderr)")
+        let first = try JSON.parse(held.stdout)
+        #expect(first["heldBackBy"]?.stringValue?.hasPrefix("node:") == true)
+        let seq = try JSON.parse(try a.entryctl(["--json", "status"]).stdout)["seq"]?.intValue
+        #expect(try #require(first["horizon"]?.intValue) < (try #require(seq)))
+        _ = try sync(b, "unix:\(a.socket)")
+        let freed = try a.entryctl(["--locale", "en", "compact"])
+        try #require(freed.status == 0, "\(freed.stderr)")
+        #expect(freed.stdout.hasPrefix("removed 3 changes, freed "), "\(freed.stdout)")  // three edits; the create stands for the other fields
+        #expect(freed.stdout.contains("horizon: seq \(seq!)"), "\(freed.stdout)")
+        let status = try JSON.parse(try a.entryctl(["--json", "status"]).stdout)
+        #expect(status["compaction"]?["removed"]?.intValue == 3)
+        #expect(try a.entryctl(["--locale", "en", "status"]).stdout.contains("compaction:"))
+        let history = try a.entryctl(["--locale", "en", "history", id])
+        #expect(history.stdout.contains("Compaction removed earlier, superseded changes of this entry, through seq \(seq!)"), "\(history.stdout)")
+        let changes = try JSON.parse(try a.entryctl(["call", "io.entryd.Sync.Changes", "{\"since\": 0}"]).stdout)
+        #expect(changes["changes"]?.arrayValue?.count == 2 && changes["last"]?.intValue == seq, "the create and the last edit")
+        // A third node pulling from 0 gets the same entries.
+        let c = try Daemon()
+        _ = try sync(c, "unix:\(a.socket)")
+        #expect(try entries(c) == entries(a))
+        #expect(try entries(b) == entries(a))
+        for d in [a, b, c] { #expect(d.stop() == 0) }
+    }
+
     @Test("kill -9 in the middle of a large sync, restart, sync again: nothing missing, nothing twice")
     func interruptedSync() throws {
         let source = try Daemon()

@@ -314,12 +314,31 @@ import Testing
         }
         let store = try EntryStore(path: db.path)
         defer { store.close() }
-        #expect(store.schemaVersion == 5)
+        #expect(store.schemaVersion >= 5)
         #expect(try store.changes(since: 0, limit: 10, excludeNode: nil, excludeSince: .zero).changes.map(\.seq) == [3, 7])
         let e = try store.create(form: "f", id: nil, fields: ["name": "y"], layout: .registration, origin: WriteOrigin(actor: "t"))
         #expect(e.entry.seq == 13)
         _ = try store.erase(id: e.entry.id, origin: WriteOrigin(actor: "t", reason: "r"))
         #expect(try store.history(e.entry.id).map(\.seq) == [14])
+    }
+
+    @Test("migration 6 (compaction) keeps every peer with its checkpoints, none expired, and starts with nothing folded or acknowledged")
+    func migrationSixKeepsPeers() throws {
+        let db = TestDatabase()
+        do {
+            let c = try SQLiteConnection(path: db.path)
+            try c.execute("BEGIN; " + Migrations.all[0...4].joined(separator: ";\n") + "; PRAGMA user_version = 5; COMMIT;")
+            try c.statement("INSERT INTO peers (name, address, node, pulled_seq, pushed_seq, last_sync) VALUES ('p', 'unix:/x', 'n', 4, 9, ?)")
+                .run([.text(Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds()))])
+        }
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
+        #expect(store.schemaVersion == 6)
+        let peer = try store.peerState("p")
+        #expect(peer?.pulledSeq == 4 && peer?.pushedSeq == 9 && peer?.expired == nil && peer?.node == "n")
+        #expect(try store.lastCompaction() == nil)
+        let result = try store.compact(peerExpiryMs: 90 * 86_400_000, configured: [], layout: { _ in .registration })
+        #expect(result.horizon == 9 && result.heldBackBy == "p" && result.removed == 0)
     }
 
     @Test("the pinyin index comes back after another tool dropped it, and is rebuilt for another ICU collation version")

@@ -262,3 +262,28 @@ def test_erase_and_find_subject_over_the_wire(daemon):
             assert status["erasures"] >= 1 and status["refusedErased"] >= 0
             change = sync.Changes(since=0)["changes"]
             assert [c["op"] for c in change if c["entry"] == eid] == ["erase"]
+
+
+def test_compact_status_and_history_over_the_wire(daemon):
+    """Issue 17 item 5: Compact answers its figures; Status.compaction and
+    History.compactedThrough say what it did; Changes serves what is left, with
+    seq gaps, and the superseded mark on the kept create."""
+    eid = str(uuid.uuid4())
+    with varlink.Client(address=f"unix:{daemon}") as client:
+        with client.open("io.entryd.Entries") as entries, client.open("io.entryd.Sync") as sync:
+            entries.Add(id=eid, fields=dict(LI_LEI, name="Qwzcompact"))
+            for i in range(3):
+                entries.Update(id=eid, fields={"name": f"Qwzcompact{i}"})
+            reply = sync.Compact()
+            assert reply["removed"] >= 2 and isinstance(reply["bytesFreed"], int) and reply["expired"] == []
+            seq = sync.Status()["seq"]
+            assert reply["horizon"] == seq, "no peers: the whole log"
+            status = sync.Status()["compaction"]
+            assert status["removed"] == reply["removed"] and status["horizon"] == seq and "at" in status
+            history = entries.History(id=eid)
+            assert history["compactedThrough"] == seq
+            mine = [c for c in history["changes"]]
+            assert [c["op"] for c in mine] == ["create", "update"] and mine[-1]["fields"]["name"] == "Qwzcompact2"
+            assert "name" in mine[0]["superseded"], "the create stands for its other fields and is marked for name"
+            changes = sync.Changes(since=0)
+            assert changes["last"] == seq and [c["seq"] for c in changes["changes"] if c["entry"] == eid] == [c["seq"] for c in mine]

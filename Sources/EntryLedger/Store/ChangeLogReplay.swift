@@ -34,38 +34,47 @@ extension EntryStore {
     /// - Throws: ``SQLiteError``.
     public func replayChangeLog() throws -> [String: ReplayedEntry] {
         try readers.read { db in
-            var entries: [String: ReplayedEntry] = [:]
-            var writes: [String: [String: [WriteContext.GroupWrite]]] = [:]  // entry → field → its writes
-            var deletedClock: [String: Stamp] = [:]
-            var erased = Set<String>()
-            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes ORDER BY seq").query { row in
-                let change = try EntryStore.change(from: row)
-                // An erase removes the entry for good: nothing of it is rebuilt.
-                if change.op == .erase { erased.insert(change.entry); entries[change.entry] = nil }
-                if erased.contains(change.entry) { return }
-                let stamp = change.stamp
-                var entry = entries[change.entry] ?? ReplayedEntry(form: change.form, fields: [:], deleted: false, version: .zero)
-                let heads = (change.base[EntryStore.headsKey] ?? "").split(separator: ",").map(String.init)
-                for (name, value) in change.fields {
-                    let seen = Set(([change.base[name] ?? ""] + heads).filter { !$0.isEmpty })
-                    writes[change.entry, default: [:]][name, default: []].append(WriteContext.GroupWrite(
-                        stamp: stamp, fields: [name: value], seen: seen, isMigration: change.actor == WriteOrigin.migrationActor))
-                }
-                if change.op == .delete || change.op == .restore, deletedClock[change.entry].map({ $0 < stamp }) ?? true {
-                    entry.deleted = change.op == .delete
-                    deletedClock[change.entry] = stamp
-                }
-                entry.version = max(entry.version, change.hlc)
-                entries[change.entry] = entry
-            }
-            for (id, fields) in writes {
-                for (name, list) in fields {
-                    let value = WriteContext.standing(of: list)?.fields[name] ?? ""
-                    entries[id]?.fields[name] = value.isEmpty ? nil : value
-                }
-            }
-            return entries
+            var changes: [ChangeRecord] = []
+            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes ORDER BY seq").query { changes.append(try EntryStore.change(from: $0)) }
+            return EntryStore.replay(changes)
         }
+    }
+
+    /// The entries `changes` (in seq order) describe, by id: the rule of
+    /// ``replayChangeLog()`` over any list, such as one entry's rows (compaction
+    /// checks with it that what it keeps still rebuilds the entry).
+    static func replay(_ changes: [ChangeRecord]) -> [String: ReplayedEntry] {
+        var entries: [String: ReplayedEntry] = [:]
+        var writes: [String: [String: [WriteContext.GroupWrite]]] = [:]  // entry → field → its writes
+        var deletedClock: [String: Stamp] = [:]
+        var erased = Set<String>()
+        for change in changes {
+            // An erase removes the entry for good: nothing of it is rebuilt.
+            if change.op == .erase { erased.insert(change.entry); entries[change.entry] = nil }
+            if erased.contains(change.entry) { continue }
+            let stamp = change.stamp
+            var entry = entries[change.entry] ?? ReplayedEntry(form: change.form, fields: [:], deleted: false, version: .zero)
+            let heads = (change.base[EntryStore.headsKey] ?? "").split(separator: ",").map(String.init)
+            for (name, value) in change.fields {
+                let seen = Set(([change.base[name] ?? ""] + heads).filter { !$0.isEmpty })
+                writes[change.entry, default: [:]][name, default: []].append(WriteContext.GroupWrite(
+                    stamp: stamp, fields: [name: value], seen: seen, isMigration: change.actor == WriteOrigin.migrationActor,
+                    superseded: change.superseded.contains(name)))
+            }
+            if change.op == .delete || change.op == .restore, deletedClock[change.entry].map({ $0 < stamp }) ?? true {
+                entry.deleted = change.op == .delete
+                deletedClock[change.entry] = stamp
+            }
+            entry.version = max(entry.version, change.hlc)
+            entries[change.entry] = entry
+        }
+        for (id, fields) in writes {
+            for (name, list) in fields {
+                let value = WriteContext.standing(of: list)?.fields[name] ?? ""
+                entries[id]?.fields[name] = value.isEmpty ? nil : value
+            }
+        }
+        return entries
     }
 
     /// Every stored entry in the same shape as ``replayChangeLog()``, by id.

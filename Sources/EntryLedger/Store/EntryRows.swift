@@ -39,13 +39,13 @@ extension WriteContext {
     /// - Throws: ``SQLiteError`` (a UNIQUE (node, hlc) violation means it is already logged).
     func append(_ change: inout ChangeRecord) throws {
         try db.statement("""
-            INSERT INTO changes (node, hlc, entry, form, op, fields, base, actor, at, reason, via)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO changes (node, hlc, entry, form, op, fields, base, actor, at, reason, via, superseded)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run([
                 .text(change.node), .text(change.hlc.description), .text(change.entry), .text(change.form),
                 .text(change.op.rawValue), .text(JSON.stringMap(change.fields).text), .text(JSON.stringMap(change.base).text),
                 .text(change.actor), .text(change.at), change.reason.map { .text($0) } ?? .null,
-                change.via.map { .text($0) } ?? .null,
+                change.via.map { .text($0) } ?? .null, .text(change.superseded.sorted().joined(separator: ",")),
             ])
         var seq: Int64 = 0
         seq = db.lastInsertRowID
@@ -90,8 +90,9 @@ extension EntryStore {
         ChangeRecord(
             seq: row.int(0), node: row.text(1), hlc: HLC(row.text(2)) ?? .zero, entry: row.text(3), form: row.text(4),
             op: ChangeOp(rawValue: row.text(5)) ?? .update, fields: try stringMap(row.text(6)), base: try stringMap(row.text(7)),
-            actor: row.text(8), at: row.text(9), reason: row.isNull(10) ? nil : row.text(10), via: row.isNull(11) ? nil : row.text(11))
+            actor: row.text(8), at: row.text(9), reason: row.isNull(10) ? nil : row.text(10), via: row.isNull(11) ? nil : row.text(11),
+            superseded: row.text(12).split(separator: ",").map(String.init))
     }
 
-    static let changeColumns = "seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via"
+    static let changeColumns = "seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via, superseded"
 }

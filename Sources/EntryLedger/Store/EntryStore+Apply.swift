@@ -66,6 +66,8 @@ extension EntryStore {
                 }
                 if try ctx.isLogged(change) {
                     result.skipped += 1
+                    // Compaction elsewhere may have learnt that later writes superseded it.
+                    if !change.superseded.isEmpty { try ctx.mergeSuperseded(change, layout: layout(change.form)) }
                     continue
                 }
                 ctx.clock.observe(change.hlc)
@@ -124,12 +126,47 @@ extension StoredEntry {
 }
 
 extension WriteContext {
-    /// True when the change log already holds (node, HLC) of `change`.
+    /// True when the change log already holds (node, HLC) of `change`, or held it
+    /// and compaction removed it as superseded (`folded`, doc/design.md
+    /// "Compaction"): a removed change that comes back is skipped, not merged again.
     func isLogged(_ change: ChangeRecord) throws -> Bool {
         var found = false
-        try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?")
-            .query([.text(change.node), .text(change.hlc.description)]) { _ in found = true }
+        let key: [Statement.Value] = [.text(change.node), .text(change.hlc.description)]
+        try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?").query(key) { _ in found = true }
+        if !found { try db.statement("SELECT 1 FROM folded WHERE hlc = ?2 AND node = ?1").query(key) { _ in found = true } }
         return found
+    }
+
+    /// Adds `change`'s ``ChangeRecord/superseded`` fields to its logged row (a row
+    /// compaction removed here needs nothing) and, when that marks anything new,
+    /// brings the entry's standing values and open conflicts of those groups to
+    /// what the change log now says.
+    func mergeSuperseded(_ change: ChangeRecord, layout: FieldLayout) throws {
+        var current: [String] = [], fields: [String: String] = [:], found = false
+        try db.statement("SELECT superseded, fields FROM changes WHERE node = ? AND hlc = ?")
+            .query([.text(change.node), .text(change.hlc.description)]) { row in
+                current = row.text(0).split(separator: ",").map(String.init)
+                fields = try EntryStore.stringMap(row.text(1))
+                found = true
+            }
+        let union = Set(current).union(change.superseded.filter { fields[$0] != nil })
+        guard found, union.count > current.count else { return }
+        try db.statement("UPDATE changes SET superseded = ? WHERE node = ? AND hlc = ?")
+            .run([.text(union.sorted().joined(separator: ",")), .text(change.node), .text(change.hlc.description)])
+        guard var entry = try load(change.entry) else { return }
+        var groups: [[String]] = []
+        for name in union.sorted() where !groups.contains(where: { $0.contains(name) }) { groups.append(layout.group(of: name)) }
+        for group in groups {
+            let writes = try groupWrites(entry: entry.id, group: group)
+            if let standing = WriteContext.standing(of: writes) {
+                for (field, value) in standing.fields where group.contains(field) && entry.clocks[field] != standing.stamp {
+                    entry.set(field, value, at: standing.stamp)
+                }
+            }
+            _ = try settleGroup(entry: entry.id, group: group, current: entry.fields, heads: WriteContext.heads(of: writes))
+        }
+        if entry.deleted { _ = try deleteAgainstEdit(entry: entry.id, layout: layout) }
+        try save(entry, layout: layout)
     }
 
     /// How many of the conflicts `ids` are open.

@@ -125,8 +125,11 @@ extension EntryStore {
     public func highestHLC(madeOn node: String) throws -> HLC? {
         try readers.read { db in
             var hlc: HLC?
-            try db.statement("SELECT MAX(hlc) FROM changes WHERE node = ?").query([.text(node)]) { row in
-                if !row.isNull(0) { hlc = HLC(row.text(0)) }
+            // Changes compaction removed (`folded`) were held too (doc/design.md "Compaction").
+            for table in ["changes", "folded"] {
+                try db.statement("SELECT MAX(hlc) FROM \(table) WHERE node = ?").query([.text(node)]) { row in
+                    if !row.isNull(0), let found = HLC(row.text(0)) { hlc = max(hlc ?? found, found) }
+                }
             }
             return hlc
         }
@@ -136,7 +139,9 @@ extension EntryStore {
     public func holds(node: String, hlc: HLC) throws -> Bool {
         try readers.read { db in
             var found = false
-            try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?").query([.text(node), .text(hlc.description)]) { _ in found = true }
+            for table in ["changes", "folded"] where !found {
+                try db.statement("SELECT 1 FROM \(table) WHERE node = ? AND hlc = ?").query([.text(node), .text(hlc.description)]) { _ in found = true }
+            }
             return found
         }
     }

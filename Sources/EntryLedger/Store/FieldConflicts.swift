@@ -32,6 +32,10 @@ extension WriteContext {
         var seenDeletes: Set<String> = []
         /// True for a re-spelling of stored values under newer rules (``WriteOrigin/migrationActor``).
         var isMigration = false
+        /// True when the change log knows a later write saw this one for the group
+        /// (``ChangeRecord/superseded``, set by compaction): never a head, never
+        /// standing, though what it saw still counts.
+        var superseded = false
     }
 
     /// The write whose values a register holds, from all its writes, whatever
@@ -40,7 +44,7 @@ extension WriteContext {
     /// saw a re-spelling that did, and so on. A re-spelling that saw an older
     /// value (made beside a person's edit it never saw) does not stand.
     static func standing(of writes: [GroupWrite]) -> GroupWrite? {
-        guard var standing = writes.filter({ !$0.isMigration }).max(by: { $0.stamp < $1.stamp }) else {
+        guard var standing = writes.filter({ !$0.isMigration && !$0.superseded }).max(by: { $0.stamp < $1.stamp }) else {
             return writes.max(by: { $0.stamp < $1.stamp })
         }
         var respelled: Set<String> = [standing.stamp.hlc.description]
@@ -50,6 +54,24 @@ extension WriteContext {
             standing = write
         }
         return standing
+    }
+
+    /// The writes ``standing(of:)`` rests on: the newest write that is not a
+    /// re-spelling and every re-spelling that joined the chain over it (the last
+    /// of them stands). Compaction keeps them all: a re-spelling stands only over
+    /// the value it saw, so dropping a link would let the older value stand.
+    static func standingChain(of writes: [GroupWrite]) -> [GroupWrite] {
+        guard let base = writes.filter({ !$0.isMigration && !$0.superseded }).max(by: { $0.stamp < $1.stamp }) else {
+            return writes.max(by: { $0.stamp < $1.stamp }).map { [$0] } ?? []
+        }
+        var chain = [base]
+        var respelled: Set<String> = [base.stamp.hlc.description]
+        for write in writes.filter(\.isMigration).sorted(by: { $0.stamp < $1.stamp })
+        where write.stamp > base.stamp && !write.seen.isDisjoint(with: respelled) {
+            respelled.insert(write.stamp.hlc.description)
+            chain.append(write)
+        }
+        return chain
     }
 
     /// The writes of `writes` that no other has seen, re-spellings left out: a
@@ -62,7 +84,7 @@ extension WriteContext {
         while let hlc = pending.popLast() {
             if seen.insert(hlc).inserted { pending += seenBy[hlc] ?? [] }
         }
-        return writes.filter { !$0.isMigration && !seen.contains($0.stamp.hlc.description) }
+        return writes.filter { !$0.isMigration && !$0.superseded && !seen.contains($0.stamp.hlc.description) }
     }
 
     /// The writes of `group` in `entry`'s change log that no other write has
@@ -74,7 +96,7 @@ extension WriteContext {
     /// Every write of `group` in `entry`'s change log.
     func groupWrites(entry: String, group: [String]) throws -> [GroupWrite] {
         var writes: [GroupWrite] = []
-        try db.statement("SELECT node, hlc, fields, base, actor FROM changes WHERE entry = ? AND op IN ('create', 'update')")
+        try db.statement("SELECT node, hlc, fields, base, actor, superseded FROM changes WHERE entry = ? AND op IN ('create', 'update')")
             .query([.text(entry)]) { row in
                 let fields = try EntryStore.stringMap(row.text(2))
                 guard group.contains(where: { fields[$0] != nil }) else { return }
@@ -82,8 +104,10 @@ extension WriteContext {
                 var seen = Set(group.compactMap { base[$0] }.filter { !$0.isEmpty })
                 if let heads = base[EntryStore.headsKey] { seen.formUnion(heads.split(separator: ",").map(String.init)) }
                 let deletes = Set((base[EntryStore.deletedBaseKey] ?? "").split(separator: ",").map(String.init))
+                let superseded = row.text(5).split(separator: ",").map(String.init)
                 writes.append(GroupWrite(stamp: Stamp(hlc: HLC(row.text(1)) ?? .zero, node: row.text(0)), fields: fields, seen: seen,
-                                         seenDeletes: deletes, isMigration: row.text(4) == WriteOrigin.migrationActor))
+                                         seenDeletes: deletes, isMigration: row.text(4) == WriteOrigin.migrationActor,
+                                         superseded: group.contains { superseded.contains($0) }))
             }
         return writes
     }

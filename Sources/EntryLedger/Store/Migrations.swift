@@ -186,6 +186,38 @@ public enum Migrations {
           reason TEXT NOT NULL             -- why, as the operator gave it
         ) WITHOUT ROWID;
         """,
+        // 6: compaction with a peer horizon (issue 17 item 5, doc/design.md
+        //    "Compaction"). `folded` keeps the stamp of every change-log row that
+        //    compaction removed (no value): Apply skips such a change when it comes
+        //    back, HeldFrom still counts it, and the expired-peer rule finds which
+        //    rows a returning peer holds. `peer_acks` keeps, per node that pulled
+        //    this node's log with `excludeNode`, the last `since` it pulled with and
+        //    when. `compacted` keeps, per entry, the horizon of the last compaction
+        //    that removed rows of it (History). A peer row may be marked expired.
+        //    A change may name the fields later writes superseded (`superseded`,
+        //    comma-separated; set by compaction on the rows it keeps, and synced).
+        //    The node table gains 'compaction', the figures of the last run
+        //    (EntryStore, no DDL).
+        """
+        CREATE TABLE folded (
+          hlc    TEXT NOT NULL,            -- the removed change's HLC and origin node
+          node   TEXT NOT NULL,            --   (HLC first: writes name what they saw by HLC)
+          seq    INTEGER NOT NULL,         -- its seq here, before it was removed
+          PRIMARY KEY (hlc, node)
+        ) WITHOUT ROWID;
+        CREATE TABLE peer_acks (
+          node   TEXT PRIMARY KEY,         -- the pulling node's id (its excludeNode)
+          since  INTEGER NOT NULL,         -- the highest since it pulled this log with
+          at     TEXT NOT NULL             -- when, RFC 3339 UTC ms
+        ) WITHOUT ROWID;
+        CREATE TABLE compacted (
+          entry   TEXT PRIMARY KEY,
+          horizon INTEGER NOT NULL,        -- the horizon of the last compaction that removed rows of it
+          at      TEXT NOT NULL
+        ) WITHOUT ROWID;
+        ALTER TABLE peers ADD COLUMN expired TEXT;  -- when compaction found it silent past peer-expiry
+        ALTER TABLE changes ADD COLUMN superseded TEXT NOT NULL DEFAULT '';  -- fields later writes superseded
+        """,
     ]
 
     /// Brings the database at `connection` to the latest version.

@@ -77,12 +77,18 @@ public struct ChangeRecord: Sendable, Equatable {
     public var reason: String?
     /// The peer that delivered the change, `nil` when made here.
     public var via: String?
+    /// The fields whose values later writes are known to have superseded (some
+    /// write saw this one for them): set by compaction on the rows it keeps, and
+    /// carried by sync, so that a node holding this write without the removed
+    /// writes between it and the newest still knows it is no head there
+    /// (doc/design.md "Compaction"). Empty for almost every change.
+    public var superseded: [String] = []
 
     /// The (HLC, node) order of this change.
     public var stamp: Stamp { Stamp(hlc: hlc, node: node) }
 
     /// A value with every member given (members with a default may be left out).
-    public init(seq: Int64, node: String, hlc: HLC, entry: String, form: String, op: ChangeOp, fields: [String: String], base: [String: String], actor: String, at: String, reason: String? = nil, via: String? = nil) {
+    public init(seq: Int64, node: String, hlc: HLC, entry: String, form: String, op: ChangeOp, fields: [String: String], base: [String: String], actor: String, at: String, reason: String? = nil, via: String? = nil, superseded: [String] = []) {
         self.seq = seq
         self.node = node
         self.hlc = hlc
@@ -95,6 +101,7 @@ public struct ChangeRecord: Sendable, Equatable {
         self.at = at
         self.reason = reason
         self.via = via
+        self.superseded = superseded
     }
 }
 

@@ -18,6 +18,13 @@ public struct Limits: Sendable, Equatable {
     public var peerTimeoutSeconds = 30
     /// Entries in one List page (the `limit` parameter is clamped to it). Fixed at 1000.
     public var maxPageSize = 1000
+    /// Seconds without contact after which compaction marks a peer expired and
+    /// no longer waits for it (`peer-expiry`; doc/design.md "Compaction").
+    /// Default 90 days; 1 hour…3650 days.
+    public var peerExpirySeconds = 90 * 86_400
+    /// Seconds between scheduled compactions (`compact-interval`); 0: none,
+    /// only `entryctl compact`. Default 0; 0…365 days.
+    public var compactIntervalSeconds = 0
 
     /// The defaults above (the embedded defaults of `entryd.conf`).
     public init() {}

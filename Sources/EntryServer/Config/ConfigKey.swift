@@ -78,6 +78,12 @@ struct ConfigKey: Sendable {
         ConfigKey(section: .main, name: "max-clock-skew") { c, x throws(Problem) in
             c.limits.maxClockSkewMs = try ConfigValues.seconds(x.value, 1...86400) * 1000
         },
+        ConfigKey(section: .main, name: "peer-expiry") { c, x throws(Problem) in
+            c.limits.peerExpirySeconds = try ConfigValues.seconds(x.value, 3600...(3650 * 86_400))
+        },
+        ConfigKey(section: .main, name: "compact-interval") { c, x throws(Problem) in
+            c.limits.compactIntervalSeconds = try ConfigValues.seconds(x.value, 0...(365 * 86_400))
+        },
         ConfigKey(section: .roles, name: "read") { c, x throws(Problem) in c.access.grants[.read] = try ConfigValues.principals(x.value) },
         ConfigKey(section: .roles, name: "write") { c, x throws(Problem) in c.access.grants[.write] = try ConfigValues.principals(x.value) },
         ConfigKey(section: .roles, name: "admin") { c, x throws(Problem) in c.access.grants[.admin] = try ConfigValues.principals(x.value) },
@@ -116,9 +122,9 @@ enum ConfigValues {
         try scaled(text, range, unit: "bytes", example: "4M", suffixes: [("K", 1024), ("KiB", 1024), ("M", 1 << 20), ("MiB", 1 << 20)])
     }
 
-    /// A whole number of seconds, optionally with `s`, `min` or `h`, within `range`.
+    /// A whole number of seconds, optionally with `s`, `min`, `h` or `d` (days), within `range`.
     static func seconds(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.Problem) -> Int {
-        try scaled(text, range, unit: "seconds", example: "5min", suffixes: [("s", 1), ("min", 60), ("m", 60), ("h", 3600)])
+        try scaled(text, range, unit: "seconds", example: "5min", suffixes: [("s", 1), ("min", 60), ("m", 60), ("h", 3600), ("d", 86_400)])
     }
 
     /// A plain whole number within `range`.

@@ -26,6 +26,8 @@ extension DaemonConfiguration {
         lines.append("max-batch = \(limits.maxBatch)")
         lines.append("max-clock-skew = \(limits.maxClockSkewMs / 1000)")
         lines.append("peer-timeout = \(limits.peerTimeoutSeconds)")
+        lines.append("peer-expiry = \(limits.peerExpirySeconds)")
+        lines.append("compact-interval = \(limits.compactIntervalSeconds)")
         lines.append("")
         lines.append("[roles]")
         for role in [Role.read, .write, .admin] {

@@ -146,7 +146,9 @@ extension EntryService {
         let id = try existingID(p)
         let changes = try store.history(id)
         guard !changes.isEmpty else { throw EntryError.entryNotFound(id) }
-        try reply(c, [("changes", .array(changes.map(\.json)))])
+        // Where compaction removed superseded changes of it (doc/design.md "Compaction").
+        let through = try store.compactedThrough(entry: id)
+        try reply(c, [("changes", .array(changes.map(\.json)))] + (through.map { [("compactedThrough", JSON.int($0))] } ?? []))
     }
 
     /// `io.entryd.Entries.Import(form?, entries, atomic?, locale?)` in one

@@ -43,7 +43,8 @@ extension EntryService {
     /// peers, version, database path, reference data version, form hashes and
     /// limits; and the incarnation (id, start seq, why it began: doc/design.md "Incarnations");
     /// and the versions of the libraries that canonicalise values (``LibraryVersions``);
-    /// the number of erasures and of changes refused because their entry was erased.
+    /// the number of erasures and of changes refused because their entry was erased;
+    /// the last compaction, if any (doc/design.md "Compaction").
     func status(_ c: CallContext) throws {
         let counts = try store.counts()
         let hlc = try store.currentHLC()
@@ -63,6 +64,7 @@ extension EntryService {
             ("libraries", .object(LibraryVersions.all.map { ($0.name, .string($0.version)) })),
             ("erasures", .int(Int64(try store.erasures().count))),
             ("refusedErased", .int(Int64(try store.refusedErasedCount()))),
+            ("compaction", try store.lastCompaction()?.json),
         ].compactMap { name, value in value.map { (name, $0) } })
     }
 
@@ -105,6 +107,9 @@ extension EntryService {
             guard let hlc = HLC(text) else { throw EntryError.invalidParameter("excludeSince") }
             return hlc
         } ?? .zero
+        // A pull without the caller's own changes acknowledges `since` for that node:
+        // compaction never folds what it has not acknowledged (doc/design.md "Compaction").
+        if let exclude { try store.acknowledge(node: exclude, since: since) }
         let incarnation = store.incarnation.id
         /// One `Changes` reply: `{changes, last, incarnation}` (the seqs' incarnation).
         func page(_ changes: [ChangeRecord], _ last: Int64) -> JSON {

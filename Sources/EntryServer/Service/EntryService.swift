@@ -95,6 +95,7 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         for (name, method) in erasureMethods { m["io.entryd.Entries." + name] = method }
         for (name, method) in formsMethods { m["io.entryd.Forms." + name] = method }
         for (name, method) in syncMethods { m["io.entryd.Sync." + name] = method }
+        for (name, method) in compactionMethods { m["io.entryd.Sync." + name] = method }
         return m
     }()
 

@@ -125,7 +125,8 @@ enum EntryCommands {
         name: "history", summary: Localized(zh: "列出条目的每次修改，最早的在前。", en: "List every change of an entry, oldest first."), arguments: "ID", options: [],
         details: [Localized(zh: "每个修改：时间（精确到秒）、做了什么、谁、在哪个节点；然后是它设置的每个字段，", en: "Each change: its time (to the second), what it did, who, on which node; then each field it set"),
                   Localized(zh: "形如 标签  旧值 → 新值，标签和值的语言按 --locale。在同步冲突中", en: "as label  old → new, with labels and values in the --locale language. Changes that lost a"),
-                  Localized(zh: "落败的修改也会列出。--json 输出协议中的修改（代码、字段名）。", en: "sync conflict are listed too. --json prints the wire changes (codes, field names).")],
+                  Localized(zh: "落败的修改也会列出。--json 输出协议中的修改（代码、字段名）。", en: "sync conflict are listed too. --json prints the wire changes (codes, field names)."),
+                  Localized(zh: "压缩删除过已被取代的修改时，最后一行说明删到哪里。", en: "When compaction removed superseded changes, a last line says through where.")],
         examples: ["entryctl history 0193a5e2-7c4b-7def-8a12-3456789abcde"],
         prepare: { input in
             let id = try input.exactly("ID")[0]
@@ -135,6 +136,10 @@ enum EntryCommands {
                 let changes = reply["changes"]?.arrayValue ?? []
                 let names = session.fieldNames(form: changes.first?["form"]?.stringValue)
                 Terminal.out(lines: HistoryView.lines(changes, names: names, locale: session.globals.locale))
+                if let through = reply["compactedThrough"]?.intValue {
+                    Terminal.out(lines: [Localized(zh: "（压缩已删除本条目较早的、已被取代的修改，直到本节点变更序号 \(through)。）",
+                                                   en: "(Compaction removed earlier, superseded changes of this entry, through seq \(through) of this node.)")(session.globals.locale)])
+                }
             }
         })
 

@@ -5,7 +5,40 @@ import EntryClient
 // MARK: - status, watch (io.entryd.Sync), call (any method)
 
 enum SyncCommands {
-    static let all = [status, watch, call]
+    static let all = [status, compact, watch, call]
+
+    static let compact = Command(
+        name: "compact", summary: Localized(zh: "压缩修改日志：删除已被取代、且各对等节点都已确认的修改。", en: "Compact the change log: remove superseded changes every peer has acknowledged."),
+        arguments: "", options: [],
+        details: [
+            Localized(zh: "只删除被后来的修改取代的行，且只到视界：每个已知对等节点都已确认的最早位置。", en: "Removes only rows that later changes superseded, and only up to the horizon: the oldest point every known"),
+            Localized(zh: "合并仍需要的修改（当前值、未解决冲突的两边）都保留。超过 peer-expiry 未联系的", en: "peer has acknowledged. What a merge still needs (current values, both sides of open conflicts) stays."),
+            Localized(zh: "对等节点不再等待；它回来时会从头重新同步。不询问；需要 admin 角色。", en: "Peers silent past peer-expiry are not waited for; back, they resync from the start. Asks nothing; admin role."),
+        ],
+        examples: ["entryctl compact", "entryctl --json compact"],
+        prepare: { input in
+            _ = try input.exactly()
+            return { session in
+                let reply = try session.call("io.entryd.Sync.Compact")
+                if session.globals.json { return Terminal.out(lines: [reply.text]) }
+                Terminal.out(lines: [compactLine(reply, locale: session.globals.locale)])
+            }
+        })
+
+    /// One line with the figures of a `Compact` reply (or of `Status.compaction`), in `locale`.
+    static func compactLine(_ reply: JSON, locale: EntryLocale) -> String {
+        let removed = reply["removed"]?.intValue ?? 0, freed = reply["bytesFreed"]?.intValue ?? 0, horizon = reply["horizon"]?.intValue ?? 0
+        let expired = (reply["expired"]?.arrayValue ?? []).compactMap(\.stringValue)
+        var line = Localized(zh: "已删除 \(removed) 条修改，释放 \(freed) 字节；视界：变更序号 \(horizon)",
+                             en: "removed \(removed) changes, freed \(freed) bytes; horizon: seq \(horizon)")(locale)
+        if let peer = reply["heldBackBy"]?.stringValue {
+            line += Localized(zh: "（由对等节点 \(peer) 决定）", en: " (held back by peer \(peer))")(locale)
+        }
+        if !expired.isEmpty {
+            line += Localized(zh: "；已过期的对等节点：\(expired.joined(separator: ", "))", en: "; expired peers: \(expired.joined(separator: ", "))")(locale)
+        }
+        return line
+    }
 
     static let status = Command(
         name: "status", summary: Localized(zh: "显示本节点：数量、版本、限制和对端。", en: "Show the node: counts, versions, limits and peers."), arguments: "", options: [],
@@ -103,7 +136,7 @@ enum SyncCommands {
         var lines = Terminal.keyValueLines(labels.map { ($0.label(locale), s($0.key)) })
         let heading = { (zh: String, en: String) in locale == .zh ? zh + "：" : en + ":" }
         // The object members of Status, one indented key-value section each.
-        for (key, zh) in [("forms", "表单"), ("limits", "限制"), ("libraries", "库")] {
+        for (key, zh) in [("forms", "表单"), ("limits", "限制"), ("libraries", "库"), ("compaction", "上次压缩")] {
             let members = (reply[key]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? $0.1.intValue.map(String.init) ?? $0.1.text) }
             if !members.isEmpty { lines += [heading(zh, key)] + Terminal.keyValueLines(members, indent: "  ") }
         }
