@@ -65,6 +65,8 @@ extension ChangeRecord {
         guard UUIDv7.canonical(node) == node, hlc != .zero, Timestamp.milliseconds(rfc3339: at) != nil, !form.isEmpty,
               fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
               superseded.allSatisfy({ fields[$0] != nil }),
+              // An erase carries no values and the reason an Erase call gave it.
+              op != .erase || (fields.isEmpty && reason.map(ErasureRecord.isValidReason) == true),
               base.allSatisfy({ isBaseEntry($0.key, $0.value) })
         else {
             throw .invalidParameter("changes")

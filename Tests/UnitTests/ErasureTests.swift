@@ -121,7 +121,7 @@ import Testing
         #expect(throws: EntryError.entryNotFound("0190d5c6-7a0e-7000-8000-000000000000")) {
             _ = try store.erase(id: "0190d5c6-7a0e-7000-8000-000000000000", origin: origin("admin", "why"))
         }
-        for reason in [nil, "", "  \n"] as [String?] {
+        for reason in [nil, "", "  \n", "a\u{0}b", "line\nbreak", String(repeating: "r", count: 501)] as [String?] {
             #expect(throws: EntryError.invalidParameter("reason")) { _ = try store.erase(id: e.id, origin: origin("admin", reason)) }
         }
         let service = EntryService(store: store, forms: .builtIn)
@@ -316,6 +316,11 @@ import Testing
         // Lenient phone input: national form with spaces, the country's default region.
         #expect(try find([("phone", .string("139 0017 8001"))]) == [a.id, c.id].sorted())
         #expect(try find([("email", .string(" zhang@EXAMPLE.CN "))]) == [b.id])
+        // The local part is stored as typed; a request may spell it in another case.
+        #expect(try find([("email", .string("Zhang@example.cn"))]) == [b.id])
+        // An empty value finds nobody: refused, not answered with no entry.
+        #expect(throws: EntryError.invalidParameter("email")) { _ = try find([("email", .string(" "))]) }
+        #expect(throws: EntryError.invalidParameter("phone")) { _ = try find([("phone", .string(""))]) }
         #expect(try find([("name", .string("zyxwvuq8001")), ("birthday", .string("1987-03-09"))]) == [a.id])
         #expect(try find([("name", .string("Zyxwvuq8001")), ("birthday", .string("1990-01-01"))]).isEmpty)
         #expect(throws: EntryError.self) { _ = try find([("phone", .string("12"))]) }
@@ -323,6 +328,29 @@ import Testing
         #expect(throws: EntryError.invalidParameter("birthday")) { _ = try find([("name", .string("x"))]) }
         _ = try store.erase(id: a.id, origin: origin("admin", "request"))
         #expect(try find([("phone", .string("+86 139 0017 8001"))]) == [c.id])
+    }
+}
+
+extension ErasureTests {
+    @Test("a database whose WAL an erasure left behind (a crash before its checkpoint) is checkpointed at open, before the first call")
+    func walTruncatedAtOpen() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 2)
+        let e = try store.create(form: "registration", id: nil, fields: Self.person("7001"), layout: layout, origin: origin("a")).entry
+        _ = try store.erase(id: e.id, origin: origin("admin", "request"))
+        // More writes after the erasure's checkpoint: the WAL holds frames again, as after a crash.
+        _ = try store.create(form: "registration", id: nil, fields: Self.person("7002"), layout: layout, origin: origin("a"))
+        let copy = TestDatabase()
+        for suffix in ["", "-wal", ".erasures"] {
+            try FileManager.default.copyItem(atPath: db.path + suffix, toPath: copy.path + suffix)
+        }
+        store.close()
+        let walBefore = (try FileManager.default.attributesOfItem(atPath: copy.path + "-wal")[.size] as? Int) ?? 0
+        #expect(walBefore > 0)
+        let reopened = try EntryStore(path: copy.path, readers: 2, copies: .newNode)
+        defer { reopened.close() }
+        #expect((try FileManager.default.attributesOfItem(atPath: copy.path + "-wal")[.size] as? Int) == 0)
+        #expect(try reopened.erasure(of: e.id) != nil)
     }
 }
 

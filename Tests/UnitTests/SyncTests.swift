@@ -174,7 +174,7 @@ import Testing
         ("node", JSON.string("x y")), ("hlc", .string("0000000000000000")), ("at", .string("yesterday")),
         ("fields", .stringMap(["Zzz": "x"])), ("fields", .stringMap(["name": "a\u{0}b"])), ("entry", .string("not-a-uuid")),
         ("op", .string("drop")), ("base", .stringMap(["@other": ""])), ("base", .stringMap(["@heads": "01a22c9745290000,zz"])),
-        ("base", .stringMap(["name": "yesterday"])),
+        ("base", .stringMap(["name": "yesterday"])), ("op", .string("erase")),
     ])
     func forgedChanges(member: String, value: JSON) throws {
         var change: [(String, JSON)] = [

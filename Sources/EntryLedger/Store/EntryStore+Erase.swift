@@ -34,7 +34,7 @@ extension EntryStore {
     ///   blank reason, `.entryNotFound`, `.entryErased` (erased before: nothing
     ///   changes); ``SQLiteError``, ``SystemError`` (the ledger) with nothing erased.
     public func erase(id: String, origin: WriteOrigin) throws -> ErasureOutcome {
-        guard let reason = origin.reason, reason.contains(where: { !$0.isWhitespace }) else {
+        guard let reason = origin.reason, ErasureRecord.isValidReason(reason) else {
             throw EntryError.invalidParameter("reason")
         }
         let ledger = self.ledger
@@ -223,5 +223,19 @@ extension WriteContext {
             INSERT INTO node (key, value) VALUES ('refused_erased', ?)
             ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)
             """).run([.text(String(n))])
+    }
+}
+
+extension ErasureRecord {
+    /// The longest reason an erasure may carry, in characters: it is audit text
+    /// kept in every node's ledger and synced everywhere.
+    public static let maxReasonLength = 500
+
+    /// True for a reason an erasure may carry: not blank, no control
+    /// characters (a NUL would cut it short in SQLite, a line end break the
+    /// ledger's lines), at most ``maxReasonLength`` characters.
+    public static func isValidReason(_ reason: String) -> Bool {
+        reason.contains { !$0.isWhitespace } && reason.count <= maxReasonLength
+            && !reason.unicodeScalars.contains { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }
     }
 }

@@ -81,7 +81,9 @@ extension EntryStore {
     /// hold nothing and are never found. Scans the change log.
     /// - Throws: ``SQLiteError``.
     public func findSubject(_ query: SubjectQuery) throws -> [SubjectMatch] {
-        let values = Set(query.values.filter { !$0.isEmpty })
+        // Without case: an e-mail's local part is stored as typed (`Chen.Qi@…`), and a
+        // request may spell it otherwise; phones and dates have no case.
+        let values = Set(query.values.filter { !$0.isEmpty }.map { $0.lowercased() })
         let pair = query.nameAndBirthday.map { (name: foldedName($0.name), birthday: $0.birthday) }
         guard !values.isEmpty || pair != nil else { return [] }
         return try readers.read { db in
@@ -92,7 +94,7 @@ extension EntryStore {
                 let entry = row.text(0)
                 guard !seen.contains(entry) else { return }
                 let held = try EntryStore.stringMap(row.text(2)).values
-                var hit = held.contains { values.contains($0) }
+                var hit = held.contains { values.contains($0.lowercased()) }
                 if let pair {
                     if held.contains(where: { foldedName($0) == pair.name }) { names.insert(entry) }
                     if held.contains(pair.birthday) { birthdays.insert(entry) }

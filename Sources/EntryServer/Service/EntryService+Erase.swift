@@ -47,6 +47,11 @@ extension EntryService {
         if name != nil && birthday == nil { throw EntryError.invalidParameter("birthday") }
         if birthday != nil && name == nil { throw EntryError.invalidParameter("name") }
         guard phone != nil || email != nil || name != nil else { throw EntryError.invalidParameter("phone") }
+        // An empty value finds nobody: say so rather than answer "no entry".
+        for (parameter, value) in [("phone", phone), ("email", email), ("name", name), ("birthday", birthday)]
+        where value.map({ $0.allSatisfy(\.isWhitespace) }) == true {
+            throw EntryError.invalidParameter(parameter)
+        }
         let layout = form.layout
         var input: [String: String] = [:]
         var wanted: [(field: String, parameter: String)] = []
@@ -83,9 +88,11 @@ extension EntryService {
     func verifyErasure(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
         let values = try p.array("values").map { item -> String in
-            guard let text = item.stringValue else { throw EntryError.invalidParameter("values") }
+            guard let text = item.stringValue, !text.isEmpty else { throw EntryError.invalidParameter("values") }
             return text
         }
+        // A proof with nothing to look for proves nothing.
+        guard !values.isEmpty else { throw EntryError.invalidParameter("values") }
         let v = try store.verifyErasure(id: id, values: values)
         var members: [(String, JSON)] = []
         if let e = v.erasure { members.append(("erasure", e.json)) }

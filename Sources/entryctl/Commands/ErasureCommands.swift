@@ -104,7 +104,7 @@ enum ErasureCommands {
                     replies.append(reply)
                     if session.globals.json { continue }
                     let at = reply["erasure"]?["at"]?.stringValue.map(Terminal.localTime) ?? ""
-                    Terminal.out(Localized(zh: "已清除 \(t.id)（\(at)）", en: "erased \(t.id) (\(at))")(session.globals.locale))
+                    Terminal.out(lines: [Localized(zh: "已清除 \(t.id)（\(at)）", en: "erased \(t.id) (\(at))")(session.globals.locale)])
                     if reply["walTruncated"]?.boolValue == false {
                         Terminal.message(Localized(zh: "注意：有读取者占用 WAL，旧页面暂留在 WAL 文件中，直到下一次截断检查点（下次清除、--verify 或停止时）",
                                                    en: "note: a reader held the WAL, so old pages stay in the WAL file until the next truncating checkpoint (the next erasure, --verify, or stop)")(session.globals.locale))
