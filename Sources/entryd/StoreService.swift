@@ -83,6 +83,10 @@ final class StoreService: DaemonService, @unchecked Sendable {
                 log.notice("node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
                            + "its peers will read it again from there and send back what it lost")
             }
+            if store.erasureLedgerMalformed > 0 {
+                log.warning("erasure ledger '\(store.path).erasures': \(store.erasureLedgerMalformed) damaged line(s) could not be read; "
+                            + "an erasure they held is not re-applied from the ledger (its peers give it back): check the file")
+            }
             if store.erasuresReapplied > 0 {
                 log.notice("erasure ledger '\(store.path).erasures': \(store.erasuresReapplied) erasure(s) the database lacked "
                            + "(restored from an older backup?) were carried out again before serving")

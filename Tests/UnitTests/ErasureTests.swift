@@ -365,3 +365,47 @@ extension EntryStore {
         }
     }
 }
+
+extension ErasureTests {
+    @Test("an erasure whose ledger cannot be written is refused with a message naming the ledger; nothing is erased")
+    func ledgerNotWritable() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 2)
+        defer { store.close() }
+        let e = try store.create(form: "registration", id: nil, fields: Self.person("6001"), layout: layout, origin: origin("a")).entry
+        try FileManager.default.createDirectory(atPath: db.path + ".erasures", withIntermediateDirectories: false)
+        do {
+            _ = try store.erase(id: e.id, origin: origin("admin", "request"))
+            Issue.record("the erasure went through without its ledger")
+        } catch let EntryError.storageFailed(reason) {
+            #expect(reason.contains("erasure ledger") && reason.contains(".erasures"), "\(reason)")
+        }
+        #expect(try store.get(e.id)?.fields["name"] == Self.person("6001")["name"])
+        #expect(try store.erasure(of: e.id) == nil)
+    }
+}
+
+extension ErasureTests {
+    @Test("a damaged line of the erasure ledger (bytes that are not UTF-8) spoils only itself: the other erasures are re-applied after a restore, and the damage is counted")
+    func damagedLedgerLine() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 2)
+        let a = try store.create(form: "registration", id: nil, fields: Self.person("5001"), layout: layout, origin: origin("a")).entry
+        let b = try store.create(form: "registration", id: nil, fields: Self.person("5002"), layout: layout, origin: origin("a")).entry
+        let backup = try StoreKind.sqlite.backup(store, in: db, name: "before.db")
+        _ = try store.erase(id: a.id, origin: origin("admin", "request"))
+        _ = try store.erase(id: b.id, origin: origin("admin", "request"))
+        store.close()
+        // A damaged line between the two erasures.
+        var lines = try #require(FileManager.default.contents(atPath: db.path + ".erasures")).split(separator: UInt8(ascii: "\n"))
+        lines.insert(Data([0xFF, 0xFE, 0x09, 0x41]), at: lines.count - 1)
+        try Data(lines.joined(separator: [UInt8(ascii: "\n")]) + [UInt8(ascii: "\n")]).write(to: URL(fileURLWithPath: db.path + ".erasures"))
+        try DatabaseBackup.restore(from: backup, to: db.path)
+        let restored = try EntryStore(path: db.path, readers: 2)
+        defer { restored.close() }
+        #expect(restored.erasuresReapplied == 2)
+        #expect(restored.erasureLedgerMalformed == 1)
+        #expect(try restored.get(a.id) == nil && restored.get(b.id) == nil)
+        #expect(try restored.erasure(of: a.id) != nil && restored.erasure(of: b.id) != nil)
+    }
+}

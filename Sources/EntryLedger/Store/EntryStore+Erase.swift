@@ -156,7 +156,8 @@ extension EntryStore {
     @discardableResult
     func reapplyErasureLedger() throws -> Int {
         let ledger = self.ledger
-        let lines = ledger.read()
+        let (lines, malformed) = ledger.read()
+        erasureLedgerMalformed = malformed
         let reapplied = try writer.submit { ctx -> Int in
             var count = 0
             for line in lines {

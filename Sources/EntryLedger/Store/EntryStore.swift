@@ -35,6 +35,9 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// How many erase changes of the erasure ledger the database lacked at this
     /// opening and were carried out again (a restore of an older backup), for the log.
     public private(set) var erasuresReapplied = 0
+    /// Lines of the erasure ledger that could not be read at open (damaged:
+    /// their erasures were not re-applied from the ledger; entryd warns).
+    public internal(set) var erasureLedgerMalformed = 0
 
     /// Opens or creates the database at `path`, migrates it, and checks its
     /// incarnation (``IncarnationCheck``): a database that went back in time, was

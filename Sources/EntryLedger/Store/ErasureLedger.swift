@@ -100,28 +100,48 @@ struct ErasureLedger {
         return out
     }
 
-    /// Every well-formed line, in file order, without repeats; a missing file
-    /// is an empty ledger. Malformed lines are skipped (a torn last line after a
-    /// crash: its job had not committed).
-    func read() -> [Line] {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else { return [] }
+    /// Every well-formed line, in file order, without repeats, and how many
+    /// other lines were skipped; a missing file is an empty ledger. A torn last
+    /// line (no line end: a crash while appending, its job had not committed)
+    /// is skipped without counting; bytes that are not UTF-8 spoil only their
+    /// own line.
+    func read() -> (lines: [Line], malformed: Int) {
+        guard let data = FileManager.default.contents(atPath: path) else { return ([], 0) }
+        let text = String(decoding: data, as: UTF8.self)
         var seen = Set<Line>()
         var lines: [Line] = []
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: true) where !raw.hasPrefix("#") {
+        var malformed = 0
+        let raws = text.split(separator: "\n", omittingEmptySubsequences: true)
+        for (index, raw) in raws.enumerated() where !raw.hasPrefix("#") {
             let parts = raw.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 7, UUIDv7.canonical(parts[0]) == parts[0], !parts[1].isEmpty, let hlc = HLC(parts[2]) else { continue }
+            guard parts.count == 7, UUIDv7.canonical(parts[0]) == parts[0], !parts[1].isEmpty, let hlc = HLC(parts[2]) else {
+                if index < raws.count - 1 || text.hasSuffix("\n") { malformed += 1 }
+                continue
+            }
             let line = Line(entry: parts[0], form: parts[1], hlc: hlc, node: parts[3], at: parts[4],
                             actor: Self.unescape(parts[5]), reason: Self.unescape(parts[6]))
             if seen.insert(line).inserted { lines.append(line) }
         }
-        return lines
+        return (lines, malformed)
     }
 
     /// Appends `lines` and `fsync`s the file (and its directory when the file is new).
-    /// - Throws: ``SystemError`` (open, write, fsync), e.g. `ENOSPC`; the caller's
-    ///   write then fails and nothing is erased.
+    /// - Throws: ``EntryError`` `.storageFailed` naming the ledger and the
+    ///   ``SystemError`` (open, write, fsync; e.g. `ENOSPC`); the caller's write
+    ///   then fails and nothing is erased.
     func append(_ lines: [Line]) throws {
         guard !lines.isEmpty else { return }
+        do {
+            try write(lines)
+        } catch {
+            // The ledger is this node's own file: say so, not a peer's or an internal fault.
+            throw EntryError.storageFailed("cannot write the erasure ledger '\(path)' (\(error)); nothing was erased: "
+                                           + "check that it is a writable file beside the database")
+        }
+    }
+
+    /// Appends and fsyncs `lines` (see ``append(_:)``).
+    private func write(_ lines: [Line]) throws {
         let isNew = !FileManager.default.fileExists(atPath: path)
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError("open", detail: path) }

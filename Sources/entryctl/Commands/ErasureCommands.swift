@@ -100,7 +100,16 @@ enum ErasureCommands {
                 }
                 var replies: [JSON] = []
                 for t in targets {
-                    let reply = try session.call("io.entryd.Entries.Erase", params(("id", .string(t.id)), ("reason", .string(reason))))
+                    let reply: JSON
+                    do {
+                        reply = try session.call("io.entryd.Entries.Erase", params(("id", .string(t.id)), ("reason", .string(reason))))
+                    } catch let error as WireError where error.name == WireErrorName.entryErased && targets.count > 1 {
+                        // Erased meanwhile (another operator, a peer's erase): what was asked is done; go on.
+                        if !session.globals.json {
+                            Terminal.out(lines: [Localized(zh: "\(t.id) 已被清除（在此之前）", en: "\(t.id) was already erased")(session.globals.locale)])
+                        }
+                        continue
+                    }
                     replies.append(reply)
                     if session.globals.json { continue }
                     let at = reply["erasure"]?["at"]?.stringValue.map(Terminal.localTime) ?? ""
