@@ -90,7 +90,7 @@ extension EntryStore {
             for (id, fields) in recheck.sorted(by: { $0.key < $1.key }) {
                 result.recanonicalised += try ctx.canonicalise(id, scope: fields, layout: layout)
             }
-            if !erased.isEmpty { try ctx.rebuildValueIndexes() }
+            if !erased.isEmpty { try ctx.markForRewrite() }
             try ctx.countRefusedErased(result.refusedErased)
             result.conflicts = try ctx.openCount(of: created)
             if let pulled {
@@ -102,7 +102,7 @@ extension EntryStore {
         }
         if !erasedIDs.isEmpty {
             eraseInKeptDatabase(erasedIDs)
-            _ = truncateWAL()
+            rewriteAfterErasure()
         }
         return result
     }

@@ -126,12 +126,15 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         // erasure is erased again (doc/design.md "Erasure").
         do {
             erasuresReapplied = try reapplyErasureLedger()
-            // A crash between an erasure's commit and its truncating checkpoint leaves
-            // the old page images in the database file (the WAL holds the overwritten
-            // ones): checkpoint before the first call whenever anything was erased.
-            var anyErased = false
-            try self.readers.read { db in try db.statement("SELECT 1 FROM erasures LIMIT 1").query { _ in anyErased = true } }
-            if anyErased { _ = truncateWAL() }
+            // A crash between an erasure's commit and its rewrite and checkpoint leaves
+            // old page images in the database file: rewrite it when one is pending, and
+            // checkpoint before the first call whenever anything was erased.
+            var anyErased = false, pending = false
+            try self.readers.read { db in
+                try db.statement("SELECT 1 FROM erasures LIMIT 1").query { _ in anyErased = true }
+                try db.statement("SELECT 1 FROM node WHERE key = 'rewrite_pending'").query { _ in pending = true }
+            }
+            if pending { rewriteAfterErasure() } else if anyErased { _ = truncateWAL() }
         } catch {
             close()
             throw error
