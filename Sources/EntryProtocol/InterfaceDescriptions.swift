@@ -116,9 +116,11 @@ method Update(
   locale: ?string
 ) -> (entry: Entry)
 
-method Delete(id: string, ifVersion: ?string, reason: ?string) -> (entry: Entry)
+# Added: locale, the language of the reply's display (default: the daemon's).
+method Delete(id: string, ifVersion: ?string, reason: ?string, locale: ?string) -> (entry: Entry)
 
-method Restore(id: string, reason: ?string) -> (entry: Entry)
+# Added: locale, as for Delete.
+method Restore(id: string, reason: ?string, locale: ?string) -> (entry: Entry)
 
 # Every change of one entry, oldest first, including changes that lost a conflict.
 # Added: compactedThrough, the horizon (a seq of this node's change log) of the

@@ -73,10 +73,13 @@ import Testing
         #expect(invalid.status == 65)
         #expect(invalid.stderr.contains("parent-mismatch") && invalid.stderr.contains("invalid-format"))
 
-        #expect(try d.entryctl(["delete", id]).status == 0)
+        // Delete and restore show the entry in the language asked for, labels and values alike.
+        let deleted = try d.entryctl(["--locale", "en", "delete", id])
+        #expect(deleted.status == 0 && deleted.stdout.contains("China") && !deleted.stdout.contains("中国"), "\(deleted.stdout)")
         #expect(try names([]) == ["Jane Doe", "韩梅梅"])
         #expect(try names(["--deleted"]).contains("李雷"))
-        #expect(try d.entryctl(["restore", id]).status == 0)
+        let restored = try d.entryctl(["--locale", "en", "restore", id])
+        #expect(restored.status == 0 && restored.stdout.contains("China") && !restored.stdout.contains("中国"), "\(restored.stdout)")
         #expect(try names([]).contains("李雷"))
 
         let history = try d.entryctl(["--json", "history", id])

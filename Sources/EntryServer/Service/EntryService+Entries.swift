@@ -121,22 +121,24 @@ extension EntryService {
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 
-    /// `io.entryd.Entries.Delete(id, ifVersion?, reason?)`; the reply is in the
-    /// default locale. An entry of an unknown form uses the registration layout.
+    /// `io.entryd.Entries.Delete(id, ifVersion?, reason?, locale?)`; the reply in
+    /// `locale` (default: the daemon's). An entry of an unknown form uses the registration layout.
     /// - Throws: `EntryNotFound`, `VersionMismatch`.
     func delete(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
+        let locale = try locale(p)
         let entry = try store.delete(id: id, ifVersion: try version(p), layoutOf: { [self] in layout(ofForm: $0) },
                                      origin: try origin(c, p))
-        try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
+        try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 
-    /// `io.entryd.Entries.Restore(id, reason?)`; the reply is in the default locale.
+    /// `io.entryd.Entries.Restore(id, reason?, locale?)`; the reply in `locale` (default: the daemon's).
     /// - Throws: `EntryNotFound`.
     func restore(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
         let id = try existingID(p)
         let entry = try store.restore(id: id, layoutOf: { [self] in layout(ofForm: $0) }, origin: try origin(c, p))
-        try reply(c, [("entry", entryJSON(entry, locale: defaultLocale))])
+        try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 
     /// `io.entryd.Entries.History(id)`: every change of the entry, oldest first.

@@ -104,7 +104,7 @@ enum EntryCommands {
             let ifVersion = input.value("--if-version"), reason = input.value("--reason")
             return { session in
                 let reply = try session.call("io.entryd.Entries.Delete", params(
-                    ("id", .string(id)), ("ifVersion", ifVersion.json), ("reason", reason.json)))
+                    ("id", .string(id)), ("ifVersion", ifVersion.json), ("reason", reason.json), ("locale", session.locale)))
                 printEntry(reply, session)
             }
         })
@@ -117,7 +117,7 @@ enum EntryCommands {
             let id = try input.exactly("ID")[0]
             let reason = input.value("--reason")
             return { session in
-                printEntry(try session.call("io.entryd.Entries.Restore", params(("id", .string(id)), ("reason", reason.json))), session)
+                printEntry(try session.call("io.entryd.Entries.Restore", params(("id", .string(id)), ("reason", reason.json), ("locale", session.locale))), session)
             }
         })
 
