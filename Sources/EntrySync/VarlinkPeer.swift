@@ -31,7 +31,7 @@ public final class VarlinkPeer: PeerLink {
                         since: reply["incarnationHlc"]?.stringValue.flatMap(HLC.init) ?? .zero)
         }
         expected = incarnation.map { (node, $0.id) }
-        let libraries = reply["libraries"]?.objectValue.map { Dictionary($0.compactMap { k, v in v.stringValue.map { (k, $0) } }) { a, _ in a } }
+        let libraries = try? Parameters(reply).optionalStringMap("libraries")
         return PeerIdentity(node: node, incarnation: incarnation, seq: reply["seq"]?.intValue, libraries: libraries)
     }
 
@@ -59,7 +59,7 @@ public final class VarlinkPeer: PeerLink {
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         // Our libraries: a peer with the same takes the values as they come (see Apply).
         let reply = try connection.call("io.entryd.Sync.Apply", .object([
-            ("changes", .array(changes.map(\.json))), ("libraries", .object(LibraryVersions.all.map { ($0.name, .string($0.version)) })),
+            ("changes", .array(changes.map(\.json))), ("libraries", .stringMap(LibraryVersions.byName)),
         ]))
         return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),
                            conflicts: Int(reply["conflicts"]?.intValue ?? 0), seq: reply["seq"]?.intValue ?? 0,

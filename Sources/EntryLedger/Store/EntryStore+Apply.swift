@@ -36,7 +36,7 @@ extension EntryStore {
             }
             var result = ApplyResult()
             var created: [String] = []
-            var recheck: [String: Set<String>] = [:]  // entry → fields to re-spell under this node's rules
+            var recheck: [String: Set<String>?] = [:]  // entry → fields to re-spell under this node's rules (nil: all)
             var erased: [ErasureLedger.Line] = []
             for change in changes where change.op == .erase {
                 if try !ctx.isLogged(change) { erased.append(ErasureLedger.Line(change)) }
@@ -82,9 +82,13 @@ extension EntryStore {
                 // nodes whose rules differ never rewrite each other's forever.
                 guard respell else { continue }
                 if change.op == .restore {
-                    recheck[change.entry] = Set(try ctx.load(change.entry).map { Array($0.fields.keys) } ?? [])
+                    recheck[change.entry] = .some(nil)
                 } else if change.op == .create || change.op == .update, change.actor != WriteOrigin.migrationActor {
-                    recheck[change.entry, default: []].formUnion(change.fields.keys)
+                    switch recheck[change.entry] {
+                    case .none: recheck[change.entry] = Set(change.fields.keys)
+                    case .some(.some(let fields)): recheck[change.entry] = fields.union(change.fields.keys)
+                    case .some(.none): break  // restored in this batch: every field is looked at
+                    }
                 }
             }
             for (id, fields) in recheck.sorted(by: { $0.key < $1.key }) {

@@ -21,5 +21,5 @@ public enum LibraryVersions {
     ]
 
     /// ``all`` by name, as `Status.libraries` sends it.
-    public static var byName: [String: String] { Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.version) }) }
+    public static let byName: [String: String] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0.version) })
 }

@@ -57,7 +57,7 @@ public enum StoredValues {
     /// The change log's reason for a re-spelled value of `type`.
     static func reason(for type: FieldType) -> String {
         let library = type == .phone ? "libphonenumber \(PhoneNumber.libraryVersion)"
-            : "libidn2 \(LibraryVersions.all.first { $0.name == "idn2" }?.version ?? "")"
+            : "libidn2 \(LibraryVersions.byName["idn2"] ?? "")"
         return "\(type.rawValue) re-canonicalised by \(library)"
     }
 
