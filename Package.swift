@@ -18,6 +18,7 @@ let package = Package(
                 .executable(name: "entryd", targets: ["entryd"]),
         .executable(name: "entryctl", targets: ["entryctl"]),
         .executable(name: "entryd-bench", targets: ["entryd-bench"]),
+        .executable(name: "entryd-web", targets: ["entryd-web"]),
     ],
     targets: [
         .systemLibrary(
@@ -41,6 +42,15 @@ let package = Package(
         .target(
             name: "CICU", path: "Sources/CICU",
             linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
+        // libmicrohttpd (Debian libmicrohttpd-dev, 0.9.75) behind a C shim: its start and
+        // connection-info calls are variadic, which Swift cannot call.
+        .target(
+            name: "CWebServer", path: "Sources/CWebServer",
+            linkerSettings: [.linkedLibrary("microhttpd")]),
+        // libsodium (Debian libsodium-dev): Argon2id password hashes, random tokens, constant-time compares.
+        .systemLibrary(
+            name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
@@ -70,18 +80,27 @@ let package = Package(
         .target(
             name: "EntryClient", dependencies: ["EntryModel", "EntryProtocol", "CSystem"],
             path: "Sources/EntryClient", swiftSettings: swiftSettings),
+        // The HTTP door's logic (entryd-web): users and passwords, sessions, routing, the
+        // API's statuses, the OpenAPI description, the embedded page. No sockets: entryd-web wires it.
+        .target(
+            name: "EntryWeb", dependencies: ["EntryModel", "EntryProtocol", "CSodium"],
+            path: "Sources/EntryWeb", swiftSettings: swiftSettings),
         .executableTarget(
             name: "entryd", dependencies: ["EntryServer", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
             path: "Sources/entryd", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "entryctl", dependencies: ["EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "CSystem"],
+            name: "entryctl", dependencies: ["EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem"],
             path: "Sources/entryctl", swiftSettings: swiftSettings),
         // The benchmark of issue 6 (BENCHMARKS.md): drives the built entryd, measures raw SQLite and PostgreSQL.
         .executableTarget(
             name: "entryd-bench", dependencies: ["EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
             path: "Sources/entryd-bench", swiftSettings: swiftSettings),
+        // The HTTP door: a client of entryd's socket like entryctl, serving EntryWeb over libmicrohttpd.
+        .executableTarget(
+            name: "entryd-web", dependencies: ["EntryWeb", "EntryClient", "EntryProtocol", "EntryModel", "CWebServer", "CSystem"],
+            path: "Sources/entryd-web", swiftSettings: swiftSettings),
         .testTarget(
-            name: "UnitTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "CSQLiteFaults", "CSQLite"],
+            name: "UnitTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "CSQLiteFaults", "CSQLite"],
             path: "Tests/UnitTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer"],
