@@ -1,0 +1,116 @@
+"""Helpers for the page tests: a headless Debian chromium driven by Selenium
+(chromium-driver), keyboard input to the focused element, waits, and axe-core
+(from the PyPI package axe-core-python, injected from its file: no network)."""
+import json, os, time
+
+from selenium import webdriver
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+import axe_core_python
+
+AXE_JS = open(os.path.join(os.path.dirname(axe_core_python.__file__), "axe.min.js"), encoding="utf-8").read()
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHOTS = os.path.join(ROOT, "doc", "screenshots")
+
+
+def chrome(lang="zh-CN", width=1280, height=800):
+    """A headless chromium with the given UI language and window size."""
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                f"--window-size={width},{height}", f"--lang={lang}", "--hide-scrollbars", "--force-device-scale-factor=1"):
+        opts.add_argument(arg)
+    opts.add_experimental_option("prefs", {"intl.accept_languages": lang})
+    service = webdriver.ChromeService(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    return webdriver.Chrome(options=opts, service=service)
+
+
+def wait(driver, check, what, timeout=10):
+    """Polls check() until it is truthy; fails naming what was awaited."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            last = check()
+            if last:
+                return last
+        except Exception as e:  # element not there yet, stale
+            last = e
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def keys(driver, *k):
+    """Sends keys to whatever has the focus (keyboard only, as a person would)."""
+    ActionChains(driver).send_keys(*k).perform()
+
+
+def chord(driver, modifier, key):
+    ActionChains(driver).key_down(modifier).send_keys(key).key_up(modifier).perform()
+
+
+def active_id(driver):
+    return driver.execute_script("return document.activeElement && document.activeElement.id")
+
+
+def value(driver, id_):
+    return driver.find_element(By.ID, id_).get_attribute("value")
+
+
+def login(driver, base, user, password, next_path="/"):
+    driver.get(base + "/login?next=" + next_path)
+    wait(driver, lambda: driver.find_element(By.ID, "user"), "the login form")
+    driver.find_element(By.ID, "user").send_keys(user)
+    driver.find_element(By.ID, "password").send_keys(password, Keys.ENTER)
+    wait(driver, lambda: driver.execute_script("return document.body.dataset.ready === '1'"), "the page after login")
+
+
+def ready(driver, url):
+    driver.get(url)
+    wait(driver, lambda: driver.execute_script("return document.body.dataset.ready === '1'"), url)
+
+
+def axe(driver):
+    """axe-core's violations on the current page (all rules but the experimental ones)."""
+    driver.execute_script(AXE_JS)
+    result = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document).then(r => done(JSON.stringify(r.violations)), e => done(JSON.stringify([{id: 'axe-error', help: String(e)}])));")
+    return json.loads(result)
+
+
+def describe(violations):
+    return "\n".join(f"{v['id']} ({v.get('impact')}): {v.get('help')}\n  " +
+                     "\n  ".join(n["target"][0] if isinstance(n["target"][0], str) else str(n["target"]) for n in v.get("nodes", []))
+                     for v in violations)
+
+
+def storage_dump(driver):
+    """Everything the page keeps in localStorage, sessionStorage, cookies it can read and IndexedDB."""
+    return driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const out = {local: {...localStorage}, session: {...sessionStorage}, cookie: document.cookie, idb: []};
+        const req = indexedDB.open('entryd', 1);
+        req.onupgradeneeded = () => req.result.createObjectStore('outbox', {keyPath: 'id'});
+        req.onsuccess = () => {
+          const t = req.result.transaction('outbox', 'readonly').objectStore('outbox').getAll();
+          t.onsuccess = () => { out.idb = t.result; req.result.close(); done(JSON.stringify(out)); };
+          t.onerror = () => done(JSON.stringify(out));
+        };
+        req.onerror = () => done(JSON.stringify(out));
+    """)
+
+
+def screenshot(driver, name, width, height):
+    """Writes doc/screenshots/NAME.png of the page at width×height (the viewport, not the window)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+    time.sleep(0.3)
+    os.makedirs(SHOTS, exist_ok=True)
+    path = os.path.join(SHOTS, name + ".png")
+    with open(path, "wb") as f:
+        f.write(driver.get_screenshot_as_png())
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    return path

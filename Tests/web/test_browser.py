@@ -1,0 +1,267 @@
+"""The form page in a real browser against a real entryd-web and entryd:
+keyboard-only filling, the cascade, the problems in zh, cancel in a
+drop-down, the actor, the offline outbox and the kiosk reset."""
+import json
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from browser import active_id, chrome, chord, keys, login, ready, storage_dump, value, wait
+from conftest import USERS
+
+
+@pytest.fixture(scope="module")
+def driver(gateway):
+    d = chrome("zh-CN")
+    login(d, gateway.base, "ada", USERS["ada"][1])
+    yield d
+    d.quit()
+
+
+def expanded(d, field):
+    return d.find_element(By.ID, "in-" + field).get_attribute("aria-expanded") == "true"
+
+
+def rows_ready(d, field):
+    """The open list's rows are there (not the loading row) and one is highlighted."""
+    return d.execute_script(
+        "const l = document.getElementById('ls-' + arguments[0]);"
+        "return !!l.querySelector('[role=option][aria-selected=true][data-value]');", field)
+
+
+def highlighted(d, field):
+    return d.execute_script(
+        "const l = document.getElementById('ls-' + arguments[0]);"
+        "const o = l.querySelector('[role=option][aria-selected=true]'); return o && o.dataset.value;", field)
+
+
+def pick(d, field, query):
+    """Types query into the focused list field (which opens its picker) and commits the first row with Enter."""
+    assert active_id(d) == "in-" + field
+    keys(d, query)
+    wait(d, lambda: expanded(d, field) and rows_ready(d, field) and d.execute_script(
+        "return document.getElementById('ls-' + arguments[0]).dataset.query", field) == query, f"{field} rows for {query}")
+    chosen = highlighted(d, field)
+    keys(d, Keys.ENTER)
+    wait(d, lambda: not expanded(d, field), f"{field} picker closed")
+    return chosen
+
+
+def problem(d, field):
+    return d.find_element(By.ID, "pr-" + field).text
+
+
+def fresh_form(d, base, query=""):
+    ready(d, base + "/" + query)
+    wait(d, lambda: active_id(d) == "in-name", "focus on the first field")
+
+
+def test_whole_form_by_keyboard(gateway, driver):
+    d = driver
+    fresh_form(d, gateway.base, "?lang=zh")
+    assert d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-CN"
+    assert d.find_element(By.ID, "lb-name").text.startswith("姓名")
+    assert "*" in d.find_element(By.ID, "lb-name").text  # required mark
+
+    keys(d, "李雷", Keys.ENTER)  # Enter in a text field moves on
+    assert active_id(d) == "in-birthday"
+
+    # A bad date typed in: the daemon's zh problem shows next to the field.
+    keys(d, "1990-02-30")
+    wait(d, lambda: "没有这一天" in problem(d, "birthday"), "the zh problem of a bad date")
+    assert d.find_element(By.ID, "in-birthday").get_attribute("aria-invalid") == "true"
+    # Then the wheel: Enter opens it on a valid day without committing; digits type; Enter commits.
+    chord(d, Keys.CONTROL, "a")
+    keys(d, Keys.BACKSPACE, Keys.ENTER)
+    wait(d, lambda: expanded(d, "birthday"), "the date wheel")
+    assert value(d, "in-birthday") == ""  # opening highlights today, commits nothing
+    assert d.execute_script("return document.activeElement.getAttribute('role')") == "spinbutton"
+    keys(d, "19900517", Keys.ENTER)
+    wait(d, lambda: value(d, "in-birthday") == "1990-05-17", "the picked birthday")
+    assert active_id(d) == "in-country"
+    wait(d, lambda: problem(d, "birthday") == "", "the birthday problem gone")
+
+    # Country by pinyin initials, through the daemon's search; flags in the rows.
+    assert pick(d, "country", "zg") == "CN"
+    assert value(d, "in-country") == "🇨🇳 中国"
+    assert active_id(d) == "in-province"  # shown for CN only
+
+    # 广东 then a city; the city list is 广东's only.
+    assert pick(d, "province", "gd") == "440000"
+    assert active_id(d) == "in-city"
+    keys(d, Keys.ENTER)  # Enter opens the picker: first row highlighted, not committed
+    wait(d, lambda: expanded(d, "city") and rows_ready(d, "city"), "the city rows")
+    codes = d.execute_script("return [...document.querySelectorAll('#ls-city [data-value]')].map(o => o.dataset.value)")
+    assert codes and all(c.startswith("44") for c in codes), codes
+    assert highlighted(d, "city") == codes[0]
+    assert value(d, "in-city") == ""
+    keys(d, "gz")
+    wait(d, lambda: d.execute_script("return document.getElementById('ls-city').dataset.query") == "gz"
+         and highlighted(d, "city") == "440100", "广州 highlighted")
+    keys(d, Keys.ENTER)
+    wait(d, lambda: value(d, "in-city") == "广州市", "广州市 chosen")
+    assert active_id(d) == "in-contact_method"
+
+    # Switch the province to 北京: the city is emptied, and lists 北京's districts.
+    chord(d, Keys.SHIFT, Keys.TAB)
+    chord(d, Keys.SHIFT, Keys.TAB)
+    assert active_id(d) == "in-province"
+    assert pick(d, "province", "bj") == "110000"
+    assert value(d, "in-province") == "北京市"
+    assert value(d, "in-city") == ""
+    assert active_id(d) == "in-city"
+    assert pick(d, "city", "hd") == "110108"
+    assert value(d, "in-city") == "海淀区"
+
+    # The contact-method drop-down shows the phone field; Escape restores the earlier choice.
+    assert active_id(d) == "in-contact_method"
+    assert not d.find_element(By.ID, "f-phone").is_displayed() and not d.find_element(By.ID, "f-email").is_displayed()
+    keys(d, Keys.ENTER)
+    wait(d, lambda: expanded(d, "contact_method") and rows_ready(d, "contact_method"), "the contact methods")
+    assert highlighted(d, "contact_method") == "phone"
+    keys(d, Keys.ENTER)
+    wait(d, lambda: d.find_element(By.ID, "f-phone").is_displayed(), "the phone field")
+    assert value(d, "in-contact_method") == "电话"
+    assert active_id(d) == "in-phone"
+    assert not d.find_element(By.ID, "f-email").is_displayed()
+    chord(d, Keys.SHIFT, Keys.TAB)
+    keys(d, Keys.ENTER)
+    wait(d, lambda: expanded(d, "contact_method") and highlighted(d, "contact_method") == "phone", "the drop-down on 电话")
+    keys(d, Keys.ARROW_DOWN)
+    assert highlighted(d, "contact_method") == "email"
+    keys(d, Keys.ESCAPE)
+    assert not expanded(d, "contact_method")
+    assert value(d, "in-contact_method") == "电话"
+    assert d.find_element(By.ID, "f-phone").is_displayed() and not d.find_element(By.ID, "f-email").is_displayed()
+
+    keys(d, Keys.TAB, "13800138000", Keys.ENTER)
+    assert active_id(d) == "in-appointment"
+    keys(d, Keys.ENTER)
+    wait(d, lambda: expanded(d, "appointment"), "the date-time wheel")
+    assert d.execute_script("return document.querySelectorAll('#dlg-appointment [role=spinbutton]').length") == 5
+    keys(d, "203001151045", Keys.ENTER)  # minutes go down to the 30-minute step
+    wait(d, lambda: value(d, "in-appointment") == "2030-01-15 10:30", "the appointment")
+    assert active_id(d) == "in-appointment"  # the last field: Enter does not submit
+    assert "已保存" not in d.find_element(By.ID, "status").text
+
+    entry_id = d.execute_script("return window.entrydForm.draftId")
+    chord(d, Keys.CONTROL, Keys.ENTER)  # Done
+    wait(d, lambda: "已保存" in d.find_element(By.ID, "status").text, "stored")
+    assert value(d, "in-name") == ""
+
+    entry = json.loads(gateway.entryctl("get", entry_id, "--json"))["entry"]
+    assert entry["fields"] == {"name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "110000",
+                               "city": "110108", "contact_method": "phone", "phone": "+8613800138000",
+                               "appointment": "2030-01-15 10:30"}
+    listed = json.loads(gateway.entryctl("list", "--all", "--json"))["entries"]
+    assert [e["id"] for e in listed].count(entry_id) == 1
+    assert entry["createdBy"] == "web:ada"  # the gateway's actor (needs entryd's gateway role)
+
+
+def test_previous_next_buttons_and_language_switch(gateway, driver):
+    d = driver
+    fresh_form(d, gateway.base, "?lang=zh")
+    prev, nxt = d.find_element(By.ID, "prev"), d.find_element(By.ID, "next")
+    assert not prev.is_enabled() and nxt.is_enabled()  # previous disabled on the first field
+    nxt.click()
+    assert active_id(d) == "in-birthday"
+    d.find_element(By.ID, "prev").click()
+    assert active_id(d) == "in-name"
+    keys(d, "Ann")
+    d.find_element(By.CSS_SELECTOR, "[data-lang=en]").click()
+    wait(d, lambda: d.find_element(By.ID, "lb-name").text.startswith("Name"), "English labels")
+    assert d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en"
+    assert value(d, "in-name") == "Ann"  # kept across the switch
+    assert d.find_element(By.ID, "done").text == "Done"
+    d.find_element(By.ID, "in-birthday").click()
+    d.find_element(By.ID, "in-birthday").send_keys(Keys.ESCAPE)
+    keys(d, "1990-13-01")
+    wait(d, lambda: "day" in problem(d, "birthday").lower() or "month" in problem(d, "birthday").lower(), "an English problem")
+    d.find_element(By.CSS_SELECTOR, "[data-lang=zh]").click()
+    wait(d, lambda: d.find_element(By.ID, "lb-name").text.startswith("姓名"), "Chinese labels again")
+
+
+def test_suggestion_is_clickable(gateway, driver):
+    d = driver
+    fresh_form(d, gateway.base, "?lang=en")
+    # A lenient value Check cannot place gets suggestions; a click takes one.
+    d.execute_script("document.getElementById('in-country').focus()")
+    d.execute_script("""
+        const i = document.getElementById('in-country');
+        i.value = 'chna'; i.dispatchEvent(new Event('input'));""")
+    keys(d, Keys.ESCAPE)
+    # Typing "chna" opened the search; Escape left the field empty. Submit to see every problem.
+    d.find_element(By.ID, "done").click()
+    wait(d, lambda: "required" in problem(d, "name").lower() or "fill" in problem(d, "name").lower(), "required problems after Done")
+    assert d.find_element(By.ID, "in-name").get_attribute("aria-invalid") == "true"
+    assert active_id(d) == "in-name"  # the first field with a problem
+
+
+def test_offline_outbox(gateway, driver):
+    d = driver
+    before = len(json.loads(gateway.entryctl("list", "--all", "--json"))["entries"])
+    fresh_form(d, gateway.base, "?lang=en")
+    d.execute_cdp_cmd("Network.enable", {})
+    d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/*"]})
+    ids = []
+    try:
+        for name in ("Offline One", "Offline Two"):
+            wait(d, lambda: active_id(d) == "in-name", "the first field")
+            keys(d, name, Keys.ENTER, "1985-03-04", Keys.TAB)
+            # the country picker works from the rows the page already has (no search offline)
+            keys(d, Keys.ENTER)
+            wait(d, lambda: rows_ready(d, "country"), "cached country rows")
+            keys(d, Keys.ARROW_DOWN, Keys.ENTER)  # the second row: not CN, so no province
+            assert active_id(d) == "in-contact_method", active_id(d)
+            keys(d, Keys.ENTER)
+            wait(d, lambda: rows_ready(d, "contact_method"), "cached contact methods")
+            keys(d, Keys.ARROW_DOWN, Keys.ENTER)
+            wait(d, lambda: active_id(d) == "in-email", "the e-mail field")
+            keys(d, name.replace(" ", ".").lower() + "@example.com")
+            ids.append(d.execute_script("return window.entrydForm.draftId"))
+            d.find_element(By.ID, "done").click()
+            wait(d, lambda: value(d, "in-name") == "", "the form emptied after queueing")
+        wait(d, lambda: d.find_element(By.ID, "queue").text.startswith("2 submissions waiting"), "2 waiting")
+        assert "Offline" not in d.find_element(By.TAG_NAME, "body").text  # a count, never contents
+        stored = json.loads(storage_dump(d))["idb"]
+        assert sorted(i["id"] for i in stored) == sorted(ids)
+        assert len(json.loads(gateway.entryctl("list", "--all", "--json"))["entries"]) == before
+    finally:
+        d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    d.execute_script("window.dispatchEvent(new Event('online'))")
+    wait(d, lambda: d.find_element(By.ID, "queue").text == "", "the outbox sent", timeout=20)
+    assert json.loads(storage_dump(d))["idb"] == []
+    entries = json.loads(gateway.entryctl("list", "--all", "--json"))["entries"]
+    assert len(entries) == before + 2
+    for i in ids:
+        assert [e["id"] for e in entries].count(i) == 1
+    # a second flush (a resend of the same ids) changes nothing
+    d.execute_script("window.dispatchEvent(new Event('online'))")
+    assert len(json.loads(gateway.entryctl("list", "--all", "--json"))["entries"]) == before + 2
+
+
+def test_kiosk_keeps_no_personal_data(gateway, driver):
+    d = driver
+    fresh_form(d, gateway.base, "?lang=zh&kiosk=1&idle=2")
+    assert not d.find_element(By.ID, "nav").is_displayed()
+    keys(d, "韩梅梅", Keys.ENTER, "2001-02-03", Keys.TAB)
+    assert pick(d, "country", "us") == "US"
+    keys(d, Keys.ENTER)
+    wait(d, lambda: rows_ready(d, "contact_method"), "contact methods")
+    keys(d, Keys.ARROW_DOWN, Keys.ENTER)
+    wait(d, lambda: active_id(d) == "in-email", "e-mail")
+    keys(d, "meimei@example.com")
+    chord(d, Keys.CONTROL, Keys.ENTER)
+    wait(d, lambda: "谢谢" in d.find_element(By.ID, "status").text, "thanks")
+    html = d.page_source
+    dump = storage_dump(d)
+    for secret in ("韩梅梅", "meimei", "2001-02-03"):
+        assert secret not in html and secret not in dump, secret
+    assert all(value(d, "in-" + f) == "" for f in ("name", "birthday", "country", "email"))
+    assert json.loads(gateway.entryctl("list", "--search", "韩梅梅", "--json"))["total"] == 1
+
+    # 2 s without input (idle=2 here, 60 s by default) empties a half-filled form.
+    keys(d, "李四")
+    wait(d, lambda: value(d, "in-name") == "", "the idle reset", timeout=6)
+    assert "李四" not in d.page_source and "李四" not in storage_dump(d)

@@ -1,0 +1,163 @@
+// Shared by every page of entryd-web: the page language, the API call with
+// the session's CSRF token, and small DOM helpers. Plain ES2017, no build step.
+"use strict";
+
+const Entryd = (() => {
+  const WORDS = {
+    zh: {
+      form: "登记", list: "条目", conflicts: "冲突", login: "登录", logout: "退出",
+      language: "语言", signedInAs: "已登录：", skip: "跳到主要内容",
+      notLoggedIn: "请先登录。", forbidden: "你的账号没有这项操作的权限。",
+      tooMany: (s) => `尝试太多次，请 ${s} 秒后再试。`, unreachable: "无法连接服务器，请稍后再试。",
+      busy: "服务器暂时不可用，请稍后再试。", tooLarge: "内容太大。", failed: "操作失败：",
+    },
+    en: {
+      form: "Registration", list: "Entries", conflicts: "Conflicts", login: "Log in", logout: "Log out",
+      language: "Language", signedInAs: "Signed in as ", skip: "Skip to main content",
+      notLoggedIn: "Please log in first.", forbidden: "Your account may not do this.",
+      tooMany: (s) => `Too many attempts; try again in ${s} s.`, unreachable: "The server cannot be reached; try again later.",
+      busy: "The server is busy; try again later.", tooLarge: "Too much data.", failed: "Failed: ",
+    },
+  };
+
+  /** The page language: ?lang=, then the saved choice, then navigator.language (zh if it starts with zh). */
+  function initialLang() {
+    const q = new URLSearchParams(location.search).get("lang");
+    if (q === "zh" || q === "en") return q;
+    let saved = null;
+    try { saved = localStorage.getItem("entryd.lang"); } catch (e) { /* storage off */ }
+    if (saved === "zh" || saved === "en") return saved;
+    return (navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en";
+  }
+
+  let lang = initialLang();
+  const listeners = [];
+
+  function setLang(next) {
+    lang = next;
+    try { localStorage.setItem("entryd.lang", next); } catch (e) { /* storage off */ }
+    document.documentElement.lang = next === "zh" ? "zh-CN" : "en";
+    document.querySelectorAll("[data-lang]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.lang === next)));
+    document.querySelectorAll("[data-w]").forEach((el) => {
+      const w = WORDS[next][el.dataset.w];
+      if (typeof w === "string") el.textContent = w;
+    });
+    listeners.forEach((f) => f(next));
+  }
+
+  /** An API failure: HTTP status (0 = network), the error name and its parameters. */
+  class ApiError extends Error {
+    constructor(status, name, parameters) {
+      super(name || `HTTP ${status}`);
+      this.status = status;
+      this.name = name || "";
+      this.parameters = parameters || {};
+    }
+    /** Whether the request may succeed later unchanged (network, 503). */
+    get transient() { return this.status === 0 || this.status === 502 || this.status === 503 || this.status === 504; }
+    is(short) { return this.name === short || this.name.endsWith("." + short); }
+  }
+
+  let session = null;
+
+  /** The session ({user, role, csrf}) or null when not logged in; throws ApiError(0) offline. */
+  async function loadSession() {
+    let r;
+    try {
+      r = await fetch("/api/v1/session", { credentials: "same-origin", cache: "no-store" });
+    } catch (e) {
+      throw new ApiError(0, "", {});
+    }
+    if (r.status === 401) { session = null; return null; }
+    if (!r.ok) throw new ApiError(r.status, "", {});
+    session = await r.json();
+    return session;
+  }
+
+  function toLogin() {
+    location.href = "/login?next=" + encodeURIComponent(location.pathname + location.search);
+  }
+
+  /** POST /api/v1/METHOD with params; resolves to the reply parameters, rejects with ApiError. */
+  async function call(method, params, { redirect = true } = {}) {
+    if (!session || !session.csrf) {
+      const s = await loadSession();
+      if (!s) { if (redirect) toLogin(); throw new ApiError(401, "NotLoggedIn", {}); }
+    }
+    let r;
+    try {
+      r = await fetch("/api/v1/" + method, {
+        method: "POST", credentials: "same-origin", cache: "no-store",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": session.csrf },
+        body: JSON.stringify(params || {}),
+      });
+    } catch (e) {
+      throw new ApiError(0, "", {});
+    }
+    let body = {};
+    try { body = await r.json(); } catch (e) { body = {}; }
+    if (r.ok) return body;
+    if (r.status === 401) { session = null; if (redirect) toLogin(); }
+    throw new ApiError(r.status, body.error, body.parameters);
+  }
+
+  /** A sentence for people about an ApiError (not for ValidationFailed, whose problems say it). */
+  function describe(err) {
+    const w = WORDS[lang];
+    if (!(err instanceof ApiError)) return w.failed + String(err);
+    switch (err.status) {
+      case 0: return w.unreachable;
+      case 401: return w.notLoggedIn;
+      case 403: return w.forbidden;
+      case 413: return w.tooLarge;
+      case 429: return w.tooMany(err.parameters.retryAfter || 60);
+      case 502: case 503: case 504: return w.busy;
+      default: return w.failed + (err.name || err.status);
+    }
+  }
+
+  /** document.createElement with attributes and children. */
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "text") el.textContent = v;
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c);
+    return el;
+  }
+
+  /** The flag emoji of an ISO 3166-1 alpha-2 code (two regional indicator symbols). */
+  function flagOf(code) {
+    if (!/^[A-Z]{2}$/.test(code || "")) return "";
+    return String.fromCodePoint(...[...code].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
+  }
+
+  /** Fills the shared header: language buttons, the user and log out, links by role. */
+  function header(s) {
+    document.querySelectorAll("[data-lang]").forEach((b) => b.addEventListener("click", () => setLang(b.dataset.lang)));
+    const who = document.getElementById("who");
+    const out = document.getElementById("logout");
+    if (who) who.textContent = s ? s.user : "";
+    if (out) {
+      out.hidden = !s;
+      out.addEventListener("click", async () => {
+        try { await call("logout", {}, { redirect: false }); } catch (e) { /* gone anyway */ }
+        location.href = "/login";
+      });
+    }
+    const rank = { read: 1, write: 2, admin: 3 };
+    document.querySelectorAll("[data-role]").forEach((a) => {
+      a.hidden = !s || (rank[s.role] || 0) < rank[a.dataset.role];
+    });
+  }
+
+  return {
+    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, toLogin,
+    get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
+    get session() { return session; },
+  };
+})();

@@ -1,0 +1,116 @@
+// The list page (read role): Entries.List with search, filters and cursor
+// paging; an entry's History in a dialog.
+"use strict";
+
+(() => {
+  const E = Entryd, h = E.h;
+  const PAGE = 20;
+  const W = {
+    zh: {
+      title: "条目 · entryd", filter: "筛选", text: "姓名包含", country: "国家", province: "省份", bornFrom: "出生不早于", bornTo: "出生不晚于",
+      order: "排序", "o-created": "创建时间（新的在前）", "o-updated": "修改时间（新的在前）", "o-name": "姓名", "o-birthday": "生日",
+      deleted: "含已删除", search: "搜索", "c-name": "姓名", "c-birthday": "生日", "c-country": "国家", "c-region": "地区",
+      "c-contact": "联系方式", "c-created": "创建", "c-by": "创建者", "c-history": "历史", prev: "上一页", next: "下一页", close: "关闭",
+      total: (n) => `共 ${n} 条`, page: (p) => `第 ${p} 页`, none: "没有符合条件的条目。", history: "历史", historyOf: (n) => `历史：${n}`,
+      ops: { create: "创建", update: "修改", delete: "删除", restore: "恢复", erase: "清除" }, by: "操作者", at: "时间", reason: "原因",
+      deletedMark: "（已删除）", loading: "正在加载…",
+    },
+    en: {
+      title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
+      order: "Order", "o-created": "Created (newest first)", "o-updated": "Updated (newest first)", "o-name": "Name", "o-birthday": "Birthday",
+      deleted: "Include deleted", search: "Search", "c-name": "Name", "c-birthday": "Birthday", "c-country": "Country", "c-region": "Region",
+      "c-contact": "Contact", "c-created": "Created", "c-by": "Created by", "c-history": "History", prev: "Previous page", next: "Next page", close: "Close",
+      total: (n) => `${n} entr${n === 1 ? "y" : "ies"}`, page: (p) => `Page ${p}`, none: "No entries match.", history: "History", historyOf: (n) => `History: ${n}`,
+      ops: { create: "created", update: "updated", delete: "deleted", restore: "restored", erase: "erased" }, by: "By", at: "At", reason: "Reason",
+      deletedMark: " (deleted)", loading: "Loading…",
+    },
+  };
+  const w = () => W[E.lang];
+  const $ = (id) => document.getElementById(id);
+  let cursors = [null], pageIndex = 0, nextCursor = null, entries = [];
+
+  function words() {
+    document.title = w().title;
+    $("filters").setAttribute("aria-label", w().filter);
+    document.querySelectorAll("[data-l]").forEach((el) => { el.textContent = w()[el.dataset.l]; });
+  }
+
+  function status(kind, text) { const s = $("status"); s.className = "status " + kind; s.textContent = text || ""; }
+
+  function filter() {
+    const f = {};
+    const put = (k, id) => { const v = $(id).value.trim(); if (v) f[k] = v; };
+    put("text", "q-text"); put("country", "q-country"); put("province", "q-province"); put("bornFrom", "q-from"); put("bornTo", "q-to");
+    return f;
+  }
+
+  async function load() {
+    status("info", w().loading);
+    const order = $("q-order").value;
+    try {
+      const r = await E.call("io.entryd.Entries.List", {
+        filter: filter(), order, limit: PAGE, cursor: cursors[pageIndex], includeDeleted: $("q-deleted").checked, locale: E.lang,
+      });
+      entries = r.entries || [];
+      nextCursor = r.cursor || null;
+      $("caption").textContent = w().total(r.total);
+      status("", entries.length ? "" : w().none);
+      draw();
+    } catch (err) {
+      const problems = err.parameters && err.parameters.problems;
+      status("bad", problems ? problems.map((p) => p.message).join(" ") : E.describe(err));
+    }
+  }
+
+  function draw() {
+    $("rows").replaceChildren(...entries.map((e) => {
+      const d = e.display || {}, f = e.fields || {};
+      const contact = d.phone || d.email || f.phone || f.email || "";
+      return h("tr", { "data-id": e.id },
+        h("td", { class: e.deleted ? "deleted" : null }, (d.name || f.name || "") + (e.deleted ? w().deletedMark : "")),
+        h("td", {}, d.birthday || f.birthday || ""),
+        h("td", {}, d.country || f.country || ""),
+        h("td", {}, d.region || d.province || d.city || ""),
+        h("td", {}, contact),
+        h("td", {}, (e.createdAt || "").replace("T", " ").slice(0, 16)),
+        h("td", {}, e.createdBy || ""),
+        h("td", {}, h("button", { type: "button", class: "btn", "aria-label": w().historyOf(d.name || e.id), onclick: () => history(e) }, w().history)));
+    }));
+    $("prev-page").disabled = pageIndex === 0;
+    $("next-page").disabled = !nextCursor;
+    $("page-info").textContent = w().page(pageIndex + 1);
+  }
+
+  async function history(e) {
+    const dlg = $("history");
+    $("history-title").textContent = w().historyOf((e.display || {}).name || e.id);
+    $("history-list").replaceChildren(h("li", {}, w().loading));
+    dlg.showModal();
+    try {
+      const r = await E.call("io.entryd.Entries.History", { id: e.id, locale: E.lang });
+      $("history-list").replaceChildren(...(r.changes || []).map((c) => h("li", { "data-op": c.op },
+        h("strong", {}, w().ops[c.op] || c.op), " · ", (c.at || "").replace("T", " ").slice(0, 19),
+        h("dl", {},
+          h("dt", {}, w().by), h("dd", { class: "actor" }, c.actor || ""),
+          c.reason ? [h("dt", {}, w().reason), h("dd", {}, c.reason)] : null,
+          Object.entries(c.fields || {}).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])))));
+    } catch (err) {
+      $("history-list").replaceChildren(h("li", {}, E.describe(err)));
+    }
+  }
+
+  $("history-close").addEventListener("click", () => $("history").close());
+  $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); cursors = [null]; pageIndex = 0; load(); });
+  $("prev-page").addEventListener("click", () => { if (pageIndex > 0) { pageIndex--; load(); } });
+  $("next-page").addEventListener("click", () => { if (nextCursor) { cursors[pageIndex + 1] = nextCursor; pageIndex++; load(); } });
+  E.onLang(() => { words(); load(); });
+
+  (async () => {
+    let s;
+    try { s = await E.loadSession(); } catch (err) { status("bad", E.describe(err)); return; }
+    if (!s) { E.toLogin(); return; }
+    E.header(s);
+    E.setLang(E.lang);
+    document.body.dataset.ready = "1";
+  })();
+})();

@@ -1,0 +1,56 @@
+// The outbox: submissions that could not reach the server (network error or
+// 503), kept in IndexedDB with their browser-made ids until the server has
+// stored them. Nothing else of a person's data is ever written to storage.
+"use strict";
+
+const Outbox = (() => {
+  const DB = "entryd", STORE = "outbox";
+  let opening = null;
+
+  function open() {
+    if (!opening) {
+      opening = new Promise((resolve, reject) => {
+        const req = indexedDB.open(DB, 1);
+        req.onupgradeneeded = () => req.result.createObjectStore(STORE, { keyPath: "id" });
+        req.onsuccess = () => resolve(req.result);
+        req.onerror = () => { opening = null; reject(req.error); };
+      });
+    }
+    return opening;
+  }
+
+  async function tx(mode, work) {
+    const db = await open();
+    return new Promise((resolve, reject) => {
+      const t = db.transaction(STORE, mode);
+      const store = t.objectStore(STORE);
+      let result;
+      const req = work(store);
+      if (req) req.onsuccess = () => { result = req.result; };
+      t.oncomplete = () => resolve(result);
+      t.onerror = () => reject(t.error);
+      t.onabort = () => reject(t.error);
+    });
+  }
+
+  return {
+    /** Keeps {id, form, fields, locale, queuedAt}; the id makes a resend idempotent. */
+    put: (item) => tx("readwrite", (s) => s.put(item)),
+    /** Every waiting submission, oldest id (UUIDv7: time order) first. */
+    all: () => tx("readonly", (s) => s.getAll()),
+    count: () => tx("readonly", (s) => s.count()),
+    remove: (id) => tx("readwrite", (s) => s.delete(id)),
+  };
+})();
+
+/** A UUIDv7 (RFC 9562) in canonical lower-case text: 48-bit Unix ms, version 7, variant 10, random bits. */
+function uuidv7() {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  let ms = Date.now();
+  for (let i = 5; i >= 0; i--) { b[i] = ms % 256; ms = Math.floor(ms / 256); }
+  b[6] = 0x70 | (b[6] & 0x0f);
+  b[8] = 0x80 | (b[8] & 0x3f);
+  const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
