@@ -80,6 +80,7 @@ void *cweb_start(const cweb_options *o, cweb_handler handler, void *context, cha
     memset(&address, 0, sizeof address);
     struct MHD_OptionItem options[16];
     int n = 0;
+    options[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, NULL};
     if (o->listen_fd >= 0) {
         options[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, o->listen_fd, NULL};
     } else {
@@ -105,7 +106,6 @@ void *cweb_start(const cweb_options *o, cweb_handler handler, void *context, cha
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_seconds, NULL};
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->memory_limit, NULL};
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL};
-    options[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, NULL};
     // Refuse what RFC 9112 lets a server refuse (bare LF, spaces before colons, ...).
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL};
     if (o->tls_key_pem) {

@@ -1,4 +1,2 @@
-// entryd-web: the HTTP door to entryd (doc/man/entryd-web.8). Wiring only; the logic is EntryWeb.
-import EntryWeb
-
-print("entryd-web: not built yet")
+// entryd-web's entry point: everything, from the options to the exit status, is in WebDaemon.
+WebDaemon.main()

@@ -1,6 +1,7 @@
 import EntryModel
 import EntryLedger
 import EntryServer
+import EntryProtocol
 import Foundation
 
 /// The re-spelling pass over stored phones and e-mails (``StoredValues``):

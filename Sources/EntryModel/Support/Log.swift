@@ -37,19 +37,22 @@ public final class Log: @unchecked Sendable {
     private var storedThreshold: Level
     private let lock = NSLock()
     let journal: Bool
+    let program: String
 
     /// - Parameters:
     ///   - threshold: the lowest level written. Default `info`.
     ///   - environment: `JOURNAL_STREAM` there selects `<N>` priority prefixes.
-    public init(threshold: Level = .info, environment: [String: String]) {
+    ///   - program: the name lines start with outside the journal. Default `entryd`.
+    public init(threshold: Level = .info, environment: [String: String], program: String = "entryd") {
         self.storedThreshold = threshold
         self.journal = environment["JOURNAL_STREAM"] != nil
+        self.program = program
     }
 
     /// Writes one line at `level`.
     public func log(_ level: Level, _ message: String) {
         guard level >= threshold else { return }
-        let line = (journal ? "<\(level.rawValue)>" : "entryd: ") + message + "\n"
+        let line = (journal ? "<\(level.rawValue)>" : program + ": ") + message + "\n"
         _ = line.withCString { fputs($0, stderr) }
     }
 

@@ -1,12 +1,7 @@
 @preconcurrency import Glibc
 import EntryModel
-import EntryLedger
-import EntryProtocol
-import EntrySync
-import EntryServer
-import Foundation
 
-// The two systemd protocols entryd speaks, implemented directly rather than by
+// The two systemd protocols entryd and entryd-web speak, implemented directly rather than by
 // linking libsystemd: both are documented as stable interfaces (sd_notify(3),
 // sd_listen_fds(3)) and take some 100 lines; libsystemd-dev would add a C
 // build dependency whose version must match the installed libsystemd0 (on
@@ -14,9 +9,9 @@ import Foundation
 // daemon would still need the fallbacks below when run without systemd.
 
 /// Socket activation (sd_listen_fds(3)).
-enum SocketActivation {
+public enum SocketActivation {
     /// > SD_LISTEN_FDS_START: the first passed file descriptor is 3.
-    static let firstFD: Int32 = 3
+    public static let firstFD: Int32 = 3
 
     /// The listening socket systemd passed, or `nil` when not socket-activated.
     ///
@@ -24,9 +19,10 @@ enum SocketActivation {
     /// `LISTEN_PID` is this process; `LISTEN_FDS` counts them from fd 3. The
     /// variables are removed afterwards (as `unset_environment=1` does), so the
     /// commands of `exec:` peers do not see them, and the descriptors get
-    /// FD_CLOEXEC. entryd uses the first; extra ones are closed with a warning.
+    /// FD_CLOEXEC. The first is used; extra ones are closed with a warning.
+    /// `unit` names the socket unit in the error (`entryd.socket`).
     /// - Throws: ``SystemError`` when fd 3 is not a listening stream socket.
-    static func takeListeningSocket(environment: [String: String], log: Log) throws -> Int32? {
+    public static func takeListeningSocket(environment: [String: String], log: Log, unit: String = "entryd.socket") throws -> Int32? {
         defer { for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(name) } }
         guard let pidText = environment["LISTEN_PID"], let pid = pid_t(pidText), pid == getpid(),
               let countText = environment["LISTEN_FDS"], let count = Int32(countText), count > 0 else { return nil }
@@ -40,13 +36,13 @@ enum SocketActivation {
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard fstat(firstFD, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK,
               getsockopt(firstFD, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 else {
-            throw SystemError("socket activation", errno: ENOTSOCK, detail: "fd 3 is not a listening socket; check ListenStream= in entryd.socket")
+            throw SystemError("socket activation", errno: ENOTSOCK, detail: "fd 3 is not a listening socket; check ListenStream= in \(unit)")
         }
         return firstFD
     }
 
     /// The path a Unix socket is bound to (getsockname(2)), for the log.
-    static func boundPath(_ fd: Int32) -> String {
+    public static func boundPath(_ fd: Int32) -> String {
         var address = sockaddr_un()
         var length = socklen_t(MemoryLayout<sockaddr_un>.size)
         let rc = withUnsafeMutablePointer(to: &address) {
@@ -66,7 +62,7 @@ enum SocketActivation {
 /// > as Linux abstract namespace socket. (sd_notify(3))
 ///
 /// Without `NOTIFY_SOCKET` every call does nothing. Thread-safe.
-final class Notifier: @unchecked Sendable {
+public final class Notifier: @unchecked Sendable {
     private let address: sockaddr_un?
     private let addressLength: socklen_t
     private let fd: Int32
@@ -74,7 +70,7 @@ final class Notifier: @unchecked Sendable {
 
     /// Reads `NOTIFY_SOCKET` and removes it from the environment (children
     /// such as `exec:` peer commands must not notify in the daemon's name).
-    init(environment: [String: String], log: Log) {
+    public init(environment: [String: String], log: Log) {
         self.log = log
         unsetenv("NOTIFY_SOCKET")
         guard let name = environment["NOTIFY_SOCKET"], name.hasPrefix("/") || name.hasPrefix("@"),
@@ -97,11 +93,11 @@ final class Notifier: @unchecked Sendable {
     }
 
     /// Whether a manager listens (NOTIFY_SOCKET was set).
-    var isActive: Bool { address != nil && fd >= 0 }
+    public var isActive: Bool { address != nil && fd >= 0 }
 
     /// Sends `lines` (e.g. `["READY=1", "STATUS=serving"]`) as one datagram.
     /// A failure is logged and otherwise ignored: the service keeps running.
-    func send(_ lines: String...) {
+    public func send(_ lines: String...) {
         guard var a = address, fd >= 0 else { return }
         let text = Array(lines.joined(separator: "\n").utf8)
         let sent = withUnsafePointer(to: &a) { ap in
@@ -113,7 +109,7 @@ final class Notifier: @unchecked Sendable {
     }
 
     /// `MONOTONIC_USEC=` for a `RELOADING=1` message: CLOCK_MONOTONIC in microseconds.
-    static func monotonicMicroseconds() -> UInt64 {
+    public static func monotonicMicroseconds() -> UInt64 {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return UInt64(t.tv_sec) * 1_000_000 + UInt64(t.tv_nsec) / 1000
@@ -123,7 +119,7 @@ final class Notifier: @unchecked Sendable {
     ///
     /// > WATCHDOG_USEC … if WATCHDOG_PID is set, only the process with that PID
     /// > is meant to send keep-alive pings (sd_watchdog_enabled(3)).
-    static func watchdogMicroseconds(environment: [String: String]) -> UInt64? {
+    public static func watchdogMicroseconds(environment: [String: String]) -> UInt64? {
         defer { unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
         guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
         if let pid = environment["WATCHDOG_PID"], pid_t(pid) != getpid() { return nil }

@@ -1,0 +1,302 @@
+import EntryModel
+import EntryProtocol
+import Foundation
+
+/// The web users the gateway knows (the file `entryctl web-user` manages).
+public protocol UserDirectory: Sendable {
+    /// The role of `name` when `password` is theirs, else nil. Takes as long
+    /// for an unknown name as for a wrong password.
+    func verify(name: String, password: String) -> Role?
+    /// The current role of `name`, or nil when the user no longer exists.
+    func role(of name: String) -> Role?
+}
+
+/// What the gateway exposes and to whom: the role each varlink method needs
+/// (entryd's own table) and the methods never served over HTTP.
+public struct MethodPolicy: Sendable {
+    /// The role a method needs, or nil for a method entryd does not have.
+    public var roleOf: @Sendable (String) -> Role?
+    /// Methods that stay on the socket (Apply, SyncPeer, HeldFrom, Backup).
+    public var socketOnly: Set<String>
+
+    /// - Parameters:
+    ///   - roleOf: the role a fully qualified method needs, or nil when unknown.
+    ///   - socketOnly: methods never served over HTTP.
+    public init(roleOf: @escaping @Sendable (String) -> Role?, socketOnly: Set<String>) {
+        self.roleOf = roleOf
+        self.socketOnly = socketOnly
+    }
+}
+
+/// entryd-web's request handling, without sockets: static pages, login and
+/// sessions, the API (`POST /api/v1/<interface>.<Method>` → entryd), the live
+/// feed as Server-Sent Events, and the OpenAPI description (issue 18).
+///
+/// Called concurrently, one request per connection thread.
+public final class Gateway: Sendable {
+    /// Settings the handling depends on.
+    public struct Settings: Sendable {
+        /// Cookies get `Secure` and responses HSTS: TLS here or at a proxy.
+        public var secure: Bool
+        /// A reverse proxy on loopback forwards the requests: the client's
+        /// address is the last `X-Forwarded-For` hop.
+        public var behindProxy: Bool
+        /// The body bound in bytes (`max-body`), for the 413 answer.
+        public var maxBody: Int
+
+        /// - Parameters:
+        ///   - secure: TLS here or at the proxy.
+        ///   - behindProxy: trust the last `X-Forwarded-For` hop.
+        ///   - maxBody: the body bound in bytes.
+        public init(secure: Bool, behindProxy: Bool, maxBody: Int) {
+            self.secure = secure
+            self.behindProxy = behindProxy
+            self.maxBody = maxBody
+        }
+    }
+
+    /// The session cookie's name.
+    public static let cookieName = "entryd_session"
+    /// The prefix of every API path.
+    static let api = "/api/v1/"
+
+    let link: any DaemonLink
+    let users: any UserDirectory
+    let policy: MethodPolicy
+    let sessions: SessionStore
+    let limiter: LoginLimiter
+    let settings: Settings
+    let openAPI: @Sendable () -> JSON
+    let log: Log
+    /// Argon2id takes 64 MiB and tens of milliseconds per check: two at a time.
+    private let verifying = DispatchSemaphore(value: 2)
+
+    /// - Parameters:
+    ///   - link: how entryd is called.
+    ///   - users: the web users.
+    ///   - policy: roles per method and the socket-only methods.
+    ///   - sessions: the login sessions.
+    ///   - limiter: failed-login counts.
+    ///   - settings: TLS, proxy and size settings.
+    ///   - openAPI: the OpenAPI document served at `/api/v1/openapi.json`.
+    ///   - log: where refusals worth an operator's eye go.
+    public init(link: any DaemonLink, users: any UserDirectory, policy: MethodPolicy, sessions: SessionStore,
+                limiter: LoginLimiter, settings: Settings, openAPI: @escaping @Sendable () -> JSON, log: Log) {
+        self.link = link
+        self.users = users
+        self.policy = policy
+        self.sessions = sessions
+        self.limiter = limiter
+        self.settings = settings
+        self.openAPI = openAPI
+        self.log = log
+    }
+
+    /// The response to `request`, with the headers every response carries.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var response: HTTPResponse
+        do {
+            response = try route(request)
+        } catch {
+            response = WebError.from(error).response
+        }
+        response.headers += [("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+                             ("X-Frame-Options", "DENY")]
+        if settings.secure { response.headers.append(("Strict-Transport-Security", "max-age=31536000")) }
+        return response
+    }
+
+    private func route(_ r: HTTPRequest) throws -> HTTPResponse {
+        if r.bodyTooLarge {
+            throw WebError(name: WebError.Name.payloadTooLarge, parameters: .object([("limit", .int(Int64(settings.maxBody)))]), status: 413)
+        }
+        if r.path == "/healthz" {
+            guard r.method == "GET" || r.method == "HEAD" else { throw WebError.methodNotAllowed("GET, HEAD") }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
+                                body: Array("ok\n".utf8))
+        }
+        guard r.path.hasPrefix(Gateway.api) else { return try staticFile(r) }
+        let name = String(r.path.dropFirst(Gateway.api.count))
+        switch name {
+        case "login": return try login(r)
+        case "logout": return try logout(r)
+        case "session":
+            guard r.method == "GET" else { throw WebError.methodNotAllowed("GET") }
+            let (session, _) = try authenticate(r, csrfChecked: false)
+            return .json(200, sessionJSON(session))
+        case "openapi.json":
+            guard r.method == "GET" || r.method == "HEAD" else { throw WebError.methodNotAllowed("GET, HEAD") }
+            return .json(200, openAPI())
+        default:
+            return try callMethod(name, r)
+        }
+    }
+
+    // MARK: - Static pages
+
+    private func staticFile(_ r: HTTPRequest) throws -> HTTPResponse {
+        guard r.method == "GET" || r.method == "HEAD" else { throw WebError.methodNotAllowed("GET, HEAD") }
+        // The path is percent-decoded: refuse anything that could step out of web/.
+        let segments = r.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        if segments.contains(where: { $0 == ".." || $0 == "." || $0.contains("\\") || $0.contains("\0") })
+            || (r.path.count > 1 && segments.contains(where: \.isEmpty)) {
+            throw WebError.badRequest("path")
+        }
+        guard let file = Assets.file(at: r.path) else { throw WebError.notFound }
+        var headers = [("Content-Type", file.contentType), ("ETag", file.etag), ("Cache-Control", "no-cache")]
+        if file.contentType.hasPrefix("text/html") {
+            headers.append(("Content-Security-Policy",
+                            "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"))
+        }
+        if r.header("if-none-match") == file.etag { return HTTPResponse(status: 304, headers: headers) }
+        return HTTPResponse(status: 200, headers: headers, body: r.method == "HEAD" ? [] : file.body)
+    }
+
+    // MARK: - Login
+
+    private func login(_ r: HTTPRequest) throws -> HTTPResponse {
+        guard r.method == "POST" else { throw WebError.methodNotAllowed("POST") }
+        let body = try jsonObject(r)
+        guard let user = body["user"]?.stringValue, let password = body["password"]?.stringValue,
+              !user.isEmpty, user.utf8.count <= 256, password.utf8.count <= 4096 else {
+            throw WebError.badRequest("user and password must be strings")
+        }
+        let address = clientAddress(r)
+        if let wait = limiter.retryAfter(user: user, address: address) {
+            throw WebError(name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(Int64(wait)))]), status: 429)
+        }
+        verifying.wait()
+        let role = users.verify(name: user, password: password)
+        verifying.signal()
+        guard role != nil else {
+            limiter.failed(user: user, address: address)
+            log.notice("web login refused for '\(user)' from \(address)")
+            throw WebError(name: WebError.Name.loginFailed, status: 401)
+        }
+        limiter.succeeded(user: user)
+        let session = sessions.open(user: user)
+        var reply = sessionJSON(session)
+        if case .object(var members) = reply {
+            members.insert(("token", .string(session.token)), at: 0)
+            reply = .object(members)
+        }
+        let cookie = "\(Gateway.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict" + (settings.secure ? "; Secure" : "")
+        return .json(200, reply, headers: [("Set-Cookie", cookie)])
+    }
+
+    private func logout(_ r: HTTPRequest) throws -> HTTPResponse {
+        guard r.method == "POST" else { throw WebError.methodNotAllowed("POST") }
+        let (session, _) = try authenticate(r, csrfChecked: true)
+        sessions.close(token: session.token)
+        let cookie = "\(Gateway.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (settings.secure ? "; Secure" : "")
+        return .json(200, .object([]), headers: [("Set-Cookie", cookie)])
+    }
+
+    private func sessionJSON(_ session: WebSession) -> JSON {
+        .object([("user", .string(session.user)), ("role", .string((users.role(of: session.user) ?? .none).name)),
+                 ("csrf", .string(session.csrf))])
+    }
+
+    /// The session of a request and its user's current role.
+    /// - Throws: 401 without a live session or when its user is gone; 403
+    ///   `CSRFRejected` for a cookie-authenticated request whose `X-CSRF-Token`
+    ///   is missing or wrong, when `csrfChecked`.
+    private func authenticate(_ r: HTTPRequest, csrfChecked: Bool) throws -> (WebSession, Role) {
+        var token: String?
+        var byCookie = false
+        if let authorization = r.header("authorization") {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw WebError.authenticationRequired }
+            token = String(parts[1].trimmingSpaces)
+        } else if let cookie = r.cookie(Gateway.cookieName) {
+            token = cookie
+            byCookie = true
+        }
+        guard let token, let session = sessions.session(token: token) else { throw WebError.authenticationRequired }
+        guard let role = users.role(of: session.user), role > .none else {
+            sessions.close(user: session.user)
+            throw WebError.authenticationRequired
+        }
+        if byCookie, csrfChecked, !Secret.equal(r.header("x-csrf-token") ?? "", session.csrf) {
+            throw WebError(name: WebError.Name.csrfRejected, status: 403)
+        }
+        return (session, role)
+    }
+
+    private func clientAddress(_ r: HTTPRequest) -> String {
+        if settings.behindProxy, let forwarded = r.header("x-forwarded-for"),
+           let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty {
+            return String(last)
+        }
+        return r.clientAddress
+    }
+
+    // MARK: - The API
+
+    private func callMethod(_ method: String, _ r: HTTPRequest) throws -> HTTPResponse {
+        guard !policy.socketOnly.contains(method), let needed = policy.roleOf(method) else {
+            throw WebError(name: WireErrorName.methodNotFound, parameters: .object([("method", .string(method))]), status: 404)
+        }
+        let isFeed = method == "io.entryd.Sync.Changes" && r.method == "GET"
+        guard r.method == "POST" || isFeed else {
+            throw WebError.methodNotAllowed(method == "io.entryd.Sync.Changes" ? "GET, POST" : "POST")
+        }
+        let (session, role) = try authenticate(r, csrfChecked: !isFeed)
+        guard role >= needed else { throw WebError.permissionDenied(needed) }
+        var parameters = isFeed ? try feedParameters(r) : try jsonObject(r, requireJSONType: true)
+        // The actor is the web user, never what the client sends.
+        if case .object(var members) = parameters {
+            members.removeAll { $0.0 == "actor" }
+            members.append(("actor", .string(session.user)))
+            parameters = .object(members)
+        }
+        if isFeed {
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
+                                                       ("X-Accel-Buffering", "no")],
+                                events: EventStream(source: try link.stream(method, parameters)))
+        }
+        return .json(200, try link.call(method, parameters))
+    }
+
+    /// The body as a JSON object (an empty body is `{}`).
+    private func jsonObject(_ r: HTTPRequest, requireJSONType: Bool = true) throws -> JSON {
+        if r.body.isEmpty { return .object([]) }
+        if requireJSONType {
+            let type = r.header("content-type")?.split(separator: ";").first?.trimmingSpaces.lowercased()
+            guard type == "application/json" else {
+                throw WebError(name: WebError.Name.unsupportedMediaType, parameters: .object([("expected", .string("application/json"))]), status: 415)
+            }
+        }
+        let value: JSON
+        do { value = try JSON.parse(r.body) } catch { throw WebError.badRequest("body: \(error)") }
+        guard case .object = value else { throw WebError.badRequest("body: not a JSON object") }
+        return value
+    }
+
+    /// `Changes` parameters from the query (`since`, `limit` as integers; the
+    /// others as strings); `Last-Event-ID` stands for `since` when it is absent.
+    private func feedParameters(_ r: HTTPRequest) throws -> JSON {
+        var members: [(String, JSON)] = []
+        for (key, value) in r.query where !members.contains(where: { $0.0 == key }) {
+            if key == "since" || key == "limit" {
+                guard let n = Int64(value) else { throw WebError.badRequest("\(key): not an integer") }
+                members.append((key, .int(n)))
+            } else {
+                members.append((key, .string(value)))
+            }
+        }
+        if !members.contains(where: { $0.0 == "since" }) {
+            guard let resume = r.header("last-event-id").flatMap({ Int64($0) }) else { throw WebError.badRequest("since: required") }
+            members.append(("since", .int(resume)))
+        }
+        return .object(members)
+    }
+}
+
+extension HTTPResponse {
+    /// A streamed response of events.
+    init(status: Int, headers: [(String, String)], events: EventStream) {
+        self.init(status: status, headers: headers)
+        body = .events(events)
+    }
+}

@@ -1,0 +1,138 @@
+import EntryModel
+
+/// One HTTP request as entryd-web's server hands it over: complete, with its
+/// body read (up to `max-body`).
+public struct HTTPRequest: Sendable {
+    /// `GET`, `POST`, … as sent.
+    public var method: String
+    /// The path, percent-decoded, without the query (`/api/v1/io.entryd.Entries.Add`).
+    public var path: String
+    /// Query-string arguments in order, percent-decoded.
+    public var query: [(String, String)]
+    /// Request headers, names lower-cased; a repeated header keeps its first value.
+    public var headers: [String: String]
+    /// The body (empty when none).
+    public var body: [UInt8]
+    /// The body was longer than `max-body` and was dropped: the answer is 413.
+    public var bodyTooLarge: Bool
+    /// The connecting address (`127.0.0.1`, `::1`), before any proxy header.
+    public var clientAddress: String
+
+    /// A request; `headers` keys are lower-cased here.
+    public init(method: String, path: String, query: [(String, String)] = [], headers: [String: String] = [:],
+                body: [UInt8] = [], bodyTooLarge: Bool = false, clientAddress: String = "127.0.0.1") {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        self.body = body
+        self.bodyTooLarge = bodyTooLarge
+        self.clientAddress = clientAddress
+    }
+
+    /// The header `name` (any case), or nil.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// The first query argument `name`, or nil.
+    public func queryValue(_ name: String) -> String? { query.first { $0.0 == name }?.1 }
+
+    /// The value of cookie `name` from the `Cookie` header (RFC 6265 §5.4), or nil.
+    public func cookie(_ name: String) -> String? {
+        guard let header = header("cookie") else { return nil }
+        for pair in header.split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0].trimmingSpaces == name { return String(parts[1].trimmingSpaces) }
+        }
+        return nil
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: Substring {
+        var s = self
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return s
+    }
+}
+
+/// A response: status, headers, and a whole body or a stream of events.
+public struct HTTPResponse: Sendable {
+    /// What follows the headers.
+    public enum Body: Sendable {
+        /// A whole body.
+        case bytes([UInt8])
+        /// Server-Sent Events, produced as the client reads (`text/event-stream`).
+        case events(EventStream)
+    }
+
+    /// The HTTP status code (200, 404, …).
+    public var status: Int
+    /// Header lines in order (`Content-Type`, `Set-Cookie`, …).
+    public var headers: [(String, String)]
+    /// The body.
+    public var body: Body
+
+    /// A response with a whole body.
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = .bytes(body)
+    }
+
+    /// A JSON response (`application/json`, never cached).
+    public static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status,
+                     headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + headers,
+                     body: value.encoded)
+    }
+
+    /// The body's bytes (empty for a stream).
+    public var bytes: [UInt8] {
+        if case .bytes(let b) = body { return b }
+        return []
+    }
+
+    /// The first header `name` (any case), or nil.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+}
+
+/// Server-Sent Events (WHATWG HTML "Server-sent events") fed from a source of
+/// varlink replies: each reply becomes one `changes` event whose `id` is its
+/// `last` seq, so a browser's reconnect (`Last-Event-ID`) resumes after it.
+///
+/// ``next()`` blocks until the next event or keep-alive; it is called from the
+/// connection's own thread only.
+public final class EventStream: @unchecked Sendable {
+    private let source: any ReplySource
+    private var finished = false
+
+    /// A stream over `source` (already called with `more`).
+    public init(source: any ReplySource) { self.source = source }
+
+    /// The next bytes to send: an event, or a `: keep-alive` comment after
+    /// the source's idle interval; nil at the end (the daemon ended the stream
+    /// or failed: an `error` event is sent first).
+    public func next() -> [UInt8]? {
+        if finished { return nil }
+        do {
+            guard let reply = try source.next() else { return Array(": keep-alive\n\n".utf8) }
+            var event = ""
+            if let last = reply["last"]?.intValue { event += "id: \(last)\n" }
+            event += "event: changes\ndata: " + reply.text + "\n\n"
+            return Array(event.utf8)
+        } catch {
+            finished = true
+            let failure = WebError.from(error)
+            return Array("event: error\ndata: \(failure.body.text)\n\n".utf8)
+        }
+    }
+
+    /// Ends the stream and closes its source (the client is gone).
+    public func close() {
+        finished = true
+        source.close()
+    }
+}

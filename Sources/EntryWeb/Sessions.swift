@@ -1,0 +1,186 @@
+import CSodium
+import EntryModel
+import Foundation
+
+/// Who a request acts for, once its session cookie or bearer token is known.
+public struct WebSession: Sendable, Equatable {
+    /// The session token (the cookie's value, or the bearer token): 32 random bytes, hex.
+    public var token: String
+    /// The web user's name (recorded by entryd as `web:NAME`).
+    public var user: String
+    /// The token a cookie-authenticated POST must repeat in `X-CSRF-Token` (32 random bytes, hex).
+    public var csrf: String
+    /// Monotonic seconds of the last request made with it.
+    var lastUsed: Double
+}
+
+/// The gateway's login sessions, in memory: a token from `POST /api/v1/login`
+/// is good until it is idle for `idleSeconds`, its user logs out, or the
+/// gateway restarts. Thread-safe.
+///
+/// Tokens are looked up by their SHA-256 (libsodium's generic hash would do as
+/// well; the point is that a lookup's timing depends on the digest, not on how
+/// many leading characters of a guess were right), and the CSRF token is
+/// compared with `sodium_memcmp`, in constant time.
+public final class SessionStore: @unchecked Sendable {
+    private let lock = NSLock()
+    private var byDigest: [[UInt8]: WebSession] = [:]
+    /// Seconds a session may stay unused (`session-idle`).
+    public let idleSeconds: Double
+    /// Most sessions at once; the least recently used is dropped beyond it.
+    public let capacity: Int
+    private let clock: @Sendable () -> Double
+
+    /// - Parameters:
+    ///   - idleSeconds: seconds a session may stay unused.
+    ///   - capacity: most sessions held at once (default 100,000).
+    ///   - clock: monotonic seconds (tests pass their own).
+    public init(idleSeconds: Double, capacity: Int = 100_000, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) {
+        self.idleSeconds = idleSeconds
+        self.capacity = capacity
+        self.clock = clock
+    }
+
+    /// A new session for `user`.
+    public func open(user: String) -> WebSession {
+        let session = WebSession(token: Secret.randomHex(), user: user, csrf: Secret.randomHex(), lastUsed: clock())
+        lock.lock()
+        defer { lock.unlock() }
+        if byDigest.count >= capacity, let oldest = byDigest.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
+            byDigest[oldest.key] = nil
+        }
+        byDigest[Secret.digest(session.token)] = session
+        return session
+    }
+
+    /// The live session of `token`, marked used now; nil when unknown or idle too long (then forgotten).
+    public func session(token: String) -> WebSession? {
+        guard token.utf8.count == 64 else { return nil }
+        let key = Secret.digest(token)
+        let now = clock()
+        lock.lock()
+        defer { lock.unlock() }
+        guard var session = byDigest[key] else { return nil }
+        if now - session.lastUsed > idleSeconds {
+            byDigest[key] = nil
+            return nil
+        }
+        session.lastUsed = now
+        byDigest[key] = session
+        return session
+    }
+
+    /// Ends the session of `token` (logout).
+    public func close(token: String) {
+        lock.lock()
+        byDigest[Secret.digest(token)] = nil
+        lock.unlock()
+    }
+
+    /// Ends every session of `user` (removed from the users file, or role changed).
+    public func close(user: String) {
+        lock.lock()
+        byDigest = byDigest.filter { $0.value.user != user }
+        lock.unlock()
+    }
+
+    /// Sessions held now.
+    public var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return byDigest.count
+    }
+
+    /// CLOCK_MONOTONIC in seconds.
+    public static func monotonicSeconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+}
+
+/// Random tokens and constant-time comparison (libsodium).
+enum Secret {
+    /// 32 random bytes (`randombytes_buf`) as 64 lower-case hex digits.
+    static func randomHex() -> String {
+        _ = sodium_init()
+        var bytes = [UInt8](repeating: 0, count: 32)
+        randombytes_buf(&bytes, bytes.count)
+        return bytes.map { String($0, radix: 16).leftPadded(2) }.joined()
+    }
+
+    /// SHA-256 of `text` (`crypto_hash_sha256`).
+    static func digest(_ text: String) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        let bytes = Array(text.utf8)
+        crypto_hash_sha256(&out, bytes, UInt64(bytes.count))
+        return out
+    }
+
+    /// Whether `a` equals `b`, in time that depends only on their lengths (`sodium_memcmp`).
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return sodium_memcmp(x, y, x.count) == 0
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// Failed logins per user name and per client address in a sliding minute:
+/// past `limit` failures, logins for that name or from that address are
+/// refused (429, `retryAfter`) without checking the password, until the oldest
+/// failure is a minute old. Thread-safe.
+public final class LoginLimiter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failures: [String: [Double]] = [:]
+    /// Failures allowed per key per window (`login-attempts`).
+    public let limit: Int
+    /// The window in seconds (60).
+    public let window: Double
+    private let clock: @Sendable () -> Double
+
+    /// - Parameters:
+    ///   - limit: failures allowed per user and per address within `window`.
+    ///   - window: seconds (default 60).
+    ///   - clock: monotonic seconds.
+    public init(limit: Int, window: Double = 60, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) {
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+    }
+
+    /// Seconds to wait before `user` from `address` may try again, or nil when it may now.
+    public func retryAfter(user: String, address: String) -> Int? {
+        let now = clock()
+        lock.lock()
+        defer { lock.unlock() }
+        var wait = 0.0
+        for key in ["u:" + user, "a:" + address] {
+            let recent = (failures[key] ?? []).filter { now - $0 < window }
+            failures[key] = recent.isEmpty ? nil : recent
+            if recent.count >= limit, let oldest = recent.first { wait = max(wait, window - (now - oldest)) }
+        }
+        return wait > 0 ? max(1, Int(wait.rounded(.up))) : nil
+    }
+
+    /// Counts a failed login for `user` and for `address`.
+    public func failed(user: String, address: String) {
+        let now = clock()
+        lock.lock()
+        defer { lock.unlock() }
+        for key in ["u:" + user, "a:" + address] { failures[key, default: []].append(now) }
+        if failures.count > 100_000 { failures = failures.filter { now - ($0.value.last ?? 0) < window } }
+    }
+
+    /// Forgets the failures of `user` after a successful login (the address's stay counted).
+    public func succeeded(user: String) {
+        lock.lock()
+        failures["u:" + user] = nil
+        lock.unlock()
+    }
+}

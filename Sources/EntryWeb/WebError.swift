@@ -1,0 +1,97 @@
+import EntryModel
+import EntryProtocol
+
+/// An error as the HTTP API answers it: `{"error": NAME, "parameters": {…}}`
+/// with a status chosen by the error's name (issue 18 "The API").
+///
+/// Errors of entryd keep their varlink names and parameters; the gateway's own
+/// are named `io.entryd.web.*`.
+public struct WebError: Error, Sendable, Equatable {
+    /// The qualified error name (`io.entryd.Entries.ValidationFailed`, `io.entryd.web.LoginFailed`).
+    public var name: String
+    /// The error's parameters (an object).
+    public var parameters: JSON
+    /// The HTTP status it answers with.
+    public var status: Int
+
+    /// An error with an explicit status.
+    public init(name: String, parameters: JSON = .object([]), status: Int) {
+        self.name = name
+        self.parameters = parameters
+        self.status = status
+    }
+
+    /// The gateway's own error names (doc/man/entryd-web.8).
+    public enum Name {
+        /// 401: no session cookie or bearer token, or it expired.
+        public static let authenticationRequired = "io.entryd.web.AuthenticationRequired"
+        /// 401: a wrong user name or password (never says which).
+        public static let loginFailed = "io.entryd.web.LoginFailed"
+        /// 403: a cookie-authenticated POST without the session's `X-CSRF-Token`.
+        public static let csrfRejected = "io.entryd.web.CSRFRejected"
+        /// 429: too many failed logins for this user or address; `retryAfter` seconds.
+        public static let tooManyAttempts = "io.entryd.web.TooManyAttempts"
+        /// 503: entryd cannot be reached.
+        public static let daemonUnreachable = "io.entryd.web.DaemonUnreachable"
+        /// 400: the body is not a JSON object, or a query argument is unusable (`reason`).
+        public static let badRequest = "io.entryd.web.BadRequest"
+        /// 404: no such page or API path.
+        public static let notFound = "io.entryd.web.NotFound"
+        /// 405: the path exists for other HTTP methods (`allowed`).
+        public static let methodNotAllowed = "io.entryd.web.MethodNotAllowed"
+        /// 413: the body is longer than `max-body` (`limit` bytes).
+        public static let payloadTooLarge = "io.entryd.web.PayloadTooLarge"
+        /// 415: a POST whose body is not `application/json`.
+        public static let unsupportedMediaType = "io.entryd.web.UnsupportedMediaType"
+    }
+
+    /// The status for an error name of entryd (or of the gateway):
+    /// 400 ValidationFailed, InvalidParameter; 403 PermissionDenied;
+    /// 404 EntryNotFound, FormNotFound, FieldNotFound, ConflictNotFound,
+    /// PeerNotFound, MethodNotFound, InterfaceNotFound; 409 EntryExists,
+    /// VersionMismatch, EntryErased; 413 LimitExceeded; 501 MethodNotImplemented;
+    /// 503 StorageFailed, PeerUnreachable; 500 for a name it does not know.
+    public static func status(forDaemonError name: String) -> Int {
+        switch name {
+        case WireErrorName.validationFailed, WireErrorName.invalidParameter, WireErrorName.clockSkew: return 400
+        case WireErrorName.permissionDenied: return 403
+        case WireErrorName.entryNotFound, WireErrorName.entriesFormNotFound, WireErrorName.formsFormNotFound,
+             WireErrorName.fieldNotFound, WireErrorName.conflictNotFound, WireErrorName.peerNotFound,
+             WireErrorName.methodNotFound, WireErrorName.interfaceNotFound: return 404
+        case WireErrorName.entryExists, WireErrorName.versionMismatch, WireErrorName.entryErased: return 409
+        case WireErrorName.limitExceeded: return 413
+        case WireErrorName.methodNotImplemented: return 501
+        case WireErrorName.storageFailed, WireErrorName.peerUnreachable: return 503
+        default: return 500
+        }
+    }
+
+    /// The answer for any error a call can throw: a `WireError` keeps its name
+    /// and parameters; ``DaemonLinkError`` (and any other failure to talk to
+    /// entryd) is 503 `DaemonUnreachable`.
+    public static func from(_ error: any Error) -> WebError {
+        if let web = error as? WebError { return web }
+        if let wire = error as? WireError {
+            return WebError(name: wire.name, parameters: wire.parameters, status: status(forDaemonError: wire.name))
+        }
+        return WebError(name: Name.daemonUnreachable, status: 503)
+    }
+
+    /// `{"error": name, "parameters": parameters}`.
+    public var body: JSON { .object([("error", .string(name)), ("parameters", parameters)]) }
+
+    /// The JSON response.
+    public var response: HTTPResponse { .json(status, body) }
+
+    static func badRequest(_ reason: String) -> WebError {
+        WebError(name: Name.badRequest, parameters: .object([("reason", .string(reason))]), status: 400)
+    }
+    static let authenticationRequired = WebError(name: Name.authenticationRequired, status: 401)
+    static let notFound = WebError(name: Name.notFound, status: 404)
+    static func methodNotAllowed(_ allowed: String) -> WebError {
+        WebError(name: Name.methodNotAllowed, parameters: .object([("allowed", .string(allowed))]), status: 405)
+    }
+    static func permissionDenied(_ role: Role) -> WebError {
+        WebError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string(role.name))]), status: 403)
+    }
+}

@@ -1,0 +1,210 @@
+import EntryModel
+
+/// entryd-web's settings: the command line over `[web]` in its configuration
+/// file (config/entryd-web.conf documents every key), over the defaults.
+public struct WebSettings: Sendable, Equatable {
+    /// Where to listen when systemd passes no socket: host and port.
+    public var listen = ListenAddress(host: "127.0.0.1", port: 8080)
+    /// entryd's socket; nil: as entryctl finds it.
+    public var socket: String?
+    /// The users file (`entryctl web-user`).
+    public var users = "/etc/entryd/web-users"
+    /// PEM files for TLS; both or neither.
+    public var tlsCertificate: String?
+    /// The key of ``tlsCertificate``.
+    public var tlsKey: String?
+    /// A reverse proxy terminates TLS and forwards to this gateway.
+    public var behindProxy = false
+    /// Connections at once.
+    public var maxConnections = 512
+    /// The largest request body in bytes.
+    public var maxBody = 1 << 20
+    /// Seconds a login session may stay unused.
+    public var sessionIdle = 43_200
+    /// Failed logins per user and per address per minute before 429.
+    public var loginAttempts = 5
+    /// The configuration file read, if any.
+    public var configPath: String?
+
+    /// Defaults.
+    public init() {}
+
+    /// A host and port to listen on.
+    public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+        /// A numeric IPv4 or IPv6 address (no brackets).
+        public var host: String
+        /// 1–65535.
+        public var port: UInt16
+
+        /// - Parameters:
+        ///   - host: a numeric address.
+        ///   - port: the TCP port.
+        public init(host: String, port: UInt16) {
+            self.host = host
+            self.port = port
+        }
+
+        /// Parses `HOST:PORT`, `[V6]:PORT` (numeric addresses; `localhost` is 127.0.0.1).
+        public init?(parsing text: String) {
+            var host: Substring
+            var port: Substring
+            if text.hasPrefix("[") {
+                guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+                host = text[text.index(after: text.startIndex)..<close]
+                port = text[text.index(close, offsetBy: 2)...]
+            } else {
+                guard let colon = text.lastIndex(of: ":") else { return nil }
+                host = text[..<colon]
+                port = text[text.index(after: colon)...]
+                if host.contains(":") { return nil }
+            }
+            if host == "localhost" { host = "127.0.0.1" }
+            guard !host.isEmpty, let p = UInt16(port), p > 0,
+                  host.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) else { return nil }
+            self.host = String(host)
+            self.port = p
+        }
+
+        /// Whether the address is loopback only (127.0.0.0/8 or ::1).
+        public var isLoopback: Bool { host.hasPrefix("127.") || host == "::1" }
+
+        /// `HOST:PORT`, or `[HOST]:PORT` for IPv6.
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// A setting that cannot be used; entryd-web exits 64 (command line) or 78 (file).
+    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What is wrong and what to do, naming the option or key.
+        public var message: String
+        /// The problem is on the command line (64), else in the file or the combination (78).
+        public var usage: Bool
+        /// The text.
+        public var description: String { message }
+    }
+
+    /// The command line's options by name; values are checked when applied.
+    public typealias Arguments = [(option: String, value: String?)]
+
+    /// Splits `arguments` (without the program name) into options.
+    /// - Throws: ``Problem`` (usage) for an unknown option or a missing value.
+    public static func scan(_ arguments: [String]) throws -> Arguments {
+        let flags: Set = ["--behind-proxy", "--help", "-h", "--version"]
+        let valued: Set = ["--config", "--socket", "--listen", "--users", "--tls-certificate", "--tls-key"]
+        var result: Arguments = []
+        var i = 0
+        while i < arguments.count {
+            var option = arguments[i]
+            var value: String?
+            if let eq = option.firstIndex(of: "="), option.hasPrefix("--") {
+                value = String(option[option.index(after: eq)...])
+                option = String(option[..<eq])
+            }
+            if flags.contains(option) {
+                guard value == nil else { throw Problem(message: "\(option) takes no value", usage: true) }
+            } else if valued.contains(option) {
+                if value == nil {
+                    i += 1
+                    guard i < arguments.count else { throw Problem(message: "\(option) needs a value", usage: true) }
+                    value = arguments[i]
+                }
+            } else {
+                throw Problem(message: "unknown option '\(option)'; see entryd-web --help", usage: true)
+            }
+            result.append((option, value))
+            i += 1
+        }
+        return result
+    }
+
+    /// The settings from `arguments` over the file `--config` names (if any) over defaults.
+    /// - Parameter readFile: reads a file's text, or nil when it cannot be read.
+    /// - Throws: ``Problem`` naming the option or the file, line and key.
+    public static func load(_ arguments: Arguments, readFile: (String) -> String?) throws -> WebSettings {
+        var settings = WebSettings()
+        if let path = arguments.last(where: { $0.option == "--config" })?.value {
+            guard let text = readFile(path) else {
+                throw Problem(message: "cannot read the configuration file \(path); check the path and its permissions", usage: false)
+            }
+            try settings.apply(file: text, path: path)
+            settings.configPath = path
+        }
+        for (option, value) in arguments {
+            guard let value else {
+                if option == "--behind-proxy" { settings.behindProxy = true }
+                continue
+            }
+            if option == "--config" { continue }
+            do { try settings.set(String(option.dropFirst(2)), value) } catch let p as Problem {
+                throw Problem(message: p.message.replacingOccurrences(of: "KEY", with: option), usage: true)
+            }
+        }
+        try settings.check()
+        return settings
+    }
+
+    private mutating func apply(file text: String, path: String) throws {
+        let ini: IniFile
+        do { ini = try IniFile(text: text, path: path, continuationLines: false) } catch {
+            throw Problem(message: "\(error)", usage: false)
+        }
+        for section in ini.sections {
+            guard section.name == "web" else {
+                throw Problem(message: "\(path):\(section.line): unknown section [\(section.name)]; entryd-web reads [web] only", usage: false)
+            }
+            for item in section.items {
+                do { try set(item.key, item.value) } catch let p as Problem {
+                    throw Problem(message: "\(path):\(item.line): " + p.message.replacingOccurrences(of: "KEY", with: item.key), usage: false)
+                }
+            }
+        }
+    }
+
+    private mutating func set(_ key: String, _ value: String) throws {
+        func number(_ range: ClosedRange<Int>) throws -> Int {
+            guard let n = Int(value), range.contains(n) else {
+                throw Problem(message: "KEY must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(value)'", usage: false)
+            }
+            return n
+        }
+        switch key {
+        case "listen":
+            guard let address = ListenAddress(parsing: value) else {
+                throw Problem(message: "KEY must be HOST:PORT with a numeric address (127.0.0.1:8080, [::1]:8080), not '\(value)'", usage: false)
+            }
+            listen = address
+        case "socket": socket = value
+        case "users": users = value
+        case "tls-certificate": tlsCertificate = value
+        case "tls-key": tlsKey = value
+        case "behind-proxy":
+            switch value {
+            case "yes", "true", "1": behindProxy = true
+            case "no", "false", "0": behindProxy = false
+            default: throw Problem(message: "KEY must be yes or no, not '\(value)'", usage: false)
+            }
+        case "max-connections": maxConnections = try number(1...100_000)
+        case "max-body": maxBody = try number(1024...(64 << 20))
+        case "session-idle": sessionIdle = try number(60...2_592_000)
+        case "login-attempts": loginAttempts = try number(1...1000)
+        default: throw Problem(message: "unknown key '\(key)'; see config/entryd-web.conf", usage: false)
+        }
+    }
+
+    /// The rules between settings: TLS needs both PEM files; listening on
+    /// anything but loopback needs TLS or `--behind-proxy`.
+    private func check() throws {
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw Problem(message: "TLS needs both --tls-certificate and --tls-key (PEM files)", usage: false)
+        }
+        if !listen.isLoopback, tlsCertificate == nil, !behindProxy {
+            throw Problem(message: """
+                refusing to listen on \(listen) without TLS: passwords and personal data would cross the network in clear. \
+                Give --tls-certificate and --tls-key, or put a TLS reverse proxy in front and pass --behind-proxy \
+                (see entryd-web(8)), or listen on 127.0.0.1
+                """, usage: false)
+        }
+    }
+
+    /// TLS here or at a proxy: cookies are `Secure`.
+    public var secure: Bool { tlsCertificate != nil || behindProxy }
+}

@@ -1,0 +1,124 @@
+@preconcurrency import Glibc
+import CSystem
+import EntryModel
+import EntryProtocol
+import EntryWeb
+import Foundation
+
+/// Connections to entryd's socket, reused across requests: each request takes
+/// one for its call and gives it back. A connection entryd has closed (it
+/// restarted) is noticed before use and replaced. Thread-safe.
+final class DaemonPool: DaemonLink, @unchecked Sendable {
+    /// entryd's socket.
+    let path: String
+    private let lock = NSLock()
+    private var idle: [VarlinkConnection] = []
+    /// Idle connections kept; more are closed when given back.
+    private let keep = 64
+    /// Longest wait for a reply, in milliseconds.
+    private let replyTimeout = 60_000
+    /// Seconds between keep-alives on an idle event stream.
+    static let streamIdleSeconds = 15
+
+    init(path: String) { self.path = path }
+
+    func call(_ method: String, _ parameters: JSON) throws -> JSON {
+        let connection = try take()
+        do {
+            let reply = try connection.call(method, parameters)
+            give(connection)
+            return reply
+        } catch let error as WireError {
+            give(connection)
+            throw error
+        } catch {
+            connection.close()
+            throw DaemonLinkError(reason: "\(path): \(error)")
+        }
+    }
+
+    func stream(_ method: String, _ parameters: JSON) throws -> any ReplySource {
+        let connection = try connect()
+        do {
+            try connection.send(VarlinkCall(method: method, parameters: parameters, more: true))
+            let first = try connection.receive()
+            if let error = first.error { throw WireError(name: error, parameters: first.parameters) }
+            _ = csystem_set_timeouts(connection.fd, DaemonPool.streamIdleSeconds * 1000, replyTimeout)
+            return DaemonStream(connection: connection, first: first)
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw DaemonLinkError(reason: "\(path): \(error)")
+        }
+    }
+
+    private func take() throws -> VarlinkConnection {
+        lock.lock()
+        while let connection = idle.popLast() {
+            lock.unlock()
+            if DaemonPool.isOpen(connection.fd) { return connection }
+            connection.close()
+            lock.lock()
+        }
+        lock.unlock()
+        return try connect()
+    }
+
+    private func give(_ connection: VarlinkConnection) {
+        lock.lock()
+        if idle.count < keep {
+            idle.append(connection)
+            lock.unlock()
+        } else {
+            lock.unlock()
+            connection.close()
+        }
+    }
+
+    private func connect() throws -> VarlinkConnection {
+        do {
+            let connection = try VarlinkConnection(path: path)
+            _ = csystem_set_timeouts(connection.fd, replyTimeout, replyTimeout)
+            return connection
+        } catch {
+            throw DaemonLinkError(reason: "\(path): \(error)")
+        }
+    }
+
+    /// An idle connection with nothing to read is open; readable means entryd closed it.
+    private static func isOpen(_ fd: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) == 0
+    }
+}
+
+/// The replies of one `more` call, on a connection of its own.
+final class DaemonStream: ReplySource, @unchecked Sendable {
+    private let connection: VarlinkConnection
+    private var pending: VarlinkReply?
+
+    init(connection: VarlinkConnection, first: VarlinkReply) {
+        self.connection = connection
+        pending = first
+    }
+
+    func next() throws -> JSON? {
+        if let reply = pending {
+            pending = nil
+            return reply.parameters
+        }
+        do {
+            let reply = try connection.receive()
+            if let error = reply.error { throw WireError(name: error, parameters: reply.parameters) }
+            return reply.parameters
+        } catch let error as SystemError where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return nil
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw DaemonLinkError(reason: "\(error)")
+        }
+    }
+
+    func close() { connection.close() }
+}
