@@ -12,11 +12,1719 @@ enum WebAssets {
 
     /// Every file by its path under web/ (`index.html`, `assets/form.js`).
     static let files: [String: File] = [
-        "index.html": File(contentType: "text/html; charset=utf-8", etag: "\"9b492ff414b4680b\"", text: #"""
+        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"185b0241ec79c4b8\"", text: #"""
+/* entryd-web: one stylesheet for the form, list, conflicts and login pages.
+   System fonts only; colours keep 4.5:1 contrast or more on their backgrounds. */
+:root {
+  --fg: #1f2328; --muted: #4b5563; --bg: #f6f7f9; --card: #ffffff; --line: #c9ced6;
+  --accent: #1a56db; --accent-fg: #ffffff; --accent-soft: #e8effd; --bad: #b42318; --bad-soft: #fdecea;
+  --ok: #146c2e; --ok-soft: #e7f5ec; --focus: #1a56db; --radius: 8px;
+  font-family: system-ui, -apple-system, "Segoe UI", "PingFang SC", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif;
+  color: var(--fg); background: var(--bg); line-height: 1.45;
+}
+* { box-sizing: border-box; }
+body { margin: 0; min-height: 100vh; font-size: 16px; }
+a { color: var(--accent); }
+[hidden] { display: none !important; }
+.skip { position: absolute; left: -9999px; top: 0; background: var(--card); padding: .5rem 1rem; z-index: 10; }
+.skip:focus { left: .5rem; top: .5rem; }
+:focus-visible, input:focus, select:focus, [role="spinbutton"]:focus { outline: 3px solid var(--focus); outline-offset: 2px; }
+button, input, select { font: inherit; color: inherit; }
+.emoji { font-family: "Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji", sans-serif; }
+
+/* header */
+.bar { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .6rem 1rem;
+  background: var(--card); border-bottom: 1px solid var(--line); }
+.bar h1 { font-size: 1.2rem; margin: 0; margin-right: auto; }
+.bar nav a { margin-right: .75rem; }
+.bar nav a[aria-current="page"] { font-weight: 600; text-decoration: none; color: var(--fg); }
+.lang { display: inline-flex; border: 1px solid var(--line); border-radius: var(--radius); overflow: hidden; }
+.lang button { border: 0; background: var(--card); padding: .3rem .7rem; cursor: pointer; }
+.lang button[aria-pressed="true"] { background: var(--accent); color: var(--accent-fg); }
+.who { color: var(--muted); font-size: .9rem; }
+.link-button { background: none; border: 0; color: var(--accent); text-decoration: underline; cursor: pointer; padding: 0; }
+
+main { max-width: 44rem; margin: 0 auto; padding: 1rem 1rem 6rem; }
+main.wide { max-width: 80rem; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: var(--radius); padding: 1rem; }
+
+/* messages */
+.status:empty, .queue:empty { display: none; }
+.status, .queue { padding: .6rem .8rem; border-radius: var(--radius); margin: 0 0 1rem; }
+.status.ok { background: var(--ok-soft); color: var(--ok); }
+.status.bad { background: var(--bad-soft); color: var(--bad); }
+.status.info, .queue { background: var(--accent-soft); color: #143d9c; }
+.queue { display: flex; gap: 1rem; align-items: center; justify-content: space-between; }
+
+/* the form */
+.field { display: grid; grid-template-columns: 8rem 1fr; gap: .25rem 1rem; align-items: start; padding: .55rem 0;
+  border-bottom: 1px solid #eceef1; }
+.field:last-child { border-bottom: 0; }
+.field > label { padding-top: .55rem; font-weight: 600; }
+.req { color: var(--bad); margin-left: .2rem; }
+.field .control { position: relative; min-width: 0; }
+.field .problem, .field .hint { grid-column: 2; }
+.field input { width: 100%; padding: .5rem .65rem; border: 1px solid #8a93a0; border-radius: var(--radius); background: var(--card); min-height: 2.5rem; }
+.field input[role="combobox"] { padding-right: 2rem; cursor: pointer; }
+.field input[role="combobox"][aria-haspopup="dialog"] { cursor: text; }
+.field .control::after { content: "▾"; position: absolute; right: .7rem; top: .55rem; color: var(--muted); pointer-events: none; }
+.field .control.text::after { content: none; }
+.field input[aria-invalid="true"] { border-color: var(--bad); box-shadow: 0 0 0 1px var(--bad); }
+.problem { color: var(--bad); font-size: .92rem; }
+.problem:empty { display: none; }
+.problem button { margin: .25rem .4rem 0 0; border: 1px solid var(--bad); background: var(--card); color: var(--bad);
+  border-radius: 999px; padding: .1rem .6rem; cursor: pointer; }
+
+/* pickers */
+.popup { position: absolute; z-index: 5; left: 0; right: 0; top: calc(100% + 4px); background: var(--card);
+  border: 1px solid #8a93a0; border-radius: var(--radius); box-shadow: 0 8px 24px rgba(0,0,0,.15); }
+.popup ul { list-style: none; margin: 0; padding: .25rem 0; max-height: 16rem; overflow-y: auto; }
+.popup li { padding: .45rem .75rem; cursor: pointer; display: flex; gap: .5rem; align-items: baseline; }
+.popup li .code { color: var(--muted); font-size: .85rem; margin-left: auto; font-variant-numeric: tabular-nums; }
+.popup li[aria-selected="true"] { background: var(--accent); color: var(--accent-fg); }
+.popup li[aria-selected="true"] .code { color: var(--accent-fg); }
+.popup li.chosen::after { content: "✓"; margin-left: .5rem; }
+.popup .empty { padding: .6rem .75rem; color: var(--muted); }
+.popup-actions { display: flex; justify-content: space-between; gap: .5rem; padding: .4rem; border-top: 1px solid #eceef1; }
+.popup-actions button { flex: 1; }
+.wheel .cols { display: flex; gap: .25rem; padding: .5rem; justify-content: center; }
+.wheel .col { flex: 1; max-width: 6rem; text-align: center; border-radius: var(--radius); user-select: none; }
+.wheel .col .cap { display: block; font-size: .8rem; color: var(--muted); }
+.wheel .col span.n { display: block; padding: .15rem 0; color: var(--muted); cursor: pointer; font-variant-numeric: tabular-nums; }
+.wheel .col span.cur { color: var(--fg); font-weight: 700; font-size: 1.15rem; background: var(--accent-soft); border-radius: 6px; }
+
+/* buttons */
+.btn { border: 1px solid #8a93a0; background: var(--card); border-radius: var(--radius); padding: .5rem 1rem; cursor: pointer; min-height: 2.5rem; }
+.btn.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-fg); font-weight: 600; }
+.btn:disabled { opacity: .55; cursor: default; }
+.toolbar { position: fixed; left: 0; right: 0; bottom: 0; background: var(--card); border-top: 1px solid var(--line);
+  display: flex; justify-content: center; gap: .5rem; padding: .6rem 1rem calc(.6rem + env(safe-area-inset-bottom)); }
+.toolbar .btn { min-width: 6.5rem; }
+.toolbar .btn.primary { margin-left: 1rem; }
+.hint { color: var(--muted); font-size: .85rem; margin: .75rem 0 0; }
+kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; padding: 0 .3rem; font-size: .85em; background: var(--card); }
+
+/* list and conflicts */
+.filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr)); gap: .75rem; align-items: end; margin-bottom: 1rem; }
+.filters label { display: flex; flex-direction: column; gap: .2rem; font-size: .9rem; font-weight: 600; }
+.filters label.check { flex-direction: row; align-items: center; gap: .4rem; font-weight: 400; }
+.filters input, .filters select { padding: .45rem .55rem; border: 1px solid #8a93a0; border-radius: var(--radius); background: var(--card); }
+.table-wrap { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: var(--radius); }
+table { border-collapse: collapse; width: 100%; font-size: .95rem; }
+caption { text-align: left; padding: .6rem .8rem; color: var(--muted); }
+th, td { text-align: left; padding: .5rem .8rem; border-top: 1px solid #eceef1; vertical-align: top; }
+th { background: #f0f2f5; font-weight: 600; white-space: nowrap; }
+td.deleted { color: var(--muted); text-decoration: line-through; }
+.pager { display: flex; gap: .5rem; align-items: center; margin-top: 1rem; }
+dialog { border: 1px solid var(--line); border-radius: var(--radius); max-width: min(44rem, 94vw); width: 100%; padding: 1rem; }
+dialog::backdrop { background: rgba(0,0,0,.35); }
+dialog ol { padding-left: 1.2rem; }
+dialog li { margin-bottom: .6rem; }
+dialog dl { display: grid; grid-template-columns: max-content 1fr; gap: .1rem .8rem; margin: .3rem 0 0; }
+dialog dt { color: var(--muted); }
+dialog dd { margin: 0; word-break: break-all; }
+
+/* login */
+.login { max-width: 24rem; margin: 3rem auto; }
+.login label { display: block; font-weight: 600; margin: .8rem 0 .25rem; }
+.login input { width: 100%; padding: .55rem .65rem; border: 1px solid #8a93a0; border-radius: var(--radius); }
+.login .btn { width: 100%; margin-top: 1.2rem; }
+
+@media (max-width: 600px) {
+  .field { grid-template-columns: 1fr; }
+  .field > label { padding-top: 0; }
+  .field .problem, .field .hint { grid-column: 1; }
+  .toolbar .btn { min-width: 0; flex: 1; }
+  .toolbar .btn.primary { margin-left: 0; }
+  .bar h1 { width: 100%; }
+  th, td { padding: .45rem .5rem; }
+}
+
+"""#),
+        "assets/common.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"8654149fef88cdde\"", text: #"""
+// Shared by every page of entryd-web: the page language, the API call with
+// the session's CSRF token, and small DOM helpers. Plain ES2017, no build step.
+"use strict";
+
+const Entryd = (() => {
+  const WORDS = {
+    zh: {
+      form: "登记", list: "条目", conflicts: "冲突", login: "登录", logout: "退出",
+      language: "语言", signedInAs: "已登录：", skip: "跳到主要内容",
+      notLoggedIn: "请先登录。", forbidden: "你的账号没有这项操作的权限。",
+      tooMany: (s) => `尝试太多次，请 ${s} 秒后再试。`, unreachable: "无法连接服务器，请稍后再试。",
+      busy: "服务器暂时不可用，请稍后再试。", tooLarge: "内容太大。", failed: "操作失败：",
+    },
+    en: {
+      form: "Registration", list: "Entries", conflicts: "Conflicts", login: "Log in", logout: "Log out",
+      language: "Language", signedInAs: "Signed in as ", skip: "Skip to main content",
+      notLoggedIn: "Please log in first.", forbidden: "Your account may not do this.",
+      tooMany: (s) => `Too many attempts; try again in ${s} s.`, unreachable: "The server cannot be reached; try again later.",
+      busy: "The server is busy; try again later.", tooLarge: "Too much data.", failed: "Failed: ",
+    },
+  };
+
+  /** The page language: ?lang=, then the saved choice, then navigator.language (zh if it starts with zh). */
+  function initialLang() {
+    const q = new URLSearchParams(location.search).get("lang");
+    if (q === "zh" || q === "en") return q;
+    let saved = null;
+    try { saved = localStorage.getItem("entryd.lang"); } catch (e) { /* storage off */ }
+    if (saved === "zh" || saved === "en") return saved;
+    return (navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en";
+  }
+
+  let lang = initialLang();
+  const listeners = [];
+
+  function setLang(next) {
+    lang = next;
+    try { localStorage.setItem("entryd.lang", next); } catch (e) { /* storage off */ }
+    document.documentElement.lang = next === "zh" ? "zh-CN" : "en";
+    document.querySelectorAll("[data-lang]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.lang === next)));
+    document.querySelectorAll("[data-w]").forEach((el) => {
+      const w = WORDS[next][el.dataset.w];
+      if (typeof w === "string") el.textContent = w;
+    });
+    listeners.forEach((f) => f(next));
+  }
+
+  /** An API failure: HTTP status (0 = network), the error name and its parameters. */
+  class ApiError extends Error {
+    constructor(status, name, parameters) {
+      super(name || `HTTP ${status}`);
+      this.status = status;
+      this.name = name || "";
+      this.parameters = parameters || {};
+    }
+    /** Whether the request may succeed later unchanged (network, 503). */
+    get transient() { return this.status === 0 || this.status === 502 || this.status === 503 || this.status === 504; }
+    is(short) { return this.name === short || this.name.endsWith("." + short); }
+  }
+
+  let session = null;
+
+  /** The session ({user, role, csrf}) or null when not logged in; throws ApiError(0) offline. */
+  async function loadSession() {
+    let r;
+    try {
+      r = await fetch("/api/v1/session", { credentials: "same-origin", cache: "no-store" });
+    } catch (e) {
+      throw new ApiError(0, "", {});
+    }
+    if (r.status === 401) { session = null; return null; }
+    if (!r.ok) throw new ApiError(r.status, "", {});
+    session = await r.json();
+    return session;
+  }
+
+  function toLogin() {
+    location.href = "/login?next=" + encodeURIComponent(location.pathname + location.search);
+  }
+
+  /** POST /api/v1/METHOD with params; resolves to the reply parameters, rejects with ApiError. */
+  async function call(method, params, { redirect = true } = {}) {
+    if (!session || !session.csrf) {
+      const s = await loadSession();
+      if (!s) { if (redirect) toLogin(); throw new ApiError(401, "NotLoggedIn", {}); }
+    }
+    let r;
+    try {
+      r = await fetch("/api/v1/" + method, {
+        method: "POST", credentials: "same-origin", cache: "no-store",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": session.csrf },
+        body: JSON.stringify(params || {}),
+      });
+    } catch (e) {
+      throw new ApiError(0, "", {});
+    }
+    let body = {};
+    try { body = await r.json(); } catch (e) { body = {}; }
+    if (r.ok) return body;
+    if (r.status === 401) { session = null; if (redirect) toLogin(); }
+    throw new ApiError(r.status, body.error, body.parameters);
+  }
+
+  /** A sentence for people about an ApiError (not for ValidationFailed, whose problems say it). */
+  function describe(err) {
+    const w = WORDS[lang];
+    if (!(err instanceof ApiError)) return w.failed + String(err);
+    switch (err.status) {
+      case 0: return w.unreachable;
+      case 401: return w.notLoggedIn;
+      case 403: return w.forbidden;
+      case 413: return w.tooLarge;
+      case 429: return w.tooMany(err.parameters.retryAfter || 60);
+      case 502: case 503: case 504: return w.busy;
+      default: return w.failed + (err.name || err.status);
+    }
+  }
+
+  /** document.createElement with attributes and children. */
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "text") el.textContent = v;
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) el.append(c);
+    return el;
+  }
+
+  /** The flag emoji of an ISO 3166-1 alpha-2 code (two regional indicator symbols). */
+  function flagOf(code) {
+    if (!/^[A-Z]{2}$/.test(code || "")) return "";
+    return String.fromCodePoint(...[...code].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
+  }
+
+  /** Fills the shared header: language buttons, the user and log out, links by role. */
+  function header(s) {
+    document.querySelectorAll("[data-lang]").forEach((b) => b.addEventListener("click", () => setLang(b.dataset.lang)));
+    const who = document.getElementById("who");
+    const out = document.getElementById("logout");
+    if (who) who.textContent = s ? s.user : "";
+    if (out) {
+      out.hidden = !s;
+      out.addEventListener("click", async () => {
+        try { await call("logout", {}, { redirect: false }); } catch (e) { /* gone anyway */ }
+        location.href = "/login";
+      });
+    }
+    const rank = { read: 1, write: 2, admin: 3 };
+    document.querySelectorAll("[data-role]").forEach((a) => {
+      a.hidden = !s || (rank[s.role] || 0) < rank[a.dataset.role];
+    });
+  }
+
+  return {
+    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, toLogin,
+    get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
+    get session() { return session; },
+  };
+})();
+
+"""#),
+        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"61c94c3e1a479816\"", text: #"""
+// The conflicts page (admin role): Sync.ListConflicts, and Resolve keeping the
+// current value or writing the lost one back.
+"use strict";
+
+(() => {
+  const E = Entryd, h = E.h;
+  const W = {
+    zh: {
+      title: "冲突 · entryd", resolved: "含已解决", "c-entry": "条目", "c-field": "字段", "c-kept": "保留的值", "c-lost": "落败的值",
+      "c-at": "发现时间", "c-action": "处理", keep: "保留当前值", useLost: "改用落败的值", done: "已解决",
+      count: (n) => `${n} 个冲突`, none: "没有待处理的冲突。", ok: "冲突已解决。", empty: "（空）",
+    },
+    en: {
+      title: "Conflicts · entryd", resolved: "Include resolved", "c-entry": "Entry", "c-field": "Field", "c-kept": "Kept value", "c-lost": "Lost value",
+      "c-at": "Detected", "c-action": "Action", keep: "Keep current", useLost: "Use lost value", done: "Resolved",
+      count: (n) => `${n} conflict${n === 1 ? "" : "s"}`, none: "No conflicts to handle.", ok: "The conflict is resolved.", empty: "(empty)",
+    },
+  };
+  const w = () => W[E.lang];
+  const $ = (id) => document.getElementById(id);
+
+  function status(kind, text) { const s = $("status"); s.className = "status " + kind; s.textContent = text || ""; }
+
+  function words() {
+    document.title = w().title;
+    document.querySelectorAll("[data-l]").forEach((el) => { el.textContent = w()[el.dataset.l]; });
+  }
+
+  async function load() {
+    try {
+      const r = await E.call("io.entryd.Sync.ListConflicts", { includeResolved: $("resolved").checked });
+      const list = r.conflicts || [];
+      $("caption").textContent = w().count(list.length);
+      if (!list.length) status("", w().none);
+      $("rows").replaceChildren(...list.map((c) => h("tr", { "data-id": c.id },
+        h("td", {}, h("code", {}, c.entry)), h("td", {}, c.field), h("td", {}, c.kept || w().empty), h("td", {}, c.lost || w().empty),
+        h("td", {}, (c.detectedAt || "").replace("T", " ").slice(0, 19)),
+        h("td", {}, c.resolved ? w().done : [
+          h("button", { type: "button", class: "btn", onclick: () => resolve(c, false) }, w().keep), " ",
+          h("button", { type: "button", class: "btn", onclick: () => resolve(c, true) }, w().useLost)]))));
+    } catch (err) {
+      status("bad", E.describe(err));
+    }
+  }
+
+  async function resolve(c, useLost) {
+    try {
+      await E.call("io.entryd.Sync.Resolve", { id: c.id, useLost });
+      status("ok", w().ok);
+    } catch (err) {
+      status("bad", E.describe(err));
+    }
+    load();
+  }
+
+  $("resolved").addEventListener("change", load);
+  E.onLang(() => { words(); load(); });
+  (async () => {
+    let s;
+    try { s = await E.loadSession(); } catch (err) { status("bad", E.describe(err)); return; }
+    if (!s) { E.toLogin(); return; }
+    E.header(s);
+    E.setLang(E.lang);
+    document.body.dataset.ready = "1";
+  })();
+})();
+
+"""#),
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"35b389bea12f9d08\"", text: #"""
+// The form page: built from io.entryd.Forms.GetForm, so a new form file needs
+// no code. It follows the terminal form's rules (entryctl add -i,
+// Sources/EntryClient/Interactive): fields in form order; Enter opens a
+// picker and commits its highlighted row, Enter in a text field moves on,
+// Tab / Shift-Tab move, only Done (or Ctrl-Enter) submits; an empty picker
+// opens on its first row (today for dates) without committing it; Escape
+// restores the earlier value; committing a province empties its city; a field
+// whose required-when condition does not hold is hidden. The daemon's Check
+// finds the problems, its Options searches the rows: nothing is matched here.
+"use strict";
+
+(() => {
+  const E = Entryd, h = E.h;
+  const params = new URLSearchParams(location.search);
+  const FORM = params.get("form") || null;
+  const KIOSK = params.get("kiosk") === "1";
+  const IDLE_MS = Math.max(1, Number(params.get("idle")) || 60) * 1000;
+  const RETRY_MS = 10000;
+  const CHECK_DELAY = 300, SEARCH_DELAY = 120, PAGE = 8;
+
+  const W = {
+    zh: {
+      prev: "上一项", next: "下一项", done: "完成", cancel: "取消", ok: "确定", nav: "表单导航",
+      empty: "（未填）", search: "输入名称、代码或拼音搜索", loading: "正在加载…", noRows: "没有匹配的选项",
+      offlineRows: "离线：无法加载选项", datePh: "yyyy-MM-dd", dateTimePh: "yyyy-MM-dd HH:mm",
+      cols: ["年", "月", "日", "时", "分"], didYouMean: "是否是：",
+      submitting: "正在提交…", stored: "已保存。", thanks: "谢谢，已提交。",
+      fix: "请修正标出的问题后再提交。", queued: "网络不通：已存放在本机，联网后自动发送。",
+      waiting: (n) => `${n} 份提交等待发送`, rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
+      retry: "立即重试", reloaded: "一份离线保存的提交被服务器拒绝，请修正后再提交。",
+      keys: "Enter：打开选择 / 下一项　Tab、Shift+Tab：移动　Esc：取消选择　Ctrl+Enter：提交",
+      formMissing: "找不到这个表单。", idleReset: "长时间无操作，表单已清空。",
+    },
+    en: {
+      prev: "Previous", next: "Next", done: "Done", cancel: "Cancel", ok: "OK", nav: "Form navigation",
+      empty: "(empty)", search: "Type a name, code or pinyin to search", loading: "Loading…", noRows: "No matching options",
+      offlineRows: "Offline: the options cannot be loaded", datePh: "yyyy-MM-dd", dateTimePh: "yyyy-MM-dd HH:mm",
+      cols: ["Year", "Month", "Day", "Hour", "Minute"], didYouMean: "Did you mean: ",
+      submitting: "Submitting…", stored: "Stored.", thanks: "Thank you, submitted.",
+      fix: "Please fix the marked problems, then submit again.", queued: "No network: kept on this device; it is sent when the network is back.",
+      waiting: (n) => `${n} submission${n === 1 ? "" : "s"} waiting to be sent`,
+      rejectedQueued: (n) => `${n} offline submission${n === 1 ? " was" : "s were"} refused; staff must handle ${n === 1 ? "it" : "them"}`,
+      retry: "Retry now", reloaded: "A submission kept offline was refused by the server; please fix it and submit again.",
+      keys: "Enter: open a picker / next field   Tab, Shift+Tab: move   Esc: cancel a picker   Ctrl+Enter: submit",
+      formMissing: "This form does not exist.", idleReset: "The form was cleared after a pause.",
+    },
+  };
+  const w = () => W[E.lang];
+
+  // ---- state (the terminal FormEditor's, in the page) ----
+  let form = null;
+  let values = {}, display = {}, problems = [];
+  let touched = new Set(), learned = new Set(), submitAttempted = false;
+  let draftId = uuidv7();
+  let current = 0;               // index in form.fields of the field that has (or last had) the focus
+  let picker = null;             // the open picker: {kind: "list"|"date", field, ...}
+  let els = {};                  // per field: {row, label, input, control, problem, popup, list}
+  const optionCache = new Map(); // Options replies by request (reference rows only, never entries)
+  let checkSeq = 0, checkTimer = 0, searchTimer = 0, submitting = false;
+
+  const $ = (id) => document.getElementById(id);
+  const fieldByName = (n) => form.fields.find((f) => f.name === n);
+  const isList = (f) => ["country", "province", "city", "choice"].includes(f.type);
+  const isDate = (f) => f.type === "date" || f.type === "datetime";
+  const cond = (f) => {
+    if (!f.requiredWhen) return null;
+    const i = f.requiredWhen.indexOf("=");
+    return i < 0 ? null : [f.requiredWhen.slice(0, i), f.requiredWhen.slice(i + 1)];
+  };
+  function isShown(f) {
+    if (f.parent) { const p = fieldByName(f.parent); if (p && !isShown(p)) return false; }
+    const c = cond(f);
+    return !c || (values[c[0]] || "") === c[1];
+  }
+  function isRequired(f) {
+    const c = cond(f);
+    return f.required || (c && (values[c[0]] || "") === c[1]) || learned.has(f.name);
+  }
+  const shownFields = () => form.fields.filter(isShown);
+  function checkedValues() {
+    const out = {};
+    for (const f of form.fields) if (isShown(f) && values[f.name]) out[f.name] = values[f.name];
+    return out;
+  }
+  function shownProblems(f) {
+    return problems.filter((p) => p.field === f.name && (p.code !== "required" || submitAttempted || touched.has(f.name)));
+  }
+  const rowFlag = (f, r) => r.flag || (f.type === "country" ? E.flagOf(r.value) : "");
+  const rowShown = (f, r) => { const fl = rowFlag(f, r); return fl ? `${fl} ${r.label}` : r.label; };
+  const shownValue = (f) => display[f.name] || values[f.name] || "";
+
+  // ---- building the page from GetForm ----
+  function cacheKey() { return `entryd.form.${FORM || ""}.${E.lang}`; }
+
+  async function loadForm() {
+    try {
+      const r = await E.call("io.entryd.Forms.GetForm", { name: FORM, locale: E.lang });
+      form = r.form;
+      try { localStorage.setItem(cacheKey(), JSON.stringify(form)); } catch (e) { /* storage off */ }
+    } catch (err) {
+      let cached = null;
+      try { cached = JSON.parse(localStorage.getItem(cacheKey()) || "null"); } catch (e) { cached = null; }
+      if (err.transient && cached) { form = cached; return; }
+      if (err.status === 401) throw err;
+      setStatus("bad", err.is && err.is("FormNotFound") ? w().formMissing : E.describe(err));
+      throw err;
+    }
+  }
+
+  function build() {
+    const box = $("fields");
+    els = {};
+    box.replaceChildren();
+    $("title").textContent = form.title;
+    document.title = `${form.title} · entryd`;
+    for (const f of form.fields) {
+      const id = `in-${f.name}`;
+      const e = {};
+      e.label = h("label", { for: id, id: `lb-${f.name}` });
+      e.problem = h("div", { class: "problem", id: `pr-${f.name}` });
+      if (isList(f)) {
+        e.list = h("ul", { role: "listbox", id: `ls-${f.name}`, "aria-labelledby": `lb-${f.name}` });
+        e.input = h("input", {
+          id, type: "text", role: "combobox", "aria-autocomplete": "list", "aria-expanded": "false",
+          "aria-controls": `ls-${f.name}`, "aria-haspopup": "listbox", autocomplete: "off", spellcheck: "false",
+          "aria-describedby": `pr-${f.name}`, class: f.type === "country" ? "emoji-capable" : null,
+        });
+        e.popup = h("div", { class: "popup", hidden: true }, e.list, popupActions(f));
+      } else if (isDate(f)) {
+        e.input = h("input", {
+          id, type: "text", role: "combobox", "aria-haspopup": "dialog", "aria-expanded": "false",
+          "aria-controls": `dlg-${f.name}`, autocomplete: "off", inputmode: "numeric", spellcheck: "false",
+          "aria-describedby": `pr-${f.name}`,
+        });
+        e.cols = h("div", { class: "cols" });
+        e.popup = h("div", { class: "popup wheel", role: "dialog", id: `dlg-${f.name}`, "aria-labelledby": `lb-${f.name}`, hidden: true },
+          e.cols, popupActions(f));
+      } else {
+        const type = f.type === "phone" ? "tel" : f.type === "email" ? "email" : "text";
+        const auto = KIOSK ? "off" : f.type === "phone" ? "tel" : f.type === "email" ? "email" : f.name === "name" ? "name" : "off";
+        e.input = h("input", { id, type, autocomplete: auto, "aria-describedby": `pr-${f.name}`,
+          maxlength: f.maxLength || null, inputmode: f.type === "phone" ? "tel" : f.type === "email" ? "email" : null });
+      }
+      e.control = h("div", { class: "control" + (isList(f) || isDate(f) ? "" : " text") }, e.input, e.popup || null);
+      e.row = h("div", { class: "field", id: `f-${f.name}`, "data-field": f.name }, e.label, e.control, e.problem);
+      box.append(e.row);
+      els[f.name] = e;
+      wire(f, e);
+    }
+    words();
+  }
+
+  function popupActions(f) {
+    const keep = (ev) => { if (picker && picker.kind === "list") ev.preventDefault(); };
+    return h("div", { class: "popup-actions" },
+      h("button", { type: "button", class: "btn", "data-act": "cancel", onmousedown: keep, onclick: () => { cancelPicker(); els[f.name].input.focus(); } }),
+      h("button", { type: "button", class: "btn primary", "data-act": "ok", onmousedown: keep, onclick: () => { commitPicker(false); els[f.name].input.focus(); } }));
+  }
+
+  function words() {
+    $("prev").textContent = w().prev;
+    $("next").textContent = w().next;
+    $("done").textContent = w().done;
+    $("toolbar").setAttribute("aria-label", w().nav);
+    $("keys").textContent = w().keys;
+    document.querySelectorAll("[data-act=cancel]").forEach((b) => { b.textContent = w().cancel; });
+    document.querySelectorAll("[data-act=ok]").forEach((b) => { b.textContent = w().ok; });
+    for (const f of form.fields) {
+      const e = els[f.name];
+      if (isDate(f)) e.input.placeholder = f.type === "date" ? w().datePh : w().dateTimePh;
+    }
+  }
+
+  // ---- drawing the state ----
+  function render() {
+    for (const f of form.fields) {
+      const e = els[f.name];
+      e.row.hidden = !isShown(f);
+      const req = isRequired(f);
+      e.label.replaceChildren(f.label, req ? h("span", { class: "req", "aria-hidden": "true" }, "*") : "");
+      e.input.setAttribute("aria-required", String(!!req));
+      const open = picker && picker.field === f;
+      if (!open && document.activeElement !== e.input) e.input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+      else if (!open && isList(f)) e.input.value = shownValue(f);
+      if (isList(f)) e.input.placeholder = open ? w().search : w().empty;
+      const ps = shownProblems(f);
+      e.input.setAttribute("aria-invalid", String(ps.length > 0));
+      e.problem.replaceChildren(...ps.map((p) => h("div", {}, p.message, suggestionButtons(f, p))));
+    }
+    const shown = shownFields().map((f) => form.fields.indexOf(f));
+    $("prev").disabled = !(shown.length && current > shown[0]);
+    $("next").disabled = !(shown.length && current < shown[shown.length - 1]);
+    $("done").disabled = submitting;
+    const general = problems.filter((p) => p.field === "" && submitAttempted);
+    if (general.length) setStatus("bad", general.map((p) => p.message).join(" "));
+  }
+
+  function suggestionButtons(f, p) {
+    if (!p.suggestions || !p.suggestions.length) return null;
+    return h("div", {}, w().didYouMean, ...p.suggestions.map((s) => {
+      const row = knownRow(f, s);
+      const text = row ? rowShown(f, row) : s;
+      return h("button", { type: "button", onclick: () => {
+        if (isList(f)) commit(f, s, text, row && row.parent);
+        else { values[f.name] = s; els[f.name].input.value = s; touched.add(f.name); render(); scheduleCheck(0); }
+        els[f.name].input.focus();
+      } }, text);
+    }));
+  }
+
+  function knownRow(f, value) {
+    for (const [k, rows] of optionCache) {
+      if (!k.startsWith(JSON.stringify([E.lang, FORM, f.name]).slice(0, -1))) continue;
+      const r = rows.find((x) => x.value === value);
+      if (r) return r;
+    }
+    return null;
+  }
+
+  function setStatus(kind, text) {
+    const s = $("status");
+    s.className = "status " + kind;
+    s.textContent = text || "";
+  }
+
+  // ---- focus and navigation ----
+  function moveFocus(dir) {
+    const shown = shownFields().map((f) => form.fields.indexOf(f));
+    let at = shown.indexOf(current);
+    if (at < 0) at = dir > 0 ? -1 : shown.length;
+    const target = shown[at + dir];
+    if (target === undefined) return false;
+    els[form.fields[target].name].input.focus();
+    return true;
+  }
+
+  function focusField(f) {
+    current = form.fields.indexOf(f);
+    render();
+  }
+
+  function leaveField(f) {
+    if (!touched.has(f.name)) { touched.add(f.name); render(); }
+  }
+
+  // ---- events ----
+  function wire(f, e) {
+    e.input.addEventListener("focus", () => {
+      focusField(f);
+      if (isList(f) && !picker) e.input.select();
+    });
+    e.control.addEventListener("focusout", (ev) => {
+      if (e.control.contains(ev.relatedTarget)) return;
+      if (picker && picker.field === f) cancelPicker();
+      leaveField(f);
+      if (!isList(f)) scheduleCheck(0);
+    });
+    if (isList(f)) {
+      e.input.addEventListener("keydown", (ev) => listKey(f, e, ev));
+      e.input.addEventListener("input", () => {
+        if (!picker || picker.field !== f) openList(f, e.input.value);
+        else { picker.query = e.input.value; clearTimeout(searchTimer); searchTimer = setTimeout(fetchRows, SEARCH_DELAY); }
+      });
+      e.input.addEventListener("click", () => { if (!picker) openList(f, ""); });
+      e.list.addEventListener("mousedown", (ev) => ev.preventDefault());
+      e.list.addEventListener("click", (ev) => {
+        const li = ev.target.closest("[role=option]");
+        if (!li || !picker) return;
+        picker.hi = Number(li.dataset.i);
+        commitPicker(false);
+      });
+    } else if (isDate(f)) {
+      e.input.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); openDate(f); }
+        else if (ev.key === "ArrowDown" && ev.altKey) { ev.preventDefault(); openDate(f); }
+      });
+      e.input.addEventListener("click", () => { if (!picker) openDate(f); });
+      e.input.addEventListener("input", () => typed(f, e.input.value));
+      e.popup.addEventListener("keydown", (ev) => wheelKey(f, ev));
+      e.popup.addEventListener("wheel", (ev) => {
+        if (!picker || !picker.wheel) return;
+        const col = ev.target.closest("[role=spinbutton]");
+        if (!col) return;
+        ev.preventDefault();
+        picker.wheel.column = Number(col.dataset.col);
+        picker.wheel.turn(ev.deltaY > 0 ? 1 : -1);
+        drawWheel(true);
+      }, { passive: false });
+    } else {
+      e.input.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" && !ev.ctrlKey && !ev.metaKey && !ev.isComposing) { ev.preventDefault(); moveFocus(1); }
+      });
+      e.input.addEventListener("input", () => typed(f, e.input.value));
+    }
+  }
+
+  function typed(f, text) {
+    values[f.name] = text;
+    delete display[f.name];
+    scheduleCheck(CHECK_DELAY);
+  }
+
+  function listKey(f, e, ev) {
+    if (ev.isComposing) return;
+    const open = picker && picker.field === f;
+    if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter") return; // Done: the document's handler
+    if (!open) {
+      if (ev.key === "Enter" || ev.key === " " || ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+        ev.preventDefault();
+        openList(f, "");
+      } else if ((ev.key === "Backspace" || ev.key === "Delete") && values[f.name]) {
+        ev.preventDefault();
+        commit(f, "", "");
+      } else if (ev.key.length === 1 && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+        openList(f, "", true); // the key itself goes into the emptied search box
+      }
+      return;
+    }
+    const p = picker;
+    switch (ev.key) {
+      case "ArrowDown": ev.preventDefault(); moveHighlight(1); break;
+      case "ArrowUp": ev.preventDefault(); moveHighlight(-1); break;
+      case "PageDown": ev.preventDefault(); moveHighlight(PAGE); break;
+      case "PageUp": ev.preventDefault(); moveHighlight(-PAGE); break;
+      case "Home": ev.preventDefault(); if (p.rows.length) setHighlight(0); break;
+      case "End": ev.preventDefault(); if (p.rows.length) setHighlight(p.rows.length - 1); break;
+      case "Enter": ev.preventDefault(); commitPicker(true); break;
+      case "Escape": ev.preventDefault(); ev.stopPropagation(); cancelPicker(); break;
+      case "Tab": cancelPicker(); break;
+      default: break;
+    }
+  }
+
+  // ---- list pickers ----
+  function openList(f, query, typing) {
+    if (picker) cancelPicker();
+    const e = els[f.name];
+    const parent = f.parent && values[f.parent] ? values[f.parent] : null;
+    picker = { kind: "list", field: f, parent, earlier: values[f.name] || "", query: query || "", rows: [], hi: -1, loading: true, error: null };
+    if (typing) e.input.value = "";
+    else e.input.value = picker.query;
+    e.input.placeholder = w().search;
+    e.input.setAttribute("aria-expanded", "true");
+    e.popup.hidden = false;
+    drawList();
+    fetchRows();
+  }
+
+  function optionsKey(f, parent, query) { return JSON.stringify([E.lang, FORM, f.name, parent || "", query || ""]); }
+
+  async function options(f, parent, query) {
+    const key = optionsKey(f, parent, query);
+    if (optionCache.has(key)) return optionCache.get(key);
+    const r = await E.call("io.entryd.Forms.Options", {
+      form: FORM, field: f.name, parent: parent || null, query: query || null, locale: E.lang, limit: query ? 100 : null,
+    });
+    optionCache.set(key, r.options);
+    return r.options;
+  }
+
+  async function fetchRows() {
+    const p = picker;
+    if (!p || p.kind !== "list") return;
+    const query = p.query.trim();
+    p.loading = true;
+    try {
+      const rows = await options(p.field, p.parent, query);
+      if (picker !== p || p.query.trim() !== query) return; // an older answer
+      p.rows = rows;
+      p.loading = false;
+      p.error = null;
+      const earlier = query ? -1 : rows.findIndex((r) => r.value === p.earlier);
+      p.hi = rows.length ? (earlier >= 0 ? earlier : 0) : -1;
+    } catch (err) {
+      if (picker !== p) return;
+      p.loading = false;
+      p.rows = [];
+      p.hi = -1;
+      p.error = err.transient ? w().offlineRows : E.describe(err);
+    }
+    drawList();
+  }
+
+  function drawList() {
+    const p = picker, e = els[p.field.name];
+    if (p.loading && !p.rows.length) {
+      e.list.replaceChildren(h("li", { role: "option", "aria-disabled": "true", "aria-selected": "false", class: "empty", id: `ls-${p.field.name}-none` }, w().loading));
+      e.input.removeAttribute("aria-activedescendant");
+      return;
+    }
+    if (!p.rows.length) {
+      e.list.replaceChildren(h("li", { role: "option", "aria-disabled": "true", "aria-selected": "false", class: "empty", id: `ls-${p.field.name}-none` }, p.error || w().noRows));
+      e.input.removeAttribute("aria-activedescendant");
+      return;
+    }
+    const f = p.field;
+    e.list.dataset.query = p.query.trim(); // what the rows answer (tests wait on it)
+    e.list.replaceChildren(...p.rows.map((r, i) => {
+      const fl = rowFlag(f, r);
+      return h("li", {
+        role: "option", id: `ls-${f.name}-${i}`, "data-i": i, "data-value": r.value,
+        "aria-selected": String(i === p.hi), class: r.value === p.earlier ? "chosen" : null,
+      }, fl ? h("span", { class: "emoji", "aria-hidden": "true" }, fl) : null, h("span", {}, r.label),
+      f.type !== "choice" ? h("span", { class: "code", "aria-hidden": "true" }, r.value) : null);
+    }));
+    setHighlight(p.hi);
+  }
+
+  function setHighlight(i) {
+    const p = picker, e = els[p.field.name];
+    const old = e.list.querySelector('[aria-selected="true"]');
+    if (old) old.setAttribute("aria-selected", "false");
+    p.hi = i;
+    const li = i >= 0 ? $(`ls-${p.field.name}-${i}`) : null;
+    if (!li) { e.input.removeAttribute("aria-activedescendant"); return; }
+    li.setAttribute("aria-selected", "true");
+    e.input.setAttribute("aria-activedescendant", li.id);
+    li.scrollIntoView({ block: "nearest" });
+  }
+
+  function moveHighlight(delta) {
+    const p = picker;
+    if (!p.rows.length) return;
+    setHighlight(Math.min(Math.max(0, (p.hi < 0 ? 0 : p.hi) + delta), p.rows.length - 1));
+  }
+
+  /** Closes the open picker, leaving the field as it was (Escape: the earlier value). */
+  function cancelPicker() {
+    const p = picker;
+    if (!p) return;
+    picker = null;
+    const e = els[p.field.name];
+    e.popup.hidden = true;
+    e.input.setAttribute("aria-expanded", "false");
+    e.input.removeAttribute("aria-activedescendant");
+    if (p.kind === "list") e.list.replaceChildren();
+    else e.cols.replaceChildren();
+    render();
+    if (isList(p.field)) e.input.value = shownValue(p.field);
+    else e.input.value = values[p.field.name] || "";
+  }
+
+  /** Commits the highlighted row or the wheel's value; `moveOn`: then focus the next field (Enter). */
+  function commitPicker(moveOn) {
+    const p = picker;
+    if (!p) return false;
+    if (p.kind === "list") {
+      if (p.loading || p.hi < 0 || !p.rows[p.hi]) return false;
+      const row = p.rows[p.hi];
+      cancelPicker();
+      commit(p.field, row.value, rowShown(p.field, row), row.parent);
+    } else {
+      const v = p.wheel.canonical();
+      cancelPicker();
+      commit(p.field, v, v);
+    }
+    els[p.field.name].input.focus();
+    if (moveOn) moveFocus(1);
+    return true;
+  }
+
+  /** Sets a field (the terminal editor's commit): a changed value empties the
+   *  fields whose parent it is; a row picked with no parent chosen fills it. */
+  function commit(f, value, shown, parentValue) {
+    touched.add(f.name);
+    if (f.parent && !values[f.parent] && parentValue) {
+      values[f.parent] = parentValue;
+      delete display[f.parent];
+    }
+    if ((values[f.name] || "") !== value) {
+      values[f.name] = value;
+      if (shown) display[f.name] = shown; else delete display[f.name];
+      for (const child of form.fields) {
+        if (child.parent === f.name && values[child.name]) { values[child.name] = ""; delete display[child.name]; }
+      }
+    }
+    render();
+    els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+    scheduleCheck(0);
+  }
+
+  // ---- date and date-time wheels (DateWheel.swift) ----
+  const COLS = ["year", "month", "day", "hour", "minute"];
+  const leap = (y) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const daysIn = (y, m) => [31, leap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
+  const wrap = (n, lo, hi) => { const span = hi - lo + 1; return ((n - lo) % span + span) % span + lo; };
+  const two = (n) => String(n).padStart(2, "0");
+  const ord = (v) => (((v.year * 100 + v.month) * 100 + v.day) * 100 + v.hour) * 100 + v.minute;
+  function parseDate(text) {
+    const m = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}))?$/.exec(text || "");
+    if (!m) return null;
+    const v = { year: +m[1], month: +m[2], day: +m[3], hour: +(m[4] || 0), minute: +(m[5] || 0) };
+    if (v.month < 1 || v.month > 12 || v.day < 1 || v.day > daysIn(v.year, v.month) || v.hour > 23 || v.minute > 59) return null;
+    return v;
+  }
+
+  class Wheel {
+    constructor(initial, withTime, interval, min, max) {
+      this.withTime = withTime;
+      this.step = interval >= 1 && interval <= 60 && 60 % interval === 0 ? interval : 1;
+      const low = min || { year: 1900, month: 1, day: 1, hour: 0, minute: 0 };
+      const high = max || { year: 2100, month: 12, day: 31, hour: 23, minute: 59 };
+      if (!withTime) { low.hour = low.minute = high.hour = high.minute = 0; }
+      this.min = low;
+      this.max = ord(high) < ord(low) ? low : high;
+      const v = { ...initial };
+      if (!withTime) v.hour = v.minute = 0;
+      v.minute -= v.minute % this.step;
+      this.value = v;
+      this.column = 0;
+      this.typed = "";
+      this.settle();
+    }
+    get columns() { return this.withTime ? 5 : 3; }
+    canonical() {
+      const v = this.value;
+      const d = `${String(v.year).padStart(4, "0")}-${two(v.month)}-${two(v.day)}`;
+      return this.withTime ? `${d} ${two(v.hour)}:${two(v.minute)}` : d;
+    }
+    moveColumn(delta) { this.column = Math.min(Math.max(0, this.column + delta), this.columns - 1); this.typed = ""; }
+    turn(steps) {
+      const v = this.value;
+      this.typed = "";
+      switch (COLS[this.column]) {
+        case "year": v.year += steps; break;
+        case "month": v.month = wrap(v.month + steps, 1, 12); break;
+        case "day": v.day = wrap(v.day + steps, 1, daysIn(v.year, v.month)); break;
+        case "hour": v.hour = wrap(v.hour + steps, 0, 23); break;
+        default: v.minute = wrap(v.minute / this.step + steps, 0, 60 / this.step - 1) * this.step;
+      }
+      this.settle();
+    }
+    jump(last) {
+      const v = this.value;
+      this.typed = "";
+      switch (COLS[this.column]) {
+        case "year": v.year = last ? this.max.year : this.min.year; break;
+        case "month": v.month = last ? 12 : 1; break;
+        case "day": v.day = last ? daysIn(v.year, v.month) : 1; break;
+        case "hour": v.hour = last ? 23 : 0; break;
+        default: v.minute = last ? 60 - this.step : 0;
+      }
+      this.settle();
+    }
+    type(digit) {
+      const v = this.value, col = COLS[this.column];
+      this.typed += String(digit);
+      const width = col === "year" ? 4 : 2;
+      const n = Number(this.typed);
+      const highest = { year: 9999, month: 12, day: daysIn(v.year, v.month), hour: 23, minute: 59 }[col];
+      if (this.typed.length < width && n * 10 <= highest) return;
+      if (col === "year") v.year = Math.max(1, n);
+      else if (col === "month") v.month = Math.min(Math.max(1, n), 12);
+      else if (col === "day") v.day = Math.min(Math.max(1, n), daysIn(v.year, v.month));
+      else if (col === "hour") v.hour = Math.min(n, 23);
+      else { const m = Math.min(n, 59); v.minute = m - (m % this.step); }
+      this.settle();
+      this.moveColumn(1);
+    }
+    neighbour(col, offset) {
+      const v = this.value;
+      switch (COLS[col]) {
+        case "year": { const y = v.year + offset; return y >= this.min.year && y <= this.max.year ? y : null; }
+        case "month": return wrap(v.month + offset, 1, 12);
+        case "day": return wrap(v.day + offset, 1, daysIn(v.year, v.month));
+        case "hour": return wrap(v.hour + offset, 0, 23);
+        default: return wrap(v.minute / this.step + offset, 0, 60 / this.step - 1) * this.step;
+      }
+    }
+    settle() {
+      const v = this.value;
+      v.day = Math.min(v.day, daysIn(v.year, v.month));
+      if (ord(v) < ord(this.min)) this.value = { ...this.min };
+      if (ord(this.value) > ord(this.max)) this.value = { ...this.max };
+      const x = this.value;
+      if (this.withTime && x.minute % this.step) {
+        x.minute -= x.minute % this.step;
+        if (ord(x) < ord(this.min)) x.minute += this.step;
+      }
+    }
+  }
+
+  function nowParts() {
+    const d = new Date();
+    return { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate(), hour: d.getHours(), minute: d.getMinutes() };
+  }
+
+  function openDate(f) {
+    if (picker) cancelPicker();
+    const e = els[f.name];
+    const withTime = f.type === "datetime";
+    const initial = parseDate(values[f.name]) || nowParts();
+    const wheel = new Wheel(initial, withTime, f.minuteInterval || 1, parseDate(f.min), parseDate(f.max));
+    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "" };
+    e.input.setAttribute("aria-expanded", "true");
+    e.popup.hidden = false;
+    drawWheel(true);
+  }
+
+  function drawWheel(focus) {
+    const p = picker, e = els[p.field.name], wh = p.wheel;
+    const names = w().cols;
+    if (e.cols.children.length !== wh.columns) { // built once per opening; later only updated (the focus stays)
+      const cols = [];
+      for (let c = 0; c < wh.columns; c++) {
+        cols.push(h("div", {
+          role: "spinbutton", tabindex: "0", class: "col", "data-col": c, "aria-label": names[c],
+          onfocus: () => { if (wh.column !== c) { wh.column = c; wh.typed = ""; } },
+        },
+        h("span", { class: "cap", "aria-hidden": "true" }, names[c]),
+        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(-1); drawWheel(true); } }),
+        h("span", { class: "n cur", "aria-hidden": "true" }),
+        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(1); drawWheel(true); } })));
+      }
+      e.cols.replaceChildren(...cols);
+    }
+    const maxOf = [wh.max.year, 12, daysIn(wh.value.year, wh.value.month), 23, 60 - wh.step];
+    const minOf = [wh.min.year, 1, 1, 0, 0];
+    [...e.cols.children].forEach((col, c) => {
+      const fmt = (n) => (n === null ? "" : c === 0 ? String(n) : two(n));
+      const cur = wh.neighbour(c, 0);
+      col.setAttribute("aria-valuenow", cur);
+      col.setAttribute("aria-valuetext", fmt(cur));
+      col.setAttribute("aria-valuemin", minOf[c]);
+      col.setAttribute("aria-valuemax", maxOf[c]);
+      const spans = col.children;
+      spans[1].textContent = fmt(wh.neighbour(c, -1)) || "\u00a0";
+      spans[2].textContent = c === wh.column && wh.typed ? wh.typed : fmt(cur);
+      spans[3].textContent = fmt(wh.neighbour(c, 1)) || "\u00a0";
+    });
+    if (focus && document.activeElement !== e.cols.children[wh.column]) e.cols.children[wh.column].focus();
+  }
+
+  function wheelKey(f, ev) {
+    const p = picker;
+    if (!p || p.kind !== "date" || p.field !== f) return;
+    if (!ev.target.matches("[role=spinbutton]")) {
+      if (ev.key === "Escape") { ev.preventDefault(); cancelPicker(); els[f.name].input.focus(); }
+      return;
+    }
+    const wh = p.wheel;
+    if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter") return; // Done: the document's handler
+    switch (ev.key) {
+      case "ArrowLeft": wh.moveColumn(-1); break;
+      case "ArrowRight": wh.moveColumn(1); break;
+      case "ArrowUp": wh.turn(-1); break;
+      case "ArrowDown": wh.turn(1); break;
+      case "PageUp": wh.turn(-10); break;
+      case "PageDown": wh.turn(10); break;
+      case "Home": wh.jump(false); break;
+      case "End": wh.jump(true); break;
+      case "Enter": ev.preventDefault(); commitPicker(true); return;
+      case "Escape": ev.preventDefault(); ev.stopPropagation(); cancelPicker(); els[f.name].input.focus(); return;
+      default:
+        if (/^[0-9]$/.test(ev.key)) { wh.type(Number(ev.key)); break; }
+        return;
+    }
+    ev.preventDefault();
+    drawWheel(true);
+  }
+
+  // ---- Check ----
+  function scheduleCheck(delay) {
+    clearTimeout(checkTimer);
+    checkTimer = setTimeout(runCheck, delay);
+  }
+
+  async function runCheck() {
+    const seq = ++checkSeq;
+    const sent = checkedValues();
+    let r;
+    try {
+      r = await E.call("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang });
+    } catch (err) {
+      return; // offline: Add will say it, or the outbox keeps the submission
+    }
+    if (seq !== checkSeq) return;
+    problems = r.problems || [];
+    for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
+    for (const f of form.fields) {
+      const n = f.name;
+      if ((values[n] || "") !== (sent[n] || "")) continue; // changed since
+      if (r.display && r.display[n]) display[n] = r.display[n];
+      const canon = r.fields && r.fields[n];
+      const e = els[n];
+      if (canon && canon !== values[n] && !isList(f) && document.activeElement !== e.input && !(picker && picker.field === f)) {
+        values[n] = canon;
+      }
+    }
+    render();
+    if (picker && picker.kind === "list") els[picker.field.name].input.value = picker.query;
+  }
+
+  // ---- Done ----
+  async function add(item) {
+    try {
+      return await E.call("io.entryd.Entries.Add", { form: item.form, id: item.id, fields: item.fields, locale: item.locale }, { redirect: false });
+    } catch (err) {
+      if (err.is && err.is("EntryExists")) return { entry: { id: item.id } }; // this id is stored: a retry of ours
+      throw err;
+    }
+  }
+
+  async function submit() {
+    if (submitting || !form) return;
+    if (picker) commitPicker(false);
+    clearTimeout(checkTimer);
+    submitAttempted = true;
+    const item = { id: draftId, form: form.name, fields: checkedValues(), locale: E.lang, queuedAt: new Date().toISOString() };
+    submitting = true;
+    setStatus("info", w().submitting);
+    render();
+    try {
+      await add(item);
+      resetForm();
+      setStatus("ok", KIOSK ? w().thanks : w().stored);
+    } catch (err) {
+      if (err.transient) {
+        await Outbox.put(item);
+        resetForm();
+        setStatus("info", w().queued);
+        updateQueue();
+      } else if (err.is && err.is("ValidationFailed")) {
+        problems = err.parameters.problems || [];
+        for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
+        setStatus("bad", w().fix);
+        submitting = false;
+        render();
+        const first = form.fields.find((f) => isShown(f) && shownProblems(f).length);
+        if (first) els[first.name].input.focus();
+      } else if (err.status === 401) {
+        setStatus("bad", E.describe(err));
+      } else {
+        setStatus("bad", E.describe(err));
+      }
+    } finally {
+      submitting = false;
+      render();
+    }
+  }
+
+  /** Empties the form (after a submit, a kiosk pause): no value of the last person stays in the page. */
+  function resetForm() {
+    if (picker) cancelPicker();
+    values = {}; display = {}; problems = [];
+    touched = new Set(); learned = new Set(); submitAttempted = false;
+    draftId = uuidv7();
+    clearTimeout(checkTimer);
+    checkSeq++;
+    for (const f of form.fields) {
+      const e = els[f.name];
+      e.input.value = "";
+      if (e.list) e.list.replaceChildren();
+      if (e.cols) e.cols.replaceChildren();
+    }
+    current = shownFields().length ? form.fields.indexOf(shownFields()[0]) : 0;
+    render();
+    const first = shownFields()[0];
+    if (first) els[first.name].input.focus();
+  }
+
+  // ---- the outbox ----
+  let flushing = false;
+
+  async function updateQueue() {
+    const box = $("queue");
+    let items = [];
+    try { items = await Outbox.all(); } catch (e) { items = []; }
+    const waiting = items.filter((i) => !i.rejected).length;
+    const rejected = items.length - waiting;
+    const parts = [];
+    if (waiting) parts.push(h("span", { id: "queue-count", "data-count": waiting }, w().waiting(waiting)));
+    if (rejected) parts.push(h("span", { "data-rejected": rejected }, w().rejectedQueued(rejected)));
+    if (waiting) parts.push(h("button", { type: "button", class: "btn", onclick: () => flush() }, w().retry));
+    box.replaceChildren(...parts);
+  }
+
+  async function flush() {
+    if (flushing) return;
+    flushing = true;
+    try {
+      let items = [];
+      try { items = await Outbox.all(); } catch (e) { return; }
+      items.sort((a, b) => (a.id < b.id ? -1 : 1));
+      for (const item of items) {
+        if (item.rejected) continue;
+        try {
+          await add(item);
+          await Outbox.remove(item.id);
+        } catch (err) {
+          if (err.is && err.is("ValidationFailed")) {
+            if (!KIOSK && !Object.keys(checkedValues()).length) {
+              await Outbox.remove(item.id);
+              values = { ...item.fields }; display = {}; draftId = item.id;
+              problems = err.parameters.problems || [];
+              submitAttempted = true;
+              render();
+              setStatus("bad", w().reloaded);
+              scheduleCheck(0);
+            } else {
+              await Outbox.put({ ...item, rejected: true });
+            }
+            continue;
+          }
+          break; // offline, busy, logged out: try again later
+        }
+      }
+    } finally {
+      flushing = false;
+      updateQueue();
+    }
+  }
+
+  // ---- kiosk ----
+  let idleTimer = 0;
+  function idle() {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      if (Object.keys(values).some((k) => values[k]) || picker) { resetForm(); setStatus("info", w().idleReset); }
+      else setStatus("", "");
+    }, IDLE_MS);
+  }
+
+  // ---- start ----
+  document.addEventListener("keydown", (ev) => {
+    if (((ev.ctrlKey || ev.metaKey) && ev.key === "Enter") || (ev.ctrlKey && (ev.key === "s" || ev.key === "S"))) {
+      ev.preventDefault();
+      submit();
+    }
+  });
+  document.addEventListener("pointerdown", (ev) => {
+    if (picker && !els[picker.field.name].control.contains(ev.target)) cancelPicker();
+  });
+  $("prev").addEventListener("click", () => moveFocus(-1));
+  $("next").addEventListener("click", () => moveFocus(1));
+  $("done").addEventListener("click", () => submit());
+  $("form").addEventListener("submit", (ev) => ev.preventDefault());
+
+  E.onLang(async () => {
+    if (!form) return;
+    if (picker) cancelPicker();
+    try { await loadForm(); } catch (e) { return; }
+    build();
+    render();
+    updateQueue();
+    setStatus("", "");
+    scheduleCheck(0);
+    prefetch();
+  });
+
+  function prefetch() {
+    for (const f of form.fields) if (isList(f) && !f.parent) options(f, null, "").catch(() => {});
+  }
+
+  async function start() {
+    E.setLang(E.lang);
+    let s = null;
+    try {
+      s = await E.loadSession();
+      if (!s) { E.toLogin(); return; }
+    } catch (e) { s = null; } // offline: the cached form and the outbox still work
+    E.header(s);
+    if (KIOSK) { $("nav").hidden = true; $("logout").hidden = true; $("who").hidden = true; }
+    try { await loadForm(); } catch (e) { return; }
+    build();
+    current = form.fields.indexOf(shownFields()[0]);
+    render();
+    els[form.fields[current].name].input.focus();
+    prefetch();
+    updateQueue();
+    flush();
+    window.addEventListener("online", () => flush());
+    setInterval(() => { Outbox.count().then((n) => { if (n) flush(); }).catch(() => {}); }, RETRY_MS);
+    if (KIOSK) { ["keydown", "pointerdown", "input"].forEach((t) => document.addEventListener(t, idle, true)); idle(); }
+    document.body.dataset.ready = "1";
+  }
+
+  window.entrydForm = { flush, reset: resetForm, get draftId() { return draftId; } };
+  start();
+})();
+
+"""#),
+        "assets/icon.svg": File(contentType: "image/svg+xml", etag: "\"666b14f802e1279d\"", text: #"""
+<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1a56db"/><path d="M9 8h14v3H12v4h9v3h-9v4h11v3H9z" fill="#fff"/></svg>
+
+"""#),
+        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"23d56154c4ddb3d1\"", text: #"""
+// The list page (read role): Entries.List with search, filters and cursor
+// paging; an entry's History in a dialog.
+"use strict";
+
+(() => {
+  const E = Entryd, h = E.h;
+  const PAGE = Math.min(Math.max(1, Number(new URLSearchParams(location.search).get("limit")) || 20), 200);
+  const W = {
+    zh: {
+      title: "条目 · entryd", filter: "筛选", text: "姓名包含", country: "国家", province: "省份", bornFrom: "出生不早于", bornTo: "出生不晚于",
+      order: "排序", "o-created": "创建时间（新的在前）", "o-updated": "修改时间（新的在前）", "o-name": "姓名", "o-birthday": "生日",
+      deleted: "含已删除", search: "搜索", "c-name": "姓名", "c-birthday": "生日", "c-country": "国家", "c-region": "地区",
+      "c-contact": "联系方式", "c-created": "创建", "c-by": "创建者", "c-history": "历史", prev: "上一页", next: "下一页", close: "关闭",
+      total: (n) => `共 ${n} 条`, page: (p) => `第 ${p} 页`, none: "没有符合条件的条目。", history: "历史", historyOf: (n) => `历史：${n}`,
+      ops: { create: "创建", update: "修改", delete: "删除", restore: "恢复", erase: "清除" }, by: "操作者", at: "时间", reason: "原因",
+      deletedMark: "（已删除）", loading: "正在加载…",
+    },
+    en: {
+      title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
+      order: "Order", "o-created": "Created (newest first)", "o-updated": "Updated (newest first)", "o-name": "Name", "o-birthday": "Birthday",
+      deleted: "Include deleted", search: "Search", "c-name": "Name", "c-birthday": "Birthday", "c-country": "Country", "c-region": "Region",
+      "c-contact": "Contact", "c-created": "Created", "c-by": "Created by", "c-history": "History", prev: "Previous page", next: "Next page", close: "Close",
+      total: (n) => `${n} entr${n === 1 ? "y" : "ies"}`, page: (p) => `Page ${p}`, none: "No entries match.", history: "History", historyOf: (n) => `History: ${n}`,
+      ops: { create: "created", update: "updated", delete: "deleted", restore: "restored", erase: "erased" }, by: "By", at: "At", reason: "Reason",
+      deletedMark: " (deleted)", loading: "Loading…",
+    },
+  };
+  const w = () => W[E.lang];
+  const $ = (id) => document.getElementById(id);
+  let cursors = [null], pageIndex = 0, nextCursor = null, entries = [];
+
+  function words() {
+    document.title = w().title;
+    $("filters").setAttribute("aria-label", w().filter);
+    document.querySelectorAll("[data-l]").forEach((el) => { el.textContent = w()[el.dataset.l]; });
+  }
+
+  function status(kind, text) { const s = $("status"); s.className = "status " + kind; s.textContent = text || ""; }
+
+  function filter() {
+    const f = {};
+    const put = (k, id) => { const v = $(id).value.trim(); if (v) f[k] = v; };
+    put("text", "q-text"); put("country", "q-country"); put("province", "q-province"); put("bornFrom", "q-from"); put("bornTo", "q-to");
+    return f;
+  }
+
+  async function load() {
+    status("info", w().loading);
+    const order = $("q-order").value;
+    try {
+      const r = await E.call("io.entryd.Entries.List", {
+        filter: filter(), order, limit: PAGE, cursor: cursors[pageIndex], includeDeleted: $("q-deleted").checked, locale: E.lang,
+      });
+      entries = r.entries || [];
+      nextCursor = r.cursor || null;
+      $("caption").textContent = w().total(r.total);
+      status("", entries.length ? "" : w().none);
+      draw();
+    } catch (err) {
+      const problems = err.parameters && err.parameters.problems;
+      status("bad", problems ? problems.map((p) => p.message).join(" ") : E.describe(err));
+    }
+  }
+
+  function draw() {
+    $("rows").replaceChildren(...entries.map((e) => {
+      const d = e.display || {}, f = e.fields || {};
+      const contact = d.phone || d.email || f.phone || f.email || "";
+      return h("tr", { "data-id": e.id },
+        h("td", { class: e.deleted ? "deleted" : null }, (d.name || f.name || "") + (e.deleted ? w().deletedMark : "")),
+        h("td", {}, d.birthday || f.birthday || ""),
+        h("td", {}, d.country || f.country || ""),
+        h("td", {}, d.region || d.province || d.city || ""),
+        h("td", {}, contact),
+        h("td", {}, (e.createdAt || "").replace("T", " ").slice(0, 16)),
+        h("td", {}, e.createdBy || ""),
+        h("td", {}, h("button", { type: "button", class: "btn", "aria-label": w().historyOf(d.name || e.id), onclick: () => history(e) }, w().history)));
+    }));
+    $("prev-page").disabled = pageIndex === 0;
+    $("next-page").disabled = !nextCursor;
+    $("page-info").textContent = w().page(pageIndex + 1);
+  }
+
+  async function history(e) {
+    const dlg = $("history");
+    $("history-title").textContent = w().historyOf((e.display || {}).name || e.id);
+    $("history-list").replaceChildren(h("li", {}, w().loading));
+    dlg.showModal();
+    try {
+      const r = await E.call("io.entryd.Entries.History", { id: e.id, locale: E.lang });
+      $("history-list").replaceChildren(...(r.changes || []).map((c) => h("li", { "data-op": c.op },
+        h("strong", {}, w().ops[c.op] || c.op), " · ", (c.at || "").replace("T", " ").slice(0, 19),
+        h("dl", {},
+          h("dt", {}, w().by), h("dd", { class: "actor" }, c.actor || ""),
+          c.reason ? [h("dt", {}, w().reason), h("dd", {}, c.reason)] : null,
+          Object.entries(c.fields || {}).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])))));
+    } catch (err) {
+      $("history-list").replaceChildren(h("li", {}, E.describe(err)));
+    }
+  }
+
+  $("history-close").addEventListener("click", () => $("history").close());
+  $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); cursors = [null]; pageIndex = 0; load(); });
+  $("prev-page").addEventListener("click", () => { if (pageIndex > 0) { pageIndex--; load(); } });
+  $("next-page").addEventListener("click", () => { if (nextCursor) { cursors[pageIndex + 1] = nextCursor; pageIndex++; load(); } });
+  E.onLang(() => { words(); load(); });
+
+  (async () => {
+    let s;
+    try { s = await E.loadSession(); } catch (err) { status("bad", E.describe(err)); return; }
+    if (!s) { E.toLogin(); return; }
+    E.header(s);
+    E.setLang(E.lang);
+    document.body.dataset.ready = "1";
+  })();
+})();
+
+"""#),
+        "assets/login.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"af35569919778d2a\"", text: #"""
+// The login page: POST /api/v1/login sets the session cookie; then back to ?next=.
+"use strict";
+
+(() => {
+  const E = Entryd;
+  const W = {
+    zh: { user: "用户名", password: "密码", failed: "用户名或密码不正确。", missing: "请填写用户名和密码。", title: "登录 · entryd", busy: "正在登录…" },
+    en: { user: "User name", password: "Password", failed: "Wrong user name or password.", missing: "Please enter your user name and password.", title: "Log in · entryd", busy: "Logging in…" },
+  };
+  const $ = (id) => document.getElementById(id);
+
+  /** Only a path on this site (never //host or a scheme): no open redirect. */
+  function nextPage() {
+    const n = new URLSearchParams(location.search).get("next") || "/";
+    return /^\/(?![/\\])/.test(n) ? n : "/";
+  }
+
+  function words(lang) {
+    $("user-label").textContent = W[lang].user;
+    $("password-label").textContent = W[lang].password;
+    document.title = W[lang].title;
+    const s = $("status");
+    if (s.dataset.key) s.textContent = typeof W[lang][s.dataset.key] === "string" ? W[lang][s.dataset.key] : s.textContent;
+  }
+
+  function show(kind, key, text) {
+    const s = $("status");
+    s.className = "status " + kind;
+    s.dataset.key = key || "";
+    s.textContent = text || (key ? W[E.lang][key] : "");
+  }
+
+  E.onLang(words);
+  E.header(null);
+  E.setLang(E.lang);
+
+  $("login").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const user = $("user").value.trim(), password = $("password").value;
+    if (!user || !password) { show("bad", "missing"); (user ? $("password") : $("user")).focus(); return; }
+    $("submit").disabled = true;
+    show("info", "busy");
+    let r;
+    try {
+      r = await fetch("/api/v1/login", {
+        method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ user, password }),
+      });
+    } catch (e) {
+      show("bad", "", E.describe(new E.ApiError(0)));
+      $("submit").disabled = false;
+      return;
+    }
+    let body = {};
+    try { body = await r.json(); } catch (e) { body = {}; }
+    $("submit").disabled = false;
+    if (r.ok) { location.href = nextPage(); return; }
+    $("password").value = "";
+    if (r.status === 401) { show("bad", "failed"); $("password").focus(); return; }
+    show("bad", "", E.describe(new E.ApiError(r.status, body.error, body.parameters)));
+  });
+  $("user").focus();
+})();
+
+"""#),
+        "assets/outbox.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"365768a35ac6bc5c\"", text: #"""
+// The outbox: submissions that could not reach the server (network error or
+// 503), kept in IndexedDB with their browser-made ids until the server has
+// stored them. Nothing else of a person's data is ever written to storage.
+"use strict";
+
+const Outbox = (() => {
+  const DB = "entryd", STORE = "outbox";
+  let opening = null;
+
+  function open() {
+    if (!opening) {
+      opening = new Promise((resolve, reject) => {
+        const req = indexedDB.open(DB, 1);
+        req.onupgradeneeded = () => req.result.createObjectStore(STORE, { keyPath: "id" });
+        req.onsuccess = () => {
+          const db = req.result;
+          db.onversionchange = () => { db.close(); opening = null; };
+          resolve(db);
+        };
+        req.onerror = () => { opening = null; reject(req.error); };
+      });
+    }
+    return opening;
+  }
+
+  async function tx(mode, work) {
+    const db = await open();
+    return new Promise((resolve, reject) => {
+      const t = db.transaction(STORE, mode);
+      const store = t.objectStore(STORE);
+      let result;
+      const req = work(store);
+      if (req) req.onsuccess = () => { result = req.result; };
+      t.oncomplete = () => resolve(result);
+      t.onerror = () => reject(t.error);
+      t.onabort = () => reject(t.error);
+    });
+  }
+
+  // A page left for another (or kept in the back-forward cache) must not hold
+  // the database: another page's open would wait for it.
+  window.addEventListener("pagehide", () => {
+    if (opening) opening.then((db) => db.close(), () => {});
+    opening = null;
+  });
+
+  /** Whether the database exists, without creating it: reading an outbox that
+   *  was never written opens nothing (a page opening the database while it is
+   *  made, then left, could hold the others' opens back). */
+  async function exists() {
+    if (opening || !indexedDB.databases) return true;
+    const dbs = await indexedDB.databases();
+    return dbs.some((d) => d.name === DB);
+  }
+
+  return {
+    /** Keeps {id, form, fields, locale, queuedAt}; the id makes a resend idempotent. */
+    put: (item) => tx("readwrite", (s) => s.put(item)),
+    /** Every waiting submission, oldest id (UUIDv7: time order) first. */
+    all: async () => ((await exists()) ? tx("readonly", (s) => s.getAll()) : []),
+    count: async () => ((await exists()) ? tx("readonly", (s) => s.count()) : 0),
+    remove: async (id) => ((await exists()) ? tx("readwrite", (s) => s.delete(id)) : undefined),
+  };
+})();
+
+/** A UUIDv7 (RFC 9562) in canonical lower-case text: 48-bit Unix ms, version 7, variant 10, random bits. */
+function uuidv7() {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  let ms = Date.now();
+  for (let i = 5; i >= 0; i--) { b[i] = ms % 256; ms = Math.floor(ms / 256); }
+  b[6] = 0x70 | (b[6] & 0x0f);
+  b[8] = 0x80 | (b[8] & 0x3f);
+  const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+"""#),
+        "conflicts.html": File(contentType: "text/html; charset=utf-8", etag: "\"c98140a8f89f03f5\"", text: #"""
 <!doctype html>
-<html lang="zh">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>entryd</title></head>
-<body><main><h1>entryd</h1></main></body>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>冲突 · entryd</title>
+<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/app.css">
+</head>
+<body>
+<a class="skip" href="#main" data-w="skip">跳到主要内容</a>
+<header class="bar">
+  <h1 data-w="conflicts">冲突</h1>
+  <nav aria-label="entryd">
+    <a href="/" data-w="form">登记</a>
+    <a href="/list" data-role="read" data-w="list">条目</a>
+    <a href="/conflicts" aria-current="page" data-role="admin" data-w="conflicts">冲突</a>
+  </nav>
+  <div class="lang" role="group" aria-label="语言 / Language">
+    <button type="button" data-lang="zh" lang="zh-CN" aria-pressed="true">中文</button>
+    <button type="button" data-lang="en" lang="en" aria-pressed="false">English</button>
+  </div>
+  <span class="who" id="who"></span>
+  <button type="button" class="link-button" id="logout" data-w="logout" hidden>退出</button>
+</header>
+<main id="main" class="wide">
+  <div class="filters">
+    <label class="check"><input id="resolved" type="checkbox"><span data-l="resolved">含已解决</span></label>
+  </div>
+  <div class="status" id="status" role="status" aria-live="polite"></div>
+  <div class="table-wrap">
+    <table>
+      <caption id="caption"></caption>
+      <thead><tr>
+        <th scope="col" data-l="c-entry">条目</th><th scope="col" data-l="c-field">字段</th><th scope="col" data-l="c-kept">保留的值</th>
+        <th scope="col" data-l="c-lost">落败的值</th><th scope="col" data-l="c-at">发现时间</th><th scope="col" data-l="c-action">处理</th>
+      </tr></thead>
+      <tbody id="rows"></tbody>
+    </table>
+  </div>
+</main>
+<script src="/assets/common.js"></script>
+<script src="/assets/conflicts.js"></script>
+</body>
+</html>
+
+"""#),
+        "index.html": File(contentType: "text/html; charset=utf-8", etag: "\"9ef50aa667761312\"", text: #"""
+<!doctype html>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>entryd</title>
+<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/app.css">
+</head>
+<body>
+<a class="skip" href="#main" data-w="skip">跳到主要内容</a>
+<header class="bar">
+  <h1 id="title">entryd</h1>
+  <nav id="nav" aria-label="entryd">
+    <a href="/" aria-current="page" data-w="form">登记</a>
+    <a href="/list" data-role="read" data-w="list" hidden>条目</a>
+    <a href="/conflicts" data-role="admin" data-w="conflicts" hidden>冲突</a>
+  </nav>
+  <div class="lang" role="group" aria-label="语言 / Language">
+    <button type="button" data-lang="zh" lang="zh-CN" aria-pressed="true">中文</button>
+    <button type="button" data-lang="en" lang="en" aria-pressed="false">English</button>
+  </div>
+  <span class="who" id="who"></span>
+  <button type="button" class="link-button" id="logout" data-w="logout" hidden>退出</button>
+</header>
+<main id="main">
+  <div class="queue" id="queue" role="status" aria-live="polite"></div>
+  <div class="status" id="status" role="status" aria-live="polite"></div>
+  <form id="form" novalidate aria-labelledby="title">
+    <div class="card" id="fields"></div>
+  </form>
+  <p class="hint" id="keys"></p>
+  <div class="toolbar" role="group" aria-label="表单导航" id="toolbar">
+    <button type="button" class="btn" id="prev">上一项</button>
+    <button type="button" class="btn" id="next">下一项</button>
+    <button type="button" class="btn primary" id="done">完成</button>
+  </div>
+</main>
+<script src="/assets/common.js"></script>
+<script src="/assets/outbox.js"></script>
+<script src="/assets/form.js"></script>
+</body>
+</html>
+
+"""#),
+        "list.html": File(contentType: "text/html; charset=utf-8", etag: "\"7a805f7d2026a4ec\"", text: #"""
+<!doctype html>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>条目 · entryd</title>
+<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/app.css">
+</head>
+<body>
+<a class="skip" href="#main" data-w="skip">跳到主要内容</a>
+<header class="bar">
+  <h1 data-w="list">条目</h1>
+  <nav aria-label="entryd">
+    <a href="/" data-w="form">登记</a>
+    <a href="/list" aria-current="page" data-role="read" data-w="list">条目</a>
+    <a href="/conflicts" data-role="admin" data-w="conflicts" hidden>冲突</a>
+  </nav>
+  <div class="lang" role="group" aria-label="语言 / Language">
+    <button type="button" data-lang="zh" lang="zh-CN" aria-pressed="true">中文</button>
+    <button type="button" data-lang="en" lang="en" aria-pressed="false">English</button>
+  </div>
+  <span class="who" id="who"></span>
+  <button type="button" class="link-button" id="logout" data-w="logout" hidden>退出</button>
+</header>
+<main id="main" class="wide">
+  <form id="filters" class="filters card" role="search" aria-label="筛选" novalidate>
+    <label><span data-l="text">姓名包含</span><input id="q-text" type="search" autocomplete="off"></label>
+    <label><span data-l="country">国家</span><input id="q-country" autocomplete="off"></label>
+    <label><span data-l="province">省份</span><input id="q-province" autocomplete="off"></label>
+    <label><span data-l="bornFrom">出生不早于</span><input id="q-from" placeholder="yyyy-MM-dd" inputmode="numeric" autocomplete="off"></label>
+    <label><span data-l="bornTo">出生不晚于</span><input id="q-to" placeholder="yyyy-MM-dd" inputmode="numeric" autocomplete="off"></label>
+    <label><span data-l="order">排序</span>
+      <select id="q-order">
+        <option value="created" data-l="o-created">创建时间（新的在前）</option>
+        <option value="updated" data-l="o-updated">修改时间（新的在前）</option>
+        <option value="name" data-l="o-name">姓名</option>
+        <option value="birthday" data-l="o-birthday">生日</option>
+      </select></label>
+    <label class="check"><input id="q-deleted" type="checkbox"><span data-l="deleted">含已删除</span></label>
+    <button type="submit" class="btn primary" data-l="search">搜索</button>
+  </form>
+  <div class="status" id="status" role="status" aria-live="polite"></div>
+  <div class="table-wrap">
+    <table id="table">
+      <caption id="caption"></caption>
+      <thead><tr>
+        <th scope="col" data-l="c-name">姓名</th><th scope="col" data-l="c-birthday">生日</th><th scope="col" data-l="c-country">国家</th>
+        <th scope="col" data-l="c-region">地区</th><th scope="col" data-l="c-contact">联系方式</th><th scope="col" data-l="c-created">创建</th>
+        <th scope="col" data-l="c-by">创建者</th><th scope="col" data-l="c-history">历史</th>
+      </tr></thead>
+      <tbody id="rows"></tbody>
+    </table>
+  </div>
+  <div class="pager">
+    <button type="button" class="btn" id="prev-page" data-l="prev">上一页</button>
+    <button type="button" class="btn" id="next-page" data-l="next">下一页</button>
+    <span id="page-info" class="who"></span>
+  </div>
+  <dialog id="history" aria-labelledby="history-title">
+    <h2 id="history-title"></h2>
+    <ol id="history-list"></ol>
+    <button type="button" class="btn" id="history-close" data-l="close">关闭</button>
+  </dialog>
+</main>
+<script src="/assets/common.js"></script>
+<script src="/assets/list.js"></script>
+</body>
+</html>
+
+"""#),
+        "login.html": File(contentType: "text/html; charset=utf-8", etag: "\"5e68283c43f2aa31\"", text: #"""
+<!doctype html>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>登录 · entryd</title>
+<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/app.css">
+</head>
+<body>
+<header class="bar">
+  <h1>entryd</h1>
+  <div class="lang" role="group" aria-label="语言 / Language">
+    <button type="button" data-lang="zh" lang="zh-CN" aria-pressed="true">中文</button>
+    <button type="button" data-lang="en" lang="en" aria-pressed="false">English</button>
+  </div>
+</header>
+<main id="main">
+  <form class="card login" id="login" novalidate>
+    <h2 id="heading" data-w="login">登录</h2>
+    <div class="status" id="status" role="alert"></div>
+    <label for="user" id="user-label">用户名</label>
+    <input id="user" name="user" autocomplete="username" autocapitalize="none" spellcheck="false" required>
+    <label for="password" id="password-label">密码</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required>
+    <button type="submit" class="btn primary" id="submit" data-w="login">登录</button>
+  </form>
+</main>
+<script src="/assets/common.js"></script>
+<script src="/assets/login.js"></script>
+</body>
 </html>
 
 """#),

@@ -27,7 +27,7 @@ def chrome(lang="zh-CN", width=1280, height=800):
     return webdriver.Chrome(options=opts, service=service)
 
 
-def wait(driver, check, what, timeout=10):
+def wait(driver, check, what, timeout=20):
     """Polls check() until it is truthy; fails naming what was awaited."""
     deadline = time.time() + timeout
     last = None
@@ -92,6 +92,8 @@ def storage_dump(driver):
     return driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
         const out = {local: {...localStorage}, session: {...sessionStorage}, cookie: document.cookie, idb: []};
+        indexedDB.databases().then(dbs => {
+        if (!dbs.some(d => d.name === 'entryd')) { done(JSON.stringify(out)); return; }
         const req = indexedDB.open('entryd', 1);
         req.onupgradeneeded = () => req.result.createObjectStore('outbox', {keyPath: 'id'});
         req.onsuccess = () => {
@@ -100,6 +102,7 @@ def storage_dump(driver):
           t.onerror = () => done(JSON.stringify(out));
         };
         req.onerror = () => done(JSON.stringify(out));
+        });
     """)
 
 

@@ -182,20 +182,23 @@ def test_previous_next_buttons_and_language_switch(gateway, driver):
     wait(d, lambda: d.find_element(By.ID, "lb-name").text.startswith("姓名"), "Chinese labels again")
 
 
-def test_suggestion_is_clickable(gateway, driver):
+def test_suggestion_is_clickable_and_done_shows_every_problem(gateway, driver):
     d = driver
     fresh_form(d, gateway.base, "?lang=en")
-    # A lenient value Check cannot place gets suggestions; a click takes one.
-    d.execute_script("document.getElementById('in-country').focus()")
-    d.execute_script("""
-        const i = document.getElementById('in-country');
-        i.value = 'chna'; i.dispatchEvent(new Event('input'));""")
-    keys(d, Keys.ESCAPE)
-    # Typing "chna" opened the search; Escape left the field empty. Submit to see every problem.
-    d.find_element(By.ID, "done").click()
-    wait(d, lambda: "required" in problem(d, "name").lower() or "fill" in problem(d, "name").lower(), "required problems after Done")
+    d.find_element(By.ID, "done").click()  # Done on an empty form: every problem shows, the first field gets the focus
+    wait(d, lambda: "required" in problem(d, "name").lower(), "required problems after Done")
     assert d.find_element(By.ID, "in-name").get_attribute("aria-invalid") == "true"
-    assert active_id(d) == "in-name"  # the first field with a problem
+    assert active_id(d) == "in-name"
+    assert "required" in problem(d, "country").lower()
+    d.find_element(By.ID, "in-contact_method").click()
+    wait(d, lambda: rows_ready(d, "contact_method"), "contact methods")
+    keys(d, Keys.ENTER)
+    wait(d, lambda: active_id(d) == "in-phone", "the phone field")
+    keys(d, "447911123456")  # a country code without +: the daemon suggests the + form
+    button = wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#pr-phone button"), "a suggestion")
+    assert button.text == "+447911123456"
+    button.click()
+    wait(d, lambda: value(d, "in-phone") == "+447911123456" and problem(d, "phone") == "", "the suggestion taken")
 
 
 def test_offline_outbox(gateway, driver):

@@ -126,7 +126,7 @@ const Entryd = (() => {
       else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
       else el.setAttribute(k, v === true ? "" : v);
     }
-    for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c);
+    for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) el.append(c);
     return el;
   }
 

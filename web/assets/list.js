@@ -4,7 +4,7 @@
 
 (() => {
   const E = Entryd, h = E.h;
-  const PAGE = 20;
+  const PAGE = Math.min(Math.max(1, Number(new URLSearchParams(location.search).get("limit")) || 20), 200);
   const W = {
     zh: {
       title: "条目 · entryd", filter: "筛选", text: "姓名包含", country: "国家", province: "省份", bornFrom: "出生不早于", bornTo: "出生不晚于",

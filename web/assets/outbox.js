@@ -12,7 +12,11 @@ const Outbox = (() => {
       opening = new Promise((resolve, reject) => {
         const req = indexedDB.open(DB, 1);
         req.onupgradeneeded = () => req.result.createObjectStore(STORE, { keyPath: "id" });
-        req.onsuccess = () => resolve(req.result);
+        req.onsuccess = () => {
+          const db = req.result;
+          db.onversionchange = () => { db.close(); opening = null; };
+          resolve(db);
+        };
         req.onerror = () => { opening = null; reject(req.error); };
       });
     }
@@ -33,13 +37,29 @@ const Outbox = (() => {
     });
   }
 
+  // A page left for another (or kept in the back-forward cache) must not hold
+  // the database: another page's open would wait for it.
+  window.addEventListener("pagehide", () => {
+    if (opening) opening.then((db) => db.close(), () => {});
+    opening = null;
+  });
+
+  /** Whether the database exists, without creating it: reading an outbox that
+   *  was never written opens nothing (a page opening the database while it is
+   *  made, then left, could hold the others' opens back). */
+  async function exists() {
+    if (opening || !indexedDB.databases) return true;
+    const dbs = await indexedDB.databases();
+    return dbs.some((d) => d.name === DB);
+  }
+
   return {
     /** Keeps {id, form, fields, locale, queuedAt}; the id makes a resend idempotent. */
     put: (item) => tx("readwrite", (s) => s.put(item)),
     /** Every waiting submission, oldest id (UUIDv7: time order) first. */
-    all: () => tx("readonly", (s) => s.getAll()),
-    count: () => tx("readonly", (s) => s.count()),
-    remove: (id) => tx("readwrite", (s) => s.delete(id)),
+    all: async () => ((await exists()) ? tx("readonly", (s) => s.getAll()) : []),
+    count: async () => ((await exists()) ? tx("readonly", (s) => s.count()) : 0),
+    remove: async (id) => ((await exists()) ? tx("readwrite", (s) => s.delete(id)) : undefined),
   };
 })();
 

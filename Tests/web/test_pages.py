@@ -1,0 +1,196 @@
+"""The pages' accessibility (axe-core, Tab order with a visible focus), the
+login, list and conflicts pages, and the screenshots in doc/screenshots/."""
+import json
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from browser import active_id, axe, chrome, describe, keys, login, ready, screenshot, wait
+from conftest import USERS
+
+SIZES = {"desktop": (1280, 800), "tablet": (768, 1024), "mobile": (390, 844)}
+
+
+@pytest.fixture(scope="module")
+def driver(gateway):
+    d = chrome("en-US")
+    yield d
+    d.quit()
+
+
+@pytest.fixture(scope="module")
+def entries(gateway):
+    """Three entries to list, stored through the API as ada."""
+    token = gateway.login("ada")
+    ids = []
+    for name, born, country, extra in (("王芳", "1988-08-08", "CN", {"province": "广东", "city": "深圳"}),
+                                       ("Alice Smith", "1975-01-02", "US", {}),
+                                       ("陈伟", "1999-12-31", "CN", {"province": "北京", "city": "朝阳"})):
+        fields = {"name": name, "birthday": born, "country": country, "contact_method": "email",
+                  "email": f"user{len(ids)}@example.com", **extra}
+        status, body = gateway.call("io.entryd.Entries.Add", {"fields": fields}, token=token)
+        assert status == 200, body
+        ids.append(body["entry"]["id"])
+    return ids
+
+
+def focus_visible(d):
+    """Whether the focused element draws a focus indicator (outline or box-shadow)."""
+    return d.execute_script("""
+        const el = document.activeElement, s = getComputedStyle(el);
+        return (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2) || (s.boxShadow && s.boxShadow !== 'none');""")
+
+
+def tab_through(d):
+    """Presses Tab until the focus comes round; returns the ids/texts of what got the focus, checking each shows it."""
+    seen = []
+    # Tab from the top of the document
+    d.execute_script("const r = document.documentElement; r.tabIndex = -1; r.focus(); r.removeAttribute('tabindex'); window.scrollTo(0, 0)")
+    for _ in range(60):
+        keys(d, Keys.TAB)
+        key = d.execute_script("const e = document.activeElement; return e === document.body ? null : (e.id || e.getAttribute('href') || e.textContent.trim())")
+        if key is None or (seen and key == seen[0]):
+            break
+        assert focus_visible(d), f"no visible focus on {key}"
+        seen.append(key)
+    return seen
+
+
+def reachable_controls(d):
+    """The visible, enabled controls of the page (what Tab must reach)."""
+    return d.execute_script("""
+        return [...document.querySelectorAll('a[href], button, input, select, [tabindex="0"]')]
+          .filter(e => !e.disabled && e.offsetParent !== null && !e.closest('[hidden]') && !e.closest('dialog:not([open])'))
+          .map(e => e.id || e.getAttribute('href') || e.textContent.trim());""")
+
+
+def test_login_page(gateway, driver):
+    d = driver
+    d.get(gateway.base + "/login?next=/list")
+    wait(d, lambda: active_id(d) == "user", "the login form")
+    violations = axe(d)
+    assert violations == [], describe(violations)
+    d.find_element(By.ID, "user").send_keys("rita")
+    d.find_element(By.ID, "password").send_keys("wrong", Keys.ENTER)
+    wait(d, lambda: "Wrong user name or password" in d.find_element(By.ID, "status").text, "the refusal")
+    assert d.find_element(By.ID, "status").get_attribute("role") == "alert"
+    d.find_element(By.ID, "password").send_keys(USERS["rita"][1], Keys.ENTER)
+    wait(d, lambda: d.current_url.endswith("/list"), "back to next")
+    # an outside next is never followed
+    d.get(gateway.base + "/login?next=//example.com/")
+    wait(d, lambda: active_id(d) == "user", "the login form")
+    d.find_element(By.ID, "user").send_keys("rita")
+    d.find_element(By.ID, "password").send_keys(USERS["rita"][1], Keys.ENTER)
+    wait(d, lambda: d.current_url.rstrip("/") == gateway.base, "the form page")
+
+
+def test_form_page_axe_and_focus(gateway, driver):
+    d = driver
+    login(d, gateway.base, "ada", USERS["ada"][1])
+    for lang in ("zh", "en"):
+        ready(d, gateway.base + "/?lang=" + lang)
+        violations = axe(d)
+        assert violations == [], describe(violations)
+    # with problems showing and a picker open, still no violations
+    d.find_element(By.ID, "done").click()
+    wait(d, lambda: d.find_element(By.ID, "pr-name").text != "", "problems")
+    d.find_element(By.ID, "in-country").click()
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-country [data-value]"), "the country rows")
+    violations = axe(d)
+    assert violations == [], describe(violations)
+    keys(d, Keys.ESCAPE)
+    d.find_element(By.ID, "in-birthday").click()
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#dlg-birthday [role=spinbutton]"), "the wheel")
+    violations = axe(d)
+    assert violations == [], describe(violations)
+    keys(d, Keys.ESCAPE)
+
+    ready(d, gateway.base + "/?lang=en")
+    controls = reachable_controls(d)
+    seen = tab_through(d)
+    # previous / next are disabled at the ends: which one is enabled follows the field last focused
+    missing = [c for c in controls if c not in seen and c not in ("prev", "next")]
+    assert "prev" in seen or "next" in seen
+    assert not missing, f"not reachable by Tab: {missing} (order: {seen})"
+    assert seen.index("in-name") < seen.index("in-birthday") < seen.index("in-country") < seen.index("in-contact_method") < seen.index("done")
+
+
+def test_list_page(gateway, driver, entries):
+    d = driver
+    login(d, gateway.base, "rita", USERS["rita"][1], "/list")
+    d.get(gateway.base + "/list?lang=zh")
+    wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "rows")
+    assert "王芳" in d.find_element(By.ID, "rows").text and "🇨🇳 中国" in d.find_element(By.ID, "rows").text
+    violations = axe(d)
+    assert violations == [], describe(violations)
+    d.find_element(By.ID, "q-text").send_keys("王")
+    d.find_element(By.ID, "q-province").send_keys("广东", Keys.ENTER)
+    wait(d, lambda: [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")] == [entries[0]], "the filtered row")
+    assert "共 1 条" in d.find_element(By.ID, "caption").text
+    d.find_element(By.CSS_SELECTOR, "#rows tr button").click()
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#history-list li[data-op=create]"), "the history")
+    assert "440300" in d.find_element(By.ID, "history-list").text  # 深圳 as stored
+    assert d.find_element(By.CSS_SELECTOR, "#history-list .actor").text == "web:ada"
+    violations = axe(d)
+    assert violations == [], describe(violations)
+    d.find_element(By.ID, "history-close").click()
+    # a bad filter shows the daemon's problem
+    d.find_element(By.ID, "q-text").clear()
+    d.find_element(By.ID, "q-province").clear()
+    d.find_element(By.ID, "q-from").send_keys("1990-02-30", Keys.ENTER)
+    wait(d, lambda: "生日" in d.find_element(By.ID, "status").text or "日期" in d.find_element(By.ID, "status").text, "the filter problem")
+    d.find_element(By.ID, "q-from").clear()
+    tab = tab_through(d)
+    assert "q-text" in tab and "q-order" in tab
+
+
+def test_list_paging(gateway, driver, entries):
+    d = driver
+    login(d, gateway.base, "rita", USERS["rita"][1], "/list")
+    d.get(gateway.base + "/list?lang=en&limit=1")
+    wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) == 1, "one row a page")
+    first = d.find_element(By.CSS_SELECTOR, "#rows tr").get_attribute("data-id")
+    assert not d.find_element(By.ID, "prev-page").is_enabled()
+    d.find_element(By.ID, "next-page").click()
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#rows tr").get_attribute("data-id") != first, "page 2")
+    assert d.find_element(By.ID, "page-info").text == "Page 2"
+    d.find_element(By.ID, "prev-page").click()
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#rows tr").get_attribute("data-id") == first, "page 1 again")
+
+
+def test_conflicts_page(gateway, driver):
+    d = driver
+    login(d, gateway.base, "rita", USERS["rita"][1], "/conflicts")
+    d.get(gateway.base + "/conflicts?lang=en")
+    wait(d, lambda: "may not" in d.find_element(By.ID, "status").text, "403 for a reader")
+    login(d, gateway.base, "root-admin", USERS["root-admin"][1], "/conflicts")
+    d.get(gateway.base + "/conflicts?lang=en")
+    wait(d, lambda: d.find_element(By.ID, "caption").text == "0 conflicts", "the (empty) conflict list")
+    assert "No conflicts" in d.find_element(By.ID, "status").text
+    violations = axe(d)
+    assert violations == [], describe(violations)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_screenshots(gateway, driver, entries, lang):
+    d = driver
+    login(d, gateway.base, "root-admin", USERS["root-admin"][1])
+    for size, (width, height) in SIZES.items():
+        ready(d, gateway.base + "/?lang=" + lang)
+        d.find_element(By.ID, "in-name").send_keys("李雷" if lang == "zh" else "Li Lei", Keys.ENTER)
+        keys(d, "1990-05-17", Keys.TAB, "cn")
+        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-country [data-value=CN][aria-selected=true]"), "CN")
+        keys(d, Keys.ENTER, "gd")
+        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-province [data-value='440000'][aria-selected=true]"), "广东")
+        keys(d, Keys.ENTER, Keys.ENTER)
+        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-city [data-value][aria-selected=true]"), "the city rows")
+        path = screenshot(d, f"form-{lang}-{size}", width, height)
+        assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        keys(d, Keys.ESCAPE)
+        ready(d, gateway.base + "/list?lang=" + lang)
+        wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "rows")
+        screenshot(d, f"list-{lang}-{size}", width, height)
+    d.get(gateway.base + "/login?lang=" + lang)
+    wait(d, lambda: active_id(d) == "user", "login")
+    screenshot(d, f"login-{lang}-desktop", 1280, 800)
