@@ -12,7 +12,7 @@ enum WebAssets {
 
     /// Every file by its path under web/ (`index.html`, `assets/form.js`).
     static let files: [String: File] = [
-        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"185b0241ec79c4b8\"", text: #"""
+        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"53d890afeb38b641\"", text: #"""
 /* entryd-web: one stylesheet for the form, list, conflicts and login pages.
    System fonts only; colours keep 4.5:1 contrast or more on their backgrounds. */
 :root {
@@ -78,7 +78,7 @@ main.wide { max-width: 80rem; }
 /* pickers */
 .popup { position: absolute; z-index: 5; left: 0; right: 0; top: calc(100% + 4px); background: var(--card);
   border: 1px solid #8a93a0; border-radius: var(--radius); box-shadow: 0 8px 24px rgba(0,0,0,.15); }
-.popup ul { list-style: none; margin: 0; padding: .25rem 0; max-height: 16rem; overflow-y: auto; }
+.popup ul { list-style: none; margin: 0; padding: .25rem 0; max-height: min(16rem, 45vh); overflow-y: auto; }
 .popup li { padding: .45rem .75rem; cursor: pointer; display: flex; gap: .5rem; align-items: baseline; }
 .popup li .code { color: var(--muted); font-size: .85rem; margin-left: auto; font-variant-numeric: tabular-nums; }
 .popup li[aria-selected="true"] { background: var(--accent); color: var(--accent-fg); }
@@ -105,10 +105,10 @@ main.wide { max-width: 80rem; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; padding: 0 .3rem; font-size: .85em; background: var(--card); }
 
 /* list and conflicts */
-.filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr)); gap: .75rem; align-items: end; margin-bottom: 1rem; }
+.filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: .75rem; align-items: end; margin-bottom: 1rem; }
 .filters label { display: flex; flex-direction: column; gap: .2rem; font-size: .9rem; font-weight: 600; }
 .filters label.check { flex-direction: row; align-items: center; gap: .4rem; font-weight: 400; }
-.filters input, .filters select { padding: .45rem .55rem; border: 1px solid #8a93a0; border-radius: var(--radius); background: var(--card); }
+.filters input, .filters select { font-weight: 400; min-width: 0; padding: .45rem .55rem; border: 1px solid #8a93a0; border-radius: var(--radius); background: var(--card); }
 .table-wrap { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: var(--radius); }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 caption { text-align: left; padding: .6rem .8rem; color: var(--muted); }
@@ -307,7 +307,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"61c94c3e1a479816\"", text: #"""
+        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"f829d6e6fb7b46dd\"", text: #"""
 // The conflicts page (admin role): Sync.ListConflicts, and Resolve keeping the
 // current value or writing the lost one back.
 "use strict";
@@ -318,12 +318,12 @@ const Entryd = (() => {
     zh: {
       title: "冲突 · entryd", resolved: "含已解决", "c-entry": "条目", "c-field": "字段", "c-kept": "保留的值", "c-lost": "落败的值",
       "c-at": "发现时间", "c-action": "处理", keep: "保留当前值", useLost: "改用落败的值", done: "已解决",
-      count: (n) => `${n} 个冲突`, none: "没有待处理的冲突。", ok: "冲突已解决。", empty: "（空）",
+      count: (n) => `${n} 个冲突`, adminOnly: "冲突只由管理员处理：你的账号没有管理员权限。", none: "没有待处理的冲突。", ok: "冲突已解决。", empty: "（空）",
     },
     en: {
       title: "Conflicts · entryd", resolved: "Include resolved", "c-entry": "Entry", "c-field": "Field", "c-kept": "Kept value", "c-lost": "Lost value",
       "c-at": "Detected", "c-action": "Action", keep: "Keep current", useLost: "Use lost value", done: "Resolved",
-      count: (n) => `${n} conflict${n === 1 ? "" : "s"}`, none: "No conflicts to handle.", ok: "The conflict is resolved.", empty: "(empty)",
+      count: (n) => `${n} conflict${n === 1 ? "" : "s"}`, adminOnly: "Conflicts are handled by administrators; your account is not one.", none: "No conflicts to handle.", ok: "The conflict is resolved.", empty: "(empty)",
     },
   };
   const w = () => W[E.lang];
@@ -337,6 +337,7 @@ const Entryd = (() => {
   }
 
   async function load() {
+    if (!E.session || E.session.role !== "admin") { status("bad", w().adminOnly); return; }
     try {
       const r = await E.call("io.entryd.Sync.ListConflicts", { includeResolved: $("resolved").checked });
       const list = r.conflicts || [];
@@ -376,7 +377,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"35b389bea12f9d08\"", text: #"""
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"c5810280042b609a\"", text: #"""
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -564,7 +565,11 @@ const Entryd = (() => {
       if (isList(f)) e.input.placeholder = open ? w().search : w().empty;
       const ps = shownProblems(f);
       e.input.setAttribute("aria-invalid", String(ps.length > 0));
-      e.problem.replaceChildren(...ps.map((p) => h("div", {}, p.message, suggestionButtons(f, p))));
+      const key = JSON.stringify(ps.map((p) => [p.message, p.suggestions]));
+      if (e.problem.dataset.key !== key) { // redrawn only when changed: a suggestion being clicked stays
+        e.problem.dataset.key = key;
+        e.problem.replaceChildren(...ps.map((p) => h("div", {}, p.message, suggestionButtons(f, p))));
+      }
     }
     const shown = shownFields().map((f) => form.fields.indexOf(f));
     $("prev").disabled = !(shown.length && current > shown[0]);
@@ -579,7 +584,7 @@ const Entryd = (() => {
     return h("div", {}, w().didYouMean, ...p.suggestions.map((s) => {
       const row = knownRow(f, s);
       const text = row ? rowShown(f, row) : s;
-      return h("button", { type: "button", onclick: () => {
+      return h("button", { type: "button", onmousedown: (ev) => ev.preventDefault(), onclick: () => {
         if (isList(f)) commit(f, s, text, row && row.parent);
         else { values[f.name] = s; els[f.name].input.value = s; touched.add(f.name); render(); scheduleCheck(0); }
         els[f.name].input.focus();

@@ -163,7 +163,8 @@ def test_conflicts_page(gateway, driver):
     d = driver
     login(d, gateway.base, "rita", USERS["rita"][1], "/conflicts")
     d.get(gateway.base + "/conflicts?lang=en")
-    wait(d, lambda: "may not" in d.find_element(By.ID, "status").text, "403 for a reader")
+    wait(d, lambda: "administrators" in d.find_element(By.ID, "status").text, "admins only")
+    assert not d.find_element(By.CSS_SELECTOR, "nav a[href='/conflicts']").is_displayed()
     login(d, gateway.base, "root-admin", USERS["root-admin"][1], "/conflicts")
     d.get(gateway.base + "/conflicts?lang=en")
     wait(d, lambda: d.find_element(By.ID, "caption").text == "0 conflicts", "the (empty) conflict list")

@@ -8,12 +8,12 @@
     zh: {
       title: "冲突 · entryd", resolved: "含已解决", "c-entry": "条目", "c-field": "字段", "c-kept": "保留的值", "c-lost": "落败的值",
       "c-at": "发现时间", "c-action": "处理", keep: "保留当前值", useLost: "改用落败的值", done: "已解决",
-      count: (n) => `${n} 个冲突`, none: "没有待处理的冲突。", ok: "冲突已解决。", empty: "（空）",
+      count: (n) => `${n} 个冲突`, adminOnly: "冲突只由管理员处理：你的账号没有管理员权限。", none: "没有待处理的冲突。", ok: "冲突已解决。", empty: "（空）",
     },
     en: {
       title: "Conflicts · entryd", resolved: "Include resolved", "c-entry": "Entry", "c-field": "Field", "c-kept": "Kept value", "c-lost": "Lost value",
       "c-at": "Detected", "c-action": "Action", keep: "Keep current", useLost: "Use lost value", done: "Resolved",
-      count: (n) => `${n} conflict${n === 1 ? "" : "s"}`, none: "No conflicts to handle.", ok: "The conflict is resolved.", empty: "(empty)",
+      count: (n) => `${n} conflict${n === 1 ? "" : "s"}`, adminOnly: "Conflicts are handled by administrators; your account is not one.", none: "No conflicts to handle.", ok: "The conflict is resolved.", empty: "(empty)",
     },
   };
   const w = () => W[E.lang];
@@ -27,6 +27,7 @@
   }
 
   async function load() {
+    if (!E.session || E.session.role !== "admin") { status("bad", w().adminOnly); return; }
     try {
       const r = await E.call("io.entryd.Sync.ListConflicts", { includeResolved: $("resolved").checked });
       const list = r.conflicts || [];

@@ -185,7 +185,11 @@
       if (isList(f)) e.input.placeholder = open ? w().search : w().empty;
       const ps = shownProblems(f);
       e.input.setAttribute("aria-invalid", String(ps.length > 0));
-      e.problem.replaceChildren(...ps.map((p) => h("div", {}, p.message, suggestionButtons(f, p))));
+      const key = JSON.stringify(ps.map((p) => [p.message, p.suggestions]));
+      if (e.problem.dataset.key !== key) { // redrawn only when changed: a suggestion being clicked stays
+        e.problem.dataset.key = key;
+        e.problem.replaceChildren(...ps.map((p) => h("div", {}, p.message, suggestionButtons(f, p))));
+      }
     }
     const shown = shownFields().map((f) => form.fields.indexOf(f));
     $("prev").disabled = !(shown.length && current > shown[0]);
@@ -200,7 +204,7 @@
     return h("div", {}, w().didYouMean, ...p.suggestions.map((s) => {
       const row = knownRow(f, s);
       const text = row ? rowShown(f, row) : s;
-      return h("button", { type: "button", onclick: () => {
+      return h("button", { type: "button", onmousedown: (ev) => ev.preventDefault(), onclick: () => {
         if (isList(f)) commit(f, s, text, row && row.parent);
         else { values[f.name] = s; els[f.name].input.value = s; touched.add(f.name); render(); scheduleCheck(0); }
         els[f.name].input.focus();
