@@ -12,7 +12,7 @@ enum WebAssets {
 
     /// Every file by its path under web/ (`index.html`, `assets/form.js`).
     static let files: [String: File] = [
-        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"53d890afeb38b641\"", text: #"""
+        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"f5ad180b508926ae\"", text: #"""
 /* entryd-web: one stylesheet for the form, list, conflicts and login pages.
    System fonts only; colours keep 4.5:1 contrast or more on their backgrounds. */
 :root {
@@ -77,7 +77,8 @@ main.wide { max-width: 80rem; }
 
 /* pickers */
 .popup { position: absolute; z-index: 5; left: 0; right: 0; top: calc(100% + 4px); background: var(--card);
-  border: 1px solid #8a93a0; border-radius: var(--radius); box-shadow: 0 8px 24px rgba(0,0,0,.15); }
+  border: 1px solid #8a93a0; border-radius: var(--radius); box-shadow: 0 8px 24px rgba(0,0,0,.15);
+  scroll-margin-bottom: 5rem; }
 .popup ul { list-style: none; margin: 0; padding: .25rem 0; max-height: min(16rem, 45vh); overflow-y: auto; }
 .popup li { padding: .45rem .75rem; cursor: pointer; display: flex; gap: .5rem; align-items: baseline; }
 .popup li .code { color: var(--muted); font-size: .85rem; margin-left: auto; font-variant-numeric: tabular-nums; }
@@ -131,6 +132,7 @@ dialog dd { margin: 0; word-break: break-all; }
 .login .btn { width: 100%; margin-top: 1.2rem; }
 
 @media (max-width: 600px) {
+  #keys { display: none; }
   .field { grid-template-columns: 1fr; }
   .field > label { padding-top: 0; }
   .field .problem, .field .hint { grid-column: 1; }
@@ -377,7 +379,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"c5810280042b609a\"", text: #"""
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"85049715ec896fcf\"", text: #"""
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -726,6 +728,7 @@ const Entryd = (() => {
     e.input.placeholder = w().search;
     e.input.setAttribute("aria-expanded", "true");
     e.popup.hidden = false;
+    e.popup.scrollIntoView({ block: "nearest" });
     drawList();
     fetchRows();
   }
@@ -979,6 +982,7 @@ const Entryd = (() => {
     e.input.setAttribute("aria-expanded", "true");
     e.popup.hidden = false;
     drawWheel(true);
+    e.popup.scrollIntoView({ block: "nearest" });
   }
 
   function drawWheel(focus) {

@@ -346,6 +346,7 @@
     e.input.placeholder = w().search;
     e.input.setAttribute("aria-expanded", "true");
     e.popup.hidden = false;
+    e.popup.scrollIntoView({ block: "nearest" });
     drawList();
     fetchRows();
   }
@@ -599,6 +600,7 @@
     e.input.setAttribute("aria-expanded", "true");
     e.popup.hidden = false;
     drawWheel(true);
+    e.popup.scrollIntoView({ block: "nearest" });
   }
 
   function drawWheel(focus) {
