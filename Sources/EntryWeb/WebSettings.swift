@@ -23,6 +23,8 @@ public struct WebSettings: Sendable, Equatable {
     public var sessionIdle = 43_200
     /// Failed logins per user and per address per minute before 429.
     public var loginAttempts = 5
+    /// Seconds a connection may stay silent (a slow or stalled client) before it is closed.
+    public var idleTimeout = 30
     /// The configuration file read, if any.
     public var configPath: String?
 
@@ -186,6 +188,7 @@ public struct WebSettings: Sendable, Equatable {
         case "max-body": maxBody = try number(1024...(64 << 20))
         case "session-idle": sessionIdle = try number(60...2_592_000)
         case "login-attempts": loginAttempts = try number(1...1000)
+        case "idle-timeout": idleTimeout = try number(1...3600)
         default: throw Problem(message: "unknown key '\(key)'; see config/entryd-web.conf", usage: false)
         }
     }

@@ -14,9 +14,14 @@ struct BenchOptions {
     var importBatch = 1000
     /// Keep the temporary directory (databases, logs) for inspection.
     var keep = false
+    /// Run the entryd-web bench instead (HTTP beside varlink, issue 18).
+    var web = false
+    /// Concurrent clients of the web bench. Default 200.
+    var clients = 200
 
     static let usage = """
         usage: entryd-bench [--entries N] [--seconds S] [--quick] [--no-postgres] [--import-batch N] [--entryd PATH] [--keep]
+           entryd-bench --web [--clients N] [--seconds S] [--entryd PATH] [--keep]
 
         Starts the built entryd on a temporary socket and database, drives it over the
         socket, measures raw SQLite (and PostgreSQL 15 with pgbench when installed) on
@@ -29,6 +34,8 @@ struct BenchOptions {
           --import-batch N  rows per Import call (default 1000; at most entryd's max-batch, 10000)
           --entryd PATH  the entryd executable (default: next to entryd-bench)
           --keep         keep the temporary directory
+          --web          instead: Add through entryd-web (HTTP keep-alive) beside the socket,
+                         from --clients N concurrent clients (default 200), and the page's weight
         """
 
     /// Parses `arguments` (without the program name).
@@ -54,6 +61,10 @@ struct BenchOptions {
                 guard let s = Double(try value()), s > 0 else { throw BenchUsageError("--seconds must be a positive number") }
                 explicitSeconds = s
             case "--quick": o.quick = true
+            case "--web": o.web = true
+            case "--clients":
+                guard let n = Int(try value()), (1...2000).contains(n) else { throw BenchUsageError("--clients must be 1…2000") }
+                o.clients = n
             case "--no-postgres": o.postgres = false
             case "--import-batch":
                 guard let n = Int(try value()), (1...10_000).contains(n) else { throw BenchUsageError("--import-batch must be 1…10000") }

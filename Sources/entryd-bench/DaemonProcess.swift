@@ -10,12 +10,15 @@ final class DaemonProcess {
     let socket: String
     let database: String
     let logPath: String
+    /// Arguments after `--socket` and `--db` (`--config FILE`).
+    let extraArguments: [String]
     private(set) var process: Process?
     /// Seconds from spawn until the socket accepted a connection (the last start).
     private(set) var startupSeconds = 0.0
 
-    init(executable: String, directory: String, name: String) {
+    init(executable: String, directory: String, name: String, extraArguments: [String] = []) {
         self.executable = executable
+        self.extraArguments = extraArguments
         socket = directory + "/\(name).sock"
         database = directory + "/\(name).db"
         logPath = directory + "/\(name).log"
@@ -32,7 +35,7 @@ final class DaemonProcess {
         log?.seekToEndOfFile()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = ["--socket", socket, "--db", database]
+        p.arguments = ["--socket", socket, "--db", database] + extraArguments
         p.standardError = log
         p.standardOutput = FileHandle.nullDevice
         let t0 = now()

@@ -206,6 +206,8 @@ final class LockedValue<T>: @unchecked Sendable {
         get { lock.lock(); defer { lock.unlock() }; return v }
         set { lock.lock(); v = newValue; lock.unlock() }
     }
+    /// Changes the value under the lock and returns what `body` returns.
+    func update<R>(_ body: (inout T) -> R) -> R { lock.lock(); defer { lock.unlock() }; return body(&v) }
 }
 
 /// Per-thread results (acknowledged, errors, end time) of a pipelined phase.

@@ -29,8 +29,13 @@ let directory = NSTemporaryDirectory() + "entryd-bench-" + String(UUID().uuidStr
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 
 do {
-    let report = try Bench(options: options, entryd: entrydPath, directory: directory).run()
-    print(report.render())
+    if options.web {
+        print(try WebBench(entryd: entrydPath, directory: directory, clients: options.clients,
+                           seconds: options.quick ? 1 : options.seconds).run())
+    } else {
+        let report = try Bench(options: options, entryd: entrydPath, directory: directory).run()
+        print(report.render())
+    }
 } catch {
     FileHandle.standardError.write(Data("entryd-bench: \(error)\n".utf8))
     if !options.keep { try? FileManager.default.removeItem(atPath: directory) }

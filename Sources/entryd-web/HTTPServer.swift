@@ -27,7 +27,7 @@ final class HTTPServer: @unchecked Sendable {
                         address: host, port: settings.listen.port, listen_fd: listenFD ?? -1,
                         tls_key_pem: key, tls_cert_pem: certificate,
                         connection_limit: UInt32(settings.maxConnections), per_ip_limit: 0,
-                        timeout_seconds: 30, memory_limit: 64 << 10, body_limit: settings.maxBody)
+                        timeout_seconds: UInt32(settings.idleTimeout), memory_limit: 64 << 10, body_limit: settings.maxBody)
                     return cweb_start(&options, HTTPServer.onRequest, context, &error, error.count)
                 }
             }

@@ -8,7 +8,8 @@ enum SocketCredentials {
     /// The uid entryd runs as: that user is always admin.
     static let daemonUID = getuid()
 
-    /// Who is on the other end of `fd`, with the role `access` grants: the
+    /// Who is on the other end of `fd`, with the role `access` grants and
+    /// whether it is a gateway (`[roles] gateway`): the
     /// user name from getpwuid_r(3), groups from getgrouplist(3). A socket
     /// without credentials (never on Linux AF_UNIX) gets no role.
     static func caller(of fd: Int32, access: AccessPolicy) -> Caller {
@@ -17,7 +18,9 @@ enum SocketCredentials {
             return Caller(pid: 0, uid: UInt32.max, gid: UInt32.max, userName: "unknown", role: .none)
         }
         let name = Accounts.userName(uid)
-        let role = access.role(uid: uid, userName: name, groups: Accounts.groupNames(userName: name, gid: gid), daemonUID: daemonUID)
-        return Caller(pid: pid, uid: uid, gid: gid, userName: name, role: role)
+        let groups = Accounts.groupNames(userName: name, gid: gid)
+        let role = access.role(uid: uid, userName: name, groups: groups, daemonUID: daemonUID)
+        return Caller(pid: pid, uid: uid, gid: gid, userName: name, role: role,
+                      isGateway: access.isGateway(userName: name, groups: groups))
     }
 }

@@ -76,6 +76,7 @@ import Testing
         read = carol
         write = alice, @staff
         admin = @wheel
+        gateway = entryd-web, @web-gateways
         default-role = none
 
         [peer office]
@@ -100,6 +101,7 @@ import Testing
         #expect(c.access.grants[.read] == ["carol"])
         #expect(c.access.grants[.write] == ["alice", "@staff"])
         #expect(c.access.grants[.admin] == ["@wheel"])
+        #expect(c.access.gateways == ["entryd-web", "@web-gateways"])
         #expect(c.access.defaultRole == Role.none)
         #expect(c.peers == [PeerConfig(name: "office", address: "exec:ssh office entryctl bridge", intervalSeconds: 0),
                             PeerConfig(name: "lab", address: "unix:/run/lab/entryd.sock", intervalSeconds: 60)])
@@ -172,6 +174,8 @@ import Testing
         ("max-clock-skew = 0", 1, "max-clock-skew", "1 to 86400 seconds"),
         ("[roles]\nwrite = alice, bad user", 2, "write", "'bad user' is not one"),
         ("[roles]\nadmin = @", 2, "admin", "'@' is not one"),
+        ("[roles]\ngateway = entryd-web, web user", 2, "gateway", "'web user' is not one"),
+        ("[roles]\ngateway = @", 2, "gateway", "'@' is not one"),
         ("[roles]\ndefault-role = root", 2, "default-role", "none, read, write or admin"),
         ("locale = zh\nthis line is wrong", 2, "", "expected '[section]' or 'key = value'"),
         // Debian's libinih joins an indented line to the key before it: refused, not a path with a newline.
@@ -235,7 +239,7 @@ import Testing
 
     @Test("the rendered configuration parses back to the same settings")
     func renderedRoundTrip() throws {
-        let text = "locale = en\nmax-batch = 42\nidle-timeout = 90\n[roles]\nwrite = alice, @staff\ndefault-role = none\n[peer o]\naddress = unix:/x\ninterval = 7\n"
+        let text = "locale = en\nmax-batch = 42\nidle-timeout = 90\n[roles]\nwrite = alice, @staff\ngateway = web, @gw\ndefault-role = none\n[peer o]\naddress = unix:/x\ninterval = 7\n"
         let c = try DaemonConfiguration.parse(text: text, path: "/e/a.conf")
         let out = c.rendered(socket: "/run/s.sock", database: "/var/lib/db", forms: nil)
         var back = try DaemonConfiguration.parse(text: out, path: "/e/b.conf")
@@ -268,6 +272,18 @@ import Testing
         #expect(AccessPolicy().role(uid: 1004, userName: "eve", groups: [], daemonUID: 999) == .read)
         // "@staff" names a group, never a user called "@staff" or "staff".
         #expect(policy.role(uid: 1005, userName: "staff", groups: [], daemonUID: 999) == Role.none)
+    }
+
+    @Test("a caller named in gateway (user or @group) is a gateway with role admin, before the root rule; others are not")
+    func gateways() {
+        let policy = AccessPolicy(grants: [.read: ["web"], .admin: ["alice"]], defaultRole: .read, gateways: ["web", "root", "@gw"])
+        #expect(policy.isGateway(userName: "web", groups: ["web"]))
+        #expect(policy.role(uid: 1006, userName: "web", groups: ["web"], daemonUID: 999) == .admin)
+        #expect(policy.isGateway(userName: "root", groups: ["root"]), "root can be named a gateway (tests run as root)")
+        #expect(policy.isGateway(userName: "bob", groups: ["users", "gw"]))
+        #expect(!policy.isGateway(userName: "alice", groups: ["users"]))
+        #expect(!policy.isGateway(userName: "gw", groups: []), "@gw names a group, not a user")
+        #expect(!AccessPolicy().isGateway(userName: "root", groups: ["root"]))
     }
 
     @Test("account look-ups: names of uid 0, of its groups, numbers for unknown ids")

@@ -20,12 +20,12 @@ final class SocketDaemon: @unchecked Sendable {
     private let listenFD: Int32
     private let done = DispatchGroup()
 
-    init() throws {
+    /// - Parameter caller: who every connection is (default: `tester`, admin, not a gateway).
+    init(caller: Caller = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "tester", role: .admin)) throws {
         store = try EntryStore(path: database.path)
         socket = database.directory + "/entryd.sock"
         listenFD = try UnixSocket.listen(path: socket, mode: 0o600)
         let service = EntryService(store: store, forms: FormRegistry.builtIn)
-        let caller = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "tester", role: .admin)
         let fd = listenFD
         done.enter()
         Thread { [done] in

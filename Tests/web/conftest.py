@@ -36,7 +36,7 @@ def free_port():
 class Gateway:
     """A running entryd and entryd-web pair."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, web_config=""):
         self.dir = workdir
         self.socket = os.path.join(workdir, "entryd.sock")
         self.users = os.path.join(workdir, "web-users")
@@ -45,15 +45,18 @@ class Gateway:
         me = pwd.getpwuid(os.getuid()).pw_name
         conf = os.path.join(workdir, "entryd.conf")
         with open(conf, "w") as f:
-            f.write(f"[roles]\ngateway = {me}\n")
+            f.write(f"max-batch = 5\n[roles]\ngateway = {me}\n")
         self.entryd = subprocess.Popen([os.path.join(BIN, "entryd"), "--config", conf, "--socket", self.socket,
                                         "--db", os.path.join(workdir, "entries.db")], stderr=subprocess.PIPE)
         wait_for(lambda: socket.socket(socket.AF_UNIX).connect(self.socket) is None, "entryd", self.entryd)
         for name, (role, password) in USERS.items():
             subprocess.run([os.path.join(BIN, "entryctl"), "web-user", "add", name, "--role", role, "--users", self.users],
                            input=password.encode(), check=True, capture_output=True)
-        self.web = subprocess.Popen([os.path.join(BIN, "entryd-web"), "--socket", self.socket, "--users", self.users,
-                                     "--listen", f"127.0.0.1:{self.port}"], stderr=subprocess.PIPE)
+        web_conf = os.path.join(workdir, "entryd-web.conf")
+        with open(web_conf, "w") as f:
+            f.write("[web]\nidle-timeout = 3\n" + web_config)
+        self.web = subprocess.Popen([os.path.join(BIN, "entryd-web"), "--config", web_conf, "--socket", self.socket,
+                                     "--users", self.users, "--listen", f"127.0.0.1:{self.port}"], stderr=subprocess.PIPE)
         wait_for(lambda: urllib.request.urlopen(self.base + "/healthz", timeout=2).status == 200, "entryd-web", self.web)
 
     def entryctl(self, *args):

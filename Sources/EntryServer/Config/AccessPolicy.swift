@@ -10,10 +10,14 @@ import EntrySync
 /// `[roles]` section of `entryd.conf` (doc/design.md "Security and limits").
 ///
 /// Rules, in order:
-/// 1. root (uid 0) and the daemon's own uid are `admin`;
-/// 2. otherwise the highest role that names the user (`alice`) or one of the
+/// 1. a caller named in `gateway` (user or one of its groups) is a gateway
+///    (``isGateway(userName:groups:)``) with the role `admin`, which entryd
+///    narrows by ``MethodAccess/peerOnly``; this comes before rule 2, so root
+///    or the daemon's own user can be named a gateway too;
+/// 2. root (uid 0) and the daemon's own uid are `admin`;
+/// 3. otherwise the highest role that names the user (`alice`) or one of the
 ///    user's groups, primary or supplementary (`@staff`);
-/// 3. otherwise ``defaultRole`` (`default-role`, default `read`).
+/// 4. otherwise ``defaultRole`` (`default-role`, default `read`).
 ///
 /// The default is `read` because the socket itself is the first gate: it is
 /// `0660`, group `entryd`, so only root and members of group `entryd` can
@@ -25,13 +29,31 @@ public struct AccessPolicy: Sendable, Equatable {
     /// The role of a caller named nowhere (`default-role`). Default `.read`;
     /// `.none` refuses every call.
     var defaultRole: Role = .read
+    /// Principals named in `gateway` (entryd-web): user names and `@group` names.
+    var gateways: [String] = []
 
     /// - Parameters:
     ///   - grants: principals by role (user names, `@group` names). Default none.
     ///   - defaultRole: the role of callers named nowhere. Default `.read`.
-    public init(grants: [Role: [String]] = [:], defaultRole: Role = .read) {
+    ///   - gateways: principals that are gateways (`gateway`). Default none.
+    public init(grants: [Role: [String]] = [:], defaultRole: Role = .read, gateways: [String] = []) {
         self.grants = grants
         self.defaultRole = defaultRole
+        self.gateways = gateways
+    }
+
+    /// Whether `principals` name the user or one of its groups (`@group`).
+    private static func names(_ principals: [String], userName: String, groups: [String]) -> Bool {
+        principals.contains { p in p.hasPrefix("@") ? groups.contains(String(p.dropFirst())) : p == userName }
+    }
+
+    /// Whether a caller is a gateway: `gateway` names the user or one of its groups.
+    ///
+    /// - Parameters:
+    ///   - userName: The caller's user name.
+    ///   - groups: Names of the caller's groups: primary and supplementary.
+    public func isGateway(userName: String, groups: [String]) -> Bool {
+        Self.names(gateways, userName: userName, groups: groups)
     }
 
     /// The role of a caller.
@@ -41,14 +63,13 @@ public struct AccessPolicy: Sendable, Equatable {
     ///   - userName: The name of `uid` (or the number as text when it has none).
     ///   - groups: Names of the caller's groups: primary and supplementary.
     ///   - daemonUID: The uid the daemon runs as (that user is always admin).
+    /// A gateway's role is `admin` (see ``isGateway(userName:groups:)``).
     public func role(uid: UInt32, userName: String, groups: [String], daemonUID: UInt32) -> Role {
+        if isGateway(userName: userName, groups: groups) { return .admin }
         if uid == 0 || uid == daemonUID { return .admin }
         var best: Role?
         for (role, principals) in grants {
-            let named = principals.contains { p in
-                p.hasPrefix("@") ? groups.contains(String(p.dropFirst())) : p == userName
-            }
-            if named, role > (best ?? .none) { best = role }
+            if Self.names(principals, userName: userName, groups: groups), role > (best ?? .none) { best = role }
         }
         return best ?? defaultRole
     }

@@ -87,6 +87,7 @@ struct ConfigKey: Sendable {
         ConfigKey(section: .roles, name: "read") { c, x throws(Problem) in c.access.grants[.read] = try ConfigValues.principals(x.value) },
         ConfigKey(section: .roles, name: "write") { c, x throws(Problem) in c.access.grants[.write] = try ConfigValues.principals(x.value) },
         ConfigKey(section: .roles, name: "admin") { c, x throws(Problem) in c.access.grants[.admin] = try ConfigValues.principals(x.value) },
+        ConfigKey(section: .roles, name: "gateway") { c, x throws(Problem) in c.access.gateways = try ConfigValues.principals(x.value) },
         ConfigKey(section: .roles, name: "default-role") { c, x throws(Problem) in
             guard let role = Role(name: x.value) else { throw Problem(message: "write none, read, write or admin, not '\(x.value)'") }
             c.access.defaultRole = role

@@ -33,6 +33,7 @@ extension DaemonConfiguration {
         for role in [Role.read, .write, .admin] {
             lines.append("\(role.name) = " + (access.grants[role] ?? []).joined(separator: ", "))
         }
+        lines.append("gateway = " + access.gateways.joined(separator: ", "))
         lines.append("default-role = \(access.defaultRole.name)")
         for peer in peers {
             lines.append("")

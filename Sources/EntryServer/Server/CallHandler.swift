@@ -13,6 +13,21 @@ public struct CallContext {
     /// True once the client has hung up, or the session is shutting down
     /// (for long-running streams).
     let clientHungUp: () -> Bool
+    /// The actor recorded on every change this call makes: the caller's user
+    /// name, or `web:NAME` when a gateway caller names the web user it acts for
+    /// (the `actor` parameter; doc/design.md "Security and limits"). Set once
+    /// by ``EntryService`` before the method runs.
+    public internal(set) var actor: String
+
+    /// A call of `caller`, whose actor is the caller's user name until
+    /// ``EntryService`` reads the call's `actor` parameter.
+    init(caller: Caller, call: VarlinkCall, send: @escaping (VarlinkReply) throws -> Void, clientHungUp: @escaping () -> Bool) {
+        self.caller = caller
+        self.call = call
+        self.send = send
+        self.clientHungUp = clientHungUp
+        self.actor = caller.userName
+    }
 }
 
 /// Handles calls; implemented by ``EntryService``.

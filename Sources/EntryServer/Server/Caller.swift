@@ -16,13 +16,18 @@ public struct Caller: Sendable, Equatable {
     public var userName: String
     /// What the caller may do (``AccessPolicy``), fixed when the connection is accepted.
     public var role: Role
+    /// True for a gateway (entryd-web; `[roles] gateway`): its role is `admin`
+    /// except for ``MethodAccess/peerOnly``, and its calls may name the web user
+    /// they act for (`actor`, recorded as `web:NAME`).
+    public var isGateway: Bool
 
-    /// A caller with its credentials and role.
-    public init(pid: Int32, uid: UInt32, gid: UInt32, userName: String, role: Role) {
+    /// A caller with its credentials and role; not a gateway unless `isGateway`.
+    public init(pid: Int32, uid: UInt32, gid: UInt32, userName: String, role: Role, isGateway: Bool = false) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
         self.userName = userName
         self.role = role
+        self.isGateway = isGateway
     }
 }

@@ -3,16 +3,16 @@ import EntryLedger
 import EntryProtocol
 import EntrySync
 extension EntryService {
-    static let entriesMethods: [String: Method] = [
-        "Add": (.write, { s, c, p in try s.add(c, p) }),
-        "Get": (.read, { s, c, p in try s.get(c, p) }),
-        "List": (.read, { s, c, p in try s.list(c, p) }),
-        "Update": (.write, { s, c, p in try s.update(c, p) }),
-        "Delete": (.write, { s, c, p in try s.delete(c, p) }),
-        "Restore": (.write, { s, c, p in try s.restore(c, p) }),
-        "History": (.read, { s, c, p in try s.history(c, p) }),
-        "Import": (.write, { s, c, p in try s.importEntries(c, p) }),
-        "Backup": (.admin, { s, c, p in try s.backup(c, p) }),
+    static let entriesMethods: [String: Run] = [
+        "Add": { s, c, p in try s.add(c, p) },
+        "Get": { s, c, p in try s.get(c, p) },
+        "List": { s, c, p in try s.list(c, p) },
+        "Update": { s, c, p in try s.update(c, p) },
+        "Delete": { s, c, p in try s.delete(c, p) },
+        "Restore": { s, c, p in try s.restore(c, p) },
+        "History": { s, c, p in try s.history(c, p) },
+        "Import": { s, c, p in try s.importEntries(c, p) },
+        "Backup": { s, c, p in try s.backup(c, p) },
     ]
 
     /// The form named `name`, or the default form when `nil`.
@@ -46,11 +46,12 @@ extension EntryService {
         return hlc.description
     }
 
-    /// The write origin: the caller's user name (SO_PEERCRED), never a client
-    /// value, and the call's optional `reason`.
+    /// The write origin: the call's actor (``CallContext/actor``: the caller's
+    /// user name from SO_PEERCRED, or `web:NAME` named by a gateway), and the
+    /// call's optional `reason`.
     /// - Throws: ``EntryError`` `InvalidParameter(reason)` when it is not a string.
     func origin(_ c: CallContext, _ p: Parameters) throws -> WriteOrigin {
-        WriteOrigin(actor: c.caller.userName, reason: try p.optionalString("reason"))
+        WriteOrigin(actor: c.actor, reason: try p.optionalString("reason"))
     }
 
     // MARK: - Methods
@@ -174,7 +175,7 @@ extension EntryService {
         let result: ImportResult
         do {
             result = try store.importEntries(form: form.name, rows: rows, layout: form.layout, atomic: atomic,
-                                             origin: WriteOrigin(actor: c.caller.userName))
+                                             origin: WriteOrigin(actor: c.actor))
         } catch let refused as AtomicImportRefused {
             result = refused.result
         }

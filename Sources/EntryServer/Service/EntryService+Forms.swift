@@ -5,25 +5,25 @@ import EntryProtocol
 import EntrySync
 
 extension EntryService {
-    static let formsMethods: [String: Method] = [
-        "ListForms": (.read, { s, c, p in
+    static let formsMethods: [String: Run] = [
+        "ListForms": { s, c, p in
             let locale = try s.locale(p)
             try s.reply(c, [("forms", .array(s.forms.forms.map { s.formJSON($0, locale: locale) }))])
-        }),
-        "GetForm": (.read, { s, c, p in
+        },
+        "GetForm": { s, c, p in
             let locale = try s.locale(p)
             try s.reply(c, [("form", s.formJSON(try s.form(try p.optionalString("name")), locale: locale))])
-        }),
-        "Options": (.read, { s, c, p in try s.options(c, p) }),
-        "Check": (.read, { s, c, p in try s.check(c, p) }),
-        "CheckStored": (.read, { s, c, p in
+        },
+        "Options": { s, c, p in try s.options(c, p) },
+        "Check": { s, c, p in try s.check(c, p) },
+        "CheckStored": { s, c, p in
             let locale = try s.locale(p)
             let refused = try StoredValues.refused(store: s.store, forms: s.forms, validator: s.validator, locale: locale)
             try s.reply(c, [("problems", .array(refused.map { r in
                 .object([("id", .string(r.id)), ("field", .string(r.field)), ("value", .string(r.value)),
                          ("code", .string(r.code.rawValue)), ("message", .string(r.message))])
             }))])
-        }),
+        },
     ]
 
 

@@ -17,14 +17,14 @@ extension ConflictRecord {
 }
 
 extension EntryService {
-    static let syncMethods: [String: Method] = [
-        "Status": (.read, { s, c, _ in try s.status(c) }),
-        "Changes": (.read, { s, c, p in try s.changes(c, p) }),
-        "Apply": (.admin, { s, c, p in try s.applyChanges(c, p) }),
-        "SyncPeer": (.admin, { s, c, p in try s.syncPeer(c, p) }),
-        "ListConflicts": (.read, { s, c, p in try s.listConflicts(c, p) }),
-        "Resolve": (.admin, { s, c, p in try s.resolve(c, p) }),
-        "HeldFrom": (.read, { s, c, p in try s.heldFrom(c, p) }),
+    static let syncMethods: [String: Run] = [
+        "Status": { s, c, _ in try s.status(c) },
+        "Changes": { s, c, p in try s.changes(c, p) },
+        "Apply": { s, c, p in try s.applyChanges(c, p) },
+        "SyncPeer": { s, c, p in try s.syncPeer(c, p) },
+        "ListConflicts": { s, c, p in try s.listConflicts(c, p) },
+        "Resolve": { s, c, p in try s.resolve(c, p) },
+        "HeldFrom": { s, c, p in try s.heldFrom(c, p) },
     ]
 
     /// `io.entryd.Sync.HeldFrom(node)`: the highest HLC of `node`'s changes held here
@@ -168,7 +168,7 @@ extension EntryService {
         let id = try p.string("id")
         let useLost = try p.optionalBool("useLost") ?? false
         let conflict = try store.resolveConflict(id: id, useLost: useLost, layout: { [self] in layout(ofForm: $0) },
-                                                 origin: WriteOrigin(actor: c.caller.userName, reason: "resolve conflict \(id)"))
+                                                 origin: WriteOrigin(actor: c.actor, reason: "resolve conflict \(id)"))
         try reply(c, [("conflict", conflict.json)])
     }
 

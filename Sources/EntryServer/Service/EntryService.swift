@@ -83,26 +83,38 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         lock.unlock()
     }
 
-    typealias Method = (role: Role, run: @Sendable (EntryService, CallContext, Parameters) throws -> Void)
+    /// A method's handler: runs the call and sends its reply (or replies).
+    typealias Run = @Sendable (EntryService, CallContext, Parameters) throws -> Void
+    /// A served method: the role it needs (``MethodAccess``) and its handler.
+    typealias Method = (role: Role, run: Run)
 
-    /// Every method served, by fully qualified name, with the role it needs.
-    static let methods: [String: Method] = {
-        var m: [String: Method] = [
-            "org.varlink.service.GetInfo": (.read, { s, c, _ in try s.getInfo(c) }),
-            "org.varlink.service.GetInterfaceDescription": (.read, { s, c, p in try s.getInterfaceDescription(c, p) }),
+    /// Every handler, by fully qualified name.
+    static let handlers: [String: Run] = {
+        var m: [String: Run] = [
+            "org.varlink.service.GetInfo": { s, c, _ in try s.getInfo(c) },
+            "org.varlink.service.GetInterfaceDescription": { s, c, p in try s.getInterfaceDescription(c, p) },
         ]
-        for (name, method) in entriesMethods { m["io.entryd.Entries." + name] = method }
-        for (name, method) in erasureMethods { m["io.entryd.Entries." + name] = method }
-        for (name, method) in formsMethods { m["io.entryd.Forms." + name] = method }
-        for (name, method) in syncMethods { m["io.entryd.Sync." + name] = method }
-        for (name, method) in compactionMethods { m["io.entryd.Sync." + name] = method }
+        for (name, run) in entriesMethods { m["io.entryd.Entries." + name] = run }
+        for (name, run) in erasureMethods { m["io.entryd.Entries." + name] = run }
+        for (name, run) in formsMethods { m["io.entryd.Forms." + name] = run }
+        for (name, run) in syncMethods { m["io.entryd.Sync." + name] = run }
+        for (name, run) in compactionMethods { m["io.entryd.Sync." + name] = run }
         return m
     }()
+
+    /// Every method served, by fully qualified name, with the role it needs
+    /// from the shared table ``MethodAccess`` (a handler missing there needs
+    /// `admin`; Tests/UnitTests/MethodAccessTests keeps the two in step).
+    static let methods: [String: Method] = Dictionary(uniqueKeysWithValues: handlers.map { name, run in
+        (name, (role: MethodAccess.role(of: name) ?? .admin, run: run))
+    })
 
     /// Dispatches a call by its fully qualified method name.
     /// - Throws: ``WireError`` `MethodNotFound` for an unknown method of a known
     ///   interface, `InterfaceNotFound` otherwise, `PermissionDenied(role)` when
-    ///   the caller's role is too low; then whatever the method throws.
+    ///   the caller's role is too low (`admin` for a gateway calling a
+    ///   ``MethodAccess/peerOnly`` method, `gateway` for any other caller that
+    ///   sends `actor`), `InvalidParameter(actor)`; then whatever the method throws.
     public func handle(_ context: CallContext) throws {
         let call = context.call
         guard let method = EntryService.methods[call.method] else {
@@ -111,8 +123,12 @@ public final class EntryService: CallHandler, @unchecked Sendable {
             }
             throw WireError.interfaceNotFound(call.interface)
         }
+        if context.caller.isGateway, MethodAccess.peerOnly.contains(call.method) {
+            throw EntryError.permissionDenied(role: .admin)
+        }
         guard context.caller.role >= method.role else { throw EntryError.permissionDenied(role: method.role) }
-        try method.run(self, context, Parameters(call.parameters))
+        let parameters = Parameters(call.parameters)
+        try method.run(self, try acting(context, parameters), parameters)
     }
 
     /// Pipelined Add calls start here: validated and queued to the writer at
@@ -121,7 +137,40 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     /// handled by ``handle(_:)`` in turn.
     public func begin(_ context: CallContext) throws -> (() throws -> Void)? {
         guard context.call.method == "io.entryd.Entries.Add", context.caller.role >= .write else { return nil }
-        return try startAdd(context, Parameters(context.call.parameters))
+        let parameters = Parameters(context.call.parameters)
+        return try startAdd(try acting(context, parameters), parameters)
+    }
+
+    /// The longest `actor` a gateway may name, in Unicode scalars.
+    static let maxActorLength = 64
+
+    /// `context` with its ``CallContext/actor`` set from the call's `actor`
+    /// parameter: `web:NAME` when a gateway names the web user `NAME`, else the
+    /// caller's user name (doc/design.md "Security and limits").
+    /// - Throws: `PermissionDenied(gateway)` when a caller that is not a
+    ///   gateway sends `actor`; `InvalidParameter(actor)` when a gateway sends
+    ///   one that is not 1-64 letters, digits, `.`, `_`, `-` or `@`.
+    func acting(_ context: CallContext, _ p: Parameters) throws -> CallContext {
+        guard let value = p.json["actor"], !value.isNull else { return context }
+        guard context.caller.isGateway else {
+            throw WireError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string("gateway"))]))
+        }
+        guard let name = value.stringValue, Self.isActorName(name) else { throw EntryError.invalidParameter("actor") }
+        var acting = context
+        acting.actor = "web:" + name
+        return acting
+    }
+
+    /// 1-64 Unicode letters (with their combining marks), decimal digits, `.`, `_`, `-` or `@`.
+    static func isActorName(_ name: String) -> Bool {
+        let scalars = name.unicodeScalars
+        guard let first = scalars.first, scalars.count <= maxActorLength else { return false }
+        if first.properties.generalCategory.isMark { return false }
+        return scalars.allSatisfy { s in
+            if "._-@".unicodeScalars.contains(s) { return true }
+            return s.properties.generalCategory.isLetter || s.properties.generalCategory.isMark
+                || s.properties.generalCategory == .decimalNumber
+        }
     }
 
     /// Sends a single, final reply.
@@ -156,5 +205,23 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         guard let tag = try p.optionalString("locale") else { return defaultLocale }
         guard let l = EntryLocale(tag: tag) else { throw EntryError.invalidParameter("locale") }
         return l
+    }
+}
+
+extension Unicode.GeneralCategory {
+    /// Lu, Ll, Lt, Lm, Lo.
+    var isLetter: Bool {
+        switch self {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter: return true
+        default: return false
+        }
+    }
+
+    /// Mn, Mc, Me: combining marks (a name in decomposed form).
+    var isMark: Bool {
+        switch self {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
+        }
     }
 }

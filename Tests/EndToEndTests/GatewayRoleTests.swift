@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import EntryModel
+import EntryProtocol
+import EntryServer
+import Foundation
+import Testing
+
+/// The gateway role with the built entryd (issue 18): `[roles] gateway` names
+/// the test's own user, which the gateway rule puts before "the daemon's own
+/// user is admin"; a reload (SIGHUP) takes the gateway away again.
+@Suite struct GatewayRoleTests {
+    static let fields = JSON.stringMap(["name": "Ada Web", "birthday": "1990-05-17", "country": "US",
+                                        "contact_method": "email", "email": "ada@example.com"])
+
+    static func add(_ conn: VarlinkConnection, actor: String?) throws -> VarlinkReply {
+        var members: [(String, JSON)] = [("fields", fields)]
+        if let actor { members.append(("actor", .string(actor))) }
+        try conn.send(VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object(members)))
+        return try conn.receive()
+    }
+
+    @Test("entryd with gateway = the test's user: Add with actor ada is recorded as web:ada, Backup and Apply are PermissionDenied(admin); after a reload without gateway, actor is PermissionDenied(gateway)")
+    func gatewayAndReload() throws {
+        let dir = try serviceTestDirectory("gateway")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let me = Accounts.userName(getuid())
+        let config = dir + "/entryd.conf"
+        try "[roles]\ngateway = \(me)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let socket = dir + "/entryd.sock"
+        let notify = try NotifySocket()
+        let daemon = try ServiceProcess(executable: productsDirectory() + "/entryd",
+                                        arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
+                                        environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
+        try #require(notify.wait(for: "READY=1").found != nil, "\(daemon.stderr)")
+
+        let gateway = try VarlinkConnection(path: socket)
+        let added = try Self.add(gateway, actor: "ada")
+        #expect(added.error == nil, "\(added.error ?? "")")
+        let entry = added.parameters["entry"]
+        #expect(entry?["createdBy"]?.stringValue == "web:ada")
+        let id = try #require(entry?["id"]?.stringValue)
+        let history = try gateway.call("io.entryd.Entries.History", .object([("id", .string(id))]))
+        #expect(history["changes"]?.arrayValue?.map { $0["actor"]?.stringValue } == ["web:ada"])
+        #expect(try Self.add(gateway, actor: nil).parameters["entry"]?["createdBy"]?.stringValue == me)
+        for (method, parameters) in [("io.entryd.Entries.Backup", JSON.object([])),
+                                     ("io.entryd.Sync.Apply", .object([("changes", .array([]))]))] {
+            try gateway.send(VarlinkCall(method: method, parameters: parameters))
+            let refused = try gateway.receive()
+            #expect(refused.error == WireErrorName.permissionDenied && refused.parameters["role"]?.stringValue == "admin", "\(method)")
+        }
+        let bad = try Self.add(gateway, actor: "web:x")
+        #expect(bad.error == WireErrorName.invalidParameter && bad.parameters["parameter"]?.stringValue == "actor")
+        gateway.close()
+
+        // The gateway line removed: the same user is admin again (its own
+        // user), no gateway, so `actor` is refused and nothing is stored.
+        try "[roles]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(notify.wait(for: "RELOADING=1").found != nil)
+        #expect(notify.wait(for: "READY=1").found != nil)
+        let plain = try VarlinkConnection(path: socket)
+        let refused = try Self.add(plain, actor: "ada")
+        #expect(refused.error == WireErrorName.permissionDenied && refused.parameters["role"]?.stringValue == "gateway")
+        #expect(try plain.call("io.entryd.Entries.List")["total"]?.intValue == 2)
+        plain.close()
+        #expect(daemon.stop() == 0)
+    }
+}

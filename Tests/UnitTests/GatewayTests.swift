@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Foundation
+import Testing
+@testable import EntryModel
+@testable import EntryLedger
+@testable import EntryProtocol
+@testable import EntrySync
+@testable import EntryServer
+
+/// The gateway role (entryd-web, issue 18): the `actor` a gateway names is
+/// recorded as `web:NAME`; no one else may send `actor`; a gateway never gets
+/// the peer-only methods. Over a real socket and ``Session``, so pipelined
+/// Adds (``EntryService/begin(_:)``) are covered too.
+@Suite struct GatewayTests {
+    static let gateway = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "entryd-web", role: .admin, isGateway: true)
+    static let admin = Caller(pid: getpid(), uid: 0, gid: 0, userName: "root", role: .admin)
+
+    static func add(_ name: String, actor: JSON? = nil, id: String? = nil) -> VarlinkCall {
+        var members: [(String, JSON)] = [("fields", GroupCommitSessionTests.fields(name))]
+        if let id { members.append(("id", .string(id))) }
+        if let actor { members.append(("actor", actor)) }
+        return VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object(members))
+    }
+
+    /// The actors of an entry's changes, oldest first.
+    static func actors(_ conn: VarlinkConnection, _ id: String) throws -> [String?] {
+        try conn.call("io.entryd.Entries.History", .object([("id", .string(id))]))["changes"]?.arrayValue?.map { $0["actor"]?.stringValue } ?? []
+    }
+
+    static func total(_ conn: VarlinkConnection) throws -> Int64? {
+        try conn.call("io.entryd.Entries.List")["total"]?.intValue
+    }
+
+    /// The error name and its parameters of a call expected to fail.
+    static func failure(_ conn: VarlinkConnection, _ call: VarlinkCall) throws -> (String?, JSON) {
+        try conn.send(call)
+        let reply = try conn.receive()
+        return (reply.error, reply.parameters)
+    }
+
+    @Test("a gateway's changes carry the actor it names as web:NAME (Add, Update, Delete, Restore, Import, Erase); without actor, its own name")
+    func actorRecorded() throws {
+        let daemon = try SocketDaemon(caller: Self.gateway)
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        defer { conn.close() }
+
+        let added = try conn.call("io.entryd.Entries.Add", Self.add("Ada", actor: .string("ada")).parameters)["entry"]
+        let id = try #require(added?["id"]?.stringValue)
+        #expect(added?["createdBy"]?.stringValue == "web:ada")
+        let version = try #require(added?["version"]?.stringValue)
+
+        let updated = try conn.call("io.entryd.Entries.Update", .object([
+            ("id", .string(id)), ("ifVersion", .string(version)), ("fields", .stringMap(["name": "Ada L"])),
+            ("actor", .string("grace"))]))["entry"]
+        #expect(updated?["updatedBy"]?.stringValue == "web:grace")
+        #expect(updated?["createdBy"]?.stringValue == "web:ada")
+        _ = try conn.call("io.entryd.Entries.Delete", .object([("id", .string(id)), ("actor", .string("张三"))]))
+        _ = try conn.call("io.entryd.Entries.Restore", .object([("id", .string(id))]))
+        #expect(try Self.actors(conn, id) == ["web:ada", "web:grace", "web:张三", "entryd-web"])
+
+        // Without actor: the gateway's own user name, as for any caller.
+        let own = try conn.call("io.entryd.Entries.Add", Self.add("Own").parameters)["entry"]
+        #expect(own?["createdBy"]?.stringValue == "entryd-web")
+
+        let imported = UUIDv7.generate()
+        let result = try conn.call("io.entryd.Entries.Import", .object([
+            ("entries", .array([.object([("id", .string(imported)), ("fields", GroupCommitSessionTests.fields("Imported"))])])),
+            ("actor", .string("ada.l_x-1@example"))]))
+        #expect(result["added"]?.intValue == 1)
+        #expect(try Self.actors(conn, imported) == ["web:ada.l_x-1@example"])
+
+        let erased = try conn.call("io.entryd.Entries.Erase", .object([
+            ("id", .string(imported)), ("reason", .string("subject's request")), ("actor", .string("ada"))]))
+        #expect(erased["erasure"]?["actor"]?.stringValue == "web:ada")
+
+        // A read call may carry the actor too; it changes nothing.
+        #expect(try conn.call("io.entryd.Entries.Get", .object([("id", .string(id)), ("actor", .string("ada"))]))["entry"]?["id"]?.stringValue == id)
+    }
+
+    @Test("a gateway is refused Apply, SyncPeer, HeldFrom and Backup with PermissionDenied(admin), but may call other admin methods")
+    func peerOnlyRefused() throws {
+        let daemon = try SocketDaemon(caller: Self.gateway)
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        defer { conn.close() }
+        let calls: [(String, JSON)] = [
+            ("io.entryd.Sync.Apply", .object([("changes", .array([]))])),
+            ("io.entryd.Sync.SyncPeer", .object([("peer", .string("office"))])),
+            ("io.entryd.Sync.HeldFrom", .object([("node", .string("n1"))])),
+            ("io.entryd.Entries.Backup", .object([])),
+        ]
+        #expect(Set(calls.map(\.0)) == MethodAccess.peerOnly)
+        for (method, parameters) in calls {
+            let (error, reply) = try Self.failure(conn, VarlinkCall(method: method, parameters: parameters))
+            #expect(error == WireErrorName.permissionDenied, "\(method)")
+            #expect(reply["role"]?.stringValue == "admin", "\(method)")
+        }
+        // An admin method that is not peer-only: allowed.
+        #expect(try conn.call("io.entryd.Sync.Compact")["removed"]?.intValue == 0)
+    }
+
+    @Test("a caller that is not a gateway, even admin, sending actor gets PermissionDenied(gateway), pipelined or not; nothing is stored")
+    func actorFromOthersRefused() throws {
+        let daemon = try SocketDaemon(caller: Self.admin)
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        defer { conn.close() }
+        let (error, reply) = try Self.failure(conn, Self.add("Mallory", actor: .string("ada")))
+        #expect(error == WireErrorName.permissionDenied)
+        #expect(reply["role"]?.stringValue == "gateway")
+
+        // Pipelined: all in one write, answered in order.
+        try conn.sendRaw([Self.add("P1", actor: .string("ada")), Self.add("P2", actor: .string("bob"))].flatMap(\.encoded))
+        for _ in 0..<2 {
+            let r = try conn.receive()
+            #expect(r.error == WireErrorName.permissionDenied && r.parameters["role"]?.stringValue == "gateway")
+        }
+        // Any method, even a read.
+        let (listError, listReply) = try Self.failure(conn, VarlinkCall(method: "io.entryd.Entries.List", parameters: .object([("actor", .string("ada"))])))
+        #expect(listError == WireErrorName.permissionDenied && listReply["role"]?.stringValue == "gateway")
+        #expect(try Self.total(conn) == 0)
+        // actor: null is an absent optional parameter.
+        #expect(try conn.call("io.entryd.Entries.Add", Self.add("Plain", actor: .null).parameters)["entry"]?["createdBy"]?.stringValue == "root")
+    }
+
+    static let badActors: [JSON] = [
+        .string(""), .string(String(repeating: "a", count: 65)), .string("a b"), .string("a\u{1}b"), .string("web:x"),
+        .string("a\u{7F}"), .string("\u{301}a"), .string("ada/x"), .int(7),
+    ]
+
+    @Test("a gateway's bad actor is InvalidParameter(actor) and nothing is stored", arguments: 0..<badActors.count)
+    func badActor(_ index: Int) throws {
+        let daemon = try SocketDaemon(caller: Self.gateway)
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        defer { conn.close() }
+        let (error, reply) = try Self.failure(conn, Self.add("Bad", actor: Self.badActors[index]))
+        #expect(error == WireErrorName.invalidParameter)
+        #expect(reply["parameter"]?.stringValue == "actor")
+        #expect(try Self.total(conn) == 0)
+    }
+
+    @Test("actor names: 1-64 letters, digits, marks after a letter, . _ - @")
+    func actorNames() {
+        #expect(EntryService.isActorName("ada"))
+        #expect(EntryService.isActorName(String(repeating: "é", count: 64)))
+        #expect(EntryService.isActorName("e\u{301}"))
+        #expect(EntryService.isActorName("张三_2"))
+        #expect(EntryService.isActorName("ada@example.org"))
+        #expect(!EntryService.isActorName(String(repeating: "a", count: 65)))
+        #expect(!EntryService.isActorName("ada\n"))
+        #expect(!EntryService.isActorName("ada\u{200B}"))
+        #expect(!EntryService.isActorName("½"))
+    }
+
+    @Test("pipelined Adds with different actors on one connection each record their own")
+    func pipelinedActors() throws {
+        let daemon = try SocketDaemon(caller: Self.gateway)
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        defer { conn.close() }
+        let actors: [String?] = ["ada", "bob", nil, "张三", "ada", nil, "carol"]
+        let calls = actors.enumerated().map { i, a in Self.add("P\(i)", actor: a.map(JSON.string)) }
+        try conn.sendRaw(calls.flatMap(\.encoded))
+        var ids: [String] = []
+        for actor in actors {
+            let reply = try conn.receive()
+            #expect(reply.error == nil, "\(reply.error ?? "")")
+            let entry = reply.parameters["entry"]
+            #expect(entry?["createdBy"]?.stringValue == actor.map { "web:" + $0 } ?? "entryd-web")
+            ids.append(try #require(entry?["id"]?.stringValue))
+        }
+        for (id, actor) in zip(ids, actors) {
+            #expect(try Self.actors(conn, id) == [actor.map { "web:" + $0 } ?? "entryd-web"])
+        }
+    }
+}
+
+/// The one table of which method needs which role (EntryProtocol `MethodAccess`).
+@Suite struct MethodAccessTests {
+    /// `interface.Method` for every `method` line of every served interface description.
+    static var declaredMethods: Set<String> {
+        var all = Set<String>()
+        for description in InterfaceDescriptions.all {
+            for line in description.text.split(separator: "\n") where line.hasPrefix("method ") {
+                let name = line.dropFirst("method ".count).prefix { $0 != "(" }.trimmingCharacters(in: .whitespaces)
+                all.insert(description.name + "." + name)
+            }
+        }
+        return all
+    }
+
+    @Test("every method EntryService serves has a role in MethodAccess, and every entry there is served")
+    func servedMatchesTable() {
+        #expect(Set(EntryService.handlers.keys) == Set(MethodAccess.roles.keys))
+        for (name, method) in EntryService.methods {
+            #expect(method.role == MethodAccess.role(of: name), "\(name)")
+        }
+        #expect(MethodAccess.role(of: "io.entryd.Entries.Nope") == nil)
+    }
+
+    @Test("every method of every served interface description (org.varlink.service included) is in the table")
+    func interfacesMatchTable() {
+        let declared = Self.declaredMethods
+        #expect(declared.contains("org.varlink.service.GetInfo"))
+        #expect(declared.contains("io.entryd.Sync.Compact"))
+        #expect(declared == Set(MethodAccess.roles.keys))
+    }
+
+    @Test("peer-only methods are served and need at most admin; the roles are those of doc/design.md")
+    func roles() {
+        #expect(MethodAccess.peerOnly.isSubset(of: Set(MethodAccess.roles.keys)))
+        #expect(MethodAccess.role(of: "io.entryd.Entries.Add") == .write)
+        #expect(MethodAccess.role(of: "io.entryd.Entries.Get") == .read)
+        #expect(MethodAccess.role(of: "io.entryd.Sync.Apply") == .admin)
+        #expect(MethodAccess.role(of: "io.entryd.Entries.Erase") == .admin)
+        #expect(MethodAccess.roles.values.allSatisfy { $0 >= .read })
+    }
+}

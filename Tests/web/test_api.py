@@ -1,0 +1,261 @@
+"""The HTTP API of entryd-web against a real entryd: every method exposed over
+HTTP, each error with its status, sessions, roles, the actor entryd records,
+the live feed, TLS and the refusal to listen beyond loopback in clear."""
+import json, os, socket, ssl, subprocess, tempfile, threading, time, urllib.request, uuid
+
+import pytest
+
+from conftest import BIN, Gateway
+
+GOOD = {"name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "广东", "city": "广州",
+        "contact_method": "phone", "phone": "13800138000"}
+
+
+def uuid7():
+    ms = int(time.time() * 1000)
+    raw = bytearray(ms.to_bytes(6, "big") + os.urandom(10))
+    raw[6] = 0x70 | (raw[6] & 0x0F)
+    raw[8] = 0x80 | (raw[8] & 0x3F)
+    return str(uuid.UUID(bytes=bytes(raw)))
+
+
+@pytest.fixture(scope="module")
+def tokens(gateway):
+    return {name: gateway.login(name) for name in ("ada", "rita", "root-admin")}
+
+
+def test_every_exposed_method_against_entryd(gateway, tokens):
+    ada, admin = tokens["ada"], tokens["root-admin"]
+    ok = lambda method, params, token=ada: _ok(gateway, method, params, token)
+    assert "io.entryd.Entries" in ok("org.varlink.service.GetInfo", {})["interfaces"]
+    assert "interface io.entryd.Forms" in ok("org.varlink.service.GetInterfaceDescription", {"interface": "io.entryd.Forms"})["description"]
+    assert [f["name"] for f in ok("io.entryd.Forms.ListForms", {"locale": "en"})["forms"]] == ["registration"]
+    form = ok("io.entryd.Forms.GetForm", {"locale": "zh"})["form"]
+    assert "province" in [f["name"] for f in form["fields"]]
+    cities = ok("io.entryd.Forms.Options", {"field": "city", "parent": "440000", "locale": "zh"})["options"]
+    assert "广州市" in [o["label"] for o in cities]
+    check = ok("io.entryd.Forms.Check", {"fields": {"birthday": "1990年5月17日", "country": "中国"}, "locale": "en"})
+    assert check["fields"]["birthday"] == "1990-05-17" and check["fields"]["country"] == "CN"
+    assert ok("io.entryd.Forms.CheckStored", {}, admin)["problems"] == []
+
+    entry_id = uuid7()
+    entry = ok("io.entryd.Entries.Add", {"id": entry_id, "fields": GOOD, "locale": "en"})["entry"]
+    assert entry["id"] == entry_id and entry["fields"]["city"] == "440100"
+    assert entry["createdBy"] == "web:ada"
+    assert ok("io.entryd.Entries.Get", {"id": entry_id})["entry"]["version"] == entry["version"]
+    listed = ok("io.entryd.Entries.List", {"filter": {"text": "李雷"}})
+    assert entry_id in [e["id"] for e in listed["entries"]]
+    updated = ok("io.entryd.Entries.Update", {"id": entry_id, "fields": {"city": "深圳"}, "ifVersion": entry["version"]})["entry"]
+    assert updated["fields"]["city"] == "440300" and updated["updatedBy"] == "web:ada"
+    assert ok("io.entryd.Entries.Delete", {"id": entry_id, "reason": "test"})["entry"]["deleted"] is True
+    assert ok("io.entryd.Entries.Restore", {"id": entry_id})["entry"]["deleted"] is False
+    history = ok("io.entryd.Entries.History", {"id": entry_id})["changes"]
+    assert [c["op"] for c in history] == ["create", "update", "delete", "restore"]
+    assert {c["actor"] for c in history} == {"web:ada"}
+    imported = ok("io.entryd.Entries.Import", {"entries": [dict(GOOD, name="韩梅梅")]})
+    assert imported["added"] == 1 and imported["rejected"] == []
+
+    status = ok("io.entryd.Sync.Status", {}, tokens["rita"])
+    assert status["node"]
+    changes = ok("io.entryd.Sync.Changes", {"since": 0}, tokens["rita"])
+    assert any(c["entry"] == entry_id for c in changes["changes"])
+    assert ok("io.entryd.Sync.ListConflicts", {}, tokens["rita"])["conflicts"] == []
+
+    found = ok("io.entryd.Entries.FindSubject", {"phone": "13800138000"}, admin)["entries"]
+    assert entry_id in [e["id"] for e in found]
+    erased = ok("io.entryd.Entries.Erase", {"id": entry_id, "reason": "subject asked"}, admin)
+    assert erased["erasure"]["id"] == entry_id
+    assert entry_id in [e["id"] for e in ok("io.entryd.Entries.Erasures", {}, tokens["rita"])["erasures"]]
+    proof = ok("io.entryd.Entries.VerifyErasure", {"id": entry_id, "values": ["13800138000"]}, admin)
+    assert proof["payloadRows"] == 0 and all(f["hits"] == 0 for f in proof["files"])
+    assert ok("io.entryd.Sync.Compact", {}, admin)["removed"] >= 0
+    # entryd itself records the actor: entryctl sees web:ada on the second entry
+    stored = json.loads(gateway.entryctl("list", "--format", "json"))
+    assert "web:ada" in {e["createdBy"] for e in stored}
+
+
+def _ok(gateway, method, params, token):
+    status, body = gateway.call(method, params, token)
+    assert status == 200, (method, status, body)
+    return body
+
+
+@pytest.mark.parametrize("method", ["io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom",
+                                    "io.entryd.Entries.Backup", "io.entryd.Nothing.Here"])
+def test_socket_only_and_unknown_methods_are_404(gateway, tokens, method):
+    status, body = gateway.call(method, {"changes": [], "peer": "x", "node": "x"}, tokens["root-admin"])
+    assert status == 404
+    assert body["error"] == "org.varlink.service.MethodNotFound"
+
+
+def test_each_error_with_its_status(gateway, tokens):
+    ada = tokens["ada"]
+    cases = [
+        ("io.entryd.Entries.Add", {"fields": dict(GOOD, birthday="1990-02-30"), "locale": "zh"}, 400, "io.entryd.Entries.ValidationFailed"),
+        ("io.entryd.Entries.Get", {"id": 5}, 400, "org.varlink.service.InvalidParameter"),
+        ("io.entryd.Entries.Get", {"id": uuid7()}, 404, "io.entryd.Entries.EntryNotFound"),
+        ("io.entryd.Forms.GetForm", {"name": "nope"}, 404, "io.entryd.Forms.FormNotFound"),
+        ("io.entryd.Entries.Add", {"form": "nope", "fields": {}}, 404, "io.entryd.Entries.FormNotFound"),
+        ("io.entryd.Entries.Import", {"entries": [GOOD] * 6}, 413, "io.entryd.Entries.LimitExceeded"),
+    ]
+    for method, params, status, name in cases:
+        got, body = gateway.call(method, params, ada)
+        assert (got, body["error"]) == (status, name), (method, body)
+    problems = gateway.call(cases[0][0], cases[0][1], ada)[1]["parameters"]["problems"]
+    assert problems[0]["field"] == "birthday" and "2" in problems[0]["message"] and not problems[0]["message"].isascii()
+
+    entry_id = uuid7()
+    stored = _ok(gateway, "io.entryd.Entries.Add", {"id": entry_id, "fields": GOOD}, ada)["entry"]
+    status, body = gateway.call("io.entryd.Entries.Add", {"id": entry_id, "fields": dict(GOOD, name="别人")}, ada)
+    assert (status, body["error"]) == (409, "io.entryd.Entries.EntryExists")
+    status, body = gateway.call("io.entryd.Entries.Update", {"id": entry_id, "fields": {"city": "深圳"}, "ifVersion": "0-stale"}, ada)
+    assert (status, body["error"]) == (409, "io.entryd.Entries.VersionMismatch")
+    # nothing stored was changed by the refusals
+    assert _ok(gateway, "io.entryd.Entries.Get", {"id": entry_id}, ada)["entry"] == stored
+
+
+def test_authentication_and_roles(gateway, tokens):
+    assert gateway.call("io.entryd.Entries.List", {})[0] == 401
+    assert gateway.call("io.entryd.Entries.List", {}, "f" * 64)[0] == 401
+    status, body = gateway.call("io.entryd.Entries.Add", {"fields": GOOD}, tokens["rita"])
+    assert (status, body["error"], body["parameters"]["role"]) == (403, "org.varlink.service.PermissionDenied", "write")
+    status, body = gateway.call("io.entryd.Entries.Erase", {"id": uuid7()}, tokens["ada"])
+    assert (status, body["parameters"]["role"]) == (403, "admin")
+    status, body, _ = gateway.request("POST", "/api/v1/login", {"user": "ada", "password": "wrong password"})
+    assert (status, body["error"]) == (401, "io.entryd.web.LoginFailed")
+
+
+def test_cookie_session_needs_the_csrf_token(gateway):
+    status, body, headers = gateway.request("POST", "/api/v1/login", {"user": "ada", "password": "correct horse 1"})
+    cookie = headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" not in cookie
+    jar = {"Cookie": cookie.split(";")[0]}
+    status, body, _ = gateway.request("POST", "/api/v1/io.entryd.Entries.List", {}, headers=jar)
+    assert (status, body["error"]) == (403, "io.entryd.web.CSRFRejected")
+    status, body, _ = gateway.request("POST", "/api/v1/io.entryd.Entries.List", {}, headers=dict(jar, **{"X-CSRF-Token": body and "x"}))
+    assert status == 403
+    status, session, _ = gateway.request("GET", "/api/v1/session", headers=jar)
+    assert status == 200 and session["user"] == "ada" and session["role"] == "write"
+    status, body, _ = gateway.request("POST", "/api/v1/io.entryd.Entries.List", {}, headers=dict(jar, **{"X-CSRF-Token": session["csrf"]}))
+    assert status == 200 and "entries" in body
+
+
+def test_sse_delivers_another_clients_add(gateway, tokens):
+    """The live feed: rita watches, ada adds; the event must come within 5 s (the delay is printed)."""
+    since = _ok(gateway, "io.entryd.Sync.Changes", {"since": 0, "limit": 1}, tokens["rita"])
+    status_all = _ok(gateway, "io.entryd.Sync.Status", {}, tokens["rita"])
+    s = socket.create_connection(("127.0.0.1", gateway.port), timeout=10)
+    s.sendall((f"GET /api/v1/io.entryd.Sync.Changes?since={status_all.get('seq', 0)} HTTP/1.1\r\nHost: x\r\n"
+               f"Authorization: Bearer {tokens['rita']}\r\nAccept: text/event-stream\r\n\r\n").encode())
+    buffer = b""
+    while b"event: changes" not in buffer:  # the backlog reply comes at once
+        buffer += s.recv(65536)
+    assert b"200 OK" in buffer.split(b"\r\n")[0] and b"text/event-stream" in buffer
+    entry_id = uuid7()
+    started = time.monotonic()
+    _ok(gateway, "io.entryd.Entries.Add", {"id": entry_id, "fields": dict(GOOD, name="王五")}, tokens["ada"])
+    while entry_id.encode() not in buffer:
+        chunk = s.recv(65536)
+        assert chunk, "stream closed"
+        buffer += chunk
+        assert time.monotonic() - started < 5, "no event within 5 s"
+    delay = time.monotonic() - started
+    print(f"\nSSE: another client's Add arrived {delay * 1000:.1f} ms after it was answered")
+    s.close()
+
+
+def test_openapi_describes_the_exposed_methods(gateway):
+    status, doc, _ = gateway.request("GET", "/api/v1/openapi.json")
+    assert status == 200 and doc["openapi"].startswith("3.")
+    paths = doc["paths"]
+    assert "/api/v1/io.entryd.Entries.Add" in paths and "/api/v1/io.entryd.Forms.Check" in paths
+    assert not any(p.endswith(("Sync.Apply", "Sync.SyncPeer", "Entries.Backup")) for p in paths)
+
+
+def test_healthz_says_nothing_else(gateway):
+    status, body, headers = gateway.request("GET", "/healthz")
+    assert status == 200 and body == b"ok\n"
+
+
+def _openssl_pair(d):
+    key, cert = os.path.join(d, "key.pem"), os.path.join(d, "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return key, cert
+
+
+def test_tls_serves_https_with_secure_cookies(gateway):
+    d = tempfile.mkdtemp(prefix="entryd-web-tls-")
+    key, cert = _openssl_pair(d)
+    port = _free_port()
+    web = subprocess.Popen([os.path.join(BIN, "entryd-web"), "--socket", gateway.socket, "--users", gateway.users,
+                            "--listen", f"0.0.0.0:{port}", "--tls-certificate", cert, "--tls-key", key], stderr=subprocess.PIPE)
+    try:
+        context = ssl.create_default_context(cafile=cert)
+        deadline = time.time() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=context, timeout=2) as r:
+                    assert r.status == 200
+                break
+            except OSError:
+                assert web.poll() is None, web.stderr.read().decode()
+                assert time.time() < deadline
+                time.sleep(0.1)
+        req = urllib.request.Request(f"https://127.0.0.1:{port}/api/v1/login", method="POST",
+                                     data=json.dumps({"user": "ada", "password": "correct horse 1"}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, context=context, timeout=10) as r:
+            assert "; Secure" in r.headers["Set-Cookie"]
+            assert r.headers["Strict-Transport-Security"]
+        # plain HTTP to the TLS port gets no answer in clear
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        try:
+            reply = s.recv(100)
+        except OSError:
+            reply = b""
+        assert not reply.startswith(b"HTTP/1.1 200")
+        s.close()
+    finally:
+        web.terminate()
+        assert web.wait(timeout=15) == 0
+
+
+def _free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_refuses_to_listen_beyond_loopback_in_clear(gateway):
+    r = subprocess.run([os.path.join(BIN, "entryd-web"), "--socket", gateway.socket, "--users", gateway.users,
+                        "--listen", f"0.0.0.0:{_free_port()}"], capture_output=True, timeout=20)
+    assert r.returncode == 78
+    assert b"without TLS" in r.stderr and b"--behind-proxy" in r.stderr
+
+
+def test_entryd_down_is_503_and_back_is_200():
+    d = tempfile.mkdtemp(prefix="entryd-web-down-")
+    g = Gateway(d)
+    try:
+        token = g.login("ada")
+        g.entryd.terminate()
+        assert g.entryd.wait(timeout=15) == 0
+        status, body = g.call("io.entryd.Entries.List", {}, token)
+        assert (status, body["error"]) == (503, "io.entryd.web.DaemonUnreachable")
+        g.entryd = subprocess.Popen([os.path.join(BIN, "entryd"), "--config", os.path.join(d, "entryd.conf"),
+                                     "--socket", g.socket, "--db", os.path.join(d, "entries.db")], stderr=subprocess.PIPE)
+        deadline = time.time() + 20
+        while True:
+            status, body = g.call("io.entryd.Entries.List", {}, token)
+            if status == 200:
+                break
+            assert time.time() < deadline, body
+            time.sleep(0.1)
+        assert "entries" in body
+    finally:
+        g.stop()
