@@ -1272,7 +1272,7 @@ const Entryd = (() => {
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1a56db"/><path d="M9 8h14v3H12v4h9v3h-9v4h11v3H9z" fill="#fff"/></svg>
 
 """#),
-        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"23d56154c4ddb3d1\"", text: #"""
+        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"27a70a1a9f42b385\"", text: #"""
 // The list page (read role): Entries.List with search, filters and cursor
 // paging; an entry's History in a dialog.
 "use strict";
@@ -1288,7 +1288,7 @@ const Entryd = (() => {
       "c-contact": "联系方式", "c-created": "创建", "c-by": "创建者", "c-history": "历史", prev: "上一页", next: "下一页", close: "关闭",
       total: (n) => `共 ${n} 条`, page: (p) => `第 ${p} 页`, none: "没有符合条件的条目。", history: "历史", historyOf: (n) => `历史：${n}`,
       ops: { create: "创建", update: "修改", delete: "删除", restore: "恢复", erase: "清除" }, by: "操作者", at: "时间", reason: "原因",
-      deletedMark: "（已删除）", loading: "正在加载…",
+      deletedMark: "（已删除）", loading: "正在加载…", changed: "有新的修改：回到第 1 页查看。",
     },
     en: {
       title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
@@ -1297,7 +1297,7 @@ const Entryd = (() => {
       "c-contact": "Contact", "c-created": "Created", "c-by": "Created by", "c-history": "History", prev: "Previous page", next: "Next page", close: "Close",
       total: (n) => `${n} entr${n === 1 ? "y" : "ies"}`, page: (p) => `Page ${p}`, none: "No entries match.", history: "History", historyOf: (n) => `History: ${n}`,
       ops: { create: "created", update: "updated", delete: "deleted", restore: "restored", erase: "erased" }, by: "By", at: "At", reason: "Reason",
-      deletedMark: " (deleted)", loading: "Loading…",
+      deletedMark: " (deleted)", loading: "Loading…", changed: "Entries changed: see page 1.",
     },
   };
   const w = () => W[E.lang];
@@ -1329,6 +1329,7 @@ const Entryd = (() => {
       entries = r.entries || [];
       nextCursor = r.cursor || null;
       $("caption").textContent = w().total(r.total);
+      if (pageIndex === 0) $("live").textContent = "";
       status("", entries.length ? "" : w().none);
       draw();
     } catch (err) {
@@ -1374,6 +1375,23 @@ const Entryd = (() => {
     }
   }
 
+  // Live: the change feed (Server-Sent Events) from the node's current seq;
+  // the first page reloads when entries change, other pages say so.
+  let feed = null, reloadTimer = 0;
+  async function live() {
+    if (!window.EventSource || feed) return;
+    let seq;
+    try { seq = (await E.call("io.entryd.Sync.Status", {})).seq; } catch (err) { return; }
+    feed = new EventSource(`/api/v1/io.entryd.Sync.Changes?since=${encodeURIComponent(seq)}`);
+    feed.addEventListener("changes", (ev) => {
+      let reply = {};
+      try { reply = JSON.parse(ev.data); } catch (e) { return; }
+      if (!reply.changes || !reply.changes.length) return;
+      if (pageIndex === 0) { clearTimeout(reloadTimer); reloadTimer = setTimeout(load, 300); }
+      else $("live").textContent = w().changed;
+    });
+  }
+
   $("history-close").addEventListener("click", () => $("history").close());
   $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); cursors = [null]; pageIndex = 0; load(); });
   $("prev-page").addEventListener("click", () => { if (pageIndex > 0) { pageIndex--; load(); } });
@@ -1386,6 +1404,7 @@ const Entryd = (() => {
     if (!s) { E.toLogin(); return; }
     E.header(s);
     E.setLang(E.lang);
+    live();
     document.body.dataset.ready = "1";
   })();
 })();
@@ -1630,7 +1649,7 @@ function uuidv7() {
 </html>
 
 """#),
-        "list.html": File(contentType: "text/html; charset=utf-8", etag: "\"7a805f7d2026a4ec\"", text: #"""
+        "list.html": File(contentType: "text/html; charset=utf-8", etag: "\"7b808757a3dba8f2\"", text: #"""
 <!doctype html>
 <html lang="zh-CN">
 <head>
@@ -1674,6 +1693,7 @@ function uuidv7() {
     <button type="submit" class="btn primary" data-l="search">搜索</button>
   </form>
   <div class="status" id="status" role="status" aria-live="polite"></div>
+  <div class="status info" id="live" role="status" aria-live="polite"></div>
   <div class="table-wrap">
     <table id="table">
       <caption id="caption"></caption>

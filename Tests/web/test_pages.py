@@ -157,6 +157,14 @@ def test_list_paging(gateway, driver, entries):
     assert d.find_element(By.ID, "page-info").text == "Page 2"
     d.find_element(By.ID, "prev-page").click()
     wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#rows tr").get_attribute("data-id") == first, "page 1 again")
+    # live: an entry added elsewhere shows on page 1 through the change feed (Server-Sent Events)
+    token = gateway.login("ada")
+    status, body = gateway.call("io.entryd.Entries.Add", {"fields": {
+        "name": "Live Entry", "birthday": "2000-01-01", "country": "FR", "contact_method": "email", "email": "live@example.com"}}, token=token)
+    assert status == 200, body
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#rows tr").get_attribute("data-id") == body["entry"]["id"], "the live row")
+    total = json.loads(gateway.entryctl("list", "--json"))["total"]
+    wait(d, lambda: d.find_element(By.ID, "caption").text == f"{total} entries", "the new total")
 
 
 def test_conflicts_page(gateway, driver):

@@ -13,7 +13,7 @@
       "c-contact": "联系方式", "c-created": "创建", "c-by": "创建者", "c-history": "历史", prev: "上一页", next: "下一页", close: "关闭",
       total: (n) => `共 ${n} 条`, page: (p) => `第 ${p} 页`, none: "没有符合条件的条目。", history: "历史", historyOf: (n) => `历史：${n}`,
       ops: { create: "创建", update: "修改", delete: "删除", restore: "恢复", erase: "清除" }, by: "操作者", at: "时间", reason: "原因",
-      deletedMark: "（已删除）", loading: "正在加载…",
+      deletedMark: "（已删除）", loading: "正在加载…", changed: "有新的修改：回到第 1 页查看。",
     },
     en: {
       title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
@@ -22,7 +22,7 @@
       "c-contact": "Contact", "c-created": "Created", "c-by": "Created by", "c-history": "History", prev: "Previous page", next: "Next page", close: "Close",
       total: (n) => `${n} entr${n === 1 ? "y" : "ies"}`, page: (p) => `Page ${p}`, none: "No entries match.", history: "History", historyOf: (n) => `History: ${n}`,
       ops: { create: "created", update: "updated", delete: "deleted", restore: "restored", erase: "erased" }, by: "By", at: "At", reason: "Reason",
-      deletedMark: " (deleted)", loading: "Loading…",
+      deletedMark: " (deleted)", loading: "Loading…", changed: "Entries changed: see page 1.",
     },
   };
   const w = () => W[E.lang];
@@ -54,6 +54,7 @@
       entries = r.entries || [];
       nextCursor = r.cursor || null;
       $("caption").textContent = w().total(r.total);
+      if (pageIndex === 0) $("live").textContent = "";
       status("", entries.length ? "" : w().none);
       draw();
     } catch (err) {
@@ -99,6 +100,23 @@
     }
   }
 
+  // Live: the change feed (Server-Sent Events) from the node's current seq;
+  // the first page reloads when entries change, other pages say so.
+  let feed = null, reloadTimer = 0;
+  async function live() {
+    if (!window.EventSource || feed) return;
+    let seq;
+    try { seq = (await E.call("io.entryd.Sync.Status", {})).seq; } catch (err) { return; }
+    feed = new EventSource(`/api/v1/io.entryd.Sync.Changes?since=${encodeURIComponent(seq)}`);
+    feed.addEventListener("changes", (ev) => {
+      let reply = {};
+      try { reply = JSON.parse(ev.data); } catch (e) { return; }
+      if (!reply.changes || !reply.changes.length) return;
+      if (pageIndex === 0) { clearTimeout(reloadTimer); reloadTimer = setTimeout(load, 300); }
+      else $("live").textContent = w().changed;
+    });
+  }
+
   $("history-close").addEventListener("click", () => $("history").close());
   $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); cursors = [null]; pageIndex = 0; load(); });
   $("prev-page").addEventListener("click", () => { if (pageIndex > 0) { pageIndex--; load(); } });
@@ -111,6 +129,7 @@
     if (!s) { E.toLogin(); return; }
     E.header(s);
     E.setLang(E.lang);
+    live();
     document.body.dataset.ready = "1";
   })();
 })();
