@@ -379,7 +379,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"85049715ec896fcf\"", text: #"""
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"25ee5da65254714e\"", text: #"""
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -740,7 +740,7 @@ const Entryd = (() => {
     if (optionCache.has(key)) return optionCache.get(key);
     const r = await E.call("io.entryd.Forms.Options", {
       form: FORM, field: f.name, parent: parent || null, query: query || null, locale: E.lang, limit: query ? 100 : null,
-    });
+    }, { redirect: false });
     optionCache.set(key, r.options);
     return r.options;
   }
@@ -1058,9 +1058,12 @@ const Entryd = (() => {
     const sent = checkedValues();
     let r;
     try {
-      r = await E.call("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang });
+      r = await E.call("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang }, { redirect: false });
     } catch (err) {
-      return; // offline: Add will say it, or the outbox keeps the submission
+      // offline: Add will say it, or the outbox keeps the submission; logged
+      // out: no redirect while typing (Done keeps the values, then logs in)
+      if (err.status === 401) setStatus("bad", E.describe(err));
+      return;
     }
     if (seq !== checkSeq) return;
     problems = r.problems || [];
@@ -1117,7 +1120,10 @@ const Entryd = (() => {
         const first = form.fields.find((f) => isShown(f) && shownProblems(f).length);
         if (first) els[first.name].input.focus();
       } else if (err.status === 401) {
-        setStatus("bad", E.describe(err));
+        // logged out: the submission waits in the outbox (sent once logged in again), then the login
+        await Outbox.put(item);
+        resetForm();
+        E.toLogin();
       } else {
         setStatus("bad", E.describe(err));
       }

@@ -268,3 +268,25 @@ def test_kiosk_keeps_no_personal_data(gateway, driver):
     keys(d, "李四")
     wait(d, lambda: value(d, "in-name") == "", "the idle reset", timeout=6)
     assert "李四" not in d.page_source and "李四" not in storage_dump(d)
+
+
+def test_logged_out_submission_waits_for_the_login(gateway, driver):
+    d = driver
+    fresh_form(d, gateway.base, "?lang=en")
+    keys(d, "Late Login", Keys.ENTER, "1970-07-07", Keys.TAB)
+    assert pick(d, "country", "de") == "DE"
+    keys(d, Keys.ENTER)
+    wait(d, lambda: rows_ready(d, "contact_method"), "contact methods")
+    keys(d, Keys.ARROW_DOWN, Keys.ENTER)
+    wait(d, lambda: active_id(d) == "in-email", "e-mail")
+    keys(d, "late@example.com")
+    entry_id = d.execute_script("return window.entrydForm.draftId")
+    d.delete_cookie("entryd_session")  # the session is gone (expired, logged out elsewhere)
+    d.find_element(By.ID, "done").click()
+    wait(d, lambda: "/login?next=" in d.current_url, "the login page")
+    d.find_element(By.ID, "user").send_keys("ada")
+    d.find_element(By.ID, "password").send_keys(USERS["ada"][1], Keys.ENTER)
+    wait(d, lambda: d.execute_script("return document.body.dataset.ready === '1'"), "the form again")
+    wait(d, lambda: json.loads(storage_dump(d))["idb"] == [], "the outbox sent after the login")
+    entry = json.loads(gateway.entryctl("get", entry_id, "--json"))["entry"]
+    assert entry["fields"]["name"] == "Late Login" and entry["createdBy"] == "web:ada"

@@ -358,7 +358,7 @@
     if (optionCache.has(key)) return optionCache.get(key);
     const r = await E.call("io.entryd.Forms.Options", {
       form: FORM, field: f.name, parent: parent || null, query: query || null, locale: E.lang, limit: query ? 100 : null,
-    });
+    }, { redirect: false });
     optionCache.set(key, r.options);
     return r.options;
   }
@@ -676,9 +676,12 @@
     const sent = checkedValues();
     let r;
     try {
-      r = await E.call("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang });
+      r = await E.call("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang }, { redirect: false });
     } catch (err) {
-      return; // offline: Add will say it, or the outbox keeps the submission
+      // offline: Add will say it, or the outbox keeps the submission; logged
+      // out: no redirect while typing (Done keeps the values, then logs in)
+      if (err.status === 401) setStatus("bad", E.describe(err));
+      return;
     }
     if (seq !== checkSeq) return;
     problems = r.problems || [];
@@ -735,7 +738,10 @@
         const first = form.fields.find((f) => isShown(f) && shownProblems(f).length);
         if (first) els[first.name].input.focus();
       } else if (err.status === 401) {
-        setStatus("bad", E.describe(err));
+        // logged out: the submission waits in the outbox (sent once logged in again), then the login
+        await Outbox.put(item);
+        resetForm();
+        E.toLogin();
       } else {
         setStatus("bad", E.describe(err));
       }
