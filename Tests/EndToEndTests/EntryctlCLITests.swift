@@ -226,7 +226,7 @@ import EntryServer
     // MARK: - Man pages and bash completion
 
     static let root = EntryctlProcess.packageRoot.path
-    static let pages = ["doc/man/entryd.8", "doc/man/entryctl.1", "doc/man/entryd.conf.5"]
+    static let pages = ["doc/man/entryd.8", "doc/man/entryd-web.8", "doc/man/entryctl.1", "doc/man/entryd.conf.5"]
 
     /// The first of `names` found on the PATH (or in /usr/bin, /bin).
     static func tool(_ name: String) -> String? {
