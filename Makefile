@@ -1,7 +1,8 @@
 # entryd: build, install and uninstall (GNU make).
 #
 #   make                      swift build -c release
-#   make install              binaries, systemd units, sysusers.d/tmpfiles.d,
+#   make install              binaries (entryd, entryctl, entryd-web), systemd
+#                             units, sysusers.d/tmpfiles.d,
 #                             /etc/entryd (configuration and forms), docs and data
 #   make uninstall            removes what install put (keeps /etc/entryd if changed
 #                             and /var/lib/entryd, the database)
@@ -26,6 +27,8 @@ CONFDIR     ?= $(SYSCONFDIR)/entryd
 BUILD_DIR   ?= .build/release
 BUILD       ?= yes
 INSTALL     ?= install
+# The systemd units (systemd/): entryd and entryd-web, each a socket and a service.
+UNITS       := entryd.service entryd.socket entryd-web.service entryd-web.socket
 
 .PHONY: all build install uninstall verify-units
 
@@ -35,13 +38,14 @@ build:
 ifeq ($(BUILD),yes)
 	swift build -c release --product entryd
 	swift build -c release --product entryctl
+	swift build -c release --product entryd-web
 endif
 
 install: build install-docs
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
 		$(DESTDIR)$(CONFDIR)/forms $(DESTDIR)$(CONFDIR)/entryd.conf.d $(DESTDIR)$(DATADIR)/data $(DESTDIR)$(DOCDIR)
-	$(INSTALL) -m 0755 $(BUILD_DIR)/entryd $(BUILD_DIR)/entryctl $(DESTDIR)$(BINDIR)/
-	for unit in entryd.service entryd.socket; do \
+	$(INSTALL) -m 0755 $(BUILD_DIR)/entryd $(BUILD_DIR)/entryctl $(BUILD_DIR)/entryd-web $(DESTDIR)$(BINDIR)/
+	for unit in $(UNITS); do \
 		sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/etc/entryd/|$(CONFDIR)/|g' \
 		    -e 's|/usr/local/share/doc/entryd/|$(DOCDIR)/|g' systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit; \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit; \
@@ -50,6 +54,7 @@ install: build install-docs
 	$(INSTALL) -m 0644 systemd/tmpfiles.d/entryd.conf $(DESTDIR)$(TMPFILESDIR)/entryd.conf
 	# Configuration: never overwrite an administrator's copy.
 	test -e $(DESTDIR)$(CONFDIR)/entryd.conf || $(INSTALL) -m 0644 config/entryd.conf $(DESTDIR)$(CONFDIR)/entryd.conf
+	test -e $(DESTDIR)$(CONFDIR)/entryd-web.conf || $(INSTALL) -m 0644 config/entryd-web.conf $(DESTDIR)$(CONFDIR)/entryd-web.conf
 	for form in config/forms/*.conf; do \
 		test -e $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) || $(INSTALL) -m 0644 $$form $(DESTDIR)$(CONFDIR)/forms/; \
 	done
@@ -62,19 +67,22 @@ install: build install-docs
 verify-units: build
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	bin=$$(cd $(BUILD_DIR) && pwd) && \
-	for unit in entryd.service entryd.socket; do \
+	for unit in $(UNITS); do \
 		sed -e "s|/usr/local/bin/|$$bin/|g" systemd/$$unit > "$$tmp/$$unit"; \
 	done && \
 	systemd-analyze verify --man=no "$$tmp/entryd.socket" "$$tmp/entryd.service" && \
-	echo "entryd.service and entryd.socket: systemd-analyze verify passed (ExecStart=$$bin/entryd)"
+	echo "entryd.service and entryd.socket: systemd-analyze verify passed (ExecStart=$$bin/entryd)" && \
+	systemd-analyze verify --man=no "$$tmp/entryd-web.socket" "$$tmp/entryd-web.service" && \
+	echo "entryd-web.service and entryd-web.socket: systemd-analyze verify passed (ExecStart=$$bin/entryd-web)"
 
 uninstall: uninstall-docs
-	rm -f $(DESTDIR)$(BINDIR)/entryd $(DESTDIR)$(BINDIR)/entryctl
-	rm -f $(DESTDIR)$(UNITDIR)/entryd.service $(DESTDIR)$(UNITDIR)/entryd.socket
+	rm -f $(DESTDIR)$(BINDIR)/entryd $(DESTDIR)$(BINDIR)/entryctl $(DESTDIR)$(BINDIR)/entryd-web
+	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/entryd.conf $(DESTDIR)$(TMPFILESDIR)/entryd.conf
 	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 	# Configuration files are removed only when unchanged; the database in /var/lib/entryd stays.
 	cmp -s config/entryd.conf $(DESTDIR)$(CONFDIR)/entryd.conf && rm -f $(DESTDIR)$(CONFDIR)/entryd.conf || true
+	cmp -s config/entryd-web.conf $(DESTDIR)$(CONFDIR)/entryd-web.conf && rm -f $(DESTDIR)$(CONFDIR)/entryd-web.conf || true
 	for form in config/forms/*.conf; do \
 		cmp -s $$form $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) && rm -f $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) || true; \
 	done

@@ -103,7 +103,7 @@ let package = Package(
             name: "UnitTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "CSQLiteFaults", "CSQLite"],
             path: "Tests/UnitTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer"],
+            name: "EndToEndTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer", "EntryWeb"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ],
     cxxLanguageStandard: .cxx17

@@ -12,7 +12,7 @@
 # Install: /usr/share/bash-completion/completions/entryctl (loaded on demand by
 # bash-completion), or `source` it from ~/.bashrc. Needs nothing but bash.
 
-_entryctl_commands="add get update delete restore history erase erasures edit list export import backup options forms check status compact watch call peers sync conflicts resolve bridge help"
+_entryctl_commands="add get update delete restore history erase erasures edit list export import backup options forms check status compact watch call peers sync conflicts resolve bridge web-user help"
 _entryctl_globals="--socket --locale --json --timeout --help --version"
 _entryctl_fields="name birthday country province city contact_method phone email appointment"
 
@@ -34,6 +34,7 @@ _entryctl_command_options() {
         call) echo "--more" ;;
         conflicts) echo "--entry --all" ;;
         resolve) echo "--use-lost" ;;
+        web-user) echo "--role --replace --users --format" ;;
     esac
 }
 
@@ -133,13 +134,15 @@ _entryctl() {
     # Values of options.
     case "$prev" in
         --locale) COMPREPLY=($(compgen -W "zh en" -- "$cur")); return 0 ;;
-        --socket|--output|-o|--rejects) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --role) COMPREPLY=($(compgen -W "read write admin" -- "$cur")); return 0 ;;
+        --socket|--output|-o|--rejects|--users) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --order) COMPREPLY=($(compgen -W "created updated birthday name" -- "$cur")); return 0 ;;
         --format)
             case "$command" in
                 list) COMPREPLY=($(compgen -W "table json jsonl csv" -- "$cur")) ;;
                 export) COMPREPLY=($(compgen -W "jsonl csv json" -- "$cur")) ;;
                 import) COMPREPLY=($(compgen -W "jsonl csv json" -- "$cur")) ;;
+                web-user) COMPREPLY=($(compgen -W "table json" -- "$cur")) ;;
             esac
             return 0 ;;
         --country|--province|--city)
@@ -181,6 +184,7 @@ _entryctl() {
         options) COMPREPLY=($(compgen -W "$(_entryctl_picker_fields)" -- "$cur")) ;;
         sync) COMPREPLY=($(compgen -W "$(_entryctl_peer_names)" -- "$cur")) ;;
         import|backup) COMPREPLY=($(compgen -f -- "$cur")) ;;
+        web-user) [[ "$prev" == web-user ]] && COMPREPLY=($(compgen -W "add remove list" -- "$cur")) ;;
     esac
     return 0
 }

@@ -2,7 +2,7 @@
 # Included by the top-level Makefile (`include mk/docs.mk`); `make install`
 # should depend on install-docs and `make uninstall` on uninstall-docs.
 #
-#   make install-docs     man pages entryd(8), entryctl(1), entryd.conf(5) and
+#   make install-docs     man pages entryd(8), entryd-web(8), entryctl(1), entryd.conf(5) and
 #                         the bash completion of entryctl
 #   make uninstall-docs   removes them
 #
@@ -19,7 +19,7 @@ INSTALL     ?= install
 
 DOCS_MAN1 := doc/man/entryctl.1
 DOCS_MAN5 := doc/man/entryd.conf.5
-DOCS_MAN8 := doc/man/entryd.8
+DOCS_MAN8 := doc/man/entryd.8 doc/man/entryd-web.8
 
 .PHONY: install-docs uninstall-docs
 
@@ -32,4 +32,4 @@ install-docs:
 
 uninstall-docs:
 	rm -f $(DESTDIR)$(MANDIR)/man1/entryctl.1 $(DESTDIR)$(MANDIR)/man5/entryd.conf.5 \
-		$(DESTDIR)$(MANDIR)/man8/entryd.8 $(DESTDIR)$(BASHCOMPDIR)/entryctl
+		$(DESTDIR)$(MANDIR)/man8/entryd.8 $(DESTDIR)$(MANDIR)/man8/entryd-web.8 $(DESTDIR)$(BASHCOMPDIR)/entryctl

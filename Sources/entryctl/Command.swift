@@ -47,6 +47,8 @@ struct Command: Sendable {
 struct CommandInput {
     let scanned: ScannedArguments
     let globals: GlobalOptions
+    /// The process environment (`ENTRYD_WEB_USERS` for `web-user`).
+    var environment: [String: String] = [:]
 
     /// The value of `option`, or `nil`.
     func value(_ option: String) -> String? { scanned.value(option) }

@@ -7,7 +7,7 @@ import EntryClient
 enum Help {
     /// Every command, in the order `entryctl --help` lists them.
     static let commands: [Command] = EntryCommands.all + ErasureCommands.all + [InteractiveCommands.edit, ListCommand.command] + DataCommands.all
-        + FormCommands.all + SyncCommands.all + PeerCommands.all
+        + FormCommands.all + SyncCommands.all + PeerCommands.all + WebUserCommands.all
 
     /// The command named `name`, or `nil`.
     static func command(named name: String) -> Command? { commands.first { $0.name == name } }
@@ -43,8 +43,10 @@ enum Help {
                     "refused: not found, version mismatch, exists, no such form, permission denied …")),
             ("64", t("用法错误：参数错误或缺少参数", "usage error: bad or missing arguments")),
             ("65", t("值未被接受（列出每个问题）", "the values were not accepted (every problem is listed)")),
+            ("66", t("web-user remove/list：用户文件不存在", "web-user remove/list: the users file does not exist")),
             ("69", t("无法连接 entryd（启动它：entryd --socket PATH，或 systemctl start entryd.socket）",
                      "entryd cannot be reached (start it: entryd --socket PATH, or systemctl start entryd.socket)")),
+            ("73", t("web-user add/remove：无法写入用户文件", "web-user add/remove: the users file cannot be written")),
             ("75", t("暂时失败（存储失败、达到限制、连接中断）：请重试",
                      "temporary failure (storage failed, a limit was hit, connection lost): try again")),
         ])

@@ -76,7 +76,7 @@ import EntryServer
         try run(["--help"])
         for command in ["add", "get", "update", "delete", "restore", "history", "edit", "list", "export", "import", "options", "forms",
                         "check", "status", "watch", "call", "peers", "sync", "conflicts", "resolve", "bridge", "backup",
-                        "erase", "erasures"] {
+                        "erase", "erasures", "web-user"] {
             try run([command, "--help"])
         }
         try run(["frobnicate"])                                 // unknown command
@@ -102,7 +102,7 @@ import EntryServer
 
     @Test("every command has --help with usage, options and an example (exit 0)", arguments: [
         "add", "get", "update", "delete", "restore", "history", "list", "options", "forms", "check", "status", "watch", "call",
-        "peers", "sync", "conflicts", "resolve", "erase", "erasures",
+        "peers", "sync", "conflicts", "resolve", "erase", "erasures", "web-user",
     ])
     func commandHelp(command: String) throws {
         let outcome = try Run.entryctl([command, "--help"], environment: Self.english)
@@ -226,7 +226,7 @@ import EntryServer
     // MARK: - Man pages and bash completion
 
     static let root = EntryctlProcess.packageRoot.path
-    static let pages = ["doc/man/entryd.8", "doc/man/entryctl.1", "doc/man/entryd.conf.5"]
+    static let pages = ["doc/man/entryd.8", "doc/man/entryd-web.8", "doc/man/entryctl.1", "doc/man/entryd.conf.5"]
 
     /// The first of `names` found on the PATH (or in /usr/bin, /bin).
     static func tool(_ name: String) -> String? {
@@ -260,7 +260,9 @@ import EntryServer
         let page = try String(contentsOfFile: Self.root + "/doc/man/entryctl.1", encoding: .utf8)
         let completion = try String(contentsOfFile: Self.root + "/completion/entryctl.bash", encoding: .utf8)
         for command in commands {
-            #expect(page.contains(".B \(command)") || page.contains(".BI \"\(command) "), "entryctl.1 lacks \(command)")
+            let escaped = command.replacingOccurrences(of: "-", with: "\\-")  // web-user is web\-user in roff
+            #expect(page.contains(".B \(command)") || page.contains(".BI \"\(command) ") || page.contains(".BI \"\(escaped) "),
+                    "entryctl.1 lacks \(command)")
             #expect(completion.contains(" \(command) ") || completion.contains("\"\(command) ") || completion.contains(" \(command)\""),
                     "the completion lacks \(command)")
         }

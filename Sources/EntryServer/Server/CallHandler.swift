@@ -17,7 +17,7 @@ public struct CallContext {
     /// name, or `web:NAME` when a gateway caller names the web user it acts for
     /// (the `actor` parameter; doc/design.md "Security and limits"). Set once
     /// by ``EntryService`` before the method runs.
-    public internal(set) var actor: String
+    var actor: String
 
     /// A call of `caller`, whose actor is the caller's user name until
     /// ``EntryService`` reads the call's `actor` parameter.
