@@ -96,6 +96,13 @@ def test_whole_form_by_keyboard(gateway, driver):
     assert codes and all(c.startswith("44") for c in codes), codes
     assert highlighted(d, "city") == codes[0]
     assert value(d, "in-city") == ""
+    # an ARIA combobox: the input owns the listbox, the highlighted option is its active descendant
+    city = d.find_element(By.ID, "in-city")
+    assert city.get_attribute("role") == "combobox" and city.get_attribute("aria-controls") == "ls-city"
+    assert d.find_element(By.ID, "ls-city").get_attribute("role") == "listbox"
+    active = d.find_element(By.ID, city.get_attribute("aria-activedescendant"))
+    assert active.get_attribute("role") == "option" and active.get_attribute("aria-selected") == "true"
+    assert active.get_attribute("data-value") == codes[0]
     keys(d, "gz")
     wait(d, lambda: d.execute_script("return document.getElementById('ls-city').dataset.query") == "gz"
          and highlighted(d, "city") == "440100", "广州 highlighted")

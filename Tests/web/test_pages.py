@@ -71,6 +71,9 @@ def test_login_page(gateway, driver):
     wait(d, lambda: active_id(d) == "user", "the login form")
     violations = axe(d)
     assert violations == [], describe(violations)
+    controls = reachable_controls(d)
+    seen = tab_through(d)
+    assert [c for c in controls if c not in seen] == [], seen
     d.find_element(By.ID, "user").send_keys("rita")
     d.find_element(By.ID, "password").send_keys("wrong", Keys.ENTER)
     wait(d, lambda: "Wrong user name or password" in d.find_element(By.ID, "status").text, "the refusal")
