@@ -379,7 +379,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"25ee5da65254714e\"", text: #"""
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"8200a504b16a0476\"", text: #"""
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -1189,6 +1189,7 @@ const Entryd = (() => {
               problems = err.parameters.problems || [];
               submitAttempted = true;
               render();
+              for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
               setStatus("bad", w().reloaded);
               scheduleCheck(0);
             } else {

@@ -297,3 +297,20 @@ def test_logged_out_submission_waits_for_the_login(gateway, driver):
     wait(d, lambda: json.loads(storage_dump(d))["idb"] == [], "the outbox sent after the login")
     entry = json.loads(gateway.entryctl("get", entry_id, "--json"))["entry"]
     assert entry["fields"]["name"] == "Late Login" and entry["createdBy"] == "web:ada"
+
+
+def test_a_refused_queued_submission_comes_back_to_the_form(gateway, driver):
+    d = driver
+    fresh_form(d, gateway.base, "?lang=en")
+    # a submission queued offline that the daemon refuses once back (no birthday, an unknown country)
+    item_id = d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const id = uuidv7();
+        Outbox.put({id, form: 'registration', fields: {name: 'Queued Q', country: 'Atlantis', contact_method: 'phone',
+                    phone: '13800138000'}, locale: 'en', queuedAt: new Date().toISOString()})
+          .then(() => window.entrydForm.flush()).then(() => done(id));""")
+    wait(d, lambda: "refused" in d.find_element(By.ID, "status").text, "the refusal said")
+    assert value(d, "in-name") == "Queued Q"
+    assert problem(d, "birthday") and problem(d, "country")
+    assert json.loads(storage_dump(d))["idb"] == []
+    assert d.execute_script("return window.entrydForm.draftId") == item_id  # fixed and sent again: still that id

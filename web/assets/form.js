@@ -807,6 +807,7 @@
               problems = err.parameters.problems || [];
               submitAttempted = true;
               render();
+              for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
               setStatus("bad", w().reloaded);
               scheduleCheck(0);
             } else {
