@@ -12,7 +12,7 @@ enum WebAssets {
 
     /// Every file by its path under web/ (`index.html`, `assets/form.js`).
     static let files: [String: File] = [
-        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"f5ad180b508926ae\"", text: #"""
+        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"d7de1cbb87891975\"", text: #"""
 /* entryd-web: one stylesheet for the form, list, conflicts and login pages.
    System fonts only; colours keep 4.5:1 contrast or more on their backgrounds. */
 :root {
@@ -113,7 +113,8 @@ kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4p
 .table-wrap { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: var(--radius); }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 caption { text-align: left; padding: .6rem .8rem; color: var(--muted); }
-th, td { text-align: left; padding: .5rem .8rem; border-top: 1px solid #eceef1; vertical-align: top; }
+th, td { text-align: left; padding: .5rem .8rem; border-top: 1px solid #eceef1; vertical-align: top; white-space: nowrap; }
+td:first-child { white-space: normal; min-width: 6rem; }
 th { background: #f0f2f5; font-weight: 600; white-space: nowrap; }
 td.deleted { color: var(--muted); text-decoration: line-through; }
 .pager { display: flex; gap: .5rem; align-items: center; margin-top: 1rem; }
