@@ -58,3 +58,42 @@ public enum MethodAccess {
         "io.entryd.Entries.Backup",
     ]
 }
+
+/// The rule for a web user's name, which a gateway names as `actor` and entryd
+/// records as `web:NAME` (doc/design.md "Security and limits"): the users file
+/// of entryd-web (`entryctl web-user`) and entryd apply the same.
+public enum ActorName {
+    /// The longest name, in Unicode scalars.
+    public static let maxLength = 64
+
+    /// 1-64 Unicode scalars: letters (with their combining marks, never first),
+    /// decimal digits, `.`, `_`, `-` or `@`.
+    public static func isValid(_ name: String) -> Bool {
+        let scalars = name.unicodeScalars
+        guard let first = scalars.first, scalars.count <= maxLength else { return false }
+        if first.properties.generalCategory.isMark { return false }
+        return scalars.allSatisfy { s in
+            if "._-@".unicodeScalars.contains(s) { return true }
+            return s.properties.generalCategory.isLetter || s.properties.generalCategory.isMark
+                || s.properties.generalCategory == .decimalNumber
+        }
+    }
+}
+
+extension Unicode.GeneralCategory {
+    /// Lu, Ll, Lt, Lm, Lo.
+    var isLetter: Bool {
+        switch self {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter: return true
+        default: return false
+        }
+    }
+
+    /// Mn, Mc, Me: combining marks (a name in decomposed form).
+    var isMark: Bool {
+        switch self {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
+        }
+    }
+}

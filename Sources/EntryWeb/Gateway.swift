@@ -217,7 +217,7 @@ public final class Gateway: Sendable {
             sessions.close(user: session.user)
             throw WebError.authenticationRequired
         }
-        if byCookie, csrfChecked, !Secret.equal(r.header("x-csrf-token") ?? "", session.csrf) {
+        if byCookie, csrfChecked, !PasswordHash.constantTimeEqual(r.header("x-csrf-token") ?? "", session.csrf) {
             throw WebError(name: WebError.Name.csrfRejected, status: 403)
         }
         return (session, role)

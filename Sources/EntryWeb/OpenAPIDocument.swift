@@ -1,4 +1,5 @@
 import EntryModel
+import EntryProtocol
 
 /// The OpenAPI 3.1.0 description of entryd-web's HTTP API
 /// (`/api/v1/openapi.json`; doc/design.md "The HTTP door: entryd-web"),
@@ -8,55 +9,16 @@ import EntryModel
 /// The API: `POST /api/v1/<interface>.<Method>` for every exposed method (the
 /// body is the method's parameters as a JSON object, the 200 reply its reply
 /// parameters); errors are `{"error": "<qualified varlink error name>",
-/// "parameters": {…}}` with the status of ``status(forError:)``;
+/// "parameters": {…}}` with the status of ``WebError/status(for:)``;
 /// `GET /api/v1/io.entryd.Sync.Changes?since=N&limit=L` streams changes as
 /// Server-Sent Events; `POST /api/v1/login`, `POST /api/v1/logout`,
 /// `GET /api/v1/session`, `GET /healthz`. A caller authenticates with
 /// `Authorization: Bearer TOKEN`, or with the `entryd_session` cookie plus the
 /// `X-CSRF-Token` header.
 public enum OpenAPIDocument {
-    /// The methods entryd-web never exposes: peer replication (`Apply`,
-    /// `SyncPeer`, `HeldFrom`, which belong to peers over the socket or SSH) and
-    /// `Backup` (a copy of the whole database; doc/design.md).
-    public static let excludedMethods: Set<String> = [
-        "io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup",
-    ]
-
     /// Whether entryd-web exposes the qualified method `name` (`io.entryd.Entries.Add`):
-    /// every method of the served interfaces but ``excludedMethods``.
-    public static func isExposed(_ name: String) -> Bool { !excludedMethods.contains(name) }
-
-    /// The errors entryd-web itself answers with (not entryd's), with their statuses.
-    public static let webErrors: [(name: String, status: Int, doc: String)] = [
-        ("io.entryd.web.AuthenticationRequired", 401, "Not logged in: no valid bearer token or session cookie, or a wrong user name or password at login."),
-        ("io.entryd.web.CSRFRejected", 403, "A request with the session cookie lacks the X-CSRF-Token header of its session, or it does not match."),
-        ("io.entryd.web.TooManyAttempts", 429, "Too many failed logins; wait and try again."),
-        ("io.entryd.web.DaemonUnreachable", 503, "entryd cannot be reached on its socket."),
-    ]
-
-    /// The HTTP status for an error reply named `name` (qualified, e.g.
-    /// `io.entryd.Entries.EntryNotFound`), by its last component: 400
-    /// `ValidationFailed`, `InvalidParameter`; 401 `AuthenticationRequired`;
-    /// 403 `PermissionDenied`, `CSRFRejected`; 404 `EntryNotFound`,
-    /// `FormNotFound`, `FieldNotFound`, `ConflictNotFound`, `PeerNotFound`,
-    /// `MethodNotFound`, `InterfaceNotFound`; 409 `EntryExists`,
-    /// `VersionMismatch`, `EntryErased`, `ClockSkew`; 413 `LimitExceeded`; 429
-    /// `TooManyAttempts`; 501 `MethodNotImplemented`; 503 `StorageFailed`,
-    /// `DaemonUnreachable`, `PeerUnreachable`; 500 for any other.
-    public static func status(forError name: String) -> Int {
-        switch name.split(separator: ".").last.map(String.init) ?? name {
-        case "ValidationFailed", "InvalidParameter": return 400
-        case "AuthenticationRequired": return 401
-        case "PermissionDenied", "CSRFRejected": return 403
-        case "EntryNotFound", "FormNotFound", "FieldNotFound", "ConflictNotFound", "PeerNotFound", "MethodNotFound", "InterfaceNotFound": return 404
-        case "EntryExists", "VersionMismatch", "EntryErased", "ClockSkew": return 409
-        case "LimitExceeded": return 413
-        case "TooManyAttempts": return 429
-        case "MethodNotImplemented": return 501
-        case "StorageFailed", "DaemonUnreachable", "PeerUnreachable": return 503
-        default: return 500
-        }
-    }
+    /// every method of the served interfaces but `MethodAccess.peerOnly`.
+    public static func isExposed(_ name: String) -> Bool { !MethodAccess.peerOnly.contains(name) }
 
     /// What each error status means, for the responses of every method.
     static let statusMeanings: [(Int, String)] = [
@@ -141,7 +103,7 @@ public enum OpenAPIDocument {
             }
             for e in interface.errors {
                 let name = "\(q).\(e.name)"
-                errorsByStatus[status(forError: name), default: []].append(name)
+                errorsByStatus[WebError.status(for: name), default: []].append(name)
                 var members: [(String, JSON)] = [("type", .string("object"))]
                 if !e.doc.isEmpty { members.append(("description", .string(e.doc))) }
                 members.append(("required", .array([.string("error"), .string("parameters")])))
@@ -167,7 +129,7 @@ public enum OpenAPIDocument {
                 paths.append(("/api/v1/\(name)", .object(item)))
             }
         }
-        for e in webErrors {
+        for e in WebError.own {
             errorsByStatus[e.status, default: []].append(e.name)
             schemas.append((e.name, .object([
                 ("type", .string("object")), ("description", .string(e.doc)),

@@ -4,11 +4,11 @@ import Foundation
 
 /// Who a request acts for, once its session cookie or bearer token is known.
 public struct WebSession: Sendable, Equatable {
-    /// The session token (the cookie's value, or the bearer token): 32 random bytes, hex.
+    /// The session token (the cookie's value, or the bearer token): ``PasswordHash/token()``.
     public var token: String
     /// The web user's name (recorded by entryd as `web:NAME`).
     public var user: String
-    /// The token a cookie-authenticated POST must repeat in `X-CSRF-Token` (32 random bytes, hex).
+    /// The token a cookie-authenticated POST must repeat in `X-CSRF-Token` (``PasswordHash/token()``).
     public var csrf: String
     /// Monotonic seconds of the last request made with it.
     var lastUsed: Double
@@ -43,7 +43,7 @@ public final class SessionStore: @unchecked Sendable {
 
     /// A new session for `user`.
     public func open(user: String) -> WebSession {
-        let session = WebSession(token: Secret.randomHex(), user: user, csrf: Secret.randomHex(), lastUsed: clock())
+        let session = WebSession(token: PasswordHash.token(), user: user, csrf: PasswordHash.token(), lastUsed: clock())
         lock.lock()
         defer { lock.unlock() }
         if byDigest.count >= capacity, let oldest = byDigest.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
@@ -55,7 +55,7 @@ public final class SessionStore: @unchecked Sendable {
 
     /// The live session of `token`, marked used now; nil when unknown or idle too long (then forgotten).
     public func session(token: String) -> WebSession? {
-        guard token.utf8.count == 64 else { return nil }
+        guard token.utf8.count == PasswordHash.token().utf8.count else { return nil }
         let key = Secret.digest(token)
         let now = clock()
         lock.lock()
@@ -99,35 +99,14 @@ public final class SessionStore: @unchecked Sendable {
     }
 }
 
-/// Random tokens and constant-time comparison (libsodium).
+/// Digests of secrets (libsodium).
 enum Secret {
-    /// 32 random bytes (`randombytes_buf`) as 64 lower-case hex digits.
-    static func randomHex() -> String {
-        _ = sodium_init()
-        var bytes = [UInt8](repeating: 0, count: 32)
-        randombytes_buf(&bytes, bytes.count)
-        return bytes.map { String($0, radix: 16).leftPadded(2) }.joined()
-    }
-
     /// SHA-256 of `text` (`crypto_hash_sha256`).
     static func digest(_ text: String) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         let bytes = Array(text.utf8)
         crypto_hash_sha256(&out, bytes, UInt64(bytes.count))
         return out
-    }
-
-    /// Whether `a` equals `b`, in time that depends only on their lengths (`sodium_memcmp`).
-    static func equal(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return sodium_memcmp(x, y, x.count) == 0
-    }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
 

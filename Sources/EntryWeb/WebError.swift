@@ -45,20 +45,37 @@ public struct WebError: Error, Sendable, Equatable {
         public static let unsupportedMediaType = "io.entryd.web.UnsupportedMediaType"
     }
 
-    /// The status for an error name of entryd (or of the gateway):
+    /// The gateway's own errors with their statuses and meanings (the OpenAPI
+    /// document lists them).
+    public static let own: [(name: String, status: Int, doc: String)] = [
+        (Name.badRequest, 400, "The body is not a JSON object, or a query argument is unusable (reason)."),
+        (Name.authenticationRequired, 401, "Not logged in: no valid bearer token or session cookie, or it expired."),
+        (Name.loginFailed, 401, "A wrong user name or password (never says which)."),
+        (Name.csrfRejected, 403, "A request with the session cookie lacks its session's X-CSRF-Token header, or it does not match."),
+        (Name.notFound, 404, "No such page or file."),
+        (Name.methodNotAllowed, 405, "The path exists for other HTTP methods (allowed)."),
+        (Name.payloadTooLarge, 413, "The body is longer than max-body (limit, in bytes)."),
+        (Name.unsupportedMediaType, 415, "A POST whose body is not application/json."),
+        (Name.tooManyAttempts, 429, "Too many failed logins for this user or address; try again after retryAfter seconds."),
+        (Name.daemonUnreachable, 503, "entryd cannot be reached on its socket; try again."),
+    ]
+
+    /// The status for an error name, entryd's or the gateway's (``own``):
     /// 400 ValidationFailed, InvalidParameter; 403 PermissionDenied;
     /// 404 EntryNotFound, FormNotFound, FieldNotFound, ConflictNotFound,
     /// PeerNotFound, MethodNotFound, InterfaceNotFound; 409 EntryExists,
-    /// VersionMismatch, EntryErased; 413 LimitExceeded; 501 MethodNotImplemented;
-    /// 503 StorageFailed, PeerUnreachable; 500 for a name it does not know.
-    public static func status(forDaemonError name: String) -> Int {
+    /// VersionMismatch, EntryErased, ClockSkew; 413 LimitExceeded;
+    /// 501 MethodNotImplemented; 503 StorageFailed, PeerUnreachable; 500 for a
+    /// name it does not know.
+    public static func status(for name: String) -> Int {
+        if let mine = own.first(where: { $0.name == name }) { return mine.status }
         switch name {
-        case WireErrorName.validationFailed, WireErrorName.invalidParameter, WireErrorName.clockSkew: return 400
+        case WireErrorName.validationFailed, WireErrorName.invalidParameter: return 400
         case WireErrorName.permissionDenied: return 403
         case WireErrorName.entryNotFound, WireErrorName.entriesFormNotFound, WireErrorName.formsFormNotFound,
              WireErrorName.fieldNotFound, WireErrorName.conflictNotFound, WireErrorName.peerNotFound,
              WireErrorName.methodNotFound, WireErrorName.interfaceNotFound: return 404
-        case WireErrorName.entryExists, WireErrorName.versionMismatch, WireErrorName.entryErased: return 409
+        case WireErrorName.entryExists, WireErrorName.versionMismatch, WireErrorName.entryErased, WireErrorName.clockSkew: return 409
         case WireErrorName.limitExceeded: return 413
         case WireErrorName.methodNotImplemented: return 501
         case WireErrorName.storageFailed, WireErrorName.peerUnreachable: return 503
@@ -72,7 +89,7 @@ public struct WebError: Error, Sendable, Equatable {
     public static func from(_ error: any Error) -> WebError {
         if let web = error as? WebError { return web }
         if let wire = error as? WireError {
-            return WebError(name: wire.name, parameters: wire.parameters, status: status(forDaemonError: wire.name))
+            return WebError(name: wire.name, parameters: wire.parameters, status: status(for: wire.name))
         }
         return WebError(name: Name.daemonUnreachable, status: 503)
     }

@@ -2,12 +2,13 @@
 @preconcurrency import Glibc
 #endif
 import EntryModel
+import EntryProtocol
 
 /// One web user: a name, the role entryd-web lets it act with, and its password hash.
 ///
 /// The description is `NAME (ROLE)`: the hash is never printed.
 public struct WebUser: Sendable, Equatable, CustomStringConvertible {
-    /// The login name (``WebUsers/isValidName(_:)``), recorded by entryd as the actor `web:NAME`.
+    /// The login name (`ActorName.isValid(_:)` (EntryProtocol)), recorded by entryd as the actor `web:NAME`.
     public let name: String
     /// What the user may call: `read`, `write` or `admin` (never `none`).
     public let role: Role
@@ -57,7 +58,7 @@ public struct FileStamp: Sendable, Equatable {
 ///
 /// Format: UTF-8, one user per line, `NAME:ROLE:HASH`:
 /// - NAME: 1–64 Unicode scalars, each a letter (general category L*), a decimal
-///   digit (Nd) or one of `. _ - @` (``isValidName(_:)``): the rule for the actor a
+///   digit (Nd) or one of `. _ - @` (`ActorName.isValid(_:)`): the rule for the actor a
 ///   gateway names to entryd (recorded as `web:NAME`), so every user name is one
 ///   entryd accepts;
 /// - ROLE: `read`, `write` or `admin` (EntryModel's ``Role``);
@@ -94,19 +95,6 @@ public struct WebUsers: Sendable, Equatable {
     /// An empty file.
     public init() { lines = [] }
 
-    /// Whether `name` is a valid user name: 1–64 Unicode scalars, each a letter,
-    /// a decimal digit, `.`, `_`, `-` or `@` (see the type).
-    public static func isValidName(_ name: String) -> Bool {
-        let scalars = name.unicodeScalars
-        guard (1...64).contains(scalars.count) else { return false }
-        return scalars.allSatisfy { s in
-            switch s.properties.generalCategory {
-            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .decimalNumber: return true
-            default: return s == "." || s == "_" || s == "-" || s == "@"
-            }
-        }
-    }
-
     /// Reads `text` as a users file.
     /// - Parameter path: named in errors.
     /// - Throws: ``WebUsersError/malformed(path:line:problem:)`` for the first bad line.
@@ -127,7 +115,7 @@ public struct WebUsers: Sendable, Equatable {
             let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3 else { throw bad(.notThreeParts) }
             let name = String(parts[0]), roleText = String(parts[1]), hash = String(parts[2])
-            guard Self.isValidName(name) else { throw bad(.badName(name)) }
+            guard ActorName.isValid(name) else { throw bad(.badName(name)) }
             guard let role = Role(name: roleText), role != .none else { throw bad(.badRole(roleText)) }
             guard Self.isValidHash(hash) else { throw bad(.badHash) }
             if let first = seen[name] { throw bad(.duplicate(name: name, firstLine: first)) }
@@ -301,7 +289,7 @@ public enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Problem: Sendable, Equatable {
         /// The line is not `NAME:ROLE:HASH`.
         case notThreeParts
-        /// The name breaks the rule of ``WebUsers/isValidName(_:)``.
+        /// The name breaks the rule of `ActorName.isValid(_:)` (EntryProtocol).
         case badName(String)
         /// The role is not `read`, `write` or `admin`.
         case badRole(String)

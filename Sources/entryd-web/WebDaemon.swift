@@ -98,18 +98,25 @@ enum WebDaemon {
             }
             tls = (key, certificate)
         }
-        let users = try WebUserDirectory(path: settings.users, log: log)
+        let users: UsersFile
+        do {
+            users = try UsersFile(path: settings.users, log: log)
+        } catch {
+            throw StartFailure(message: "\(error)", code: .config)
+        }
         let listenFD = try SocketActivation.takeListeningSocket(environment: environment, log: log, unit: "entryd-web.socket")
         if let fd = listenFD, !settings.secure, let bound = boundAddress(fd), !bound.isLoopback {
             throw StartFailure(message: "refusing to serve \(bound) (passed by systemd) without TLS: give --tls-certificate and --tls-key, or --behind-proxy; see entryd-web(8)",
                                code: .config)
         }
+        let openAPI = OpenAPIDocument.generate()
         let gateway = Gateway(
-            link: DaemonPool(path: socketPath), users: users, policy: WebPolicy.methods,
+            link: DaemonPool(path: socketPath), users: users,
+            policy: MethodPolicy(roleOf: { MethodAccess.role(of: $0) }, socketOnly: MethodAccess.peerOnly),
             sessions: SessionStore(idleSeconds: Double(settings.sessionIdle)),
             limiter: LoginLimiter(limit: settings.loginAttempts),
             settings: .init(secure: settings.secure, behindProxy: settings.behindProxy, maxBody: settings.maxBody),
-            openAPI: WebPolicy.openAPI, log: log)
+            openAPI: { openAPI }, log: log)
         let server = HTTPServer(gateway: gateway)
         do {
             try server.start(settings: settings, listenFD: listenFD, tls: tls)

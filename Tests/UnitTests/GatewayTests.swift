@@ -145,15 +145,15 @@ import Testing
 
     @Test("actor names: 1-64 letters, digits, marks after a letter, . _ - @")
     func actorNames() {
-        #expect(EntryService.isActorName("ada"))
-        #expect(EntryService.isActorName(String(repeating: "é", count: 64)))
-        #expect(EntryService.isActorName("e\u{301}"))
-        #expect(EntryService.isActorName("张三_2"))
-        #expect(EntryService.isActorName("ada@example.org"))
-        #expect(!EntryService.isActorName(String(repeating: "a", count: 65)))
-        #expect(!EntryService.isActorName("ada\n"))
-        #expect(!EntryService.isActorName("ada\u{200B}"))
-        #expect(!EntryService.isActorName("½"))
+        #expect(ActorName.isValid("ada"))
+        #expect(ActorName.isValid(String(repeating: "é", count: 64)))
+        #expect(ActorName.isValid("e\u{301}"))
+        #expect(ActorName.isValid("张三_2"))
+        #expect(ActorName.isValid("ada@example.org"))
+        #expect(!ActorName.isValid(String(repeating: "a", count: 65)))
+        #expect(!ActorName.isValid("ada\n"))
+        #expect(!ActorName.isValid("ada\u{200B}"))
+        #expect(!ActorName.isValid("½"))
     }
 
     @Test("pipelined Adds with different actors on one connection each record their own")

@@ -100,7 +100,7 @@ import Foundation
         for idl in VarlinkIDL.served { for m in idl.methods { methods.append("\(idl.name).\(m.name)") } }
         #expect(methods.count > 25)
         for m in methods {
-            #expect(paths.contains("/api/v1/\(m)") == !OpenAPIDocument.excludedMethods.contains(m), "\(m)")
+            #expect(paths.contains("/api/v1/\(m)") == !MethodAccess.peerOnly.contains(m), "\(m)")
         }
         for excluded in ["io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup"] {
             #expect(methods.contains(excluded) && !paths.contains("/api/v1/\(excluded)"))
@@ -162,7 +162,7 @@ import Foundation
 
     @Test("error statuses follow the table of the API", arguments: [
         ("io.entryd.Entries.ValidationFailed", 400), ("org.varlink.service.InvalidParameter", 400),
-        ("io.entryd.web.AuthenticationRequired", 401), ("org.varlink.service.PermissionDenied", 403), ("io.entryd.web.CSRFRejected", 403),
+        ("io.entryd.web.AuthenticationRequired", 401), ("io.entryd.web.LoginFailed", 401), ("io.entryd.web.PayloadTooLarge", 413), ("org.varlink.service.PermissionDenied", 403), ("io.entryd.web.CSRFRejected", 403),
         ("io.entryd.Entries.EntryNotFound", 404), ("io.entryd.Forms.FormNotFound", 404), ("io.entryd.Forms.FieldNotFound", 404),
         ("io.entryd.Sync.ConflictNotFound", 404), ("org.varlink.service.MethodNotFound", 404), ("org.varlink.service.InterfaceNotFound", 404),
         ("io.entryd.Entries.EntryExists", 409), ("io.entryd.Entries.VersionMismatch", 409), ("io.entryd.Entries.EntryErased", 409),
@@ -170,6 +170,6 @@ import Foundation
         ("io.entryd.Entries.StorageFailed", 503), ("io.entryd.web.DaemonUnreachable", 503), ("x.y.Unheard", 500),
     ])
     func statuses(name: String, status: Int) {
-        #expect(OpenAPIDocument.status(forError: name) == status)
+        #expect(WebError.status(for: name) == status)
     }
 }

@@ -141,9 +141,6 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         return try startAdd(try acting(context, parameters), parameters)
     }
 
-    /// The longest `actor` a gateway may name, in Unicode scalars.
-    static let maxActorLength = 64
-
     /// `context` with its ``CallContext/actor`` set from the call's `actor`
     /// parameter: `web:NAME` when a gateway names the web user `NAME`, else the
     /// caller's user name (doc/design.md "Security and limits").
@@ -155,22 +152,10 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         guard context.caller.isGateway else {
             throw WireError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string("gateway"))]))
         }
-        guard let name = value.stringValue, Self.isActorName(name) else { throw EntryError.invalidParameter("actor") }
+        guard let name = value.stringValue, ActorName.isValid(name) else { throw EntryError.invalidParameter("actor") }
         var acting = context
         acting.actor = "web:" + name
         return acting
-    }
-
-    /// 1-64 Unicode letters (with their combining marks), decimal digits, `.`, `_`, `-` or `@`.
-    static func isActorName(_ name: String) -> Bool {
-        let scalars = name.unicodeScalars
-        guard let first = scalars.first, scalars.count <= maxActorLength else { return false }
-        if first.properties.generalCategory.isMark { return false }
-        return scalars.allSatisfy { s in
-            if "._-@".unicodeScalars.contains(s) { return true }
-            return s.properties.generalCategory.isLetter || s.properties.generalCategory.isMark
-                || s.properties.generalCategory == .decimalNumber
-        }
     }
 
     /// Sends a single, final reply.
@@ -205,23 +190,5 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         guard let tag = try p.optionalString("locale") else { return defaultLocale }
         guard let l = EntryLocale(tag: tag) else { throw EntryError.invalidParameter("locale") }
         return l
-    }
-}
-
-extension Unicode.GeneralCategory {
-    /// Lu, Ll, Lt, Lm, Lo.
-    var isLetter: Bool {
-        switch self {
-        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter: return true
-        default: return false
-        }
-    }
-
-    /// Mn, Mc, Me: combining marks (a name in decomposed form).
-    var isMark: Bool {
-        switch self {
-        case .nonspacingMark, .spacingMark, .enclosingMark: return true
-        default: return false
-        }
     }
 }

@@ -52,7 +52,7 @@ enum WebUserCommands {
             func name() throws -> String {
                 guard given.count >= 2 else { throw UsageError(zh: "缺少 NAME", en: "missing NAME") }
                 guard given.count == 2 else { throw UsageError(zh: "多余的参数“\(given[2])”", en: "unexpected argument '\(given[2])'") }
-                guard WebUsers.isValidName(given[1]) else {
+                guard ActorName.isValid(given[1]) else {
                     throw UsageError(zh: "用户名“\(given[1])”不是 1 到 64 个字母、数字或 . _ - @",
                                      en: "the user name '\(given[1])' is not 1 to 64 letters, digits, '.', '_', '-' or '@'")
                 }
