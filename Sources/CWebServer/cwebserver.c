@@ -62,6 +62,32 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
     if (pending) { free(pending->body); free(pending); *con_cls = NULL; }
 }
 
+static int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// Percent-decodes the path and query arguments in place, as libmicrohttpd's own
+// unescaper does, but keeps "%00" as it is: a NUL would cut the C string and
+// make "/index.html%00.js" look like "/index.html".
+static size_t on_unescape(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls; (void)connection;
+    char *in = text, *out = text;
+    while (*in) {
+        int hi, lo;
+        if (in[0] == '%' && (hi = hex_value(in[1])) >= 0 && (lo = hex_value(in[2])) >= 0 && (hi | lo) != 0) {
+            *out++ = (char)(hi * 16 + lo);
+            in += 3;
+        } else {
+            *out++ = *in++;
+        }
+    }
+    *out = 0;
+    return (size_t)(out - text);
+}
+
 static void on_log(void *cls, const char *fmt, va_list ap) {
     (void)cls;
     fputs("entryd-web: libmicrohttpd: ", stderr);
@@ -78,7 +104,7 @@ void *cweb_start(const cweb_options *o, cweb_handler handler, void *context, cha
     if (o->tls_key_pem) flags |= MHD_USE_TLS;
     struct sockaddr_storage address;
     memset(&address, 0, sizeof address);
-    struct MHD_OptionItem options[16];
+    struct MHD_OptionItem options[24];
     int n = 0;
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, NULL};
     if (o->listen_fd >= 0) {
@@ -106,6 +132,7 @@ void *cweb_start(const cweb_options *o, cweb_handler handler, void *context, cha
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_seconds, NULL};
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->memory_limit, NULL};
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL};
+    options[n++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)on_unescape, NULL};
     // Refuse what RFC 9112 lets a server refuse (bare LF, spaces before colons, ...).
     options[n++] = (struct MHD_OptionItem){MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL};
     if (o->tls_key_pem) {
