@@ -1,4 +1,5 @@
 import EntryModel
+import EntryProtocol
 
 /// entryd-web's settings: the command line over `[web]` in its configuration
 /// file (config/entryd-web.conf documents every key), over the defaults.
@@ -74,12 +75,12 @@ public struct WebSettings: Sendable, Equatable {
         public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
-    /// A setting that cannot be used; entryd-web exits 64 (command line) or 78 (file).
+    /// A setting that cannot be used: what is wrong, and the exit status.
     public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong and what to do, naming the option or key.
         public var message: String
-        /// The problem is on the command line (64), else in the file or the combination (78).
-        public var usage: Bool
+        /// 64 on the command line, 66 a file that cannot be read, 78 in the file or the combination.
+        public var code: ExitCode
         /// The text.
         public var description: String { message }
     }
@@ -102,15 +103,15 @@ public struct WebSettings: Sendable, Equatable {
                 option = String(option[..<eq])
             }
             if flags.contains(option) {
-                guard value == nil else { throw Problem(message: "\(option) takes no value", usage: true) }
+                guard value == nil else { throw Problem(message: "\(option) takes no value", code: .usage) }
             } else if valued.contains(option) {
                 if value == nil {
                     i += 1
-                    guard i < arguments.count else { throw Problem(message: "\(option) needs a value", usage: true) }
+                    guard i < arguments.count else { throw Problem(message: "\(option) needs a value", code: .usage) }
                     value = arguments[i]
                 }
             } else {
-                throw Problem(message: "unknown option '\(option)'; see entryd-web --help", usage: true)
+                throw Problem(message: "unknown option '\(option)'; see entryd-web --help", code: .usage)
             }
             result.append((option, value))
             i += 1
@@ -125,7 +126,7 @@ public struct WebSettings: Sendable, Equatable {
         var settings = WebSettings()
         if let path = arguments.last(where: { $0.option == "--config" })?.value {
             guard let text = readFile(path) else {
-                throw Problem(message: "cannot read the configuration file \(path); check the path and its permissions", usage: false)
+                throw Problem(message: "cannot read the configuration file \(path); check the path and its permissions", code: .noInput)
             }
             try settings.apply(file: text, path: path)
             settings.configPath = path
@@ -137,7 +138,7 @@ public struct WebSettings: Sendable, Equatable {
             }
             if option == "--config" { continue }
             do { try settings.set(String(option.dropFirst(2)), value) } catch let p as Problem {
-                throw Problem(message: p.message.replacingOccurrences(of: "KEY", with: option), usage: true)
+                throw Problem(message: p.message.replacingOccurrences(of: "KEY", with: option), code: .usage)
             }
         }
         try settings.check()
@@ -147,31 +148,28 @@ public struct WebSettings: Sendable, Equatable {
     private mutating func apply(file text: String, path: String) throws {
         let ini: IniFile
         do { ini = try IniFile(text: text, path: path, continuationLines: false) } catch {
-            throw Problem(message: "\(error)", usage: false)
+            throw Problem(message: "\(error)", code: .config)
         }
         for section in ini.sections {
             guard section.name == "web" else {
-                throw Problem(message: "\(path):\(section.line): unknown section [\(section.name)]; entryd-web reads [web] only", usage: false)
+                throw Problem(message: "\(path):\(section.line): unknown section [\(section.name)]; entryd-web reads [web] only", code: .config)
             }
             for item in section.items {
                 do { try set(item.key, item.value) } catch let p as Problem {
-                    throw Problem(message: "\(path):\(item.line): " + p.message.replacingOccurrences(of: "KEY", with: item.key), usage: false)
+                    throw Problem(message: "\(path):\(item.line): " + p.message.replacingOccurrences(of: "KEY", with: item.key), code: .config)
                 }
             }
         }
     }
 
     private mutating func set(_ key: String, _ value: String) throws {
-        func number(_ range: ClosedRange<Int>) throws -> Int {
-            guard let n = Int(value), range.contains(n) else {
-                throw Problem(message: "KEY must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(value)'", usage: false)
-            }
-            return n
+        func checked(_ parse: (String, ClosedRange<Int>) throws(ConfigSyntax.Invalid) -> Int, _ range: ClosedRange<Int>) throws -> Int {
+            do { return try parse(value, range) } catch { throw Problem(message: "KEY: " + error.message, code: .config) }
         }
         switch key {
         case "listen":
             guard let address = ListenAddress(parsing: value) else {
-                throw Problem(message: "KEY must be HOST:PORT with a numeric address (127.0.0.1:8080, [::1]:8080), not '\(value)'", usage: false)
+                throw Problem(message: "KEY must be HOST:PORT with a numeric address (127.0.0.1:8080, [::1]:8080), not '\(value)'", code: .config)
             }
             listen = address
         case "socket": socket = value
@@ -182,14 +180,14 @@ public struct WebSettings: Sendable, Equatable {
             switch value {
             case "yes", "true", "1": behindProxy = true
             case "no", "false", "0": behindProxy = false
-            default: throw Problem(message: "KEY must be yes or no, not '\(value)'", usage: false)
+            default: throw Problem(message: "KEY must be yes or no, not '\(value)'", code: .config)
             }
-        case "max-connections": maxConnections = try number(1...100_000)
-        case "max-body": maxBody = try number(1024...(64 << 20))
-        case "session-idle": sessionIdle = try number(60...2_592_000)
-        case "login-attempts": loginAttempts = try number(1...1000)
-        case "idle-timeout": idleTimeout = try number(1...3600)
-        default: throw Problem(message: "unknown key '\(key)'; see config/entryd-web.conf", usage: false)
+        case "max-connections": maxConnections = try checked(ConfigSyntax.count, 1...65_536)
+        case "max-body": maxBody = try checked(ConfigSyntax.bytes, 1024...(64 << 20))
+        case "session-idle": sessionIdle = try checked(ConfigSyntax.seconds, 60...2_592_000)
+        case "login-attempts": loginAttempts = try checked(ConfigSyntax.count, 1...1000)
+        case "idle-timeout": idleTimeout = try checked(ConfigSyntax.seconds, 1...3600)
+        default: throw Problem(message: "unknown key '\(key)'; see config/entryd-web.conf", code: .config)
         }
     }
 
@@ -197,14 +195,14 @@ public struct WebSettings: Sendable, Equatable {
     /// anything but loopback needs TLS or `--behind-proxy`.
     private func check() throws {
         if (tlsCertificate == nil) != (tlsKey == nil) {
-            throw Problem(message: "TLS needs both --tls-certificate and --tls-key (PEM files)", usage: false)
+            throw Problem(message: "TLS needs both --tls-certificate and --tls-key (PEM files)", code: .config)
         }
         if !listen.isLoopback, tlsCertificate == nil, !behindProxy {
             throw Problem(message: """
                 refusing to listen on \(listen) without TLS: passwords and personal data would cross the network in clear. \
                 Give --tls-certificate and --tls-key, or put a TLS reverse proxy in front and pass --behind-proxy \
                 (see entryd-web(8)), or listen on 127.0.0.1
-                """, usage: false)
+                """, code: .config)
         }
     }
 

@@ -17,10 +17,17 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
     private let keep = 64
     /// Longest wait for a reply, in milliseconds.
     private let replyTimeout = 60_000
-    /// Seconds between keep-alives on an idle event stream.
-    static let streamIdleSeconds = 15
+    /// Seconds between keep-alives on an idle event stream: under the
+    /// connection's idle timeout, so libmicrohttpd never cuts a live feed.
+    let streamIdleSeconds: Int
 
-    init(path: String) { self.path = path }
+    /// - Parameters:
+    ///   - path: entryd's socket.
+    ///   - idleTimeout: the HTTP connections' idle timeout in seconds; keep-alives come at half of it, at most every 15 s.
+    init(path: String, idleTimeout: Int) {
+        self.path = path
+        streamIdleSeconds = max(1, min(15, idleTimeout / 2))
+    }
 
     func call(_ method: String, _ parameters: JSON) throws -> JSON {
         let connection = try take()
@@ -43,7 +50,7 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
             try connection.send(VarlinkCall(method: method, parameters: parameters, more: true))
             let first = try connection.receive()
             if let error = first.error { throw WireError(name: error, parameters: first.parameters) }
-            _ = csystem_set_timeouts(connection.fd, DaemonPool.streamIdleSeconds * 1000, replyTimeout)
+            _ = csystem_set_timeouts(connection.fd, streamIdleSeconds * 1000, replyTimeout)
             return DaemonStream(connection: connection, first: first)
         } catch let error as WireError {
             throw error

@@ -27,7 +27,7 @@ enum WebDaemon {
             settings = try WebSettings.load(try WebSettings.scan(arguments)) { try? String(contentsOfFile: $0, encoding: .utf8) }
         } catch let problem as WebSettings.Problem {
             log.error(problem.message)
-            exit(problem.usage ? ExitCode.usage.rawValue : ExitCode.config.rawValue)
+            exit(problem.code.rawValue)
         } catch {
             log.error("\(error)")
             exit(ExitCode.config.rawValue)
@@ -111,7 +111,7 @@ enum WebDaemon {
         }
         let openAPI = OpenAPIDocument.generate()
         let gateway = Gateway(
-            link: DaemonPool(path: socketPath), users: users,
+            link: DaemonPool(path: socketPath, idleTimeout: settings.idleTimeout), users: users,
             policy: MethodPolicy(roleOf: { MethodAccess.role(of: $0) }, socketOnly: MethodAccess.peerOnly),
             sessions: SessionStore(idleSeconds: Double(settings.sessionIdle)),
             limiter: LoginLimiter(limit: settings.loginAttempts),

@@ -289,10 +289,10 @@ import Testing
 
     @Test("settings: defaults, the file under the command line, and the refusals that name the key")
     func settings() throws {
-        let file = "[web]\nlisten = [::1]:9000\nmax-body = 2048\nlogin-attempts = 9\n"
+        let file = "[web]\nlisten = [::1]:9000\nmax-body = 2K\nlogin-attempts = 9\nsession-idle = 2h\n"
         let s = try WebSettings.load(try WebSettings.scan(["--config", "/c", "--users", "/u"])) { _ in file }
         #expect(s.listen == .init(host: "::1", port: 9000))
-        #expect(s.maxBody == 2048 && s.loginAttempts == 9 && s.users == "/u")
+        #expect(s.maxBody == 2048 && s.loginAttempts == 9 && s.sessionIdle == 7200 && s.users == "/u")
         #expect(!s.secure)
         let d = try WebSettings.load([]) { _ in nil }
         #expect(d.listen.description == "127.0.0.1:8080" && d.users == "/etc/entryd/web-users" && d.maxConnections == 512)
@@ -300,15 +300,17 @@ import Testing
         func problem(_ args: [String], file: String? = nil) -> WebSettings.Problem? {
             do { _ = try WebSettings.load(try WebSettings.scan(args)) { _ in file }; return nil } catch { return error as? WebSettings.Problem }
         }
-        #expect(problem(["--nope"])?.usage == true)
+        #expect(problem(["--nope"])?.code == .usage)
         #expect(problem(["--listen"])?.message == "--listen needs a value")
         #expect(problem(["--listen", "example.org:80"])?.message.contains("--listen must be HOST:PORT") == true)
+        #expect(problem(["--config", "/c"], file: "[web]\nidle-timeout = soon\n")?.message.contains("idle-timeout: give a whole number from 1 to 3600 seconds") == true)
         let open = try #require(problem(["--listen", "0.0.0.0:8080"]))
-        #expect(open.message.contains("refusing to listen on 0.0.0.0:8080 without TLS") && !open.usage)
+        #expect(open.message.contains("refusing to listen on 0.0.0.0:8080 without TLS") && open.code == .config)
         #expect(problem(["--listen", "0.0.0.0:8080", "--behind-proxy"]) == nil)
         #expect(problem(["--listen", "0.0.0.0:8080", "--tls-certificate", "c.pem"])?.message.contains("both") == true)
-        #expect(problem(["--config", "/c"], file: "[web]\nmax-body = 1\n")?.message.hasPrefix("/c:2: max-body must be a whole number") == true)
+        #expect(problem(["--config", "/c"], file: "[web]\nmax-body = 1\n")?.message.hasPrefix("/c:2: max-body: give a whole number from 1024 to 67108864 bytes") == true)
         #expect(problem(["--config", "/c"], file: "[web]\ncolour = red\n")?.message.contains("unknown key 'colour'") == true)
-        #expect(problem(["--config", "/missing"])?.message.contains("cannot read the configuration file /missing") == true)
+        let missing = try #require(problem(["--config", "/missing"]))
+        #expect(missing.message.contains("cannot read the configuration file /missing") && missing.code == .noInput)
     }
 }

@@ -162,6 +162,25 @@ def test_sse_delivers_another_clients_add(gateway, tokens):
         assert time.monotonic() - started < 5, "no event within 5 s"
     delay = time.monotonic() - started
     print(f"\nSSE: another client's Add arrived {delay * 1000:.1f} ms after it was answered")
+    # idle past the connection idle-timeout (3 s): keep-alives hold the feed open
+    buffer = b""
+    idle_until = time.monotonic() + 4.5
+    while time.monotonic() < idle_until:
+        s.settimeout(max(0.1, idle_until - time.monotonic()))
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            break
+        assert chunk, "the feed was closed while idle"
+        buffer += chunk
+    assert b": keep-alive" in buffer
+    later = uuid7()
+    _ok(gateway, "io.entryd.Entries.Add", {"id": later, "fields": dict(GOOD, name="赵六")}, tokens["ada"])
+    s.settimeout(5)
+    while later.encode() not in buffer:
+        chunk = s.recv(65536)
+        assert chunk, "stream closed"
+        buffer += chunk
     s.close()
 
 

@@ -120,37 +120,17 @@ extension DaemonConfiguration {
 enum ConfigValues {
     /// A whole number of bytes, optionally with `K` or `M` (KiB, MiB), within `range`.
     static func bytes(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.Problem) -> Int {
-        try scaled(text, range, unit: "bytes", example: "4M", suffixes: [("K", 1024), ("KiB", 1024), ("M", 1 << 20), ("MiB", 1 << 20)])
+        do { return try ConfigSyntax.bytes(text, range) } catch { throw ConfigKey.Problem(message: error.message) }
     }
 
     /// A whole number of seconds, optionally with `s`, `min`, `h` or `d` (days), within `range`.
     static func seconds(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.Problem) -> Int {
-        try scaled(text, range, unit: "seconds", example: "5min", suffixes: [("s", 1), ("min", 60), ("m", 60), ("h", 3600), ("d", 86_400)])
+        do { return try ConfigSyntax.seconds(text, range) } catch { throw ConfigKey.Problem(message: error.message) }
     }
 
     /// A plain whole number within `range`.
     static func count(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.Problem) -> Int {
-        try scaled(text, range, unit: "", example: String(range.upperBound / 2), suffixes: [])
-    }
-
-    private static func scaled(_ text: String, _ range: ClosedRange<Int>, unit: String, example: String,
-                               suffixes: [(String, Int)]) throws(ConfigKey.Problem) -> Int {
-        var digits = Substring(text)
-        var factor = 1
-        for (suffix, f) in suffixes.sorted(by: { $0.0.count > $1.0.count }) where digits.hasSuffix(suffix) {
-            digits = digits.dropLast(suffix.count)
-            factor = f
-            break
-        }
-        digits = Substring(digits.trimmingCharacters(in: .whitespaces))
-        let bounds = unit.isEmpty ? "\(range.lowerBound) to \(range.upperBound)"
-            : "\(range.lowerBound) to \(range.upperBound) \(unit)"
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
-              let n = Int(digits), n <= Int.max / factor, range.contains(n * factor) else {
-            let forms = suffixes.isEmpty ? "" : " (or with a unit, e.g. \(example))"
-            throw ConfigKey.Problem(message: "give a whole number from \(bounds)\(forms), not '\(text)'")
-        }
-        return n * factor
+        do { return try ConfigSyntax.count(text, range) } catch { throw ConfigKey.Problem(message: error.message) }
     }
 
     /// A comma-separated list of user names and `@group` names (may be empty).
