@@ -176,8 +176,11 @@ public struct WebUsers: Sendable, Equatable {
     }
 
     /// Adds `user` at the end, or with `replace` puts it in the place of the user of the same name.
-    /// - Throws: ``WebUsersError/exists(name:)`` when the name is taken and `replace` is false.
+    /// - Throws: ``WebUsersError/invalidName(_:)`` for a name against the rule
+    ///   (it would make the file unreadable); ``WebUsersError/exists(name:)``
+    ///   when the name is taken and `replace` is false.
     public mutating func add(_ user: WebUser, replace: Bool) throws(WebUsersError) {
+        guard Self.isValidName(user.name) else { throw .invalidName(user.name) }
         if let k = lines.firstIndex(where: { if case .user(let u) = $0 { return u.name == user.name } else { return false } }) {
             guard replace else { throw .exists(name: user.name) }
             lines[k] = .user(user)
@@ -309,6 +312,8 @@ public enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
     case exists(name: String)
     /// No user has that name.
     case unknownUser(name: String)
+    /// The name breaks the rule of ``WebUsers/isValidName(_:)``.
+    case invalidName(String)
     /// `call` failed on `path` with `errno` while writing; the old file is unchanged (exit 73 in entryctl).
     case cannotWrite(path: String, call: String, errno: Int32)
 
@@ -329,6 +334,7 @@ public enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path):\(line): \(what); fix or remove the line (the file was not changed)"
         case .exists(let name): return "the web user '\(name)' exists: give --replace to set a new password and role"
         case .unknownUser(let name): return "no web user '\(name)'"
+        case .invalidName(let name): return "the user name '\(name)' is not 1 to 64 letters, digits, '.', '_', '-' or '@'"
         case .cannotWrite(let path, let call, let e): return "cannot write '\(path)' (\(call)): \(String(cString: strerror(e))); the users file was not changed"
         }
     }

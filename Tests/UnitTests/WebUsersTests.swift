@@ -95,6 +95,7 @@ import Testing
         #expect(throws: WebUsersError.exists(name: "carol")) { try users.add(carol, replace: false) }
         try users.add(WebUser(name: "alice", role: .read, passwordHash: Self.hash), replace: true)
         #expect(users.users.map(\.name) == ["alice", "bob", "carol"] && users.users[0].role == .read)
+        #expect(throws: WebUsersError.invalidName("web:x")) { try users.add(WebUser(name: "web:x", role: .read, passwordHash: Self.hash), replace: true) }
         try users.remove(named: "bob")
         #expect(throws: WebUsersError.unknownUser(name: "bob")) { try users.remove(named: "bob") }
         #expect(users.text == "# users\nalice:read:\(Self.hash)\n\ncarol:write:\(Self.hash)\n")

@@ -261,6 +261,9 @@ struct WebUserFailure: LocalizedFailure {
         case .unknownUser(let name):
             return [Localized(zh: "“\(path)”中没有网页用户 \(name)（entryctl web-user list 列出用户）",
                               en: "no web user \(name) in '\(path)' (entryctl web-user list shows the users)")]
+        case .invalidName(let name):
+            return [Localized(zh: "用户名“\(name)”不是 1 到 64 个字母、数字或 . _ - @",
+                              en: "the user name '\(name)' is not 1 to 64 letters, digits, '.', '_', '-' or '@'")]
         case .cannotWrite(let file, let call, let e):
             return [Localized(zh: "无法写入“\(file)”（\(call)）：\(why(e))；用户文件没有修改",
                               en: "cannot write '\(file)' (\(call)): \(why(e)); the users file was not changed")]
