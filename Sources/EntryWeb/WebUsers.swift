@@ -180,7 +180,7 @@ public struct WebUsers: Sendable, Equatable {
     ///   (it would make the file unreadable); ``WebUsersError/exists(name:)``
     ///   when the name is taken and `replace` is false.
     public mutating func add(_ user: WebUser, replace: Bool) throws(WebUsersError) {
-        guard Self.isValidName(user.name) else { throw .invalidName(user.name) }
+        guard ActorName.isValid(user.name) else { throw .invalidName(user.name) }
         if let k = lines.firstIndex(where: { if case .user(let u) = $0 { return u.name == user.name } else { return false } }) {
             guard replace else { throw .exists(name: user.name) }
             lines[k] = .user(user)
@@ -312,7 +312,7 @@ public enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
     case exists(name: String)
     /// No user has that name.
     case unknownUser(name: String)
-    /// The name breaks the rule of ``WebUsers/isValidName(_:)``.
+    /// The name breaks the rule of `ActorName.isValid(_:)`.
     case invalidName(String)
     /// `call` failed on `path` with `errno` while writing; the old file is unchanged (exit 73 in entryctl).
     case cannotWrite(path: String, call: String, errno: Int32)
