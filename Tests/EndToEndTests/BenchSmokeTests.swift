@@ -21,6 +21,21 @@ import Testing
         #expect(r.stderr.contains("entryd-bench: entryd: durable Add, 1 client"))
     }
 
+    @Test("entryd-bench --web adds through entryd-web and over the socket, and weighs the page")
+    func webRun() throws {
+        let bench = productsDirectory() + "/entryd-bench"
+        try #require(FileManager.default.isExecutableFile(atPath: bench), "build entryd-bench first")
+        let r = try runProcess(bench, ["--web", "--clients", "8", "--seconds", "0.5"], timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        for row in ["| HTTP (entryd-web) |", "| varlink (socket) |"] {
+            let line = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix(row) }, "missing row '\(row)' in:\n\(r.stdout)")
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect((Double(cells[1]) ?? 0) > 0, "no adds: \(line)")
+            #expect(cells[4] == "0", "errors: \(line)")
+        }
+        #expect(r.stdout.contains("The form page: "))
+    }
+
     @Test("entryd-bench refuses an unknown option with its usage (exit 64)")
     func usage() throws {
         let r = try runProcess(productsDirectory() + "/entryd-bench", ["--frob"])
