@@ -9,8 +9,9 @@ import Foundation
 
 /// Accepts clients on the listening socket and runs one session thread per
 /// connection, up to `max-connections`; tracks them so shutdown can drain.
-/// Each connection's role comes from the access policy in force when it was
-/// accepted (a reload replaces the policy for new connections).
+/// Each connection's role comes from the access policy in force: a reload
+/// replaces it for new connections and gives every open one its role under
+/// the new policy, so a revoked role (a gateway, an admin) ends at once.
 final class Listener: @unchecked Sendable {
     let fd: Int32
     let service: EntryService
@@ -36,10 +37,23 @@ final class Listener: @unchecked Sendable {
         self.log = log
     }
 
-    /// The access policy for connections accepted from now on (reload).
+    /// The access policy in force; setting it (reload) re-reads the role of
+    /// every open connection.
     var access: AccessPolicy {
         get { lock.lock(); defer { lock.unlock() }; return policy }
-        set { lock.lock(); policy = newValue; lock.unlock() }
+        set {
+            lock.lock()
+            policy = newValue
+            let open = sessions
+            lock.unlock()
+            for (client, session) in open {
+                let before = session.caller
+                let after = SocketCredentials.caller(of: client, access: newValue)
+                guard after.role != before.role || after.isGateway != before.isGateway else { continue }
+                session.reassign(after)
+                log.notice("client fd=\(client) user='\(after.userName)': role \(before.role.name)\(before.isGateway ? " (gateway)" : "") → \(after.role.name)\(after.isGateway ? " (gateway)" : "") after the reload")
+            }
+        }
     }
 
     /// Sessions open now.

@@ -21,7 +21,7 @@ import Testing
         return try conn.receive()
     }
 
-    @Test("entryd with gateway = the test's user: Add with actor ada is recorded as web:ada, Backup and Apply are PermissionDenied(admin); after a reload without gateway, actor is PermissionDenied(gateway)")
+    @Test("entryd with gateway = the test's user: Add with actor ada is recorded as web:ada, Backup and Apply are PermissionDenied(admin); after a reload without gateway, actor is PermissionDenied(gateway) on the open connection too, and a reload that names it again lets an open connection name the actor")
     func gatewayAndReload() throws {
         let dir = try serviceTestDirectory("gateway")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -52,7 +52,6 @@ import Testing
         }
         let bad = try Self.add(gateway, actor: "web:x")
         #expect(bad.error == WireErrorName.invalidParameter && bad.parameters["parameter"]?.stringValue == "actor")
-        gateway.close()
 
         // The gateway line removed: the same user is admin again (its own
         // user), no gateway, so `actor` is refused and nothing is stored.
@@ -63,7 +62,18 @@ import Testing
         let plain = try VarlinkConnection(path: socket)
         let refused = try Self.add(plain, actor: "ada")
         #expect(refused.error == WireErrorName.permissionDenied && refused.parameters["role"]?.stringValue == "gateway")
+        // The connection opened while it was a gateway has lost that standing too.
+        let revoked = try Self.add(gateway, actor: "ada")
+        #expect(revoked.error == WireErrorName.permissionDenied && revoked.parameters["role"]?.stringValue == "gateway")
         #expect(try plain.call("io.entryd.Entries.List")["total"]?.intValue == 2)
+
+        // Named again: the connection opened meanwhile may name the actor at once.
+        try "[roles]\ngateway = \(me)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(notify.wait(for: "RELOADING=1").found != nil)
+        #expect(notify.wait(for: "READY=1").found != nil)
+        #expect(try Self.add(plain, actor: "bo").parameters["entry"]?["createdBy"]?.stringValue == "web:bo")
+        gateway.close()
         plain.close()
         #expect(daemon.stop() == 0)
     }

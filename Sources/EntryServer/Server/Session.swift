@@ -24,10 +24,13 @@ import Foundation
 /// Bytes without a closing NUL when the client hangs up get no reply.
 ///
 /// A session belongs to the thread that calls ``run()``; only
-/// ``requestShutdown()`` may be called from another thread.
+/// ``requestShutdown()`` and ``reassign(_:)`` may be called from another thread.
 public final class Session: @unchecked Sendable {
     let fd: Int32
-    let caller: Caller
+    private var assigned: Caller
+    private let callerLock = NSLock()
+    /// The client and its role: fixed at accept, replaced by ``reassign(_:)`` on a reload.
+    public var caller: Caller { callerLock.withLock { assigned } }
     let handler: any CallHandler
     let limits: Limits
     /// Called with a short event text for the daemon's debug log (ids, never values).
@@ -72,7 +75,7 @@ public final class Session: @unchecked Sendable {
                 onStream: @escaping () -> Void = {}, log: @escaping (String) -> Void = { _ in }) {
         self.onStream = onStream
         self.fd = fd
-        self.caller = caller
+        self.assigned = caller
         self.handler = handler
         self.limits = limits
         self.machine = SessionMachine(limits: limits)
@@ -175,6 +178,13 @@ public final class Session: @unchecked Sendable {
         } catch {
             return .failed(WireError(mapping: error, interface: call.interface))
         }
+    }
+
+    /// Gives the connection the role (and gateway standing) of `caller`: a
+    /// reload changed `[roles]`. Calls that start from now on run with it;
+    /// calls already running keep the role they started with.
+    public func reassign(_ caller: Caller) {
+        callerLock.withLock { assigned = caller }
     }
 
     /// The context of call `id`: its replies go through the machine.
