@@ -90,6 +90,8 @@ static size_t on_unescape(void *cls, struct MHD_Connection *connection, char *te
 
 static void on_log(void *cls, const char *fmt, va_list ap) {
     (void)cls;
+    // A client that goes away mid-response (a closed live feed) is not news.
+    if (strncmp(fmt, "Failed to send", 14) == 0) return;
     fputs("entryd-web: libmicrohttpd: ", stderr);
     vfprintf(stderr, fmt, ap);
 }

@@ -253,9 +253,24 @@ public final class Gateway: Sendable {
         if isFeed {
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
                                                        ("X-Accel-Buffering", "no")],
-                                events: EventStream(source: try link.stream(method, parameters)))
+                                events: EventStream(source: try asGateway { try link.stream(method, parameters) }))
         }
-        return .json(200, try link.call(method, parameters))
+        return .json(200, try asGateway { try link.call(method, parameters) })
+    }
+
+    /// Runs a call to entryd; when entryd refuses the actor because it does not
+    /// take this process for its gateway, says so (503 `GatewayNotConfigured`,
+    /// and what to do in the log) instead of passing on a PermissionDenied
+    /// that reads as if the web user's role were wrong.
+    private func asGateway<T>(_ call: () throws -> T) throws -> T {
+        do {
+            return try call()
+        } catch let error as WireError where error.name == WireErrorName.permissionDenied
+                    && error.parameters["role"]?.stringValue == "gateway" {
+            let user = ProcessInfo.processInfo.userName
+            log.error("entryd refuses to record web users as actors: add 'gateway = \(user)' under [roles] in entryd.conf and reload entryd (systemctl reload entryd)")
+            throw WebError(name: WebError.Name.gatewayNotConfigured, parameters: .object([("user", .string(user))]), status: 503)
+        }
     }
 
     /// The body as a JSON object (an empty body is `{}`).

@@ -33,6 +33,8 @@ public struct WebError: Error, Sendable, Equatable {
         public static let tooManyAttempts = "io.entryd.web.TooManyAttempts"
         /// 503: entryd cannot be reached.
         public static let daemonUnreachable = "io.entryd.web.DaemonUnreachable"
+        /// 503: entryd does not name entryd-web's user as `gateway` in `[roles]` (`user`).
+        public static let gatewayNotConfigured = "io.entryd.web.GatewayNotConfigured"
         /// 400: the body is not a JSON object, or a query argument is unusable (`reason`).
         public static let badRequest = "io.entryd.web.BadRequest"
         /// 404: no such page or API path.
@@ -58,6 +60,7 @@ public struct WebError: Error, Sendable, Equatable {
         (Name.unsupportedMediaType, 415, "A POST whose body is not application/json."),
         (Name.tooManyAttempts, 429, "Too many failed logins for this user or address; try again after retryAfter seconds."),
         (Name.daemonUnreachable, 503, "entryd cannot be reached on its socket; try again."),
+        (Name.gatewayNotConfigured, 503, "entryd does not name entryd-web's user as gateway in the [roles] of entryd.conf; the operator must add it and reload entryd."),
     ]
 
     /// The status for an error name, entryd's or the gateway's (``own``):
@@ -103,7 +106,8 @@ public struct WebError: Error, Sendable, Equatable {
     static func badRequest(_ reason: String) -> WebError {
         WebError(name: Name.badRequest, parameters: .object([("reason", .string(reason))]), status: 400)
     }
-    static let authenticationRequired = WebError(name: Name.authenticationRequired, status: 401)
+    static let authenticationRequired = WebError(name: Name.authenticationRequired,
+                                                 parameters: .object([("login", .string("/api/v1/login"))]), status: 401)
     static let notFound = WebError(name: Name.notFound, status: 404)
     static func methodNotAllowed(_ allowed: String) -> WebError {
         WebError(name: Name.methodNotAllowed, parameters: .object([("allowed", .string(allowed))]), status: 405)

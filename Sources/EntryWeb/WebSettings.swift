@@ -8,8 +8,9 @@ public struct WebSettings: Sendable, Equatable {
     public var listen = ListenAddress(host: "127.0.0.1", port: 8080)
     /// entryd's socket; nil: as entryctl finds it.
     public var socket: String?
-    /// The users file (`entryctl web-user`).
-    public var users = "/etc/entryd/web-users"
+    /// The users file (`entryctl web-user`): `--users`, else the file's
+    /// `users`, else `$ENTRYD_WEB_USERS`, else ``WebUsers/defaultPath``.
+    public var users = WebUsers.defaultPath
     /// PEM files for TLS; both or neither.
     public var tlsCertificate: String?
     /// The key of ``tlsCertificate``.
@@ -119,17 +120,29 @@ public struct WebSettings: Sendable, Equatable {
         return result
     }
 
-    /// The settings from `arguments` over the file `--config` names (if any) over defaults.
-    /// - Parameter readFile: reads a file's text, or nil when it cannot be read.
+    /// Where the configuration is read from without `--config`, when it exists.
+    public static let defaultConfigPath = "/etc/entryd/entryd-web.conf"
+
+    /// The settings from `arguments` over the configuration file (`--config`,
+    /// else ``defaultConfigPath`` when it can be read) over `environment`
+    /// (`ENTRYD_WEB_USERS`) over defaults.
+    /// - Parameters:
+    ///   - readFile: reads a file's text, or nil when it cannot be read.
+    ///   - environment: the process environment.
     /// - Throws: ``Problem`` naming the option or the file, line and key.
-    public static func load(_ arguments: Arguments, readFile: (String) -> String?) throws -> WebSettings {
+    public static func load(_ arguments: Arguments, environment: [String: String] = [:],
+                            readFile: (String) -> String?) throws -> WebSettings {
         var settings = WebSettings()
+        settings.users = WebUsers.path(option: nil, environment: environment)
         if let path = arguments.last(where: { $0.option == "--config" })?.value {
             guard let text = readFile(path) else {
                 throw Problem(message: "cannot read the configuration file \(path); check the path and its permissions", code: .noInput)
             }
             try settings.apply(file: text, path: path)
             settings.configPath = path
+        } else if let text = readFile(defaultConfigPath) {
+            try settings.apply(file: text, path: defaultConfigPath)
+            settings.configPath = defaultConfigPath
         }
         for (option, value) in arguments {
             guard let value else {
@@ -169,7 +182,9 @@ public struct WebSettings: Sendable, Equatable {
         switch key {
         case "listen":
             guard let address = ListenAddress(parsing: value) else {
-                throw Problem(message: "KEY must be HOST:PORT with a numeric address (127.0.0.1:8080, [::1]:8080), not '\(value)'", code: .config)
+                let missingPort = !value.contains(":") || (value.hasPrefix("[") && !value.contains("]:"))
+                throw Problem(message: "KEY must be HOST:PORT with a numeric address or localhost (127.0.0.1:8080, [::1]:8080)"
+                              + (missingPort ? "; '\(value)' has no port" : ", not '\(value)'"), code: .config)
             }
             listen = address
         case "socket": socket = value

@@ -24,7 +24,9 @@ enum WebDaemon {
         }
         let settings: WebSettings
         do {
-            settings = try WebSettings.load(try WebSettings.scan(arguments)) { try? String(contentsOfFile: $0, encoding: .utf8) }
+            settings = try WebSettings.load(try WebSettings.scan(arguments), environment: environment) {
+                try? String(contentsOfFile: $0, encoding: .utf8)
+            }
         } catch let problem as WebSettings.Problem {
             log.error(problem.message)
             exit(problem.code.rawValue)
@@ -57,12 +59,14 @@ enum WebDaemon {
         The HTTP door to entryd: the form page, and POST /api/v1/<interface>.<Method>
         for apps. A client of entryd's socket; entryd itself never listens on the network.
 
-          --config FILE           settings in [web] (default: none; see entryd-web.conf)
+          --config FILE           settings in [web] (default: /etc/entryd/entryd-web.conf
+                                  when it exists)
           --socket PATH           entryd's socket (default: as entryctl finds it)
           --listen HOST:PORT      where to listen (default 127.0.0.1:8080), unless
                                   systemd passes a socket (entryd-web.socket)
           --users FILE            web users, managed by `entryctl web-user`
-                                  (default /etc/entryd/web-users)
+                                  (default: the file's users, $ENTRYD_WEB_USERS,
+                                  /etc/entryd/web-users)
           --tls-certificate PEM   serve HTTPS with this certificate chain …
           --tls-key PEM           … and this key; needed to listen beyond loopback
           --behind-proxy          a TLS reverse proxy forwards to this gateway
@@ -125,7 +129,7 @@ enum WebDaemon {
                                code: .unavailable)
         }
         let notifier = Notifier(environment: environment, log: log)
-        log.notice("entryd-web serving \(listenFD.map { "the socket systemd passed (fd \($0))" } ?? "http\(tls == nil ? "" : "s")://\(settings.listen)") for entryd at \(socketPath)")
+        log.notice("serving \(listenFD.map { "the socket systemd passed (fd \($0))" } ?? "http\(tls == nil ? "" : "s")://\(settings.listen)") for entryd at \(socketPath)")
         notifier.send("READY=1", "STATUS=serving")
         while true {
             var received: Int32 = 0

@@ -194,6 +194,10 @@ import Testing
             #expect(body["error"]?.stringValue == name)
             #expect(body["parameters"]?["id"]?.stringValue == "X")
         }
+        link.answer = { _, _ in throw WireError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string("gateway"))])) }
+        let unnamed = g.handle(Self.post("/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
+        #expect(unnamed.status == 503)
+        #expect(try Self.json(unnamed)["error"]?.stringValue == "io.entryd.web.GatewayNotConfigured")
         link.answer = { _, _ in throw DaemonLinkError(reason: "gone") }
         let r = g.handle(Self.post("/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
         #expect(r.status == 503)
@@ -296,6 +300,13 @@ import Testing
         #expect(!s.secure)
         let d = try WebSettings.load([]) { _ in nil }
         #expect(d.listen.description == "127.0.0.1:8080" && d.users == "/etc/entryd/web-users" && d.maxConnections == 512)
+        #expect(d.configPath == nil)
+        // $ENTRYD_WEB_USERS under the file's users under --users; the default file when present.
+        let env = ["ENTRYD_WEB_USERS": "/env/users"]
+        #expect(try WebSettings.load([], environment: env) { _ in nil }.users == "/env/users")
+        let withDefault = try WebSettings.load([], environment: env) { $0 == WebSettings.defaultConfigPath ? "[web]\nusers = /file/users\n" : nil }
+        #expect(withDefault.users == "/file/users" && withDefault.configPath == WebSettings.defaultConfigPath)
+        #expect(try WebSettings.load(try WebSettings.scan(["--users", "/opt/u"]), environment: env) { _ in nil }.users == "/opt/u")
 
         func problem(_ args: [String], file: String? = nil) -> WebSettings.Problem? {
             do { _ = try WebSettings.load(try WebSettings.scan(args)) { _ in file }; return nil } catch { return error as? WebSettings.Problem }
@@ -303,6 +314,7 @@ import Testing
         #expect(problem(["--nope"])?.code == .usage)
         #expect(problem(["--listen"])?.message == "--listen needs a value")
         #expect(problem(["--listen", "example.org:80"])?.message.contains("--listen must be HOST:PORT") == true)
+        #expect(problem(["--listen", "localhost"])?.message.hasSuffix("'localhost' has no port") == true)
         #expect(problem(["--config", "/c"], file: "[web]\nidle-timeout = soon\n")?.message.contains("idle-timeout: give a whole number from 1 to 3600 seconds") == true)
         let open = try #require(problem(["--listen", "0.0.0.0:8080"]))
         #expect(open.message.contains("refusing to listen on 0.0.0.0:8080 without TLS") && open.code == .config)

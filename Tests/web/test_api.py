@@ -1,7 +1,7 @@
 """The HTTP API of entryd-web against a real entryd: every method exposed over
 HTTP, each error with its status, sessions, roles, the actor entryd records,
 the live feed, TLS and the refusal to listen beyond loopback in clear."""
-import json, os, socket, ssl, subprocess, tempfile, threading, time, urllib.request, uuid
+import json, os, signal, socket, ssl, subprocess, tempfile, threading, time, urllib.request, uuid
 
 import pytest
 
@@ -277,5 +277,42 @@ def test_entryd_down_is_503_and_back_is_200():
             assert time.time() < deadline, body
             time.sleep(0.1)
         assert "entries" in body
+    finally:
+        g.stop()
+
+
+def test_entryd_without_the_gateway_role_is_503_gateway_not_configured():
+    """entryd.conf stops naming entryd-web's user as gateway (reload): the pooled connections lose
+    the standing at once, calls answer 503 GatewayNotConfigured (not a PermissionDenied that blames the
+    web user's role); named again (reload), the same pooled connections serve."""
+    d = tempfile.mkdtemp(prefix="entryd-web-gw-")
+    g = Gateway(d)
+    conf = os.path.join(d, "entryd.conf")
+    original = open(conf).read()
+    try:
+        token = g.login("ada")
+        assert g.call("io.entryd.Entries.List", {}, token)[0] == 200
+        with open(conf, "w") as f:
+            f.write("max-batch = 5\n[roles]\n")
+        g.entryd.send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while True:
+            status, body = g.call("io.entryd.Entries.Add", {"fields": GOOD}, token)
+            if status != 200:
+                break
+            assert time.time() < deadline, "the reload did not take the gateway role away"
+            time.sleep(0.1)
+        assert (status, body["error"]) == (503, "io.entryd.web.GatewayNotConfigured")
+        assert body["parameters"]["user"]
+        with open(conf, "w") as f:
+            f.write(original)
+        g.entryd.send_signal(signal.SIGHUP)
+        while True:
+            status, body = g.call("io.entryd.Entries.Add", {"fields": GOOD}, token)
+            if status == 200:
+                break
+            assert time.time() < deadline + 10, body
+            time.sleep(0.1)
+        assert body["entry"]["createdBy"] == "web:ada"
     finally:
         g.stop()
