@@ -318,7 +318,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"f829d6e6fb7b46dd\"", text: #"""
+        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"4fc49f483bb981f0\"", text: #"""
 // The conflicts page (admin role): Sync.ListConflicts, and Resolve keeping the
 // current value or writing the lost one back.
 "use strict";
@@ -348,7 +348,10 @@ const Entryd = (() => {
   }
 
   async function load() {
-    if (!E.session || E.session.role !== "admin") { status("bad", w().adminOnly); return; }
+    const admin = !!E.session && E.session.role === "admin";
+    $("admin-filters").hidden = !admin; // nothing of the list for others: the message says why
+    $("admin-table").hidden = !admin;
+    if (!admin) { status("bad", w().adminOnly); return; }
     try {
       const r = await E.call("io.entryd.Sync.ListConflicts", { includeResolved: $("resolved").checked });
       const list = r.conflicts || [];
@@ -1732,7 +1735,7 @@ function uuidv7() {
 }
 
 """#),
-        "conflicts.html": File(contentType: "text/html; charset=utf-8", etag: "\"c98140a8f89f03f5\"", text: #"""
+        "conflicts.html": File(contentType: "text/html; charset=utf-8", etag: "\"ed2ef021b4bdf98a\"", text: #"""
 <!doctype html>
 <html lang="zh-CN">
 <head>
@@ -1759,11 +1762,11 @@ function uuidv7() {
   <button type="button" class="link-button" id="logout" data-w="logout" hidden>退出</button>
 </header>
 <main id="main" class="wide">
-  <div class="filters">
+  <div class="filters" id="admin-filters" hidden>
     <label class="check"><input id="resolved" type="checkbox"><span data-l="resolved">含已解决</span></label>
   </div>
   <div class="status" id="status" role="status" aria-live="polite"></div>
-  <div class="table-wrap">
+  <div class="table-wrap" id="admin-table" hidden>
     <table>
       <caption id="caption"></caption>
       <thead><tr>

@@ -251,6 +251,10 @@ def test_conflicts_page(gateway, driver):
     login(d, gateway.base, "rita", USERS["rita"][1], "/conflicts")
     d.get(gateway.base + "/conflicts?lang=en")
     wait(d, lambda: "administrators" in d.find_element(By.ID, "status").text, "admins only")
+    assert not d.find_element(By.ID, "resolved").is_displayed()  # nothing of the list for others
+    assert not d.find_element(By.TAG_NAME, "table").is_displayed()
+    violations = axe(d)
+    assert violations == [], describe(violations)
     assert not d.find_element(By.CSS_SELECTOR, "nav a[href='/conflicts']").is_displayed()
     login(d, gateway.base, "root-admin", USERS["root-admin"][1], "/conflicts")
     d.get(gateway.base + "/conflicts?lang=en")
