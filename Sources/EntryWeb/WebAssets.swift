@@ -391,7 +391,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"442000a5ac35c254\"", text: #"""
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"6998ee0ee09129a4\"", text: #"""
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -1046,8 +1046,10 @@ const Entryd = (() => {
     const start = parseDate(values[f.name]);
     const initial = start || nowParts();
     const wheel = new Wheel(initial, withTime, f.minuteInterval || 1, parseDate(f.min), parseDate(f.max));
-    // onToday: what the wheel shows was never asked for, so only Enter or OK commits it (not Done)
-    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "", onToday: !start || !!unread };
+    // onToday: what the wheel shows was never asked for (today, or a typed value clamped to
+    // min/max), so only Enter or OK commits it, not Done
+    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "",
+      onToday: !start || !!unread || wheel.canonical() !== values[f.name] };
     e.input.setAttribute("aria-expanded", "true");
     e.popup.hidden = false;
     drawWheel(true);

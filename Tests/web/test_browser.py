@@ -364,6 +364,18 @@ def test_typed_date_counts_on_enter(gateway, driver):
     assert value(d, "in-birthday") == "1990-02-30"
     assert "没有这一天" in problem(d, "birthday")
 
+    # out of range: the wheel shows the nearest day it may (not what was typed); Done sends the typed date
+    d.find_element(By.ID, "in-birthday").click()
+    chord(d, Keys.CONTROL, "a")
+    keys(d, "2999-1-1", Keys.ENTER)
+    wait(d, lambda: expanded(d, "birthday"), "the wheel on a date out of range")
+    assert value(d, "in-birthday") in ("2999-1-1", "2999-01-01") and wheel_values(d, "birthday") != [2999, 1, 1]
+    wait(d, lambda: problem(d, "birthday") != "", "Check's range problem")
+    chord(d, Keys.CONTROL, Keys.ENTER)
+    wait(d, lambda: not expanded(d, "birthday"), "the wheel closed by Done")
+    wait(d, lambda: "请修正" in d.find_element(By.ID, "status").text and problem(d, "birthday") != "", "refused again")
+    assert value(d, "in-birthday") in ("2999-1-1", "2999-01-01")  # the typed date, never the wheel's
+
     # a date-time field the same way (the 30-minute appointment)
     d.find_element(By.ID, "in-appointment").click()
     keys(d, "2030-1-15 10:30", Keys.ENTER)

@@ -652,8 +652,10 @@
     const start = parseDate(values[f.name]);
     const initial = start || nowParts();
     const wheel = new Wheel(initial, withTime, f.minuteInterval || 1, parseDate(f.min), parseDate(f.max));
-    // onToday: what the wheel shows was never asked for, so only Enter or OK commits it (not Done)
-    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "", onToday: !start || !!unread };
+    // onToday: what the wheel shows was never asked for (today, or a typed value clamped to
+    // min/max), so only Enter or OK commits it, not Done
+    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "",
+      onToday: !start || !!unread || wheel.canonical() !== values[f.name] };
     e.input.setAttribute("aria-expanded", "true");
     e.popup.hidden = false;
     drawWheel(true);
