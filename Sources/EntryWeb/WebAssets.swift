@@ -12,7 +12,7 @@ enum WebAssets {
 
     /// Every file by its path under web/ (`index.html`, `assets/form.js`).
     static let files: [String: File] = [
-        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"d7de1cbb87891975\"", text: #"""
+        "assets/app.css": File(contentType: "text/css; charset=utf-8", etag: "\"8bffccbeba7c5a2a\"", text: #"""
 /* entryd-web: one stylesheet for the form, list, conflicts and login pages.
    System fonts only; colours keep 4.5:1 contrast or more on their backgrounds. */
 :root {
@@ -68,7 +68,12 @@ main.wide { max-width: 80rem; }
 .field input[role="combobox"] { padding-right: 2rem; cursor: pointer; }
 .field input[role="combobox"][aria-haspopup="dialog"] { cursor: text; }
 .field .control::after { content: "▾"; position: absolute; right: .7rem; top: .55rem; color: var(--muted); pointer-events: none; }
-.field .control.text::after { content: none; }
+.field .control.text::after, .field .control.date::after { content: none; }
+.field .control.date input { padding-right: 2.75rem; }
+.field .pick { position: absolute; right: 1px; top: 1px; bottom: 1px; width: 2.5rem; border: 0; border-left: 1px solid #c9ced6;
+  background: transparent; border-radius: 0 var(--radius) var(--radius) 0; cursor: pointer; padding: 0; font-size: 1.05rem; line-height: 1;
+  font-family: "Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji", sans-serif; }
+.field .pick:hover { background: var(--accent-soft); }
 .field input[aria-invalid="true"] { border-color: var(--bad); box-shadow: 0 0 0 1px var(--bad); }
 .problem { color: var(--bad); font-size: .92rem; }
 .problem:empty { display: none; }
@@ -103,12 +108,15 @@ main.wide { max-width: 80rem; }
 .toolbar .btn { min-width: 6.5rem; }
 .toolbar .btn.primary { margin-left: 1rem; }
 .hint { color: var(--muted); font-size: .85rem; margin: .75rem 0 0; }
+ul.keys { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .35rem 1.5rem; }
+ul.keys li { white-space: nowrap; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; padding: 0 .3rem; font-size: .85em; background: var(--card); }
 
 /* list and conflicts */
 .filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: .75rem; align-items: end; margin-bottom: 1rem; }
 .filters label { display: flex; flex-direction: column; gap: .2rem; font-size: .9rem; font-weight: 600; }
 .filters label.check { flex-direction: row; align-items: center; gap: .4rem; font-weight: 400; }
+.filters label.order { grid-column: span 2; }
 .filters input, .filters select { font-weight: 400; min-width: 0; padding: .45rem .55rem; border: 1px solid #8a93a0; border-radius: var(--radius); background: var(--card); }
 .table-wrap { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: var(--radius); }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
@@ -310,7 +318,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"f829d6e6fb7b46dd\"", text: #"""
+        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"4fc49f483bb981f0\"", text: #"""
 // The conflicts page (admin role): Sync.ListConflicts, and Resolve keeping the
 // current value or writing the lost one back.
 "use strict";
@@ -340,7 +348,10 @@ const Entryd = (() => {
   }
 
   async function load() {
-    if (!E.session || E.session.role !== "admin") { status("bad", w().adminOnly); return; }
+    const admin = !!E.session && E.session.role === "admin";
+    $("admin-filters").hidden = !admin; // nothing of the list for others: the message says why
+    $("admin-table").hidden = !admin;
+    if (!admin) { status("bad", w().adminOnly); return; }
     try {
       const r = await E.call("io.entryd.Sync.ListConflicts", { includeResolved: $("resolved").checked });
       const list = r.conflicts || [];
@@ -380,7 +391,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"8200a504b16a0476\"", text: #"""
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"6998ee0ee09129a4\"", text: #"""
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -411,7 +422,8 @@ const Entryd = (() => {
       fix: "请修正标出的问题后再提交。", queued: "网络不通：已存放在本机，联网后自动发送。",
       waiting: (n) => `${n} 份提交等待发送`, rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
       retry: "立即重试", reloaded: "一份离线保存的提交被服务器拒绝，请修正后再提交。",
-      keys: "Enter：打开选择 / 下一项　Tab、Shift+Tab：移动　Esc：取消选择　Ctrl+Enter：提交",
+      keys: [[["Enter"], "打开选择 / 下一项"], [["Tab", "Shift+Tab"], "移动"], [["Esc"], "取消选择"], [["Ctrl+Enter"], "提交"]],
+      keySep: "：", keyOr: "、", pick: (l) => `打开日期选择：${l}`,
       formMissing: "找不到这个表单。", idleReset: "长时间无操作，表单已清空。",
     },
     en: {
@@ -424,7 +436,8 @@ const Entryd = (() => {
       waiting: (n) => `${n} submission${n === 1 ? "" : "s"} waiting to be sent`,
       rejectedQueued: (n) => `${n} offline submission${n === 1 ? " was" : "s were"} refused; staff must handle ${n === 1 ? "it" : "them"}`,
       retry: "Retry now", reloaded: "A submission kept offline was refused by the server; please fix it and submit again.",
-      keys: "Enter: open a picker / next field   Tab, Shift+Tab: move   Esc: cancel a picker   Ctrl+Enter: submit",
+      keys: [[["Enter"], "open a picker / next field"], [["Tab", "Shift+Tab"], "move"], [["Esc"], "cancel a picker"], [["Ctrl+Enter"], "submit"]],
+      keySep: ": ", keyOr: ", ", pick: (l) => `Choose a date: ${l}`,
       formMissing: "This form does not exist.", idleReset: "The form was cleared after a pause.",
     },
   };
@@ -473,13 +486,17 @@ const Entryd = (() => {
   const shownValue = (f) => display[f.name] || values[f.name] || "";
 
   // ---- building the page from GetForm ----
-  function cacheKey() { return `entryd.form.${FORM || ""}.${E.lang}`; }
+  // entryd.form.LANG for the default form, entryd.form.LANG.NAME for ?form=NAME
+  function cacheKey() { return FORM ? `entryd.form.${E.lang}.${FORM}` : `entryd.form.${E.lang}`; }
 
   async function loadForm() {
     try {
       const r = await E.call("io.entryd.Forms.GetForm", { name: FORM, locale: E.lang });
       form = r.form;
-      try { localStorage.setItem(cacheKey(), JSON.stringify(form)); } catch (e) { /* storage off */ }
+      try {
+        localStorage.setItem(cacheKey(), JSON.stringify(form));
+        localStorage.removeItem(`entryd.form.${FORM || ""}.${E.lang}`); // the earlier key (entryd.form..en)
+      } catch (e) { /* storage off */ }
     } catch (err) {
       let cached = null;
       try { cached = JSON.parse(localStorage.getItem(cacheKey()) || "null"); } catch (e) { cached = null; }
@@ -516,15 +533,22 @@ const Entryd = (() => {
           "aria-describedby": `pr-${f.name}`,
         });
         e.cols = h("div", { class: "cols" });
-        e.popup = h("div", { class: "popup wheel", role: "dialog", id: `dlg-${f.name}`, "aria-labelledby": `lb-${f.name}`, hidden: true },
-          e.cols, popupActions(f));
+        e.popup = h("div", { class: "popup wheel", role: "dialog", id: `dlg-${f.name}`, "aria-labelledby": `lb-${f.name}`,
+          "aria-describedby": `pr-${f.name}`, hidden: true }, e.cols, popupActions(f));
+        // for the pointer: Enter on the field does the same (so it is not a Tab stop of its own)
+        e.pick = h("button", { type: "button", class: "pick", id: `pk-${f.name}`, tabindex: "-1", "aria-controls": `dlg-${f.name}`,
+          onclick: () => {
+            if (picker && picker.field === f) { cancelPicker(); e.input.focus(); return; }
+            e.input.focus();
+            enterDate(f);
+          } }, h("span", { "aria-hidden": "true" }, "\u{1F4C5}"));
       } else {
         const type = f.type === "phone" ? "tel" : f.type === "email" ? "email" : "text";
         const auto = KIOSK ? "off" : f.type === "phone" ? "tel" : f.type === "email" ? "email" : f.name === "name" ? "name" : "off";
         e.input = h("input", { id, type, autocomplete: auto, "aria-describedby": `pr-${f.name}`,
           maxlength: f.maxLength || null, inputmode: f.type === "phone" ? "tel" : f.type === "email" ? "email" : null });
       }
-      e.control = h("div", { class: "control" + (isList(f) || isDate(f) ? "" : " text") }, e.input, e.popup || null);
+      e.control = h("div", { class: "control" + (isList(f) ? "" : isDate(f) ? " date" : " text") }, e.input, e.pick || null, e.popup || null);
       e.row = h("div", { class: "field", id: `f-${f.name}`, "data-field": f.name }, e.label, e.control, e.problem);
       box.append(e.row);
       els[f.name] = e;
@@ -545,12 +569,17 @@ const Entryd = (() => {
     $("next").textContent = w().next;
     $("done").textContent = w().done;
     $("toolbar").setAttribute("aria-label", w().nav);
-    $("keys").textContent = w().keys;
+    // one list item a key, so that the hints are apart on the screen and for screen readers
+    $("keys").replaceChildren(...w().keys.map(([ks, what]) => h("li", {},
+      ks.map((k, i) => [i ? w().keyOr : "", h("kbd", {}, k)]), w().keySep, what)));
     document.querySelectorAll("[data-act=cancel]").forEach((b) => { b.textContent = w().cancel; });
     document.querySelectorAll("[data-act=ok]").forEach((b) => { b.textContent = w().ok; });
     for (const f of form.fields) {
       const e = els[f.name];
-      if (isDate(f)) e.input.placeholder = f.type === "date" ? w().datePh : w().dateTimePh;
+      if (isDate(f)) {
+        e.input.placeholder = f.type === "date" ? w().datePh : w().dateTimePh;
+        e.pick.setAttribute("aria-label", w().pick(f.label));
+      }
     }
   }
 
@@ -658,10 +687,11 @@ const Entryd = (() => {
       });
     } else if (isDate(f)) {
       e.input.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter" && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); openDate(f); }
-        else if (ev.key === "ArrowDown" && ev.altKey) { ev.preventDefault(); openDate(f); }
+        if (ev.isComposing) return;
+        if (ev.key === "Enter" && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); enterDate(f); }
+        else if (ev.key === "ArrowDown" && ev.altKey) { ev.preventDefault(); enterDate(f); }
       });
-      e.input.addEventListener("click", () => { if (!picker) openDate(f); });
+      // a click (or a tap) puts the caret in the field for typing; the wheel opens by Enter or the picker button
       e.input.addEventListener("input", () => typed(f, e.input.value));
       e.popup.addEventListener("keydown", (ev) => wheelKey(f, ev));
       e.popup.addEventListener("wheel", (ev) => {
@@ -671,6 +701,7 @@ const Entryd = (() => {
         ev.preventDefault();
         picker.wheel.column = Number(col.dataset.col);
         picker.wheel.turn(ev.deltaY > 0 ? 1 : -1);
+        picker.onToday = false;
         drawWheel(true);
       }, { passive: false });
     } else {
@@ -973,13 +1004,52 @@ const Entryd = (() => {
     return { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate(), hour: d.getHours(), minute: d.getMinutes() };
   }
 
-  function openDate(f) {
+  /** Enter (or the picker button) on a date field: the typed text counts. Lenient
+   *  text goes to Check first; its canonical value replaces the text and the
+   *  wheel opens on it. Text Check cannot read keeps its problem showing and the
+   *  wheel opens on today, committing nothing (Escape gives the text back). */
+  async function enterDate(f) {
+    const e = els[f.name];
+    if ((picker && picker.field === f) || e.pending) return;
+    const text = e.input.value.trim();
+    if (!text) { openDate(f); return; }
+    if (values[f.name] !== text) typed(f, text);
+    touched.add(f.name);
+    clearTimeout(checkTimer);
+    const pending = (e.pending = {});
+    let answered = false;
+    try { answered = await runCheck(f.name); } finally { if (e.pending === pending) e.pending = null; }
+    // typed on, went elsewhere, or another picker opened meanwhile: no wheel
+    if (document.activeElement !== e.input || picker || e.input.value.trim() !== (values[f.name] || "").trim()) return;
+    let at = parseDate(values[f.name]);
+    if (!answered && !at) { // Check unreachable (offline): the plain numeric forms only
+      const canon = localDate(text, f.type === "datetime");
+      if (canon) { values[f.name] = canon; e.input.value = canon; at = parseDate(canon); }
+    }
+    render();
+    openDate(f, !at);
+  }
+
+  /** Offline only (Check does this when it can be reached): 1990-5-17, 1990/5/17, 1990.5.17, 19900517, with " 9:05" for date-times. */
+  function localDate(text, withTime) {
+    const m = /^(\d{4})(?:([-/.])(\d{1,2})\2(\d{1,2})|(\d{2})(\d{2}))(?:[ T](\d{1,2}):(\d{2}))?$/.exec(text.trim());
+    if (!m || !!m[7] !== withTime) return null;
+    const canon = `${m[1]}-${two(+(m[3] || m[5]))}-${two(+(m[4] || m[6]))}` + (withTime ? ` ${two(+m[7])}:${m[8]}` : "");
+    return parseDate(canon) ? canon : null;
+  }
+
+  /** Opens the wheel on the field's value, or on today (`unread`: the typed text could not be read). */
+  function openDate(f, unread) {
     if (picker) cancelPicker();
     const e = els[f.name];
     const withTime = f.type === "datetime";
-    const initial = parseDate(values[f.name]) || nowParts();
+    const start = parseDate(values[f.name]);
+    const initial = start || nowParts();
     const wheel = new Wheel(initial, withTime, f.minuteInterval || 1, parseDate(f.min), parseDate(f.max));
-    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "" };
+    // onToday: what the wheel shows was never asked for (today, or a typed value clamped to
+    // min/max), so only Enter or OK commits it, not Done
+    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "",
+      onToday: !start || !!unread || wheel.canonical() !== values[f.name] };
     e.input.setAttribute("aria-expanded", "true");
     e.popup.hidden = false;
     drawWheel(true);
@@ -997,9 +1067,9 @@ const Entryd = (() => {
           onfocus: () => { if (wh.column !== c) { wh.column = c; wh.typed = ""; } },
         },
         h("span", { class: "cap", "aria-hidden": "true" }, names[c]),
-        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(-1); drawWheel(true); } }),
+        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(-1); p.onToday = false; drawWheel(true); } }),
         h("span", { class: "n cur", "aria-hidden": "true" }),
-        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(1); drawWheel(true); } })));
+        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(1); p.onToday = false; drawWheel(true); } })));
       }
       e.cols.replaceChildren(...cols);
     }
@@ -1044,6 +1114,7 @@ const Entryd = (() => {
         if (/^[0-9]$/.test(ev.key)) { wh.type(Number(ev.key)); break; }
         return;
     }
+    p.onToday = false;
     ev.preventDefault();
     drawWheel(true);
   }
@@ -1054,7 +1125,9 @@ const Entryd = (() => {
     checkTimer = setTimeout(runCheck, delay);
   }
 
-  async function runCheck() {
+  /** Check; `force`: the field (focused, a date's Enter) whose canonical value
+   *  replaces its text now. Resolves to whether this answer was applied. */
+  async function runCheck(force) {
     const seq = ++checkSeq;
     const sent = checkedValues();
     let r;
@@ -1064,9 +1137,9 @@ const Entryd = (() => {
       // offline: Add will say it, or the outbox keeps the submission; logged
       // out: no redirect while typing (Done keeps the values, then logs in)
       if (err.status === 401) setStatus("bad", E.describe(err));
-      return;
+      return false;
     }
-    if (seq !== checkSeq) return;
+    if (seq !== checkSeq) return false;
     problems = r.problems || [];
     for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
     for (const f of form.fields) {
@@ -1075,12 +1148,14 @@ const Entryd = (() => {
       if (r.display && r.display[n]) display[n] = r.display[n];
       const canon = r.fields && r.fields[n];
       const e = els[n];
-      if (canon && canon !== values[n] && !isList(f) && document.activeElement !== e.input && !(picker && picker.field === f)) {
+      if (canon && canon !== values[n] && !isList(f) && (document.activeElement !== e.input || force === n) && !(picker && picker.field === f)) {
         values[n] = canon;
+        if (force === n) e.input.value = canon;
       }
     }
     render();
     if (picker && picker.kind === "list") els[picker.field.name].input.value = picker.query;
+    return true;
   }
 
   // ---- Done ----
@@ -1095,7 +1170,9 @@ const Entryd = (() => {
 
   async function submit() {
     if (submitting || !form) return;
-    if (picker) commitPicker(false);
+    // an open picker's value is sent, but never a wheel's today that nobody chose
+    if (picker && picker.kind === "date" && picker.onToday) cancelPicker();
+    else if (picker) commitPicker(false);
     clearTimeout(checkTimer);
     submitAttempted = true;
     const item = { id: draftId, form: form.name, fields: checkedValues(), locale: E.lang, queuedAt: new Date().toISOString() };
@@ -1280,7 +1357,7 @@ const Entryd = (() => {
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1a56db"/><path d="M9 8h14v3H12v4h9v3h-9v4h11v3H9z" fill="#fff"/></svg>
 
 """#),
-        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"27a70a1a9f42b385\"", text: #"""
+        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"85b58a22d5d6c55e\"", text: #"""
 // The list page (read role): Entries.List with search, filters and cursor
 // paging; an entry's History in a dialog.
 "use strict";
@@ -1297,6 +1374,7 @@ const Entryd = (() => {
       total: (n) => `共 ${n} 条`, page: (p) => `第 ${p} 页`, none: "没有符合条件的条目。", history: "历史", historyOf: (n) => `历史：${n}`,
       ops: { create: "创建", update: "修改", delete: "删除", restore: "恢复", erase: "清除" }, by: "操作者", at: "时间", reason: "原因",
       deletedMark: "（已删除）", loading: "正在加载…", changed: "有新的修改：回到第 1 页查看。",
+      datePh: "如 1990年5月17日", refused: "筛选条件有误，没有列出条目。",
     },
     en: {
       title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
@@ -1306,16 +1384,56 @@ const Entryd = (() => {
       total: (n) => `${n} entr${n === 1 ? "y" : "ies"}`, page: (p) => `Page ${p}`, none: "No entries match.", history: "History", historyOf: (n) => `History: ${n}`,
       ops: { create: "created", update: "updated", delete: "deleted", restore: "restored", erase: "erased" }, by: "By", at: "At", reason: "Reason",
       deletedMark: " (deleted)", loading: "Loading…", changed: "Entries changed: see page 1.",
+      datePh: "e.g. 1990-5-17", refused: "No entries listed: a filter is refused.",
     },
   };
   const w = () => W[E.lang];
   const $ = (id) => document.getElementById(id);
   let cursors = [null], pageIndex = 0, nextCursor = null, entries = [];
+  // Forms.GetForm of each form met (by language): field labels and types for the filters and the history
+  const forms = new Map();
+  const FILTER_INPUTS = { text: "q-text", country: "q-country", province: "q-province", bornFrom: "q-from", bornTo: "q-to" };
 
-  function words() {
+  async function getForm(name) {
+    const key = JSON.stringify([E.lang, name || ""]);
+    if (!forms.has(key)) {
+      forms.set(key, E.call("io.entryd.Forms.GetForm", { name: name || null, locale: E.lang })
+        .then((r) => r.form, (err) => { forms.delete(key); throw err; }));
+    }
+    return forms.get(key);
+  }
+  const fieldOf = (form, name) => (form && form.fields || []).find((f) => f.name === name) || null;
+
+  async function words() {
     document.title = w().title;
     $("filters").setAttribute("aria-label", w().filter);
     document.querySelectorAll("[data-l]").forEach((el) => { el.textContent = w()[el.dataset.l]; });
+    $("q-from").placeholder = w().datePh;
+    $("q-to").placeholder = w().datePh;
+    // the country and province filters are the form's fields: their labels are the form's
+    let form = null;
+    try { form = await getForm(null); } catch (err) { return; }
+    for (const k of ["country", "province"]) {
+      const f = fieldOf(form, k);
+      const span = document.querySelector(`[data-l=${k}]`);
+      if (f && f.label && span) span.textContent = f.label;
+    }
+  }
+
+  /** The label a person sees next to a filter (never the parameter's name). */
+  function filterLabel(key) {
+    const input = FILTER_INPUTS[key] && $(FILTER_INPUTS[key]);
+    const span = input && input.closest("label").querySelector("[data-l]");
+    return span ? span.textContent : null;
+  }
+
+  /** A problem of a filter, with the filter's label where the daemon names the parameter. */
+  function filterMessage(p) {
+    const label = p.field && filterLabel(p.field);
+    if (!label) return p.message;
+    const named = new RegExp(`\\s?\\b${p.field}\\b\\s?`);
+    if (!named.test(p.message)) return `${label}${E.lang === "zh" ? "：" : ": "}${p.message}`;
+    return p.message.replace(named, E.lang === "zh" ? `“${label}”` : ` "${label}" `);
   }
 
   function status(kind, text) { const s = $("status"); s.className = "status " + kind; s.textContent = text || ""; }
@@ -1336,13 +1454,30 @@ const Entryd = (() => {
       });
       entries = r.entries || [];
       nextCursor = r.cursor || null;
+      markRefused([]);
       $("caption").textContent = w().total(r.total);
       if (pageIndex === 0) $("live").textContent = "";
       status("", entries.length ? "" : w().none);
       draw();
     } catch (err) {
       const problems = err.parameters && err.parameters.problems;
-      status("bad", problems ? problems.map((p) => p.message).join(" ") : E.describe(err));
+      status("bad", problems ? problems.map(filterMessage).join(" ") : E.describe(err));
+      if (problems) {
+        // the table no longer answers the filters shown: emptied, not left as it was
+        markRefused(problems.map((p) => p.field));
+        entries = [];
+        nextCursor = null;
+        $("caption").textContent = w().refused;
+        draw();
+      }
+    }
+  }
+
+  function markRefused(keys) {
+    for (const [k, id] of Object.entries(FILTER_INPUTS)) {
+      const bad = keys.includes(k);
+      $(id).setAttribute("aria-invalid", String(bad));
+      if (bad) $(id).setAttribute("aria-describedby", "status"); else $(id).removeAttribute("aria-describedby");
     }
   }
 
@@ -1372,14 +1507,53 @@ const Entryd = (() => {
     dlg.showModal();
     try {
       const r = await E.call("io.entryd.Entries.History", { id: e.id, locale: E.lang });
-      $("history-list").replaceChildren(...(r.changes || []).map((c) => h("li", { "data-op": c.op },
+      const changes = r.changes || [];
+      let form = null;
+      try { form = await getForm(e.form || (changes[0] && changes[0].form) || null); } catch (err) { form = null; }
+      const shown = new Map(); // "field\u0000value" → the value as people read it
+      await Promise.all(changes.flatMap((c) => Object.entries(c.fields || {}).map(async ([k, v]) => {
+        shown.set(k + "\u0000" + v, await displayValue(form, e, k, v, c.fields));
+      })));
+      const label = (k) => { const f = fieldOf(form, k); return f && f.label ? f.label : k; };
+      $("history-list").replaceChildren(...changes.map((c) => h("li", { "data-op": c.op },
         h("strong", {}, w().ops[c.op] || c.op), " · ", (c.at || "").replace("T", " ").slice(0, 19),
         h("dl", {},
           h("dt", {}, w().by), h("dd", { class: "actor" }, c.actor || ""),
           c.reason ? [h("dt", {}, w().reason), h("dd", {}, c.reason)] : null,
-          Object.entries(c.fields || {}).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])))));
+          orderedFields(form, c.fields).map(([k, v]) => [h("dt", { "data-field": k }, label(k)),
+            h("dd", { "data-field": k, class: isFlagged(form, k) ? "emoji-capable" : null }, shown.get(k + "\u0000" + v) || v)])))));
     } catch (err) {
       $("history-list").replaceChildren(h("li", {}, E.describe(err)));
+    }
+  }
+
+  const LISTS = ["country", "province", "city", "choice"];
+  const isFlagged = (form, k) => { const f = fieldOf(form, k); return !!f && f.type === "country"; };
+
+  /** A change's fields in the form's order (unknown ones last, as they are). */
+  function orderedFields(form, fields) {
+    const names = (form && form.fields || []).map((f) => f.name);
+    const pos = (k) => { const i = names.indexOf(k); return i < 0 ? names.length : i; };
+    return Object.entries(fields || {}).sort((a, b) => pos(a[0]) - pos(b[0]));
+  }
+
+  /** A stored value as people read it: the entry's display when it is the current
+   *  value, else the row of Forms.Options (countries with their flag); else as stored. */
+  async function displayValue(form, entry, k, v, changed) {
+    if (!v) return v;
+    const cur = entry.fields || {}, d = entry.display || {};
+    if (cur[k] === v && d[k]) return d[k];
+    const f = fieldOf(form, k);
+    if (!f || !LISTS.includes(f.type)) return v;
+    try {
+      const parent = f.parent ? (changed && changed[f.parent]) || cur[f.parent] || null : null;
+      const r = await E.call("io.entryd.Forms.Options", { form: form.name, field: k, parent, query: v, locale: E.lang, limit: 100 });
+      const row = (r.options || []).find((o) => o.value === v);
+      if (!row) return v;
+      const flag = row.flag || (f.type === "country" ? E.flagOf(row.value) : "");
+      return flag ? `${flag} ${row.label}` : row.label;
+    } catch (err) {
+      return v;
     }
   }
 
@@ -1563,7 +1737,7 @@ function uuidv7() {
 }
 
 """#),
-        "conflicts.html": File(contentType: "text/html; charset=utf-8", etag: "\"c98140a8f89f03f5\"", text: #"""
+        "conflicts.html": File(contentType: "text/html; charset=utf-8", etag: "\"ed2ef021b4bdf98a\"", text: #"""
 <!doctype html>
 <html lang="zh-CN">
 <head>
@@ -1590,11 +1764,11 @@ function uuidv7() {
   <button type="button" class="link-button" id="logout" data-w="logout" hidden>退出</button>
 </header>
 <main id="main" class="wide">
-  <div class="filters">
+  <div class="filters" id="admin-filters" hidden>
     <label class="check"><input id="resolved" type="checkbox"><span data-l="resolved">含已解决</span></label>
   </div>
   <div class="status" id="status" role="status" aria-live="polite"></div>
-  <div class="table-wrap">
+  <div class="table-wrap" id="admin-table" hidden>
     <table>
       <caption id="caption"></caption>
       <thead><tr>
@@ -1611,7 +1785,7 @@ function uuidv7() {
 </html>
 
 """#),
-        "index.html": File(contentType: "text/html; charset=utf-8", etag: "\"9ef50aa667761312\"", text: #"""
+        "index.html": File(contentType: "text/html; charset=utf-8", etag: "\"6a973a320f03ee55\"", text: #"""
 <!doctype html>
 <html lang="zh-CN">
 <head>
@@ -1643,7 +1817,7 @@ function uuidv7() {
   <form id="form" novalidate aria-labelledby="title">
     <div class="card" id="fields"></div>
   </form>
-  <p class="hint" id="keys"></p>
+  <ul class="hint keys" id="keys" role="list"></ul>
   <div class="toolbar" role="group" aria-label="表单导航" id="toolbar">
     <button type="button" class="btn" id="prev">上一项</button>
     <button type="button" class="btn" id="next">下一项</button>
@@ -1657,7 +1831,7 @@ function uuidv7() {
 </html>
 
 """#),
-        "list.html": File(contentType: "text/html; charset=utf-8", etag: "\"7b808757a3dba8f2\"", text: #"""
+        "list.html": File(contentType: "text/html; charset=utf-8", etag: "\"6b9fb18e0349ac56\"", text: #"""
 <!doctype html>
 <html lang="zh-CN">
 <head>
@@ -1688,9 +1862,9 @@ function uuidv7() {
     <label><span data-l="text">姓名包含</span><input id="q-text" type="search" autocomplete="off"></label>
     <label><span data-l="country">国家</span><input id="q-country" autocomplete="off"></label>
     <label><span data-l="province">省份</span><input id="q-province" autocomplete="off"></label>
-    <label><span data-l="bornFrom">出生不早于</span><input id="q-from" placeholder="yyyy-MM-dd" inputmode="numeric" autocomplete="off"></label>
-    <label><span data-l="bornTo">出生不晚于</span><input id="q-to" placeholder="yyyy-MM-dd" inputmode="numeric" autocomplete="off"></label>
-    <label><span data-l="order">排序</span>
+    <label><span data-l="bornFrom">出生不早于</span><input id="q-from" autocomplete="off"></label>
+    <label><span data-l="bornTo">出生不晚于</span><input id="q-to" autocomplete="off"></label>
+    <label class="order"><span data-l="order">排序</span>
       <select id="q-order">
         <option value="created" data-l="o-created">创建时间（新的在前）</option>
         <option value="updated" data-l="o-updated">修改时间（新的在前）</option>

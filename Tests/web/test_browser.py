@@ -314,3 +314,118 @@ def test_a_refused_queued_submission_comes_back_to_the_form(gateway, driver):
     assert problem(d, "birthday") and problem(d, "country")
     assert json.loads(storage_dump(d))["idb"] == []
     assert d.execute_script("return window.entrydForm.draftId") == item_id  # fixed and sent again: still that id
+
+
+def wheel_values(d, field):
+    """The open wheel's columns (year, month, day[, hour, minute]) as numbers."""
+    return d.execute_script(
+        "return [...document.querySelectorAll('#dlg-' + arguments[0] + ' [role=spinbutton]')].map(c => Number(c.getAttribute('aria-valuenow')))",
+        field)
+
+
+def test_typed_date_counts_on_enter(gateway, driver):
+    """Typed (lenient) text is canonicalised by Check on Enter and the wheel opens on it;
+    a second Enter commits it. Text Check cannot read shows its problem, the wheel opens
+    on today without committing, and neither Escape nor Done puts today in its place."""
+    d = driver
+    fresh_form(d, gateway.base, "?lang=zh")
+    keys(d, "韩梅", Keys.TAB, "1990-5-17", Keys.ENTER)
+    wait(d, lambda: expanded(d, "birthday"), "the wheel after Enter on typed text")
+    assert value(d, "in-birthday") == "1990-05-17"  # Check's canonical value
+    assert wheel_values(d, "birthday") == [1990, 5, 17]
+    keys(d, Keys.ENTER)
+    wait(d, lambda: not expanded(d, "birthday"), "the wheel closed")
+    assert value(d, "in-birthday") == "1990-05-17"
+    assert active_id(d) == "in-country"
+
+    # the Chinese form: the daemon reads it too
+    chord(d, Keys.SHIFT, Keys.TAB)
+    chord(d, Keys.CONTROL, "a")
+    keys(d, "1988年8月8日", Keys.ENTER)
+    wait(d, lambda: expanded(d, "birthday"), "the wheel on 1988年8月8日")
+    assert value(d, "in-birthday") == "1988-08-08" and wheel_values(d, "birthday") == [1988, 8, 8]
+    keys(d, Keys.ESCAPE)
+    wait(d, lambda: not expanded(d, "birthday"), "closed")
+    assert value(d, "in-birthday") == "1988-08-08"  # Escape keeps the typed date (canonical)
+
+    # unreadable: the problem shows, the wheel opens on today, nothing committed
+    chord(d, Keys.CONTROL, "a")
+    keys(d, "1990-02-30", Keys.ENTER)
+    wait(d, lambda: expanded(d, "birthday"), "the wheel on an unreadable date")
+    wait(d, lambda: "没有这一天" in problem(d, "birthday"), "Check's problem shown")
+    assert value(d, "in-birthday") == "1990-02-30"
+    keys(d, Keys.ESCAPE)
+    assert value(d, "in-birthday") == "1990-02-30"
+    # Done with that wheel open (on today, untouched) sends the typed text, not today
+    keys(d, Keys.ENTER)
+    wait(d, lambda: expanded(d, "birthday"), "the wheel again")
+    chord(d, Keys.CONTROL, Keys.ENTER)
+    wait(d, lambda: "请修正" in d.find_element(By.ID, "status").text, "the refusal")
+    assert value(d, "in-birthday") == "1990-02-30"
+    assert "没有这一天" in problem(d, "birthday")
+
+    # out of range: the wheel shows the nearest day it may (not what was typed); Done sends the typed date
+    d.find_element(By.ID, "in-birthday").click()
+    chord(d, Keys.CONTROL, "a")
+    keys(d, "2999-1-1", Keys.ENTER)
+    wait(d, lambda: expanded(d, "birthday"), "the wheel on a date out of range")
+    assert value(d, "in-birthday") in ("2999-1-1", "2999-01-01") and wheel_values(d, "birthday") != [2999, 1, 1]
+    wait(d, lambda: problem(d, "birthday") != "", "Check's range problem")
+    chord(d, Keys.CONTROL, Keys.ENTER)
+    wait(d, lambda: not expanded(d, "birthday"), "the wheel closed by Done")
+    wait(d, lambda: "请修正" in d.find_element(By.ID, "status").text and problem(d, "birthday") != "", "refused again")
+    assert value(d, "in-birthday") in ("2999-1-1", "2999-01-01")  # the typed date, never the wheel's
+
+    # a date-time field the same way (the 30-minute appointment)
+    d.find_element(By.ID, "in-appointment").click()
+    keys(d, "2030-1-15 10:30", Keys.ENTER)
+    wait(d, lambda: expanded(d, "appointment"), "the date-time wheel")
+    assert value(d, "in-appointment") == "2030-01-15 10:30"
+    assert wheel_values(d, "appointment") == [2030, 1, 15, 10, 30]
+    keys(d, Keys.ENTER)
+    wait(d, lambda: not expanded(d, "appointment"), "closed")
+    assert value(d, "in-appointment") == "2030-01-15 10:30"
+
+
+def test_click_on_a_date_field_is_for_typing(gateway, driver):
+    """A click puts the caret in the field (no wheel); typing then Tab keeps the
+    typed value, canonical. The picker button next to it opens the wheel."""
+    d = driver
+    fresh_form(d, gateway.base, "?lang=zh")
+    d.find_element(By.ID, "in-birthday").click()
+    assert active_id(d) == "in-birthday"
+    assert not expanded(d, "birthday")
+    keys(d, "19900517", Keys.TAB)
+    wait(d, lambda: value(d, "in-birthday") == "1990-05-17", "the typed date, canonical")
+    assert active_id(d) == "in-country"
+    button = d.find_element(By.ID, "pk-birthday")
+    assert button.is_displayed() and "生日" in button.get_attribute("aria-label")
+    assert button.get_attribute("aria-controls") == "dlg-birthday"
+    button.click()
+    wait(d, lambda: expanded(d, "birthday"), "the wheel from the button")
+    assert wheel_values(d, "birthday") == [1990, 5, 17]
+    button.click()  # closes it again, nothing changed
+    wait(d, lambda: not expanded(d, "birthday"), "closed by the button")
+    assert value(d, "in-birthday") == "1990-05-17"
+
+
+def test_key_hints_are_apart(gateway, driver):
+    d = driver
+    fresh_form(d, gateway.base, "?lang=en")
+    items = d.find_elements(By.CSS_SELECTOR, "#keys li")
+    assert [i.text for i in items] == ["Enter: open a picker / next field", "Tab, Shift+Tab: move",
+                                       "Esc: cancel a picker", "Ctrl+Enter: submit"]
+    assert d.execute_script("const k = document.getElementById('keys'); return k.tagName === 'UL' && k.getAttribute('role') === 'list'")
+    rects = [i.rect for i in items]
+    for a, b in zip(rects, rects[1:]):
+        if abs(a["y"] - b["y"]) < 2:  # on one line: a visible gap between them
+            assert b["x"] - (a["x"] + a["width"]) >= 12, rects
+
+
+def test_form_cache_key_is_clean(gateway, driver):
+    d = driver
+    fresh_form(d, gateway.base, "?lang=en")
+    stored = json.loads(storage_dump(d))["local"]
+    assert "entryd.form.en" in stored
+    assert json.loads(stored["entryd.form.en"])["name"] == "registration"
+    assert not [k for k in stored if ".." in k or k.endswith(".")], list(stored)

@@ -1,6 +1,6 @@
 """The pages' accessibility (axe-core, Tab order with a visible focus), the
 login, list and conflicts pages, and the screenshots in doc/screenshots/."""
-import json
+import json, re
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -58,9 +58,10 @@ def tab_through(d):
 
 
 def reachable_controls(d):
-    """The visible, enabled controls of the page (what Tab must reach)."""
+    """The visible, enabled controls of the page (what Tab must reach). A date
+    field's picker button is for the pointer: Enter on the field opens its wheel."""
     return d.execute_script("""
-        return [...document.querySelectorAll('a[href], button, input, select, [tabindex="0"]')]
+        return [...document.querySelectorAll('a[href], button:not(.pick), input, select, [tabindex="0"]')]
           .filter(e => !e.disabled && e.offsetParent !== null && !e.closest('[hidden]') && !e.closest('dialog:not([open])'))
           .map(e => e.id || e.getAttribute('href') || e.textContent.trim());""")
 
@@ -103,7 +104,7 @@ def test_form_page_axe_and_focus(gateway, driver):
     violations = axe(d)
     assert violations == [], describe(violations)
     keys(d, Keys.ESCAPE)
-    d.find_element(By.ID, "in-birthday").click()
+    d.find_element(By.ID, "pk-birthday").click()
     wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#dlg-birthday [role=spinbutton]"), "the wheel")
     violations = axe(d)
     assert violations == [], describe(violations)
@@ -133,7 +134,7 @@ def test_list_page(gateway, driver, entries):
     assert "共 1 条" in d.find_element(By.ID, "caption").text
     d.find_element(By.CSS_SELECTOR, "#rows tr button").click()
     wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#history-list li[data-op=create]"), "the history")
-    assert "440300" in d.find_element(By.ID, "history-list").text  # 深圳 as stored
+    assert "深圳市" in d.find_element(By.ID, "history-list").text  # 440300 as people read it
     assert d.find_element(By.CSS_SELECTOR, "#history-list .actor").text == "web:ada"
     violations = axe(d)
     assert violations == [], describe(violations)
@@ -142,10 +143,85 @@ def test_list_page(gateway, driver, entries):
     d.find_element(By.ID, "q-text").clear()
     d.find_element(By.ID, "q-province").clear()
     d.find_element(By.ID, "q-from").send_keys("1990-02-30", Keys.ENTER)
-    wait(d, lambda: "生日" in d.find_element(By.ID, "status").text or "日期" in d.find_element(By.ID, "status").text, "the filter problem")
+    wait(d, lambda: "出生不早于" in d.find_element(By.ID, "status").text, "the filter problem")
     d.find_element(By.ID, "q-from").clear()
     tab = tab_through(d)
     assert "q-text" in tab and "q-order" in tab
+
+
+def test_list_refused_filter(gateway, driver, entries):
+    """A refused filter is named by its label, and the table no longer shows the
+    previous result; lenient dates are taken as the daemon takes them."""
+    d = driver
+    login(d, gateway.base, "rita", USERS["rita"][1], "/list")
+    for lang, label in (("zh", "出生不早于"), ("en", "Born from")):
+        d.get(gateway.base + "/list?lang=" + lang)
+        wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "rows")
+        for id_ in ("q-from", "q-to"):
+            assert "yyyy" not in d.find_element(By.ID, id_).get_attribute("placeholder").lower()
+            assert d.find_element(By.ID, id_).get_attribute("inputmode") is None  # 年月日 can be typed
+        d.find_element(By.ID, "q-from").send_keys("1990-02-30", Keys.ENTER)
+        wait(d, lambda: label in d.find_element(By.ID, "status").text, f"the problem naming {label}")
+        status = d.find_element(By.ID, "status").text
+        assert "bornFrom" not in status, status
+        wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "#rows tr") == [], "the earlier rows gone")
+        assert not re.search(r"\d", d.find_element(By.ID, "caption").text)  # no earlier count
+        assert d.find_element(By.ID, "q-from").get_attribute("aria-invalid") == "true"
+        assert not d.find_element(By.ID, "next-page").is_enabled()
+        # the lenient form the daemon reads (as the form's fields): 1990年5月17日
+        d.find_element(By.ID, "q-from").clear()
+        d.find_element(By.ID, "q-from").send_keys("1990年5月17日", Keys.ENTER)
+        wait(d, lambda: d.find_element(By.ID, "status").text == "" and d.find_elements(By.CSS_SELECTOR, "#rows tr"), "the filtered rows")
+        ids = [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")]
+        assert entries[2] in ids and entries[0] not in ids and entries[1] not in ids, ids  # born 1999; not 1988, 1975
+        assert d.find_element(By.ID, "q-from").get_attribute("aria-invalid") == "false"
+
+
+def test_history_speaks_the_page_language(gateway, driver, entries):
+    d = driver
+    token = gateway.login("ada")
+    status, body = gateway.call("io.entryd.Entries.Update", {"id": entries[1], "fields": {"country": "FR"}}, token=token)
+    assert status == 200, body
+    login(d, gateway.base, "rita", USERS["rita"][1], "/list")
+    d.get(gateway.base + "/list?lang=zh")
+    row = wait(d, lambda: d.find_element(By.CSS_SELECTOR, f"#rows tr[data-id='{entries[1]}']"), "Alice's row")
+    row.find_element(By.TAG_NAME, "button").click()
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#history-list li[data-op=update]"), "the history")
+    terms = [e.text for e in d.find_elements(By.CSS_SELECTOR, "#history-list dt[data-field]")]
+    assert "生日" in terms and "国家" in terms and "联系方式" in terms, terms
+    assert not {"birthday", "country", "contact_method"} & set(terms), terms
+    values = {(e.find_element(By.XPATH, "ancestor::li").get_attribute("data-op"), e.get_attribute("data-field")): e.text
+              for e in d.find_elements(By.CSS_SELECTOR, "#history-list dd[data-field]")}
+    assert "法国" in values[("update", "country")] and "美国" in values[("create", "country")], values
+    assert values[("create", "contact_method")] == "邮箱", values
+    d.find_element(By.ID, "history-close").click()
+    d.find_element(By.CSS_SELECTOR, "[data-lang=en]").click()
+    wait(d, lambda: d.find_element(By.ID, "caption").text.endswith("entries"), "English")
+    d.find_element(By.CSS_SELECTOR, f"#rows tr[data-id='{entries[1]}'] button").click()
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#history-list dt[data-field=country]").text == "Country", "English labels")
+    assert "France" in d.find_element(By.CSS_SELECTOR, "#history-list li[data-op=update] dd[data-field=country]").text
+    d.find_element(By.ID, "history-close").click()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_order_options_fit(gateway, driver, entries, lang):
+    d = driver
+    login(d, gateway.base, "rita", USERS["rita"][1], "/list")
+    d.get(gateway.base + "/list?lang=" + lang)
+    wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "rows")
+    for size, (width, height) in SIZES.items():
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+        try:
+            room = d.execute_script("""
+                const s = document.getElementById('q-order'), cs = getComputedStyle(s);
+                const c = document.createElement('canvas').getContext('2d');
+                c.font = cs.fontWeight + ' ' + cs.fontSize + ' ' + cs.fontFamily;
+                const text = Math.max(...[...s.options].map(o => c.measureText(o.textContent).width));
+                // the space left for the text: the box less its padding, border and the drop-down arrow (20 px)
+                return s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20 - text;""")
+            assert room >= 0, f"{size}: the longest order option is {-room:.0f} px too wide"
+        finally:
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def test_list_paging(gateway, driver, entries):
@@ -175,6 +251,10 @@ def test_conflicts_page(gateway, driver):
     login(d, gateway.base, "rita", USERS["rita"][1], "/conflicts")
     d.get(gateway.base + "/conflicts?lang=en")
     wait(d, lambda: "administrators" in d.find_element(By.ID, "status").text, "admins only")
+    assert not d.find_element(By.ID, "resolved").is_displayed()  # nothing of the list for others
+    assert not d.find_element(By.TAG_NAME, "table").is_displayed()
+    violations = axe(d)
+    assert violations == [], describe(violations)
     assert not d.find_element(By.CSS_SELECTOR, "nav a[href='/conflicts']").is_displayed()
     login(d, gateway.base, "root-admin", USERS["root-admin"][1], "/conflicts")
     d.get(gateway.base + "/conflicts?lang=en")

@@ -27,7 +27,10 @@
   }
 
   async function load() {
-    if (!E.session || E.session.role !== "admin") { status("bad", w().adminOnly); return; }
+    const admin = !!E.session && E.session.role === "admin";
+    $("admin-filters").hidden = !admin; // nothing of the list for others: the message says why
+    $("admin-table").hidden = !admin;
+    if (!admin) { status("bad", w().adminOnly); return; }
     try {
       const r = await E.call("io.entryd.Sync.ListConflicts", { includeResolved: $("resolved").checked });
       const list = r.conflicts || [];

@@ -28,7 +28,8 @@
       fix: "请修正标出的问题后再提交。", queued: "网络不通：已存放在本机，联网后自动发送。",
       waiting: (n) => `${n} 份提交等待发送`, rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
       retry: "立即重试", reloaded: "一份离线保存的提交被服务器拒绝，请修正后再提交。",
-      keys: "Enter：打开选择 / 下一项　Tab、Shift+Tab：移动　Esc：取消选择　Ctrl+Enter：提交",
+      keys: [[["Enter"], "打开选择 / 下一项"], [["Tab", "Shift+Tab"], "移动"], [["Esc"], "取消选择"], [["Ctrl+Enter"], "提交"]],
+      keySep: "：", keyOr: "、", pick: (l) => `打开日期选择：${l}`,
       formMissing: "找不到这个表单。", idleReset: "长时间无操作，表单已清空。",
     },
     en: {
@@ -41,7 +42,8 @@
       waiting: (n) => `${n} submission${n === 1 ? "" : "s"} waiting to be sent`,
       rejectedQueued: (n) => `${n} offline submission${n === 1 ? " was" : "s were"} refused; staff must handle ${n === 1 ? "it" : "them"}`,
       retry: "Retry now", reloaded: "A submission kept offline was refused by the server; please fix it and submit again.",
-      keys: "Enter: open a picker / next field   Tab, Shift+Tab: move   Esc: cancel a picker   Ctrl+Enter: submit",
+      keys: [[["Enter"], "open a picker / next field"], [["Tab", "Shift+Tab"], "move"], [["Esc"], "cancel a picker"], [["Ctrl+Enter"], "submit"]],
+      keySep: ": ", keyOr: ", ", pick: (l) => `Choose a date: ${l}`,
       formMissing: "This form does not exist.", idleReset: "The form was cleared after a pause.",
     },
   };
@@ -90,13 +92,17 @@
   const shownValue = (f) => display[f.name] || values[f.name] || "";
 
   // ---- building the page from GetForm ----
-  function cacheKey() { return `entryd.form.${FORM || ""}.${E.lang}`; }
+  // entryd.form.LANG for the default form, entryd.form.LANG.NAME for ?form=NAME
+  function cacheKey() { return FORM ? `entryd.form.${E.lang}.${FORM}` : `entryd.form.${E.lang}`; }
 
   async function loadForm() {
     try {
       const r = await E.call("io.entryd.Forms.GetForm", { name: FORM, locale: E.lang });
       form = r.form;
-      try { localStorage.setItem(cacheKey(), JSON.stringify(form)); } catch (e) { /* storage off */ }
+      try {
+        localStorage.setItem(cacheKey(), JSON.stringify(form));
+        localStorage.removeItem(`entryd.form.${FORM || ""}.${E.lang}`); // the earlier key (entryd.form..en)
+      } catch (e) { /* storage off */ }
     } catch (err) {
       let cached = null;
       try { cached = JSON.parse(localStorage.getItem(cacheKey()) || "null"); } catch (e) { cached = null; }
@@ -133,15 +139,22 @@
           "aria-describedby": `pr-${f.name}`,
         });
         e.cols = h("div", { class: "cols" });
-        e.popup = h("div", { class: "popup wheel", role: "dialog", id: `dlg-${f.name}`, "aria-labelledby": `lb-${f.name}`, hidden: true },
-          e.cols, popupActions(f));
+        e.popup = h("div", { class: "popup wheel", role: "dialog", id: `dlg-${f.name}`, "aria-labelledby": `lb-${f.name}`,
+          "aria-describedby": `pr-${f.name}`, hidden: true }, e.cols, popupActions(f));
+        // for the pointer: Enter on the field does the same (so it is not a Tab stop of its own)
+        e.pick = h("button", { type: "button", class: "pick", id: `pk-${f.name}`, tabindex: "-1", "aria-controls": `dlg-${f.name}`,
+          onclick: () => {
+            if (picker && picker.field === f) { cancelPicker(); e.input.focus(); return; }
+            e.input.focus();
+            enterDate(f);
+          } }, h("span", { "aria-hidden": "true" }, "\u{1F4C5}"));
       } else {
         const type = f.type === "phone" ? "tel" : f.type === "email" ? "email" : "text";
         const auto = KIOSK ? "off" : f.type === "phone" ? "tel" : f.type === "email" ? "email" : f.name === "name" ? "name" : "off";
         e.input = h("input", { id, type, autocomplete: auto, "aria-describedby": `pr-${f.name}`,
           maxlength: f.maxLength || null, inputmode: f.type === "phone" ? "tel" : f.type === "email" ? "email" : null });
       }
-      e.control = h("div", { class: "control" + (isList(f) || isDate(f) ? "" : " text") }, e.input, e.popup || null);
+      e.control = h("div", { class: "control" + (isList(f) ? "" : isDate(f) ? " date" : " text") }, e.input, e.pick || null, e.popup || null);
       e.row = h("div", { class: "field", id: `f-${f.name}`, "data-field": f.name }, e.label, e.control, e.problem);
       box.append(e.row);
       els[f.name] = e;
@@ -162,12 +175,17 @@
     $("next").textContent = w().next;
     $("done").textContent = w().done;
     $("toolbar").setAttribute("aria-label", w().nav);
-    $("keys").textContent = w().keys;
+    // one list item a key, so that the hints are apart on the screen and for screen readers
+    $("keys").replaceChildren(...w().keys.map(([ks, what]) => h("li", {},
+      ks.map((k, i) => [i ? w().keyOr : "", h("kbd", {}, k)]), w().keySep, what)));
     document.querySelectorAll("[data-act=cancel]").forEach((b) => { b.textContent = w().cancel; });
     document.querySelectorAll("[data-act=ok]").forEach((b) => { b.textContent = w().ok; });
     for (const f of form.fields) {
       const e = els[f.name];
-      if (isDate(f)) e.input.placeholder = f.type === "date" ? w().datePh : w().dateTimePh;
+      if (isDate(f)) {
+        e.input.placeholder = f.type === "date" ? w().datePh : w().dateTimePh;
+        e.pick.setAttribute("aria-label", w().pick(f.label));
+      }
     }
   }
 
@@ -275,10 +293,11 @@
       });
     } else if (isDate(f)) {
       e.input.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter" && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); openDate(f); }
-        else if (ev.key === "ArrowDown" && ev.altKey) { ev.preventDefault(); openDate(f); }
+        if (ev.isComposing) return;
+        if (ev.key === "Enter" && !ev.ctrlKey && !ev.metaKey) { ev.preventDefault(); enterDate(f); }
+        else if (ev.key === "ArrowDown" && ev.altKey) { ev.preventDefault(); enterDate(f); }
       });
-      e.input.addEventListener("click", () => { if (!picker) openDate(f); });
+      // a click (or a tap) puts the caret in the field for typing; the wheel opens by Enter or the picker button
       e.input.addEventListener("input", () => typed(f, e.input.value));
       e.popup.addEventListener("keydown", (ev) => wheelKey(f, ev));
       e.popup.addEventListener("wheel", (ev) => {
@@ -288,6 +307,7 @@
         ev.preventDefault();
         picker.wheel.column = Number(col.dataset.col);
         picker.wheel.turn(ev.deltaY > 0 ? 1 : -1);
+        picker.onToday = false;
         drawWheel(true);
       }, { passive: false });
     } else {
@@ -590,13 +610,52 @@
     return { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate(), hour: d.getHours(), minute: d.getMinutes() };
   }
 
-  function openDate(f) {
+  /** Enter (or the picker button) on a date field: the typed text counts. Lenient
+   *  text goes to Check first; its canonical value replaces the text and the
+   *  wheel opens on it. Text Check cannot read keeps its problem showing and the
+   *  wheel opens on today, committing nothing (Escape gives the text back). */
+  async function enterDate(f) {
+    const e = els[f.name];
+    if ((picker && picker.field === f) || e.pending) return;
+    const text = e.input.value.trim();
+    if (!text) { openDate(f); return; }
+    if (values[f.name] !== text) typed(f, text);
+    touched.add(f.name);
+    clearTimeout(checkTimer);
+    const pending = (e.pending = {});
+    let answered = false;
+    try { answered = await runCheck(f.name); } finally { if (e.pending === pending) e.pending = null; }
+    // typed on, went elsewhere, or another picker opened meanwhile: no wheel
+    if (document.activeElement !== e.input || picker || e.input.value.trim() !== (values[f.name] || "").trim()) return;
+    let at = parseDate(values[f.name]);
+    if (!answered && !at) { // Check unreachable (offline): the plain numeric forms only
+      const canon = localDate(text, f.type === "datetime");
+      if (canon) { values[f.name] = canon; e.input.value = canon; at = parseDate(canon); }
+    }
+    render();
+    openDate(f, !at);
+  }
+
+  /** Offline only (Check does this when it can be reached): 1990-5-17, 1990/5/17, 1990.5.17, 19900517, with " 9:05" for date-times. */
+  function localDate(text, withTime) {
+    const m = /^(\d{4})(?:([-/.])(\d{1,2})\2(\d{1,2})|(\d{2})(\d{2}))(?:[ T](\d{1,2}):(\d{2}))?$/.exec(text.trim());
+    if (!m || !!m[7] !== withTime) return null;
+    const canon = `${m[1]}-${two(+(m[3] || m[5]))}-${two(+(m[4] || m[6]))}` + (withTime ? ` ${two(+m[7])}:${m[8]}` : "");
+    return parseDate(canon) ? canon : null;
+  }
+
+  /** Opens the wheel on the field's value, or on today (`unread`: the typed text could not be read). */
+  function openDate(f, unread) {
     if (picker) cancelPicker();
     const e = els[f.name];
     const withTime = f.type === "datetime";
-    const initial = parseDate(values[f.name]) || nowParts();
+    const start = parseDate(values[f.name]);
+    const initial = start || nowParts();
     const wheel = new Wheel(initial, withTime, f.minuteInterval || 1, parseDate(f.min), parseDate(f.max));
-    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "" };
+    // onToday: what the wheel shows was never asked for (today, or a typed value clamped to
+    // min/max), so only Enter or OK commits it, not Done
+    picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "",
+      onToday: !start || !!unread || wheel.canonical() !== values[f.name] };
     e.input.setAttribute("aria-expanded", "true");
     e.popup.hidden = false;
     drawWheel(true);
@@ -614,9 +673,9 @@
           onfocus: () => { if (wh.column !== c) { wh.column = c; wh.typed = ""; } },
         },
         h("span", { class: "cap", "aria-hidden": "true" }, names[c]),
-        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(-1); drawWheel(true); } }),
+        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(-1); p.onToday = false; drawWheel(true); } }),
         h("span", { class: "n cur", "aria-hidden": "true" }),
-        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(1); drawWheel(true); } })));
+        h("span", { class: "n", "aria-hidden": "true", onclick: () => { wh.column = c; wh.turn(1); p.onToday = false; drawWheel(true); } })));
       }
       e.cols.replaceChildren(...cols);
     }
@@ -661,6 +720,7 @@
         if (/^[0-9]$/.test(ev.key)) { wh.type(Number(ev.key)); break; }
         return;
     }
+    p.onToday = false;
     ev.preventDefault();
     drawWheel(true);
   }
@@ -671,7 +731,9 @@
     checkTimer = setTimeout(runCheck, delay);
   }
 
-  async function runCheck() {
+  /** Check; `force`: the field (focused, a date's Enter) whose canonical value
+   *  replaces its text now. Resolves to whether this answer was applied. */
+  async function runCheck(force) {
     const seq = ++checkSeq;
     const sent = checkedValues();
     let r;
@@ -681,9 +743,9 @@
       // offline: Add will say it, or the outbox keeps the submission; logged
       // out: no redirect while typing (Done keeps the values, then logs in)
       if (err.status === 401) setStatus("bad", E.describe(err));
-      return;
+      return false;
     }
-    if (seq !== checkSeq) return;
+    if (seq !== checkSeq) return false;
     problems = r.problems || [];
     for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
     for (const f of form.fields) {
@@ -692,12 +754,14 @@
       if (r.display && r.display[n]) display[n] = r.display[n];
       const canon = r.fields && r.fields[n];
       const e = els[n];
-      if (canon && canon !== values[n] && !isList(f) && document.activeElement !== e.input && !(picker && picker.field === f)) {
+      if (canon && canon !== values[n] && !isList(f) && (document.activeElement !== e.input || force === n) && !(picker && picker.field === f)) {
         values[n] = canon;
+        if (force === n) e.input.value = canon;
       }
     }
     render();
     if (picker && picker.kind === "list") els[picker.field.name].input.value = picker.query;
+    return true;
   }
 
   // ---- Done ----
@@ -712,7 +776,9 @@
 
   async function submit() {
     if (submitting || !form) return;
-    if (picker) commitPicker(false);
+    // an open picker's value is sent, but never a wheel's today that nobody chose
+    if (picker && picker.kind === "date" && picker.onToday) cancelPicker();
+    else if (picker) commitPicker(false);
     clearTimeout(checkTimer);
     submitAttempted = true;
     const item = { id: draftId, form: form.name, fields: checkedValues(), locale: E.lang, queuedAt: new Date().toISOString() };

@@ -14,6 +14,7 @@
       total: (n) => `共 ${n} 条`, page: (p) => `第 ${p} 页`, none: "没有符合条件的条目。", history: "历史", historyOf: (n) => `历史：${n}`,
       ops: { create: "创建", update: "修改", delete: "删除", restore: "恢复", erase: "清除" }, by: "操作者", at: "时间", reason: "原因",
       deletedMark: "（已删除）", loading: "正在加载…", changed: "有新的修改：回到第 1 页查看。",
+      datePh: "如 1990年5月17日", refused: "筛选条件有误，没有列出条目。",
     },
     en: {
       title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
@@ -23,16 +24,56 @@
       total: (n) => `${n} entr${n === 1 ? "y" : "ies"}`, page: (p) => `Page ${p}`, none: "No entries match.", history: "History", historyOf: (n) => `History: ${n}`,
       ops: { create: "created", update: "updated", delete: "deleted", restore: "restored", erase: "erased" }, by: "By", at: "At", reason: "Reason",
       deletedMark: " (deleted)", loading: "Loading…", changed: "Entries changed: see page 1.",
+      datePh: "e.g. 1990-5-17", refused: "No entries listed: a filter is refused.",
     },
   };
   const w = () => W[E.lang];
   const $ = (id) => document.getElementById(id);
   let cursors = [null], pageIndex = 0, nextCursor = null, entries = [];
+  // Forms.GetForm of each form met (by language): field labels and types for the filters and the history
+  const forms = new Map();
+  const FILTER_INPUTS = { text: "q-text", country: "q-country", province: "q-province", bornFrom: "q-from", bornTo: "q-to" };
 
-  function words() {
+  async function getForm(name) {
+    const key = JSON.stringify([E.lang, name || ""]);
+    if (!forms.has(key)) {
+      forms.set(key, E.call("io.entryd.Forms.GetForm", { name: name || null, locale: E.lang })
+        .then((r) => r.form, (err) => { forms.delete(key); throw err; }));
+    }
+    return forms.get(key);
+  }
+  const fieldOf = (form, name) => (form && form.fields || []).find((f) => f.name === name) || null;
+
+  async function words() {
     document.title = w().title;
     $("filters").setAttribute("aria-label", w().filter);
     document.querySelectorAll("[data-l]").forEach((el) => { el.textContent = w()[el.dataset.l]; });
+    $("q-from").placeholder = w().datePh;
+    $("q-to").placeholder = w().datePh;
+    // the country and province filters are the form's fields: their labels are the form's
+    let form = null;
+    try { form = await getForm(null); } catch (err) { return; }
+    for (const k of ["country", "province"]) {
+      const f = fieldOf(form, k);
+      const span = document.querySelector(`[data-l=${k}]`);
+      if (f && f.label && span) span.textContent = f.label;
+    }
+  }
+
+  /** The label a person sees next to a filter (never the parameter's name). */
+  function filterLabel(key) {
+    const input = FILTER_INPUTS[key] && $(FILTER_INPUTS[key]);
+    const span = input && input.closest("label").querySelector("[data-l]");
+    return span ? span.textContent : null;
+  }
+
+  /** A problem of a filter, with the filter's label where the daemon names the parameter. */
+  function filterMessage(p) {
+    const label = p.field && filterLabel(p.field);
+    if (!label) return p.message;
+    const named = new RegExp(`\\s?\\b${p.field}\\b\\s?`);
+    if (!named.test(p.message)) return `${label}${E.lang === "zh" ? "：" : ": "}${p.message}`;
+    return p.message.replace(named, E.lang === "zh" ? `“${label}”` : ` "${label}" `);
   }
 
   function status(kind, text) { const s = $("status"); s.className = "status " + kind; s.textContent = text || ""; }
@@ -53,13 +94,30 @@
       });
       entries = r.entries || [];
       nextCursor = r.cursor || null;
+      markRefused([]);
       $("caption").textContent = w().total(r.total);
       if (pageIndex === 0) $("live").textContent = "";
       status("", entries.length ? "" : w().none);
       draw();
     } catch (err) {
       const problems = err.parameters && err.parameters.problems;
-      status("bad", problems ? problems.map((p) => p.message).join(" ") : E.describe(err));
+      status("bad", problems ? problems.map(filterMessage).join(" ") : E.describe(err));
+      if (problems) {
+        // the table no longer answers the filters shown: emptied, not left as it was
+        markRefused(problems.map((p) => p.field));
+        entries = [];
+        nextCursor = null;
+        $("caption").textContent = w().refused;
+        draw();
+      }
+    }
+  }
+
+  function markRefused(keys) {
+    for (const [k, id] of Object.entries(FILTER_INPUTS)) {
+      const bad = keys.includes(k);
+      $(id).setAttribute("aria-invalid", String(bad));
+      if (bad) $(id).setAttribute("aria-describedby", "status"); else $(id).removeAttribute("aria-describedby");
     }
   }
 
@@ -89,14 +147,53 @@
     dlg.showModal();
     try {
       const r = await E.call("io.entryd.Entries.History", { id: e.id, locale: E.lang });
-      $("history-list").replaceChildren(...(r.changes || []).map((c) => h("li", { "data-op": c.op },
+      const changes = r.changes || [];
+      let form = null;
+      try { form = await getForm(e.form || (changes[0] && changes[0].form) || null); } catch (err) { form = null; }
+      const shown = new Map(); // "field\u0000value" → the value as people read it
+      await Promise.all(changes.flatMap((c) => Object.entries(c.fields || {}).map(async ([k, v]) => {
+        shown.set(k + "\u0000" + v, await displayValue(form, e, k, v, c.fields));
+      })));
+      const label = (k) => { const f = fieldOf(form, k); return f && f.label ? f.label : k; };
+      $("history-list").replaceChildren(...changes.map((c) => h("li", { "data-op": c.op },
         h("strong", {}, w().ops[c.op] || c.op), " · ", (c.at || "").replace("T", " ").slice(0, 19),
         h("dl", {},
           h("dt", {}, w().by), h("dd", { class: "actor" }, c.actor || ""),
           c.reason ? [h("dt", {}, w().reason), h("dd", {}, c.reason)] : null,
-          Object.entries(c.fields || {}).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])))));
+          orderedFields(form, c.fields).map(([k, v]) => [h("dt", { "data-field": k }, label(k)),
+            h("dd", { "data-field": k, class: isFlagged(form, k) ? "emoji-capable" : null }, shown.get(k + "\u0000" + v) || v)])))));
     } catch (err) {
       $("history-list").replaceChildren(h("li", {}, E.describe(err)));
+    }
+  }
+
+  const LISTS = ["country", "province", "city", "choice"];
+  const isFlagged = (form, k) => { const f = fieldOf(form, k); return !!f && f.type === "country"; };
+
+  /** A change's fields in the form's order (unknown ones last, as they are). */
+  function orderedFields(form, fields) {
+    const names = (form && form.fields || []).map((f) => f.name);
+    const pos = (k) => { const i = names.indexOf(k); return i < 0 ? names.length : i; };
+    return Object.entries(fields || {}).sort((a, b) => pos(a[0]) - pos(b[0]));
+  }
+
+  /** A stored value as people read it: the entry's display when it is the current
+   *  value, else the row of Forms.Options (countries with their flag); else as stored. */
+  async function displayValue(form, entry, k, v, changed) {
+    if (!v) return v;
+    const cur = entry.fields || {}, d = entry.display || {};
+    if (cur[k] === v && d[k]) return d[k];
+    const f = fieldOf(form, k);
+    if (!f || !LISTS.includes(f.type)) return v;
+    try {
+      const parent = f.parent ? (changed && changed[f.parent]) || cur[f.parent] || null : null;
+      const r = await E.call("io.entryd.Forms.Options", { form: form.name, field: k, parent, query: v, locale: E.lang, limit: 100 });
+      const row = (r.options || []).find((o) => o.value === v);
+      if (!row) return v;
+      const flag = row.flag || (f.type === "country" ? E.flagOf(row.value) : "");
+      return flag ? `${flag} ${row.label}` : row.label;
+    } catch (err) {
+      return v;
     }
   }
 
