@@ -196,7 +196,7 @@ import Testing
         #expect(bad.first { $0["field"]?.stringValue == "updatedSince" }?["message"]?.stringValue
                 == "The updatedSince filter 'yesterday' is not a valid RFC 3339 time; use 2026-01-31T08:00:00Z.")
         #expect(listProblems(c, [("bornFrom", .string("1990-13-01"))], locale: "zh").first?["message"]?.stringValue
-                == "筛选条件 bornFrom 的值“1990-13-01”不是有效的日期，格式应为 YYYY-MM-DD。")
+                == "筛选条件 bornFrom 的值“1990-13-01”不是有效的日期，例如 1990-05-17 或 1990年5月17日。")
         // A city outside the province filter is a parent mismatch (one row matched, not several).
         let problem = listProblems(c, [("province", .string("110000")), ("city", .string("440100"))], locale: "en").first
         #expect(problem?["code"]?.stringValue == "parent-mismatch" && problem?["field"]?.stringValue == "city")

@@ -137,16 +137,16 @@ enum FilterProblems {
                 suggestions: suggestions)
     }
 
-    /// A filter value that is not a date (`bornFrom`, `bornTo`: YYYY-MM-DD) or
+    /// A filter value that is not a date (`bornFrom`, `bornTo`: read as a birthday is) or
     /// a time (`updatedSince`: RFC 3339); the message shows the value (cut at
     /// 64 characters) and the form expected.
     static func invalid(_ key: String, _ text: String, _ locale: EntryLocale) -> Problem {
         let shown = text.count > 64 ? String(text.prefix(64)) + "…" : text
         let isTime = key == "updatedSince"
-        let form = isTime ? "2026-01-31T08:00:00Z" : "YYYY-MM-DD"
+        // Dates are read leniently (as Add reads a birthday); say so by example.
         return Problem(field: key, code: .invalidFormat, message: locale == .zh
-            ? "筛选条件 \(key) 的值“\(shown)”不是有效的\(isTime ? "时间" : "日期")，格式应为 \(form)。"
-            : "The \(key) filter '\(shown)' is not a valid \(isTime ? "RFC 3339 time" : "date"); use \(form).")
+            ? "筛选条件 \(key) 的值“\(shown)”不是有效的\(isTime ? "时间，格式应为 2026-01-31T08:00:00Z" : "日期，例如 1990-05-17 或 1990年5月17日")。"
+            : "The \(key) filter '\(shown)' is not a valid \(isTime ? "RFC 3339 time; use 2026-01-31T08:00:00Z" : "date; write e.g. 1990-05-17 or 1990-5-17").")
     }
 }
 
