@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct server {
     struct MHD_Daemon *daemon;
@@ -167,6 +168,21 @@ void cweb_stop(void *s) {
 
 const char *cweb_header(void *connection, const char *name) {
     return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+}
+
+struct count_context { const char *name; unsigned count; };
+
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind; (void)value;
+    struct count_context *c = cls;
+    if (strcasecmp(key, c->name) == 0) c->count++;
+    return MHD_YES;
+}
+
+unsigned cweb_header_count(void *connection, const char *name) {
+    struct count_context c = {name, 0};
+    MHD_get_connection_values(connection, MHD_HEADER_KIND, on_header, &c);
+    return c.count;
 }
 
 const char *cweb_query(void *connection, const char *name) {

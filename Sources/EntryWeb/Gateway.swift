@@ -2,13 +2,33 @@ import EntryModel
 import EntryProtocol
 import Foundation
 
+/// A web user as a session sees it.
+public struct WebAccount: Sendable, Equatable {
+    /// The name as the users file spells it (recorded as `web:NAME`).
+    public var name: String
+    /// What the user may do.
+    public var role: Role
+    /// Changes when the password does (``WebUser/credentialStamp``).
+    public var stamp: String
+
+    /// - Parameters:
+    ///   - name: the name as stored.
+    ///   - role: the role.
+    ///   - stamp: the credential stamp.
+    public init(name: String, role: Role, stamp: String) {
+        self.name = name
+        self.role = role
+        self.stamp = stamp
+    }
+}
+
 /// The web users the gateway knows (the file `entryctl web-user` manages).
 public protocol UserDirectory: Sendable {
-    /// The role of `name` when `password` is theirs, else nil. Takes as long
-    /// for an unknown name as for a wrong password.
-    func verify(name: String, password: String) -> Role?
-    /// The current role of `name`, or nil when the user no longer exists.
-    func role(of name: String) -> Role?
+    /// The account of `name` when `password` is theirs, else nil. Names match
+    /// scalar by scalar. Takes as long for an unknown name as for a wrong password.
+    func verify(name: String, password: String) -> WebAccount?
+    /// The current account named `name` (exactly as stored), or nil when it no longer exists.
+    func account(named name: String) -> WebAccount?
 }
 
 /// What the gateway exposes and to whom: the role each varlink method needs
@@ -162,19 +182,22 @@ public final class Gateway: Sendable {
             throw WebError.badRequest("user and password must be strings")
         }
         let address = clientAddress(r)
-        if let wait = limiter.retryAfter(user: user, address: address) {
+        // The attempt counts before the password is checked, so that attempts
+        // sent all at once meet the same limit as attempts in a row.
+        if let wait = limiter.attempt(user: user, address: address) {
             throw WebError(name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(Int64(wait)))]), status: 429)
         }
-        verifying.wait()
-        let role = users.verify(name: user, password: password)
+        guard verifying.wait(timeout: .now() + 5) == .success else {
+            throw WebError(name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(1))]), status: 429)
+        }
+        let found = users.verify(name: user, password: password)
         verifying.signal()
-        guard role != nil else {
-            limiter.failed(user: user, address: address)
-            log.notice("web login refused for '\(user)' from \(address)")
+        guard let account = found else {
+            log.notice("web login refused for \(Gateway.printable(user)) from \(address)")
             throw WebError(name: WebError.Name.loginFailed, status: 401)
         }
-        limiter.succeeded(user: user)
-        let session = sessions.open(user: user)
+        limiter.succeeded(user: user, address: address)
+        let session = sessions.open(account)
         var reply = sessionJSON(session)
         if case .object(var members) = reply {
             members.insert(("token", .string(session.token)), at: 0)
@@ -193,8 +216,18 @@ public final class Gateway: Sendable {
     }
 
     private func sessionJSON(_ session: WebSession) -> JSON {
-        .object([("user", .string(session.user)), ("role", .string((users.role(of: session.user) ?? .none).name)),
+        .object([("user", .string(session.user)), ("role", .string((users.account(named: session.user)?.role ?? .none).name)),
                  ("csrf", .string(session.csrf))])
+    }
+
+    /// `text` for a log line: quoted, control characters and non-ASCII
+    /// escaped, cut at 64 characters, so a user name cannot forge log lines.
+    static func printable(_ text: String) -> String {
+        var out = ""
+        for s in text.unicodeScalars.prefix(64) {
+            out += s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "'" && s != "\\" ? String(s) : s.escaped(asASCII: true)
+        }
+        return "'" + out + (text.unicodeScalars.count > 64 ? "…" : "") + "'"
     }
 
     /// The session of a request and its user's current role.
@@ -213,10 +246,12 @@ public final class Gateway: Sendable {
             byCookie = true
         }
         guard let token, let session = sessions.session(token: token) else { throw WebError.authenticationRequired }
-        guard let role = users.role(of: session.user), role > .none else {
-            sessions.close(user: session.user)
+        guard let account = users.account(named: session.user), account.stamp == session.stamp, account.role > .none else {
+            // Removed, or a new password (or removed and added again): the old sessions end.
+            sessions.close(token: session.token)
             throw WebError.authenticationRequired
         }
+        let role = account.role
         if byCookie, csrfChecked, !PasswordHash.constantTimeEqual(r.header("x-csrf-token") ?? "", session.csrf) {
             throw WebError(name: WebError.Name.csrfRejected, status: 403)
         }
@@ -224,7 +259,9 @@ public final class Gateway: Sendable {
     }
 
     private func clientAddress(_ r: HTTPRequest) -> String {
-        if settings.behindProxy, let forwarded = r.header("x-forwarded-for"),
+        // Only the proxy on this host may say who the client is.
+        if settings.behindProxy, WebSettings.ListenAddress(host: r.clientAddress, port: 1).isLoopback,
+           let forwarded = r.header("x-forwarded-for"),
            let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty {
             return String(last)
         }
@@ -244,6 +281,10 @@ public final class Gateway: Sendable {
         let (session, role) = try authenticate(r, csrfChecked: !isFeed)
         guard role >= needed else { throw WebError.permissionDenied(needed) }
         var parameters = isFeed ? try feedParameters(r) : try jsonObject(r, requireJSONType: true)
+        if method == "io.entryd.Sync.Changes", parameters["excludeNode"] != nil || parameters["excludeSince"] != nil {
+            // These acknowledge a peer's position for compaction: peers only, over the socket.
+            throw WebError.badRequest("excludeNode and excludeSince are for peers syncing over the socket")
+        }
         // The actor is the web user, never what the client sends.
         if case .object(var members) = parameters {
             members.removeAll { $0.0 == "actor" }
@@ -251,9 +292,14 @@ public final class Gateway: Sendable {
             parameters = .object(members)
         }
         if isFeed {
+            // The feed ends when its session does (logout, idle, a removed user, a new password).
+            let token = session.token, stamp = session.stamp, user = session.user
+            let allowed: @Sendable () -> Bool = { [sessions, users] in
+                sessions.isOpen(token: token) && users.account(named: user).map { $0.stamp == stamp && $0.role >= .read } == true
+            }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
                                                        ("X-Accel-Buffering", "no")],
-                                events: EventStream(source: try asGateway { try link.stream(method, parameters) }))
+                                events: EventStream(source: try asGateway { try link.stream(method, parameters) }, allowed: allowed))
         }
         return .json(200, try asGateway { try link.call(method, parameters) })
     }
@@ -288,23 +334,23 @@ public final class Gateway: Sendable {
         return value
     }
 
-    /// `Changes` parameters from the query (`since`, `limit` as integers; the
-    /// others as strings); `Last-Event-ID` stands for `since` when it is absent.
+    /// The most changes in one event of the live feed: a page of the backlog
+    /// or of a burst stays small however far behind the client starts.
+    static let feedPage: Int64 = 100
+
+    /// `Changes` parameters from the query: `since` (else `Last-Event-ID`),
+    /// and `limit`, the page size, at most ``feedPage``. Nothing else: the feed
+    /// is for watching, not for peers.
     private func feedParameters(_ r: HTTPRequest) throws -> JSON {
-        var members: [(String, JSON)] = []
-        for (key, value) in r.query where !members.contains(where: { $0.0 == key }) {
-            if key == "since" || key == "limit" {
-                guard let n = Int64(value) else { throw WebError.badRequest("\(key): not an integer") }
-                members.append((key, .int(n)))
-            } else {
-                members.append((key, .string(value)))
-            }
+        var since: Int64?
+        var limit = Gateway.feedPage
+        for (key, value) in r.query {
+            guard key == "since" || key == "limit" else { throw WebError.badRequest("\(key): the live feed takes since and limit only") }
+            guard value.count <= 19, let n = Int64(value), n >= 0 else { throw WebError.badRequest("\(key): not a whole number") }
+            if key == "since" { since = n } else { limit = max(1, min(n, Gateway.feedPage)) }
         }
-        if !members.contains(where: { $0.0 == "since" }) {
-            guard let resume = r.header("last-event-id").flatMap({ Int64($0) }) else { throw WebError.badRequest("since: required") }
-            members.append(("since", .int(resume)))
-        }
-        return .object(members)
+        guard let from = since ?? r.header("last-event-id").flatMap({ Int64($0) }) else { throw WebError.badRequest("since: required") }
+        return .object([("since", .int(from)), ("limit", .int(limit))])
     }
 }
 

@@ -107,16 +107,27 @@ public struct HTTPResponse: Sendable {
 /// connection's own thread only.
 public final class EventStream: @unchecked Sendable {
     private let source: any ReplySource
+    private let allowed: @Sendable () -> Bool
     private var finished = false
 
-    /// A stream over `source` (already called with `more`).
-    public init(source: any ReplySource) { self.source = source }
+    /// A stream over `source` (already called with `more`), for as long as `allowed` holds.
+    /// - Parameter allowed: asked before each event and keep-alive; false ends
+    ///   the stream with an `AuthenticationRequired` error event.
+    public init(source: any ReplySource, allowed: @escaping @Sendable () -> Bool = { true }) {
+        self.source = source
+        self.allowed = allowed
+    }
 
     /// The next bytes to send: an event, or a `: keep-alive` comment after
     /// the source's idle interval; nil at the end (the daemon ended the stream
     /// or failed: an `error` event is sent first).
     public func next() -> [UInt8]? {
         if finished { return nil }
+        guard allowed() else {
+            finished = true
+            source.close()
+            return Array("event: error\ndata: \(WebError.authenticationRequired.body.text)\n\n".utf8)
+        }
         do {
             guard let reply = try source.next() else { return Array(": keep-alive\n\n".utf8) }
             var event = ""

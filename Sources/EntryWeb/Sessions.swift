@@ -6,8 +6,10 @@ import Foundation
 public struct WebSession: Sendable, Equatable {
     /// The session token (the cookie's value, or the bearer token): ``PasswordHash/token()``.
     public var token: String
-    /// The web user's name (recorded by entryd as `web:NAME`).
+    /// The web user's name as the users file spells it (recorded by entryd as `web:NAME`).
     public var user: String
+    /// The user's credential stamp at login: a session ends when it changes.
+    public var stamp: String
     /// The token a cookie-authenticated POST must repeat in `X-CSRF-Token` (``PasswordHash/token()``).
     public var csrf: String
     /// Monotonic seconds of the last request made with it.
@@ -41,9 +43,10 @@ public final class SessionStore: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// A new session for `user`.
-    public func open(user: String) -> WebSession {
-        let session = WebSession(token: PasswordHash.token(), user: user, csrf: PasswordHash.token(), lastUsed: clock())
+    /// A new session for `account`.
+    public func open(_ account: WebAccount) -> WebSession {
+        let session = WebSession(token: PasswordHash.token(), user: account.name, stamp: account.stamp,
+                                 csrf: PasswordHash.token(), lastUsed: clock())
         lock.lock()
         defer { lock.unlock() }
         if byDigest.count >= capacity, let oldest = byDigest.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
@@ -70,6 +73,16 @@ public final class SessionStore: @unchecked Sendable {
         return session
     }
 
+    /// Whether `token`'s session is live, without marking it used (a live feed asks).
+    public func isOpen(token: String) -> Bool {
+        let key = Secret.digest(token)
+        let now = clock()
+        lock.lock()
+        defer { lock.unlock() }
+        guard let session = byDigest[key] else { return false }
+        return now - session.lastUsed <= idleSeconds
+    }
+
     /// Ends the session of `token` (logout).
     public func close(token: String) {
         lock.lock()
@@ -77,7 +90,7 @@ public final class SessionStore: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Ends every session of `user` (removed from the users file, or role changed).
+    /// Ends every session of `user` (removed from the users file, or a new password).
     public func close(user: String) {
         lock.lock()
         byDigest = byDigest.filter { $0.value.user != user }
@@ -110,10 +123,10 @@ enum Secret {
     }
 }
 
-/// Failed logins per user name and per client address in a sliding minute:
-/// past `limit` failures, logins for that name or from that address are
-/// refused (429, `retryAfter`) without checking the password, until the oldest
-/// failure is a minute old. Thread-safe.
+/// Login attempts per user name and per client address in a sliding minute:
+/// past `limit` attempts not taken back by a success, logins for that name or
+/// from that address are refused (429, `retryAfter`) without checking the
+/// password, until the oldest is a minute old. Thread-safe.
 public final class LoginLimiter: @unchecked Sendable {
     private let lock = NSLock()
     private var failures: [String: [Double]] = [:]
@@ -133,33 +146,37 @@ public final class LoginLimiter: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// Seconds to wait before `user` from `address` may try again, or nil when it may now.
-    public func retryAfter(user: String, address: String) -> Int? {
+    /// Counts a login attempt for `user` from `address` and returns nil, or,
+    /// when either has made `limit` attempts within the window, counts nothing
+    /// and returns the seconds to wait. An attempt counts before its password
+    /// is checked, so attempts sent all at once are limited like attempts in a
+    /// row; ``succeeded(user:address:)`` takes a successful one back.
+    public func attempt(user: String, address: String) -> Int? {
         let now = clock()
         lock.lock()
         defer { lock.unlock() }
         var wait = 0.0
-        for key in ["u:" + user, "a:" + address] {
+        let keys = ["u:" + user, "a:" + address]
+        for key in keys {
             let recent = (failures[key] ?? []).filter { now - $0 < window }
             failures[key] = recent.isEmpty ? nil : recent
             if recent.count >= limit, let oldest = recent.first { wait = max(wait, window - (now - oldest)) }
         }
-        return wait > 0 ? max(1, Int(wait.rounded(.up))) : nil
-    }
-
-    /// Counts a failed login for `user` and for `address`.
-    public func failed(user: String, address: String) {
-        let now = clock()
-        lock.lock()
-        defer { lock.unlock() }
-        for key in ["u:" + user, "a:" + address] { failures[key, default: []].append(now) }
+        if wait > 0 { return max(1, Int(wait.rounded(.up))) }
+        for key in keys { failures[key, default: []].append(now) }
         if failures.count > 100_000 { failures = failures.filter { now - ($0.value.last ?? 0) < window } }
+        return nil
     }
 
-    /// Forgets the failures of `user` after a successful login (the address's stay counted).
-    public func succeeded(user: String) {
+    /// After a successful login: forgets the failures of `user`, and takes the
+    /// attempt back from `address` (an office behind one address logs in often).
+    public func succeeded(user: String, address: String) {
         lock.lock()
         failures["u:" + user] = nil
+        if var attempts = failures["a:" + address], !attempts.isEmpty {
+            attempts.removeLast()
+            failures["a:" + address] = attempts.isEmpty ? nil : attempts
+        }
         lock.unlock()
     }
 }

@@ -4,7 +4,8 @@ import Foundation
 /// The users file as entryd-web sees it: read at start, read again when its
 /// ``FileStamp`` changes (checked at most once a second, and on SIGHUP), so
 /// `entryctl web-user add|remove` takes effect without a restart: a removed
-/// user's sessions end at their next request, a changed role applies at once.
+/// user's sessions (and live feeds) end at their next request, a new password
+/// ends the old sessions, a changed role applies at once.
 /// Thread-safe.
 public final class UsersFile: UserDirectory, @unchecked Sendable {
     /// The file's path.
@@ -61,12 +62,17 @@ public final class UsersFile: UserDirectory, @unchecked Sendable {
     }
 
     /// See ``UserDirectory/verify(name:password:)``.
-    public func verify(name: String, password: String) -> Role? {
-        current().verify(name: name, password: password)?.role
+    public func verify(name: String, password: String) -> WebAccount? {
+        current().verify(name: name, password: password).map(\.account)
     }
 
-    /// See ``UserDirectory/role(of:)``.
-    public func role(of name: String) -> Role? {
-        current().user(named: name)?.role
+    /// See ``UserDirectory/account(named:)``.
+    public func account(named name: String) -> WebAccount? {
+        current().user(named: name)?.account
     }
+}
+
+extension WebUser {
+    /// The user as a session sees it.
+    var account: WebAccount { WebAccount(name: name, role: role, stamp: credentialStamp) }
 }

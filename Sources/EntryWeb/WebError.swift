@@ -103,7 +103,8 @@ public struct WebError: Error, Sendable, Equatable {
     /// The JSON response.
     public var response: HTTPResponse { .json(status, body) }
 
-    static func badRequest(_ reason: String) -> WebError {
+    /// 400 `BadRequest` with its reason.
+    public static func badRequest(_ reason: String) -> WebError {
         WebError(name: Name.badRequest, parameters: .object([("reason", .string(reason))]), status: 400)
     }
     static let authenticationRequired = WebError(name: Name.authenticationRequired,

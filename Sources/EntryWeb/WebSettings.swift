@@ -19,6 +19,8 @@ public struct WebSettings: Sendable, Equatable {
     public var behindProxy = false
     /// Connections at once.
     public var maxConnections = 512
+    /// Connections at once from one client address (not applied behind a proxy).
+    public var maxConnectionsPerAddress = 32
     /// The largest request body in bytes.
     public var maxBody = 1 << 20
     /// Seconds a login session may stay unused.
@@ -198,6 +200,7 @@ public struct WebSettings: Sendable, Equatable {
             default: throw Problem(message: "KEY must be yes or no, not '\(value)'", code: .config)
             }
         case "max-connections": maxConnections = try checked(ConfigSyntax.count, 1...65_536)
+        case "max-connections-per-address": maxConnectionsPerAddress = try checked(ConfigSyntax.count, 1...65_536)
         case "max-body": maxBody = try checked(ConfigSyntax.bytes, 1024...(64 << 20))
         case "session-idle": sessionIdle = try checked(ConfigSyntax.seconds, 60...2_592_000)
         case "login-attempts": loginAttempts = try checked(ConfigSyntax.count, 1...1000)
@@ -211,6 +214,12 @@ public struct WebSettings: Sendable, Equatable {
     private func check() throws {
         if (tlsCertificate == nil) != (tlsKey == nil) {
             throw Problem(message: "TLS needs both --tls-certificate and --tls-key (PEM files)", code: .config)
+        }
+        if behindProxy, !listen.isLoopback, tlsCertificate == nil {
+            throw Problem(message: """
+                --behind-proxy expects the TLS proxy on this host: listen on 127.0.0.1 or [::1] (not \(listen)), \
+                or give --tls-certificate and --tls-key; see entryd-web(8)
+                """, code: .config)
         }
         if !listen.isLoopback, tlsCertificate == nil, !behindProxy {
             throw Problem(message: """

@@ -29,6 +29,11 @@ public struct WebUser: Sendable, Equatable, CustomStringConvertible {
 
     /// `NAME (ROLE)`.
     public var description: String { "\(name) (\(role.name))" }
+
+    /// Changes whenever the user's password changes (the hash's own salt
+    /// makes every `add --replace` new): a session remembers it, so a new
+    /// password, or a user removed and added again, ends the old sessions.
+    public var credentialStamp: String { passwordHash }
 }
 
 /// Where a users file was when it was read: device, inode, size and
@@ -134,12 +139,15 @@ public struct WebUsers: Sendable, Equatable {
     /// - Throws: ``WebUsersError/missing(path:)`` when there is no such file,
     ///   ``WebUsersError/unreadable(path:errno:)``, ``WebUsersError/malformed(path:line:problem:)``.
     public static func load(path: String) throws(WebUsersError) -> WebUsers {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO put in its place must not hang the reader.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let e = errno
             throw e == ENOENT ? .missing(path: path) : .unreadable(path: path, errno: e)
         }
         defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, errno: EINVAL) }
         return try WebUsers(parsing: try readAll(fd, path: path), path: path)
     }
 
@@ -159,7 +167,10 @@ public struct WebUsers: Sendable, Equatable {
 
     /// The user named `name` (exact, case-sensitive), or nil.
     public func user(named name: String) -> WebUser? {
-        users.first { $0.name == name }
+        // Scalar by scalar: Swift's == holds for canonically equivalent strings
+        // (K and the Kelvin sign, a precomposed é and e + U+0301), and a web
+        // user must never log in, or be recorded, under another spelling.
+        users.first { $0.name.unicodeScalars.elementsEqual(name.unicodeScalars) }
     }
 
     /// The user named `name` if `password` is theirs, else nil.

@@ -13,6 +13,8 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
     let path: String
     private let lock = NSLock()
     private var idle: [VarlinkConnection] = []
+    /// The descriptors of open event streams, shut down at stop so their threads end at once.
+    private var streams: Set<Int32> = []
     /// Idle connections kept; more are closed when given back.
     private let keep = 64
     /// Longest wait for a reply, in milliseconds.
@@ -51,12 +53,20 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
             let first = try connection.receive()
             if let error = first.error { throw WireError(name: error, parameters: first.parameters) }
             _ = csystem_set_timeouts(connection.fd, streamIdleSeconds * 1000, replyTimeout)
-            return DaemonStream(connection: connection, first: first)
+            lock.withLock { _ = streams.insert(connection.fd) }
+            return DaemonStream(connection: connection, first: first) { [weak self] fd in
+                self?.lock.withLock { _ = self?.streams.remove(fd) }
+            }
         } catch let error as WireError {
             throw error
         } catch {
             throw DaemonLinkError(reason: "\(path): \(error)")
         }
+    }
+
+    /// Ends every open event stream (stopping): their reads return at once.
+    func closeStreams() {
+        lock.withLock { for fd in streams { shutdown(fd, Int32(SHUT_RDWR)) } }
     }
 
     private func take() throws -> VarlinkConnection {
@@ -103,9 +113,11 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
 final class DaemonStream: ReplySource, @unchecked Sendable {
     private let connection: VarlinkConnection
     private var pending: VarlinkReply?
+    private let onClose: (Int32) -> Void
 
-    init(connection: VarlinkConnection, first: VarlinkReply) {
+    init(connection: VarlinkConnection, first: VarlinkReply, onClose: @escaping (Int32) -> Void) {
         self.connection = connection
+        self.onClose = onClose
         pending = first
     }
 
@@ -127,5 +139,12 @@ final class DaemonStream: ReplySource, @unchecked Sendable {
         }
     }
 
-    func close() { connection.close() }
+    private var closed = false
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        onClose(connection.fd)
+        connection.close()
+    }
 }

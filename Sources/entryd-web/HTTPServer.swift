@@ -26,7 +26,9 @@ final class HTTPServer: @unchecked Sendable {
                     var options = cweb_options(
                         address: host, port: settings.listen.port, listen_fd: listenFD ?? -1,
                         tls_key_pem: key, tls_cert_pem: certificate,
-                        connection_limit: UInt32(settings.maxConnections), per_ip_limit: 0,
+                        connection_limit: UInt32(settings.maxConnections),
+                        // Behind a proxy every connection comes from its address.
+                        per_ip_limit: settings.behindProxy ? 0 : UInt32(settings.maxConnectionsPerAddress),
                         timeout_seconds: UInt32(settings.idleTimeout), memory_limit: 64 << 10, body_limit: settings.maxBody)
                     return cweb_start(&options, HTTPServer.onRequest, context, &error, error.count)
                 }
@@ -52,6 +54,16 @@ final class HTTPServer: @unchecked Sendable {
 
     private func serve(_ r: cweb_request) -> Int32 {
         let connection = r.connection
+        // Two lengths, or a length beside chunked framing: where a proxy and
+        // this server could read different requests (RFC 9112 §6.3). Refused,
+        // and the connection closed, so nothing behind it on the connection is read.
+        let lengths = cweb_header_count(connection, "content-length")
+        if lengths > 1 || (lengths == 1 && cweb_header_count(connection, "transfer-encoding") > 0) {
+            let body = WebError.badRequest("conflicting Content-Length and Transfer-Encoding").body.encoded
+            return body.withUnsafeBufferPointer {
+                cweb_respond(connection, 400, "Content-Type: application/json\nConnection: close\n", $0.baseAddress, $0.count)
+            }
+        }
         var headers: [String: String] = [:]
         for name in HTTPServer.headerNames {
             if let value = cweb_header(connection, name) { headers[name] = String(cString: value) }

@@ -114,8 +114,9 @@ enum WebDaemon {
                                code: .config)
         }
         let openAPI = OpenAPIDocument.generate()
+        let pool = DaemonPool(path: socketPath, idleTimeout: settings.idleTimeout)
         let gateway = Gateway(
-            link: DaemonPool(path: socketPath, idleTimeout: settings.idleTimeout), users: users,
+            link: pool, users: users,
             policy: MethodPolicy(roleOf: { MethodAccess.role(of: $0) }, socketOnly: MethodAccess.peerOnly),
             sessions: SessionStore(idleSeconds: Double(settings.sessionIdle)),
             limiter: LoginLimiter(limit: settings.loginAttempts),
@@ -141,7 +142,8 @@ enum WebDaemon {
             break
         }
         notifier.send("STOPPING=1")
-        log.notice("entryd-web stopping")
+        log.notice("stopping")
+        pool.closeStreams()
         server.stop()
     }
 

@@ -32,13 +32,14 @@ import Testing
         func close() {}
     }
 
-    struct FakeUsers: UserDirectory {
+    final class FakeUsers: UserDirectory, @unchecked Sendable {
         var users: [String: (Role, String)]
-        func verify(name: String, password: String) -> Role? {
+        init(users: [String: (Role, String)]) { self.users = users }
+        func verify(name: String, password: String) -> WebAccount? {
             guard let (role, p) = users[name], p == password else { return nil }
-            return role
+            return WebAccount(name: name, role: role, stamp: p)
         }
-        func role(of name: String) -> Role? { users[name]?.0 }
+        func account(named name: String) -> WebAccount? { users[name].map { WebAccount(name: name, role: $0.0, stamp: $0.1) } }
     }
 
     static let policy = MethodPolicy(roleOf: { method in
@@ -56,7 +57,11 @@ import Testing
 
     static func gateway(link: FakeLink = FakeLink(), clock: Clock = Clock(), secure: Bool = false,
                         users: [String: (Role, String)] = ["ada": (.write, "pw-ada-123"), "rita": (.read, "pw-rita-123")]) -> Gateway {
-        Gateway(link: link, users: FakeUsers(users: users), policy: policy,
+        gateway(link: link, clock: clock, secure: secure, directory: FakeUsers(users: users))
+    }
+
+    static func gateway(link: FakeLink = FakeLink(), clock: Clock = Clock(), secure: Bool = false, directory: FakeUsers) -> Gateway {
+        Gateway(link: link, users: directory, policy: policy,
                 sessions: SessionStore(idleSeconds: 60, clock: { clock.now }),
                 limiter: LoginLimiter(limit: 3, clock: { clock.now }),
                 settings: .init(secure: secure, behindProxy: false, maxBody: 1024),
@@ -105,7 +110,7 @@ import Testing
             #expect(r.status == 401)
             #expect(try Self.json(r)["error"]?.stringValue == "io.entryd.web.LoginFailed")
         }
-        // ada has 2 failures, the address 3: the address is now locked out, even with the right password.
+        // ada has 2 attempts, the address 3: the address is now locked out, even with the right password.
         let locked = g.handle(Self.post("/api/v1/login", #"{"user":"ada","password":"pw-ada-123"}"#))
         #expect(locked.status == 429)
         #expect(try Self.json(locked)["parameters"]?["retryAfter"]?.intValue == 60)
@@ -318,11 +323,71 @@ import Testing
         #expect(problem(["--config", "/c"], file: "[web]\nidle-timeout = soon\n")?.message.contains("idle-timeout: give a whole number from 1 to 3600 seconds") == true)
         let open = try #require(problem(["--listen", "0.0.0.0:8080"]))
         #expect(open.message.contains("refusing to listen on 0.0.0.0:8080 without TLS") && open.code == .config)
-        #expect(problem(["--listen", "0.0.0.0:8080", "--behind-proxy"]) == nil)
+        #expect(problem(["--listen", "0.0.0.0:8080", "--behind-proxy"])?.message.contains("expects the TLS proxy on this host") == true)
+        #expect(problem(["--listen", "127.0.0.1:8080", "--behind-proxy"]) == nil)
         #expect(problem(["--listen", "0.0.0.0:8080", "--tls-certificate", "c.pem"])?.message.contains("both") == true)
         #expect(problem(["--config", "/c"], file: "[web]\nmax-body = 1\n")?.message.hasPrefix("/c:2: max-body: give a whole number from 1024 to 67108864 bytes") == true)
         #expect(problem(["--config", "/c"], file: "[web]\ncolour = red\n")?.message.contains("unknown key 'colour'") == true)
         let missing = try #require(problem(["--config", "/missing"]))
         #expect(missing.message.contains("cannot read the configuration file /missing") && missing.code == .noInput)
+    }
+
+    @Test("attempts sent all at once meet the limit too: 40 concurrent wrong logins, 3 checked, the rest 429")
+    func concurrentAttempts() throws {
+        let g = Self.gateway()
+        let statuses = LockedStatuses()
+        DispatchQueue.concurrentPerform(iterations: 40) { _ in
+            statuses.add(g.handle(Self.post("/api/v1/login", #"{"user":"ada","password":"wrong"}"#)).status)
+        }
+        #expect(statuses.all.filter { $0 == 401 }.count == 3)
+        #expect(statuses.all.filter { $0 == 429 }.count == 37)
+    }
+
+    final class LockedStatuses: @unchecked Sendable {
+        let lock = NSLock()
+        var all: [Int] = []
+        func add(_ s: Int) { lock.withLock { all.append(s) } }
+    }
+
+    @Test("a new password, or a user removed and added again, ends the old sessions and their live feeds")
+    func credentialChange() throws {
+        let link = FakeLink()
+        link.answer = { _, _ in .object([("changes", .array([])), ("last", .int(1))]) }
+        let users = FakeUsers(users: ["ada": (.write, "pw-ada-123")])
+        let g = Self.gateway(link: link, directory: users)
+        let (token, _) = try Self.login(g, "ada", "pw-ada-123")
+        let feed = g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
+                                        headers: ["Authorization": "Bearer \(token)"]))
+        guard case .events(let events) = feed.body else { Issue.record("not a stream"); return }
+        #expect(String(decoding: try #require(events.next()), as: UTF8.self).contains("event: changes"))
+        users.users["ada"] = (.write, "a new password")
+        #expect(g.handle(HTTPRequest(method: "GET", path: "/api/v1/session", headers: ["Authorization": "Bearer \(token)"])).status == 401)
+        let ended = String(decoding: try #require(events.next()), as: UTF8.self)
+        #expect(ended.hasPrefix("event: error\ndata: {\"error\":\"io.entryd.web.AuthenticationRequired\""))
+        #expect(events.next() == nil)
+    }
+
+    @Test("the live feed forwards since and a page of at most 100; peer parameters are refused, in the query and in a POST")
+    func feedParameters() throws {
+        let link = FakeLink()
+        link.answer = { _, _ in .object([("changes", .array([])), ("last", .int(0))]) }
+        let g = Self.gateway(link: link)
+        let (token, _) = try Self.login(g, "rita", "pw-rita-123")
+        let auth = ["Authorization": "Bearer \(token)"]
+        _ = g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "3"), ("limit", "10000")], headers: auth))
+        #expect(link.calls.last?.1 == .object([("since", .int(3)), ("limit", .int(100)), ("actor", .string("rita"))]))
+        for query in [[("since", "0"), ("excludeNode", "fake")], [("since", "0"), ("limit", "1" + String(repeating: "0", count: 400))]] {
+            #expect(g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: query, headers: auth)).status == 400)
+        }
+        let post = g.handle(Self.post("/api/v1/io.entryd.Sync.Changes", #"{"since":0,"excludeNode":"fake"}"#, headers: auth))
+        #expect(post.status == 400)
+        #expect(link.calls.count == 1)
+    }
+
+    @Test("log lines show a user name with its control characters escaped")
+    func printableNames() {
+        #expect(Gateway.printable("ada") == "'ada'")
+        #expect(Gateway.printable("x\nentryd-web: forged\u{1B}[2J") == "'x\\nentryd-web: forged\\u{1B}[2J'")
+        #expect(Gateway.printable(String(repeating: "a", count: 70)).hasSuffix("a…'"))
     }
 }

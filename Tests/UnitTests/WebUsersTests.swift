@@ -122,6 +122,26 @@ import Testing
         #expect(WebUsers.isValidHash(PasswordHash.dummy))
     }
 
+    @Test("names match scalar by scalar: a canonically equivalent spelling (Kelvin sign, decomposed é, a compatibility ideograph) is another name")
+    func exactNames() throws {
+        let users = try WebUsers(parsing: "Kim:read:\(Self.hash)\nJos\u{E9}:read:\(Self.hash)\n\u{674E}\u{96F7}:read:\(Self.hash)\n", path: "f")
+        #expect(users.user(named: "Kim")?.name == "Kim")
+        #expect(users.user(named: "\u{212A}im") == nil)
+        #expect(users.user(named: "Jose\u{301}") == nil)
+        #expect(users.user(named: "\u{F9E1}\u{96F7}") == nil)
+        #expect(users.verify(name: "\u{212A}im", password: "correct horse") == nil)
+    }
+
+    @Test("a FIFO or a directory in place of the users file is refused at once, never read")
+    func notARegularFile() throws {
+        let dir = NSTemporaryDirectory() + "webusers-fifo-" + String(UUID().uuidString.prefix(8))
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(mkfifo(dir + "/users", 0o600) == 0)
+        #expect(throws: WebUsersError.self) { _ = try WebUsers.load(path: dir + "/users") }
+        #expect(throws: WebUsersError.self) { _ = try WebUsers.load(path: dir) }
+    }
+
     @Test("update writes atomically with mode 0640 under a lock, re-reads the file, refuses a malformed one untouched; load and stamp")
     func updateFile() throws {
         let dir = NSTemporaryDirectory() + "webusers-" + String(UUID().uuidString.prefix(8))

@@ -52,6 +52,8 @@ void cweb_quiesce(void *server);
 
 /// The value of a request header (case-insensitive name), or NULL.
 const char *cweb_header(void *connection, const char *name);
+/// How many times the request carries header `name` (case-insensitive).
+unsigned cweb_header_count(void *connection, const char *name);
 /// The value of a query-string argument, percent-decoded, or NULL.
 const char *cweb_query(void *connection, const char *name);
 /// Calls `each` for every query-string argument in order.
