@@ -33,7 +33,11 @@ struct WebBench {
         let port = try freePort()
         let web = Process()
         web.executableURL = URL(fileURLWithPath: bin + "/entryd-web")
-        web.arguments = ["--socket", daemon.socket, "--users", users, "--listen", "127.0.0.1:\(port)"]
+        // Every bench client comes from 127.0.0.1: lift the per-address limit (32) above the clients.
+        let webConf = directory + "/entryd-web.conf"
+        try "[web]\nmax-connections = \(clients + 64)\nmax-connections-per-address = \(clients + 64)\n"
+            .write(toFile: webConf, atomically: true, encoding: .utf8)
+        web.arguments = ["--config", webConf, "--socket", daemon.socket, "--users", users, "--listen", "127.0.0.1:\(port)"]
         web.standardError = FileHandle(forWritingAtPath: daemon.logPath)
         try web.run()
         defer { kill(web.processIdentifier, SIGTERM); web.waitUntilExit() }
@@ -160,6 +164,7 @@ struct WebBench {
         p.arguments = arguments
         let pipe = Pipe()
         p.standardInput = pipe
+        p.standardOutput = FileHandle.nullDevice
         try p.run()
         pipe.fileHandleForWriting.write(Data(input.utf8))
         try pipe.fileHandleForWriting.close()
