@@ -152,7 +152,7 @@ dialog dd { margin: 0; word-break: break-all; }
 }
 
 """#),
-        "assets/common.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"8654149fef88cdde\"", text: #"""
+        "assets/common.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"cf9bd2ab7ac14c74\"", text: #"""
 // Shared by every page of entryd-web: the page language, the API call with
 // the session's CSRF token, and small DOM helpers. Plain ES2017, no build step.
 "use strict";
@@ -215,6 +215,22 @@ const Entryd = (() => {
 
   let session = null;
 
+  // The web user of the last session this browser confirmed (a login, GET
+  // /api/v1/session), kept under entryd.user so that a page started offline
+  // knows whose submissions it queues; forgotten on logout and on a 401. A
+  // staff login name, never a person's data.
+  const USER_KEY = "entryd.user";
+  function rememberUser(user) {
+    try { if (user) localStorage.setItem(USER_KEY, user); else localStorage.removeItem(USER_KEY); } catch (e) { /* storage off */ }
+  }
+  /** Who is logged in as far as the page knows (offline too): the last
+   *  confirmed user, else this page's session; null when nobody is. */
+  function knownUser() {
+    let saved = null;
+    try { saved = localStorage.getItem(USER_KEY); } catch (e) { /* storage off */ }
+    return saved || (session && session.user) || null;
+  }
+
   /** The session ({user, role, csrf}) or null when not logged in; throws ApiError(0) offline. */
   async function loadSession() {
     let r;
@@ -223,9 +239,10 @@ const Entryd = (() => {
     } catch (e) {
       throw new ApiError(0, "", {});
     }
-    if (r.status === 401) { session = null; return null; }
+    if (r.status === 401) { session = null; rememberUser(null); return null; }
     if (!r.ok) throw new ApiError(r.status, "", {});
     session = await r.json();
+    rememberUser(session.user);
     return session;
   }
 
@@ -252,7 +269,7 @@ const Entryd = (() => {
     let body = {};
     try { body = await r.json(); } catch (e) { body = {}; }
     if (r.ok) return body;
-    if (r.status === 401) { session = null; if (redirect) toLogin(); }
+    if (r.status === 401) { session = null; rememberUser(null); if (redirect) toLogin(); }
     throw new ApiError(r.status, body.error, body.parameters);
   }
 
@@ -301,6 +318,7 @@ const Entryd = (() => {
       out.hidden = !s;
       out.addEventListener("click", async () => {
         try { await call("logout", {}, { redirect: false }); } catch (e) { /* gone anyway */ }
+        rememberUser(null);
         location.href = "/login";
       });
     }
@@ -311,7 +329,7 @@ const Entryd = (() => {
   }
 
   return {
-    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, toLogin,
+    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, toLogin, knownUser, rememberUser,
     get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
     get session() { return session; },
   };
@@ -391,7 +409,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"6998ee0ee09129a4\"", text: #"""
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"b3107c7396156780\"", text: #"""
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -420,7 +438,9 @@ const Entryd = (() => {
       cols: ["年", "月", "日", "时", "分"], didYouMean: "是否是：",
       submitting: "正在提交…", stored: "已保存。", thanks: "谢谢，已提交。",
       fix: "请修正标出的问题后再提交。", queued: "网络不通：已存放在本机，联网后自动发送。",
-      waiting: (n) => `${n} 份提交等待发送`, rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
+      waiting: (n) => `${n} 份提交等待发送`, otherUser: (n) => `${n} 份提交等待另一位用户登录后发送`,
+      notLoggedIn: "未登录：这份提交无法保存在本机。联网后请先登录再提交（填写的内容仍在页面上）。",
+      rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
       retry: "立即重试", reloaded: "一份离线保存的提交被服务器拒绝，请修正后再提交。",
       keys: [[["Enter"], "打开选择 / 下一项"], [["Tab", "Shift+Tab"], "移动"], [["Esc"], "取消选择"], [["Ctrl+Enter"], "提交"]],
       keySep: "：", keyOr: "、", pick: (l) => `打开日期选择：${l}`,
@@ -434,6 +454,8 @@ const Entryd = (() => {
       submitting: "Submitting…", stored: "Stored.", thanks: "Thank you, submitted.",
       fix: "Please fix the marked problems, then submit again.", queued: "No network: kept on this device; it is sent when the network is back.",
       waiting: (n) => `${n} submission${n === 1 ? "" : "s"} waiting to be sent`,
+      otherUser: (n) => `${n} submission${n === 1 ? "" : "s"} waiting for another user to log in`,
+      notLoggedIn: "Not logged in: this submission cannot be kept on this device. Log in once the network is back, then submit (the values stay here).",
       rejectedQueued: (n) => `${n} offline submission${n === 1 ? " was" : "s were"} refused; staff must handle ${n === 1 ? "it" : "them"}`,
       retry: "Retry now", reloaded: "A submission kept offline was refused by the server; please fix it and submit again.",
       keys: [[["Enter"], "open a picker / next field"], [["Tab", "Shift+Tab"], "move"], [["Esc"], "cancel a picker"], [["Ctrl+Enter"], "submit"]],
@@ -1175,7 +1197,9 @@ const Entryd = (() => {
     else if (picker) commitPicker(false);
     clearTimeout(checkTimer);
     submitAttempted = true;
-    const item = { id: draftId, form: form.name, fields: checkedValues(), locale: E.lang, queuedAt: new Date().toISOString() };
+    // the web user who submits (the last session confirmed, offline too): a
+    // queued submission is sent only while that user is logged in
+    const item = { id: draftId, user: E.knownUser(), form: form.name, fields: checkedValues(), locale: E.lang, queuedAt: new Date().toISOString() };
     submitting = true;
     setStatus("info", w().submitting);
     render();
@@ -1184,7 +1208,11 @@ const Entryd = (() => {
       resetForm();
       setStatus("ok", KIOSK ? w().thanks : w().stored);
     } catch (err) {
-      if (err.transient) {
+      if ((err.transient || err.status === 401) && !item.user) {
+        // nobody known to be logged in: a queued submission would be sent as
+        // whoever logs in next, so it is not queued (the values stay here)
+        setStatus("bad", w().notLoggedIn);
+      } else if (err.transient) {
         await Outbox.put(item);
         resetForm();
         setStatus("info", w().queued);
@@ -1234,15 +1262,22 @@ const Entryd = (() => {
   // ---- the outbox ----
   let flushing = false;
 
+  /** Whether a queued submission is this user's: queued while they were logged in. */
+  const mine = (item, user) => !!user && item.user === user;
+
   async function updateQueue() {
     const box = $("queue");
     let items = [];
     try { items = await Outbox.all(); } catch (e) { items = []; }
-    const waiting = items.filter((i) => !i.rejected).length;
-    const rejected = items.length - waiting;
+    const user = E.knownUser();
+    const own = items.filter((i) => mine(i, user));
+    const waiting = own.filter((i) => !i.rejected).length;
+    const rejected = own.length - waiting;
+    const others = items.length - own.length; // counted only: never their contents
     const parts = [];
     if (waiting) parts.push(h("span", { id: "queue-count", "data-count": waiting }, w().waiting(waiting)));
     if (rejected) parts.push(h("span", { "data-rejected": rejected }, w().rejectedQueued(rejected)));
+    if (others) parts.push(h("span", { id: "queue-other", "data-count": others }, w().otherUser(others)));
     if (waiting) parts.push(h("button", { type: "button", class: "btn", onclick: () => flush() }, w().retry));
     box.replaceChildren(...parts);
   }
@@ -1251,8 +1286,14 @@ const Entryd = (() => {
     if (flushing) return;
     flushing = true;
     try {
+      // who is logged in now, from the server (never a page's memory): only
+      // that user's submissions are sent; the others wait for their user
+      let s = null;
+      try { s = await E.loadSession(); } catch (e) { return; }
+      if (!s) return;
       let items = [];
       try { items = await Outbox.all(); } catch (e) { return; }
+      items = items.filter((i) => mine(i, s.user));
       items.sort((a, b) => (a.id < b.id ? -1 : 1));
       for (const item of items) {
         if (item.rejected) continue;
@@ -1348,7 +1389,7 @@ const Entryd = (() => {
     document.body.dataset.ready = "1";
   }
 
-  window.entrydForm = { flush, reset: resetForm, get draftId() { return draftId; } };
+  window.entrydForm = { flush, reset: resetForm, get draftId() { return draftId; }, get flushing() { return flushing; } };
   start();
 })();
 
@@ -1592,7 +1633,7 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/login.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"af35569919778d2a\"", text: #"""
+        "assets/login.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"2767cda0c24c00ea\"", text: #"""
 // The login page: POST /api/v1/login sets the session cookie; then back to ?next=.
 "use strict";
 
@@ -1649,7 +1690,7 @@ const Entryd = (() => {
     let body = {};
     try { body = await r.json(); } catch (e) { body = {}; }
     $("submit").disabled = false;
-    if (r.ok) { location.href = nextPage(); return; }
+    if (r.ok) { E.rememberUser(body.user || user); location.href = nextPage(); return; }
     $("password").value = "";
     if (r.status === 401) { show("bad", "failed"); $("password").focus(); return; }
     show("bad", "", E.describe(new E.ApiError(r.status, body.error, body.parameters)));
@@ -1658,10 +1699,13 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/outbox.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"365768a35ac6bc5c\"", text: #"""
+        "assets/outbox.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"da46b92e5b332a26\"", text: #"""
 // The outbox: submissions that could not reach the server (network error or
 // 503), kept in IndexedDB with their browser-made ids until the server has
 // stored them. Nothing else of a person's data is ever written to storage.
+// Each records the web user who queued it, and is sent only while that user
+// is logged in (form.js): on a shared device another user's login never
+// sends (nor shows) it.
 "use strict";
 
 const Outbox = (() => {
@@ -1715,7 +1759,7 @@ const Outbox = (() => {
   }
 
   return {
-    /** Keeps {id, form, fields, locale, queuedAt}; the id makes a resend idempotent. */
+    /** Keeps {id, user, form, fields, locale, queuedAt}; the id makes a resend idempotent. */
     put: (item) => tx("readwrite", (s) => s.put(item)),
     /** Every waiting submission, oldest id (UUIDv7: time order) first. */
     all: async () => ((await exists()) ? tx("readonly", (s) => s.getAll()) : []),

@@ -299,6 +299,78 @@ def test_logged_out_submission_waits_for_the_login(gateway, driver):
     assert entry["fields"]["name"] == "Late Login" and entry["createdBy"] == "web:ada"
 
 
+def log_in_on_page(d, user):
+    """The login page as a person uses it, then the form page ready."""
+    wait(d, lambda: "/login" in d.current_url and d.find_element(By.ID, "user"), "the login page")
+    d.find_element(By.ID, "user").send_keys(user)
+    d.find_element(By.ID, "password").send_keys(USERS[user][1], Keys.ENTER)
+    wait(d, lambda: "/login" not in d.current_url and d.execute_script("return document.body.dataset.ready === '1'"),
+         f"the form after {user}'s login")
+
+
+def flushed(d):
+    """Waits for the page's flush under way, then runs one more to its end."""
+    wait(d, lambda: d.execute_script("return !window.entrydForm.flushing"), "the flush under way")
+    d.execute_async_script("window.entrydForm.flush().then(arguments[arguments.length - 1])")
+
+
+def test_queued_submission_waits_for_its_own_user(gateway, driver):
+    """A shared device: what ada queued offline is never sent under root-admin's
+    session (nor shown to them, only counted); ada's next login sends it, once,
+    as web:ada."""
+    d = driver
+    fresh_form(d, gateway.base, "?lang=en")
+    d.execute_cdp_cmd("Network.enable", {})
+    d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/*"]})
+    try:
+        keys(d, "Shared Device", Keys.ENTER, "1977-07-17", Keys.TAB, Keys.ENTER)
+        wait(d, lambda: rows_ready(d, "country"), "cached country rows")
+        keys(d, Keys.ARROW_DOWN, Keys.ENTER)  # not CN: no province
+        keys(d, Keys.ENTER)
+        wait(d, lambda: rows_ready(d, "contact_method"), "cached contact methods")
+        keys(d, Keys.ARROW_DOWN, Keys.ENTER)
+        wait(d, lambda: active_id(d) == "in-email", "the e-mail field")
+        keys(d, "shared@example.com")
+        entry_id = d.execute_script("return window.entrydForm.draftId")
+        d.find_element(By.ID, "done").click()
+        wait(d, lambda: d.find_element(By.ID, "queue").text.startswith("1 submission waiting to be sent"), "1 waiting")
+        queued = json.loads(storage_dump(d))["idb"]
+        assert [(i["id"], i["user"]) for i in queued] == [(entry_id, "ada")]
+        # ada logs out: only Add stays blocked, so the logout reaches the gateway
+        d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/io.entryd.Entries.Add*"]})
+        d.find_element(By.ID, "logout").click()
+        wait(d, lambda: "/login" in d.current_url, "the login page after the logout")
+        assert "entryd.user" not in json.loads(storage_dump(d))["local"]
+        log_in_on_page(d, "root-admin")
+    finally:
+        d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    # root-admin (who may write too) is online: ada's submission is not sent, only counted
+    d.execute_script("window.dispatchEvent(new Event('online'))")
+    flushed(d)
+    other = wait(d, lambda: d.find_element(By.ID, "queue-other"), "the count for another user")
+    assert other.text == "1 submission waiting for another user to log in"
+    assert not d.find_elements(By.ID, "queue-count")
+    assert "Shared" not in d.find_element(By.TAG_NAME, "body").text and "shared@" not in d.page_source
+    assert [i["id"] for i in json.loads(storage_dump(d))["idb"]] == [entry_id]
+    status, body = gateway.call("io.entryd.Entries.Get", {"id": entry_id}, token=gateway.login("root-admin"))
+    assert status != 200, body
+    assert json.loads(gateway.entryctl("list", "--search", "Shared Device", "--json"))["total"] == 0
+    ready(d, gateway.base + "/?lang=zh")  # a page load flushes too; the zh count
+    flushed(d)
+    wait(d, lambda: d.find_element(By.ID, "queue-other").text == "1 份提交等待另一位用户登录后发送", "the zh count")
+    assert json.loads(gateway.entryctl("list", "--search", "Shared Device", "--json"))["total"] == 0
+
+    # ada logs in again: the submission is sent, once, as web:ada
+    d.find_element(By.ID, "logout").click()
+    log_in_on_page(d, "ada")
+    wait(d, lambda: json.loads(storage_dump(d))["idb"] == [], "the outbox sent after ada's login")
+    wait(d, lambda: d.find_element(By.ID, "queue").text == "", "no count left")
+    entry = json.loads(gateway.entryctl("get", entry_id, "--json"))["entry"]
+    assert entry["fields"]["name"] == "Shared Device" and entry["createdBy"] == "web:ada"
+    found = json.loads(gateway.entryctl("list", "--search", "Shared Device", "--all", "--json"))
+    assert found["total"] == 1 and [e["id"] for e in found["entries"]] == [entry_id]
+
+
 def test_a_refused_queued_submission_comes_back_to_the_form(gateway, driver):
     d = driver
     fresh_form(d, gateway.base, "?lang=en")
@@ -306,7 +378,7 @@ def test_a_refused_queued_submission_comes_back_to_the_form(gateway, driver):
     item_id = d.execute_async_script("""
         const done = arguments[arguments.length - 1];
         const id = uuidv7();
-        Outbox.put({id, form: 'registration', fields: {name: 'Queued Q', country: 'Atlantis', contact_method: 'phone',
+        Outbox.put({id, user: 'ada', form: 'registration', fields: {name: 'Queued Q', country: 'Atlantis', contact_method: 'phone',
                     phone: '13800138000'}, locale: 'en', queuedAt: new Date().toISOString()})
           .then(() => window.entrydForm.flush()).then(() => done(id));""")
     wait(d, lambda: "refused" in d.find_element(By.ID, "status").text, "the refusal said")

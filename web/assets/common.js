@@ -60,6 +60,22 @@ const Entryd = (() => {
 
   let session = null;
 
+  // The web user of the last session this browser confirmed (a login, GET
+  // /api/v1/session), kept under entryd.user so that a page started offline
+  // knows whose submissions it queues; forgotten on logout and on a 401. A
+  // staff login name, never a person's data.
+  const USER_KEY = "entryd.user";
+  function rememberUser(user) {
+    try { if (user) localStorage.setItem(USER_KEY, user); else localStorage.removeItem(USER_KEY); } catch (e) { /* storage off */ }
+  }
+  /** Who is logged in as far as the page knows (offline too): the last
+   *  confirmed user, else this page's session; null when nobody is. */
+  function knownUser() {
+    let saved = null;
+    try { saved = localStorage.getItem(USER_KEY); } catch (e) { /* storage off */ }
+    return saved || (session && session.user) || null;
+  }
+
   /** The session ({user, role, csrf}) or null when not logged in; throws ApiError(0) offline. */
   async function loadSession() {
     let r;
@@ -68,9 +84,10 @@ const Entryd = (() => {
     } catch (e) {
       throw new ApiError(0, "", {});
     }
-    if (r.status === 401) { session = null; return null; }
+    if (r.status === 401) { session = null; rememberUser(null); return null; }
     if (!r.ok) throw new ApiError(r.status, "", {});
     session = await r.json();
+    rememberUser(session.user);
     return session;
   }
 
@@ -97,7 +114,7 @@ const Entryd = (() => {
     let body = {};
     try { body = await r.json(); } catch (e) { body = {}; }
     if (r.ok) return body;
-    if (r.status === 401) { session = null; if (redirect) toLogin(); }
+    if (r.status === 401) { session = null; rememberUser(null); if (redirect) toLogin(); }
     throw new ApiError(r.status, body.error, body.parameters);
   }
 
@@ -146,6 +163,7 @@ const Entryd = (() => {
       out.hidden = !s;
       out.addEventListener("click", async () => {
         try { await call("logout", {}, { redirect: false }); } catch (e) { /* gone anyway */ }
+        rememberUser(null);
         location.href = "/login";
       });
     }
@@ -156,7 +174,7 @@ const Entryd = (() => {
   }
 
   return {
-    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, toLogin,
+    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, toLogin, knownUser, rememberUser,
     get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
     get session() { return session; },
   };

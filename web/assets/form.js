@@ -26,7 +26,9 @@
       cols: ["年", "月", "日", "时", "分"], didYouMean: "是否是：",
       submitting: "正在提交…", stored: "已保存。", thanks: "谢谢，已提交。",
       fix: "请修正标出的问题后再提交。", queued: "网络不通：已存放在本机，联网后自动发送。",
-      waiting: (n) => `${n} 份提交等待发送`, rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
+      waiting: (n) => `${n} 份提交等待发送`, otherUser: (n) => `${n} 份提交等待另一位用户登录后发送`,
+      notLoggedIn: "未登录：这份提交无法保存在本机。联网后请先登录再提交（填写的内容仍在页面上）。",
+      rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
       retry: "立即重试", reloaded: "一份离线保存的提交被服务器拒绝，请修正后再提交。",
       keys: [[["Enter"], "打开选择 / 下一项"], [["Tab", "Shift+Tab"], "移动"], [["Esc"], "取消选择"], [["Ctrl+Enter"], "提交"]],
       keySep: "：", keyOr: "、", pick: (l) => `打开日期选择：${l}`,
@@ -40,6 +42,8 @@
       submitting: "Submitting…", stored: "Stored.", thanks: "Thank you, submitted.",
       fix: "Please fix the marked problems, then submit again.", queued: "No network: kept on this device; it is sent when the network is back.",
       waiting: (n) => `${n} submission${n === 1 ? "" : "s"} waiting to be sent`,
+      otherUser: (n) => `${n} submission${n === 1 ? "" : "s"} waiting for another user to log in`,
+      notLoggedIn: "Not logged in: this submission cannot be kept on this device. Log in once the network is back, then submit (the values stay here).",
       rejectedQueued: (n) => `${n} offline submission${n === 1 ? " was" : "s were"} refused; staff must handle ${n === 1 ? "it" : "them"}`,
       retry: "Retry now", reloaded: "A submission kept offline was refused by the server; please fix it and submit again.",
       keys: [[["Enter"], "open a picker / next field"], [["Tab", "Shift+Tab"], "move"], [["Esc"], "cancel a picker"], [["Ctrl+Enter"], "submit"]],
@@ -781,7 +785,9 @@
     else if (picker) commitPicker(false);
     clearTimeout(checkTimer);
     submitAttempted = true;
-    const item = { id: draftId, form: form.name, fields: checkedValues(), locale: E.lang, queuedAt: new Date().toISOString() };
+    // the web user who submits (the last session confirmed, offline too): a
+    // queued submission is sent only while that user is logged in
+    const item = { id: draftId, user: E.knownUser(), form: form.name, fields: checkedValues(), locale: E.lang, queuedAt: new Date().toISOString() };
     submitting = true;
     setStatus("info", w().submitting);
     render();
@@ -790,7 +796,11 @@
       resetForm();
       setStatus("ok", KIOSK ? w().thanks : w().stored);
     } catch (err) {
-      if (err.transient) {
+      if ((err.transient || err.status === 401) && !item.user) {
+        // nobody known to be logged in: a queued submission would be sent as
+        // whoever logs in next, so it is not queued (the values stay here)
+        setStatus("bad", w().notLoggedIn);
+      } else if (err.transient) {
         await Outbox.put(item);
         resetForm();
         setStatus("info", w().queued);
@@ -840,15 +850,22 @@
   // ---- the outbox ----
   let flushing = false;
 
+  /** Whether a queued submission is this user's: queued while they were logged in. */
+  const mine = (item, user) => !!user && item.user === user;
+
   async function updateQueue() {
     const box = $("queue");
     let items = [];
     try { items = await Outbox.all(); } catch (e) { items = []; }
-    const waiting = items.filter((i) => !i.rejected).length;
-    const rejected = items.length - waiting;
+    const user = E.knownUser();
+    const own = items.filter((i) => mine(i, user));
+    const waiting = own.filter((i) => !i.rejected).length;
+    const rejected = own.length - waiting;
+    const others = items.length - own.length; // counted only: never their contents
     const parts = [];
     if (waiting) parts.push(h("span", { id: "queue-count", "data-count": waiting }, w().waiting(waiting)));
     if (rejected) parts.push(h("span", { "data-rejected": rejected }, w().rejectedQueued(rejected)));
+    if (others) parts.push(h("span", { id: "queue-other", "data-count": others }, w().otherUser(others)));
     if (waiting) parts.push(h("button", { type: "button", class: "btn", onclick: () => flush() }, w().retry));
     box.replaceChildren(...parts);
   }
@@ -857,8 +874,14 @@
     if (flushing) return;
     flushing = true;
     try {
+      // who is logged in now, from the server (never a page's memory): only
+      // that user's submissions are sent; the others wait for their user
+      let s = null;
+      try { s = await E.loadSession(); } catch (e) { return; }
+      if (!s) return;
       let items = [];
       try { items = await Outbox.all(); } catch (e) { return; }
+      items = items.filter((i) => mine(i, s.user));
       items.sort((a, b) => (a.id < b.id ? -1 : 1));
       for (const item of items) {
         if (item.rejected) continue;
@@ -954,6 +977,6 @@
     document.body.dataset.ready = "1";
   }
 
-  window.entrydForm = { flush, reset: resetForm, get draftId() { return draftId; } };
+  window.entrydForm = { flush, reset: resetForm, get draftId() { return draftId; }, get flushing() { return flushing; } };
   start();
 })();

@@ -54,7 +54,7 @@
     let body = {};
     try { body = await r.json(); } catch (e) { body = {}; }
     $("submit").disabled = false;
-    if (r.ok) { location.href = nextPage(); return; }
+    if (r.ok) { E.rememberUser(body.user || user); location.href = nextPage(); return; }
     $("password").value = "";
     if (r.status === 401) { show("bad", "failed"); $("password").focus(); return; }
     show("bad", "", E.describe(new E.ApiError(r.status, body.error, body.parameters)));

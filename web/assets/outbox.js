@@ -1,6 +1,9 @@
 // The outbox: submissions that could not reach the server (network error or
 // 503), kept in IndexedDB with their browser-made ids until the server has
 // stored them. Nothing else of a person's data is ever written to storage.
+// Each records the web user who queued it, and is sent only while that user
+// is logged in (form.js): on a shared device another user's login never
+// sends (nor shows) it.
 "use strict";
 
 const Outbox = (() => {
@@ -54,7 +57,7 @@ const Outbox = (() => {
   }
 
   return {
-    /** Keeps {id, form, fields, locale, queuedAt}; the id makes a resend idempotent. */
+    /** Keeps {id, user, form, fields, locale, queuedAt}; the id makes a resend idempotent. */
     put: (item) => tx("readwrite", (s) => s.put(item)),
     /** Every waiting submission, oldest id (UUIDv7: time order) first. */
     all: async () => ((await exists()) ? tx("readonly", (s) => s.getAll()) : []),
