@@ -196,19 +196,21 @@ import EntryModel
         var lines: [String] = []
         var rates: [String: Double] = [:]
         for rowsPerTransaction in [1, 50] {
-            for variant in ["bigserial (naive)", "counter (commit order)", "counter, append and COMMIT pipelined"] {
-                let counter = variant != "bigserial (naive)"
+            for variant in ["bigserial (naive)", "bigserial and NOTIFY", "counter (commit order) and NOTIFY",
+                            "counter and NOTIFY, append and COMMIT pipelined"] {
+                let counter = variant.hasPrefix("counter")
+                let notify = variant.hasPrefix("bigserial and NOTIFY")
                 let pipelined = variant.hasSuffix("pipelined")
                 let total = Locked(0)
                 let failures = Locked<[String]>([])
-                let deadline = Date(timeIntervalSinceNow: 1.0)
+                let deadline = Date(timeIntervalSinceNow: 0.5)
                 let began = Date()
                 runThreads(writers) { w in
                     do {
                         let c = try db.connect()
                         var n = 0
                         while Date() < deadline {
-                            let rows = (0..<rowsPerTransaction).map { i in Self.row(w + 10 * rowsPerTransaction + (pipelined ? 1000 : 0), n + i) }
+                            let rows = (0..<rowsPerTransaction).map { i in Self.row(w + 10 * rowsPerTransaction + (pipelined ? 1000 : 0) + (notify ? 2000 : 0), n + i) }
                             n += rowsPerTransaction
                             if pipelined {
                                 try c.execute("BEGIN")
@@ -224,6 +226,7 @@ import EntryModel
                                     try c.execute("INSERT INTO serial_changes (node, hlc, entry, form, op, fields, base, actor, at) VALUES "
                                                   + values.joined(separator: ", "),
                                                   rows.flatMap { [$0.node, $0.hlc, $0.entry, $0.fields] })
+                                    if notify { try c.notify(ChangeFeed.channel, payload: rows[0].hlc) }
                                 }
                             }
                             total.with { $0 += rowsPerTransaction }
