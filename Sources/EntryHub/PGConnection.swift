@@ -188,8 +188,9 @@ final class PGConnection: @unchecked Sendable {
     /// they hold their own `BEGIN`/`COMMIT`): when one fails, the ones after it
     /// are not run and the batch's writes are rolled back. Must not be called
     /// inside ``transaction(isolation:_:)`` unless the batch is meant to join it.
-    /// The socket is non-blocking while sending, so a large batch cannot
-    /// deadlock against the server's replies.
+    /// A large batch cannot deadlock against the server's replies: libpq reads
+    /// them into memory while it waits to send (pqSendSome), as
+    /// `PGConnectionTests` checks with 1.5 MB sent against 6 MB of replies.
     /// - Returns: one result per statement, in order.
     /// - Throws: ``PGError`` of the first statement that failed (its `sql` says which).
     @discardableResult
@@ -197,22 +198,16 @@ final class PGConnection: @unchecked Sendable {
         let conn = try open("")
         guard !statements.isEmpty else { return [] }
         guard PQenterPipelineMode(conn) == 1 else { throw connectionError("cannot enter pipeline mode") }
-        PQsetnonblocking(conn, 1)
-        defer {
-            PQsetnonblocking(conn, 0)
-            PQexitPipelineMode(conn)
-        }
+        defer { PQexitPipelineMode(conn) }
         for statement in statements {
             let copies = statement.params.map { $0.map { strdup($0) } ?? nil }
             let pointers = copies.map { $0.map { UnsafePointer($0) } }
             let sent = PQsendQueryParams(conn, statement.sql, Int32(statement.params.count), nil, pointers, nil, nil, 0)
             copies.forEach { free($0) }
             guard sent == 1 else { throw connectionError(statement.sql) }
-            try flush(conn)
         }
+        // Sends what is buffered, then waits for the replies.
         guard PQpipelineSync(conn) == 1 else { throw connectionError("pipeline sync") }
-        try flush(conn)
-        PQsetnonblocking(conn, 0)
         var results: [PGResult] = []
         var firstError: PGError?
         for statement in statements {
@@ -298,19 +293,6 @@ final class PGConnection: @unchecked Sendable {
     private func rollbackQuietly() {
         guard let conn, PQstatus(conn) == CONNECTION_OK, PQtransactionStatus(conn) != PQTRANS_IDLE else { return }
         PQclear(PQexec(conn, "ROLLBACK"))
-    }
-
-    /// Sends what libpq has buffered, reading replies meanwhile so the server
-    /// never blocks on a full socket (non-blocking mode).
-    private func flush(_ conn: OpaquePointer) throws(PGError) {
-        while true {
-            let r = PQflush(conn)
-            if r == 0 { return }
-            if r < 0 { throw connectionError("sending the pipeline") }
-            var fd = pollfd(fd: PQsocket(conn), events: Int16(POLLIN | POLLOUT), revents: 0)
-            if poll(&fd, 1, -1) < 0 && errno != EINTR { throw PGError(sqlState: "08006", message: "poll failed (errno \(errno))") }
-            if fd.revents & Int16(POLLIN) != 0 && PQconsumeInput(conn) == 0 { throw connectionError("sending the pipeline") }
-        }
     }
 
     private func connectionError(_ sql: String) -> PGError {

@@ -131,4 +131,31 @@ import EntryModel
         do { _ = try PGConnection(uri: uri, database: "no_such_database_here") } catch { e = error }
         #expect(e?.message.contains("no_such_database_here") == true)
     }
+
+    @Test("a pipeline whose replies outgrow the socket buffers does not deadlock")
+    func bigPipeline() throws {
+        let db = try TestPostgresDatabase()
+        let c = try db.connect()
+        // 3,000 requests of 500 bytes (1.5 MB, more than the socket buffers hold) whose
+        // replies, 2 kB each, fill the other way while the requests are still being sent.
+        let batch = (1...3000).map { PGStatement("SELECT repeat($1, 4) AS v", [String(repeating: String($0 % 10), count: 500)]) }
+        let results = try c.pipeline(batch)
+        #expect(results.count == 3000)
+        #expect(results[2999].rows == [[String(repeating: "0", count: 2000)]])
+        #expect(try c.execute("SELECT 1").rows == [["1"]])
+    }
+
+    @Test("a connection the server ends is reported as a connection failure")
+    func connectionLost() throws {
+        let db = try TestPostgresDatabase()
+        let c = try db.connect(), admin = try db.connect()
+        try admin.execute("SELECT pg_terminate_backend($1)", [String(c.serverProcessID)])
+        var e: PGError?
+        do { try c.execute("SELECT 1") } catch { e = error }
+        #expect(e?.isConnectionFailure == true, "\(String(describing: e))")
+        #expect(e?.entryError == .storageFailed("the database server is unreachable: retry"))
+        c.close()
+        do { try c.execute("SELECT 1") } catch { e = error }
+        #expect(e?.sqlState == "08003")
+    }
 }
