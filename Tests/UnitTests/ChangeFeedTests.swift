@@ -65,6 +65,7 @@ import EntryModel
         let writersDone = Locked(false)
         let feedSeen = Locked<[String]>([]), naiveSeen = Locked<[Int64]>([]), announced = Locked<[Int64]>([])
         let feedPolls = Locked(0)
+        let finalSeq = Locked<Int64?>(nil)
         let readers: [@Sendable () -> Void] = [
             {
                 do {
@@ -98,10 +99,12 @@ import EntryModel
                 } catch { run.with { $0.errors.append("naive reader: \(error)") } }
             },
             {
+                // Until the announcement of the last commit (announcements come in commit order).
                 do {
-                    while true {
-                        if let seq = try waiter.next(timeout: 0.5) { announced.with { $0.append(seq) } }
-                        else if writersDone.value { break }
+                    let giveUp = Date(timeIntervalSinceNow: seconds + 60)
+                    while Date() < giveUp {
+                        if let seq = try waiter.next(timeout: 0.2) { announced.with { $0.append(seq) }; continue }
+                        if let last = finalSeq.value, waiter.committedSeq >= last { break }
                     }
                 } catch { run.with { $0.errors.append("waiter: \(error)") } }
             },
@@ -158,6 +161,8 @@ import EntryModel
             }
         }
         writersDone.with { $0 = true }
+        let last = try ChangeFeed.committedSeq(on: setup)
+        finalSeq.with { $0 = last }
         finished.wait()
         waiter.close()
 
