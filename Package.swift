@@ -51,6 +51,10 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
+        // libpq (Debian libpq-dev, PostgreSQL 15): the PostgreSQL client, for EntryHub.
+        .systemLibrary(
+            name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
@@ -64,6 +68,11 @@ let package = Package(
         .target(
             name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CSystem", "CICU"],
             path: "Sources/EntryLedger", swiftSettings: swiftSettings),
+        // Hubs on PostgreSQL (issue 19): the libpq connection, the schema and its migrations,
+        // the change feed that never skips a row.
+        .target(
+            name: "EntryHub", dependencies: ["EntryModel", "EntryLedger", "CPostgres"],
+            path: "Sources/EntryHub", swiftSettings: swiftSettings),
         // The varlink wire: framing, messages, connections, wire error names, exit codes.
         .target(
             name: "EntryProtocol", dependencies: ["EntryModel", "CSystem"],
@@ -100,7 +109,7 @@ let package = Package(
             name: "entryd-web", dependencies: ["EntryWeb", "EntryClient", "EntryProtocol", "EntryModel", "CWebServer", "CSystem"],
             path: "Sources/entryd-web", swiftSettings: swiftSettings),
         .testTarget(
-            name: "UnitTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "CSQLiteFaults", "CSQLite"],
+            name: "UnitTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "EntryHub", "CSQLiteFaults", "CSQLite"],
             path: "Tests/UnitTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer", "EntryWeb"],

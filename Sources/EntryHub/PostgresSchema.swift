@@ -1,0 +1,220 @@
+/// The PostgreSQL store's numbered schema migrations, tracked in the one-row
+/// table `schema_version` (SQLite's store uses `PRAGMA user_version`).
+///
+/// The tables mirror the SQLite schema after its migration 6
+/// (`EntryLedger.Migrations`) in PostgreSQL types: the same columns and
+/// meanings, `boolean` for SQLite's 0/1 flags, `bigint` for seqs and counts.
+/// JSON columns stay `text`: the store writes canonical JSON and must read back
+/// the same bytes, which `jsonb` would not keep. Differences:
+/// - `changes.seq` is not a serial: ``ChangeFeed`` hands it out from the
+///   one-row `change_counter` in commit order (see there), so a reader of
+///   `seq > N` never skips a row that commits later.
+/// - The pinyin index uses the server's ICU collation `zh-u-co-pinyin`.
+///
+/// Each migration runs in one transaction with the bump of `schema_version`,
+/// under a transaction-level advisory lock, so several entryd instances
+/// starting at once on one database migrate it once. Never edit a released
+/// migration; append a new one.
+enum PostgresSchema {
+    /// Migration `i + 1` is `all[i]`.
+    static let all: [String] = [
+        // 1: everything the SQLite store has after its migration 6.
+        """
+        CREATE TABLE node (
+          key   text PRIMARY KEY,          -- 'id' (node UUID), 'hlc' (last stamp issued), …
+          value text NOT NULL
+        );
+
+        CREATE COLLATION pinyin (provider = icu, locale = 'zh-u-co-pinyin');
+
+        CREATE TABLE entries (
+          id            text PRIMARY KEY,  -- UUID, lower case; UUIDv7 when entryd made it
+          form          text NOT NULL,
+          fields        text NOT NULL,     -- JSON object: field -> canonical value
+          clocks        text NOT NULL,     -- JSON object: field -> 'HLC NODE' of its register
+          version       text NOT NULL,     -- HLC of the latest change
+          deleted       boolean NOT NULL DEFAULT false,
+          deleted_clock text NOT NULL DEFAULT '',  -- 'HLC NODE' of the deleted register
+          created_at    text NOT NULL,     -- RFC 3339 UTC, milliseconds
+          updated_at    text NOT NULL,
+          created_by    text NOT NULL,
+          updated_by    text NOT NULL,
+          name          text NOT NULL DEFAULT '',
+          name_folded   text NOT NULL DEFAULT '',
+          birthday      text NOT NULL DEFAULT '',
+          country       text NOT NULL DEFAULT '',
+          province      text NOT NULL DEFAULT '',
+          city          text NOT NULL DEFAULT '',
+          seq           bigint NOT NULL DEFAULT 0  -- local seq of the latest change applied to it
+        );
+        CREATE INDEX entries_by_created  ON entries (created_at, id);
+        CREATE INDEX entries_by_updated  ON entries (updated_at, id);
+        CREATE INDEX entries_by_birthday ON entries (birthday, id);
+        CREATE INDEX entries_by_name     ON entries (name, id);
+        CREATE INDEX entries_by_name_pinyin ON entries (name COLLATE pinyin, id);
+        CREATE INDEX entries_by_country  ON entries (country, created_at, id);
+        CREATE INDEX entries_by_province ON entries (province, created_at, id);
+        CREATE INDEX entries_by_city     ON entries (city, created_at, id);
+
+        -- Entry counts by form, deleted flag and region, kept by a trigger (SQLite migration 2).
+        CREATE TABLE entry_counts (
+          form     text NOT NULL,
+          deleted  boolean NOT NULL,
+          country  text NOT NULL,
+          province text NOT NULL,
+          city     text NOT NULL,
+          n        bigint NOT NULL,
+          PRIMARY KEY (deleted, country, province, city, form)
+        );
+        CREATE FUNCTION entries_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            UPDATE entry_counts SET n = n - 1 WHERE form = OLD.form AND deleted = OLD.deleted
+              AND country = OLD.country AND province = OLD.province AND city = OLD.city;
+          END IF;
+          IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            INSERT INTO entry_counts (form, deleted, country, province, city, n)
+              VALUES (NEW.form, NEW.deleted, NEW.country, NEW.province, NEW.city, 1)
+              ON CONFLICT (deleted, country, province, city, form) DO UPDATE SET n = entry_counts.n + 1;
+          END IF;
+          RETURN NULL;
+        END $$;
+        CREATE TRIGGER entries_counted_insert AFTER INSERT OR DELETE ON entries
+          FOR EACH ROW EXECUTE FUNCTION entries_counted();
+        CREATE TRIGGER entries_counted_update AFTER UPDATE OF form, deleted, country, province, city ON entries
+          FOR EACH ROW WHEN (OLD.form IS DISTINCT FROM NEW.form OR OLD.deleted IS DISTINCT FROM NEW.deleted
+            OR OLD.country IS DISTINCT FROM NEW.country OR OLD.province IS DISTINCT FROM NEW.province
+            OR OLD.city IS DISTINCT FROM NEW.city)
+          EXECUTE FUNCTION entries_counted();
+
+        -- The change log. seq comes from change_counter (ChangeFeed), in commit order.
+        CREATE TABLE changes (
+          seq        bigint PRIMARY KEY,    -- position in this node's change log
+          node       text NOT NULL,         -- node where the change was made
+          hlc        text NOT NULL,
+          entry      text NOT NULL,
+          form       text NOT NULL,
+          op         text NOT NULL CHECK (op IN ('create', 'update', 'delete', 'restore', 'erase')),
+          fields     text NOT NULL,         -- JSON object: values this change set
+          base       text NOT NULL,         -- JSON object: field -> HLC it replaced
+          actor      text NOT NULL,
+          at         text NOT NULL,         -- wall time at the origin
+          reason     text,
+          via        text,                  -- peer that delivered it; NULL when local
+          superseded text NOT NULL DEFAULT '',  -- fields later writes superseded (compaction)
+          UNIQUE (node, hlc)
+        );
+        CREATE INDEX changes_by_entry ON changes (entry, seq);
+        -- The highest seq handed out (and, once committed, the highest committed).
+        -- One row; its row lock orders the writers' commits (ChangeFeed).
+        CREATE TABLE change_counter (
+          one boolean PRIMARY KEY DEFAULT true CHECK (one),
+          seq bigint NOT NULL CHECK (seq >= 0)
+        );
+        INSERT INTO change_counter (one, seq) VALUES (true, 0);
+
+        CREATE TABLE conflicts (
+          id          text PRIMARY KEY,
+          entry       text NOT NULL,
+          field       text NOT NULL,
+          kept        text NOT NULL,
+          kept_hlc    text NOT NULL,
+          kept_node   text NOT NULL,
+          lost        text NOT NULL,
+          lost_hlc    text NOT NULL,
+          lost_node   text NOT NULL,
+          lost_group  text NOT NULL,        -- JSON object: the losing write's whole field group
+          detected_at text NOT NULL,
+          resolved    boolean NOT NULL DEFAULT false
+        );
+        CREATE INDEX conflicts_by_entry ON conflicts (entry, detected_at);
+
+        -- Peers and their checkpoints (pulled_seq, pushed_seq), incarnations, expiry.
+        CREATE TABLE peers (
+          name       text PRIMARY KEY,      -- configured peer name, or the unix: address
+          address    text NOT NULL,
+          node       text,                  -- the peer's node id, learnt in the handshake
+          pulled_seq bigint NOT NULL DEFAULT 0,  -- peer's change log seen up to here
+          pushed_seq bigint NOT NULL DEFAULT 0,  -- our change log sent up to here
+          last_sync  text,
+          last_error text,
+          incarnation        text,
+          mark               text,
+          synced_incarnation text,
+          notice             text,
+          expired            text           -- when compaction found it silent past peer-expiry
+        );
+        -- Per node that pulled this log with excludeNode: the highest since it pulled with.
+        CREATE TABLE peer_acks (
+          node  text PRIMARY KEY,
+          since bigint NOT NULL,
+          at    text NOT NULL
+        );
+
+        -- The erasure ledger: per erased entry, the erasure that took effect; never a value.
+        CREATE TABLE erasures (
+          entry  text PRIMARY KEY,
+          form   text NOT NULL,
+          hlc    text NOT NULL,
+          node   text NOT NULL,
+          actor  text NOT NULL,
+          at     text NOT NULL,
+          reason text NOT NULL
+        );
+
+        -- Compaction: stamps of removed change-log rows, and per entry the last horizon.
+        CREATE TABLE folded (
+          hlc  text NOT NULL,
+          node text NOT NULL,
+          seq  bigint NOT NULL,
+          PRIMARY KEY (hlc, node)
+        );
+        CREATE TABLE compacted (
+          entry   text PRIMARY KEY,
+          horizon bigint NOT NULL,
+          at      text NOT NULL
+        );
+        """,
+    ]
+
+    /// The advisory lock key migrations hold (any constant; "entryd" in ASCII).
+    static let migrationLock = "111290685499748"
+
+    /// Brings the database of `connection` to the latest version, one
+    /// transaction per migration; safe to run from several instances at once.
+    /// - Returns: the version before migrating (0 for an empty database).
+    /// - Throws: ``PGError``; a failed migration is rolled back whole. A database
+    ///   newer than this build is refused (SQLSTATE `55000`, the message says so).
+    @discardableResult
+    static func migrate(_ connection: PGConnection) throws -> Int {
+        var before: Int?
+        for target in 1...max(1, all.count) {
+            try connection.transaction { c in
+                try c.execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
+                try c.execute("""
+                    CREATE TABLE IF NOT EXISTS schema_version (
+                      one boolean PRIMARY KEY DEFAULT true CHECK (one),
+                      version integer NOT NULL)
+                    """)
+                try c.execute("INSERT INTO schema_version (one, version) VALUES (true, 0) ON CONFLICT DO NOTHING")
+                let current = try version(c)
+                if before == nil { before = current }
+                if current > all.count {
+                    throw PGError(sqlState: "55000", message: "the database is at schema version \(current), newer than this entryd (\(all.count)); use a newer entryd")
+                }
+                guard current < target, target <= all.count else { return }
+                try c.execute(all[target - 1])
+                try c.execute("UPDATE schema_version SET version = $1", [String(target)])
+            }
+        }
+        return before ?? 0
+    }
+
+    /// The schema version of the database of `connection`: 0 when it has none.
+    /// - Throws: ``PGError``.
+    static func version(_ connection: PGConnection) throws(PGError) -> Int {
+        let exists = try connection.execute("SELECT to_regclass('schema_version') IS NOT NULL")
+        guard exists.rows.first?.first == "t" else { return 0 }
+        return Int(try connection.execute("SELECT version FROM schema_version").rows.first?.first.flatMap { $0 } ?? "0") ?? 0
+    }
+}
