@@ -89,7 +89,7 @@ public final class Gateway: Sendable {
     let openAPI: @Sendable () -> JSON
     let log: Log
     /// Argon2id takes 64 MiB and tens of milliseconds per check: two at a time.
-    private let verifying = DispatchSemaphore(value: 2)
+    let verifying = DispatchSemaphore(value: 2)
 
     /// - Parameters:
     ///   - link: how entryd is called.
@@ -172,102 +172,6 @@ public final class Gateway: Sendable {
         return HTTPResponse(status: 200, headers: headers, body: r.method == "HEAD" ? [] : file.body)
     }
 
-    // MARK: - Login
-
-    private func login(_ r: HTTPRequest) throws -> HTTPResponse {
-        guard r.method == "POST" else { throw WebError.methodNotAllowed("POST") }
-        let body = try jsonObject(r)
-        guard let user = body["user"]?.stringValue, let password = body["password"]?.stringValue,
-              !user.isEmpty, user.utf8.count <= 256, password.utf8.count <= 4096 else {
-            throw WebError.badRequest("user and password must be strings")
-        }
-        let address = clientAddress(r)
-        // The attempt counts before the password is checked, so that attempts
-        // sent all at once meet the same limit as attempts in a row.
-        if let wait = limiter.attempt(user: user, address: address) {
-            throw WebError(name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(Int64(wait)))]), status: 429)
-        }
-        guard verifying.wait(timeout: .now() + 5) == .success else {
-            throw WebError(name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(1))]), status: 429)
-        }
-        let found = users.verify(name: user, password: password)
-        verifying.signal()
-        guard let account = found else {
-            log.notice("web login refused for \(Gateway.printable(user)) from \(address)")
-            throw WebError(name: WebError.Name.loginFailed, status: 401)
-        }
-        limiter.succeeded(user: user, address: address)
-        let session = sessions.open(account)
-        var reply = sessionJSON(session)
-        if case .object(var members) = reply {
-            members.insert(("token", .string(session.token)), at: 0)
-            reply = .object(members)
-        }
-        let cookie = "\(Gateway.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict" + (settings.secure ? "; Secure" : "")
-        return .json(200, reply, headers: [("Set-Cookie", cookie)])
-    }
-
-    private func logout(_ r: HTTPRequest) throws -> HTTPResponse {
-        guard r.method == "POST" else { throw WebError.methodNotAllowed("POST") }
-        let (session, _) = try authenticate(r, csrfChecked: true)
-        sessions.close(token: session.token)
-        let cookie = "\(Gateway.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (settings.secure ? "; Secure" : "")
-        return .json(200, .object([]), headers: [("Set-Cookie", cookie)])
-    }
-
-    private func sessionJSON(_ session: WebSession) -> JSON {
-        .object([("user", .string(session.user)), ("role", .string((users.account(named: session.user)?.role ?? .none).name)),
-                 ("csrf", .string(session.csrf))])
-    }
-
-    /// `text` for a log line: quoted, control characters and non-ASCII
-    /// escaped, cut at 64 characters, so a user name cannot forge log lines.
-    static func printable(_ text: String) -> String {
-        var out = ""
-        for s in text.unicodeScalars.prefix(64) {
-            out += s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "'" && s != "\\" ? String(s) : s.escaped(asASCII: true)
-        }
-        return "'" + out + (text.unicodeScalars.count > 64 ? "…" : "") + "'"
-    }
-
-    /// The session of a request and its user's current role.
-    /// - Throws: 401 without a live session or when its user is gone; 403
-    ///   `CSRFRejected` for a cookie-authenticated request whose `X-CSRF-Token`
-    ///   is missing or wrong, when `csrfChecked`.
-    private func authenticate(_ r: HTTPRequest, csrfChecked: Bool) throws -> (WebSession, Role) {
-        var token: String?
-        var byCookie = false
-        if let authorization = r.header("authorization") {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw WebError.authenticationRequired }
-            token = String(parts[1].trimmingSpaces)
-        } else if let cookie = r.cookie(Gateway.cookieName) {
-            token = cookie
-            byCookie = true
-        }
-        guard let token, let session = sessions.session(token: token) else { throw WebError.authenticationRequired }
-        guard let account = users.account(named: session.user), account.stamp == session.stamp, account.role > .none else {
-            // Removed, or a new password (or removed and added again): the old sessions end.
-            sessions.close(token: session.token)
-            throw WebError.authenticationRequired
-        }
-        let role = account.role
-        if byCookie, csrfChecked, !PasswordHash.constantTimeEqual(r.header("x-csrf-token") ?? "", session.csrf) {
-            throw WebError(name: WebError.Name.csrfRejected, status: 403)
-        }
-        return (session, role)
-    }
-
-    private func clientAddress(_ r: HTTPRequest) -> String {
-        // Only the proxy on this host may say who the client is.
-        if settings.behindProxy, WebSettings.ListenAddress(host: r.clientAddress, port: 1).isLoopback,
-           let forwarded = r.header("x-forwarded-for"),
-           let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty {
-            return String(last)
-        }
-        return r.clientAddress
-    }
-
     // MARK: - The API
 
     private func callMethod(_ method: String, _ r: HTTPRequest) throws -> HTTPResponse {
@@ -320,7 +224,7 @@ public final class Gateway: Sendable {
     }
 
     /// The body as a JSON object (an empty body is `{}`).
-    private func jsonObject(_ r: HTTPRequest, requireJSONType: Bool = true) throws -> JSON {
+    func jsonObject(_ r: HTTPRequest, requireJSONType: Bool = true) throws -> JSON {
         if r.body.isEmpty { return .object([]) }
         if requireJSONType {
             let type = r.header("content-type")?.split(separator: ";").first?.trimmingSpaces.lowercased()
