@@ -1,4 +1,5 @@
 import Dispatch
+import EntryModel
 
 /// The change log as a feed that never skips a row: how `seq` is handed out,
 /// how it is read, and how readers wake up (issue 19 item 3).
@@ -11,7 +12,7 @@ import Dispatch
 ///
 /// ## The design: numbers handed out in commit order (option b)
 /// `seq` comes from the one-row table `change_counter`: a writing transaction
-/// runs ``reserve(_:on:)`` — `UPDATE change_counter SET seq = seq + n` — as the
+/// runs ``reserve(_:observed:wall:on:)`` — `UPDATE change_counter SET seq = seq + n` — as the
 /// last thing before its `COMMIT`, and gives its change-log rows the numbers it
 /// got. The row lock that update takes is held until the transaction ends, so
 /// a second writer's reserve waits for the first one's commit (or rollback)
@@ -24,6 +25,27 @@ import Dispatch
 /// back transaction rolls its reserve back too, so the log has no gaps at all.
 /// The same `UPDATE` sends `NOTIFY entryd_changes, '<last seq>'`, delivered
 /// only if and when the transaction commits, in commit order.
+///
+/// ## HLC stamps from the same row (issue 19 item 2)
+/// Many entryd instances on one database are one node, so they share one
+/// hybrid logical clock: `change_counter.hlc` holds the node's last stamp
+/// (``HLC/rawValue`` as a `bigint`, schema migration 2), and ``reserve(_:observed:wall:on:)``
+/// hands out, in the same locked `UPDATE` as the seqs, one stamp per seq. The
+/// rule is ``HybridClock``'s: a clock that has observed every remote stamp the
+/// caller has seen (`observed`) and ticks `n` times at wall time `wall` issues
+///
+///     first = max(last + 1, HybridClock.successor(of: observed, wall: wall))
+///
+/// (packed values; the second operand is computed in Swift by
+/// ``HybridClock/successor(of:wall:)``, the first in SQL from the stored last),
+/// then `first + 1`, …, `first + n - 1` (the wall clock stands still within one
+/// reservation), and stores `first + n - 1` as the new last. So each stamp is
+/// above the last one stored (whatever this instance's wall clock says), above
+/// `observed`, and at least `wall` milliseconds; and since the row lock orders
+/// the reservations, stamps are unique across instances and increase with seq
+/// among local changes. ``append(_:on:)`` moves the stored last past the
+/// stamps of the rows it appends (``HybridClock/observe(_:)``), so a stamp
+/// received from a peer and written to the log is never issued again locally.
 ///
 /// Writers must run in READ COMMITTED (``PGIsolation/readCommitted``, the
 /// default): under REPEATABLE READ or SERIALIZABLE the second writer's reserve
@@ -104,25 +126,48 @@ enum ChangeFeed {
         }
     }
 
-    /// Takes the next `count` seqs from `change_counter` and announces the
-    /// last on ``channel`` at commit.
+    /// What ``reserve(_:observed:wall:on:)`` hands out: consecutive seqs and,
+    /// for each, the HLC of the local change that takes it.
+    struct Reservation: Sendable, Equatable {
+        /// The seqs, consecutive.
+        var seqs: ClosedRange<Int64>
+        /// One stamp per seq, in seq order, strictly increasing (consecutive
+        /// packed values).
+        var hlcs: [HLC]
+    }
+
+    /// Takes the next `count` seqs from `change_counter` with an HLC for each
+    /// (see "HLC stamps from the same row" above), and announces the last seq
+    /// on ``channel`` at commit.
     ///
     /// Call it inside the writing transaction (READ COMMITTED), as late as
     /// possible — ideally the last statement before `COMMIT` — since it makes
     /// every other writer's reserve wait until this transaction ends.
-    /// - Returns: the seqs, consecutive; valid only if the transaction commits.
+    /// - Parameters:
+    ///   - count: the number of local changes, at least 1.
+    ///   - observed: the greatest remote stamp the caller has seen and not yet
+    ///     written to the log (`.zero` when none): the stamps go above it.
+    ///   - wall: the wall clock, milliseconds since the epoch (injectable for tests).
+    /// - Returns: the seqs and HLCs; valid only if the transaction commits.
     /// - Throws: ``PGError`` (`25000` when not in a transaction).
-    static func reserve(_ count: Int, on connection: PGConnection) throws(PGError) -> ClosedRange<Int64> {
+    static func reserve(_ count: Int, observed: HLC = .zero, wall: UInt64 = HybridClock.systemMilliseconds(),
+                        on connection: PGConnection) throws(PGError) -> Reservation {
         precondition(count >= 1, "reserve at least one seq")
         guard connection.inTransaction else {
             throw PGError(sqlState: "25000", message: "seqs are reserved inside the writing transaction")
         }
-        let result = try connection.execute(
-            "UPDATE change_counter SET seq = seq + $1 RETURNING seq, pg_notify('\(channel)', seq::text)", [String(count)])
-        guard let text = result.rows.first?.first, let last = Int64(text ?? "") else {
+        let floor = HybridClock.successor(of: observed, wall: wall).rawValue
+        let result = try connection.execute("""
+            UPDATE change_counter SET seq = seq + $1::bigint, hlc = GREATEST(hlc + 1, $2::bigint) + $1::bigint - 1
+            RETURNING seq, hlc, pg_notify('\(channel)', seq::text)
+            """, [String(count), String(floor)])
+        guard let row = result.rows.first, row.count >= 2, let last = Int64(row[0] ?? ""),
+              let lastHLC = UInt64(row[1] ?? "") else {
             throw PGError(sqlState: "55000", message: "change_counter has no row: the schema is not migrated")
         }
-        return (last - Int64(count) + 1)...last
+        let firstHLC = lastHLC - UInt64(count) + 1
+        return Reservation(seqs: (last - Int64(count) + 1)...last,
+                           hlcs: (0..<UInt64(count)).map { HLC(rawValue: firstHLC + $0) })
     }
 
     /// Reserves seqs for `rows` and inserts them into the change log with
@@ -150,8 +195,9 @@ enum ChangeFeed {
     static func appendStatement(_ rows: [Row]) -> PGStatement {
         precondition(!rows.isEmpty, "append at least one row")
         var values: [String] = []
-        var params: [String?] = [String(rows.count)]
-        params.reserveCapacity(1 + rows.count * 12)
+        let seen = rows.compactMap { HLC($0.hlc)?.rawValue }.max() ?? 0
+        var params: [String?] = [String(rows.count), String(Int64(clamping: seen))]
+        params.reserveCapacity(2 + rows.count * 12)
         for (i, row) in rows.enumerated() {
             let b = params.count
             values.append("($\(b + 1)::bigint, " + (2...12).map { "$\(b + $0)" }.joined(separator: ", ") + ")")
@@ -159,7 +205,8 @@ enum ChangeFeed {
                        row.base, row.actor, row.at, row.reason, row.via]
         }
         return PGStatement("""
-            WITH c AS (UPDATE change_counter SET seq = seq + $1::bigint RETURNING seq, pg_notify('\(channel)', seq::text))
+            WITH c AS (UPDATE change_counter SET seq = seq + $1::bigint, hlc = GREATEST(hlc, $2::bigint)
+                       RETURNING seq, pg_notify('\(channel)', seq::text))
             INSERT INTO changes (seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via)
             SELECT c.seq - $1::bigint + v.ord, v.node, v.hlc, v.entry, v.form, v.op, v.fields, v.base, v.actor, v.at, v.reason, v.via
             FROM c, (VALUES \(values.joined(separator: ", "))) AS v (ord, node, hlc, entry, form, op, fields, base, actor, at, reason, via)

@@ -9,6 +9,8 @@
 /// - `changes.seq` is not a serial: ``ChangeFeed`` hands it out from the
 ///   one-row `change_counter` in commit order (see there), so a reader of
 ///   `seq > N` never skips a row that commits later.
+/// - `change_counter` also keeps the node's last HLC (migration 2), so that
+///   all instances on one database stamp from one clock (``ChangeFeed``).
 /// - The pinyin index uses the server's ICU collation `zh-u-co-pinyin`.
 ///
 /// Each migration runs in one transaction with the bump of `schema_version`,
@@ -175,20 +177,34 @@ enum PostgresSchema {
           at      text NOT NULL
         );
         """,
+        // 2: the node's last HLC beside the seq counter, so that every instance on the
+        // database stamps local changes from one clock (ChangeFeed.reserve). Its packed
+        // 64-bit value (HLC.rawValue); starts at the greatest stamp the node has issued
+        // or observed: the node table's 'hlc' and every stamp in the change log.
+        """
+        ALTER TABLE change_counter ADD COLUMN hlc bigint NOT NULL DEFAULT 0 CHECK (hlc >= 0);
+        UPDATE change_counter SET hlc = GREATEST(hlc,
+          COALESCE((SELECT max(('x' || value)::bit(64)::bigint) FROM node
+                    WHERE key = 'hlc' AND value ~ '^[0-9A-Fa-f]{16}$'), 0),
+          COALESCE((SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes
+                    WHERE hlc ~ '^[0-9A-Fa-f]{16}$'), 0));
+        """,
     ]
 
     /// The advisory lock key migrations hold (any constant; "entryd" in ASCII).
     static let migrationLock = "111290685499748"
 
-    /// Brings the database of `connection` to the latest version, one
-    /// transaction per migration; safe to run from several instances at once.
+    /// Brings the database of `connection` to the latest version (or to
+    /// `newest`, for tests of a migration), one transaction per migration;
+    /// safe to run from several instances at once.
     /// - Returns: the version before migrating (0 for an empty database).
     /// - Throws: ``PGError``; a failed migration is rolled back whole. A database
     ///   newer than this build is refused (SQLSTATE `55000`, the message says so).
     @discardableResult
-    static func migrate(_ connection: PGConnection) throws -> Int {
+    static func migrate(_ connection: PGConnection, to newest: Int = all.count) throws -> Int {
+        precondition((1...all.count).contains(newest), "no migration \(newest)")
         var before: Int?
-        for target in 1...max(1, all.count) {
+        for target in 1...newest {
             try connection.transaction { c in
                 try c.execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
                 try c.execute("""

@@ -18,6 +18,12 @@ public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
         self.counter = counter
     }
 
+    /// The stamp whose packed value (``rawValue``) is `rawValue`: the high 48
+    /// bits are the milliseconds, the low 16 the counter.
+    public init(rawValue: UInt64) {
+        self.init(milliseconds: rawValue >> 16, counter: UInt16(truncatingIfNeeded: rawValue))
+    }
+
     /// Parses 16 hex digits (either case). `nil` for anything else.
     public init?(_ text: String) {
         guard text.utf8.count == 16, let v = UInt64(text, radix: 16) else { return nil }
@@ -86,15 +92,30 @@ public struct HybridClock: Sendable {
 
     /// Issues a stamp for a local event: greater than every stamp before it.
     public mutating func tick() -> HLC {
-        let wall = wallClock()
-        if wall > last.milliseconds {
-            last = HLC(milliseconds: wall, counter: 0)
-        } else if last.counter == UInt16.max {
-            last = HLC(milliseconds: last.milliseconds + 1, counter: 0)
-        } else {
-            last = HLC(milliseconds: last.milliseconds, counter: last.counter + 1)
-        }
+        last = HybridClock.successor(of: last, wall: wallClock())
         return last
+    }
+
+    /// The stamp ``tick()`` issues after `last` when the wall clock reads
+    /// `wall` milliseconds: `HLC(wall, 0)` when the wall clock is past `last`'s
+    /// millisecond, otherwise the next packed value after `last` (the counter
+    /// plus one, or the next millisecond at counter 0 when the counter is
+    /// full). In packed values: `max(last.rawValue + 1, wall << 16)`.
+    ///
+    /// For a clock kept outside this type: the PostgreSQL store keeps the
+    /// node's last stamp in the database, shared by all its instances, and
+    /// hands stamps out in SQL. A clock that has observed a remote stamp `r`
+    /// (``observe(_:)``) issues `successor(of: max(last, r), wall:)`, which is
+    /// `max(last.rawValue + 1, successor(of: r, wall: wall).rawValue)`: the
+    /// caller computes the second operand here, the database the first.
+    public static func successor(of last: HLC, wall: UInt64) -> HLC {
+        if wall > last.milliseconds {
+            return HLC(milliseconds: wall, counter: 0)
+        } else if last.counter == UInt16.max {
+            return HLC(milliseconds: last.milliseconds + 1, counter: 0)
+        } else {
+            return HLC(milliseconds: last.milliseconds, counter: last.counter + 1)
+        }
     }
 
     /// Moves the clock past a stamp received from another node.
