@@ -108,22 +108,6 @@ enum ChangeFeed {
         var reason: String?
         /// The peer that delivered it; `nil` when local.
         var via: String?
-
-        /// A change-log row.
-        init(node: String, hlc: String, entry: String, form: String, op: String, fields: String, base: String,
-                    actor: String, at: String, reason: String? = nil, via: String? = nil) {
-            self.node = node
-            self.hlc = hlc
-            self.entry = entry
-            self.form = form
-            self.op = op
-            self.fields = fields
-            self.base = base
-            self.actor = actor
-            self.at = at
-            self.reason = reason
-            self.via = via
-        }
     }
 
     /// What ``reserve(_:observed:wall:on:)`` hands out: consecutive seqs and,

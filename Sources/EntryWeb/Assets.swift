@@ -5,7 +5,11 @@ public enum Assets {
     public static func file(at path: String) -> (contentType: String, etag: String, body: [UInt8])? {
         var name = path.hasPrefix("/") ? String(path.dropFirst()) : path
         if name.isEmpty { name = "index.html" }
-        guard let file = WebAssets.files[name] ?? WebAssets.files[name + ".html"] else { return nil }
-        return (file.contentType, file.etag, Array(file.text.utf8))
+        guard let file = served[name] ?? served[name + ".html"] else { return nil }
+        return (file.contentType, file.etag, file.body)
     }
+
+    /// Every file with its bytes, made once (not on each request).
+    private static let served: [String: (contentType: String, etag: String, body: [UInt8])] =
+        WebAssets.files.mapValues { ($0.contentType, $0.etag, Array($0.text.utf8)) }
 }

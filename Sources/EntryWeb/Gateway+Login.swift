@@ -97,7 +97,7 @@ extension Gateway {
     /// proxy on loopback, the last `X-Forwarded-For` hop.
     func clientAddress(_ r: HTTPRequest) -> String {
         // Only the proxy on this host may say who the client is.
-        if settings.behindProxy, WebSettings.ListenAddress(host: r.clientAddress, port: 1).isLoopback,
+        if settings.behindProxy, WebSettings.ListenAddress.isLoopback(r.clientAddress),
            let forwarded = r.header("x-forwarded-for"),
            let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty {
             return String(last)

@@ -59,6 +59,9 @@ public enum PasswordHash {
         _ = verify(password, against: dummy)
     }
 
+    /// The length of every ``token()``: 32 bytes in base64url without padding.
+    public static let tokenLength = 43
+
     /// A fresh random token for a session or a CSRF check: 32 bytes from
     /// `randombytes_buf` (the kernel's `getrandom`), as base64url without
     /// padding (RFC 4648 §5): 43 characters of `A–Z a–z 0–9 - _`.

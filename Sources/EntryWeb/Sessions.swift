@@ -58,7 +58,7 @@ public final class SessionStore: @unchecked Sendable {
 
     /// The live session of `token`, marked used now; nil when unknown or idle too long (then forgotten).
     public func session(token: String) -> WebSession? {
-        guard token.utf8.count == PasswordHash.token().utf8.count else { return nil }
+        guard token.utf8.count == PasswordHash.tokenLength else { return nil }
         let key = Secret.digest(token)
         let now = clock()
         lock.lock()
@@ -87,13 +87,6 @@ public final class SessionStore: @unchecked Sendable {
     public func close(token: String) {
         lock.lock()
         byDigest[Secret.digest(token)] = nil
-        lock.unlock()
-    }
-
-    /// Ends every session of `user` (removed from the users file, or a new password).
-    public func close(user: String) {
-        lock.lock()
-        byDigest = byDigest.filter { $0.value.user != user }
         lock.unlock()
     }
 

@@ -152,7 +152,7 @@ dialog dd { margin: 0; word-break: break-all; }
 }
 
 """#),
-        "assets/common.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"cf9bd2ab7ac14c74\"", text: #"""
+        "assets/common.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"091008a7647b003c\"", text: #"""
 // Shared by every page of entryd-web: the page language, the API call with
 // the session's CSRF token, and small DOM helpers. Plain ES2017, no build step.
 "use strict";
@@ -328,15 +328,26 @@ const Entryd = (() => {
     });
   }
 
+  /** A staff page's start: the session, the header and the language. Null when the page cannot go on:
+   *  the login page is opened, or (offline) `status("bad", …)` says why. */
+  async function openStaffPage(status) {
+    let s;
+    try { s = await loadSession(); } catch (err) { status("bad", describe(err)); return null; }
+    if (!s) { toLogin(); return null; }
+    header(s);
+    setLang(lang);
+    return s;
+  }
+
   return {
-    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, toLogin, knownUser, rememberUser,
+    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, openStaffPage, toLogin, knownUser, rememberUser,
     get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
     get session() { return session; },
   };
 })();
 
 """#),
-        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"4fc49f483bb981f0\"", text: #"""
+        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"a4e6440f4603cb96\"", text: #"""
 // The conflicts page (admin role): Sync.ListConflicts, and Resolve keeping the
 // current value or writing the lost one back.
 "use strict";
@@ -399,11 +410,7 @@ const Entryd = (() => {
   $("resolved").addEventListener("change", load);
   E.onLang(() => { words(); load(); });
   (async () => {
-    let s;
-    try { s = await E.loadSession(); } catch (err) { status("bad", E.describe(err)); return; }
-    if (!s) { E.toLogin(); return; }
-    E.header(s);
-    E.setLang(E.lang);
+    if (!(await E.openStaffPage(status))) return;
     document.body.dataset.ready = "1";
   })();
 })();
@@ -1398,7 +1405,7 @@ const Entryd = (() => {
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1a56db"/><path d="M9 8h14v3H12v4h9v3h-9v4h11v3H9z" fill="#fff"/></svg>
 
 """#),
-        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"85b58a22d5d6c55e\"", text: #"""
+        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"9d3ca9644fb5d01e\"", text: #"""
 // The list page (read role): Entries.List with search, filters and cursor
 // paging; an entry's History in a dialog.
 "use strict";
@@ -1622,11 +1629,7 @@ const Entryd = (() => {
   E.onLang(() => { words(); load(); });
 
   (async () => {
-    let s;
-    try { s = await E.loadSession(); } catch (err) { status("bad", E.describe(err)); return; }
-    if (!s) { E.toLogin(); return; }
-    E.header(s);
-    E.setLang(E.lang);
+    if (!(await E.openStaffPage(status))) return;
     live();
     document.body.dataset.ready = "1";
   })();

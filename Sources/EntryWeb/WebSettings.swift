@@ -72,7 +72,10 @@ public struct WebSettings: Sendable, Equatable {
         }
 
         /// Whether the address is loopback only (127.0.0.0/8 or ::1).
-        public var isLoopback: Bool { host.hasPrefix("127.") || host == "::1" }
+        public var isLoopback: Bool { Self.isLoopback(host) }
+
+        /// Whether the numeric address `host` is loopback (127.0.0.0/8 or ::1).
+        public static func isLoopback(_ host: String) -> Bool { host.hasPrefix("127.") || host == "::1" }
 
         /// `HOST:PORT`, or `[HOST]:PORT` for IPv6.
         public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }

@@ -73,7 +73,8 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
         lock.lock()
         while let connection = idle.popLast() {
             lock.unlock()
-            if DaemonPool.isOpen(connection.fd) { return connection }
+            // entryd closed it (a restart): readable at end of file.
+            if csystem_other_end_hung_up(connection.fd) == 0 { return connection }
             connection.close()
             lock.lock()
         }
@@ -100,12 +101,6 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
         } catch {
             throw DaemonLinkError(reason: "\(path): \(error)")
         }
-    }
-
-    /// An idle connection with nothing to read is open; readable means entryd closed it.
-    private static func isOpen(_ fd: Int32) -> Bool {
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&p, 1, 0) == 0
     }
 }
 

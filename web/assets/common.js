@@ -173,8 +173,19 @@ const Entryd = (() => {
     });
   }
 
+  /** A staff page's start: the session, the header and the language. Null when the page cannot go on:
+   *  the login page is opened, or (offline) `status("bad", …)` says why. */
+  async function openStaffPage(status) {
+    let s;
+    try { s = await loadSession(); } catch (err) { status("bad", describe(err)); return null; }
+    if (!s) { toLogin(); return null; }
+    header(s);
+    setLang(lang);
+    return s;
+  }
+
   return {
-    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, toLogin, knownUser, rememberUser,
+    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, openStaffPage, toLogin, knownUser, rememberUser,
     get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
     get session() { return session; },
   };

@@ -221,11 +221,7 @@
   E.onLang(() => { words(); load(); });
 
   (async () => {
-    let s;
-    try { s = await E.loadSession(); } catch (err) { status("bad", E.describe(err)); return; }
-    if (!s) { E.toLogin(); return; }
-    E.header(s);
-    E.setLang(E.lang);
+    if (!(await E.openStaffPage(status))) return;
     live();
     document.body.dataset.ready = "1";
   })();
