@@ -63,7 +63,9 @@ enum PGIsolation: String, Sendable {
 /// never spliced into the SQL; results come back as text. Closed by ``close()``
 /// or when released.
 final class PGConnection: @unchecked Sendable {
-    private var conn: OpaquePointer?
+    /// libpq's connection; `nil` once closed. ``PGDatabase`` prepares and runs
+    /// its statements on it directly.
+    private(set) var conn: OpaquePointer?
 
     /// Connects to the server at `uri`.
     /// - Parameters:
@@ -295,7 +297,20 @@ final class PGConnection: @unchecked Sendable {
         PQclear(PQexec(conn, "ROLLBACK"))
     }
 
-    private func connectionError(_ sql: String) -> PGError {
+    /// After the server went away (a restart, a failover): connects again with
+    /// the same parameters, unless inside a transaction. Prepared statements
+    /// are gone afterwards.
+    /// - Returns: true when the connection was lost and is back.
+    /// - Throws: ``PGError`` (`08006`) when it is lost and cannot be made again yet.
+    func reconnectIfLost() throws(PGError) -> Bool {
+        guard let conn, PQstatus(conn) == CONNECTION_BAD else { return false }
+        PQreset(conn)
+        guard PQstatus(conn) == CONNECTION_OK else { throw connectionError("reconnecting") }
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
+        return true
+    }
+
+    func connectionError(_ sql: String) -> PGError {
         let why = conn.map { String(cString: PQerrorMessage($0)).trimmingNewlines } ?? "the connection is closed"
         return PGError(sqlState: "08006", message: why.isEmpty ? "the connection to the server was lost" : why, sql: sql)
     }
@@ -304,31 +319,44 @@ final class PGConnection: @unchecked Sendable {
         guard let res else { throw connectionError(sql) }
         let status = PQresultStatus(res)
         if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
-            let nColumns = PQnfields(res), nRows = PQntuples(res)
-            let columns = (0..<nColumns).map { String(cString: PQfname(res, $0)) }
-            var rows: [[String?]] = []
-            rows.reserveCapacity(Int(nRows))
-            for r in 0..<nRows {
-                rows.append((0..<nColumns).map { c in
-                    PQgetisnull(res, r, c) == 1 ? nil : String(cString: PQgetvalue(res, r, c))
-                })
-            }
-            return PGResult(columns: columns, rows: rows, affectedRows: Int(String(cString: PQcmdTuples(res))) ?? 0)
+            return PGResult(res)
         }
+        throw error(of: res, sql: sql)
+    }
+
+    /// The error a failed result `res` of `sql` reports.
+    func error(of res: OpaquePointer, sql: String) -> PGError {
+        let status = PQresultStatus(res)
         if status == PGRES_PIPELINE_ABORTED {
-            throw PGError(sqlState: "25P02", message: "not run: an earlier statement of the batch failed", sql: sql)
+            return PGError(sqlState: "25P02", message: "not run: an earlier statement of the batch failed", sql: sql)
         }
         let state = PQresultErrorField(res, cpg_diag_sqlstate()).map { String(cString: $0) }
         let primary = PQresultErrorField(res, cpg_diag_message_primary()).map { String(cString: $0) }
         let lost = conn.map { PQstatus($0) == CONNECTION_BAD } ?? true
-        throw PGError(sqlState: state ?? (lost ? "08006" : "XX000"),
-                      message: primary ?? String(cString: PQresultErrorMessage(res)).trimmingNewlines, sql: sql)
+        return PGError(sqlState: state ?? (lost ? "08006" : "XX000"),
+                       message: primary ?? String(cString: PQresultErrorMessage(res)).trimmingNewlines, sql: sql)
+    }
+}
+
+extension PGResult {
+    /// The rows of a successful result `res`, as text.
+    init(_ res: OpaquePointer) {
+        let nColumns = PQnfields(res), nRows = PQntuples(res)
+        let columns = (0..<nColumns).map { String(cString: PQfname(res, $0)) }
+        var rows: [[String?]] = []
+        rows.reserveCapacity(Int(nRows))
+        for r in 0..<nRows {
+            rows.append((0..<nColumns).map { c in
+                PQgetisnull(res, r, c) == 1 ? nil : String(cString: PQgetvalue(res, r, c))
+            })
+        }
+        self.init(columns: columns, rows: rows, affectedRows: Int(String(cString: PQcmdTuples(res))) ?? 0)
     }
 }
 
 extension String {
     /// Without the trailing newlines libpq's messages end with.
-    fileprivate var trimmingNewlines: String {
+    var trimmingNewlines: String {
         var s = Substring(self)
         while let last = s.last, last == "\n" || last == "\r" { s = s.dropLast() }
         return String(s)

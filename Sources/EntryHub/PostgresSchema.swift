@@ -3,7 +3,10 @@
 ///
 /// The tables mirror the SQLite schema after its migration 6
 /// (`EntryLedger.Migrations`) in PostgreSQL types: the same columns and
-/// meanings, `boolean` for SQLite's 0/1 flags, `bigint` for seqs and counts.
+/// meanings, `integer` 0/1 flags as in SQLite (the store's SQL is one text for
+/// both), `bigint` for seqs and counts, and every text column in the `C`
+/// collation, so text orders and compares by bytes as in SQLite whatever the
+/// database's locale (keyset paging and HLC order depend on it).
 /// JSON columns stay `text`: the store writes canonical JSON and must read back
 /// the same bytes, which `jsonb` would not keep. Differences:
 /// - `changes.seq` is not a serial: ``ChangeFeed`` hands it out from the
@@ -23,30 +26,30 @@ enum PostgresSchema {
         // 1: everything the SQLite store has after its migration 6.
         """
         CREATE TABLE node (
-          key   text PRIMARY KEY,          -- 'id' (node UUID), 'hlc' (last stamp issued), …
-          value text NOT NULL
+          key   text COLLATE "C" PRIMARY KEY,          -- 'id' (node UUID), 'hlc' (last stamp issued), …
+          value text COLLATE "C" NOT NULL
         );
 
         CREATE COLLATION pinyin (provider = icu, locale = 'zh-u-co-pinyin');
 
         CREATE TABLE entries (
-          id            text PRIMARY KEY,  -- UUID, lower case; UUIDv7 when entryd made it
-          form          text NOT NULL,
-          fields        text NOT NULL,     -- JSON object: field -> canonical value
-          clocks        text NOT NULL,     -- JSON object: field -> 'HLC NODE' of its register
-          version       text NOT NULL,     -- HLC of the latest change
-          deleted       boolean NOT NULL DEFAULT false,
-          deleted_clock text NOT NULL DEFAULT '',  -- 'HLC NODE' of the deleted register
-          created_at    text NOT NULL,     -- RFC 3339 UTC, milliseconds
-          updated_at    text NOT NULL,
-          created_by    text NOT NULL,
-          updated_by    text NOT NULL,
-          name          text NOT NULL DEFAULT '',
-          name_folded   text NOT NULL DEFAULT '',
-          birthday      text NOT NULL DEFAULT '',
-          country       text NOT NULL DEFAULT '',
-          province      text NOT NULL DEFAULT '',
-          city          text NOT NULL DEFAULT '',
+          id            text COLLATE "C" PRIMARY KEY,  -- UUID, lower case; UUIDv7 when entryd made it
+          form          text COLLATE "C" NOT NULL,
+          fields        text COLLATE "C" NOT NULL,     -- JSON object: field -> canonical value
+          clocks        text COLLATE "C" NOT NULL,     -- JSON object: field -> 'HLC NODE' of its register
+          version       text COLLATE "C" NOT NULL,     -- HLC of the latest change
+          deleted       integer NOT NULL DEFAULT 0,  -- 0 or 1
+          deleted_clock text COLLATE "C" NOT NULL DEFAULT '',  -- 'HLC NODE' of the deleted register
+          created_at    text COLLATE "C" NOT NULL,     -- RFC 3339 UTC, milliseconds
+          updated_at    text COLLATE "C" NOT NULL,
+          created_by    text COLLATE "C" NOT NULL,
+          updated_by    text COLLATE "C" NOT NULL,
+          name          text COLLATE "C" NOT NULL DEFAULT '',
+          name_folded   text COLLATE "C" NOT NULL DEFAULT '',
+          birthday      text COLLATE "C" NOT NULL DEFAULT '',
+          country       text COLLATE "C" NOT NULL DEFAULT '',
+          province      text COLLATE "C" NOT NULL DEFAULT '',
+          city          text COLLATE "C" NOT NULL DEFAULT '',
           seq           bigint NOT NULL DEFAULT 0  -- local seq of the latest change applied to it
         );
         CREATE INDEX entries_by_created  ON entries (created_at, id);
@@ -60,11 +63,11 @@ enum PostgresSchema {
 
         -- Entry counts by form, deleted flag and region, kept by a trigger (SQLite migration 2).
         CREATE TABLE entry_counts (
-          form     text NOT NULL,
-          deleted  boolean NOT NULL,
-          country  text NOT NULL,
-          province text NOT NULL,
-          city     text NOT NULL,
+          form     text COLLATE "C" NOT NULL,
+          deleted  integer NOT NULL,
+          country  text COLLATE "C" NOT NULL,
+          province text COLLATE "C" NOT NULL,
+          city     text COLLATE "C" NOT NULL,
           n        bigint NOT NULL,
           PRIMARY KEY (deleted, country, province, city, form)
         );
@@ -92,18 +95,18 @@ enum PostgresSchema {
         -- The change log. seq comes from change_counter (ChangeFeed), in commit order.
         CREATE TABLE changes (
           seq        bigint PRIMARY KEY,    -- position in this node's change log
-          node       text NOT NULL,         -- node where the change was made
-          hlc        text NOT NULL,
-          entry      text NOT NULL,
-          form       text NOT NULL,
-          op         text NOT NULL CHECK (op IN ('create', 'update', 'delete', 'restore', 'erase')),
-          fields     text NOT NULL,         -- JSON object: values this change set
-          base       text NOT NULL,         -- JSON object: field -> HLC it replaced
-          actor      text NOT NULL,
-          at         text NOT NULL,         -- wall time at the origin
-          reason     text,
-          via        text,                  -- peer that delivered it; NULL when local
-          superseded text NOT NULL DEFAULT '',  -- fields later writes superseded (compaction)
+          node       text COLLATE "C" NOT NULL,         -- node where the change was made
+          hlc        text COLLATE "C" NOT NULL,
+          entry      text COLLATE "C" NOT NULL,
+          form       text COLLATE "C" NOT NULL,
+          op         text COLLATE "C" NOT NULL CHECK (op IN ('create', 'update', 'delete', 'restore', 'erase')),
+          fields     text COLLATE "C" NOT NULL,         -- JSON object: values this change set
+          base       text COLLATE "C" NOT NULL,         -- JSON object: field -> HLC it replaced
+          actor      text COLLATE "C" NOT NULL,
+          at         text COLLATE "C" NOT NULL,         -- wall time at the origin
+          reason     text COLLATE "C",
+          via        text COLLATE "C",                  -- peer that delivered it; NULL when local
+          superseded text COLLATE "C" NOT NULL DEFAULT '',  -- fields later writes superseded (compaction)
           UNIQUE (node, hlc)
         );
         CREATE INDEX changes_by_entry ON changes (entry, seq);
@@ -116,65 +119,65 @@ enum PostgresSchema {
         INSERT INTO change_counter (one, seq) VALUES (true, 0);
 
         CREATE TABLE conflicts (
-          id          text PRIMARY KEY,
-          entry       text NOT NULL,
-          field       text NOT NULL,
-          kept        text NOT NULL,
-          kept_hlc    text NOT NULL,
-          kept_node   text NOT NULL,
-          lost        text NOT NULL,
-          lost_hlc    text NOT NULL,
-          lost_node   text NOT NULL,
-          lost_group  text NOT NULL,        -- JSON object: the losing write's whole field group
-          detected_at text NOT NULL,
-          resolved    boolean NOT NULL DEFAULT false
+          id          text COLLATE "C" PRIMARY KEY,
+          entry       text COLLATE "C" NOT NULL,
+          field       text COLLATE "C" NOT NULL,
+          kept        text COLLATE "C" NOT NULL,
+          kept_hlc    text COLLATE "C" NOT NULL,
+          kept_node   text COLLATE "C" NOT NULL,
+          lost        text COLLATE "C" NOT NULL,
+          lost_hlc    text COLLATE "C" NOT NULL,
+          lost_node   text COLLATE "C" NOT NULL,
+          lost_group  text COLLATE "C" NOT NULL,        -- JSON object: the losing write's whole field group
+          detected_at text COLLATE "C" NOT NULL,
+          resolved    integer NOT NULL DEFAULT 0  -- 0 or 1
         );
         CREATE INDEX conflicts_by_entry ON conflicts (entry, detected_at);
 
         -- Peers and their checkpoints (pulled_seq, pushed_seq), incarnations, expiry.
         CREATE TABLE peers (
-          name       text PRIMARY KEY,      -- configured peer name, or the unix: address
-          address    text NOT NULL,
-          node       text,                  -- the peer's node id, learnt in the handshake
+          name       text COLLATE "C" PRIMARY KEY,      -- configured peer name, or the unix: address
+          address    text COLLATE "C" NOT NULL,
+          node       text COLLATE "C",                  -- the peer's node id, learnt in the handshake
           pulled_seq bigint NOT NULL DEFAULT 0,  -- peer's change log seen up to here
           pushed_seq bigint NOT NULL DEFAULT 0,  -- our change log sent up to here
-          last_sync  text,
-          last_error text,
-          incarnation        text,
-          mark               text,
-          synced_incarnation text,
-          notice             text,
-          expired            text           -- when compaction found it silent past peer-expiry
+          last_sync  text COLLATE "C",
+          last_error text COLLATE "C",
+          incarnation        text COLLATE "C",
+          mark               text COLLATE "C",
+          synced_incarnation text COLLATE "C",
+          notice             text COLLATE "C",
+          expired            text COLLATE "C"           -- when compaction found it silent past peer-expiry
         );
         -- Per node that pulled this log with excludeNode: the highest since it pulled with.
         CREATE TABLE peer_acks (
-          node  text PRIMARY KEY,
+          node  text COLLATE "C" PRIMARY KEY,
           since bigint NOT NULL,
-          at    text NOT NULL
+          at    text COLLATE "C" NOT NULL
         );
 
         -- The erasure ledger: per erased entry, the erasure that took effect; never a value.
         CREATE TABLE erasures (
-          entry  text PRIMARY KEY,
-          form   text NOT NULL,
-          hlc    text NOT NULL,
-          node   text NOT NULL,
-          actor  text NOT NULL,
-          at     text NOT NULL,
-          reason text NOT NULL
+          entry  text COLLATE "C" PRIMARY KEY,
+          form   text COLLATE "C" NOT NULL,
+          hlc    text COLLATE "C" NOT NULL,
+          node   text COLLATE "C" NOT NULL,
+          actor  text COLLATE "C" NOT NULL,
+          at     text COLLATE "C" NOT NULL,
+          reason text COLLATE "C" NOT NULL
         );
 
         -- Compaction: stamps of removed change-log rows, and per entry the last horizon.
         CREATE TABLE folded (
-          hlc  text NOT NULL,
-          node text NOT NULL,
+          hlc  text COLLATE "C" NOT NULL,
+          node text COLLATE "C" NOT NULL,
           seq  bigint NOT NULL,
           PRIMARY KEY (hlc, node)
         );
         CREATE TABLE compacted (
-          entry   text PRIMARY KEY,
+          entry   text COLLATE "C" PRIMARY KEY,
           horizon bigint NOT NULL,
-          at      text NOT NULL
+          at      text COLLATE "C" NOT NULL
         );
         """,
         // 2: the node's last HLC beside the seq counter, so that every instance on the

@@ -17,7 +17,7 @@ import Testing
 /// filter reads the whole table.
 @Suite struct QueryPlanTests {
     /// The plan lines (`detail` column) of `sql`.
-    static func plan(_ db: SQLiteConnection, _ sql: String, _ values: [Statement.Value]) throws -> [String] {
+    static func plan(_ db: SQLiteConnection, _ sql: String, _ values: [SQLValue]) throws -> [String] {
         var lines: [String] = []
         try db.statement("EXPLAIN QUERY PLAN " + sql).query(values) { lines.append($0.text(3)) }
         return lines

@@ -24,6 +24,7 @@ extension EntryStore {
     /// - Throws: ``SQLiteError`` (e.g. `SQLITE_FULL` when the disk is full); no
     ///   file is left behind then.
     public func consistentCopy() throws -> String {
+        if let server { throw BackupUnsupported(location: server.location) }
         let target = path + ".backup-" + String(UUIDv7.generate().suffix(12))
         // Create it 0600 first: VACUUM INTO would use the process umask.
         let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -31,7 +32,7 @@ extension EntryStore {
         Glibc.close(fd)
         do {
             let db = try SQLiteConnection(path: path, readOnly: false)
-            try db.statement("VACUUM INTO ?").run([.text(target)])
+            try db.prepared("VACUUM INTO ?").run([.text(target)])
         } catch {
             unlink(target)
             throw error
@@ -109,7 +110,7 @@ public enum DatabaseBackup {
         }
         do {
             var problems: [String] = []
-            try db.statement("PRAGMA integrity_check").query { problems.append($0.text(0)) }
+            try db.prepared("PRAGMA integrity_check").query { problems.append($0.text(0)) }
             guard problems == ["ok"] else {
                 throw Failure("'\(path)' fails the integrity check: \(problems.prefix(3).joined(separator: "; "))")
             }
@@ -119,12 +120,12 @@ public enum DatabaseBackup {
                 throw Failure("'\(path)' has schema version \(version), newer than this entryd (\(Migrations.all.count)); use a newer entryd")
             }
             var node = ""
-            try db.statement("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
+            try db.prepared("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
             guard !node.isEmpty else { throw Failure("'\(path)' has no node id: not an entryd database") }
             var entries = 0
-            try db.statement("SELECT COUNT(*) FROM entries").query { entries = Int($0.int(0)) }
+            try db.prepared("SELECT COUNT(*) FROM entries").query { entries = Int($0.int(0)) }
             var seq: Int64 = 0
-            try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
+            try db.prepared("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
             return Info(node: node, schemaVersion: version, entries: entries, seq: seq)
         } catch let failure as Failure {
             throw failure
@@ -197,7 +198,7 @@ public enum DatabaseBackup {
         let sameNode = storedNode(at: database) == info.node
         do {
             let restored = try SQLiteConnection(path: temporary)
-            let put = try restored.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            let put = try restored.prepared("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             try put.run([.text("incarnation_pending"), .text("restored from the backup '\(backup)' (change log to seq \(info.seq))")])
             if sameNode { try put.run([.text("home"), .text(NodeMarker.home(of: database))]) }
             restored.checkpoint("TRUNCATE")
@@ -224,7 +225,7 @@ public enum DatabaseBackup {
     public static func storedNode(at path: String) -> String? {
         guard FileManager.default.fileExists(atPath: path), let db = try? SQLiteConnection(path: path, readOnly: true) else { return nil }
         var node: String?
-        try? db.statement("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
+        try? db.prepared("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
         return node
     }
 
@@ -258,5 +259,22 @@ public enum DatabaseBackup {
             try writeFully(output, buffer[0..<n], path: target)
         }
         guard fsync(output) == 0 else { throw SystemError("fsync", detail: target) }
+    }
+}
+
+/// ``EntryStore/consistentCopy()`` on a database server: the store cannot copy
+/// a server's database; the server's own tool does (PostgreSQL: `pg_dump`,
+/// or base backups with WAL archiving for point-in-time recovery; doc/hub.md).
+public struct BackupUnsupported: Error, CustomStringConvertible, Sendable {
+    /// Where the data is (``EntryStore/location``).
+    public var location: String
+    /// The tool that backs it up.
+    public var tool = "pg_dump"
+
+    /// The refusal for the database at `location`.
+    public init(location: String) { self.location = location }
+
+    public var description: String {
+        "this node's entries are in the database server at \(location): back them up with \(tool) (see doc/hub.md), not with Backup"
     }
 }

@@ -14,7 +14,7 @@ extension WriteContext {
     /// Inserts or replaces the row of `entry`, with its filter keys.
     func save(_ entry: StoredEntry, layout: FieldLayout) throws {
         /// The value of the field mapped to a filter column, "" when unmapped or unset.
-        func key(_ name: String?) -> Statement.Value { .text(name.flatMap { entry.fields[$0] } ?? "") }
+        func key(_ name: String?) -> SQLValue { .text(name.flatMap { entry.fields[$0] } ?? "") }
         let name = layout.name.flatMap { entry.fields[$0] } ?? ""
         try db.statement("""
             INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
@@ -38,17 +38,19 @@ extension WriteContext {
     /// Appends `change` to the change log and sets its `seq`.
     /// - Throws: ``SQLiteError`` (a UNIQUE (node, hlc) violation means it is already logged).
     func append(_ change: inout ChangeRecord) throws {
+        // SQLite numbers the row (AUTOINCREMENT: never a seq used before); a shared
+        // change log was claimed by the round (began()), so lastSeq + 1 is this node's next.
+        var seq: Int64 = 0
         try db.statement("""
-            INSERT INTO changes (node, hlc, entry, form, op, fields, base, actor, at, reason, via, superseded)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run([
+            INSERT INTO changes (seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via, superseded)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq
+            """).query([
+                shared == nil ? .null : .int(lastSeq + 1),
                 .text(change.node), .text(change.hlc.description), .text(change.entry), .text(change.form),
                 .text(change.op.rawValue), .text(JSON.stringMap(change.fields).text), .text(JSON.stringMap(change.base).text),
                 .text(change.actor), .text(change.at), change.reason.map { .text($0) } ?? .null,
                 change.via.map { .text($0) } ?? .null, .text(change.superseded.sorted().joined(separator: ",")),
-            ])
-        var seq: Int64 = 0
-        seq = db.lastInsertRowID
+            ]) { seq = $0.int(0) }
         change.seq = seq
         lastSeq = seq
     }
@@ -57,14 +59,14 @@ extension WriteContext {
 extension EntryStore {
     /// The `entries` row of `id` (deleted ones too), or `nil`.
     /// - Throws: ``SQLiteError``, SQLITE_CORRUPT for unreadable stored JSON.
-    static func loadEntry(_ db: SQLiteConnection, _ id: String) throws -> StoredEntry? {
+    static func loadEntry(_ db: any SQLDatabase, _ id: String) throws -> StoredEntry? {
         var found: StoredEntry?
         try db.statement(WriteContext.selectEntry).query([.text(id)]) { found = try entry(from: $0) }
         return found
     }
 
     /// Decodes a row selected with the columns of `WriteContext.selectEntry`.
-    static func entry(from row: Statement) throws -> StoredEntry {
+    static func entry(from row: any SQLRow) throws -> StoredEntry {
         let clocks = try stringMap(row.text(3)).compactMapValues(Stamp.init(stored:))
         return StoredEntry(
             id: row.text(0), form: row.text(1), fields: try stringMap(row.text(2)), clocks: clocks,
@@ -86,7 +88,7 @@ extension EntryStore {
     /// Decodes a row selected with ``changeColumns``, in that order. An unreadable
     /// HLC reads as `.zero` and an unknown op as `update`.
     /// - Throws: ``SQLiteError`` (SQLITE_CORRUPT) when `fields` or `base` is not a JSON object.
-    static func change(from row: Statement) throws -> ChangeRecord {
+    static func change(from row: any SQLRow) throws -> ChangeRecord {
         ChangeRecord(
             seq: row.int(0), node: row.text(1), hlc: HLC(row.text(2)) ?? .zero, entry: row.text(3), form: row.text(4),
             op: ChangeOp(rawValue: row.text(5)) ?? .update, fields: try stringMap(row.text(6)), base: try stringMap(row.text(7)),

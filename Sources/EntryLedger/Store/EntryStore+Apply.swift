@@ -42,7 +42,7 @@ extension EntryStore {
                 if try !ctx.isLogged(change) { erased.append(ErasureLedger.Line(change)) }
             }
             // The ledger before the commit (ErasureLedger "Ordering").
-            try ledger.append(erased)
+            try ledger?.append(erased)
             for change in changes {
                 if change.op == .erase {
                     if try ctx.isLogged(change) {
@@ -135,7 +135,7 @@ extension WriteContext {
     /// "Compaction"): a removed change that comes back is skipped, not merged again.
     func isLogged(_ change: ChangeRecord) throws -> Bool {
         var found = false
-        let key: [Statement.Value] = [.text(change.node), .text(change.hlc.description)]
+        let key: [SQLValue] = [.text(change.node), .text(change.hlc.description)]
         try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?").query(key) { _ in found = true }
         if !found { try db.statement("SELECT 1 FROM folded WHERE hlc = ?2 AND node = ?1").query(key) { _ in found = true } }
         return found
@@ -378,7 +378,7 @@ extension EntryStore {
     /// Decodes a `conflicts` row selected as `id, entry, field, kept, kept_hlc,
     /// kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved`.
     /// - Throws: ``SQLiteError`` (SQLITE_CORRUPT) when `lost_group` is not a JSON object.
-    static func conflict(from row: Statement) throws -> ConflictRecord {
+    static func conflict(from row: any SQLRow) throws -> ConflictRecord {
         ConflictRecord(id: row.text(0), entry: row.text(1), field: row.text(2), kept: row.text(3), keptHlc: row.text(4),
                        keptNode: row.text(5), lost: row.text(6), lostHlc: row.text(7), lostNode: row.text(8),
                        lostGroup: try stringMap(row.text(9)), detectedAt: row.text(10), resolved: row.int(11) != 0)

@@ -131,7 +131,9 @@ extension EntryStore {
             ("expired", .array(result.expired.map(JSON.string))),
         ])
         try setNodeValue("compaction", json.text)
-        if removed > 0 { _ = truncateWAL() }
+        if removed > 0 {
+            if let server { _ = try? writer.perform { db in try server.removeDeadRows(db) } } else { _ = truncateWAL() }
+        }
         return result
     }
 
@@ -139,7 +141,8 @@ extension EntryStore {
     /// `folded` stamps (SQLite `dbstat`); when this SQLite lacks `dbstat`, the
     /// negated bytes of the free list, so that a difference still counts freed pages.
     func changeLogBytes() throws -> Int64 {
-        try readers.read { db in
+        if let server { return try readers.read { db in try server.changeLogBytes(db) } }
+        return try readers.read { db in
             var bytes: Int64 = 0
             do {
                 try db.statement("""

@@ -19,8 +19,11 @@ public struct ErasureOutcome: Sendable, Equatable {
 }
 
 extension EntryStore {
-    /// The erasure ledger beside this database (``ErasureLedger``).
-    var ledger: ErasureLedger { ErasureLedger(database: path) }
+    /// The erasure ledger beside this database file (``ErasureLedger``); `nil`
+    /// on a database server, where the `erasures` table is the ledger (a
+    /// restore that went back before an erasure begins a new incarnation, and
+    /// peers send the erase change again).
+    var ledger: ErasureLedger? { server == nil ? ErasureLedger(database: path) : nil }
 
     /// Erases entry `id` on this node (doc/design.md "Erasure"), in one write
     /// transaction: an `erase` change is logged (no fields, no base), the
@@ -47,7 +50,7 @@ extension EntryStore {
             var change = ChangeRecord(
                 seq: 0, node: ctx.nodeID, hlc: hlc, entry: id, form: current.form, op: .erase, fields: [:], base: [:],
                 actor: origin.actor, at: Timestamp.rfc3339(milliseconds: ctx.clock.wallClock()), reason: reason, via: nil)
-            try ledger.append([ErasureLedger.Line(change)])
+            try ledger?.append([ErasureLedger.Line(change)])
             try ctx.append(&change)
             try ctx.scrub(change)
             try ctx.markForRewrite()
@@ -66,7 +69,7 @@ extension EntryStore {
     /// reports its hits).
     func eraseInKeptDatabase(_ ids: [String]) {
         let kept = path + ".before-restore"
-        guard !ids.isEmpty, FileManager.default.fileExists(atPath: kept), let db = try? SQLiteConnection(path: kept) else { return }
+        guard server == nil, !ids.isEmpty, FileManager.default.fileExists(atPath: kept), let db = try? SQLiteConnection(path: kept) else { return }
         do {
             try db.execute("BEGIN IMMEDIATE")
             for id in ids {
@@ -88,6 +91,7 @@ extension EntryStore {
     /// (`wal_checkpoint(TRUNCATE)`), retrying while readers hold it, for about a
     /// second. Returns whether it truncated.
     func truncateWAL() -> Bool {
+        guard server == nil else { return true }  // The server's WAL is the operator's (doc/hub.md).
         for attempt in 0..<50 {
             let done = (try? writer.perform { db -> Bool in
                 var busy = true
@@ -109,8 +113,9 @@ extension EntryStore {
     ///   false leaves the mark for the next erasure or open.
     @discardableResult
     func rewriteAfterErasure() -> Bool {
+        let server = self.server
         let rewritten = (try? writer.perform { db -> Void in
-            try db.execute("VACUUM")
+            if let server { try server.removeDeadRows(db) } else { try db.execute("VACUUM") }
             try db.execute("DELETE FROM node WHERE key = 'rewrite_pending'")
         }) != nil
         return truncateWAL() && rewritten
@@ -152,14 +157,14 @@ extension EntryStore {
     static let erasureColumns = "entry, form, hlc, node, actor, at, reason"
 
     /// The `erasures` row of `id` on `db`, or `nil`.
-    static func erasure(_ db: SQLiteConnection, _ id: String) throws -> ErasureRecord? {
+    static func erasure(_ db: any SQLDatabase, _ id: String) throws -> ErasureRecord? {
         var found: ErasureRecord?
         try db.statement("SELECT \(erasureColumns) FROM erasures WHERE entry = ?").query([.text(id)]) { found = erasure(from: $0) }
         return found
     }
 
     /// Decodes a row selected with ``erasureColumns``.
-    static func erasure(from row: Statement) -> ErasureRecord {
+    static func erasure(from row: any SQLRow) -> ErasureRecord {
         ErasureRecord(entry: row.text(0), form: row.text(1), hlc: HLC(row.text(2)) ?? .zero, node: row.text(3),
                       actor: row.text(4), at: row.text(5), reason: row.text(6))
     }
@@ -172,7 +177,7 @@ extension EntryStore {
     /// - Throws: ``SQLiteError``, ``SystemError``.
     @discardableResult
     func reapplyErasureLedger() throws -> Int {
-        let ledger = self.ledger
+        guard let ledger = self.ledger else { return 0 }
         let (lines, malformed) = ledger.read()
         erasureLedgerMalformed = malformed
         let reapplied = try writer.submit { ctx -> Int in

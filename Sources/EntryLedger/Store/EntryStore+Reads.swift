@@ -35,10 +35,10 @@ extension EntryStore {
     /// The statements of a List call: the page (keyset, `limit + 1` rows) and
     /// the count of all matches, with their bound values. Tests check their
     /// query plans (`QueryPlanTests`).
-    static func listSQL(_ query: ListQuery) -> (page: String, pageValues: [Statement.Value], count: String,
-                                                  countValues: [Statement.Value], limit: Int) {
+    static func listSQL(_ query: ListQuery) -> (page: String, pageValues: [SQLValue], count: String,
+                                                  countValues: [SQLValue], limit: Int) {
         var conditions: [String] = []
-        var values: [Statement.Value] = []
+        var values: [SQLValue] = []
         /// Adds the condition `sql` with `value` bound to its `?`; nothing when `value` is `nil`.
         func add(_ sql: String, _ value: String?) {
             guard let value else { return }
@@ -170,7 +170,7 @@ extension EntryStore {
     }
 
     /// ``currentHLC()`` on `db`: two index lookups.
-    static func lastCommittedHLC(_ db: SQLiteConnection, node: String) throws -> HLC {
+    static func lastCommittedHLC(_ db: any SQLDatabase, node: String) throws -> HLC {
         var hlc = HLC.zero
         try db.statement("SELECT value FROM node WHERE key = 'hlc'").query { hlc = HLC($0.text(0)) ?? .zero }
         try db.statement("SELECT MAX(hlc) FROM changes WHERE node = ?").query([.text(node)]) { row in

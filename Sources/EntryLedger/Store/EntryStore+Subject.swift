@@ -134,7 +134,11 @@ extension EntryStore {
             let json = JSON.string(value).text
             needles.insert(Array(json.utf8.dropFirst().dropLast()))
         }
-        let paths = [path, path + "-wal", ledger.path, path + ".before-restore", path + ".before-restore-wal"]
+        if let server {
+            let tables = try readers.read { db in try server.scan(values, on: db) }
+            return ErasureVerification(erasure: record, payloadRows: payload, walTruncated: truncated, files: tables)
+        }
+        let paths = [path, path + "-wal", ErasureLedger(database: path).path, path + ".before-restore", path + ".before-restore-wal"]
         let files = paths.map { file -> ErasureVerification.FileScan in
             let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? nil
             return ErasureVerification.FileScan(path: file, bytes: size ?? 0, exists: size != nil,

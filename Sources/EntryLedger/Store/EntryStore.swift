@@ -1,30 +1,34 @@
 import Foundation
 import EntryModel
 
-/// The entries of one node in one SQLite database, with their change log: the
-/// SQLite ``LedgerStore``.
+/// The entries of one node with their change log: the ``LedgerStore``, on
+/// SQLite (one database file, one writer process) or on a database server
+/// (``StoreServer``, e.g. EntryHub's PostgreSQL, shared by several instances).
 ///
 /// Every accepted change writes, in one transaction, the entry's new state and
 /// one change-log row (doc/design.md "Storage"). Writes go through the single
 /// writer with group commit (``WriteQueue``, one round at a time); reads use a pool of
-/// read-only WAL connections and never wait for the writer. Storage failures
-/// throw ``SQLiteError``.
+/// reading connections and never wait for the writer. The SQL is one text for
+/// both engines (``SQLDatabase``). Storage failures throw the engine's
+/// ``StorageError`` (``SQLiteError`` on SQLite).
 ///
 /// Thread-safe: any thread may call any method. Calls block until done.
 public final class EntryStore: LedgerStore, @unchecked Sendable {
-    /// Absolute path of the database file.
+    /// Absolute path of the database file; empty for a database server.
     public let path: String
     /// This node's id: a UUID created on first start and kept in the database.
     public let nodeID: String
-    /// The database file's absolute path (``path``).
-    public var location: String { path }
-    /// The latest migration number: ``init(path:readers:wallClock:progress:vfs:)``
-    /// migrates every database to it (`PRAGMA user_version`).
-    public var schemaVersion: Int { Migrations.all.count }
+    /// Where the data is, for people: the database file's absolute path, or
+    /// the server's connection name without credentials.
+    public var location: String { server?.location ?? path }
+    /// The latest migration number: every database is migrated to it.
+    public let schemaVersion: Int
     let writer: WriteQueue
     let readers: ReaderPool
     /// Wakes `Changes` streams after each commit.
     public let commits: CommitSignal
+    /// The database server, `nil` on SQLite.
+    let server: (any StoreServer)?
 
     /// The incarnation this store serves (doc/design.md "Incarnations").
     public let incarnation: Incarnation
@@ -55,28 +59,81 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
     ///   database, or is newer than this build; ``DatabaseMovedOrCopied`` with
     ///   `copies` `.refuse` for a database last opened elsewhere.
-    public init(path: String, readers: Int = 4,
-                wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-                progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil,
-                copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws {
-        self.path = path
+    public convenience init(path: String, readers: Int = 4,
+                            wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+                            progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil,
+                            copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws {
         let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
         try PinyinCollation.ensureIndex(db)
+        let pool = try ReaderPool(path: path, count: readers, vfs: vfs)
+        let place = Place(home: NodeMarker.home(of: path),
+                          file: NodeMarker.FileIdentity.of(path) ?? NodeMarker.FileIdentity(device: 0, inode: 0),
+                          markerPath: NodeMarker.path(for: path), markerRequired: true)
+        try self.init(path: path, server: nil, writer: db, readers: pool, schemaVersion: Migrations.all.count, place: place,
+                      wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
+    }
+
+    /// Opens the store kept by a database server: `writer` and `readers` are
+    /// its connections, already migrated to `schemaVersion` by the caller.
+    /// Several stores (entryd instances) may serve one database at once as one
+    /// node: one node id, one change log, one clock (``SharedChangeLog``).
+    ///
+    /// The incarnation check compares the database with this instance's marker
+    /// file (``StoreServer/markerPath``): a database that went back in time
+    /// (a restore, point-in-time recovery) begins a new incarnation. A missing
+    /// marker is a new instance, not evidence; a marker older than the
+    /// database's incarnation means another instance already began it.
+    /// - Parameters:
+    ///   - readers: connections for reads (≥ 1), each used by one read at a time.
+    ///   - wallClock, copies, canonicaliser: as for SQLite.
+    /// - Throws: the server's ``StorageError``; ``DatabaseMovedOrCopied`` with
+    ///   `copies` `.refuse` for a database from another server.
+    public convenience init(server: any StoreServer, writer: any SQLDatabase, readers: [any SQLDatabase], schemaVersion: Int,
+                            wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+                            copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws {
+        let place = Place(home: server.home, file: NodeMarker.FileIdentity(device: server.identity.device, inode: server.identity.inode),
+                          markerPath: server.markerPath, markerRequired: false)
+        try self.init(path: "", server: server, writer: writer, readers: ReaderPool(connections: readers, begin: server.readBegin),
+                      schemaVersion: schemaVersion, place: place, wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
+    }
+
+    /// Where a database is, as the incarnation check compares it.
+    struct Place {
+        /// `machine-id:path` of a file, the server and database of a server's.
+        var home: String
+        /// The file's (device, inode); a server database's identity.
+        var file: NodeMarker.FileIdentity
+        /// The marker file of this opening.
+        var markerPath: String
+        /// A missing marker is evidence (SQLite: the file was put back); for a
+        /// server's instances it is a new instance.
+        var markerRequired: Bool
+    }
+
+    private init(path: String, server: (any StoreServer)?, writer db: any SQLDatabase, readers: ReaderPool, schemaVersion: Int,
+                 place: Place, wallClock: @escaping @Sendable () -> UInt64, copies: CopiedDatabasePolicy,
+                 canonicaliser: Canonicaliser?) throws {
+        self.path = path
+        self.server = server
+        self.schemaVersion = schemaVersion
         var stored: [String: String] = [:]
         try db.statement("SELECT key, value FROM node").query { stored[$0.text(0)] = $0.text(1) }
         var lastSeq: Int64 = 0
         try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { lastSeq = $0.int(0) }
         var node = stored["id"] ?? ""
         if node.isEmpty { node = UUIDv7.generate(milliseconds: wallClock()) }
-        let here = NodeMarker.home(of: path)
-        let file = NodeMarker.FileIdentity.of(path) ?? NodeMarker.FileIdentity(device: 0, inode: 0)
-        let markerPath = NodeMarker.path(for: path)
+        var marker = NodeMarker.read(place.markerPath)
+        let storedIncarnation = stored["incarnation"]
+        if !place.markerRequired, let seen = marker, let current = storedIncarnation, seen.node == node, current > seen.incarnation {
+            // Another instance began this incarnation after this one last ran: it has handled what came before.
+            marker = nil
+        }
         let check = IncarnationCheck(
-            node: node, incarnation: stored["incarnation"].map { Incarnation(id: $0, startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0) },
-            home: stored["home"], pendingReason: stored["incarnation_pending"], lastSeq: lastSeq, file: file,
-            marker: NodeMarker.read(markerPath), here: here, policy: copies)
-        var incarnation = Incarnation(id: stored["incarnation"] ?? UUIDv7.generate(milliseconds: wallClock()),
+            node: node, incarnation: storedIncarnation.map { Incarnation(id: $0, startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0) },
+            home: stored["home"], pendingReason: stored["incarnation_pending"], lastSeq: lastSeq, file: place.file,
+            marker: marker, here: place.home, policy: copies, markerRequired: place.markerRequired)
+        var incarnation = Incarnation(id: storedIncarnation ?? UUIDv7.generate(milliseconds: wallClock()),
                                       startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0,
                                       reason: stored["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
                                       since: stored["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
@@ -94,34 +151,45 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
             incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason, since: now)
             incarnationBegan = reason
         }
-        try db.execute("BEGIN IMMEDIATE")
-        let put = try db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-        for (key, value) in [("id", node), ("incarnation", incarnation.id), ("incarnation_seq", String(incarnation.startSeq)),
-                             ("incarnation_reason", incarnation.reason ?? ""), ("incarnation_hlc", incarnation.since.description),
-                             ("home", here)] {
-            try put.run([.text(key), .text(value)])
+        let changed = stored["id"] != node || storedIncarnation != incarnation.id || stored["home"] != place.home
+            || stored["incarnation_pending"] != nil
+        // Several instances of one server database start with nothing to change: no write, no lock.
+        if server == nil || changed {
+            try db.statement(server == nil ? "BEGIN IMMEDIATE" : "BEGIN").run()
+            let put = try db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            for (key, value) in [("id", node), ("incarnation", incarnation.id), ("incarnation_seq", String(incarnation.startSeq)),
+                                 ("incarnation_reason", incarnation.reason ?? ""), ("incarnation_hlc", incarnation.since.description),
+                                 ("home", place.home)] {
+                try put.run([.text(key), .text(value)])
+            }
+            try db.execute("DELETE FROM node WHERE key = 'incarnation_pending'")
+            try db.statement("COMMIT").run()
         }
-        try db.execute("DELETE FROM node WHERE key = 'incarnation_pending'")
-        try db.execute("COMMIT")
         nodeID = node
         self.incarnation = incarnation
-        let keeper = MarkerKeeper(path: markerPath, marker: NodeMarker(node: node, incarnation: incarnation.id, seq: lastSeq,
-                                                                      file: file, machine: NodeMarker.machine))
-        marker = keeper
+        let keeper = MarkerKeeper(path: place.markerPath, marker: NodeMarker(node: node, incarnation: incarnation.id, seq: lastSeq,
+                                                                            file: place.file, machine: NodeMarker.machine))
+        self.marker = keeper
         // The clock resumes after the greatest stamp it issued: the node table keeps
         // the last one observed from a peer, the change log every local one
         // (WriteContext.persistClock); UNIQUE (node, hlc) makes this a lookup.
+        // On a server the shared counter holds it too (SharedChangeLog.claim).
         let lastHLC = try EntryStore.lastCommittedHLC(db, node: node)
         let signal = CommitSignal(seq: lastSeq)
         commits = signal
         let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq,
-                                   canonicaliser: canonicaliser)
+                                   canonicaliser: canonicaliser, shared: server)
         writer = WriteQueue(context: context) { seq in
             signal.publish(seq)
             keeper.advance(to: seq)
         }
-        self.readers = try ReaderPool(path: path, count: readers, vfs: vfs)
+        self.readers = readers
         writer.start()
+        // Commits of the other instances wake this one's Changes streams too.
+        server?.watchCommits { seq in
+            signal.publish(seq)
+            keeper.advance(to: seq)
+        }
         // Before the first call: a database restored from a backup older than an
         // erasure is erased again (doc/design.md "Erasure").
         do {
@@ -148,8 +216,9 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// Finishes queued writes, checkpoints the WAL and stops the writer.
     /// Idempotent. After it, writes fail with `.storageFailed`.
     public func close() {
-        _ = try? writer.perform { db in db.checkpoint("TRUNCATE") }
+        if server == nil { _ = try? writer.perform { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") } }
         writer.stop()
+        server?.close()
         marker.advance(to: commits.lastSeq, force: true)
         commits.close()
     }

@@ -86,6 +86,9 @@ struct IncarnationCheck {
     var here: String
     /// The operator's word for a database from elsewhere.
     var policy: CopiedDatabasePolicy
+    /// Whether a missing marker is evidence (a SQLite file put back) or a new
+    /// instance of a server database (``StoreServer``).
+    var markerRequired = true
 
     /// What to do.
     enum Decision: Equatable {
@@ -113,6 +116,7 @@ struct IncarnationCheck {
         // (peers have none stored for it either, so they re-read nothing).
         guard let incarnation, home != nil else { return .same }
         guard let marker else {
+            guard markerRequired else { return .same }
             return .begin("the marker file beside the database is missing (the database was put back or replaced)")
         }
         if marker.node != node {

@@ -251,7 +251,7 @@ public enum Migrations {
     static func userVersion(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
         var v = 0
         do {
-            try connection.statement("PRAGMA user_version").query { v = Int($0.int(0)) }
+            try connection.prepared("PRAGMA user_version").query { v = Int($0.int(0)) }
         } catch let e as SQLiteError { throw e } catch { preconditionFailure("\(error)") }
         return v
     }

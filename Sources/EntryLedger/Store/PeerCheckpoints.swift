@@ -78,7 +78,7 @@ extension EntryStore {
     /// Decodes a `peers` row selected as `name, address, node, pulled_seq,
     /// pushed_seq, last_sync, last_error, incarnation, mark, synced_incarnation,
     /// notice, expired`; NULL columns give `nil`.
-    static func peerState(from row: Statement) -> PeerState {
+    static func peerState(from row: any SQLRow) -> PeerState {
         func optional(_ i: Int32) -> String? { row.isNull(i) ? nil : row.text(i) }
         return PeerState(name: row.text(0), address: row.text(1), node: optional(2), pulledSeq: row.int(3), pushedSeq: row.int(4),
                          lastSync: optional(5), lastError: optional(6), incarnation: optional(7), mark: optional(8),
@@ -91,7 +91,7 @@ extension EntryStore {
     /// Stores the state of a peer (insert or replace).
     /// - Throws: ``SQLiteError``.
     public func savePeerState(_ s: PeerState) throws {
-        func optional(_ text: String?) -> Statement.Value { text.map { .text($0) } ?? .null }
+        func optional(_ text: String?) -> SQLValue { text.map { .text($0) } ?? .null }
         try writer.submit { ctx in
             try ctx.db.statement("""
                 INSERT INTO peers (\(EntryStore.peerColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -55,14 +55,14 @@ public enum PinyinCollation {
     static func ensureIndex(_ db: SQLiteConnection) throws(SQLiteError) {
         var built: String?, present = false
         do {
-            try db.statement("SELECT value FROM node WHERE key = 'pinyin_collation'").query { built = $0.text(0) }
-            try db.statement("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'entries_by_name_pinyin'").query { _ in present = true }
+            try db.prepared("SELECT value FROM node WHERE key = 'pinyin_collation'").query { built = $0.text(0) }
+            try db.prepared("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'entries_by_name_pinyin'").query { _ in present = true }
         } catch let e as SQLiteError { throw e } catch { preconditionFailure("\(error)") }
         guard !present || built != version else { return }
         try db.execute("BEGIN IMMEDIATE")
         do {
             if present { try db.execute("REINDEX \(name)") } else { try db.execute(indexSQL) }
-            try db.statement("INSERT INTO node (key, value) VALUES ('pinyin_collation', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            try db.prepared("INSERT INTO node (key, value) VALUES ('pinyin_collation', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                 .run([.text(version)])
             try db.execute("COMMIT")
         } catch {

@@ -7,7 +7,7 @@ import EntryModel
 /// thread at a time (the writer, one round at a time, or a reader checked out of the pool).
 /// Statements are prepared once per connection and reused, always with bound
 /// parameters, never with SQL built from values.
-public final class SQLiteConnection: @unchecked Sendable {
+public final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
     /// The WAL is truncated to this size after each reset (`journal_size_limit`): 16 MiB.
     static let walSizeLimitBytes = 16 << 20
     let handle: OpaquePointer
@@ -90,7 +90,10 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// The cached prepared statement for `sql`, reset and with bindings cleared.
     /// - Throws: ``SQLiteError`` when the SQL does not compile.
-    public func statement(_ sql: String) throws(SQLiteError) -> Statement {
+    public func statement(_ sql: String) throws(SQLiteError) -> any SQLStatement { try prepared(sql) }
+
+    /// ``statement(_:)`` as its concrete type (backup, migrations, the bench's baseline).
+    public func prepared(_ sql: String) throws(SQLiteError) -> Statement {
         if let s = cache[sql] {
             s.reset()
             return s
@@ -116,12 +119,15 @@ public final class SQLiteConnection: @unchecked Sendable {
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// True while a transaction is open.
-    var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Always false: SQLite undoes a failed statement alone and the transaction goes on.
+    public var transactionFailed: Bool { false }
 
     /// Rows inserted, changed or deleted by completed statements on this
     /// connection since it opened, triggers included (`sqlite3_total_changes64`).
     /// A statement that failed counts nothing: SQLite undid it.
-    var totalChanges: Int64 { sqlite3_total_changes64(handle) }
+    public var totalChanges: Int64 { sqlite3_total_changes64(handle) }
 
     /// Runs `PRAGMA wal_checkpoint(mode)`; errors are ignored (a checkpoint is an optimisation).
     func checkpoint(_ mode: String = "PASSIVE") {

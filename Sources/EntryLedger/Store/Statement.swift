@@ -4,7 +4,7 @@ import Foundation
 /// A prepared statement owned by its connection's cache.
 ///
 /// Bind with 1-based indexes, step through rows, read columns by 0-based index.
-public final class Statement {
+public final class Statement: SQLStatement, SQLRow {
     let stmt: OpaquePointer
     unowned let connection: SQLiteConnection
     /// The statement text (safe to log: values are bound, not in the text).
@@ -26,17 +26,10 @@ public final class Statement {
         sqlite3_clear_bindings(stmt)
     }
 
-    /// A value that can be bound to a parameter.
-    public enum Value {
-        case null
-        case int(Int64)
-        case text(String)
-    }
-
     /// Binds `values` to parameters 1…n.
     /// - Throws: ``SQLiteError`` (SQLITE_RANGE for too many values).
     @discardableResult
-    public func bind(_ values: [Value]) throws(SQLiteError) -> Statement {
+    public func bind(_ values: [SQLValue]) throws(SQLiteError) -> Statement {
         for (i, v) in values.enumerated() {
             let idx = Int32(i + 1)
             let rc: Int32
@@ -52,7 +45,7 @@ public final class Statement {
 
     /// Binds `values` and runs the statement to completion (no rows expected).
     /// - Throws: ``SQLiteError`` (constraint violations, I/O, full disk …).
-    public func run(_ values: [Value] = []) throws(SQLiteError) {
+    public func run(_ values: [SQLValue] = []) throws(SQLiteError) {
         try bind(values)
         defer { sqlite3_reset(stmt) }
         var rc = sqlite3_step(stmt)
@@ -63,7 +56,7 @@ public final class Statement {
     /// Binds `values` and calls `row` for each result row (the statement is
     /// reset afterwards). `row` reads columns with ``int(_:)`` and ``text(_:)``.
     /// - Throws: ``SQLiteError``, or whatever `row` throws.
-    public func query(_ values: [Value] = [], _ row: (Statement) throws -> Void) throws {
+    public func query(_ values: [SQLValue] = [], _ row: (any SQLRow) throws -> Void) throws {
         try bind(values)
         defer { sqlite3_reset(stmt) }
         while true {

@@ -3,7 +3,7 @@ import EntryModel
 /// What a write job sees: the writer connection, the node's clock and id.
 /// Only ever used by the thread running the current round (one at a time).
 final class WriteContext {
-    let db: SQLiteConnection
+    let db: any SQLDatabase
     let nodeID: String
     var clock: HybridClock
     private var persistedClock: HLC
@@ -14,8 +14,15 @@ final class WriteContext {
     let canonicaliser: Canonicaliser?
 
     /// A context whose `lastSeq` is the change log's highest committed seq at open.
-    init(db: SQLiteConnection, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil) {
+    /// The change log shared with other instances on a database server; `nil` on SQLite.
+    let shared: (any SharedChangeLog)?
+    /// What ``began()`` read from the shared change log: the round publishes only when it moved.
+    private var claimed: (seq: Int64, hlc: HLC)?
+
+    init(db: any SQLDatabase, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil,
+         shared: (any SharedChangeLog)? = nil) {
         self.db = db
+        self.shared = shared
         self.canonicaliser = canonicaliser
         self.nodeID = nodeID
         self.clock = clock
@@ -38,12 +45,28 @@ final class WriteContext {
         return hlc
     }
 
+    /// After a round's `BEGIN`: on a shared change log, takes it until the
+    /// transaction ends (other instances' commits moved it), so `lastSeq` and
+    /// the clock continue from what they committed.
+    /// - Throws: the server's ``StorageError``.
+    func began() throws {
+        guard let shared else { return }
+        let now = try shared.claim(db)
+        claimed = now
+        lastSeq = now.seq
+        committedSeq = now.seq
+        clock.observe(now.hlc)
+    }
+
     /// Writes the clock's last stamp into the node table (same transaction),
     /// unless it is the stamp of a local change: those are in the change log
     /// under this node's id, where ``EntryStore`` finds the greatest at open
     /// (one index lookup), so most commits write one page fewer. Stamps
     /// observed from peers (Apply) are written here.
     func persistClock() throws {
+        if let shared, let claimed, claimed.seq != lastSeq || claimed.hlc != clock.last {
+            try shared.publish(db, seq: lastSeq, hlc: clock.last)
+        }
         guard clock.last != persistedClock, clock.last != lastTick else { return }
         try db.statement("INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             .run([.text(clock.last.description)])
@@ -51,6 +74,7 @@ final class WriteContext {
 
     /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.
     func committed() {
+        claimed = nil
         persistedClock = clock.last
         committedSeq = lastSeq
     }
@@ -59,6 +83,7 @@ final class WriteContext {
     /// is not wound back (an HLC never goes backwards); its stamp is persisted
     /// with the next commit.
     func rolledBack() {
+        claimed = nil
         lastSeq = committedSeq
         lastTick = nil
     }

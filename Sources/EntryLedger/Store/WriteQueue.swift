@@ -160,14 +160,14 @@ final class WriteQueue: @unchecked Sendable {
     /// (checkpoints, writer probes), and returns its result.
     /// - Throws: what `body` throws, or ``EntryError/storageFailed(_:)`` once the
     ///   store is closing.
-    func perform<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws -> T {
+    func perform<T>(_ body: @escaping (any SQLDatabase) throws -> T) throws -> T {
         try add(WriteJob(kind: .outsideTransaction) { ctx in try body(ctx.db) }, callerWaitsNext: true).wait()
     }
 
     /// Queues `body` to run alone, outside any transaction, between two rounds,
     /// and returns at once; nobody waits for its result (writer probes).
     /// - Throws: ``EntryError/storageFailed(_:)`` once the store is closing.
-    func performLater(_ body: @escaping (SQLiteConnection) throws -> Void) throws {
+    func performLater(_ body: @escaping (any SQLDatabase) throws -> Void) throws {
         _ = try add(WriteJob(kind: .outsideTransaction) { ctx in try body(ctx.db) }, callerWaitsNext: false)
     }
 
@@ -307,7 +307,9 @@ final class WriteQueue: @unchecked Sendable {
         let db = context.db
         do {
             try db.statement("BEGIN IMMEDIATE").run()
+            try context.began()
         } catch {
+            if db.inTransaction { try? db.execute("ROLLBACK") }
             deliver(batch, failingWith: error)
             return
         }
@@ -335,8 +337,9 @@ final class WriteQueue: @unchecked Sendable {
                 case .savepointPerJob:
                     try? db.execute("ROLLBACK TO job")
                     try? db.execute("RELEASE job")
-                case .grouped where db.totalChanges != changesBefore:
-                    // The job wrote before it failed: undo the round, run it again with savepoints.
+                case .grouped where db.totalChanges != changesBefore || db.transactionFailed:
+                    // The job wrote before it failed (or a server spoilt the transaction with
+                    // its failed statement): undo the round, run it again with savepoints.
                     try? db.execute("ROLLBACK")
                     context.rolledBack()
                     condition.lock()

@@ -1,0 +1,184 @@
+import CPostgres
+import Foundation
+import EntryLedger
+import EntryModel
+
+/// The store's SQL on PostgreSQL: a ``PGConnection`` as an ``SQLDatabase``, so
+/// `EntryStore` runs its one text of SQL here too.
+///
+/// Statements are translated once (``PGDialect``), prepared on first use
+/// (`PQprepare`) and run with text parameters (`PQexecPrepared`). When the
+/// server went away (restart, failover) the call in flight fails with a
+/// ``PGError`` of class 08, which the caller answers as `StorageFailed`; the
+/// next statement outside a transaction connects again and prepares anew.
+/// One thread at a time, like every connection of the store.
+final class PGDatabase: SQLDatabase, @unchecked Sendable {
+    let connection: PGConnection
+    /// Prepared statements by their SQLite-dialect text.
+    private var prepared: [String: PGPrepared] = [:]
+    /// Backs ``changes`` and ``totalChanges``.
+    private(set) var changes = 0
+    private(set) var totalChanges: Int64 = 0
+
+    /// Wraps `connection`.
+    init(_ connection: PGConnection) {
+        self.connection = connection
+    }
+
+    var inTransaction: Bool { connection.inTransaction }
+
+    var transactionFailed: Bool {
+        guard let conn = connection.conn else { return false }
+        return PQtransactionStatus(conn) == PQTRANS_INERROR
+    }
+
+    func statement(_ sql: String) throws -> any SQLStatement {
+        if !inTransaction, try connection.reconnectIfLost() { prepared.removeAll() }
+        if let statement = prepared[sql] { return statement }
+        guard let conn = connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed", sql: sql) }
+        let text = PGDialect.translate(sql)
+        let name = "s\(prepared.count + 1)"
+        let res = PQprepare(conn, name, text, 0, nil)
+        defer { PQclear(res) }
+        guard let res else { throw connection.connectionError(sql) }
+        guard PQresultStatus(res) == PGRES_COMMAND_OK else { throw connection.error(of: res, sql: text) }
+        let statement = PGPrepared(name: name, sql: text, database: self)
+        prepared[sql] = statement
+        return statement
+    }
+
+    func execute(_ sql: String) throws {
+        if !inTransaction, try connection.reconnectIfLost() { prepared.removeAll() }
+        counted(try connection.execute(PGDialect.translate(sql)).affectedRows)
+    }
+
+    /// Records the rows a completed statement changed.
+    fileprivate func counted(_ rows: Int) {
+        changes = rows
+        totalChanges += Int64(rows)
+    }
+}
+
+/// A statement prepared on a ``PGDatabase``'s connection.
+final class PGPrepared: SQLStatement {
+    let name: String
+    /// The statement in PostgreSQL's dialect.
+    let sql: String
+    unowned let database: PGDatabase
+
+    init(name: String, sql: String, database: PGDatabase) {
+        self.name = name
+        self.sql = sql
+        self.database = database
+    }
+
+    func run(_ values: [SQLValue]) throws {
+        let res = try execute(values)
+        database.counted(Int(String(cString: PQcmdTuples(res))) ?? 0)
+        PQclear(res)
+    }
+
+    func query(_ values: [SQLValue], _ row: (any SQLRow) throws -> Void) throws {
+        let res = try execute(values)
+        defer { PQclear(res) }
+        database.counted(Int(String(cString: PQcmdTuples(res))) ?? 0)
+        let cursor = PGRow(res)
+        for r in 0..<PQntuples(res) {
+            cursor.row = r
+            try row(cursor)
+        }
+    }
+
+    /// Runs the statement with `values`; the caller clears the result.
+    private func execute(_ values: [SQLValue]) throws(PGError) -> OpaquePointer {
+        guard let conn = database.connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed", sql: sql) }
+        let copies: [UnsafeMutablePointer<CChar>?] = values.map {
+            switch $0 {
+            case .null: nil
+            case .int(let n): strdup(String(n))
+            case .text(let s): strdup(s)
+            }
+        }
+        defer { copies.forEach { free($0) } }
+        let pointers = copies.map { $0.map { UnsafePointer($0) } }
+        guard let res = PQexecPrepared(conn, name, Int32(values.count), pointers, nil, nil, 0) else {
+            throw database.connection.connectionError(sql)
+        }
+        let status = PQresultStatus(res)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let error = database.connection.error(of: res, sql: sql)
+            PQclear(res)
+            throw error
+        }
+        return res
+    }
+}
+
+/// The current row of a result, read in place.
+final class PGRow: SQLRow {
+    let res: OpaquePointer
+    var row: Int32 = 0
+
+    init(_ res: OpaquePointer) { self.res = res }
+
+    func int(_ i: Int32) -> Int64 {
+        guard PQgetisnull(res, row, i) == 0, let p = PQgetvalue(res, row, i) else { return 0 }
+        switch p.pointee {
+        case 0x74: return 1  // 't': a boolean
+        case 0x66: return 0  // 'f'
+        default:
+            let text = String(cString: p)
+            return Int64(text) ?? Double(text).map { Int64($0) } ?? 0
+        }
+    }
+
+    func text(_ i: Int32) -> String {
+        guard PQgetisnull(res, row, i) == 0, let p = PQgetvalue(res, row, i) else { return "" }
+        return String(cString: p)
+    }
+
+    func isNull(_ i: Int32) -> Bool { PQgetisnull(res, row, i) == 1 }
+}
+
+/// SQLite's dialect, as the store writes it, in PostgreSQL's: the store's SQL
+/// keeps to what both take except for these.
+enum PGDialect {
+    /// `sql` for PostgreSQL:
+    /// - `?` becomes `$1`, `$2`, … in order, and `?N` becomes `$N` (outside quotes);
+    /// - `BEGIN IMMEDIATE` (SQLite's write lock at once) becomes `BEGIN`: the
+    ///   shared change log's row lock orders writers (``SharedChangeLog``);
+    /// - `INSERT OR IGNORE …` becomes `INSERT … ON CONFLICT DO NOTHING`;
+    /// - `instr(a, b)` becomes `strpos(a, b)`.
+    static func translate(_ sql: String) -> String {
+        if sql == "BEGIN IMMEDIATE" { return "BEGIN" }
+        var out = ""
+        out.reserveCapacity(sql.utf8.count + 16)
+        var next = 1
+        var quoted = false
+        var scalars = sql.unicodeScalars.makeIterator()
+        var pending: Unicode.Scalar? = scalars.next()
+        while let c = pending {
+            pending = scalars.next()
+            if c == "'" { quoted.toggle() }
+            guard c == "?", !quoted else {
+                out.unicodeScalars.append(c)
+                continue
+            }
+            var digits = ""
+            while let d = pending, ("0"..."9").contains(d) {
+                digits.unicodeScalars.append(d)
+                pending = scalars.next()
+            }
+            if digits.isEmpty {
+                out += "$\(next)"
+                next += 1
+            } else {
+                out += "$" + digits
+            }
+        }
+        if out.hasPrefix("INSERT OR IGNORE INTO") {
+            out = "INSERT INTO" + out.dropFirst("INSERT OR IGNORE INTO".count) + " ON CONFLICT DO NOTHING"
+        }
+        return out.replacingOccurrences(of: "instr(", with: "strpos(")
+    }
+}

@@ -1,0 +1,173 @@
+import CPostgres
+import Foundation
+import EntryLedger
+import EntryModel
+
+/// The store on PostgreSQL (issue 19): opens `EntryStore` on a database
+/// server, so entries, the change log, conflicts, peers and checkpoints live
+/// in PostgreSQL with the same semantics as on SQLite, and any number of
+/// entryd instances on one database serve as one node.
+public enum PostgresStore {
+    /// True for a `--db` value that names a PostgreSQL database: a libpq URI
+    /// (`postgresql://…` or `postgres://…`).
+    public static func isURI(_ value: String) -> Bool {
+        value.hasPrefix("postgresql://") || value.hasPrefix("postgres://")
+    }
+
+    /// Connects to the database at `uri`, migrates it (once, whoever starts
+    /// first), and opens the store.
+    /// - Parameters:
+    ///   - uri: a libpq connection URI.
+    ///   - markerPath: this instance's marker file (``StoreServer/markerPath``),
+    ///     in a directory of its own (entryd: its state directory).
+    ///   - readers: reading connections (≥ 1).
+    ///   - wallClock, copies, canonicaliser: as for `EntryStore`.
+    ///   - progress: called before each migration with (version, total).
+    /// - Throws: ``PGError`` (cannot connect, a migration failed, a database
+    ///   newer than this build); `DatabaseMovedOrCopied`.
+    public static func open(uri: String, markerPath: String, readers: Int = 4,
+                            wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+                            progress: (Int, Int) -> Void = { _, _ in },
+                            copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws -> EntryStore {
+        let writer = try PGConnection(uri: uri)
+        let before = try PostgresSchema.version(writer)
+        if before < PostgresSchema.all.count { progress(before, PostgresSchema.all.count) }
+        try PostgresSchema.migrate(writer)
+        // A reply means durable: the operator may make commits asynchronous for others, not for entryd.
+        if try writer.execute("SHOW synchronous_commit").rows.first?.first == "off" {
+            try writer.execute("SET synchronous_commit TO on")
+        }
+        let server = try PostgresServer(uri: uri, on: writer, markerPath: markerPath)
+        let pool = try (0..<max(1, readers)).map { _ in PGDatabase(try PGConnection(uri: uri)) }
+        return try EntryStore(server: server, writer: PGDatabase(writer), readers: pool, schemaVersion: PostgresSchema.all.count,
+                              wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
+    }
+}
+
+/// The database server behind a PostgreSQL store: its shared change log
+/// (``ChangeFeed``'s counter row), its identity, commits of other instances
+/// (`LISTEN`), dead rows (`VACUUM`), and the erasure proof in SQL.
+final class PostgresServer: StoreServer, @unchecked Sendable {
+    let uri: String
+    let location: String
+    let home: String
+    let identity: (device: UInt64, inode: UInt64)
+    let markerPath: String
+    /// A read sees one snapshot and never writes.
+    let readBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    /// The store's tables: what `VACUUM` cleans and the erasure proof scans.
+    static let tables = ["entries", "changes", "conflicts", "erasures", "node", "peers", "peer_acks", "folded", "compacted",
+                         "entry_counts", "change_counter"]
+    private let lock = NSLock()
+    private var closed = false
+    private var listener: Thread?
+
+    /// Reads the identity of the database `connection` is on.
+    init(uri: String, on connection: PGConnection, markerPath: String) throws {
+        self.uri = uri
+        self.markerPath = markerPath
+        let row = try connection.execute("""
+            SELECT current_user, COALESCE(inet_server_addr()::text, ''), COALESCE(inet_server_port()::text, ''),
+                   current_database(), (SELECT oid FROM pg_database WHERE datname = current_database())::text,
+                   COALESCE((SELECT system_identifier::text FROM pg_control_system()), '0')
+            """).rows.first ?? []
+        let value = { (i: Int) in row.count > i ? row[i] ?? "" : "" }
+        let host = value(1).isEmpty ? (connection.conn.flatMap { PQhost($0) }.map { String(cString: $0) } ?? "") : value(1)
+        let port = value(2).isEmpty ? (connection.conn.flatMap { PQport($0) }.map { String(cString: $0) } ?? "") : value(2)
+        location = "postgresql://\(value(0))@\(host.hasPrefix("/") ? "[\(host)]" : host):\(port)/\(value(3))"
+        home = "postgresql:\(value(5))/\(value(3))"
+        identity = (UInt64(value(5)) ?? 0, UInt64(value(4)) ?? 0)
+    }
+
+    func claim(_ db: any SQLDatabase) throws -> (seq: Int64, hlc: HLC) {
+        var now: (seq: Int64, hlc: HLC) = (0, .zero)
+        try db.statement("SELECT seq, hlc FROM change_counter FOR UPDATE").query {
+            now = ($0.int(0), HLC(rawValue: UInt64(bitPattern: $0.int(1))))
+        }
+        return now
+    }
+
+    func publish(_ db: any SQLDatabase, seq: Int64, hlc: HLC) throws {
+        try db.statement("UPDATE change_counter SET seq = ?, hlc = ?").run([.int(seq), .int(Int64(bitPattern: hlc.rawValue))])
+        try db.statement("SELECT pg_notify('\(ChangeFeed.channel)', ?)").query([.text(String(seq))]) { _ in }
+    }
+
+    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void) {
+        let thread = Thread { [self] in
+            var waiter: ChangeFeed.Waiter?
+            while !isClosed {
+                do {
+                    if waiter == nil {
+                        waiter = try ChangeFeed.Waiter(uri: uri)
+                        publish(waiter!.committedSeq)  // what committed while no one listened
+                    }
+                    if let seq = try waiter?.next(timeout: 0.5) { publish(seq) }
+                } catch {
+                    waiter?.close()
+                    waiter = nil
+                    Thread.sleep(forTimeInterval: 0.5)  // the server is away: try again
+                }
+            }
+            waiter?.close()
+        }
+        thread.name = "entryd-pg-listen"
+        lock.lock()
+        listener = thread
+        lock.unlock()
+        thread.start()
+    }
+
+    private var isClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed
+    }
+
+    func removeDeadRows(_ db: any SQLDatabase) throws {
+        try db.execute("VACUUM " + Self.tables.joined(separator: ", "))
+    }
+
+    func changeLogBytes(_ db: any SQLDatabase) throws -> Int64 {
+        var bytes: Int64 = 0
+        try db.statement("SELECT pg_total_relation_size('changes') + pg_total_relation_size('folded')").query { bytes = $0.int(0) }
+        return bytes
+    }
+
+    func scan(_ needles: [String], on db: any SQLDatabase) throws -> [ErasureVerification.FileScan] {
+        var forms = Set<String>()
+        for value in needles where !value.isEmpty {
+            forms.insert(value)
+            forms.insert(String(JSON.string(value).text.dropFirst().dropLast()))
+        }
+        var scans: [ErasureVerification.FileScan] = []
+        for table in Self.tables {
+            var columns: [String] = []
+            try db.statement("""
+                SELECT column_name FROM information_schema.columns
+                WHERE table_schema = current_schema() AND table_name = ? AND data_type = 'text' ORDER BY ordinal_position
+                """).query([.text(table)]) { columns.append($0.text(0)) }
+            var bytes: Int64 = 0
+            try db.statement("SELECT pg_total_relation_size(?::regclass)").query([.text(table)]) { bytes = $0.int(0) }
+            var hits = 0
+            if !columns.isEmpty {
+                // Identifiers from the catalogue, quoted; the values are parameters.
+                let test = columns.map { "strpos(\"\($0)\", ?1) > 0" }.joined(separator: " OR ")
+                let count = try db.statement("SELECT COUNT(*) FROM \"\(table)\" WHERE \(test)")
+                for needle in forms where !needle.isEmpty {
+                    try count.query([.text(needle)]) { hits += Int($0.int(0)) }
+                }
+            }
+            scans.append(ErasureVerification.FileScan(path: "table \(table)", bytes: bytes, exists: true, hits: hits))
+        }
+        return scans
+    }
+
+    func close() {
+        lock.lock()
+        closed = true
+        let thread = listener
+        lock.unlock()
+        // The listener notices within its wait (0.5 s); nobody needs to wait for it.
+        _ = thread
+    }
+}
