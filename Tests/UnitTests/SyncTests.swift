@@ -281,7 +281,7 @@ import Testing
                 restores += 1
             case 12 where count < 6 && !compactionRun:
                 let place = TestDatabase()
-                n.append(try kind.copyAsNewNode(n[i], to: place))
+                n.append(try kind.copyAsNewNode(n[i], from: dbs[i], to: place))
                 dbs.append(place)
                 count += 1
                 copies += 1

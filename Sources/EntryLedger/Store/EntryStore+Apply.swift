@@ -368,7 +368,7 @@ extension EntryStore {
             var out: [ConflictRecord] = []
             let sql = """
                 SELECT id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved
-                FROM conflicts WHERE (?1 IS NULL OR entry = ?1) AND (?2 OR resolved = 0) ORDER BY detected_at, id
+                FROM conflicts WHERE (CAST(?1 AS TEXT) IS NULL OR entry = ?1) AND (?2 OR resolved = 0) ORDER BY detected_at, id
                 """
             try db.statement(sql).query([entry.map { .text($0) } ?? .null, .int(includeResolved ? 1 : 0)]) { out.append(try EntryStore.conflict(from: $0)) }
             return out

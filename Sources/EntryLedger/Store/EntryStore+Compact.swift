@@ -47,7 +47,7 @@ extension EntryStore {
             let now = Timestamp.rfc3339(milliseconds: ctx.clock.wallClock())
             try ctx.db.statement("""
                 INSERT INTO peer_acks (node, since, at) VALUES (?, ?, ?)
-                ON CONFLICT (node) DO UPDATE SET since = max(since, excluded.since), at = excluded.at
+                ON CONFLICT (node) DO UPDATE SET since = CASE WHEN excluded.since > peer_acks.since THEN excluded.since ELSE peer_acks.since END, at = excluded.at
                 """).run([.text(node), .int(since), .text(now)])
             try ctx.db.statement("""
                 UPDATE peers SET pulled_seq = 0, pushed_seq = 0, mark = NULL, expired = NULL,

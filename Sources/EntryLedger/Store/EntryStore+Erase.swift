@@ -248,7 +248,7 @@ extension WriteContext {
         guard n > 0 else { return }
         try db.statement("""
             INSERT INTO node (key, value) VALUES ('refused_erased', ?)
-            ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)
+            ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(node.value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)
             """).run([.text(String(n))])
     }
 }

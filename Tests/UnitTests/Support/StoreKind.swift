@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import EntryModel
 @testable import EntryLedger
+@testable import EntryHub
 
 /// The store implementations the store tests run against: every test of
 /// `StoreTests` and `SyncTests` takes a `StoreKind` argument
@@ -15,6 +16,9 @@ import Testing
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     /// ``EntryStore``: the SQLite database `entries.db` in the place's directory.
     case sqlite
+    /// ``EntryStore`` on PostgreSQL (``PostgresStore``): a database of its own
+    /// on the test server (``TestPostgres``), the instance's marker in the place's directory.
+    case postgres
 
     /// Opens (creating it when new) the store of `place`.
     /// - Parameters:
@@ -27,6 +31,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
               canonicaliser: Canonicaliser? = nil) throws -> any LedgerStore {
         switch self {
         case .sqlite: try EntryStore(path: place.path, readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
+        case .postgres:
+            try PostgresStore.open(uri: try place.postgres().databaseURI, markerPath: place.directory + "/instance.marker",
+                                   readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
         }
     }
 
@@ -37,6 +44,12 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             let file = place.directory + "/" + name
             try? FileManager.default.removeItem(atPath: file)
             try FileManager.default.moveItem(atPath: try (store as! EntryStore).consistentCopy(), toPath: file)
+            return file
+        case .postgres:
+            // Backup refuses on a server (BackupUnsupported): the operator's tool makes the copy.
+            #expect(throws: BackupUnsupported.self) { _ = try (store as! EntryStore).consistentCopy() }
+            let file = place.directory + "/" + name
+            try place.postgres().client("pg_dump", ["--format=custom", "--file=" + file])
             return file
         }
     }
@@ -49,15 +62,27 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         case .sqlite:
             try DatabaseBackup.restore(from: backup, to: place.path)
             return try EntryStore(path: place.path, readers: 2)
+        case .postgres:
+            // pg_restore into the emptied database, as an operator puts a dump back.
+            let database = try place.postgres()
+            try database.connect().execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+            try database.client("pg_restore", ["--no-owner", "--exit-on-error", backup])
+            return try open(place, readers: 2)
         }
     }
 
     /// A new node from a copy of `store`'s data in a new place (`--as-new-node`).
-    func copyAsNewNode(_ store: any LedgerStore, to place: TestDatabase) throws -> any LedgerStore {
+    func copyAsNewNode(_ store: any LedgerStore, from source: TestDatabase, to place: TestDatabase) throws -> any LedgerStore {
         switch self {
         case .sqlite:
             try FileManager.default.moveItem(atPath: try (store as! EntryStore).consistentCopy(), toPath: place.path)
             return try EntryStore(path: place.path, readers: 2, copies: .newNode)
+        case .postgres:
+            let file = place.directory + "/copy.dump"
+            try source.postgres().client("pg_dump", ["--format=custom", "--file=" + file])
+            try place.postgres().client("pg_restore", ["--no-owner", "--exit-on-error", file])
+            return try PostgresStore.open(uri: try place.postgres().databaseURI, markerPath: place.directory + "/instance.marker",
+                                          readers: 2, copies: .newNode)
         }
     }
 
@@ -65,6 +90,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     var testDescription: String {
         switch self {
         case .sqlite: "SQLite"
+        case .postgres: "PostgreSQL"
         }
     }
 }

@@ -10,5 +10,15 @@ final class TestDatabase {
         try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
+    /// The PostgreSQL database of this place (``StoreKind/postgres``), made on first use.
+    /// - Throws: ``TestPostgresFailure`` or `PGError`.
+    func postgres() throws -> TestPostgresDatabase {
+        if let made = postgresDatabase { return made }
+        let made = try TestPostgresDatabase()
+        postgresDatabase = made
+        return made
+    }
+    private var postgresDatabase: TestPostgresDatabase?
+
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 }

@@ -71,6 +71,19 @@ final class TestPostgresDatabase: @unchecked Sendable {
         try PGConnection(uri: uri).execute("CREATE DATABASE \(name)")
     }
 
+    /// A libpq URI of the database (the server's, naming it).
+    var databaseURI: String { uri + (uri.contains("?") ? "&" : "?") + "dbname=" + name }
+
+    /// Runs a PostgreSQL client program (`pg_dump`, `pg_restore`) from the
+    /// server's installation with `arguments`, then the database's URI.
+    /// - Throws: ``TestPostgresFailure`` with its output when it fails.
+    func client(_ program: String, _ arguments: [String], database: String? = nil) throws {
+        let bin = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted().last
+            .map { "/usr/lib/postgresql/\($0)/bin/\(program)" } ?? program
+        let (status, output) = TestPostgres.shell([bin] + arguments + ["--dbname=" + (database.map { uri + (uri.contains("?") ? "&" : "?") + "dbname=" + $0 } ?? databaseURI)])
+        guard status == 0 else { throw TestPostgresFailure(message: "\(program) failed: \(output)") }
+    }
+
     /// A new connection to the database.
     func connect() throws -> PGConnection { try PGConnection(uri: uri, database: name) }
 
