@@ -95,7 +95,7 @@ let package = Package(
             name: "EntryWeb", dependencies: ["EntryModel", "EntryProtocol", "CSodium"],
             path: "Sources/EntryWeb", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "entryd", dependencies: ["EntryServer", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
+            name: "entryd", dependencies: ["EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
             path: "Sources/entryd", swiftSettings: swiftSettings),
         .executableTarget(
             name: "entryctl", dependencies: ["EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem"],

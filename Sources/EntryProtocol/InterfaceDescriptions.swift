@@ -388,6 +388,10 @@ method Status() -> (
   # Added: this node's own changes of this incarnation are stamped at or after
   # this HLC ("0000000000000000" for a node's first incarnation).
   incarnationHlc: ?string,
+  # Added: the name of the entryd instance that answered (entryd --instance,
+  # else the host name). Several instances may serve one node from one
+  # PostgreSQL database (a hub); database then names that database.
+  instance: ?string,
   # Added: versions of the libraries that canonicalise and check values, by
   # name: "phonenumber" (libphonenumber, e.g. "8.12.57"), "idn2" (libidn2).
   libraries: ?[string]string,

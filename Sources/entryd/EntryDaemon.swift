@@ -48,11 +48,17 @@ final class EntryDaemon {
         if options.checkConfig {
             let activated = environment["LISTEN_PID"].flatMap { pid_t($0) } == getpid()
             print(settings.config.rendered(socket: settings.socketPath, socketActivated: activated,
-                                           database: settings.databasePath, forms: settings.formsDirectory), terminator: "")
+                                           database: DaemonPaths.redacted(settings.databasePath), forms: settings.formsDirectory), terminator: "")
             print("# forms loaded: " + settings.forms.forms.map(\.name).joined(separator: ", "))
             exit(.success)
         }
         log.threshold = settings.config.logLevel
+        if restoreFrom != nil, DaemonPaths.isServerURI(settings.databasePath) {
+            fputs("entryd: --restore puts back a SQLite backup; the database \(DaemonPaths.redacted(settings.databasePath)) is PostgreSQL's: "
+                  + "restore it with pg_restore (or the server's point-in-time recovery) with every instance stopped; "
+                  + "the next start begins a new incarnation (doc/hub.md)\n", stderr)
+            exit(.usage)
+        }
         if let restoreFrom {
             // A restore replaces a database: never a default one nobody named (from a
             // shell, without $STATE_DIRECTORY, that is a per-user path, not the service's).
@@ -140,8 +146,8 @@ final class EntryDaemon {
         do {
             let new = try Settings.load(options, environment: environment)
             let old = settings
-            for (key, old, now) in [("socket", old.socketPath, new.socketPath), ("database", old.databasePath, new.databasePath),
-                                    ("socket-mode", String(old.config.socketMode, radix: 8), String(new.config.socketMode, radix: 8))]
+            for (key, old, now) in [("socket", old.socketPath, new.socketPath), ("database", DaemonPaths.redacted(old.databasePath), DaemonPaths.redacted(new.databasePath)),
+                                    ("instance", old.instance, new.instance), ("socket-mode", String(old.config.socketMode, radix: 8), String(new.config.socketMode, radix: 8))]
                 where old != now {
                 log.warning("reload: '\(key)' changed; it takes effect at the next start, ignoring for now")
             }

@@ -54,7 +54,7 @@ final class ListenerService: DaemonService, @unchecked Sendable {
         }
         thread.name = "entryd-listener"
         thread.start()
-        log.notice("listening on '\(socket.path)'\(socket.activated ? " (passed by systemd)" : ""), database '\(store.databasePath)', "
+        log.notice("listening on '\(socket.path)'\(socket.activated ? " (passed by systemd)" : ""), database '\(DaemonPaths.redacted(store.databasePath))', "
                    + "node \(store.store.nodeID), \(settings.forms.forms.count) form(s), \(config.peers.count) peer(s)")
         // READY=1 only now: migrations are done and the socket listens (connections
         // wait in its backlog until the accept loop takes them).

@@ -15,6 +15,8 @@ struct Options {
     var checkConfig = false
     var socket: String?
     var database: String?
+    /// `--instance NAME`: this instance's name (``DaemonConfiguration/instance``).
+    var instance: String?
     var formsDirectory: String?
     var locale: EntryLocale?
     var logLevel: Log.Level?
@@ -52,9 +54,15 @@ struct Options {
           --socket PATH         socket to listen on (default: `socket` in the file,
                                 $ENTRYD_SOCKET, $XDG_RUNTIME_DIR/entryd.sock, ./entryd.sock;
                                 a socket passed by systemd comes first)
-          --db PATH             database file (default: `database` in the file, $ENTRYD_DB,
+          --db PATH|URI         database file (default: `database` in the file, $ENTRYD_DB,
                                 $STATE_DIRECTORY/entries.db, $XDG_STATE_HOME/entryd/entries.db,
-                                ~/.local/state/entryd/entries.db)
+                                ~/.local/state/entryd/entries.db), or a PostgreSQL database
+                                by its libpq URI, postgresql://USER@HOST:PORT/NAME: several
+                                entryd instances on one database serve as one node (a hub;
+                                doc/hub.md)
+          --instance NAME       this instance's name, shown by `entryctl status` (default:
+                                `instance` in the file, else the host name; entryd@NAME.service
+                                passes NAME)
           --forms DIR           read form definitions from DIR/*.conf (default: `forms` in
                                 the file, $ENTRYD_FORMS, else the built-in registration form)
           --locale zh|en        default locale of replies (default: zh)
@@ -133,6 +141,12 @@ struct Options {
                 o.copies = policy
             case "--socket": o.socket = try value(arg)
             case "--db": o.database = try value(arg)
+            case "--instance":
+                let text = try value(arg)
+                guard DaemonConfiguration.isValidInstance(text) else {
+                    throw OptionError(message: "--instance takes 1 to 64 letters, digits, '.', '_' or '-', e.g. hub-1; not '\(text)'")
+                }
+                o.instance = text
             case "--forms": o.formsDirectory = try value(arg)
             case "--locale":
                 let text = try value(arg)
@@ -174,6 +188,7 @@ struct Options {
     func apply(to config: inout DaemonConfiguration) {
         if let v = locale { config.locale = v }
         if let v = logLevel { config.logLevel = v }
+        if let v = instance { config.instance = v }
         if let v = maxConnections { config.limits.maxConnections = v }
         if let v = idleTimeoutSeconds { config.limits.idleTimeoutSeconds = v }
         if let v = peerTimeoutSeconds { config.limits.peerTimeoutSeconds = v }

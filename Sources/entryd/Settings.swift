@@ -19,6 +19,11 @@ struct Settings {
     var forms: FormRegistry
     /// What to do with a database last opened at another place (``Options/copies``).
     var copies: CopiedDatabasePolicy = .refuse
+    /// This instance's name: `--instance`, `instance`, else the host name.
+    var instance: String
+    /// Where this instance keeps its marker file when its database is on a
+    /// server: `$STATE_DIRECTORY`, `$XDG_STATE_HOME/entryd`, `~/.local/state/entryd`.
+    var stateDirectory: String
 
     /// Reads the configuration and the forms.
     /// - Throws: ``ConfigurationError`` (file, line, key) or
@@ -33,7 +38,11 @@ struct Settings {
         let envForms = env["ENTRYD_FORMS"].flatMap { $0.isEmpty ? nil : $0 }
         let formsDirectory = options.formsDirectory ?? config.formsDirectory ?? envForms
         let forms = try formsDirectory.map { try FormRegistry.load(directory: $0) } ?? FormRegistry.builtIn
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "entryd"
+        let state = (DaemonPaths.database(flag: nil, environment: env) as NSString).deletingLastPathComponent
         return Settings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory,
-                        forms: forms, copies: options.copies)
+                        forms: forms, copies: options.copies,
+                        instance: config.instance ?? (DaemonConfiguration.isValidInstance(host) ? host : "entryd"),
+                        stateDirectory: state)
     }
 }

@@ -3,6 +3,7 @@ import EntryLedger
 import EntryProtocol
 import EntrySync
 import EntryServer
+import EntryHub
 import Foundation
 
 /// The writer: opens the database (locking it and migrating it, with `STATUS=`
@@ -56,6 +57,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
     ///   copied or moved from elsewhere without `--as-new-node` or `--moved`.
     func start() throws {
         let path = databasePath
+        if DaemonPaths.isServerURI(path) { return try startOnServer() }
         do {
             notifier.send("STATUS=opening the database")
             let directory = (path as NSString).deletingLastPathComponent
@@ -91,11 +93,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
                 log.notice("erasure ledger '\(store.path).erasures': \(store.erasuresReapplied) erasure(s) the database lacked "
                            + "(restored from an older backup?) were carried out again before serving")
             }
-            let config = settings.config
-            let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
-                                       defaultLocale: config.locale, peers: config.peers, log: log)
-            opened = (store, entries)
-            formsSource.service = entries
+            serve(store)
         } catch let e as StartupFailure {
             throw e
         } catch let e as DatabaseMovedOrCopied {
@@ -105,6 +103,51 @@ final class StoreService: DaemonService, @unchecked Sendable {
         } catch {
             throw StartupFailure(.ioError, "cannot open database '\(path)': \(error)")
         }
+    }
+
+    /// Opens the store in the PostgreSQL database `databasePath` names (a hub,
+    /// doc/hub.md): no file lock, since several instances serve one database
+    /// as one node; this instance's marker file is in the state directory.
+    /// - Throws: ``StartupFailure``: `unavailable` (69) when the server cannot
+    ///   be reached or refuses (systemd restarts the service), `config` (78)
+    ///   for a database from another server without `--as-new-node` or `--moved`,
+    ///   `ioError` (74) otherwise.
+    private func startOnServer() throws {
+        let shown = DaemonPaths.redacted(databasePath)
+        do {
+            notifier.send("STATUS=connecting to the PostgreSQL database")
+            try FileManager.default.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true)
+            let store = try PostgresStore.open(
+                uri: databasePath, markerPath: settings.stateDirectory + "/hub-" + settings.instance + ".node",
+                progress: { [notifier, log] version, total in
+                    notifier.send("STATUS=migrating the database to schema version \(version + 1) of \(total)")
+                    log.info("migrating the PostgreSQL database from schema version \(version) to \(total)")
+                },
+                copies: settings.copies, canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
+            if let reason = store.incarnationBegan {
+                log.notice("node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
+                           + "its peers will read it again from there and send back what it lost")
+            }
+            log.notice("instance \(settings.instance) serves node \(store.nodeID) from \(store.location)")
+            serve(store)
+        } catch let e as DatabaseMovedOrCopied {
+            throw StartupFailure(.config, "\(e)")
+        } catch let e as PGError where e.isConnectionFailure {
+            throw StartupFailure(.unavailable, "cannot open the PostgreSQL database \(shown): \(e.message)")
+        } catch let e as PGError {
+            throw StartupFailure(.ioError, "cannot open the PostgreSQL database \(shown): \(e.message)")
+        } catch {
+            throw StartupFailure(.ioError, "cannot open the PostgreSQL database \(shown): \(error)")
+        }
+    }
+
+    /// Serves `store`: the ``EntryService`` over it, with the settings' forms, limits and peers.
+    private func serve(_ store: EntryStore) {
+        let config = settings.config
+        let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
+                                   defaultLocale: config.locale, peers: config.peers, log: log, instance: settings.instance)
+        opened = (store, entries)
+        formsSource.service = entries
     }
 
     /// Finishes queued writes, checkpoints the WAL and closes the store

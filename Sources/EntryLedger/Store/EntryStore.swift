@@ -117,6 +117,13 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         self.path = path
         self.server = server
         self.schemaVersion = schemaVersion
+        // One transaction from reading the node table to writing it back: instances of
+        // one server database starting at once must agree on one node id (the shared
+        // change log's lock orders them; SQLite's write lock is the process's own).
+        try db.statement(server == nil ? "BEGIN IMMEDIATE" : "BEGIN").run()
+        var committed = false
+        defer { if !committed { try? db.execute("ROLLBACK") } }
+        if let server { _ = try server.claim(db) }
         var stored: [String: String] = [:]
         try db.statement("SELECT key, value FROM node").query { stored[$0.text(0)] = $0.text(1) }
         var lastSeq: Int64 = 0
@@ -153,9 +160,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         }
         let changed = stored["id"] != node || storedIncarnation != incarnation.id || stored["home"] != place.home
             || stored["incarnation_pending"] != nil
-        // Several instances of one server database start with nothing to change: no write, no lock.
         if server == nil || changed {
-            try db.statement(server == nil ? "BEGIN IMMEDIATE" : "BEGIN").run()
             let put = try db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             for (key, value) in [("id", node), ("incarnation", incarnation.id), ("incarnation_seq", String(incarnation.startSeq)),
                                  ("incarnation_reason", incarnation.reason ?? ""), ("incarnation_hlc", incarnation.since.description),
@@ -163,8 +168,9 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                 try put.run([.text(key), .text(value)])
             }
             try db.execute("DELETE FROM node WHERE key = 'incarnation_pending'")
-            try db.statement("COMMIT").run()
         }
+        try db.statement("COMMIT").run()
+        committed = true
         nodeID = node
         self.incarnation = incarnation
         let keeper = MarkerKeeper(path: place.markerPath, marker: NodeMarker(node: node, incarnation: incarnation.id, seq: lastSeq,

@@ -42,9 +42,13 @@ struct ConfigKey: Sendable {
             }
             c.socketMode = mode
         },
-        ConfigKey(section: .main, name: "database") { c, x throws(Problem) in
-            guard !x.value.isEmpty else { throw Problem(message: "give the path of the database file, e.g. /var/lib/entryd/entries.db") }
-            c.databasePath = ConfigValues.path(x.value, relativeTo: x.directory)
+        ConfigKey(section: .main, name: "database") { c, x throws(Problem) in try database(&c, x) },
+        ConfigKey(section: .main, name: "db") { c, x throws(Problem) in try database(&c, x) },
+        ConfigKey(section: .main, name: "instance") { c, x throws(Problem) in
+            guard DaemonConfiguration.isValidInstance(x.value) else {
+                throw Problem(message: "give 1 to 64 letters, digits, '.', '_' or '-', e.g. hub-1; not '\(x.value)'")
+            }
+            c.instance = x.value
         },
         ConfigKey(section: .main, name: "locale") { c, x throws(Problem) in
             guard let locale = EntryLocale(rawValue: x.value) else { throw Problem(message: "write zh or en, not '\(x.value)'") }
@@ -106,6 +110,15 @@ struct ConfigKey: Sendable {
             c.updatePeer(x.peer) { $0.intervalSeconds = seconds }
         },
     ]
+
+    /// `database` and `db`: a SQLite file's path (relative to the file's
+    /// directory), or a PostgreSQL connection URI as it is.
+    static func database(_ c: inout DaemonConfiguration, _ x: Context) throws(Problem) {
+        guard !x.value.isEmpty else {
+            throw Problem(message: "give the path of the database file, e.g. /var/lib/entryd/entries.db, or a PostgreSQL URI, e.g. postgresql://entryd@db.example/entryd")
+        }
+        c.databasePath = DaemonPaths.isServerURI(x.value) ? x.value : ConfigValues.path(x.value, relativeTo: x.directory)
+    }
 }
 
 extension DaemonConfiguration {

@@ -26,9 +26,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// octal. Default `0660`; `0600`…`0777` (the owner keeps read and write).
     /// A socket passed by systemd keeps the mode of `SocketMode=`.
     public var socketMode: UInt32 = 0o660
-    /// Path of the SQLite database (`database`). Default `nil`: `$ENTRYD_DB`,
+    /// Path of the SQLite database, or a PostgreSQL connection URI (`database`,
+    /// or `db`). Default `nil`: `$ENTRYD_DB`,
     /// `$STATE_DIRECTORY/entries.db`, `$XDG_STATE_HOME/entryd/entries.db`.
     public var databasePath: String?
+    /// This instance's name (`instance`), shown by `Status` and naming its
+    /// marker file when several instances serve one PostgreSQL database.
+    /// Default `nil`: the host name.
+    public var instance: String?
+
+    /// True for an instance name: 1-64 ASCII letters, digits, `.`, `_` or `-`
+    /// (the rule of peer names; systemd's `%i` of `entryd@NAME`).
+    public static func isValidInstance(_ name: String) -> Bool { ConfigValues.isPeerName(name) }
     /// Locale of replies to calls that give none (`locale`). Default `zh`.
     public var locale: EntryLocale = .zh
     /// Directory of form definitions, `DIR/*.conf` (`forms`). Default `nil`:

@@ -22,6 +22,25 @@ public enum DaemonPaths {
     /// in entryd.conf, or `$ENTRYD_DB`), not one of the default state
     /// directories: its directory must exist already (a typo must not create a
     /// new, empty database in a new directory).
+    /// True for a database named by a libpq connection URI (`postgresql://…`,
+    /// `postgres://…`): a PostgreSQL database (EntryHub) instead of a SQLite file.
+    public static func isServerURI(_ database: String) -> Bool {
+        database.hasPrefix("postgresql://") || database.hasPrefix("postgres://")
+    }
+
+    /// `database` as it may be shown and logged: a URI's password (in its
+    /// user part or as `password=`) replaced by `***`; a path as it is.
+    public static func redacted(_ database: String) -> String {
+        guard isServerURI(database), let scheme = database.range(of: "://") else { return database }
+        var text = database
+        let rest = text[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        if let at = rest[..<authorityEnd].lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") {
+            text.replaceSubrange(text.index(after: colon)..<at, with: "***")
+        }
+        return text.replacing(/([?&]password=)[^&]*/) { $0.output.1 + "***" }
+    }
+
     public static func databaseIsNamed(flag: String?, environment env: [String: String]) -> Bool {
         (flag.map { !$0.isEmpty } ?? false) || (env["ENTRYD_DB"].map { !$0.isEmpty } ?? false)
     }

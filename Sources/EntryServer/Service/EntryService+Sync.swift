@@ -55,6 +55,7 @@ extension EntryService {
             ("entries", .int(Int64(counts.entries))), ("deleted", .int(Int64(counts.deleted))),
             ("conflicts", .int(Int64(conflicts))), ("peers", .array(try peerList().map(peerJSON))),
             ("version", .string(EntrydVersion.string)), ("database", .string(store.location)),
+            ("instance", instance.map(JSON.string)),
             ("dataVersion", .string(ReferenceData.shared.dataVersion)),
             ("forms", .object(forms.forms.map { ($0.name, .string($0.definitionHash)) })),
             ("limits", .object(limits.byKey.map { ($0.0, .int(Int64($0.1))) })),

@@ -13,6 +13,8 @@ import EntrySync
 public final class EntryService: CallHandler, @unchecked Sendable {
     /// The store every call reads and writes.
     public let store: any LedgerStore
+    /// This instance's name (`Status`'s `instance`); `nil`: not given.
+    let instance: String?
     /// The limits in force; a reload replaces them (``reconfigure(limits:defaultLocale:peers:)``).
     public var limits: Limits {
         lock.lock()
@@ -41,9 +43,11 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     ///   - forms: the form definitions to validate against.
     ///   - peers: the configured peers (the only ones whose `exec:` addresses run).
     ///   - log: receives re-reads and re-sends of peers (doc/design.md "Incarnations").
+    ///   - instance: this instance's name, for `Status` (several instances may serve one node).
     public init(store: any LedgerStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
-                peers: [PeerConfig] = [], log: Log? = nil) {
+                peers: [PeerConfig] = [], log: Log? = nil, instance: String? = nil) {
         self.log = log
+        self.instance = instance
         self.store = store
         self.registry = forms
         self.configuredPeers = peers

@@ -131,6 +131,7 @@ enum SyncCommands {
             ("refusedErased", Localized(zh: "因清除而拒绝的修改", en: "refusedErased")),
             ("version", Localized(zh: "版本", en: "version")),
             ("database", Localized(zh: "数据库", en: "database")),
+            ("instance", Localized(zh: "实例", en: "instance")),
             ("dataVersion", Localized(zh: "参考数据版本", en: "dataVersion")),
         ]
         var lines = Terminal.keyValueLines(labels.map { ($0.label(locale), s($0.key)) })
