@@ -44,6 +44,9 @@ public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// erasure's wall time at its origin): its values are gone and no call can
     /// read, change or bring it back.
     case entryErased(id: String, at: String)
+    /// `Backup` on a node whose entries are in a database server (`database`,
+    /// without credentials): that server's tool (`tool`, e.g. `pg_dump`) backs it up.
+    case backupUnsupported(database: String, tool: String)
 
     /// The code and its data, for logs (never field values: problems show codes only).
     public var description: String {
@@ -63,6 +66,7 @@ public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .peerNotFound(let peer): return "peer '\(peer)' not found"
         case .peerUnreachable(let peer, let reason): return "peer '\(peer)' unreachable: \(reason)"
         case .entryErased(let id, let at): return "entry \(id) was erased at \(at)"
+        case .backupUnsupported(let database, let tool): return "backup of \(database) is \(tool)'s"
         }
     }
 }

@@ -39,6 +39,7 @@ extension ExitCode {
     public init(wireError name: String) {
         switch name {
         case WireErrorName.validationFailed: self = .dataError
+        case WireErrorName.backupUnsupported: self = .unavailable
         case WireErrorName.invalidParameter: self = .usage
         case WireErrorName.limitExceeded, WireErrorName.storageFailed, WireErrorName.peerUnreachable: self = .temporaryFailure
         default: self = .failure

@@ -168,6 +168,12 @@ error StorageFailed (reason: string)
 # admin role. Put a copy back with entryd --restore FILE (daemon stopped).
 method Backup() -> (chunk: string, offset: int, size: int, node: string, schemaVersion: int)
 
+# Backup on a node whose entries are in a database server (a hub on
+# PostgreSQL): the server's own tool backs it up (tool: "pg_dump"; base backups
+# and WAL archiving for point-in-time recovery). database: where, without
+# credentials.
+error BackupUnsupported (database: string, tool: string)
+
 # Erasure (issue 17; doc/design.md "Erasure"). Change.op gains erase (at the end
 # of the enum): an erase change has no fields, no base, no value; it wins over
 # every change to its entry on every node, and later changes to the entry are

@@ -77,6 +77,9 @@ public enum WireErrorName {
     public static let storageFailed = "io.entryd.Entries.StorageFailed"
     /// `EntryErased(id, at)`: the entry was erased (issue 17); nothing can bring it back.
     public static let entryErased = "io.entryd.Entries.EntryErased"
+    /// `BackupUnsupported(database, tool)`: the node's entries are in a database
+    /// server; `tool` (`pg_dump`) backs them up, not Backup.
+    public static let backupUnsupported = "io.entryd.Entries.BackupUnsupported"
     // io.entryd.Forms
     /// `FormNotFound(form)` of io.entryd.Forms.
     public static let formsFormNotFound = "io.entryd.Forms.FormNotFound"

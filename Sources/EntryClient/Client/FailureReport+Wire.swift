@@ -23,6 +23,11 @@ extension FailureReport {
             return say(L("条目“\(s("id"))”已于 \(s("at")) 被彻底清除，其数据无法读取、修改或恢复",
                          "entry '\(s("id"))' was erased at \(s("at")); its data cannot be read, changed or brought back"),
                        L("'entryctl erasures' 列出谁在何时因何清除了它。", "'entryctl erasures' lists who erased it, when and why."))
+        case WireErrorName.backupUnsupported:
+            return say(L("本节点的条目保存在数据库服务器 \(s("database")) 中，entryctl backup 无法复制它",
+                         "this node's entries are in the database server \(s("database")); entryctl backup cannot copy it"),
+                       L("请用 \(s("tool")) 备份（见 doc/hub.md），例如：\(s("tool")) --format=custom --file=entryd.dump 数据库URI",
+                         "Back it up with \(s("tool")) (see doc/hub.md), e.g. \(s("tool")) --format=custom --file=entryd.dump DATABASE-URI"))
         case WireErrorName.entryExists:
             return say(L("条目“\(s("id"))”已存在且值不同，或已被删除", "entry '\(s("id"))' already exists with other values, or is deleted"),
                        L("用 'entryctl update \(s("id")) …' 修改它，或用 'entryctl restore \(s("id"))' 恢复它。",

@@ -21,10 +21,12 @@ extension EntryStore {
     /// node id, the HLC, the change log and the peer checkpoints.
     ///
     /// - Returns: the path of the copy (`DATABASE.backup-XXXXXXXX`, mode 0600).
-    /// - Throws: ``SQLiteError`` (e.g. `SQLITE_FULL` when the disk is full); no
+    /// - Throws: ``EntryError/backupUnsupported(database:tool:)`` on a database
+    ///   server; ``SQLiteError`` (e.g. `SQLITE_FULL` when the disk is full); no
     ///   file is left behind then.
     public func consistentCopy() throws -> String {
-        if let server { throw BackupUnsupported(location: server.location) }
+        // The server's own tool copies a server's database (doc/hub.md).
+        if let server { throw EntryError.backupUnsupported(database: server.location, tool: "pg_dump") }
         let target = path + ".backup-" + String(UUIDv7.generate().suffix(12))
         // Create it 0600 first: VACUUM INTO would use the process umask.
         let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -262,19 +264,3 @@ public enum DatabaseBackup {
     }
 }
 
-/// ``EntryStore/consistentCopy()`` on a database server: the store cannot copy
-/// a server's database; the server's own tool does (PostgreSQL: `pg_dump`,
-/// or base backups with WAL archiving for point-in-time recovery; doc/hub.md).
-public struct BackupUnsupported: Error, CustomStringConvertible, Sendable {
-    /// Where the data is (``EntryStore/location``).
-    public var location: String
-    /// The tool that backs it up.
-    public var tool = "pg_dump"
-
-    /// The refusal for the database at `location`.
-    public init(location: String) { self.location = location }
-
-    public var description: String {
-        "this node's entries are in the database server at \(location): back them up with \(tool) (see doc/hub.md), not with Backup"
-    }
-}

@@ -59,6 +59,8 @@ extension WireError {
             self.init(name: WireErrorName.peerUnreachable, parameters: object(("peer", .string(peer)), ("reason", .string(reason))))
         case .entryErased(let id, let at):
             self.init(name: WireErrorName.entryErased, parameters: object(("id", .string(id)), ("at", .string(at))))
+        case .backupUnsupported(let database, let tool):
+            self.init(name: WireErrorName.backupUnsupported, parameters: object(("database", .string(database)), ("tool", .string(tool))))
         }
     }
 }

@@ -24,6 +24,8 @@ extension EntryService {
         let path: String
         do {
             path = try store.consistentCopy()
+        } catch let refusal as EntryError {
+            throw refusal
         } catch {
             throw EntryError.storageFailed("cannot make a snapshot for the backup: \(error)")
         }

@@ -47,7 +47,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             return file
         case .postgres:
             // Backup refuses on a server (BackupUnsupported): the operator's tool makes the copy.
-            #expect(throws: BackupUnsupported.self) { _ = try (store as! EntryStore).consistentCopy() }
+            #expect(throws: EntryError.backupUnsupported(database: store.location, tool: "pg_dump")) {
+                _ = try (store as! EntryStore).consistentCopy()
+            }
             let file = place.directory + "/" + name
             try place.postgres().client("pg_dump", ["--format=custom", "--file=" + file])
             return file
