@@ -181,7 +181,7 @@ enum PostgresSchema {
         );
         """,
         // 2: the node's last HLC beside the seq counter, so that every instance on the
-        // database stamps local changes from one clock (ChangeFeed.reserve). Its packed
+        // database stamps local changes from one clock (ChangeFeed.claim). Its packed
         // 64-bit value (HLC.rawValue); starts at the greatest stamp the node has issued
         // or observed: the node table's 'hlc' and every stamp in the change log.
         """

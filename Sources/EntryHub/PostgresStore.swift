@@ -79,18 +79,9 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
         identity = (UInt64(value(5)) ?? 0, UInt64(value(4)) ?? 0)
     }
 
-    func claim(_ db: any SQLDatabase) throws -> (seq: Int64, hlc: HLC) {
-        var now: (seq: Int64, hlc: HLC) = (0, .zero)
-        try db.statement("SELECT seq, hlc FROM change_counter FOR UPDATE").query {
-            now = ($0.int(0), HLC(rawValue: UInt64(bitPattern: $0.int(1))))
-        }
-        return now
-    }
+    func claim(_ db: any SQLDatabase) throws -> (seq: Int64, hlc: HLC) { try ChangeFeed.claim(db) }
 
-    func publish(_ db: any SQLDatabase, seq: Int64, hlc: HLC) throws {
-        try db.statement("UPDATE change_counter SET seq = ?, hlc = ?").run([.int(seq), .int(Int64(bitPattern: hlc.rawValue))])
-        try db.statement("SELECT pg_notify('\(ChangeFeed.channel)', ?)").query([.text(String(seq))]) { _ in }
-    }
+    func publish(_ db: any SQLDatabase, seq: Int64, hlc: HLC) throws { try ChangeFeed.publish(db, seq: seq, hlc: hlc) }
 
     func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void) {
         let thread = Thread { [self] in

@@ -132,8 +132,12 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         if node.isEmpty { node = UUIDv7.generate(milliseconds: wallClock()) }
         var marker = NodeMarker.read(place.markerPath)
         let storedIncarnation = stored["incarnation"]
-        if !place.markerRequired, let seen = marker, let current = storedIncarnation, seen.node == node, current > seen.incarnation {
-            // Another instance began this incarnation after this one last ran: it has handled what came before.
+        if !place.markerRequired, let seen = marker,
+           seen.node != node || storedIncarnation.map({ $0 > seen.incarnation }) == true {
+            // An instance's marker is evidence only about the node it last served: one of
+            // another node is from a database this instance served before. And when another
+            // instance began a newer incarnation (UUIDv7 ids order by time) after this one
+            // last ran, that one has handled what came before.
             marker = nil
         }
         let check = IncarnationCheck(

@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+@testable import EntryHub
+@testable import EntryLedger
+import EntryModel
+
+/// Several store instances on one PostgreSQL database (issue 19 items 2, 3, 6):
+/// one node, one change log that a reader never skips through, one clock,
+/// commits of one instance waking the others, and a database that went back
+/// in time beginning one new incarnation.
+@Suite(.serialized) struct HubInstancesTests {
+    let layout = FieldLayout.registration
+    let origin = WriteOrigin(actor: "tester")
+
+    /// Instance `n` of the database `db`: its own marker file in `directory`.
+    static func instance(_ db: TestPostgresDatabase, _ n: Int, in directory: TestDatabase, readers: Int = 2,
+                         wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> EntryStore {
+        try PostgresStore.open(uri: db.databaseURI, markerPath: directory.directory + "/instance-\(n).node", readers: readers,
+                               wallClock: wallClock)
+    }
+
+    @Test("instances started at once on a new database are one node: one node id, one incarnation, one change log")
+    func oneNode() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let opened = Locked<[Int: EntryStore]>([:])
+        let errors = Locked<[String]>([])
+        let directory = place.directory
+        runThreads(4) { n in
+            do {
+                let store = try PostgresStore.open(uri: db.databaseURI, markerPath: directory + "/instance-\(n).node", readers: 1)
+                opened.with { $0[n] = store }
+            } catch { errors.with { $0.append("\(error)") } }
+        }
+        #expect(errors.value == [])
+        let stores = opened.value.values.map { $0 }
+        defer { stores.forEach { $0.close() } }
+        #expect(stores.count == 4)
+        #expect(Set(stores.map(\.nodeID)).count == 1)
+        #expect(Set(stores.map(\.incarnation.id)).count == 1)
+        let e = try stores[0].create(form: "f", id: nil, fields: ["name": "李雷"], layout: layout, origin: origin).entry
+        for store in stores {
+            #expect(try store.get(e.id)?.fields["name"] == "李雷")
+            #expect(try store.counts().seq == 1)
+            #expect(store.location.hasPrefix("postgresql://") && store.location.hasSuffix("/" + db.name))
+        }
+    }
+
+    @Test("instances writing at once, a fast reader on another: every committed change once, seqs consecutive, HLCs unique and rising with seq, also from an instance whose wall clock is an hour behind")
+    func concurrentInstances() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let hourBehind: @Sendable () -> UInt64 = { HybridClock.systemMilliseconds() - 3_600_000 }
+        let writers = try (0..<3).map { n in try Self.instance(db, n, in: place, wallClock: n == 2 ? hourBehind : HybridClock.systemMilliseconds) }
+        let reader = try Self.instance(db, 9, in: place)
+        defer { (writers + [reader]).forEach { $0.close() } }
+        let acknowledged = Locked<[String: Int64]>([:])  // entry id → the seq of its create
+        let errors = Locked<[String]>([])
+        let done = Locked(false)
+        let seen = Locked<[ChangeRecord]>([])
+        let readerThread = Thread {
+            var cursor: Int64 = 0
+            var mine: [ChangeRecord] = []
+            while true {
+                let finished = done.value
+                do {
+                    let page = try reader.changes(since: cursor, limit: 37)
+                    for change in page.changes {
+                        if change.seq != cursor + 1 { errors.with { $0.append("read seq \(change.seq) after \(cursor)") } }
+                        cursor = change.seq
+                        mine.append(change)
+                    }
+                    if finished && page.changes.isEmpty { break }
+                } catch { errors.with { $0.append("reader: \(error)") }; break }
+            }
+            seen.with { $0 = mine }
+        }
+        readerThread.start()
+        // Two threads per instance; every seventh write an update of a missing entry, which fails alone.
+        runThreads(6) { t in
+            let store = writers[t % 3]
+            for i in 0..<60 {
+                do {
+                    if i % 7 == 6 {
+                        _ = try? store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) { $0.fields }
+                        continue
+                    }
+                    let e = try store.create(form: "f", id: nil, fields: ["name": "w\(t)-\(i)"], layout: layout, origin: origin).entry
+                    acknowledged.with { $0[e.id] = e.seq }
+                } catch { errors.with { $0.append("writer \(t): \(error)") } }
+            }
+        }
+        done.with { $0 = true }
+        while seen.value.isEmpty && readerThread.isExecuting { usleep(10_000) }
+        while !readerThread.isFinished { usleep(10_000) }
+        #expect(errors.value == [])
+        let changes = seen.value
+        let created = acknowledged.value
+        #expect(created.count == 6 * 60 - 6 * 8)
+        #expect(changes.map(\.seq) == Array(1...Int64(created.count)), "every seq once, in order, no gap")
+        #expect(Dictionary(uniqueKeysWithValues: changes.map { ($0.entry, $0.seq) }) == created)
+        let stamps = changes.map(\.hlc)
+        #expect(Set(stamps).count == stamps.count, "HLCs unique across instances")
+        #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 }, "HLCs rise with seq")
+        #expect(Set(changes.map(\.node)) == [reader.nodeID])
+        #expect(try reader.counts() == (entries: created.count, deleted: 0, seq: Int64(created.count)))
+    }
+
+    @Test("a stamp ahead, applied from a peer through one instance, lifts the next local stamps of every instance")
+    func observedStampShared() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let a = try Self.instance(db, 1, in: place)
+        let b = try Self.instance(db, 2, in: place)
+        defer { a.close(); b.close() }
+        let now = HybridClock.systemMilliseconds()
+        let ahead = HLC(milliseconds: now + 120_000, counter: 3)
+        let result = try a.apply([StoreTests.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in .registration },
+                                 maxClockSkewMs: 300_000)
+        #expect(result.applied == 1)
+        let local = try b.create(form: "f", id: nil, fields: ["name": "after"], layout: layout, origin: origin).entry
+        #expect(local.version > ahead)
+        #expect(try b.currentHLC() == local.version)
+        #expect(try a.currentHLC() == local.version)
+    }
+
+    @Test("a commit through one instance wakes the Changes waiters of another")
+    func commitsWakeOtherInstances() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let a = try Self.instance(db, 1, in: place)
+        let b = try Self.instance(db, 2, in: place)
+        defer { a.close(); b.close() }
+        let before = b.commits.lastSeq
+        let writer = Thread {
+            usleep(200_000)
+            _ = try? a.create(form: "f", id: nil, fields: ["name": "wake"], layout: FieldLayout.registration,
+                              origin: WriteOrigin(actor: "tester"))
+        }
+        let started = ContinuousClock.now
+        writer.start()
+        let woke = b.commits.wait(after: before, timeout: 10)
+        #expect(woke == before + 1)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test("an instance that served another database before joins a new one as it is: its old marker is no evidence")
+    func markerOfAnotherNode() throws {
+        let place = TestDatabase()
+        let old = try TestPostgresDatabase()
+        let served = try Self.instance(old, 2, in: place)
+        served.close()
+        let db = try TestPostgresDatabase()
+        let a = try Self.instance(db, 1, in: place)
+        let b = try Self.instance(db, 2, in: place)
+        defer { a.close(); b.close() }
+        #expect(b.nodeID == a.nodeID && b.nodeID != served.nodeID)
+        #expect(b.incarnationBegan == nil && b.incarnation.id == a.incarnation.id)
+    }
+
+    @Test("a database put back from an older dump begins one new incarnation: on the instance that saw more; the others join it")
+    func wentBackInTime() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        var a = try Self.instance(db, 1, in: place)
+        var b = try Self.instance(db, 2, in: place)
+        let first = a.incarnation
+        for i in 0..<3 { _ = try a.create(form: "f", id: nil, fields: ["name": "old\(i)"], layout: layout, origin: origin) }
+        let dump = place.directory + "/old.dump"
+        try db.client("pg_dump", ["--format=custom", "--file=" + dump])
+        for i in 0..<3 { _ = try b.create(form: "f", id: nil, fields: ["name": "lost\(i)"], layout: layout, origin: origin) }
+        // Both instances have seen seq 6 (b wrote it; a heard of it) when they stop.
+        #expect(a.commits.wait(after: 5, timeout: 10) == 6)
+        a.close()
+        b.close()
+        try db.connect().execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+        try db.client("pg_restore", ["--no-owner", "--exit-on-error", dump])
+        a = try Self.instance(db, 1, in: place)
+        #expect(a.incarnationBegan?.contains("went back from seq 6 to 3") == true, "\(a.incarnationBegan ?? "none")")
+        #expect(a.incarnation.id != first.id && a.incarnation.startSeq == 3)
+        b = try Self.instance(db, 2, in: place)
+        let c = try Self.instance(db, 3, in: place)
+        defer { a.close(); b.close(); c.close() }
+        #expect(b.incarnationBegan == nil && c.incarnationBegan == nil)
+        #expect(b.incarnation.id == a.incarnation.id && c.incarnation.id == a.incarnation.id)
+        #expect(Set([a.nodeID, b.nodeID, c.nodeID]).count == 1)
+    }
+
+    @Test("erasure on PostgreSQL: the values leave every table (SQL proof), dead rows are vacuumed, Backup names pg_dump")
+    func erasure() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let store = try Self.instance(db, 1, in: place)
+        defer { store.close() }
+        let name = "隐私名字Zq"
+        let e = try store.create(form: "f", id: nil, fields: ["name": name, "birthday": "1990-01-02"], layout: layout, origin: origin).entry
+        _ = try store.update(id: e.id, ifVersion: nil, layout: layout, origin: origin) { var f = $0.fields; f["name"] = name + "2"; return f }
+        let before = try store.verifyErasure(id: e.id, values: [name])
+        #expect(before.files.contains { $0.path == "table entries" && $0.hits > 0 })
+        #expect(before.files.contains { $0.path == "table changes" && $0.hits > 0 })
+        _ = try store.erase(id: e.id, origin: WriteOrigin(actor: "dpo", reason: "request 42"))
+        let after = try store.verifyErasure(id: e.id, values: [name, name + "2"])
+        #expect(after.erasure?.entry == e.id)
+        #expect(after.payloadRows == 0)
+        #expect(after.files.count == PostgresServer.tables.count)
+        #expect(after.files.allSatisfy { $0.hits == 0 && $0.exists }, "\(after.files.filter { $0.hits > 0 })")
+        let c = try db.connect()
+        #expect(try c.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["0"]])
+        #expect(try c.execute("SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'entries' AND last_vacuum IS NOT NULL").rows == [["1"]])
+        #expect(throws: EntryError.backupUnsupported(database: store.location, tool: "pg_dump")) { _ = try store.consistentCopy() }
+    }
+}
