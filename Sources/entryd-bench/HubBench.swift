@@ -142,12 +142,24 @@ struct HubBench {
             DaemonProcess(executable: entryd, directory: directory, name: "hub-\(c.tag)-\($0 + 1)", extraArguments: extra)
         }
         defer { daemons.forEach { $0.stop() } }
-        for d in daemons {
-            do { try d.start() } catch {
+        do {
+            for d in daemons { try d.start() }
+            return try measure(c, daemons: daemons, edges: edgeCount, seconds: seconds)
+        } catch {
+            // An instance that exited on its own (entryd listens before its store opens) says why in its log.
+            var why = "\(error)"
+            for (i, d) in daemons.enumerated() {
+                guard let p = d.process, !p.isRunning, p.terminationReason == .exit else { continue }
                 let log = (try? String(contentsOfFile: d.logPath, encoding: .utf8)) ?? ""
-                throw BenchFailure("\(error); its log ends: \(log.suffix(400).trimmingCharacters(in: .whitespacesAndNewlines))")
+                why += "; instance \(i + 1) exited with status \(p.terminationStatus), its log ends: " +
+                       log.suffix(400).trimmingCharacters(in: .whitespacesAndNewlines)
             }
+            throw BenchFailure(why)
         }
+    }
+
+    /// Runs the edges against the started `daemons`, drains, and checks.
+    private func measure(_ c: Configuration, daemons: [DaemonProcess], edges edgeCount: Int, seconds: Double) throws -> Outcome {
         let libraries = try RawClient(path: daemons[0].socket).call("io.entryd.Sync.Status")["libraries"]
         let ctx = HubContext(sockets: daemons.map(\.socket), edgeCount: edgeCount, libraries: libraries)
         let edges = (0..<edgeCount).map { HubEdge(index: $0, home: $0 % c.instances, edgeCount: edgeCount) }
