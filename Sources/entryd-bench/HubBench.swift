@@ -134,7 +134,8 @@ struct HubBench {
     private func runConfiguration(_ c: Configuration, postgres: HubPostgres?, edges edgeCount: Int, seconds: Double) throws -> Outcome {
         var extra: [String] = []
         if let postgres {
-            let uri = try postgres.createDatabase("entryd_hub_\(c.tag)")
+            // A random suffix: benches sharing one server ($ENTRYD_TEST_PG) never meet.
+            let uri = try postgres.createDatabase("entryd_hub_\(c.tag)_" + UUID().uuidString.prefix(8).lowercased())
             extra = ["--db", uri]  // after DaemonProcess's own --db: entryd takes the last one
         }
         progress("hub: \(c.label), \(c.instances) instance\(c.instances == 1 ? "" : "s"): starting entryd")
