@@ -21,6 +21,7 @@ final class HubContext: @unchecked Sendable {
     /// Changes acknowledged so far (for the progress lines).
     let acknowledged = LockedValue(0)
 
+    /// A context for `edgeCount` edges on the instances at `sockets`.
     init(sockets: [String], edgeCount: Int, libraries: JSON?) {
         self.sockets = sockets
         self.edgeCount = edgeCount
@@ -41,6 +42,7 @@ final class SampleTable: @unchecked Sendable {
     /// Pulls of a sample not registered (never expected: registration precedes the push).
     private(set) var unexpected = 0
 
+    /// A table whose samples each wait for `others` edges.
     init(others: Int) { self.others = Int32(others) }
 
     /// Registers sample `k` before its push is sent (another edge may pull it
@@ -99,6 +101,7 @@ final class SampleTable: @unchecked Sendable {
 /// An edge is driven by one worker thread at a time (the phases hand edges
 /// over through a thread join).
 final class HubEdge: @unchecked Sendable {
+    /// Its number, 0 ..< edges (the ORIGIN of its changes' actor).
     let index: Int
     /// This edge's node id.
     let node: String
@@ -134,6 +137,7 @@ final class HubEdge: @unchecked Sendable {
     /// Calls sent, a call sent again after a connection error included.
     private var sends = 0
 
+    /// Edge `index` of `edgeCount`, assigned to instance `home`, with a new random node id.
     init(index: Int, home: Int, edgeCount: Int) {
         self.index = index
         self.home = home
