@@ -64,6 +64,8 @@ struct HubBench {
         var phantomDeliveries = 0
         var unexpectedSamples = 0
         var resyncs = 0
+        /// One resync, described (which edge, cursor, instance, incarnations).
+        var resyncExample: String?
         var retries = 0
         var skippedRetries = 0
         /// Edges that ended on another instance than their own.
@@ -139,8 +141,10 @@ struct HubBench {
             extra = ["--db", uri]  // after DaemonProcess's own --db: entryd takes the last one
         }
         progress("hub: \(c.label), \(c.instances) instance\(c.instances == 1 ? "" : "s"): starting entryd")
+        // On PostgreSQL each instance is named (`--instance`, shown by Status and in its log).
         let daemons = (0..<c.instances).map {
-            DaemonProcess(executable: entryd, directory: directory, name: "hub-\(c.tag)-\($0 + 1)", extraArguments: extra)
+            DaemonProcess(executable: entryd, directory: directory, name: "hub-\(c.tag)-\($0 + 1)",
+                          extraArguments: extra + (c.postgres ? ["--instance", "hub-\(c.tag)-\($0 + 1)"] : []))
         }
         defer { daemons.forEach { $0.stop() } }
         do {
@@ -247,6 +251,7 @@ struct HubBench {
             outcome.ownReturned += e.ownReturned
             outcome.phantomDeliveries += e.foreign
             outcome.resyncs += e.resyncs
+            if let seen = e.resyncSeen { outcome.resyncExample = seen }
             outcome.retries += e.retries
             outcome.skippedRetries += e.skippedRetries
             if e.instance != e.home { outcome.moved += 1 }
@@ -370,7 +375,8 @@ struct HubBench {
             if o.incompleteSamples > 0 { d += " (\(o.incompleteSamples) never reached every edge)" }
             d += "; missing: \(o.missingInLog) from the log, \(o.missingDeliveries) deliveries; duplicates: \(o.duplicateRows) log rows, " +
                  "\(o.duplicateDeliveries) deliveries, \(o.ownReturned) own changes returned; \(o.retries) error replies retried, " +
-                 "\(o.skippedRetries) pushes found stored on retry, \(o.resyncs) resyncs"
+                 "\(o.skippedRetries) pushes found stored on retry, \(o.resyncs) resyncs" +
+                 (o.resyncExample.map { " (e.g. \($0))" } ?? "")
             details.append(d)
             if o.lost > 0 || o.duplicated > 0 || o.foreignRows > 0 || o.incompleteSamples > 0 || o.phantomDeliveries > 0 { ok = false }
             if c.kill {

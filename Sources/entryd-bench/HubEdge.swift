@@ -128,6 +128,8 @@ final class HubEdge: @unchecked Sendable {
     /// Times it read again from 0 because the incarnation changed.
     private(set) var resyncs = 0
     private var resyncing = false
+    /// The last resync: the edge, its cursor, the instance and the two incarnations (for the report).
+    private(set) var resyncSeen: String?
     /// Error replies retried (Apply or Changes).
     private(set) var retries = 0
     /// Pushes whose retry found the change already stored (skipped).
@@ -238,6 +240,7 @@ final class HubEdge: @unchecked Sendable {
             if let incarnation, incarnation != seen {
                 // The seqs belong to another log now: read again from the start.
                 resyncs += 1
+                resyncSeen = "edge \(index) at cursor \(cursor) on instance \(instance + 1): incarnation \(incarnation) → \(seen)"
                 self.incarnation = seen
                 cursor = 0
                 resyncing = true
