@@ -18,10 +18,21 @@ struct BenchOptions {
     var web = false
     /// Concurrent clients of the web bench. Default 200.
     var clients = 200
+    /// Run the hub bench instead (edges syncing through SQLite and PostgreSQL hubs, issue 19).
+    var hub = false
+    /// Simulated edge nodes of the hub bench. Default 200; `--quick` 20.
+    var edges = 200
+    /// entryd instances of the hub bench's PostgreSQL configurations. Default 1, 2, 4; `--quick` 1, 2.
+    var instances = [1, 2, 4]
+    /// Length of each hub configuration's run, in seconds. Default 10; `--quick` 1.
+    var hubSeconds = 10.0
+    /// The hub bench's PostgreSQL server (a libpq URI); default `$ENTRYD_TEST_PG`, else a throwaway cluster.
+    var pg: String?
 
     static let usage = """
         usage: entryd-bench [--entries N] [--seconds S] [--quick] [--no-postgres] [--import-batch N] [--entryd PATH] [--keep]
            entryd-bench --web [--clients N] [--seconds S] [--entryd PATH] [--keep]
+           entryd-bench --hub [--edges N] [--instances 1,2,4] [--seconds S] [--pg URI] [--quick] [--no-postgres] [--entryd PATH] [--keep]
 
         Starts the built entryd on a temporary socket and database, drives it over the
         socket, measures raw SQLite (and PostgreSQL 15 with pgbench when installed) on
@@ -36,6 +47,12 @@ struct BenchOptions {
           --keep         keep the temporary directory
           --web          instead: Add through entryd-web (HTTP keep-alive) beside the socket,
                          from --clients N concurrent clients (default 200), and the page's weight
+          --hub          instead: --edges N simulated edge nodes (default 200) push with Sync.Apply and pull
+                         with Sync.Changes through one entryd on SQLite, then 1, 2, 4 (--instances LIST)
+                         entryd on one PostgreSQL database, then the most instances again with one killed
+                         halfway; --seconds S per configuration (default 10); PostgreSQL from --pg URI,
+                         else $ENTRYD_TEST_PG, else a throwaway cluster (scripts/pg-cluster);
+                         --quick: 20 edges, 1 s, instances 1,2; --no-postgres: SQLite only
         """
 
     /// Parses `arguments` (without the program name).
@@ -45,6 +62,8 @@ struct BenchOptions {
         var o = BenchOptions()
         var explicitEntries: Int?
         var explicitSeconds: Double?
+        var explicitEdges: Int?
+        var explicitInstances: [Int]?
         var i = 0
         func value() throws -> String {
             i += 1
@@ -62,6 +81,23 @@ struct BenchOptions {
                 explicitSeconds = s
             case "--quick": o.quick = true
             case "--web": o.web = true
+            case "--hub": o.hub = true
+            case "--edges":
+                guard let n = Int(try value()), (2...2000).contains(n) else { throw BenchUsageError("--edges must be 2…2000") }
+                explicitEdges = n
+            case "--instances":
+                let text = try value()
+                let list = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+                guard !list.isEmpty, list.allSatisfy({ $0 != nil && (1...16).contains($0!) }) else {
+                    throw BenchUsageError("--instances must be a comma-separated list of counts 1…16, e.g. 1,2,4 (not '\(text)')")
+                }
+                explicitInstances = list.map { $0! }
+            case "--pg":
+                let uri = try value()
+                guard uri.hasPrefix("postgresql://") || uri.hasPrefix("postgres://") else {
+                    throw BenchUsageError("--pg must be a libpq URI starting with postgresql:// or postgres:// (not '\(uri)')")
+                }
+                o.pg = uri
             case "--clients":
                 guard let n = Int(try value()), (1...2000).contains(n) else { throw BenchUsageError("--clients must be 1…2000") }
                 o.clients = n
@@ -82,6 +118,21 @@ struct BenchOptions {
         }
         if let explicitEntries { o.entries = explicitEntries }
         if let explicitSeconds { o.seconds = explicitSeconds }
+        if o.hub {
+            // --quick turns PostgreSQL off for the other benches; the hub's quick run keeps it.
+            o.postgres = !arguments.contains("--no-postgres")
+            if o.quick {
+                o.edges = 20
+                o.hubSeconds = 1
+                o.instances = [1, 2]
+            }
+            if let explicitEdges { o.edges = explicitEdges }
+            if let explicitSeconds { o.hubSeconds = explicitSeconds }
+            if let explicitInstances { o.instances = explicitInstances }
+        } else if explicitEdges != nil || explicitInstances != nil || o.pg != nil {
+            throw BenchUsageError("--edges, --instances and --pg belong to --hub")
+        }
+        if o.hub && o.web { throw BenchUsageError("--hub and --web are separate runs: give one") }
         return o
     }
 }

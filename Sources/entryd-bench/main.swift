@@ -29,7 +29,16 @@ let directory = NSTemporaryDirectory() + "entryd-bench-" + String(UUID().uuidStr
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 
 do {
-    if options.web {
+    if options.hub {
+        let (text, ok) = HubBench(options: options, entryd: entrydPath, directory: directory,
+                                  searchFrom: [selfDirectory, FileManager.default.currentDirectoryPath]).run()
+        print(text)
+        if !ok {
+            FileHandle.standardError.write(Data("entryd-bench: the hub bench found a failure (see the table's notes)\n".utf8))
+            if options.keep { progress("kept \(directory)") } else { try? FileManager.default.removeItem(atPath: directory) }
+            exit(ExitCode.failure.rawValue)
+        }
+    } else if options.web {
         print(try WebBench(entryd: entrydPath, directory: directory, clients: options.clients,
                            seconds: options.quick ? 1 : options.seconds).run())
     } else {

@@ -36,6 +36,27 @@ import Testing
         #expect(r.stdout.contains("The form page: "))
     }
 
+    @Test("entryd-bench --hub --quick syncs edges through SQLite and 1 and 2 entryd on PostgreSQL, kills one, loses nothing")
+    func hubRun() throws {
+        let bench = productsDirectory() + "/entryd-bench"
+        try #require(FileManager.default.isExecutableFile(atPath: bench), "build entryd-bench first")
+        // PostgreSQL: $ENTRYD_TEST_PG when the tests have one, else the bench starts a throwaway cluster.
+        let r = try runProcess(bench, ["--hub", "--quick"], timeout: 300)
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        let rows = r.stdout.split(separator: "\n").filter { $0.hasPrefix("| ") }
+            .map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+        for (label, instances) in [("SQLite (one entryd)", "1"), ("PostgreSQL", "1"), ("PostgreSQL", "2"),
+                                   ("PostgreSQL, one instance killed (kill -9) at 0.50 s", "2")] {
+            let row = try #require(rows.first { $0.count >= 6 && $0[0] == label && $0[1] == instances },
+                                   "missing row '\(label)' with \(instances) instances in:\n\(r.stdout)")
+            #expect((Double(row[2].replacingOccurrences(of: ",", with: "")) ?? 0) > 0, "no changes: \(row)")
+            #expect(Double(row[3].replacingOccurrences(of: ",", with: "")) != nil, "no convergence p50: \(row)")
+        }
+        let kill = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix("kill: ") }, "no kill line in:\n\(r.stdout)")
+        #expect(kill.hasPrefix("kill: instance 2 killed at ") && kill.contains("lost 0, duplicated 0"), "\(kill)")
+        #expect(r.stderr.contains("entryd-bench: hub: draining"))
+    }
+
     @Test("entryd-bench refuses an unknown option with its usage (exit 64)")
     func usage() throws {
         let r = try runProcess(productsDirectory() + "/entryd-bench", ["--frob"])
