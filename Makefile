@@ -28,7 +28,7 @@ BUILD_DIR   ?= .build/release
 BUILD       ?= yes
 INSTALL     ?= install
 # The systemd units (systemd/): entryd and entryd-web, each a socket and a service.
-UNITS       := entryd.service entryd.socket entryd-web.service entryd-web.socket
+UNITS       := entryd.service entryd.socket entryd@.service entryd@.socket entryd-web.service entryd-web.socket
 
 .PHONY: all build install uninstall verify-units
 
@@ -55,6 +55,7 @@ install: build install-docs
 	# Configuration: never overwrite an administrator's copy.
 	test -e $(DESTDIR)$(CONFDIR)/entryd.conf || $(INSTALL) -m 0644 config/entryd.conf $(DESTDIR)$(CONFDIR)/entryd.conf
 	test -e $(DESTDIR)$(CONFDIR)/entryd-web.conf || $(INSTALL) -m 0644 config/entryd-web.conf $(DESTDIR)$(CONFDIR)/entryd-web.conf
+	test -e $(DESTDIR)$(CONFDIR)/hub.conf || $(INSTALL) -m 0644 config/hub.conf $(DESTDIR)$(CONFDIR)/hub.conf
 	for form in config/forms/*.conf; do \
 		test -e $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) || $(INSTALL) -m 0644 $$form $(DESTDIR)$(CONFDIR)/forms/; \
 	done
@@ -73,7 +74,10 @@ verify-units: build
 	systemd-analyze verify --man=no "$$tmp/entryd.socket" "$$tmp/entryd.service" && \
 	echo "entryd.service and entryd.socket: systemd-analyze verify passed (ExecStart=$$bin/entryd)" && \
 	systemd-analyze verify --man=no "$$tmp/entryd-web.socket" "$$tmp/entryd-web.service" && \
-	echo "entryd-web.service and entryd-web.socket: systemd-analyze verify passed (ExecStart=$$bin/entryd-web)"
+	echo "entryd-web.service and entryd-web.socket: systemd-analyze verify passed (ExecStart=$$bin/entryd-web)" && \
+	cp "$$tmp/entryd@.socket" "$$tmp/entryd@hub-1.socket" && cp "$$tmp/entryd@.service" "$$tmp/entryd@hub-1.service" && \
+	systemd-analyze verify --man=no "$$tmp/entryd@hub-1.socket" "$$tmp/entryd@hub-1.service" && \
+	echo "entryd@.service and entryd@.socket (as entryd@hub-1): systemd-analyze verify passed"
 
 uninstall: uninstall-docs
 	rm -f $(DESTDIR)$(BINDIR)/entryd $(DESTDIR)$(BINDIR)/entryctl $(DESTDIR)$(BINDIR)/entryd-web

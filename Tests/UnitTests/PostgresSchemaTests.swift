@@ -23,8 +23,8 @@ import EntryModel
             INSERT INTO entries (id, form, fields, clocks, version, created_at, updated_at, created_by, updated_by, country)
             VALUES ('a', 'f', '{}', '{}', '1', 'x', 'x', 'u', 'u', 'CN'), ('b', 'f', '{}', '{}', '1', 'x', 'x', 'u', 'u', 'CN')
             """)
-        try c.execute("UPDATE entries SET deleted = true WHERE id = 'a'")
-        #expect(try c.execute("SELECT deleted, n FROM entry_counts WHERE n > 0 ORDER BY deleted").rows == [["f", "1"], ["t", "1"]])
+        try c.execute("UPDATE entries SET deleted = 1 WHERE id = 'a'")
+        #expect(try c.execute("SELECT deleted, n FROM entry_counts WHERE n > 0 ORDER BY deleted").rows == [["0", "1"], ["1", "1"]])
 
         // Four instances starting at once on a new database.
         let fresh = try TestPostgresDatabase()
