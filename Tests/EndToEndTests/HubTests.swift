@@ -219,6 +219,7 @@ import Testing
         let atKill = try #require(try watch.call("io.entryd.Sync.Status")["seq"]?.intValue)
         let interrupted = try #require(outcome.get(), "entryctl sync did not run")
         print("kill -9 during push: the hub held \(seen) changes when seen moving, \(atKill) of \(total) after the kill; sync: exit \(interrupted.status)")
+        #expect(atKill < Int64(total), "the kill came while the push ran (\(atKill) of \(total) changes had arrived)")
         if atKill < Int64(total) {
             #expect(interrupted.status != 0, "a sync whose peer died mid-push reported success: \(interrupted)")
             #expect(try peer(edge, "hub1")["lastError"]?.stringValue != nil, "the failure is recorded for hub1")
@@ -266,6 +267,8 @@ import Testing
         #expect(back["node"] == hub["node"] && back["seq"]?.intValue == Int64(total) && back["entries"]?.intValue == Int64(total))
         let again = try sync(edge, "hub1")
         #expect(again["pulled"]?.intValue == 0 && again["pushed"]?.intValue == 0, "\(again)")
+        let hub1 = try peer(edge, "hub1")
+        #expect(hub1["pushedSeq"]?.intValue == Int64(total) && hub1["lastError"] == nil, "\(hub1)")
         #expect(try status(two)["seq"]?.intValue == Int64(total))
         #expect(edge.stop() == 0 && one.stop() == 0 && two.stop() == 0)
     }
@@ -354,6 +357,14 @@ import Testing
             }
         }
         try waitFor(20, "20 adds acknowledged") { load.ackCount >= 20 }
+        // A Changes stream open through the restart.
+        let stream = try hub.connect()
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = setsockopt(stream.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let since = try hub.connect().call("io.entryd.Sync.Status")["seq"]?.intValue ?? 0
+        try stream.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(since))]), more: true))
+        let backlog = try stream.receive()
+        #expect(backlog.error == nil && backlog.continues, "\(backlog)")
         try cluster.stop()
         let stoppedAt = load.ackCount
         try waitFor(10, "a failure while PostgreSQL is down") { load.failureCount > 0 }
@@ -365,6 +376,21 @@ import Testing
         try waitFor(20, "20 more adds after PostgreSQL is back") { load.ackCount >= acksAtBack + 20 }
         load.stop()
         for thread in threads { while !thread.isFinished { usleep(1_000) } }
+
+        // The stream ended with StorageFailed, or went on and delivered adds made after the restart:
+        // either way it did not hang silently.
+        let afterRestart = Set(load.ids.dropFirst(acksAtBack))
+        var streamOutcome = "nothing"
+        while true {
+            do {
+                let reply = try stream.receive()
+                if let error = reply.error { streamOutcome = error; break }
+                let entries = (reply.parameters["changes"]?.arrayValue ?? []).compactMap { $0["entry"]?.stringValue }
+                if entries.contains(where: afterRestart.contains) { streamOutcome = "delivered adds made after the restart"; break }
+            } catch { streamOutcome = "\(error)"; break }
+        }
+        print("a Changes stream open through the PostgreSQL restart: \(streamOutcome)")
+        #expect(["io.entryd.Entries.StorageFailed", "delivered adds made after the restart"].contains(streamOutcome), "\(streamOutcome)")
 
         let failures = load.failures
         print("PostgreSQL restart: \(load.ackCount) adds acknowledged (\(stoppedAt) before the stop), failures \(failures), "
@@ -447,6 +473,12 @@ import Testing
         let r = try one.entryctl(["--locale", "en", "backup", file])
         #expect(r.status == 69, "\(r)")
         #expect(r.stderr.contains("pg_dump"), "\(r.stderr)")
+        // A document the refusal sends the reader to is in the repository.
+        if let range = r.stderr.range(of: #"doc/[A-Za-z0-9_.-]+\.md"#, options: .regularExpression) {
+            let doc = String(r.stderr[range])
+            #expect(FileManager.default.fileExists(atPath: EntryctlProcess.packageRoot.path + "/" + doc),
+                    "the refusal says to see \(doc), which does not exist: \(r.stderr)")
+        }
         #expect(!FileManager.default.fileExists(atPath: file))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty, "no partial file left")
         // The varlink error names the database and the tool.
