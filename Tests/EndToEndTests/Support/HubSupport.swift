@@ -1,0 +1,234 @@
+import EntryModel
+import EntryProtocol
+import Foundation
+
+/// PostgreSQL for the hub tests (EndToEndTests cannot see UnitTests' `TestPostgres`,
+/// so this does the same with the command-line tools): `$ENTRYD_TEST_PG` (a libpq
+/// URI) when set, else one throwaway cluster per test process started on first use
+/// with scripts/pg-cluster and stopped at exit. A PostgreSQL that is missing or does
+/// not start fails the tests that need it with scripts/pg-cluster's reason; nothing
+/// is skipped.
+enum HubPostgres {
+    nonisolated(unsafe) private static var startedDirectory: String?
+
+    static var script: String { EntryctlProcess.packageRoot.path + "/scripts/pg-cluster" }
+
+    private static let started: Result<String, HarnessError> = {
+        if let uri = ProcessInfo.processInfo.environment["ENTRYD_TEST_PG"], !uri.isEmpty { return .success(uri) }
+        let directory = NSTemporaryDirectory() + "entryd-hubpg-" + UUID().uuidString.prefix(8)
+        let (status, output) = shell([script, "start", directory])
+        guard status == 0, let uri = output.split(separator: "\n").last(where: { $0.hasPrefix("postgresql://") }) else {
+            _ = shell([script, "stop", directory])
+            return .failure(HarnessError("scripts/pg-cluster start failed (status \(status)): \(output)"))
+        }
+        startedDirectory = directory
+        atexit {
+            guard let directory = HubPostgres.startedDirectory else { return }
+            _ = HubPostgres.shell([HubPostgres.script, "stop", directory])
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        return .success(String(uri))
+    }()
+
+    /// The shared server's URI (its `postgres` database).
+    /// - Throws: ``HarnessError`` when no server could be started.
+    static func server() throws -> String { try started.get() }
+
+    /// A PostgreSQL program from the newest installed version (`psql`, `pg_ctl`, `pg_isready`).
+    static func program(_ name: String) -> String {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        for v in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+            let path = "/usr/lib/postgresql/\(v)/bin/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return name
+    }
+
+    /// `uri` naming database `name` instead of its own.
+    static func uri(_ uri: String, database name: String) -> String {
+        guard var parts = URLComponents(string: uri) else { return uri }
+        parts.path = "/" + name
+        if let items = parts.queryItems { parts.queryItems = items.filter { $0.name != "dbname" } }
+        return parts.string ?? uri
+    }
+
+    /// Runs one SQL command with psql on `uri`.
+    /// - Throws: ``HarnessError`` with psql's output when it fails.
+    static func psql(_ uri: String, _ sql: String) throws {
+        let (status, output) = shell([program("psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", uri, "-c", sql])
+        guard status == 0 else { throw HarnessError("psql \(sql): status \(status): \(output)") }
+    }
+
+    /// Runs `argv` through system(3) with its output in a file (not a pipe: the
+    /// postmaster that pg_ctl leaves running would keep a pipe open).
+    /// - Returns: the exit status and the output (stdout and stderr).
+    static func shell(_ argv: [String]) -> (Int32, String) {
+        let out = NSTemporaryDirectory() + "entryd-hubpg-cmd-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let quoted = argv.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let status = system("\(quoted) </dev/null >'\(out)' 2>&1")
+        let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        return (status == -1 ? -1 : (status >> 8) & 0xFF, text)
+    }
+}
+
+/// A fresh database (`hub_<random>`) on a PostgreSQL server for one test, dropped when released.
+final class HubDatabase: @unchecked Sendable {
+    /// The server's URI (its `postgres` database).
+    let server: String
+    let name: String
+    /// The libpq URI entryd gets with `--db`.
+    let uri: String
+
+    /// Creates the database on `server` (default: the shared test server).
+    init(server: String? = nil) throws {
+        self.server = try server ?? HubPostgres.server()
+        name = "hub_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        uri = HubPostgres.uri(self.server, database: name)
+        try HubPostgres.psql(self.server, "CREATE DATABASE \(name)")
+    }
+
+    deinit { try? HubPostgres.psql(server, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+}
+
+/// A PostgreSQL cluster of one test's own (scripts/pg-cluster), which the test may
+/// stop and start again; stopped and removed when released.
+final class OwnPGCluster: @unchecked Sendable {
+    let directory: String
+    /// The server's URI (its `postgres` database).
+    let uri: String
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "entryd-hubpgown-" + UUID().uuidString.prefix(8)
+        let (status, output) = HubPostgres.shell([HubPostgres.script, "start", directory])
+        guard status == 0, let uri = output.split(separator: "\n").last(where: { $0.hasPrefix("postgresql://") }) else {
+            _ = HubPostgres.shell([HubPostgres.script, "stop", directory])
+            throw HarnessError("scripts/pg-cluster start failed (status \(status)): \(output)")
+        }
+        self.uri = String(uri)
+    }
+
+    /// Stops the server (fast shutdown: sessions are ended, nothing waits for clients).
+    func stop() throws {
+        let (status, output) = HubPostgres.shell([HubPostgres.script, "stop", directory])
+        guard status == 0 else { throw HarnessError("pg-cluster stop: status \(status): \(output)") }
+    }
+
+    /// Starts the stopped server again with the options it was first started with
+    /// (postmaster.opts, as `pg_ctl restart` does), as the cluster's owner
+    /// (`entryd-test` when root, as scripts/pg-cluster does), and waits until it
+    /// accepts connections.
+    func startAgain() throws {
+        let opts = try String(contentsOfFile: directory + "/data/postmaster.opts", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // The first word is the postgres binary; the rest are its options, quoted.
+        guard let firstSpace = opts.firstIndex(of: " ") else { throw HarnessError("postmaster.opts: \(opts)") }
+        let options = String(opts[opts.index(after: firstSpace)...])
+        var argv = [HubPostgres.program("pg_ctl"), "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60",
+                    "-o", options, "start"]
+        if getuid() == 0 { argv = ["runuser", "-u", "entryd-test", "--"] + argv }
+        let (status, output) = HubPostgres.shell(argv)
+        guard status == 0 else { throw HarnessError("pg_ctl start: status \(status): \(output)") }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if HubPostgres.shell([HubPostgres.program("pg_isready"), "-q", "-d", uri]).0 == 0 { return }
+            usleep(50_000)
+        }
+        throw HarnessError("the server started again but does not accept connections")
+    }
+
+    deinit {
+        _ = HubPostgres.shell([HubPostgres.script, "stop", directory])
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// A node the hub tests talk to with entryctl and varlink: an SQLite ``Daemon``
+/// or a ``HubInstance``.
+protocol HubNode: AnyObject {
+    var socket: String { get }
+    func entryctl(_ arguments: [String], input: String?) throws -> ProcessResult
+}
+
+extension Daemon: HubNode {}
+
+extension HubNode {
+    func entryctl(_ arguments: [String]) throws -> ProcessResult { try entryctl(arguments, input: nil) }
+    func connect() throws -> VarlinkConnection { try VarlinkConnection(path: socket) }
+}
+
+/// One entryd instance of a hub: `entryd --db URI --instance NAME` with
+/// `$STATE_DIRECTORY` (where its marker file lives) a directory of its own.
+final class HubInstance: HubNode, @unchecked Sendable {
+    let name: String
+    let directory: String
+    let socket: String
+    let databaseURI: String
+    let extraArguments: [String]
+    private(set) var process: Process?
+    /// The instance's stderr (its log), appended across restarts.
+    var logPath: String { directory + "/entryd.log" }
+    var pid: Int32 { process?.processIdentifier ?? -1 }
+    var isRunning: Bool { process?.isRunning ?? false }
+
+    init(name: String, databaseURI: String, arguments: [String] = []) throws {
+        self.name = name
+        directory = NSTemporaryDirectory() + "entryd-hub-" + name + "-" + String(UUID().uuidString.prefix(8))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socket = directory + "/entryd.sock"
+        self.databaseURI = databaseURI
+        extraArguments = arguments
+        try start()
+    }
+
+    /// (Re)starts the instance and waits until its socket answers.
+    func start() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: productsDirectory() + "/entryd")
+        p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", databaseURI, "--instance", name] + extraArguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["STATE_DIRECTORY"] = directory
+        p.environment = environment
+        if !FileManager.default.fileExists(atPath: logPath) { try Data().write(to: URL(fileURLWithPath: logPath)) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        p.standardError = log
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        process = p
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if let c = try? VarlinkConnection(path: socket) {
+                c.close()
+                return
+            }
+            if !p.isRunning {
+                throw HarnessError("entryd instance \(name) exited with status \(p.terminationStatus) before listening: \(logText())")
+            }
+            usleep(20_000)
+        }
+        throw HarnessError("entryd instance \(name) did not listen on \(socket) within 20 s: \(logText())")
+    }
+
+    /// The log so far.
+    func logText() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func entryctl(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
+        try runProcess(productsDirectory() + "/entryctl", ["--socket", socket] + arguments, input: input)
+    }
+
+    /// Sends `signal` and waits for the exit.
+    /// - Returns: the exit status (the signal's number when killed by it).
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        guard let p = process, p.isRunning else { return process?.terminationStatus ?? -1 }
+        kill(p.processIdentifier, signal)
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    deinit {
+        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
