@@ -297,6 +297,9 @@ final class PGConnection: @unchecked Sendable {
         PQclear(PQexec(conn, "ROLLBACK"))
     }
 
+    /// True when libpq found the connection dead (after a command on it failed).
+    var isLost: Bool { conn.map { PQstatus($0) == CONNECTION_BAD } ?? false }
+
     /// After the server went away (a restart, a failover): connects again with
     /// the same parameters, unless inside a transaction. Prepared statements
     /// are gone afterwards.

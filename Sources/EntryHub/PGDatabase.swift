@@ -7,10 +7,17 @@ import EntryModel
 /// `EntryStore` runs its one text of SQL here too.
 ///
 /// Statements are translated once (``PGDialect``), prepared on first use
-/// (`PQprepare`) and run with text parameters (`PQexecPrepared`). When the
-/// server went away (restart, failover) the call in flight fails with a
-/// ``PGError`` of class 08, which the caller answers as `StorageFailed`; the
-/// next statement outside a transaction connects again and prepares anew.
+/// (`PQprepare`) and run with text parameters (`PQexecPrepared`).
+///
+/// When the server goes away (restart, failover) the call in flight fails with
+/// a ``PGError`` of class 08, which the caller answers as `StorageFailed`. The
+/// connection comes back by itself, but only between transactions: a
+/// statement that opens one (`BEGIN …`), or runs while none is open, finds a
+/// dead connection, connects again, prepares anew and runs once more (it never
+/// reached the server; the store writes only inside transactions, so nothing
+/// runs twice). Inside a transaction whose connection died every statement
+/// fails until the owner ends it (`COMMIT`/`ROLLBACK`) or begins the next: a
+/// transaction is never continued on a new connection.
 /// One thread at a time, like every connection of the store.
 final class PGDatabase: SQLDatabase, @unchecked Sendable {
     let connection: PGConnection
@@ -19,6 +26,11 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     /// Backs ``changes`` and ``totalChanges``.
     private(set) var changes = 0
     private(set) var totalChanges: Int64 = 0
+    /// Between a `BEGIN` that ran and the `COMMIT` or `ROLLBACK` that ends it,
+    /// whatever became of the connection meanwhile.
+    private var open = false
+    /// Statements prepared on this connection object so far: names are never reused.
+    private var named = 0
 
     /// Wraps `connection`.
     init(_ connection: PGConnection) {
@@ -33,23 +45,73 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     func statement(_ sql: String) throws -> any SQLStatement {
-        if !inTransaction, try connection.reconnectIfLost() { prepared.removeAll() }
-        if let statement = prepared[sql] { return statement }
-        guard let conn = connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed", sql: sql) }
         let text = PGDialect.translate(sql)
-        let name = "s\(prepared.count + 1)"
-        let res = PQprepare(conn, name, text, 0, nil)
-        defer { PQclear(res) }
-        guard let res else { throw connection.connectionError(sql) }
-        guard PQresultStatus(res) == PGRES_COMMAND_OK else { throw connection.error(of: res, sql: text) }
-        let statement = PGPrepared(name: name, sql: text, database: self)
+        let mayReconnect = !open || PGDialect.opens(text)
+        if mayReconnect, try connection.reconnectIfLost() { prepared.removeAll() }
+        if let statement = prepared[sql] { return statement }
+        named += 1
+        let statement = PGPrepared(name: "s\(named)", sql: text, key: sql, database: self)
+        try again(if: mayReconnect) { () throws(PGError) in try prepare(statement) }
         prepared[sql] = statement
         return statement
     }
 
     func execute(_ sql: String) throws {
-        if !inTransaction, try connection.reconnectIfLost() { prepared.removeAll() }
-        counted(try connection.execute(PGDialect.translate(sql)).affectedRows)
+        let text = PGDialect.translate(sql)
+        let mayReconnect = !open || PGDialect.opens(text)
+        if mayReconnect, try connection.reconnectIfLost() { prepared.removeAll() }
+        let rows = try ran(text) { () throws(PGError) in
+            try again(if: mayReconnect) { () throws(PGError) in try connection.execute(text).affectedRows }
+        }
+        counted(rows)
+    }
+
+    /// Runs `body`; when it failed because the connection was found dead and
+    /// `mayReconnect`, connects again and runs it once more.
+    /// - Throws: ``PGError``.
+    fileprivate func again<T>(if mayReconnect: Bool, _ body: () throws(PGError) -> T) throws(PGError) -> T {
+        do {
+            return try body()
+        } catch {
+            guard mayReconnect, error.isConnectionFailure, connection.isLost else { throw error }
+            prepared.removeAll()
+            guard try connection.reconnectIfLost() else { throw error }
+            return try body()
+        }
+    }
+
+    /// Runs `body`, the statement `text`, and keeps ``open`` by it: a `BEGIN`
+    /// that ran opens, a `COMMIT` or `ROLLBACK` (not `ROLLBACK TO`) closes,
+    /// however it ended.
+    fileprivate func ran<T>(_ text: String, _ body: () throws(PGError) -> T) throws(PGError) -> T {
+        let closes = PGDialect.closes(text)
+        if closes || PGDialect.opens(text) { open = false }
+        defer { if closes { open = false } }
+        let value = try body()
+        if PGDialect.opens(text) { open = true }
+        return value
+    }
+
+    /// Prepares `statement` on the connection under its name (again after a reconnect).
+    /// - Throws: ``PGError``.
+    fileprivate func prepare(_ statement: PGPrepared) throws(PGError) {
+        guard let conn = connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed", sql: statement.sql) }
+        let res = PQprepare(conn, statement.name, statement.sql, 0, nil)
+        defer { PQclear(res) }
+        guard let res else { throw connection.connectionError(statement.sql) }
+        guard PQresultStatus(res) == PGRES_COMMAND_OK else { throw connection.error(of: res, sql: statement.sql) }
+    }
+
+    /// Whether a transaction is open on this connection by its statements (``open``).
+    fileprivate var isOpen: Bool { open }
+
+    /// True while `statement` is prepared on the current connection.
+    fileprivate func holds(_ statement: PGPrepared) -> Bool { prepared.values.contains { $0 === statement } }
+
+    /// Prepares `statement` on the current connection (after a reconnect) and keeps it.
+    fileprivate func adopt(_ statement: PGPrepared) throws(PGError) {
+        try prepare(statement)
+        if let key = statement.key { prepared[key] = statement }
     }
 
     /// Records the rows a completed statement changed.
@@ -64,11 +126,14 @@ final class PGPrepared: SQLStatement {
     let name: String
     /// The statement in PostgreSQL's dialect.
     let sql: String
+    /// The statement as the store wrote it (the database's cache key).
+    let key: String?
     unowned let database: PGDatabase
 
-    init(name: String, sql: String, database: PGDatabase) {
+    init(name: String, sql: String, key: String? = nil, database: PGDatabase) {
         self.name = name
         self.sql = sql
+        self.key = key
         self.database = database
     }
 
@@ -89,8 +154,21 @@ final class PGPrepared: SQLStatement {
         }
     }
 
-    /// Runs the statement with `values`; the caller clears the result.
+    /// Runs the statement with `values` (``PGDatabase``'s rules on a dead
+    /// connection); the caller clears the result.
     private func execute(_ values: [SQLValue]) throws(PGError) -> OpaquePointer {
+        let mayReconnect = !database.isOpen || PGDialect.opens(sql)
+        return try database.ran(sql) { () throws(PGError) in
+            try database.again(if: mayReconnect) { () throws(PGError) in
+                // After a reconnect this statement is prepared anew, under its name.
+                if !database.holds(self) { try database.adopt(self) }
+                return try attempt(values)
+            }
+        }
+    }
+
+    /// One run of the statement with `values`.
+    private func attempt(_ values: [SQLValue]) throws(PGError) -> OpaquePointer {
         guard let conn = database.connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed", sql: sql) }
         let copies: [UnsafeMutablePointer<CChar>?] = values.map {
             switch $0 {
@@ -149,6 +227,13 @@ enum PGDialect {
     ///   shared change log's row lock orders writers (``SharedChangeLog``);
     /// - `INSERT OR IGNORE …` becomes `INSERT … ON CONFLICT DO NOTHING`;
     /// - `instr(a, b)` becomes `strpos(a, b)`.
+    /// True for a statement that opens a transaction (`BEGIN …`).
+    static func opens(_ sql: String) -> Bool { sql.hasPrefix("BEGIN") }
+
+    /// True for a statement that ends the open transaction: `COMMIT`, `ROLLBACK`
+    /// (not `ROLLBACK TO` a savepoint).
+    static func closes(_ sql: String) -> Bool { sql == "COMMIT" || sql == "ROLLBACK" }
+
     static func translate(_ sql: String) -> String {
         if sql == "BEGIN IMMEDIATE" { return "BEGIN" }
         var out = ""

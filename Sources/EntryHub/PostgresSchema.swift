@@ -204,7 +204,10 @@ enum PostgresSchema {
     /// - Throws: ``PGError``; a failed migration is rolled back whole. A database
     ///   newer than this build is refused (SQLSTATE `55000`, the message says so).
     @discardableResult
-    static func migrate(_ connection: PGConnection, to newest: Int = all.count) throws -> Int {
+    /// - Parameter progress: called with (version, total) before each migration
+    ///   this call applies (not for those another instance applied meanwhile).
+    static func migrate(_ connection: PGConnection, to newest: Int = all.count,
+                        progress: (Int, Int) -> Void = { _, _ in }) throws -> Int {
         precondition((1...all.count).contains(newest), "no migration \(newest)")
         var before: Int?
         for target in 1...newest {
@@ -222,6 +225,7 @@ enum PostgresSchema {
                     throw PGError(sqlState: "55000", message: "the database is at schema version \(current), newer than this entryd (\(all.count)); use a newer entryd")
                 }
                 guard current < target, target <= all.count else { return }
+                progress(target, all.count)
                 try c.execute(all[target - 1])
                 try c.execute("UPDATE schema_version SET version = $1", [String(target)])
             }

@@ -22,7 +22,7 @@ public enum PostgresStore {
     ///     in a directory of its own (entryd: its state directory).
     ///   - readers: reading connections (≥ 1).
     ///   - wallClock, copies, canonicaliser: as for `EntryStore`.
-    ///   - progress: called before each migration with (version, total).
+    ///   - progress: called before each migration this instance applies, with (version, total).
     /// - Throws: ``PGError`` (cannot connect, a migration failed, a database
     ///   newer than this build); `DatabaseMovedOrCopied`.
     public static func open(uri: String, markerPath: String, readers: Int = 4,
@@ -30,9 +30,7 @@ public enum PostgresStore {
                             progress: (Int, Int) -> Void = { _, _ in },
                             copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws -> EntryStore {
         let writer = try PGConnection(uri: uri)
-        let before = try PostgresSchema.version(writer)
-        if before < PostgresSchema.all.count { progress(before, PostgresSchema.all.count) }
-        try PostgresSchema.migrate(writer)
+        try PostgresSchema.migrate(writer, progress: progress)
         // A reply means durable: the operator may make commits asynchronous for others, not for entryd.
         if try writer.execute("SHOW synchronous_commit").rows.first?.first == "off" {
             try writer.execute("SET synchronous_commit TO on")

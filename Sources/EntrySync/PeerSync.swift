@@ -55,6 +55,12 @@ public enum PeerSync {
                 + "or a copy of its database serves there; start the copy once with --as-new-node")
         }
         var state = try local.peerState(name) ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
+        if state.address != address {
+            // The peer moved (e.g. an edge pointed at another instance of its hub): the same
+            // node keeps its checkpoints; Status shows where it is now.
+            state.address = address
+            try local.savePeerState(state)
+        }
         var result = PeerSyncResult()
         var resendTheirs = false
         if state.node != them.node {

@@ -120,8 +120,8 @@ final class StoreService: DaemonService, @unchecked Sendable {
             let store = try PostgresStore.open(
                 uri: databasePath, markerPath: settings.stateDirectory + "/hub-" + settings.instance + ".node",
                 progress: { [notifier, log] version, total in
-                    notifier.send("STATUS=migrating the database to schema version \(version + 1) of \(total)")
-                    log.info("migrating the PostgreSQL database from schema version \(version) to \(total)")
+                    notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
+                    log.info("migrating the PostgreSQL database to schema version \(version) of \(total)")
                 },
                 copies: settings.copies, canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
             if let reason = store.incarnationBegan {

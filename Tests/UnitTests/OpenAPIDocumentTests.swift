@@ -26,7 +26,7 @@ import Foundation
         let entries = try #require(VarlinkIDL.served.first { $0.name == "io.entryd.Entries" })
         #expect(entries.doc == "Filled form records: submit, read, change, delete, history.")
         #expect(entries.errors.map(\.name) == ["ValidationFailed", "EntryNotFound", "EntryExists", "VersionMismatch", "FormNotFound",
-                                               "LimitExceeded", "StorageFailed", "EntryErased"])
+                                               "LimitExceeded", "StorageFailed", "BackupUnsupported", "EntryErased"])
     }
 
     @Test("shapes: Add's fields are an object of strings and form is optional; List, Change, Order, History and an error exactly")

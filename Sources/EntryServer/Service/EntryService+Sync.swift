@@ -74,8 +74,12 @@ extension EntryService {
     func peerList() throws -> [PeerState] {
         let stored = try store.peerStates()
         var list = peers.map { config in
-            stored.first(where: { $0.name == config.name })
+            // A configured peer is where the configuration says, also before its next sync
+            // records the new address (PeerSync.run).
+            var state = stored.first(where: { $0.name == config.name })
                 ?? PeerState(name: config.name, address: config.address, node: nil, pulledSeq: 0, pushedSeq: 0)
+            state.address = config.address
+            return state
         }
         list += stored.filter { s in !list.contains(where: { $0.name == s.name }) }
         return list
