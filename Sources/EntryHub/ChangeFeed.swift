@@ -15,8 +15,8 @@ import EntryModel
 /// `seq` comes from the one-row table `change_counter`. Every write
 /// transaction of the store (one group-commit round) begins with
 /// ``claim(_:)`` — `SELECT seq, hlc FROM change_counter FOR UPDATE` — and
-/// numbers its change-log rows from the committed seq it read; before its
-/// `COMMIT` it stores the new highest seq (``publish(_:seq:hlc:)``). The row
+/// numbers its change-log rows from the committed seq it read; with its
+/// `COMMIT` it stores the new highest seq (``commit(_:publishing:)``). The row
 /// lock is held until the transaction ends, so a second writer's claim waits
 /// for the first one's commit (or rollback) and then reads the committed
 /// counter (READ COMMITTED re-reads the row it waited for). PostgreSQL makes a
@@ -32,13 +32,13 @@ import EntryModel
 /// hybrid logical clock: `change_counter.hlc` holds the node's last stamp
 /// (``HLC/rawValue`` as a `bigint`, schema migration 2). The claim hands it to
 /// the round's clock (``HybridClock/observe(_:)``), which then stamps with
-/// ``HybridClock``'s own rule; the publish stores the clock's last stamp. So
+/// ``HybridClock``'s own rule; the commit stores the clock's last stamp. So
 /// each stamp is above every stamp any instance issued or observed before, and
 /// since the row lock orders the rounds, stamps are unique across instances
 /// and increase with seq among local changes.
 ///
 /// ## Waking readers
-/// The publish sends `NOTIFY entryd_changes, '<last seq>'`, delivered only if
+/// The commit sends `NOTIFY entryd_changes, '<last seq>'`, delivered only if
 /// and when the transaction commits, in commit order; every instance listens
 /// (``Waiter``) and wakes its `Changes` streams.
 ///
@@ -75,12 +75,17 @@ enum ChangeFeed {
         return now
     }
 
-    /// Stores the round's highest seq and last HLC and announces the seq on
-    /// ``channel`` at commit (``SharedChangeLog/publish(_:seq:hlc:)``).
-    /// - Throws: ``PGError``.
-    static func publish(_ db: any SQLDatabase, seq: Int64, hlc: HLC) throws {
-        try db.statement("UPDATE change_counter SET seq = ?, hlc = ?").run([.int(seq), .int(Int64(bitPattern: hlc.rawValue))])
-        try db.statement("SELECT pg_notify('\(channel)', ?)").query([.text(String(seq))]) { _ in }
+    /// Commits the round's transaction on `db` (``SharedChangeLog/commit(_:publishing:)``):
+    /// with `publishing`, first stores the round's highest seq and last HLC and
+    /// announces the seq on ``channel`` — the three statements in one pipeline
+    /// batch, one round trip to the server.
+    /// - Throws: ``PGError``; the transaction is then not committed.
+    static func commit(_ db: PGDatabase, publishing: (seq: Int64, hlc: HLC)?) throws {
+        guard let (seq, hlc) = publishing else { return try db.statement("COMMIT").run() }
+        try db.commit(after: [
+            PGStatement("UPDATE change_counter SET seq = $1, hlc = $2", [String(seq), String(Int64(bitPattern: hlc.rawValue))]),
+            PGStatement("SELECT pg_notify($1, $2)", [channel, String(seq)]),
+        ])
     }
 
     /// The highest committed seq (0 before the first change).

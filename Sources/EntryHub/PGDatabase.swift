@@ -66,6 +66,15 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
         counted(rows)
     }
 
+    /// Runs `statements` and then `COMMIT` in the open transaction as one
+    /// pipeline batch (one round trip): a failed statement leaves the rest
+    /// unrun and nothing committed.
+    /// - Throws: ``PGError`` of the first statement that failed.
+    func commit(after statements: [PGStatement]) throws {
+        let results = try ran("COMMIT") { () throws(PGError) in try connection.pipeline(statements + [PGStatement("COMMIT")]) }
+        counted(results.dropLast().reduce(0) { $0 + $1.affectedRows })
+    }
+
     /// Runs `body`; when it failed because the connection was found dead and
     /// `mayReconnect`, connects again and runs it once more.
     /// - Throws: ``PGError``.

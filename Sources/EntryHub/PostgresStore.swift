@@ -79,7 +79,10 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
 
     func claim(_ db: any SQLDatabase) throws -> (seq: Int64, hlc: HLC) { try ChangeFeed.claim(db) }
 
-    func publish(_ db: any SQLDatabase, seq: Int64, hlc: HLC) throws { try ChangeFeed.publish(db, seq: seq, hlc: hlc) }
+    func commit(_ db: any SQLDatabase, publishing: (seq: Int64, hlc: HLC)?) throws {
+        guard let db = db as? PGDatabase else { throw PGError(sqlState: "XX000", message: "not a PostgreSQL connection") }
+        try ChangeFeed.commit(db, publishing: publishing)
+    }
 
     func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void) {
         let thread = Thread { [self] in

@@ -80,11 +80,12 @@ public protocol SharedChangeLog: AnyObject, Sendable {
     /// node's last HLC.
     /// - Throws: the database's ``StorageError`` (the round fails).
     func claim(_ db: any SQLDatabase) throws -> (seq: Int64, hlc: HLC)
-    /// Before the commit of a transaction that logged changes or moved the
-    /// clock: stores the new highest seq and last HLC, and wakes the readers
-    /// of every instance once it commits.
-    /// - Throws: the database's ``StorageError`` (the round fails).
-    func publish(_ db: any SQLDatabase, seq: Int64, hlc: HLC) throws
+    /// Commits the write transaction on `db`. When it logged changes or moved
+    /// the clock (`publishing`), first stores the new highest seq and last HLC
+    /// and wakes the readers of every instance once it commits — in one round
+    /// trip with the `COMMIT` where the server allows (pipeline mode).
+    /// - Throws: the database's ``StorageError`` (nothing of the round is kept).
+    func commit(_ db: any SQLDatabase, publishing: (seq: Int64, hlc: HLC)?) throws
 }
 
 /// A database server that keeps a store (``EntryStore/init(server:writer:readers:schemaVersion:wallClock:copies:canonicaliser:)``):

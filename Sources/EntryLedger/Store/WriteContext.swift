@@ -64,12 +64,19 @@ final class WriteContext {
     /// (one index lookup), so most commits write one page fewer. Stamps
     /// observed from peers (Apply) are written here.
     func persistClock() throws {
-        if let shared, let claimed, claimed.seq != lastSeq || claimed.hlc != clock.last {
-            try shared.publish(db, seq: lastSeq, hlc: clock.last)
-        }
         guard clock.last != persistedClock, clock.last != lastTick else { return }
         try db.statement("INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             .run([.text(clock.last.description)])
+    }
+
+    /// Commits the round's transaction: `COMMIT`; on a shared change log that
+    /// the round moved, the new seq and HLC are published with it
+    /// (``SharedChangeLog/commit(_:publishing:)``: one round trip).
+    /// - Throws: the database's ``StorageError``; nothing of the round is kept then.
+    func commit() throws {
+        guard let shared else { return try db.statement("COMMIT").run() }
+        let moved = claimed.map { $0.seq != lastSeq || $0.hlc != clock.last } ?? false
+        try shared.commit(db, publishing: moved ? (lastSeq, clock.last) : nil)
     }
 
     /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.

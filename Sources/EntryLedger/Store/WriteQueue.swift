@@ -373,7 +373,7 @@ final class WriteQueue: @unchecked Sendable {
         }
         do {
             try context.persistClock()
-            try db.statement("COMMIT").run()
+            try context.commit()
             condition.lock()
             commitCount += 1
             condition.unlock()
