@@ -45,10 +45,13 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     func statement(_ sql: String) throws -> any SQLStatement {
+        // The cache first: a statement is translated once per connection, not per call.
+        if let statement = prepared[sql] {
+            if !open || statement.opens, try connection.reconnectIfLost() { prepared.removeAll() } else { return statement }
+        }
         let text = PGDialect.translate(sql)
         let mayReconnect = !open || PGDialect.opens(text)
         if mayReconnect, try connection.reconnectIfLost() { prepared.removeAll() }
-        if let statement = prepared[sql] { return statement }
         named += 1
         let statement = PGPrepared(name: "s\(named)", sql: text, key: sql, database: self)
         try again(if: mayReconnect) { () throws(PGError) in try prepare(statement) }
@@ -60,7 +63,7 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
         let text = PGDialect.translate(sql)
         let mayReconnect = !open || PGDialect.opens(text)
         if mayReconnect, try connection.reconnectIfLost() { prepared.removeAll() }
-        let rows = try ran(text) { () throws(PGError) in
+        let rows = try ran(opens: PGDialect.opens(text), closes: PGDialect.closes(text)) { () throws(PGError) in
             try again(if: mayReconnect) { () throws(PGError) in try connection.execute(text).affectedRows }
         }
         counted(rows)
@@ -71,7 +74,7 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     /// unrun and nothing committed.
     /// - Throws: ``PGError`` of the first statement that failed.
     func commit(after statements: [PGStatement]) throws {
-        let results = try ran("COMMIT") { () throws(PGError) in try connection.pipeline(statements + [PGStatement("COMMIT")]) }
+        let results = try ran(opens: false, closes: true) { () throws(PGError) in try connection.pipeline(statements + [PGStatement("COMMIT")]) }
         counted(results.dropLast().reduce(0) { $0 + $1.affectedRows })
     }
 
@@ -89,15 +92,14 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
         }
     }
 
-    /// Runs `body`, the statement `text`, and keeps ``open`` by it: a `BEGIN`
-    /// that ran opens, a `COMMIT` or `ROLLBACK` (not `ROLLBACK TO`) closes,
-    /// however it ended.
-    fileprivate func ran<T>(_ text: String, _ body: () throws(PGError) -> T) throws(PGError) -> T {
-        let closes = PGDialect.closes(text)
-        if closes || PGDialect.opens(text) { open = false }
+    /// Runs `body`, a statement that `opens` or `closes` a transaction (or
+    /// neither), and keeps ``open`` by it: a `BEGIN` that ran opens, a `COMMIT`
+    /// or `ROLLBACK` (not `ROLLBACK TO`) closes, however it ended.
+    fileprivate func ran<T>(opens: Bool, closes: Bool, _ body: () throws(PGError) -> T) throws(PGError) -> T {
+        if closes || opens { open = false }
         defer { if closes { open = false } }
         let value = try body()
-        if PGDialect.opens(text) { open = true }
+        if opens { open = true }
         return value
     }
 
@@ -137,12 +139,18 @@ final class PGPrepared: SQLStatement {
     let sql: String
     /// The statement as the store wrote it (the database's cache key).
     let key: String?
+    /// Whether it opens a transaction (``PGDialect/opens(_:)``).
+    let opens: Bool
+    /// Whether it ends one (``PGDialect/closes(_:)``).
+    let closes: Bool
     unowned let database: PGDatabase
 
     init(name: String, sql: String, key: String? = nil, database: PGDatabase) {
         self.name = name
         self.sql = sql
         self.key = key
+        self.opens = PGDialect.opens(sql)
+        self.closes = PGDialect.closes(sql)
         self.database = database
     }
 
@@ -166,8 +174,8 @@ final class PGPrepared: SQLStatement {
     /// Runs the statement with `values` (``PGDatabase``'s rules on a dead
     /// connection); the caller clears the result.
     private func execute(_ values: [SQLValue]) throws(PGError) -> OpaquePointer {
-        let mayReconnect = !database.isOpen || PGDialect.opens(sql)
-        return try database.ran(sql) { () throws(PGError) in
+        let mayReconnect = !database.isOpen || opens
+        return try database.ran(opens: opens, closes: closes) { () throws(PGError) in
             try database.again(if: mayReconnect) { () throws(PGError) in
                 // After a reconnect this statement is prepared anew, under its name.
                 if !database.holds(self) { try database.adopt(self) }

@@ -131,9 +131,9 @@ extension EntryStore {
             ("expired", .array(result.expired.map(JSON.string))),
         ])
         try setNodeValue("compaction", json.text)
-        if removed > 0 {
-            if let server { _ = try? writer.perform { db in try server.removeDeadRows(db) } } else { _ = truncateWAL() }
-        }
+        // On a server the dead rows of the compaction (and of acknowledgements, expiries)
+        // go at once: `VACUUM` of the store's tables, also when nothing was removed now.
+        if let server { _ = try? writer.perform { db in try server.removeDeadRows(db) } } else if removed > 0 { _ = truncateWAL() }
         return result
     }
 
