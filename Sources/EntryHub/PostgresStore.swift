@@ -20,12 +20,13 @@ public enum PostgresStore {
     ///   - uri: a libpq connection URI.
     ///   - markerPath: this instance's marker file (``StoreServer/markerPath``),
     ///     in a directory of its own (entryd: its state directory).
-    ///   - readers: reading connections (≥ 1).
+    ///   - readers: reading connections (≥ 1); more than SQLite's 4 by default, since
+    ///     each read waits for the server's replies (each is a connection of the server's).
     ///   - wallClock, copies, canonicaliser: as for `EntryStore`.
     ///   - progress: called before each migration this instance applies, with (version, total).
     /// - Throws: ``PGError`` (cannot connect, a migration failed, a database
     ///   newer than this build); `DatabaseMovedOrCopied`.
-    public static func open(uri: String, markerPath: String, readers: Int = 4,
+    public static func open(uri: String, markerPath: String, readers: Int = 8,
                             wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
                             progress: (Int, Int) -> Void = { _, _ in },
                             copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws -> EntryStore {

@@ -40,6 +40,7 @@ extension WriteContext {
     func append(_ change: inout ChangeRecord) throws {
         // SQLite numbers the row (AUTOINCREMENT: never a seq used before); a shared
         // change log was claimed by the round (began()), so lastSeq + 1 is this node's next.
+        try claim()
         var seq: Int64 = 0
         try db.statement("""
             INSERT INTO changes (seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via, superseded)

@@ -101,6 +101,7 @@ extension EntryStore {
                 try ctx.db.statement("UPDATE peers SET pulled_seq = ?, mark = COALESCE(?, mark) WHERE name = ?")
                     .run([.int(pulled.pulledSeq), pulled.mark.map { .text($0) } ?? .null, .text(pulled.peer)])
             }
+            try ctx.claim()  // this node's highest seq, also when every change was skipped
             result.seq = ctx.lastSeq
             return (result, erased.map(\.entry))
         }

@@ -175,6 +175,7 @@ struct CompactionPlan {
 extension WriteContext {
     /// The horizon over the known peers; marks peers silent past `peerExpiryMs` expired.
     func compactionHorizon(peerExpiryMs: UInt64, configured: [String]) throws -> CompactionPlan {
+        try claim()  // without peers the horizon is the node's highest seq, other instances' too
         let now = clock.wallClock()
         var acks: [String: (since: Int64, at: UInt64?)] = [:]
         try db.statement("SELECT node, since, at FROM peer_acks").query { row in

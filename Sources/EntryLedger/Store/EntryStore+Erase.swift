@@ -46,7 +46,7 @@ extension EntryStore {
                 if let erased = try ctx.erasure(of: id) { throw EntryError.entryErased(id: id, at: erased.at) }
                 throw EntryError.entryNotFound(id)
             }
-            let hlc = ctx.tick()
+            let hlc = try ctx.tick()
             var change = ChangeRecord(
                 seq: 0, node: ctx.nodeID, hlc: hlc, entry: id, form: current.form, op: .erase, fields: [:], base: [:],
                 actor: origin.actor, at: Timestamp.rfc3339(milliseconds: ctx.clock.wallClock()), reason: reason, via: nil)

@@ -160,7 +160,7 @@ extension WriteContext {
         }
         // No resurrection: an erased id is never used again (doc/design.md "Erasure").
         if let id, let erased = try erasure(of: id) { throw EntryError.entryErased(id: id, at: erased.at) }
-        let hlc = tick()
+        let hlc = try tick()
         let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
         let stamp = Stamp(hlc: hlc, node: nodeID)
         var entry = StoredEntry(
@@ -179,7 +179,7 @@ extension WriteContext {
     /// Writes a local update/delete/restore of `current` and its change-log row.
     func record(_ op: ChangeOp, on current: StoredEntry, fields: [String: String], layout: FieldLayout,
                 origin: WriteOrigin) throws -> StoredEntry {
-        let hlc = tick()
+        let hlc = try tick()
         let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
         let stamp = Stamp(hlc: hlc, node: nodeID)
         var entry = current

@@ -13,12 +13,13 @@ final class WriteContext {
     /// The rules that re-spell values arriving from elsewhere (``Canonicaliser``); `nil`: values stay as they come.
     let canonicaliser: Canonicaliser?
 
-    /// A context whose `lastSeq` is the change log's highest committed seq at open.
     /// The change log shared with other instances on a database server; `nil` on SQLite.
     let shared: (any SharedChangeLog)?
-    /// What ``began()`` read from the shared change log: the round publishes only when it moved.
+    /// What ``claim()`` read from the shared change log in the open transaction
+    /// (`nil` before it): the round publishes only when it moved.
     private var claimed: (seq: Int64, hlc: HLC)?
 
+    /// A context whose `lastSeq` is the change log's highest committed seq at open.
     init(db: any SQLDatabase, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil,
          shared: (any SharedChangeLog)? = nil) {
         self.db = db
@@ -39,23 +40,52 @@ final class WriteContext {
 
     /// A new HLC for a local change, which the caller records in the change log
     /// under this node's id.
-    func tick() -> HLC {
+    /// - Throws: the server's ``StorageError`` (claiming a shared change log).
+    func tick() throws -> HLC {
+        try claim()
         let hlc = clock.tick()
         lastTick = hlc
         return hlc
     }
 
-    /// After a round's `BEGIN`: on a shared change log, takes it until the
-    /// transaction ends (other instances' commits moved it), so `lastSeq` and
-    /// the clock continue from what they committed.
+    /// Before the transaction's first seq or local stamp: on a shared change
+    /// log, takes it until the transaction ends (other instances' commits
+    /// moved it), so `lastSeq` and the clock continue from what they
+    /// committed. Rounds that log nothing (acknowledgements, peer checkpoints)
+    /// never take it and never wait for other instances. Once per transaction;
+    /// nothing on SQLite.
     /// - Throws: the server's ``StorageError``.
-    func began() throws {
-        guard let shared else { return }
+    func claim() throws {
+        guard let shared, claimed == nil else { return }
         let now = try shared.claim(db)
         claimed = now
         lastSeq = now.seq
         committedSeq = now.seq
         clock.observe(now.hlc)
+    }
+
+    /// Where a job began, to undo it (``undo(to:savepointRolledBack:)``).
+    struct JobMark {
+        let seq: Int64
+        let tick: HLC?
+        let claimed: (seq: Int64, hlc: HLC)?
+    }
+
+    /// The state a job starts from.
+    var mark: JobMark { JobMark(seq: lastSeq, tick: lastTick, claimed: claimed) }
+
+    /// After a job failed: its seqs and stamp are forgotten. A claim the job
+    /// took inside its savepoint went with the savepoint's rollback; one it
+    /// took without a savepoint (it wrote nothing, nothing was rolled back)
+    /// stands, and the round goes on from the claimed seq.
+    func undo(to mark: JobMark, savepointRolledBack: Bool) {
+        lastTick = mark.tick
+        if savepointRolledBack || mark.claimed != nil || claimed == nil {
+            claimed = savepointRolledBack ? mark.claimed : claimed
+            lastSeq = mark.seq
+        } else if let claimed {
+            lastSeq = claimed.seq
+        }
     }
 
     /// Writes the clock's last stamp into the node table (same transaction),
@@ -75,6 +105,8 @@ final class WriteContext {
     /// - Throws: the database's ``StorageError``; nothing of the round is kept then.
     func commit() throws {
         guard let shared else { return try db.statement("COMMIT").run() }
+        // Stamps observed from peers (an Apply that only skipped) move the shared clock too.
+        if claimed == nil && clock.last != persistedClock { try claim() }
         let moved = claimed.map { $0.seq != lastSeq || $0.hlc != clock.last } ?? false
         try shared.commit(db, publishing: moved ? (lastSeq, clock.last) : nil)
     }

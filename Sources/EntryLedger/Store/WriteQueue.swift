@@ -307,7 +307,6 @@ final class WriteQueue: @unchecked Sendable {
         let db = context.db
         do {
             try db.statement("BEGIN IMMEDIATE").run()
-            try context.began()
         } catch {
             if db.inTransaction { try? db.execute("ROLLBACK") }
             deliver(batch, failingWith: error)
@@ -318,8 +317,7 @@ final class WriteQueue: @unchecked Sendable {
             defer { stepped() }
             // A job that is undone must leave neither its seqs (they would be published
             // to Changes streams as committed) nor its HLC stamp (persistClock) behind.
-            let seqBefore = context.lastSeq
-            let tickBefore = context.lastTick
+            let before = context.mark
             let changesBefore = db.totalChanges
             do {
                 if mode == .savepointPerJob { try db.statement("SAVEPOINT job").run() }
@@ -337,6 +335,7 @@ final class WriteQueue: @unchecked Sendable {
                 case .savepointPerJob:
                     try? db.execute("ROLLBACK TO job")
                     try? db.execute("RELEASE job")
+                    context.undo(to: before, savepointRolledBack: true)
                 case .grouped where db.totalChanges != changesBefore || db.transactionFailed:
                     // The job wrote before it failed (or a server spoilt the transaction with
                     // its failed statement): undo the round, run it again with savepoints.
@@ -348,10 +347,9 @@ final class WriteQueue: @unchecked Sendable {
                     runRound(batch, mode: .savepointPerJob)
                     return
                 case .grouped:
-                    break  // Wrote nothing: left out of the round.
+                    // Wrote nothing: left out of the round.
+                    context.undo(to: before, savepointRolledBack: false)
                 }
-                context.lastSeq = seqBefore
-                context.lastTick = tickBefore
                 job.hold(error)
             }
         }
