@@ -72,8 +72,8 @@ import Testing
     @Test("two instances on one database, two SQLite edges: A syncs through instance 1, B through instance 2, then A through instance 2: all converge; a concurrent edit of one field on A and B gives one conflict everywhere")
     func twoInstancesTwoEdges() throws {
         let db = try HubDatabase()
-        let one = try HubInstance(name: "hub-1", databaseURI: db.uri)
-        let two = try HubInstance(name: "hub-2", databaseURI: db.uri)
+        let one = try hubInstance(name: "hub-1", databaseURI: db.uri)
+        let two = try hubInstance(name: "hub-2", databaseURI: db.uri)
 
         // One node, two instances, one database.
         let s1 = try status(one), s2 = try status(two)
@@ -179,8 +179,8 @@ import Testing
     @Test("an instance killed (kill -9) during a push: the edge retries against the other instance, nothing is duplicated or lost")
     func instanceKilledDuringPush() throws {
         let db = try HubDatabase()
-        let one = try HubInstance(name: "hub-1", databaseURI: db.uri)
-        let two = try HubInstance(name: "hub-2", databaseURI: db.uri)
+        let one = try hubInstance(name: "hub-1", databaseURI: db.uri)
+        let two = try hubInstance(name: "hub-2", databaseURI: db.uri)
         // --max-batch 200: the push goes in Apply calls of 200 changes, each its own transaction.
         let edge = try Daemon(arguments: ["--peer", "hub1=unix:\(one.socket)", "--peer", "hub2=unix:\(two.socket)",
                                           "--sync-interval", "0", "--max-batch", "200"])
@@ -278,8 +278,8 @@ import Testing
     @Test("a live Changes stream on instance 2 wakes for a write through instance 1")
     func streamWakesAcrossInstances() throws {
         let db = try HubDatabase()
-        let one = try HubInstance(name: "hub-1", databaseURI: db.uri)
-        let two = try HubInstance(name: "hub-2", databaseURI: db.uri)
+        let one = try hubInstance(name: "hub-1", databaseURI: db.uri)
+        let two = try hubInstance(name: "hub-2", databaseURI: db.uri)
         let watcher = try two.connect()
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         _ = setsockopt(watcher.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -319,7 +319,7 @@ import Testing
     func postgresRestartUnderLoad() throws {
         let cluster = try OwnPGCluster()
         let db = try HubDatabase(server: cluster.uri)
-        let hub = try HubInstance(name: "pg-restart", databaseURI: db.uri)
+        let hub = try hubInstance(name: "pg-restart", databaseURI: db.uri)
         let pid = hub.pid
         let load = Load()
         var threads: [Thread] = []
@@ -436,7 +436,7 @@ import Testing
     func idleThroughPostgresRestart() throws {
         let cluster = try OwnPGCluster()
         let db = try HubDatabase(server: cluster.uri)
-        let hub = try HubInstance(name: "pg-idle", databaseURI: db.uri)
+        let hub = try hubInstance(name: "pg-idle", databaseURI: db.uri)
         let id = try add(hub, name: "重启前")
         try cluster.stop()
         try cluster.startAgain()  // waits until the server accepts connections
@@ -465,7 +465,7 @@ import Testing
     @Test("Backup on a PostgreSQL hub is refused naming pg_dump")
     func backupRefused() throws {
         let db = try HubDatabase()
-        let one = try HubInstance(name: "hub-1", databaseURI: db.uri)
+        let one = try hubInstance(name: "hub-1", databaseURI: db.uri)
         try add(one, name: "备份")
         let dir = try scratch("backup")
         defer { try? FileManager.default.removeItem(atPath: dir) }

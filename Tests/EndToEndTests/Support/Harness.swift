@@ -44,15 +44,25 @@ final class Daemon: @unchecked Sendable {
     /// The daemon's stderr (its log), appended across restarts.
     var logPath: String { directory + "/entryd.log" }
     let extraArguments: [String]
+    /// Set for the daemon on top of the test process's environment.
+    let environment: [String: String]
+    /// The process id while it runs (-1 before the first start).
+    var pid: Int32 { process?.processIdentifier ?? -1 }
+    /// Whether the process runs.
+    var isRunning: Bool { process?.isRunning ?? false }
 
     /// Starts entryd and waits until its socket answers.
-    init(directory: String? = nil, arguments: [String] = []) throws {
+    /// - Parameters:
+    ///   - database: `--db`; default `entries.db` in the directory (a PostgreSQL URI for a hub instance).
+    ///   - environment: variables set for the daemon (e.g. `STATE_DIRECTORY`).
+    init(directory: String? = nil, arguments: [String] = [], database: String? = nil, environment: [String: String] = [:]) throws {
         let dir = directory ?? (NSTemporaryDirectory() + "entryd-e2e-" + String(UUID().uuidString.prefix(8)))
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         self.directory = dir
         socket = dir + "/entryd.sock"
-        database = dir + "/entries.db"
+        self.database = database ?? dir + "/entries.db"
         extraArguments = arguments
+        self.environment = environment
         try start()
     }
 
@@ -63,6 +73,7 @@ final class Daemon: @unchecked Sendable {
         // --config /dev/null: the embedded defaults, whatever /etc/entryd holds on this machine
         // (a later --config in extraArguments wins).
         p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", database] + extraArguments
+        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if !FileManager.default.fileExists(atPath: logPath) { try Data().write(to: URL(fileURLWithPath: logPath)) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()

@@ -144,7 +144,7 @@ final class OwnPGCluster: @unchecked Sendable {
 }
 
 /// A node the hub tests talk to with entryctl and varlink: an SQLite ``Daemon``
-/// or a ``HubInstance``.
+/// or a hub instance (``hubInstance(name:databaseURI:arguments:)``).
 protocol HubNode: AnyObject {
     var socket: String { get }
     func entryctl(_ arguments: [String], input: String?) throws -> ProcessResult
@@ -157,78 +157,10 @@ extension HubNode {
     func connect() throws -> VarlinkConnection { try VarlinkConnection(path: socket) }
 }
 
-/// One entryd instance of a hub: `entryd --db URI --instance NAME` with
-/// `$STATE_DIRECTORY` (where its marker file lives) a directory of its own.
-final class HubInstance: HubNode, @unchecked Sendable {
-    let name: String
-    let directory: String
-    let socket: String
-    let databaseURI: String
-    let extraArguments: [String]
-    private(set) var process: Process?
-    /// The instance's stderr (its log), appended across restarts.
-    var logPath: String { directory + "/entryd.log" }
-    var pid: Int32 { process?.processIdentifier ?? -1 }
-    var isRunning: Bool { process?.isRunning ?? false }
-
-    init(name: String, databaseURI: String, arguments: [String] = []) throws {
-        self.name = name
-        directory = NSTemporaryDirectory() + "entryd-hub-" + name + "-" + String(UUID().uuidString.prefix(8))
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        socket = directory + "/entryd.sock"
-        self.databaseURI = databaseURI
-        extraArguments = arguments
-        try start()
-    }
-
-    /// (Re)starts the instance and waits until its socket answers.
-    func start() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: productsDirectory() + "/entryd")
-        p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", databaseURI, "--instance", name] + extraArguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["STATE_DIRECTORY"] = directory
-        p.environment = environment
-        if !FileManager.default.fileExists(atPath: logPath) { try Data().write(to: URL(fileURLWithPath: logPath)) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        p.standardError = log
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        process = p
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let c = try? VarlinkConnection(path: socket) {
-                c.close()
-                return
-            }
-            if !p.isRunning {
-                throw HarnessError("entryd instance \(name) exited with status \(p.terminationStatus) before listening: \(logText())")
-            }
-            usleep(20_000)
-        }
-        throw HarnessError("entryd instance \(name) did not listen on \(socket) within 20 s: \(logText())")
-    }
-
-    /// The log so far.
-    func logText() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-    func entryctl(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
-        try runProcess(productsDirectory() + "/entryctl", ["--socket", socket] + arguments, input: input)
-    }
-
-    /// Sends `signal` and waits for the exit.
-    /// - Returns: the exit status (the signal's number when killed by it).
-    @discardableResult
-    func stop(signal: Int32 = SIGTERM) -> Int32 {
-        guard let p = process, p.isRunning else { return process?.terminationStatus ?? -1 }
-        kill(p.processIdentifier, signal)
-        p.waitUntilExit()
-        return p.terminationStatus
-    }
-
-    deinit {
-        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        try? FileManager.default.removeItem(atPath: directory)
-    }
+/// One entryd instance of a hub: `entryd --db URI --instance NAME`, with
+/// `$STATE_DIRECTORY` (where its marker file lives) its own directory.
+func hubInstance(name: String, databaseURI: String, arguments: [String] = []) throws -> Daemon {
+    let directory = NSTemporaryDirectory() + "entryd-hub-" + name + "-" + String(UUID().uuidString.prefix(8))
+    return try Daemon(directory: directory, arguments: ["--instance", name] + arguments, database: databaseURI,
+                      environment: ["STATE_DIRECTORY": directory])
 }
