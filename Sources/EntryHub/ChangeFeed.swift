@@ -94,13 +94,28 @@ enum ChangeFeed {
         Int64(try connection.execute("SELECT seq FROM change_counter").rows.first?.first.flatMap { $0 } ?? "0") ?? 0
     }
 
-    /// Waits for commits of change-log rows by any instance on the database:
-    /// a connection of its own that listens on ``ChangeFeed/channel``.
+    /// The `NOTIFY` channel an instance announces a change of the node table
+    /// on (a new incarnation begun at its start), so running instances take it.
+    static let nodeChannel = "entryd_node"
+
+    /// What a ``Waiter`` hears.
+    enum Event: Equatable {
+        /// A commit of change-log rows, with its highest seq.
+        case committed(Int64)
+        /// Another instance changed the node table (a new incarnation).
+        case nodeChanged
+    }
+
+    /// Waits for commits of change-log rows by any instance on the database,
+    /// and for changes of the node: a connection of its own that listens on
+    /// ``ChangeFeed/channel`` and ``ChangeFeed/nodeChannel``.
     ///
     /// Not safe for concurrent use: one waiting thread.
     final class Waiter: @unchecked Sendable {
         private let connection: PGConnection
-        private var highest: Int64
+
+        /// The highest committed seq when the waiter began to listen.
+        let committedSeq: Int64
 
         /// Connects, listens, then reads the committed seq, so no commit after
         /// this call is missed.
@@ -108,34 +123,16 @@ enum ChangeFeed {
         init(uri: String, database: String? = nil) throws(PGError) {
             connection = try PGConnection(uri: uri, database: database)
             try connection.listen(ChangeFeed.channel)
-            highest = try ChangeFeed.committedSeq(on: connection)
+            try connection.listen(ChangeFeed.nodeChannel)
+            committedSeq = try ChangeFeed.committedSeq(on: connection)
         }
 
-        /// The highest committed seq announced so far (or read at start).
-        var committedSeq: Int64 { highest }
-
-        /// Blocks until a commit announces a seq above `after`, or `timeout`
-        /// seconds pass.
-        /// - Returns: the highest committed seq known at wake-up (≤ `after` on a timeout).
+        /// The next announcement, as sent, or `nil` after `timeout` seconds.
         /// - Throws: ``PGError`` when the connection is lost.
-        func wait(after: Int64, timeout: Double) throws(PGError) -> Int64 {
-            let deadline = Double(DispatchTime.now().uptimeNanoseconds) / 1e9 + timeout
-            while highest <= after {
-                let left = deadline - Double(DispatchTime.now().uptimeNanoseconds) / 1e9
-                guard left > 0, let n = try connection.waitForNotification(timeout: left) else { break }
-                if n.channel == ChangeFeed.channel, let seq = Int64(n.payload) { highest = max(highest, seq) }
-            }
-            return highest
-        }
-
-        /// The next announcement, as sent (the highest seq of one commit), or
-        /// `nil` after `timeout` seconds: one per committed transaction that
-        /// reserved seqs.
-        /// - Throws: ``PGError`` when the connection is lost.
-        func next(timeout: Double) throws(PGError) -> Int64? {
-            guard let n = try connection.waitForNotification(timeout: timeout), let seq = Int64(n.payload) else { return nil }
-            highest = max(highest, seq)
-            return seq
+        func next(timeout: Double) throws(PGError) -> Event? {
+            guard let n = try connection.waitForNotification(timeout: timeout) else { return nil }
+            if n.channel == ChangeFeed.nodeChannel { return .nodeChanged }
+            return Int64(n.payload).map(Event.committed)
         }
 
         /// Stops listening and closes the connection.

@@ -18,15 +18,18 @@ public enum PostgresStore {
     /// first), and opens the store.
     /// - Parameters:
     ///   - uri: a libpq connection URI.
-    ///   - markerPath: this instance's marker file (``StoreServer/markerPath``),
-    ///     in a directory of its own (entryd: its state directory).
+    ///   - markerDirectory: where this instance keeps its marker file
+    ///     (``StoreServer/markerPath``; entryd: its state directory), named
+    ///     `hub-INSTANCE-DATABASE.node` after the instance and the database's
+    ///     identity, so instances of one name on other databases never share one.
+    ///   - instance: this instance's name.
     ///   - readers: reading connections (≥ 1); more than SQLite's 4 by default, since
     ///     each read waits for the server's replies (each is a connection of the server's).
     ///   - wallClock, copies, canonicaliser: as for `EntryStore`.
     ///   - progress: called before each migration this instance applies, with (version, total).
     /// - Throws: ``PGError`` (cannot connect, a migration failed, a database
     ///   newer than this build); `DatabaseMovedOrCopied`.
-    public static func open(uri: String, markerPath: String, readers: Int = 8,
+    public static func open(uri: String, markerDirectory: String, instance: String, readers: Int = 8,
                             wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
                             progress: (Int, Int) -> Void = { _, _ in },
                             copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws -> EntryStore {
@@ -36,7 +39,7 @@ public enum PostgresStore {
         if try writer.execute("SHOW synchronous_commit").rows.first?.first == "off" {
             try writer.execute("SET synchronous_commit TO on")
         }
-        let server = try PostgresServer(uri: uri, on: writer, markerPath: markerPath)
+        let server = try PostgresServer(uri: uri, on: writer, markerDirectory: markerDirectory, instance: instance)
         let pool = try (0..<max(1, readers)).map { _ in PGDatabase(try PGConnection(uri: uri)) }
         return try EntryStore(server: server, writer: PGDatabase(writer), readers: pool, schemaVersion: PostgresSchema.all.count,
                               wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
@@ -62,9 +65,8 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
     private var listener: Thread?
 
     /// Reads the identity of the database `connection` is on.
-    init(uri: String, on connection: PGConnection, markerPath: String) throws {
+    init(uri: String, on connection: PGConnection, markerDirectory: String, instance: String) throws {
         self.uri = uri
-        self.markerPath = markerPath
         let row = try connection.execute("""
             SELECT current_user, COALESCE(inet_server_addr()::text, ''), COALESCE(inet_server_port()::text, ''),
                    current_database(), (SELECT oid FROM pg_database WHERE datname = current_database())::text,
@@ -76,6 +78,8 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
         location = "postgresql://\(value(0))@\(host.hasPrefix("/") ? "[\(host)]" : host):\(port)/\(value(3))"
         home = "postgresql:\(value(5))/\(value(3))"
         identity = (UInt64(value(5)) ?? 0, UInt64(value(4)) ?? 0)
+        // The database in the name: its server's system id and its oid, as hex.
+        markerPath = markerDirectory + "/hub-\(instance)-\(String(identity.device, radix: 16))-\(String(identity.inode, radix: 16)).node"
     }
 
     func claim(_ db: any SQLDatabase) throws -> (seq: Int64, hlc: HLC) { try ChangeFeed.claim(db) }
@@ -85,7 +89,11 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
         try ChangeFeed.commit(db, publishing: publishing)
     }
 
-    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void) {
+    func announceNodeChange(_ db: any SQLDatabase) throws {
+        try db.statement("SELECT pg_notify('\(ChangeFeed.nodeChannel)', '')").query { _ in }
+    }
+
+    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
             var waiter: ChangeFeed.Waiter?
             while !isClosed {
@@ -94,7 +102,13 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
                         waiter = try ChangeFeed.Waiter(uri: uri)
                         publish(waiter!.committedSeq)  // what committed while no one listened
                     }
-                    if let seq = try waiter?.next(timeout: 0.5) { publish(seq) }
+                    let event = try waiter?.next(timeout: 0.5)
+                    guard !isClosed else { break }  // a closed store hears nothing more
+                    switch event {
+                    case .committed(let seq): publish(seq)
+                    case .nodeChanged: nodeChanged()
+                    case nil: break
+                    }
                 } catch {
                     waiter?.close()
                     waiter = nil

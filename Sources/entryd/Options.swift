@@ -94,7 +94,8 @@ struct Options {
         a bad new configuration is refused and the old one stays.
 
         Exit codes: 0 ok, 64 bad arguments, 65 a backup that fails its checks (--restore),
-        69 socket in use by a live entryd, 73 cannot create the socket (or the directory
+        69 socket in use by a live entryd (or the PostgreSQL server cannot be reached
+        yet: systemd's Restart=on-failure tries again), 73 cannot create the socket (or the directory
         of a --db does not exist), 74 cannot open the database, 78 bad configuration
         (or a database copied or moved from elsewhere: say --as-new-node or --moved).
         """

@@ -118,7 +118,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
             notifier.send("STATUS=connecting to the PostgreSQL database")
             try FileManager.default.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true)
             let store = try PostgresStore.open(
-                uri: databasePath, markerPath: settings.stateDirectory + "/hub-" + settings.instance + ".node",
+                uri: databasePath, markerDirectory: settings.stateDirectory, instance: settings.instance,
                 progress: { [notifier, log] version, total in
                     notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
                     log.info("migrating the PostgreSQL database to schema version \(version) of \(total)")

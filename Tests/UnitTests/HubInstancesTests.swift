@@ -15,7 +15,7 @@ import EntryModel
     /// Instance `n` of the database `db`: its own marker file in `directory`.
     static func instance(_ db: TestPostgresDatabase, _ n: Int, in directory: TestDatabase, readers: Int = 2,
                          wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> EntryStore {
-        try PostgresStore.open(uri: db.databaseURI, markerPath: directory.directory + "/instance-\(n).node", readers: readers,
+        try PostgresStore.open(uri: db.databaseURI, markerDirectory: directory.directory, instance: "i\(n)", readers: readers,
                                wallClock: wallClock)
     }
 
@@ -28,7 +28,7 @@ import EntryModel
         let directory = place.directory
         runThreads(4) { n in
             do {
-                let store = try PostgresStore.open(uri: db.databaseURI, markerPath: directory + "/instance-\(n).node", readers: 1)
+                let store = try PostgresStore.open(uri: db.databaseURI, markerDirectory: directory, instance: "i\(n)", readers: 1)
                 opened.with { $0[n] = store }
             } catch { errors.with { $0.append("\(error)") } }
         }
@@ -144,8 +144,8 @@ import EntryModel
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 
-    @Test("an instance that served another database before joins a new one as it is: its old marker is no evidence")
-    func markerOfAnotherNode() throws {
+    @Test("an instance name serving two databases keeps one marker per database; neither sees the other's as evidence")
+    func markerPerDatabase() throws {
         let place = TestDatabase()
         let old = try TestPostgresDatabase()
         let served = try Self.instance(old, 2, in: place)
@@ -156,6 +156,8 @@ import EntryModel
         defer { a.close(); b.close() }
         #expect(b.nodeID == a.nodeID && b.nodeID != served.nodeID)
         #expect(b.incarnationBegan == nil && b.incarnation.id == a.incarnation.id)
+        let markers = try FileManager.default.contentsOfDirectory(atPath: place.directory).filter { $0.hasPrefix("hub-i2-") }
+        #expect(markers.count == 2, "\(markers)")
     }
 
     @Test("a database put back from an older dump begins one new incarnation: on the instance that saw more; the others join it")
@@ -175,14 +177,20 @@ import EntryModel
         b.close()
         try db.connect().execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
         try db.client("pg_restore", ["--no-owner", "--exit-on-error", dump])
+        // A new instance first: no marker, no evidence; it serves the incarnation it finds…
+        let c = try Self.instance(db, 3, in: place)
+        #expect(c.incarnationBegan == nil && c.incarnation.id == first.id)
         a = try Self.instance(db, 1, in: place)
         #expect(a.incarnationBegan?.contains("went back from seq 6 to 3") == true, "\(a.incarnationBegan ?? "none")")
         #expect(a.incarnation.id != first.id && a.incarnation.startSeq == 3)
+        // …until an instance with evidence begins a new one, which it takes at once.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while c.incarnation.id != a.incarnation.id && ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(c.incarnation == a.incarnation)
         b = try Self.instance(db, 2, in: place)
-        let c = try Self.instance(db, 3, in: place)
         defer { a.close(); b.close(); c.close() }
-        #expect(b.incarnationBegan == nil && c.incarnationBegan == nil)
-        #expect(b.incarnation.id == a.incarnation.id && c.incarnation.id == a.incarnation.id)
+        #expect(b.incarnationBegan == nil)
+        #expect(b.incarnation.id == a.incarnation.id)
         #expect(Set([a.nodeID, b.nodeID, c.nodeID]).count == 1)
     }
 

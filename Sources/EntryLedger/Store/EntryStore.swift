@@ -30,8 +30,14 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// The database server, `nil` on SQLite.
     let server: (any StoreServer)?
 
-    /// The incarnation this store serves (doc/design.md "Incarnations").
-    public let incarnation: Incarnation
+    /// The incarnation this store serves (doc/design.md "Incarnations"). On a
+    /// server, an incarnation another instance begins later is taken at once.
+    public var incarnation: Incarnation { incarnationLock.withLock { currentIncarnation } }
+    private var currentIncarnation: Incarnation
+    /// Guards ``currentIncarnation`` and ``isClosed``.
+    private let incarnationLock = NSLock()
+    /// Set by ``close()``: a late announcement changes nothing after it.
+    private var isClosed = false
     /// Why a new incarnation (or a new node id) began at this opening, for the
     /// log; `nil` when the stored one continues.
     public let incarnationBegan: String?
@@ -172,11 +178,13 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                 try put.run([.text(key), .text(value)])
             }
             try db.execute("DELETE FROM node WHERE key = 'incarnation_pending'")
+            // Instances already running take the new incarnation (reloadIncarnation).
+            try server?.announceNodeChange(db)
         }
         try db.statement("COMMIT").run()
         committed = true
         nodeID = node
-        self.incarnation = incarnation
+        currentIncarnation = incarnation
         let keeper = MarkerKeeper(path: place.markerPath, marker: NodeMarker(node: node, incarnation: incarnation.id, seq: lastSeq,
                                                                             file: place.file, machine: NodeMarker.machine))
         self.marker = keeper
@@ -196,10 +204,10 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         self.readers = readers
         writer.start()
         // Commits of the other instances wake this one's Changes streams too.
-        server?.watchCommits { seq in
+        server?.watchCommits({ seq in
             signal.publish(seq)
             keeper.advance(to: seq)
-        }
+        }, nodeChanged: { [weak self] in self?.reloadIncarnation() })
         // Before the first call: a database restored from a backup older than an
         // erasure is erased again (doc/design.md "Erasure").
         do {
@@ -219,6 +227,25 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         }
     }
 
+    /// Takes the incarnation the node table holds now (another instance of a
+    /// server database began one at its start) and records it in the marker.
+    /// A failed read leaves the current one; the next announcement tries again.
+    func reloadIncarnation() {
+        guard let stored = try? readers.read({ db -> [String: String] in
+            var values: [String: String] = [:]
+            try db.statement("SELECT key, value FROM node WHERE key LIKE 'incarnation%'").query { values[$0.text(0)] = $0.text(1) }
+            return values
+        }), let id = stored["incarnation"], id != incarnation.id else { return }
+        let now = Incarnation(id: id, startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0,
+                              reason: stored["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
+                              since: stored["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
+        incarnationLock.withLock {
+            guard !isClosed else { return }
+            currentIncarnation = now
+            marker.rebase(incarnation: id)
+        }
+    }
+
     /// Transactions the writer has committed since opening (group commit makes
     /// this far smaller than the number of writes under load).
     var transactionsCommitted: Int { writer.commits }
@@ -229,6 +256,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         if server == nil { _ = try? writer.perform { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") } }
         writer.stop()
         server?.close()
+        incarnationLock.withLock { isClosed = true }
         marker.advance(to: commits.lastSeq, force: true)
         commits.close()
     }

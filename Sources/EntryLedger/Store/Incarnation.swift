@@ -186,7 +186,8 @@ struct NodeMarker: Equatable {
 
     /// Writes the marker to `path` (a temporary file renamed over it). Best effort.
     func write(to path: String) {
-        let text = "# entryd: the node, incarnation and highest seq of the database beside this file; do not copy it with the database.\n"
+        let text = "# entryd: the node, incarnation and highest seq last seen of its database (the SQLite file beside it, or the "
+            + "PostgreSQL database its name gives); do not copy it with the database.\n"
             + "node=\(node)\nincarnation=\(incarnation)\nseq=\(seq)\ndevice=\(file.device)\ninode=\(file.inode)\nmachine=\(machine)\n"
         let temporary = path + ".tmp"
         guard (try? text.write(toFile: temporary, atomically: false, encoding: .utf8)) != nil else { return }
@@ -219,6 +220,14 @@ final class MarkerKeeper: @unchecked Sendable {
     init(path: String, marker: NodeMarker) {
         self.path = path
         self.marker = marker
+        marker.write(to: path)
+    }
+
+    /// Records that another instance began incarnation `id` (a server database).
+    func rebase(incarnation id: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        marker.incarnation = id
         marker.write(to: path)
     }
 

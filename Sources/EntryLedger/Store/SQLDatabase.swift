@@ -108,8 +108,13 @@ public protocol StoreServer: SharedChangeLog {
     /// The SQL that opens a read: one snapshot for all its statements.
     var readBegin: String { get }
     /// Calls `publish` with the highest committed seq after each commit of any
-    /// instance, from a thread of its own, until ``close()``.
-    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void)
+    /// instance, and `nodeChanged` when another instance changed the node
+    /// table (``announceNodeChange(_:)``), from a thread of its own, until ``close()``.
+    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void)
+    /// Tells the running instances, once the transaction on `db` commits, that
+    /// the node table changed (a new incarnation began at this start).
+    /// - Throws: the server's ``StorageError``.
+    func announceNodeChange(_ db: any SQLDatabase) throws
     /// Removes the dead rows erasure and compaction leave (e.g. `VACUUM` of the
     /// store's tables), on `db` outside any transaction.
     /// - Throws: the server's ``StorageError``.

@@ -17,6 +17,7 @@ extension DaemonConfiguration {
         lines.append(socketActivated ? "# socket: passed by systemd (LISTEN_FDS)" : "socket = \(socket)")
         lines.append("socket-mode = 0" + String(socketMode, radix: 8))
         lines.append("database = \(database)")
+        if let instance { lines.append("instance = \(instance)") }
         lines.append("locale = \(locale.rawValue)")
         lines.append(forms.map { "forms = \($0)" } ?? "# forms: built-in registration form")
         lines.append("log-level = \(logLevel.name)")
