@@ -55,7 +55,7 @@ extension PGError: StorageError {
         case "53": return .storageFailed("the database server is out of resources (disk, memory or connections)")
         case "28": return .storageFailed("the database server refused entryd's credentials")
         case "3D": return .storageFailed("the database does not exist")
-        default: return .storageFailed("the store refused the write (SQLSTATE \(sqlState))")
+        default: return .storageFailed("the database refused a statement (SQLSTATE \(sqlState))")
         }
     }
 }

@@ -166,6 +166,6 @@ import EntryServer
         let (failed, _) = try Self.run(["--locale", "en", "call", "io.example.Fail"])
         #expect(failed.status == 75, "\(failed)")
         #expect(failed.stdout == #"{"error":"io.entryd.Entries.StorageFailed","parameters":{"reason":"disk full"}}"# + "\n")
-        #expect(failed.stderr.hasPrefix("entryctl: entryd could not store the change (disk full)"))
+        #expect(failed.stderr.hasPrefix("entryctl: entryd's storage failed (disk full)"))
     }
 }

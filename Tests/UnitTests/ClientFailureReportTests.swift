@@ -24,7 +24,7 @@ import Testing
         (WireError(mapping: EntryError.formNotFound("survey"), interface: "io.entryd.Forms"), .failure, "there is no form 'survey'"),
         (WireError(mapping: EntryError.fieldNotFound(form: "registration", field: "shoe")), .failure, "form 'registration' has no field 'shoe'"),
         (WireError(mapping: EntryError.limitExceeded("max-message-size", maximum: 4_194_304)), .temporaryFailure, "limit 'max-message-size' (maximum 4194304)"),
-        (WireError(mapping: EntryError.storageFailed("disk full")), .temporaryFailure, "could not store the change (disk full)"),
+        (WireError(mapping: EntryError.storageFailed("disk full")), .temporaryFailure, "storage failed (disk full)"),
         (WireError(mapping: EntryError.permissionDenied(role: .write)), .failure, "permission denied: this needs the 'write' role"),
         (.invalidParameter("limit"), .usage, "entryd refused parameter 'limit'"),
         (.invalidParameter("ifVersion"), .usage, "--if-version takes the entry's version: 16 hexadecimal digits"),

@@ -48,8 +48,8 @@ extension FailureReport {
             return say(L("entryd 拒绝了调用：达到限制“\(s("limit"))”（最大 \(maximum)）；请减少数量后重试",
                          "entryd refused the call: limit '\(s("limit"))' (maximum \(maximum)) was reached; try again with less"))
         case WireErrorName.storageFailed:
-            return say(L("entryd 无法存储修改（\(s("reason"))）；未存储任何内容，请稍后重试",
-                         "entryd could not store the change (\(s("reason"))); nothing was stored, try again later"))
+            return say(L("entryd 的存储出错（\(s("reason"))）；没有任何改动，请稍后重试",
+                         "entryd's storage failed (\(s("reason"))); nothing was changed, try again later"))
         case WireErrorName.permissionDenied:
             let role = p["role"]?.stringValue
             return say(L("权限不足" + (role.map { "：需要“\($0)”角色" } ?? ""), "permission denied" + (role.map { ": this needs the '\($0)' role" } ?? "")),
