@@ -29,7 +29,7 @@ enum EntryCommands {
         ],
         examples: [
             "entryctl add name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000",
-            "entryctl add --id 7d3c0e2a-5b1f-4c6e-9a8d-2f4b6c8e0a1b name=韩梅梅 birthday=1991-02-03 country=CN contact_method=email email=meimei@example.com",
+            "entryctl add --id 7d3c0e2a-5b1f-4c6e-9a8d-2f4b6c8e0a1b name=韩梅梅 birthday=1991-02-03 country=CN province=北京 city=东城区 contact_method=email email=meimei@example.com",
             "entryctl add -i --form registration",
         ],
         prepare: { input in
