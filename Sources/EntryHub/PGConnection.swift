@@ -79,9 +79,10 @@ final class PGConnection: @unchecked Sendable {
         if let options = PQconninfoParse(uri, &parseError) {
             PQconninfoFree(options)
         } else {
-            let why = parseError.map { String(cString: $0).trimmingNewlines } ?? "out of memory"
+            // libpq quotes the offending part, which may be a password: never repeated.
+            let why = parseError.map { String(cString: $0).trimmingNewlines.replacing(/"[^"]*"?/, with: "\"…\"") } ?? "out of memory"
             if let parseError { PQfreemem(parseError) }
-            throw PGError(sqlState: "08001", message: "the database URI is not valid (\(why)): write it as postgresql://[user@][host][:port]/database, or for a Unix socket postgresql:///database?host=/socket/directory")
+            throw PGError(sqlState: PGError.invalidURI, message: "the database URI is not valid (\(why)): write it as postgresql://[user@][host][:port]/database, or for a Unix socket postgresql:///database?host=/socket/directory")
         }
         // The URI first (expand_dbname), then the settings entryd needs; a later
         // keyword overrides the URI's.
@@ -297,9 +298,6 @@ final class PGConnection: @unchecked Sendable {
         PQclear(PQexec(conn, "ROLLBACK"))
     }
 
-    /// True when libpq found the connection dead (after a command on it failed).
-    var isLost: Bool { conn.map { PQstatus($0) == CONNECTION_BAD } ?? false }
-
     /// After the server went away (a restart, a failover): connects again with
     /// the same parameters, unless inside a transaction. Prepared statements
     /// are gone afterwards.
@@ -307,10 +305,31 @@ final class PGConnection: @unchecked Sendable {
     /// - Throws: ``PGError`` (`08006`) when it is lost and cannot be made again yet.
     func reconnectIfLost() throws(PGError) -> Bool {
         guard let conn, PQstatus(conn) == CONNECTION_BAD else { return false }
+        try reconnect()
+        return true
+    }
+
+    /// Connects again with the same parameters, whatever libpq thinks of the
+    /// current connection (after a failure without a server's SQLSTATE, libpq
+    /// may not have marked it bad yet). Prepared statements are gone afterwards.
+    /// - Throws: ``PGError`` (`08006`) when the server cannot be reached yet.
+    func reconnect() throws(PGError) {
+        guard let conn else { throw PGError(sqlState: "08003", message: "the connection is closed") }
         PQreset(conn)
         guard PQstatus(conn) == CONNECTION_OK else { throw connectionError("reconnecting") }
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
-        return true
+        for sql in session { try execute(sql) }
+    }
+
+    /// Session settings run after every connect (``setSession(_:)``).
+    private(set) var session: [String] = []
+
+    /// Runs `statements` (`SET …`) now and again after every reconnect, so the
+    /// session keeps them.
+    /// - Throws: ``PGError``.
+    func setSession(_ statements: [String]) throws(PGError) {
+        session = statements
+        for sql in statements { try execute(sql) }
     }
 
     func connectionError(_ sql: String) -> PGError {
@@ -335,8 +354,9 @@ final class PGConnection: @unchecked Sendable {
         }
         let state = PQresultErrorField(res, cpg_diag_sqlstate()).map { String(cString: $0) }
         let primary = PQresultErrorField(res, cpg_diag_message_primary()).map { String(cString: $0) }
-        let lost = conn.map { PQstatus($0) == CONNECTION_BAD } ?? true
-        return PGError(sqlState: state ?? (lost ? "08006" : "XX000"),
+        // No SQLSTATE: libpq's own failure (the server went away mid-reply, a broken
+        // message), which only a new connection mends.
+        return PGError(sqlState: state ?? "08006",
                        message: primary ?? String(cString: PQresultErrorMessage(res)).trimmingNewlines, sql: sql)
     }
 }

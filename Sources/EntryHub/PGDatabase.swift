@@ -85,9 +85,9 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
         do {
             return try body()
         } catch {
-            guard mayReconnect, error.isConnectionFailure, connection.isLost else { throw error }
+            guard mayReconnect, error.isConnectionFailure else { throw error }
             prepared.removeAll()
-            guard try connection.reconnectIfLost() else { throw error }
+            try connection.reconnect()
             return try body()
         }
     }

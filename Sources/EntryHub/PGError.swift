@@ -26,6 +26,10 @@ public struct PGError: Error, Sendable, Equatable, CustomStringConvertible {
         self.sql = sql
     }
 
+    /// The SQLSTATE of a connection URI libpq cannot parse (`22023`,
+    /// invalid_parameter_value): a configuration error, not an unreachable server.
+    public static let invalidURI = "22023"
+
     /// The transaction was rolled back because it could not be serialized with
     /// a concurrent one (`40001`) or was chosen as a deadlock victim (`40P01`):
     /// running the whole transaction again may succeed.

@@ -8,11 +8,10 @@ import EntryModel
 /// in PostgreSQL with the same semantics as on SQLite, and any number of
 /// entryd instances on one database serve as one node.
 public enum PostgresStore {
-    /// True for a `--db` value that names a PostgreSQL database: a libpq URI
-    /// (`postgresql://…` or `postgres://…`).
-    public static func isURI(_ value: String) -> Bool {
-        value.hasPrefix("postgresql://") || value.hasPrefix("postgres://")
-    }
+    /// How long a writer may sit idle inside a transaction before the server
+    /// ends it, in seconds: the longest one stalled instance can hold the
+    /// others' writes.
+    static let writerStallSeconds = 15
 
     /// Connects to the database at `uri`, migrates it (once, whoever starts
     /// first), and opens the store.
@@ -35,10 +34,13 @@ public enum PostgresStore {
                             copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws -> EntryStore {
         let writer = try PGConnection(uri: uri)
         try PostgresSchema.migrate(writer, progress: progress)
-        // A reply means durable: the operator may make commits asynchronous for others, not for entryd.
-        if try writer.execute("SHOW synchronous_commit").rows.first?.first == "off" {
-            try writer.execute("SET synchronous_commit TO on")
-        }
+        // A reply means durable: the operator may make commits asynchronous for others, not for
+        // entryd. And a writer that stalls inside a transaction (a paused VM, SIGSTOP, a network
+        // partition) holds the shared change log from every other instance: the server ends
+        // such a transaction after 15 s, its writes fail unanswered, and the others go on.
+        var session = ["SET idle_in_transaction_session_timeout = '\(writerStallSeconds)s'"]
+        if try writer.execute("SHOW synchronous_commit").rows.first?.first == "off" { session.append("SET synchronous_commit TO on") }
+        try writer.setSession(session)
         let server = try PostgresServer(uri: uri, on: writer, markerDirectory: markerDirectory, instance: instance)
         let pool = try (0..<max(1, readers)).map { _ in PGDatabase(try PGConnection(uri: uri)) }
         return try EntryStore(server: server, writer: PGDatabase(writer), readers: pool, schemaVersion: PostgresSchema.all.count,

@@ -39,7 +39,7 @@ struct Settings {
         let formsDirectory = options.formsDirectory ?? config.formsDirectory ?? envForms
         let forms = try formsDirectory.map { try FormRegistry.load(directory: $0) } ?? FormRegistry.builtIn
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "entryd"
-        let state = (DaemonPaths.database(flag: nil, environment: env) as NSString).deletingLastPathComponent
+        let state = DaemonPaths.stateDirectory(environment: env)
         return Settings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory,
                         forms: forms, copies: options.copies,
                         instance: config.instance ?? (DaemonConfiguration.isValidInstance(host) ? host : "entryd"),

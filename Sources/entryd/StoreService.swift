@@ -132,6 +132,8 @@ final class StoreService: DaemonService, @unchecked Sendable {
             serve(store)
         } catch let e as DatabaseMovedOrCopied {
             throw StartupFailure(.config, "\(e)")
+        } catch let e as PGError where e.sqlState == PGError.invalidURI {
+            throw StartupFailure(.config, "the PostgreSQL database \(shown): \(e.message)")
         } catch let e as PGError where e.isConnectionFailure {
             throw StartupFailure(.unavailable, "cannot open the PostgreSQL database \(shown): \(e.message)")
         } catch let e as PGError {

@@ -48,11 +48,16 @@ public enum DaemonPaths {
     public static func database(flag: String?, environment env: [String: String]) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let s = env["ENTRYD_DB"], !s.isEmpty { return s }
-        if let s = env["STATE_DIRECTORY"], !s.isEmpty {
-            // systemd passes a colon-separated list when several are configured; the first is ours.
-            return String(s.split(separator: ":").first ?? Substring(s)) + "/entries.db"
-        }
-        if let s = env["XDG_STATE_HOME"], !s.isEmpty { return s + "/entryd/entries.db" }
-        return (env["HOME"] ?? ".") + "/.local/state/entryd/entries.db"
+        return stateDirectory(environment: env) + "/entries.db"
+    }
+
+    /// The daemon's state directory: `$STATE_DIRECTORY` (systemd's
+    /// StateDirectory=; the first of a colon-separated list), else
+    /// `$XDG_STATE_HOME/entryd`, else `$HOME/.local/state/entryd`. A hub
+    /// instance keeps its marker file there.
+    public static func stateDirectory(environment env: [String: String]) -> String {
+        if let s = env["STATE_DIRECTORY"], !s.isEmpty { return String(s.split(separator: ":").first ?? Substring(s)) }
+        if let s = env["XDG_STATE_HOME"], !s.isEmpty { return s + "/entryd" }
+        return (env["HOME"] ?? ".") + "/.local/state/entryd"
     }
 }
