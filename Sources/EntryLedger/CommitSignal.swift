@@ -31,6 +31,15 @@ public final class CommitSignal: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Lowers the committed seq to `seq`: the change log went back (a server
+    /// database that failed over or was restored under a running instance),
+    /// and a new incarnation began there.
+    func rewind(to seq: Int64) {
+        condition.lock()
+        self.seq = seq
+        condition.unlock()
+    }
+
     /// Ends every wait, now and later (shutdown: open `Changes` streams finish).
     public func close() {
         condition.lock()

@@ -202,6 +202,24 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
             keeper.advance(to: seq)
         }
         self.readers = readers
+        if let server {
+            // A server database that went back under this running instance (an asynchronous
+            // failover, a restore while it ran): a new incarnation begins at once, in the
+            // transaction that found it, and every instance takes it (announceNodeChange).
+            context.knownSeq = { signal.lastSeq }
+            context.wentBack = { ctx, from, to in
+                let hlc = HLC(milliseconds: ctx.clock.wallClock(), counter: 0)
+                let put = try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                for (key, value) in [("incarnation", UUIDv7.generate(milliseconds: ctx.clock.wallClock())), ("incarnation_seq", String(to)),
+                                     ("incarnation_reason", "the change log went back from seq \(from) to \(to) while this instance ran "
+                                                            + "(a failover that lost commits, or a restore under a running instance)"),
+                                     ("incarnation_hlc", hlc.description)] {
+                    try put.run([.text(key), .text(value)])
+                }
+                try server.announceNodeChange(ctx.db)
+                signal.rewind(to: to)
+            }
+        }
         writer.start()
         // Commits of the other instances wake this one's Changes streams too.
         server?.watchCommits({ seq in
@@ -242,7 +260,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         incarnationLock.withLock {
             guard !isClosed else { return }
             currentIncarnation = now
-            marker.rebase(incarnation: id)
+            marker.rebase(incarnation: id, seq: now.startSeq)
         }
     }
 

@@ -223,11 +223,14 @@ final class MarkerKeeper: @unchecked Sendable {
         marker.write(to: path)
     }
 
-    /// Records that another instance began incarnation `id` (a server database).
-    func rebase(incarnation id: String) {
+    /// Records that incarnation `id` began at `seq` (a server database: begun
+    /// by another instance, or found while running): the change log may be
+    /// below what the marker saw before.
+    func rebase(incarnation id: String, seq: Int64) {
         lock.lock()
         defer { lock.unlock() }
         marker.incarnation = id
+        marker.seq = seq
         marker.write(to: path)
     }
 

@@ -19,6 +19,19 @@ final class WriteContext {
     /// (`nil` before it): the round publishes only when it moved.
     private var claimed: (seq: Int64, hlc: HLC)?
 
+    /// The highest seq this instance knows committed, its own and other
+    /// instances' (the store's ``CommitSignal``): a claim below it means the
+    /// shared change log went back in time.
+    var knownSeq: () -> Int64 = { 0 }
+    /// Called inside the transaction when a claim finds the shared change log
+    /// below ``knownSeq`` (from, to): the store begins a new incarnation there.
+    var wentBack: ((WriteContext, Int64, Int64) throws -> Void)?
+    /// The seq the change log went back from, found in the open transaction;
+    /// if that transaction rolls back, the next claim finds it again.
+    private var wentBackFrom: Int64?
+    /// Set when a transaction that found the change log gone back rolled back.
+    private var wentBackUnrecorded: Int64 = 0
+
     /// A context whose `lastSeq` is the change log's highest committed seq at open.
     init(db: any SQLDatabase, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil,
          shared: (any SharedChangeLog)? = nil) {
@@ -58,6 +71,11 @@ final class WriteContext {
     func claim() throws {
         guard let shared, claimed == nil else { return }
         let now = try shared.claim(db)
+        let known = max(committedSeq, knownSeq(), wentBackUnrecorded)
+        if now.seq < known, let wentBack {
+            wentBackFrom = known
+            try wentBack(self, known, now.seq)
+        }
         claimed = now
         lastSeq = now.seq
         committedSeq = now.seq
@@ -80,6 +98,11 @@ final class WriteContext {
     /// stands, and the round goes on from the claimed seq.
     func undo(to mark: JobMark, savepointRolledBack: Bool) {
         lastTick = mark.tick
+        if savepointRolledBack, mark.claimed == nil, let from = wentBackFrom {
+            // The new incarnation was written inside the savepoint: the next claim finds it again.
+            wentBackUnrecorded = max(wentBackUnrecorded, from)
+            wentBackFrom = nil
+        }
         if savepointRolledBack || mark.claimed != nil || claimed == nil {
             claimed = savepointRolledBack ? mark.claimed : claimed
             lastSeq = mark.seq
@@ -113,6 +136,8 @@ final class WriteContext {
 
     /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.
     func committed() {
+        if wentBackFrom != nil { wentBackUnrecorded = 0 }
+        wentBackFrom = nil
         claimed = nil
         persistedClock = clock.last
         committedSeq = lastSeq
@@ -122,6 +147,8 @@ final class WriteContext {
     /// is not wound back (an HLC never goes backwards); its stamp is persisted
     /// with the next commit.
     func rolledBack() {
+        if let from = wentBackFrom { wentBackUnrecorded = max(wentBackUnrecorded, from) }
+        wentBackFrom = nil
         claimed = nil
         lastSeq = committedSeq
         lastTick = nil
