@@ -11,7 +11,8 @@ public struct CompactionResult: Sendable, Equatable {
     /// The change log's size before minus after, in bytes: its table and indexes
     /// together with the `folded` stamps it now keeps, as SQLite's `dbstat`
     /// counts pages (the freed pages go to the file's free list; the file does
-    /// not shrink). May be negative when little was removed.
+    /// not shrink); on PostgreSQL the change in the tables' size after
+    /// `VACUUM`. Never negative: 0 when the change log did not get smaller.
     public var bytesFreed: Int64
     /// Rows with seq up to this were looked at (the oldest point every known,
     /// non-expired peer acknowledged; the whole log without peers).
@@ -123,7 +124,7 @@ extension EntryStore {
         }
         let sizeAfter = try changeLogBytes()
         let result = CompactionResult(at: Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds()), removed: removed,
-                                      bytesFreed: sizeBefore - sizeAfter, horizon: plan.horizon, heldBackBy: plan.heldBackBy,
+                                      bytesFreed: max(0, sizeBefore - sizeAfter), horizon: plan.horizon, heldBackBy: plan.heldBackBy,
                                       expired: plan.expired)
         let json = JSON.object([
             ("at", .string(result.at)), ("removed", .int(Int64(removed))), ("bytesFreed", .int(result.bytesFreed)),

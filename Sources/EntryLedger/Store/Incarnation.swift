@@ -129,7 +129,8 @@ struct IncarnationCheck {
             return .begin("the change log went back from seq \(marker.seq) to \(lastSeq) (restored from a backup or a snapshot)")
         }
         if marker.file != file {
-            return .begin("the database file was replaced (device/inode \(marker.file) became \(file))")
+            return .begin("the database was replaced (its identity \(marker.file) became \(file): a file's device/inode, "
+                          + "a PostgreSQL database's system id/oid)")
         }
         return .same
     }

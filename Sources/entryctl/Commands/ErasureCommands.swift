@@ -154,7 +154,8 @@ enum ErasureCommands {
                 }
             }
             lines.append(erased && hits == 0 && payload == 0
-                ? Localized(zh: "共命中 0 次：这些值已不在此节点的文件中", en: "0 hits in all: the values are gone from this node's files")(locale)
+                ? Localized(zh: "共命中 0 次：本次检查读取的各处（数据库文件，或中心节点的各表）都已没有这些值",
+                              en: "0 hits in all: the values are gone from everything this check reads (the database files, or a hub's tables)")(locale)
                 : Localized(zh: "共命中 \(hits) 次", en: "\(hits) hit(s) in all")(locale))
             Terminal.out(lines: lines)
         }
