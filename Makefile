@@ -87,6 +87,7 @@ uninstall: uninstall-docs
 	# Configuration files are removed only when unchanged; the database in /var/lib/entryd stays.
 	cmp -s config/entryd.conf $(DESTDIR)$(CONFDIR)/entryd.conf && rm -f $(DESTDIR)$(CONFDIR)/entryd.conf || true
 	cmp -s config/entryd-web.conf $(DESTDIR)$(CONFDIR)/entryd-web.conf && rm -f $(DESTDIR)$(CONFDIR)/entryd-web.conf || true
+	cmp -s config/hub.conf $(DESTDIR)$(CONFDIR)/hub.conf && rm -f $(DESTDIR)$(CONFDIR)/hub.conf || true
 	for form in config/forms/*.conf; do \
 		cmp -s $$form $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) && rm -f $(DESTDIR)$(CONFDIR)/forms/$$(basename $$form) || true; \
 	done

@@ -199,17 +199,23 @@ final class HubEdge: @unchecked Sendable {
                 if skipped == 1 { skippedRetries += 1 }
                 break
             }
-            refusals += 1
-            retries += 1
-            if refusals >= 50 {
-                throw BenchFailure("edge \(index): Apply refused 50 times on \(ctx.sockets[instance]); last reply: " +
-                                   String(decoding: reply.prefix(300), as: UTF8.self))
-            }
-            usleep(20_000)
+            try refused(&refusals, "Apply", reply: reply, ctx)
         }
         if sampled { ctx.samples[index].acknowledged(number / ctx.sampleEvery, at: now()) }
         made += 1
         ctx.acknowledged.update { $0 += 1 }
+    }
+
+    /// Counts a refused call (an error reply) and waits 20 ms before it is sent again.
+    /// - Throws: ``BenchFailure`` on the 50th refusal of one call, with the last reply.
+    private func refused(_ refusals: inout Int, _ what: String, reply: ArraySlice<UInt8>, _ ctx: HubContext) throws {
+        refusals += 1
+        retries += 1
+        if refusals >= 50 {
+            throw BenchFailure("edge \(index): \(what) refused 50 times on \(ctx.sockets[instance]); last reply: " +
+                               String(decoding: reply.prefix(300), as: UTF8.self))
+        }
+        usleep(20_000)
     }
 
     /// One `Changes` call from its cursor (`excludeNode`: its own node).
@@ -223,13 +229,7 @@ final class HubEdge: @unchecked Sendable {
         var refusals = 0
         var reply = try exchange(call, ctx)
         while RawClient.isError(reply) {
-            refusals += 1
-            retries += 1
-            if refusals >= 50 {
-                throw BenchFailure("edge \(index): Changes(since: \(cursor)) refused 50 times on \(ctx.sockets[instance]); last reply: " +
-                                   String(decoding: reply.prefix(300), as: UTF8.self))
-            }
-            usleep(20_000)
+            try refused(&refusals, "Changes(since: \(cursor))", reply: reply, ctx)
             reply = try exchange(call, ctx)
         }
         let t = now()

@@ -47,6 +47,11 @@ import Testing
         let check = try runProcess(root + "/usr/local/bin/entryd", ["--config", root + "/etc/entryd/entryd.conf", "--check-config"])
         #expect(check.status == 0, "\(check.stderr)")
         #expect(check.stdout.contains("forms = \(root)/etc/entryd/forms\n"))
+        let hub = try runProcess(root + "/usr/local/bin/entryd", ["--config", root + "/etc/entryd/hub.conf", "--check-config"])
+        #expect(hub.status == 0, "\(hub.stderr)")
+        #expect(hub.stdout.contains("database = postgresql://entryd@localhost:5432/entryd\n"))
+        let template = try String(contentsOfFile: root + "/usr/local/lib/systemd/system/entryd@.service", encoding: .utf8)
+        #expect(template.contains("\nExecStart=/usr/local/bin/entryd --config /etc/entryd/hub.conf --instance %i\n"))
 
         // A changed configuration survives uninstall; everything else goes.
         try "# local\nlocale = en\n".write(toFile: root + "/etc/entryd/entryd.conf", atomically: true, encoding: .utf8)

@@ -119,9 +119,14 @@ import EntryModel
     func badURI() throws {
         var e: PGError?
         do { _ = try PGConnection(uri: "postgresql://[::1") } catch { e = error }
-        #expect(e?.sqlState == "08001")
+        #expect(e?.sqlState == PGError.invalidURI)
         #expect(e?.message.contains("the database URI is not valid") == true)
         #expect(e?.message.contains("postgresql:///database?host=") == true)
+        // libpq quotes the part it could not read, which may be a password: never repeated.
+        for uri in ["postgresql://u:se%zzcretPW@/db", "postgresql:///db?password=Wrong%zzPW", "postgresql://u:S3cretPW@[::1/db"] {
+            do { _ = try PGConnection(uri: uri) } catch { e = error }
+            #expect(e?.sqlState == PGError.invalidURI && e?.message.contains("PW") == false, "\(e?.message ?? "")")
+        }
         do { _ = try PGConnection(uri: "postgresql:///entryd?host=/nonexistent-entryd-socket-dir") } catch { e = error }
         #expect(e?.message.contains("cannot connect to PostgreSQL") == true)
         #expect(e?.message.contains("check that the server runs") == true)
