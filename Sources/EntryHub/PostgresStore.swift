@@ -95,13 +95,17 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
         try db.statement("SELECT pg_notify('\(ChangeFeed.nodeChannel)', '')").query { _ in }
     }
 
-    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void) {
+    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void,
+                      reachable: @escaping @Sendable (Bool, String) -> Void) {
         let thread = Thread { [self] in
             var waiter: ChangeFeed.Waiter?
+            var away = false
             while !isClosed {
                 do {
                     if waiter == nil {
                         waiter = try ChangeFeed.Waiter(uri: uri)
+                        if away { reachable(true, "") }
+                        away = false
                         publish(waiter!.committedSeq)  // what committed while no one listened
                     }
                     let event = try waiter?.next(timeout: 0.5)
@@ -114,6 +118,13 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
                 } catch {
                     waiter?.close()
                     waiter = nil
+                    if !away && !isClosed {
+                        // libpq's messages run over several lines: one line for the log.
+                        let why = ((error as? PGError)?.message ?? "\(error)").split(whereSeparator: \.isNewline)
+                            .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+                        reachable(false, why)
+                    }
+                    away = true
                     Thread.sleep(forTimeInterval: 0.5)  // the server is away: try again
                 }
             }

@@ -129,6 +129,13 @@ final class StoreService: DaemonService, @unchecked Sendable {
                            + "its peers will read it again from there and send back what it lost")
             }
             log.notice("instance \(settings.instance) serves node \(store.nodeID) from \(store.location)")
+            store.serverReachability = { [log, location = store.location] up, why in
+                if up {
+                    log.notice("the PostgreSQL server at \(location) is reachable again; calls are served")
+                } else {
+                    log.warning("the PostgreSQL server at \(location) is unreachable (\(why)): calls answer StorageFailed until it is back")
+                }
+            }
             serve(store)
         } catch let e as DatabaseMovedOrCopied {
             throw StartupFailure(.config, "\(e)")

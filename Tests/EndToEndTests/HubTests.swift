@@ -399,6 +399,18 @@ import Testing
         #expect(failures.keys.allSatisfy { $0 == "io.entryd.Entries.StorageFailed" }, "every failure is StorageFailed: \(failures)")
         #expect(recovery < 5, "adds succeed again \(recovery) s after PostgreSQL is back")
         #expect(hub.isRunning && hub.pid == pid, "the same entryd process serves on")
+        // The outage is in the log, from going away to coming back.
+        // (The instance's listener hears the server back within its half-second retry.)
+        var logged = ""
+        let logDeadline = Date().addingTimeInterval(10)
+        repeat {
+            logged = (try? String(contentsOfFile: hub.logPath, encoding: .utf8)) ?? ""
+            if logged.contains("is reachable again") { break }
+            usleep(50_000)
+        } while Date() < logDeadline
+        let away = logged.range(of: "is unreachable (")
+        let back = logged.range(of: "is reachable again; calls are served")
+        #expect(away != nil && back != nil && away!.lowerBound < back!.lowerBound, "\(logged.suffix(2000))")
         // Every acknowledged add is there.
         let ids = load.ids
         #expect(Set(ids).count == ids.count, "no id acknowledged twice")

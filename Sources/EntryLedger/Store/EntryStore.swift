@@ -34,10 +34,19 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// server, an incarnation another instance begins later is taken at once.
     public var incarnation: Incarnation { incarnationLock.withLock { currentIncarnation } }
     private var currentIncarnation: Incarnation
-    /// Guards ``currentIncarnation`` and ``isClosed``.
+    /// Guards ``currentIncarnation``, ``isClosed`` and the reachability handler.
     private let incarnationLock = NSLock()
     /// Set by ``close()``: a late announcement changes nothing after it.
     private var isClosed = false
+
+    /// Told when the database server goes away (false, with the reason) and
+    /// comes back (true), once per change, from the server's listening
+    /// thread; entryd logs it. `nil` (the default) or on SQLite: never called.
+    public var serverReachability: (@Sendable (Bool, String) -> Void)? {
+        get { incarnationLock.withLock { reachabilityHandler } }
+        set { incarnationLock.withLock { reachabilityHandler = newValue } }
+    }
+    private var reachabilityHandler: (@Sendable (Bool, String) -> Void)?
     /// Why a new incarnation (or a new node id) began at this opening, for the
     /// log; `nil` when the stored one continues.
     public let incarnationBegan: String?
@@ -225,7 +234,8 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         server?.watchCommits({ seq in
             signal.publish(seq)
             keeper.advance(to: seq)
-        }, nodeChanged: { [weak self] in self?.reloadIncarnation() })
+        }, nodeChanged: { [weak self] in self?.reloadIncarnation() },
+           reachable: { [weak self] up, why in self?.serverReachability?(up, why) })
         // Before the first call: a database restored from a backup older than an
         // erasure is erased again (doc/design.md "Erasure").
         do {

@@ -110,7 +110,11 @@ public protocol StoreServer: SharedChangeLog {
     /// Calls `publish` with the highest committed seq after each commit of any
     /// instance, and `nodeChanged` when another instance changed the node
     /// table (``announceNodeChange(_:)``), from a thread of its own, until ``close()``.
-    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void)
+    ///
+    /// `reachable` is called with false (and the reason) when the server goes
+    /// away, and with true when it is back, once per change.
+    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void,
+                      reachable: @escaping @Sendable (Bool, String) -> Void)
     /// Tells the running instances, once the transaction on `db` commits, that
     /// the node table changed (a new incarnation began at this start).
     /// - Throws: the server's ``StorageError``.
