@@ -72,7 +72,10 @@ final class TestPostgresDatabase: @unchecked Sendable {
     }
 
     /// A libpq URI of the database (the server's, naming it).
-    var databaseURI: String { uri + (uri.contains("?") ? "&" : "?") + "dbname=" + name }
+    var databaseURI: String { uri(of: name) }
+
+    /// A libpq URI of the database `database` on the test server.
+    func uri(of database: String) -> String { uri + (uri.contains("?") ? "&" : "?") + "dbname=" + database }
 
     /// Runs a PostgreSQL client program (`pg_dump`, `pg_restore`) from the
     /// server's installation with `arguments`, then the database's URI.
@@ -80,7 +83,7 @@ final class TestPostgresDatabase: @unchecked Sendable {
     func client(_ program: String, _ arguments: [String], database: String? = nil) throws {
         let bin = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted().last
             .map { "/usr/lib/postgresql/\($0)/bin/\(program)" } ?? program
-        let (status, output) = TestPostgres.shell([bin] + arguments + ["--dbname=" + (database.map { uri + (uri.contains("?") ? "&" : "?") + "dbname=" + $0 } ?? databaseURI)])
+        let (status, output) = TestPostgres.shell([bin] + arguments + ["--dbname=" + uri(of: database ?? name)])
         guard status == 0 else { throw TestPostgresFailure(message: "\(program) failed: \(output)") }
     }
 
