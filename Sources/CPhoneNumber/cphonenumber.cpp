@@ -147,20 +147,68 @@ extern "C" cphone_result cphone_parse(const char *input, const char *default_reg
     copy(region == "ZZ" ? "" : region, result.region, sizeof result.region);
     result.outcome = outcome(util().IsPossibleNumberWithReason(number));
     if (result.outcome != CPHONE_VALID) return result;
-    if (!util().IsValidNumber(number)) {
+    // IsValidNumber(number) is IsValidNumberForRegion(number, GetRegionCodeForNumber(number)),
+    // which is GetNumberTypeHelper(...) != UNKNOWN for that region's metadata: exactly
+    // GetNumberType(number) != UNKNOWN. One call gives both (each matches the national
+    // number against every type's pattern, the dearest step of a parse).
+    PhoneNumberUtil::PhoneNumberType type = util().GetNumberType(number);
+    if (type == PhoneNumberUtil::UNKNOWN) {
         result.outcome = CPHONE_INVALID;
         return result;
     }
-    result.type = util().GetNumberType(number) == PhoneNumberUtil::UNKNOWN
-        ? CPHONE_UNKNOWN : static_cast<cphone_type>(util().GetNumberType(number));
+    result.type = static_cast<cphone_type>(type);
     util().GetRegionCodeForNumber(number, &region);
     copy(region, result.region, sizeof result.region);
     return result;
 }
 
+namespace {
+
+/// The PhoneNumber that PhoneNumberUtil::Parse(e164, "ZZ") gives for a number
+/// in E.164 form (`+`, calling code, national significant number: what
+/// cphone_parse stores), built from its digits without the parser's regular
+/// expressions: the calling code is the prefix of 1 to 3 digits that the
+/// library knows (calling codes are prefix-free, ITU-T E.164; the library's
+/// ExtractCountryCode takes the same), and leading zeros of the national
+/// number are kept as Parse keeps them (italian_leading_zero,
+/// number_of_leading_zeros). False for anything else.
+bool from_e164(const char *e164, PhoneNumber *number) {
+    if (!e164 || e164[0] != '+') return false;
+    const char *digits = e164 + 1;
+    size_t length = std::strlen(digits);
+    if (length < 3 || length > 20) return false;
+    for (size_t i = 0; i < length; i++) if (digits[i] < '0' || digits[i] > '9') return false;
+    int code = 0;
+    size_t code_length = 0;
+    for (size_t i = 1; i <= 3 && i < length; i++) {
+        code = code * 10 + (digits[i - 1] - '0');
+        std::string region;
+        util().GetRegionCodeForCountryCode(code, &region);
+        if (region != "ZZ") { code_length = i; break; }
+    }
+    if (code_length == 0 || digits[0] == '0') return false;
+    const char *national = digits + code_length;
+    size_t national_length = length - code_length;
+    // Parse's bounds on a national significant number (kMinLengthForNsn, kMaxLengthForNsn).
+    if (national_length < 2 || national_length > 17) return false;
+    uint64_t value = 0;
+    for (size_t i = 0; i < national_length; i++) value = value * 10 + static_cast<uint64_t>(national[i] - '0');
+    number->set_country_code(code);
+    number->set_national_number(value);
+    if (national_length > 1 && national[0] == '0') {
+        number->set_italian_leading_zero(true);
+        size_t zeros = 1;
+        while (zeros < national_length - 1 && national[zeros] == '0') zeros++;
+        if (zeros != 1) number->set_number_of_leading_zeros(static_cast<int32_t>(zeros));
+    }
+    return true;
+}
+
+}  // namespace
+
 extern "C" int cphone_format(const char *e164, int national, char *out, size_t capacity) {
     PhoneNumber number;
-    if (!e164 || util().Parse(e164, "ZZ", &number) != PhoneNumberUtil::NO_PARSING_ERROR) return -1;
+    if (!from_e164(e164, &number)) return -1;
     std::string text;
     util().Format(number, national ? PhoneNumberUtil::NATIONAL : PhoneNumberUtil::INTERNATIONAL, &text);
     if (text.size() + 1 > capacity) return -1;

@@ -45,6 +45,42 @@ extension FormsTests {
             #expect(mismatches == [], "\(mismatches.count) rows differ, e.g. \(mismatches.prefix(5))")
         }
 
+        @Test("every number of the format list (PyPI phonenumbers 8.12.57) formats the same, international and national")
+        func formatGoldenList() throws {
+            let text = try String(contentsOf: repositoryRoot().appendingPathComponent("Tests/interop/phone_format_golden.tsv"), encoding: .utf8)
+            let rows = text.split(separator: "\n").dropFirst().map { $0.split(separator: "\t").map(String.init) }
+            #expect(rows.count > 500)
+            #expect(rows.contains { $0[0].hasPrefix("+800") } && rows.contains { $0[0].hasPrefix("+3902") } && rows.contains { $0[0].hasPrefix("+2250") })
+            var mismatches: [String] = []
+            for row in rows where [PhoneNumber.format(row[0]), PhoneNumber.format(row[0], national: true)] != [row[1], row[2]] {
+                mismatches.append("\(row) → \(PhoneNumber.format(row[0]) ?? "nil") / \(PhoneNumber.format(row[0], national: true) ?? "nil")")
+            }
+            #expect(mismatches == [], "\(mismatches.count) rows differ, e.g. \(mismatches.prefix(5))")
+        }
+
+        @Test("the ASCII shortcuts for white space and decimal digits agree with Unicode's properties")
+        func characterShortcuts() {
+            var checked = 0
+            for value in UInt32(0)..<0x1_0000 {
+                guard let scalar = Unicode.Scalar(value) else { continue }
+                let p = scalar.properties
+                #expect(PhoneNumber.isWhitespace(scalar) == p.isWhitespace, "U+\(String(value, radix: 16))")
+                let digit = p.numericType == .decimal ? p.numericValue.map { Unicode.Scalar(UInt8(48 + Int($0))) } : nil
+                #expect(PhoneNumber.decimalDigit(scalar) == digit, "U+\(String(value, radix: 16))")
+                checked += 1
+            }
+            #expect(checked > 60_000)
+            #expect(PhoneNumber.isScientificNotation("1.38001E+10") && PhoneNumber.isScientificNotation(" 8.6138e12 "))
+            #expect(!PhoneNumber.isScientificNotation("+86 138 0013 8000") && !PhoneNumber.isScientificNotation("E12"))
+        }
+
+        @Test("what is not an E.164 number is not formatted", arguments: [
+            "", "+", "8613800138000", "+0086138", "+86", "+861", "+86138001380001234567", "+86 138 0013 8000", "+999123456", "+86１３８",
+        ])
+        func formatRefuses(value: String) {
+            #expect(PhoneNumber.format(value) == nil)
+        }
+
         @Test("the library version is the Debian package's, the version the golden list was made with")
         func libraryVersion() throws {
             #expect(PhoneNumber.libraryVersion == "8.12.57")

@@ -73,8 +73,11 @@ cphone_result cphone_parse(const char *input, const char *default_region);
 /// Formats `e164` (a number as cphone_parse gives it) for people:
 /// `national` 0 gives the INTERNATIONAL format (`+86 138 0013 8000`), 1 the
 /// NATIONAL one (`138 0013 8000`). Writes at most `capacity` bytes with the
-/// NUL into `out`; returns the length without the NUL, or -1 when `e164` does
-/// not parse or `out` is too small.
+/// NUL into `out`; returns the length without the NUL, or -1 when `e164` is
+/// not `+` and the digits of a known calling code and a national number of 2
+/// to 17 digits, or `out` is too small. The number is built from its digits
+/// as PhoneNumberUtil::Parse would read them (calling code, leading zeros),
+/// not parsed again: Parse is the dearer half of a format.
 int cphone_format(const char *e164, int national, char *out, size_t capacity);
 
 /// The country calling code of `region` (ISO 3166-1 alpha-2: 86 for CN),

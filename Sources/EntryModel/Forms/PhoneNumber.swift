@@ -131,10 +131,8 @@ public enum PhoneNumber {
         guard hasOnlyNumberCharacters(input) else { throw FieldFailure(code: .invalidFormat, reason: .phoneCharacters) }
         let read = library(input, region: region)
         // Digits typed without `+`: would they make a number with it?
-        let typedPlus = input.unicodeScalars.first { !$0.properties.isWhitespace } == "+"
-        let digits = String(String.UnicodeScalarView(input.unicodeScalars.compactMap { s in
-            s.properties.numericType == .decimal ? s.properties.numericValue.map { Unicode.Scalar(UInt8(48 + Int($0))) } : nil
-        }))
+        let typedPlus = input.unicodeScalars.first { !isWhitespace($0) } == "+"
+        let digits = String(String.UnicodeScalarView(input.unicodeScalars.compactMap(decimalDigit)))
         if !typedPlus, read.e164 != "+" + digits {
             let plus = library("+" + digits, region: "ZZ")
             if plus.outcome == CPHONE_VALID {
@@ -196,10 +194,9 @@ public enum PhoneNumber {
     static func hasOnlyNumberCharacters(_ input: String) -> Bool {
         var seenDigitOrPlus = false, seenVisible = false
         for scalar in input.unicodeScalars {
-            let p = scalar.properties
-            if p.isWhitespace { continue }
+            if isWhitespace(scalar) { continue }
             seenVisible = true
-            if p.numericType == .decimal { seenDigitOrPlus = true; continue }
+            if decimalDigit(scalar) != nil { seenDigitOrPlus = true; continue }
             switch scalar {
             case "+": if seenDigitOrPlus { return false }; seenDigitOrPlus = true
             case "-", ".", "/", "(", ")", "\u{2010}"..."\u{2015}", "\u{2212}": continue
@@ -209,12 +206,27 @@ public enum PhoneNumber {
         return seenVisible
     }
 
+    /// Unicode's White_Space property; ASCII answered without the property tables.
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII ? scalar == " " || (0x09...0x0D).contains(scalar.value) : scalar.properties.isWhitespace
+    }
+
+    /// The ASCII digit of a decimal digit of any script (`٣` → `3`,
+    /// Numeric_Type=Decimal), `nil` for anything else; ASCII answered without
+    /// the property tables.
+    static func decimalDigit(_ scalar: Unicode.Scalar) -> Unicode.Scalar? {
+        if scalar.isASCII { return ("0"..."9").contains(scalar) ? scalar : nil }
+        let p = scalar.properties
+        return p.numericType == .decimal ? p.numericValue.map { Unicode.Scalar(UInt8(48 + Int($0))) } : nil
+    }
+
     /// Whether `input` is a number in scientific notation as spreadsheets write
     /// it: digits, a decimal point or comma and more digits (optional), `E` or
     /// `e`, an optional sign and the exponent (`1.38001E+10`, `1,38001E+10`,
     /// `8.6138E12`). Excel shows a number of 12 digits or more this way and
     /// keeps 15 significant digits at most, so the number cannot be recovered.
     static func isScientificNotation(_ input: String) -> Bool {
+        guard input.utf8.contains(where: { $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "e") }) else { return false }
         var rest = Substring(input.trimmingCharacters(in: .whitespaces))
         if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
         let mantissa = rest.prefix(while: { $0.isASCIIDigit || $0 == "." || $0 == "," })
