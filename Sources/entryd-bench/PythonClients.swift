@@ -1,0 +1,124 @@
+import Foundation
+
+/// Ordinary clients: separate Python 3 processes (standard library only) that
+/// encode their own varlink JSON, each keeping a window of Adds in flight,
+/// against the daemon's socket — what a client written in a scripting language
+/// costs the daemon and the machine, unlike the bench's pre-encoded calls.
+enum PythonClients {
+    /// The client, written to the bench's temporary directory at run time (the
+    /// bench runs from a plain build, without the source tree).
+    /// Arguments: socket, first entry number, count of numbers it may use,
+    /// start instant (Unix seconds), seconds, window. It prints one JSON line:
+    /// `{"adds": N, "errors": N, "end": UNIX_SECONDS}` (end: its last reply).
+    static let script = #"""
+    import json, socket, sys, time
+
+    REGIONS = [("440000", "440100"), ("440000", "440300"), ("330000", "330100"),
+               ("320000", "320100"), ("510000", "510100"), ("420000", "420100")]
+    OTHER = ["US", "DE", "JP"]
+
+    def fields(n):
+        """The fields of entry number n, as the bench's Fixture.fields(n)."""
+        f = {"name": "用户%d" % n,
+             "birthday": "19%d-%02d-%02d" % (50 + n % 50, 1 + n % 12, 1 + n % 28),
+             "contact_method": "phone"}
+        slot = n % 9
+        if slot < len(REGIONS):
+            f["country"] = "CN"
+            f["province"], f["city"] = REGIONS[slot]
+            f["phone"] = "+86138%08d" % (n % 100000000)
+        else:
+            f["country"] = OTHER[slot - len(REGIONS)]
+            f["contact_method"] = "email"
+            f["email"] = "user%d@example.com" % n
+        return f
+
+    def main():
+        path, first, count, start, seconds, window = sys.argv[1:7]
+        first, count, window = int(first), int(count), int(window)
+        start, seconds = float(start), float(seconds)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        sent = adds = errors = 0
+
+        def call():
+            nonlocal sent
+            n = first + sent % count
+            sent += 1
+            body = {"method": "io.entryd.Entries.Add", "parameters": {"fields": fields(n)}}
+            return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\0"
+
+        time.sleep(max(0.0, start - time.time()))
+        end = start + seconds
+        s.sendall(b"".join(call() for _ in range(window)))
+        buffer = b""
+        while adds + errors < sent:
+            chunk = s.recv(65536)
+            if not chunk:
+                raise SystemExit("entryd closed the connection")
+            buffer += chunk
+            *replies, buffer = buffer.split(b"\0")
+            more = []
+            for r in replies:
+                if "error" in json.loads(r):
+                    errors += 1
+                else:
+                    adds += 1
+                if time.time() < end:
+                    more.append(call())
+            if more:
+                s.sendall(b"".join(more))
+        print(json.dumps({"adds": adds, "errors": errors, "end": time.time()}))
+
+    main()
+    """#
+
+    /// Runs `clients` Python clients against `socket`, each keeping `window`
+    /// Adds in flight for `seconds` after a common start instant.
+    /// - Parameter numbers: entry numbers; each client gets its own block.
+    /// - Returns: acknowledged adds per second over the wall time (common start
+    ///   to the last client's last reply), and the error replies.
+    /// - Throws: ``BenchFailure`` when python3 is missing or a client fails.
+    static func run(socket: String, directory: String, clients: Int, window: Int, seconds: Double,
+                    numbers: Counter) throws -> (rate: Double, errors: Int) {
+        let scriptPath = directory + "/add-client.py"
+        try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
+        // Far more numbers than any client can use (≈ 50,000 Adds/s); a client that ran out would repeat its block.
+        let block = Int(seconds * 50_000) + 10_000
+        // Python starts in ~50 ms per process; all of them wait for one instant, then run.
+        let start = Date().timeIntervalSince1970 + 0.5 + 0.05 * Double(clients)
+        let log = directory + "/add-client.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        var running: [(Process, Pipe)] = []
+        for _ in 0..<clients {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = ["python3", scriptPath, socket, String(numbers.reserve(block).lowerBound), String(block),
+                           String(start), String(seconds), String(window)]
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle(forWritingAtPath: log)
+            try p.run()
+            running.append((p, out))
+        }
+        var adds = 0, errors = 0, end = start
+        var failures: [String] = []
+        for (p, out) in running {
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            guard p.terminationStatus == 0,
+                  let line = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                  let a = line["adds"] as? Int, let e = line["errors"] as? Int, let t = line["end"] as? Double else {
+                failures.append("exit \(p.terminationStatus): \(text.prefix(200))")
+                continue
+            }
+            adds += a
+            errors += e
+            end = max(end, t)
+        }
+        guard failures.isEmpty else {
+            throw BenchFailure("\(failures.count) Python client(s) failed (see \(log)): \(failures[0])")
+        }
+        return (Double(adds) / (end - start), errors)
+    }
+}
