@@ -8,7 +8,8 @@ enum PythonClients {
     /// The client, written to the bench's temporary directory at run time (the
     /// bench runs from a plain build, without the source tree).
     /// Arguments: socket, first entry number, count of numbers it may use,
-    /// start instant (Unix seconds), seconds, window. It prints one JSON line:
+    /// seconds, window. Once connected it prints `ready` and waits for a line
+    /// on stdin (the common start); then it prints one JSON line:
     /// `{"adds": N, "errors": N, "end": UNIX_SECONDS}` (end: its last reply).
     static let script = #"""
     import json, socket, sys, time
@@ -34,11 +35,12 @@ enum PythonClients {
         return f
 
     def main():
-        path, first, count, start, seconds, window = sys.argv[1:7]
-        first, count, window = int(first), int(count), int(window)
-        start, seconds = float(start), float(seconds)
+        path, first, count, seconds, window = sys.argv[1:6]
+        first, count, seconds, window = int(first), int(count), float(seconds), int(window)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(path)
+        print("ready", flush=True)
+        sys.stdin.readline()
         sent = adds = errors = 0
 
         def call():
@@ -48,8 +50,7 @@ enum PythonClients {
             body = {"method": "io.entryd.Entries.Add", "parameters": {"fields": fields(n)}}
             return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\0"
 
-        time.sleep(max(0.0, start - time.time()))
-        end = start + seconds
+        end = time.time() + seconds
         s.sendall(b"".join(call() for _ in range(window)))
         buffer = b""
         while adds + errors < sent:
@@ -74,7 +75,8 @@ enum PythonClients {
     """#
 
     /// Runs `clients` Python clients against `socket`, each keeping `window`
-    /// Adds in flight for `seconds` after a common start instant.
+    /// Adds in flight for `seconds` after a common start (given once all have
+    /// started and connected, so Python's start-up is not timed).
     /// - Parameter numbers: entry numbers; each client gets its own block.
     /// - Returns: acknowledged adds per second over the wall time (common start
     ///   to the last client's last reply), and the error replies.
@@ -85,25 +87,30 @@ enum PythonClients {
         try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         // Far more numbers than any client can use (≈ 50,000 Adds/s); a client that ran out would repeat its block.
         let block = Int(seconds * 50_000) + 10_000
-        // Python starts in ~50 ms per process; all of them wait for one instant, then run.
-        let start = Date().timeIntervalSince1970 + 0.5 + 0.05 * Double(clients)
         let log = directory + "/add-client.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        var running: [(Process, Pipe)] = []
+        var running: [(process: Process, input: Pipe, output: Pipe)] = []
+        defer { for r in running where r.process.isRunning { kill(r.process.processIdentifier, SIGKILL) } }
         for _ in 0..<clients {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             p.arguments = ["python3", scriptPath, socket, String(numbers.reserve(block).lowerBound), String(block),
-                           String(start), String(seconds), String(window)]
-            let out = Pipe()
-            p.standardOutput = out
+                           String(seconds), String(window)]
+            let (input, output) = (Pipe(), Pipe())
+            p.standardInput = input
+            p.standardOutput = output
             p.standardError = FileHandle(forWritingAtPath: log)
             try p.run()
-            running.append((p, out))
+            running.append((p, input, output))
         }
+        for r in running where readLine(r.output.fileHandleForReading) != "ready" {
+            throw BenchFailure("a Python client did not connect to \(socket); see \(log)")
+        }
+        let start = Date().timeIntervalSince1970
+        for r in running { r.input.fileHandleForWriting.write(Data("go\n".utf8)) }
         var adds = 0, errors = 0, end = start
         var failures: [String] = []
-        for (p, out) in running {
+        for (p, _, out) in running {
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             p.waitUntilExit()
             guard p.terminationStatus == 0,
@@ -120,5 +127,15 @@ enum PythonClients {
             throw BenchFailure("\(failures.count) Python client(s) failed (see \(log)): \(failures[0])")
         }
         return (Double(adds) / (end - start), errors)
+    }
+
+    /// One line read from `handle` byte by byte (newline dropped), or `nil` at end of file.
+    private static func readLine(_ handle: FileHandle) -> String? {
+        var bytes: [UInt8] = []
+        while let byte = try? handle.read(upToCount: 1), let b = byte.first {
+            if b == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(b)
+        }
+        return nil
     }
 }
