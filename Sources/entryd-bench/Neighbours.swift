@@ -4,15 +4,15 @@ import Foundation
 /// `/bin/sh` spinning in a loop at nice 0, the load another engineer's build
 /// puts on a shared machine.
 ///
-/// They are killed by ``stop()``, by `deinit`, and on their own within about
-/// 0.1 s when the bench process is gone (each checks its parent between
-/// spins), so none outlives the bench even when it is killed.
+/// They are killed by ``stop()`` and by `deinit`, and end on their own within
+/// a fraction of a second when the bench process is gone (each checks its
+/// parent between spins), so none outlives the bench even when it is killed.
 final class Neighbours {
     /// The word in every neighbour's command line (`$0` of its shell), by which
     /// tests find leftovers.
     static let marker = "entryd-bench-neighbour"
-    /// The spinning loop: 20,000 shell iterations, then a check that the parent lives.
-    static let script = "while kill -0 $PPID 2>/dev/null; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; done"
+    /// The spinning loop: 5,000 shell iterations (~25 ms on a quiet core), then a check that the parent lives.
+    static let script = "while kill -0 $PPID 2>/dev/null; do i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done; done"
 
     private var children: [ChildProcess] = []
 
