@@ -53,6 +53,21 @@ final class DaemonProcess {
         throw BenchFailure("entryd did not listen on \(socket) within 120 s")
     }
 
+    /// The daemon's process id while it runs, or `nil`.
+    var pid: pid_t? { process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
+
+    /// CPU time the daemon has spent since start, in seconds, user and system
+    /// (`utime` and `stime`, fields 14 and 15 of `/proc/PID/stat`), or `nil`.
+    var cpuSeconds: (user: Double, system: Double)? {
+        guard let pid, let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // After the command name: field 3 (state) is index 0, so field k is index k - 3.
+        let f = text[text.index(after: close)...].split(separator: " ")
+        guard f.count > 12, let user = Double(f[11]), let system = Double(f[12]) else { return nil }
+        let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return (user / hz, system / hz)
+    }
+
     /// Current resident set size of the daemon in bytes (`VmRSS`), or `nil`.
     var residentBytes: Int? { status("VmRSS:") }
     /// Peak resident set size since start in bytes (`VmHWM`), or `nil`.

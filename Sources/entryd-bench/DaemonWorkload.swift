@@ -29,8 +29,9 @@ struct DaemonWorkload {
 
     /// Durable Add from `clients` connections, each keeping `window` calls in
     /// flight (pipelining), for `seconds`.
-    /// - Returns: acknowledged adds per second, and the number of error replies.
-    func addPipelined(clients: Int, window: Int, seconds: Double) throws -> (rate: Double, errors: Int) {
+    /// - Returns: acknowledged adds per second, the adds acknowledged without
+    ///   error, and the number of error replies.
+    func addPipelined(clients: Int, window: Int, seconds: Double) throws -> (rate: Double, adds: Int, errors: Int) {
         let connections = try (0..<clients).map { _ in try RawClient(path: socket) }
         let calls = (0..<clients).map { _ in (0..<1024).map { _ in Fixture.addCall(counter.next()) } }
         let results = ResultBox(count: clients)
@@ -65,7 +66,7 @@ struct DaemonWorkload {
         let acked = all.reduce(0) { $0 + $1.0 }
         let errors = all.reduce(0) { $0 + $1.1 }
         let end = all.map(\.2).max() ?? now()
-        return (Double(acked) / (end - t0), errors)
+        return (Double(acked) / (end - t0), acked - errors, errors)
     }
 
     /// Imports entries `range` in calls of `batch` rows, keeping two calls in

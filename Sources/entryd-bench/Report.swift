@@ -75,6 +75,16 @@ final class Report {
         rows.append(row)
     }
 
+    /// Adds a row judged against an absolute limit (lower is better).
+    /// - Parameters:
+    ///   - value: the figure in `unit` (µs, ms, MiB …); `nil` prints "n/a".
+    ///   - limit: the maximum, in `unit` (shown as "≤ limit unit" with ✓ or ✗).
+    ///   - baseline: text for the baseline column (a related figure), if any.
+    func atMost(_ what: String, _ value: Double?, unit: String, limit: Double, baseline: String = "") {
+        rows.append(ReportRow(what: what, value: value.map { "\(format($0)) \(unit)" } ?? "n/a", baseline: baseline,
+                              target: "≤ \(limit == limit.rounded() ? String(Int(limit)) : format(limit)) \(unit) " + (value.map { $0 <= limit ? "✓" : "✗" } ?? "")))
+    }
+
     /// The Markdown table and notes.
     func render() -> String {
         var out = "| measurement | entryd | baseline | ratio | target |\n| --- | ---: | ---: | ---: | --- |\n"

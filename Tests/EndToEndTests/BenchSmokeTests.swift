@@ -4,18 +4,30 @@ import Testing
 /// The bench of issue 6 builds and runs at a tiny size so it cannot rot.
 /// Speed is judged from its printed figures (BENCHMARKS.md), never here.
 @Suite struct BenchSmokeTests {
-    @Test("entryd-bench --quick runs every phase against the built entryd and prints the table")
+    @Test("entryd-bench --quick runs every phase against the built entryd, prints the table and leaves no neighbour running")
     func quickRun() throws {
         let bench = productsDirectory() + "/entryd-bench"
         try #require(FileManager.default.isExecutableFile(atPath: bench), "build entryd-bench first")
+        let neighboursBefore = neighbourProcesses()
         let r = try runProcess(bench, ["--quick", "--entries", "500", "--seconds", "0.2"], timeout: 120)
         #expect(r.status == 0, "\(r.stderr)")
-        for row in ["durable Add, 1 client, no pipelining", "durable Add, 8 clients, pipelining", "Import 500 entries",
-                    "List CN+440000", "Get p50", "Changes, read of", "peer sync", "incremental sync", "idle daemon RSS",
+        for row in ["durable Add, 1 client, no pipelining", "durable Add, 1 client, two CPU-bound neighbours",
+                    "durable Add, 8 clients, pipelining", "daemon CPU per Add, 8 clients pipelining",
+                    "durable Add, 8 Python clients", "Import 500 entries",
+                    "List CN+440000", "Get p50", "Changes, read of", "peer sync", "incremental sync",
+                    "incremental sync of 1 change, whole `entryctl sync` process", "idle daemon RSS",
                     "start-up to listening"] {
             #expect(r.stdout.contains("| " + row), "missing row '\(row)' in:\n\(r.stdout)")
         }
+        // The new rows carry figures, not n/a (python3 and entryctl are part of the build and test image).
+        for row in ["two CPU-bound neighbours", "daemon CPU per Add", "8 Python clients", "entryctl sync"] {
+            let line = r.stdout.split(separator: "\n").first { $0.hasPrefix("| ") && $0.contains(row) }
+            #expect(line.map { !$0.split(separator: "|")[1].contains("n/a") } == true, "no figure for '\(row)' in:\n\(r.stdout)")
+        }
         #expect(r.stdout.contains("raw SQLite 1 tx/entry: "))
+        #expect(r.stdout.contains("raw SQLite 1 tx/entry, same neighbours: "))
+        #expect(r.stdout.contains("the daemon's SyncPeer: "))
+        #expect(neighbourProcesses() <= neighboursBefore, "a CPU-bound neighbour outlived the bench")
         #expect(r.stdout.contains("PostgreSQL rows skipped"))
         #expect(!r.stdout.contains("Add calls failed"))
         #expect(r.stderr.contains("entryd-bench: entryd: durable Add, 1 client"))
@@ -55,6 +67,15 @@ import Testing
         let kill = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix("kill: ") }, "no kill line in:\n\(r.stdout)")
         #expect(kill.hasPrefix("kill: instance 2 killed at ") && kill.hasSuffix("lost 0, duplicated 0, resyncs 0"), "\(kill)")
         #expect(r.stderr.contains("entryd-bench: hub: draining"))
+    }
+
+    /// Processes whose command line holds the bench's neighbour marker (`entryd-bench-neighbour`).
+    private func neighbourProcesses() -> Int {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { Int($0) != nil } ?? []
+        return pids.filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return String(decoding: data, as: UTF8.self).contains("entryd-bench-neighbour")
+        }.count
     }
 
     @Test("entryd-bench refuses an unknown option with its usage (exit 64)")
