@@ -123,12 +123,14 @@ public enum PeerSync {
             let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node,
                                          excludeSince: them.incarnation?.since ?? .zero)
             if page.last <= state.pushedSeq { break }
-            if !page.changes.isEmpty {
-                let applied = try peer.apply(page.changes)
-                result.pushed += applied.applied
-                result.refusedErased += applied.refusedErased
-            }
             state.pushedSeq = page.last
+            // A page with nothing to send (only the peer's own changes, just pulled) moves the
+            // checkpoint without a commit of its own: the final save below keeps it, and if that
+            // is lost the next sync reads the same empty page again.
+            guard !page.changes.isEmpty else { continue }
+            let applied = try peer.apply(page.changes)
+            result.pushed += applied.applied
+            result.refusedErased += applied.refusedErased
             try local.savePeerState(state)
         }
         state.lastSync = Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds())
