@@ -74,9 +74,11 @@ public struct ImportResult: Sendable {
     }
 }
 
-/// Why an atomic import stored nothing: at least one row was rejected. Thrown by
-/// ``LedgerStore/importEntries(form:rows:layout:atomic:origin:)`` (inside the
-/// write, so that it rolls back); the service answers with its `result`.
+/// Why an atomic import stored nothing: at least one row was rejected. Thrown
+/// inside the write (so that it rolls back) and out of the `wait()` of the
+/// ticket ``LedgerStore/beginImport(form:rows:layout:atomic:origin:)`` returns
+/// (so by ``LedgerStore/importEntries(form:rows:layout:atomic:origin:)`` too);
+/// the service answers with its `result`.
 public struct AtomicImportRefused: Error, @unchecked Sendable {
     /// The refused import: `added` and `unchanged` are 0, `rejected` lists why.
     public let result: ImportResult

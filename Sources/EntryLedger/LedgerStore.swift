@@ -169,12 +169,21 @@ public protocol LedgerStore: AnyObject, Sendable {
     /// need not be given: ``ImportRow/matches(_:form:)``, so none is ever
     /// cleared); with anything else it is rejected, and so is a new row that
     /// gives values its form cannot take (``ImportRow/unknown``).
+    ///
+    /// Queued, returning at once, so that the caller can go on while the rows
+    /// are stored (a session validates its next pipelined Import meanwhile);
+    /// ``importEntries(form:rows:layout:atomic:origin:)`` waits at once. Writes
+    /// of one caller run in the order they were queued. Unlike
+    /// ``beginCreate(form:id:fields:layout:origin:)`` the caller may do other
+    /// work before it waits: the store starts the job without it.
     /// - Parameter atomic: one rejected row stores nothing.
-    /// - Returns: the counts and the rejected rows, in row order.
-    /// - Throws: ``AtomicImportRefused`` (nothing stored) when `atomic` and a row
-    ///   was rejected; ``StorageError`` (nothing stored).
-    func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
-                       origin: WriteOrigin) throws -> ImportResult
+    /// - Returns: a ticket whose `wait()` gives the counts and the rejected rows,
+    ///   in row order, once durable; or throws ``AtomicImportRefused`` (nothing
+    ///   stored) when `atomic` and a row was rejected, or a ``StorageError``
+    ///   (nothing stored).
+    /// - Throws: ``EntryError`` `storageFailed` once the store is closing.
+    func beginImport(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
+                     origin: WriteOrigin) throws -> any PendingWrite<ImportResult>
 
     /// A page of entries matching `query`, ordered by (sort column, id) in the
     /// query's direction, with keyset paging (`query.after`), so a page costs the
@@ -414,6 +423,17 @@ extension LedgerStore {
         try delete(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin)
     }
 
+    /// ``beginImport(form:rows:layout:atomic:origin:)`` waited for: blocks the
+    /// calling thread until the import is durable.
+    /// - Returns: the counts and the rejected rows, in row order.
+    /// - Throws: ``AtomicImportRefused`` (nothing stored) when `atomic` and a row
+    ///   was rejected; ``StorageError`` (nothing stored); ``EntryError``
+    ///   `storageFailed` once the store is closing.
+    public func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
+                              origin: WriteOrigin) throws -> ImportResult {
+        try beginImport(form: form, rows: rows, layout: layout, atomic: atomic, origin: origin).wait()
+    }
+
     /// ``restore(id:layoutOf:origin:)`` with one layout for every form.
     public func restore(id: String, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try restore(id: id, layoutOf: { _ in layout }, origin: origin)
@@ -446,7 +466,8 @@ extension LedgerStore {
 // MARK: - What the requirements carry
 
 /// A write queued by a ``LedgerStore``, not yet known to be committed: the
-/// ticket ``LedgerStore/beginCreate(form:id:fields:layout:origin:)`` returns.
+/// ticket ``LedgerStore/beginCreate(form:id:fields:layout:origin:)`` and
+/// ``LedgerStore/beginImport(form:rows:layout:atomic:origin:)`` return.
 ///
 /// ### Implementing
 /// ``wait()`` blocks until the write's transaction committed durably (then it

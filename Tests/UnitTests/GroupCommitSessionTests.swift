@@ -181,6 +181,136 @@ final class SocketDaemon: @unchecked Sendable {
         #expect(r["rejected"]?.arrayValue?.isEmpty == true)
         #expect(try daemon.store.counts().entries == 3)
     }
+
+    /// An `Import` of `rows` (all-or-nothing when `atomic`).
+    static func importCall(_ rows: [JSON], atomic: Bool = false) -> VarlinkCall {
+        VarlinkCall(method: "io.entryd.Entries.Import", parameters: .object([("entries", .array(rows)), ("atomic", .bool(atomic))]))
+    }
+
+    /// `count` valid Import rows with new ids, named `prefix0`, `prefix1`, …, and their ids.
+    static func importRows(_ prefix: String, _ count: Int) -> (ids: [String], rows: [JSON]) {
+        let ids = (0..<count).map { _ in UUIDv7.generate() }
+        return (ids, ids.enumerated().map { .object([("id", .string($0.element)), ("fields", fields("\(prefix)\($0.offset)"))]) })
+    }
+
+    @Test("pipelined Imports on one connection: replies in call order with their added counts, written in call order, every row stored once")
+    func pipelinedImports() throws {
+        let daemon = try SocketDaemon()
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        defer { conn.close() }
+        let batches = [3, 200, 1, 40].enumerated().map { Self.importRows("p\($0.offset)-", $0.element) }
+        try conn.sendRaw(batches.flatMap { Self.importCall($0.rows).encoded })
+        for batch in batches {
+            let reply = try conn.receive()
+            #expect(reply.error == nil, "\(reply.error ?? "")")
+            #expect(reply.parameters["added"]?.intValue == Int64(batch.ids.count))
+            #expect(reply.parameters["unchanged"]?.intValue == 0)
+            #expect(reply.parameters["rejected"]?.arrayValue?.isEmpty == true)
+        }
+        let store = daemon.store
+        var lastSeq: Int64 = 0
+        for batch in batches {
+            let seqs = try batch.ids.map { id in
+                #expect(try store.history(id).count == 1)
+                return try #require(try store.get(id)).seq
+            }
+            #expect(seqs.min()! > lastSeq, "a later Import was written before an earlier one")
+            lastSeq = seqs.max()!
+        }
+        let total = batches.reduce(0) { $0 + $1.ids.count }
+        let counts = try store.counts()
+        #expect(counts.entries == total && counts.seq == Int64(total))
+    }
+
+    @Test("a pipelined atomic Import with an invalid row between two good ones stores nothing; the others store every row")
+    func pipelinedAtomicImportRefused() throws {
+        let daemon = try SocketDaemon()
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        defer { conn.close() }
+        let first = Self.importRows("a", 4), middle = Self.importRows("m", 5), last = Self.importRows("z", 3)
+        var middleRows = middle.rows
+        middleRows[2] = .object([("id", .string(middle.ids[2])), ("fields", Self.fields("bad", birthday: "1990-02-30"))])
+        try conn.sendRaw([Self.importCall(first.rows, atomic: true), Self.importCall(middleRows, atomic: true),
+                          Self.importCall(last.rows, atomic: true)].flatMap(\.encoded))
+        let replies = try (0..<3).map { _ in try conn.receive() }
+        #expect(replies.allSatisfy { $0.error == nil })
+        #expect(replies.map { $0.parameters["added"]?.intValue } == [4, 0, 3])
+        let rejected = try #require(replies[1].parameters["rejected"]?.arrayValue)
+        #expect(rejected.map { $0["index"]?.intValue } == [2])
+        #expect(rejected.first?["id"]?.stringValue == middle.ids[2])
+        let store = daemon.store
+        for id in first.ids + last.ids { #expect(try store.get(id) != nil) }
+        for id in middle.ids { #expect(try store.get(id) == nil && store.history(id).isEmpty) }
+        #expect(try store.counts().entries == 7)
+    }
+
+    @Test("an Add pipelined after an Import on the same connection is answered after it, and written after it")
+    func addAfterPipelinedImport() throws {
+        let daemon = try SocketDaemon()
+        defer { daemon.stop() }
+        let conn = try daemon.connect()
+        defer { conn.close() }
+        let imported = Self.importRows("i", 30)
+        // The first Add reuses an imported id with other values: EntryExists only if the Import was written first.
+        let reused = VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
+            ("id", .string(imported.ids[0])), ("fields", Self.fields("other"))]))
+        let fresh = VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([("fields", Self.fields("after"))]))
+        try conn.sendRaw([Self.importCall(imported.rows), reused, fresh].flatMap(\.encoded))
+        let importReply = try conn.receive(), reusedReply = try conn.receive(), freshReply = try conn.receive()
+        #expect(importReply.error == nil && importReply.parameters["added"]?.intValue == 30)
+        #expect(reusedReply.error == WireErrorName.entryExists)
+        #expect(freshReply.error == nil && freshReply.parameters["entry"]?["fields"]?["name"]?.stringValue == "after")
+        let store = daemon.store
+        let freshID = try #require(freshReply.parameters["entry"]?["id"]?.stringValue)
+        let importedSeqs = try imported.ids.map { try #require(try store.get($0)).seq }
+        #expect(try #require(try store.get(freshID)).seq > importedSeqs.max()!)
+        #expect(try store.get(imported.ids[0])?.fields["name"] == "i0")
+    }
+
+    @Test("an Import begun early is refused as one handled in turn, before anything is queued; a read caller's is left to handle: PermissionDenied(write)")
+    func importRefusedAsInTurn() throws {
+        let database = TestDatabase()
+        let store = try EntryStore(path: database.path)
+        defer { store.close() }
+        let service = EntryService(store: store, forms: FormRegistry.builtIn)
+        let commitsBefore = store.transactionsCommitted
+        /// A context for an Import with `params` from a caller of `role`.
+        func context(_ params: [(String, JSON)], role: Role = .write) -> CallContext {
+            CallContext(caller: Caller(pid: 1, uid: 0, gid: 0, userName: "tester", role: role),
+                        call: VarlinkCall(method: "io.entryd.Entries.Import", parameters: .object(params)),
+                        send: { _ in Issue.record("a refused call sent a reply") }, clientHungUp: { false })
+        }
+        /// What `body` threw, on the wire.
+        func refusal(_ body: () throws -> Void) -> WireError? {
+            do { try body() } catch { return WireError(mapping: error) }
+            return nil
+        }
+        let good = Self.importRows("g", 1).rows
+        let bad: [[(String, JSON)]] = [
+            [("entries", .array(Array(repeating: .object([]), count: Limits().maxBatch + 1)))],
+            [("entries", .array(good)), ("form", .string("no-such-form"))],
+            [("entries", .string("x"))],
+            [("entries", .array(good)), ("atomic", .string("yes"))],
+            [("entries", .array(good)), ("locale", .string("xx"))],
+            [("entries", .array(good)), ("actor", .string("ada"))],
+        ]
+        var names: [String] = []
+        for params in bad {
+            let begun = refusal { _ = try service.begin(context(params)) }
+            let handled = refusal { try service.handle(context(params)) }
+            #expect(begun != nil && begun == handled, "begin: \(String(describing: begun)), handle: \(String(describing: handled))")
+            names.append(begun?.name ?? "")
+        }
+        #expect(names == [WireErrorName.limitExceeded, WireErrorName.entriesFormNotFound, WireErrorName.invalidParameter,
+                          WireErrorName.invalidParameter, WireErrorName.invalidParameter, WireErrorName.permissionDenied])
+        let readCaller = context([("entries", .array(good))], role: .read)
+        #expect(try service.begin(readCaller) == nil)
+        let denied = refusal { try service.handle(readCaller) }
+        #expect(denied?.name == WireErrorName.permissionDenied && denied?.parameters["role"]?.stringValue == "write")
+        #expect(try store.counts().entries == 0 && store.transactionsCommitted == commitsBefore)
+    }
 }
 
 /// Replies collected from many client threads.

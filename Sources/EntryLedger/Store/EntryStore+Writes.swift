@@ -83,19 +83,32 @@ extension EntryStore {
         }
     }
 
-    /// Stores many entries in one transaction. A row whose id exists with the
-    /// same values (and deleted flag) counts as unchanged; with other values it
-    /// is rejected. Fields the form does not define are never cleared: a row
-    /// may leave them out, or give the values stored (``ImportRow/matches(_:form:)``);
+    /// Queues an import of many entries as one job and returns at once: the
+    /// writer thread stores it while the caller goes on (a session validating
+    /// its next pipelined Import). A row whose id exists with the same values
+    /// (and deleted flag) counts as unchanged; with other values it is
+    /// rejected. Fields the form does not define are never cleared: a row may
+    /// leave them out, or give the values stored (``ImportRow/matches(_:form:)``);
     /// values the form cannot take (``ImportRow/unknown``) only confirm an entry
     /// that holds them, they never make one. With `atomic`, one rejected row
     /// stores nothing (added = 0). A row with the id of an erased entry is
     /// rejected and counted (``refusedErasedCount()``).
-    /// - Throws: ``AtomicImportRefused`` when `atomic` and a row was rejected;
-    ///   ``SQLiteError`` for storage failures (then nothing is stored).
-    public func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
-                              origin: WriteOrigin) throws -> ImportResult {
-        try writer.submit { ctx in
+    ///
+    /// Queued without the promise to wait next (`callerWaitsNext: false`): on
+    /// an idle store the writer thread is woken and takes the job once the
+    /// lone job's grace is over (``GroupCommitPolicy/loneJobGrace``, 2 ms), or
+    /// at once behind a running round; a caller that waits within the grace
+    /// runs it on its own thread. One thread hand-off is nothing next to a job
+    /// of up to `max-batch` rows. Called from any thread; the ticket's `wait()`
+    /// must be called by the same thread, once.
+    /// - Returns: a ticket whose `wait()` gives the counts and rejected rows
+    ///   once the transaction is durable, or throws ``AtomicImportRefused``
+    ///   (nothing stored) when `atomic` and a row was rejected, or the
+    ///   ``SQLiteError`` of a failed round (nothing stored).
+    /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
+    public func beginImport(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
+                            origin: WriteOrigin) throws -> any PendingWrite<ImportResult> {
+        try writer.enqueue({ ctx -> ImportResult in
             var result = ImportResult()
             var refused = 0
             for row in rows {
@@ -129,7 +142,7 @@ extension EntryStore {
             }
             try ctx.countRefusedErased(refused)
             return result
-        }
+        }, callerWaitsNext: false)
     }
 }
 

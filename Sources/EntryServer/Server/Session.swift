@@ -86,10 +86,11 @@ public final class Session: @unchecked Sendable {
     /// `idle-timeout`, breaks a rule that closes it, or shutdown is requested.
     /// Does not close `fd`.
     ///
-    /// Pipelined calls that the handler can start early (Add) are started one
-    /// after another as they are decoded, so their writes share a group
-    /// commit; their replies are still sent in call order, each only after its
-    /// write is durable. Any other call first waits until every earlier call is
+    /// Pipelined calls that the handler can start early (Add, Import) are
+    /// started one after another as they are decoded, so their writes share a
+    /// group commit, or are stored while the next buffered call is validated;
+    /// their replies are still sent in call order, each only after its write
+    /// is durable. Any other call first waits until every earlier call is
     /// answered, so it sees their effects.
     public func run() {
         receiveTimeout = .seconds(limits.idleTimeoutSeconds)

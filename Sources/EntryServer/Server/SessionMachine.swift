@@ -13,7 +13,7 @@ import EntryProtocol
 /// The rules (doc/protocol.md):
 /// - **Pipelining.** Messages are decoded one at a time from what was read.
 ///   Each call is first offered to ``CallHandler/begin(_:)``: calls it starts
-///   (Add, queued for the next group commit) overlap and are finished later,
+///   (Add, Import: queued to the writer) overlap and are finished later,
 ///   in call order, when the buffered messages run out, before a call that
 ///   was not started, or once ``Session/maxStartedCalls`` are started. A call
 ///   it declines is handled once every earlier call is answered, so it sees

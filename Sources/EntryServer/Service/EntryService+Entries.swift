@@ -154,13 +154,23 @@ extension EntryService {
         try reply(c, [("changes", .array(changes.map(\.json)))] + (through.map { [("compactedThrough", JSON.int($0))] } ?? []))
     }
 
-    /// `io.entryd.Entries.Import(form?, entries, atomic?, locale?)` in one
-    /// transaction. Bad rows are listed in `rejected` (by 0-based index), with
-    /// their problems in `locale`, not thrown; with `atomic`, any rejected row
-    /// stores nothing.
-    /// - Throws: `LimitExceeded(max-batch)` for more than `max-batch` elements;
-    ///   `FormNotFound`; `InvalidParameter`.
+    /// `io.entryd.Entries.Import(form?, entries, atomic?, locale?)` handled in
+    /// turn (not pipelined): ``startImport(_:_:)``, then wait for the commit and reply.
     func importEntries(_ c: CallContext, _ p: Parameters) throws {
+        try startImport(c, p)()
+    }
+
+    /// Validates an `io.entryd.Entries.Import(form?, entries, atomic?, locale?)`
+    /// on the calling (session) thread and queues its rows as one transaction
+    /// (``LedgerStore/beginImport(form:rows:layout:atomic:origin:)``); the
+    /// returned closure, called by the same thread, waits for the commit and
+    /// sends the reply. Bad rows are listed in `rejected` (by 0-based index),
+    /// with their problems in `locale`, not thrown; with `atomic`, any
+    /// rejected row stores nothing.
+    /// - Throws: here, before anything is queued: `LimitExceeded(max-batch)`
+    ///   for more than `max-batch` elements; `FormNotFound`; `InvalidParameter`.
+    ///   From the closure: a storage failure (nothing stored).
+    func startImport(_ c: CallContext, _ p: Parameters) throws -> () throws -> Void {
         let form = try form(try p.optionalString("form"))
         let items = try p.array("entries")
         let atomic = try p.optionalBool("atomic") ?? false
@@ -172,14 +182,23 @@ extension EntryService {
         for (index, item) in items.enumerated() {
             rows.append(importRow(index: index, item: item, form: form, formFields: formFields, locale: locale))
         }
-        let result: ImportResult
-        do {
-            result = try store.importEntries(form: form.name, rows: rows, layout: form.layout, atomic: atomic,
-                                             origin: WriteOrigin(actor: c.actor))
-        } catch let refused as AtomicImportRefused {
-            result = refused.result
+        let pending = try store.beginImport(form: form.name, rows: rows, layout: form.layout, atomic: atomic,
+                                            origin: WriteOrigin(actor: c.actor))
+        return { [self] in
+            let result: ImportResult
+            do {
+                result = try pending.wait()
+            } catch let refused as AtomicImportRefused {
+                result = refused.result
+            }
+            try reply(c, importReply(result, locale: locale))
         }
-        try reply(c, [
+    }
+
+    /// The members of an Import's reply: `added`, `unchanged` and `rejected`
+    /// (index, id when known, problems in `locale`).
+    func importReply(_ result: ImportResult, locale: EntryLocale) -> [(String, JSON)] {
+        [
             ("added", .int(Int64(result.added))), ("unchanged", .int(Int64(result.unchanged))),
             ("rejected", .array(result.rejected.map { r in
                 var members: [(String, JSON)] = [("index", .int(Int64(r.index)))]
@@ -194,7 +213,7 @@ extension EntryService {
                 })))
                 return .object(members)
             })),
-        ])
+        ]
     }
 
     /// Reads and validates one Import element `{"id"?, "fields", "deleted"?}`.

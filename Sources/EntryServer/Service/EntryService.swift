@@ -135,14 +135,27 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         try method.run(self, try acting(context, parameters), parameters)
     }
 
-    /// Pipelined Add calls start here: validated and queued to the writer at
-    /// once, answered by the returned closure after their group commit. Every
-    /// other call (and an Add the caller may not make) returns `nil` and is
-    /// handled by ``handle(_:)`` in turn.
+    /// Pipelined Add and Import calls start here, on the session's thread:
+    /// validated and queued to the writer at once, answered by the returned
+    /// closure after their commit, so a next call already buffered is
+    /// validated while this one is stored. Every other call (and an Add or
+    /// Import the caller may not make: both need `write`, ``MethodAccess``)
+    /// returns `nil` and is handled by ``handle(_:)`` in turn, which answers
+    /// `PermissionDenied(write)` for those.
+    /// - Throws: what ``handle(_:)`` would throw for the call before anything
+    ///   is queued (`PermissionDenied(gateway)`, `InvalidParameter(actor)`,
+    ///   then the errors of ``startAdd(_:_:)`` or ``startImport(_:_:)``).
     public func begin(_ context: CallContext) throws -> (() throws -> Void)? {
-        guard context.call.method == "io.entryd.Entries.Add", context.caller.role >= .write else { return nil }
+        let isAdd: Bool
+        switch context.call.method {
+        case "io.entryd.Entries.Add": isAdd = true
+        case "io.entryd.Entries.Import": isAdd = false
+        default: return nil
+        }
+        guard context.caller.role >= .write else { return nil }
         let parameters = Parameters(context.call.parameters)
-        return try startAdd(try acting(context, parameters), parameters)
+        let acting = try acting(context, parameters)
+        return isAdd ? try startAdd(acting, parameters) : try startImport(acting, parameters)
     }
 
     /// `context` with its ``CallContext/actor`` set from the call's `actor`
