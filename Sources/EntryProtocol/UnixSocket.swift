@@ -94,11 +94,25 @@ public enum UnixSocket {
     /// - Returns: the bytes read; empty at end of stream.
     /// - Throws: ``SystemError`` from `recv` (`EAGAIN` on a receive timeout, `ECONNRESET` …).
     public static func read(_ fd: Int32, maxBytes: Int = 65536) throws(SystemError) -> [UInt8] {
+        try receive(fd, maxBytes: maxBytes, flags: 0)
+    }
+
+    /// Reads up to `maxBytes` that have already arrived on `fd`, without
+    /// waiting (`recv` with `MSG_DONTWAIT`).
+    /// - Returns: the bytes; empty when none have arrived, at the end of the
+    ///   stream, or on a read error (a blocking ``read(_:maxBytes:)`` after it
+    ///   tells those apart).
+    public static func readAvailable(_ fd: Int32, maxBytes: Int = 65536) -> [UInt8] {
+        (try? receive(fd, maxBytes: maxBytes, flags: Int32(MSG_DONTWAIT))) ?? []
+    }
+
+    /// `recv(2)` of up to `maxBytes` into a new array, again after EINTR.
+    private static func receive(_ fd: Int32, maxBytes: Int, flags: Int32) throws(SystemError) -> [UInt8] {
         while true {
             var failure: Int32 = 0
             // Uninitialised capacity: recv fills what it reads, nothing is zeroed first.
             let buffer = [UInt8](unsafeUninitializedCapacity: maxBytes) { bytes, count in
-                let n = recv(fd, bytes.baseAddress, maxBytes, 0)
+                let n = recv(fd, bytes.baseAddress, maxBytes, flags)
                 failure = n < 0 ? errno : 0
                 count = max(n, 0)
             }

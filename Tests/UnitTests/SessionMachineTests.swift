@@ -87,6 +87,33 @@ import Testing
         #expect(m.next(now: .zero) == .read(timeout: Self.idle))
     }
 
+    @Test("pipelining: when started calls wait and the buffer ends in part of a message, what has arrived is read without waiting first")
+    func partialMessageIsReadOnBeforeFinishing() {
+        var m = Self.reading()
+        let (a, b, c) = (Self.add("a"), Self.add("b"), Self.add("c"))
+        let second = Self.wire(b)
+        // Call a and the first half of b: a is begun, then the rest of b is asked for without waiting.
+        #expect(m.bytesRead(Self.wire(a) + second.prefix(10), now: .zero) == .begin(0, a))
+        #expect(m.callBegun(0, .started, now: .zero) == .readAvailable)
+        // More of b, still not all of it: ask again.
+        #expect(m.bytesArrived(second.dropFirst(10).prefix(5), now: .zero) == .readAvailable)
+        // The rest of b and all of c: both are begun while a waits.
+        #expect(m.bytesArrived(second.dropFirst(15) + Self.wire(c), now: .zero) == .begin(1, b))
+        #expect(m.callBegun(1, .started, now: .zero) == .begin(2, c))
+        // Nothing buffered after c: no read without waiting, the started calls are finished in order.
+        #expect(m.callBegun(2, .started, now: .zero) == .finish(0))
+        #expect(m.callCompleted(0, error: nil, now: .zero) == .finish(1))
+        #expect(m.callCompleted(1, error: nil, now: .zero) == .finish(2))
+        #expect(m.callCompleted(2, error: nil, now: .zero) == .read(timeout: Self.idle))
+        // Part of a message with nothing started: an ordinary (waiting) read, no read without waiting.
+        #expect(m.bytesRead(Array(Self.wire(a).prefix(7)), now: .seconds(1)) == .read(timeout: Self.idle))
+        // Nothing arrived while a started call waits: it is finished, then the session waits for bytes.
+        #expect(m.bytesRead(Self.wire(a).dropFirst(7) + second.prefix(3), now: .seconds(1)) == .begin(3, a))
+        #expect(m.callBegun(3, .started, now: .seconds(1)) == .readAvailable)
+        #expect(m.bytesArrived([UInt8](), now: .seconds(1)) == .finish(3))
+        #expect(m.callCompleted(3, error: nil, now: .seconds(2)) == .read(timeout: Self.idle))
+    }
+
     @Test("pipelining: once maxStartedCalls are started they are finished before the next message is decoded")
     func startedCallsAreCapped() {
         var m = Self.reading(maxStartedCalls: 2)
@@ -193,7 +220,8 @@ import Testing
         let head = Self.wire(a)
         // Exactly the limit without its NUL: still waiting.
         #expect(m.bytesRead(head + [UInt8](repeating: 0x20, count: 256), now: .zero) == .begin(0, a))
-        #expect(m.callBegun(0, .started, now: .zero) == .finish(0))
+        #expect(m.callBegun(0, .started, now: .zero) == .readAvailable)
+        #expect(m.bytesArrived([UInt8](), now: .zero) == .finish(0))
         #expect(m.callCompleted(0, error: nil, now: .zero) == .read(timeout: Self.idle))
         // One byte more, no NUL in sight: refused at once.
         let refusal = VarlinkReply(error: .limitExceeded("max-message-size", maximum: 256))

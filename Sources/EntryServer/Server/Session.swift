@@ -105,6 +105,8 @@ public final class Session: @unchecked Sendable {
             switch action {
             case .read(let timeout):
                 action = deliverShutdownRequest() ? machine.next(now: now) : read(timeout: timeout)
+            case .readAvailable:
+                action = machine.bytesArrived(UnixSocket.readAvailable(fd), now: now)
             case .begin(let id, let call):
                 let outcome = begin(id, call)
                 action = machine.callBegun(id, outcome, now: now)

@@ -18,6 +18,13 @@ extension SessionMachine {
         /// (end of stream), ``SessionMachine/readFailed(now:)``, or
         /// ``SessionMachine/tick(now:)`` when the wait timed out. Always > 0.
         case read(timeout: Duration)
+        /// Read what has already arrived, without waiting, and feed it to
+        /// ``SessionMachine/bytesArrived(_:now:)`` (nothing when none has,
+        /// or the read fails or finds the end: the read that follows the
+        /// drain tells those apart). Asked while started calls wait and the
+        /// buffer ends in part of a message, so a large call (an Import) is
+        /// begun, and validated, while the calls before it are stored.
+        case readAvailable
         /// Offer the call to ``CallHandler/begin(_:)`` and feed what it did to
         /// ``SessionMachine/callBegun(_:_:now:)``.
         case begin(CallID, VarlinkCall)

@@ -17,6 +17,8 @@ extension SessionMachine {
         case handling(CallID, oneway: Bool)
         /// The started call's closure runs; a drain continues after it.
         case finishing(CallID, oneway: Bool, then: AfterDrain)
+        /// Reading what has arrived, without waiting (``Action/readAvailable``).
+        case readingAvailable
         /// Waiting for bytes; the idle timer fires at `idleDeadline` (session time).
         case reading(idleDeadline: Duration)
         /// The next action is `.close(reason)`.

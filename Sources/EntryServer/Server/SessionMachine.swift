@@ -14,7 +14,9 @@ import EntryProtocol
 /// - **Pipelining.** Messages are decoded one at a time from what was read.
 ///   Each call is first offered to ``CallHandler/begin(_:)``: calls it starts
 ///   (Add, Import: queued to the writer) overlap and are finished later,
-///   in call order, when the buffered messages run out, before a call that
+///   in call order, when the buffered messages run out (after one more read
+///   without waiting when the buffer ends in part of a message, so a large
+///   call is begun while the earlier ones are stored), before a call that
 ///   was not started, or once ``Session/maxStartedCalls`` are started. A call
 ///   it declines is handled once every earlier call is answered, so it sees
 ///   their effects. Replies thus leave in call order, even when a later call's
@@ -112,6 +114,8 @@ struct SessionMachine {
                 preconditionFailure("session machine: event after close")
             case .beginning, .handling, .finishing:
                 preconditionFailure("session machine: a call runs; feed its outcome first")
+            case .readingAvailable:
+                preconditionFailure("session machine: a read without waiting runs; feed its bytes first")
             }
         }
     }
@@ -121,6 +125,21 @@ struct SessionMachine {
         expectReading()
         decoder.append(bytes)
         state = .decoding
+        return next(now: now)
+    }
+
+    /// What a read without waiting (``Action/readAvailable``) found: more of
+    /// the buffered message (decoded on; bytes do not re-arm the idle timer,
+    /// which does not run while calls wait), or nothing, and the started calls
+    /// are finished before the session reads again.
+    mutating func bytesArrived(_ bytes: some Collection<UInt8>, now: Duration) -> Action {
+        guard case .readingAvailable = state else { preconditionFailure("session machine: bytes of a read without waiting, which does not run") }
+        if bytes.isEmpty {
+            state = .draining(then: .read)
+        } else {
+            decoder.append(bytes)
+            state = .decoding
+        }
         return next(now: now)
     }
 
@@ -237,6 +256,12 @@ struct SessionMachine {
             return nil
         }
         guard let message else {
+            // Started calls wait and part of the next message is here: take what else has
+            // arrived before finishing them, so that message is begun while they are stored.
+            if startedCount > 0, decoder.hasPartialMessage, !stopping {
+                state = .readingAvailable
+                return .readAvailable
+            }
             state = .draining(then: .read)
             return nil
         }
