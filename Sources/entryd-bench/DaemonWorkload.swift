@@ -187,6 +187,24 @@ struct DaemonWorkload {
 
     /// The `Status` reply.
     func status() throws -> JSON { try RawClient(path: socket).call("io.entryd.Sync.Status") }
+
+    /// One Add with a phone number and one with an e-mail address (the fixture
+    /// alternates them), then one List page: the libraries an ordinary day uses
+    /// (libphonenumber, libidn2, ICU) are then loaded and initialised.
+    /// - Throws: ``BenchFailure`` when an Add fails.
+    func useEveryLibrary() throws {
+        let client = try RawClient(path: socket)
+        var kinds: Set<String> = []
+        while kinds.count < 2 {
+            let n = counter.next()
+            let kind = Fixture.fields(n)["contact_method"] ?? ""
+            guard !kinds.contains(kind) else { continue }
+            try client.send(Fixture.addCall(n))
+            guard !RawClient.isError(try client.receive()) else { throw BenchFailure("an Add failed after the restart") }
+            kinds.insert(kind)
+        }
+        _ = try listPages(1)
+    }
 }
 
 /// A thread-safe counter of entry numbers.
