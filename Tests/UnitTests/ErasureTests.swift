@@ -269,6 +269,24 @@ import Testing
         #expect(ByteScan.count([Array(fields["phone"]!.utf8)], in: db.path + ".before-restore") == 0)
     }
 
+    @Test("an erasure the database holds and its ledger lacks (a ledger lost or put back old) is written to the ledger when the store opens; other entries are not")
+    func ledgerIsCompletedAtOpen() throws {
+        let db = TestDatabase()
+        var store: any LedgerStore = try EntryStore(path: db.path, readers: 2)
+        defer { store.close() }
+        let kept = try store.create(form: "registration", id: nil, fields: Self.person("6162"), layout: layout, origin: origin("a")).entry
+        let e = try store.create(form: "registration", id: nil, fields: Self.person("6163"), layout: layout, origin: origin("a")).entry
+        _ = try store.erase(id: e.id, origin: origin("admin", "request 8"))
+        store.close()
+        try FileManager.default.removeItem(atPath: db.path + ".erasures")
+        store = try EntryStore(path: db.path, readers: 2)
+        #expect((store as! EntryStore).erasuresReapplied == 0)
+        let ledger = try String(contentsOfFile: db.path + ".erasures", encoding: .utf8)
+        #expect(ledger.contains(e.id) && ledger.contains("request 8"))
+        #expect(!ledger.contains(kept.id))
+        #expect(try store.get(kept.id) != nil)
+    }
+
     @Test("DATABASE.before-restore, the database --restore kept aside, is erased too when the entry is erased later")
     func keptDatabaseIsErasedToo() throws {
         let db = TestDatabase()

@@ -193,7 +193,13 @@ extension EntryStore {
             if count > 0 { try ctx.markForRewrite() }
             var known = Set(lines)
             var missing: [ErasureLedger.Line] = []
-            try ctx.db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE op = 'erase' ORDER BY seq").query { row in
+            // Every erase change in the log has its entry in `erasures` (scrub records it in the
+            // same transaction): look them up by entry (changes_by_entry) instead of reading the
+            // whole change log at every start.
+            try ctx.db.statement("""
+                SELECT \(EntryStore.changeColumns) FROM changes
+                WHERE entry IN (SELECT entry FROM erasures) AND op = 'erase' ORDER BY seq
+                """).query { row in
                 let line = ErasureLedger.Line(try EntryStore.change(from: row))
                 if known.insert(line).inserted { missing.append(line) }
             }
