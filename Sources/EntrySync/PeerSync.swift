@@ -1,6 +1,7 @@
 import EntryModel
 import EntryLedger
 import EntryProtocol
+import Foundation
 
 /// What one ``PeerSync/run(local:peer:name:address:batch:layout:maxClockSkewMs:)`` moved.
 public struct PeerSyncResult: Sendable, Equatable {
@@ -103,21 +104,32 @@ public enum PeerSync {
             result.notices.append("this node began a new incarnation (\(local.incarnation.reason ?? "no reason recorded")) "
                 + "since the last sync with peer '\(name)': it sends back the changes this node made before")
         }
-        while true {
-            let page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: pullOwn ? nil : local.nodeID,
-                                        excludeSince: local.incarnation.since)
-            if page.last <= state.pulledSeq { break }
+        let exclude = pullOwn ? nil : local.nodeID
+        var page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: exclude, excludeSince: local.incarnation.since)
+        while page.last > state.pulledSeq {
             let last = page.last
             let mark = page.changes.last.map(Self.mark)
-            let applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs,
+            // The next page is asked for, and decoded, on another thread while this one is
+            // applied: the peer encodes and this node stores at once. This thread touches
+            // the link again only after take().
+            let excludeSince = local.incarnation.since
+            let next = PrefetchedPage { try peer.changes(since: last, limit: batch, excludeNode: exclude, excludeSince: excludeSince) }
+            let applied: ApplyResult
+            do {
+                applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs,
                                           pulled: PullCheckpoint(peer: name, pulledSeq: last, mark: mark),
                                           respell: them.libraries != LibraryVersions.byName)
+            } catch {
+                _ = try? next.take()
+                throw error
+            }
             state.pulledSeq = last
             if let mark { state.mark = mark }
             result.pulled += applied.applied
             result.conflicts += applied.conflicts
             result.recanonicalised += applied.recanonicalised
             result.refusedErased += applied.refusedErased
+            page = try next.take()
         }
         while true {
             let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node,
@@ -165,5 +177,30 @@ public enum PeerSync {
             }
         }
         return nil
+    }
+}
+
+/// A page of a peer's change log fetched on a thread of its own while the
+/// caller applies the page before it. The caller must not use the peer link
+/// until ``take()`` has returned (the link serves one thread at a time).
+final class PrefetchedPage: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<(changes: [ChangeRecord], last: Int64), any Error>?
+
+    /// Starts `fetch` on a new thread.
+    init(_ fetch: @escaping () throws -> (changes: [ChangeRecord], last: Int64)) {
+        nonisolated(unsafe) let fetch = fetch
+        let thread = Thread { [self] in
+            result = Result { try fetch() }
+            done.signal()
+        }
+        thread.name = "entryd-sync-fetch"
+        thread.start()
+    }
+
+    /// Waits for the page. - Throws: what the fetch threw.
+    func take() throws -> (changes: [ChangeRecord], last: Int64) {
+        done.wait()
+        return try result!.get()
     }
 }
