@@ -255,8 +255,55 @@ import Testing
         // Call 1's error is not sent; call 2 is still finished (its write is queued), without a reply.
         #expect(m.callCompleted(0, error: .storageFailed("internal error; see the daemon log"), now: .seconds(30)) == .finish(2))
         #expect(m.reply(Self.reply("c"), from: 2) == .clientGone)
-        // The declined call 3 is not handled.
-        #expect(m.callCompleted(2, error: nil, now: .seconds(30)) == .close(.clientGone))
+        // The declined call 3 was read whole: it still runs, its reply discarded, then the session closes.
+        #expect(m.callCompleted(2, error: nil, now: .seconds(30)) == .handle(3, Self.get))
+        #expect(m.reply(Self.reply("got"), from: 3) == .clientGone)
+        #expect(m.callCompleted(3, error: .entryNotFound("x"), now: .seconds(30)) == .readAvailable)
+        #expect(m.bytesArrived([UInt8](), now: .seconds(30)) == .close(.clientGone))
+    }
+
+    @Test("a client that hangs up after a call and a oneway write: the write still runs whatever the call before it; a stream call is skipped")
+    func hangUpKeepsBufferedCalls() {
+        let oneway = Self.add("w", oneway: true)
+        // [Get, oneway Add], then the client closes: the Get's reply cannot be written.
+        var m = Self.reading()
+        #expect(m.bytesRead(Self.wire(Self.get, oneway), now: .zero) == .begin(0, Self.get))
+        #expect(m.callBegun(0, .declined, now: .zero) == .handle(0, Self.get))
+        #expect(m.reply(Self.reply("got"), from: 0) == .send(startsStream: false))
+        m.writeFailed()
+        #expect(m.callCompleted(0, error: nil, now: .zero) == .begin(1, oneway))
+        #expect(m.callBegun(1, .started, now: .zero) == .readAvailable)
+        #expect(m.bytesArrived([UInt8](), now: .zero) == .finish(1))
+        #expect(m.callCompleted(1, error: nil, now: .zero) == .close(.clientGone))
+        // The oneway write still on its way when the Get's reply failed: read without waiting, then run.
+        var late = Self.reading()
+        #expect(late.bytesRead(Self.wire(Self.get), now: .zero) == .begin(0, Self.get))
+        #expect(late.callBegun(0, .declined, now: .zero) == .handle(0, Self.get))
+        late.writeFailed()
+        #expect(late.callCompleted(0, error: nil, now: .zero) == .readAvailable)
+        #expect(late.bytesArrived(Self.wire(oneway), now: .zero) == .begin(1, oneway))
+        #expect(late.callBegun(1, .started, now: .zero) == .readAvailable)
+        #expect(late.bytesArrived([UInt8](), now: .zero) == .finish(1))
+        #expect(late.callCompleted(1, error: nil, now: .zero) == .close(.clientGone))
+        // The same after an Add (started): as before, the oneway write runs too.
+        var a = Self.reading()
+        #expect(a.bytesRead(Self.wire(Self.add("a"), oneway), now: .zero) == .begin(0, Self.add("a")))
+        #expect(a.callBegun(0, .started, now: .zero) == .begin(1, oneway))
+        #expect(a.callBegun(1, .started, now: .zero) == .finish(0))
+        a.writeFailed()
+        #expect(a.reply(Self.reply("a"), from: 0) == .clientGone)
+        #expect(a.callCompleted(0, error: nil, now: .zero) == .finish(1))
+        #expect(a.callCompleted(1, error: nil, now: .zero) == .readAvailable)
+        #expect(a.bytesArrived([UInt8](), now: .zero) == .close(.clientGone))
+        // A Changes stream read after the client left is not started (nobody would read it); the Get after it runs.
+        var c = Self.reading()
+        #expect(c.bytesRead(Self.wire(Self.get, Self.changes, Self.get), now: .zero) == .begin(0, Self.get))
+        #expect(c.callBegun(0, .declined, now: .zero) == .handle(0, Self.get))
+        c.writeFailed()
+        #expect(c.callCompleted(0, error: nil, now: .zero) == .begin(2, Self.get))
+        #expect(c.callBegun(2, .declined, now: .zero) == .handle(2, Self.get))
+        #expect(c.callCompleted(2, error: nil, now: .zero) == .readAvailable)
+        #expect(c.bytesArrived([UInt8](), now: .zero) == .close(.clientGone))
     }
 
     @Test("a client that stops reading during a stream, or before an error reply: the session closes without serving more")
@@ -267,14 +314,21 @@ import Testing
         #expect(m.reply(Self.reply("page 1", continues: true), from: 0) == .send(startsStream: true))
         m.writeFailed()
         #expect(m.reply(Self.reply("end"), from: 0) == .clientGone)
-        #expect(m.callCompleted(0, error: .storageFailed("x"), now: .seconds(31)) == .close(.clientGone))
+        #expect(m.callCompleted(0, error: .storageFailed("x"), now: .seconds(31)) == .begin(1, Self.get))
+        #expect(m.callBegun(1, .declined, now: .seconds(31)) == .handle(1, Self.get))
+        #expect(m.callCompleted(1, error: nil, now: .seconds(31)) == .readAvailable)
+        #expect(m.bytesArrived([UInt8](), now: .seconds(31)) == .close(.clientGone))
 
         var e = Self.reading()
         #expect(e.bytesRead(Self.wire(Self.get, Self.get), now: .zero) == .begin(0, Self.get))
         #expect(e.callBegun(0, .declined, now: .zero) == .handle(0, Self.get))
         #expect(e.callCompleted(0, error: .entryNotFound("x"), now: .zero) == .send(VarlinkReply(error: .entryNotFound("x"))))
         e.writeFailed()
-        #expect(e.next(now: .seconds(30)) == .close(.clientGone))
+        // The second Get was read whole: it runs, its reply discarded.
+        #expect(e.next(now: .seconds(30)) == .begin(1, Self.get))
+        #expect(e.callBegun(1, .declined, now: .seconds(30)) == .handle(1, Self.get))
+        #expect(e.callCompleted(1, error: nil, now: .seconds(30)) == .readAvailable)
+        #expect(e.bytesArrived([UInt8](), now: .seconds(30)) == .close(.clientGone))
     }
 
     @Test("close reasons keep the daemon's debug log texts")

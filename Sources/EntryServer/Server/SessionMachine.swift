@@ -23,8 +23,12 @@ import EntryProtocol
 ///   outcome (a `begin` that threw) is known before an earlier one's.
 /// - **Replies.** A oneway call gets no reply, not even an error. The first
 ///   reply with `continues` on a connection starts a stream (``ReplyAction``).
-///   Once a write fails the client is gone: nothing more is written, the
-///   started calls are finished silently, and the session closes.
+///   Once a write fails the client is gone: nothing more is written, but what
+///   has already arrived is still read (without waiting) and its complete
+///   calls run, in order, their replies discarded (a call with `more`
+///   excepted: nobody would read its stream), so what a client sent before it
+///   hung up is never dropped for the kind of call before it; then the
+///   session closes.
 /// - **Bad messages.** A message over `max-message-size` gets
 ///   `LimitExceeded(max-message-size)`, one that is not a call gets
 ///   `InvalidParameter(method)` (or `parameters`, `more`, `oneway`), each
@@ -135,7 +139,8 @@ struct SessionMachine {
     mutating func bytesArrived(_ bytes: some Collection<UInt8>, now: Duration) -> Action {
         guard case .readingAvailable = state else { preconditionFailure("session machine: bytes of a read without waiting, which does not run") }
         if bytes.isEmpty {
-            state = .draining(then: .read)
+            // Nothing more: finish the started calls, then read (or close, once the client is gone).
+            state = .draining(then: clientGone ? .close(.clientGone, finalReply: nil) : .read)
         } else {
             decoder.append(bytes)
             state = .decoding
@@ -243,10 +248,6 @@ struct SessionMachine {
     /// The action for the next buffered message, or `nil` after a change of
     /// state with no action yet.
     private mutating func decodeNext() -> Action? {
-        if clientGone {
-            state = .draining(then: .close(.clientGone, finalReply: nil))
-            return nil
-        }
         let message: [UInt8]?
         do {
             message = try decoder.next()
@@ -256,6 +257,12 @@ struct SessionMachine {
             return nil
         }
         guard let message else {
+            if clientGone {
+                // What the client sent before it left may still be arriving: take it, without
+                // waiting; the drain after an empty read closes.
+                state = .readingAvailable
+                return .readAvailable
+            }
             // Started calls wait and part of the next message is here: take what else has
             // arrived before finishing them, so that message is begun while they are stored.
             if startedCount > 0, decoder.hasPartialMessage, !stopping {
@@ -274,6 +281,11 @@ struct SessionMachine {
         }
         let id = nextCallID
         nextCallID += 1
+        if clientGone && call.more {
+            // A stream nobody reads would wait for changes until shutdown: skip it.
+            state = .decoding
+            return nil
+        }
         state = .beginning(id, call)
         return .begin(id, call)
     }
@@ -298,15 +310,13 @@ struct SessionMachine {
         case .decode:
             state = .decoding
         case .handle(let id, let call):
-            if clientGone {
-                state = .closing(.clientGone)
-                return nil
-            }
             state = .handling(id, oneway: call.oneway)
             return .handle(id, call)
         case .read:
             if clientGone {
-                state = .closing(.clientGone)
+                // Take what the client sent before it left, without waiting (see decodeNext).
+                state = .readingAvailable
+                return .readAvailable
             } else if stopping {
                 state = .closing(.shutdown)
             } else {
