@@ -257,15 +257,10 @@ struct SessionMachine {
             return nil
         }
         guard let message else {
-            if clientGone {
-                // What the client sent before it left may still be arriving: take it, without
-                // waiting; the drain after an empty read closes.
-                state = .readingAvailable
-                return .readAvailable
-            }
-            // Started calls wait and part of the next message is here: take what else has
-            // arrived before finishing them, so that message is begun while they are stored.
-            if startedCount > 0, decoder.hasPartialMessage, !stopping {
+            // Take what else has arrived, without waiting: the rest of a message begun here
+            // while started calls wait (so it is begun while they are stored), or what a
+            // client that left sent before it went (the drain after an empty read closes).
+            if clientGone || (startedCount > 0 && decoder.hasPartialMessage && !stopping) {
                 state = .readingAvailable
                 return .readAvailable
             }

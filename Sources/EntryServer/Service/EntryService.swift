@@ -146,16 +146,15 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     ///   is queued (`PermissionDenied(gateway)`, `InvalidParameter(actor)`,
     ///   then the errors of ``startAdd(_:_:)`` or ``startImport(_:_:)``).
     public func begin(_ context: CallContext) throws -> (() throws -> Void)? {
-        let isAdd: Bool
+        let start: (CallContext, Parameters) throws -> () throws -> Void
         switch context.call.method {
-        case "io.entryd.Entries.Add": isAdd = true
-        case "io.entryd.Entries.Import": isAdd = false
+        case "io.entryd.Entries.Add": start = startAdd
+        case "io.entryd.Entries.Import": start = startImport
         default: return nil
         }
         guard context.caller.role >= .write else { return nil }
         let parameters = Parameters(context.call.parameters)
-        let acting = try acting(context, parameters)
-        return isAdd ? try startAdd(acting, parameters) : try startImport(acting, parameters)
+        return try start(try acting(context, parameters), parameters)
     }
 
     /// `context` with its ``CallContext/actor`` set from the call's `actor`
