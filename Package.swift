@@ -62,10 +62,9 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
-        // libpq (Debian libpq-dev, PostgreSQL 15): the PostgreSQL client, for EntryHub.
-        .systemLibrary(
-            name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]),
+        // libpq (Debian libpq5; headers from libpq-dev, PostgreSQL 15): the PostgreSQL client,
+        // for EntryHub, loaded with dlopen when a hub connects (cpostgres.h), never linked.
+        .target(name: "CPostgres", path: "Sources/CPostgres"),
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):

@@ -73,8 +73,10 @@ final class PGConnection: @unchecked Sendable {
     ///     a Unix socket by `host=/its/directory`) or a `key=value` string.
     ///   - database: when given, the database to use instead of the URI's.
     /// - Throws: ``PGError`` (SQLSTATE `08001`) whose message says what was
-    ///   wrong with the URI, or why the server could not be reached and what to check.
+    ///   wrong with the URI, or why the server could not be reached and what to check;
+    ///   or that libpq itself could not be loaded (cpostgres.h), naming the package.
     init(uri: String, database: String? = nil) throws(PGError) {
+        if let failure = cpg_load() { throw PGError(sqlState: "08001", message: String(cString: failure)) }
         var parseError: UnsafeMutablePointer<CChar>?
         if let options = PQconninfoParse(uri, &parseError) {
             PQconninfoFree(options)

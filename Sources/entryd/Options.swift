@@ -90,8 +90,10 @@ struct Options {
           --version             show the version and the reference data's version
 
         Signals: SIGTERM or SIGINT stops accepting, finishes in-flight calls, closes
-        the database and exits 0. SIGHUP re-reads the configuration and the forms;
-        a bad new configuration is refused and the old one stays.
+        the database and exits 0 (1 if a client still had not taken its replies after
+        10 s: every call answered is stored; calls queued behind an unread reply are
+        not run). SIGHUP re-reads the configuration and the forms; a bad new
+        configuration is refused and the old one stays.
 
         Exit codes: 0 ok, 64 bad arguments, 65 a backup that fails its checks (--restore),
         69 socket in use by a live entryd (or the PostgreSQL server cannot be reached
