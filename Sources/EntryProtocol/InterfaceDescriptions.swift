@@ -36,7 +36,8 @@ type Entry (
 # field: the field name, or "" for the whole entry.
 # code: required, unknown-field, invalid-format, not-in-list, out-of-range,
 #   not-on-interval, parent-mismatch, too-long, ambiguous; added: exists
-#   (Import: the row's id names an entry with other values, or a deleted one).
+#   (Import: the row's id names an entry with other values, or a deleted one),
+#   erased (Import: the row's id names an entry erased on this node).
 # message: one sentence in the requested locale.
 # suggestions: canonical values the input may have meant.
 type Problem (

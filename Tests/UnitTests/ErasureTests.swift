@@ -155,6 +155,22 @@ import Testing
                               send: { _ in }, clientHungUp: { false })
         #expect(throws: EntryError.entryErased(id: e.id, at: try store.erasure(of: e.id)!.at)) { try service.handle(add) }
         #expect(try store.refusedErasedCount() == 1 && store.get(e.id) == nil)
+        // An Import row with the id (an old export) is rejected as erased, said in the caller's locale.
+        for (locale, fragment) in [("zh", "已被抹除，不能再导入"), ("en", "was erased and cannot be imported again")] {
+            var reply: JSON?
+            let row = JSON.object([("id", .string(e.id)), ("fields", JSON.stringMap(Self.person("0002")))])
+            let importCall = CallContext(caller: Caller(pid: 1, uid: 0, gid: 0, userName: "root", role: .write),
+                                         call: VarlinkCall(method: "io.entryd.Entries.Import", parameters: .object([
+                                             ("entries", .array([row])), ("locale", .string(locale))])),
+                                         send: { reply = $0.parameters }, clientHungUp: { false })
+            try service.handle(importCall)
+            let rejected = reply?["rejected"]?.arrayValue?.first
+            let problem = rejected?["problems"]?.arrayValue?.first
+            #expect(reply?["added"]?.intValue == 0 && rejected?["id"]?.stringValue == e.id, "\(String(describing: reply))")
+            #expect(problem?["code"]?.stringValue == "erased" && problem?["field"]?.stringValue == "id")
+            #expect(problem?["message"]?.stringValue?.contains(fragment) == true, "\(String(describing: problem))")
+        }
+        #expect(try store.refusedErasedCount() == 3 && store.get(e.id) == nil)
     }
 
     @Test("the erase wins in any order: arriving before the create, or before a later-stamped concurrent edit; later changes are refused, counted and never stored")

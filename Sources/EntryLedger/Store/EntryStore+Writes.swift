@@ -118,7 +118,7 @@ extension EntryStore {
                 if let id = row.id, try ctx.erasure(of: id) != nil {
                     // An old export imported again: the erased entry is refused, and counted.
                     refused += 1
-                    result.rejected.append((row.index, id, [Problem(field: "", code: .invalidFormat,
+                    result.rejected.append((row.index, id, [Problem(field: "id", code: .erased,
                         message: "the entry with id \(id) was erased; it cannot be imported again")]))
                 } else if let id = row.id, let existing = try ctx.load(id) {
                     if row.matches(existing, form: form) {

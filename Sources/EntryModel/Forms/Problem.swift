@@ -21,6 +21,9 @@ public enum ProblemCode: String, Sendable, CaseIterable, Codable {
     /// An Import row's id names an entry that exists with other values or is
     /// deleted (field `id`; added to the contract's list).
     case exists
+    /// An Import row's id names an entry erased on this node, which never comes
+    /// back (field `id`; added to the contract's list after `exists`).
+    case erased
 }
 
 /// One thing wrong with a submitted value (doc/protocol.md, `io.entryd.Entries.Problem`).

@@ -204,10 +204,18 @@ extension EntryService {
                 var members: [(String, JSON)] = [("index", .int(Int64(r.index)))]
                 if let id = r.id { members.append(("id", .string(id))) }
                 members.append(("problems", .array(r.problems.map { problem in
+                    // The store's own problems come in English: said here in `locale`.
                     var problem = problem
-                    if problem.code == .exists {
-                        problem.message = locale == .zh ? "编号为 \(r.id ?? "") 的条目已存在且值不同，或已被删除：换一个编号，或去掉编号列以新增条目"
-                            : "an entry with id \(r.id ?? "") already exists with other values, or is deleted: use another id, or leave the id out to add a new entry"
+                    let id = r.id ?? ""
+                    switch problem.code {
+                    case .exists:
+                        problem.message = locale == .zh ? "编号为 \(id) 的条目已存在且值不同，或已被删除：换一个编号，或去掉编号列以新增条目"
+                            : "an entry with id \(id) already exists with other values, or is deleted: use another id, or leave the id out to add a new entry"
+                    case .erased:
+                        problem.message = locale == .zh ? "编号为 \(id) 的条目已被抹除，不能再导入：删去这一行（抹除的数据不会回来）"
+                            : "the entry with id \(id) was erased and cannot be imported again: drop this row (erased data never comes back)"
+                    default:
+                        break
                     }
                     return problem.json
                 })))
