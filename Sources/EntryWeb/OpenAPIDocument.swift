@@ -28,7 +28,7 @@ public enum OpenAPIDocument {
         (404, "No such entry, form, field, conflict, interface or method."),
         (409, "The entry exists with other values, was changed since the given version, or was erased."),
         (413, "A limit was hit (LimitExceeded names it), or the body is too large."),
-        (429, "Too many failed logins (io.entryd.web.TooManyAttempts)."),
+        (429, "Too many failed logins (io.entryd.web.TooManyAttempts); the Retry-After header gives the seconds to wait."),
         (500, "An unexpected error; error names it."),
         (501, "The method is declared but not implemented."),
         (503, "entryd could not store (StorageFailed: nothing of the call was stored) or cannot be reached (io.entryd.web.DaemonUnreachable); try again."),

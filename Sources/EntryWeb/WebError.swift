@@ -100,8 +100,19 @@ public struct WebError: Error, Sendable, Equatable {
     /// `{"error": name, "parameters": parameters}`.
     public var body: JSON { .object([("error", .string(name)), ("parameters", parameters)]) }
 
-    /// The JSON response.
-    public var response: HTTPResponse { .json(status, body) }
+    /// The JSON response, with the header RFC 9110 and RFC 6585 ask of its
+    /// status: `Allow` on 405 (the `allowed` methods), `Retry-After` on 429
+    /// (`retryAfter` seconds), `WWW-Authenticate: Bearer` on 401.
+    public var response: HTTPResponse {
+        var headers: [(String, String)] = []
+        switch status {
+        case 401: headers.append(("WWW-Authenticate", #"Bearer realm="entryd""#))
+        case 405: if let allowed = parameters["allowed"]?.stringValue { headers.append(("Allow", allowed)) }
+        case 429: if let seconds = parameters["retryAfter"]?.intValue { headers.append(("Retry-After", String(seconds))) }
+        default: break
+        }
+        return .json(status, body, headers: headers)
+    }
 
     /// 400 `BadRequest` with its reason.
     public static func badRequest(_ reason: String) -> WebError {

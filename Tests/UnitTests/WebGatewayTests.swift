@@ -114,6 +114,7 @@ import Testing
         let locked = g.handle(Self.post("/api/v1/login", #"{"user":"ada","password":"pw-ada-123"}"#))
         #expect(locked.status == 429)
         #expect(try Self.json(locked)["parameters"]?["retryAfter"]?.intValue == 60)
+        #expect(locked.header("Retry-After") == "60")
         // Another address is not locked for rita…
         let other = g.handle(Self.post("/api/v1/login", #"{"user":"rita","password":"pw-rita-123"}"#, address: "10.0.0.2"))
         #expect(other.status == 200)
@@ -131,6 +132,7 @@ import Testing
         let none = g.handle(Self.post("/api/v1/io.entryd.Entries.Add", add))
         #expect(none.status == 401)
         #expect(try Self.json(none)["error"]?.stringValue == "io.entryd.web.AuthenticationRequired")
+        #expect(none.header("WWW-Authenticate") == #"Bearer realm="entryd""#)
         #expect(g.handle(Self.post("/api/v1/io.entryd.Entries.Add", add, headers: ["Authorization": "Bearer " + String(repeating: "A", count: 43)])).status == 401)
         #expect(link.calls.isEmpty)
 
@@ -209,7 +211,7 @@ import Testing
         #expect(try Self.json(r)["error"]?.stringValue == "io.entryd.web.DaemonUnreachable")
     }
 
-    @Test("bodies: not JSON 400, not an object 400, not application/json 415, too large 413, GET on a POST method 405")
+    @Test("bodies: not JSON 400, not an object 400, not application/json 415, too large 413, GET on a POST method 405 with Allow")
     func badBodies() throws {
         let link = FakeLink()
         let g = Self.gateway(link: link)
@@ -224,7 +226,7 @@ import Testing
         #expect(tooLarge.status == 413)
         #expect(try Self.json(tooLarge)["parameters"]?["limit"]?.intValue == 1024)
         let get = g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Entries.Get", headers: auth))
-        #expect(get.status == 405)
+        #expect(get.status == 405 && get.header("Allow") == "POST")
         #expect(link.calls.isEmpty)
     }
 
@@ -292,7 +294,8 @@ import Testing
         for path in ["/../etc/passwd", "/assets/../../x", "/./index.html", "/a\\b", "//etc/passwd", "/assets//x"] {
             #expect(g.handle(HTTPRequest(method: "GET", path: path)).status == 400, "\(path)")
         }
-        #expect(g.handle(HTTPRequest(method: "POST", path: "/")).status == 405)
+        let post = g.handle(HTTPRequest(method: "POST", path: "/"))
+        #expect(post.status == 405 && post.header("Allow") == "GET, HEAD")
         #expect(g.handle(HTTPRequest(method: "GET", path: "/healthz")).bytes == Array("ok\n".utf8))
     }
 
