@@ -275,4 +275,36 @@ import Testing
         }
         #expect(d.stop() == 0)
     }
+
+    @Test("a peer that refuses the sync (PermissionDenied) gives PeerUnreachable naming the role and [roles], not the caller's PermissionDenied")
+    func refusingPeerNamesTheRole() throws {
+        let d = try Daemon()
+        let path = d.directory + "/refusing.sock"
+        let listener = try UnixSocket.listen(path: path, mode: 0o600)
+        defer { close(listener) }
+        // The peer: answers every call of one connection with PermissionDenied(role: read).
+        Thread.detachNewThread {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            defer { close(client) }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let refusal = Array(#"{"error":"org.varlink.service.PermissionDenied","parameters":{"role":"read"}}"#.utf8) + [0]
+            while true {
+                let n = read(client, &buffer, buffer.count)
+                if n <= 0 { return }
+                for _ in buffer[..<n].filter({ $0 == 0 }) { _ = refusal.withUnsafeBytes { write(client, $0.baseAddress, $0.count) } }
+            }
+        }
+        let before = try d.connect().call("io.entryd.Sync.Status")["seq"]
+        do {
+            _ = try d.connect().call("io.entryd.Sync.SyncPeer", .object([("peer", .string("unix:" + path))]))
+            Issue.record("a refusing peer synced")
+        } catch let e as WireError {
+            #expect(e.name == "io.entryd.Sync.PeerUnreachable")
+            let reason = e.parameters["reason"]?.stringValue ?? ""
+            #expect(reason.contains("PermissionDenied") && reason.contains("read role") && reason.contains("[roles]"), "\(reason)")
+        }
+        #expect(try d.connect().call("io.entryd.Sync.Status")["seq"] == before)
+        #expect(d.stop() == 0)
+    }
 }
