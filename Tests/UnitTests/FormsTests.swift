@@ -191,4 +191,33 @@ import Testing
             try OptionRows.options(form: form, field: "city", parent: "Atlantis", locale: .zh)
         }
     }
+
+    @Test("a field definition is a value: changing a copy leaves the original and the form's field as they were; equal and hashed by every member")
+    func fieldDefinitionIsAValue() throws {
+        let original = try #require(form.fields.first { $0.name == "phone" })
+        var copy = original
+        #expect(copy == original && copy.hashValue == original.hashValue)
+        copy.labels[.zh] = "电话号码"
+        copy.headerAliases[.zh] = ["手机"]
+        copy.required = !original.required
+        #expect(copy != original)
+        #expect(original.labels[.zh] != "电话号码" && original.headerAliases[.zh] != ["手机"])
+        #expect(form.fields.first { $0.name == "phone" } == original)
+        // A field built member by member equals one built at once, and hashes alike.
+        var rebuilt = FieldDefinition(name: original.name, type: original.type)
+        rebuilt.labels = original.labels
+        rebuilt.required = original.required
+        rebuilt.requiredWhen = original.requiredWhen
+        rebuilt.parent = original.parent
+        rebuilt.minuteInterval = original.minuteInterval
+        rebuilt.min = original.min
+        rebuilt.max = original.max
+        rebuilt.maxLength = original.maxLength
+        rebuilt.options = original.options
+        rebuilt.headerAliases = original.headerAliases
+        rebuilt.phoneTypes = original.phoneTypes
+        #expect(rebuilt == original && Set([rebuilt, original]).count == 1)
+        rebuilt.headerAliases[.en] = ["Mobile no."]
+        #expect(rebuilt != original && Set([rebuilt, original]).count == 2)
+    }
 }

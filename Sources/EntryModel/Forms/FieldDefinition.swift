@@ -78,36 +78,133 @@ public struct ChoiceOption: Sendable, Hashable {
 
 /// A field of a form, as a form file's `[field NAME]` section defines it
 /// (the file format is documented in config/forms/registration.conf).
+///
+/// A value type whose members live in one shared box until a copy is changed
+/// (copy on write): validation and display copy a form's fields about 70
+/// times per Add, and a copy is then one reference count instead of one per
+/// member (about 60 k instructions per Add before, by callgrind).
 public struct FieldDefinition: Sendable, Hashable {
+    /// The members, shared by copies; changed only through ``unique()``.
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: a box is changed only while one value holds it (``unique()``),
+        // before that value is shared; a shared box is only read.
+        var name: String
+        var type: FieldType
+        var labels: [EntryLocale: String]
+        var required: Bool
+        var requiredWhen: FieldCondition?
+        var parent: String?
+        var minuteInterval: Int?
+        var min: String?
+        var max: String?
+        var maxLength: Int?
+        var options: [ChoiceOption]
+        var headerAliases: [EntryLocale: [String]] = [:]
+        var phoneTypes: Set<PhoneNumberType>?
+
+        init(name: String, type: FieldType, labels: [EntryLocale: String], required: Bool,
+             requiredWhen: FieldCondition?, parent: String?, minuteInterval: Int?,
+             min: String?, max: String?, maxLength: Int?, options: [ChoiceOption], phoneTypes: Set<PhoneNumberType>?) {
+            self.name = name
+            self.type = type
+            self.labels = labels
+            self.required = required
+            self.requiredWhen = requiredWhen
+            self.parent = parent
+            self.minuteInterval = minuteInterval
+            self.min = min
+            self.max = max
+            self.maxLength = maxLength
+            self.options = options
+            self.phoneTypes = phoneTypes
+        }
+
+        /// A box of its own with the same members.
+        func copy() -> Storage {
+            let c = Storage(name: name, type: type, labels: labels, required: required, requiredWhen: requiredWhen,
+                            parent: parent, minuteInterval: minuteInterval, min: min, max: max, maxLength: maxLength,
+                            options: options, phoneTypes: phoneTypes)
+            c.headerAliases = headerAliases
+            return c
+        }
+    }
+
+    private var storage: Storage
+
+    /// The box, copied first if another value shares it.
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
     /// The field name: a lower-case letter, then lower-case letters, digits or `_`.
-    public var name: String
+    public var name: String {
+        get { storage.name }
+        set { unique().name = newValue }
+    }
     /// How input is parsed and what the canonical value looks like.
-    public var type: FieldType
+    public var type: FieldType {
+        get { storage.type }
+        set { unique().type = newValue }
+    }
     /// The label per locale.
-    public var labels: [EntryLocale: String]
+    public var labels: [EntryLocale: String] {
+        get { storage.labels }
+        set { unique().labels = newValue }
+    }
     /// Always required.
-    public var required: Bool
+    public var required: Bool {
+        get { storage.required }
+        set { unique().required = newValue }
+    }
     /// Required when this condition holds (and ``required`` is false).
-    public var requiredWhen: FieldCondition?
+    public var requiredWhen: FieldCondition? {
+        get { storage.requiredWhen }
+        set { unique().requiredWhen = newValue }
+    }
     /// For `city` fields: the `province` field the city must belong to.
-    public var parent: String?
+    public var parent: String? {
+        get { storage.parent }
+        set { unique().parent = newValue }
+    }
     /// For `datetime` fields: minutes must be a multiple of this (a divisor of 60).
-    public var minuteInterval: Int?
+    public var minuteInterval: Int? {
+        get { storage.minuteInterval }
+        set { unique().minuteInterval = newValue }
+    }
     /// Inclusive lower bound: `YYYY-MM-DD` or `today` for dates, `YYYY-MM-DD HH:mm` for date-times.
-    public var min: String?
+    public var min: String? {
+        get { storage.min }
+        set { unique().min = newValue }
+    }
     /// Inclusive upper bound, as ``min``.
-    public var max: String?
+    public var max: String? {
+        get { storage.max }
+        set { unique().max = newValue }
+    }
     /// For `text` fields: the most characters (grapheme clusters) allowed.
-    public var maxLength: Int?
+    public var maxLength: Int? {
+        get { storage.maxLength }
+        set { unique().maxLength = newValue }
+    }
     /// For `choice` fields: the options, in list order.
-    public var options: [ChoiceOption]
+    public var options: [ChoiceOption] {
+        get { storage.options }
+        set { unique().options = newValue }
+    }
     /// Other column headers that name this field in an import, by the
     /// language they are in (the form file's `aliases.zh`, `aliases.en`):
     /// a spreadsheet's `电话` or `手机` for the field `phone`. They do not
     /// change what a value means, so they are no part of the form's version.
-    public var headerAliases: [EntryLocale: [String]] = [:]
+    public var headerAliases: [EntryLocale: [String]] {
+        get { storage.headerAliases }
+        set { unique().headerAliases = newValue }
+    }
     /// For `phone` fields: the number types taken (`phone-types`); `nil` for any valid number.
-    public var phoneTypes: Set<PhoneNumberType>?
+    public var phoneTypes: Set<PhoneNumberType>? {
+        get { storage.phoneTypes }
+        set { unique().phoneTypes = newValue }
+    }
 
     /// A field; the defaults make an optional field without bounds. References
     /// (`parent`, `requiredWhen`) are not checked here; ``FormDefinition/init(ini:)`` checks them in files.
@@ -117,18 +214,36 @@ public struct FieldDefinition: Sendable, Hashable {
         min: String? = nil, max: String? = nil, maxLength: Int? = nil, options: [ChoiceOption] = [],
         phoneTypes: Set<PhoneNumberType>? = nil
     ) {
-        self.name = name
-        self.type = type
-        self.labels = labels
-        self.required = required
-        self.requiredWhen = requiredWhen
-        self.parent = parent
-        self.minuteInterval = minuteInterval
-        self.min = min
-        self.max = max
-        self.maxLength = maxLength
-        self.options = options
-        self.phoneTypes = phoneTypes
+        storage = Storage(name: name, type: type, labels: labels, required: required, requiredWhen: requiredWhen,
+                          parent: parent, minuteInterval: minuteInterval, min: min, max: max, maxLength: maxLength,
+                          options: options, phoneTypes: phoneTypes)
+    }
+
+    /// Equal when every member is (``headerAliases`` too), as the synthesized `==` was.
+    public static func == (a: FieldDefinition, b: FieldDefinition) -> Bool {
+        let x = a.storage, y = b.storage
+        return x === y || (x.name == y.name && x.type == y.type && x.labels == y.labels && x.required == y.required
+            && x.requiredWhen == y.requiredWhen && x.parent == y.parent && x.minuteInterval == y.minuteInterval
+            && x.min == y.min && x.max == y.max && x.maxLength == y.maxLength && x.options == y.options
+            && x.headerAliases == y.headerAliases && x.phoneTypes == y.phoneTypes)
+    }
+
+    /// Hashes every member that ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        let x = storage
+        hasher.combine(x.name)
+        hasher.combine(x.type)
+        hasher.combine(x.labels)
+        hasher.combine(x.required)
+        hasher.combine(x.requiredWhen)
+        hasher.combine(x.parent)
+        hasher.combine(x.minuteInterval)
+        hasher.combine(x.min)
+        hasher.combine(x.max)
+        hasher.combine(x.maxLength)
+        hasher.combine(x.options)
+        hasher.combine(x.headerAliases)
+        hasher.combine(x.phoneTypes)
     }
 
     /// The label in `locale`, else the English one, else the field name.
