@@ -125,7 +125,7 @@ _entryctl() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${COMP_WORDS[i]}"
         case "$w" in
-            --socket|--locale) ((i++)) ;;
+            --socket|--locale|--timeout) ((i++)) ;;
             -*) ;;
             *) command="$w"; break ;;
         esac

@@ -101,7 +101,7 @@ struct WebBench {
                     mine.latencies.add(now() - t)
                     mine.adds += 1
                 }
-                results.update { $0.append(mine); return 0 }
+                results.update { $0.append(mine) }
             }.start()
         }
         let t0 = now()

@@ -95,11 +95,14 @@ struct Options {
         not run). SIGHUP re-reads the configuration and the forms; a bad new
         configuration is refused and the old one stays.
 
-        Exit codes: 0 ok, 64 bad arguments, 65 a backup that fails its checks (--restore),
-        69 socket in use by a live entryd (or the PostgreSQL server cannot be reached
-        yet: systemd's Restart=on-failure tries again), 73 cannot create the socket (or the directory
-        of a --db does not exist), 74 cannot open the database, 78 bad configuration
-        (or a database copied or moved from elsewhere: say --as-new-node or --moved).
+        Exit codes: 0 ok, 1 stopped while a client had not taken its replies (above),
+        64 bad arguments, 65 a backup that fails its checks (--restore), 66 a backup file
+        that cannot be read (--restore), 69 the socket or the database in use by a live
+        entryd (or the PostgreSQL server cannot be reached yet: systemd's
+        Restart=on-failure tries again; or libpq5 is not installed), 73 cannot create the
+        socket (or the directory of a --db does not exist), 74 cannot open the database,
+        78 bad configuration (or a database copied or moved from elsewhere: say
+        --as-new-node or --moved).
         """
 
     /// A bad command line: the message, for `entryd: …` and exit 64.

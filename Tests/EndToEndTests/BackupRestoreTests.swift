@@ -221,6 +221,8 @@ import Testing
         let refused = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore", junk])
         #expect(refused.status == 65, "\(refused.stderr)")
         #expect(refused.stderr.contains("not restored"))
+        // The message names the user's file, not the copy that was checked.
+        #expect(refused.stderr.contains("'\(junk)'") && !refused.stderr.contains(".restore-"), "\(refused.stderr)")
         let missing = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database, "--restore"])
         #expect(missing.status == 64)
         let absent = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.database,

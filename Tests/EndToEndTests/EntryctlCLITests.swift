@@ -286,6 +286,9 @@ import EntryServer
         #expect(check.status == 0, "\(check.stderr)")
         #expect(try complete(["entryctl", "ex"]) == ["export"])
         #expect(try complete(["entryctl", "im"]) == ["import"])
+        // A global option's value is not the command: --timeout 5 li → list.
+        #expect(try complete(["entryctl", "--timeout", "5", "li"]) == ["list"])
+        #expect(try complete(["entryctl", "--timeout", "5", "export", "--in"]) == ["--include-deleted"])
         #expect(try complete(["entryctl", "export", "--in"]) == ["--include-deleted"])
         #expect(try complete(["entryctl", "export", "--format", ""]) == ["jsonl", "csv", "json"])
         #expect(try complete(["entryctl", "--locale", ""]) == ["zh", "en"])

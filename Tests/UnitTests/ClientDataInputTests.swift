@@ -347,7 +347,7 @@ import Testing
         }
     }
 
-    @Test("export rows for people: picker values as labels, a shared label (or one that is another code) stays a code, deleted as 是/否 or Yes/No")
+    @Test("export rows for people: picker values as labels, a label shared within one parent (or one that is another code) stays a code, deleted as 是/否 or Yes/No")
     func labelledExportRows() {
         let options: [JSON] = [
             .object([("value", .string("110101")), ("label", .string("东城区"))]),
@@ -356,6 +356,13 @@ import Testing
             .object([("value", .string("C")), ("label", .string("110101"))]),
         ]
         #expect(DataColumns.valueLabels(options: options) == ["110101": "东城区"])
+        // A label shared by rows of different parents is kept (import reads a city within its
+        // province); shared within one parent, it is a code.
+        let cities: [JSON] = [("110105", "110000", "Chaoyang"), ("211300", "210000", "Chaoyang"),
+                              ("X1", "990000", "Twin"), ("X2", "990000", "twin")].map { value, parent, label in
+            .object([("value", .string(value)), ("label", .string(label)), ("parent", .string(parent))])
+        }
+        #expect(DataColumns.valueLabels(options: cities) == ["110105": "Chaoyang", "211300": "Chaoyang"])
         let fields = [DataColumns.FieldNames(name: "name", zh: "姓名", en: "Name", type: "text"),
                       DataColumns.FieldNames(name: "city", zh: "城市", en: "City", type: "city")]
         let entry = JSON.object([("id", .string("x")), ("fields", .stringMap(["name": "110101", "city": "110101"])),

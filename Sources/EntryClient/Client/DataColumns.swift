@@ -123,20 +123,23 @@ public enum DataColumns {
     public static let labelledTypes: Set<String> = ["country", "province", "city", "choice"]
 
     /// The labels to write for picker values, by field name then code, from a
-    /// field's picker rows (`{value, label}`, as `io.entryd.Forms.Options`
-    /// sends them). A label that two rows share (or that is another row's code)
-    /// is left out, so its code is written: import must read back the same value.
+    /// field's picker rows (`{value, label, parent?}`, as `io.entryd.Forms.Options`
+    /// sends them). A label that two rows of the same parent share (or that is
+    /// another row's code) is left out, so its code is written: import must read
+    /// back the same value. Rows of different parents may share a label (Chaoyang
+    /// in Beijing and in Liaoning): import reads a city within the row's province.
     public static func valueLabels(options: [JSON]) -> [String: String] {
         var byLabel: [String: Int] = [:]
-        let pairs = options.compactMap { o -> (String, String)? in
+        let rows = options.compactMap { o -> (value: String, label: String, key: String)? in
             guard let value = o["value"]?.stringValue, let label = o["label"]?.stringValue, !label.isEmpty else { return nil }
-            return (value, label)
+            return (value, label, (o["parent"]?.stringValue ?? "") + "\u{0}" + label.lowercased())
         }
-        let codes = Set(pairs.map { $0.0.lowercased() })
-        for (_, label) in pairs { byLabel[label.lowercased(), default: 0] += 1 }
+        let codes = Set(rows.map { $0.value.lowercased() })
+        for row in rows { byLabel[row.key, default: 0] += 1 }
         var labels: [String: String] = [:]
-        for (value, label) in pairs where byLabel[label.lowercased()] == 1 && (!codes.contains(label.lowercased()) || label.lowercased() == value.lowercased()) {
-            labels[value] = label
+        for row in rows where byLabel[row.key] == 1
+            && (!codes.contains(row.label.lowercased()) || row.label.lowercased() == row.value.lowercased()) {
+            labels[row.value] = row.label
         }
         return labels
     }

@@ -101,29 +101,32 @@ public enum DatabaseBackup {
     ///
     /// Opens the file read-write (a rollback-journal file needs no WAL files);
     /// it does not change it.
+    /// - Parameter shownAs: the file to name in messages, when `path` is a
+    ///   copy of it (``restore(from:to:)`` checks its own copy); default `path`.
     /// - Throws: ``Failure`` naming the first check that failed.
-    public static func verify(path: String) throws -> Info {
-        guard FileManager.default.isReadableFile(atPath: path) else { throw Failure("cannot read '\(path)'") }
+    public static func verify(path: String, shownAs: String? = nil) throws -> Info {
+        let name = shownAs ?? path
+        guard FileManager.default.isReadableFile(atPath: path) else { throw Failure("cannot read '\(name)'") }
         let db: SQLiteConnection
         do {
             db = try SQLiteConnection(path: path, readOnly: true)
         } catch {
-            throw Failure("'\(path)' cannot be opened as a database: \(error)")
+            throw Failure("'\(name)' cannot be opened as a database: \(error)")
         }
         do {
             var problems: [String] = []
             try db.prepared("PRAGMA integrity_check").query { problems.append($0.text(0)) }
             guard problems == ["ok"] else {
-                throw Failure("'\(path)' fails the integrity check: \(problems.prefix(3).joined(separator: "; "))")
+                throw Failure("'\(name)' fails the integrity check: \(problems.prefix(3).joined(separator: "; "))")
             }
             let version = try Migrations.userVersion(db)
-            guard version >= 1 else { throw Failure("'\(path)' is not an entryd database (schema version 0)") }
+            guard version >= 1 else { throw Failure("'\(name)' is not an entryd database (schema version 0)") }
             guard version <= Migrations.all.count else {
-                throw Failure("'\(path)' has schema version \(version), newer than this entryd (\(Migrations.all.count)); use a newer entryd")
+                throw Failure("'\(name)' has schema version \(version), newer than this entryd (\(Migrations.all.count)); use a newer entryd")
             }
             var node = ""
             try db.prepared("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
-            guard !node.isEmpty else { throw Failure("'\(path)' has no node id: not an entryd database") }
+            guard !node.isEmpty else { throw Failure("'\(name)' has no node id: not an entryd database") }
             var entries = 0
             try db.prepared("SELECT COUNT(*) FROM entries").query { entries = Int($0.int(0)) }
             var seq: Int64 = 0
@@ -132,7 +135,7 @@ public enum DatabaseBackup {
         } catch let failure as Failure {
             throw failure
         } catch {
-            throw Failure("'\(path)' cannot be read as an entryd database: \(error)")
+            throw Failure("'\(name)' cannot be read as an entryd database: \(error)")
         }
     }
 
@@ -191,7 +194,7 @@ public enum DatabaseBackup {
         let temporary = database + ".restore-" + String(UUIDv7.generate().suffix(12))
         defer { for suffix in ["", "-journal", "-wal", "-shm"] { unlink(temporary + suffix) } }
         try copyDurably(from: backup, to: temporary)
-        let info = try verify(path: temporary)
+        let info = try verify(path: temporary, shownAs: backup)
         // The restored database goes back in time: its next start begins a new
         // incarnation (doc/design.md "Incarnations"). Here is its home only when it
         // replaces the same node; a backup of another node (or put where no
