@@ -67,6 +67,37 @@ final class PGConnection: @unchecked Sendable {
     /// its statements on it directly.
     private(set) var conn: OpaquePointer?
 
+    /// Why libpq would refuse the value of connection option `keyword`
+    /// before reaching any server, or `nil`: integers where it takes them, the
+    /// words it knows for the modes (PostgreSQL 15's libpq, "Parameter Key
+    /// Words"). A URI like that is a configuration error (exit 78), not a
+    /// server that cannot be reached yet (69, which systemd retries).
+    static func badValue(_ keyword: String, _ value: String) -> String? {
+        let words: [String: [String]] = [
+            "sslmode": ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"],
+            "gssencmode": ["disable", "prefer", "require"],
+            "channel_binding": ["disable", "prefer", "require"],
+            "target_session_attrs": ["any", "read-write", "read-only", "primary", "standby", "prefer-standby"],
+        ]
+        let integers: Set<String> = ["connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                                     "keepalives_count", "tcp_user_timeout"]
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if keyword == "port" {
+            // One port per host, comma-separated; an empty one takes the default.
+            for port in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
+                let p = port.trimmingCharacters(in: .whitespaces)
+                if !p.isEmpty, !(Int(p).map { (1...65535).contains($0) } ?? false) {
+                    return "port: '\(p)' is not a port number (1-65535)"
+                }
+            }
+        } else if integers.contains(keyword), !trimmed.isEmpty, Int(trimmed) == nil {
+            return "\(keyword): '\(value)' is not a whole number"
+        } else if let allowed = words[keyword], !allowed.contains(value) {
+            return "\(keyword): '\(value)' is not one of \(allowed.joined(separator: ", "))"
+        }
+        return nil
+    }
+
     /// Connects to the server at `uri`.
     /// - Parameters:
     ///   - uri: a libpq connection URI (`postgresql://[user[:password]@][host][:port]/database?param=value`;
@@ -79,7 +110,14 @@ final class PGConnection: @unchecked Sendable {
         if let failure = cpg_load() { throw PGError(sqlState: "08001", message: String(cString: failure)) }
         var parseError: UnsafeMutablePointer<CChar>?
         if let options = PQconninfoParse(uri, &parseError) {
-            PQconninfoFree(options)
+            defer { PQconninfoFree(options) }
+            var i = 0
+            while let keyword = options[i].keyword {
+                if let value = options[i].val, let why = Self.badValue(String(cString: keyword), String(cString: value)) {
+                    throw PGError(sqlState: PGError.invalidURI, message: "the database URI is not valid (\(why)): fix it in --db or database = (a value libpq would refuse at every try)")
+                }
+                i += 1
+            }
         } else {
             // libpq quotes the offending part, which may be a password: never repeated.
             let why = parseError.map { String(cString: $0).trimmingNewlines.replacing(/"[^"]*"?/, with: "\"…\"") } ?? "out of memory"

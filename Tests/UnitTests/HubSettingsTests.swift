@@ -25,6 +25,11 @@ import EntryServer
         #expect(DaemonPaths.redacted("postgresql:///e?host=/run/pg&password=s3cret&user=u") == "postgresql:///e?host=/run/pg&password=***&user=u")
         #expect(DaemonPaths.redacted("postgresql://u@h/e?password=x") == "postgresql://u@h/e?password=***")
         #expect(DaemonPaths.redacted("postgresql://u@h/e") == "postgresql://u@h/e")
+        // libpq percent-decodes option names, and sslpassword is a secret too.
+        #expect(DaemonPaths.redacted("postgresql://u@/e?host=/run/pg&pass%77ord=TopSecret2&port=5432")
+                == "postgresql://u@/e?host=/run/pg&pass%77ord=***&port=5432")
+        #expect(DaemonPaths.redacted("postgresql://u@/e?sslpassword=TopSecret3") == "postgresql://u@/e?sslpassword=***")
+        #expect(DaemonPaths.redacted("postgresql://u@/e?PASSWORD=x&application_name=a%3Db") == "postgresql://u@/e?PASSWORD=***&application_name=a%3Db")
         #expect(DaemonPaths.redacted("/var/lib/entryd/a:b@c.db") == "/var/lib/entryd/a:b@c.db")
     }
 

@@ -5,6 +5,25 @@ import EntryModel
 
 /// `PGConnection` against the real test server (``TestPostgres``).
 @Suite struct PGConnectionTests {
+    @Test("a URI whose option values libpq would refuse is a bad URI (exit 78), found before any server is tried; good values pass")
+    func badOptionValues() throws {
+        for (uri, fragment) in [("postgresql:///e?host=/nowhere&port=abc", "port: 'abc'"), ("postgresql://h:99999/e", "port: '99999'"),
+                                ("postgresql:///e?sslmode=bogus", "sslmode: 'bogus' is not one of disable"),
+                                ("postgresql:///e?connect_timeout=zz", "connect_timeout: 'zz' is not a whole number"),
+                                ("postgresql:///e?target_session_attrs=primary-ish", "target_session_attrs")] {
+            do {
+                _ = try PGConnection(uri: uri)
+                Issue.record("\(uri) was taken")
+            } catch {
+                #expect(error.sqlState == PGError.invalidURI && error.message.contains(fragment), "\(uri): \(error.message)")
+            }
+        }
+        #expect(PGConnection.badValue("port", "5432,,5433") == nil && PGConnection.badValue("port", " 5432 ") == nil)
+        #expect(PGConnection.badValue("sslmode", "verify-full") == nil && PGConnection.badValue("connect_timeout", "10") == nil)
+        #expect(PGConnection.badValue("application_name", "anything") == nil)
+        #expect(PGConnection.badValue("port", "0") != nil && PGConnection.badValue("keepalives", "yes") != nil)
+    }
+
     @Test("text parameters carry NULL and unicode both ways")
     func parameters() throws {
         let db = try TestPostgresDatabase()

@@ -29,7 +29,9 @@ public enum DaemonPaths {
     }
 
     /// `database` as it may be shown and logged: a URI's password (in its
-    /// user part or as `password=`) replaced by `***`; a path as it is.
+    /// user part, or a query parameter that libpq reads as a secret option,
+    /// `password` or `sslpassword`, its name percent-decoded as libpq decodes
+    /// it: `pass%77ord=` too) replaced by `***`; a path as it is.
     public static func redacted(_ database: String) -> String {
         guard isServerURI(database), let scheme = database.range(of: "://") else { return database }
         var text = database
@@ -38,8 +40,18 @@ public enum DaemonPaths {
         if let at = rest[..<authorityEnd].lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") {
             text.replaceSubrange(text.index(after: colon)..<at, with: "***")
         }
-        return text.replacing(/([?&]password=)[^&]*/) { $0.output.1 + "***" }
+        guard let question = text.firstIndex(of: "?") else { return text }
+        let parameters = text[text.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            let name = String(pair[..<equals])
+            let decoded = (name.removingPercentEncoding ?? name).lowercased()
+            return secretOptions.contains(decoded) ? name + "=***" : String(pair)
+        }
+        return String(text[...question]) + parameters.joined(separator: "&")
     }
+
+    /// libpq's connection options shown as secrets (`dispchar` `*` in PQconninfoOptions).
+    static let secretOptions: Set<String> = ["password", "sslpassword"]
 
     public static func databaseIsNamed(flag: String?, environment env: [String: String]) -> Bool {
         (flag.map { !$0.isEmpty } ?? false) || (env["ENTRYD_DB"].map { !$0.isEmpty } ?? false)
