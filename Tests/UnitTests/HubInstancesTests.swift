@@ -3,6 +3,8 @@ import Testing
 @testable import EntryHub
 @testable import EntryLedger
 import EntryModel
+import EntryProtocol
+@testable import EntryServer
 
 /// Several store instances on one PostgreSQL database (issue 19 items 2, 3, 6):
 /// one node, one change log that a reader never skips through, one clock,
@@ -204,6 +206,20 @@ import EntryModel
         let first = a.incarnation
         for i in 0..<6 { _ = try (i < 3 ? a : b).create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin) }
         #expect(a.commits.wait(after: 5, timeout: 10) == 6)
+        // A live Changes stream on b, read to seq 6.
+        let replies = Replies()
+        let streamEnded = DispatchSemaphore(value: 0)
+        let service = EntryService(store: b, forms: .builtIn)
+        Thread.detachNewThread {
+            var call = VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]))
+            call.more = true
+            let context = CallContext(caller: Caller(pid: 1, uid: 0, gid: 0, userName: "root", role: .read), call: call,
+                                      send: { replies.append($0) }, clientHungUp: { false })
+            try? service.handle(context)
+            streamEnded.signal()
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while replies.last?.parameters["last"]?.intValue != 6 && ContinuousClock.now < deadline { usleep(20_000) }
         // The standby that took over had only seqs 1…3.
         try db.connect().execute("""
             DELETE FROM entries WHERE seq > 3; DELETE FROM changes WHERE seq > 3;
@@ -211,17 +227,35 @@ import EntryModel
             """)
         let e = try a.create(form: "f", id: nil, fields: ["name": "after"], layout: layout, origin: origin).entry
         #expect(e.seq == 4)
-        let deadline = ContinuousClock.now + .seconds(10)
+        // b writes at once, before or after it hears of a's new incarnation: it takes that one.
+        _ = try b.create(form: "f", id: nil, fields: ["name": "right after"], layout: layout, origin: origin)
         while (a.incarnation.id == first.id || b.incarnation.id == first.id) && ContinuousClock.now < deadline { usleep(20_000) }
         #expect(a.incarnation.id != first.id && b.incarnation == a.incarnation)
         #expect(a.incarnation.startSeq == 3)
         #expect(a.incarnation.reason?.contains("went back from seq 6 to 3 while this instance ran") == true, "\(a.incarnation)")
+        let began = a.incarnation
         // Once: the next writes, through either instance, continue it.
         _ = try b.create(form: "f", id: nil, fields: ["name": "later"], layout: layout, origin: origin)
         _ = try a.create(form: "f", id: nil, fields: ["name": "later2"], layout: layout, origin: origin)
         usleep(300_000)
-        #expect(b.incarnation == a.incarnation)
-        #expect(try a.counts().seq == 6)
+        #expect(a.incarnation == began && b.incarnation == began)
+        #expect(try a.counts().seq == 7)
+        // Each instance's commit signal stands at the new history's head, not at the old 6.
+        #expect(a.commits.lastSeq == 7 && b.commits.lastSeq == 7)
+        // b's stream ended on the new incarnation: its client reads the new history afresh.
+        #expect(streamEnded.wait(timeout: .now() + 10) == .success)
+        let all = replies.all
+        #expect(all.last?.continues == false)
+        #expect(all.allSatisfy { $0.parameters["incarnation"]?.stringValue == first.id }, "\(all.map(\.parameters))")
+    }
+
+    /// The replies a call sent, in order. Thread-safe.
+    final class Replies: @unchecked Sendable {
+        private let lock = NSLock()
+        private var replies: [VarlinkReply] = []
+        func append(_ reply: VarlinkReply) { lock.withLock { replies.append(reply) } }
+        var all: [VarlinkReply] { lock.withLock { replies } }
+        var last: VarlinkReply? { all.last }
     }
 
     @Test("erasure on PostgreSQL: the values leave every table (SQL proof), dead rows are vacuumed, Backup names pg_dump")

@@ -24,6 +24,8 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// The latest migration number: every database is migrated to it.
     public let schemaVersion: Int
     let writer: WriteQueue
+    /// The writer's context: touched by the writer thread only, but for ``WriteContext/rebase(to:)``.
+    private let writeContext: WriteContext
     let readers: ReaderPool
     /// Wakes `Changes` streams after each commit.
     public let commits: CommitSignal
@@ -206,6 +208,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         commits = signal
         let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq,
                                    canonicaliser: canonicaliser, shared: server)
+        writeContext = context
         writer = WriteQueue(context: context) { seq in
             signal.publish(seq)
             keeper.advance(to: seq)
@@ -216,7 +219,18 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
             // failover, a restore while it ran): a new incarnation begins at once, in the
             // transaction that found it, and every instance takes it (announceNodeChange).
             context.knownSeq = { signal.lastSeq }
-            context.wentBack = { ctx, from, to in
+            context.wentBack = { [weak self] ctx, from, to in
+                // Another instance may have found it first and begun the new incarnation
+                // (its announcement not yet read here): take that one rather than begin
+                // another, which would make every peer read the node again once more.
+                // Only one begun after this instance's own: a database put back from an
+                // older dump holds an older one, and that is a going back like any other.
+                if let self, let stored = try EntryStore.storedIncarnation(ctx.db), stored.id != self.incarnation.id,
+                   stored.since > self.incarnation.since, stored.startSeq <= to {
+                    self.take(stored)
+                    signal.rewind(to: to)
+                    return
+                }
                 let hlc = HLC(milliseconds: ctx.clock.wallClock(), counter: 0)
                 let put = try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                 for (key, value) in [("incarnation", UUIDv7.generate(milliseconds: ctx.clock.wallClock())), ("incarnation_seq", String(to)),
@@ -259,18 +273,37 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     /// server database began one at its start) and records it in the marker.
     /// A failed read leaves the current one; the next announcement tries again.
     func reloadIncarnation() {
-        guard let stored = try? readers.read({ db -> [String: String] in
-            var values: [String: String] = [:]
-            try db.statement("SELECT key, value FROM node WHERE key LIKE 'incarnation%'").query { values[$0.text(0)] = $0.text(1) }
-            return values
-        }), let id = stored["incarnation"], id != incarnation.id else { return }
-        let now = Incarnation(id: id, startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0,
-                              reason: stored["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
-                              since: stored["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
+        guard let stored = try? readers.read({ db in try EntryStore.storedIncarnation(db) }),
+              stored.id != incarnation.id else { return }
+        take(stored)
+        writeContext.rebase(to: stored.startSeq)
+        // The seqs of the new incarnation start at its startSeq: the commit signal goes back
+        // there, then up to what is committed now, so this instance's writer does not take
+        // the going back for one of its own, and its Changes streams see the new seqs.
+        commits.rewind(to: stored.startSeq)
+        if let head = try? readers.read({ db -> Int64 in
+            var seq: Int64 = 0
+            try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
+            return seq
+        }) { commits.publish(head) }
+    }
+
+    /// The incarnation the node table holds, or `nil` when it names none.
+    static func storedIncarnation(_ db: any SQLDatabase) throws -> Incarnation? {
+        var values: [String: String] = [:]
+        try db.statement("SELECT key, value FROM node WHERE key LIKE 'incarnation%'").query { values[$0.text(0)] = $0.text(1) }
+        guard let id = values["incarnation"] else { return nil }
+        return Incarnation(id: id, startSeq: Int64(values["incarnation_seq"] ?? "") ?? 0,
+                           reason: values["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
+                           since: values["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
+    }
+
+    /// Makes `now` this instance's incarnation and records it in the marker.
+    private func take(_ now: Incarnation) {
         incarnationLock.withLock {
             guard !isClosed else { return }
             currentIncarnation = now
-            marker.rebase(incarnation: id, seq: now.startSeq)
+            marker.rebase(incarnation: now.id, seq: now.startSeq)
         }
     }
 

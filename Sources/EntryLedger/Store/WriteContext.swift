@@ -1,4 +1,5 @@
 import EntryModel
+import Foundation
 
 /// What a write job sees: the writer connection, the node's clock and id.
 /// Only ever used by the thread running the current round (one at a time).
@@ -31,6 +32,19 @@ final class WriteContext {
     private var wentBackFrom: Int64?
     /// Set when a transaction that found the change log gone back rolled back.
     private var wentBackUnrecorded: Int64 = 0
+    /// The seq a new incarnation that another instance began starts at, set
+    /// by ``rebase(to:)`` from another thread until the next ``claim()`` takes it.
+    private var rebasedTo: Int64?
+    /// Guards ``rebasedTo``: the one member touched off the writer thread.
+    private let rebaseLock = NSLock()
+
+    /// The instance took a new incarnation another instance began at `seq`
+    /// (it found the shared change log gone back): the seqs this context knew
+    /// above it belong to the old history, so the next claim measures from
+    /// `seq` and does not take the same going back for a new one. Any thread.
+    func rebase(to seq: Int64) {
+        rebaseLock.withLock { rebasedTo = min(rebasedTo ?? seq, seq) }
+    }
 
     /// A context whose `lastSeq` is the change log's highest committed seq at open.
     init(db: any SQLDatabase, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil,
@@ -70,6 +84,10 @@ final class WriteContext {
     /// - Throws: the server's ``StorageError``.
     func claim() throws {
         guard let shared, claimed == nil else { return }
+        if let seq = rebaseLock.withLock({ () -> Int64? in defer { rebasedTo = nil }; return rebasedTo }) {
+            committedSeq = min(committedSeq, seq)
+            wentBackUnrecorded = 0
+        }
         let now = try shared.claim(db)
         let known = max(committedSeq, knownSeq(), wentBackUnrecorded)
         if now.seq < known, let wentBack {

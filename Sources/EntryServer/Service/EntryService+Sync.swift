@@ -127,7 +127,11 @@ extension EntryService {
         }
         var cursor = first.last
         try c.send(VarlinkReply(parameters: page(first.changes, cursor), continues: true))
-        while !c.clientHungUp() {
+        // A stream ends when the node begins a new incarnation under it (a hub's database
+        // put back while it runs): its seqs start again lower, so the client reads the new
+        // incarnation (Status, then Changes) as after a restore instead of waiting for
+        // seqs past its cursor that belong to another history.
+        while !c.clientHungUp(), store.incarnation.id == incarnation {
             guard let committed = store.commits.wait(after: cursor, timeout: 1.0) else { break }
             while committed > cursor {
                 let next = try store.changes(since: cursor, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
@@ -136,7 +140,7 @@ extension EntryService {
                 if !next.changes.isEmpty { try c.send(VarlinkReply(parameters: page(next.changes, cursor), continues: true)) }
             }
         }
-        // The daemon is stopping (or the client left): end the stream cleanly.
+        // The daemon is stopping, the client left, or a new incarnation began: end the stream cleanly.
         try? c.send(VarlinkReply(parameters: page([], cursor)))
     }
 

@@ -65,11 +65,24 @@ enum SyncCommands {
             _ = try input.exactly()
             let since = try input.integer("--since", in: 0...Int64.max)
             return { session in
-                let start = try since ?? session.call("io.entryd.Sync.Status")["seq"]?.intValue ?? 0
-                try session.stream("io.entryd.Sync.Changes", params(("since", .int(start)))) { reply in
-                    let changes = reply["changes"]?.arrayValue ?? []
-                    Terminal.out(lines: changes.map { session.globals.json ? $0.text : EntryView.changeLine($0, locale: session.globals.locale) })
-                    return true
+                var start = try since ?? session.call("io.entryd.Sync.Status")["seq"]?.intValue ?? 0
+                while true {
+                    var incarnation: String?
+                    try session.stream("io.entryd.Sync.Changes", params(("since", .int(start)))) { reply in
+                        incarnation = reply["incarnation"]?.stringValue ?? incarnation
+                        let changes = reply["changes"]?.arrayValue ?? []
+                        Terminal.out(lines: changes.map { session.globals.json ? $0.text : EntryView.changeLine($0, locale: session.globals.locale) })
+                        return true
+                    }
+                    // The stream ended: the daemon stops, or the node began a new incarnation under it
+                    // (a hub's database put back while it ran): then go on with the new history.
+                    guard let status = try? session.call("io.entryd.Sync.Status"), let incarnation,
+                          let now = status["incarnation"]?.stringValue, now != incarnation,
+                          let from = status["incarnationSeq"]?.intValue else { return }
+                    let why = status["incarnationReason"]?.stringValue ?? ""
+                    Terminal.message(Localized(zh: "节点从 seq \(from) 起开始了新的化身（\(why)）：接着显示它的修改",
+                                               en: "the node began a new incarnation at seq \(from) (\(why)): watching its changes")(session.globals.locale))
+                    start = from
                 }
             }
         })
