@@ -231,6 +231,8 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                     signal.rewind(to: to)
                     return
                 }
+                // Or this instance took it (reloadIncarnation) since the claim looked.
+                if let taken = ctx.takeRebase(), taken <= to { return }
                 let hlc = HLC(milliseconds: ctx.clock.wallClock(), counter: 0)
                 let put = try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                 for (key, value) in [("incarnation", UUIDv7.generate(milliseconds: ctx.clock.wallClock())), ("incarnation_seq", String(to)),
@@ -275,12 +277,14 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     func reloadIncarnation() {
         guard let stored = try? readers.read({ db in try EntryStore.storedIncarnation(db) }),
               stored.id != incarnation.id else { return }
-        take(stored)
+        // The seqs of the new incarnation start at its startSeq: the writer's known seq and the
+        // commit signal go back there (then the signal up to what is committed now), so this
+        // instance's writer does not take the going back for one of its own. In this order:
+        // a claim between these steps either still sees the old incarnation here (and takes
+        // the stored one itself, in wentBack) or measures from the new startSeq.
         writeContext.rebase(to: stored.startSeq)
-        // The seqs of the new incarnation start at its startSeq: the commit signal goes back
-        // there, then up to what is committed now, so this instance's writer does not take
-        // the going back for one of its own, and its Changes streams see the new seqs.
         commits.rewind(to: stored.startSeq)
+        take(stored)
         if let head = try? readers.read({ db -> Int64 in
             var seq: Int64 = 0
             try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }

@@ -46,6 +46,13 @@ final class WriteContext {
         rebaseLock.withLock { rebasedTo = min(rebasedTo ?? seq, seq) }
     }
 
+    /// The seq of a ``rebase(to:)`` not yet taken, taking it. ``wentBack``
+    /// asks too: a new incarnation taken between the claim and its own look
+    /// is the one it would begin.
+    func takeRebase() -> Int64? {
+        rebaseLock.withLock { defer { rebasedTo = nil }; return rebasedTo }
+    }
+
     /// A context whose `lastSeq` is the change log's highest committed seq at open.
     init(db: any SQLDatabase, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil,
          shared: (any SharedChangeLog)? = nil) {
@@ -84,12 +91,18 @@ final class WriteContext {
     /// - Throws: the server's ``StorageError``.
     func claim() throws {
         guard let shared, claimed == nil else { return }
-        if let seq = rebaseLock.withLock({ () -> Int64? in defer { rebasedTo = nil }; return rebasedTo }) {
+        let now = try shared.claim(db)
+        // After the claim, which may wait for another instance's transaction: a new incarnation
+        // this instance took meanwhile is seen here (the seqs known above its start, in the
+        // commit signal too, are the old history's), or by wentBack (see takeRebase()).
+        let known: Int64
+        if let seq = takeRebase() {
             committedSeq = min(committedSeq, seq)
             wentBackUnrecorded = 0
+            known = committedSeq
+        } else {
+            known = max(committedSeq, knownSeq(), wentBackUnrecorded)
         }
-        let now = try shared.claim(db)
-        let known = max(committedSeq, knownSeq(), wentBackUnrecorded)
         if now.seq < known, let wentBack {
             wentBackFrom = known
             try wentBack(self, known, now.seq)
