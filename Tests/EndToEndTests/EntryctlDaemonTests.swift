@@ -110,7 +110,7 @@ import EntryServer
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderr == """
             entryctl: 提交的值未被接受（2 个问题）：
-              country: [not-in-list] 没有找到国家或地区“Chna”。 (是否指: CN 🇨🇳 中国?)
+              country: [not-in-list] 没有找到国家或地区“Chna”。（是否指：CN 🇨🇳 中国？）
               phone: [required] 请填写电话号码。
 
             """)

@@ -95,7 +95,8 @@ extension FailureReport {
         }
     }
 
-    /// Exit 65 and one line per problem: `  FIELD: [CODE] MESSAGE (did you mean: A, B?)`.
+    /// Exit 65 and one line per problem: `  FIELD: [CODE] MESSAGE (did you mean: A, B?)`,
+    /// in zh with Chinese punctuation: `（是否指：A、B？）`.
     /// Problems are read from raw JSON so that a code this client does not know is still shown.
     static func validationFailed(_ problems: [JSON], locale: EntryLocale = .en) -> FailureReport {
         let header: String, meant: String
@@ -114,7 +115,10 @@ extension FailureReport {
             let message = problem["message"]?.stringValue ?? ""
             let suggestions = problem["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? []
             var line = "  \(field.isEmpty ? Localized(zh: "（条目）", en: "(entry)")(locale) : field): [\(code)] \(message)"
-            if !suggestions.isEmpty { line += " (\(meant): \(suggestions.map { describe($0, locale: locale) }.joined(separator: ", "))?)" }
+            if !suggestions.isEmpty {
+                let listed = suggestions.map { describe($0, locale: locale) }
+                line += locale == .zh ? "（\(meant)：\(listed.joined(separator: "、"))？）" : " (\(meant): \(listed.joined(separator: ", "))?)"
+            }
             lines.append(DisplayWidth.sanitized(line))
         }
         return FailureReport(exitCode: .dataError, lines: lines)

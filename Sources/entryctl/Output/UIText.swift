@@ -38,11 +38,12 @@ struct UIText: Sendable {
         notInForm: "（本表单没有此字段）", notInList: "（不在本表单的选项中）",
         entriesFooter: { shown, total in "共 \(total) 条，显示 \(shown) 条" })
 
+    // Capitalised like the form's labels (Name, Birthday) they stand beside.
     static let en = UIText(
-        id: "ID", version: "version", form: "form", deleted: "deleted", yes: "yes", no: "no",
-        region: "region", created: "created", updated: "updated", syncedTo: "synced to",
-        name: "name", birthday: "birthday", country: "country", contact: "contact",
-        value: "value", label: "label", parent: "parent", aliases: "aliases",
+        id: "ID", version: "Version", form: "Form", deleted: "Deleted", yes: "yes", no: "no",
+        region: "Region", created: "Created", updated: "Updated", syncedTo: "Synced to",
+        name: "Name", birthday: "Birthday", country: "Country", contact: "Contact",
+        value: "Value", label: "Label", parent: "Parent", aliases: "Aliases",
         notInForm: " (not in this form)", notInList: " (not in this form's lists)",
         entriesFooter: { shown, total in "\(shown) of \(total) entries" })
 
