@@ -1,12 +1,16 @@
 import EntryClient
 import EntryProtocol
 
-/// A failure entryctl detects itself that is not a usage error (exit 1), in both languages.
+/// A failure entryctl detects itself that is not a usage error (exit 1, or
+/// the code given: 66 for an input file that cannot be read), in both languages.
 struct Refusal: LocalizedFailure, CustomStringConvertible {
     let text: Localized
-    init(_ text: Localized) { self.text = text }
-    init(zh: String, en: String) { self.text = Localized(zh: zh, en: en) }
+    let exitCode: ExitCode
+    init(_ text: Localized, exitCode: ExitCode = .failure) {
+        self.text = text
+        self.exitCode = exitCode
+    }
+    init(zh: String, en: String, exitCode: ExitCode = .failure) { self.init(Localized(zh: zh, en: en), exitCode: exitCode) }
     var lines: [Localized] { [text] }
-    var exitCode: ExitCode { .failure }
     var description: String { text.en }
 }

@@ -572,6 +572,17 @@ import Testing
         #expect(missingDirectory.status != 0 && missingDirectory.stderr.contains("不存在"), "\(missingDirectory.stderr)")
         #expect(d.stop() == 0)
     }
+
+    @Test("import of a file that cannot be read exits 66 and says why in the locale (文件不存在; No such file or directory)")
+    func importUnreadableFile() throws {
+        let d = try Daemon()
+        let zh = try entryctl(d, ["import", d.directory + "/没有这个文件.csv"])
+        #expect(zh.status == 66 && zh.stderr.contains("无法读取") && zh.stderr.contains("文件不存在"), "\(zh)")
+        let en = try entryctl(d, ["--locale", "en", "import", d.directory])
+        #expect(en.status == 66 && en.stderr.contains("cannot read"), "\(en)")
+        #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
+        #expect(d.stop() == 0)
+    }
 }
 
 /// Generated entries for the data tests.

@@ -38,7 +38,8 @@ public final class ByteInput {
     }
 
     /// Opens `path` for reading; `-` is standard input.
-    /// - Throws: ``SystemError`` (`open`) when the file cannot be opened.
+    /// - Throws: ``SystemError`` (`open`) when the file cannot be opened, or
+    ///   is a directory (`EISDIR`).
     public init(path: String) throws(SystemError) {
         if path == "-" {
             fd = 0
@@ -50,6 +51,10 @@ public final class ByteInput {
             ownsDescriptor = true
         }
         var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            if ownsDescriptor { close(fd) }
+            throw SystemError("open", errno: EISDIR, detail: path)
+        }
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
             totalBytes = Int64(info.st_size)
         } else {

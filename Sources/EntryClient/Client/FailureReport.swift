@@ -130,4 +130,22 @@ public struct FailureReport: Sendable, Equatable {
 extension SystemError {
     /// strerror(3) text of ``errno``, e.g. "Connection refused".
     public var reasonText: String { String(cString: strerror(errno)) }
+
+    /// Why, in `locale`: for the errors of files people meet (no such file,
+    /// permission, a directory, a full or read-only disk) in Chinese under
+    /// `zh`; strerror(3)'s English otherwise.
+    public func reason(in locale: EntryLocale) -> String {
+        guard locale == .zh else { return reasonText }
+        switch errno {
+        case ENOENT: return "文件不存在"
+        case EACCES, EPERM: return "权限不足"
+        case EISDIR: return "这是一个目录"
+        case ENOTDIR: return "路径中有一段不是目录"
+        case ENOSPC: return "磁盘已满"
+        case EROFS: return "文件系统是只读的"
+        case ELOOP: return "符号链接太多层"
+        case ENAMETOOLONG: return "路径太长"
+        default: return reasonText
+        }
+    }
 }

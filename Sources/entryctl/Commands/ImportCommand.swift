@@ -198,7 +198,8 @@ final class ImportRun {
         do {
             input = try ByteInput(path: request.file)
         } catch {
-            throw Refusal(zh: "无法读取“\(request.file)”：\(error.reasonText)", en: "cannot read '\(request.file)': \(error.reasonText)")
+            throw Refusal(zh: "无法读取“\(request.file)”：\(error.reason(in: .zh))", en: "cannot read '\(request.file)': \(error.reasonText)",
+                          exitCode: .noInput)
         }
         let start = try input.peekFirstLine()
         if !request.fileGiven && start.line.isEmpty {
