@@ -8,6 +8,7 @@ import Testing
 @testable import EntryProtocol
 @testable import EntrySync
 @testable import EntryServer
+import EntryClient
 
 /// The gateway role (entryd-web, issue 18): the `actor` a gateway names is
 /// recorded as `web:NAME`; no one else may send `actor`; a gateway never gets
@@ -96,8 +97,12 @@ import Testing
         for (method, parameters) in calls {
             let (error, reply) = try Self.failure(conn, VarlinkCall(method: method, parameters: parameters))
             #expect(error == WireErrorName.permissionDenied, "\(method)")
-            #expect(reply["role"]?.stringValue == "admin", "\(method)")
+            #expect(reply["role"]?.stringValue == "admin" && reply["gateway"]?.boolValue == true, "\(method)")
         }
+        // entryctl says why: the user is a gateway (root is admin otherwise), and what to do.
+        let said = FailureReport(for: WireError(name: WireErrorName.permissionDenied,
+                                                parameters: .object([("role", .string("admin")), ("gateway", .bool(true))])), locale: .en)
+        #expect(said.lines.joined(separator: "\n").contains("a gateway may not call Apply, SyncPeer, HeldFrom or Backup"), "\(said.lines)")
         // An admin method that is not peer-only: allowed.
         #expect(try conn.call("io.entryd.Sync.Compact")["removed"]?.intValue == 0)
     }

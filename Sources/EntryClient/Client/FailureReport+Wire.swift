@@ -50,6 +50,10 @@ extension FailureReport {
         case WireErrorName.storageFailed:
             return say(L("entryd 的存储出错（\(s("reason"))）；没有任何改动，请稍后重试",
                          "entryd's storage failed (\(s("reason"))); nothing was changed, try again later"))
+        case WireErrorName.permissionDenied where p["gateway"]?.boolValue == true:
+            return say(L("权限不足：entryd.conf 的 [roles] gateway 列出了这个用户（entryd-web 的用户），而网关不能调用 Apply、SyncPeer、HeldFrom 和 Backup",
+                         "permission denied: [roles] gateway in entryd.conf lists this user (entryd-web's), and a gateway may not call Apply, SyncPeer, HeldFrom or Backup"),
+                       L("请以不在 gateway 中的用户运行它。", "Run it as a user not listed under gateway."))
         case WireErrorName.permissionDenied:
             let role = p["role"]?.stringValue
             return say(L("权限不足" + (role.map { "：需要“\($0)”角色" } ?? ""), "permission denied" + (role.map { ": this needs the '\($0)' role" } ?? "")),

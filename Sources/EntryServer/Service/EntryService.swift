@@ -116,8 +116,8 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     /// Dispatches a call by its fully qualified method name.
     /// - Throws: ``WireError`` `MethodNotFound` for an unknown method of a known
     ///   interface, `InterfaceNotFound` otherwise, `PermissionDenied(role)` when
-    ///   the caller's role is too low (`admin` for a gateway calling a
-    ///   ``MethodAccess/peerOnly`` method, `gateway` for any other caller that
+    ///   the caller's role is too low (`admin` and `gateway: true` for a gateway
+    ///   calling a ``MethodAccess/peerOnly`` method, `gateway` for any other caller that
     ///   sends `actor`), `InvalidParameter(actor)`; then whatever the method throws.
     public func handle(_ context: CallContext) throws {
         let call = context.call
@@ -128,7 +128,8 @@ public final class EntryService: CallHandler, @unchecked Sendable {
             throw WireError.interfaceNotFound(call.interface)
         }
         if context.caller.isGateway, MethodAccess.peerOnly.contains(call.method) {
-            throw EntryError.permissionDenied(role: .admin)
+            // `gateway: true` says why, for a caller that is admin otherwise (root listed as gateway).
+            throw WireError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string(Role.admin.name)), ("gateway", .bool(true))]))
         }
         guard context.caller.role >= method.role else { throw EntryError.permissionDenied(role: method.role) }
         let parameters = Parameters(call.parameters)
