@@ -232,11 +232,15 @@ method Erasures() -> (erasures: []Erasure)
 # still hold a value (0 expected); files are the database, its WAL, the erasure
 # ledger and DATABASE.before-restore (with its WAL), scanned for the bytes of
 # values (0 hits expected). entryd keeps no erased value: the caller gives them.
+# Added: alsoHeldBy, other entries (not erased; at most 100) whose change log
+# holds one of the values exactly: their rows account for hits, which the byte
+# scan cannot tell apart (a phone two people share).
 method VerifyErasure(id: string, values: []string) -> (
   erasure: ?Erasure,
   payloadRows: int,
   walTruncated: bool,
-  files: []ScannedFile
+  files: []ScannedFile,
+  alsoHeldBy: ?[]string
 )
 
 # The entry was erased at at (RFC 3339, the erasure's time at its origin).

@@ -174,6 +174,14 @@ import Testing
         #expect(verify.status == 0 && verify.stdout.contains("0 hits in all"), "\(verify)")
         let list = try d.entryctl(["--locale", "en", "erasures"])
         #expect(list.stdout.contains(id) && list.stdout.contains("request 31"), "\(list)")
+        // Someone else with the same phone: the check finds its bytes and says whose they may be.
+        let other = try d.entryctl(["--json", "add", "name=Someone Else", "birthday=1980-01-01", "country=CN", "province=广东",
+                                    "city=广州", "contact_method=phone", "phone=13900176543"])
+        let otherID = try #require(try JSON.parse(other.stdout)["entry"]?["id"]?.stringValue, "\(other)")
+        let shared = try d.entryctl(["--locale", "en", "erase", "--verify", id, "--value", "+8613900176543"])
+        #expect(shared.status == 1 && shared.stdout.contains("also held by entries not erased (\(otherID))"), "\(shared)")
+        let reply = try d.connect().call("io.entryd.Entries.VerifyErasure", .object([("id", .string(id)), ("values", .array([.string("+8613900176543")]))]))
+        #expect(reply["alsoHeldBy"] == .array([.string(otherID)]) && reply["payloadRows"]?.intValue == 0, "\(reply)")
         #expect(d.stop() == 0)
     }
 

@@ -83,7 +83,8 @@ extension EntryService {
         try reply(c, [("erasures", .array(try store.erasures().map(\.json)))])
     }
 
-    /// `io.entryd.Entries.VerifyErasure(id, values)`.
+    /// `io.entryd.Entries.VerifyErasure(id, values)`, with `alsoHeldBy`: the
+    /// first 100 other entries whose change log holds one of the values.
     /// - Throws: `InvalidParameter(values)` when an element is not a string.
     func verifyErasure(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
@@ -94,6 +95,9 @@ extension EntryService {
         // A proof with nothing to look for proves nothing.
         guard !values.isEmpty else { throw EntryError.invalidParameter("values") }
         let v = try store.verifyErasure(id: id, values: values)
+        // Other entries (not erased) that hold one of the values account for hits the
+        // byte scan cannot tell apart: say which, so a shared phone is not taken for a leak.
+        let others = try store.findSubject(SubjectQuery(values: values)).map(\.id).filter { $0 != id }
         var members: [(String, JSON)] = []
         if let e = v.erasure { members.append(("erasure", e.json)) }
         members += [
@@ -101,6 +105,7 @@ extension EntryService {
             ("files", .array(v.files.map { f in
                 .object([("path", .string(f.path)), ("bytes", .int(f.bytes)), ("exists", .bool(f.exists)), ("hits", .int(Int64(f.hits)))])
             })),
+            ("alsoHeldBy", .array(others.prefix(100).map(JSON.string))),
         ]
         try reply(c, members)
     }

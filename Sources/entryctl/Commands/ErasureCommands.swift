@@ -157,6 +157,12 @@ enum ErasureCommands {
                 ? Localized(zh: "共命中 0 次：本次检查读取的各处（数据库文件，或中心节点的各表）都已没有这些值",
                               en: "0 hits in all: the values are gone from everything this check reads (the database files, or a hub's tables)")(locale)
                 : Localized(zh: "共命中 \(hits) 次", en: "\(hits) hit(s) in all")(locale))
+            let others = reply["alsoHeldBy"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            if hits > 0, !others.isEmpty {
+                let listed = others.prefix(5).joined(separator: ", ") + (others.count > 5 ? " …" : "")
+                lines.append(Localized(zh: "这些值也属于未清除的条目 \(listed)：命中可能来自它们；请只用这个人独有的值再检查",
+                                       en: "the values are also held by entries not erased (\(listed)): the hits may be theirs; check again with values only this person had")(locale))
+            }
             Terminal.out(lines: lines)
         }
         guard erased, hits == 0, payload == 0 else {
