@@ -84,10 +84,8 @@ public struct ChoiceOption: Sendable, Hashable {
 /// times per Add, and a copy is then one reference count instead of one per
 /// member (about 60 k instructions per Add before, by callgrind).
 public struct FieldDefinition: Sendable, Hashable {
-    /// The members, shared by copies; changed only through ``unique()``.
-    private final class Storage: @unchecked Sendable {
-        // @unchecked: a box is changed only while one value holds it (``unique()``),
-        // before that value is shared; a shared box is only read.
+    /// The members, compared and hashed as the value is (every one of them).
+    private struct Members: Sendable, Hashable {
         var name: String
         var type: FieldType
         var labels: [EntryLocale: String]
@@ -99,111 +97,95 @@ public struct FieldDefinition: Sendable, Hashable {
         var max: String?
         var maxLength: Int?
         var options: [ChoiceOption]
-        var headerAliases: [EntryLocale: [String]] = [:]
+        var headerAliases: [EntryLocale: [String]]
         var phoneTypes: Set<PhoneNumberType>?
-
-        init(name: String, type: FieldType, labels: [EntryLocale: String], required: Bool,
-             requiredWhen: FieldCondition?, parent: String?, minuteInterval: Int?,
-             min: String?, max: String?, maxLength: Int?, options: [ChoiceOption], phoneTypes: Set<PhoneNumberType>?) {
-            self.name = name
-            self.type = type
-            self.labels = labels
-            self.required = required
-            self.requiredWhen = requiredWhen
-            self.parent = parent
-            self.minuteInterval = minuteInterval
-            self.min = min
-            self.max = max
-            self.maxLength = maxLength
-            self.options = options
-            self.phoneTypes = phoneTypes
-        }
-
-        /// A box of its own with the same members.
-        func copy() -> Storage {
-            let c = Storage(name: name, type: type, labels: labels, required: required, requiredWhen: requiredWhen,
-                            parent: parent, minuteInterval: minuteInterval, min: min, max: max, maxLength: maxLength,
-                            options: options, phoneTypes: phoneTypes)
-            c.headerAliases = headerAliases
-            return c
-        }
     }
 
-    private var storage: Storage
+    /// The members' box, shared by copies; replaced before a change while shared.
+    private final class Box: @unchecked Sendable {
+        // @unchecked: a box is changed only while one value holds it (``members``'s
+        // setter), before that value is shared; a shared box is only read.
+        var members: Members
+        init(_ members: Members) { self.members = members }
+    }
 
-    /// The box, copied first if another value shares it.
-    private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        return storage
+    private var box: Box
+
+    /// The members, copied into a box of their own first if another value shares the box.
+    private var members: Members {
+        get { box.members }
+        set {
+            if isKnownUniquelyReferenced(&box) { box.members = newValue } else { box = Box(newValue) }
+        }
     }
 
     /// The field name: a lower-case letter, then lower-case letters, digits or `_`.
     public var name: String {
-        get { storage.name }
-        set { unique().name = newValue }
+        get { box.members.name }
+        set { members.name = newValue }
     }
     /// How input is parsed and what the canonical value looks like.
     public var type: FieldType {
-        get { storage.type }
-        set { unique().type = newValue }
+        get { box.members.type }
+        set { members.type = newValue }
     }
     /// The label per locale.
     public var labels: [EntryLocale: String] {
-        get { storage.labels }
-        set { unique().labels = newValue }
+        get { box.members.labels }
+        set { members.labels = newValue }
     }
     /// Always required.
     public var required: Bool {
-        get { storage.required }
-        set { unique().required = newValue }
+        get { box.members.required }
+        set { members.required = newValue }
     }
     /// Required when this condition holds (and ``required`` is false).
     public var requiredWhen: FieldCondition? {
-        get { storage.requiredWhen }
-        set { unique().requiredWhen = newValue }
+        get { box.members.requiredWhen }
+        set { members.requiredWhen = newValue }
     }
     /// For `city` fields: the `province` field the city must belong to.
     public var parent: String? {
-        get { storage.parent }
-        set { unique().parent = newValue }
+        get { box.members.parent }
+        set { members.parent = newValue }
     }
     /// For `datetime` fields: minutes must be a multiple of this (a divisor of 60).
     public var minuteInterval: Int? {
-        get { storage.minuteInterval }
-        set { unique().minuteInterval = newValue }
+        get { box.members.minuteInterval }
+        set { members.minuteInterval = newValue }
     }
     /// Inclusive lower bound: `YYYY-MM-DD` or `today` for dates, `YYYY-MM-DD HH:mm` for date-times.
     public var min: String? {
-        get { storage.min }
-        set { unique().min = newValue }
+        get { box.members.min }
+        set { members.min = newValue }
     }
     /// Inclusive upper bound, as ``min``.
     public var max: String? {
-        get { storage.max }
-        set { unique().max = newValue }
+        get { box.members.max }
+        set { members.max = newValue }
     }
     /// For `text` fields: the most characters (grapheme clusters) allowed.
     public var maxLength: Int? {
-        get { storage.maxLength }
-        set { unique().maxLength = newValue }
+        get { box.members.maxLength }
+        set { members.maxLength = newValue }
     }
     /// For `choice` fields: the options, in list order.
     public var options: [ChoiceOption] {
-        get { storage.options }
-        set { unique().options = newValue }
+        get { box.members.options }
+        set { members.options = newValue }
     }
     /// Other column headers that name this field in an import, by the
     /// language they are in (the form file's `aliases.zh`, `aliases.en`):
     /// a spreadsheet's `电话` or `手机` for the field `phone`. They do not
     /// change what a value means, so they are no part of the form's version.
     public var headerAliases: [EntryLocale: [String]] {
-        get { storage.headerAliases }
-        set { unique().headerAliases = newValue }
+        get { box.members.headerAliases }
+        set { members.headerAliases = newValue }
     }
     /// For `phone` fields: the number types taken (`phone-types`); `nil` for any valid number.
     public var phoneTypes: Set<PhoneNumberType>? {
-        get { storage.phoneTypes }
-        set { unique().phoneTypes = newValue }
+        get { box.members.phoneTypes }
+        set { members.phoneTypes = newValue }
     }
 
     /// A field; the defaults make an optional field without bounds. References
@@ -214,37 +196,18 @@ public struct FieldDefinition: Sendable, Hashable {
         min: String? = nil, max: String? = nil, maxLength: Int? = nil, options: [ChoiceOption] = [],
         phoneTypes: Set<PhoneNumberType>? = nil
     ) {
-        storage = Storage(name: name, type: type, labels: labels, required: required, requiredWhen: requiredWhen,
+        box = Box(Members(name: name, type: type, labels: labels, required: required, requiredWhen: requiredWhen,
                           parent: parent, minuteInterval: minuteInterval, min: min, max: max, maxLength: maxLength,
-                          options: options, phoneTypes: phoneTypes)
+                          options: options, headerAliases: [:], phoneTypes: phoneTypes))
     }
 
-    /// Equal when every member is (``headerAliases`` too), as the synthesized `==` was.
+    /// Equal when every member is, as the synthesized `==` of the members says.
     public static func == (a: FieldDefinition, b: FieldDefinition) -> Bool {
-        let x = a.storage, y = b.storage
-        return x === y || (x.name == y.name && x.type == y.type && x.labels == y.labels && x.required == y.required
-            && x.requiredWhen == y.requiredWhen && x.parent == y.parent && x.minuteInterval == y.minuteInterval
-            && x.min == y.min && x.max == y.max && x.maxLength == y.maxLength && x.options == y.options
-            && x.headerAliases == y.headerAliases && x.phoneTypes == y.phoneTypes)
+        a.box === b.box || a.box.members == b.box.members
     }
 
     /// Hashes every member that ``==`` compares.
-    public func hash(into hasher: inout Hasher) {
-        let x = storage
-        hasher.combine(x.name)
-        hasher.combine(x.type)
-        hasher.combine(x.labels)
-        hasher.combine(x.required)
-        hasher.combine(x.requiredWhen)
-        hasher.combine(x.parent)
-        hasher.combine(x.minuteInterval)
-        hasher.combine(x.min)
-        hasher.combine(x.max)
-        hasher.combine(x.maxLength)
-        hasher.combine(x.options)
-        hasher.combine(x.headerAliases)
-        hasher.combine(x.phoneTypes)
-    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(box.members) }
 
     /// The label in `locale`, else the English one, else the field name.
     public func label(in locale: EntryLocale) -> String {
