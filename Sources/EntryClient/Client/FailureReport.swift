@@ -131,9 +131,9 @@ extension SystemError {
     /// strerror(3) text of ``errno``, e.g. "Connection refused".
     public var reasonText: String { String(cString: strerror(errno)) }
 
-    /// Why, in `locale`: for the errors of files people meet (no such file,
-    /// permission, a directory, a full or read-only disk) in Chinese under
-    /// `zh`; strerror(3)'s English otherwise.
+    /// Why, in `locale`: for the errors of files and sockets people meet (no
+    /// such file, permission, a directory, a full or read-only disk, nobody
+    /// listening) in Chinese under `zh`; strerror(3)'s English otherwise.
     public func reason(in locale: EntryLocale) -> String {
         guard locale == .zh else { return reasonText }
         switch errno {
@@ -145,6 +145,8 @@ extension SystemError {
         case EROFS: return "文件系统是只读的"
         case ELOOP: return "符号链接太多层"
         case ENAMETOOLONG: return "路径太长"
+        case ECONNREFUSED: return "连接被拒绝（没有守护进程在监听）"
+        case ETIMEDOUT: return "连接超时"
         default: return reasonText
         }
     }

@@ -149,15 +149,7 @@ extension DaemonUnreachable.Attempt {
             self.init(candidate: candidate, reason: "not a socket (\(kind)): give the path of entryd's socket",
                       reasonZh: "不是套接字（\(kindZh)）：请给出 entryd 套接字的路径")
         } else {
-            let zh: String? = switch error.errno {
-            case ENOENT: "文件不存在"
-            case ECONNREFUSED: "连接被拒绝（没有守护进程在监听）"
-            case EACCES, EPERM: "权限不足"
-            case ENOTDIR: "路径中有一段不是目录"
-            case ETIMEDOUT: "连接超时"
-            default: nil
-            }
-            self.init(candidate: candidate, reason: error.reasonText, reasonZh: zh)
+            self.init(candidate: candidate, reason: error.reasonText, reasonZh: error.reason(in: .zh))
         }
     }
 }

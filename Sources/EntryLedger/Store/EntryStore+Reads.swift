@@ -151,13 +151,11 @@ extension EntryStore {
     public func counts() throws -> (entries: Int, deleted: Int, seq: Int64) {
         try readers.read { db in
             var live = 0, deleted = 0
-            var seq: Int64 = 0
             // Kept by triggers (migration 2): no table scan.
             try db.statement("SELECT deleted, SUM(n) FROM entry_counts GROUP BY deleted").query {
                 if $0.int(0) == 0 { live = Int($0.int(1)) } else { deleted = Int($0.int(1)) }
             }
-            try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
-            return (live, deleted, seq)
+            return (live, deleted, try EntryStore.lastSeq(db))
         }
     }
 

@@ -143,8 +143,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         if let server { _ = try server.claim(db) }
         var stored: [String: String] = [:]
         try db.statement("SELECT key, value FROM node").query { stored[$0.text(0)] = $0.text(1) }
-        var lastSeq: Int64 = 0
-        try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { lastSeq = $0.int(0) }
+        let lastSeq = try EntryStore.lastSeq(db)
         var node = stored["id"] ?? ""
         if node.isEmpty { node = UUIDv7.generate(milliseconds: wallClock()) }
         var marker = NodeMarker.read(place.markerPath)
@@ -285,11 +284,14 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         writeContext.rebase(to: stored.startSeq)
         commits.rewind(to: stored.startSeq)
         take(stored)
-        if let head = try? readers.read({ db -> Int64 in
-            var seq: Int64 = 0
-            try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
-            return seq
-        }) { commits.publish(head) }
+        if let head = try? readers.read({ db in try EntryStore.lastSeq(db) }) { commits.publish(head) }
+    }
+
+    /// The change log's highest seq (0 when empty).
+    static func lastSeq(_ db: any SQLDatabase) throws -> Int64 {
+        var seq: Int64 = 0
+        try db.statement("SELECT COALESCE(MAX(seq), 0) FROM changes").query { seq = $0.int(0) }
+        return seq
     }
 
     /// The incarnation the node table holds, or `nil` when it names none.
