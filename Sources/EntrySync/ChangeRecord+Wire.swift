@@ -55,8 +55,10 @@ extension ChangeRecord {
         // A base names, per field, the HLC of the value the write replaced (empty: none);
         // and under the keys no field can have, `@heads` (the other heads of its groups it
         // had in view) and `@deleted` (the deletes and restores it had seen), each a
-        // comma-separated list of HLCs, possibly empty (doc/design.md "Conflicts from the change log").
+        // comma-separated list of HLCs, possibly empty (doc/design.md "Conflicts from the change log");
+        // and under `@nodes`, the node of each named write an HLC alone could confuse.
         func isBaseEntry(_ key: String, _ value: String) -> Bool {
+            if key == EntryStore.nodesKey { return EntryStore.isValidNodesValue(value) }
             if key == EntryStore.headsKey || key == EntryStore.deletedBaseKey {
                 return value.isEmpty || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { HLC(String($0)) != nil }
             }

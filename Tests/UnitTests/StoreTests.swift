@@ -38,7 +38,8 @@ import Testing
         #expect(!r.deleted)
         let history = try store.history(e.id)
         #expect(history.map(\.op) == [.create, .update, .delete, .restore])
-        #expect(history[1].base == ["name": e.version.description])
+        // The value it replaced, and (under @nodes) no write of another node named.
+        #expect(history[1].base == ["name": e.version.description, EntryStore.nodesKey: ""])
         #expect(history[1].fields == ["name": "韩梅梅"])
         #expect(history.allSatisfy { $0.actor == "tester" && $0.node == store.nodeID })
     }

@@ -175,6 +175,8 @@ import Testing
         ("fields", .stringMap(["Zzz": "x"])), ("fields", .stringMap(["name": "a\u{0}b"])), ("entry", .string("not-a-uuid")),
         ("op", .string("drop")), ("base", .stringMap(["@other": ""])), ("base", .stringMap(["@heads": "01a22c9745290000,zz"])),
         ("base", .stringMap(["name": "yesterday"])), ("op", .string("erase")),
+        ("base", .stringMap(["@nodes": "01a22c9745290000"])), ("base", .stringMap(["@nodes": "01a22c9745290000:not-a-uuid"])),
+        ("base", .stringMap(["@nodes": "zz:0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"])),
     ])
     func forgedChanges(member: String, value: JSON) throws {
         var change: [(String, JSON)] = [
@@ -186,8 +188,10 @@ import Testing
         #expect((try? ChangeRecord(json: .object(change))) != nil)
         // What deletes, restores and edits with a conflict in view write is not forged.
         var seen = change.filter { $0.0 != "base" }
-        seen.append(("base", .stringMap(["name": "01a22c9745290000", "@heads": "01a22c9745280000,01a22c9745270000", "@deleted": ""])))
+        seen.append(("base", .stringMap(["name": "01a22c9745290000", "@heads": "01a22c9745280000,01a22c9745270000", "@deleted": "",
+                                          "@nodes": "01a22c9745280000:0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"])))
         #expect((try? ChangeRecord(json: .object(seen)))?.base["@heads"] == "01a22c9745280000,01a22c9745270000")
+        #expect((try? ChangeRecord(json: .object(seen)))?.base["@nodes"] == "01a22c9745280000:0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
         change.removeAll { $0.0 == member }
         change.append((member, value))
         #expect(throws: EntryError.invalidParameter("changes")) { _ = try ChangeRecord(json: .object(change)) }

@@ -54,11 +54,10 @@ extension EntryStore {
             if erased.contains(change.entry) { continue }
             let stamp = change.stamp
             var entry = entries[change.entry] ?? ReplayedEntry(form: change.form, fields: [:], deleted: false, version: .zero)
-            let heads = (change.base[EntryStore.headsKey] ?? "").split(separator: ",").map(String.init)
             for (name, value) in change.fields {
-                let seen = Set(([change.base[name] ?? ""] + heads).filter { !$0.isEmpty })
                 writes[change.entry, default: [:]][name, default: []].append(WriteContext.GroupWrite(
-                    stamp: stamp, fields: [name: value], seen: seen, isMigration: change.actor == WriteOrigin.migrationActor,
+                    stamp: stamp, fields: [name: value], seen: SeenWrites(group: [name], base: change.base, node: change.node),
+                    isMigration: change.actor == WriteOrigin.migrationActor,
                     superseded: change.superseded.contains(name)))
             }
             if change.op == .delete || change.op == .restore, deletedClock[change.entry].map({ $0 < stamp }) ?? true {

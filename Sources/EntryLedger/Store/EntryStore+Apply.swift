@@ -174,6 +174,15 @@ extension WriteContext {
         try save(entry, layout: layout)
     }
 
+    /// True when `change`'s entry has a logged change with the same HLC from a
+    /// node greater than `change`'s (its stamp is the greater).
+    func loggedWithGreaterNode(_ change: ChangeRecord) throws -> Bool {
+        var found = false
+        try db.statement("SELECT 1 FROM changes WHERE entry = ? AND hlc = ? AND node > ? LIMIT 1")
+            .query([.text(change.entry), .text(change.hlc.description), .text(change.node)]) { _ in found = true }
+        return found
+    }
+
     /// How many of the conflicts `ids` are open.
     func openCount(of ids: [String]) throws -> Int {
         let statement = try db.statement("SELECT 1 FROM conflicts WHERE id = ? AND resolved = 0")
@@ -223,11 +232,15 @@ extension WriteContext {
         if change.op == .delete || change.op == .restore || entry.deleted {
             conflicts += try deleteAgainstEdit(entry: entry.id, layout: layout)
         }
-        if change.op == .create, change.at < entry.createdAt {
+        // Two creates of one id (given by the callers) on two nodes: the earlier time,
+        // then the smaller actor, is the creation on every node, whatever arrived first.
+        if change.op == .create, (change.at, change.actor) < (entry.createdAt, entry.createdBy) {
             entry.createdAt = change.at
             entry.createdBy = change.actor
         }
-        if change.hlc >= entry.version {
+        // The newest change sets version, updatedAt and updatedBy, by (HLC, node) as
+        // every order here: of two with one HLC, the greater node's, on every node.
+        if try change.hlc > entry.version || (change.hlc == entry.version && !loggedWithGreaterNode(change)) {
             entry.version = change.hlc
             entry.updatedAt = change.at
             entry.updatedBy = change.actor
@@ -254,6 +267,13 @@ extension WriteContext {
         var open = Set<String>()
         if let winner = try deletedRegisterHeads(entry: entry).max(by: { $0.stamp < $1.stamp }), winner.op == .delete {
             let seen = try baseOf(winner.stamp)
+            let named = SeenWrites(seen.filter { !$0.key.hasPrefix("@") }.values, base: seen, node: winner.stamp.node)
+            // A head is unseen when it is newer than the value the delete saw for one of
+            // its fields, or as old and another write than the one the delete names.
+            let unseen = { (head: GroupWrite, field: String) in
+                let saw = seen[field].flatMap(HLC.init) ?? .zero
+                return head.stamp.hlc > saw || (head.stamp.hlc == saw && !named.contains(head.stamp))
+            }
             if !seen.isEmpty {
                 var names = Set<String>()
                 try db.statement("SELECT fields FROM changes WHERE entry = ? AND op IN ('create', 'update')").query([.text(entry)]) { row in
@@ -264,8 +284,7 @@ extension WriteContext {
                 var lost: [Stamp: [String: String]] = [:]
                 for group in groups {
                     for head in try groupHeads(entry: entry, group: group)
-                    where !head.seenDeletes.contains(winner.stamp.hlc.description)
-                        && head.fields.keys.contains(where: { head.stamp.hlc > (seen[$0].flatMap(HLC.init) ?? .zero) }) {
+                    where !head.seenDeletes.contains(winner.stamp) && head.fields.keys.contains(where: { unseen(head, $0) }) {
                         lost[head.stamp] = head.fields
                     }
                 }
@@ -284,17 +303,16 @@ extension WriteContext {
     /// base lists the HLCs of the heads it saw; one without the key, from an older
     /// entryd, saw every earlier one).
     func deletedRegisterHeads(entry: String) throws -> [(stamp: Stamp, op: ChangeOp)] {
-        var ops: [(stamp: Stamp, op: ChangeOp, seen: Set<String>?)] = []
+        var ops: [(stamp: Stamp, op: ChangeOp, seen: SeenWrites?)] = []
         try db.statement("SELECT node, hlc, op, base FROM changes WHERE entry = ? AND op IN ('delete', 'restore')")
             .query([.text(entry)]) { row in
-                let base = (try? JSON.parse(row.text(3)))?[EntryStore.deletedBaseKey]?.stringValue
+                let base = (try? EntryStore.stringMap(row.text(3))) ?? [:]
                 ops.append((Stamp(hlc: HLC(row.text(1)) ?? .zero, node: row.text(0)), ChangeOp(rawValue: row.text(2)) ?? .delete,
-                            base.map { Set($0.split(separator: ",").map(String.init)) }))
+                            SeenWrites.deletes(base: base, node: row.text(0))))
             }
         return ops.filter { candidate in
             !ops.contains { other in
-                other.stamp != candidate.stamp
-                    && (other.seen?.contains(candidate.stamp.hlc.description) ?? (other.stamp > candidate.stamp))
+                other.stamp != candidate.stamp && (other.seen?.contains(candidate.stamp) ?? (other.stamp > candidate.stamp))
             }
         }.map { ($0.stamp, $0.op) }
     }

@@ -243,10 +243,9 @@ extension WriteContext {
         var fieldChain: [String: Set<String>] = [:]
         for name in names {
             let writes = rows.filter { $0.fields[name] != nil }.map { change in
-                let heads = (change.base[EntryStore.headsKey] ?? "").split(separator: ",").map(String.init)
-                return GroupWrite(stamp: change.stamp, fields: [name: change.fields[name]!],
-                                  seen: Set(([change.base[name] ?? ""] + heads).filter { !$0.isEmpty }),
-                                  isMigration: change.actor == WriteOrigin.migrationActor, superseded: change.superseded.contains(name))
+                GroupWrite(stamp: change.stamp, fields: [name: change.fields[name]!],
+                           seen: SeenWrites(group: [name], base: change.base, node: change.node),
+                           isMigration: change.actor == WriteOrigin.migrationActor, superseded: change.superseded.contains(name))
             }
             for write in WriteContext.standingChain(of: writes) { keep.insert(key(write.stamp)) }
             fieldChain[name] = Set(WriteContext.standingChain(of: writes).map { key($0.stamp) })

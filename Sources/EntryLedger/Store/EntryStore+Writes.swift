@@ -197,14 +197,18 @@ extension WriteContext {
         let stamp = Stamp(hlc: hlc, node: nodeID)
         var entry = current
         var base: [String: String] = [:]
+        var named: [Stamp] = []  // every write the base names, for its `@nodes` (SeenWrites)
         if op == .delete || op == .restore {
             // What the delete (or restore) saw: the HLC of each field's value, so a
             // node that holds a write it did not see records a delete-against-edit
             // conflict (doc/design.md "Delete against edit").
             for (name, clock) in current.clocks { base[name] = clock.hlc.description }
+            named += current.clocks.values
             // …and the deletes and restores it has seen on the deleted register (the heads),
             // under a key no field can have: a concurrent delete and restore are a conflict too.
-            base[EntryStore.deletedBaseKey] = try deletedRegisterHeads(entry: current.id).map(\.stamp.hlc.description).joined(separator: ",")
+            let deletes = try deletedRegisterHeads(entry: current.id).map(\.stamp)
+            base[EntryStore.deletedBaseKey] = deletes.map(\.hlc.description).joined(separator: ",")
+            named += deletes
         }
         // The groups this write touches: the other heads it has in view are listed, so
         // it settles their conflicts (FieldConflicts.swift).
@@ -212,23 +216,29 @@ extension WriteContext {
         for name in fields.keys.sorted() where !touched.contains(where: { $0.contains(name) }) {
             touched.append(layout.group(of: name))
         }
-        var inView = Set<String>(), settle: [[String]] = []
+        var inView = Set<Stamp>(), settle: [[String]] = []
         for group in touched {
             let heads = try groupHeads(entry: current.id, group: group)
             if heads.count > 1 { settle.append(group) }
-            inView.formUnion(heads.map(\.stamp.hlc.description))
+            inView.formUnion(heads.map(\.stamp))
         }
         for (name, value) in fields {
             base[name] = current.clocks[name]?.hlc.description ?? ""
+            if let clock = current.clocks[name] { named.append(clock) }
             if value.isEmpty { entry.fields[name] = nil } else { entry.fields[name] = value }
             entry.clocks[name] = stamp
         }
-        let others = inView.subtracting(base.values)
-        if !others.isEmpty { base[EntryStore.headsKey] = others.sorted().joined(separator: ",") }
+        let others = inView.subtracting(named)
+        if !others.isEmpty { base[EntryStore.headsKey] = Set(others.map(\.hlc.description)).sorted().joined(separator: ",") }
+        named += others
         if op == .update, current.deleted {
             // An edit of an entry known to be deleted has seen the delete: no delete-against-edit conflict.
-            base[EntryStore.deletedBaseKey] = try deletedRegisterHeads(entry: current.id).map(\.stamp.hlc.description).joined(separator: ",")
+            let deletes = try deletedRegisterHeads(entry: current.id).map(\.stamp)
+            base[EntryStore.deletedBaseKey] = deletes.map(\.hlc.description).joined(separator: ",")
+            named += deletes
         }
+        // Which node's write each named HLC means, where it could mean another's.
+        base[EntryStore.nodesKey] = SeenWrites.nodesValue(naming: named, own: nodeID)
         switch op {
         case .delete: entry.deleted = true; entry.deletedClock = stamp
         case .restore: entry.deleted = false; entry.deletedClock = stamp

@@ -26,10 +26,10 @@ extension WriteContext {
         var stamp: Stamp
         /// The values it set.
         var fields: [String: String]
-        /// The HLCs of the writes it had seen (its base for the group, and its heads list).
-        var seen: Set<String>
-        /// The HLCs of the deletes and restores it had seen (an edit of a deleted entry).
-        var seenDeletes: Set<String> = []
+        /// The writes it had seen (its base for the group, and its heads list).
+        var seen: SeenWrites
+        /// The deletes and restores it had seen (an edit of a deleted entry).
+        var seenDeletes = SeenWrites()
         /// True for a re-spelling of stored values under newer rules (``WriteOrigin/migrationActor``).
         var isMigration = false
         /// True when the change log knows a later write saw this one for the group
@@ -47,10 +47,10 @@ extension WriteContext {
         guard var standing = writes.filter({ !$0.isMigration && !$0.superseded }).max(by: { $0.stamp < $1.stamp }) else {
             return writes.max(by: { $0.stamp < $1.stamp })
         }
-        var respelled: Set<String> = [standing.stamp.hlc.description]
+        var respelled = [standing.stamp]
         for write in writes.filter(\.isMigration).sorted(by: { $0.stamp < $1.stamp })
-        where write.stamp > standing.stamp && !write.seen.isDisjoint(with: respelled) {
-            respelled.insert(write.stamp.hlc.description)
+        where write.stamp > standing.stamp && respelled.contains(where: write.seen.contains) {
+            respelled.append(write.stamp)
             standing = write
         }
         return standing
@@ -65,10 +65,8 @@ extension WriteContext {
             return writes.max(by: { $0.stamp < $1.stamp }).map { [$0] } ?? []
         }
         var chain = [base]
-        var respelled: Set<String> = [base.stamp.hlc.description]
         for write in writes.filter(\.isMigration).sorted(by: { $0.stamp < $1.stamp })
-        where write.stamp > base.stamp && !write.seen.isDisjoint(with: respelled) {
-            respelled.insert(write.stamp.hlc.description)
+        where write.stamp > base.stamp && chain.contains(where: { write.seen.contains($0.stamp) }) {
             chain.append(write)
         }
         return chain
@@ -77,14 +75,14 @@ extension WriteContext {
     /// The writes of `writes` that no other has seen, re-spellings left out: a
     /// write that saw a re-spelling saw what the re-spelling saw.
     static func heads(of writes: [GroupWrite]) -> [GroupWrite] {
-        var seenBy: [String: Set<String>] = [:]  // a re-spelling's HLC → what it saw
-        for write in writes where write.isMigration { seenBy[write.stamp.hlc.description] = write.seen }
-        var seen = Set<String>()
-        var pending = writes.filter { !$0.isMigration }.flatMap(\.seen)
-        while let hlc = pending.popLast() {
-            if seen.insert(hlc).inserted { pending += seenBy[hlc] ?? [] }
+        var seen = SeenWrites()
+        for write in writes where !write.isMigration { seen.formUnion(write.seen) }
+        // …and, through each re-spelling seen, what it saw, until nothing is added.
+        var pending = writes.filter(\.isMigration)
+        while let index = pending.firstIndex(where: { seen.contains($0.stamp) }) {
+            seen.formUnion(pending.remove(at: index).seen)
         }
-        return writes.filter { !$0.isMigration && !$0.superseded && !seen.contains($0.stamp.hlc.description) }
+        return writes.filter { !$0.isMigration && !$0.superseded && !seen.contains($0.stamp) }
     }
 
     /// The writes of `group` in `entry`'s change log that no other write has
@@ -101,12 +99,12 @@ extension WriteContext {
                 let fields = try EntryStore.stringMap(row.text(2))
                 guard group.contains(where: { fields[$0] != nil }) else { return }
                 let base = try EntryStore.stringMap(row.text(3))
-                var seen = Set(group.compactMap { base[$0] }.filter { !$0.isEmpty })
-                if let heads = base[EntryStore.headsKey] { seen.formUnion(heads.split(separator: ",").map(String.init)) }
-                let deletes = Set((base[EntryStore.deletedBaseKey] ?? "").split(separator: ",").map(String.init))
+                let node = row.text(0)
                 let superseded = row.text(5).split(separator: ",").map(String.init)
-                writes.append(GroupWrite(stamp: Stamp(hlc: HLC(row.text(1)) ?? .zero, node: row.text(0)), fields: fields, seen: seen,
-                                         seenDeletes: deletes, isMigration: row.text(4) == WriteOrigin.migrationActor,
+                writes.append(GroupWrite(stamp: Stamp(hlc: HLC(row.text(1)) ?? .zero, node: node), fields: fields,
+                                         seen: SeenWrites(group: group, base: base, node: node),
+                                         seenDeletes: SeenWrites.deletes(base: base, node: node) ?? SeenWrites(),
+                                         isMigration: row.text(4) == WriteOrigin.migrationActor,
                                          superseded: group.contains { superseded.contains($0) }))
             }
         return writes

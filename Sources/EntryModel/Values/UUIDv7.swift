@@ -1,17 +1,46 @@
+import Synchronization
+
 /// UUID version 7 (RFC 9562 §5.7): 48-bit Unix milliseconds, version, 74 random bits.
+///
+/// Monotonic within the process (RFC 9562 §6.2, method 2 "monotonic random"):
+/// an id for a millisecond the process made one for lately is that id's
+/// 74-bit value plus one, so ids made one after the other sort in the order
+/// they were made (List orders entries created in the same millisecond by id),
+/// also when ids for other milliseconds (a caller's own time, a clock ahead)
+/// are made in between. The first id of a millisecond draws its bits afresh,
+/// the top one clear so that 2^73 more fit in that millisecond.
 public enum UUIDv7 {
+    /// The last value (`rand_a` in `high`, `rand_b` in `low`) of each of the
+    /// milliseconds ids were made for most recently, least recently used first.
+    private static let recent = Mutex<[(milliseconds: UInt64, high: UInt64, low: UInt64)]>([])
+    /// How many milliseconds ``recent`` remembers.
+    private static let remembered = 16
+
     /// A new UUIDv7 in canonical lower-case text (`xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx`).
     /// - Parameter milliseconds: Unix time in ms for the 48-bit prefix.
     public static func generate(milliseconds: UInt64 = HybridClock.systemMilliseconds()) -> String {
+        let (high, low): (UInt64, UInt64) = recent.withLock { recent in
+            var next: (milliseconds: UInt64, high: UInt64, low: UInt64)
+            if let index = recent.firstIndex(where: { $0.milliseconds == milliseconds }),
+               recent[index].high < 0xFFF || recent[index].low < (1 << 62) - 1 {
+                next = recent.remove(at: index)
+                if next.low == (1 << 62) - 1 { next.low = 0; next.high += 1 } else { next.low += 1 }
+            } else {
+                recent.removeAll { $0.milliseconds == milliseconds }
+                // Two 64-bit draws from the system CSPRNG (one getrandom(2) each), not one per byte.
+                var rng = SystemRandomNumberGenerator()
+                next = (milliseconds, rng.next() & 0x7FF, rng.next() & ((1 << 62) - 1))
+                if recent.count == remembered { recent.removeFirst() }
+            }
+            recent.append(next)
+            return (next.high, next.low)
+        }
         var bytes = [UInt8](repeating: 0, count: 16)
-        // Two 64-bit draws from the system CSPRNG (one getrandom(2) each), not one per byte.
-        var rng = SystemRandomNumberGenerator()
-        let high = rng.next(), low = rng.next()
         for i in 0..<6 { bytes[i] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(i))) }
-        for i in 6..<8 { bytes[i] = UInt8(truncatingIfNeeded: high >> (8 * UInt64(i - 6))) }
-        for i in 8..<16 { bytes[i] = UInt8(truncatingIfNeeded: low >> (8 * UInt64(i - 8))) }
-        bytes[6] = 0x70 | (bytes[6] & 0x0F)
-        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        bytes[6] = 0x70 | UInt8(truncatingIfNeeded: high >> 8)
+        bytes[7] = UInt8(truncatingIfNeeded: high)
+        bytes[8] = 0x80 | UInt8(truncatingIfNeeded: low >> 56)
+        for i in 9..<16 { bytes[i] = UInt8(truncatingIfNeeded: low >> (8 * UInt64(15 - i))) }
         return format(bytes)
     }
 
