@@ -15,15 +15,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHOTS = os.path.join(ROOT, "doc", "screenshots")
 
 
-def chrome(lang="zh-CN", width=1280, height=800):
-    """A headless chromium with the given UI language and window size."""
+def chrome(home, lang="zh-CN", width=1280, height=800):
+    """A headless chromium with the given UI language and window size, whose
+    every file is under HOME (a temporary directory of the caller's): its
+    profile, and as its home and temporary directory what it writes beside
+    (crash report settings in ~/.config/chromium, dconf's cache, the
+    org.chromium.Chromium.* directory of its singleton socket, left in $TMPDIR)."""
+    home = os.path.abspath(home)
+    env = dict(os.environ, HOME=home, TMPDIR=os.path.join(home, "tmp"), XDG_CONFIG_HOME=os.path.join(home, ".config"),
+               XDG_CACHE_HOME=os.path.join(home, ".cache"), XDG_DATA_HOME=os.path.join(home, ".local", "share"))
+    for d in ("tmp", "profile"):
+        os.makedirs(os.path.join(home, d), exist_ok=True)
     opts = webdriver.ChromeOptions()
     opts.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                f"--window-size={width},{height}", f"--lang={lang}", "--hide-scrollbars", "--force-device-scale-factor=1"):
+                f"--window-size={width},{height}", f"--lang={lang}", "--hide-scrollbars", "--force-device-scale-factor=1",
+                "--user-data-dir=" + os.path.join(home, "profile")):
         opts.add_argument(arg)
     opts.add_experimental_option("prefs", {"intl.accept_languages": lang})
-    service = webdriver.ChromeService(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    service = webdriver.ChromeService(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), env=env)
     return webdriver.Chrome(options=opts, service=service)
 
 

@@ -35,8 +35,8 @@ def gateway(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def driver(gateway):
-    d = chrome("de-DE")  # not zh: the page speaks English
+def driver(gateway, tmp_path_factory):
+    d = chrome(tmp_path_factory.mktemp("chromium"), "de-DE")  # not zh: the page speaks English
     login(d, gateway.base, "ada", USERS["ada"][1], "/%3Fform%3Dvisit")
     yield d
     d.quit()

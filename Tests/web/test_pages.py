@@ -13,8 +13,8 @@ SIZES = {"desktop": (1280, 800), "tablet": (768, 1024), "mobile": (390, 844)}
 
 
 @pytest.fixture(scope="module")
-def driver(gateway):
-    d = chrome("en-US")
+def driver(gateway, tmp_path_factory):
+    d = chrome(tmp_path_factory.mktemp("chromium"), "en-US")
     yield d
     d.quit()
 
