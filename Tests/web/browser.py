@@ -11,8 +11,6 @@ from selenium.webdriver.common.keys import Keys
 import axe_core_python
 
 AXE_JS = open(os.path.join(os.path.dirname(axe_core_python.__file__), "axe.min.js"), encoding="utf-8").read()
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHOTS = os.path.join(ROOT, "doc", "screenshots")
 
 
 def chrome(home, lang="zh-CN", width=1280, height=800):
@@ -116,13 +114,14 @@ def storage_dump(driver):
     """)
 
 
-def screenshot(driver, name, width, height):
-    """Writes doc/screenshots/NAME.png of the page at width×height (the viewport, not the window)."""
+def screenshot(driver, directory, name, width, height):
+    """Writes DIRECTORY/NAME.png of the page at width×height (the viewport, not
+    the window); returns its path. The tests give their tmp_path, never the
+    tree: doc/screenshots/ is written by scripts/screenshots (shots.py)."""
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
     time.sleep(0.3)
-    os.makedirs(SHOTS, exist_ok=True)
-    path = os.path.join(SHOTS, name + ".png")
+    path = os.path.join(directory, name + ".png")
     with open(path, "wb") as f:
         f.write(driver.get_screenshot_as_png())
     driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
