@@ -1,6 +1,7 @@
 """Starts a real entryd (from $ENTRYD_BIN_DIR, else .build/debug) on a
-temporary socket and database for the interoperability tests."""
-import os, signal, socket, subprocess, tempfile, time
+temporary socket and database (in pytest's temporary directory) for the
+interoperability tests."""
+import os, signal, socket, subprocess, time
 
 import pytest
 
@@ -9,8 +10,8 @@ BIN = os.environ.get("ENTRYD_BIN_DIR") or os.path.join(ROOT, ".build", "debug")
 
 
 @pytest.fixture(scope="session")
-def daemon():
-    d = tempfile.mkdtemp(prefix="entryd-interop-")
+def daemon(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("entryd-interop"))
     sock = os.path.join(d, "entryd.sock")
     proc = subprocess.Popen([os.path.join(BIN, "entryd"), "--socket", sock, "--db", os.path.join(d, "entries.db")],
                             stderr=subprocess.PIPE)

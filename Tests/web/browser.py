@@ -11,19 +11,27 @@ from selenium.webdriver.common.keys import Keys
 import axe_core_python
 
 AXE_JS = open(os.path.join(os.path.dirname(axe_core_python.__file__), "axe.min.js"), encoding="utf-8").read()
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHOTS = os.path.join(ROOT, "doc", "screenshots")
 
 
-def chrome(lang="zh-CN", width=1280, height=800):
-    """A headless chromium with the given UI language and window size."""
+def chrome(home, lang="zh-CN", width=1280, height=800):
+    """A headless chromium with the given UI language and window size, whose
+    every file is under HOME (a temporary directory of the caller's): its
+    profile, and as its home and temporary directory what it writes beside
+    (crash report settings in ~/.config/chromium, dconf's cache, the
+    org.chromium.Chromium.* directory of its singleton socket, left in $TMPDIR)."""
+    home = os.path.abspath(home)
+    env = dict(os.environ, HOME=home, TMPDIR=os.path.join(home, "tmp"), XDG_CONFIG_HOME=os.path.join(home, ".config"),
+               XDG_CACHE_HOME=os.path.join(home, ".cache"), XDG_DATA_HOME=os.path.join(home, ".local", "share"))
+    for d in ("tmp", "profile"):
+        os.makedirs(os.path.join(home, d), exist_ok=True)
     opts = webdriver.ChromeOptions()
     opts.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                f"--window-size={width},{height}", f"--lang={lang}", "--hide-scrollbars", "--force-device-scale-factor=1"):
+                f"--window-size={width},{height}", f"--lang={lang}", "--hide-scrollbars", "--force-device-scale-factor=1",
+                "--user-data-dir=" + os.path.join(home, "profile")):
         opts.add_argument(arg)
     opts.add_experimental_option("prefs", {"intl.accept_languages": lang})
-    service = webdriver.ChromeService(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    service = webdriver.ChromeService(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"), env=env)
     return webdriver.Chrome(options=opts, service=service)
 
 
@@ -106,13 +114,14 @@ def storage_dump(driver):
     """)
 
 
-def screenshot(driver, name, width, height):
-    """Writes doc/screenshots/NAME.png of the page at width×height (the viewport, not the window)."""
+def screenshot(driver, directory, name, width, height):
+    """Writes DIRECTORY/NAME.png of the page at width×height (the viewport, not
+    the window); returns its path. The tests give their tmp_path, never the
+    tree: doc/screenshots/ is written by scripts/screenshots (shots.py)."""
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
     time.sleep(0.3)
-    os.makedirs(SHOTS, exist_ok=True)
-    path = os.path.join(SHOTS, name + ".png")
+    path = os.path.join(directory, name + ".png")
     with open(path, "wb") as f:
         f.write(driver.get_screenshot_as_png())
     driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

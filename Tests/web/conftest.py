@@ -1,7 +1,9 @@
 """Fixtures for the entryd-web tests: a real entryd (from $ENTRYD_BIN_DIR, else
 .build/debug) whose entryd.conf names the test's user as the gateway, web users
-made with `entryctl web-user add`, and a real entryd-web on a free loopback port."""
-import json, os, pwd, shutil, signal, socket, subprocess, tempfile, time, urllib.request, urllib.error
+made with `entryctl web-user add`, and a real entryd-web on a free loopback port.
+Everything they write is in pytest's temporary directories (tmp_path,
+tmp_path_factory), never in the tree or the home directory."""
+import json, os, pwd, signal, socket, subprocess, time, urllib.request, urllib.error
 
 import pytest
 
@@ -25,12 +27,33 @@ def wait_for(check, what, proc, timeout=20):
     raise RuntimeError(f"{what} did not start")
 
 
-def free_port():
+def free_port(host="127.0.0.1"):
+    """A port the kernel finds free on HOST now (another program may take it
+    before it is used: start_on_free_port tries again then)."""
     s = socket.socket()
-    s.bind(("127.0.0.1", 0))
+    s.bind((host, 0))
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def start_on_free_port(argv, ready, what, host="127.0.0.1", attempts=10):
+    """Starts argv(port) on a free port of HOST and waits until ready(port);
+    when the program exits 69 (entryd-web: cannot listen, the port was taken
+    since free_port), tries another port. Returns (process, port)."""
+    for attempt in range(attempts):
+        port = free_port(host)
+        proc = subprocess.Popen(argv(port), stderr=subprocess.PIPE)
+        try:
+            wait_for(lambda: ready(port), what, proc)
+            return proc, port
+        except RuntimeError:
+            if proc.returncode == 69 and attempt + 1 < attempts:
+                continue
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            raise
 
 
 class Gateway:
@@ -40,24 +63,30 @@ class Gateway:
         self.dir = workdir
         self.socket = os.path.join(workdir, "entryd.sock")
         self.users = os.path.join(workdir, "web-users")
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.entryd = self.web = None
         me = pwd.getpwuid(os.getuid()).pw_name
         conf = os.path.join(workdir, "entryd.conf")
         with open(conf, "w") as f:
             f.write(f"max-batch = 5\n[roles]\ngateway = {me}\n")
-        self.entryd = subprocess.Popen([os.path.join(BIN, "entryd"), "--config", conf, "--socket", self.socket,
-                                        "--db", os.path.join(workdir, "entries.db")], stderr=subprocess.PIPE)
-        wait_for(lambda: socket.socket(socket.AF_UNIX).connect(self.socket) is None, "entryd", self.entryd)
-        for name, (role, password) in USERS.items():
-            subprocess.run([os.path.join(BIN, "entryctl"), "web-user", "add", name, "--role", role, "--users", self.users],
-                           input=password.encode(), check=True, capture_output=True)
-        web_conf = os.path.join(workdir, "entryd-web.conf")
-        with open(web_conf, "w") as f:
-            f.write("[web]\nidle-timeout = 3\n" + web_config)
-        self.web = subprocess.Popen([os.path.join(BIN, "entryd-web"), "--config", web_conf, "--socket", self.socket,
-                                     "--users", self.users, "--listen", f"127.0.0.1:{self.port}"], stderr=subprocess.PIPE)
-        wait_for(lambda: urllib.request.urlopen(self.base + "/healthz", timeout=2).status == 200, "entryd-web", self.web)
+        try:
+            self.entryd = subprocess.Popen([os.path.join(BIN, "entryd"), "--config", conf, "--socket", self.socket,
+                                            "--db", os.path.join(workdir, "entries.db")], stderr=subprocess.PIPE)
+            wait_for(lambda: socket.socket(socket.AF_UNIX).connect(self.socket) is None, "entryd", self.entryd)
+            for name, (role, password) in USERS.items():
+                subprocess.run([os.path.join(BIN, "entryctl"), "web-user", "add", name, "--role", role, "--users", self.users],
+                               input=password.encode(), check=True, capture_output=True)
+            web_conf = os.path.join(workdir, "entryd-web.conf")
+            with open(web_conf, "w") as f:
+                f.write("[web]\nidle-timeout = 3\n" + web_config)
+            self.web, self.port = start_on_free_port(
+                lambda port: [os.path.join(BIN, "entryd-web"), "--config", web_conf, "--socket", self.socket,
+                              "--users", self.users, "--listen", f"127.0.0.1:{port}"],
+                lambda port: urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).status == 200,
+                "entryd-web")
+        except BaseException:
+            self.stop()  # nothing left running when the start fails
+            raise
+        self.base = f"http://127.0.0.1:{self.port}"
 
     def entryctl(self, *args):
         """Runs entryctl against this entryd; returns its standard output."""
@@ -98,7 +127,7 @@ class Gateway:
 
     def stop(self):
         for proc in (self.web, self.entryd):
-            if proc.poll() is None:
+            if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
                 try:
                     proc.wait(timeout=15)
@@ -107,9 +136,7 @@ class Gateway:
 
 
 @pytest.fixture(scope="module")
-def gateway():
-    d = tempfile.mkdtemp(prefix="entryd-web-")
-    g = Gateway(d)
+def gateway(tmp_path_factory):
+    g = Gateway(str(tmp_path_factory.mktemp("entryd-web")))
     yield g
     g.stop()
-    shutil.rmtree(d, ignore_errors=True)

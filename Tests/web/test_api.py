@@ -1,11 +1,11 @@
 """The HTTP API of entryd-web against a real entryd: every method exposed over
 HTTP, each error with its status, sessions, roles, the actor entryd records,
 the live feed, TLS and the refusal to listen beyond loopback in clear."""
-import json, os, signal, socket, ssl, subprocess, tempfile, threading, time, urllib.request, uuid
+import json, os, signal, socket, ssl, subprocess, threading, time, urllib.request, uuid
 
 import pytest
 
-from conftest import BIN, Gateway
+from conftest import BIN, Gateway, free_port, start_on_free_port
 
 GOOD = {"name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "广东", "city": "广州",
         "contact_method": "phone", "phone": "13800138000"}
@@ -205,24 +205,19 @@ def _openssl_pair(d):
     return key, cert
 
 
-def test_tls_serves_https_with_secure_cookies(gateway):
-    d = tempfile.mkdtemp(prefix="entryd-web-tls-")
-    key, cert = _openssl_pair(d)
-    port = _free_port()
-    web = subprocess.Popen([os.path.join(BIN, "entryd-web"), "--socket", gateway.socket, "--users", gateway.users,
-                            "--listen", f"0.0.0.0:{port}", "--tls-certificate", cert, "--tls-key", key], stderr=subprocess.PIPE)
+def test_tls_serves_https_with_secure_cookies(gateway, tmp_path):
+    key, cert = _openssl_pair(str(tmp_path))
+    context = ssl.create_default_context(cafile=cert)
+
+    def healthy(port):
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=context, timeout=2) as r:
+            return r.status == 200
+
+    web, port = start_on_free_port(
+        lambda port: [os.path.join(BIN, "entryd-web"), "--socket", gateway.socket, "--users", gateway.users,
+                      "--listen", f"0.0.0.0:{port}", "--tls-certificate", cert, "--tls-key", key],
+        healthy, "entryd-web with TLS", host="0.0.0.0")
     try:
-        context = ssl.create_default_context(cafile=cert)
-        deadline = time.time() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=context, timeout=2) as r:
-                    assert r.status == 200
-                break
-            except OSError:
-                assert web.poll() is None, web.stderr.read().decode()
-                assert time.time() < deadline
-                time.sleep(0.1)
         req = urllib.request.Request(f"https://127.0.0.1:{port}/api/v1/login", method="POST",
                                      data=json.dumps({"user": "ada", "password": "correct horse 1"}).encode(),
                                      headers={"Content-Type": "application/json"})
@@ -243,23 +238,15 @@ def test_tls_serves_https_with_secure_cookies(gateway):
         assert web.wait(timeout=15) == 0
 
 
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def test_refuses_to_listen_beyond_loopback_in_clear(gateway):
     r = subprocess.run([os.path.join(BIN, "entryd-web"), "--socket", gateway.socket, "--users", gateway.users,
-                        "--listen", f"0.0.0.0:{_free_port()}"], capture_output=True, timeout=20)
+                        "--listen", f"0.0.0.0:{free_port('0.0.0.0')}"], capture_output=True, timeout=20)
     assert r.returncode == 78
     assert b"without TLS" in r.stderr and b"--behind-proxy" in r.stderr
 
 
-def test_entryd_down_is_503_and_back_is_200():
-    d = tempfile.mkdtemp(prefix="entryd-web-down-")
+def test_entryd_down_is_503_and_back_is_200(tmp_path):
+    d = str(tmp_path)
     g = Gateway(d)
     try:
         token = g.login("ada")
@@ -281,11 +268,11 @@ def test_entryd_down_is_503_and_back_is_200():
         g.stop()
 
 
-def test_entryd_without_the_gateway_role_is_503_gateway_not_configured():
+def test_entryd_without_the_gateway_role_is_503_gateway_not_configured(tmp_path):
     """entryd.conf stops naming entryd-web's user as gateway (reload): the pooled connections lose
     the standing at once, calls answer 503 GatewayNotConfigured (not a PermissionDenied that blames the
     web user's role); named again (reload), the same pooled connections serve."""
-    d = tempfile.mkdtemp(prefix="entryd-web-gw-")
+    d = str(tmp_path)
     g = Gateway(d)
     conf = os.path.join(d, "entryd.conf")
     original = open(conf).read()

@@ -12,8 +12,8 @@ from conftest import USERS
 
 
 @pytest.fixture(scope="module")
-def driver(gateway):
-    d = chrome("zh-CN")
+def driver(gateway, tmp_path_factory):
+    d = chrome(tmp_path_factory.mktemp("chromium"), "zh-CN")
     login(d, gateway.base, "ada", USERS["ada"][1])
     yield d
     d.quit()

@@ -1,7 +1,7 @@
 """A form file the page has never seen (Tests/web/forms/visit.conf) is filled
 through ?form=visit with no code of its own; the page's language follows
 navigator.language when nothing else says."""
-import json, os, shutil, tempfile
+import json, os, shutil
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -14,9 +14,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope="module")
-def gateway():
+def gateway(tmp_path_factory):
     """entryd with the built-in registration form and visit.conf ($ENTRYD_FORMS)."""
-    d = tempfile.mkdtemp(prefix="entryd-web-forms-")
+    d = str(tmp_path_factory.mktemp("entryd-web-forms"))
     forms = os.path.join(d, "forms")
     os.mkdir(forms)
     shutil.copy(os.path.join(ROOT, "config", "forms", "registration.conf"), forms)
@@ -32,12 +32,11 @@ def gateway():
             os.environ["ENTRYD_FORMS"] = old
     yield g
     g.stop()
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
-def driver(gateway):
-    d = chrome("de-DE")  # not zh: the page speaks English
+def driver(gateway, tmp_path_factory):
+    d = chrome(tmp_path_factory.mktemp("chromium"), "de-DE")  # not zh: the page speaks English
     login(d, gateway.base, "ada", USERS["ada"][1], "/%3Fform%3Dvisit")
     yield d
     d.quit()

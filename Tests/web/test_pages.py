@@ -1,20 +1,20 @@
 """The pages' accessibility (axe-core, Tab order with a visible focus), the
-login, list and conflicts pages, and the screenshots in doc/screenshots/."""
-import json, re
+login, list and conflicts pages, and the screenshots (shots.py), taken into the
+test's temporary directory: scripts/screenshots writes doc/screenshots/."""
+import collections, json, os, re
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser import active_id, axe, chrome, describe, keys, login, ready, screenshot, wait
+from browser import active_id, axe, chrome, describe, keys, login, ready, wait
 from conftest import USERS
-
-SIZES = {"desktop": (1280, 800), "tablet": (768, 1024), "mobile": (390, 844)}
+from shots import SIZES, add_entries, read_png, take
 
 
 @pytest.fixture(scope="module")
-def driver(gateway):
-    d = chrome("en-US")
+def driver(gateway, tmp_path_factory):
+    d = chrome(tmp_path_factory.mktemp("chromium"), "en-US")
     yield d
     d.quit()
 
@@ -22,17 +22,7 @@ def driver(gateway):
 @pytest.fixture(scope="module")
 def entries(gateway):
     """Three entries to list, stored through the API as ada."""
-    token = gateway.login("ada")
-    ids = []
-    for name, born, country, extra in (("王芳", "1988-08-08", "CN", {"province": "广东", "city": "深圳"}),
-                                       ("Alice Smith", "1975-01-02", "US", {}),
-                                       ("陈伟", "1999-12-31", "CN", {"province": "北京", "city": "朝阳"})):
-        fields = {"name": name, "birthday": born, "country": country, "contact_method": "email",
-                  "email": f"user{len(ids)}@example.com", **extra}
-        status, body = gateway.call("io.entryd.Entries.Add", {"fields": fields}, token=token)
-        assert status == 200, body
-        ids.append(body["entry"]["id"])
-    return ids
+    return add_entries(gateway)
 
 
 def focus_visible(d):
@@ -265,24 +255,20 @@ def test_conflicts_page(gateway, driver):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_screenshots(gateway, driver, entries, lang):
-    d = driver
-    login(d, gateway.base, "root-admin", USERS["root-admin"][1])
-    for size, (width, height) in SIZES.items():
-        ready(d, gateway.base + "/?lang=" + lang)
-        d.find_element(By.ID, "in-name").send_keys("李雷" if lang == "zh" else "Li Lei", Keys.ENTER)
-        keys(d, "1990-05-17", Keys.TAB, "cn")
-        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-country [data-value=CN][aria-selected=true]"), "CN")
-        keys(d, Keys.ENTER, "gd")
-        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-province [data-value='440000'][aria-selected=true]"), "广东")
-        keys(d, Keys.ENTER, Keys.ENTER)
-        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-city [data-value][aria-selected=true]"), "the city rows")
-        path = screenshot(d, f"form-{lang}-{size}", width, height)
-        assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
-        keys(d, Keys.ESCAPE)
-        ready(d, gateway.base + "/list?lang=" + lang)
-        wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "rows")
-        screenshot(d, f"list-{lang}-{size}", width, height)
-    d.get(gateway.base + "/login?lang=" + lang)
-    wait(d, lambda: active_id(d) == "user", "login")
-    screenshot(d, f"login-{lang}-desktop", 1280, 800)
+def test_screenshots(gateway, driver, entries, lang, tmp_path):
+    """The screenshots scripts/screenshots takes, here into tmp_path: each a PNG
+    of the size asked for, showing a page (not one colour: a blank or unstyled
+    capture has few colours, or one covering almost all of it)."""
+    shots = take(driver, gateway.base, lang, str(tmp_path))
+    names = sorted(os.path.basename(p) for p in shots)
+    assert names == sorted([f"{page}-{lang}-{size}.png" for page in ("form", "list") for size in SIZES] +
+                           [f"login-{lang}-desktop.png"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == names  # nothing else written
+    for path, (width, height) in shots.items():
+        w, h, rows = read_png(path)
+        assert (w, h) == (width, height), path
+        bpp = len(rows[0]) // w
+        colours = collections.Counter(row[i:i + 3] for row in rows for i in range(0, len(row), bpp))
+        dominant = colours.most_common(1)[0][1] / (w * h)
+        assert len(colours) >= 100 and dominant < 0.9, f"{path}: {len(colours)} colours, {dominant:.0%} of one"
+        assert len(set(rows)) >= 50, f"{path}: {len(set(rows))} different rows of pixels"
