@@ -47,4 +47,30 @@ import Testing
         // two or three would add 100 or more.
         #expect(after - before < 50, "\(before) descriptors before, \(after) after")
     }
+
+    @Test("Daemon and ServiceProcess close their handle on the child's log: three starts, a kill, a stop")
+    func daemonLogs() throws {
+        let daemon = try Daemon()
+        let logged = { Self.openDescriptors().values.filter { $0.hasPrefix(daemon.directory + "/") } }
+        #expect(logged().isEmpty, "\(logged())")
+        #expect(daemon.stop() == 0)
+        try daemon.start()
+        kill(daemon.pid, SIGKILL)
+        while daemon.isRunning { usleep(10_000) }
+        #expect(daemon.stop() == SIGKILL)  // exited on its own: the status is the signal
+        try daemon.start()
+        #expect(daemon.stop() == 0)
+        #expect(logged().isEmpty, "\(logged())")
+
+        let directory = try serviceTestDirectory("handles")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let service = try ServiceProcess(executable: productsDirectory() + "/entryd",
+                                         arguments: ["--config", "/dev/null", "--socket", directory + "/entryd.sock",
+                                                     "--db", directory + "/entries.db"],
+                                         environment: [:], directory: directory)
+        _ = try connectWhenListening(directory + "/entryd.sock")
+        #expect(service.stop() == 0)
+        let left = Self.openDescriptors().values.filter { $0.hasPrefix(directory + "/") }
+        #expect(left.isEmpty, "\(left)")
+    }
 }

@@ -227,7 +227,9 @@ import Testing
         p.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.name]) { $1 }
         p.standardInput = FileHandle(fileDescriptor: listening, closeOnDealloc: false)
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle(forWritingAtPath: stderrPath)
+        let stderrHandle = FileHandle(forWritingAtPath: stderrPath)
+        defer { try? stderrHandle?.close() }  // the child has its own copy
+        p.standardError = stderrHandle
         try p.run()
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
         let log = { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }

@@ -76,6 +76,8 @@ final class Daemon: @unchecked Sendable {
         if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if !FileManager.default.fileExists(atPath: logPath) { try Data().write(to: URL(fileURLWithPath: logPath)) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        // The child has its own copy once started: ours is closed on every way out.
+        defer { try? log.close() }
         log.seekToEndOfFile()
         p.standardError = log
         p.standardOutput = FileHandle.nullDevice
@@ -108,14 +110,19 @@ final class Daemon: @unchecked Sendable {
     /// - Returns: the exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32 {
-        guard let p = process, p.isRunning else { return process?.terminationStatus ?? -1 }
-        kill(p.processIdentifier, signal)
+        guard let p = process else { return -1 }
+        if p.isRunning { kill(p.processIdentifier, signal) }
+        // Also for a daemon that exited on its own: waitUntilExit() is what lets
+        // swift-corelibs-foundation free a finished Process.
         p.waitUntilExit()
         return p.terminationStatus
     }
 
     deinit {
-        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        if let p = process {
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+            p.waitUntilExit()
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
