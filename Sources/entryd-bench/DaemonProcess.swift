@@ -32,6 +32,8 @@ final class DaemonProcess {
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         }
         let log = FileHandle(forWritingAtPath: logPath)
+        // The child has its own copy once started: ours is closed on every way out.
+        defer { try? log?.close() }
         log?.seekToEndOfFile()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
@@ -85,13 +87,18 @@ final class DaemonProcess {
 
     /// Sends SIGTERM and waits for the exit.
     func stop() {
-        guard let p = process, p.isRunning else { return }
-        kill(p.processIdentifier, SIGTERM)
+        guard let p = process else { return }
+        if p.isRunning { kill(p.processIdentifier, SIGTERM) }
+        // Also for one that exited (or was killed): only waitUntilExit() lets
+        // swift-corelibs-foundation free a finished Process.
         p.waitUntilExit()
     }
 
     deinit {
-        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        if let p = process {
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+            p.waitUntilExit()
+        }
     }
 }
 
