@@ -10,6 +10,8 @@ final class DaemonProcess {
     let socket: String
     let database: String
     let logPath: String
+    /// The bench's temporary directory, the daemon's state directory too.
+    let directory: String
     /// Arguments after `--socket` and `--db` (`--config FILE`).
     let extraArguments: [String]
     private(set) var process: Process?
@@ -19,6 +21,7 @@ final class DaemonProcess {
     init(executable: String, directory: String, name: String, extraArguments: [String] = []) {
         self.executable = executable
         self.extraArguments = extraArguments
+        self.directory = directory
         socket = directory + "/\(name).sock"
         database = directory + "/\(name).db"
         logPath = directory + "/\(name).log"
@@ -37,7 +40,9 @@ final class DaemonProcess {
         log?.seekToEndOfFile()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = ["--socket", socket, "--db", database] + extraArguments
+        // --state-directory: a hub instance's marker file in the bench's directory,
+        // removed with it, not in the user's ~/.local/state/entryd.
+        p.arguments = ["--socket", socket, "--db", database, "--state-directory", directory] + extraArguments
         p.standardError = log
         p.standardOutput = FileHandle.nullDevice
         let t0 = now()
