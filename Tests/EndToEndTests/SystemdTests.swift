@@ -153,6 +153,7 @@ import Testing
     @Test("a --db (or $ENTRYD_DB) whose directory does not exist is refused with exit 73 and nothing is created")
     func missingDatabaseDirectory() throws {
         let dir = try serviceTestDirectory("nodbdir")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let typo = dir + "/no-such-dir/sub/entries.db"
         let refused = try runProcess(Self.entryd, ["--config", "/dev/null", "--socket", dir + "/s.sock", "--db", typo])
         #expect(refused.status == 73, "\(refused.stderr)")
