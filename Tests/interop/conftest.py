@@ -1,6 +1,6 @@
 """Starts a real entryd (from $ENTRYD_BIN_DIR, else .build/debug) on a
 temporary socket and database for the interoperability tests."""
-import os, signal, socket, subprocess, tempfile, time
+import os, shutil, signal, socket, subprocess, tempfile, time
 
 import pytest
 
@@ -28,5 +28,8 @@ def daemon():
         raise RuntimeError("entryd did not start: " + proc.stderr.read().decode())
     yield sock
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=15) == 0, "entryd did not exit 0 on SIGTERM"
-    assert not os.path.exists(sock), "entryd left its socket file behind"
+    status = proc.wait(timeout=15)
+    left = os.path.exists(sock)
+    shutil.rmtree(d, ignore_errors=True)
+    assert status == 0, "entryd did not exit 0 on SIGTERM"
+    assert not left, "entryd left its socket file behind"

@@ -1,7 +1,7 @@
 """The HTTP API of entryd-web against a real entryd: every method exposed over
 HTTP, each error with its status, sessions, roles, the actor entryd records,
 the live feed, TLS and the refusal to listen beyond loopback in clear."""
-import json, os, signal, socket, ssl, subprocess, tempfile, threading, time, urllib.request, uuid
+import json, os, shutil, signal, socket, ssl, subprocess, tempfile, threading, time, urllib.request, uuid
 
 import pytest
 
@@ -240,7 +240,9 @@ def test_tls_serves_https_with_secure_cookies(gateway):
         s.close()
     finally:
         web.terminate()
-        assert web.wait(timeout=15) == 0
+        status = web.wait(timeout=15)
+        shutil.rmtree(d, ignore_errors=True)
+        assert status == 0
 
 
 def _free_port():
@@ -279,6 +281,7 @@ def test_entryd_down_is_503_and_back_is_200():
         assert "entries" in body
     finally:
         g.stop()
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_entryd_without_the_gateway_role_is_503_gateway_not_configured():
@@ -316,3 +319,4 @@ def test_entryd_without_the_gateway_role_is_503_gateway_not_configured():
         assert body["entry"]["createdBy"] == "web:ada"
     finally:
         g.stop()
+        shutil.rmtree(d, ignore_errors=True)
