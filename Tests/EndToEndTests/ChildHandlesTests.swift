@@ -39,13 +39,13 @@ import Testing
                                           timeout: 30, input: "line \(i)\n")
             #expect(outcome.status == 0, "\(outcome)")
         }
+        // The whole count is only shown: tests running beside this one open and close
+        // their own (ManyClientsTests a thousand at once). Before the handles were
+        // closed it went from 34 to 159 here; the files of removed runs say it alone.
         let after = Self.openDescriptors().count
         print("ChildHandlesTests: \(before) descriptors open before 50 runs, \(after) after")
         let left = Self.leftOpen()
         #expect(left.isEmpty, "\(left.count) left open, e.g. \(left.prefix(3))")
-        // Tests beside this one open and close their own; 50 runs that each kept
-        // two or three would add 100 or more.
-        #expect(after - before < 50, "\(before) descriptors before, \(after) after")
     }
 
     @Test("Daemon and ServiceProcess close their handle on the child's log: three starts, a kill, a stop")
