@@ -15,7 +15,8 @@ import EntryProtocol
 public final class PeerTransport {
     /// The open connection to the peer's daemon.
     public let connection: VarlinkConnection
-    private let process: Process?
+    /// The `exec:` command's process (`nil` for `unix:`); internal for the tests.
+    let process: Process?
 
     /// - Parameter timeoutSeconds: how long a read or write may wait before the
     ///   call fails (a peer that accepts and never answers must not hang a sync).
@@ -62,7 +63,11 @@ public final class PeerTransport {
         guard let p = process else { return }
         let deadline = Date().addingTimeInterval(5)
         while p.isRunning && Date() < deadline { usleep(10_000) }
-        if p.isRunning { p.terminate(); p.waitUntilExit() }
+        if p.isRunning { p.terminate() }
+        // Also when the command has already exited (it returns at once then): in
+        // swift-corelibs-foundation only waitUntilExit() breaks the cycle between a
+        // Process and its run-loop source, so without it every exec: sync kept one.
+        p.waitUntilExit()
     }
 
     deinit { close() }

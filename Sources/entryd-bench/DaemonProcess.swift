@@ -10,6 +10,8 @@ final class DaemonProcess {
     let socket: String
     let database: String
     let logPath: String
+    /// The bench's temporary directory, the daemon's state directory too.
+    let directory: String
     /// Arguments after `--socket` and `--db` (`--config FILE`).
     let extraArguments: [String]
     private(set) var process: Process?
@@ -19,6 +21,7 @@ final class DaemonProcess {
     init(executable: String, directory: String, name: String, extraArguments: [String] = []) {
         self.executable = executable
         self.extraArguments = extraArguments
+        self.directory = directory
         socket = directory + "/\(name).sock"
         database = directory + "/\(name).db"
         logPath = directory + "/\(name).log"
@@ -32,10 +35,14 @@ final class DaemonProcess {
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         }
         let log = FileHandle(forWritingAtPath: logPath)
+        // The child has its own copy once started: ours is closed on every way out.
+        defer { try? log?.close() }
         log?.seekToEndOfFile()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = ["--socket", socket, "--db", database] + extraArguments
+        // --state-directory: a hub instance's marker file in the bench's directory,
+        // removed with it, not in the user's ~/.local/state/entryd.
+        p.arguments = ["--socket", socket, "--db", database, "--state-directory", directory] + extraArguments
         p.standardError = log
         p.standardOutput = FileHandle.nullDevice
         let t0 = now()
@@ -85,13 +92,18 @@ final class DaemonProcess {
 
     /// Sends SIGTERM and waits for the exit.
     func stop() {
-        guard let p = process, p.isRunning else { return }
-        kill(p.processIdentifier, SIGTERM)
+        guard let p = process else { return }
+        if p.isRunning { kill(p.processIdentifier, SIGTERM) }
+        // Also for one that exited (or was killed): only waitUntilExit() lets
+        // swift-corelibs-foundation free a finished Process.
         p.waitUntilExit()
     }
 
     deinit {
-        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        if let p = process {
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+            p.waitUntilExit()
+        }
     }
 }
 

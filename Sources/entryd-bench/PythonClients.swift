@@ -99,7 +99,9 @@ enum PythonClients {
             let (input, output) = (Pipe(), Pipe())
             p.standardInput = input
             p.standardOutput = output
-            p.standardError = FileHandle(forWritingAtPath: log)
+            let logHandle = FileHandle(forWritingAtPath: log)
+            defer { try? logHandle?.close() }  // the child has its own copy once started
+            p.standardError = logHandle
             try p.run()
             running.append((p, input, output))
         }

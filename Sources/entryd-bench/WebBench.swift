@@ -38,8 +38,10 @@ struct WebBench {
         try "[web]\nmax-connections = \(clients + 64)\nmax-connections-per-address = \(clients + 64)\n"
             .write(toFile: webConf, atomically: true, encoding: .utf8)
         web.arguments = ["--config", webConf, "--socket", daemon.socket, "--users", users, "--listen", "127.0.0.1:\(port)"]
-        web.standardError = FileHandle(forWritingAtPath: daemon.logPath)
+        let webLog = FileHandle(forWritingAtPath: daemon.logPath)
+        web.standardError = webLog
         try web.run()
+        try? webLog?.close()  // the child has its own copy
         defer { kill(web.processIdentifier, SIGTERM); web.waitUntilExit() }
         var token = ""
         let t0 = now()

@@ -61,8 +61,10 @@ final class EntryDaemon {
         }
         if let restoreFrom {
             // A restore replaces a database: never a default one nobody named (from a
-            // shell, without $STATE_DIRECTORY, that is a per-user path, not the service's).
-            guard settings.databaseIsNamed || environment["STATE_DIRECTORY"].map({ !$0.isEmpty }) == true else {
+            // shell, without --state-directory or $STATE_DIRECTORY, that is a per-user
+            // path, not the service's).
+            guard settings.databaseIsNamed || options.stateDirectory != nil
+                    || environment["STATE_DIRECTORY"].map({ !$0.isEmpty }) == true else {
                 fputs("entryd: --restore needs the database it replaces: give --db PATH (the service's is "
                       + "/var/lib/entryd/entries.db); without it, it would go to '\(settings.databasePath)'\n", stderr)
                 exit(.usage)

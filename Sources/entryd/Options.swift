@@ -17,6 +17,12 @@ struct Options {
     var database: String?
     /// `--instance NAME`: this instance's name (``DaemonConfiguration/instance``).
     var instance: String?
+    /// `--state-directory DIR`: the state directory, in place of `$STATE_DIRECTORY`
+    /// (``DaemonPaths/stateDirectory(flag:environment:)``): where a hub instance
+    /// keeps its marker file, and where the default database is. Tests and the
+    /// bench give their own, so nothing is written to the user's
+    /// `~/.local/state/entryd`.
+    var stateDirectory: String?
     var formsDirectory: String?
     var locale: EntryLocale?
     var logLevel: Log.Level?
@@ -63,6 +69,10 @@ struct Options {
           --instance NAME       this instance's name, shown by `entryctl status` (default:
                                 `instance` in the file, else the host name; entryd@NAME.service
                                 passes NAME)
+          --state-directory DIR the state directory, in place of $STATE_DIRECTORY: a
+                                hub instance keeps its marker file there, and the default
+                                database is DIR/entries.db (default: $STATE_DIRECTORY,
+                                $XDG_STATE_HOME/entryd, ~/.local/state/entryd)
           --forms DIR           read form definitions from DIR/*.conf (default: `forms` in
                                 the file, $ENTRYD_FORMS, else the built-in registration form)
           --locale zh|en        default locale of replies (default: zh)
@@ -79,7 +89,8 @@ struct Options {
                                 default: each peer's `interval`, 60)
           --restore FILE        with the daemon stopped: check the backup FILE (made by
                                 `entryctl backup`) and put it in place of the database
-                                named by --db (or `database`, $ENTRYD_DB, $STATE_DIRECTORY),
+                                named by --db (or `database`, $ENTRYD_DB, --state-directory,
+                                $STATE_DIRECTORY),
                                 keeping the old one as DATABASE.before-restore; then exit.
                                 Its next start begins a new incarnation
           --as-new-node         the database is a copy of a node's (last opened at another
@@ -153,6 +164,10 @@ struct Options {
                     throw OptionError(message: "--instance takes 1 to 64 letters, digits, '.', '_' or '-', e.g. hub-1; not '\(text)'")
                 }
                 o.instance = text
+            case "--state-directory":
+                let text = try value(arg)
+                guard !text.isEmpty else { throw OptionError(message: "--state-directory needs a directory") }
+                o.stateDirectory = text
             case "--forms": o.formsDirectory = try value(arg)
             case "--locale":
                 let text = try value(arg)

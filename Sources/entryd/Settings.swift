@@ -22,7 +22,8 @@ struct Settings {
     /// This instance's name: `--instance`, `instance`, else the host name.
     var instance: String
     /// Where this instance keeps its marker file when its database is on a
-    /// server: `$STATE_DIRECTORY`, `$XDG_STATE_HOME/entryd`, `~/.local/state/entryd`.
+    /// server: `--state-directory`, `$STATE_DIRECTORY`, `$XDG_STATE_HOME/entryd`,
+    /// `~/.local/state/entryd`.
     var stateDirectory: String
 
     /// Reads the configuration and the forms.
@@ -33,13 +34,14 @@ struct Settings {
         var config = try DaemonConfiguration.load(path: options.configPath)
         options.apply(to: &config)
         let socket = DaemonPaths.socket(flag: options.socket ?? config.socketPath, environment: env)
-        let database = DaemonPaths.database(flag: options.database ?? config.databasePath, environment: env)
+        let database = DaemonPaths.database(flag: options.database ?? config.databasePath, stateDirectory: options.stateDirectory,
+                                            environment: env)
         let named = DaemonPaths.databaseIsNamed(flag: options.database ?? config.databasePath, environment: env)
         let envForms = env["ENTRYD_FORMS"].flatMap { $0.isEmpty ? nil : $0 }
         let formsDirectory = options.formsDirectory ?? config.formsDirectory ?? envForms
         let forms = try formsDirectory.map { try FormRegistry.load(directory: $0) } ?? FormRegistry.builtIn
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "entryd"
-        let state = DaemonPaths.stateDirectory(environment: env)
+        let state = DaemonPaths.stateDirectory(flag: options.stateDirectory, environment: env)
         return Settings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory,
                         forms: forms, copies: options.copies,
                         instance: config.instance ?? (DaemonConfiguration.isValidInstance(host) ? host : "entryd"),

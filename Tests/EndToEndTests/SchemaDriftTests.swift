@@ -139,7 +139,10 @@ import Testing
         let history = try #require(try c.call("io.entryd.Entries.History", .object([("id", .string(drifted))]))["changes"]?.arrayValue)
         let last = try #require(history.last?["hlc"]?.stringValue)
         let created = try #require(history.first?["hlc"]?.stringValue)
-        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        // Stamped after the write it saw, also when the clock has not yet moved past
+        // that write's millisecond (a tie would go to the greater node id, not to it).
+        let lastMs = try #require(HLC(last)).milliseconds
+        let now = max(UInt64(Date().timeIntervalSince1970 * 1000), lastMs + 1)
         let change = JSON.object([
             ("node", .string("0193a5e2-7c4b-7def-8a12-000000000015")),
             ("hlc", .string(HLC(milliseconds: now, counter: 0).description)), ("entry", .string(drifted)),

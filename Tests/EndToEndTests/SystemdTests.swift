@@ -153,6 +153,7 @@ import Testing
     @Test("a --db (or $ENTRYD_DB) whose directory does not exist is refused with exit 73 and nothing is created")
     func missingDatabaseDirectory() throws {
         let dir = try serviceTestDirectory("nodbdir")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let typo = dir + "/no-such-dir/sub/entries.db"
         let refused = try runProcess(Self.entryd, ["--config", "/dev/null", "--socket", dir + "/s.sock", "--db", typo])
         #expect(refused.status == 73, "\(refused.stderr)")
@@ -227,7 +228,9 @@ import Testing
         p.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.name]) { $1 }
         p.standardInput = FileHandle(fileDescriptor: listening, closeOnDealloc: false)
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle(forWritingAtPath: stderrPath)
+        let stderrHandle = FileHandle(forWritingAtPath: stderrPath)
+        defer { try? stderrHandle?.close() }  // the child has its own copy
+        p.standardError = stderrHandle
         try p.run()
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
         let log = { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }

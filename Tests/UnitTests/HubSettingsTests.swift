@@ -17,6 +17,18 @@ import EntryServer
                 && !DaemonConfiguration.isValidInstance("") && !DaemonConfiguration.isValidInstance("中"))
     }
 
+    @Test("the state directory: --state-directory, $STATE_DIRECTORY, $XDG_STATE_HOME/entryd, ~/.local/state/entryd; the default database in it")
+    func stateDirectory() {
+        let env = ["STATE_DIRECTORY": "/var/lib/entryd:/var/lib/other", "XDG_STATE_HOME": "/x", "HOME": "/home/u"]
+        #expect(DaemonPaths.stateDirectory(flag: "/tmp/t", environment: env) == "/tmp/t")
+        #expect(DaemonPaths.stateDirectory(flag: nil, environment: env) == "/var/lib/entryd")
+        #expect(DaemonPaths.stateDirectory(environment: ["XDG_STATE_HOME": "/x", "HOME": "/home/u"]) == "/x/entryd")
+        #expect(DaemonPaths.stateDirectory(flag: "", environment: ["HOME": "/home/u"]) == "/home/u/.local/state/entryd")
+        #expect(DaemonPaths.database(flag: nil, stateDirectory: "/tmp/t", environment: env) == "/tmp/t/entries.db")
+        #expect(DaemonPaths.database(flag: "/d/e.db", stateDirectory: "/tmp/t", environment: env) == "/d/e.db")
+        #expect(DaemonPaths.database(flag: nil, stateDirectory: "/tmp/t", environment: ["ENTRYD_DB": "/e.db"]) == "/e.db")
+    }
+
     @Test("a URI is shown without its password, in the user part or as a parameter; a path as it is")
     func redacted() {
         #expect(DaemonPaths.isServerURI("postgresql://h/d") && DaemonPaths.isServerURI("postgres://h/d"))

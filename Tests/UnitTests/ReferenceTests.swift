@@ -86,6 +86,7 @@ func repositoryRoot(_ file: String = #filePath) -> URL {
         process.standardError = output
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        try? output.fileHandleForReading.close()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
         let version = try String(contentsOf: repositoryRoot().appendingPathComponent("data/countries.version"), encoding: .utf8)

@@ -261,6 +261,9 @@ final class WriteQueue: @unchecked Sendable {
         if state == .accepting { state = .draining }
         condition.broadcast()  // the writer thread, whatever else waits
         while state != .stopped { condition.wait() }
+        // The Thread keeps its closure, and so this queue and its writer connection,
+        // after the loop returned: let go of it, or neither is ever freed.
+        thread = nil
         condition.unlock()
     }
 

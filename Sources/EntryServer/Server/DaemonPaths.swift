@@ -57,17 +57,20 @@ public enum DaemonPaths {
         (flag.map { !$0.isEmpty } ?? false) || (env["ENTRYD_DB"].map { !$0.isEmpty } ?? false)
     }
 
-    public static func database(flag: String?, environment env: [String: String]) -> String {
+    /// - Parameter stateFlag: `--state-directory`, for the default
+    ///   (``stateDirectory(flag:environment:)``).
+    public static func database(flag: String?, stateDirectory stateFlag: String? = nil, environment env: [String: String]) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let s = env["ENTRYD_DB"], !s.isEmpty { return s }
-        return stateDirectory(environment: env) + "/entries.db"
+        return stateDirectory(flag: stateFlag, environment: env) + "/entries.db"
     }
 
-    /// The daemon's state directory: `$STATE_DIRECTORY` (systemd's
-    /// StateDirectory=; the first of a colon-separated list), else
-    /// `$XDG_STATE_HOME/entryd`, else `$HOME/.local/state/entryd`. A hub
-    /// instance keeps its marker file there.
-    public static func stateDirectory(environment env: [String: String]) -> String {
+    /// The daemon's state directory: `flag` (`--state-directory`), else
+    /// `$STATE_DIRECTORY` (systemd's StateDirectory=; the first of a
+    /// colon-separated list), else `$XDG_STATE_HOME/entryd`, else
+    /// `$HOME/.local/state/entryd`. A hub instance keeps its marker file there.
+    public static func stateDirectory(flag: String? = nil, environment env: [String: String]) -> String {
+        if let flag, !flag.isEmpty { return flag }
         if let s = env["STATE_DIRECTORY"], !s.isEmpty { return String(s.split(separator: ":").first ?? Substring(s)) }
         if let s = env["XDG_STATE_HOME"], !s.isEmpty { return s + "/entryd" }
         return (env["HOME"] ?? ".") + "/.local/state/entryd"

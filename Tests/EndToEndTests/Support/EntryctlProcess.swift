@@ -83,14 +83,23 @@ enum EntryctlProcess {
               FileManager.default.createFile(atPath: inURL.path, contents: Data((input ?? "").utf8)) else {
             throw Failure(description: "cannot create output files in \(scratch.url.path)")
         }
+        // Our copies of the child's stdin, stdout and stderr are closed on every way
+        // out (before `scratch` is removed: the defers run in reverse), never left to
+        // Foundation: a whole run of the suite starts thousands of children.
+        let stdinHandle = try input.map { _ in try FileHandle(forReadingFrom: inURL) }
+        defer { try? stdinHandle?.close() }
+        let stdoutHandle = try FileHandle(forWritingTo: outURL)
+        defer { try? stdoutHandle.close() }
+        let stderrHandle = try FileHandle(forWritingTo: errURL)
+        defer { try? stderrHandle.close() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = environment
         process.currentDirectoryURL = directory
-        process.standardInput = input == nil ? FileHandle.nullDevice : try FileHandle(forReadingFrom: inURL)
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardInput = stdinHandle ?? FileHandle.nullDevice
+        process.standardOutput = stdoutHandle
+        process.standardError = stderrHandle
         try process.run()
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
@@ -101,6 +110,10 @@ enum EntryctlProcess {
             }
             usleep(5_000)
         }
+        // Returns at once (the child has exited), and breaks the cycle between the
+        // Process and its run-loop source that only waitUntilExit() breaks in
+        // swift-corelibs-foundation: without it no Process is ever freed, nor what it holds.
+        process.waitUntilExit()
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return Outcome(status: status,
                        stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",

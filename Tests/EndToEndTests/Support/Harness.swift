@@ -54,7 +54,7 @@ final class Daemon: @unchecked Sendable {
     /// Starts entryd and waits until its socket answers.
     /// - Parameters:
     ///   - database: `--db`; default `entries.db` in the directory (a PostgreSQL URI for a hub instance).
-    ///   - environment: variables set for the daemon (e.g. `STATE_DIRECTORY`).
+    ///   - environment: variables set for the daemon (e.g. `NOTIFY_SOCKET`).
     init(directory: String? = nil, arguments: [String] = [], database: String? = nil, environment: [String: String] = [:]) throws {
         let dir = directory ?? (NSTemporaryDirectory() + "entryd-e2e-" + String(UUID().uuidString.prefix(8)))
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -71,11 +71,14 @@ final class Daemon: @unchecked Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: productsDirectory() + "/entryd")
         // --config /dev/null: the embedded defaults, whatever /etc/entryd holds on this machine
-        // (a later --config in extraArguments wins).
-        p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", database] + extraArguments
+        // (a later --config in extraArguments wins). --state-directory: a hub instance's
+        // marker file in the test's directory, never in the user's ~/.local/state/entryd.
+        p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", database, "--state-directory", directory] + extraArguments
         if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if !FileManager.default.fileExists(atPath: logPath) { try Data().write(to: URL(fileURLWithPath: logPath)) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        // The child has its own copy once started: ours is closed on every way out.
+        defer { try? log.close() }
         log.seekToEndOfFile()
         p.standardError = log
         p.standardOutput = FileHandle.nullDevice
@@ -108,14 +111,19 @@ final class Daemon: @unchecked Sendable {
     /// - Returns: the exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32 {
-        guard let p = process, p.isRunning else { return process?.terminationStatus ?? -1 }
-        kill(p.processIdentifier, signal)
+        guard let p = process else { return -1 }
+        if p.isRunning { kill(p.processIdentifier, signal) }
+        // Also for a daemon that exited on its own: waitUntilExit() is what lets
+        // swift-corelibs-foundation free a finished Process.
         p.waitUntilExit()
         return p.terminationStatus
     }
 
     deinit {
-        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        if let p = process {
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+            p.waitUntilExit()
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

@@ -157,10 +157,10 @@ extension HubNode {
     func connect() throws -> VarlinkConnection { try VarlinkConnection(path: socket) }
 }
 
-/// One entryd instance of a hub: `entryd --db URI --instance NAME`, with
-/// `$STATE_DIRECTORY` (where its marker file lives) its own directory.
+/// One entryd instance of a hub: `entryd --db URI --instance NAME`, with its
+/// state directory (where its marker file lives) its own directory (``Daemon``
+/// passes `--state-directory`).
 func hubInstance(name: String, databaseURI: String, arguments: [String] = []) throws -> Daemon {
     let directory = NSTemporaryDirectory() + "entryd-hub-" + name + "-" + String(UUID().uuidString.prefix(8))
-    return try Daemon(directory: directory, arguments: ["--instance", name] + arguments, database: databaseURI,
-                      environment: ["STATE_DIRECTORY": directory])
+    return try Daemon(directory: directory, arguments: ["--instance", name] + arguments, database: databaseURI)
 }

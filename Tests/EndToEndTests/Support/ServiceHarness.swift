@@ -67,7 +67,10 @@ final class ServiceProcess {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             .filter { !["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC", "WATCHDOG_PID"].contains($0.key) || environment[$0.key] != nil }
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        let log = FileHandle(forWritingAtPath: stderrPath)
+        // The child has its own copy once started: ours is closed on every way out.
+        defer { try? log?.close() }
+        process.standardError = log
         try process.run()
     }
 
@@ -81,10 +84,16 @@ final class ServiceProcess {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning { signal(SIGKILL); process.waitUntilExit(); return nil }
+        // Returns at once; lets swift-corelibs-foundation free the finished Process.
+        process.waitUntilExit()
         return process.terminationStatus
     }
 
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+    deinit {
+        guard process.processIdentifier > 0 else { return }  // never started (run() threw)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
 }
 
 /// A temporary directory, world-traversable (tests run clients as `nobody`).
