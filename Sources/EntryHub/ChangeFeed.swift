@@ -27,6 +27,22 @@ import EntryModel
 /// reader of `seq > N` never skips a row. A rolled back round rolls its
 /// numbers back too: the log has no gaps.
 ///
+/// ## Claim first, then read (issue 30)
+/// Numbering in commit order is not enough: a write reads the entry it
+/// changes (does it exist, is its version the caller's `ifVersion`, what are
+/// the values it merges into), and a read made before the claim may be of a
+/// row another instance's open round is changing. So a round claims before
+/// its first read of an entry (``WriteContext`` `load`, and an Apply or a
+/// Resolve before anything else): the claim waits for the other round's
+/// commit, and the rows read after it are the committed ones. `ifVersion` is
+/// then a compare-and-set across instances, an id is created once, and a
+/// write to one field group never writes another back stale. The counter's
+/// row lock is the one lock: every round that logs a change takes it anyway
+/// before its first stamp, so taking it a few reads earlier adds no lock and
+/// no deadlock order; locking each entry row (`FOR UPDATE`) instead would
+/// still serialize on the counter at the first stamp, and add a lock per row
+/// that two rounds could take in opposite orders.
+///
 /// ## One clock for every instance (issue 19 item 2)
 /// Many entryd instances on one database are one node, so they share one
 /// hybrid logical clock: `change_counter.hlc` holds the node's last stamp

@@ -6,9 +6,16 @@ extension WriteContext {
         FROM entries WHERE id = ?
         """
 
-    /// The stored entry `id`, or `nil`.
+    /// The stored entry `id`, or `nil`, as the write about to be made from it
+    /// must see it: on a shared change log the round claims it first
+    /// (``claim()``, which waits for another instance's open round), so what is
+    /// read is what that round committed, and no other instance writes the
+    /// entry until this round ends. Read before the claim, it could be a copy
+    /// another instance is changing: an `ifVersion` passed twice, a create made
+    /// twice, a field group written back stale.
     func load(_ id: String) throws -> StoredEntry? {
-        try EntryStore.loadEntry(db, id)
+        try claim()
+        return try EntryStore.loadEntry(db, id)
     }
 
     /// Inserts or replaces the row of `entry`, with its filter keys.

@@ -30,6 +30,9 @@ extension EntryStore {
                       maxClockSkewMs: Int, pulled: PullCheckpoint?, respell: Bool) throws -> ApplyResult {
         let ledger = self.ledger
         let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
+            // Claimed before anything is read (whether a change is logged, an entry erased):
+            // two instances applying one batch at once would both find it new.
+            if !changes.isEmpty { try ctx.claim() }
             let wall = ctx.clock.wallClock()
             for change in changes where change.hlc.milliseconds > wall + UInt64(maxClockSkewMs) {
                 throw EntryError.clockSkew(node: change.node, aheadMs: Int64(change.hlc.milliseconds - wall))
@@ -421,6 +424,7 @@ extension EntryStore {
     public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
                                 origin: WriteOrigin) throws -> ConflictRecord {
         try writer.submit { ctx in
+            try ctx.claim()  // before the conflict is read: another instance may be resolving it
             var found: ConflictRecord?
             try ctx.db.statement("""
                 SELECT id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved
