@@ -192,6 +192,22 @@ enum PostgresSchema {
           COALESCE((SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes
                     WHERE hlc ~ '^[0-9A-Fa-f]{16}$'), 0));
         """,
+        // 3: no sample of a personal value in the catalogue. ANALYZE copies the most
+        // common values and a histogram of each column into pg_statistic, where an
+        // erasure cannot reach them: the columns that hold personal values keep no
+        // statistics (SET STATISTICS 0), and those gathered before are removed (a
+        // column's type set again, to the same type, drops its statistics; the
+        // indexes on it are rebuilt, the table is not rewritten).
+        """
+        ALTER TABLE entries ALTER COLUMN fields SET STATISTICS 0, ALTER COLUMN name SET STATISTICS 0,
+          ALTER COLUMN name_folded SET STATISTICS 0, ALTER COLUMN birthday SET STATISTICS 0,
+          ALTER COLUMN fields TYPE text COLLATE "C", ALTER COLUMN name TYPE text COLLATE "C",
+          ALTER COLUMN name_folded TYPE text COLLATE "C", ALTER COLUMN birthday TYPE text COLLATE "C";
+        ALTER TABLE changes ALTER COLUMN fields SET STATISTICS 0, ALTER COLUMN fields TYPE text COLLATE "C";
+        ALTER TABLE conflicts ALTER COLUMN kept SET STATISTICS 0, ALTER COLUMN lost SET STATISTICS 0,
+          ALTER COLUMN lost_group SET STATISTICS 0, ALTER COLUMN kept TYPE text COLLATE "C",
+          ALTER COLUMN lost TYPE text COLLATE "C", ALTER COLUMN lost_group TYPE text COLLATE "C";
+        """,
     ]
 
     /// The advisory lock key migrations hold (any constant; "entryd" in ASCII).

@@ -62,6 +62,12 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
     /// The store's tables: what `VACUUM` cleans and the erasure proof scans.
     static let tables = ["entries", "changes", "conflicts", "erasures", "node", "peers", "peer_acks", "folded", "compacted",
                          "entry_counts", "change_counter"]
+    /// The tables whose rows hold personal values (entries, the change log's
+    /// payloads, conflict copies): after an erasure `VACUUM FULL` rewrites them
+    /// and their indexes into new files, since `VACUUM` leaves the bytes of
+    /// dead rows in the pages it frees. It holds each table's ACCESS EXCLUSIVE
+    /// lock while it copies it: readers and writers wait (doc/hub.md "Erasure").
+    static let valueTables = ["entries", "changes", "conflicts"]
     private let lock = NSLock()
     private var closed = false
 
@@ -139,8 +145,45 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
         return closed
     }
 
-    func removeDeadRows(_ db: any SQLDatabase) throws {
-        try db.execute("VACUUM " + Self.tables.joined(separator: ", "))
+    func removeDeadRows(_ db: any SQLDatabase, rewritingValues: Bool) throws {
+        let rewrite = rewritingValues ? Self.valueTables : []
+        var heldBy = 0
+        if !rewrite.isEmpty {
+            heldBy = try waitForOlderSnapshots(db)
+            try db.execute("VACUUM FULL " + rewrite.joined(separator: ", "))
+        }
+        try db.execute("VACUUM " + Self.tables.filter { !rewrite.contains($0) }.joined(separator: ", "))
+        if heldBy > 0 {
+            // The rewrite copied the row versions those snapshots may still read: the
+            // erasure's mark stays, and the next erasure or start rewrites again.
+            throw PGError(sqlState: "55000", message: "\(heldBy) session(s) held a snapshot older than the erasure; the rewrite is repeated later")
+        }
+    }
+
+    /// How long ``waitForOlderSnapshots(_:)`` waits, in seconds.
+    static let snapshotWait = 10.0
+
+    /// Waits (up to ``snapshotWait``) until no other session of this database
+    /// holds a snapshot taken before now: `VACUUM FULL` copies the row versions
+    /// such a snapshot may still read ("recently dead"), erased values among
+    /// them. A session's snapshot is seen through `pg_stat_activity.backend_xmin`
+    /// (sessions of other roles show none without `pg_read_all_stats`).
+    /// - Returns: how many sessions still held one when the wait ended (0: none).
+    func waitForOlderSnapshots(_ db: any SQLDatabase) throws -> Int {
+        var now = ""
+        try db.statement("SELECT (txid_current() % 4294967296)::text").query { now = $0.text(0) }
+        let older = try db.statement("""
+            SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+              AND age(backend_xmin) > age(CAST(? AS xid))
+            """)
+        let deadline = Date().addingTimeInterval(Self.snapshotWait)
+        while true {
+            var count = 0
+            try older.query([.text(now)]) { count = Int($0.int(0)) }
+            if count == 0 || Date() >= deadline { return count }
+            usleep(50_000)
+        }
     }
 
     func changeLogBytes(_ db: any SQLDatabase) throws -> Int64 {

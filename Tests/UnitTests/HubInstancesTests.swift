@@ -267,18 +267,53 @@ import EntryProtocol
         let name = "隐私名字Zq"
         let e = try store.create(form: "f", id: nil, fields: ["name": name, "birthday": "1990-01-02"], layout: layout, origin: origin).entry
         _ = try store.update(id: e.id, ifVersion: nil, layout: layout, origin: origin) { var f = $0.fields; f["name"] = name + "2"; return f }
+        // The server's own files: ANALYZE (which samples values into the catalogue), a
+        // checkpoint (shared buffers to the files), then every file of the database.
+        let admin = try db.connect()
+        let scanFiles = { (needles: [String]) throws -> [String] in
+            try admin.execute("ANALYZE")
+            try admin.execute("CHECKPOINT")
+            let dir = try #require(try admin.execute("SHOW data_directory").rows.first?.first ?? nil)
+            let oid = try #require(try admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").rows.first?.first ?? nil)
+            return Self.filesHolding(needles, under: dir + "/base/" + oid)
+        }
+        #expect(try scanFiles([name]).count >= 2, "the scan finds the value before the erase (heap and index)")
         let before = try store.verifyErasure(id: e.id, values: [name])
         #expect(before.files.contains { $0.path == "table entries" && $0.hits > 0 })
         #expect(before.files.contains { $0.path == "table changes" && $0.hits > 0 })
+        // A session holding a snapshot from before the erase (a long report, another
+        // instance's read) would keep the old row versions in the rewrite: it waits.
+        let reader = try db.connect()
+        try reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        _ = try reader.execute("SELECT count(*) FROM node")  // a snapshot, and no lock on the tables rewritten
+        let release = Thread { usleep(1_000_000); _ = try? reader.execute("COMMIT") }
+        release.start()
+        let started = Date()
         _ = try store.erase(id: e.id, origin: WriteOrigin(actor: "dpo", reason: "request 42"))
+        #expect(Date().timeIntervalSince(started) > 0.9, "the rewrite waited for the snapshot older than the erasure")
         let after = try store.verifyErasure(id: e.id, values: [name, name + "2"])
         #expect(after.erasure?.entry == e.id)
         #expect(after.payloadRows == 0)
         #expect(after.files.count == PostgresServer.tables.count)
         #expect(after.files.allSatisfy { $0.hits == 0 && $0.exists }, "\(after.files.filter { $0.hits > 0 })")
+        let left = try scanFiles([name, name + "2"])
+        #expect(left == [], "no file of the database holds an erased value: \(left)")
         let c = try db.connect()
         #expect(try c.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["0"]])
-        #expect(try c.execute("SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'entries' AND last_vacuum IS NOT NULL").rows == [["1"]])
+        #expect(try c.execute("SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'folded' AND last_vacuum IS NOT NULL").rows == [["1"]])
         #expect(throws: EntryError.backupUnsupported(database: store.location, tool: "pg_dump")) { _ = try store.consistentCopy() }
+    }
+
+    /// The files under `directory` (recursively) whose bytes hold one of
+    /// `needles` (UTF-8), as paths relative to it.
+    static func filesHolding(_ needles: [String], under directory: String) -> [String] {
+        let patterns = needles.map { Data($0.utf8) }
+        var found: [String] = []
+        let files = FileManager.default.enumerator(atPath: directory)
+        while let path = files?.nextObject() as? String {
+            guard let data = FileManager.default.contents(atPath: directory + "/" + path) else { continue }
+            if patterns.contains(where: { data.range(of: $0) != nil }) { found.append(path) }
+        }
+        return found.sorted()
     }
 }

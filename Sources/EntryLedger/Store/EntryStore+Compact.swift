@@ -134,7 +134,7 @@ extension EntryStore {
         try setNodeValue("compaction", json.text)
         // On a server the dead rows of the compaction (and of acknowledgements, expiries)
         // go at once: `VACUUM` of the store's tables, also when nothing was removed now.
-        if let server { _ = try? writer.perform { db in try server.removeDeadRows(db) } } else if removed > 0 { _ = truncateWAL() }
+        if let server { _ = try? writer.perform { db in try server.removeDeadRows(db, rewritingValues: false) } } else if removed > 0 { _ = truncateWAL() }
         return result
     }
 

@@ -115,7 +115,7 @@ extension EntryStore {
     func rewriteAfterErasure() -> Bool {
         let server = self.server
         let rewritten = (try? writer.perform { db -> Void in
-            if let server { try server.removeDeadRows(db) } else { try db.execute("VACUUM") }
+            if let server { try server.removeDeadRows(db, rewritingValues: true) } else { try db.execute("VACUUM") }
             try db.execute("DELETE FROM node WHERE key = 'rewrite_pending'")
         }) != nil
         return truncateWAL() && rewritten

@@ -120,9 +120,12 @@ public protocol StoreServer: SharedChangeLog {
     /// - Throws: the server's ``StorageError``.
     func announceNodeChange(_ db: any SQLDatabase) throws
     /// Removes the dead rows erasure and compaction leave (e.g. `VACUUM` of the
-    /// store's tables), on `db` outside any transaction.
+    /// store's tables), on `db` outside any transaction. With `rewritingValues`
+    /// (after an erasure) the tables that hold personal values are rewritten
+    /// whole, so no page of the server's files keeps a copy of an erased value
+    /// (a plain `VACUUM` only marks the space free, its bytes stay).
     /// - Throws: the server's ``StorageError``.
-    func removeDeadRows(_ db: any SQLDatabase) throws
+    func removeDeadRows(_ db: any SQLDatabase, rewritingValues: Bool) throws
     /// The bytes the change log takes (its tables and indexes).
     /// - Throws: the server's ``StorageError``.
     func changeLogBytes(_ db: any SQLDatabase) throws -> Int64
