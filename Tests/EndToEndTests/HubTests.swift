@@ -474,11 +474,16 @@ import Testing
 
     // MARK: 5
 
-    @Test("Backup on a PostgreSQL hub is refused naming pg_dump")
+    @Test("Backup on a PostgreSQL hub is refused naming pg_dump; erase --verify on a hub says it checked the tables in SQL")
     func backupRefused() throws {
         let db = try HubDatabase()
         let one = try hubInstance(name: "hub-1", databaseURI: db.uri)
-        try add(one, name: "备份")
+        let erased = try add(one, name: "备份")
+        let erase = try one.entryctl(["--locale", "en", "erase", erased, "--reason", "request 7", "--yes"])
+        #expect(erase.status == 0, "\(erase)")
+        let verify = try one.entryctl(["--locale", "en", "erase", "--verify", erased, "--value", "备份"])
+        #expect(verify.status == 0 && verify.stdout.contains("table entries") && verify.stdout.contains("no row of the hub's tables holds the values (checked in SQL"),
+                "\(verify)")
         let dir = try scratch("backup")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/entries.db"

@@ -153,10 +153,16 @@ enum ErasureCommands {
                     lines.append(Localized(zh: "  \(path)（\(bytes) 字节）：命中 \(n) 次", en: "  \(path) (\(bytes) bytes): \(n) hit(s)")(locale))
                 }
             }
-            lines.append(erased && hits == 0 && payload == 0
-                ? Localized(zh: "共命中 0 次：本次检查读取的各处（数据库文件，或中心节点的各表）都已没有这些值",
-                              en: "0 hits in all: the values are gone from everything this check reads (the database files, or a hub's tables)")(locale)
-                : Localized(zh: "共命中 \(hits) 次", en: "\(hits) hit(s) in all")(locale))
+            // A hub answers with its tables ("table NAME"), checked in SQL; a SQLite node
+            // with its files, read byte by byte.
+            let hub = !files.isEmpty && files.allSatisfy { ($0["path"]?.stringValue ?? "").hasPrefix("table ") }
+            lines.append(!(erased && hits == 0 && payload == 0)
+                ? Localized(zh: "共命中 \(hits) 次", en: "\(hits) hit(s) in all")(locale)
+                : hub
+                ? Localized(zh: "共命中 0 次：中心节点各表中已没有任何一行含有这些值（以 SQL 检查；清除时已重写这些表的文件）。WAL、备库和备份中的副本由管理员按保留期限清理",
+                            en: "0 hits in all: no row of the hub's tables holds the values (checked in SQL; the erasure rewrote those tables' files). Copies in WAL, standbys and backups are the operator's to expire")(locale)
+                : Localized(zh: "共命中 0 次：上面列出的文件（数据库、WAL、清除日志及恢复前的旧库）中逐字节都已找不到这些值",
+                            en: "0 hits in all: no byte of the files listed above (the database, its WAL, the erasure ledger, the copy kept before a restore) holds the values")(locale))
             let others = reply["alsoHeldBy"]?.arrayValue?.compactMap(\.stringValue) ?? []
             if hits > 0, !others.isEmpty {
                 let listed = others.prefix(5).joined(separator: ", ") + (others.count > 5 ? " …" : "")
