@@ -113,9 +113,11 @@ import Testing
         #expect(users.verify(name: "alice", password: "correct horse")?.role == .write)
         let clock = ContinuousClock()
         var wrong: WebUser?, unknown: WebUser?
-        let wrongTime = clock.measure { wrong = users.verify(name: "alice", password: "wrong horse") }
-        _ = PasswordHash.dummy  // made once, outside the measured call
-        let unknownTime = clock.measure { unknown = users.verify(name: "mallory", password: "correct horse") }
+        _ = PasswordHash.dummy  // made once, outside the measured calls
+        // The fastest of five each: a call the scheduler paused (a loaded machine, the
+        // suite's other tests) is only ever slower, never faster.
+        let wrongTime = (0..<5).map { _ in clock.measure { wrong = users.verify(name: "alice", password: "wrong horse") } }.min()!
+        let unknownTime = (0..<5).map { _ in clock.measure { unknown = users.verify(name: "mallory", password: "correct horse") } }.min()!
         #expect(wrong == nil && unknown == nil)
         // Both run one Argon2id check (tens of milliseconds); the unknown name is not answered at once.
         #expect(unknownTime > wrongTime / 4, "unknown \(unknownTime), wrong \(wrongTime)")
