@@ -197,6 +197,29 @@ import Testing
         #expect(throws: EntryError.invalidParameter("changes")) { _ = try ChangeRecord(json: .object(change)) }
     }
 
+    @Test("an edit of two groups made with a conflict in view settles it, also when the losing write is named through the other group's base",
+          arguments: StoreKind.allCases)
+    func settleThroughOtherGroup(kind: StoreKind) throws {
+        let (n, dbs) = try nodes(kind, 2)
+        defer { n.forEach { $0.close() }; _ = dbs }
+        let id = try n[0].create(form: "registration", id: nil, fields: ["name": "n0", "email": "e0@x.cn"], layout: layout,
+                                 origin: origin("a")).entry.id
+        _ = try sync(n[0], n[1])
+        // Node 0 writes name and email in one change; node 1, later and without it, the name.
+        _ = try n[0].update(id: id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["name"] = "n1"; f["email"] = "e1@x.cn"; return f }
+        Thread.sleep(forTimeInterval: 0.005)
+        _ = try n[1].update(id: id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["name"] = "n2"; return f }
+        #expect(try sync(n[0], n[1]).conflicts == 1)
+        #expect(try n[0].conflicts(entry: id, includeResolved: false).map(\.lost) == ["n1"])
+        // With the conflict in view, node 0 writes both fields again: it has seen both heads.
+        _ = try n[0].update(id: id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["name"] = "n3"; f["email"] = "e3@x.cn"; return f }
+        _ = try sync(n[0], n[1])
+        for node in n {
+            #expect(try node.conflicts(entry: id, includeResolved: false).isEmpty)
+            #expect(try node.get(id)?.fields["name"] == "n3" && node.get(id)?.fields["email"] == "e3@x.cn")
+        }
+    }
+
     @Test("a province and city edited on two nodes merge as one group: never a pair nobody entered",
           arguments: StoreKind.allCases)
     func groupsMergeTogether(kind: StoreKind) throws {

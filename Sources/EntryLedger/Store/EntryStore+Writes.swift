@@ -109,6 +109,7 @@ extension EntryStore {
     public func beginImport(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
                             origin: WriteOrigin) throws -> any PendingWrite<ImportResult> {
         try writer.enqueue({ ctx -> ImportResult in
+            try ctx.claim()  // before the first row's erasure is read (ChangeFeed "Claim first")
             var result = ImportResult()
             var refused = 0
             for row in rows {
@@ -216,11 +217,14 @@ extension WriteContext {
         for name in fields.keys.sorted() where !touched.contains(where: { $0.contains(name) }) {
             touched.append(layout.group(of: name))
         }
-        var inView = Set<Stamp>(), settle: [[String]] = []
+        // A head counts as named only through the group's own fields' bases: that is
+        // all SeenWrites(group:) reads besides the heads list.
+        var others = Set<Stamp>(), settle: [[String]] = []
         for group in touched {
             let heads = try groupHeads(entry: current.id, group: group)
             if heads.count > 1 { settle.append(group) }
-            inView.formUnion(heads.map(\.stamp))
+            let namedHere = Set(group.filter { fields[$0] != nil }.compactMap { current.clocks[$0] })
+            others.formUnion(heads.map(\.stamp).filter { !namedHere.contains($0) })
         }
         for (name, value) in fields {
             base[name] = current.clocks[name]?.hlc.description ?? ""
@@ -228,7 +232,6 @@ extension WriteContext {
             if value.isEmpty { entry.fields[name] = nil } else { entry.fields[name] = value }
             entry.clocks[name] = stamp
         }
-        let others = inView.subtracting(named)
         if !others.isEmpty { base[EntryStore.headsKey] = Set(others.map(\.hlc.description)).sorted().joined(separator: ",") }
         named += others
         if op == .update, current.deleted {
