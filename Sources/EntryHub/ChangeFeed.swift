@@ -38,10 +38,16 @@ import EntryModel
 /// then a compare-and-set across instances, an id is created once, and a
 /// write to one field group never writes another back stale. The counter's
 /// row lock is the one lock: every round that logs a change takes it anyway
-/// before its first stamp, so taking it a few reads earlier adds no lock and
-/// no deadlock order; locking each entry row (`FOR UPDATE`) instead would
-/// still serialize on the counter at the first stamp, and add a lock per row
-/// that two rounds could take in opposite orders.
+/// before its first stamp, so taking it a few reads earlier adds no lock;
+/// locking each entry row (`FOR UPDATE`) instead would still serialize on the
+/// counter at the first stamp, and add a lock per row that two rounds could
+/// take in opposite orders. A round takes the counter before any other row
+/// it locks for the change log's sake (the node table's `hlc` row too:
+/// ``WriteContext`` `persistClock` claims first). Rounds that log nothing
+/// (peer checkpoints, acknowledgements) never take it; one of them beside a
+/// logging job in another instance's round can still meet it in the other
+/// order, which PostgreSQL breaks as a deadlock (40P01): that round fails
+/// whole and its callers retry, nothing half-written.
 ///
 /// ## One clock for every instance (issue 19 item 2)
 /// Many entryd instances on one database are one node, so they share one

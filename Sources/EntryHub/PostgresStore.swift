@@ -147,35 +147,47 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
 
     func removeDeadRows(_ db: any SQLDatabase, rewritingValues: Bool) throws {
         let rewrite = rewritingValues ? Self.valueTables : []
-        var heldBy = 0
-        if !rewrite.isEmpty {
-            heldBy = try waitForOlderSnapshots(db)
-            try db.execute("VACUUM FULL " + rewrite.joined(separator: ", "))
-        }
         try db.execute("VACUUM " + Self.tables.filter { !rewrite.contains($0) }.joined(separator: ", "))
-        if heldBy > 0 {
-            // The rewrite copied the row versions those snapshots may still read: the
-            // erasure's mark stays, and the next erasure or start rewrites again.
-            throw PGError(sqlState: "55000", message: "\(heldBy) session(s) held a snapshot older than the erasure; the rewrite is repeated later")
+        guard !rewrite.isEmpty else { return }
+        let heldBy = try waitForOlderSnapshots(db)
+        guard heldBy == 0 else {
+            // A rewrite now would copy the row versions those snapshots may still read,
+            // and wait behind their locks: the erasure's mark stays, and the next
+            // erasure or start rewrites.
+            throw PGError(sqlState: "55000", message: "\(heldBy) session(s) or standby(s) held a snapshot older than the erasure; the rewrite is repeated later")
         }
+        // A session that holds a lock on one of the tables (a pg_dump, a report left open)
+        // would queue the rewrite's exclusive lock, and every instance's reads and
+        // writes behind it: the rewrite gives up after the lock timeout instead.
+        try db.execute("SET lock_timeout = '\(Int(Self.rewriteLockTimeout * 1000))ms'")
+        defer { try? db.execute("RESET lock_timeout") }
+        try db.execute("VACUUM FULL " + rewrite.joined(separator: ", "))
     }
+
+    /// How long the rewrite after an erasure waits for a table's lock, in seconds.
+    static let rewriteLockTimeout = 5.0
 
     /// How long ``waitForOlderSnapshots(_:)`` waits, in seconds.
     static let snapshotWait = 10.0
 
-    /// Waits (up to ``snapshotWait``) until no other session of this database
-    /// holds a snapshot taken before now: `VACUUM FULL` copies the row versions
-    /// such a snapshot may still read ("recently dead"), erased values among
-    /// them. A session's snapshot is seen through `pg_stat_activity.backend_xmin`
-    /// (sessions of other roles show none without `pg_read_all_stats`).
-    /// - Returns: how many sessions still held one when the wait ended (0: none).
+    /// Waits (up to ``snapshotWait``) until nothing holds the removal horizon
+    /// from before now: `VACUUM FULL` copies the row versions that some
+    /// transaction may still read ("recently dead"), erased values among them.
+    /// Looked at: every session of this database and every one of none
+    /// (walsenders of standbys with `hot_standby_feedback`), by its snapshot
+    /// (`backend_xmin`) and its own open transaction (`backend_xid`); prepared
+    /// transactions; replication slots. Sessions of other roles show neither
+    /// without `pg_read_all_stats` (doc/hub.md: one role for the instances).
+    /// - Returns: how many still held it when the wait ended (0: none).
     func waitForOlderSnapshots(_ db: any SQLDatabase) throws -> Int {
         var now = ""
         try db.statement("SELECT (txid_current() % 4294967296)::text").query { now = $0.text(0) }
         let older = try db.statement("""
-            SELECT count(*) FROM pg_stat_activity
-            WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
-              AND age(backend_xmin) > age(CAST(? AS xid))
+            SELECT (SELECT count(*) FROM pg_stat_activity
+                    WHERE (datname = current_database() OR datname IS NULL) AND pid <> pg_backend_pid()
+                      AND (age(backend_xmin) > age(CAST(?1 AS xid)) OR age(backend_xid) > age(CAST(?1 AS xid))))
+                 + (SELECT count(*) FROM pg_prepared_xacts WHERE age(transaction) > age(CAST(?1 AS xid)))
+                 + (SELECT count(*) FROM pg_replication_slots WHERE age(xmin) > age(CAST(?1 AS xid)))
             """)
         let deadline = Date().addingTimeInterval(Self.snapshotWait)
         while true {

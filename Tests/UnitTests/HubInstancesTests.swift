@@ -304,6 +304,33 @@ import EntryProtocol
         #expect(throws: EntryError.backupUnsupported(database: store.location, tool: "pg_dump")) { _ = try store.consistentCopy() }
     }
 
+    @Test("an erasure whose rewrite an older snapshot holds off past the wait keeps its mark and says so; VerifyErasure rewrites once it is gone")
+    func erasureRewriteHeldOff() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let store = try Self.instance(db, 1, in: place)
+        defer { store.close() }
+        let name = "快照挡住Vk"
+        let e = try store.create(form: "f", id: nil, fields: ["name": name], layout: layout, origin: origin).entry
+        let admin = try db.connect()
+        let dir = try #require(try admin.execute("SHOW data_directory").rows.first?.first ?? nil)
+        let oid = try #require(try admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").rows.first?.first ?? nil)
+        let reader = try db.connect()
+        try reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        _ = try reader.execute("SELECT count(*) FROM node")
+        let outcome = try store.erase(id: e.id, origin: WriteOrigin(actor: "dpo", reason: "request 43"))
+        #expect(!outcome.walTruncated, "the rewrite did not happen: the snapshot outlived the wait")
+        #expect(try admin.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["1"]])
+        let held = try store.verifyErasure(id: e.id, values: [name])
+        #expect(!held.walTruncated && held.files.allSatisfy { $0.hits == 0 }, "SQL finds nothing, the files are not yet rewritten")
+        try reader.execute("COMMIT")
+        let after = try store.verifyErasure(id: e.id, values: [name])
+        #expect(after.walTruncated && after.files.allSatisfy { $0.hits == 0 })
+        #expect(try admin.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["0"]])
+        try admin.execute("CHECKPOINT")
+        #expect(Self.filesHolding([name], under: dir + "/base/" + oid) == [])
+    }
+
     /// The files under `directory` (recursively) whose bytes hold one of
     /// `needles` (UTF-8), as paths relative to it.
     static func filesHolding(_ needles: [String], under directory: String) -> [String] {

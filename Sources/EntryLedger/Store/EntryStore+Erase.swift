@@ -115,8 +115,12 @@ extension EntryStore {
     func rewriteAfterErasure() -> Bool {
         let server = self.server
         let rewritten = (try? writer.perform { db -> Void in
+            // The mark as it was before the rewrite: one another instance sets meanwhile
+            // (its erasure committed during this rewrite) stays for its own.
+            var mark = ""
+            try db.statement("SELECT value FROM node WHERE key = 'rewrite_pending'").query { mark = $0.text(0) }
             if let server { try server.removeDeadRows(db, rewritingValues: true) } else { try db.execute("VACUUM") }
-            try db.execute("DELETE FROM node WHERE key = 'rewrite_pending'")
+            try db.statement("DELETE FROM node WHERE key = 'rewrite_pending' AND value = ?").run([.text(mark)])
         }) != nil
         return truncateWAL() && rewritten
     }
@@ -246,7 +250,10 @@ extension WriteContext {
     /// writing every page anew removes them all. The mark outlives a crash
     /// before the rewrite: the next open does it.
     func markForRewrite() throws {
-        try db.execute("INSERT INTO node (key, value) VALUES ('rewrite_pending', '1') ON CONFLICT (key) DO UPDATE SET value = '1'")
+        // A token of its own: an instance that rewrote for an earlier erasure clears
+        // only the mark it saw (EntryStore.rewriteAfterErasure()).
+        try db.statement("INSERT INTO node (key, value) VALUES ('rewrite_pending', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .run([.text(UUIDv7.generate())])
     }
 
     /// Adds `n` to the count of changes refused because their entry was erased.

@@ -115,9 +115,16 @@ extension EntryStore {
     /// (and its WAL) for the bytes of `values`, as given (UTF-8) and as the
     /// stored JSON writes them. The store keeps no value to look for: the
     /// caller gives them.
+    /// On a database server, an erasure's rewrite still pending (an older
+    /// snapshot or a lock held it off) is tried again first; `walTruncated`
+    /// then says whether the server's files are rewritten.
     /// - Throws: ``SQLiteError``.
     public func verifyErasure(id: String, values: [String]) throws -> ErasureVerification {
-        let truncated = truncateWAL()
+        var pending = false
+        if server != nil {
+            try readers.read { db in try db.statement("SELECT 1 FROM node WHERE key = 'rewrite_pending'").query { _ in pending = true } }
+        }
+        let truncated = pending ? rewriteAfterErasure() : truncateWAL()
         let (record, payload) = try readers.read { db -> (ErasureRecord?, Int) in
             var n = 0
             try db.statement("SELECT COUNT(*) FROM entries WHERE id = ?").query([.text(id)]) { n += Int($0.int(0)) }

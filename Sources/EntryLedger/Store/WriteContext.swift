@@ -149,6 +149,9 @@ final class WriteContext {
     /// observed from peers (Apply) are written here.
     func persistClock() throws {
         guard clock.last != persistedClock, clock.last != lastTick else { return }
+        // On a shared change log the counter row is locked first, as every round that
+        // logs takes it: the node row after it, or two instances could wait on each other.
+        try claim()
         try db.statement("INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             .run([.text(clock.last.description)])
     }

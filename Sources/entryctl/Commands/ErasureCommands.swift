@@ -115,8 +115,8 @@ enum ErasureCommands {
                     let at = reply["erasure"]?["at"]?.stringValue.map(Terminal.localTime) ?? ""
                     Terminal.out(lines: [Localized(zh: "已清除 \(t.id)（\(at)）", en: "erased \(t.id) (\(at))")(session.globals.locale)])
                     if reply["walTruncated"]?.boolValue == false {
-                        Terminal.message(Localized(zh: "注意：有读取者占用 WAL，旧页面暂留在 WAL 文件中，直到下一次截断检查点（下次清除、--verify 或停止时）",
-                                                   en: "note: a reader held the WAL, so old pages stay in the WAL file until the next truncating checkpoint (the next erasure, --verify, or stop)")(session.globals.locale))
+                        Terminal.message(Localized(zh: "注意：旧副本的清理尚未完成（有读取者占用 WAL；在中心节点上则是有会话持有更早的快照或表锁），下次清除、--verify 或启动时会再做",
+                                                   en: "note: old copies are not yet removed (a reader held the WAL; on a hub, a session held an older snapshot or a table lock); the next erasure, --verify or start removes them")(session.globals.locale))
                     }
                 }
                 if session.globals.json { Terminal.out(lines: [JSON.object([("erased", .array(replies))]).text]) }
@@ -156,8 +156,12 @@ enum ErasureCommands {
             // A hub answers with its tables ("table NAME"), checked in SQL; a SQLite node
             // with its files, read byte by byte.
             let hub = !files.isEmpty && files.allSatisfy { ($0["path"]?.stringValue ?? "").hasPrefix("table ") }
+            let rewritten = !hub || reply["walTruncated"]?.boolValue != false
             lines.append(!(erased && hits == 0 && payload == 0)
                 ? Localized(zh: "共命中 \(hits) 次", en: "\(hits) hit(s) in all")(locale)
+                : !rewritten
+                ? Localized(zh: "共命中 0 次，但中心节点各表的文件尚未重写（有会话持有更早的快照或表锁）：文件中可能仍有这些值，稍后再检查",
+                            en: "0 hits in the hub's tables, but their files are not yet rewritten (a session held an older snapshot or a table lock): the values may still be in the files; check again later")(locale)
                 : hub
                 ? Localized(zh: "共命中 0 次：中心节点各表中已没有任何一行含有这些值（以 SQL 检查；清除时已重写这些表的文件）。WAL、备库和备份中的副本由管理员按保留期限清理",
                             en: "0 hits in all: no row of the hub's tables holds the values (checked in SQL; the erasure rewrote those tables' files). Copies in WAL, standbys and backups are the operator's to expire")(locale)
@@ -171,7 +175,8 @@ enum ErasureCommands {
             }
             Terminal.out(lines: lines)
         }
-        guard erased, hits == 0, payload == 0 else {
+        let notRewritten = reply["walTruncated"]?.boolValue == false && files.allSatisfy { ($0["path"]?.stringValue ?? "").hasPrefix("table ") }
+        guard erased, hits == 0, payload == 0, !notRewritten else {
             throw Refusal(zh: "清除检查未通过", en: "the erasure check failed")
         }
     }
