@@ -299,7 +299,14 @@ extension WriteContext {
         while closing {
             closing = false
             for target in rows where keep.contains(key(target.stamp)) && (target.op == .delete || target.op == .restore) {
-                let seers = rows.filter { $0.base.values.contains { $0.split(separator: ",").contains(Substring(target.hlc.description)) } }
+                // A row that names its writes' nodes (`@nodes`) saw the target only by (HLC, node);
+                // an older one, by the HLC anywhere in its base.
+                let seers = rows.filter { row in
+                    row.base[EntryStore.nodesKey] != nil
+                        ? SeenWrites(row.base.values.flatMap { $0.split(separator: ",").map(String.init) }, base: row.base, node: row.node)
+                            .contains(target.stamp)
+                        : row.base.values.contains { $0.split(separator: ",").contains(Substring(target.hlc.description)) }
+                }
                 if !seers.isEmpty, !seers.contains(where: { keep.contains(key($0.stamp)) }) {
                     keep.insert(key(seers.min { $0.seq < $1.seq }!.stamp))
                     closing = true
