@@ -43,12 +43,12 @@ import EntryModel
                 """, [String(i + 1), h, "e\(i)"])
         }
         try c.execute("UPDATE change_counter SET seq = 3")
-        #expect(try PostgresSchema.migrate(c) == 1)
+        #expect(try PostgresSchema.migrate(c, to: 2) == 1)
         #expect(try PostgresSchema.version(c) == 2)
         #expect(try Self.storedHLC(c) == logHLC)
         #expect(try c.execute("SELECT seq FROM change_counter").rows == [["3"]])
         // Again: nothing happens, the clock keeps its place.
-        #expect(try PostgresSchema.migrate(c) == 2)
+        #expect(try PostgresSchema.migrate(c, to: 2) == 2)
         #expect(try PostgresSchema.migrate(c, to: 1) == 2)
         #expect(try PostgresSchema.version(c) == 2)
         #expect(try Self.storedHLC(c) == logHLC)
