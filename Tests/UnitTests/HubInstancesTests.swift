@@ -273,9 +273,7 @@ import EntryProtocol
         let scanFiles = { (needles: [String]) throws -> [String] in
             try admin.execute("ANALYZE")
             try admin.execute("CHECKPOINT")
-            let dir = try #require(try admin.execute("SHOW data_directory").rows.first?.first ?? nil)
-            let oid = try #require(try admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").rows.first?.first ?? nil)
-            return Self.filesHolding(needles, under: dir + "/base/" + oid)
+            return Self.filesHolding(needles, under: try Self.databaseFiles(admin))
         }
         #expect(try scanFiles([name]).count >= 2, "the scan finds the value before the erase (heap and index)")
         let before = try store.verifyErasure(id: e.id, values: [name])
@@ -313,8 +311,7 @@ import EntryProtocol
         let name = "快照挡住Vk"
         let e = try store.create(form: "f", id: nil, fields: ["name": name], layout: layout, origin: origin).entry
         let admin = try db.connect()
-        let dir = try #require(try admin.execute("SHOW data_directory").rows.first?.first ?? nil)
-        let oid = try #require(try admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").rows.first?.first ?? nil)
+        let files = try Self.databaseFiles(admin)
         let reader = try db.connect()
         try reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         _ = try reader.execute("SELECT count(*) FROM node")
@@ -328,7 +325,14 @@ import EntryProtocol
         #expect(after.walTruncated && after.files.allSatisfy { $0.hits == 0 })
         #expect(try admin.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["0"]])
         try admin.execute("CHECKPOINT")
-        #expect(Self.filesHolding([name], under: dir + "/base/" + oid) == [])
+        #expect(Self.filesHolding([name], under: files) == [])
+    }
+
+    /// The directory of the files of `admin`'s database (a superuser's connection).
+    static func databaseFiles(_ admin: PGConnection) throws -> String {
+        let dir = try #require(try admin.execute("SHOW data_directory").rows.first?.first ?? nil)
+        let oid = try #require(try admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").rows.first?.first ?? nil)
+        return dir + "/base/" + oid
     }
 
     /// The files under `directory` (recursively) whose bytes hold one of

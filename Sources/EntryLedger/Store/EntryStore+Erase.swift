@@ -125,6 +125,13 @@ extension EntryStore {
         return truncateWAL() && rewritten
     }
 
+    /// True when an erasure's rewrite (``rewriteAfterErasure()``) is still to be done.
+    static func isRewritePending(_ db: any SQLDatabase) throws -> Bool {
+        var pending = false
+        try db.statement("SELECT 1 FROM node WHERE key = 'rewrite_pending'").query { _ in pending = true }
+        return pending
+    }
+
     /// The erasure of entry `id`, or `nil` when it was not erased.
     /// - Throws: ``SQLiteError``.
     public func erasure(of id: String) throws -> ErasureRecord? {

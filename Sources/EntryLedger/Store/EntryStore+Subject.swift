@@ -120,10 +120,7 @@ extension EntryStore {
     /// then says whether the server's files are rewritten.
     /// - Throws: ``SQLiteError``.
     public func verifyErasure(id: String, values: [String]) throws -> ErasureVerification {
-        var pending = false
-        if server != nil {
-            try readers.read { db in try db.statement("SELECT 1 FROM node WHERE key = 'rewrite_pending'").query { _ in pending = true } }
-        }
+        let pending = try server != nil && readers.read(EntryStore.isRewritePending)
         let truncated = pending ? rewriteAfterErasure() : truncateWAL()
         let (record, payload) = try readers.read { db -> (ErasureRecord?, Int) in
             var n = 0

@@ -199,17 +199,21 @@ extension WriteContext {
         var entry = current
         var base: [String: String] = [:]
         var named: [Stamp] = []  // every write the base names, for its `@nodes` (SeenWrites)
+        // The deletes and restores it has seen on the deleted register (the heads), under
+        // a key no field can have.
+        func nameDeletes() throws {
+            let deletes = try deletedRegisterHeads(entry: current.id).map(\.stamp)
+            base[EntryStore.deletedBaseKey] = deletes.map(\.hlc.description).joined(separator: ",")
+            named += deletes
+        }
         if op == .delete || op == .restore {
             // What the delete (or restore) saw: the HLC of each field's value, so a
             // node that holds a write it did not see records a delete-against-edit
             // conflict (doc/design.md "Delete against edit").
             for (name, clock) in current.clocks { base[name] = clock.hlc.description }
             named += current.clocks.values
-            // …and the deletes and restores it has seen on the deleted register (the heads),
-            // under a key no field can have: a concurrent delete and restore are a conflict too.
-            let deletes = try deletedRegisterHeads(entry: current.id).map(\.stamp)
-            base[EntryStore.deletedBaseKey] = deletes.map(\.hlc.description).joined(separator: ",")
-            named += deletes
+            // …and the deletes and restores it has seen: a concurrent delete and restore are a conflict too.
+            try nameDeletes()
         }
         // The groups this write touches: the other heads it has in view are listed, so
         // it settles their conflicts (FieldConflicts.swift).
@@ -236,9 +240,7 @@ extension WriteContext {
         named += others
         if op == .update, current.deleted {
             // An edit of an entry known to be deleted has seen the delete: no delete-against-edit conflict.
-            let deletes = try deletedRegisterHeads(entry: current.id).map(\.stamp)
-            base[EntryStore.deletedBaseKey] = deletes.map(\.hlc.description).joined(separator: ",")
-            named += deletes
+            try nameDeletes()
         }
         // Which node's write each named HLC means, where it could mean another's.
         base[EntryStore.nodesKey] = SeenWrites.nodesValue(naming: named, own: nodeID)

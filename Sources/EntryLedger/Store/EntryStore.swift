@@ -261,7 +261,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
             var anyErased = false, pending = false
             try self.readers.read { db in
                 try db.statement("SELECT 1 FROM erasures LIMIT 1").query { _ in anyErased = true }
-                try db.statement("SELECT 1 FROM node WHERE key = 'rewrite_pending'").query { _ in pending = true }
+                pending = try EntryStore.isRewritePending(db)
             }
             if pending { rewriteAfterErasure() } else if anyErased { _ = truncateWAL() }
         } catch {

@@ -49,9 +49,6 @@ struct SeenWrites: Sendable, Equatable {
         return keys.contains(hlc + " " + stamp.node) || keys.contains(hlc)
     }
 
-    /// True when nothing is named.
-    var isEmpty: Bool { keys.isEmpty }
-
     /// Adds the writes `other` names.
     mutating func formUnion(_ other: SeenWrites) { keys.formUnion(other.keys) }
 
@@ -76,15 +73,6 @@ struct SeenWrites: Sendable, Equatable {
             .flatMap { hlc, stamps in stamps.map { "\(hlc):\($0.node)" } }
             .sorted().joined(separator: ",")
     }
-
-    /// True when `value` is a well-formed `@nodes` value: empty, or
-    /// comma-separated `HLC:NODE` items (16 hex digits, a canonical UUID).
-    static func isValidNodesValue(_ value: String) -> Bool {
-        value.isEmpty || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { item in
-            let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            return parts.count == 2 && HLC(String(parts[0])) != nil && UUIDv7.canonical(String(parts[1])) == String(parts[1])
-        }
-    }
 }
 
 extension EntryStore {
@@ -92,6 +80,13 @@ extension EntryStore {
     /// whose HLC alone could mean another node's write too (``SeenWrites``).
     public static let nodesKey = "@nodes"
 
-    /// True when `value` is a well-formed ``nodesKey`` value (a received change is checked with it).
-    public static func isValidNodesValue(_ value: String) -> Bool { SeenWrites.isValidNodesValue(value) }
+    /// True when `value` is a well-formed ``nodesKey`` value (a received change is
+    /// checked with it): empty, or comma-separated `HLC:NODE` items (16 hex
+    /// digits, a canonical UUID).
+    public static func isValidNodesValue(_ value: String) -> Bool {
+        value.isEmpty || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { item in
+            let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            return parts.count == 2 && HLC(String(parts[0])) != nil && UUIDv7.canonical(String(parts[1])) == String(parts[1])
+        }
+    }
 }
