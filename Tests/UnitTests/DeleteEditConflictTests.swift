@@ -7,26 +7,7 @@ import Testing
 /// Delete against edit (doc/design.md, issue 15): a delete and an edit it did
 /// not see are a conflict on the `deleted` register on every node, resolvable
 /// both ways; the merged state stays deleted with the edit's values.
-@Suite struct DeleteEditConflictTests {
-    let layout = FieldLayout.registration
-    func origin(_ actor: String) -> WriteOrigin { WriteOrigin(actor: actor) }
-
-    /// Two stores of `kind`; with `frozen`, both read one fixed wall clock, so every
-    /// write falls in the same millisecond and two nodes' writes tie on HLC.
-    func nodes(_ kind: StoreKind, frozen: Bool = false) throws -> ([any LedgerStore], [TestDatabase]) {
-        let dbs = [TestDatabase(), TestDatabase()]
-        let now = HybridClock.systemMilliseconds()
-        let clock: @Sendable () -> UInt64 = { frozen ? now : HybridClock.systemMilliseconds() }
-        return (try dbs.map { try kind.open($0, readers: 2, wallClock: clock) }, dbs)
-    }
-
-    /// `a` syncs with `b` both ways.
-    @discardableResult
-    func sync(_ a: any LedgerStore, _ b: any LedgerStore) throws -> PeerSyncResult {
-        try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer"), name: "peer-\(b.nodeID.prefix(8))", address: "test:",
-                         batch: 100, layout: { _ in .registration }, maxClockSkewMs: 300_000)
-    }
-
+@Suite struct DeleteEditConflictTests: TwoNodeSuite {
     func rename(_ store: any LedgerStore, _ id: String, _ field: String, _ value: String) throws {
         _ = try store.update(id: id, ifVersion: nil, layout: layout, origin: origin("u")) { var f = $0.fields; f[field] = value; return f }
     }

@@ -8,25 +8,7 @@ import Testing
 /// millisecond, and two nodes' writes with one HLC. Each test forces the tie
 /// (a fixed millisecond, a frozen wall clock) instead of waiting for a machine
 /// fast enough to make it.
-@Suite struct EqualStampTests {
-    let layout = FieldLayout.registration
-    func origin(_ actor: String) -> WriteOrigin { WriteOrigin(actor: actor) }
-
-    /// `n` stores of `kind` reading one frozen wall clock: every write falls in
-    /// the same millisecond, so nodes whose clocks a sync aligned stamp alike.
-    func frozenNodes(_ kind: StoreKind, _ n: Int = 2) throws -> ([any LedgerStore], [TestDatabase]) {
-        let dbs = (0..<n).map { _ in TestDatabase() }
-        let now = HybridClock.systemMilliseconds()
-        return (try dbs.map { try kind.open($0, readers: 2, wallClock: { now }) }, dbs)
-    }
-
-    /// `a` syncs with `b` both ways.
-    @discardableResult
-    func sync(_ a: any LedgerStore, _ b: any LedgerStore) throws -> PeerSyncResult {
-        try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer"), name: "peer-\(b.nodeID.prefix(8))", address: "test:",
-                         batch: 100, layout: { _ in .registration }, maxClockSkewMs: 300_000)
-    }
-
+@Suite struct EqualStampTests: TwoNodeSuite {
     func rename(_ store: any LedgerStore, _ id: String, _ name: String, by actor: String) throws -> StoredEntry {
         try store.update(id: id, ifVersion: nil, layout: layout, origin: origin(actor)) { var f = $0.fields; f["name"] = name; return f }
     }
@@ -54,7 +36,7 @@ import Testing
 
     @Test("entries created in one millisecond list oldest first by created, and newest first by default", arguments: StoreKind.allCases)
     func createdOrderWithinOneMillisecond(kind: StoreKind) throws {
-        let (n, dbs) = try frozenNodes(kind, 1)
+        let (n, dbs) = try nodes(kind, 1, frozen: true)
         defer { n.forEach { $0.close() }; _ = dbs }
         var made: [String] = []
         for i in 0..<30 {
@@ -74,7 +56,7 @@ import Testing
     @Test("a write that saw one of two edits with the same HLC has not seen the other: a conflict on both nodes, never a silent loss",
           arguments: StoreKind.allCases)
     func equalHLCEdits(kind: StoreKind) throws {
-        let (n, dbs) = try frozenNodes(kind)
+        let (n, dbs) = try nodes(kind, frozen: true)
         defer { n.forEach { $0.close() }; _ = dbs }
         let id = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷"], layout: layout, origin: origin("a")).entry.id
         try sync(n[1], n[0])
@@ -104,7 +86,7 @@ import Testing
     @Test("a delete that saw one of two edits with the same HLC: the other is a delete-against-edit conflict on both nodes",
           arguments: StoreKind.allCases)
     func equalHLCDeleteAgainstEdit(kind: StoreKind) throws {
-        let (n, dbs) = try frozenNodes(kind)
+        let (n, dbs) = try nodes(kind, frozen: true)
         defer { n.forEach { $0.close() }; _ = dbs }
         let id = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷", "email": "a@x.cn"], layout: layout,
                                  origin: origin("a")).entry.id
@@ -125,7 +107,7 @@ import Testing
     @Test("two edits with one HLC: every node holds the same version, updatedAt and updatedBy (the greater node's)",
           arguments: StoreKind.allCases)
     func equalHLCVersion(kind: StoreKind) throws {
-        let (n, dbs) = try frozenNodes(kind)
+        let (n, dbs) = try nodes(kind, frozen: true)
         defer { n.forEach { $0.close() }; _ = dbs }
         let id = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷"], layout: layout, origin: origin("a")).entry.id
         try sync(n[1], n[0])
