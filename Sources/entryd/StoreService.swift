@@ -85,14 +85,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
                 log.notice("node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
                            + "its peers will read it again from there and send back what it lost")
             }
-            if store.erasureLedgerMalformed > 0 {
-                log.warning("erasure ledger '\(store.path).erasures': \(store.erasureLedgerMalformed) damaged line(s) could not be read; "
-                            + "an erasure they held is not re-applied from the ledger (its peers give it back): check the file")
-            }
-            if store.erasuresReapplied > 0 {
-                log.notice("erasure ledger '\(store.path).erasures': \(store.erasuresReapplied) erasure(s) the database lacked "
-                           + "(restored from an older backup?) were carried out again before serving")
-            }
+            logErasureLedger(store)
             serve(store)
         } catch let e as StartupFailure {
             throw e
@@ -102,6 +95,19 @@ final class StoreService: DaemonService, @unchecked Sendable {
             throw StartupFailure(.unavailable, "\(e)")
         } catch {
             throw StartupFailure(.ioError, "cannot open database '\(path)': \(error)")
+        }
+    }
+
+    /// Logs what the erasure ledger's re-application at open found: damaged
+    /// lines, and erasures the database lacked that were carried out again.
+    private func logErasureLedger(_ store: EntryStore) {
+        if store.erasureLedgerMalformed > 0 {
+            log.warning("erasure ledger '\(store.erasureLedgerPath)': \(store.erasureLedgerMalformed) damaged line(s) could not be read; "
+                        + "an erasure they held is not re-applied from the ledger (its peers give it back): check the file")
+        }
+        if store.erasuresReapplied > 0 {
+            log.notice("erasure ledger '\(store.erasureLedgerPath)': \(store.erasuresReapplied) erasure(s) the database lacked "
+                       + "(restored from an older backup, or lost by a failover?) were carried out again before serving")
         }
     }
 
@@ -129,6 +135,20 @@ final class StoreService: DaemonService, @unchecked Sendable {
                            + "its peers will read it again from there and send back what it lost")
             }
             log.notice("instance \(settings.instance) serves node \(store.nodeID) from \(store.location)")
+            logErasureLedger(store)
+            store.storeEvents = { [log, node = store.nodeID, ledger = store.erasureLedgerPath] event in
+                switch event {
+                case .incarnationTaken(let now, let seen):
+                    let lostHere = seen > now.startSeq ? "; this instance had seen seqs up to \(seen): \(seen - now.startSeq) of them lost" : ""
+                    log.warning("node \(node) takes incarnation \(now.id) at seq \(now.startSeq): \(now.reason ?? "begun by another instance")"
+                                + "\(lostHere); its peers will read it again from there and send back what it lost")
+                case .erasuresReapplied(let count):
+                    log.notice("erasure ledger '\(ledger)': \(count) erasure(s) the database lost were carried out again")
+                case .erasuresNotReapplied(let why):
+                    log.error("erasure ledger '\(ledger)': could not carry out the erasures the database lost (\(why)); "
+                              + "restart this instance when the database is reachable")
+                }
+            }
             store.serverReachability = { [log, location = store.location] up, why in
                 if up {
                     log.notice("the PostgreSQL server at \(location) is reachable again; calls are served")

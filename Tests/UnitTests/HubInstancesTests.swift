@@ -249,6 +249,64 @@ import EntryProtocol
         #expect(all.allSatisfy { $0.parameters["incarnation"]?.stringValue == first.id }, "\(all.map(\.parameters))")
     }
 
+    @Test("an erasure acknowledged on a hub survives a going back that lost its commit: the instance that made it carries it out again at once, and says so")
+    func erasureSurvivesGoingBack() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let a = try Self.instance(db, 1, in: place)
+        let b = try Self.instance(db, 2, in: place)
+        defer { a.close(); b.close() }
+        let events = Locked<[String: [StoreEvent]]>([:])
+        a.storeEvents = { e in events.with { $0["a", default: []].append(e) } }
+        b.storeEvents = { e in events.with { $0["b", default: []].append(e) } }
+        let name = "抹去之人Qx"
+        let subject = try a.create(form: "f", id: nil, fields: ["name": name], layout: layout, origin: origin).entry
+        let kept = try b.create(form: "f", id: nil, fields: ["name": "留下"], layout: layout, origin: origin).entry
+        // What the standby had when the primary died: seqs 1 and 2.
+        let admin = try db.connect()
+        try admin.execute("""
+            CREATE TABLE standby_entries AS SELECT * FROM entries; CREATE TABLE standby_changes AS SELECT * FROM changes;
+            CREATE TABLE standby_counter AS SELECT * FROM change_counter
+            """)
+        let erased = try a.erase(id: subject.id, origin: WriteOrigin(actor: "dpo", reason: "request 7")).record
+        _ = try b.create(form: "f", id: nil, fields: ["name": "后来"], layout: layout, origin: origin)
+        #expect(a.commits.wait(after: 3, timeout: 10) == 4 && b.commits.wait(after: 3, timeout: 10) == 4)
+        #expect(try a.get(subject.id) == nil)
+        // The failover: the promoted standby lacks seqs 3 and 4, the erasure among them.
+        try admin.execute("""
+            DELETE FROM entries; INSERT INTO entries SELECT * FROM standby_entries;
+            DELETE FROM changes; INSERT INTO changes SELECT * FROM standby_changes;
+            DELETE FROM erasures; DELETE FROM change_counter; INSERT INTO change_counter SELECT * FROM standby_counter;
+            DROP TABLE standby_entries, standby_changes, standby_counter
+            """)
+        #expect(try a.get(subject.id)?.fields["name"] == name, "the database went back: the subject is there again")
+        // The next write, through the instance that did not erase, finds the going back.
+        _ = try b.create(form: "f", id: nil, fields: ["name": "故障之后"], layout: layout, origin: origin)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (try? a.erasures().map(\.entry)) != [subject.id] && ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(try a.erasures() == [erased], "the same erase change, carried out again")
+        #expect(try b.get(subject.id) == nil)
+        #expect(try b.get(kept.id)?.fields["name"] == "留下")
+        #expect(try a.history(subject.id).filter { !$0.fields.isEmpty } == [], "no change of the subject holds a value")
+        let found = try b.verifyErasure(id: subject.id, values: [name])
+        #expect(found.payloadRows == 0 && found.files.allSatisfy { $0.hits == 0 }, "\(found.files)")
+        #expect(try a.storedEntries() == a.replayChangeLog())
+        while events.value["a"]?.contains(.erasuresReapplied(1)) != true && ContinuousClock.now < deadline { usleep(20_000) }
+        let seen = events.value
+        #expect(seen["a"]?.contains(.erasuresReapplied(1)) == true, "\(seen)")
+        #expect(seen["b"]?.contains(where: { if case .erasuresReapplied = $0 { true } else { false } }) != true,
+                "b made no erasure and was started before it: its ledger lacks it")
+        for who in ["a", "b"] {
+            let taken = seen[who]?.compactMap { e -> (Incarnation, Int64)? in
+                if case .incarnationTaken(let i, let s) = e { (i, s) } else { nil }
+            } ?? []
+            #expect(taken.count == 1, "\(who): one new incarnation: \(seen)")
+            #expect(taken.first?.0.startSeq == 2)
+            #expect(taken.first?.0.reason?.contains("went back from seq 4 to 2") == true
+                    && taken.first?.0.reason?.contains("2 change(s) lost, seqs 3 to 4") == true, "\(taken)")
+        }
+    }
+
     /// The replies a call sent, in order. Thread-safe.
     final class Replies: @unchecked Sendable {
         private let lock = NSLock()

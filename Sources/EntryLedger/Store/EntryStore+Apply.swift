@@ -45,7 +45,7 @@ extension EntryStore {
                 if try !ctx.isLogged(change) { erased.append(ErasureLedger.Line(change)) }
             }
             // The ledger before the commit (ErasureLedger "Ordering").
-            try ledger?.append(erased)
+            try ledger.append(erased)
             for change in changes {
                 if change.op == .erase {
                     if try ctx.isLogged(change) {

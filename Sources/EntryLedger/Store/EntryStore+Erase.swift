@@ -19,11 +19,9 @@ public struct ErasureOutcome: Sendable, Equatable {
 }
 
 extension EntryStore {
-    /// The erasure ledger beside this database file (``ErasureLedger``); `nil`
-    /// on a database server, where the `erasures` table is the ledger (a
-    /// restore that went back before an erasure begins a new incarnation, and
-    /// peers send the erase change again).
-    var ledger: ErasureLedger? { server == nil ? ErasureLedger(database: path) : nil }
+    /// The erasure ledger (``ErasureLedger``): beside this database file, or
+    /// on a database server beside this instance's marker file.
+    var ledger: ErasureLedger { server.map { ErasureLedger(marker: $0.markerPath) } ?? ErasureLedger(database: path) }
 
     /// Erases entry `id` on this node (doc/design.md "Erasure"), in one write
     /// transaction: an `erase` change is logged (no fields, no base), the
@@ -50,7 +48,7 @@ extension EntryStore {
             var change = ChangeRecord(
                 seq: 0, node: ctx.nodeID, hlc: hlc, entry: id, form: current.form, op: .erase, fields: [:], base: [:],
                 actor: origin.actor, at: Timestamp.rfc3339(milliseconds: ctx.clock.wallClock()), reason: reason, via: nil)
-            try ledger?.append([ErasureLedger.Line(change)])
+            try ledger.append([ErasureLedger.Line(change)])
             try ctx.append(&change)
             try ctx.scrub(change)
             try ctx.markForRewrite()
@@ -180,17 +178,19 @@ extension EntryStore {
                       actor: row.text(4), at: row.text(5), reason: row.text(6))
     }
 
-    /// Re-applies the erasure ledger (start-up, before the first call): every
-    /// erase change in the ledger that the change log lacks is applied (a
-    /// database restored from an older backup is erased again), and every
-    /// erasure the database holds that the ledger lacks is appended to it.
-    /// - Returns: how many erase changes were re-applied.
-    /// - Throws: ``SQLiteError``, ``SystemError``.
+    /// Re-applies the erasure ledger (at start-up before the first call, and on
+    /// a server when the database went back under the running instance):
+    /// every erase change in the ledger that the change log lacks is applied
+    /// (a database restored from an older backup, or a failover that lost the
+    /// erase's commit, is erased again), and every erasure the database holds
+    /// that the ledger lacks is appended to it.
+    /// - Returns: how many erase changes were re-applied, and how many lines
+    ///   of the ledger could not be read (damaged).
+    /// - Throws: the store's ``StorageError``, ``EntryError`` `.storageFailed` (the ledger).
     @discardableResult
-    func reapplyErasureLedger() throws -> Int {
-        guard let ledger = self.ledger else { return 0 }
+    func reapplyErasureLedger() throws -> (reapplied: Int, malformed: Int) {
+        let ledger = self.ledger
         let (lines, malformed) = ledger.read()
-        erasureLedgerMalformed = malformed
         let reapplied = try writer.submit { ctx -> Int in
             var count = 0
             for line in lines {
@@ -219,7 +219,7 @@ extension EntryStore {
         }
         if reapplied > 0 { rewriteAfterErasure() }
         eraseInKeptDatabase(Array(Set(lines.map(\.entry))))
-        return reapplied
+        return (reapplied, malformed)
     }
 }
 

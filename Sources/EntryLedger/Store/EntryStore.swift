@@ -49,6 +49,14 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         set { incarnationLock.withLock { reachabilityHandler = newValue } }
     }
     private var reachabilityHandler: (@Sendable (Bool, String) -> Void)?
+    /// Told what happens to a running instance of a server database besides
+    /// reachability (``StoreEvent``), from the thread it happens on; entryd
+    /// logs it. `nil` (the default) or on SQLite: never called.
+    package var storeEvents: (@Sendable (StoreEvent) -> Void)? {
+        get { incarnationLock.withLock { eventHandler } }
+        set { incarnationLock.withLock { eventHandler = newValue } }
+    }
+    private var eventHandler: (@Sendable (StoreEvent) -> Void)?
     /// Why a new incarnation (or a new node id) began at this opening, for the
     /// log; `nil` when the stored one continues.
     public let incarnationBegan: String?
@@ -58,7 +66,9 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     public private(set) var erasuresReapplied = 0
     /// Lines of the erasure ledger that could not be read at open (damaged:
     /// their erasures were not re-applied from the ledger; entryd warns).
-    public internal(set) var erasureLedgerMalformed = 0
+    public private(set) var erasureLedgerMalformed = 0
+    /// The erasure ledger's path (``ErasureLedger``), for the log.
+    public var erasureLedgerPath: String { ledger.path }
 
     /// Opens or creates the database at `path`, migrates it, and checks its
     /// incarnation (``IncarnationCheck``): a database that went back in time, was
@@ -226,7 +236,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                 // older dump holds an older one, and that is a going back like any other.
                 if let self, let stored = try EntryStore.storedIncarnation(ctx.db), stored.id != self.incarnation.id,
                    stored.since > self.incarnation.since, stored.startSeq <= to {
-                    self.take(stored)
+                    self.take(stored, seenSeq: from)
                     signal.rewind(to: to)
                     return
                 }
@@ -236,7 +246,8 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                 let put = try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                 for (key, value) in [("incarnation", UUIDv7.generate(milliseconds: ctx.clock.wallClock())), ("incarnation_seq", String(to)),
                                      ("incarnation_reason", "the change log went back from seq \(from) to \(to) while this instance ran "
-                                                            + "(a failover that lost commits, or a restore under a running instance)"),
+                                                            + "(a failover that lost commits, or a restore under a running instance): "
+                                                            + "\(from - to) change(s) lost, seqs \(to + 1) to \(from)"),
                                      ("incarnation_hlc", hlc.description)] {
                     try put.run([.text(key), .text(value)])
                 }
@@ -250,11 +261,14 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
             signal.publish(seq)
             keeper.advance(to: seq)
         }, nodeChanged: { [weak self] in self?.reloadIncarnation() },
-           reachable: { [weak self] up, why in self?.serverReachability?(up, why) })
+           reachable: { [weak self] up, why in
+            self?.serverReachability?(up, why)
+            if up { self?.lookForGoingBack() }
+        })
         // Before the first call: a database restored from a backup older than an
         // erasure is erased again (doc/design.md "Erasure").
         do {
-            erasuresReapplied = try reapplyErasureLedger()
+            (erasuresReapplied, erasureLedgerMalformed) = try reapplyErasureLedger()
             // A crash between an erasure's commit and its rewrite and checkpoint leaves
             // old page images in the database file: rewrite it when one is pending, and
             // checkpoint before the first call whenever anything was erased.
@@ -276,6 +290,7 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
     func reloadIncarnation() {
         guard let stored = try? readers.read({ db in try EntryStore.storedIncarnation(db) }),
               stored.id != incarnation.id else { return }
+        let seen = commits.lastSeq
         // The seqs of the new incarnation start at its startSeq: the writer's known seq and the
         // commit signal go back there (then the signal up to what is committed now), so this
         // instance's writer does not take the going back for one of its own. In this order:
@@ -283,8 +298,18 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
         // the stored one itself, in wentBack) or measures from the new startSeq.
         writeContext.rebase(to: stored.startSeq)
         commits.rewind(to: stored.startSeq)
-        take(stored)
+        take(stored, seenSeq: seen)
         if let head = try? readers.read({ db in try EntryStore.lastSeq(db) }) { commits.publish(head) }
+    }
+
+    /// On a server whose connection came back (a restart, or a failover to
+    /// another server): claims the shared change log once, from a thread of
+    /// its own, so a database that went back meanwhile (a failover that lost
+    /// commits) is found now rather than at the next write, and the new
+    /// incarnation begins and this instance's erasures are re-applied at once
+    /// (``WriteContext/wentBack``). A failed claim is left to the next write.
+    func lookForGoingBack() {
+        DispatchQueue.global().async { [weak self] in _ = try? self?.writer.submit { ctx in try ctx.claim() } }
     }
 
     /// The change log's highest seq (0 when empty).
@@ -304,13 +329,41 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                            since: values["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
     }
 
-    /// Makes `now` this instance's incarnation and records it in the marker.
-    private func take(_ now: Incarnation) {
-        incarnationLock.withLock {
-            guard !isClosed else { return }
+    /// Makes `now` this instance's incarnation (taken while it runs) and
+    /// records it in the marker; tells ``storeEvents`` and re-applies this
+    /// instance's erasure ledger, on a thread of its own (the caller may be
+    /// the writer): an erase whose commit the database lost is carried out again.
+    /// - Parameter seenSeq: the highest seq this instance had seen committed.
+    private func take(_ now: Incarnation, seenSeq: Int64) {
+        let events: (@Sendable (StoreEvent) -> Void)? = incarnationLock.withLock {
+            guard !isClosed else { return nil }
             currentIncarnation = now
             marker.rebase(incarnation: now.id, seq: now.startSeq)
+            return eventHandler ?? { _ in }
         }
+        guard let events else { return }
+        events(.incarnationTaken(now, seenSeq: seenSeq))
+        DispatchQueue.global().async { [weak self] in self?.reapplyLedgerWhileRunning(events) }
+    }
+
+    /// ``reapplyErasureLedger()`` after the database went back under this
+    /// running instance; retried every second for a minute while the server
+    /// is away (a failover in progress), then given up until the next start
+    /// or going back (``StoreEvent/erasuresNotReapplied(_:)``).
+    private func reapplyLedgerWhileRunning(_ events: @Sendable (StoreEvent) -> Void) {
+        var lastError = ""
+        for attempt in 0..<60 {
+            if attempt > 0 { Thread.sleep(forTimeInterval: 1) }
+            if incarnationLock.withLock({ isClosed }) { return }
+            do {
+                let (reapplied, _) = try reapplyErasureLedger()
+                if reapplied > 0 { events(.erasuresReapplied(reapplied)) }
+                return
+            } catch {
+                lastError = "\(error)"
+            }
+        }
+        events(.erasuresNotReapplied(lastError))
     }
 
     /// Transactions the writer has committed since opening (group commit makes

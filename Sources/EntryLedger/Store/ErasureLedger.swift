@@ -37,6 +37,13 @@ public struct ErasureRecord: Sendable, Equatable {
 /// (doc/design.md "Erasure"): a database restored from a backup older than an
 /// erasure is erased again before it serves a call.
 ///
+/// A hub instance (a database server's) keeps one beside its marker file
+/// (``init(marker:)``) with the erase changes it made or applied and those the
+/// database held when it started; it re-applies them at start-up and whenever
+/// it finds the database went back while it runs (an asynchronous failover
+/// that lost commits, issue 30), so an erasure acknowledged on a hub survives
+/// the loss of the commit that made it.
+///
 /// Byte layout: UTF-8 lines ending in LF; `#` starts a comment line; every other
 /// line is seven fields separated by one TAB: entry id, form name, HLC (16 hex
 /// digits), origin node id, wall time (RFC 3339), actor (a user name) and
@@ -64,6 +71,12 @@ struct ErasureLedger {
     /// The ledger beside the database at `database`: `DATABASE.erasures`.
     init(database: String) {
         path = database + ".erasures"
+    }
+
+    /// The ledger of a database server's instance, beside its marker file
+    /// (``StoreServer/markerPath``, `….node`): `….erasures`.
+    init(marker: String) {
+        path = (marker.hasSuffix(".node") ? String(marker.dropLast(5)) : marker) + ".erasures"
     }
 
     /// One line of the ledger.

@@ -30,6 +30,24 @@ public struct Incarnation: Sendable, Equatable {
     }
 }
 
+/// What a running instance of a server database tells entryd besides
+/// reachability (``EntryStore/storeEvents``), for its log (issue 30).
+package enum StoreEvent: Sendable, Equatable {
+    /// This instance took a new incarnation while it ran: begun by another
+    /// instance at its start, or because the database went back (its reason
+    /// says from which seq to which, and how many changes were lost).
+    /// `seenSeq` is the highest seq this instance had seen committed before:
+    /// above the incarnation's `startSeq`, it saw `seenSeq - startSeq` changes
+    /// the database no longer holds.
+    case incarnationTaken(Incarnation, seenSeq: Int64)
+    /// Erase changes of this instance's erasure ledger that the database
+    /// lacked after it went back, carried out again (``ErasureLedger``).
+    case erasuresReapplied(Int)
+    /// The ledger could not be re-applied for a minute after the database
+    /// went back (the reason): the next start or going back tries again.
+    case erasuresNotReapplied(String)
+}
+
 /// What `EntryStore` does with a database that was last opened as a node at
 /// another place (another machine, or another path: a copy or a move).
 public enum CopiedDatabasePolicy: Sendable, Equatable {
