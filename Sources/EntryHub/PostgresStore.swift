@@ -111,7 +111,12 @@ final class PostgresServer: StoreServer, @unchecked Sendable {
                         waiter = try ChangeFeed.Waiter(uri: uri)
                         if away { reachable(true, "") }
                         away = false
-                        publish(waiter!.committedSeq)  // what committed while no one listened
+                        // What changed while no one listened: an announcement of a new incarnation
+                        // made then was missed (another instance, or this one's writer, found the
+                        // database went back across a failover before this listener was back),
+                        // so the node table is read again; then the commits.
+                        nodeChanged()
+                        publish(waiter!.committedSeq)
                     }
                     let event = try waiter?.next(timeout: 0.5)
                     guard !isClosed else { break }  // a closed store hears nothing more

@@ -307,6 +307,40 @@ import EntryProtocol
         }
     }
 
+    @Test("a new incarnation announced while an instance's listener was away (a failover) is taken when the listener is back")
+    func incarnationMissedWhileAway() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let a = try Self.instance(db, 1, in: place)
+        defer { a.close() }
+        let events = Locked<[StoreEvent]>([])
+        a.storeEvents = { e in events.with { $0.append(e) } }
+        for i in 0..<3 { _ = try a.create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin) }
+        let first = a.incarnation
+        // Another instance began one at seq 2 and announced it while a's listener was
+        // reconnecting to the promoted server: a never heard of it.
+        let admin = try db.connect()
+        let next = UUIDv7.generate(milliseconds: HybridClock.systemMilliseconds())
+        try admin.execute("""
+            UPDATE node SET value = '\(next)' WHERE key = 'incarnation';
+            UPDATE node SET value = '2' WHERE key = 'incarnation_seq';
+            UPDATE node SET value = 'a test: announced while no one listened' WHERE key = 'incarnation_reason';
+            UPDATE node SET value = '\(HLC(milliseconds: HybridClock.systemMilliseconds(), counter: 0))' WHERE key = 'incarnation_hlc'
+            """)
+        usleep(700_000)
+        #expect(a.incarnation == first, "no announcement: nothing taken yet")
+        // Its connections are lost (the failover), the listener's among them, and come back.
+        try admin.execute("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'entryd' AND pid <> pg_backend_pid()
+            """)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while a.incarnation.id != next && ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(a.incarnation.id == next && a.incarnation.startSeq == 2, "\(a.incarnation)")
+        #expect(events.value.contains(.incarnationTaken(a.incarnation, seenSeq: 3)), "\(events.value)")
+        #expect(a.commits.lastSeq == 3, "the commit signal stands at the head again")
+    }
+
     /// The replies a call sent, in order. Thread-safe.
     final class Replies: @unchecked Sendable {
         private let lock = NSLock()

@@ -247,7 +247,8 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                 for (key, value) in [("incarnation", UUIDv7.generate(milliseconds: ctx.clock.wallClock())), ("incarnation_seq", String(to)),
                                      ("incarnation_reason", "the change log went back from seq \(from) to \(to) while this instance ran "
                                                             + "(a failover that lost commits, or a restore under a running instance): "
-                                                            + "\(from - to) change(s) lost, seqs \(to + 1) to \(from)"),
+                                                            + "\(from - to) change(s) lost, seqs \(to + 1) to \(from) (at least: \(from) is the "
+                                                            + "highest seq this instance had seen committed; each instance logs its own)"),
                                      ("incarnation_hlc", hlc.description)] {
                     try put.run([.text(key), .text(value)])
                 }
