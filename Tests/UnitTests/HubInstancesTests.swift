@@ -341,6 +341,42 @@ import EntryProtocol
         #expect(a.commits.lastSeq == 3, "the commit signal stands at the head again")
     }
 
+    @Test("after a going back, an instance that took the new incarnation in a round that then rolled back does not begin another")
+    func oneIncarnationThroughRollbacks() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let b = try Self.instance(db, 2, in: place)
+        defer { b.close() }
+        for i in 0..<6 { _ = try b.create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin) }
+        // The failover lost seqs 4 to 6, and another instance found it and began a new
+        // incarnation whose announcement b has not heard yet (its listener was away).
+        let next = UUIDv7.generate(milliseconds: HybridClock.systemMilliseconds())
+        try db.connect().execute("""
+            DELETE FROM entries WHERE seq > 3; DELETE FROM changes WHERE seq > 3;
+            UPDATE change_counter SET seq = 3, hlc = (SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes);
+            UPDATE node SET value = '\(next)' WHERE key = 'incarnation';
+            UPDATE node SET value = '3' WHERE key = 'incarnation_seq';
+            UPDATE node SET value = 'the change log went back from seq 6 to 3 (another instance)' WHERE key = 'incarnation_reason';
+            UPDATE node SET value = '\(HLC(milliseconds: HybridClock.systemMilliseconds(), counter: 0))' WHERE key = 'incarnation_hlc'
+            """)
+        // b's next round finds the going back and takes that incarnation, then rolls back
+        // (a job that wrote and failed); its next write must not begin another.
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try b.writer.submit { ctx in
+                try ctx.claim()
+                try ctx.db.statement("UPDATE node SET value = value WHERE key = 'id'").run()
+                throw Refused()
+            }
+        }
+        #expect(b.incarnation.id == next)
+        _ = try b.create(form: "f", id: nil, fields: ["name": "after"], layout: layout, origin: origin)
+        _ = try b.create(form: "f", id: nil, fields: ["name": "after 2"], layout: layout, origin: origin)
+        #expect(try b.readers.read { try EntryStore.storedIncarnation($0) }?.id == next, "one new incarnation, not two")
+        #expect(b.incarnation.id == next && b.incarnation.startSeq == 3)
+        #expect(try b.counts().seq == 5)
+    }
+
     /// The replies a call sent, in order. Thread-safe.
     final class Replies: @unchecked Sendable {
         private let lock = NSLock()

@@ -238,10 +238,10 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                    stored.since > self.incarnation.since, stored.startSeq <= to {
                     self.take(stored, seenSeq: from)
                     signal.rewind(to: to)
-                    return
+                    return false
                 }
                 // Or this instance took it (reloadIncarnation) since the claim looked.
-                if let taken = ctx.takeRebase(), taken <= to { return }
+                if let taken = ctx.takeRebase(), taken <= to { return false }
                 let hlc = HLC(milliseconds: ctx.clock.wallClock(), counter: 0)
                 let put = try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                 for (key, value) in [("incarnation", UUIDv7.generate(milliseconds: ctx.clock.wallClock())), ("incarnation_seq", String(to)),
@@ -254,6 +254,11 @@ public final class EntryStore: LedgerStore, @unchecked Sendable {
                 }
                 try server.announceNodeChange(ctx.db)
                 signal.rewind(to: to)
+                return true
+            }
+            context.beganIncarnation = { [weak self] in
+                guard let store = self else { return }
+                DispatchQueue.global().async { store.reloadIncarnation() }
             }
         }
         writer.start()

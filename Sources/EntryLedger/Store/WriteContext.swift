@@ -25,8 +25,15 @@ final class WriteContext {
     /// shared change log went back in time.
     var knownSeq: () -> Int64 = { 0 }
     /// Called inside the transaction when a claim finds the shared change log
-    /// below ``knownSeq`` (from, to): the store begins a new incarnation there.
-    var wentBack: ((WriteContext, Int64, Int64) throws -> Void)?
+    /// below ``knownSeq`` (from, to): the store begins a new incarnation there
+    /// and answers true (written in the open transaction: if it rolls back, the
+    /// next claim must find the going back again), or takes one another
+    /// instance already committed and answers false (nothing to find again).
+    var wentBack: ((WriteContext, Int64, Int64) throws -> Bool)?
+    /// Called on the writer thread after the commit of a transaction in which
+    /// ``wentBack`` began a new incarnation: the store takes it at once, not
+    /// only when its announcement comes back (the listener may be away).
+    var beganIncarnation: (() -> Void)?
     /// The seq the change log went back from, found in the open transaction;
     /// if that transaction rolls back, the next claim finds it again.
     private var wentBackFrom: Int64?
@@ -104,8 +111,13 @@ final class WriteContext {
             known = max(committedSeq, knownSeq(), wentBackUnrecorded)
         }
         if now.seq < known, let wentBack {
-            wentBackFrom = known
-            try wentBack(self, known, now.seq)
+            if try wentBack(self, known, now.seq) {
+                wentBackFrom = known
+            } else {
+                // Taken, and committed by another instance: a rollback of this transaction
+                // leaves nothing to find again.
+                wentBackUnrecorded = 0
+            }
         }
         claimed = now
         lastSeq = now.seq
@@ -170,7 +182,10 @@ final class WriteContext {
 
     /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.
     func committed() {
-        if wentBackFrom != nil { wentBackUnrecorded = 0 }
+        if wentBackFrom != nil {
+            wentBackUnrecorded = 0
+            beganIncarnation?()
+        }
         wentBackFrom = nil
         claimed = nil
         persistedClock = clock.last
