@@ -24,7 +24,6 @@ let releaseLinking: [LinkerSetting] = [
 
 let package = Package(
     name: "entryd",
-    platforms: [.macOS(.v13)],
     products: [
                 .executable(name: "entryd", targets: ["entryd"]),
         .executable(name: "entryctl", targets: ["entryctl"]),
@@ -76,7 +75,7 @@ let package = Package(
             linkerSettings: [.linkedLibrary("m")]),
         // The store: entries, the change log with its HLC stamps, merge, conflicts, peer checkpoints, on SQLite.
         .target(
-            name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CSystem", "CICU"],
+            name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CICU"],
             path: "Sources/EntryLedger", swiftSettings: swiftSettings),
         // Hubs on PostgreSQL (issue 19): the libpq connection, the schema and its migrations,
         // the change feed that never skips a row.
