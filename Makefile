@@ -3,7 +3,8 @@
 #   make                      swift build -c release
 #   make install              binaries (entryd, entryctl, entryd-web), systemd
 #                             units, sysusers.d/tmpfiles.d,
-#                             /etc/entryd (configuration and forms), docs and data
+#                             /etc/entryd (configuration and forms), docs (README.md,
+#                             doc/guide.md, doc/hub.md, the manual) and data
 #   make uninstall            removes what install put (keeps /etc/entryd if changed
 #                             and /var/lib/entryd, the database)
 #   make verify-units         systemd-analyze verify of the units before install,
@@ -61,7 +62,7 @@ install: build install-docs
 	done
 	# The reference data is compiled into the binaries; the tables and their provenance are installed for reference.
 	$(INSTALL) -m 0644 data/*.tsv data/*.md $(DESTDIR)$(DATADIR)/data/
-	$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 README.md doc/guide.md doc/hub.md $(DESTDIR)$(DOCDIR)/
 
 # The units as they are name /usr/local/bin/entryd, which does not exist before
 # install; verify copies whose paths name the build (BUILD=no: the build as it is).

@@ -31,7 +31,7 @@ import Testing
             "etc/entryd/entryd-web.conf", "usr/local/share/man/man8/entryd-web.8",
             "usr/local/lib/sysusers.d/entryd.conf", "usr/local/lib/tmpfiles.d/entryd.conf",
             "etc/entryd/entryd.conf", "etc/entryd/entryd.conf.d", "etc/entryd/forms/registration.conf",
-            "usr/local/share/doc/entryd/README.md",
+            "usr/local/share/doc/entryd/README.md", "usr/local/share/doc/entryd/guide.md", "usr/local/share/doc/entryd/hub.md",
             "usr/local/share/entryd/data/countries.tsv", "usr/local/share/entryd/data/cn_divisions.tsv",
             "usr/local/share/entryd/data/cn_divisions_retired.tsv", "usr/local/share/entryd/data/PROVENANCE.md",
         ]
