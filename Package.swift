@@ -117,11 +117,13 @@ let package = Package(
         .executableTarget(
             name: "entryd-web", dependencies: ["EntryWeb", "EntryClient", "EntryProtocol", "EntryModel", "CWebServer", "CSystem"],
             path: "Sources/entryd-web", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
+        // What both test targets use (test targets cannot import each other).
+        .target(name: "EntryTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(
-            name: "UnitTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "EntryHub", "CSQLiteFaults", "CSQLite"],
+            name: "UnitTests", dependencies: ["EntryTestSupport", "EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "EntryHub", "CSQLiteFaults", "CSQLite"],
             path: "Tests/UnitTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer", "EntryWeb"],
+            name: "EndToEndTests", dependencies: ["EntryTestSupport", "EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer", "EntryWeb"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ],
     cxxLanguageStandard: .cxx17

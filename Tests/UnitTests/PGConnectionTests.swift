@@ -1,3 +1,4 @@
+import EntryTestSupport
 import Foundation
 import Testing
 @testable import EntryHub

@@ -1,48 +1,19 @@
 import EntryModel
 import EntryProtocol
+import EntryTestSupport
 import Foundation
 
-/// PostgreSQL for the hub tests (EndToEndTests cannot see UnitTests' `TestPostgres`,
-/// so this does the same with the command-line tools): `$ENTRYD_TEST_PG` (a libpq
-/// URI) when set, else one throwaway cluster per test process started on first use
-/// with scripts/pg-cluster and stopped at exit. A PostgreSQL that is missing or does
-/// not start fails the tests that need it with scripts/pg-cluster's reason; nothing
-/// is skipped.
+/// PostgreSQL for the hub tests: the shared server of ``TestPostgres`` (EntryTestSupport),
+/// and what these tests do with the command-line tools.
 enum HubPostgres {
-    nonisolated(unsafe) private static var startedDirectory: String?
-
-    static var script: String { EntryctlProcess.packageRoot.path + "/scripts/pg-cluster" }
-
-    private static let started: Result<String, HarnessError> = {
-        if let uri = ProcessInfo.processInfo.environment["ENTRYD_TEST_PG"], !uri.isEmpty { return .success(uri) }
-        let directory = NSTemporaryDirectory() + "entryd-hubpg-" + UUID().uuidString.prefix(8)
-        let (status, output) = shell([script, "start", directory])
-        guard status == 0, let uri = output.split(separator: "\n").last(where: { $0.hasPrefix("postgresql://") }) else {
-            _ = shell([script, "stop", directory])
-            return .failure(HarnessError("scripts/pg-cluster start failed (status \(status)): \(output)"))
-        }
-        startedDirectory = directory
-        atexit {
-            guard let directory = HubPostgres.startedDirectory else { return }
-            _ = HubPostgres.shell([HubPostgres.script, "stop", directory])
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-        return .success(String(uri))
-    }()
+    static var script: String { TestPostgres.clusterScript }
 
     /// The shared server's URI (its `postgres` database).
-    /// - Throws: ``HarnessError`` when no server could be started.
-    static func server() throws -> String { try started.get() }
+    /// - Throws: ``TestPostgresFailure`` when no server could be started.
+    static func server() throws -> String { try TestPostgres.server() }
 
     /// A PostgreSQL program from the newest installed version (`psql`, `pg_ctl`, `pg_isready`).
-    static func program(_ name: String) -> String {
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
-        for v in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
-            let path = "/usr/lib/postgresql/\(v)/bin/\(name)"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return name
-    }
+    static func program(_ name: String) -> String { TestPostgres.program(name) }
 
     /// `uri` naming database `name` instead of its own.
     static func uri(_ uri: String, database name: String) -> String {
@@ -59,17 +30,8 @@ enum HubPostgres {
         guard status == 0 else { throw HarnessError("psql \(sql): status \(status): \(output)") }
     }
 
-    /// Runs `argv` through system(3) with its output in a file (not a pipe: the
-    /// postmaster that pg_ctl leaves running would keep a pipe open).
-    /// - Returns: the exit status and the output (stdout and stderr).
-    static func shell(_ argv: [String]) -> (Int32, String) {
-        let out = NSTemporaryDirectory() + "entryd-hubpg-cmd-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        let quoted = argv.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let status = system("\(quoted) </dev/null >'\(out)' 2>&1")
-        let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-        return (status == -1 ? -1 : (status >> 8) & 0xFF, text)
-    }
+    /// Runs `argv` (``TestPostgres/shell(_:)``).
+    static func shell(_ argv: [String]) -> (Int32, String) { TestPostgres.shell(argv) }
 }
 
 /// A fresh database (`hub_<random>`) on a PostgreSQL server for one test, dropped when released.

@@ -1,3 +1,4 @@
+import EntryTestSupport
 import Foundation
 
 /// A fresh database in its own temporary directory, removed afterwards.
