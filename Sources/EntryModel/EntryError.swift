@@ -8,8 +8,8 @@
 /// people are made by the client from the code and its data.
 ///
 /// The codes and their data follow the errors of doc/protocol.md: adding a code
-/// means adding its wire name in EntryProtocol (`WireErrorName`) and its
-/// mapping in EntryServer.
+/// means declaring its error in interfaces/*.varlink (the generated
+/// `WireErrorName` of EntryProtocol) and its mapping in EntryServer.
 public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Submitted values were refused; each ``Problem`` names a field, a code and the reason.
     case validationFailed([Problem])

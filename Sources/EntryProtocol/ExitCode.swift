@@ -35,14 +35,19 @@ extension ExitCode {
     /// of wire errors to exit codes; entryctl's words are chosen separately):
     /// `ValidationFailed` → ``dataError``; `InvalidParameter` → ``usage``;
     /// `LimitExceeded`, `StorageFailed`, `PeerUnreachable` → ``temporaryFailure``
-    /// (retrying later may succeed); any other error → ``failure``.
-    public init(wireError name: String) {
+    /// (retrying later may succeed); `BackupUnsupported` → ``unavailable``
+    /// (this node cannot do it; its database server's own tool can); any other
+    /// error, and a name this build does not declare (`nil`), → ``failure``.
+    package init(wireError name: WireErrorName?) {
         switch name {
-        case WireErrorName.validationFailed: self = .dataError
-        case WireErrorName.backupUnsupported: self = .unavailable
-        case WireErrorName.invalidParameter: self = .usage
-        case WireErrorName.limitExceeded, WireErrorName.storageFailed, WireErrorName.peerUnreachable: self = .temporaryFailure
-        default: self = .failure
+        case .validationFailed?: self = .dataError
+        case .backupUnsupported?: self = .unavailable
+        case .invalidParameter?: self = .usage
+        case .limitExceeded?, .storageFailed?, .peerUnreachable?: self = .temporaryFailure
+        case .entryNotFound?, .entryExists?, .versionMismatch?, .entriesFormNotFound?, .entryErased?,
+             .formsFormNotFound?, .fieldNotFound?, .clockSkew?, .peerNotFound?, .conflictNotFound?,
+             .interfaceNotFound?, .methodNotFound?, .methodNotImplemented?, .permissionDenied?, nil:
+            self = .failure
         }
     }
 }

@@ -21,6 +21,12 @@ public struct VarlinkCall: Sendable, Equatable {
         self.oneway = oneway
     }
 
+    /// A call of `method`, one declared in interfaces/*.varlink (its qualified
+    /// name is the raw value); `parameters` must be an `.object`.
+    package init(_ method: Method, parameters: JSON = .object([]), more: Bool = false, oneway: Bool = false) {
+        self.init(method: method.rawValue, parameters: parameters, more: more, oneway: oneway)
+    }
+
     /// The interface part of ``method`` (`io.entryd.Entries`).
     public var interface: String {
         guard let dot = method.lastIndex(of: ".") else { return "" }

@@ -1,62 +1,45 @@
 import EntryModel
 
-/// Which ``Role`` each method needs, one table for entryd (its permission
-/// check) and entryd-web (which web user may call what): doc/design.md
-/// "Security and limits", doc/protocol.md.
+/// Who may call each method, for entryd (its permission check) and entryd-web
+/// (which web user may call what, and what it never serves): doc/design.md
+/// "Security and limits", doc/protocol.md. Exhaustive switches over the
+/// generated ``Method``: a method added to interfaces/*.varlink does not
+/// compile until it has its role here.
 ///
 /// A role includes the ones below it (``Role``). A gateway caller (entryd's
-/// `[roles] gateway`) is treated as `admin` except for ``peerOnly``; entryd-web
-/// checks each web user's own role against ``role(of:)`` before it calls.
-public enum MethodAccess {
-    /// Every method entryd serves, by fully qualified name, with the least role
-    /// that may call it.
-    public static let roles: [String: Role] = [
-        "org.varlink.service.GetInfo": .read,
-        "org.varlink.service.GetInterfaceDescription": .read,
+/// `[roles] gateway`) is treated as `admin` except for ``isPeerOnly``; entryd-web
+/// checks each web user's own role against ``role`` before it calls.
+extension Method {
+    /// The least role that may call the method (doc/design.md "Security and
+    /// limits"): reading needs `read`, changing entries `write`; backup,
+    /// erasure, the erasure search and verification, applying and pulling
+    /// changes from peers, resolving conflicts and compaction need `admin`.
+    package var role: Role {
+        switch self {
+        case .serviceGetInfo, .serviceGetInterfaceDescription: .read
+        case .entriesGet, .entriesList, .entriesHistory, .entriesErasures: .read
+        case .entriesAdd, .entriesUpdate, .entriesDelete, .entriesRestore, .entriesImport: .write
+        case .entriesBackup, .entriesErase, .entriesFindSubject, .entriesVerifyErasure: .admin
+        case .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored: .read
+        case .syncStatus, .syncChanges, .syncListConflicts, .syncHeldFrom: .read
+        case .syncApply, .syncSyncPeer, .syncResolve, .syncCompact: .admin
+        }
+    }
 
-        "io.entryd.Entries.Add": .write,
-        "io.entryd.Entries.Get": .read,
-        "io.entryd.Entries.List": .read,
-        "io.entryd.Entries.Update": .write,
-        "io.entryd.Entries.Delete": .write,
-        "io.entryd.Entries.Restore": .write,
-        "io.entryd.Entries.History": .read,
-        "io.entryd.Entries.Import": .write,
-        "io.entryd.Entries.Backup": .admin,
-        "io.entryd.Entries.Erase": .admin,
-        "io.entryd.Entries.FindSubject": .admin,
-        "io.entryd.Entries.Erasures": .read,
-        "io.entryd.Entries.VerifyErasure": .admin,
-
-        "io.entryd.Forms.ListForms": .read,
-        "io.entryd.Forms.GetForm": .read,
-        "io.entryd.Forms.Options": .read,
-        "io.entryd.Forms.Check": .read,
-        "io.entryd.Forms.CheckStored": .read,
-
-        "io.entryd.Sync.Status": .read,
-        "io.entryd.Sync.Changes": .read,
-        "io.entryd.Sync.Apply": .admin,
-        "io.entryd.Sync.SyncPeer": .admin,
-        "io.entryd.Sync.ListConflicts": .read,
-        "io.entryd.Sync.Resolve": .admin,
-        "io.entryd.Sync.HeldFrom": .read,
-        "io.entryd.Sync.Compact": .admin,
-    ]
-
-    /// The least role that may call `method` (fully qualified, e.g.
-    /// `io.entryd.Entries.Add`), or `nil` when entryd serves no such method.
-    public static func role(of method: String) -> Role? { roles[method] }
-
-    /// Methods for peers and the operator only: `Apply`, `SyncPeer`,
-    /// `HeldFrom` and `Backup`. Never allowed to a gateway caller (entryd answers
-    /// `PermissionDenied` with role `admin`), never exposed over HTTP.
-    public static let peerOnly: Set<String> = [
-        "io.entryd.Sync.Apply",
-        "io.entryd.Sync.SyncPeer",
-        "io.entryd.Sync.HeldFrom",
-        "io.entryd.Entries.Backup",
-    ]
+    /// For peers and the operator only: `Apply`, `SyncPeer`, `HeldFrom` and
+    /// `Backup`. Never allowed to a gateway caller (entryd answers
+    /// `PermissionDenied` with role `admin`), never exposed over HTTP
+    /// (entryd-web's `MethodPolicy`, its OpenAPI document).
+    package var isPeerOnly: Bool {
+        switch self {
+        case .syncApply, .syncSyncPeer, .syncHeldFrom, .entriesBackup: true
+        case .serviceGetInfo, .serviceGetInterfaceDescription,
+             .entriesAdd, .entriesGet, .entriesList, .entriesUpdate, .entriesDelete, .entriesRestore, .entriesHistory,
+             .entriesImport, .entriesErase, .entriesFindSubject, .entriesErasures, .entriesVerifyErasure,
+             .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
+             .syncStatus, .syncChanges, .syncListConflicts, .syncResolve, .syncCompact: false
+        }
+    }
 }
 
 /// The rule for a web user's name, which a gateway names as `actor` and entryd

@@ -68,6 +68,18 @@ public final class VarlinkConnection {
         return reply.parameters
     }
 
+    /// Calls `method` (one declared in interfaces/*.varlink) and returns the
+    /// reply's parameters; as ``call(_:_:)-(String,_)`` otherwise.
+    package func call(_ method: Method, _ parameters: JSON = .object([])) throws -> JSON {
+        try call(method.rawValue, parameters)
+    }
+
+    /// Streams the replies of `method` (one declared in interfaces/*.varlink);
+    /// as ``stream(_:_:_:)-(String,_,_)`` otherwise.
+    package func stream(_ method: Method, _ parameters: JSON, _ body: (JSON) throws -> Bool) throws {
+        try stream(method.rawValue, parameters, body)
+    }
+
     /// Calls `method` with `more: true` and hands each reply to `body` until the
     /// last one (without `continues`) or until `body` returns `false`.
     /// - Throws: ``WireError`` for an error reply, or the errors of ``receive()``.

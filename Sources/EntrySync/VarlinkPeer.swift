@@ -24,7 +24,7 @@ public final class VarlinkPeer: PeerLink {
     /// - Throws: ``EntryError`` `.invalidParameter("node")` when the reply lacks it; the
     ///   errors of ``VarlinkConnection/call(_:_:)``.
     public func identity() throws -> PeerIdentity {
-        let reply = try status ?? connection.call("io.entryd.Sync.Status")
+        let reply = try status ?? connection.call(.syncStatus)
         guard let node = reply["node"]?.stringValue else { throw EntryError.invalidParameter("node") }
         let incarnation = reply["incarnation"]?.stringValue.map {
             Incarnation(id: $0, startSeq: reply["incarnationSeq"]?.intValue ?? 0, reason: reply["incarnationReason"]?.stringValue,
@@ -44,7 +44,7 @@ public final class VarlinkPeer: PeerLink {
         var params: [(String, JSON)] = [("since", .int(since)), ("limit", .int(Int64(limit)))]
         if let excludeNode { params.append(("excludeNode", .string(excludeNode))) }
         if excludeSince != .zero { params.append(("excludeSince", .string(excludeSince.description))) }
-        let reply = try connection.call("io.entryd.Sync.Changes", .object(params))
+        let reply = try connection.call(.syncChanges, .object(params))
         if let expected, let served = reply["incarnation"]?.stringValue, served != expected.incarnation {
             // The peer was restored while this sync ran: its seqs now mean other changes.
             throw EntryError.peerUnreachable(peer: expected.node, reason: "the peer began a new incarnation during the sync; sync again")
@@ -58,7 +58,7 @@ public final class VarlinkPeer: PeerLink {
     ///   its clock-skew refusal).
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         // Our libraries: a peer with the same takes the values as they come (see Apply).
-        let reply = try connection.call("io.entryd.Sync.Apply", .object([
+        let reply = try connection.call(.syncApply, .object([
             ("changes", .array(changes.map(\.json))), ("libraries", .stringMap(LibraryVersions.byName)),
         ]))
         return ApplyResult(applied: Int(reply["applied"]?.intValue ?? 0), skipped: Int(reply["skipped"]?.intValue ?? 0),
@@ -70,8 +70,8 @@ public final class VarlinkPeer: PeerLink {
     /// - Throws: the errors of ``VarlinkConnection/call(_:_:)`` but MethodNotFound.
     public func heldFrom(node: String) throws -> HLC? {
         do {
-            return try connection.call("io.entryd.Sync.HeldFrom", .object([("node", .string(node))]))["hlc"]?.stringValue.flatMap(HLC.init)
-        } catch let error as WireError where error.name == WireErrorName.methodNotFound {
+            return try connection.call(.syncHeldFrom, .object([("node", .string(node))]))["hlc"]?.stringValue.flatMap(HLC.init)
+        } catch let error as WireError where error.known == .methodNotFound {
             return nil
         }
     }

@@ -32,20 +32,23 @@ public protocol UserDirectory: Sendable {
 }
 
 /// What the gateway exposes and to whom: the role each varlink method needs
-/// (entryd's own table) and the methods never served over HTTP.
+/// and the methods never served over HTTP, over the generated ``Method``.
 public struct MethodPolicy: Sendable {
-    /// The role a method needs, or nil for a method entryd does not have.
-    public var roleOf: @Sendable (String) -> Role?
+    /// The role a method needs, or nil for one the gateway does not serve.
+    package var roleOf: @Sendable (Method) -> Role?
     /// Methods that stay on the socket (Apply, SyncPeer, HeldFrom, Backup).
-    public var socketOnly: Set<String>
+    package var socketOnly: @Sendable (Method) -> Bool
 
     /// - Parameters:
-    ///   - roleOf: the role a fully qualified method needs, or nil when unknown.
-    ///   - socketOnly: methods never served over HTTP.
-    public init(roleOf: @escaping @Sendable (String) -> Role?, socketOnly: Set<String>) {
+    ///   - roleOf: the role a method needs, or nil when the gateway does not serve it.
+    ///   - socketOnly: whether a method is never served over HTTP.
+    package init(roleOf: @escaping @Sendable (Method) -> Role?, socketOnly: @escaping @Sendable (Method) -> Bool) {
         self.roleOf = roleOf
         self.socketOnly = socketOnly
     }
+
+    /// entryd's own rules: ``Method/role`` and ``Method/isPeerOnly`` (EntryProtocol).
+    package static let entryd = MethodPolicy(roleOf: { $0.role }, socketOnly: { $0.isPeerOnly })
 }
 
 /// entryd-web's request handling, without sockets: static pages, login and
@@ -174,18 +177,18 @@ public final class Gateway: Sendable {
 
     // MARK: - The API
 
-    private func callMethod(_ method: String, _ r: HTTPRequest) throws -> HTTPResponse {
-        guard !policy.socketOnly.contains(method), let needed = policy.roleOf(method) else {
-            throw WebError(name: WireErrorName.methodNotFound, parameters: .object([("method", .string(method))]), status: 404)
+    private func callMethod(_ name: String, _ r: HTTPRequest) throws -> HTTPResponse {
+        guard let method = Method(rawValue: name), !policy.socketOnly(method), let needed = policy.roleOf(method) else {
+            throw WebError(name: WireErrorName.methodNotFound.rawValue, parameters: .object([("method", .string(name))]), status: 404)
         }
-        let isFeed = method == "io.entryd.Sync.Changes" && r.method == "GET"
+        let isFeed = method == .syncChanges && r.method == "GET"
         guard r.method == "POST" || isFeed else {
-            throw WebError.methodNotAllowed(method == "io.entryd.Sync.Changes" ? "GET, POST" : "POST")
+            throw WebError.methodNotAllowed(method == .syncChanges ? "GET, POST" : "POST")
         }
         let (session, role) = try authenticate(r, csrfChecked: !isFeed)
         guard role >= needed else { throw WebError.permissionDenied(needed) }
         var parameters = isFeed ? try feedParameters(r) : try jsonObject(r, requireJSONType: true)
-        if method == "io.entryd.Sync.Changes", parameters["excludeNode"] != nil || parameters["excludeSince"] != nil {
+        if method == .syncChanges, parameters["excludeNode"] != nil || parameters["excludeSince"] != nil {
             // These acknowledge a peer's position for compaction: peers only, over the socket.
             throw WebError.badRequest("excludeNode and excludeSince are for peers syncing over the socket")
         }
@@ -203,9 +206,9 @@ public final class Gateway: Sendable {
             }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
                                                        ("X-Accel-Buffering", "no")],
-                                events: EventStream(source: try asGateway { try link.stream(method, parameters) }, allowed: allowed))
+                                events: EventStream(source: try asGateway { try link.stream(method.rawValue, parameters) }, allowed: allowed))
         }
-        return .json(200, try asGateway { try link.call(method, parameters) })
+        return .json(200, try asGateway { try link.call(method.rawValue, parameters) })
     }
 
     /// Runs a call to entryd; when entryd refuses the actor because it does not
@@ -215,7 +218,7 @@ public final class Gateway: Sendable {
     private func asGateway<T>(_ call: () throws -> T) throws -> T {
         do {
             return try call()
-        } catch let error as WireError where error.name == WireErrorName.permissionDenied
+        } catch let error as WireError where error.known == .permissionDenied
                     && error.parameters["role"]?.stringValue == "gateway" {
             let user = ProcessInfo.processInfo.userName
             log.error("entryd refuses to record web users as actors: add 'gateway = \(user)' under [roles] in entryd.conf and reload entryd (systemctl reload entryd)")

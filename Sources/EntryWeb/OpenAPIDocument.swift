@@ -17,8 +17,9 @@ import EntryProtocol
 /// `X-CSRF-Token` header.
 public enum OpenAPIDocument {
     /// Whether entryd-web exposes the qualified method `name` (`io.entryd.Entries.Add`):
-    /// every method of the served interfaces but `MethodAccess.peerOnly`.
-    public static func isExposed(_ name: String) -> Bool { !MethodAccess.peerOnly.contains(name) }
+    /// every ``Method`` but those ``Method/isPeerOnly``; `false` for a name no
+    /// interface declares.
+    public static func isExposed(_ name: String) -> Bool { Method(rawValue: name).map { !$0.isPeerOnly } ?? false }
 
     /// What each error status means, for the responses of every method.
     static let statusMeanings: [(Int, String)] = [
@@ -125,7 +126,7 @@ public enum OpenAPIDocument {
                 operation.append(("requestBody", jsonBody(ref("\(name).Parameters"), required: required)))
                 operation.append(("responses", .object(responses)))
                 var item: [(String, JSON)] = [("post", .object(operation))]
-                if name == "io.entryd.Sync.Changes" { item.append(("get", changesStream)) }
+                if Method(rawValue: name) == .syncChanges { item.append(("get", changesStream)) }
                 paths.append(("/api/v1/\(name)", .object(item)))
             }
         }
@@ -285,7 +286,7 @@ public enum OpenAPIDocument {
 
     /// `GET /api/v1/io.entryd.Sync.Changes`: the live feed as Server-Sent Events.
     static let changesStream = JSON.object([
-        ("operationId", .string("io.entryd.Sync.Changes.stream")), ("tags", .array([.string("io.entryd.Sync")])),
+        ("operationId", .string(Method.syncChanges.rawValue + ".stream")), ("tags", .array([.string(WireInterface.sync.rawValue)])),
         ("summary", .string("The change feed as Server-Sent Events.")),
         ("description", .string("The changes after since, then each committed batch as it comes, until the client hangs up. Each event's data is a Changes reply (changes, last, incarnation) as JSON.")),
         ("parameters", .array([
@@ -297,7 +298,7 @@ public enum OpenAPIDocument {
                      ("schema", .object([("type", .string("integer")), ("format", .string("int64")), ("minimum", .int(1))]))]),
         ])),
         ("responses", .object([
-            ("200", .object([("description", .string("An event stream; each event's data is an io.entryd.Sync.Changes.Reply.")),
+            ("200", .object([("description", .string("An event stream; each event's data is an \(Method.syncChanges.rawValue).Reply.")),
                              ("content", .object([("text/event-stream", .object([("schema", .object([("type", .string("string"))]))]))]))])),
             ("400", responseRef(400)), ("401", responseRef(401)), ("403", responseRef(403)), ("503", responseRef(503)),
             ("default", responseRef(nil)),

@@ -63,26 +63,34 @@ public struct WebError: Error, Sendable, Equatable {
         (Name.gatewayNotConfigured, 503, "entryd does not name entryd-web's user as gateway in the [roles] of entryd.conf; the operator must add it and reload entryd."),
     ]
 
-    /// The status for an error name, entryd's or the gateway's (``own``):
+    /// The status for an error name, entryd's or the gateway's (``own``); 500
+    /// for a name neither declares (an error entryd passed on from a peer or a
+    /// newer entryd).
+    public static func status(for name: String) -> Int {
+        if let mine = own.first(where: { $0.name == name }) { return mine.status }
+        guard let known = WireErrorName(rawValue: name) else { return 500 }
+        return status(for: known)
+    }
+
+    /// The status for each error of interfaces/*.varlink (issue 18 "The API"),
+    /// an exhaustive switch: a new error does not compile until it has one.
     /// 400 ValidationFailed, InvalidParameter; 403 PermissionDenied;
     /// 404 EntryNotFound, FormNotFound, FieldNotFound, ConflictNotFound,
     /// PeerNotFound, MethodNotFound, InterfaceNotFound; 409 EntryExists,
     /// VersionMismatch, EntryErased, ClockSkew; 413 LimitExceeded;
-    /// 501 MethodNotImplemented; 503 StorageFailed, PeerUnreachable; 500 for a
-    /// name it does not know.
-    public static func status(for name: String) -> Int {
-        if let mine = own.first(where: { $0.name == name }) { return mine.status }
+    /// 501 MethodNotImplemented; 503 StorageFailed, PeerUnreachable; 500
+    /// BackupUnsupported (no status chosen yet).
+    package static func status(for name: WireErrorName) -> Int {
         switch name {
-        case WireErrorName.validationFailed, WireErrorName.invalidParameter: return 400
-        case WireErrorName.permissionDenied: return 403
-        case WireErrorName.entryNotFound, WireErrorName.entriesFormNotFound, WireErrorName.formsFormNotFound,
-             WireErrorName.fieldNotFound, WireErrorName.conflictNotFound, WireErrorName.peerNotFound,
-             WireErrorName.methodNotFound, WireErrorName.interfaceNotFound: return 404
-        case WireErrorName.entryExists, WireErrorName.versionMismatch, WireErrorName.entryErased, WireErrorName.clockSkew: return 409
-        case WireErrorName.limitExceeded: return 413
-        case WireErrorName.methodNotImplemented: return 501
-        case WireErrorName.storageFailed, WireErrorName.peerUnreachable: return 503
-        default: return 500
+        case .validationFailed, .invalidParameter: 400
+        case .permissionDenied: 403
+        case .entryNotFound, .entriesFormNotFound, .formsFormNotFound, .fieldNotFound, .conflictNotFound, .peerNotFound,
+             .methodNotFound, .interfaceNotFound: 404
+        case .entryExists, .versionMismatch, .entryErased, .clockSkew: 409
+        case .limitExceeded: 413
+        case .methodNotImplemented: 501
+        case .backupUnsupported: 500
+        case .storageFailed, .peerUnreachable: 503
         }
     }
 
@@ -125,6 +133,6 @@ public struct WebError: Error, Sendable, Equatable {
         WebError(name: Name.methodNotAllowed, parameters: .object([("allowed", .string(allowed))]), status: 405)
     }
     static func permissionDenied(_ role: Role) -> WebError {
-        WebError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string(role.name))]), status: 403)
+        WebError(name: WireErrorName.permissionDenied.rawValue, parameters: .object([("role", .string(role.name))]), status: 403)
     }
 }

@@ -41,6 +41,12 @@ final class DaemonSession {
     /// Calls `method` and returns the reply parameters.
     /// - Throws: ``DaemonUnreachable``, ``WireError`` for an error reply, or the
     ///   connection's errors (`SystemError`, `ConnectionClosed`, `JSONParseError`).
+    func call(_ method: Method, _ parameters: JSON = .object([])) throws -> JSON {
+        try call(method.rawValue, parameters)
+    }
+
+    /// Calls `method` given by its name (`entryctl call`, which may name one
+    /// this build does not declare); as ``call(_:_:)-(Method,_)``.
     func call(_ method: String, _ parameters: JSON = .object([])) throws -> JSON {
         try open().call(method, parameters)
     }
@@ -48,6 +54,11 @@ final class DaemonSession {
     /// Calls `method` with `more` and hands every reply to `body`, with no reply
     /// timeout, until the daemon sends the last reply or `body` returns false.
     /// - Throws: as ``call(_:_:)``.
+    func stream(_ method: Method, _ parameters: JSON, _ body: (JSON) throws -> Bool) throws {
+        try stream(method.rawValue, parameters, body)
+    }
+
+    /// Streams `method` given by its name (`entryctl call --more`); as ``stream(_:_:_:)-(Method,_,_)``.
     func stream(_ method: String, _ parameters: JSON, _ body: (JSON) throws -> Bool) throws {
         let connection = try open()
         _ = csystem_set_timeouts(connection.fd, 0, replyTimeoutMilliseconds)
@@ -67,7 +78,7 @@ final class DaemonSession {
     /// empty parts when the daemon cannot answer, so callers fall back to names and codes.
     func fieldNames(form: String?, choiceLabels: Bool = true) -> FieldNames {
         var names = FieldNames()
-        guard let reply = try? call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", locale))),
+        guard let reply = try? call(.formsGetForm, params(("name", form.json), ("locale", locale))),
               let fields = reply["form"]?["fields"]?.arrayValue else { return names }
         for field in fields {
             guard let name = field["name"]?.stringValue else { continue }
@@ -75,7 +86,7 @@ final class DaemonSession {
             let type = field["type"]?.stringValue ?? "text"
             names.types[name] = type
             guard choiceLabels, type == "choice",
-                  let options = try? call("io.entryd.Forms.Options", params(("form", form.json), ("field", .string(name)), ("locale", locale)))
+                  let options = try? call(.formsOptions, params(("form", form.json), ("field", .string(name)), ("locale", locale)))
             else { continue }
             names.choices[name] = DataColumns.valueLabels(options: options["options"]?.arrayValue ?? [])
         }

@@ -109,7 +109,7 @@ struct DaemonWorkload {
                 ("filter", .object([("country", .string("CN")), ("province", .string("440000"))])), ("limit", .int(50)),
             ]
             if let cursor { params.append(("cursor", .string(cursor))) }
-            let call = VarlinkCall(method: "io.entryd.Entries.List", parameters: .object(params)).encoded
+            let call = VarlinkCall(.entriesList, parameters: .object(params)).encoded
             let t = now()
             try client.send(call)
             let reply = try client.receive()
@@ -127,7 +127,7 @@ struct DaemonWorkload {
         var lat = Latencies()
         guard !ids.isEmpty else { return lat }
         for i in 0..<count {
-            let call = VarlinkCall(method: "io.entryd.Entries.Get", parameters: .object([("id", .string(ids[i % ids.count]))])).encoded
+            let call = VarlinkCall(.entriesGet, parameters: .object([("id", .string(ids[i % ids.count]))])).encoded
             let t = now()
             try client.send(call)
             let reply = try client.receive()
@@ -145,7 +145,7 @@ struct DaemonWorkload {
         var count = 0
         let t0 = now()
         while true {
-            let call = VarlinkCall(method: "io.entryd.Sync.Changes",
+            let call = VarlinkCall(.syncChanges,
                                    parameters: .object([("since", .int(since)), ("limit", .int(10_000))])).encoded
             try client.send(call)
             let reply = try client.receive()
@@ -163,7 +163,7 @@ struct DaemonWorkload {
     func syncFrom(_ peerSocket: String) throws -> (pulled: Int, seconds: Double) {
         let client = try RawClient(path: socket)
         let t0 = now()
-        let r = try client.call("io.entryd.Sync.SyncPeer", .object([("peer", .string("unix:" + peerSocket))]))
+        let r = try client.call(.syncSyncPeer, .object([("peer", .string("unix:" + peerSocket))]))
         return (Int(r["pulled"]?.intValue ?? 0), now() - t0)
     }
 
@@ -186,7 +186,7 @@ struct DaemonWorkload {
     }
 
     /// The `Status` reply.
-    func status() throws -> JSON { try RawClient(path: socket).call("io.entryd.Sync.Status") }
+    func status() throws -> JSON { try RawClient(path: socket).call(.syncStatus) }
 
     /// One Add with a phone number and one with an e-mail address (the fixture
     /// alternates them), then one List page: the libraries an ordinary day uses

@@ -165,7 +165,7 @@ struct HubBench {
 
     /// Runs the edges against the started `daemons`, drains, and checks.
     private func measure(_ c: Configuration, daemons: [DaemonProcess], edges edgeCount: Int, seconds: Double) throws -> Outcome {
-        let libraries = try RawClient(path: daemons[0].socket).call("io.entryd.Sync.Status")["libraries"]
+        let libraries = try RawClient(path: daemons[0].socket).call(.syncStatus)["libraries"]
         let ctx = HubContext(sockets: daemons.map(\.socket), edgeCount: edgeCount, libraries: libraries)
         let edges = (0..<edgeCount).map { HubEdge(index: $0, home: $0 % c.instances, edgeCount: edgeCount) }
         for e in edges { try e.connect(ctx) }
@@ -318,7 +318,7 @@ struct HubBench {
         var rows = 0, foreign = 0, duplicates = 0
         var held = Array(repeating: [UInt64](), count: edges.count)
         while true {
-            let call = VarlinkCall(method: "io.entryd.Sync.Changes",
+            let call = VarlinkCall(.syncChanges,
                                    parameters: .object([("since", .int(since)), ("limit", .int(10_000))])).encoded
             try client.send(call)
             let reply = try client.receive()

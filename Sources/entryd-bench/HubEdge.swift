@@ -179,7 +179,7 @@ final class HubEdge: @unchecked Sendable {
         }
         var parameters: [(String, JSON)] = [("changes", .array([change]))]
         if let libraries = ctx.libraries { parameters.append(("libraries", libraries)) }
-        let call = VarlinkCall(method: "io.entryd.Sync.Apply", parameters: .object(parameters)).encoded
+        let call = VarlinkCall(.syncApply, parameters: .object(parameters)).encoded
         let sampled = number % ctx.sampleEvery == 0
         if sampled { ctx.samples[index].register(number / ctx.sampleEvery) }
         var refusals = 0
@@ -223,7 +223,7 @@ final class HubEdge: @unchecked Sendable {
     /// - Throws: ``BenchFailure`` when no instance answers, Changes keeps refusing, or the reply has no `last`.
     @discardableResult
     func pull(_ ctx: HubContext) throws -> Bool {
-        let call = VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([
+        let call = VarlinkCall(.syncChanges, parameters: .object([
             ("since", .int(cursor)), ("limit", .int(Int64(ctx.pageLimit))), ("excludeNode", .string(node)),
         ])).encoded
         var refusals = 0

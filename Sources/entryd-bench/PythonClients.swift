@@ -1,4 +1,5 @@
 import Foundation
+import EntryProtocol
 
 /// Ordinary clients: separate Python 3 processes (standard library only) that
 /// encode their own varlink JSON, each keeping a window of Adds in flight,
@@ -47,7 +48,7 @@ enum PythonClients {
             nonlocal sent
             n = first + sent % count
             sent += 1
-            body = {"method": "io.entryd.Entries.Add", "parameters": {"fields": fields(n)}}
+            body = {"method": "\#(Method.entriesAdd.rawValue)", "parameters": {"fields": fields(n)}}
             return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\0"
 
         end = time.time() + seconds

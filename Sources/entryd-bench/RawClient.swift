@@ -49,8 +49,8 @@ final class RawClient: @unchecked Sendable {
 
     /// Sends one call and waits for its reply, decoded.
     /// - Throws: ``WireError`` for an error reply; socket and parse errors.
-    func call(_ method: String, _ parameters: JSON = .object([])) throws -> JSON {
-        try send(VarlinkCall(method: method, parameters: parameters).encoded)
+    func call(_ method: Method, _ parameters: JSON = .object([])) throws -> JSON {
+        try send(VarlinkCall(method, parameters: parameters).encoded)
         let reply = try VarlinkReply.decode(Array(try receive()))
         if let e = reply.error { throw WireError(name: e, parameters: reply.parameters) }
         return reply.parameters

@@ -117,7 +117,7 @@ enum WebDaemon {
         let pool = DaemonPool(path: socketPath, idleTimeout: settings.idleTimeout)
         let gateway = Gateway(
             link: pool, users: users,
-            policy: MethodPolicy(roleOf: { MethodAccess.role(of: $0) }, socketOnly: MethodAccess.peerOnly),
+            policy: .entryd,
             sessions: SessionStore(idleSeconds: Double(settings.sessionIdle)),
             limiter: LoginLimiter(limit: settings.loginAttempts),
             settings: .init(secure: settings.secure, behindProxy: settings.behindProxy, maxBody: settings.maxBody),

@@ -168,7 +168,7 @@ import Testing
         let first = #expect(throws: WireError.self) {
             _ = try d.connect().call("io.entryd.Entries.Get", .object([("id", .string(id))]))
         }
-        #expect(first?.name == WireErrorName.entryErased, "\(String(describing: first))")
+        #expect(first?.name == WireErrorName.entryErased.rawValue, "\(String(describing: first))")
         #expect(try String(contentsOfFile: d.logPath, encoding: .utf8).contains("1 erasure(s) the database lacked"))
         let verify = try d.entryctl(["--locale", "en", "erase", "--verify", id, "--value", "+8613900176543", "--value", "Qwzerasetest"])
         #expect(verify.status == 0 && verify.stdout.contains("0 hits in all"), "\(verify)")

@@ -48,10 +48,10 @@ import Testing
                                      ("io.entryd.Sync.Apply", .object([("changes", .array([]))]))] {
             try gateway.send(VarlinkCall(method: method, parameters: parameters))
             let refused = try gateway.receive()
-            #expect(refused.error == WireErrorName.permissionDenied && refused.parameters["role"]?.stringValue == "admin", "\(method)")
+            #expect(refused.error == WireErrorName.permissionDenied.rawValue && refused.parameters["role"]?.stringValue == "admin", "\(method)")
         }
         let bad = try Self.add(gateway, actor: "web:x")
-        #expect(bad.error == WireErrorName.invalidParameter && bad.parameters["parameter"]?.stringValue == "actor")
+        #expect(bad.error == WireErrorName.invalidParameter.rawValue && bad.parameters["parameter"]?.stringValue == "actor")
 
         // The gateway line removed: the same user is admin again (its own
         // user), no gateway, so `actor` is refused and nothing is stored.
@@ -61,10 +61,10 @@ import Testing
         #expect(notify.wait(for: "READY=1").found != nil)
         let plain = try VarlinkConnection(path: socket)
         let refused = try Self.add(plain, actor: "ada")
-        #expect(refused.error == WireErrorName.permissionDenied && refused.parameters["role"]?.stringValue == "gateway")
+        #expect(refused.error == WireErrorName.permissionDenied.rawValue && refused.parameters["role"]?.stringValue == "gateway")
         // The connection opened while it was a gateway has lost that standing too.
         let revoked = try Self.add(gateway, actor: "ada")
-        #expect(revoked.error == WireErrorName.permissionDenied && revoked.parameters["role"]?.stringValue == "gateway")
+        #expect(revoked.error == WireErrorName.permissionDenied.rawValue && revoked.parameters["role"]?.stringValue == "gateway")
         #expect(try plain.call("io.entryd.Entries.List")["total"]?.intValue == 2)
 
         // Named again: the connection opened meanwhile may name the actor at once.

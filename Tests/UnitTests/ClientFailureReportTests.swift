@@ -47,6 +47,17 @@ import Testing
         #expect(report.lines.first?.contains(fragment) == true, "\(report.lines)")
     }
 
+    @Test("every error of interfaces/*.varlink has its own words in zh and en, not the fallback for unknown names")
+    func everyErrorHasWords() {
+        for name in WireErrorName.allCases {
+            for locale in [EntryLocale.zh, .en] {
+                let report = FailureReport(for: WireError(name, parameters: .object([])), usage: Self.usage, locale: locale)
+                #expect(!report.lines.joined().contains(name.rawValue), "\(name.rawValue) \(locale)")
+            }
+        }
+        #expect(ExitCode(wireError: nil) == .failure)
+    }
+
     @Test("lists every problem with its field, code and suggestions")
     func problems() {
         let error = WireError(mapping: EntryError.validationFailed([

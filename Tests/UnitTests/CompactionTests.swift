@@ -220,7 +220,7 @@ import Testing
         }
         let rows = try store.history(id).count
         for role in [Role.read, .write] {
-            #expect(call("io.entryd.Sync.Compact", role).1?.name == WireErrorName.permissionDenied)
+            #expect(call("io.entryd.Sync.Compact", role).1?.name == WireErrorName.permissionDenied.rawValue)
         }
         #expect(try store.history(id).count == rows && store.lastCompaction() == nil)
         #expect(call("io.entryd.Sync.Status", .read).0?["compaction"] == nil)

@@ -133,11 +133,11 @@ import Testing
             do { try service.handle(context) } catch { return WireError(mapping: error) }
             return nil
         }
-        #expect(call(.write, [("id", .string(e.id)), ("reason", .string("asked"))])?.name == WireErrorName.permissionDenied)
-        #expect(call(.read, [("id", .string(e.id)), ("reason", .string("asked"))])?.name == WireErrorName.permissionDenied)
+        #expect(call(.write, [("id", .string(e.id)), ("reason", .string("asked"))])?.name == WireErrorName.permissionDenied.rawValue)
+        #expect(call(.read, [("id", .string(e.id)), ("reason", .string("asked"))])?.name == WireErrorName.permissionDenied.rawValue)
         let missing = call(.admin, [("id", .string(e.id))])
-        #expect(missing?.name == WireErrorName.invalidParameter && missing?.parameters["parameter"]?.stringValue == "reason")
-        #expect(call(.admin, [("id", .string("not-a-uuid")), ("reason", .string("x"))])?.name == WireErrorName.entryNotFound)
+        #expect(missing?.name == WireErrorName.invalidParameter.rawValue && missing?.parameters["parameter"]?.stringValue == "reason")
+        #expect(call(.admin, [("id", .string("not-a-uuid")), ("reason", .string("x"))])?.name == WireErrorName.entryNotFound.rawValue)
         #expect(try store.counts() == before.0 && store.storedEntries() == before.1 && store.history(e.id) == before.2)
         #expect(try store.erasures().isEmpty && store.refusedErasedCount() == 0)
         #expect(!FileManager.default.fileExists(atPath: db.path + ".erasures"), "no ledger line for a refused erase")

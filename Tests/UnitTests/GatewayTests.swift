@@ -93,14 +93,14 @@ import EntryClient
             ("io.entryd.Sync.HeldFrom", .object([("node", .string("n1"))])),
             ("io.entryd.Entries.Backup", .object([])),
         ]
-        #expect(Set(calls.map(\.0)) == MethodAccess.peerOnly)
+        #expect(Set(calls.map(\.0)) == Set(Method.allCases.filter(\.isPeerOnly).map(\.rawValue)))
         for (method, parameters) in calls {
             let (error, reply) = try Self.failure(conn, VarlinkCall(method: method, parameters: parameters))
-            #expect(error == WireErrorName.permissionDenied, "\(method)")
+            #expect(error == WireErrorName.permissionDenied.rawValue, "\(method)")
             #expect(reply["role"]?.stringValue == "admin" && reply["gateway"]?.boolValue == true, "\(method)")
         }
         // entryctl says why: the user is a gateway (root is admin otherwise), and what to do.
-        let said = FailureReport(for: WireError(name: WireErrorName.permissionDenied,
+        let said = FailureReport(for: WireError(name: WireErrorName.permissionDenied.rawValue,
                                                 parameters: .object([("role", .string("admin")), ("gateway", .bool(true))])), locale: .en)
         #expect(said.lines.joined(separator: "\n").contains("a gateway may not call Apply, SyncPeer, HeldFrom or Backup"), "\(said.lines)")
         // An admin method that is not peer-only: allowed.
@@ -114,18 +114,18 @@ import EntryClient
         let conn = try daemon.connect()
         defer { conn.close() }
         let (error, reply) = try Self.failure(conn, Self.add("Mallory", actor: .string("ada")))
-        #expect(error == WireErrorName.permissionDenied)
+        #expect(error == WireErrorName.permissionDenied.rawValue)
         #expect(reply["role"]?.stringValue == "gateway")
 
         // Pipelined: all in one write, answered in order.
         try conn.sendRaw([Self.add("P1", actor: .string("ada")), Self.add("P2", actor: .string("bob"))].flatMap(\.encoded))
         for _ in 0..<2 {
             let r = try conn.receive()
-            #expect(r.error == WireErrorName.permissionDenied && r.parameters["role"]?.stringValue == "gateway")
+            #expect(r.error == WireErrorName.permissionDenied.rawValue && r.parameters["role"]?.stringValue == "gateway")
         }
         // Any method, even a read.
         let (listError, listReply) = try Self.failure(conn, VarlinkCall(method: "io.entryd.Entries.List", parameters: .object([("actor", .string("ada"))])))
-        #expect(listError == WireErrorName.permissionDenied && listReply["role"]?.stringValue == "gateway")
+        #expect(listError == WireErrorName.permissionDenied.rawValue && listReply["role"]?.stringValue == "gateway")
         #expect(try Self.total(conn) == 0)
         // actor: null is an absent optional parameter.
         #expect(try conn.call("io.entryd.Entries.Add", Self.add("Plain", actor: .null).parameters)["entry"]?["createdBy"]?.stringValue == "root")
@@ -143,7 +143,7 @@ import EntryClient
         let conn = try daemon.connect()
         defer { conn.close() }
         let (error, reply) = try Self.failure(conn, Self.add("Bad", actor: Self.badActors[index]))
-        #expect(error == WireErrorName.invalidParameter)
+        #expect(error == WireErrorName.invalidParameter.rawValue)
         #expect(reply["parameter"]?.stringValue == "actor")
         #expect(try Self.total(conn) == 0)
     }
@@ -184,7 +184,7 @@ import EntryClient
     }
 }
 
-/// The one table of which method needs which role (EntryProtocol `MethodAccess`).
+/// Which method needs which role (EntryProtocol `Method.role`, `Method.isPeerOnly`).
 @Suite struct MethodAccessTests {
     /// `interface.Method` for every `method` line of every served interface description.
     static var declaredMethods: Set<String> {
@@ -198,13 +198,22 @@ import EntryClient
         return all
     }
 
-    @Test("every method EntryService serves has a role in MethodAccess, and every entry there is served")
-    func servedMatchesTable() {
-        #expect(Set(EntryService.handlers.keys) == Set(MethodAccess.roles.keys))
-        for (name, method) in EntryService.methods {
-            #expect(method.role == MethodAccess.role(of: name), "\(name)")
+    @Test("every method is served: none answers MethodNotFound, InterfaceNotFound or MethodNotImplemented")
+    func servedMatchesTable() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 1)
+        defer { store.close() }
+        let service = EntryService(store: store, forms: .builtIn)
+        let caller = Caller(pid: 1, uid: 0, gid: 0, userName: "test", role: .admin)
+        let unserved: Set<String> = [WireErrorName.methodNotFound.rawValue, WireErrorName.interfaceNotFound.rawValue,
+                                     WireErrorName.methodNotImplemented.rawValue]
+        for method in Method.allCases {
+            let context = CallContext(caller: caller, call: VarlinkCall(method), send: { _ in }, clientHungUp: { true })
+            do { try service.handle(context) } catch {
+                #expect(!unserved.contains(WireError(mapping: error).name), "\(method.rawValue): \(error)")
+            }
         }
-        #expect(MethodAccess.role(of: "io.entryd.Entries.Nope") == nil)
+        #expect(Method(rawValue: "io.entryd.Entries.Nope") == nil)
     }
 
     @Test("every method of every served interface description (org.varlink.service included) is in the table")
@@ -212,16 +221,17 @@ import EntryClient
         let declared = Self.declaredMethods
         #expect(declared.contains("org.varlink.service.GetInfo"))
         #expect(declared.contains("io.entryd.Sync.Compact"))
-        #expect(declared == Set(MethodAccess.roles.keys))
+        #expect(declared == Set(Method.allCases.map(\.rawValue)))
     }
 
     @Test("peer-only methods are served and need at most admin; the roles are those of doc/design.md")
     func roles() {
-        #expect(MethodAccess.peerOnly.isSubset(of: Set(MethodAccess.roles.keys)))
-        #expect(MethodAccess.role(of: "io.entryd.Entries.Add") == .write)
-        #expect(MethodAccess.role(of: "io.entryd.Entries.Get") == .read)
-        #expect(MethodAccess.role(of: "io.entryd.Sync.Apply") == .admin)
-        #expect(MethodAccess.role(of: "io.entryd.Entries.Erase") == .admin)
-        #expect(MethodAccess.roles.values.allSatisfy { $0 >= .read })
+        #expect(Set(Method.allCases.filter(\.isPeerOnly).map(\.rawValue))
+                    == ["io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup"])
+        #expect(Method(rawValue: "io.entryd.Entries.Add")?.role == .write)
+        #expect(Method(rawValue: "io.entryd.Entries.Get")?.role == .read)
+        #expect(Method(rawValue: "io.entryd.Sync.Apply")?.role == .admin)
+        #expect(Method(rawValue: "io.entryd.Entries.Erase")?.role == .admin)
+        #expect(Method.allCases.allSatisfy { $0.role >= .read })
     }
 }

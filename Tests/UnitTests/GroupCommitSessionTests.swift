@@ -260,7 +260,7 @@ final class SocketDaemon: @unchecked Sendable {
         try conn.sendRaw([Self.importCall(imported.rows), reused, fresh].flatMap(\.encoded))
         let importReply = try conn.receive(), reusedReply = try conn.receive(), freshReply = try conn.receive()
         #expect(importReply.error == nil && importReply.parameters["added"]?.intValue == 30)
-        #expect(reusedReply.error == WireErrorName.entryExists)
+        #expect(reusedReply.error == WireErrorName.entryExists.rawValue)
         #expect(freshReply.error == nil && freshReply.parameters["entry"]?["fields"]?["name"]?.stringValue == "after")
         let store = daemon.store
         let freshID = try #require(freshReply.parameters["entry"]?["id"]?.stringValue)
@@ -303,12 +303,12 @@ final class SocketDaemon: @unchecked Sendable {
             #expect(begun != nil && begun == handled, "begin: \(String(describing: begun)), handle: \(String(describing: handled))")
             names.append(begun?.name ?? "")
         }
-        #expect(names == [WireErrorName.limitExceeded, WireErrorName.entriesFormNotFound, WireErrorName.invalidParameter,
-                          WireErrorName.invalidParameter, WireErrorName.invalidParameter, WireErrorName.permissionDenied])
+        #expect(names == [WireErrorName.limitExceeded.rawValue, WireErrorName.entriesFormNotFound.rawValue, WireErrorName.invalidParameter.rawValue,
+                          WireErrorName.invalidParameter.rawValue, WireErrorName.invalidParameter.rawValue, WireErrorName.permissionDenied.rawValue])
         let readCaller = context([("entries", .array(good))], role: .read)
         #expect(try service.begin(readCaller) == nil)
         let denied = refusal { try service.handle(readCaller) }
-        #expect(denied?.name == WireErrorName.permissionDenied && denied?.parameters["role"]?.stringValue == "write")
+        #expect(denied?.name == WireErrorName.permissionDenied.rawValue && denied?.parameters["role"]?.stringValue == "write")
         #expect(try store.counts().entries == 0 && store.transactionsCommitted == commitsBefore)
     }
 }

@@ -57,7 +57,7 @@ import Testing
         let cases = Int(ProcessInfo.processInfo.environment["ENTRYD_FUZZ_CASES"] ?? "") ?? 1000
         var rng = SplitMix64(seed: 42)
         var outcomes: [String: Int] = [:]
-        for method in EntryService.methods.keys.sorted() {
+        for method in Method.allCases.map(\.rawValue).sorted() {
             let readOnly = !["Add", "Update", "Delete", "Restore", "Import", "Apply", "SyncPeer", "Resolve"].contains(method.split(separator: ".").last.map(String.init) ?? "")
             for _ in 0..<cases {
                 var params: [(String, JSON)] = []
@@ -82,7 +82,7 @@ import Testing
                 if readOnly { #expect(try store.counts() == before, "\(method) changed the store") }
             }
         }
-        print("parameter fuzz: \(cases) cases × \(EntryService.methods.count) methods: \(outcomes.sorted { $0.key < $1.key })")
+        print("parameter fuzz: \(cases) cases × \(Method.allCases.count) methods: \(outcomes.sorted { $0.key < $1.key })")
         #expect(try store.integrityCheck() == ["ok"])
     }
 }

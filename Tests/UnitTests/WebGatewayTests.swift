@@ -43,13 +43,13 @@ import Testing
     }
 
     static let policy = MethodPolicy(roleOf: { method in
-        switch method {
+        switch method.rawValue {
         case "io.entryd.Entries.Add": return .write
         case "io.entryd.Entries.Erase": return .admin
         case "io.entryd.Entries.Get", "io.entryd.Sync.Changes", "io.entryd.Sync.Apply": return .read
         default: return nil
         }
-    }, socketOnly: ["io.entryd.Sync.Apply"])
+    }, socketOnly: { $0.rawValue == "io.entryd.Sync.Apply" })
 
     final class Clock: @unchecked Sendable {
         var now = 1000.0
@@ -201,7 +201,7 @@ import Testing
             #expect(body["error"]?.stringValue == name)
             #expect(body["parameters"]?["id"]?.stringValue == "X")
         }
-        link.answer = { _, _ in throw WireError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string("gateway"))])) }
+        link.answer = { _, _ in throw WireError(name: WireErrorName.permissionDenied.rawValue, parameters: .object([("role", .string("gateway"))])) }
         let unnamed = g.handle(Self.post("/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
         #expect(unnamed.status == 503)
         #expect(try Self.json(unnamed)["error"]?.stringValue == "io.entryd.web.GatewayNotConfigured")

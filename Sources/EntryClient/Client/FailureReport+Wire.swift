@@ -4,61 +4,64 @@ import EntryProtocol
 // MARK: - Wire errors (doc/protocol.md names; branch on names, never on text)
 
 extension FailureReport {
-    /// The report for an error reply, chosen by its fully qualified name.
+    /// The report for an error reply, chosen by its name: an exhaustive switch
+    /// over ``WireError/known`` (a new error in interfaces/*.varlink does not
+    /// compile until it has its words here, in zh and en); a name this build
+    /// does not declare is shown as it came.
     static func wire(_ error: WireError, usage: Usage?, locale: EntryLocale = .en) -> FailureReport {
         let p = error.parameters
         func s(_ key: String) -> String { p[key]?.stringValue ?? "?" }
         // The exit code comes from the one mapping of wire errors (ExitCode(wireError:)); this chooses the words.
         func say(_ lines: Localized...) -> FailureReport {
-            FailureReport(exitCode: ExitCode(wireError: error.name), lines: lines.map { $0(locale) })
+            FailureReport(exitCode: ExitCode(wireError: error.known), lines: lines.map { $0(locale) })
         }
         let L = Localized.init(zh:en:)
 
-        switch error.name {
-        case WireErrorName.validationFailed:
+        switch error.known {
+        case .validationFailed?:
             return validationFailed(p["problems"]?.arrayValue ?? [], locale: locale)
-        case WireErrorName.entryNotFound:
+        case .entryNotFound?:
             return say(L("没有 id 为“\(s("id"))”的条目", "no entry with id '\(s("id"))'"))
-        case WireErrorName.entryErased:
+        case .entryErased?:
             return say(L("条目“\(s("id"))”已于 \(s("at")) 被彻底清除，其数据无法读取、修改或恢复",
                          "entry '\(s("id"))' was erased at \(s("at")); its data cannot be read, changed or brought back"),
                        L("'entryctl erasures' 列出谁在何时因何清除了它。", "'entryctl erasures' lists who erased it, when and why."))
-        case WireErrorName.backupUnsupported:
+        case .backupUnsupported?:
             return say(L("本节点的条目保存在数据库服务器 \(s("database")) 中，entryctl backup 无法复制它",
                          "this node's entries are in the database server \(s("database")); entryctl backup cannot copy it"),
                        L("请用 \(s("tool")) 备份（见 doc/hub.md），例如：\(s("tool")) --format=custom --file=entryd.dump 数据库URI",
                          "Back it up with \(s("tool")) (see doc/hub.md), e.g. \(s("tool")) --format=custom --file=entryd.dump DATABASE-URI"))
-        case WireErrorName.entryExists:
+        case .entryExists?:
             return say(L("条目“\(s("id"))”已存在且值不同，或已被删除", "entry '\(s("id"))' already exists with other values, or is deleted"),
                        L("用 'entryctl update \(s("id")) …' 修改它，或用 'entryctl restore \(s("id"))' 恢复它。",
                          "Change it with 'entryctl update \(s("id")) …' or bring it back with 'entryctl restore \(s("id"))'."))
-        case WireErrorName.versionMismatch:
+        case .versionMismatch?:
             return say(L("条目“\(s("id"))”在你读取之后被修改了：当前版本是 \(s("version"))",
                          "entry '\(s("id"))' was changed since you read it: its current version is \(s("version"))"),
                        L("用 'entryctl get \(s("id"))' 查看，再用 --if-version \(s("version")) 重试。",
                          "Check it with 'entryctl get \(s("id"))', then retry with --if-version \(s("version"))."))
-        case WireErrorName.entriesFormNotFound, WireErrorName.formsFormNotFound:
+        case .entriesFormNotFound?, .formsFormNotFound?:
             return say(L("没有表单“\(s("form"))”", "there is no form '\(s("form"))'"), L("'entryctl forms' 列出所有表单。", "'entryctl forms' lists the forms."))
-        case WireErrorName.fieldNotFound:
+        case .fieldNotFound?:
             return say(L("表单“\(s("form"))”没有带选择列表的字段“\(s("field"))”", "form '\(s("form"))' has no field '\(s("field"))' with a picker list"),
                        L("'entryctl forms' 列出字段；options 用于国家、省份、城市和选项字段。",
                          "'entryctl forms' lists the fields; options work on country, province, city and choice fields."))
-        case WireErrorName.limitExceeded:
+        case .limitExceeded?:
             let maximum = p["maximum"]?.intValue.map(String.init) ?? "?"
             return say(L("entryd 拒绝了调用：达到限制“\(s("limit"))”（最大 \(maximum)）；请减少数量后重试",
                          "entryd refused the call: limit '\(s("limit"))' (maximum \(maximum)) was reached; try again with less"))
-        case WireErrorName.storageFailed:
+        case .storageFailed?:
             return say(L("entryd 的存储出错（\(s("reason"))）；没有任何改动，请稍后重试",
                          "entryd's storage failed (\(s("reason"))); nothing was changed, try again later"))
-        case WireErrorName.permissionDenied where p["gateway"]?.boolValue == true:
+        case .permissionDenied? where p["gateway"]?.boolValue == true:
             return say(L("权限不足：entryd.conf 的 [roles] gateway 列出了这个用户（entryd-web 的用户），而网关不能调用 Apply、SyncPeer、HeldFrom 和 Backup",
                          "permission denied: [roles] gateway in entryd.conf lists this user (entryd-web's), and a gateway may not call Apply, SyncPeer, HeldFrom or Backup"),
                        L("请以不在 gateway 中的用户运行它。", "Run it as a user not listed under gateway."))
-        case WireErrorName.permissionDenied:
+        case .permissionDenied?:
             let role = p["role"]?.stringValue
             return say(L("权限不足" + (role.map { "：需要“\($0)”角色" } ?? ""), "permission denied" + (role.map { ": this needs the '\($0)' role" } ?? "")),
                        L("角色在 entryd.conf 中授予用户和组。", "Roles are given to users and groups in entryd.conf."))
-        case WireErrorName.invalidParameter:
+        case .invalidParameter?:
             // The parameters a user types through an option get a hint in the option's terms.
             let hints = [
                 "ifVersion": L("--if-version 取条目的版本：16 位十六进制数字，即 `entryctl get ID` 在“版本”下显示的值",
@@ -72,13 +75,13 @@ extension FailureReport {
             }
             return .usage(L("entryd 拒绝了参数“\(s("parameter"))”（缺少、类型错误或无法使用）",
                             "entryd refused parameter '\(s("parameter"))' (missing, of the wrong type or unusable)")(locale), usage, locale: locale)
-        case WireErrorName.methodNotFound, WireErrorName.methodNotImplemented:
+        case .methodNotFound?, .methodNotImplemented?:
             return say(L("entryd 不提供方法“\(s("method"))”", "entryd does not serve method '\(s("method"))'"))
-        case WireErrorName.interfaceNotFound:
+        case .interfaceNotFound?:
             return say(L("entryd 不提供接口“\(s("interface"))”", "entryd does not serve interface '\(s("interface"))'"))
-        case WireErrorName.peerUnreachable:
+        case .peerUnreachable?:
             return say(L("无法连接对端“\(s("peer"))”（\(s("reason"))）；请稍后重试", "peer '\(s("peer"))' cannot be reached (\(s("reason"))); try again later"))
-        case WireErrorName.peerNotFound:
+        case .peerNotFound?:
             if s("peer").hasPrefix("exec:") {
                 return say(L("entryd 只为配置中列出的对端运行 exec: 地址", "entryd runs exec: addresses only for peers named in its configuration"),
                            L("在 entryd.conf 中加一个带此地址的 [peer NAME] 段，再运行 'entryctl sync NAME'。",
@@ -89,12 +92,12 @@ extension FailureReport {
                            + "或给出 unix:/path/to/entryd.sock。",
                          "Name a configured peer ([peer NAME] in entryd.conf, or entryd --peer NAME=ADDRESS; "
                            + "'entryctl status' lists them), or give unix:/path/to/entryd.sock."))
-        case WireErrorName.conflictNotFound:
+        case .conflictNotFound?:
             return say(L("没有冲突“\(s("id"))”", "there is no conflict '\(s("id"))'"))
-        case WireErrorName.clockSkew:
+        case .clockSkew?:
             let ahead = p["aheadMs"]?.intValue.map(String.init) ?? "?"
             return say(L("节点“\(s("node"))”的时钟快了 \(ahead) 毫秒；未应用任何内容", "the clock of node '\(s("node"))' is \(ahead) ms ahead; nothing was applied"))
-        default:
+        case nil:
             return say(L("entryd 拒绝了调用：\(error.name) \(p.text)", "entryd refused the call: \(error.name) \(p.text)"))
         }
     }

@@ -12,7 +12,7 @@ import EntrySync
 /// Rules, in order:
 /// 1. a caller named in `gateway` (user or one of its groups) is a gateway
 ///    (``isGateway(userName:groups:)``) with the role `admin`, which entryd
-///    narrows by ``MethodAccess/peerOnly``; this comes before rule 2, so root
+///    narrows by ``Method/isPeerOnly``; this comes before rule 2, so root
 ///    or the daemon's own user can be named a gateway too;
 /// 2. root (uid 0) and the daemon's own uid are `admin`;
 /// 3. otherwise the highest role that names the user (`alice`) or one of the

@@ -17,7 +17,7 @@ public struct Caller: Sendable, Equatable {
     /// What the caller may do (``AccessPolicy``), fixed when the connection is accepted.
     public var role: Role
     /// True for a gateway (entryd-web; `[roles] gateway`): its role is `admin`
-    /// except for ``MethodAccess/peerOnly``, and its calls may name the web user
+    /// except for ``Method/isPeerOnly``, and its calls may name the web user
     /// they act for (`actor`, recorded as `web:NAME`).
     public var isGateway: Bool
 

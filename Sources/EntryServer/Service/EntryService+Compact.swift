@@ -15,11 +15,6 @@ extension CompactionResult {
 }
 
 extension EntryService {
-    /// The compaction method (doc/design.md "Compaction"), added to `io.entryd.Sync`.
-    static let compactionMethods: [String: Run] = [
-        "Compact": { s, c, _ in try s.compact(c) },
-    ]
-
     /// One compaction at a time: a call (or the schedule) that finds one running waits for it.
     private static let compacting = NSLock()
 

@@ -3,18 +3,6 @@ import EntryLedger
 import EntryProtocol
 import EntrySync
 extension EntryService {
-    static let entriesMethods: [String: Run] = [
-        "Add": { s, c, p in try s.add(c, p) },
-        "Get": { s, c, p in try s.get(c, p) },
-        "List": { s, c, p in try s.list(c, p) },
-        "Update": { s, c, p in try s.update(c, p) },
-        "Delete": { s, c, p in try s.delete(c, p) },
-        "Restore": { s, c, p in try s.restore(c, p) },
-        "History": { s, c, p in try s.history(c, p) },
-        "Import": { s, c, p in try s.importEntries(c, p) },
-        "Backup": { s, c, p in try s.backup(c, p) },
-    ]
-
     /// The form named `name`, or the default form when `nil`.
     /// - Throws: ``EntryError/formNotFound(_:)`` (on the wire, the FormNotFound of the interface called).
     func form(_ name: String?) throws -> FormDefinition {

@@ -14,14 +14,6 @@ extension ErasureRecord {
 }
 
 extension EntryService {
-    /// The methods of erasure (doc/design.md "Erasure"), added to `io.entryd.Entries`.
-    static let erasureMethods: [String: Run] = [
-        "Erase": { s, c, p in try s.erase(c, p) },
-        "FindSubject": { s, c, p in try s.findSubject(c, p) },
-        "Erasures": { s, c, _ in try s.listErasures(c) },
-        "VerifyErasure": { s, c, p in try s.verifyErasure(c, p) },
-    ]
-
     /// `io.entryd.Entries.Erase(id, reason)`.
     /// - Throws: `InvalidParameter(reason)` for a missing or blank reason (checked
     ///   first: nothing is looked up), `EntryNotFound`, `EntryErased`.

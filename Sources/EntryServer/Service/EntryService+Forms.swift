@@ -5,26 +5,28 @@ import EntryProtocol
 import EntrySync
 
 extension EntryService {
-    static let formsMethods: [String: Run] = [
-        "ListForms": { s, c, p in
-            let locale = try s.locale(p)
-            try s.reply(c, [("forms", .array(s.forms.forms.map { s.formJSON($0, locale: locale) }))])
-        },
-        "GetForm": { s, c, p in
-            let locale = try s.locale(p)
-            try s.reply(c, [("form", s.formJSON(try s.form(try p.optionalString("name")), locale: locale))])
-        },
-        "Options": { s, c, p in try s.options(c, p) },
-        "Check": { s, c, p in try s.check(c, p) },
-        "CheckStored": { s, c, p in
-            let locale = try s.locale(p)
-            let refused = try StoredValues.refused(store: s.store, forms: s.forms, validator: s.validator, locale: locale)
-            try s.reply(c, [("problems", .array(refused.map { r in
-                .object([("id", .string(r.id)), ("field", .string(r.field)), ("value", .string(r.value)),
-                         ("code", .string(r.code.rawValue)), ("message", .string(r.message))])
-            }))])
-        },
-    ]
+    /// `io.entryd.Forms.ListForms(locale?)`: every form, in the requested locale.
+    func listForms(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
+        try reply(c, [("forms", .array(forms.forms.map { formJSON($0, locale: locale) }))])
+    }
+
+    /// `io.entryd.Forms.GetForm(name?, locale?)`: one form, the default without `name`.
+    /// - Throws: `io.entryd.Forms.FormNotFound`.
+    func getForm(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
+        try reply(c, [("form", formJSON(try form(try p.optionalString("name")), locale: locale))])
+    }
+
+    /// `io.entryd.Forms.CheckStored(locale?)`: the stored values the current forms and libraries refuse.
+    func checkStored(_ c: CallContext, _ p: Parameters) throws {
+        let locale = try locale(p)
+        let refused = try StoredValues.refused(store: store, forms: forms, validator: validator, locale: locale)
+        try reply(c, [("problems", .array(refused.map { r in
+            .object([("id", .string(r.id)), ("field", .string(r.field)), ("value", .string(r.value)),
+                     ("code", .string(r.code.rawValue)), ("message", .string(r.message))])
+        }))])
+    }
 
 
     /// `io.entryd.Forms.Options(form?, field, parent?, query?, limit?, locale?)`;

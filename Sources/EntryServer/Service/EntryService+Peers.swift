@@ -41,7 +41,7 @@ extension EntryService {
         }
         defer { transport.close() }
         do {
-            let remote = try transport.connection.call("io.entryd.Sync.Status")
+            let remote = try transport.connection.call(.syncStatus)
             let warnings = handshakeWarnings(remote)
             let peer = VarlinkPeer(connection: transport.connection, status: remote)
             let result = try PeerSync.run(local: store, peer: peer, name: name, address: address, batch: min(1000, limits.maxBatch),
@@ -71,7 +71,7 @@ extension EntryService {
         case let e as WireError where e.name.hasPrefix("io.entryd."):
             recordPeerError(name: name, address: address, e.description)
             return e
-        case let e as WireError where e.name == WireErrorName.permissionDenied:
+        case let e as WireError where e.known == .permissionDenied:
             let role = e.parameters["role"]?.stringValue ?? "admin"
             let reason = "the peer refused this node (PermissionDenied: its user there needs the \(role) role): "
                 + "in the peer's entryd.conf, add the user this node connects as to \(role) under [roles] "

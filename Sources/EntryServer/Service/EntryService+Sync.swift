@@ -17,16 +17,6 @@ extension ConflictRecord {
 }
 
 extension EntryService {
-    static let syncMethods: [String: Run] = [
-        "Status": { s, c, _ in try s.status(c) },
-        "Changes": { s, c, p in try s.changes(c, p) },
-        "Apply": { s, c, p in try s.applyChanges(c, p) },
-        "SyncPeer": { s, c, p in try s.syncPeer(c, p) },
-        "ListConflicts": { s, c, p in try s.listConflicts(c, p) },
-        "Resolve": { s, c, p in try s.resolve(c, p) },
-        "HeldFrom": { s, c, p in try s.heldFrom(c, p) },
-    ]
-
     /// `io.entryd.Sync.HeldFrom(node)`: the highest HLC of `node`'s changes held here
     /// (absent when none), so a node can tell it lost changes its peer still has.
     func heldFrom(_ c: CallContext, _ p: Parameters) throws {

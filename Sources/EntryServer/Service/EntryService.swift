@@ -87,60 +87,73 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         lock.unlock()
     }
 
-    /// A method's handler: runs the call and sends its reply (or replies).
-    typealias Run = @Sendable (EntryService, CallContext, Parameters) throws -> Void
-    /// A served method: the role it needs (``MethodAccess``) and its handler.
-    typealias Method = (role: Role, run: Run)
+    /// Runs a call of `method` and sends its reply (or replies): the one
+    /// dispatch, an exhaustive switch over the generated ``Method`` (a method
+    /// added to interfaces/*.varlink does not compile until it has a handler
+    /// here). Handlers live in files by concern: `+Entries`, `+List`,
+    /// `+Backup`, `+Erase`, `+Forms`, `+Sync`, `+Peers`, `+Compact`.
+    func run(_ method: Method, _ c: CallContext, _ p: Parameters) throws {
+        switch method {
+        case .serviceGetInfo: try getInfo(c)
+        case .serviceGetInterfaceDescription: try getInterfaceDescription(c, p)
+        case .entriesAdd: try add(c, p)
+        case .entriesGet: try get(c, p)
+        case .entriesList: try list(c, p)
+        case .entriesUpdate: try update(c, p)
+        case .entriesDelete: try delete(c, p)
+        case .entriesRestore: try restore(c, p)
+        case .entriesHistory: try history(c, p)
+        case .entriesImport: try importEntries(c, p)
+        case .entriesBackup: try backup(c, p)
+        case .entriesErase: try erase(c, p)
+        case .entriesFindSubject: try findSubject(c, p)
+        case .entriesErasures: try listErasures(c)
+        case .entriesVerifyErasure: try verifyErasure(c, p)
+        case .formsListForms: try listForms(c, p)
+        case .formsGetForm: try getForm(c, p)
+        case .formsOptions: try options(c, p)
+        case .formsCheck: try check(c, p)
+        case .formsCheckStored: try checkStored(c, p)
+        case .syncStatus: try status(c)
+        case .syncChanges: try changes(c, p)
+        case .syncApply: try applyChanges(c, p)
+        case .syncSyncPeer: try syncPeer(c, p)
+        case .syncListConflicts: try listConflicts(c, p)
+        case .syncResolve: try resolve(c, p)
+        case .syncHeldFrom: try heldFrom(c, p)
+        case .syncCompact: try compact(c)
+        }
+    }
 
-    /// Every handler, by fully qualified name.
-    static let handlers: [String: Run] = {
-        var m: [String: Run] = [
-            "org.varlink.service.GetInfo": { s, c, _ in try s.getInfo(c) },
-            "org.varlink.service.GetInterfaceDescription": { s, c, p in try s.getInterfaceDescription(c, p) },
-        ]
-        for (name, run) in entriesMethods { m["io.entryd.Entries." + name] = run }
-        for (name, run) in erasureMethods { m["io.entryd.Entries." + name] = run }
-        for (name, run) in formsMethods { m["io.entryd.Forms." + name] = run }
-        for (name, run) in syncMethods { m["io.entryd.Sync." + name] = run }
-        for (name, run) in compactionMethods { m["io.entryd.Sync." + name] = run }
-        return m
-    }()
-
-    /// Every method served, by fully qualified name, with the role it needs
-    /// from the shared table ``MethodAccess`` (a handler missing there needs
-    /// `admin`; Tests/UnitTests/MethodAccessTests keeps the two in step).
-    static let methods: [String: Method] = Dictionary(uniqueKeysWithValues: handlers.map { name, run in
-        (name, (role: MethodAccess.role(of: name) ?? .admin, run: run))
-    })
-
-    /// Dispatches a call by its fully qualified method name.
+    /// Dispatches a call by its fully qualified method name (``Method``).
     /// - Throws: ``WireError`` `MethodNotFound` for an unknown method of a known
     ///   interface, `InterfaceNotFound` otherwise, `PermissionDenied(role)` when
-    ///   the caller's role is too low (`admin` and `gateway: true` for a gateway
-    ///   calling a ``MethodAccess/peerOnly`` method, `gateway` for any other caller that
-    ///   sends `actor`), `InvalidParameter(actor)`; then whatever the method throws.
+    ///   the caller's role is too low (``Method/role``; `admin` and
+    ///   `gateway: true` for a gateway calling a ``Method/isPeerOnly`` method,
+    ///   `gateway` for any other caller that sends `actor`),
+    ///   `InvalidParameter(actor)`; then whatever the method throws.
     public func handle(_ context: CallContext) throws {
         let call = context.call
-        guard let method = EntryService.methods[call.method] else {
-            if InterfaceDescriptions.all.contains(where: { $0.name == call.interface }) {
+        guard let method = Method(rawValue: call.method) else {
+            if WireInterface(rawValue: call.interface) != nil {
                 throw WireError.methodNotFound(call.method)
             }
             throw WireError.interfaceNotFound(call.interface)
         }
-        if context.caller.isGateway, MethodAccess.peerOnly.contains(call.method) {
+        if context.caller.isGateway, method.isPeerOnly {
             // `gateway: true` says why, for a caller that is admin otherwise (root listed as gateway).
-            throw WireError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string(Role.admin.name)), ("gateway", .bool(true))]))
+            throw WireError(.permissionDenied, parameters: .object([("role", .string(Role.admin.name)), ("gateway", .bool(true))]))
         }
         guard context.caller.role >= method.role else { throw EntryError.permissionDenied(role: method.role) }
         let parameters = Parameters(call.parameters)
-        try method.run(self, try acting(context, parameters), parameters)
+        try run(method, try acting(context, parameters), parameters)
     }
 
     /// Pipelined Add and Import calls start here, on the session's thread:
     /// validated and queued to the writer at once, answered by the returned
     /// closure after their commit, so a next call already buffered is
     /// validated while this one is stored. Every other call (and an Add or
-    /// Import the caller may not make: both need `write`, ``MethodAccess``)
+    /// Import the caller may not make: both need `write`, ``Method/role``)
     /// returns `nil` and is handled by ``handle(_:)`` in turn, which answers
     /// `PermissionDenied(write)` for those.
     /// - Throws: what ``handle(_:)`` would throw for the call before anything
@@ -148,10 +161,16 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     ///   then the errors of ``startAdd(_:_:)`` or ``startImport(_:_:)``).
     public func begin(_ context: CallContext) throws -> (() throws -> Void)? {
         let start: (CallContext, Parameters) throws -> () throws -> Void
-        switch context.call.method {
-        case "io.entryd.Entries.Add": start = startAdd
-        case "io.entryd.Entries.Import": start = startImport
-        default: return nil
+        guard let method = Method(rawValue: context.call.method) else { return nil }
+        switch method {
+        case .entriesAdd: start = startAdd
+        case .entriesImport: start = startImport
+        case .serviceGetInfo, .serviceGetInterfaceDescription, .entriesGet, .entriesList, .entriesUpdate, .entriesDelete,
+             .entriesRestore, .entriesHistory, .entriesBackup, .entriesErase, .entriesFindSubject, .entriesErasures,
+             .entriesVerifyErasure, .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
+             .syncStatus, .syncChanges, .syncApply, .syncSyncPeer, .syncListConflicts, .syncResolve, .syncHeldFrom,
+             .syncCompact:
+            return nil
         }
         guard context.caller.role >= .write else { return nil }
         let parameters = Parameters(context.call.parameters)
@@ -167,7 +186,7 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     func acting(_ context: CallContext, _ p: Parameters) throws -> CallContext {
         guard let value = p.json["actor"], !value.isNull else { return context }
         guard context.caller.isGateway else {
-            throw WireError(name: WireErrorName.permissionDenied, parameters: .object([("role", .string("gateway"))]))
+            throw WireError(.permissionDenied, parameters: .object([("role", .string("gateway"))]))
         }
         guard let name = value.stringValue, ActorName.isValid(name) else { throw EntryError.invalidParameter("actor") }
         var acting = context

@@ -27,7 +27,7 @@ enum BackupCommand {
             }
             return { session in
                 // Never over the live database: a rename over it would leave entryd writing to a file no longer there.
-                if let database = try session.call("io.entryd.Sync.Status", .object([]))["database"]?.stringValue,
+                if let database = try session.call(.syncStatus, .object([]))["database"]?.stringValue,
                    Self.samePath(database, file) {
                     throw Refusal(zh: "“\(file)”是 entryd 正在使用的数据库，不能用备份覆盖它：写到别处", en: "'\(file)' is the database entryd is using; a backup cannot go over it: write it elsewhere")
                 }
@@ -51,7 +51,7 @@ enum BackupCommand {
         var written: Int64 = 0
         var size: Int64 = -1
         try out.produce(progress: progress) {
-            try session.stream("io.entryd.Entries.Backup", .object([])) { reply in
+            try session.stream(.entriesBackup, .object([])) { reply in
                 guard let text = reply["chunk"]?.stringValue, let chunk = Data(base64Encoded: text),
                       let offset = reply["offset"]?.intValue, let total = reply["size"]?.intValue else {
                     throw Refusal(zh: "entryd 发来的备份回复缺少 chunk、offset 和 size", en: "entryd sent a backup reply without chunk, offset and size")

@@ -40,7 +40,7 @@ enum EntryCommands {
                 let names = try ExportCommand.formFields(session, form: form)
                 let (fields, unknown) = try FieldAssignment.resolve(typed, fields: names.fields)
                 let reply = try explainingUnknownFields(unknown, form: names, session) {
-                    try session.call("io.entryd.Entries.Add", params(
+                    try session.call(.entriesAdd, params(
                         ("form", form.json), ("id", id.json), ("fields", JSON.stringMap(fields)), ("locale", session.locale)))
                 }
                 printEntry(reply, session)
@@ -54,7 +54,7 @@ enum EntryCommands {
         prepare: { input in
             let id = try input.exactly("ID")[0]
             return { session in
-                printEntry(try session.call("io.entryd.Entries.Get", params(("id", .string(id)), ("locale", session.locale))), session)
+                printEntry(try session.call(.entriesGet, params(("id", .string(id)), ("locale", session.locale))), session)
             }
         })
 
@@ -75,11 +75,11 @@ enum EntryCommands {
             let ifVersion = input.value("--if-version"), reason = input.value("--reason")
             return { session in
                 // The entry's form says which names and labels there are.
-                let current = try session.call("io.entryd.Entries.Get", params(("id", .string(leading[0]))))
+                let current = try session.call(.entriesGet, params(("id", .string(leading[0]))))
                 let names = try ExportCommand.formFields(session, form: current["entry"]?["form"]?.stringValue)
                 let (fields, unknown) = try FieldAssignment.resolve(typed, fields: names.fields)
                 let reply = try explainingUnknownFields(unknown, form: names, session) {
-                    try session.call("io.entryd.Entries.Update", params(
+                    try session.call(.entriesUpdate, params(
                         ("id", .string(leading[0])), ("fields", JSON.stringMap(fields)), ("ifVersion", ifVersion.json),
                         ("reason", reason.json), ("locale", session.locale)))
                 }
@@ -103,7 +103,7 @@ enum EntryCommands {
             let id = try input.exactly("ID")[0]
             let ifVersion = input.value("--if-version"), reason = input.value("--reason")
             return { session in
-                let reply = try session.call("io.entryd.Entries.Delete", params(
+                let reply = try session.call(.entriesDelete, params(
                     ("id", .string(id)), ("ifVersion", ifVersion.json), ("reason", reason.json), ("locale", session.locale)))
                 printEntry(reply, session)
             }
@@ -117,7 +117,7 @@ enum EntryCommands {
             let id = try input.exactly("ID")[0]
             let reason = input.value("--reason")
             return { session in
-                printEntry(try session.call("io.entryd.Entries.Restore", params(("id", .string(id)), ("reason", reason.json), ("locale", session.locale))), session)
+                printEntry(try session.call(.entriesRestore, params(("id", .string(id)), ("reason", reason.json), ("locale", session.locale))), session)
             }
         })
 
@@ -131,7 +131,7 @@ enum EntryCommands {
         prepare: { input in
             let id = try input.exactly("ID")[0]
             return { session in
-                let reply = try session.call("io.entryd.Entries.History", params(("id", .string(id)), ("locale", session.locale)))
+                let reply = try session.call(.entriesHistory, params(("id", .string(id)), ("locale", session.locale)))
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 let changes = reply["changes"]?.arrayValue ?? []
                 let names = session.fieldNames(form: changes.first?["form"]?.stringValue)
@@ -151,7 +151,7 @@ enum EntryCommands {
                                         _ session: DaemonSession, _ call: () throws -> JSON) throws -> JSON {
         do {
             return try call()
-        } catch let error as WireError where error.name == WireErrorName.validationFailed && !unknown.isEmpty {
+        } catch let error as WireError where error.known == .validationFailed && !unknown.isEmpty {
             let problems = explained(error.parameters["problems"]?.arrayValue ?? [], unknown: unknown, form: form, session)
             throw WireError(name: error.name, parameters: .object([("problems", .array(problems))]))
         }

@@ -74,7 +74,7 @@ enum ErasureCommands {
                 if let id {
                     targets = [(id, "")]
                 } else {
-                    let reply = try session.call("io.entryd.Entries.FindSubject", params(
+                    let reply = try session.call(.entriesFindSubject, params(
                         ("phone", subject.first { $0.0 == "phone" }?.1.json), ("email", subject.first { $0.0 == "email" }?.1.json),
                         ("name", subject.first { $0.0 == "name" }?.1.json), ("birthday", subject.first { $0.0 == "birthday" }?.1.json),
                         ("country", country.json), ("locale", session.locale)))
@@ -102,8 +102,8 @@ enum ErasureCommands {
                 for t in targets {
                     let reply: JSON
                     do {
-                        reply = try session.call("io.entryd.Entries.Erase", params(("id", .string(t.id)), ("reason", .string(reason))))
-                    } catch let error as WireError where error.name == WireErrorName.entryErased && targets.count > 1 {
+                        reply = try session.call(.entriesErase, params(("id", .string(t.id)), ("reason", .string(reason))))
+                    } catch let error as WireError where error.known == .entryErased && targets.count > 1 {
                         // Erased meanwhile (another operator, a peer's erase): what was asked is done; go on.
                         if !session.globals.json {
                             Terminal.out(lines: [Localized(zh: "\(t.id) 已被清除（在此之前）", en: "\(t.id) was already erased")(session.globals.locale)])
@@ -126,7 +126,7 @@ enum ErasureCommands {
     /// `erase --verify ID --value V...`: prints what VerifyErasure found; exit 1
     /// unless the entry is erased with 0 rows holding a payload and 0 hits.
     static func verify(id: String, values: [String], _ session: DaemonSession) throws {
-        let reply = try session.call("io.entryd.Entries.VerifyErasure", params(("id", .string(id)), ("values", .array(values.map(JSON.string)))))
+        let reply = try session.call(.entriesVerifyErasure, params(("id", .string(id)), ("values", .array(values.map(JSON.string)))))
         let files = reply["files"]?.arrayValue ?? []
         let hits = files.reduce(0) { $0 + Int($1["hits"]?.intValue ?? 0) }
         let payload = Int(reply["payloadRows"]?.intValue ?? 0)
@@ -190,7 +190,7 @@ enum ErasureCommands {
         prepare: { input in
             _ = try input.exactly()
             return { session in
-                let reply = try session.call("io.entryd.Entries.Erasures")
+                let reply = try session.call(.entriesErasures)
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 let list = reply["erasures"]?.arrayValue ?? []
                 let locale = session.globals.locale

@@ -97,8 +97,8 @@ enum ExportCommand {
 
     /// The form's fields with their labels in both locales, from GetForm; and the form's name.
     static func formFields(_ session: DaemonSession, form: String?) throws -> (name: String, fields: [DataColumns.FieldNames]) {
-        let zh = try session.call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", .string("zh"))))
-        let en = try session.call("io.entryd.Forms.GetForm", params(("name", form.json), ("locale", .string("en"))))
+        let zh = try session.call(.formsGetForm, params(("name", form.json), ("locale", .string("zh"))))
+        let en = try session.call(.formsGetForm, params(("name", form.json), ("locale", .string("en"))))
         let enLabels = Dictionary((en["form"]?["fields"]?.arrayValue ?? []).compactMap { f -> (String, String)? in
             guard let name = f["name"]?.stringValue else { return nil }
             return (name, f["label"]?.stringValue ?? name)
@@ -172,7 +172,7 @@ enum ExportCommand {
                 // Every picker row of each labelled field, once: the labels are looked up locally.
                 var labels: [String: [String: String]] = [:]
                 for f in fields where DataColumns.labelledTypes.contains(f.type) {
-                    let reply = try session.call("io.entryd.Forms.Options", params(
+                    let reply = try session.call(.formsOptions, params(
                         ("form", .string(found.name)), ("field", .string(f.name)), ("locale", session.locale)))
                     labels[f.name] = DataColumns.valueLabels(options: reply["options"]?.arrayValue ?? [])
                 }

@@ -28,11 +28,11 @@ enum FormCommands {
             return { session in
                 let reply: JSON
                 do {
-                    reply = try session.call("io.entryd.Forms.Options", params(
+                    reply = try session.call(.formsOptions, params(
                         ("form", form.json), ("field", .string(field)), ("parent", parent.json), ("query", query.json),
                         ("limit", limit.map(JSON.int)), ("locale", session.locale)))
                 } catch let error as WireError
-                    where error.name == WireErrorName.invalidParameter && error.parameters["parameter"]?.stringValue == "parent" {
+                    where error.known == .invalidParameter && error.parameters["parameter"]?.stringValue == "parent" {
                     // The daemon's word is the wire member; say which option and what it takes.
                     let given = parent ?? ""
                     throw UsageError(zh: "--parent “\(given)” 没有对应唯一的省份：请给出省份的代码、名称或别名，例如 440000 或 广东（entryctl options province --search \(given)）",
@@ -50,7 +50,7 @@ enum FormCommands {
         prepare: { input in
             _ = try input.exactly()
             return { session in
-                let reply = try session.call("io.entryd.Forms.ListForms", params(("locale", session.locale)))
+                let reply = try session.call(.formsListForms, params(("locale", session.locale)))
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 var lines: [String] = []
                 for form in reply["forms"]?.arrayValue ?? [] {
@@ -77,7 +77,7 @@ enum FormCommands {
             if input.has("--stored") {
                 guard input.scanned.positionals.isEmpty else { throw UsageError(zh: "--stored 不接受 FIELD=VALUE 参数", en: "--stored takes no FIELD=VALUE") }
                 return { session in
-                    let reply = try session.call("io.entryd.Forms.CheckStored", params(("locale", session.locale)))
+                    let reply = try session.call(.formsCheckStored, params(("locale", session.locale)))
                     let problems = reply["problems"]?.arrayValue ?? []
                     if session.globals.json {
                         Terminal.out(lines: [reply.text])
@@ -94,12 +94,12 @@ enum FormCommands {
                 // Labels in zh or en stand for their fields, as for add.
                 let names = try ExportCommand.formFields(session, form: form)
                 let (fields, unknown) = try FieldAssignment.resolve(typed, fields: names.fields)
-                let reply = try session.call("io.entryd.Forms.Check", params(
+                let reply = try session.call(.formsCheck, params(
                     ("form", form.json), ("fields", JSON.stringMap(fields)), ("locale", session.locale)))
                 if session.globals.json { Terminal.out(lines: [reply.text]) }
                 let problems = EntryCommands.explained(reply["problems"]?.arrayValue ?? [], unknown: unknown, form: names, session)
                 if !problems.isEmpty {
-                    throw WireError(name: "io.entryd.Entries.ValidationFailed", parameters: .object([("problems", .array(problems))]))
+                    throw WireError(.validationFailed, parameters: .object([("problems", .array(problems))]))
                 }
                 if session.globals.json { return }
                 let canonical = EntryView.stringMap(reply["fields"]), display = EntryView.stringMap(reply["display"])

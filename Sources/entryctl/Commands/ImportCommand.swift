@@ -182,7 +182,7 @@ final class ImportRun {
     /// Reads the input and sends its rows (``run()`` words an encoding error).
     private func read() throws {
         // The limits and the form first: a missing daemon or form fails before reading.
-        let status = try session.call("io.entryd.Sync.Status")
+        let status = try session.call(.syncStatus)
         maxBatch = Int(status["limits"]?["max-batch"]?.intValue ?? 10_000)
         maxMessageBytes = Int(status["limits"]?["max-message-size"]?.intValue ?? (4 << 20))
         batchSize = max(1, min(request.batch ?? 1000, maxBatch))
@@ -408,7 +408,7 @@ final class ImportRun {
     func send(_ batch: [ImportRow], form: String, atomic: Bool = false) throws {
         let parameters = params(("form", .string(form)), ("entries", .array(batch.map(\.element))),
                                 ("atomic", atomic ? .bool(true) : nil), ("locale", session.locale))
-        let size = VarlinkCall(method: "io.entryd.Entries.Import", parameters: parameters).encoded.count
+        let size = VarlinkCall(.entriesImport, parameters: parameters).encoded.count
         if size >= maxMessageBytes {
             guard batch.count > 1, !atomic else {
                 throw atomic
@@ -422,7 +422,7 @@ final class ImportRun {
             try send(Array(batch[half...]), form: form)
             return
         }
-        let reply = try session.call("io.entryd.Entries.Import", parameters)
+        let reply = try session.call(.entriesImport, parameters)
         lastSentLine = max(lastSentLine ?? 0, batch.map(\.line).max() ?? 0)
         added += Int(reply["added"]?.intValue ?? 0)
         unchanged += Int(reply["unchanged"]?.intValue ?? 0)
@@ -445,7 +445,7 @@ final class ImportRun {
                 problems.append(problem("deleted", "invalid-format", Localized(zh: "deleted 必须是 true 或 false", en: "deleted must be true or false")))
             }
             if !problems.isEmpty { local[k] = problems }
-            try connection.send(VarlinkCall(method: "io.entryd.Forms.Check", parameters: params(
+            try connection.send(VarlinkCall(.formsCheck, parameters: params(
                 ("form", .string(form)), ("fields", row.element["fields"] ?? .object([])), ("locale", session.locale))))
         }
         for (k, row) in batch.enumerated() {

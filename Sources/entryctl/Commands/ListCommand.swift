@@ -33,8 +33,8 @@ enum ListCommand {
     /// - Throws: as ``DaemonSession/call(_:_:)``.
     static func page(_ session: DaemonSession, _ parameters: JSON) throws -> JSON {
         do {
-            return try session.call("io.entryd.Entries.List", parameters)
-        } catch let error as WireError where error.name == WireErrorName.validationFailed {
+            return try session.call(.entriesList, parameters)
+        } catch let error as WireError where error.known == .validationFailed {
             let problems = (error.parameters["problems"]?.arrayValue ?? []).map { problem -> JSON in
                 guard case .object(var members) = problem,
                       let field = problem["field"]?.stringValue, let filter = filters.first(where: { $0.member == field })

@@ -20,7 +20,7 @@ enum PeerCommands {
         prepare: { input in
             _ = try input.exactly()
             return { session in
-                let reply = try session.call("io.entryd.Sync.Status")
+                let reply = try session.call(.syncStatus)
                 let peers = reply["peers"]?.arrayValue ?? []
                 if session.globals.json { return Terminal.out(lines: [JSON.array(peers).text]) }
                 guard !peers.isEmpty else {
@@ -61,7 +61,7 @@ enum PeerCommands {
         prepare: { input in
             let peer = try input.exactly("PEER")[0]
             return { session in
-                let reply = try session.call("io.entryd.Sync.SyncPeer", params(("peer", .string(peer))))
+                let reply = try session.call(.syncSyncPeer, params(("peer", .string(peer))))
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 func n(_ k: String) -> String { reply[k]?.intValue.map(String.init) ?? "0" }
                 let locale = session.globals.locale
@@ -88,7 +88,7 @@ enum PeerCommands {
             let entry = input.value("--entry")
             let all = input.has("--all")
             return { session in
-                let reply = try session.call("io.entryd.Sync.ListConflicts",
+                let reply = try session.call(.syncListConflicts,
                                              params(("entry", entry.json), ("includeResolved", .bool(all))))
                 let list = reply["conflicts"]?.arrayValue ?? []
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
@@ -124,7 +124,7 @@ enum PeerCommands {
             let id = try input.exactly("CONFLICT-ID")[0]
             let useLost = input.has("--use-lost")
             return { session in
-                let reply = try session.call("io.entryd.Sync.Resolve", params(("id", .string(id)), ("useLost", .bool(useLost))))
+                let reply = try session.call(.syncResolve, params(("id", .string(id)), ("useLost", .bool(useLost))))
                 Terminal.out(lines: [session.globals.json ? reply.text
                                      : Localized(zh: "已解决 \(id)", en: "resolved \(id)")(session.globals.locale)])
             }

@@ -19,7 +19,7 @@ enum SyncCommands {
         prepare: { input in
             _ = try input.exactly()
             return { session in
-                let reply = try session.call("io.entryd.Sync.Compact")
+                let reply = try session.call(.syncCompact)
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 Terminal.out(lines: [compactLine(reply, locale: session.globals.locale)])
             }
@@ -47,7 +47,7 @@ enum SyncCommands {
         prepare: { input in
             _ = try input.exactly()
             return { session in
-                let reply = try session.call("io.entryd.Sync.Status")
+                let reply = try session.call(.syncStatus)
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 Terminal.out(lines: statusLines(reply, locale: session.globals.locale))
             }
@@ -65,10 +65,10 @@ enum SyncCommands {
             _ = try input.exactly()
             let since = try input.integer("--since", in: 0...Int64.max)
             return { session in
-                var start = try since ?? session.call("io.entryd.Sync.Status")["seq"]?.intValue ?? 0
+                var start = try since ?? session.call(.syncStatus)["seq"]?.intValue ?? 0
                 while true {
                     var incarnation: String?
-                    try session.stream("io.entryd.Sync.Changes", params(("since", .int(start)))) { reply in
+                    try session.stream(.syncChanges, params(("since", .int(start)))) { reply in
                         incarnation = reply["incarnation"]?.stringValue ?? incarnation
                         let changes = reply["changes"]?.arrayValue ?? []
                         Terminal.out(lines: changes.map { session.globals.json ? $0.text : EntryView.changeLine($0, locale: session.globals.locale) })
@@ -76,7 +76,7 @@ enum SyncCommands {
                     }
                     // The stream ended: the daemon stops, or the node began a new incarnation under it
                     // (a hub's database put back while it ran): then go on with the new history.
-                    guard let status = try? session.call("io.entryd.Sync.Status"), let incarnation,
+                    guard let status = try? session.call(.syncStatus), let incarnation,
                           let now = status["incarnation"]?.stringValue, now != incarnation,
                           let from = status["incarnationSeq"]?.intValue else { return }
                     let why = status["incarnationReason"]?.stringValue ?? ""

@@ -43,13 +43,13 @@ enum InteractiveForm {
         var values: [String: String] = [:], display: [String: String] = [:], version: String?
         var name = formName
         if let editID {
-            let entry = try session.call("io.entryd.Entries.Get", params(("id", .string(editID)), ("locale", session.locale)))["entry"]
+            let entry = try session.call(.entriesGet, params(("id", .string(editID)), ("locale", session.locale)))["entry"]
             values = EntryView.stringMap(entry?["fields"])
             display = EntryView.stringMap(entry?["display"])
             version = entry?["version"]?.stringValue
             name = entry?["form"]?.stringValue
         }
-        let reply = try session.call("io.entryd.Forms.GetForm", params(("name", name.json), ("locale", session.locale)))
+        let reply = try session.call(.formsGetForm, params(("name", name.json), ("locale", session.locale)))
         guard let form = EditorForm(json: reply["form"] ?? .null), !form.fields.isEmpty else {
             throw Refusal(zh: "entryd 发来的表单没有字段，或本客户端无法读取", en: "entryd sent a form without fields, or one this client cannot read")
         }
@@ -80,11 +80,11 @@ enum InteractiveForm {
     private static func store(_ fields: [String: String], session: DaemonSession, form: String?, editID: String?,
                               version: String?) throws -> JSON? {
         guard let editID else {
-            return try session.call("io.entryd.Entries.Add", params(
+            return try session.call(.entriesAdd, params(
                 ("form", form.json), ("fields", .stringMap(fields)), ("locale", session.locale)))["entry"]
         }
         if fields.isEmpty { return nil }
-        return try session.call("io.entryd.Entries.Update", params(
+        return try session.call(.entriesUpdate, params(
             ("id", .string(editID)), ("fields", .stringMap(fields)), ("ifVersion", version.json),
             ("locale", session.locale)))["entry"]
     }
@@ -156,7 +156,7 @@ enum InteractiveForm {
             return .discarded
         case .check(let fields):
             do {
-                let reply = try session.call("io.entryd.Forms.Check", params(
+                let reply = try session.call(.formsCheck, params(
                     ("form", .string(editor.form.name)), ("fields", .stringMap(fields)), ("locale", session.locale)))
                 editor.receiveCheck(display: EntryView.stringMap(reply["display"]),
                                     problems: (reply["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
@@ -165,7 +165,7 @@ enum InteractiveForm {
             }
         case .fetchOptions(let request):
             do {
-                let reply = try session.call("io.entryd.Forms.Options", params(
+                let reply = try session.call(.formsOptions, params(
                     ("form", .string(editor.form.name)), ("field", .string(request.field)), ("parent", request.parent.json),
                     ("query", request.query.isEmpty ? nil : .string(request.query)), ("locale", session.locale)))
                 editor.receive((reply["options"]?.arrayValue ?? []).compactMap(OptionRow.init(json:)), for: request)
@@ -177,7 +177,7 @@ enum InteractiveForm {
             do {
                 guard let entry = try store(fields) else { return .unchanged }
                 return .stored(entry)
-            } catch let error as WireError where error.name == "io.entryd.Entries.ValidationFailed" {
+            } catch let error as WireError where error.known == .validationFailed {
                 editor.submitFailed(problems: (error.parameters["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
             } catch {
                 editor.submitFailed(message: FailureReport(for: error).lines.joined(separator: " "))
