@@ -31,7 +31,7 @@ public enum OpenAPIDocument {
         (413, "A limit was hit (LimitExceeded names it), or the body is too large."),
         (429, "Too many failed logins (io.entryd.web.TooManyAttempts); the Retry-After header gives the seconds to wait."),
         (500, "An unexpected error; error names it."),
-        (501, "The method is declared but not implemented."),
+        (501, "The method is declared but not implemented, or this node does not do it (BackupUnsupported)."),
         (503, "entryd could not store (StorageFailed: nothing of the call was stored) or cannot be reached (io.entryd.web.DaemonUnreachable); try again."),
     ]
 

@@ -78,8 +78,10 @@ public struct WebError: Error, Sendable, Equatable {
     /// 404 EntryNotFound, FormNotFound, FieldNotFound, ConflictNotFound,
     /// PeerNotFound, MethodNotFound, InterfaceNotFound; 409 EntryExists,
     /// VersionMismatch, EntryErased, ClockSkew; 413 LimitExceeded;
-    /// 501 MethodNotImplemented; 503 StorageFailed, PeerUnreachable; 500
-    /// BackupUnsupported (no status chosen yet).
+    /// 501 MethodNotImplemented and BackupUnsupported (the node does not do it
+    /// and asking again will not help: its database server is backed up with its
+    /// own tool; "Not Implemented", RFC 9110 15.6.2, not a state of a resource a
+    /// client could change as 409 would say); 503 StorageFailed, PeerUnreachable.
     package static func status(for name: WireErrorName) -> Int {
         switch name {
         case .validationFailed, .invalidParameter: 400
@@ -88,8 +90,7 @@ public struct WebError: Error, Sendable, Equatable {
              .methodNotFound, .interfaceNotFound: 404
         case .entryExists, .versionMismatch, .entryErased, .clockSkew: 409
         case .limitExceeded: 413
-        case .methodNotImplemented: 501
-        case .backupUnsupported: 500
+        case .methodNotImplemented, .backupUnsupported: 501
         case .storageFailed, .peerUnreachable: 503
         }
     }

@@ -166,10 +166,17 @@ import Foundation
         ("io.entryd.Entries.EntryNotFound", 404), ("io.entryd.Forms.FormNotFound", 404), ("io.entryd.Forms.FieldNotFound", 404),
         ("io.entryd.Sync.ConflictNotFound", 404), ("org.varlink.service.MethodNotFound", 404), ("org.varlink.service.InterfaceNotFound", 404),
         ("io.entryd.Entries.EntryExists", 409), ("io.entryd.Entries.VersionMismatch", 409), ("io.entryd.Entries.EntryErased", 409),
-        ("io.entryd.Entries.LimitExceeded", 413), ("io.entryd.web.TooManyAttempts", 429),
+        ("io.entryd.Entries.LimitExceeded", 413), ("io.entryd.web.TooManyAttempts", 429), ("io.entryd.Entries.BackupUnsupported", 501),
         ("io.entryd.Entries.StorageFailed", 503), ("io.entryd.web.DaemonUnreachable", 503), ("x.y.Unheard", 500),
     ])
     func statuses(name: String, status: Int) {
         #expect(WebError.status(for: name) == status)
+    }
+
+    @Test("every error of interfaces/*.varlink has a status of its own: none falls to 500")
+    func everyErrorHasAStatus() {
+        for name in WireErrorName.allCases {
+            #expect(WebError.status(for: name.rawValue) != 500, "\(name.rawValue)")
+        }
     }
 }
