@@ -69,13 +69,13 @@ public final class VarlinkConnection {
     }
 
     /// Calls `method` (one declared in interfaces/*.varlink) and returns the
-    /// reply's parameters; as ``call(_:_:)-(String,_)`` otherwise.
+    /// reply's parameters, as the overload that takes its name does.
     package func call(_ method: Method, _ parameters: JSON = .object([])) throws -> JSON {
         try call(method.rawValue, parameters)
     }
 
-    /// Streams the replies of `method` (one declared in interfaces/*.varlink);
-    /// as ``stream(_:_:_:)-(String,_,_)`` otherwise.
+    /// Streams the replies of `method` (one declared in interfaces/*.varlink),
+    /// as the overload that takes its name does.
     package func stream(_ method: Method, _ parameters: JSON, _ body: (JSON) throws -> Bool) throws {
         try stream(method.rawValue, parameters, body)
     }

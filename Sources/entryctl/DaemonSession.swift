@@ -46,7 +46,7 @@ final class DaemonSession {
     }
 
     /// Calls `method` given by its name (`entryctl call`, which may name one
-    /// this build does not declare); as ``call(_:_:)-(Method,_)``.
+    /// this build does not declare); otherwise as the overload that takes a ``Method``.
     func call(_ method: String, _ parameters: JSON = .object([])) throws -> JSON {
         try open().call(method, parameters)
     }
@@ -58,7 +58,8 @@ final class DaemonSession {
         try stream(method.rawValue, parameters, body)
     }
 
-    /// Streams `method` given by its name (`entryctl call --more`); as ``stream(_:_:_:)-(Method,_,_)``.
+    /// Streams `method` given by its name (`entryctl call --more`); otherwise as
+    /// the overload that takes a ``Method``.
     func stream(_ method: String, _ parameters: JSON, _ body: (JSON) throws -> Bool) throws {
         let connection = try open()
         _ = csystem_set_timeouts(connection.fd, 0, replyTimeoutMilliseconds)
