@@ -166,11 +166,17 @@ import Testing
         let fromA = try addOn(a, name: "自动甲")
         let fromB = try addOn(b, name: "自动乙")
         func has(_ d: Daemon, _ id: String) -> Bool { (try? d.connect().call("io.entryd.Entries.Get", .object([("id", .string(id))]))) != nil }
-        // Done: both entries on both nodes and the sync recorded as finished (it saves
-        // lastSync after its push, so the entries can arrive a moment before).
+        // Done: both entries on both nodes and the round that pushed fromB recorded as
+        // finished. A round saves its checkpoints (lastSync, what it pushed) after its push,
+        // so the entries arrive a moment before; and lastSync may be an earlier round's (one
+        // that ran before fromB was added): wait for the checkpoint that covers fromB,
+        // which syncedTo reads.
+        func syncedTo() -> [JSON]? {
+            (try? b.connect().call("io.entryd.Entries.Get", .object([("id", .string(fromB))])))?["entry"]?["syncedTo"]?.arrayValue
+        }
         func synced() -> Bool {
             let peer = (try? b.connect().call("io.entryd.Sync.Status"))?["peers"]?.arrayValue?.first
-            return has(b, fromA) && has(a, fromB) && peer?["lastSync"]?.stringValue != nil
+            return has(b, fromA) && has(a, fromB) && peer?["lastSync"]?.stringValue != nil && syncedTo()?.isEmpty == false
         }
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline && !synced() { usleep(100_000) }
