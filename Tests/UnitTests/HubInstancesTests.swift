@@ -240,7 +240,10 @@ import EntryProtocol
         usleep(300_000)
         #expect(a.incarnation == began && b.incarnation == began, "began \(began), a \(a.incarnation), b \(b.incarnation)")
         #expect(try a.counts().seq == 7)
-        // Each instance's commit signal stands at the new history's head, not at the old 6.
+        // Each instance's commit signal stands at the new history's head, not at the old 6
+        // (b hears a's last commit by NOTIFY: waited for, not assumed within the 300 ms).
+        let heard = ContinuousClock.now + .seconds(10)
+        while (a.commits.lastSeq != 7 || b.commits.lastSeq != 7) && ContinuousClock.now < heard { usleep(20_000) }
         #expect(a.commits.lastSeq == 7 && b.commits.lastSeq == 7)
         // b's stream ended on the new incarnation: its client reads the new history afresh.
         #expect(streamEnded.wait(timeout: .now() + 10) == .success)
@@ -335,7 +338,9 @@ import EntryProtocol
             WHERE datname = current_database() AND application_name = 'entryd' AND pid <> pg_backend_pid()
             """)
         let deadline = ContinuousClock.now + .seconds(15)
-        while a.incarnation.id != next && ContinuousClock.now < deadline { usleep(20_000) }
+        // Taken first, then the commit signal published at the head (reloadIncarnation):
+        // wait for both, or a loaded machine checks in between.
+        while (a.incarnation.id != next || a.commits.lastSeq != 3) && ContinuousClock.now < deadline { usleep(20_000) }
         #expect(a.incarnation.id == next && a.incarnation.startSeq == 2, "\(a.incarnation)")
         #expect(events.value.contains(.incarnationTaken(a.incarnation, seenSeq: 3)), "\(events.value)")
         #expect(a.commits.lastSeq == 3, "the commit signal stands at the head again")
