@@ -152,7 +152,8 @@ dialog dd { margin: 0; word-break: break-all; }
 }
 
 """#),
-        "assets/common.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"091008a7647b003c\"", text: #"""
+        "assets/common.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"5e2c2febd125724d\"", text: #"""
+/* exported Entryd */
 // Shared by every page of entryd-web: the page language, the API call with
 // the session's CSRF token, and small DOM helpers. Plain ES2017, no build step.
 "use strict";
@@ -347,7 +348,8 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"a4e6440f4603cb96\"", text: #"""
+        "assets/conflicts.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"482a77f9e6897425\"", text: #"""
+/* global Entryd */
 // The conflicts page (admin role): Sync.ListConflicts, and Resolve keeping the
 // current value or writing the lost one back.
 "use strict";
@@ -416,7 +418,8 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"b3107c7396156780\"", text: #"""
+        "assets/form.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"7c60080dcf6e8350\"", text: #"""
+/* global Entryd, Outbox, uuidv7 */
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -1405,7 +1408,8 @@ const Entryd = (() => {
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1a56db"/><path d="M9 8h14v3H12v4h9v3h-9v4h11v3H9z" fill="#fff"/></svg>
 
 """#),
-        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"9d3ca9644fb5d01e\"", text: #"""
+        "assets/list.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"822158c30d8a02b1\"", text: #"""
+/* global Entryd */
 // The list page (read role): Entries.List with search, filters and cursor
 // paging; an entry's History in a dialog.
 "use strict";
@@ -1636,7 +1640,8 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/login.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"2767cda0c24c00ea\"", text: #"""
+        "assets/login.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"5310ca4beecbaaf6\"", text: #"""
+/* global Entryd */
 // The login page: POST /api/v1/login sets the session cookie; then back to ?next=.
 "use strict";
 
@@ -1702,7 +1707,8 @@ const Entryd = (() => {
 })();
 
 """#),
-        "assets/outbox.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"da46b92e5b332a26\"", text: #"""
+        "assets/outbox.js": File(contentType: "text/javascript; charset=utf-8", etag: "\"9cdd1c65f17c9035\"", text: #"""
+/* exported Outbox, uuidv7 */
 // The outbox: submissions that could not reach the server (network error or
 // 503), kept in IndexedDB with their browser-made ids until the server has
 // stored them. Nothing else of a person's data is ever written to storage.

@@ -1,3 +1,4 @@
+/* exported Entryd */
 // Shared by every page of entryd-web: the page language, the API call with
 // the session's CSRF token, and small DOM helpers. Plain ES2017, no build step.
 "use strict";

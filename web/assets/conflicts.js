@@ -1,3 +1,4 @@
+/* global Entryd */
 // The conflicts page (admin role): Sync.ListConflicts, and Resolve keeping the
 // current value or writing the lost one back.
 "use strict";

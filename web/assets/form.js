@@ -1,3 +1,4 @@
+/* global Entryd, Outbox, uuidv7 */
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a

@@ -1,3 +1,4 @@
+/* global Entryd */
 // The list page (read role): Entries.List with search, filters and cursor
 // paging; an entry's History in a dialog.
 "use strict";

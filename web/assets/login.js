@@ -1,3 +1,4 @@
+/* global Entryd */
 // The login page: POST /api/v1/login sets the session cookie; then back to ?next=.
 "use strict";
 

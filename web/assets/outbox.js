@@ -1,3 +1,4 @@
+/* exported Outbox, uuidv7 */
 // The outbox: submissions that could not reach the server (network error or
 // 503), kept in IndexedDB with their browser-made ids until the server has
 // stored them. Nothing else of a person's data is ever written to storage.
