@@ -82,7 +82,7 @@ public struct WebSettings: Sendable, Equatable {
     }
 
     /// A setting that cannot be used: what is wrong, and the exit status.
-    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+    public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong and what to do, naming the option or key.
         public var message: String
         /// 64 on the command line, 66 a file that cannot be read, 78 in the file or the combination.
@@ -95,7 +95,7 @@ public struct WebSettings: Sendable, Equatable {
     public typealias Arguments = [(option: String, value: String?)]
 
     /// Splits `arguments` (without the program name) into options.
-    /// - Throws: ``Problem`` (usage) for an unknown option or a missing value.
+    /// - Throws: ``SettingsError`` (usage) for an unknown option or a missing value.
     public static func scan(_ arguments: [String]) throws -> Arguments {
         let flags: Set = ["--behind-proxy", "--help", "-h", "--version"]
         let valued: Set = ["--config", "--socket", "--listen", "--users", "--tls-certificate", "--tls-key"]
@@ -109,15 +109,15 @@ public struct WebSettings: Sendable, Equatable {
                 option = String(option[..<eq])
             }
             if flags.contains(option) {
-                guard value == nil else { throw Problem(message: "\(option) takes no value", code: .usage) }
+                guard value == nil else { throw SettingsError(message: "\(option) takes no value", code: .usage) }
             } else if valued.contains(option) {
                 if value == nil {
                     i += 1
-                    guard i < arguments.count else { throw Problem(message: "\(option) needs a value", code: .usage) }
+                    guard i < arguments.count else { throw SettingsError(message: "\(option) needs a value", code: .usage) }
                     value = arguments[i]
                 }
             } else {
-                throw Problem(message: "unknown option '\(option)'; see entryd-web --help", code: .usage)
+                throw SettingsError(message: "unknown option '\(option)'; see entryd-web --help", code: .usage)
             }
             result.append((option, value))
             i += 1
@@ -134,14 +134,14 @@ public struct WebSettings: Sendable, Equatable {
     /// - Parameters:
     ///   - readFile: reads a file's text, or nil when it cannot be read.
     ///   - environment: the process environment.
-    /// - Throws: ``Problem`` naming the option or the file, line and key.
+    /// - Throws: ``SettingsError`` naming the option or the file, line and key.
     public static func load(_ arguments: Arguments, environment: [String: String] = [:],
                             readFile: (String) -> String?) throws -> WebSettings {
         var settings = WebSettings()
         settings.users = WebUsers.path(option: nil, environment: environment)
         if let path = arguments.last(where: { $0.option == "--config" })?.value {
             guard let text = readFile(path) else {
-                throw Problem(message: "cannot read the configuration file \(path); check the path and its permissions", code: .noInput)
+                throw SettingsError(message: "cannot read the configuration file \(path); check the path and its permissions", code: .noInput)
             }
             try settings.apply(file: text, path: path)
             settings.configPath = path
@@ -155,8 +155,8 @@ public struct WebSettings: Sendable, Equatable {
                 continue
             }
             if option == "--config" { continue }
-            do { try settings.set(String(option.dropFirst(2)), value) } catch let p as Problem {
-                throw Problem(message: p.message.replacingOccurrences(of: "KEY", with: option), code: .usage)
+            do { try settings.set(String(option.dropFirst(2)), value) } catch let p as SettingsError {
+                throw SettingsError(message: p.message.replacingOccurrences(of: "KEY", with: option), code: .usage)
             }
         }
         try settings.check()
@@ -166,15 +166,15 @@ public struct WebSettings: Sendable, Equatable {
     private mutating func apply(file text: String, path: String) throws {
         let ini: IniFile
         do { ini = try IniFile(text: text, path: path, continuationLines: false) } catch {
-            throw Problem(message: "\(error)", code: .config)
+            throw SettingsError(message: "\(error)", code: .config)
         }
         for section in ini.sections {
             guard section.name == "web" else {
-                throw Problem(message: "\(path):\(section.line): unknown section [\(section.name)]; entryd-web reads [web] only", code: .config)
+                throw SettingsError(message: "\(path):\(section.line): unknown section [\(section.name)]; entryd-web reads [web] only", code: .config)
             }
             for item in section.items {
-                do { try set(item.key, item.value) } catch let p as Problem {
-                    throw Problem(message: "\(path):\(item.line): " + p.message.replacingOccurrences(of: "KEY", with: item.key), code: .config)
+                do { try set(item.key, item.value) } catch let p as SettingsError {
+                    throw SettingsError(message: "\(path):\(item.line): " + p.message.replacingOccurrences(of: "KEY", with: item.key), code: .config)
                 }
             }
         }
@@ -182,13 +182,13 @@ public struct WebSettings: Sendable, Equatable {
 
     private mutating func set(_ key: String, _ value: String) throws {
         func checked(_ parse: (String, ClosedRange<Int>) throws(ConfigSyntax.Invalid) -> Int, _ range: ClosedRange<Int>) throws -> Int {
-            do { return try parse(value, range) } catch { throw Problem(message: "KEY: " + error.message, code: .config) }
+            do { return try parse(value, range) } catch { throw SettingsError(message: "KEY: " + error.message, code: .config) }
         }
         switch key {
         case "listen":
             guard let address = ListenAddress(parsing: value) else {
                 let missingPort = !value.contains(":") || (value.hasPrefix("[") && !value.contains("]:"))
-                throw Problem(message: "KEY must be HOST:PORT with a numeric address or localhost (127.0.0.1:8080, [::1]:8080)"
+                throw SettingsError(message: "KEY must be HOST:PORT with a numeric address or localhost (127.0.0.1:8080, [::1]:8080)"
                               + (missingPort ? "; '\(value)' has no port" : ", not '\(value)'"), code: .config)
             }
             listen = address
@@ -200,7 +200,7 @@ public struct WebSettings: Sendable, Equatable {
             switch value {
             case "yes", "true", "1": behindProxy = true
             case "no", "false", "0": behindProxy = false
-            default: throw Problem(message: "KEY must be yes or no, not '\(value)'", code: .config)
+            default: throw SettingsError(message: "KEY must be yes or no, not '\(value)'", code: .config)
             }
         case "max-connections": maxConnections = try checked(ConfigSyntax.count, 1...65_536)
         case "max-connections-per-address": maxConnectionsPerAddress = try checked(ConfigSyntax.count, 1...65_536)
@@ -208,7 +208,7 @@ public struct WebSettings: Sendable, Equatable {
         case "session-idle": sessionIdle = try checked(ConfigSyntax.seconds, 60...2_592_000)
         case "login-attempts": loginAttempts = try checked(ConfigSyntax.count, 1...1000)
         case "idle-timeout": idleTimeout = try checked(ConfigSyntax.seconds, 1...3600)
-        default: throw Problem(message: "unknown key '\(key)'; see config/entryd-web.conf", code: .config)
+        default: throw SettingsError(message: "unknown key '\(key)'; see config/entryd-web.conf", code: .config)
         }
     }
 
@@ -216,16 +216,16 @@ public struct WebSettings: Sendable, Equatable {
     /// anything but loopback needs TLS or `--behind-proxy`.
     private func check() throws {
         if (tlsCertificate == nil) != (tlsKey == nil) {
-            throw Problem(message: "TLS needs both --tls-certificate and --tls-key (PEM files)", code: .config)
+            throw SettingsError(message: "TLS needs both --tls-certificate and --tls-key (PEM files)", code: .config)
         }
         if behindProxy, !listen.isLoopback, tlsCertificate == nil {
-            throw Problem(message: """
+            throw SettingsError(message: """
                 --behind-proxy expects the TLS proxy on this host: listen on 127.0.0.1 or [::1] (not \(listen)), \
                 or give --tls-certificate and --tls-key; see entryd-web(8)
                 """, code: .config)
         }
         if !listen.isLoopback, tlsCertificate == nil, !behindProxy {
-            throw Problem(message: """
+            throw SettingsError(message: """
                 refusing to listen on \(listen) without TLS: passwords and personal data would cross the network in clear. \
                 Give --tls-certificate and --tls-key, or put a TLS reverse proxy in front and pass --behind-proxy \
                 (see entryd-web(8)), or listen on 127.0.0.1

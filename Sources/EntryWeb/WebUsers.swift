@@ -116,7 +116,7 @@ public struct WebUsers: Sendable, Equatable {
             while let last = line.last, last == "\r" || last == " " || last == "\t" { line.removeLast() }
             let trimmed = line.drop { $0 == " " || $0 == "\t" }
             if trimmed.isEmpty || trimmed.hasPrefix("#") { lines.append(.text(String(line))); continue }
-            func bad(_ problem: WebUsersError.Problem) -> WebUsersError { .malformed(path: path, line: number, problem: problem) }
+            func bad(_ problem: WebUsersError.LineProblem) -> WebUsersError { .malformed(path: path, line: number, problem: problem) }
             let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3 else { throw bad(.notThreeParts) }
             let name = String(parts[0]), roleText = String(parts[1]), hash = String(parts[2])
@@ -300,7 +300,7 @@ public struct WebUsers: Sendable, Equatable {
 /// never in it. entryctl prints its own zh and en words for each case.
 public enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong with a line.
-    public enum Problem: Sendable, Equatable {
+    public enum LineProblem: Sendable, Equatable {
         /// The line is not `NAME:ROLE:HASH`.
         case notThreeParts
         /// The name breaks the rule of `ActorName.isValid(_:)` (EntryProtocol).
@@ -318,7 +318,7 @@ public enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file could not be read (`errno`).
     case unreadable(path: String, errno: Int32)
     /// Line `line` (from 1) is wrong; the file is left as it is.
-    case malformed(path: String, line: Int, problem: Problem)
+    case malformed(path: String, line: Int, problem: LineProblem)
     /// A user of that name exists (entryctl: give `--replace` to change it).
     case exists(name: String)
     /// No user has that name.

@@ -27,7 +27,7 @@ enum WebDaemon {
             settings = try WebSettings.load(try WebSettings.scan(arguments), environment: environment) {
                 try? String(contentsOfFile: $0, encoding: .utf8)
             }
-        } catch let problem as WebSettings.Problem {
+        } catch let problem as WebSettings.SettingsError {
             log.error(problem.message)
             exit(problem.code.rawValue)
         } catch {

@@ -316,8 +316,8 @@ import Testing
         #expect(withDefault.users == "/file/users" && withDefault.configPath == WebSettings.defaultConfigPath)
         #expect(try WebSettings.load(try WebSettings.scan(["--users", "/opt/u"]), environment: env) { _ in nil }.users == "/opt/u")
 
-        func problem(_ args: [String], file: String? = nil) -> WebSettings.Problem? {
-            do { _ = try WebSettings.load(try WebSettings.scan(args)) { _ in file }; return nil } catch { return error as? WebSettings.Problem }
+        func problem(_ args: [String], file: String? = nil) -> WebSettings.SettingsError? {
+            do { _ = try WebSettings.load(try WebSettings.scan(args)) { _ in file }; return nil } catch { return error as? WebSettings.SettingsError }
         }
         #expect(problem(["--nope"])?.code == .usage)
         #expect(problem(["--listen"])?.message == "--listen needs a value")

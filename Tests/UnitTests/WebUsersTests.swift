@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test("a bad line is named by file and line, says what to do, and never shows the hash", arguments: [
-        ("alice:admin\n", 1, WebUsersError.Problem.notThreeParts),
+        ("alice:admin\n", 1, WebUsersError.LineProblem.notThreeParts),
         ("# c\nalice:boss:$argon2id$x\n", 2, .badRole("boss")),
         ("# c\n\nalice:none:$argon2id$x\n", 3, .badRole("none")),
         ("a b:read:$argon2id$x\n", 1, .badName("a b")),
@@ -72,7 +72,7 @@ import Testing
         ("alice:read:\n", 1, .badHash),
         ("alice:read:$argon2id$x\nbob:read:$argon2id$y\nalice:write:$argon2id$z\n", 3, .duplicate(name: "alice", firstLine: 1)),
     ])
-    func parseBad(text: String, line: Int, problem: WebUsersError.Problem) {
+    func parseBad(text: String, line: Int, problem: WebUsersError.LineProblem) {
         #expect(throws: WebUsersError.malformed(path: "/srv/users", line: line, problem: problem)) {
             try WebUsers(parsing: text, path: "/srv/users")
         }
