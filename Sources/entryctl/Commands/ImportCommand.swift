@@ -29,7 +29,7 @@ struct ImportRequest {
 }
 
 /// One input row on its way to the daemon.
-struct ImportRow {
+struct InputRow {
     /// What it was in the input, for the rejects report.
     enum Echo {
         case csv([String])
@@ -283,11 +283,11 @@ final class ImportRun {
     // MARK: Reading
 
     /// The next input row, or `nil` at the end.
-    func nextRow() throws -> ImportRow? {
+    func nextRow() throws -> InputRow? {
         switch format {
         case .csv:
             guard let record = try csv!.next() else { return nil }
-            var row = ImportRow(element: DataColumns.importElement(record.fields, columns: columns,
+            var row = InputRow(element: DataColumns.importElement(record.fields, columns: columns,
                                                                   spreadsheetSafe: csv!.hadByteOrderMark), form: nil,
                                 line: record.line, echo: .csv(record.fields))
             if record.fields.count != columns.count {
@@ -300,7 +300,7 @@ final class ImportRun {
             guard let line = try lines!.next() else { return nil }
             guard let object = try? JSON.parse(line.bytes), case .object = object else {
                 let text = String(decoding: line.bytes, as: UTF8.self)
-                return ImportRow(element: .object([]), form: nil, line: line.line, echo: .text(text),
+                return InputRow(element: .object([]), form: nil, line: line.line, echo: .text(text),
                                  problems: [problem("", "invalid-format", Localized(zh: "这一行不是 JSON 对象", en: "the line is not a JSON object"))])
             }
             return jsonRow(object, line: line.line)
@@ -309,7 +309,7 @@ final class ImportRun {
             jsonIndex += 1
             let object = jsonRows[jsonIndex - 1]
             guard case .object = object else {
-                return ImportRow(element: .object([]), form: nil, line: jsonIndex, echo: .json(object),
+                return InputRow(element: .object([]), form: nil, line: jsonIndex, echo: .json(object),
                                  problems: [problem("", "invalid-format", Localized(zh: "这个元素不是 JSON 对象", en: "the element is not a JSON object"))])
             }
             return jsonRow(object, line: jsonIndex)
@@ -319,7 +319,7 @@ final class ImportRun {
     /// A row from a JSON object: `id`, `fields`, `deleted` and `form` are read, the rest ignored.
     /// Keys of `fields` may be field labels in zh or en, as CSV headers may
     /// (for the default or `--form` form): they are sent as field names.
-    func jsonRow(_ object: JSON, line: Int) -> ImportRow {
+    func jsonRow(_ object: JSON, line: Int) -> InputRow {
         var members: [(String, JSON)] = []
         var repeated: Localized?
         for key in ["id", "fields", "deleted"] {
@@ -339,20 +339,20 @@ final class ImportRun {
             members.append((key, v))
         }
         if let repeated {
-            return ImportRow(element: .object(members.filter { $0.0 != "fields" } + [("fields", .object([]))]),
+            return InputRow(element: .object(members.filter { $0.0 != "fields" } + [("fields", .object([]))]),
                              form: object["form"]?.stringValue, line: line, echo: .json(object),
                              problems: [problem("fields", "invalid-format", repeated)])
         }
         if object["fields"] == nil {
             // A flat object ({"name": …, "birthday": …}) would otherwise be refused field by field as empty.
-            return ImportRow(element: .object(members + [("fields", .object([]))]), form: object["form"]?.stringValue,
+            return InputRow(element: .object(members + [("fields", .object([]))]), form: object["form"]?.stringValue,
                              line: line, echo: .json(object), problems: [problem("fields", "invalid-format", Localized(
                                  zh: "这个元素没有 \"fields\" 对象：每个条目请写成 {\"fields\": {\"name\": …}}"
                                      + "（即 `entryctl export --format json` 写出的形式），\"id\" 和 \"deleted\" 可选",
                                  en: "the element has no \"fields\" object: write each entry as {\"fields\": {\"name\": …}} "
                                      + "(the shape `entryctl export --format json` writes), with optional \"id\" and \"deleted\""))])
         }
-        return ImportRow(element: .object(members), form: object["form"]?.stringValue, line: line, echo: .json(object))
+        return InputRow(element: .object(members), form: object["form"]?.stringValue, line: line, echo: .json(object))
     }
 
     /// A wire-shaped Problem made by entryctl.
@@ -363,11 +363,11 @@ final class ImportRun {
     }
 
     /// The form a row goes to: `--form`, else its own `form`, else the default form.
-    func form(of row: ImportRow) -> String { request.form ?? row.form ?? defaultForm }
+    func form(of row: InputRow) -> String { request.form ?? row.form ?? defaultForm }
 
     /// Gives a row without an id its derived id (``DataColumns/derivedID(form:fields:)``).
     /// With `--new-ids` the row is left as it is (the daemon makes a UUIDv7).
-    func withID(_ row: ImportRow) -> ImportRow {
+    func withID(_ row: InputRow) -> InputRow {
         guard !request.newIDs, row.element["id"] == nil, case .object(var members) = row.element else { return row }
         let fields: [(String, String)] = {
             guard case .object(let f)? = row.element["fields"] else { return [] }
@@ -382,7 +382,7 @@ final class ImportRun {
     // MARK: Sending
 
     func importInBatches() throws {
-        var pending: [ImportRow] = []
+        var pending: [InputRow] = []
         var pendingForm = ""
         func flush() throws {
             guard !pending.isEmpty else { return }
@@ -405,7 +405,7 @@ final class ImportRun {
     }
 
     /// One Import call (split in halves while the message would pass max-message-size).
-    func send(_ batch: [ImportRow], form: String, atomic: Bool = false) throws {
+    func send(_ batch: [InputRow], form: String, atomic: Bool = false) throws {
         let parameters = params(("form", .string(form)), ("entries", .array(batch.map(\.element))),
                                 ("atomic", atomic ? .bool(true) : nil), ("locale", session.locale))
         let size = VarlinkCall(.entriesImport, parameters: parameters).encoded.count
@@ -433,7 +433,7 @@ final class ImportRun {
     }
 
     /// `--dry-run`: Check each row, pipelined (every call of the batch sent before the replies are read).
-    func check(_ batch: [ImportRow], form: String) throws {
+    func check(_ batch: [InputRow], form: String) throws {
         let connection = try session.open()
         var local: [Int: [JSON]] = [:]
         for (k, row) in batch.enumerated() {
@@ -458,8 +458,8 @@ final class ImportRun {
 
     /// `--atomic`: every row in one Import call, or nothing sent at all.
     func importAtomically() throws {
-        var all: [ImportRow] = []
-        var early: [(ImportRow, [JSON])] = []
+        var all: [InputRow] = []
+        var early: [(InputRow, [JSON])] = []
         while let raw = try nextRow() {
             rows += 1
             if !raw.problems.isEmpty { early.append((raw, raw.problems)); continue }
@@ -482,7 +482,7 @@ final class ImportRun {
     // MARK: Reporting
 
     /// Counts a rejected row and writes it to the report (or keeps it for stderr).
-    func reject(_ row: ImportRow, _ problems: [JSON]) throws {
+    func reject(_ row: InputRow, _ problems: [JSON]) throws {
         rejected += 1
         let texts = problems.map { p -> String in
             let field = p["field"]?.stringValue ?? ""
