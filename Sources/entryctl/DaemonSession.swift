@@ -77,8 +77,8 @@ final class DaemonSession {
     /// the labels of each choice field's options (`Options`, read as export reads
     /// them: ``DataColumns/valueLabels(options:)``), for showing stored values;
     /// empty parts when the daemon cannot answer, so callers fall back to names and codes.
-    func fieldNames(form: String?, choiceLabels: Bool = true) -> FieldNames {
-        var names = FieldNames()
+    func fieldNames(form: String?, choiceLabels: Bool = true) -> FieldDisplay {
+        var names = FieldDisplay()
         guard let reply = try? call(.formsGetForm, params(("name", form.json), ("locale", locale))),
               let fields = reply["form"]?["fields"]?.arrayValue else { return names }
         for field in fields {

@@ -4,7 +4,7 @@ import EntryClient
 
 /// A form's fields as `history` shows them: labels in the locale, and values as
 /// people read them (`CN` → 中国, `440100` → 广州市, a choice's label).
-struct FieldNames {
+struct FieldDisplay {
     /// (name, label) in navigation order.
     var labels: [(name: String, label: String)] = []
     /// Each field's wire `FieldType`.
@@ -42,7 +42,7 @@ enum HistoryView {
     /// the one the change's `base` HLC names, so a change that lost a conflict
     /// shows what it replaced on its own node (`…` when that change is not
     /// listed). Members of a field group the change wrote unchanged are left out.
-    static func lines(_ changes: [JSON], names: FieldNames, locale: EntryLocale) -> [String] {
+    static func lines(_ changes: [JSON], names: FieldDisplay, locale: EntryLocale) -> [String] {
         var setBy: [String: [String: String]] = [:]  // hlc → fields it set
         for change in changes {
             if let hlc = change["hlc"]?.stringValue { setBy[hlc] = EntryView.stringMap(change["fields"]) }
