@@ -92,7 +92,7 @@ public enum OpenAPIDocument {
             if let owner = interfaces.first(where: { $0.type(name) != nil }) { return "\(owner.name).\(name)" }
             return "\(interface).\(name)"
         }
-        func schema(_ type: VarlinkIDL.FieldType, in interface: String) -> JSON { Self.schema(type, in: interface, resolve: resolve) }
+        func schema(_ type: VarlinkIDL.VarlinkType, in interface: String) -> JSON { Self.schema(type, in: interface, resolve: resolve) }
         var tags: [JSON] = [.object([("name", .string("session")), ("description", .string("Logging in and out."))])]
         for interface in interfaces {
             let q = interface.name
@@ -223,8 +223,8 @@ public enum OpenAPIDocument {
 
     /// The JSON Schema of a varlink type; a named type becomes a `$ref` to the
     /// component `resolve(interface, name)` names (by default `INTERFACE.NAME`).
-    static func schema(_ type: VarlinkIDL.FieldType, in interface: String, resolve: (String, String) -> String = { "\($0).\($1)" }) -> JSON {
-        func schema(_ type: VarlinkIDL.FieldType, in interface: String) -> JSON { Self.schema(type, in: interface, resolve: resolve) }
+    static func schema(_ type: VarlinkIDL.VarlinkType, in interface: String, resolve: (String, String) -> String = { "\($0).\($1)" }) -> JSON {
+        func schema(_ type: VarlinkIDL.VarlinkType, in interface: String) -> JSON { Self.schema(type, in: interface, resolve: resolve) }
         switch type {
         case .string: return .object([("type", .string("string"))])
         case .int: return .object([("type", .string("integer")), ("format", .string("int64"))])

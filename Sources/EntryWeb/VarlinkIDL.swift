@@ -13,7 +13,7 @@ import EntryProtocol
 /// newlines.
 public struct VarlinkIDL: Sendable, Equatable {
     /// A field type.
-    public indirect enum FieldType: Sendable, Equatable {
+    public indirect enum VarlinkType: Sendable, Equatable {
         /// `string`.
         case string
         /// `int` (a JSON integer; entryd's are 64-bit).
@@ -25,11 +25,11 @@ public struct VarlinkIDL: Sendable, Equatable {
         /// `object`: any JSON object.
         case object
         /// `?T`: may be absent (or null).
-        case optional(FieldType)
+        case optional(VarlinkType)
         /// `[]T`: an array.
-        case array(FieldType)
+        case array(VarlinkType)
         /// `[string]T`: an object with any keys and values of type T.
-        case map(FieldType)
+        case map(VarlinkType)
         /// A type declared with `type NAME` in the same interface.
         case named(String)
         /// An inline struct `(a: T, b: U)`.
@@ -43,7 +43,7 @@ public struct VarlinkIDL: Sendable, Equatable {
         /// The member name.
         public let name: String
         /// Its type.
-        public let type: FieldType
+        public let type: VarlinkType
         /// The doc comment above it, or "".
         public let doc: String
     }
@@ -54,8 +54,8 @@ public struct VarlinkIDL: Sendable, Equatable {
         public let name: String
         /// The doc comment, or "".
         public let doc: String
-        /// ``FieldType/structure(_:)`` or ``FieldType/enumeration(_:)``.
-        public let type: FieldType
+        /// ``VarlinkType/structure(_:)`` or ``VarlinkType/enumeration(_:)``.
+        public let type: VarlinkType
     }
 
     /// `method NAME (parameters) -> (reply)`.
@@ -253,7 +253,7 @@ private struct Parser {
     }
 
     /// `( … )`: a struct when it is empty or its first member has a type, else an enum.
-    mutating func inlineType() throws(VarlinkIDLError) -> VarlinkIDL.FieldType {
+    mutating func inlineType() throws(VarlinkIDLError) -> VarlinkIDL.VarlinkType {
         try expect("(")
         if peek() == .mark(")") { _ = try take(); return .structure([]) }
         if peek(1) == .mark(":") {
@@ -278,7 +278,7 @@ private struct Parser {
     }
 
     /// A field type: `?T`, `[]T`, `[string]T`, a primitive, a type name or an inline struct or enum.
-    mutating func type() throws(VarlinkIDLError) -> VarlinkIDL.FieldType {
+    mutating func type() throws(VarlinkIDLError) -> VarlinkIDL.VarlinkType {
         switch peek() {
         case .mark("?")?:
             _ = try take()
