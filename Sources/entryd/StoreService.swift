@@ -123,7 +123,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
         do {
             notifier.send("STATUS=connecting to the PostgreSQL database")
             try FileManager.default.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true)
-            let store = try PostgresStore.open(
+            let store = try PostgresStoreFactory.open(
                 uri: databasePath, markerDirectory: settings.stateDirectory, instance: settings.instance,
                 progress: { [notifier, log] version, total in
                     notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")

@@ -17,7 +17,7 @@ import EntryProtocol
     /// Instance `n` of the database `db`: its own marker file in `directory`.
     static func instance(_ db: TestPostgresDatabase, _ n: Int, in directory: TestDatabase, readers: Int = 2,
                          wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> EntryStore {
-        try PostgresStore.open(uri: db.databaseURI, markerDirectory: directory.directory, instance: "i\(n)", readers: readers,
+        try PostgresStoreFactory.open(uri: db.databaseURI, markerDirectory: directory.directory, instance: "i\(n)", readers: readers,
                                wallClock: wallClock)
     }
 
@@ -30,7 +30,7 @@ import EntryProtocol
         let directory = place.directory
         runThreads(4) { n in
             do {
-                let store = try PostgresStore.open(uri: db.databaseURI, markerDirectory: directory, instance: "i\(n)", readers: 1)
+                let store = try PostgresStoreFactory.open(uri: db.databaseURI, markerDirectory: directory, instance: "i\(n)", readers: 1)
                 opened.with { $0[n] = store }
             } catch { errors.with { $0.append("\(error)") } }
         }
@@ -425,7 +425,7 @@ import EntryProtocol
         let after = try store.verifyErasure(id: e.id, values: [name, name + "2"])
         #expect(after.erasure?.entry == e.id)
         #expect(after.payloadRows == 0)
-        #expect(after.files.count == PostgresServer.tables.count)
+        #expect(after.files.count == PostgresStoreServer.tables.count)
         #expect(after.files.allSatisfy { $0.hits == 0 && $0.exists }, "\(after.files.filter { $0.hits > 0 })")
         let left = try scanFiles([name, name + "2"])
         #expect(left == [], "no file of the database holds an erased value: \(left)")

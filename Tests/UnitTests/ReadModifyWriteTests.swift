@@ -25,7 +25,7 @@ import EntryModel
         case .postgres:
             let db = try place.postgres()
             let stores: [any LedgerStore] = try (0..<2).map { n in
-                try PostgresStore.open(uri: db.databaseURI, markerDirectory: place.directory, instance: "i\(n)", readers: 2)
+                try PostgresStoreFactory.open(uri: db.databaseURI, markerDirectory: place.directory, instance: "i\(n)", readers: 2)
             }
             return (stores, stores, place)
         }

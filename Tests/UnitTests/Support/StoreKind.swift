@@ -16,7 +16,7 @@ import Testing
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     /// ``EntryStore``: the SQLite database `entries.db` in the place's directory.
     case sqlite
-    /// ``EntryStore`` on PostgreSQL (``PostgresStore``): a database of its own
+    /// ``EntryStore`` on PostgreSQL (``PostgresStoreFactory``): a database of its own
     /// on the test server (``TestPostgres``), the instance's marker in the place's directory.
     case postgres
 
@@ -32,7 +32,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         switch self {
         case .sqlite: try EntryStore(path: place.path, readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
         case .postgres:
-            try PostgresStore.open(uri: try place.postgres().databaseURI, markerDirectory: place.directory, instance: "test",
+            try PostgresStoreFactory.open(uri: try place.postgres().databaseURI, markerDirectory: place.directory, instance: "test",
                                    readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
         }
     }
@@ -83,7 +83,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             let file = place.directory + "/copy.dump"
             try source.postgres().client("pg_dump", ["--format=custom", "--file=" + file])
             try place.postgres().client("pg_restore", ["--no-owner", "--exit-on-error", file])
-            return try PostgresStore.open(uri: try place.postgres().databaseURI, markerDirectory: place.directory, instance: "test",
+            return try PostgresStoreFactory.open(uri: try place.postgres().databaseURI, markerDirectory: place.directory, instance: "test",
                                           readers: 2, copies: .newNode)
         }
     }

@@ -7,7 +7,7 @@ import EntryModel
 /// server, so entries, the change log, conflicts, peers and checkpoints live
 /// in PostgreSQL with the same semantics as on SQLite, and any number of
 /// entryd instances on one database serve as one node.
-public enum PostgresStore {
+public enum PostgresStoreFactory {
     /// How long a writer may sit idle inside a transaction before the server
     /// ends it, in seconds: the longest one stalled instance can hold the
     /// others' writes.
@@ -41,7 +41,7 @@ public enum PostgresStore {
         var session = ["SET idle_in_transaction_session_timeout = '\(writerStallSeconds)s'"]
         if try writer.execute("SHOW synchronous_commit").rows.first?.first == "off" { session.append("SET synchronous_commit TO on") }
         try writer.setSession(session)
-        let server = try PostgresServer(uri: uri, on: writer, markerDirectory: markerDirectory, instance: instance)
+        let server = try PostgresStoreServer(uri: uri, on: writer, markerDirectory: markerDirectory, instance: instance)
         let pool = try (0..<max(1, readers)).map { _ in PGDatabase(try PGConnection(uri: uri)) }
         return try EntryStore(server: server, writer: PGDatabase(writer), readers: pool, schemaVersion: PostgresSchema.all.count,
                               wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
@@ -51,7 +51,7 @@ public enum PostgresStore {
 /// The database server behind a PostgreSQL store: its shared change log
 /// (``ChangeFeed``'s counter row), its identity, commits of other instances
 /// (`LISTEN`), dead rows (`VACUUM`), and the erasure proof in SQL.
-final class PostgresServer: StoreServer, @unchecked Sendable {
+final class PostgresStoreServer: StoreServer, @unchecked Sendable {
     let uri: String
     let location: String
     let home: String
