@@ -81,7 +81,7 @@ extension Gateway {
             byCookie = true
         }
         guard let token, let session = sessions.session(token: token) else { throw WebError.authenticationRequired }
-        guard let account = users.account(named: session.user), account.stamp == session.stamp, account.role > .none else {
+        guard let account = users.account(named: session.user), account.credentialStamp == session.stamp, account.role > .none else {
             // Removed, or a new password (or removed and added again): the old sessions end.
             sessions.close(token: session.token)
             throw WebError.authenticationRequired

@@ -2,33 +2,13 @@ import EntryModel
 import EntryProtocol
 import Foundation
 
-/// A web user as a session sees it.
-public struct WebAccount: Sendable, Equatable {
-    /// The name as the users file spells it (recorded as `web:NAME`).
-    public var name: String
-    /// What the user may do.
-    public var role: Role
-    /// Changes when the password does (``WebUser/credentialStamp``).
-    public var stamp: String
-
-    /// - Parameters:
-    ///   - name: the name as stored.
-    ///   - role: the role.
-    ///   - stamp: the credential stamp.
-    public init(name: String, role: Role, stamp: String) {
-        self.name = name
-        self.role = role
-        self.stamp = stamp
-    }
-}
-
 /// The web users the gateway knows (the file `entryctl web-user` manages).
-public protocol UserDirectory: Sendable {
+public protocol WebUserStore: Sendable {
     /// The account of `name` when `password` is theirs, else nil. Names match
     /// scalar by scalar. Takes as long for an unknown name as for a wrong password.
-    func verify(name: String, password: String) -> WebAccount?
+    func verify(name: String, password: String) -> WebUser?
     /// The current account named `name` (exactly as stored), or nil when it no longer exists.
-    func account(named name: String) -> WebAccount?
+    func account(named name: String) -> WebUser?
 }
 
 /// What the gateway exposes and to whom: the role each varlink method needs
@@ -84,7 +64,7 @@ public final class Gateway: Sendable {
     static let api = "/api/v1/"
 
     let link: any DaemonLink
-    let users: any UserDirectory
+    let users: any WebUserStore
     let policy: MethodPolicy
     let sessions: SessionStore
     let limiter: LoginLimiter
@@ -103,7 +83,7 @@ public final class Gateway: Sendable {
     ///   - settings: TLS, proxy and size settings.
     ///   - openAPI: the OpenAPI document served at `/api/v1/openapi.json`.
     ///   - log: where refusals worth an operator's eye go.
-    public init(link: any DaemonLink, users: any UserDirectory, policy: MethodPolicy, sessions: SessionStore,
+    public init(link: any DaemonLink, users: any WebUserStore, policy: MethodPolicy, sessions: SessionStore,
                 limiter: LoginLimiter, settings: Settings, openAPI: @escaping @Sendable () -> JSON, log: Log) {
         self.link = link
         self.users = users
@@ -202,7 +182,7 @@ public final class Gateway: Sendable {
             // The feed ends when its session does (logout, idle, a removed user, a new password).
             let token = session.token, stamp = session.stamp, user = session.user
             let allowed: @Sendable () -> Bool = { [sessions, users] in
-                sessions.isOpen(token: token) && users.account(named: user).map { $0.stamp == stamp && $0.role >= .read } == true
+                sessions.isOpen(token: token) && users.account(named: user).map { $0.credentialStamp == stamp && $0.role >= .read } == true
             }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
                                                        ("X-Accel-Buffering", "no")],

@@ -44,8 +44,8 @@ public final class SessionStore: @unchecked Sendable {
     }
 
     /// A new session for `account`.
-    public func open(_ account: WebAccount) -> WebSession {
-        let session = WebSession(token: PasswordHash.token(), user: account.name, stamp: account.stamp,
+    public func open(_ account: WebUser) -> WebSession {
+        let session = WebSession(token: PasswordHash.token(), user: account.name, stamp: account.credentialStamp,
                                  csrf: PasswordHash.token(), lastUsed: clock())
         lock.lock()
         defer { lock.unlock() }

@@ -102,9 +102,9 @@ enum WebDaemon {
             }
             tls = (key, certificate)
         }
-        let users: UsersFile
+        let users: WebUserFile
         do {
-            users = try UsersFile(path: settings.users, log: log)
+            users = try WebUserFile(path: settings.users, log: log)
         } catch {
             throw StartFailure(message: "\(error)", code: .config)
         }

@@ -32,14 +32,14 @@ import Testing
         func close() {}
     }
 
-    final class FakeUsers: UserDirectory, @unchecked Sendable {
+    final class FakeUsers: WebUserStore, @unchecked Sendable {
         var users: [String: (Role, String)]
         init(users: [String: (Role, String)]) { self.users = users }
-        func verify(name: String, password: String) -> WebAccount? {
+        func verify(name: String, password: String) -> WebUser? {
             guard let (role, p) = users[name], p == password else { return nil }
-            return WebAccount(name: name, role: role, stamp: p)
+            return WebUser(name: name, role: role, passwordHash: p)
         }
-        func account(named name: String) -> WebAccount? { users[name].map { WebAccount(name: name, role: $0.0, stamp: $0.1) } }
+        func account(named name: String) -> WebUser? { users[name].map { WebUser(name: name, role: $0.0, passwordHash: $0.1) } }
     }
 
     static let policy = MethodPolicy(roleOf: { method in

@@ -7,7 +7,7 @@ import Foundation
 /// user's sessions (and live feeds) end at their next request, a new password
 /// ends the old sessions, a changed role applies at once.
 /// Thread-safe.
-public final class UsersFile: UserDirectory, @unchecked Sendable {
+public final class WebUserFile: WebUserStore, @unchecked Sendable {
     /// The file's path.
     public let path: String
     private let lock = NSLock()
@@ -61,18 +61,13 @@ public final class UsersFile: UserDirectory, @unchecked Sendable {
         return users
     }
 
-    /// See ``UserDirectory/verify(name:password:)``.
-    public func verify(name: String, password: String) -> WebAccount? {
-        current().verify(name: name, password: password).map(\.account)
+    /// See ``WebUserStore/verify(name:password:)``.
+    public func verify(name: String, password: String) -> WebUser? {
+        current().verify(name: name, password: password)
     }
 
-    /// See ``UserDirectory/account(named:)``.
-    public func account(named name: String) -> WebAccount? {
-        current().user(named: name)?.account
+    /// See ``WebUserStore/account(named:)``.
+    public func account(named name: String) -> WebUser? {
+        current().user(named: name)
     }
-}
-
-extension WebUser {
-    /// The user as a session sees it.
-    var account: WebAccount { WebAccount(name: name, role: role, stamp: credentialStamp) }
 }
