@@ -7,10 +7,10 @@ import EntryClient
 /// A command runs in three steps, as swift-argument-parser's do: the scanner
 /// parses the arguments, ``prepare`` validates them into an ``Action`` (no
 /// connection yet, so a usage error never waits for the daemon), and the
-/// action runs against a ``DaemonSession``.
+/// action runs against a ``DaemonConnection``.
 struct Command: Sendable {
     /// Runs a validated command.
-    typealias Action = (DaemonSession) throws -> Void
+    typealias Action = (DaemonConnection) throws -> Void
 
     let name: String
     /// One line for the command list, a sentence ending in a period, in both languages.

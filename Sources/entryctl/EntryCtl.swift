@@ -55,7 +55,7 @@ enum EntryCtl {
             if globals.help { Terminal.out(Help.text(for: command, locale: locale)); return 0 }
             if globals.version { Terminal.out("entryctl \(EntrydVersion.string)\n"); return 0 }
             let action = try command.prepare(CommandInput(scanned: after, globals: globals, environment: environment))
-            try action(DaemonSession(globals: globals, environment: environment))
+            try action(DaemonConnection(globals: globals, environment: environment))
             return ExitCode.success.rawValue
         } catch {
             return Terminal.fail(FailureReport(for: error, usage: usage, locale: locale))

@@ -19,8 +19,8 @@ final class Listener: @unchecked Sendable {
     private let lock = NSCondition()
     private var open: Set<Int32> = []
     /// The session serving each open connection, once its thread has made it
-    /// (``stop(deadline:)`` asks each to end through ``Session/requestShutdown()``).
-    private var sessions: [Int32: Session] = [:]
+    /// (``stop(deadline:)`` asks each to end through ``ClientConnection/requestShutdown()``).
+    private var sessions: [Int32: ClientConnection] = [:]
     private var stopping = false
     private var policy: AccessPolicy
     /// A pipe whose read end wakes ``run()`` for ``stop()``.
@@ -114,7 +114,7 @@ final class Listener: @unchecked Sendable {
             // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
             let caller = SocketCredentials.caller(of: client, access: policy)
             log.debug("client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
-            let session = Session(fd: client, caller: caller, handler: service, limits: limits, log: { [log] event in
+            let session = ClientConnection(fd: client, caller: caller, handler: service, limits: limits, log: { [log] event in
                 log.debug("client fd=\(client) pid=\(caller.pid): \(event)")
             })
             lock.lock()
@@ -191,7 +191,7 @@ final class Listener: @unchecked Sendable {
         lock.lock()
         let drained = open.count
         // Each session reads no more, answers the call it is in and stops a stream (which
-        // never ends by itself); see Session.requestShutdown(). A connection whose session
+        // never ends by itself); see ClientConnection.requestShutdown(). A connection whose session
         // is not made yet only has its read side ended: the session then sees the end.
         for client in open {
             if let session = sessions[client] { session.requestShutdown() } else { shutdown(client, Int32(SHUT_RD)) }

@@ -12,7 +12,7 @@ import EntryClient
 
 /// The gateway role (entryd-web, issue 18): the `actor` a gateway names is
 /// recorded as `web:NAME`; no one else may send `actor`; a gateway never gets
-/// the peer-only methods. Over a real socket and ``Session``, so pipelined
+/// the peer-only methods. Over a real socket and ``ClientConnection``, so pipelined
 /// Adds (``EntryService/begin(_:)``) are covered too.
 @Suite struct GatewayTests {
     static let gateway = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "entryd-web", role: .admin, isGateway: true)

@@ -10,7 +10,7 @@ import Testing
 @testable import EntryServer
 @testable import EntryClient
 
-/// An in-process daemon: the real ``EntryService`` and ``Session`` behind a
+/// An in-process daemon: the real ``EntryService`` and ``ClientConnection`` behind a
 /// Unix socket, so tests can talk varlink to it and still read the store's
 /// commit counter.
 final class SocketDaemon: @unchecked Sendable {
@@ -34,7 +34,7 @@ final class SocketDaemon: @unchecked Sendable {
                 let client = accept(fd, nil, nil)
                 if client < 0 { if errno == EINTR { continue } else { return } }
                 Thread {
-                    Session(fd: client, caller: caller, handler: service, limits: Limits()).run()
+                    ClientConnection(fd: client, caller: caller, handler: service, limits: Limits()).run()
                     close(client)
                 }.start()
             }

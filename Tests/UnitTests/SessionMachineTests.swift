@@ -6,7 +6,7 @@ import Testing
 @testable import EntryServer
 @testable import EntryClient
 
-/// The session's protocol rules (Server/SessionMachine.swift), driven without
+/// The session's protocol rules (Server/ConnectionMachine.swift), driven without
 /// sockets: each test feeds events with the time it chooses (a `Duration`
 /// since the session began) and checks the exact actions that come back.
 @Suite struct SessionMachineTests {
@@ -32,8 +32,8 @@ import Testing
     static func wire(_ calls: VarlinkCall...) -> [UInt8] { calls.flatMap(\.encoded) }
 
     /// A machine that has started and is reading (at time 0).
-    static func reading(maxStartedCalls: Int = Session.maxStartedCalls) -> SessionMachine {
-        var machine = SessionMachine(limits: limits, maxStartedCalls: maxStartedCalls)
+    static func reading(maxStartedCalls: Int = ClientConnection.maxStartedCalls) -> ConnectionMachine {
+        var machine = ConnectionMachine(limits: limits, maxStartedCalls: maxStartedCalls)
         #expect(machine.next(now: .zero) == .read(timeout: idle))
         return machine
     }
@@ -125,7 +125,7 @@ import Testing
         #expect(m.callCompleted(1, error: nil, now: .zero) == .begin(2, c))
         #expect(m.callBegun(2, .started, now: .zero) == .finish(2))
         #expect(m.callCompleted(2, error: nil, now: .zero) == .read(timeout: Self.idle))
-        #expect(Session.maxStartedCalls == 256)
+        #expect(ClientConnection.maxStartedCalls == 256)
     }
 
     @Test("streaming with more: replies with continues go out as sent, the first one starts the stream once per connection, then the end")
@@ -242,7 +242,7 @@ import Testing
 
     @Test("a client that stops reading: once a write fails (send timeout), nothing more is written, started calls are finished silently, then close")
     func clientStopsReading() {
-        #expect(Session.sendTimeout == .seconds(30))
+        #expect(ClientConnection.sendTimeout == .seconds(30))
         var m = Self.reading()
         let (a, b, c) = (Self.add("a"), Self.add("b"), Self.add("c"))
         #expect(m.bytesRead(Self.wire(a, b, c, Self.get), now: .zero) == .begin(0, a))
@@ -333,20 +333,20 @@ import Testing
 
     @Test("close reasons keep the daemon's debug log texts")
     func closeLogTexts() {
-        #expect(SessionMachine.CloseReason.idleTimeout.logText(idleTimeoutSeconds: 300) == "idle for 300s, closing")
-        #expect(SessionMachine.CloseReason.messageTooLarge.logText(idleTimeoutSeconds: 300) == "message over max-message-size, closing")
-        #expect(SessionMachine.CloseReason.undecodableMessage.logText(idleTimeoutSeconds: 300) == "undecodable message, closing")
-        #expect(SessionMachine.CloseReason.clientHungUp(midMessage: true).logText(idleTimeoutSeconds: 300) == "client hung up mid-message")
-        #expect(SessionMachine.CloseReason.clientHungUp(midMessage: false).logText(idleTimeoutSeconds: 300) == nil)
-        #expect(SessionMachine.CloseReason.clientGone.logText(idleTimeoutSeconds: 300) == nil)
+        #expect(ConnectionMachine.CloseReason.idleTimeout.logText(idleTimeoutSeconds: 300) == "idle for 300s, closing")
+        #expect(ConnectionMachine.CloseReason.messageTooLarge.logText(idleTimeoutSeconds: 300) == "message over max-message-size, closing")
+        #expect(ConnectionMachine.CloseReason.undecodableMessage.logText(idleTimeoutSeconds: 300) == "undecodable message, closing")
+        #expect(ConnectionMachine.CloseReason.clientHungUp(midMessage: true).logText(idleTimeoutSeconds: 300) == "client hung up mid-message")
+        #expect(ConnectionMachine.CloseReason.clientHungUp(midMessage: false).logText(idleTimeoutSeconds: 300) == nil)
+        #expect(ConnectionMachine.CloseReason.clientGone.logText(idleTimeoutSeconds: 300) == nil)
     }
 
     @Test("socket timeouts are whole milliseconds, rounded up, never 0 (which would mean none)")
     func socketTimeoutMilliseconds() {
-        #expect(Session.milliseconds(.seconds(300)) == 300_000)
-        #expect(Session.milliseconds(.milliseconds(1500)) == 1500)
-        #expect(Session.milliseconds(.microseconds(1500)) == 2)
-        #expect(Session.milliseconds(.nanoseconds(1)) == 1)
-        #expect(Session.milliseconds(.zero) == 1)
+        #expect(ClientConnection.milliseconds(.seconds(300)) == 300_000)
+        #expect(ClientConnection.milliseconds(.milliseconds(1500)) == 1500)
+        #expect(ClientConnection.milliseconds(.microseconds(1500)) == 2)
+        #expect(ClientConnection.milliseconds(.nanoseconds(1)) == 1)
+        #expect(ClientConnection.milliseconds(.zero) == 1)
     }
 }

@@ -10,7 +10,7 @@ import Testing
 @testable import EntryServer
 @testable import EntryClient
 
-/// ``Session/requestShutdown()`` on a real socket pair: the socket loop feeds
+/// ``ClientConnection/requestShutdown()`` on a real socket pair: the socket loop feeds
 /// the request to its machine (SessionMachineTests has the rules).
 @Suite struct SessionShutdownTests {
     /// Answers `test.Stream` with `continues` replies until its hang-up poll
@@ -33,7 +33,7 @@ import Testing
 
     /// A session on one end of a socket pair, run on its own thread; the other end is the client.
     final class Pair: @unchecked Sendable {
-        let session: Session
+        let session: ClientConnection
         let client: Int32
         private let server: Int32
         private let ended = DispatchSemaphore(value: 0)
@@ -52,7 +52,7 @@ import Testing
             client = fds[1]
             let caller = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "tester", role: .admin)
             let count = streamCount
-            session = Session(fd: server, caller: caller, handler: Streamer(), limits: Limits(), onStream: { count.value += 1 })
+            session = ClientConnection(fd: server, caller: caller, handler: Streamer(), limits: Limits(), onStream: { count.value += 1 })
         }
 
         /// Runs the session on its own thread.
@@ -63,7 +63,7 @@ import Testing
             }.start()
         }
 
-        /// Waits up to `seconds` for ``Session/run()`` to return.
+        /// Waits up to `seconds` for ``ClientConnection/run()`` to return.
         func runEnded(within seconds: Double) -> Bool { ended.wait(timeout: .now() + seconds) == .success }
 
         /// Reads one reply from the client end.

@@ -4,7 +4,7 @@ import EntryLedger
 /// without sockets, threads or clocks: entryd's watchdog service reads the
 /// writer's ``WriterProgress`` every ``tickInterval``, feeds it here with the
 /// time, and carries out the ``Action``s returned (the shape of
-/// ``SessionMachine``). Time is an instant of `ContinuousClock`, the clock of
+/// ``ConnectionMachine``). Time is an instant of `ContinuousClock`, the clock of
 /// ``WriterProgress/waitingSince``, passed in with every tick; the machine
 /// never reads a clock, so tests drive it with the times they choose.
 ///

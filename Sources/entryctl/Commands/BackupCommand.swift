@@ -45,7 +45,7 @@ enum BackupCommand {
     }
 
     /// Streams the snapshot into a temporary file, checks it, renames it into place.
-    static func run(file: String, _ session: DaemonSession) throws {
+    static func run(file: String, _ session: DaemonConnection) throws {
         let out = try OutputFile(path: file)
         let progress = ProgressLine(label: Localized(zh: "备份", en: "backup"), locale: session.globals.locale)
         var written: Int64 = 0

@@ -148,7 +148,7 @@ enum EntryCommands {
     /// name or label, which the daemon, knowing names only, cannot suggest.
     /// - Throws: what `call` throws, the problems rewritten.
     static func explainingUnknownFields(_ unknown: [String], form: (name: String, fields: [DataColumns.FieldNames]),
-                                        _ session: DaemonSession, _ call: () throws -> JSON) throws -> JSON {
+                                        _ session: DaemonConnection, _ call: () throws -> JSON) throws -> JSON {
         do {
             return try call()
         } catch let error as WireError where error.known == .validationFailed && !unknown.isEmpty {
@@ -160,7 +160,7 @@ enum EntryCommands {
     /// `problems` with the message of each `unknown-field` problem of an
     /// `unknown` name replaced by ``FieldAssignment/unknownFieldMessage(_:form:fields:locale:)``.
     static func explained(_ problems: [JSON], unknown: [String], form: (name: String, fields: [DataColumns.FieldNames]),
-                          _ session: DaemonSession) -> [JSON] {
+                          _ session: DaemonConnection) -> [JSON] {
         problems.map { problem -> JSON in
             guard case .object(var members) = problem, problem["code"]?.stringValue == "unknown-field",
                   let field = problem["field"]?.stringValue, unknown.contains(field) else { return problem }
@@ -172,7 +172,7 @@ enum EntryCommands {
     }
 
     /// Prints a reply holding `entry`: as JSON with `--json`, else readably with the form's labels.
-    static func printEntry(_ reply: JSON, _ session: DaemonSession) {
+    static func printEntry(_ reply: JSON, _ session: DaemonConnection) {
         if session.globals.json { return Terminal.out(lines: [reply.text]) }
         let entry = reply["entry"] ?? .object([])
         let labels = session.fieldLabels(form: entry["form"]?.stringValue)

@@ -125,7 +125,7 @@ enum ErasureCommands {
 
     /// `erase --verify ID --value V...`: prints what VerifyErasure found; exit 1
     /// unless the entry is erased with 0 rows holding a payload and 0 hits.
-    static func verify(id: String, values: [String], _ session: DaemonSession) throws {
+    static func verify(id: String, values: [String], _ session: DaemonConnection) throws {
         let reply = try session.call(.entriesVerifyErasure, params(("id", .string(id)), ("values", .array(values.map(JSON.string)))))
         let files = reply["files"]?.arrayValue ?? []
         let hits = files.reduce(0) { $0 + Int($1["hits"]?.intValue ?? 0) }

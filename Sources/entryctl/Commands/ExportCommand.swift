@@ -96,7 +96,7 @@ enum ExportCommand {
         })
 
     /// The form's fields with their labels in both locales, from GetForm; and the form's name.
-    static func formFields(_ session: DaemonSession, form: String?) throws -> (name: String, fields: [DataColumns.FieldNames]) {
+    static func formFields(_ session: DaemonConnection, form: String?) throws -> (name: String, fields: [DataColumns.FieldNames]) {
         let zh = try session.call(.formsGetForm, params(("name", form.json), ("locale", .string("zh"))))
         let en = try session.call(.formsGetForm, params(("name", form.json), ("locale", .string("en"))))
         let enLabels = Dictionary((en["form"]?["fields"]?.arrayValue ?? []).compactMap { f -> (String, String)? in
@@ -135,7 +135,7 @@ enum ExportCommand {
     /// The fields that matching entries hold and `known` does not list, by
     /// name: a first pass over the List pages (schema drift: a CSV has a column
     /// per field, so none may be dropped), keeping only the names.
-    static func unknownFieldNames(_ request: ExportRequest, _ session: DaemonSession, form: String?,
+    static func unknownFieldNames(_ request: ExportRequest, _ session: DaemonConnection, form: String?,
                                   known: Set<String>) throws -> [String] {
         var names = Set<String>()
         var cursor: String?
@@ -158,7 +158,7 @@ enum ExportCommand {
     /// A CSV export first finds the fields the form does not define
     /// (``unknownFieldNames(_:_:form:known:)``); an entry that gains another
     /// one during the export stops it, rather than losing that value.
-    static func run(_ request: ExportRequest, _ session: DaemonSession) throws {
+    static func run(_ request: ExportRequest, _ session: DaemonConnection) throws {
         var form = request.form
         var fields: [DataColumns.FieldNames] = []
         var valueLabels: [String: [String: String]]?

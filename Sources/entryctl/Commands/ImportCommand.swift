@@ -123,7 +123,7 @@ final class ImportRun {
     private var format: ImportRequest.Format = .jsonl
     /// The CSV separator (the header's), also used by the rejects report.
     private var separator: Unicode.Scalar = ","
-    let session: DaemonSession
+    let session: DaemonConnection
     private var input: ByteInput!
     private var csv: CSVReader?
     /// The line end of the CSV input, for its rejects report (CRLF when it had none).
@@ -151,7 +151,7 @@ final class ImportRun {
     private var shownRejects: [Localized] = []
     private let progress: ProgressLine
 
-    init(_ request: ImportRequest, _ session: DaemonSession) {
+    init(_ request: ImportRequest, _ session: DaemonConnection) {
         self.request = request
         self.session = session
         progress = ProgressLine(label: Localized(zh: "导入", en: "import"), locale: session.globals.locale)

@@ -30,8 +30,8 @@ struct ListRequest {
 enum ListCommand {
     /// Calls `List` for one page; a refused filter is reported in the terms the
     /// user typed: the problem of `bornFrom` is the problem of `--born-from`.
-    /// - Throws: as ``DaemonSession/call(_:_:)``.
-    static func page(_ session: DaemonSession, _ parameters: JSON) throws -> JSON {
+    /// - Throws: as ``DaemonConnection/call(_:_:)``.
+    static func page(_ session: DaemonConnection, _ parameters: JSON) throws -> JSON {
         do {
             return try session.call(.entriesList, parameters)
         } catch let error as WireError where error.known == .validationFailed {
@@ -103,7 +103,7 @@ enum ListCommand {
         })
 
     /// Fetches one page, or every page with `--all`, and prints them.
-    static func run(_ request: ListRequest, _ session: DaemonSession) throws {
+    static func run(_ request: ListRequest, _ session: DaemonConnection) throws {
         var entries: [JSON] = []
         var cursor = request.cursor
         var total: Int64 = 0

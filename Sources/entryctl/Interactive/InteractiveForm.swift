@@ -31,7 +31,7 @@ enum InteractiveForm {
     /// - Throws: ``UsageError`` (exit 64) when stdin is not a terminal;
     ///   ``Refusal`` (exit 1) when the person discards; the daemon's errors
     ///   from reading the form or the entry (before the screen is taken).
-    static func run(session: DaemonSession, form formName: String?, editID: String?) throws {
+    static func run(session: DaemonConnection, form formName: String?, editID: String?) throws {
         let terminal: TerminalDevice
         do { terminal = try TerminalDevice() } catch {
             let command = editID == nil ? "add" : "edit"
@@ -77,7 +77,7 @@ enum InteractiveForm {
     }
 
     /// Add or Update; `nil` when editing changed nothing.
-    private static func store(_ fields: [String: String], session: DaemonSession, form: String?, editID: String?,
+    private static func store(_ fields: [String: String], session: DaemonConnection, form: String?, editID: String?,
                               version: String?) throws -> JSON? {
         guard let editID else {
             return try session.call(.entriesAdd, params(
@@ -90,7 +90,7 @@ enum InteractiveForm {
     }
 
     /// The event loop: draw, wait for bytes or a signal, handle keys, carry out actions.
-    private static func loop(_ editor: inout FormEditor, terminal: TerminalDevice, session: DaemonSession, colour: Bool,
+    private static func loop(_ editor: inout FormEditor, terminal: TerminalDevice, session: DaemonConnection, colour: Bool,
                              store: ([String: String]) throws -> JSON?) -> Outcome {
         var decoder = KeyDecoder()
         var previous: Screen?
@@ -149,7 +149,7 @@ enum InteractiveForm {
     }
 
     /// Carries out one action; returns an outcome when the form is finished.
-    private static func perform(_ action: FormEditor.Action, _ editor: inout FormEditor, session: DaemonSession,
+    private static func perform(_ action: FormEditor.Action, _ editor: inout FormEditor, session: DaemonConnection,
                                 store: ([String: String]) throws -> JSON?) -> Outcome? {
         switch action {
         case .quit:

@@ -2,7 +2,7 @@ import EntryModel
 import EntryProtocol
 
 /// The protocol rules of one client connection, without sockets, threads or
-/// clocks: ``Session`` reads, feeds events here, and executes the
+/// clocks: ``ClientConnection`` reads, feeds events here, and executes the
 /// ``Action`` each event returns (the shape of swift-nio's and Hummingbird's
 /// connection state machines).
 ///
@@ -17,7 +17,7 @@ import EntryProtocol
 ///   in call order, when the buffered messages run out (after one more read
 ///   without waiting when the buffer ends in part of a message, so a large
 ///   call is begun while the earlier ones are stored), before a call that
-///   was not started, or once ``Session/maxStartedCalls`` are started. A call
+///   was not started, or once ``ClientConnection/maxStartedCalls`` are started. A call
 ///   it declines is handled once every earlier call is answered, so it sees
 ///   their effects. Replies thus leave in call order, even when a later call's
 ///   outcome (a `begin` that threw) is known before an earlier one's.
@@ -42,7 +42,7 @@ import EntryProtocol
 ///
 /// Feeding an event that does not fit the state (a call's outcome when no
 /// call runs, anything after `.close`) is a programmer error and traps.
-struct SessionMachine {
+struct ConnectionMachine {
     /// A call started by ``CallHandler/begin(_:)`` and not yet answered.
     private struct StartedCall {
         let id: CallID
@@ -52,7 +52,7 @@ struct SessionMachine {
         let failure: WireError?
     }
 
-    /// Where the connection is (SessionMachine+State.swift). It starts by
+    /// Where the connection is (ConnectionMachine+State.swift). It starts by
     /// decoding; nothing is buffered yet, so the first action is a read.
     private(set) var state: State = .decoding
     /// The bytes read and not yet taken as messages.
@@ -64,7 +64,7 @@ struct SessionMachine {
     private var startedHead = 0
     /// The id the next decoded call gets.
     private var nextCallID: CallID = 0
-    /// Most calls started before they are finished (``Session/maxStartedCalls``).
+    /// Most calls started before they are finished (``ClientConnection/maxStartedCalls``).
     let maxStartedCalls: Int
     /// `idle-timeout`.
     let idleTimeout: Duration
@@ -82,7 +82,7 @@ struct SessionMachine {
     ///   - limits: `maxMessageBytes` (bytes before the NUL) and
     ///     `idleTimeoutSeconds` apply.
     ///   - maxStartedCalls: started calls that trigger finishing them (≥ 1).
-    init(limits: Limits, maxStartedCalls: Int = Session.maxStartedCalls) {
+    init(limits: Limits, maxStartedCalls: Int = ClientConnection.maxStartedCalls) {
         precondition(maxStartedCalls > 0)
         decoder = FrameDecoder(maxMessageBytes: limits.maxMessageBytes)
         idleTimeout = .seconds(limits.idleTimeoutSeconds)

@@ -4,7 +4,7 @@ import EntryProtocol
 import EntryClient
 
 /// A command's link to the daemon, opened on the first call, plus the global choices.
-final class DaemonSession {
+final class DaemonConnection {
     /// Longest wait for one reply or send, in milliseconds (`--timeout`, default
     /// 60 s; 0: no limit). `watch` waits for changes without bound.
     var replyTimeoutMilliseconds: Int { globals.timeoutSeconds * 1000 }

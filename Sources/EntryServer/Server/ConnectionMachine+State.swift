@@ -1,10 +1,10 @@
-// Where a session is: the states of SessionMachine (SessionMachine.swift has
+// Where a session is: the states of ConnectionMachine (ConnectionMachine.swift has
 // the transitions).
 
 import EntryModel
 import EntryProtocol
 
-extension SessionMachine {
+extension ConnectionMachine {
     /// Where the connection is; `then` says what follows a drain.
     enum State: Equatable {
         /// Taking the next buffered message.
@@ -29,7 +29,7 @@ extension SessionMachine {
 
     /// What a drain of the started calls leads to.
     enum AfterDrain: Equatable {
-        /// Decode the next message (the drain was for ``Session/maxStartedCalls``).
+        /// Decode the next message (the drain was for ``ClientConnection/maxStartedCalls``).
         case decode
         /// Handle this call, which ``CallHandler/begin(_:)`` declined.
         case handle(CallID, VarlinkCall)

@@ -1,10 +1,10 @@
 // The inputs a session feeds its machine and the actions it gets back
-// (SessionMachine.swift has the rules that connect them).
+// (ConnectionMachine.swift has the rules that connect them).
 
 import EntryModel
 import EntryProtocol
 
-extension SessionMachine {
+extension ConnectionMachine {
     /// A call's number on its connection: 0 for the first call decoded, then
     /// 1, 2, … in arrival order (never reused).
     typealias CallID = Int
@@ -14,30 +14,30 @@ extension SessionMachine {
     enum Action: Equatable {
         /// Wait up to `timeout` for bytes (the idle timer is armed: it fires
         /// `timeout` after the event that returned this action), then feed
-        /// ``SessionMachine/bytesRead(_:now:)``, ``SessionMachine/inputEnded(now:)``
-        /// (end of stream), ``SessionMachine/readFailed(now:)``, or
-        /// ``SessionMachine/tick(now:)`` when the wait timed out. Always > 0.
+        /// ``ConnectionMachine/bytesRead(_:now:)``, ``ConnectionMachine/inputEnded(now:)``
+        /// (end of stream), ``ConnectionMachine/readFailed(now:)``, or
+        /// ``ConnectionMachine/tick(now:)`` when the wait timed out. Always > 0.
         case read(timeout: Duration)
         /// Read what has already arrived, without waiting, and feed it to
-        /// ``SessionMachine/bytesArrived(_:now:)`` (nothing when none has,
+        /// ``ConnectionMachine/bytesArrived(_:now:)`` (nothing when none has,
         /// or the read fails or finds the end: the read that follows the
         /// drain tells those apart). Asked while started calls wait and the
         /// buffer ends in part of a message, so a large call (an Import) is
         /// begun, and validated, while the calls before it are stored.
         case readAvailable
         /// Offer the call to ``CallHandler/begin(_:)`` and feed what it did to
-        /// ``SessionMachine/callBegun(_:_:now:)``.
+        /// ``ConnectionMachine/callBegun(_:_:now:)``.
         case begin(CallID, VarlinkCall)
         /// Run the call with ``CallHandler/handle(_:)``: its replies go through
-        /// ``SessionMachine/reply(_:from:)``, its end (or thrown error) to
-        /// ``SessionMachine/callCompleted(_:error:now:)``.
+        /// ``ConnectionMachine/reply(_:from:)``, its end (or thrown error) to
+        /// ``ConnectionMachine/callCompleted(_:error:now:)``.
         case handle(CallID, VarlinkCall)
         /// Run the closure the call's ``CallHandler/begin(_:)`` returned (it
         /// waits for the call's commit); replies and end as for ``handle(_:_:)``.
         case finish(CallID)
         /// Write this reply (blocking, up to the send timeout); feed
-        /// ``SessionMachine/writeFailed()`` if that fails, then
-        /// ``SessionMachine/next(now:)``.
+        /// ``ConnectionMachine/writeFailed()`` if that fails, then
+        /// ``ConnectionMachine/next(now:)``.
         case send(VarlinkReply)
         /// Stop serving, for `reason`; every started call has been finished.
         /// The machine takes no more events.
@@ -62,7 +62,7 @@ extension SessionMachine {
         /// The call is oneway: write nothing; the handler carries on as if sent.
         case discard
         /// Write the reply now (blocking, up to the send timeout) and feed
-        /// ``SessionMachine/writeFailed()`` if that fails. `startsStream`: it
+        /// ``ConnectionMachine/writeFailed()`` if that fails. `startsStream`: it
         /// is the connection's first reply with `continues`, so the session's
         /// `onStream` callback runs first (once per connection).
         case send(startsStream: Bool)
@@ -106,7 +106,7 @@ extension SessionMachine {
     }
 }
 
-extension SessionMachine.CloseReason {
+extension ConnectionMachine.CloseReason {
     /// The event text for the daemon's debug log, or `nil` for an ordinary
     /// end (the client hung up between calls, or is gone).
     /// - Parameter idleTimeoutSeconds: the `idle-timeout` in force, in seconds.

@@ -10,7 +10,7 @@ import Foundation
 /// One client connection: reads NUL-terminated messages, answers each in
 /// order (pipelining allowed), and enforces the per-connection limits.
 ///
-/// A thin socket loop around ``SessionMachine``, which holds every protocol
+/// A thin socket loop around ``ConnectionMachine``, which holds every protocol
 /// rule (pipelining, streams, bad messages, the idle timeout, shutdown): the
 /// loop reads, feeds the machine, and executes the actions it returns. Reads
 /// and writes block; the idle timer is the socket's receive timeout
@@ -25,7 +25,7 @@ import Foundation
 ///
 /// A session belongs to the thread that calls ``run()``; only
 /// ``requestShutdown()`` and ``reassign(_:)`` may be called from another thread.
-public final class Session: @unchecked Sendable {
+public final class ClientConnection: @unchecked Sendable {
     let fd: Int32
     private var assigned: Caller
     private let callerLock = NSLock()
@@ -44,17 +44,17 @@ public final class Session: @unchecked Sendable {
     /// the client counts as gone (SO_SNDTIMEO): 30 s.
     static let sendTimeout: Duration = .seconds(30)
     /// The protocol rules; touched only by the thread in ``run()``.
-    private var machine: SessionMachine
+    private var machine: ConnectionMachine
     /// The closures ``CallHandler/begin(_:)`` returned, by call, until the machine asks to finish them.
     /// The calls `begin` started, by id: what finishes each, and its interface (for the error mapping).
-    private var finishers: [SessionMachine.CallID: (finish: () throws -> Void, interface: String)] = [:]
+    private var finishers: [ConnectionMachine.CallID: (finish: () throws -> Void, interface: String)] = [:]
     /// Set when the machine says to stop the running stream: its hang-up poll reports true.
     private var streamStopped = false
     /// The receive timeout set on the socket, so that it is set only when it changes.
     private var receiveTimeout: Duration = .zero
     /// Why the last read failed, for the log.
     private var readError: SystemError?
-    /// Session time 0 (``SessionMachine`` takes durations since then).
+    /// Connection time 0 (``ConnectionMachine`` takes durations since then).
     private let began = ContinuousClock.now
     /// What ``requestShutdown()`` shares with the session thread, under `shutdownLock`.
     private var shutdownShared = (requested: false, streaming: false, ended: false)
@@ -78,7 +78,7 @@ public final class Session: @unchecked Sendable {
         self.assigned = caller
         self.handler = handler
         self.limits = limits
-        self.machine = SessionMachine(limits: limits)
+        self.machine = ConnectionMachine(limits: limits)
         self.log = log
     }
 
@@ -148,11 +148,11 @@ public final class Session: @unchecked Sendable {
 
     // MARK: - Executing actions
 
-    /// Session time now.
+    /// Connection time now.
     private var now: Duration { ContinuousClock.now - began }
 
     /// Reads once, waiting at most `timeout`, and feeds the outcome.
-    private func read(timeout: Duration) -> SessionMachine.Action {
+    private func read(timeout: Duration) -> ConnectionMachine.Action {
         if timeout != receiveTimeout {
             receiveTimeout = timeout
             _ = csystem_set_timeouts(fd, Self.milliseconds(timeout), Self.milliseconds(Self.sendTimeout))
@@ -173,7 +173,7 @@ public final class Session: @unchecked Sendable {
     }
 
     /// Offers call `id` to the handler's ``CallHandler/begin(_:)``.
-    private func begin(_ id: SessionMachine.CallID, _ call: VarlinkCall) -> SessionMachine.BeginOutcome {
+    private func begin(_ id: ConnectionMachine.CallID, _ call: VarlinkCall) -> ConnectionMachine.BeginOutcome {
         do {
             guard let finish = try handler.begin(context(id, call)) else { return .declined }
             finishers[id] = (finish, call.interface)
@@ -191,7 +191,7 @@ public final class Session: @unchecked Sendable {
     }
 
     /// The context of call `id`: its replies go through the machine.
-    private func context(_ id: SessionMachine.CallID, _ call: VarlinkCall) -> CallContext {
+    private func context(_ id: ConnectionMachine.CallID, _ call: VarlinkCall) -> CallContext {
         CallContext(
             caller: caller, call: call,
             send: { [self] reply in try send(reply, from: id) },
@@ -203,7 +203,7 @@ public final class Session: @unchecked Sendable {
 
     /// Sends one reply of running call `id`, as the machine says.
     /// - Throws: ``SystemError`` when the write fails or an earlier one did (`EPIPE`).
-    private func send(_ reply: VarlinkReply, from id: SessionMachine.CallID) throws {
+    private func send(_ reply: VarlinkReply, from id: ConnectionMachine.CallID) throws {
         switch machine.reply(reply, from: id) {
         case .discard:
             return
