@@ -1,7 +1,7 @@
 import Foundation
 
 /// Wakes readers that wait for the change log to grow (the `Changes` stream,
-/// the peer scheduler): a ``LedgerStore``'s ``LedgerStore/commits``.
+/// the peer scheduler): a ``EntryStore``'s ``EntryStore/commits``.
 ///
 /// Subscribers do not queue changes: they remember their cursor and re-read the
 /// change log after each wake-up, so a slow subscriber costs no daemon memory.
@@ -23,7 +23,7 @@ public final class CommitSignal: @unchecked Sendable {
 
     /// Raises the committed seq to `newSeq` (never lowers it) and wakes every
     /// waiter. The store calls it after each durable commit, never before it
-    /// and never for a rolled-back transaction (``LedgerStore`` "Implementing").
+    /// and never for a rolled-back transaction (``EntryStore`` "Implementing").
     func publish(_ newSeq: Int64) {
         condition.lock()
         if newSeq > seq { seq = newSeq }

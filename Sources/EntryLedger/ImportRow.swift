@@ -1,6 +1,6 @@
 import EntryModel
 
-/// One row for ``LedgerStore/importEntries(form:rows:layout:atomic:origin:)``: validated
+/// One row for ``EntryStore/importEntries(form:rows:layout:atomic:origin:)``: validated
 /// canonical fields, optional id, deleted flag; or the problems that made it invalid.
 public struct ImportRow: Sendable {
     /// Position of the row in the Import call's `entries` array (0-based).
@@ -56,7 +56,7 @@ public struct ImportRow: Sendable {
     }
 }
 
-/// What ``LedgerStore/importEntries(form:rows:layout:atomic:origin:)`` did.
+/// What ``EntryStore/importEntries(form:rows:layout:atomic:origin:)`` did.
 public struct ImportResult: Sendable {
     /// Rows stored as new entries (0 when an atomic import was refused).
     public var added = 0
@@ -76,8 +76,8 @@ public struct ImportResult: Sendable {
 
 /// Why an atomic import stored nothing: at least one row was rejected. Thrown
 /// inside the write (so that it rolls back) and out of the `wait()` of the
-/// ticket ``LedgerStore/beginImport(form:rows:layout:atomic:origin:)`` returns
-/// (so by ``LedgerStore/importEntries(form:rows:layout:atomic:origin:)`` too);
+/// ticket ``EntryStore/beginImport(form:rows:layout:atomic:origin:)`` returns
+/// (so by ``EntryStore/importEntries(form:rows:layout:atomic:origin:)`` too);
 /// the service answers with its `result`.
 public struct AtomicImportRefused: Error, @unchecked Sendable {
     /// The refused import: `added` and `unchanged` are 0, `rejected` lists why.

@@ -39,7 +39,7 @@ public struct PeerIdentity: Sendable, Equatable {
 /// An in-process peer: another store (tests, and local tooling).
 public struct LocalPeer: PeerLink {
     /// The store standing in for the peer.
-    public let store: any LedgerStore
+    public let store: EntryStore
     /// Recorded as `via` on every change applied to ``store``.
     public let via: String
     /// The field layout of a form, by form name.
@@ -50,7 +50,7 @@ public struct LocalPeer: PeerLink {
     public let libraries: [String: String]?
 
     /// A peer over `store`; by default 5 minutes of skew and the registration layout for every form.
-    public init(store: any LedgerStore, via: String, maxClockSkewMs: Int = 300_000,
+    public init(store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
                 layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }, libraries: [String: String]? = nil) {
         self.libraries = libraries
         self.store = store
@@ -63,7 +63,7 @@ public struct LocalPeer: PeerLink {
     public func identity() throws -> PeerIdentity {
         PeerIdentity(node: store.nodeID, incarnation: store.incarnation, seq: store.commits.lastSeq, libraries: libraries)
     }
-    /// ``LedgerStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
+    /// ``EntryStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
     /// - Throws: ``StorageError``.
     public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
         // As the service does: a pull without the puller's own changes acknowledges `since`.
@@ -71,7 +71,7 @@ public struct LocalPeer: PeerLink {
         let page = try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
         return (try page.changes.map(Self.overTheWire), page.last)
     }
-    /// ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` on ``store``, without a checkpoint.
+    /// ``EntryStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` on ``store``, without a checkpoint.
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``StorageError``.
     public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         try store.apply(try changes.map(Self.overTheWire), via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
@@ -86,7 +86,7 @@ public struct LocalPeer: PeerLink {
         read.seq = change.seq
         return read
     }
-    /// ``LedgerStore/highestHLC(madeOn:)`` of ``store``.
+    /// ``EntryStore/highestHLC(madeOn:)`` of ``store``.
     /// - Throws: ``StorageError``.
     public func heldFrom(node: String) throws -> HLC? { try store.highestHLC(madeOn: node) }
 }

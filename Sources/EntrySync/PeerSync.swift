@@ -41,12 +41,12 @@ public struct PeerSyncResult: Sendable, Equatable {
 public enum PeerSync {
     /// Syncs `local` with `peer` both ways.
     /// - Parameters:
-    ///   - local: this node's store (any ``LedgerStore``).
+    ///   - local: this node's store (any ``EntryStore``).
     ///   - name: the peer's name (its checkpoints are stored under it).
     ///   - batch: changes per Changes/Apply call.
     /// - Throws: what the peer link or the store throws; checkpoints of the
     ///   batches done so far are kept.
-    public static func run(local: any LedgerStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
+    public static func run(local: EntryStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
                            layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int) throws -> PeerSyncResult {
         let them = try peer.identity()
         guard them.node != local.nodeID else {

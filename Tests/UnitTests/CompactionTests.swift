@@ -19,12 +19,12 @@ import Testing
 
     /// `a` syncs with `b` both ways, as a peer named after `b`'s node id.
     @discardableResult
-    func sync(_ a: any LedgerStore, _ b: any LedgerStore) throws -> PeerSyncResult {
+    func sync(_ a: EntryStore, _ b: EntryStore) throws -> PeerSyncResult {
         try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer-\(a.nodeID.prefix(8))"), name: "peer-\(b.nodeID.prefix(8))",
                          address: "test:", layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }
 
-    func edit(_ s: any LedgerStore, _ id: String, _ field: String, _ value: String?) throws {
+    func edit(_ s: EntryStore, _ id: String, _ field: String, _ value: String?) throws {
         _ = try s.update(id: id, ifVersion: nil, layout: layout, origin: WriteOrigin(actor: "u")) { var f = $0.fields; f[field] = value; return f }
     }
 
@@ -32,7 +32,7 @@ import Testing
         try s.compact(peerExpiryMs: expiry, configured: [], layout: { _ in .registration })
     }
 
-    func open(_ s: any LedgerStore) throws -> Set<String> {
+    func open(_ s: EntryStore) throws -> Set<String> {
         Set(try s.conflicts(entry: nil, includeResolved: false).map(\.id))
     }
 

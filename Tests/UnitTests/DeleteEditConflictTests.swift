@@ -8,17 +8,17 @@ import Testing
 /// not see are a conflict on the `deleted` register on every node, resolvable
 /// both ways; the merged state stays deleted with the edit's values.
 @Suite struct DeleteEditConflictTests: TwoNodeSuite {
-    func rename(_ store: any LedgerStore, _ id: String, _ field: String, _ value: String) throws {
+    func rename(_ store: EntryStore, _ id: String, _ field: String, _ value: String) throws {
         _ = try store.update(id: id, ifVersion: nil, layout: layout, origin: origin("u")) { var f = $0.fields; f[field] = value; return f }
     }
 
     /// The open conflicts of `id`, by id, without the local detection time.
-    func open(_ store: any LedgerStore, _ id: String) throws -> [ConflictRecord] {
+    func open(_ store: EntryStore, _ id: String) throws -> [ConflictRecord] {
         try store.conflicts(entry: id, includeResolved: false).map { var c = $0; c.detectedAt = ""; return c }.sorted { $0.id < $1.id }
     }
 
     /// An entry on both nodes; A deletes it while B, offline, edits `fields`.
-    func clash(_ kind: StoreKind, edits: [(String, String)]) throws -> ([any LedgerStore], [TestDatabase], String) {
+    func clash(_ kind: StoreKind, edits: [(String, String)]) throws -> ([EntryStore], [TestDatabase], String) {
         let (n, dbs) = try nodes(kind)
         let id = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷", "email": "a@x.cn"], layout: layout,
                                  origin: origin("a")).entry.id

@@ -9,7 +9,7 @@ import Testing
 /// (a fixed millisecond, a frozen wall clock) instead of waiting for a machine
 /// fast enough to make it.
 @Suite struct EqualStampTests: TwoNodeSuite {
-    func rename(_ store: any LedgerStore, _ id: String, _ name: String, by actor: String) throws -> StoredEntry {
+    func rename(_ store: EntryStore, _ id: String, _ name: String, by actor: String) throws -> StoredEntry {
         try store.update(id: id, ifVersion: nil, layout: layout, origin: origin(actor)) { var f = $0.fields; f["name"] = name; return f }
     }
 

@@ -21,7 +21,7 @@ import Testing
 
     /// `a` syncs with `b` both ways.
     @discardableResult
-    func sync(_ a: any LedgerStore, _ b: any LedgerStore) throws -> PeerSyncResult {
+    func sync(_ a: EntryStore, _ b: EntryStore) throws -> PeerSyncResult {
         try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer-\(a.nodeID.prefix(8))"), name: "peer-\(b.nodeID.prefix(8))",
                          address: "test:", batch: 3, layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }
@@ -262,7 +262,7 @@ import Testing
     @Test("backup, erase, restore the backup: the store is erased again when it opens, before any call; the ledger holds no value")
     func restoredBackupIsErasedAgain() throws {
         let db = TestDatabase()
-        var store: any LedgerStore = try EntryStore(path: db.path, readers: 2)
+        var store: EntryStore = try EntryStore(path: db.path, readers: 2)
         defer { store.close() }
         let fields = Self.person("6161")
         let e = try store.create(form: "registration", id: nil, fields: fields, layout: layout, origin: origin("a")).entry
@@ -288,7 +288,7 @@ import Testing
     @Test("an erasure the database holds and its ledger lacks (a ledger lost or put back old) is written to the ledger when the store opens; other entries are not")
     func ledgerIsCompletedAtOpen() throws {
         let db = TestDatabase()
-        var store: any LedgerStore = try EntryStore(path: db.path, readers: 2)
+        var store: EntryStore = try EntryStore(path: db.path, readers: 2)
         defer { store.close() }
         let kept = try store.create(form: "registration", id: nil, fields: Self.person("6162"), layout: layout, origin: origin("a")).entry
         let e = try store.create(form: "registration", id: nil, fields: Self.person("6163"), layout: layout, origin: origin("a")).entry
@@ -306,7 +306,7 @@ import Testing
     @Test("DATABASE.before-restore, the database --restore kept aside, is erased too when the entry is erased later")
     func keptDatabaseIsErasedToo() throws {
         let db = TestDatabase()
-        var store: any LedgerStore = try EntryStore(path: db.path, readers: 2)
+        var store: EntryStore = try EntryStore(path: db.path, readers: 2)
         defer { store.close() }
         let fields = Self.person("7171")
         let e = try store.create(form: "registration", id: nil, fields: fields, layout: layout, origin: origin("a")).entry

@@ -122,7 +122,7 @@ import Testing
     // MARK: - Sync across a restore
 
     /// Every entry of `store` (by id: fields and deleted flag), from its change log.
-    func contents(_ store: any LedgerStore) throws -> [String: String] {
+    func contents(_ store: EntryStore) throws -> [String: String] {
         var out: [String: String] = [:]
         for change in try store.changes(since: 0, limit: 100_000).changes where out[change.entry] == nil {
             let e = try #require(try store.get(change.entry))
@@ -133,7 +133,7 @@ import Testing
 
     /// `a` syncs with `b` both ways, as a peer named `name`.
     @discardableResult
-    func sync(_ a: any LedgerStore, _ b: any LedgerStore, name: String) throws -> PeerSyncResult {
+    func sync(_ a: EntryStore, _ b: EntryStore, name: String) throws -> PeerSyncResult {
         try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer"), name: name, address: "test:", batch: 2,
                          layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }

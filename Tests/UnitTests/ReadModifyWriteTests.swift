@@ -16,7 +16,7 @@ import EntryModel
 
     /// Two writers of one node: two instances of one PostgreSQL database, or
     /// one SQLite store twice. Close each of `stores` once.
-    func writers(_ kind: StoreKind) throws -> (writers: [any LedgerStore], stores: [any LedgerStore], place: TestDatabase) {
+    func writers(_ kind: StoreKind) throws -> (writers: [EntryStore], stores: [EntryStore], place: TestDatabase) {
         let place = TestDatabase()
         switch kind {
         case .sqlite:
@@ -24,7 +24,7 @@ import EntryModel
             return ([store, store], [store], place)
         case .postgres:
             let db = try place.postgres()
-            let stores: [any LedgerStore] = try (0..<2).map { n in
+            let stores: [EntryStore] = try (0..<2).map { n in
                 try PostgresStoreFactory.open(uri: db.databaseURI, markerDirectory: place.directory, instance: "i\(n)", readers: 2)
             }
             return (stores, stores, place)

@@ -7,7 +7,7 @@ import Testing
 @testable import EntryServer
 @testable import EntryClient
 
-/// Any ``LedgerStore`` (each test runs once per ``StoreKind``): the change log,
+/// Any ``EntryStore`` (each test runs once per ``StoreKind``): the change log,
 /// tombstones, idempotent create, replay, the HLC across restarts, concurrent
 /// writers, List totals.
 @Suite struct StoreTests {
@@ -244,7 +244,7 @@ import Testing
     /// missing entry, which must fail with `entryNotFound` and alone; the others
     /// creates, which must succeed.
     /// - Returns: the number of creates (320).
-    static func writeConcurrently(_ store: any LedgerStore, layout: FieldLayout, origin: WriteOrigin) throws -> Int {
+    static func writeConcurrently(_ store: EntryStore, layout: FieldLayout, origin: WriteOrigin) throws -> Int {
         // Real threads: concurrentPerform would run only as many as there are cores.
         let group = DispatchGroup()
         for client in 0..<16 {

@@ -8,7 +8,7 @@ import Testing
 @testable import EntryClient
 
 /// Merge, idempotence, clock skew and convergence of the sync core (store level,
-/// no sockets), on any ``LedgerStore``: each test with stores runs once per ``StoreKind``.
+/// no sockets), on any ``EntryStore``: each test with stores runs once per ``StoreKind``.
 @Suite struct SyncTests {
     @Test("an HLC writes as 16 lowercase hex digits and reads back")
     func hlcText() {
@@ -29,20 +29,20 @@ import Testing
 
     /// `n` stores of `kind` in fresh places; the caller closes them and keeps the places until then.
     func nodes(_ kind: StoreKind, _ n: Int,
-               wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> ([any LedgerStore], [TestDatabase]) {
+               wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> ([EntryStore], [TestDatabase]) {
         let dbs = (0..<n).map { _ in TestDatabase() }
         return (try dbs.map { try kind.open($0, readers: 2, wallClock: wallClock) }, dbs)
     }
 
     /// `a` syncs with `b` both ways, as a peer named after `b`'s node id.
-    func sync(_ a: any LedgerStore, _ b: any LedgerStore, batch: Int = 1000) throws -> PeerSyncResult {
+    func sync(_ a: EntryStore, _ b: EntryStore, batch: Int = 1000) throws -> PeerSyncResult {
         try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer-\(a.nodeID.prefix(8))"), name: "peer-\(b.nodeID.prefix(8))",
                          address: "test:", batch: batch, layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }
 
     /// Two nodes with one entry in 广东 广州; node 0 moves it to 浙江 杭州 while node 1
     /// moves it to 深圳, concurrently; then node 0 pulls from node 1.
-    func concurrentRegionEdits(_ kind: StoreKind) throws -> ([any LedgerStore], [TestDatabase], StoredEntry) {
+    func concurrentRegionEdits(_ kind: StoreKind) throws -> ([EntryStore], [TestDatabase], StoredEntry) {
         let (n, dbs) = try nodes(kind, 2)
         let e = try n[0].create(form: "registration", id: nil, fields: ["country": "CN", "province": "440000", "city": "440100"],
                                 layout: layout, origin: origin("a")).entry
@@ -281,7 +281,7 @@ import Testing
         var marked: [String: String] = [:]  // entry → a value only it was given, until erased
         var erased: [String: String] = [:]  // erased entry → that value
         /// The changes (`node hlc`) the stores hold, together.
-        func logged(_ stores: [any LedgerStore]) throws -> Set<String> {
+        func logged(_ stores: [EntryStore]) throws -> Set<String> {
             Set(try stores.flatMap { try $0.changes(since: 0, limit: 1_000_000).changes.map { "\($0.node) \($0.hlc)" } })
         }
         let provinces = [("440000", ["440100", "440300"]), ("330000", ["330100", "330200"]), ("810000", [""])]
@@ -568,12 +568,12 @@ extension SyncTests {
 
 extension SyncTests {
     /// A node with this build's rules for re-spelling values that arrive (``StoredValues/canonicaliser(forms:validator:)``).
-    func respellingNode(_ kind: StoreKind, _ place: TestDatabase) throws -> any LedgerStore {
+    func respellingNode(_ kind: StoreKind, _ place: TestDatabase) throws -> EntryStore {
         try kind.open(place, readers: 2, canonicaliser: StoredValues.canonicaliser(forms: { .builtIn }))
     }
 
     /// Sets `field` of `id` on `store` as user `user` would.
-    func edit(_ store: any LedgerStore, _ id: String, _ field: String, _ value: String, by user: String = "u") throws {
+    func edit(_ store: EntryStore, _ id: String, _ field: String, _ value: String, by user: String = "u") throws {
         _ = try store.update(id: id, ifVersion: nil, layout: layout, origin: origin(user)) { var f = $0.fields; f[field] = value; return f }
     }
 

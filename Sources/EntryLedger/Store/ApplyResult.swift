@@ -1,6 +1,6 @@
 import EntryModel
 
-/// What ``LedgerStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` did.
+/// What ``EntryStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` did.
 public struct ApplyResult: Sendable, Equatable {
     /// Changes stored now.
     public var applied = 0

@@ -9,7 +9,7 @@ import EntryModel
 extension EntryStore {
     /// Writes a consistent copy of the whole database to a new file next to it
     /// and returns the file's path; the caller streams it and removes it
-    /// (the store's ``LedgerStore/consistentCopy()``).
+    /// (the store's ``EntryStore/consistentCopy()``).
     ///
     /// Uses `VACUUM INTO` (sqlite.org/lang_vacuum.html#vacuuminto) on a
     /// connection of its own:

@@ -121,7 +121,7 @@ extension EntryStore {
         }
     }
 
-    /// ``LedgerStore/highestHLC(madeOn:)``: one index lookup (UNIQUE (node, hlc)).
+    /// ``EntryStore/highestHLC(madeOn:)``: one index lookup (UNIQUE (node, hlc)).
     public func highestHLC(madeOn node: String) throws -> HLC? {
         try readers.read { db in
             var hlc: HLC?
@@ -135,7 +135,7 @@ extension EntryStore {
         }
     }
 
-    /// ``LedgerStore/holds(node:hlc:)``: one index lookup.
+    /// ``EntryStore/holds(node:hlc:)``: one index lookup.
     public func holds(node: String, hlc: HLC) throws -> Bool {
         try readers.read { db in
             var found = false

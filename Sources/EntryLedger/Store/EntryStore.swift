@@ -1,9 +1,13 @@
 import Foundation
 import EntryModel
 
-/// The entries of one node with their change log: the ``LedgerStore``, on
-/// SQLite (one database file, one writer process) or on a database server
-/// (``StoreServer``, e.g. EntryHub's PostgreSQL, shared by several instances).
+/// The entries of one node with their change log, HLC, merge, conflicts and
+/// peer checkpoints: everything the service and sync need of a store
+/// (doc/design.md "Storage", "Sync"), on SQLite (one database file, one writer
+/// process) or on a database server (``StoreServer``, e.g. EntryHub's
+/// PostgreSQL, shared by several instances). The service (`EntryService`),
+/// sync (`PeerSync`, `LocalPeer`) and the store tests hold it, so they run
+/// unchanged on either.
 ///
 /// Every accepted change writes, in one transaction, the entry's new state and
 /// one change-log row (doc/design.md "Storage"). Writes go through the single
@@ -12,8 +16,63 @@ import EntryModel
 /// both engines (``SQLDatabase``). Storage failures throw the engine's
 /// ``StorageError`` (``SQLiteError`` on SQLite).
 ///
+/// The change log is append-only and is this node's feed for sync: each row
+/// has a local sequence number (seq), the origin node and that node's HLC
+/// stamp. Entries are never removed by a delete, which leaves a tombstone;
+/// only an erasure (``erase(id:origin:)``) removes one and empties its
+/// change-log rows.
+///
 /// Thread-safe: any thread may call any method. Calls block until done.
-public final class EntryStore: LedgerStore, @unchecked Sendable {
+///
+/// Errors: domain refusals throw ``EntryError`` with the code each method
+/// names; failures of the storage itself throw a ``StorageError``, which the
+/// server answers as `.storageFailed`.
+///
+/// Units: seq is an `Int64` ≥ 1 (0 means "before the first change"); times are
+/// RFC 3339 UTC text with milliseconds; HLCs are ``HLC`` values (16 hex digits
+/// on the wire); clock skew is in milliseconds.
+///
+/// ### Implementing
+///
+/// These are the rules a change to the store, or a new engine under it
+/// (``SQLDatabase``, ``StoreServer``), can get wrong. `StoreTests` and
+/// `SyncTests` (Tests/UnitTests) check all but durability for every
+/// `StoreKind`; durability across a crash is checked end to end, on the
+/// SQLite store only (`CrashSafetyTests`).
+///
+/// - **Durable before the reply.** A write returns (and a ``PendingWrite``'s
+///   `wait()` gives its value) only after its transaction is durably committed
+///   (SQLite: `synchronous=FULL`; PostgreSQL: `synchronous_commit=on`). Concurrent
+///   writers should share transactions (group commit) so that durability does
+///   not cap throughput, but a write that fails must fail alone: its
+///   neighbours in the same transaction still commit, and its own writes are undone.
+/// - **Seq strictly increasing, never reused.** Every change-log row gets a
+///   seq greater than every seq committed before it, and a seq once committed
+///   is never given to another row, also after a rollback or a restart. A rolled
+///   back write may leave a gap, never a seq that a reader saw and that later
+///   changes meaning. Rows become visible to ``changes(since:limit:excludeNode:)``
+///   in seq order: a reader must never see seq 8 and later find a new seq 7
+///   (peers keep "pulled up to 8" as their checkpoint).
+/// - **Commit signal after commit.** ``commits`` is raised with the highest
+///   committed seq after each commit and before that commit's writes return;
+///   never before the commit, and never for a rolled back transaction.
+///   ``close()`` closes it.
+/// - **Apply is idempotent by (node, HLC).** A change whose origin node and HLC
+///   are already in the change log is skipped, whoever delivered it and however
+///   often; so a batch can be sent twice, or through two peers, without harm.
+/// - **Conflicts are kept, never dropped.** When two writes of one register
+///   (a field group, or the deleted flag) were concurrent, the greater (HLC,
+///   node) wins on every node and the loser is kept as a conflict record, with
+///   an id derived from the entry, field and both stamps (the same on every
+///   node), and in the change log (History). Only ``resolveConflict(id:useLost:layout:origin:)``
+///   or a later write that had seen the kept value marks it resolved; nothing
+///   deletes it.
+/// - **The HLC is monotonic across restarts.** Every local change gets an HLC
+///   greater than every stamp the store issued or observed before, also after
+///   a restart with a wall clock that went back: the last stamp observed from
+///   a peer must be persisted in the same transaction as the change that carried it.
+/// - **The node id is stable.** Created once (a UUIDv7) and kept with the data.
+public final class EntryStore: @unchecked Sendable {
     /// Absolute path of the database file; empty for a database server.
     public let path: String
     /// This node's id: a UUID created on first start and kept in the database.

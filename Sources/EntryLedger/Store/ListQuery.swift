@@ -1,6 +1,6 @@
 import EntryModel
 
-/// Sort order for ``LedgerStore/list(_:)`` (doc/protocol.md `Order`).
+/// Sort order for ``EntryStore/list(_:)`` (doc/protocol.md `Order`).
 public enum ListOrder: String, Sendable, CaseIterable {
     case created, updated, birthday, name
 
@@ -63,7 +63,7 @@ public struct ListQuery: Sendable {
     public init() {}
 }
 
-/// One page of ``LedgerStore/list(_:)``.
+/// One page of ``EntryStore/list(_:)``.
 public struct ListPage: Sendable {
     /// At most `limit` entries, in the query's order.
     public var entries: [StoredEntry]

@@ -14,7 +14,7 @@ extension EntryService {
     /// `io.entryd.Entries.Backup() -> (chunk, offset, size, node, schemaVersion)`
     /// (a project addition, `interfaces/io.entryd.Entries.additions.varlink`).
     ///
-    /// Makes a consistent copy with ``LedgerStore/consistentCopy()`` (the daemon
+    /// Makes a consistent copy with ``EntryStore/consistentCopy()`` (the daemon
     /// keeps serving meanwhile), then streams it in base64 chunks of
     /// ``backupChunkBytes``, each reply but the last with `continues`; the
     /// snapshot file is removed afterwards, also when the client hangs up.

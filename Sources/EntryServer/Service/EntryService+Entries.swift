@@ -150,7 +150,7 @@ extension EntryService {
 
     /// Validates an `io.entryd.Entries.Import(form?, entries, atomic?, locale?)`
     /// on the calling (session) thread and queues its rows as one transaction
-    /// (``LedgerStore/beginImport(form:rows:layout:atomic:origin:)``); the
+    /// (``EntryStore/beginImport(form:rows:layout:atomic:origin:)``); the
     /// returned closure, called by the same thread, waits for the commit and
     /// sends the reply. Bad rows are listed in `rejected` (by 0-based index),
     /// with their problems in `locale`, not thrown; with `atomic`, any

@@ -5,14 +5,14 @@ import EntryProtocol
 import EntrySync
 
 /// The daemon's calls: `org.varlink.service`, `io.entryd.Entries`,
-/// `io.entryd.Forms` and `io.entryd.Sync`, over one store (any ``LedgerStore``:
+/// `io.entryd.Forms` and `io.entryd.Sync`, over one store (any ``EntryStore``:
 /// entryd passes its SQLite ``EntryStore``).
 ///
 /// Thread-safe: sessions on many threads call ``handle(_:)`` at once. The form
 /// registry can be swapped at run time (reload) under a lock.
 public final class EntryService: CallHandler, @unchecked Sendable {
     /// The store every call reads and writes.
-    public let store: any LedgerStore
+    public let store: EntryStore
     /// This instance's name (`Status`'s `instance`); `nil`: not given.
     let instance: String?
     /// The limits in force; a reload replaces them (``reconfigure(limits:defaultLocale:peers:)``).
@@ -44,7 +44,7 @@ public final class EntryService: CallHandler, @unchecked Sendable {
     ///   - peers: the configured peers (the only ones whose `exec:` addresses run).
     ///   - log: receives re-reads and re-sends of peers (doc/design.md "Incarnations").
     ///   - instance: this instance's name, for `Status` (several instances may serve one node).
-    public init(store: any LedgerStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
+    public init(store: EntryStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
                 peers: [PeerConfig] = [], log: Log? = nil, instance: String? = nil) {
         self.log = log
         self.instance = instance

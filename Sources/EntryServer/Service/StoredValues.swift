@@ -74,7 +74,7 @@ public enum StoredValues {
     }
 
     /// Pages through the live entries, oldest created first, `batch` at a time.
-    private static func forEachPage(store: any LedgerStore, batch: Int, shouldStop: () -> Bool = { false },
+    private static func forEachPage(store: EntryStore, batch: Int, shouldStop: () -> Bool = { false },
                                     _ body: (_ page: [StoredEntry], _ total: Int) throws -> Void) throws {
         var query = ListQuery()
         query.order = .created
@@ -91,7 +91,7 @@ public enum StoredValues {
     /// The stored phones and e-mails of live entries that the current rules
     /// refuse, oldest entry first; nothing is written.
     /// - Throws: ``StorageError`` and the store's errors.
-    public static func refused(store: any LedgerStore, forms: FormRegistry, validator: Validator = Validator(),
+    public static func refused(store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
                                locale: EntryLocale) throws -> [Refused] {
         var refused: [Refused] = []
         try forEachPage(store: store, batch: 1000) { page, _ in
@@ -140,7 +140,7 @@ public enum StoredValues {
     ///   - refused: told each value the rules now refuse (it stays as stored).
     ///   - progress: told (entries read, live entries) after each page.
     /// - Throws: ``StorageError`` and the store's errors.
-    public static func recanonicalise(store: any LedgerStore, forms: FormRegistry, validator: Validator = Validator(),
+    public static func recanonicalise(store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
                                       batch: Int = 500, shouldStop: () -> Bool = { false },
                                       refused: (Refused) -> Void = { _ in },
                                       progress: (_ examined: Int, _ total: Int) -> Void = { _, _ in }) throws -> Pass {

@@ -28,7 +28,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     /// - Throws: what opening the store throws.
     func open(_ place: TestDatabase, readers: Int = 4,
               wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-              canonicaliser: Canonicaliser? = nil) throws -> any LedgerStore {
+              canonicaliser: Canonicaliser? = nil) throws -> EntryStore {
         switch self {
         case .sqlite: try EntryStore(path: place.path, readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
         case .postgres:
@@ -38,7 +38,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     }
 
     /// A backup of `store` made while it serves, as a file in `place`'s directory.
-    func backup(_ store: any LedgerStore, in place: TestDatabase, name: String) throws -> String {
+    func backup(_ store: EntryStore, in place: TestDatabase, name: String) throws -> String {
         switch self {
         case .sqlite:
             let file = place.directory + "/" + name
@@ -58,7 +58,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 
     /// Closes `store`, puts `backup` in place of its data as `entryd --restore`
     /// does, and opens it again (a new incarnation).
-    func restore(_ store: any LedgerStore, at place: TestDatabase, from backup: String) throws -> any LedgerStore {
+    func restore(_ store: EntryStore, at place: TestDatabase, from backup: String) throws -> EntryStore {
         store.close()
         switch self {
         case .sqlite:
@@ -74,7 +74,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     }
 
     /// A new node from a copy of `store`'s data in a new place (`--as-new-node`).
-    func copyAsNewNode(_ store: any LedgerStore, from source: TestDatabase, to place: TestDatabase) throws -> any LedgerStore {
+    func copyAsNewNode(_ store: EntryStore, from source: TestDatabase, to place: TestDatabase) throws -> EntryStore {
         switch self {
         case .sqlite:
             try FileManager.default.moveItem(atPath: try (store as! EntryStore).consistentCopy(), toPath: place.path)

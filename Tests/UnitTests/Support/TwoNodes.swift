@@ -17,7 +17,7 @@ extension TwoNodeSuite {
     /// places until then). With `frozen`, every store reads one fixed wall clock:
     /// every write falls in the same millisecond, so nodes whose clocks a sync
     /// aligned stamp their writes alike.
-    func nodes(_ kind: StoreKind, _ n: Int = 2, frozen: Bool = false) throws -> ([any LedgerStore], [TestDatabase]) {
+    func nodes(_ kind: StoreKind, _ n: Int = 2, frozen: Bool = false) throws -> ([EntryStore], [TestDatabase]) {
         let dbs = (0..<n).map { _ in TestDatabase() }
         let now = HybridClock.systemMilliseconds()
         let clock: @Sendable () -> UInt64 = { frozen ? now : HybridClock.systemMilliseconds() }
@@ -26,7 +26,7 @@ extension TwoNodeSuite {
 
     /// `a` syncs with `b` both ways.
     @discardableResult
-    func sync(_ a: any LedgerStore, _ b: any LedgerStore) throws -> PeerSyncResult {
+    func sync(_ a: EntryStore, _ b: EntryStore) throws -> PeerSyncResult {
         try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer"), name: "peer-\(b.nodeID.prefix(8))", address: "test:",
                          batch: 100, layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }
