@@ -59,7 +59,7 @@ public struct VarlinkIDL: Sendable, Equatable {
     }
 
     /// `method NAME (parameters) -> (reply)`.
-    public struct Method: Sendable, Equatable {
+    public struct MethodDeclaration: Sendable, Equatable {
         /// The name, e.g. `Add`.
         public let name: String
         /// The doc comment, or "".
@@ -87,12 +87,12 @@ public struct VarlinkIDL: Sendable, Equatable {
     /// The `type` declarations.
     public let types: [TypeDeclaration]
     /// The methods.
-    public let methods: [Method]
+    public let methods: [MethodDeclaration]
     /// The errors.
     public let errors: [ErrorDeclaration]
 
     /// The method named `name` (unqualified), or nil.
-    public func method(_ name: String) -> Method? { methods.first { $0.name == name } }
+    public func method(_ name: String) -> MethodDeclaration? { methods.first { $0.name == name } }
     /// The type named `name` (unqualified), or nil.
     public func type(_ name: String) -> TypeDeclaration? { types.first { $0.name == name } }
 
@@ -110,7 +110,7 @@ public struct VarlinkIDL: Sendable, Equatable {
         try p.expectWord("interface")
         doc = p.lastDoc
         name = try p.word()
-        var types: [TypeDeclaration] = [], methods: [Method] = [], errors: [ErrorDeclaration] = []
+        var types: [TypeDeclaration] = [], methods: [MethodDeclaration] = [], errors: [ErrorDeclaration] = []
         var names = Set<String>()
         while !p.atEnd {
             let keyword = try p.word()
@@ -125,7 +125,7 @@ public struct VarlinkIDL: Sendable, Equatable {
             case "method":
                 let parameters = try p.fields()
                 try p.expect("->")
-                methods.append(Method(name: member, doc: doc, parameters: parameters, reply: try p.fields()))
+                methods.append(MethodDeclaration(name: member, doc: doc, parameters: parameters, reply: try p.fields()))
             case "error":
                 errors.append(ErrorDeclaration(name: member, doc: doc, parameters: try p.fields()))
             default:
