@@ -17,7 +17,7 @@ final class EntryDaemon {
     private let log: Log
     private let notifier: Notifier
     /// The settings in force; only ``reload(store:listener:)`` changes them, on the runner's thread.
-    private var settings: Settings
+    private var settings: DaemonSettings
 
     /// The daemon's whole life: exits with an ``ExitCode`` (0 after a clean stop).
     static func main() -> Never {
@@ -34,9 +34,9 @@ final class EntryDaemon {
             exit(.usage)
         }
         let log = Log(threshold: options.logLevel ?? .info, environment: environment)
-        let settings: Settings
+        let settings: DaemonSettings
         do {
-            settings = try Settings.load(options, environment: environment)
+            settings = try DaemonSettings.load(options, environment: environment)
         } catch {
             if options.checkConfig {
                 fputs("entryd: \(error)\n", stderr)
@@ -86,7 +86,7 @@ final class EntryDaemon {
     }
 
     /// A daemon with `settings` in force; reads `NOTIFY_SOCKET` (and removes it from the environment).
-    private init(options: Options, environment: [String: String], log: Log, settings: Settings) {
+    private init(options: Options, environment: [String: String], log: Log, settings: DaemonSettings) {
         self.options = options
         self.environment = environment
         self.log = log
@@ -146,7 +146,7 @@ final class EntryDaemon {
         log.notice("SIGHUP: reloading the configuration")
         notifier.send("RELOADING=1", "MONOTONIC_USEC=\(Notifier.monotonicMicroseconds())", "STATUS=reloading the configuration")
         do {
-            let new = try Settings.load(options, environment: environment)
+            let new = try DaemonSettings.load(options, environment: environment)
             let old = settings
             for (key, old, now) in [("socket", old.socketPath, new.socketPath), ("database", DaemonPaths.redacted(old.databasePath), DaemonPaths.redacted(new.databasePath)),
                                     ("instance", old.instance, new.instance), ("socket-mode", String(old.config.socketMode, radix: 8), String(new.config.socketMode, radix: 8))]

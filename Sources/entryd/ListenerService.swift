@@ -15,7 +15,7 @@ final class ListenerService: DaemonService, @unchecked Sendable {
     let name = "listener"
     private let socket: ListeningSocket
     private let store: StoreService
-    private let settings: Settings
+    private let settings: DaemonSettings
     private let notifier: Notifier
     private let log: Log
     private var started: Listener?
@@ -24,7 +24,7 @@ final class ListenerService: DaemonService, @unchecked Sendable {
 
     /// A listener on `socket` serving `store`'s ``StoreService/entries`` with
     /// `settings`' access policy and limits.
-    init(socket: ListeningSocket, store: StoreService, settings: Settings, notifier: Notifier, log: Log) {
+    init(socket: ListeningSocket, store: StoreService, settings: DaemonSettings, notifier: Notifier, log: Log) {
         self.socket = socket
         self.store = store
         self.settings = settings

@@ -205,7 +205,7 @@ struct Options {
     /// Lays the flags over a configuration read from the file. `--peer` adds a
     /// peer or replaces the file's peer of that name; `--sync-interval` sets
     /// the interval of every peer. Paths are resolved later, with the
-    /// environment (``Settings``).
+    /// environment (``DaemonSettings``).
     func apply(to config: inout DaemonConfiguration) {
         if let v = locale { config.locale = v }
         if let v = logLevel { config.logLevel = v }

@@ -48,7 +48,7 @@ struct ListeningSocket: Sendable {
     /// - Throws: ``StartupFailure``: `unavailable` (69) when another entryd
     ///   serves the path; `cantCreate` (73) when the passed descriptor is not a
     ///   listening socket or the path cannot be bound.
-    static func open(settings: Settings, environment: [String: String], log: Log) throws(StartupFailure) -> ListeningSocket {
+    static func open(settings: DaemonSettings, environment: [String: String], log: Log) throws(StartupFailure) -> ListeningSocket {
         let passed: Int32?
         do {
             passed = try SocketActivation.takeListeningSocket(environment: environment, log: log)

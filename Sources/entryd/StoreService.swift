@@ -17,7 +17,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
     let name = "store"
     /// The database file.
     let databasePath: String
-    private let settings: Settings
+    private let settings: DaemonSettings
     private let notifier: Notifier
     private let log: Log
     /// Held from start to the end of the process; the kernel releases it at exit.
@@ -28,7 +28,7 @@ final class StoreService: DaemonService, @unchecked Sendable {
 
     /// A store service for `settings.databasePath`, serving `settings`' forms,
     /// limits, locale and peers once started.
-    init(settings: Settings, notifier: Notifier, log: Log) {
+    init(settings: DaemonSettings, notifier: Notifier, log: Log) {
         self.databasePath = settings.databasePath
         self.settings = settings
         self.notifier = notifier

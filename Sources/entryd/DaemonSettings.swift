@@ -8,7 +8,7 @@ import Foundation
 /// Everything the daemon takes from its configuration, resolved: the file and
 /// drop-ins, the command-line flags over them, then the environment and the
 /// embedded defaults for paths left open, and the forms loaded.
-struct Settings {
+struct DaemonSettings {
     var config: DaemonConfiguration
     var socketPath: String
     var databasePath: String
@@ -30,7 +30,7 @@ struct Settings {
     /// - Throws: ``ConfigurationError`` (file, line, key) or
     ///   `FormDefinitionError` (form file and line); both mean exit 78 at
     ///   start-up and a refused reload later.
-    static func load(_ options: Options, environment env: [String: String]) throws -> Settings {
+    static func load(_ options: Options, environment env: [String: String]) throws -> DaemonSettings {
         var config = try DaemonConfiguration.load(path: options.configPath)
         options.apply(to: &config)
         let socket = DaemonPaths.socket(flag: options.socket ?? config.socketPath, environment: env)
@@ -42,7 +42,7 @@ struct Settings {
         let forms = try formsDirectory.map { try FormRegistry.load(directory: $0) } ?? FormRegistry.builtIn
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "entryd"
         let state = DaemonPaths.stateDirectory(flag: options.stateDirectory, environment: env)
-        return Settings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory,
+        return DaemonSettings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory,
                         forms: forms, copies: options.copies,
                         instance: config.instance ?? (DaemonConfiguration.isValidInstance(host) ? host : "entryd"),
                         stateDirectory: state)
