@@ -9,7 +9,7 @@ import Testing
 /// The session's protocol rules (Server/ConnectionMachine.swift), driven without
 /// sockets: each test feeds events with the time it chooses (a `Duration`
 /// since the session began) and checks the exact actions that come back.
-@Suite struct SessionMachineTests {
+@Suite struct ConnectionMachineTests {
     static let limits: Limits = {
         var limits = Limits()
         limits.idleTimeoutSeconds = 300

@@ -11,8 +11,8 @@ import Testing
 @testable import EntryClient
 
 /// ``ClientConnection/requestShutdown()`` on a real socket pair: the socket loop feeds
-/// the request to its machine (SessionMachineTests has the rules).
-@Suite struct SessionShutdownTests {
+/// the request to its machine (ConnectionMachineTests has the rules).
+@Suite struct ConnectionShutdownTests {
     /// Answers `test.Stream` with `continues` replies until its hang-up poll
     /// says stop, then a last reply; anything else with `{}`.
     final class Streamer: CallHandler {
