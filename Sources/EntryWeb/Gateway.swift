@@ -3,6 +3,8 @@ import EntryProtocol
 import Foundation
 
 /// The web users the gateway knows (the file `entryctl web-user` manages).
+/// entryd-web reads them from ``WebUserFile``; the gateway's tests give a fake
+/// that checks passwords without Argon2id, so this stays a protocol.
 public protocol WebUserStore: Sendable {
     /// The account of `name` when `password` is theirs, else nil. Names match
     /// scalar by scalar. Takes as long for an unknown name as for a wrong password.
