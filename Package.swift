@@ -99,7 +99,7 @@ let package = Package(
             path: "Sources/EntryServer", swiftSettings: swiftSettings),
         // What clients share: entryctl's pieces, CSV in and out, the interactive form.
         .target(
-            name: "EntryClient", dependencies: ["EntryModel", "EntryProtocol", "CSystem"],
+            name: "EntryClient", dependencies: ["EntryArguments", "EntryModel", "EntryProtocol", "CSystem"],
             path: "Sources/EntryClient", swiftSettings: swiftSettings),
         // The HTTP door's logic (entryd-web): users and passwords, sessions, routing, the
         // API's statuses, the OpenAPI description, the embedded page. No sockets: entryd-web wires it.
@@ -110,7 +110,7 @@ let package = Package(
             name: "entryd", dependencies: ["EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
             path: "Sources/entryd", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         .executableTarget(
-            name: "entryctl", dependencies: ["EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem"],
+            name: "entryctl", dependencies: ["EntryArguments", "EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem"],
             path: "Sources/entryctl", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         // The benchmark of issue 6 (BENCHMARKS.md): drives the built entryd, measures raw SQLite and PostgreSQL.
         .executableTarget(
