@@ -107,7 +107,7 @@ let package = Package(
             name: "EntryWeb", dependencies: ["EntryModel", "EntryProtocol", "CSodium"],
             path: "Sources/EntryWeb", swiftSettings: swiftSettings),
         .executableTarget(
-            name: "entryd", dependencies: ["EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
+            name: "entryd", dependencies: ["EntryArguments", "EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
             path: "Sources/entryd", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         .executableTarget(
             name: "entryctl", dependencies: ["EntryArguments", "EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem"],
