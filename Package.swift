@@ -104,7 +104,7 @@ let package = Package(
         // The HTTP door's logic (entryd-web): users and passwords, sessions, routing, the
         // API's statuses, the OpenAPI description, the embedded page. No sockets: entryd-web wires it.
         .target(
-            name: "EntryWeb", dependencies: ["EntryModel", "EntryProtocol", "CSodium"],
+            name: "EntryWeb", dependencies: ["EntryArguments", "EntryModel", "EntryProtocol", "CSodium"],
             path: "Sources/EntryWeb", swiftSettings: swiftSettings),
         .executableTarget(
             name: "entryd", dependencies: ["EntryArguments", "EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
