@@ -114,7 +114,7 @@ let package = Package(
             path: "Sources/entryctl", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         // The benchmark of issue 6 (BENCHMARKS.md): drives the built entryd, measures raw SQLite and PostgreSQL.
         .executableTarget(
-            name: "entryd-bench", dependencies: ["EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
+            name: "entryd-bench", dependencies: ["EntryArguments", "EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
             path: "Sources/entryd-bench", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         // The HTTP door: a client of entryd's socket like entryctl, serving EntryWeb over libmicrohttpd.
         .executableTarget(
