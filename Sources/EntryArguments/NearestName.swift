@@ -49,9 +49,14 @@ package enum NearestName {
         return best.0
     }
 
-    /// ``asciiKey(_:)``, or for text with a non-ASCII letter the text lower-cased:
-    /// the key of option names, which are ASCII.
-    package static func defaultKey(_ text: String) -> String { asciiKey(text) ?? text.lowercased() }
+    /// ``asciiKey(_:)``, or for text with a non-ASCII letter the text lower-cased
+    /// without the ASCII separators ``asciiKey(_:)`` drops (`--límit` → `límit`,
+    /// one edit from `limit`): the key of option names, which are ASCII.
+    package static func defaultKey(_ text: String) -> String {
+        if let key = asciiKey(text) { return key }
+        let kept = text.lowercased().unicodeScalars.filter { !$0.isASCII || asciiKey(String($0)) != "" }
+        return String(String.UnicodeScalarView(kept))
+    }
 
     /// The matching key of all-ASCII `input` (EntryModel's `MatchKey` for ASCII
     /// text: most codes, pinyin, English names, picker values, option names):

@@ -49,6 +49,7 @@ import EntryArguments
             #expect(error.zh == "未知的选项 '--contry'；是否指 '--country'？")
         }
         #expect(Self.items(["--LIMIT=3"]) == .failure(ArgumentError(.unknownOption("--LIMIT", suggestion: "--limit"))), "case costs nothing")
+        #expect(Self.items(["--límit"]) == .failure(ArgumentError(.unknownOption("--límit", suggestion: "--limit"))), "a non-ASCII letter is one edit")
         #expect(Self.items(["--frobnicate"]) == .failure(ArgumentError(.unknownOption("--frobnicate", suggestion: nil))))
         #expect(Self.items(["-x"]) == .failure(ArgumentError(.unknownOption("-x", suggestion: nil))), "too short to guess")
         #expect(ArgumentError(.unknownOption("--frob", suggestion: nil)).en == "unknown option '--frob'")
