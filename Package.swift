@@ -66,6 +66,11 @@ let package = Package(
         .target(name: "CPostgres", path: "Sources/CPostgres"),
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // Files of the repository compiled into the binaries as Swift literals at build time
+        // (web/; not SwiftPM resources, which break once installed): the Embed plugin runs
+        // entryd-embed, which writes them.
+        .executableTarget(name: "entryd-embed", path: "Sources/entryd-embed"),
+        .plugin(name: "Embed", capability: .buildTool(), dependencies: ["entryd-embed"], path: "Plugins/Embed"),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
         // model ← ledger ← sync ← server; model ← protocol ← sync, server, client.
         // Values, forms, reference data, validation and the domain error; no I/O but reading form files.
@@ -102,7 +107,7 @@ let package = Package(
         // API's statuses, the OpenAPI description, the embedded page. No sockets: entryd-web wires it.
         .target(
             name: "EntryWeb", dependencies: ["EntryModel", "EntryProtocol", "CSodium"],
-            path: "Sources/EntryWeb", swiftSettings: swiftSettings),
+            path: "Sources/EntryWeb", swiftSettings: swiftSettings, plugins: ["Embed"]),
         .executableTarget(
             name: "entryd", dependencies: ["EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
             path: "Sources/entryd", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
