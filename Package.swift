@@ -67,8 +67,8 @@ let package = Package(
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Files of the repository compiled into the binaries as Swift literals at build time
-        // (web/; not SwiftPM resources, which break once installed): the Embed plugin runs
-        // entryd-embed, which writes them.
+        // (web/, data/ tables, the built-in form; not SwiftPM resources, which break once
+        // installed): the Embed plugin runs entryd-embed, which writes them.
         .executableTarget(name: "entryd-embed", path: "Sources/entryd-embed"),
         .plugin(name: "Embed", capability: .buildTool(), dependencies: ["entryd-embed"], path: "Plugins/Embed"),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
@@ -77,7 +77,7 @@ let package = Package(
         .target(
             name: "EntryModel", dependencies: ["CInih", "CICU", "CPhoneNumber", "CIDN2"],
             path: "Sources/EntryModel", swiftSettings: swiftSettings,
-            linkerSettings: [.linkedLibrary("m")]),
+            linkerSettings: [.linkedLibrary("m")], plugins: ["Embed"]),
         // The store: entries, the change log with its HLC stamps, merge, conflicts, peer checkpoints, on SQLite.
         .target(
             name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CICU"],
