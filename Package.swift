@@ -67,8 +67,8 @@ let package = Package(
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Files of the repository compiled into the binaries as Swift literals at build time
-        // (web/, data/ tables, the built-in form; not SwiftPM resources, which break once
-        // installed): the Embed plugin runs entryd-embed, which writes them.
+        // (web/, data/ tables, the built-in form, interfaces/*.varlink; not SwiftPM resources,
+        // which break once installed): the Embed plugin runs entryd-embed, which writes them.
         .executableTarget(name: "entryd-embed", path: "Sources/entryd-embed"),
         .plugin(name: "Embed", capability: .buildTool(), dependencies: ["entryd-embed"], path: "Plugins/Embed"),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
@@ -90,7 +90,7 @@ let package = Package(
         // The varlink wire: framing, messages, connections, wire error names, exit codes.
         .target(
             name: "EntryProtocol", dependencies: ["EntryModel", "CSystem"],
-            path: "Sources/EntryProtocol", swiftSettings: swiftSettings),
+            path: "Sources/EntryProtocol", swiftSettings: swiftSettings, plugins: ["Embed"]),
         // Sync between nodes: the sync algorithm, peer links and transports, the scheduler.
         .target(
             name: "EntrySync", dependencies: ["EntryLedger", "EntryProtocol", "CSystem"],
