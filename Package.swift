@@ -69,13 +69,18 @@ let package = Package(
         // The one command-line scanner of the four programs, and "did you mean" (the edit
         // distance MatchKey searches with too); no dependencies, so entryd needs no EntryClient.
         .target(name: "EntryArguments", path: "Sources/EntryArguments", swiftSettings: swiftSettings),
+        // Files of the repository compiled into the binaries as Swift literals at build time
+        // (web/, data/ tables, the built-in form, interfaces/*.varlink; not SwiftPM resources,
+        // which break once installed): the Embed plugin runs entryd-embed, which writes them.
+        .executableTarget(name: "entryd-embed", path: "Sources/entryd-embed"),
+        .plugin(name: "Embed", capability: .buildTool(), dependencies: ["entryd-embed"], path: "Plugins/Embed"),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
         // model ← ledger ← sync ← server; model ← protocol ← sync, server, client.
         // Values, forms, reference data, validation and the domain error; no I/O but reading form files.
         .target(
             name: "EntryModel", dependencies: ["EntryArguments", "CInih", "CICU", "CPhoneNumber", "CIDN2"],
             path: "Sources/EntryModel", swiftSettings: swiftSettings,
-            linkerSettings: [.linkedLibrary("m")]),
+            linkerSettings: [.linkedLibrary("m")], plugins: ["Embed"]),
         // The store: entries, the change log with its HLC stamps, merge, conflicts, peer checkpoints, on SQLite.
         .target(
             name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CICU"],
@@ -88,7 +93,7 @@ let package = Package(
         // The varlink wire: framing, messages, connections, wire error names, exit codes.
         .target(
             name: "EntryProtocol", dependencies: ["EntryModel", "CSystem"],
-            path: "Sources/EntryProtocol", swiftSettings: swiftSettings),
+            path: "Sources/EntryProtocol", swiftSettings: swiftSettings, plugins: ["Embed"]),
         // Sync between nodes: the sync algorithm, peer links and transports, the scheduler.
         .target(
             name: "EntrySync", dependencies: ["EntryLedger", "EntryProtocol", "CSystem"],
@@ -105,7 +110,7 @@ let package = Package(
         // API's statuses, the OpenAPI description, the embedded page. No sockets: entryd-web wires it.
         .target(
             name: "EntryWeb", dependencies: ["EntryArguments", "EntryModel", "EntryProtocol", "CSodium"],
-            path: "Sources/EntryWeb", swiftSettings: swiftSettings),
+            path: "Sources/EntryWeb", swiftSettings: swiftSettings, plugins: ["Embed"]),
         .executableTarget(
             name: "entryd", dependencies: ["EntryArguments", "EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
             path: "Sources/entryd", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
