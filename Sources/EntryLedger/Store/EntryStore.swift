@@ -14,6 +14,7 @@ import EntryModel
 ///
 /// Thread-safe: any thread may call any method. Calls block until done.
 public final class EntryStore: LedgerStore, @unchecked Sendable {
+    // @unchecked: `writeContext` (not Sendable) is the writer thread's; the rest is set by init or behind `incarnationLock`.
     /// Absolute path of the database file; empty for a database server.
     public let path: String
     /// This node's id: a UUID created on first start and kept in the database.
