@@ -66,13 +66,21 @@ let package = Package(
         .target(name: "CPostgres", path: "Sources/CPostgres"),
         // A fault-injecting SQLite VFS: linked into the tests only, never into the binaries.
         .target(name: "CSQLiteFaults", path: "Sources/CSQLiteFaults", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // The one command-line scanner of the four programs, and "did you mean" (the edit
+        // distance MatchKey searches with too); no dependencies, so entryd needs no EntryClient.
+        .target(name: "EntryArguments", path: "Sources/EntryArguments", swiftSettings: swiftSettings),
+        // Files of the repository compiled into the binaries as Swift literals at build time
+        // (web/, data/ tables, the built-in form, interfaces/*.varlink; not SwiftPM resources,
+        // which break once installed): the Embed plugin runs entryd-embed, which writes them.
+        .executableTarget(name: "entryd-embed", path: "Sources/entryd-embed"),
+        .plugin(name: "Embed", capability: .buildTool(), dependencies: ["entryd-embed"], path: "Plugins/Embed"),
         // The layers, each a target whose imports the compiler checks (ARCHITECTURE.md):
         // model ← ledger ← sync ← server; model ← protocol ← sync, server, client.
         // Values, forms, reference data, validation and the domain error; no I/O but reading form files.
         .target(
-            name: "EntryModel", dependencies: ["CInih", "CICU", "CPhoneNumber", "CIDN2"],
+            name: "EntryModel", dependencies: ["EntryArguments", "CInih", "CICU", "CPhoneNumber", "CIDN2"],
             path: "Sources/EntryModel", swiftSettings: swiftSettings,
-            linkerSettings: [.linkedLibrary("m")]),
+            linkerSettings: [.linkedLibrary("m")], plugins: ["Embed"]),
         // The store: entries, the change log with its HLC stamps, merge, conflicts, peer checkpoints, on SQLite.
         .target(
             name: "EntryLedger", dependencies: ["EntryModel", "CSQLite", "CICU"],
@@ -85,7 +93,7 @@ let package = Package(
         // The varlink wire: framing, messages, connections, wire error names, exit codes.
         .target(
             name: "EntryProtocol", dependencies: ["EntryModel", "CSystem"],
-            path: "Sources/EntryProtocol", swiftSettings: swiftSettings),
+            path: "Sources/EntryProtocol", swiftSettings: swiftSettings, plugins: ["Embed"]),
         // Sync between nodes: the sync algorithm, peer links and transports, the scheduler.
         .target(
             name: "EntrySync", dependencies: ["EntryLedger", "EntryProtocol", "CSystem"],
@@ -96,22 +104,22 @@ let package = Package(
             path: "Sources/EntryServer", swiftSettings: swiftSettings),
         // What clients share: entryctl's pieces, CSV in and out, the interactive form.
         .target(
-            name: "EntryClient", dependencies: ["EntryModel", "EntryProtocol", "CSystem"],
+            name: "EntryClient", dependencies: ["EntryArguments", "EntryModel", "EntryProtocol", "CSystem"],
             path: "Sources/EntryClient", swiftSettings: swiftSettings),
         // The HTTP door's logic (entryd-web): users and passwords, sessions, routing, the
         // API's statuses, the OpenAPI description, the embedded page. No sockets: entryd-web wires it.
         .target(
-            name: "EntryWeb", dependencies: ["EntryModel", "EntryProtocol", "CSodium"],
-            path: "Sources/EntryWeb", swiftSettings: swiftSettings),
+            name: "EntryWeb", dependencies: ["EntryArguments", "EntryModel", "EntryProtocol", "CSodium"],
+            path: "Sources/EntryWeb", swiftSettings: swiftSettings, plugins: ["Embed"]),
         .executableTarget(
-            name: "entryd", dependencies: ["EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
+            name: "entryd", dependencies: ["EntryArguments", "EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
             path: "Sources/entryd", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         .executableTarget(
-            name: "entryctl", dependencies: ["EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem"],
+            name: "entryctl", dependencies: ["EntryArguments", "EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem"],
             path: "Sources/entryctl", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         // The benchmark of issue 6 (BENCHMARKS.md): drives the built entryd, measures raw SQLite and PostgreSQL.
         .executableTarget(
-            name: "entryd-bench", dependencies: ["EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
+            name: "entryd-bench", dependencies: ["EntryArguments", "EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
             path: "Sources/entryd-bench", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         // The HTTP door: a client of entryd's socket like entryctl, serving EntryWeb over libmicrohttpd.
         .executableTarget(
@@ -120,7 +128,7 @@ let package = Package(
         // What both test targets use (test targets cannot import each other).
         .target(name: "EntryTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(
-            name: "UnitTests", dependencies: ["EntryTestSupport", "EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "EntryHub", "CSQLiteFaults", "CSQLite"],
+            name: "UnitTests", dependencies: ["EntryTestSupport", "EntryArguments", "EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "EntryHub", "CSQLiteFaults", "CSQLite"],
             path: "Tests/UnitTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["EntryTestSupport", "EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer", "EntryWeb"],

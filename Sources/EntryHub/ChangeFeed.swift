@@ -133,7 +133,7 @@ enum ChangeFeed {
     /// ``ChangeFeed/channel`` and ``ChangeFeed/nodeChannel``.
     ///
     /// Not safe for concurrent use: one waiting thread.
-    final class Waiter: @unchecked Sendable {
+    final class Waiter: Sendable {
         private let connection: PGConnection
 
         /// The highest committed seq when the waiter began to listen.

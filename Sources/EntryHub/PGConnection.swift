@@ -63,6 +63,7 @@ enum PGIsolation: String, Sendable {
 /// never spliced into the SQL; results come back as text. Closed by ``close()``
 /// or when released.
 final class PGConnection: @unchecked Sendable {
+    // @unchecked: `conn` is a libpq PGconn pointer, used by one thread at a time.
     /// libpq's connection; `nil` once closed. ``PGDatabase`` prepares and runs
     /// its statements on it directly.
     private(set) var conn: OpaquePointer?

@@ -20,6 +20,7 @@ import EntryModel
 /// transaction is never continued on a new connection.
 /// One thread at a time, like every connection of the store.
 final class PGDatabase: SQLDatabase, @unchecked Sendable {
+    // @unchecked: a libpq connection and its statement cache, used by one thread at a time.
     let connection: PGConnection
     /// Prepared statements by their SQLite-dialect text.
     private var prepared: [String: PGPrepared] = [:]

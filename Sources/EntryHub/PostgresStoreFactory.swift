@@ -1,5 +1,6 @@
 import CPostgres
 import Foundation
+import Synchronization
 import EntryLedger
 import EntryModel
 
@@ -51,7 +52,7 @@ public enum PostgresStoreFactory {
 /// The database server behind a PostgreSQL store: its shared change log
 /// (``ChangeFeed``'s counter row), its identity, commits of other instances
 /// (`LISTEN`), dead rows (`VACUUM`), and the erasure proof in SQL.
-final class PostgresStoreServer: StoreServer, @unchecked Sendable {
+final class PostgresStoreServer: StoreServer, Sendable {
     let uri: String
     let location: String
     let home: String
@@ -68,8 +69,8 @@ final class PostgresStoreServer: StoreServer, @unchecked Sendable {
     /// dead rows in the pages it frees. It holds each table's ACCESS EXCLUSIVE
     /// lock while it copies it: readers and writers wait (doc/hub.md "Erasure").
     static let valueTables = ["entries", "changes", "conflicts"]
-    private let lock = NSLock()
-    private var closed = false
+    /// Set by ``close()``: the listening thread then ends.
+    private let closed = Atomic(false)
 
     /// Reads the identity of the database `connection` is on.
     init(uri: String, on connection: PGConnection, markerDirectory: String, instance: String) throws {
@@ -145,9 +146,7 @@ final class PostgresStoreServer: StoreServer, @unchecked Sendable {
     }
 
     private var isClosed: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return closed
+        closed.load(ordering: .acquiring)
     }
 
     func removeDeadRows(_ db: any SQLDatabase, rewritingValues: Bool) throws {
@@ -240,6 +239,6 @@ final class PostgresStoreServer: StoreServer, @unchecked Sendable {
 
     func close() {
         // The listener notices within its wait (0.5 s) and delivers nothing more.
-        lock.withLock { closed = true }
+        closed.store(true, ordering: .releasing)
     }
 }

@@ -79,7 +79,7 @@ public struct ImportResult: Sendable {
 /// ticket ``EntryStore/beginImport(form:rows:layout:atomic:origin:)`` returns
 /// (so by ``EntryStore/importEntries(form:rows:layout:atomic:origin:)`` too);
 /// the service answers with its `result`.
-public struct AtomicImportRefused: Error, @unchecked Sendable {
+public struct AtomicImportRefused: Error, Sendable {
     /// The refused import: `added` and `unchanged` are 0, `rejected` lists why.
     public let result: ImportResult
 

@@ -62,7 +62,7 @@ public enum SocketActivation {
 /// > as Linux abstract namespace socket. (sd_notify(3))
 ///
 /// Without `NOTIFY_SOCKET` every call does nothing. Thread-safe.
-public final class Notifier: @unchecked Sendable {
+public final class Notifier: Sendable {
     private let address: sockaddr_un?
     private let addressLength: socklen_t
     private let fd: Int32

@@ -19,18 +19,18 @@ public protocol PeerSyncHost: AnyObject, Sendable {
 /// Syncs the configured peers in the background: every `interval`, and about
 /// a second after local writes; after a failure it backs off exponentially
 /// (5 s doubling, at most 10 minutes) before trying that peer again.
-public final class PeerScheduler: @unchecked Sendable {
+public final class PeerScheduler: Sendable {
     let host: any PeerSyncHost
-    let log: (String) -> Void
-    private let condition = NSCondition()
-    private var stopped = false
+    let log: @Sendable (String) -> Void
+    /// Set by ``stop()``; ``run()`` waits on it between rounds.
+    private let stopped = Monitor(false)
     /// Delay after a local write before syncing, in seconds.
     static let writeDebounceSeconds = 1.0
     /// Longest back-off after repeated failures, in seconds.
     static let maxBackoffSeconds = 600.0
 
     /// - Parameter log: receives one line per sync outcome (ids and counts only).
-    public init(host: any PeerSyncHost, log: @escaping (String) -> Void) {
+    public init(host: any PeerSyncHost, log: @escaping @Sendable (String) -> Void) {
         self.host = host
         self.log = log
     }
@@ -68,20 +68,13 @@ public final class PeerScheduler: @unchecked Sendable {
                 }
             }
             let next = due.values.map(\.next).min() ?? now.addingTimeInterval(60)
-            condition.lock()
-            if stopped { condition.unlock(); return }
-            _ = condition.wait(until: min(next, Date().addingTimeInterval(0.5)))
-            let done = stopped
-            condition.unlock()
-            if done { return }
+            let wake = min(next, Date().addingTimeInterval(0.5))
+            if stopped.withLock(waitingUntil: wake, while: { !$0 }, { $0 }) { return }
         }
     }
 
     /// Ends ``run()`` after the sync in progress, if any.
     public func stop() {
-        condition.lock()
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
+        stopped.withLock(wake: .all) { $0 = true }
     }
 }

@@ -2,6 +2,7 @@ import EntryModel
 import EntryLedger
 import EntryProtocol
 import Foundation
+import Synchronization
 
 /// What one ``PeerSync/run(local:peer:name:address:batch:layout:maxClockSkewMs:)`` moved.
 public struct PeerSyncResult: Sendable, Equatable {
@@ -183,15 +184,17 @@ public enum PeerSync {
 /// A page of a peer's change log fetched on a thread of its own while the
 /// caller applies the page before it. The caller must not use the peer link
 /// until ``take()`` has returned (the link serves one thread at a time).
-final class PrefetchedPage: @unchecked Sendable {
+final class PrefetchedPage: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private var result: Result<(changes: [ChangeRecord], last: Int64), any Error>?
+    /// The fetch's outcome: set before `done` is signalled.
+    private let result = Mutex<Result<(changes: [ChangeRecord], last: Int64), any Error>?>(nil)
 
     /// Starts `fetch` on a new thread.
     init(_ fetch: @escaping () throws -> (changes: [ChangeRecord], last: Int64)) {
         nonisolated(unsafe) let fetch = fetch
         let thread = Thread { [self] in
-            result = Result { try fetch() }
+            let fetched = Result { try fetch() }
+            result.withLock { $0 = fetched }
             done.signal()
         }
         thread.name = "entryd-sync-fetch"
@@ -201,6 +204,6 @@ final class PrefetchedPage: @unchecked Sendable {
     /// Waits for the page. - Throws: what the fetch threw.
     func take() throws -> (changes: [ChangeRecord], last: Int64) {
         done.wait()
-        return try result!.get()
+        return try result.withLock { $0! }.get()
     }
 }

@@ -1,4 +1,5 @@
 import EntryModel
+import Synchronization
 
 /// One HTTP request as entryd-web's server hands it over: complete, with its
 /// body read (up to `max-body`).
@@ -105,10 +106,11 @@ public struct HTTPResponse: Sendable {
 ///
 /// ``next()`` blocks until the next event or keep-alive; it is called from the
 /// connection's own thread only.
-public final class EventStream: @unchecked Sendable {
+public final class EventStream: Sendable {
     private let source: any ReplySource
     private let allowed: @Sendable () -> Bool
-    private var finished = false
+    /// Set once the stream has ended; ``close()`` may set it from another thread.
+    private let finished = Atomic(false)
 
     /// A stream over `source` (already called with `more`), for as long as `allowed` holds.
     /// - Parameter allowed: asked before each event and keep-alive; false ends
@@ -122,9 +124,9 @@ public final class EventStream: @unchecked Sendable {
     /// the source's idle interval; nil at the end (the daemon ended the stream
     /// or failed: an `error` event is sent first).
     public func next() -> [UInt8]? {
-        if finished { return nil }
+        if finished.load(ordering: .acquiring) { return nil }
         guard allowed() else {
-            finished = true
+            finished.store(true, ordering: .releasing)
             source.close()
             return Array("event: error\ndata: \(WebError.authenticationRequired.body.text)\n\n".utf8)
         }
@@ -135,7 +137,7 @@ public final class EventStream: @unchecked Sendable {
             event += "event: changes\ndata: " + reply.text + "\n\n"
             return Array(event.utf8)
         } catch {
-            finished = true
+            finished.store(true, ordering: .releasing)
             let failure = WebError.from(error)
             return Array("event: error\ndata: \(failure.body.text)\n\n".utf8)
         }
@@ -143,7 +145,7 @@ public final class EventStream: @unchecked Sendable {
 
     /// Ends the stream and closes its source (the client is gone).
     public func close() {
-        finished = true
+        finished.store(true, ordering: .releasing)
         source.close()
     }
 }

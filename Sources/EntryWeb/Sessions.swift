@@ -1,6 +1,7 @@
 import CSodium
 import EntryModel
 import Foundation
+import Synchronization
 
 /// Who a request acts for, once its session cookie or bearer token is known.
 public struct WebSession: Sendable, Equatable {
@@ -24,9 +25,9 @@ public struct WebSession: Sendable, Equatable {
 /// well; the point is that a lookup's timing depends on the digest, not on how
 /// many leading characters of a guess were right), and the CSRF token is
 /// compared with `sodium_memcmp`, in constant time.
-public final class SessionStore: @unchecked Sendable {
-    private let lock = NSLock()
-    private var byDigest: [[UInt8]: WebSession] = [:]
+public final class SessionStore: Sendable {
+    /// The sessions by the SHA-256 of their token.
+    private let byDigest = Mutex<[[UInt8]: WebSession]>([:])
     /// Seconds a session may stay unused (`session-idle`).
     public let idleSeconds: Double
     /// Most sessions at once; the least recently used is dropped beyond it.
@@ -47,12 +48,13 @@ public final class SessionStore: @unchecked Sendable {
     public func open(_ account: WebUser) -> WebSession {
         let session = WebSession(token: PasswordHash.token(), user: account.name, stamp: account.credentialStamp,
                                  csrf: PasswordHash.token(), lastUsed: clock())
-        lock.lock()
-        defer { lock.unlock() }
-        if byDigest.count >= capacity, let oldest = byDigest.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
-            byDigest[oldest.key] = nil
+        let key = Secret.digest(session.token)
+        byDigest.withLock { byDigest in
+            if byDigest.count >= capacity, let oldest = byDigest.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
+                byDigest[oldest.key] = nil
+            }
+            byDigest[key] = session
         }
-        byDigest[Secret.digest(session.token)] = session
         return session
     }
 
@@ -61,41 +63,36 @@ public final class SessionStore: @unchecked Sendable {
         guard token.utf8.count == PasswordHash.tokenLength else { return nil }
         let key = Secret.digest(token)
         let now = clock()
-        lock.lock()
-        defer { lock.unlock() }
-        guard var session = byDigest[key] else { return nil }
-        if now - session.lastUsed > idleSeconds {
-            byDigest[key] = nil
-            return nil
+        return byDigest.withLock { byDigest in
+            guard var session = byDigest[key] else { return nil }
+            if now - session.lastUsed > idleSeconds {
+                byDigest[key] = nil
+                return nil
+            }
+            session.lastUsed = now
+            byDigest[key] = session
+            return session
         }
-        session.lastUsed = now
-        byDigest[key] = session
-        return session
     }
 
     /// Whether `token`'s session is live, without marking it used (a live feed asks).
     public func isOpen(token: String) -> Bool {
         let key = Secret.digest(token)
         let now = clock()
-        lock.lock()
-        defer { lock.unlock() }
-        guard let session = byDigest[key] else { return false }
-        return now - session.lastUsed <= idleSeconds
+        return byDigest.withLock { byDigest in
+            guard let session = byDigest[key] else { return false }
+            return now - session.lastUsed <= idleSeconds
+        }
     }
 
     /// Ends the session of `token` (logout).
     public func close(token: String) {
-        lock.lock()
-        byDigest[Secret.digest(token)] = nil
-        lock.unlock()
+        let key = Secret.digest(token)
+        byDigest.withLock { $0[key] = nil }
     }
 
     /// Sessions held now.
-    public var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return byDigest.count
-    }
+    public var count: Int { byDigest.withLock { $0.count } }
 
     /// CLOCK_MONOTONIC in seconds.
     public static func monotonicSeconds() -> Double {
@@ -120,9 +117,9 @@ enum Secret {
 /// past `limit` attempts not taken back by a success, logins for that name or
 /// from that address are refused (429, `retryAfter`) without checking the
 /// password, until the oldest is a minute old. Thread-safe.
-public final class LoginLimiter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var failures: [String: [Double]] = [:]
+public final class LoginLimiter: Sendable {
+    /// Recent attempts' times by key (`u:USER`, `a:ADDRESS`), oldest first.
+    private let failures = Mutex<[String: [Double]]>([:])
     /// Failures allowed per key per window (`login-attempts`).
     public let limit: Int
     /// The window in seconds (60).
@@ -146,30 +143,30 @@ public final class LoginLimiter: @unchecked Sendable {
     /// row; ``succeeded(user:address:)`` takes a successful one back.
     public func attempt(user: String, address: String) -> Int? {
         let now = clock()
-        lock.lock()
-        defer { lock.unlock() }
-        var wait = 0.0
-        let keys = ["u:" + user, "a:" + address]
-        for key in keys {
-            let recent = (failures[key] ?? []).filter { now - $0 < window }
-            failures[key] = recent.isEmpty ? nil : recent
-            if recent.count >= limit, let oldest = recent.first { wait = max(wait, window - (now - oldest)) }
+        return failures.withLock { failures in
+            var wait = 0.0
+            let keys = ["u:" + user, "a:" + address]
+            for key in keys {
+                let recent = (failures[key] ?? []).filter { now - $0 < window }
+                failures[key] = recent.isEmpty ? nil : recent
+                if recent.count >= limit, let oldest = recent.first { wait = max(wait, window - (now - oldest)) }
+            }
+            if wait > 0 { return max(1, Int(wait.rounded(.up))) }
+            for key in keys { failures[key, default: []].append(now) }
+            if failures.count > 100_000 { failures = failures.filter { now - ($0.value.last ?? 0) < window } }
+            return nil
         }
-        if wait > 0 { return max(1, Int(wait.rounded(.up))) }
-        for key in keys { failures[key, default: []].append(now) }
-        if failures.count > 100_000 { failures = failures.filter { now - ($0.value.last ?? 0) < window } }
-        return nil
     }
 
     /// After a successful login: forgets the failures of `user`, and takes the
     /// attempt back from `address` (an office behind one address logs in often).
     public func succeeded(user: String, address: String) {
-        lock.lock()
-        failures["u:" + user] = nil
-        if var attempts = failures["a:" + address], !attempts.isEmpty {
-            attempts.removeLast()
-            failures["a:" + address] = attempts.isEmpty ? nil : attempts
+        failures.withLock { failures in
+            failures["u:" + user] = nil
+            if var attempts = failures["a:" + address], !attempts.isEmpty {
+                attempts.removeLast()
+                failures["a:" + address] = attempts.isEmpty ? nil : attempts
+            }
         }
-        lock.unlock()
     }
 }

@@ -1,5 +1,6 @@
 import EntryModel
 import EntryProtocol
+import EntryArguments
 
 /// entryd-web's settings: the command line over `[web]` in its configuration
 /// file (config/entryd-web.conf documents every key), over the defaults.
@@ -94,33 +95,27 @@ public struct WebSettings: Sendable, Equatable {
     /// The command line's options by name; values are checked when applied.
     public typealias Arguments = [(option: String, value: String?)]
 
-    /// Splits `arguments` (without the program name) into options.
-    /// - Throws: ``SettingsError`` (usage) for an unknown option or a missing value.
+    /// The command line's options as the scanner reads them. Each may be given
+    /// again, the last one counting.
+    static let options: [ArgumentOption] = [
+        (["--config"], "FILE"), (["--socket"], "PATH"), (["--listen"], "HOST:PORT"), (["--users"], "FILE"),
+        (["--tls-certificate"], "PEM"), (["--tls-key"], "PEM"), (["--behind-proxy"], nil),
+        (["--help", "-h"], nil), (["--version"], nil),
+    ].map { ArgumentOption($0.0, value: $0.1, repeatable: true) }
+
+    /// Splits `arguments` (without the program name) into options, by their canonical names.
+    /// - Throws: ``SettingsError`` (usage) for an unknown option, a missing value, a
+    ///   value given to a flag or an argument that is no option.
     public static func scan(_ arguments: [String]) throws -> Arguments {
-        let flags: Set = ["--behind-proxy", "--help", "-h", "--version"]
-        let valued: Set = ["--config", "--socket", "--listen", "--users", "--tls-certificate", "--tls-key"]
+        var scanner = ArgumentScanner(arguments, options: options, positionals: false)
         var result: Arguments = []
-        var i = 0
-        while i < arguments.count {
-            var option = arguments[i]
-            var value: String?
-            if let eq = option.firstIndex(of: "="), option.hasPrefix("--") {
-                value = String(option[option.index(after: eq)...])
-                option = String(option[..<eq])
-            }
-            if flags.contains(option) {
-                guard value == nil else { throw SettingsError(message: "\(option) takes no value", code: .usage) }
-            } else if valued.contains(option) {
-                if value == nil {
-                    i += 1
-                    guard i < arguments.count else { throw SettingsError(message: "\(option) needs a value", code: .usage) }
-                    value = arguments[i]
-                }
-            } else {
-                throw SettingsError(message: "unknown option '\(option)'; see entryd-web --help", code: .usage)
-            }
-            result.append((option, value))
-            i += 1
+        do {
+            // Without positionals the scanner reads options only.
+            while case .option(let option, let value)? = try scanner.next() { result.append((option.name, value)) }
+        } catch {
+            var message = error.en
+            if case .unknownOption(_, suggestion: nil) = error.kind { message += "; see entryd-web --help" }
+            throw SettingsError(message: message, code: .usage)
         }
         return result
     }

@@ -1,5 +1,6 @@
 import EntryModel
 import Foundation
+import Synchronization
 
 /// The users file as entryd-web sees it: read at start, read again when its
 /// ``FileStamp`` changes (checked at most once a second, and on SIGHUP), so
@@ -7,13 +8,16 @@ import Foundation
 /// user's sessions (and live feeds) end at their next request, a new password
 /// ends the old sessions, a changed role applies at once.
 /// Thread-safe.
-public final class WebUserFile: WebUserStore, @unchecked Sendable {
+public final class WebUserFile: WebUserStore, Sendable {
     /// The file's path.
     public let path: String
-    private let lock = NSLock()
-    private var users = WebUsers()
-    private var stamp: FileStamp?
-    private var checkedAt = -Double.infinity
+    /// The users read last, the file's stamp then, and when it was last checked.
+    private struct State {
+        var users = WebUsers()
+        var stamp: FileStamp?
+        var checkedAt = -Double.infinity
+    }
+    private let state: Mutex<State>
     private let log: Log
     private let clock: @Sendable () -> Double
 
@@ -24,41 +28,47 @@ public final class WebUserFile: WebUserStore, @unchecked Sendable {
         self.path = path
         self.log = log
         self.clock = clock
+        var initial = State()
         do {
-            stamp = FileStamp(path: path)
-            users = try WebUsers.load(path: path)
+            initial.stamp = FileStamp(path: path)
+            initial.users = try WebUsers.load(path: path)
         } catch .missing {
             log.warning("no users file at \(path) yet: add users with `entryctl web-user add NAME --role ROLE --users \(path)`")
         }
-        checkedAt = clock()
+        initial.checkedAt = clock()
+        state = Mutex(initial)
     }
 
     /// Reads the file again if it changed; a file that no longer parses keeps
     /// the users read before (and is logged), a removed file means no users.
     public func reload() {
-        lock.lock()
-        defer { lock.unlock() }
-        checkedAt = clock()
+        state.withLock { reload(&$0) }
+    }
+
+    /// ``reload()`` with the lock held.
+    private func reload(_ state: inout State) {
+        state.checkedAt = clock()
         let now = FileStamp(path: path)
-        guard now != stamp else { return }
+        guard now != state.stamp else { return }
         do {
-            users = try WebUsers.load(path: path)
-            stamp = now
-            log.notice("read \(users.users.count) web users from \(path)")
+            state.users = try WebUsers.load(path: path)
+            state.stamp = now
+            log.notice("read \(state.users.users.count) web users from \(path)")
         } catch .missing {
-            users = WebUsers()
-            stamp = nil
+            state.users = WebUsers()
+            state.stamp = nil
             log.warning("the users file \(path) is gone: no web user can log in")
         } catch {
             log.error("\(error); keeping the web users read before")
         }
     }
 
+    /// The users, read again first when the file was last checked a second ago or more.
     private func current() -> WebUsers {
-        if clock() - checkedAt >= 1 { reload() }
-        lock.lock()
-        defer { lock.unlock() }
-        return users
+        state.withLock { state in
+            if clock() - state.checkedAt >= 1 { reload(&state) }
+            return state.users
+        }
     }
 
     /// See ``WebUserStore/verify(name:password:)``.

@@ -1,6 +1,7 @@
 import EntryModel
 import EntryProtocol
 import EntryClient
+import EntryArguments
 
 /// One `entryctl` command: what help shows, and how its arguments become an action.
 ///

@@ -4,6 +4,7 @@
 import EntryModel
 import EntryProtocol
 import EntryClient
+import EntryArguments
 
 /// The entryctl process: read the command line, run one command, return its exit code.
 enum EntryCtl {

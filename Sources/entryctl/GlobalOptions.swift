@@ -1,6 +1,7 @@
 import EntryModel
 import EntryProtocol
 import EntryClient
+import EntryArguments
 
 /// The options every command takes, before the command or after it.
 struct GlobalOptions {
@@ -78,11 +79,11 @@ struct GlobalOptions {
     static func merge(_ before: ScannedArguments, _ after: ScannedArguments) throws -> ScannedArguments {
         var merged = before
         for (name, value) in after.values where names.contains(name) {
-            guard merged.values[name] == nil else { throw UsageError(zh: "选项 '\(name)' 给了两次", en: "option '\(name)' is given twice") }
+            guard merged.values[name] == nil else { throw UsageError(ArgumentError(.repeated(name))) }
             merged.values[name] = value
         }
         for flag in after.flags where names.contains(flag) {
-            guard !merged.flags.contains(flag) else { throw UsageError(zh: "选项 '\(flag)' 给了两次", en: "option '\(flag)' is given twice") }
+            guard !merged.flags.contains(flag) else { throw UsageError(ArgumentError(.repeated(flag))) }
             merged.flags.insert(flag)
         }
         return merged

@@ -1,3 +1,5 @@
+import EntryArguments
+
 /// Command-line options of `entryd-bench`.
 struct BenchOptions {
     /// Entries in the large database (Import, List, Changes, start-up). Default 100,000; `--quick` 2,000.
@@ -55,7 +57,14 @@ struct BenchOptions {
                          --quick: 20 edges, 1 s, instances 1,2; --no-postgres: SQLite only
         """
 
-    /// Parses `arguments` (without the program name).
+    /// The options as the scanner reads them. Each may be given again, the last one counting.
+    static let options: [ArgumentOption] = [
+        (["--help", "-h"], nil), (["--entries"], "N"), (["--seconds"], "S"), (["--quick"], nil), (["--no-postgres"], nil),
+        (["--import-batch"], "N"), (["--entryd"], "PATH"), (["--keep"], nil), (["--web"], nil), (["--clients"], "N"),
+        (["--hub"], nil), (["--edges"], "N"), (["--instances"], "LIST"), (["--pg"], "URI"),
+    ].map { ArgumentOption($0.0, value: $0.1, repeatable: true) }
+
+    /// Parses `arguments` (without the program name), in order.
     /// - Returns: `nil` for `--help`.
     /// - Throws: ``BenchUsageError`` for an unknown option or a bad value.
     static func parse(_ arguments: [String]) throws -> BenchOptions? {
@@ -64,52 +73,52 @@ struct BenchOptions {
         var explicitSeconds: Double?
         var explicitEdges: Int?
         var explicitInstances: [Int]?
-        var i = 0
-        func value() throws -> String {
-            i += 1
-            guard i < arguments.count else { throw BenchUsageError("\(arguments[i - 1]) needs a value") }
-            return arguments[i]
-        }
-        while i < arguments.count {
-            switch arguments[i] {
-            case "-h", "--help": return nil
+        var noPostgres = false
+        var scanner = ArgumentScanner(arguments, options: options, positionals: false)
+        while true {
+            let item: ArgumentScanner.Item?
+            do { item = try scanner.next() } catch { throw BenchUsageError(error.en) }
+            // Without positionals the scanner reads options only.
+            guard case .option(let option, let value)? = item else { break }
+            let text = value ?? ""
+            switch option.name {
+            case "--help": return nil
             case "--entries":
-                guard let n = Int(try value()), n >= 100 else { throw BenchUsageError("--entries must be an integer ≥ 100") }
+                guard let n = Int(text), n >= 100 else { throw BenchUsageError("--entries must be an integer ≥ 100") }
                 explicitEntries = n
             case "--seconds":
-                guard let s = Double(try value()), s > 0 else { throw BenchUsageError("--seconds must be a positive number") }
+                guard let s = Double(text), s > 0 else { throw BenchUsageError("--seconds must be a positive number") }
                 explicitSeconds = s
             case "--quick": o.quick = true
             case "--web": o.web = true
             case "--hub": o.hub = true
             case "--edges":
-                guard let n = Int(try value()), (2...2000).contains(n) else { throw BenchUsageError("--edges must be 2…2000") }
+                guard let n = Int(text), (2...2000).contains(n) else { throw BenchUsageError("--edges must be 2…2000") }
                 explicitEdges = n
             case "--instances":
-                let text = try value()
                 let list = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
                 guard !list.isEmpty, list.allSatisfy({ $0 != nil && (1...16).contains($0!) }) else {
                     throw BenchUsageError("--instances must be a comma-separated list of counts 1…16, e.g. 1,2,4 (not '\(text)')")
                 }
                 explicitInstances = list.map { $0! }
             case "--pg":
-                let uri = try value()
-                guard uri.hasPrefix("postgresql://") || uri.hasPrefix("postgres://") else {
-                    throw BenchUsageError("--pg must be a libpq URI starting with postgresql:// or postgres:// (not '\(uri)')")
+                guard text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") else {
+                    throw BenchUsageError("--pg must be a libpq URI starting with postgresql:// or postgres:// (not '\(text)')")
                 }
-                o.pg = uri
+                o.pg = text
             case "--clients":
-                guard let n = Int(try value()), (1...2000).contains(n) else { throw BenchUsageError("--clients must be 1…2000") }
+                guard let n = Int(text), (1...2000).contains(n) else { throw BenchUsageError("--clients must be 1…2000") }
                 o.clients = n
-            case "--no-postgres": o.postgres = false
+            case "--no-postgres":
+                o.postgres = false
+                noPostgres = true
             case "--import-batch":
-                guard let n = Int(try value()), (1...10_000).contains(n) else { throw BenchUsageError("--import-batch must be 1…10000") }
+                guard let n = Int(text), (1...10_000).contains(n) else { throw BenchUsageError("--import-batch must be 1…10000") }
                 o.importBatch = n
-            case "--entryd": o.entrydPath = try value()
+            case "--entryd": o.entrydPath = text
             case "--keep": o.keep = true
-            default: throw BenchUsageError("unknown option '\(arguments[i])'")
+            default: preconditionFailure("\(option.name) is in options but not read")
             }
-            i += 1
         }
         if o.quick {
             o.entries = 2_000
@@ -120,7 +129,7 @@ struct BenchOptions {
         if let explicitSeconds { o.seconds = explicitSeconds }
         if o.hub {
             // --quick turns PostgreSQL off for the other benches; the hub's quick run keeps it.
-            o.postgres = !arguments.contains("--no-postgres")
+            o.postgres = !noPostgres
             if o.quick {
                 o.edges = 20
                 o.hubSeconds = 1

@@ -2,6 +2,7 @@ import EntryModel
 import EntryProtocol
 import EntryLedger
 import Foundation
+import Synchronization
 
 /// The phases that drive a running entryd over its socket.
 struct DaemonWorkload {
@@ -34,11 +35,12 @@ struct DaemonWorkload {
     func addPipelined(clients: Int, window: Int, seconds: Double) throws -> (rate: Double, adds: Int, errors: Int) {
         let connections = try (0..<clients).map { _ in try RawClient(path: socket) }
         let calls = (0..<clients).map { _ in (0..<1024).map { _ in Fixture.addCall(counter.next()) } }
-        let results = ResultBox(count: clients)
+        /// Per thread: acknowledged, errors, end time.
+        let results = Monitor(Array(repeating: (0, 0, 0.0), count: clients))
         let start = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
         var t0 = 0.0
-        let deadline = LockedValue(0.0)
+        let deadline = Monitor(0.0)
         for c in 0..<clients {
             group.enter()
             Thread {
@@ -46,7 +48,7 @@ struct DaemonWorkload {
                 let client = connections[c]
                 var sent = 0, acked = 0, errors = 0
                 start.wait()
-                let end = deadline.value
+                let end = deadline.withLock { $0 }
                 do {
                     for _ in 0..<window { try client.send(calls[c][sent % 1024]); sent += 1 }
                     while acked < sent {
@@ -55,14 +57,15 @@ struct DaemonWorkload {
                         if now() < end { try client.send(calls[c][sent % 1024]); sent += 1 }
                     }
                 } catch { errors += 1 }
-                results.set(c, (acked, errors, now()))
+                let t = now()
+                results.withLock { $0[c] = (acked, errors, t) }
             }.start()
         }
         t0 = now()
-        deadline.value = t0 + seconds
+        deadline.withLock { $0 = t0 + seconds }
         for _ in 0..<clients { start.signal() }
         group.wait()
-        let all = results.values
+        let all = results.withLock { $0 }
         let acked = all.reduce(0) { $0 + $1.0 }
         let errors = all.reduce(0) { $0 + $1.1 }
         let end = all.map(\.2).max() ?? now()
@@ -208,34 +211,17 @@ struct DaemonWorkload {
 }
 
 /// A thread-safe counter of entry numbers.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var n = 0
-    func next() -> Int { lock.lock(); defer { lock.unlock() }; n += 1; return n }
+final class Counter: Sendable {
+    /// The last number handed out.
+    private let n: Atomic<Int>
+    /// A counter whose first number is `first + 1`.
+    init(from first: Int = 0) { n = Atomic(first) }
+    func next() -> Int { n.add(1, ordering: .relaxed).newValue }
     /// Reserves `count` numbers. - Returns: their range.
-    func reserve(_ count: Int) -> Range<Int> { lock.lock(); defer { lock.unlock() }; n += count; return (n - count + 1)..<(n + 1) }
-}
-
-/// A value shared between threads under a lock.
-final class LockedValue<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var v: T
-    init(_ v: T) { self.v = v }
-    var value: T {
-        get { lock.lock(); defer { lock.unlock() }; return v }
-        set { lock.lock(); v = newValue; lock.unlock() }
+    func reserve(_ count: Int) -> Range<Int> {
+        let end = n.add(count, ordering: .relaxed).newValue
+        return (end - count + 1)..<(end + 1)
     }
-    /// Changes the value under the lock and returns what `body` returns.
-    func update<R>(_ body: (inout T) -> R) -> R { lock.lock(); defer { lock.unlock() }; return body(&v) }
-}
-
-/// Per-thread results (acknowledged, errors, end time) of a pipelined phase.
-final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [(Int, Int, Double)]
-    init(count: Int) { items = Array(repeating: (0, 0, 0), count: count) }
-    func set(_ i: Int, _ v: (Int, Int, Double)) { lock.lock(); items[i] = v; lock.unlock() }
-    var values: [(Int, Int, Double)] { lock.lock(); defer { lock.unlock() }; return items }
 }
 
 /// Byte scans of encoded replies (the bench avoids decoding whole replies).

@@ -1,6 +1,7 @@
 import EntryModel
 import EntryProtocol
 import Foundation
+import Synchronization
 
 /// `entryd-bench --hub` (issue 19, item 5): simulated edge nodes sync with a
 /// hub through `io.entryd.Sync.Apply` (push) and `io.entryd.Sync.Changes`
@@ -173,11 +174,10 @@ struct HubBench {
 
         // The timed phase: every worker drives its edges in turn (push, pull) until the deadline.
         progress("hub: \(c.label), \(c.instances) instance\(c.instances == 1 ? "" : "s"): \(edgeCount) edges for \(format(seconds)) s")
-        let deadline = LockedValue(Double.infinity)
         let t0 = now()
-        deadline.value = t0 + seconds
+        let deadline = t0 + seconds
         let ends = try drive(edges) { edge in
-            guard now() < deadline.value else { return false }
+            guard now() < deadline else { return false }
             try edge.push(ctx)
             try edge.pull(ctx)
             return true
@@ -196,7 +196,7 @@ struct HubBench {
                     killDue = .infinity
                 }
                 if t >= nextReport {
-                    progress("hub: \(format(t - t0)) s, \(ctx.acknowledged.value) changes acknowledged")
+                    progress("hub: \(format(t - t0)) s, \(ctx.acknowledged.load(ordering: .relaxed)) changes acknowledged")
                     nextReport += 1
                 }
             }
@@ -272,13 +272,12 @@ struct HubBench {
     /// returns false for every edge of a thread, while `during` runs on the
     /// calling thread; the first error stops every thread and is thrown.
     /// - Returns: each thread's end time.
-    private func drive(_ edges: [HubEdge], _ step: @escaping (HubEdge) throws -> Bool,
+    private func drive(_ edges: [HubEdge], _ step: @escaping @Sendable (HubEdge) throws -> Bool,
                        during: () -> Void) throws -> [Double] {
         let threads = min(edges.count, HubBench.workers)
-        let failure = LockedValue<(any Error)?>(nil)
-        let ends = LockedValue([Double]())
+        let failure = Monitor<(any Error)?>(nil)
+        let ends = Monitor([Double]())
         let group = DispatchGroup()
-        let box = StepBox(step)
         for w in 0..<threads {
             let mine = Array(stride(from: w, to: edges.count, by: threads).map { edges[$0] })
             group.enter()
@@ -286,26 +285,20 @@ struct HubBench {
                 defer { group.leave() }
                 var active = mine
                 do {
-                    while !active.isEmpty, failure.value == nil {
-                        active = try active.filter { try box.step($0) }
+                    while !active.isEmpty, failure.withLock({ $0 }) == nil {
+                        active = try active.filter { try step($0) }
                     }
                 } catch {
-                    _ = failure.update { if $0 == nil { $0 = error }; return 0 }
+                    failure.withLock { if $0 == nil { $0 = error } }
                 }
                 let t = now()
-                _ = ends.update { $0.append(t); return 0 }
+                ends.withLock { $0.append(t) }
             }.start()
         }
         during()
         group.wait()
-        if let error = failure.value { throw error }
-        return ends.value
-    }
-
-    /// A step closure handed to worker threads.
-    private final class StepBox: @unchecked Sendable {
-        let step: (HubEdge) throws -> Bool
-        init(_ step: @escaping (HubEdge) throws -> Bool) { self.step = step }
+        if let error = failure.withLock({ $0 }) { throw error }
+        return ends.withLock { $0 }
     }
 
     /// Reads the whole change log (`Changes` from 0 in pages of 10,000, no

@@ -1,10 +1,11 @@
 import EntryModel
 import EntryProtocol
 import Foundation
+import Synchronization
 
 /// What every edge of one hub configuration shares: the instances' sockets,
 /// the libraries to name in Apply, and the convergence samples.
-final class HubContext: @unchecked Sendable {
+final class HubContext: Sendable {
     /// The sockets of the configuration's entryd instances, in order.
     let sockets: [String]
     /// The edges in all.
@@ -19,7 +20,7 @@ final class HubContext: @unchecked Sendable {
     /// The `limit` of each `Changes` call.
     let pageLimit = 1000
     /// Changes acknowledged so far (for the progress lines).
-    let acknowledged = LockedValue(0)
+    let acknowledged = Atomic(0)
 
     /// A context for `edgeCount` edges on the instances at `sockets`.
     init(sockets: [String], edgeCount: Int, libraries: JSON?) {
@@ -33,14 +34,18 @@ final class HubContext: @unchecked Sendable {
 /// The convergence samples of one origin edge: for its sample `k` (its
 /// change number `k × sampleEvery`), when the push was acknowledged, how many
 /// other edges have still to pull it, and when the last of them did.
-final class SampleTable: @unchecked Sendable {
-    private let lock = NSLock()
+final class SampleTable: Sendable {
     private let others: Int32
-    private var acked: [Double] = []
-    private var remaining: [Int32] = []
-    private var lastSeen: [Double] = []
+    /// Per sample: when its push was acknowledged, the edges still to pull it, the last pull.
+    private struct Samples {
+        var acked: [Double] = []
+        var remaining: [Int32] = []
+        var lastSeen: [Double] = []
+        var unexpected = 0
+    }
+    private let samples = Mutex(Samples())
     /// Pulls of a sample not registered (never expected: registration precedes the push).
-    private(set) var unexpected = 0
+    var unexpected: Int { samples.withLock { $0.unexpected } }
 
     /// A table whose samples each wait for `others` edges.
     init(others: Int) { self.others = Int32(others) }
@@ -48,34 +53,36 @@ final class SampleTable: @unchecked Sendable {
     /// Registers sample `k` before its push is sent (another edge may pull it
     /// before the origin reads the acknowledgement).
     func register(_ k: Int) {
-        lock.lock(); defer { lock.unlock() }
-        while acked.count <= k {
-            acked.append(.nan)
-            remaining.append(others)
-            lastSeen.append(0)
+        samples.withLock { s in
+            while s.acked.count <= k {
+                s.acked.append(.nan)
+                s.remaining.append(others)
+                s.lastSeen.append(0)
+            }
         }
     }
 
     /// Sample `k`'s push was acknowledged at `t` (monotonic seconds).
     func acknowledged(_ k: Int, at t: Double) {
-        lock.lock(); defer { lock.unlock() }
-        acked[k] = t
+        samples.withLock { $0.acked[k] = t }
     }
 
     /// Another edge pulled sample `k` at `t` (once per edge: the caller drops repeats).
     func pulled(_ k: Int, at t: Double) {
-        lock.lock(); defer { lock.unlock() }
-        guard k < remaining.count else { unexpected += 1; return }
-        remaining[k] -= 1
-        lastSeen[k] = max(lastSeen[k], t)
+        samples.withLock { s in
+            guard k < s.remaining.count else { s.unexpected += 1; return }
+            s.remaining[k] -= 1
+            s.lastSeen[k] = max(s.lastSeen[k], t)
+        }
     }
 
     /// For every sample that every other edge pulled: seconds from its
     /// acknowledgement to the last pull (0 when the last pull came first).
     var convergence: [Double] {
-        lock.lock(); defer { lock.unlock() }
-        return acked.indices.compactMap { k in
-            remaining[k] == 0 && !acked[k].isNaN ? max(0, lastSeen[k] - acked[k]) : nil
+        samples.withLock { s in
+            s.acked.indices.compactMap { k in
+                s.remaining[k] == 0 && !s.acked[k].isNaN ? max(0, s.lastSeen[k] - s.acked[k]) : nil
+            }
         }
     }
 }
@@ -101,6 +108,7 @@ final class SampleTable: @unchecked Sendable {
 /// An edge is driven by one worker thread at a time (the phases hand edges
 /// over through a thread join).
 final class HubEdge: @unchecked Sendable {
+    // @unchecked: driven by one worker thread at a time, handed over through a thread join.
     /// Its number, 0 ..< edges (the ORIGIN of its changes' actor).
     let index: Int
     /// This edge's node id.
@@ -203,7 +211,7 @@ final class HubEdge: @unchecked Sendable {
         }
         if sampled { ctx.samples[index].acknowledged(number / ctx.sampleEvery, at: now()) }
         made += 1
-        ctx.acknowledged.update { $0 += 1 }
+        ctx.acknowledged.add(1, ordering: .relaxed)
     }
 
     /// Counts a refused call (an error reply) and waits 20 ms before it is sent again.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import EntryModel
 import EntryProtocol
 import EntryLedger
@@ -6,10 +7,10 @@ import EntryLedger
 /// A lean varlink client for the bench: sends pre-encoded calls and splits
 /// replies at their NUL without decoding them, so the client's own CPU (which
 /// shares the machine with the daemon) stays small.
-final class RawClient: @unchecked Sendable {
+final class RawClient: Sendable {
     let fd: Int32
-    private var buffer: [UInt8] = []
-    private var start = 0
+    /// Bytes read, and where the next reply starts in them (one thread uses a client at a time).
+    private let input = Mutex<(buffer: [UInt8], start: Int)>(([], 0))
 
     /// Connects to the daemon's socket at `path`.
     /// - Throws: ``SystemError``.
@@ -25,6 +26,10 @@ final class RawClient: @unchecked Sendable {
     /// The next whole reply, NUL excluded.
     /// - Throws: ``ConnectionClosed`` when the daemon hung up.
     func receive() throws -> ArraySlice<UInt8> {
+        try input.withLock { try receive(&$0.buffer, &$0.start) }
+    }
+
+    private func receive(_ buffer: inout [UInt8], _ start: inout Int) throws -> ArraySlice<UInt8> {
         while true {
             if let nul = buffer[start...].firstIndex(of: 0) {
                 let reply = buffer[start..<nul]

@@ -1,6 +1,7 @@
 import EntryModel
 import EntryProtocol
 import Foundation
+import Synchronization
 
 /// `entryd-bench --web`: Add through entryd-web over HTTP/1.1 keep-alive from
 /// many clients at once, beside the same clients on entryd's socket in the
@@ -58,7 +59,7 @@ struct WebBench {
         progress("web: \(clients) HTTP keep-alive clients adding for \(seconds) s")
         let http = try phase("HTTP (entryd-web)") { _ in
             let client = try HTTPClient(port: port)
-            return { n in try client.post("/api/v1/io.entryd.Entries.Add", Self.addBody(n), token: token).status == 200 }
+            return { [token] n in try client.post("/api/v1/io.entryd.Entries.Add", Self.addBody(n), token: token).status == 200 }
         }
         progress("web: \(clients) varlink clients adding for \(seconds) s")
         let varlink = try phase("varlink (socket)") { _ in
@@ -82,48 +83,42 @@ struct WebBench {
     static func addBody(_ n: Int) -> String { JSON.object([("fields", .stringMap(Fixture.fields(n)))]).text }
 
     /// Runs `clients` threads, each with its own connection made by `connect`, calling one Add at a time for `seconds`.
-    private func phase(_ name: String, _ connect: (Int) throws -> (Int) throws -> Bool) throws -> Phase {
-        let counter = LockedValue(10_000_000)
-        let adders = try (0..<clients).map { Adder(add: try connect($0)) }
-        let results = LockedValue([Phase]())
+    private func phase(_ name: String, _ connect: (Int) throws -> @Sendable (Int) throws -> Bool) throws -> Phase {
+        let counter = Counter(from: 10_000_000)
+        let adders = try (0..<clients).map { try connect($0) }
+        let results = Monitor([Phase]())
         let start = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
-        let deadline = LockedValue(0.0)
-        for adder in adders {
+        let deadline = Monitor(0.0)
+        for add in adders {
             group.enter()
             Thread {
                 defer { group.leave() }
                 var mine = Phase(path: name)
                 start.wait()
-                let end = deadline.value
+                let end = deadline.withLock { $0 }
                 while now() < end {
-                    let n = counter.update { $0 += 1; return $0 }
+                    let n = counter.next()
                     let t = now()
-                    do { if try !adder.add(n) { mine.errors += 1 } } catch { mine.errors += 1; break }
+                    do { if try !add(n) { mine.errors += 1 } } catch { mine.errors += 1; break }
                     mine.latencies.add(now() - t)
                     mine.adds += 1
                 }
-                results.update { $0.append(mine) }
+                results.withLock { $0.append(mine) }
             }.start()
         }
         let t0 = now()
-        deadline.value = t0 + seconds
+        deadline.withLock { $0 = t0 + seconds }
         for _ in adders { start.signal() }
         group.wait()
         var total = Phase(path: name)
         total.seconds = now() - t0
-        for r in results.value {
+        for r in results.withLock({ $0 }) {
             total.adds += r.adds - r.errors
             total.errors += r.errors
             total.latencies.merge(r.latencies)
         }
         return total
-    }
-
-    /// One client's Add, used by its own thread only.
-    private final class Adder: @unchecked Sendable {
-        let add: (Int) throws -> Bool
-        init(add: @escaping (Int) throws -> Bool) { self.add = add }
     }
 
     /// The page at `/` and every local file it references: count, bytes, bytes after `gzip -9`.
@@ -189,9 +184,10 @@ struct WebBench {
 
 /// A minimal HTTP/1.1 keep-alive client for the bench: one request at a time,
 /// `Content-Length` bodies only (entryd-web's answers).
-final class HTTPClient {
+final class HTTPClient: Sendable {
     private let fd: Int32
-    private var buffer: [UInt8] = []
+    /// Bytes read and not yet taken by a response (one thread uses a client at a time).
+    private let buffer = Mutex<[UInt8]>([])
 
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -221,13 +217,17 @@ final class HTTPClient {
     }
 
     private func response() throws -> (status: Int, body: [UInt8]) {
+        try buffer.withLock { try response(&$0) }
+    }
+
+    private func response(_ buffer: inout [UInt8]) throws -> (status: Int, body: [UInt8]) {
         let separator: [UInt8] = [13, 10, 13, 10]
         var headEnd: Int?
         while headEnd == nil {
             if buffer.count >= 4 {
                 for i in 0...(buffer.count - 4) where buffer[i] == 13 && Array(buffer[i..<(i + 4)]) == separator { headEnd = i; break }
             }
-            if headEnd == nil { try fill() }
+            if headEnd == nil { try fill(&buffer) }
         }
         let head = String(decoding: buffer[..<headEnd!], as: UTF8.self)
         let lines = head.split(separator: "\r\n")
@@ -237,13 +237,13 @@ final class HTTPClient {
             return parts.count == 2 && parts[0].lowercased() == "content-length" ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
         }.first ?? 0
         let start = headEnd! + 4
-        while buffer.count < start + length { try fill() }
+        while buffer.count < start + length { try fill(&buffer) }
         let body = Array(buffer[start..<(start + length)])
         buffer.removeFirst(start + length)
         return (status, body)
     }
 
-    private func fill() throws {
+    private func fill(_ buffer: inout [UInt8]) throws {
         let bytes = try UnixSocket.read(fd)
         guard !bytes.isEmpty else { throw BenchFailure("entryd-web closed the connection") }
         buffer += bytes

@@ -8,13 +8,18 @@ import Foundation
 /// Connections to entryd's socket, reused across requests: each request takes
 /// one for its call and gives it back. A connection entryd has closed (it
 /// restarted) is noticed before use and replaced. Thread-safe.
-final class DaemonPool: DaemonLink, @unchecked Sendable {
+final class DaemonPool: DaemonLink, Sendable {
     /// entryd's socket.
     let path: String
-    private let lock = NSLock()
-    private var idle: [VarlinkConnection] = []
-    /// The descriptors of open event streams, shut down at stop so their threads end at once.
-    private var streams: Set<Int32> = []
+    /// The pool's connections and streams (a ``Monitor`` rather than a `Mutex`:
+    /// a ``VarlinkConnection``, one thread's at a time, is not `Sendable`).
+    private struct State {
+        /// Connections given back, ready for the next call.
+        var idle: [VarlinkConnection] = []
+        /// The descriptors of open event streams, shut down at stop so their threads end at once.
+        var streams: Set<Int32> = []
+    }
+    private let state = Monitor(State())
     /// Idle connections kept; more are closed when given back.
     private let keep = 64
     /// Longest wait for a reply, in milliseconds.
@@ -53,9 +58,10 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
             let first = try connection.receive()
             if let error = first.error { throw WireError(name: error, parameters: first.parameters) }
             _ = csystem_set_timeouts(connection.fd, streamIdleSeconds * 1000, replyTimeout)
-            lock.withLock { _ = streams.insert(connection.fd) }
+            let fd = connection.fd
+            state.withLock { _ = $0.streams.insert(fd) }
             return DaemonStream(connection: connection, first: first) { [weak self] fd in
-                self?.lock.withLock { _ = self?.streams.remove(fd) }
+                self?.state.withLock { _ = $0.streams.remove(fd) }
             }
         } catch let error as WireError {
             throw error
@@ -66,31 +72,25 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
 
     /// Ends every open event stream (stopping): their reads return at once.
     func closeStreams() {
-        lock.withLock { for fd in streams { shutdown(fd, Int32(SHUT_RDWR)) } }
+        state.withLock { for fd in $0.streams { shutdown(fd, Int32(SHUT_RDWR)) } }
     }
 
     private func take() throws -> VarlinkConnection {
-        lock.lock()
-        while let connection = idle.popLast() {
-            lock.unlock()
+        while let connection = state.withLock({ $0.idle.popLast() }) {
             // entryd closed it (a restart): readable at end of file.
             if csystem_other_end_hung_up(connection.fd) == 0 { return connection }
             connection.close()
-            lock.lock()
         }
-        lock.unlock()
         return try connect()
     }
 
     private func give(_ connection: VarlinkConnection) {
-        lock.lock()
-        if idle.count < keep {
-            idle.append(connection)
-            lock.unlock()
-        } else {
-            lock.unlock()
-            connection.close()
+        let kept = state.withLock { state in
+            guard state.idle.count < keep else { return false }
+            state.idle.append(connection)
+            return true
         }
+        if !kept { connection.close() }
     }
 
     private func connect() throws -> VarlinkConnection {
@@ -106,6 +106,7 @@ final class DaemonPool: DaemonLink, @unchecked Sendable {
 
 /// The replies of one `more` call, on a connection of its own.
 final class DaemonStream: ReplySource, @unchecked Sendable {
+    // @unchecked: the connection is read by the stream's one thread; close() may come from another.
     private let connection: VarlinkConnection
     private var pending: VarlinkReply?
     private let onClose: (Int32) -> Void

@@ -7,6 +7,7 @@ import EntryWeb
 /// request read whole (up to `max-body`), answered by the gateway, events
 /// streamed as the client reads them.
 final class HTTPServer: @unchecked Sendable {
+    // @unchecked: `handle` is libmicrohttpd's daemon pointer, set by start() and cleared by stop() on one thread.
     private let gateway: Gateway
     private var handle: UnsafeMutableRawPointer?
     /// Headers the gateway reads; others are never copied out of libmicrohttpd.

@@ -22,12 +22,9 @@ final class EntryDaemon {
     /// The daemon's whole life: exits with an ``ExitCode`` (0 after a clean stop).
     static func main() -> Never {
         let environment = ProcessInfo.processInfo.environment
-        // `--restore FILE` (issue 8) is taken out before the other options are parsed.
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        let restoreFrom = RestoreOption.extract(&arguments)
         let options: Options
         do {
-            guard let parsed = try Options.parse(arguments) else { exit(.success) }
+            guard let parsed = try Options.parse(Array(CommandLine.arguments.dropFirst())) else { exit(.success) }
             options = parsed
         } catch {
             fputs("entryd: \(error.message)\nTry 'entryd --help'.\n", stderr)
@@ -53,6 +50,7 @@ final class EntryDaemon {
             exit(.success)
         }
         log.threshold = settings.config.logLevel
+        let restoreFrom = options.restoreFrom
         if restoreFrom != nil, DaemonPaths.isServerURI(settings.databasePath) {
             fputs("entryd: --restore puts back a SQLite backup; the database \(DaemonPaths.redacted(settings.databasePath)) is PostgreSQL's: "
                   + "restore it with pg_restore (or the server's point-in-time recovery) with every instance stopped; "

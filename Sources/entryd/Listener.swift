@@ -12,17 +12,23 @@ import Foundation
 /// Each connection's role comes from the access policy in force: a reload
 /// replaces it for new connections and gives every open one its role under
 /// the new policy, so a revoked role (a gateway, an admin) ends at once.
-final class Listener: @unchecked Sendable {
+final class Listener: Sendable {
     let fd: Int32
     let service: EntryService
     let log: Log
-    private let lock = NSCondition()
-    private var open: Set<Int32> = []
-    /// The session serving each open connection, once its thread has made it
-    /// (``stop(deadline:)`` asks each to end through ``ClientConnection/requestShutdown()``).
-    private var sessions: [Int32: ClientConnection] = [:]
-    private var stopping = false
-    private var policy: AccessPolicy
+    /// The listener's shared state; ``stop(deadline:)`` waits on it for sessions to end.
+    private struct State {
+        /// The connections being served.
+        var open: Set<Int32> = []
+        /// The session serving each open connection, once its thread has made it
+        /// (``stop(deadline:)`` asks each to end through ``ClientConnection/requestShutdown()``).
+        var sessions: [Int32: ClientConnection] = [:]
+        var stopping = false
+        var policy: AccessPolicy
+        /// Refusals waiting for their first call, at most ``maxPendingRefusals``.
+        var pendingRefusals = 0
+    }
+    private let state: Monitor<State>
     /// A pipe whose read end wakes ``run()`` for ``stop()``.
     private let wake: [Int32]
 
@@ -33,19 +39,19 @@ final class Listener: @unchecked Sendable {
         wake = ends
         self.fd = fd
         self.service = service
-        self.policy = access
+        self.state = Monitor(State(policy: access))
         self.log = log
     }
 
     /// The access policy in force; setting it (reload) re-reads the role of
     /// every open connection.
     var access: AccessPolicy {
-        get { lock.lock(); defer { lock.unlock() }; return policy }
+        get { state.withLock { $0.policy } }
         set {
-            lock.lock()
-            policy = newValue
-            let open = sessions
-            lock.unlock()
+            let open = state.withLock { state in
+                state.policy = newValue
+                return state.sessions
+            }
             for (client, session) in open {
                 let before = session.caller
                 let after = SocketCredentials.caller(of: client, access: newValue)
@@ -57,7 +63,7 @@ final class Listener: @unchecked Sendable {
     }
 
     /// Sessions open now.
-    var openCount: Int { lock.lock(); defer { lock.unlock() }; return open.count }
+    var openCount: Int { state.withLock { $0.open.count } }
 
     /// Accepts until ``stop()``, then closes the listening descriptor and returns.
     ///
@@ -92,19 +98,15 @@ final class Listener: @unchecked Sendable {
         close(fd)
     }
 
-    private var isStopping: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopping
-    }
+    private var isStopping: Bool { state.withLock { $0.stopping } }
 
     private func admit(_ client: Int32) {
         let limits = service.limits
-        lock.lock()
-        let full = open.count >= limits.maxConnections
-        if !full && !stopping { open.insert(client) }
-        let refuse = full || stopping
-        lock.unlock()
+        let refuse = state.withLock { state in
+            let full = state.open.count >= limits.maxConnections
+            if !full && !state.stopping { state.open.insert(client) }
+            return full || state.stopping
+        }
         if refuse {
             self.refuse(client, limits: limits)
             return
@@ -117,26 +119,23 @@ final class Listener: @unchecked Sendable {
             let session = ClientConnection(fd: client, caller: caller, handler: service, limits: limits, log: { [log] event in
                 log.debug("client fd=\(client) pid=\(caller.pid): \(event)")
             })
-            lock.lock()
-            sessions[client] = session
-            let late = stopping
-            lock.unlock()
+            let late = state.withLock { state in
+                state.sessions[client] = session
+                return state.stopping
+            }
             if late { session.requestShutdown() }
             session.run()
-            lock.lock()
-            open.remove(client)
-            sessions[client] = nil
-            close(client)
-            lock.broadcast()
-            lock.unlock()
+            state.withLock(wake: .all) { state in
+                state.open.remove(client)
+                state.sessions[client] = nil
+                close(client)
+            }
         }
         thread.stackSize = 1 << 20
         thread.name = "entryd-session"
         thread.start()
     }
 
-    /// Refusals waiting for their first call, at most ``maxPendingRefusals``.
-    private var pendingRefusals = 0
     /// Refused connections whose first call is awaited at once; past this they are closed at once.
     static let maxPendingRefusals = 64
 
@@ -147,10 +146,11 @@ final class Listener: @unchecked Sendable {
     private func refuse(_ client: Int32, limits: Limits) {
         log.notice("refused a connection: max-connections=\(limits.maxConnections) reached")
         let reply = VarlinkReply(error: WireError(mapping: EntryError.limitExceeded("max-connections", maximum: limits.maxConnections))).encoded
-        lock.lock()
-        let wait = pendingRefusals < Listener.maxPendingRefusals
-        if wait { pendingRefusals += 1 }
-        lock.unlock()
+        let wait = state.withLock { state in
+            let wait = state.pendingRefusals < Listener.maxPendingRefusals
+            if wait { state.pendingRefusals += 1 }
+            return wait
+        }
         guard wait else {
             try? UnixSocket.writeAll(client, reply)
             close(client)
@@ -170,9 +170,7 @@ final class Listener: @unchecked Sendable {
             try? UnixSocket.writeAll(client, reply)
             shutdown(client, Int32(SHUT_WR))
             close(client)
-            lock.lock()
-            pendingRefusals -= 1
-            lock.unlock()
+            state.withLock { $0.pendingRefusals -= 1 }
         }
         thread.stackSize = 256 << 10
         thread.start()
@@ -183,23 +181,20 @@ final class Listener: @unchecked Sendable {
     /// stream (which has no end of its own) are cut at once.
     /// - Returns: the number of sessions still open at the deadline.
     func stop(deadline: Double) -> Int {
-        lock.lock()
-        stopping = true
-        lock.unlock()
+        state.withLock { $0.stopping = true }
         var byte: UInt8 = 1
         _ = write(wake[1], &byte, 1)
-        lock.lock()
-        let drained = open.count
-        // Each session reads no more, answers the call it is in and stops a stream (which
-        // never ends by itself); see ClientConnection.requestShutdown(). A connection whose session
-        // is not made yet only has its read side ended: the session then sees the end.
-        for client in open {
-            if let session = sessions[client] { session.requestShutdown() } else { shutdown(client, Int32(SHUT_RD)) }
+        let drained = state.withLock { state in
+            // Each session reads no more, answers the call it is in and stops a stream (which
+            // never ends by itself); see ClientConnection.requestShutdown(). A connection whose session
+            // is not made yet only has its read side ended: the session then sees the end.
+            for client in state.open {
+                if let session = state.sessions[client] { session.requestShutdown() } else { shutdown(client, Int32(SHUT_RD)) }
+            }
+            return state.open.count
         }
         let until = Date(timeIntervalSinceNow: deadline)
-        while !open.isEmpty { if !lock.wait(until: until) { break } }
-        let left = open.count
-        lock.unlock()
+        let left = state.withLock(waitingUntil: until, while: { !$0.open.isEmpty }) { $0.open.count }
         log.info("drained \(drained - left) session(s)")
         return left
     }

@@ -3,6 +3,7 @@ import EntryLedger
 import EntryProtocol
 import EntrySync
 import EntryServer
+import EntryArguments
 
 /// entryd's command line (parse → validate → run, as swift-argument-parser does).
 ///
@@ -35,6 +36,8 @@ struct Options {
     var syncInterval: Int?
     /// `--as-new-node` / `--moved`: the operator's word on a database last opened elsewhere.
     var copies: CopiedDatabasePolicy = .refuse
+    /// `--restore FILE`: put the backup FILE in place of the database, then exit (``RestoreOption``).
+    var restoreFrom: String?
 
     /// What `--version` prints: the daemon's version, the libraries that canonicalise
     /// values (``LibraryVersions``: `libphonenumber 8.12.57`, `libidn2 2.3.3`), then the version of the
@@ -119,71 +122,68 @@ struct Options {
     /// A bad command line: the message, for `entryd: …` and exit 64.
     struct OptionError: Error { let message: String }
 
-    /// Parses `arguments` (without the program name). Returns `nil` after
-    /// printing help or the version.
+    /// The options as the scanner reads them. Each may be given again, the last
+    /// one counting (`--peer` adds a peer each time), except `--restore`.
+    static let specs: [ArgumentOption] = [
+        (["--help", "-h"], nil), (["--version"], nil), (["--config"], "FILE"), (["--check-config"], nil),
+        (["--socket"], "PATH"), (["--db"], "PATH|URI"), (["--instance"], "NAME"), (["--state-directory"], "DIR"),
+        (["--forms"], "DIR"), (["--locale"], "zh|en"), (["--log-level"], "LEVEL"), (["--max-connections"], "N"),
+        (["--idle-timeout"], "SECS"), (["--peer-timeout"], "SECS"), (["--max-message-size"], "B"), (["--max-batch"], "N"),
+        (["--peer"], "NAME=ADDRESS"), (["--sync-interval"], "SECS"), (["--as-new-node"], nil), (["--moved"], nil),
+    ].map { ArgumentOption($0.0, value: $0.1, repeatable: true) } + [ArgumentOption(["--restore"], value: "FILE")]
+
+    /// Parses `arguments` (without the program name), in order. Returns `nil`
+    /// after printing help or the version.
     static func parse(_ arguments: [String]) throws(OptionError) -> Options? {
         var o = Options()
-        var i = 0
-        func value(_ flag: String) throws(OptionError) -> String {
-            i += 1
-            guard i < arguments.count else { throw OptionError(message: "\(flag) needs a value") }
-            return arguments[i]
-        }
-        func number(_ flag: String, _ range: ClosedRange<Int>) throws(OptionError) -> Int {
-            let text = try value(flag)
+        var scanner = ArgumentScanner(arguments, options: specs, positionals: false)
+        func number(_ flag: String, _ text: String, _ range: ClosedRange<Int>) throws(OptionError) -> Int {
             guard let n = Int(text), range.contains(n) else {
                 throw OptionError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
             }
             return n
         }
-        while i < arguments.count {
-            var arg = arguments[i]
-            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
-                // --flag=value is the same as --flag value
-                let flagPart = String(arg[..<eq])
-                var rest = arguments
-                rest.replaceSubrange(i...i, with: [flagPart, String(arg[arg.index(after: eq)...])])
-                return try parse(rest)
-            }
+        while true {
+            let item: ArgumentScanner.Item?
+            do { item = try scanner.next() } catch { throw OptionError(message: error.en) }
+            // Without positionals the scanner reads options only.
+            guard case .option(let option, let value)? = item else { break }
+            let arg = option.name, text = value ?? ""
             switch arg {
-            case "-h", "--help": print(usage); return nil
+            case "--help": print(usage); return nil
             case "--version": print(versionText); return nil
-            case "--config": o.configPath = try value(arg)
+            case "--config": o.configPath = text
             case "--check-config": o.checkConfig = true
+            case "--restore": o.restoreFrom = text
             case "--as-new-node", "--moved":
                 let policy: CopiedDatabasePolicy = arg == "--moved" ? .sameNode : .newNode
                 guard o.copies == .refuse || o.copies == policy else {
                     throw OptionError(message: "--as-new-node and --moved contradict each other: a database is either a copy or moved")
                 }
                 o.copies = policy
-            case "--socket": o.socket = try value(arg)
-            case "--db": o.database = try value(arg)
+            case "--socket": o.socket = text
+            case "--db": o.database = text
             case "--instance":
-                let text = try value(arg)
                 guard DaemonConfiguration.isValidInstance(text) else {
                     throw OptionError(message: "--instance takes 1 to 64 letters, digits, '.', '_' or '-', e.g. hub-1; not '\(text)'")
                 }
                 o.instance = text
             case "--state-directory":
-                let text = try value(arg)
                 guard !text.isEmpty else { throw OptionError(message: "--state-directory needs a directory") }
                 o.stateDirectory = text
-            case "--forms": o.formsDirectory = try value(arg)
+            case "--forms": o.formsDirectory = text
             case "--locale":
-                let text = try value(arg)
                 guard let l = EntryLocale(tag: text) else { throw OptionError(message: "--locale must be zh or en, not '\(text)'") }
                 o.locale = l
             case "--log-level":
-                let text = try value(arg)
                 guard let l = Log.Level(name: text) else { throw OptionError(message: "--log-level must be error, warning, notice, info or debug, not '\(text)'") }
                 o.logLevel = l
-            case "--max-connections": o.maxConnections = try number(arg, 1...65536)
-            case "--idle-timeout": o.idleTimeoutSeconds = try number(arg, 1...86400)
-            case "--peer-timeout": o.peerTimeoutSeconds = try number(arg, 1...3600)
-            case "--max-message-size": o.maxMessageBytes = try number(arg, 4096...(64 << 20))
-            case "--max-batch": o.maxBatch = try number(arg, 1...1_000_000)
+            case "--max-connections": o.maxConnections = try number(arg, text, 1...65536)
+            case "--idle-timeout": o.idleTimeoutSeconds = try number(arg, text, 1...86400)
+            case "--peer-timeout": o.peerTimeoutSeconds = try number(arg, text, 1...3600)
+            case "--max-message-size": o.maxMessageBytes = try number(arg, text, 4096...(64 << 20))
+            case "--max-batch": o.maxBatch = try number(arg, text, 1...1_000_000)
             case "--peer":
-                let text = try value(arg)
                 guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
                     throw OptionError(message: "--peer takes NAME=ADDRESS, not '\(text)'")
                 }
@@ -192,12 +192,9 @@ struct Options {
                     throw OptionError(message: "a peer address starts with unix: or exec:, not '\(address)'")
                 }
                 o.peers.append(PeerConfig(name: String(text[..<eq]), address: address))
-            case "--sync-interval": o.syncInterval = try number(arg, 0...86400)
-            default:
-                arg = arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'"
-                throw OptionError(message: arg)
+            case "--sync-interval": o.syncInterval = try number(arg, text, 0...86400)
+            default: preconditionFailure("\(arg) is in specs but not read")
             }
-            i += 1
         }
         return o
     }

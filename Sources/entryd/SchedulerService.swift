@@ -4,6 +4,7 @@ import EntryProtocol
 import EntrySync
 import EntryServer
 import Foundation
+import Synchronization
 
 /// The peer scheduler (``PeerScheduler``): syncs the configured peers at their
 /// intervals and soon after local writes, on a thread of its own; and, on
@@ -12,16 +13,19 @@ import Foundation
 ///
 /// Started after the store; stopped after the listener and before the store,
 /// so no new sync starts on a closed store (see ``stop(deadline:)`` for one in progress).
-final class SchedulerService: DaemonService, @unchecked Sendable {
+final class SchedulerService: DaemonService, Sendable {
     let name = "peer scheduler"
     private let store: StoreService
     private let log: Log
-    private var scheduler: PeerScheduler?
-    /// Signalled when the scheduler's thread returns.
-    private let finished = DispatchSemaphore(value: 0)
-    /// Signalled to end the compaction thread; it signals ``compacted`` when it returns.
+    /// What ``start()`` started: the scheduler, its thread, and the compaction thread.
+    private struct Started: Sendable {
+        let scheduler: PeerScheduler
+        let peers: ServiceThread
+        let compactor: ServiceThread
+    }
+    private let started = Mutex<Started?>(nil)
+    /// Signalled to end the compaction thread.
     private let stopCompacting = DispatchSemaphore(value: 0)
-    private let compacted = DispatchSemaphore(value: 0)
 
     /// A scheduler over `store`'s ``StoreService/entries``, logging one line per sync outcome.
     init(store: StoreService, log: Log) {
@@ -32,15 +36,9 @@ final class SchedulerService: DaemonService, @unchecked Sendable {
     /// Starts the scheduler on the thread `entryd-peers`.
     func start() {
         let scheduler = PeerScheduler(host: store.entries) { [log] in log.info($0) }
-        self.scheduler = scheduler
-        let thread = Thread { [finished] in
-            scheduler.run()
-            finished.signal()
-        }
-        thread.name = "entryd-peers"
-        thread.start()
+        let peers = ServiceThread(name: "entryd-peers") { scheduler.run() }
         let entries = store.entries
-        let compactor = Thread { [stopCompacting, compacted, log] in
+        let compactor = ServiceThread(name: "entryd-compact") { [stopCompacting, log] in
             while true {
                 // Off (0): look again in a minute, in case a reload set an interval.
                 let interval = entries.limits.compactIntervalSeconds
@@ -54,10 +52,8 @@ final class SchedulerService: DaemonService, @unchecked Sendable {
                     log.warning("scheduled compaction failed, trying again after compact-interval: \(error)")
                 }
             }
-            compacted.signal()
         }
-        compactor.name = "entryd-compact"
-        compactor.start()
+        started.withLock { $0 = Started(scheduler: scheduler, peers: peers, compactor: compactor) }
     }
 
     /// How long a stop waits for a sync in progress, in seconds. Short on
@@ -71,14 +67,14 @@ final class SchedulerService: DaemonService, @unchecked Sendable {
     /// of its batches is a transaction of its own, so once the store closes the
     /// rest fails cleanly and the next sync picks up from there.
     func stop(deadline: ContinuousClock.Instant) {
-        guard let scheduler else { return }
-        scheduler.stop()
+        guard let started = started.withLock({ $0 }) else { return }
+        started.scheduler.stop()
         stopCompacting.signal()
         let wait = min(deadline.secondsLeft, SchedulerService.syncGraceSeconds)
-        if compacted.wait(timeout: .now() + wait) == .timedOut {
+        if !started.compactor.wait(seconds: wait) {
             log.notice("a compaction is still running; not waiting for it (each batch is a transaction of its own)")
         }
-        if finished.wait(timeout: .now() + wait) == .timedOut {
+        if !started.peers.wait(seconds: wait) {
             log.notice("a sync with a peer is still running; not waiting for it (the next sync picks up where it stops)")
         }
     }

@@ -5,15 +5,16 @@ import EntrySync
 import EntryServer
 import EntryHub
 import Foundation
+import Synchronization
 
 /// The writer: opens the database (locking it and migrating it, with `STATUS=`
 /// lines for systemd) when it starts, and checkpoints and closes it when it
 /// stops. Also holds the ``EntryService`` over the store, which the other
 /// services share.
 ///
-/// Started first and stopped last. Its properties are set by ``start()`` on
-/// the runner's thread, before any thread that reads them is started.
-final class StoreService: DaemonService, @unchecked Sendable {
+/// Started first and stopped last. What ``start()`` opens is set on the
+/// runner's thread, before any thread that reads it is started.
+final class StoreService: DaemonService, Sendable {
     let name = "store"
     /// The database file.
     let databasePath: String
@@ -21,8 +22,9 @@ final class StoreService: DaemonService, @unchecked Sendable {
     private let notifier: Notifier
     private let log: Log
     /// Held from start to the end of the process; the kernel releases it at exit.
-    private var lock: DatabaseLock?
-    private var opened: (store: EntryStore, entries: EntryService)?
+    private let lock = Mutex<DatabaseLock?>(nil)
+    /// The store and the service over it, once started.
+    private let opened = Mutex<(store: EntryStore, entries: EntryService)?>(nil)
     /// The forms in force (a reload's too) for the store's ``Canonicaliser``.
     private let formsSource: FormsSource
 
@@ -38,13 +40,13 @@ final class StoreService: DaemonService, @unchecked Sendable {
 
     /// The open store. Only after ``start()``.
     var store: EntryStore {
-        guard let opened else { preconditionFailure("the store service has not started") }
+        guard let opened = opened.withLock({ $0 }) else { preconditionFailure("the store service has not started") }
         return opened.store
     }
 
     /// The calls over the store, shared by the listener and the peer scheduler. Only after ``start()``.
     var entries: EntryService {
-        guard let opened else { preconditionFailure("the store service has not started") }
+        guard let opened = opened.withLock({ $0 }) else { preconditionFailure("the store service has not started") }
         return opened.entries
     }
 
@@ -74,7 +76,8 @@ final class StoreService: DaemonService, @unchecked Sendable {
             if !FileManager.default.fileExists(atPath: path) {
                 log.notice("no database at '\(path)': creating a new, empty one")
             }
-            lock = try DatabaseLock(path: path)
+            let held = try DatabaseLock(path: path)
+            lock.withLock { $0 = held }
             let stale = EntryStore.removeStaleSnapshots(database: path)
             if stale > 0 { log.notice("removed \(stale) backup snapshot(s) left by an interrupted backup") }
             let store = try EntryStore(path: path, progress: { [notifier, log] version, total in
@@ -175,14 +178,14 @@ final class StoreService: DaemonService, @unchecked Sendable {
         let config = settings.config
         let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
                                    defaultLocale: config.locale, peers: config.peers, log: log, instance: settings.instance)
-        opened = (store, entries)
+        opened.withLock { $0 = (store, entries) }
         formsSource.service = entries
     }
 
     /// Finishes queued writes, checkpoints the WAL and closes the store
     /// (``EntryStore/close()``). The database lock stays until the process exits.
     func stop(deadline: ContinuousClock.Instant) {
-        opened?.store.close()
+        opened.withLock { $0 }?.store.close()
     }
 }
 
@@ -193,17 +196,18 @@ extension ContinuousClock.Instant {
         return max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
     }
 
-    /// This instant on the dispatch clock, for `DispatchSemaphore.wait(timeout:)`.
-    var dispatchTime: DispatchTime { .now() + secondsLeft }
 }
 
 /// The forms in force, for the store's ``Canonicaliser`` (which the store is
 /// opened with, before the ``EntryService`` that holds the forms exists):
 /// those at start, then the service's (reloads included). Thread-safe.
-final class FormsSource: @unchecked Sendable {
-    private let lock = NSLock()
+final class FormsSource: Sendable {
     private let initial: FormRegistry
-    private weak var current: EntryService?
+    /// The service, held weakly (it holds the store, which holds this source).
+    private struct Current {
+        weak var service: EntryService?
+    }
+    private let current = Mutex(Current())
 
     /// A source with `initial` until a service is set.
     init(_ initial: FormRegistry) {
@@ -212,8 +216,8 @@ final class FormsSource: @unchecked Sendable {
 
     /// The service whose forms count from now on.
     var service: EntryService? {
-        get { lock.withLock { current } }
-        set { lock.withLock { current = newValue } }
+        get { current.withLock { $0.service } }
+        set { current.withLock { $0.service = newValue } }
     }
 
     /// The forms in force.

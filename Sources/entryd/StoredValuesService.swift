@@ -3,6 +3,7 @@ import EntryLedger
 import EntryServer
 import EntryProtocol
 import Foundation
+import Synchronization
 
 /// The re-spelling pass over stored phones and e-mails (``StoredValues``):
 /// when the libraries that canonicalise them differ from those of the last
@@ -15,14 +16,15 @@ import Foundation
 ///
 /// Started after the listener (after `READY=1`); stopped first, before the
 /// listener and the store: it finishes the page in hand.
-final class StoredValuesService: DaemonService, @unchecked Sendable {
+final class StoredValuesService: DaemonService, Sendable {
     let name = "stored-values pass"
     private let store: StoreService
     private let notifier: Notifier
     private let log: Log
-    private let stopping = StopFlag()
-    /// Signalled when the pass's thread returns; `nil` when no pass runs.
-    private var finished: DispatchSemaphore?
+    /// Set by ``stop(deadline:)``: the pass stops after its page.
+    private let stopping = Atomic(false)
+    /// The pass's thread; `nil` when no pass runs.
+    private let pass = Mutex<ServiceThread?>(nil)
 
     /// A pass over `store`'s entries, saying how far it is in `STATUS=` and the log.
     init(store: StoreService, notifier: Notifier, log: Log) {
@@ -37,13 +39,10 @@ final class StoredValuesService: DaemonService, @unchecked Sendable {
         let rules = StoredValues.rules
         let store = store.store, entries = self.store.entries
         guard try store.nodeValue(StoredValues.rulesKey) != rules else { return }
-        let finished = DispatchSemaphore(value: 0)
-        self.finished = finished
-        let thread = Thread { [log, notifier, stopping] in
-            defer { finished.signal() }
+        let thread = ServiceThread(name: "entryd-respell") { [self, log, notifier] in
             log.notice("re-spelling stored phones and e-mails under \(rules), while serving")
             do {
-                let pass = try StoredValues.recanonicalise(store: store, forms: entries.forms, shouldStop: { stopping.isSet }, refused: { r in
+                let pass = try StoredValues.recanonicalise(store: store, forms: entries.forms, shouldStop: { [self] in stopping.load(ordering: .acquiring) }, refused: { r in
                     log.warning("entry \(r.id): stored \(r.field) no longer validates under \(rules) (\(r.code.rawValue)); it stays as stored")
                 }, progress: { examined, total in
                     notifier.send("STATUS=serving; re-spelling stored phones and e-mails: \(examined) of \(total) entries read")
@@ -61,28 +60,15 @@ final class StoredValuesService: DaemonService, @unchecked Sendable {
                 log.error("re-spelling stored phones and e-mails failed: \(error); the next start tries again")
             }
         }
-        thread.name = "entryd-respell"
-        thread.start()
+        pass.withLock { $0 = thread }
     }
 
     /// Asks the pass to stop after its page and waits for it until `deadline`.
     func stop(deadline: ContinuousClock.Instant) {
-        guard let finished else { return }
-        stopping.set()
-        if finished.wait(timeout: .now() + deadline.secondsLeft) == .timedOut {
+        guard let thread = pass.withLock({ $0 }) else { return }
+        stopping.store(true, ordering: .releasing)
+        if !thread.wait(seconds: deadline.secondsLeft) {
             log.notice("the re-spelling pass is still writing a page; not waiting for it")
         }
     }
-}
-
-/// A flag one thread sets and another reads. Thread-safe.
-final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-
-    /// True once ``set()`` was called.
-    var isSet: Bool { lock.withLock { value } }
-
-    /// Sets the flag.
-    func set() { lock.withLock { value = true } }
 }

@@ -5,6 +5,7 @@ import EntryProtocol
 import EntrySync
 import EntryServer
 import Foundation
+import Synchronization
 
 /// systemd's watchdog (`WatchdogSec=`, sd_watchdog_enabled(3)): every
 /// `WATCHDOG_USEC / 2` microseconds reads the writer's progress
@@ -17,17 +18,16 @@ import Foundation
 ///
 /// Started last, after `READY=1`; stopped first. Does nothing when systemd
 /// asks for no watchdog or no manager listens.
-final class WatchdogService: DaemonService, @unchecked Sendable {
+final class WatchdogService: DaemonService, Sendable {
     let name = "watchdog"
     private let usec: UInt64?
     private let store: StoreService
     private let notifier: Notifier
     private let log: Log
-    private let condition = NSCondition()
-    private var stopping = false
-    private var running = false
-    /// Signalled when the tick loop has returned.
-    private let finished = DispatchSemaphore(value: 0)
+    /// Set by ``stop(deadline:)``; the tick loop waits on it between ticks.
+    private let stopping = Monitor(false)
+    /// The tick loop's thread; `nil` when no watchdog is asked for.
+    private let loop = Mutex<ServiceThread?>(nil)
 
     /// - Parameter usec: `WATCHDOG_USEC` (``Notifier/watchdogMicroseconds(environment:)``), or `nil` for none.
     init(usec: UInt64?, store: StoreService, notifier: Notifier, log: Log) {
@@ -40,13 +40,10 @@ final class WatchdogService: DaemonService, @unchecked Sendable {
     /// Starts the tick loop on the thread `entryd-watchdog`, when a watchdog is asked for.
     func start() {
         guard let usec, notifier.isActive else { return }
-        running = true
-        let thread = Thread { [self] in
+        let thread = ServiceThread(name: "entryd-watchdog") { [self] in
             tick(WatchdogMachine(interval: .microseconds(usec)))
-            finished.signal()
         }
-        thread.name = "entryd-watchdog"
-        thread.start()
+        loop.withLock { $0 = thread }
     }
 
     /// Ticks `machine` every ``WatchdogMachine/tickInterval`` and carries out its
@@ -76,11 +73,8 @@ final class WatchdogService: DaemonService, @unchecked Sendable {
             next += machine.tickInterval
             if next < clock.now { next = clock.now + machine.tickInterval }
             let wait = next - clock.now
-            let done = condition.withLock {
-                if !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(of: wait))) }
-                return stopping
-            }
-            if done { return }
+            let until = Date(timeIntervalSinceNow: Self.seconds(of: wait))
+            if stopping.withLock(waitingUntil: until, while: { !$0 }, { $0 }) { return }
         }
     }
 
@@ -97,12 +91,9 @@ final class WatchdogService: DaemonService, @unchecked Sendable {
     /// Ends the tick loop and waits for it.
     /// - Throws: ``StopIncomplete`` when the loop has not returned by `deadline`.
     func stop(deadline: ContinuousClock.Instant) throws {
-        guard running else { return }
-        condition.withLock {
-            stopping = true
-            condition.broadcast()
-        }
-        if finished.wait(timeout: deadline.dispatchTime) == .timedOut {
+        guard let thread = loop.withLock({ $0 }) else { return }
+        stopping.withLock(wake: .all) { $0 = true }
+        if !thread.wait(until: deadline) {
             throw StopIncomplete(description: "the watchdog's tick loop did not return; leaving it")
         }
     }

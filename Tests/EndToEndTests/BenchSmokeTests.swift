@@ -83,5 +83,12 @@ import Testing
         let r = try runProcess(productsDirectory() + "/entryd-bench", ["--frob"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown option '--frob'") && r.stderr.contains("usage: entryd-bench"))
+        let typo = try runProcess(productsDirectory() + "/entryd-bench", ["--entires", "200"])
+        #expect(typo.status == 64 && typo.stderr.hasPrefix("entryd-bench: unknown option '--entires'; did you mean '--entries'?"), "\(typo)")
+        // --flag=value is read as --flag value: the value is checked.
+        let small = try runProcess(productsDirectory() + "/entryd-bench", ["--entries=50"])
+        #expect(small.status == 64 && small.stderr.hasPrefix("entryd-bench: --entries must be an integer ≥ 100"), "\(small)")
+        let missing = try runProcess(productsDirectory() + "/entryd-bench", ["--quick", "--seconds"])
+        #expect(missing.status == 64 && missing.stderr.hasPrefix("entryd-bench: option '--seconds' needs a value (--seconds S)"), "\(missing)")
     }
 }

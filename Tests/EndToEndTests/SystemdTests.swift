@@ -110,6 +110,31 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: socket))
     }
 
+    @Test("entryd's command line: --flag=value, and usage errors with a suggestion (exit 64)", arguments: [
+        (["--sockt", "/x.sock"], "entryd: unknown option '--sockt'; did you mean '--socket'?\nTry 'entryd --help'.\n"),
+        (["--check-config", "--socket"], "entryd: option '--socket' needs a value (--socket PATH)\nTry 'entryd --help'.\n"),
+        (["--check-config=yes"], "entryd: option '--check-config' takes no value\nTry 'entryd --help'.\n"),
+        (["--", "--check-config"], "entryd: unknown option '--'\nTry 'entryd --help'.\n"),
+        (["entries.db"], "entryd: unexpected argument 'entries.db'\nTry 'entryd --help'.\n"),
+        (["--max-batch=0"], "entryd: --max-batch must be a whole number from 1 to 1000000, not '0'\nTry 'entryd --help'.\n"),
+        (["--restore", "a.db", "--restore=b.db"], "entryd: option '--restore' is given twice\nTry 'entryd --help'.\n"),
+    ])
+    func usageErrors(arguments: [String], stderr: String) throws {
+        let r = try runProcess(Self.entryd, ["--config", "/dev/null"] + arguments)
+        #expect(r.status == 64 && r.stderr == stderr, "\(r)")
+    }
+
+    @Test("entryd reads --flag=value as --flag value, and the last of an option given twice")
+    func flagEqualsValue() throws {
+        let dir = try serviceTestDirectory("flags")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try runProcess(Self.entryd, ["--config=/dev/null", "--check-config", "--socket=\(dir)/a.sock", "--socket", dir + "/s.sock",
+                                             "--db=\(dir)/e.db", "--max-batch=7", "--peer=office=unix:/run/o.sock"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("\nmax-batch = 7\n") && r.stdout.contains("\nsocket = \(dir)/s.sock\n"), "\(r.stdout)")
+        #expect(r.stdout.contains("[peer office]\naddress = unix:/run/o.sock\n"), "\(r.stdout)")
+    }
+
     @Test("--check-config prints the effective configuration (exit 0) or names file:line:key (exit 78)")
     func checkConfig() throws {
         let dir = try serviceTestDirectory("check")

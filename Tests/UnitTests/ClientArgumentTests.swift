@@ -5,8 +5,9 @@ import Testing
 @testable import EntrySync
 @testable import EntryServer
 @testable import EntryClient
+import EntryArguments
 
-/// FIELD=VALUE arguments and option scanning (Client/FieldAssignment.swift, Client/ArgumentScanner.swift).
+/// FIELD=VALUE arguments and entryctl's option scanning (Client/FieldAssignment.swift, Client/OptionSpec.swift over EntryArguments).
 @Suite struct ClientArgumentTests {
     @Test("splits FIELD=VALUE at the first '='", arguments: [
         ("name=李雷", "name", "李雷"),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import EntryModel
+import EntryArguments
 @testable import EntryLedger
 @testable import EntryProtocol
 @testable import EntrySync
@@ -457,9 +458,9 @@ extension FormsTests {
         for _ in 0..<5_000 {
             let length = Int(rng.next() % 12)
             let s = String(String.UnicodeScalarView((0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }))
-            #expect(MatchKey.asciiKey(s) == MatchKey.unicodeKey(s), "for \(s.debugDescription)")
+            #expect(NearestName.asciiKey(s) == MatchKey.unicodeKey(s), "for \(s.debugDescription)")
         }
-        #expect(MatchKey.asciiKey("Türkiye") == nil)
+        #expect(NearestName.asciiKey("Türkiye") == nil)
         #expect(MatchKey("Côte d'Ivoire") == MatchKey("cote divoire"))
         #expect(MatchKey("CN-GD").text == "cngd")
     }

@@ -320,7 +320,12 @@ import Testing
             do { _ = try WebSettings.load(try WebSettings.scan(args)) { _ in file }; return nil } catch { return error as? WebSettings.SettingsError }
         }
         #expect(problem(["--nope"])?.code == .usage)
-        #expect(problem(["--listen"])?.message == "--listen needs a value")
+        #expect(problem(["--nope"])?.message == "unknown option '--nope'; see entryd-web --help")
+        #expect(problem(["--lisen=127.0.0.1:80"])?.message == "unknown option '--lisen'; did you mean '--listen'?")
+        #expect(problem(["--listen"])?.message == "option '--listen' needs a value (--listen HOST:PORT)")
+        #expect(problem(["--behind-proxy=yes"])?.message == "option '--behind-proxy' takes no value")
+        #expect(problem(["8080"])?.message == "unexpected argument '8080'")
+        #expect(problem(["--users", "/a", "--users=/b"]) == nil, "the last one counts")
         #expect(problem(["--listen", "example.org:80"])?.message.contains("--listen must be HOST:PORT") == true)
         #expect(problem(["--listen", "localhost"])?.message.hasSuffix("'localhost' has no port") == true)
         #expect(problem(["--config", "/c"], file: "[web]\nidle-timeout = soon\n")?.message.contains("idle-timeout: give a whole number from 1 to 3600 seconds") == true)

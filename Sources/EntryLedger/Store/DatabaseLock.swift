@@ -11,7 +11,7 @@ import EntryModel
 /// uses on the same file (flock(2), "NOTES"), so this never interferes with
 /// SQLite's own locking; it only stops a second entryd (or `--restore`) from
 /// using a database another entryd is serving.
-public final class DatabaseLock {
+public final class DatabaseLock: Sendable {
     private let fd: Int32
 
     /// Creates the database file if missing (an empty file is an empty

@@ -73,6 +73,7 @@ import EntryModel
 ///   a peer must be persisted in the same transaction as the change that carried it.
 /// - **The node id is stable.** Created once (a UUIDv7) and kept with the data.
 public final class EntryStore: @unchecked Sendable {
+    // @unchecked: `writeContext` (not Sendable) is the writer thread's; the rest is set by init or behind `incarnationLock`.
     /// Absolute path of the database file; empty for a database server.
     public let path: String
     /// This node's id: a UUID created on first start and kept in the database.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import EntryModel
 
 /// One life of a node's change log (doc/design.md "Incarnations").
@@ -230,15 +231,14 @@ struct NodeMarker: Equatable {
 
 /// Keeps the marker of an open database current: its seq follows commits, written
 /// at most once a second (and on close), from the writer thread.
-final class MarkerKeeper: @unchecked Sendable {
+final class MarkerKeeper: Sendable {
     private let path: String
-    private var marker: NodeMarker
-    private var written = ContinuousClock.now
-    private let lock = NSLock()
+    /// The marker as last recorded, and when it was last written.
+    private let state: Mutex<(marker: NodeMarker, written: ContinuousClock.Instant)>
 
     init(path: String, marker: NodeMarker) {
         self.path = path
-        self.marker = marker
+        self.state = Mutex((marker, ContinuousClock.now))
         marker.write(to: path)
     }
 
@@ -246,22 +246,22 @@ final class MarkerKeeper: @unchecked Sendable {
     /// by another instance, or found while running): the change log may be
     /// below what the marker saw before.
     func rebase(incarnation id: String, seq: Int64) {
-        lock.lock()
-        defer { lock.unlock() }
-        marker.incarnation = id
-        marker.seq = seq
-        marker.write(to: path)
+        state.withLock { state in
+            state.marker.incarnation = id
+            state.marker.seq = seq
+            state.marker.write(to: path)
+        }
     }
 
     /// Records that the change log reached `seq`.
     func advance(to seq: Int64, force: Bool = false) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard seq > marker.seq || force else { return }
-        marker.seq = max(marker.seq, seq)
-        let now = ContinuousClock.now
-        guard force || now - written >= .seconds(1) else { return }
-        written = now
-        marker.write(to: path)
+        state.withLock { state in
+            guard seq > state.marker.seq || force else { return }
+            state.marker.seq = max(state.marker.seq, seq)
+            let now = ContinuousClock.now
+            guard force || now - state.written >= .seconds(1) else { return }
+            state.written = now
+            state.marker.write(to: path)
+        }
     }
 }

@@ -4,16 +4,16 @@ import EntryModel
 /// A small pool of reading connections: on SQLite read-only WAL connections
 /// that read while the writer writes, each seeing the last committed state,
 /// never waiting for it; on a database server, connections of their own.
-final class ReaderPool: @unchecked Sendable {
-    private var idle: [any SQLDatabase]
-    private let lock = NSCondition()
+final class ReaderPool: Sendable {
+    /// The connections not checked out; a reader waits while none is.
+    private let idle: Monitor<[any SQLDatabase]>
     /// The SQL that opens each read's transaction: one snapshot for all its statements.
     private let begin: String
 
     /// A pool of `connections`, each read inside a transaction opened with `begin`.
     init(connections: [any SQLDatabase], begin: String = "BEGIN") {
         precondition(!connections.isEmpty, "a reader pool needs a connection")
-        idle = connections
+        idle = Monitor(connections)
         self.begin = begin
     }
 
@@ -27,16 +27,8 @@ final class ReaderPool: @unchecked Sendable {
     /// transaction so multi-statement reads see one snapshot.
     /// - Throws: what `body` throws, or the database's ``StorageError``.
     func read<T>(_ body: (any SQLDatabase) throws -> T) throws -> T {
-        lock.lock()
-        while idle.isEmpty { lock.wait() }
-        let db = idle.removeLast()
-        lock.unlock()
-        defer {
-            lock.lock()
-            idle.append(db)
-            lock.signal()
-            lock.unlock()
-        }
+        let db = idle.withLock(while: { $0.isEmpty }) { $0.removeLast() }
+        defer { idle.withLock(wake: .one) { $0.append(db) } }
         // Cached statements: no SQL parsing on every read.
         try db.statement(begin).run()
         defer { try? db.statement(db.transactionFailed ? "ROLLBACK" : "COMMIT").run() }

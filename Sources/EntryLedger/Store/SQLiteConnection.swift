@@ -8,6 +8,7 @@ import EntryModel
 /// Statements are prepared once per connection and reused, always with bound
 /// parameters, never with SQL built from values.
 public final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
+    // @unchecked: `handle` is an sqlite3 pointer, used by one thread at a time, as are the cached statements.
     /// The WAL is truncated to this size after each reset (`journal_size_limit`): 16 MiB.
     static let walSizeLimitBytes = 16 << 20
     let handle: OpaquePointer

@@ -48,7 +48,7 @@ import EntryModel
 /// ``WriterProgress``): each job run in a round, each batch run to its end.
 /// entryd's watchdog reads it; a caller never waits for it.
 ///
-/// `@unchecked Sendable`: the queue's state is guarded by `condition`, and the
+/// `@unchecked Sendable`: the queue's state is guarded by `shared`, and the
 /// ``WriteContext`` passes from one round's runner to the next through it, an
 /// order the compiler cannot see.
 final class WriteQueue: @unchecked Sendable {
@@ -62,16 +62,41 @@ final class WriteQueue: @unchecked Sendable {
         case stopped
     }
 
-    /// Guards every `var` below, and wakes the writer thread.
-    private let condition = NSCondition()
-    /// Jobs not yet taken by a round, in queue order.
-    private var pending: [any QueuedWriteJob] = []
-    /// Taking jobs, draining them, or stopped (rule 7).
-    private var state = State.accepting
-    /// Who runs the current round (or the job outside transactions); `nil` while none runs.
-    private var runner: RoundRunner?
-    /// Until when the writer thread leaves a lone queued job to its caller (rule 2).
-    private var loneDeadline: DispatchTime?
+    /// What the callers, the writer thread and ``stop()`` share.
+    private struct Shared {
+        /// Jobs not yet taken by a round, in queue order.
+        var pending: [any QueuedWriteJob] = []
+        /// Taking jobs, draining them, or stopped (rule 7).
+        var state = State.accepting
+        /// Who runs the current round (or the job outside transactions); `nil` while none runs.
+        var runner: RoundRunner?
+        /// Until when the writer thread leaves a lone queued job to its caller (rule 2).
+        var loneDeadline: DispatchTime?
+        /// Backs ``WriteQueue/commits``.
+        var commitCount = 0
+        /// Backs ``WriteQueue/savepointRounds``.
+        var savepointRoundCount = 0
+        /// Steps finished (``WriterProgress/steps``).
+        var stepCount: UInt64 = 0
+        /// When the last step finished or work arrived at an idle queue, whichever
+        /// came later (``WriterProgress/waitingSince`` while work waits).
+        var quietSince = ContinuousClock.now
+        /// The writer thread once ``WriteQueue/start()`` ran.
+        var thread: Thread?
+
+        /// No job to take now: none is queued, or a round runs.
+        var idle: Bool { pending.isEmpty || runner != nil }
+        /// Stopping, and nothing is left to run: the writer thread ends.
+        var drained: Bool { state != .accepting && pending.isEmpty && runner == nil }
+        /// When a lone job on an idle queue is left to its caller (rule 2), until when.
+        var loneGrace: DispatchTime? {
+            guard pending.count == 1, runner == nil, state == .accepting, let loneDeadline, DispatchTime.now() < loneDeadline else { return nil }
+            return loneDeadline
+        }
+    }
+
+    /// Guards the shared state, and wakes the writer thread.
+    private let shared = Monitor(Shared())
     /// The writer connection and clock; used only by the current round's runner.
     private let context: WriteContext
     /// Called after each successful commit with the highest seq, by the round's runner.
@@ -81,36 +106,17 @@ final class WriteQueue: @unchecked Sendable {
     /// `policy.loneJobGrace`, converted once.
     private let loneJobGrace: DispatchTimeInterval
     /// Transactions committed so far (tests count group commits with it).
-    var commits: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return commitCount
-    }
-    /// Backs ``commits``.
-    private var commitCount = 0
+    var commits: Int { shared.withLock { $0.commitCount } }
     /// Rounds run again ``RoundMode/savepointPerJob`` because a job failed after writing.
-    var savepointRounds: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return savepointRoundCount
-    }
-    /// Backs ``savepointRounds``.
-    private var savepointRoundCount = 0
-    /// Steps finished (``WriterProgress/steps``).
-    private var stepCount: UInt64 = 0
-    /// When the last step finished or work arrived at an idle queue, whichever
-    /// came later (``WriterProgress/waitingSince`` while work waits).
-    private var quietSince = ContinuousClock.now
+    var savepointRounds: Int { shared.withLock { $0.savepointRoundCount } }
     /// How the writer gets on: steps finished and, while work is queued or a
     /// round runs, since when it has finished none. Takes the lock briefly;
     /// never waits for a round.
     var progress: WriterProgress {
-        condition.lock()
-        defer { condition.unlock() }
-        return WriterProgress(steps: stepCount, waitingSince: pending.isEmpty && runner == nil ? nil : quietSince)
+        shared.withLock { s in
+            WriterProgress(steps: s.stepCount, waitingSince: s.pending.isEmpty && s.runner == nil ? nil : s.quietSince)
+        }
     }
-    /// The writer thread once ``start()`` ran.
-    private var thread: Thread?
 
     /// A queue over the writer connection in `context`, without its writer
     /// thread yet: call ``start()``.
@@ -130,7 +136,7 @@ final class WriteQueue: @unchecked Sendable {
     func start() {
         let t = Thread { [self] in loop() }
         t.name = "entryd-writer"
-        thread = t
+        shared.withLock { $0.thread = t }
         t.start()
     }
 
@@ -174,28 +180,23 @@ final class WriteQueue: @unchecked Sendable {
     /// Appends `job` to the queue and wakes the writer thread, unless the job is
     /// lone and its caller promised to wait next (rule 2).
     private func add<T>(_ job: WriteJob<T>, callerWaitsNext: Bool) throws -> WriteTicket<T> {
-        condition.lock()
-        guard state == .accepting else {
-            condition.unlock()
-            throw EntryError.storageFailed("the daemon is shutting down")
+        // Wakes the writer thread unless refused, or lone (alone in the queue now,
+        // no round running) with its caller waiting next.
+        try shared.withLock(waking: { s in
+            s.state != .accepting || (callerWaitsNext && s.pending.count == 1 && s.runner == nil) ? .none : .one
+        }) { s in
+            guard s.state == .accepting else { throw EntryError.storageFailed("the daemon is shutting down") }
+            if s.pending.isEmpty && s.runner == nil {
+                s.loneDeadline = .now() + loneJobGrace
+                s.quietSince = .now
+            }
+            s.pending.append(job)
         }
-        let lone = pending.isEmpty && runner == nil
-        if lone {
-            loneDeadline = .now() + loneJobGrace
-            quietSince = .now
-        }
-        pending.append(job)
-        if !(lone && callerWaitsNext) { condition.signal() }
-        condition.unlock()
         return WriteTicket(job: job, queue: self)
     }
 
     /// Jobs waiting to be taken (tests use it to order jobs into one round).
-    var queuedJobs: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return pending.count
-    }
+    var queuedJobs: Int { shared.withLock { $0.pending.count } }
 
     // MARK: - Runners
 
@@ -204,23 +205,16 @@ final class WriteQueue: @unchecked Sendable {
     /// queued before and beside `job`. Returns at once otherwise; either way the
     /// caller then waits for `job` to be delivered.
     func runNextRoundIfIdle(holding job: any QueuedWriteJob) {
-        condition.lock()
-        if runner == nil, pending.contains(where: { $0 === job }) {
-            let batch = takeBatch(for: .caller)
-            condition.unlock()
-            run(batch)
-            condition.lock()
-            runner = nil
-            // Wake the writer thread for the jobs queued meanwhile. Once draining,
-            // ``stop()`` waits on `condition` too: wake both, lest a signal wake
-            // only `stop()` and leave the writer thread asleep, never `.stopped`.
-            if state != .accepting {
-                condition.broadcast()
-            } else if !pending.isEmpty {
-                condition.signal()
-            }
+        let batch: [any QueuedWriteJob]? = shared.withLock { s in
+            guard s.runner == nil, s.pending.contains(where: { $0 === job }) else { return nil }
+            return takeBatch(&s, for: .caller)
         }
-        condition.unlock()
+        guard let batch else { return }
+        run(batch)
+        // Wake the writer thread for the jobs queued meanwhile. Once draining,
+        // ``stop()`` waits on `shared` too: wake both, lest a signal wake
+        // only `stop()` and leave the writer thread asleep, never `.stopped`.
+        shared.withLock(waking: { s in s.state != .accepting ? .all : s.pending.isEmpty ? .none : .one }) { $0.runner = nil }
     }
 
     /// The writer thread (``RoundRunner/writerThread``): whenever jobs wait and
@@ -229,58 +223,58 @@ final class WriteQueue: @unchecked Sendable {
     /// draining it runs what is queued without grace, then sets `.stopped` and
     /// returns.
     private func loop() {
-        condition.lock()
         while true {
-            if pending.isEmpty || runner != nil {
-                if state != .accepting && pending.isEmpty && runner == nil {
-                    state = .stopped
-                    condition.broadcast()
-                    condition.unlock()
-                    return
+            // Waits while there is nothing to take (or, a lone job, until its grace
+            // ends), then stops, takes a batch, or (`[]`: its wait ended, but
+            // another thread took the job) looks again.
+            let batch: [any QueuedWriteJob]? = shared.withLock(waitingUntil: { s in
+                s.loneGrace.map { deadline in
+                    let nanoseconds = deadline.uptimeNanoseconds - min(deadline.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)
+                    return Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9)
                 }
-                condition.wait()
-                continue
+            }, while: { s in s.idle ? !s.drained : s.loneGrace != nil },
+            waking: { s in s.state == .stopped ? .all : .none }) { s in
+                if s.drained {
+                    s.state = .stopped
+                    return nil
+                }
+                if s.idle || s.loneGrace != nil { return [] }
+                return takeBatch(&s, for: .writerThread)
             }
-            if pending.count == 1, state == .accepting, let deadline = loneDeadline, DispatchTime.now() < deadline {
-                let nanoseconds = deadline.uptimeNanoseconds - DispatchTime.now().uptimeNanoseconds
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9))
-                continue
-            }
-            let batch = takeBatch(for: .writerThread)
-            condition.unlock()
+            guard let batch else { return }
+            guard !batch.isEmpty else { continue }
             run(batch)
-            condition.lock()
-            runner = nil
+            shared.withLock { $0.runner = nil }
         }
     }
 
     /// Refuses new jobs, lets the queued ones run, then stops the writer thread
     /// and waits for it (rule 7). Idempotent.
     func stop() {
-        condition.lock()
-        if state == .accepting { state = .draining }
-        condition.broadcast()  // the writer thread, whatever else waits
-        while state != .stopped { condition.wait() }
-        // The Thread keeps its closure, and so this queue and its writer connection,
-        // after the loop returned: let go of it, or neither is ever freed.
-        thread = nil
-        condition.unlock()
+        shared.withLock(wake: .all) { s in  // the writer thread, whatever else waits
+            if s.state == .accepting { s.state = .draining }
+        }
+        shared.withLock(while: { $0.state != .stopped }) { s in
+            // The Thread keeps its closure, and so this queue and its writer connection,
+            // after the loop returned: let go of it, or neither is ever freed.
+            s.thread = nil
+        }
     }
 
-    /// Removes the next batch from `pending` and makes `runner` its runner: up
+    /// Removes the next batch from `s.pending` and makes `runner` its runner: up
     /// to ``GroupCommitPolicy/maxJobsPerRound`` jobs in queue order, or one job
-    /// outside transactions alone (rule 3). Call with the lock held, no round
+    /// outside transactions alone (rule 3). Call inside `shared`'s lock, no round
     /// running and `pending` not empty.
-    private func takeBatch(for runner: RoundRunner) -> [any QueuedWriteJob] {
+    private func takeBatch(_ s: inout Shared, for runner: RoundRunner) -> [any QueuedWriteJob] {
         var n = 1
-        if pending[0].kind == .inRound {
-            let limit = min(pending.count, policy.maxJobsPerRound)
-            while n < limit && pending[n].kind == .inRound { n += 1 }
+        if s.pending[0].kind == .inRound {
+            let limit = min(s.pending.count, policy.maxJobsPerRound)
+            while n < limit && s.pending[n].kind == .inRound { n += 1 }
         }
-        let batch = Array(pending.prefix(n))
-        pending.removeFirst(n)
-        self.runner = runner
-        loneDeadline = nil
+        let batch = Array(s.pending.prefix(n))
+        s.pending.removeFirst(n)
+        s.runner = runner
+        s.loneDeadline = nil
         return batch
     }
 
@@ -344,9 +338,7 @@ final class WriteQueue: @unchecked Sendable {
                     // its failed statement): undo the round, run it again with savepoints.
                     try? db.execute("ROLLBACK")
                     context.rolledBack()
-                    condition.lock()
-                    savepointRoundCount += 1
-                    condition.unlock()
+                    shared.withLock { $0.savepointRoundCount += 1 }
                     runRound(batch, mode: .savepointPerJob)
                     return
                 case .grouped:
@@ -375,9 +367,7 @@ final class WriteQueue: @unchecked Sendable {
         do {
             try context.persistClock()
             try context.commit()
-            condition.lock()
-            commitCount += 1
-            condition.unlock()
+            shared.withLock { $0.commitCount += 1 }
             context.committed()
             didCommit(context.lastSeq)
             for job in batch { job.deliver() }
@@ -394,10 +384,10 @@ final class WriteQueue: @unchecked Sendable {
     /// Counts a finished step (``WriterProgress``): a job run in a round, or a
     /// batch from ``takeBatch(for:)`` run to its end.
     private func stepped() {
-        condition.lock()
-        stepCount += 1
-        quietSince = .now
-        condition.unlock()
+        shared.withLock { s in
+            s.stepCount += 1
+            s.quietSince = .now
+        }
     }
 
     /// Fails every job of `batch` with `error` and delivers it.

@@ -101,22 +101,18 @@ public struct FieldDefinition: Sendable, Hashable {
         var phoneTypes: Set<PhoneNumberType>?
     }
 
-    /// The members' box, shared by copies; replaced before a change while shared.
-    private final class Box: @unchecked Sendable {
-        // @unchecked: a box is changed only while one value holds it (``members``'s
-        // setter), before that value is shared; a shared box is only read.
-        var members: Members
+    /// The members' box, shared by copies; never changed: a change makes a new one.
+    private final class Box: Sendable {
+        let members: Members
         init(_ members: Members) { self.members = members }
     }
 
     private var box: Box
 
-    /// The members, copied into a box of their own first if another value shares the box.
+    /// The members; a change puts them in a new box (values sharing the old one keep it).
     private var members: Members {
         get { box.members }
-        set {
-            if isKnownUniquelyReferenced(&box) { box.members = newValue } else { box = Box(newValue) }
-        }
+        set { box = Box(newValue) }
     }
 
     /// The field name: a lower-case letter, then lower-case letters, digits or `_`.

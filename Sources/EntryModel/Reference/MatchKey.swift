@@ -1,4 +1,5 @@
 import Foundation
+import EntryArguments
 
 /// The normalised form of a name or code used for matching (lookups, search,
 /// choice labels).
@@ -26,9 +27,12 @@ public struct MatchKey: Hashable, Sendable {
     let text: String
 
     /// The key of `input` (see the type's description for the steps). Clients
-    /// match spreadsheet headers with it (`國家` finds the label 国家).
+    /// match spreadsheet headers with it (`國家` finds the label 国家). All-ASCII
+    /// input takes ``NearestName/asciiKey(_:)``, without Unicode tables: ASCII has
+    /// no full-width forms, decompositions, marks or Han characters, so steps 1,
+    /// 2 and 5 change nothing.
     public init(_ input: String) {
-        text = MatchKey.asciiKey(input) ?? MatchKey.unicodeKey(input)
+        text = NearestName.asciiKey(input) ?? MatchKey.unicodeKey(input)
     }
 
     /// The key of any `input`, by the five steps with Unicode's tables and ICU.
@@ -44,28 +48,6 @@ public struct MatchKey: Hashable, Sendable {
     }
 
     var isEmpty: Bool { text.isEmpty }
-
-    /// The key of all-ASCII `input` without Unicode tables (most codes, pinyin,
-    /// English names and picker values): ASCII has no full-width forms, no
-    /// decompositions, no marks and no Han characters, so steps 1, 2 and 5
-    /// change nothing; step 3 maps A–Z; step 4 drops ASCII white space
-    /// (U+0009–U+000D, U+0020) and the ASCII separators. `nil` when `input`
-    /// has a non-ASCII byte.
-    static func asciiKey(_ input: String) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(input.utf8.count)
-        for b in input.utf8 {
-            switch b {
-            case 0x80...: return nil
-            case 0x09...0x0D, 0x20, UInt8(ascii: "-"), UInt8(ascii: "'"), UInt8(ascii: "`"), UInt8(ascii: "."),
-                 UInt8(ascii: ","), UInt8(ascii: "_"), UInt8(ascii: "("), UInt8(ascii: ")"):
-                continue
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): bytes.append(b + 32)
-            default: bytes.append(b)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 
     /// Full-width ASCII forms (U+FF01–U+FF5E) mapped to ASCII, and the
     /// ideographic space (U+3000) to a space; everything else unchanged.
@@ -97,25 +79,10 @@ public struct MatchKey: Hashable, Sendable {
     }
 
     /// The Levenshtein distance (insertions, deletions, substitutions of Unicode
-    /// scalars) between two keys, or `nil` as soon as it must exceed `limit`.
+    /// scalars) between two keys, or `nil` as soon as it must exceed `limit`
+    /// (``NearestName/distance(_:_:limit:)``).
     func distance(to other: MatchKey, limit: Int) -> Int? {
-        let a = Array(text.unicodeScalars), b = Array(other.text.unicodeScalars)
-        guard abs(a.count - b.count) <= limit else { return nil }
-        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            var rowMinimum = i
-            for j in 1...b.count {
-                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-                current[j] = min(substitution, previous[j] + 1, current[j - 1] + 1)
-                rowMinimum = min(rowMinimum, current[j])
-            }
-            if rowMinimum > limit { return nil }
-            swap(&previous, &current)
-        }
-        return previous[b.count] <= limit ? previous[b.count] : nil
+        NearestName.distance(Array(text.unicodeScalars), Array(other.text.unicodeScalars), limit: limit)
     }
 }
 
@@ -128,16 +95,6 @@ extension MatchKey {
     /// of fewer than three letters (any name is "near" `-x`), when none is that
     /// close, or when two are equally close.
     public static func nearest(_ typed: String, among names: [String], limit: Int = 2) -> String? {
-        let key = MatchKey(typed)
-        guard key.text.unicodeScalars.count >= 3 else { return nil }
-        let letters = key.text.unicodeScalars.map(\.value).sorted()
-        // (name, distance, 0 for the same letters else 1): lower is nearer.
-        let scored = names.compactMap { name -> (String, Int, Int)? in
-            let other = MatchKey(name)
-            return key.distance(to: other, limit: limit).map { (name, $0, other.text.unicodeScalars.map(\.value).sorted() == letters ? 0 : 1) }
-        }
-        guard let best = scored.min(by: { ($0.1, $0.2) < ($1.1, $1.2) }),
-              scored.filter({ $0.1 == best.1 && $0.2 == best.2 }).count == 1 else { return nil }
-        return best.0
+        NearestName.nearest(typed, among: names, limit: limit) { MatchKey($0).text }
     }
 }

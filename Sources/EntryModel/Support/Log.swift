@@ -2,12 +2,13 @@
 @preconcurrency import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// The daemon's log: one line per event on stderr. With `JOURNAL_STREAM` set
 /// (stderr connected to journald, systemd.exec(5)) each line starts with its
 /// syslog priority `<N>` (sd-daemon(3)); otherwise plain lines.
 /// Lines carry ids and counts, never field values (form data is personal).
-public final class Log: @unchecked Sendable {
+public final class Log: Sendable {
     /// Syslog priorities (RFC 5424 §6.2.1), most severe first.
     public enum Level: Int32, Comparable, Sendable {
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
@@ -31,11 +32,10 @@ public final class Log: @unchecked Sendable {
     /// Lines below this level are dropped. Thread-safe: a reload (SIGHUP)
     /// may change it while other threads log.
     public var threshold: Level {
-        get { lock.withLock { storedThreshold } }
-        set { lock.withLock { storedThreshold = newValue } }
+        get { storedThreshold.withLock { $0 } }
+        set { storedThreshold.withLock { $0 = newValue } }
     }
-    private var storedThreshold: Level
-    private let lock = NSLock()
+    private let storedThreshold: Mutex<Level>
     let journal: Bool
     let program: String
 
@@ -44,7 +44,7 @@ public final class Log: @unchecked Sendable {
     ///   - environment: `JOURNAL_STREAM` there selects `<N>` priority prefixes.
     ///   - program: the name lines start with outside the journal. Default `entryd`.
     public init(threshold: Level = .info, environment: [String: String], program: String = "entryd") {
-        self.storedThreshold = threshold
+        self.storedThreshold = Mutex(threshold)
         self.journal = environment["JOURNAL_STREAM"] != nil
         self.program = program
     }

@@ -6,6 +6,7 @@ import EntryProtocol
 
 import CSystem
 import Foundation
+import Synchronization
 
 /// One client connection: reads NUL-terminated messages, answers each in
 /// order (pipelining allowed), and enforces the per-connection limits.
@@ -23,19 +24,19 @@ import Foundation
 /// closed; wrong parameter types get `InvalidParameter` and the connection stays.
 /// Bytes without a closing NUL when the client hangs up get no reply.
 ///
-/// A session belongs to the thread that calls ``run()``; only
-/// ``requestShutdown()`` and ``reassign(_:)`` may be called from another thread.
-public final class ClientConnection: @unchecked Sendable {
+/// A session is run by the thread that calls ``run()`` (its loop's state is
+/// that thread's alone); ``requestShutdown()`` and ``reassign(_:)`` may be
+/// called from any other.
+public final class ClientConnection: Sendable {
     let fd: Int32
-    private var assigned: Caller
-    private let callerLock = NSLock()
+    private let assigned: Mutex<Caller>
     /// The client and its role: fixed at accept, replaced by ``reassign(_:)`` on a reload.
-    public var caller: Caller { callerLock.withLock { assigned } }
+    public var caller: Caller { assigned.withLock { $0 } }
     let handler: any CallHandler
     let limits: Limits
     /// Called with a short event text for the daemon's debug log (ids, never values).
-    let log: (String) -> Void
-    private let onStream: () -> Void
+    let log: @Sendable (String) -> Void
+    fileprivate let onStream: @Sendable () -> Void
 
     /// Most calls started with ``CallHandler/begin(_:)`` before the session
     /// waits for their answers.
@@ -43,24 +44,10 @@ public final class ClientConnection: @unchecked Sendable {
     /// How long one write may block on a client that does not read, before
     /// the client counts as gone (SO_SNDTIMEO): 30 s.
     static let sendTimeout: Duration = .seconds(30)
-    /// The protocol rules; touched only by the thread in ``run()``.
-    private var machine: ConnectionMachine
-    /// The closures ``CallHandler/begin(_:)`` returned, by call, until the machine asks to finish them.
-    /// The calls `begin` started, by id: what finishes each, and its interface (for the error mapping).
-    private var finishers: [ConnectionMachine.CallID: (finish: () throws -> Void, interface: String)] = [:]
-    /// Set when the machine says to stop the running stream: its hang-up poll reports true.
-    private var streamStopped = false
-    /// The receive timeout set on the socket, so that it is set only when it changes.
-    private var receiveTimeout: Duration = .zero
-    /// Why the last read failed, for the log.
-    private var readError: SystemError?
-    /// Connection time 0 (``ConnectionMachine`` takes durations since then).
-    private let began = ContinuousClock.now
-    /// What ``requestShutdown()`` shares with the session thread, under `shutdownLock`.
-    private var shutdownShared = (requested: false, streaming: false, ended: false)
-    private let shutdownLock = NSLock()
-    /// The machine has been told of the requested shutdown.
-    private var shutdownDelivered = false
+    /// ClientConnection time 0 (``ConnectionMachine`` takes durations since then).
+    fileprivate let began = ContinuousClock.now
+    /// What ``requestShutdown()`` shares with the session thread.
+    fileprivate let shutdownShared = Mutex((requested: false, streaming: false, ended: false))
 
     /// A session on the accepted socket `fd` (the caller keeps ownership and
     /// closes it after ``run()``).
@@ -72,13 +59,12 @@ public final class ClientConnection: @unchecked Sendable {
     ///     `continues` (a `more` stream such as `Changes`, which has no end of
     ///     its own: ``requestShutdown()`` stops it).
     public init(fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits,
-                onStream: @escaping () -> Void = {}, log: @escaping (String) -> Void = { _ in }) {
+                onStream: @escaping @Sendable () -> Void = {}, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.onStream = onStream
         self.fd = fd
-        self.assigned = caller
+        self.assigned = Mutex(caller)
         self.handler = handler
         self.limits = limits
-        self.machine = ConnectionMachine(limits: limits)
         self.log = log
     }
 
@@ -93,13 +79,80 @@ public final class ClientConnection: @unchecked Sendable {
     /// is durable. Any other call first waits until every earlier call is
     /// answered, so it sees their effects.
     public func run() {
-        receiveTimeout = .seconds(limits.idleTimeoutSeconds)
-        _ = csystem_set_timeouts(fd, Self.milliseconds(receiveTimeout), Self.milliseconds(Self.sendTimeout))
-        defer {
-            shutdownLock.lock()
-            shutdownShared.ended = true
-            shutdownLock.unlock()
+        defer { shutdownShared.withLock { $0.ended = true } }
+        SessionLoop(self).run()
+    }
+
+    /// Asks the session to end: it reads no more; the running call and the
+    /// calls already buffered are answered, a running stream is told to stop,
+    /// then ``run()`` returns. Safe from any thread; does nothing once ``run()``
+    /// has returned. The listener calls it for every session at stop. It shuts
+    /// the socket's read side down to wake a blocked read, and both sides of a
+    /// session that streams (its client may not be reading).
+    public func requestShutdown() {
+        shutdownShared.withLock { shared in
+            guard !shared.ended, !shared.requested else { return }
+            shared.requested = true
+            shutdown(fd, Int32(shared.streaming ? SHUT_RDWR : SHUT_RD))
         }
+    }
+
+    /// Gives the connection the role (and gateway standing) of `caller`: a
+    /// reload changed `[roles]`. Calls that start from now on run with it;
+    /// calls already running keep the role they started with.
+    public func reassign(_ caller: Caller) {
+        assigned.withLock { $0 = caller }
+    }
+
+    /// What a call's body threw, mapped to the wire for the call's `interface`, or `nil`.
+    fileprivate static func outcome(interface: String, _ body: () throws -> Void) -> WireError? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return WireError(mapping: error, interface: interface)
+        }
+    }
+
+    /// `duration` in whole milliseconds, rounded up, at least 1 (a socket
+    /// timeout of 0 would mean none).
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        let ms = Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        return max(ms, 1)
+    }
+}
+
+/// The loop of one ``ClientConnection/run()``: the protocol machine and what the
+/// session thread keeps beside it. Made and used by that thread alone.
+private final class SessionLoop {
+    let session: ClientConnection
+    /// The protocol rules.
+    private var machine: ConnectionMachine
+    /// The calls `begin` started, by id: what finishes each, and its interface (for the error mapping).
+    private var finishers: [ConnectionMachine.CallID: (finish: () throws -> Void, interface: String)] = [:]
+    /// Set when the machine says to stop the running stream: its hang-up poll reports true.
+    private var streamStopped = false
+    /// The receive timeout set on the socket, so that it is set only when it changes.
+    private var receiveTimeout: Duration = .zero
+    /// Why the last read failed, for the log.
+    private var readError: SystemError?
+    /// The machine has been told of the requested shutdown.
+    private var shutdownDelivered = false
+
+    var fd: Int32 { session.fd }
+    var limits: Limits { session.limits }
+    var handler: any CallHandler { session.handler }
+
+    init(_ session: ClientConnection) {
+        self.session = session
+        machine = ConnectionMachine(limits: session.limits)
+    }
+
+    /// See ``ClientConnection/run()``.
+    func run() {
+        receiveTimeout = .seconds(limits.idleTimeoutSeconds)
+        _ = csystem_set_timeouts(fd, ClientConnection.milliseconds(receiveTimeout), ClientConnection.milliseconds(ClientConnection.sendTimeout))
         var action = machine.next(now: now)
         while true {
             switch action {
@@ -112,50 +165,35 @@ public final class ClientConnection: @unchecked Sendable {
                 action = machine.callBegun(id, outcome, now: now)
             case .handle(let id, let call):
                 let context = context(id, call)
-                let error = Self.outcome(interface: call.interface) { try handler.handle(context) }
+                let error = ClientConnection.outcome(interface: call.interface) { try handler.handle(context) }
                 action = machine.callCompleted(id, error: error, now: now)
             case .finish(let id):
                 guard let started = finishers.removeValue(forKey: id) else { preconditionFailure("session: call \(id) was not started") }
-                let error = Self.outcome(interface: started.interface, started.finish)
+                let error = ClientConnection.outcome(interface: started.interface, started.finish)
                 action = machine.callCompleted(id, error: error, now: now)
             case .send(let reply):
                 do { try UnixSocket.writeAll(fd, reply.encoded) } catch { machine.writeFailed() }
                 action = machine.next(now: now)
             case .close(let reason):
                 if reason == .readFailed, let readError {
-                    log("read failed: \(readError)")
+                    session.log("read failed: \(readError)")
                 } else if let text = reason.logText(idleTimeoutSeconds: limits.idleTimeoutSeconds) {
-                    log(text)
+                    session.log(text)
                 }
                 return
             }
         }
     }
 
-    /// Asks the session to end: it reads no more; the running call and the
-    /// calls already buffered are answered, a running stream is told to stop,
-    /// then ``run()`` returns. Safe from any thread; does nothing once ``run()``
-    /// has returned. The listener calls it for every session at stop. It shuts
-    /// the socket's read side down to wake a blocked read, and both sides of a
-    /// session that streams (its client may not be reading).
-    public func requestShutdown() {
-        shutdownLock.lock()
-        defer { shutdownLock.unlock() }
-        guard !shutdownShared.ended, !shutdownShared.requested else { return }
-        shutdownShared.requested = true
-        shutdown(fd, Int32(shutdownShared.streaming ? SHUT_RDWR : SHUT_RD))
-    }
 
-    // MARK: - Executing actions
-
-    /// Connection time now.
-    private var now: Duration { ContinuousClock.now - began }
+    /// ClientConnection time now.
+    private var now: Duration { ContinuousClock.now - session.began }
 
     /// Reads once, waiting at most `timeout`, and feeds the outcome.
     private func read(timeout: Duration) -> ConnectionMachine.Action {
         if timeout != receiveTimeout {
             receiveTimeout = timeout
-            _ = csystem_set_timeouts(fd, Self.milliseconds(timeout), Self.milliseconds(Self.sendTimeout))
+            _ = csystem_set_timeouts(fd, ClientConnection.milliseconds(timeout), ClientConnection.milliseconds(ClientConnection.sendTimeout))
         }
         let bytes: [UInt8]
         do {
@@ -183,17 +221,10 @@ public final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    /// Gives the connection the role (and gateway standing) of `caller`: a
-    /// reload changed `[roles]`. Calls that start from now on run with it;
-    /// calls already running keep the role they started with.
-    public func reassign(_ caller: Caller) {
-        callerLock.withLock { assigned = caller }
-    }
-
     /// The context of call `id`: its replies go through the machine.
     private func context(_ id: ConnectionMachine.CallID, _ call: VarlinkCall) -> CallContext {
         CallContext(
-            caller: caller, call: call,
+            caller: session.caller, call: call,
             send: { [self] reply in try send(reply, from: id) },
             clientHungUp: { [self] in
                 _ = deliverShutdownRequest()
@@ -218,41 +249,21 @@ public final class ClientConnection: @unchecked Sendable {
     /// The first reply with `continues`: tells the owner, and cuts both sides
     /// if shutdown was already requested (as ``requestShutdown()`` would now).
     private func streamStarts() {
-        onStream()
-        shutdownLock.lock()
-        shutdownShared.streaming = true
-        if shutdownShared.requested { shutdown(fd, Int32(SHUT_RDWR)) }
-        shutdownLock.unlock()
+        session.onStream()
+        session.shutdownShared.withLock { shared in
+            shared.streaming = true
+            if shared.requested { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     /// Tells the machine of a shutdown ``requestShutdown()`` asked for, once.
     /// - Returns: true when it did so now.
     private func deliverShutdownRequest() -> Bool {
         guard !shutdownDelivered else { return false }
-        shutdownLock.lock()
-        let requested = shutdownShared.requested
-        shutdownLock.unlock()
+        let requested = session.shutdownShared.withLock { $0.requested }
         guard requested else { return false }
         shutdownDelivered = true
         if machine.shutdownRequested() == .stopStreaming { streamStopped = true }
         return true
-    }
-
-    /// What a call's body threw, mapped to the wire for the call's `interface`, or `nil`.
-    private static func outcome(interface: String, _ body: () throws -> Void) -> WireError? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return WireError(mapping: error, interface: interface)
-        }
-    }
-
-    /// `duration` in whole milliseconds, rounded up, at least 1 (a socket
-    /// timeout of 0 would mean none).
-    static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        let ms = Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-        return max(ms, 1)
     }
 }

@@ -11,16 +11,6 @@ import EntrySync
 /// the backup fails a check; 69 (`EX_UNAVAILABLE`) an entryd answers on the
 /// socket or holds the database open; 74 (`EX_IOERR`) a file system error.
 public enum RestoreOption {
-    /// Takes `--restore FILE` or `--restore=FILE` out of `arguments`.
-    /// - Returns: FILE, `""` when the flag has no value, or `nil` when absent.
-    public static func extract(_ arguments: inout [String]) -> String? {
-        guard let k = arguments.firstIndex(where: { $0 == "--restore" || $0.hasPrefix("--restore=") }) else { return nil }
-        let flag = arguments.remove(at: k)
-        if flag.hasPrefix("--restore=") { return String(flag.dropFirst("--restore=".count)) }
-        guard k < arguments.count else { return "" }
-        return arguments.remove(at: k)
-    }
-
     /// Restores `backup` to `database` unless a daemon is live on `socket` or
     /// has the database open (``DatabaseBackup/restore(from:to:)``).
     /// - Returns: the exit status and one line for the user.

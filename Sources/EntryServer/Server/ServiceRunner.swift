@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import EntryModel
 
 /// A long-lived part of the daemon that ``ServiceRunner`` starts and stops:
@@ -39,27 +40,21 @@ public enum RunnerEvent: Sendable, Equatable {
 
 /// The runner's mailbox: any thread posts (entryd's signal thread, a test),
 /// the runner takes events one at a time, in order. Thread-safe.
-public final class RunnerEvents: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var queue: [RunnerEvent] = []
+public final class RunnerEvents: Sendable {
+    /// The events not taken yet, oldest first.
+    private let queue = Monitor<[RunnerEvent]>([])
 
     /// An empty mailbox.
     public init() {}
 
     /// Adds `event` after those not taken yet; never blocks.
     public func post(_ event: RunnerEvent) {
-        condition.withLock {
-            queue.append(event)
-            condition.signal()
-        }
+        queue.withLock(wake: .one) { $0.append(event) }
     }
 
     /// Blocks until an event is there, then takes the oldest.
     func next() -> RunnerEvent {
-        condition.withLock {
-            while queue.isEmpty { condition.wait() }
-            return queue.removeFirst()
-        }
+        queue.withLock(while: { $0.isEmpty }) { $0.removeFirst() }
     }
 }
 
@@ -157,17 +152,14 @@ public final class ServiceRunner: Sendable {
             log(.debug, "stopping service '\(service.name)'")
             let outcome = StopOutcome()
             let deadline = ContinuousClock.now + stopTimeout
-            let thread = Thread {
-                do { try service.stop(deadline: deadline) } catch { outcome.error = error }
-                outcome.done.signal()
+            let thread = ServiceThread(name: "runner-stop") {
+                do { try service.stop(deadline: deadline) } catch { outcome.error.withLock { $0 = error } }
             }
-            thread.name = "runner-stop"
-            thread.start()
             let patience = (stopTimeout + hangGrace).seconds
-            if outcome.done.wait(timeout: .now() + patience) == .timedOut {
+            if !thread.wait(seconds: patience) {
                 log(.error, "service '\(service.name)' hangs: not stopped \(String(format: "%g", stopTimeout.seconds)) s after it was asked; leaving it")
                 report.hung.append(service.name)
-            } else if let error = outcome.error {
+            } else if let error = outcome.error.withLock({ $0 }) {
                 log(.warning, "service '\(service.name)' stopped, not cleanly: \(error)")
                 report.unclean.append(service.name)
             } else {
@@ -179,10 +171,9 @@ public final class ServiceRunner: Sendable {
 }
 
 /// One stop's result, handed from its thread to the runner: `error` is
-/// written before `done` is signalled and read only after.
-private final class StopOutcome: @unchecked Sendable {
-    let done = DispatchSemaphore(value: 0)
-    var error: (any Error)?
+/// written before the thread returns and read only after.
+private final class StopOutcome: Sendable {
+    let error = Mutex<(any Error)?>(nil)
 }
 
 extension Duration {

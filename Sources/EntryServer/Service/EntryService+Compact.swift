@@ -33,9 +33,9 @@ extension EntryService {
     /// - Returns: what it did.
     /// - Throws: ``StorageError`` (batches done stay done).
     public func compactNow(progress: (Int, Int) -> Void = { _, _ in }) throws -> CompactionResult {
-        EntryService.compacting.lock()
-        defer { EntryService.compacting.unlock() }
-        return try store.compact(peerExpiryMs: UInt64(limits.peerExpirySeconds) * 1000, configured: peers.map(\.name),
-                                 layout: { [self] in layout(ofForm: $0) }, progress: progress)
+        try EntryService.compacting.withLock {
+            try store.compact(peerExpiryMs: UInt64(limits.peerExpirySeconds) * 1000, configured: peers.map(\.name),
+                              layout: { [self] in layout(ofForm: $0) }, progress: progress)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import EntryModel
 import EntryLedger
 import EntryProtocol
@@ -10,30 +11,27 @@ import EntrySync
 ///
 /// Thread-safe: sessions on many threads call ``handle(_:)`` at once. The form
 /// registry can be swapped at run time (reload) under a lock.
-public final class EntryService: CallHandler, @unchecked Sendable {
+public final class EntryService: CallHandler, Sendable {
     /// The store every call reads and writes.
     public let store: EntryStore
     /// This instance's name (`Status`'s `instance`); `nil`: not given.
     let instance: String?
     /// The limits in force; a reload replaces them (``reconfigure(limits:defaultLocale:peers:)``).
-    public var limits: Limits {
-        lock.lock()
-        defer { lock.unlock() }
-        return currentLimits
-    }
+    public var limits: Limits { configuration.withLock { $0.limits } }
     /// Locale for calls without `locale` (doc/protocol.md: the configured one, `zh` by default).
-    public var defaultLocale: EntryLocale {
-        lock.lock()
-        defer { lock.unlock() }
-        return currentLocale
+    public var defaultLocale: EntryLocale { configuration.withLock { $0.locale } }
+
+    /// What a reload replaces.
+    private struct Configuration {
+        var limits: Limits
+        var locale: EntryLocale
+        var registry: FormRegistry
+        var peers: [PeerConfig]
     }
-    private var currentLimits: Limits
-    private var currentLocale: EntryLocale
+
+    private let configuration: Mutex<Configuration>
     /// Validates against the shared reference data.
     let validator = Validator()
-    private let lock = NSLock()
-    private var registry: FormRegistry
-    private var configuredPeers: [PeerConfig]
     /// Where events worth an operator's eye go (a peer re-read after its restore), if anywhere.
     let log: Log?
     /// Syncs in flight, one per peer.
@@ -49,42 +47,29 @@ public final class EntryService: CallHandler, @unchecked Sendable {
         self.log = log
         self.instance = instance
         self.store = store
-        self.registry = forms
-        self.configuredPeers = peers
-        self.currentLimits = limits
-        self.currentLocale = defaultLocale
+        self.configuration = Mutex(Configuration(limits: limits, locale: defaultLocale, registry: forms, peers: peers))
     }
 
     /// The current form registry.
-    public var forms: FormRegistry {
-        lock.lock()
-        defer { lock.unlock() }
-        return registry
-    }
+    public var forms: FormRegistry { configuration.withLock { $0.registry } }
 
     /// The configured peers.
-    public var peers: [PeerConfig] {
-        lock.lock()
-        defer { lock.unlock() }
-        return configuredPeers
-    }
+    public var peers: [PeerConfig] { configuration.withLock { $0.peers } }
 
     /// Replaces the form registry (reload). Stored entries are never touched.
     public func replaceForms(_ forms: FormRegistry) {
-        lock.lock()
-        registry = forms
-        lock.unlock()
+        configuration.withLock { $0.registry = forms }
     }
 
     /// Replaces the limits, the default locale and the configured peers (reload,
     /// SIGHUP). Calls already running keep what they read; connections
     /// opened before keep their message-size and idle limits.
     public func reconfigure(limits: Limits, defaultLocale: EntryLocale, peers: [PeerConfig]) {
-        lock.lock()
-        currentLimits = limits
-        currentLocale = defaultLocale
-        configuredPeers = peers
-        lock.unlock()
+        configuration.withLock {
+            $0.limits = limits
+            $0.locale = defaultLocale
+            $0.peers = peers
+        }
     }
 
     /// Runs a call of `method` and sends its reply (or replies): the one

@@ -1,5 +1,6 @@
 import Foundation
 import EntrySync
+import EntryModel
 
 /// What one sync with a peer gave: what moved, and handshake warnings.
 struct PeerSyncOutcome {
@@ -17,12 +18,12 @@ struct PeerSyncOutcome {
 /// counts, warnings or error — when nothing was committed on this node since
 /// that run started; otherwise its own changes might have missed the run's push,
 /// so it waits and then runs its own.
-final class PeerRuns: @unchecked Sendable {
+final class PeerRuns: Sendable {
     /// One sync in flight.
     final class Run {
         /// This node's last committed seq when the run started.
         let startSeq: Int64
-        /// Set once, when the run ends.
+        /// Set once, when the run ends; read and written with ``PeerRuns``' lock held.
         var outcome: Result<PeerSyncOutcome, any Error>?
         init(startSeq: Int64) { self.startSeq = startSeq }
     }
@@ -35,8 +36,8 @@ final class PeerRuns: @unchecked Sendable {
         case joined(Result<PeerSyncOutcome, any Error>)
     }
 
-    private let condition = NSCondition()
-    private var running: [String: Run] = [:]
+    /// The run in flight per peer; its lock also guards each ``Run/outcome``.
+    private let running = Monitor<[String: Run]>([:])
 
     /// Waits as the type's rule says and tells the caller what to do.
     /// - Parameters:
@@ -44,26 +45,27 @@ final class PeerRuns: @unchecked Sendable {
     ///   - callerSeq: this node's last committed seq when the caller asked.
     ///   - currentSeq: reads this node's last committed seq (for a run that starts).
     func begin(peer: String, callerSeq: Int64, currentSeq: () -> Int64) -> Turn {
-        condition.lock()
-        defer { condition.unlock() }
-        while let run = running[peer] {
-            if callerSeq <= run.startSeq {
-                while run.outcome == nil { condition.wait() }
-                return .joined(run.outcome!)
+        while true {
+            // The peer's run in the way, or a new run when there is none.
+            let (run, started) = running.withLock { running -> (Run, Bool) in
+                if let run = running[peer] { return (run, false) }
+                let run = Run(startSeq: currentSeq())
+                running[peer] = run
+                return (run, true)
             }
-            while running[peer] === run { condition.wait() }
+            if started { return .run(run) }
+            if callerSeq <= run.startSeq {
+                return .joined(running.withLock(while: { _ in run.outcome == nil }) { _ in run.outcome! })
+            }
+            running.withLock(while: { $0[peer] === run }) { _ in }
         }
-        let run = Run(startSeq: currentSeq())
-        running[peer] = run
-        return .run(run)
     }
 
     /// Ends `run`, handing `outcome` to the callers that joined it.
     func finish(_ peer: String, _ run: Run, outcome: Result<PeerSyncOutcome, any Error>) {
-        condition.lock()
-        run.outcome = outcome
-        if running[peer] === run { running[peer] = nil }
-        condition.broadcast()
-        condition.unlock()
+        running.withLock(wake: .all) { running in
+            run.outcome = outcome
+            if running[peer] === run { running[peer] = nil }
+        }
     }
 }
