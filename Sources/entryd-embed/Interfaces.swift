@@ -127,34 +127,35 @@ enum InterfaceGenerator {
         }
         names.append("}")
 
+        // One enum of qualified names with its `interface` property: methods, then errors.
+        func nameEnum(_ header: [String], _ members: [(iface: String, name: String, doc: [String])],
+                      caseName: (String, String) -> String) {
+            names += [""] + header
+            for m in members {
+                names.append("    /// `\(m.iface).\(m.name)`" + (m.doc.isEmpty ? "." : ":"))
+                names += doc(m.doc)
+                names.append("    case \(caseName(m.iface, m.name)) = \"\(m.iface).\(m.name)\"")
+            }
+            names += ["", "    /// The interface that declares the \(header.last!.contains("Method") ? "method" : "error").",
+                      "    package var interface: WireInterface {", "        switch self {"]
+            for iface in all {
+                let cases = members.filter { $0.iface == iface }.map { "." + caseName(iface, $0.name) }
+                if !cases.isEmpty { names.append("        case \(cases.joined(separator: ", ")): .\(caseOfInterface(iface))") }
+            }
+            names += ["        }", "    }", "}"]
+        }
         let methods = all.flatMap { iface in members(texts[iface]!, "method").map { (iface, $0.name, $0.doc) } }
-        names += ["",
-                  "/// Every method entryd serves, by its qualified name (the raw value, e.g.",
+        nameEnum(["/// Every method entryd serves, by its qualified name (the raw value, e.g.",
                   "/// `io.entryd.Entries.Add`), one case per `method` of interfaces/*.varlink,",
                   "/// in interface and file order. `Method(rawValue:)` is `nil` for a name no",
                   "/// interface declares. Its rules: ``role``, ``isPeerOnly`` (MethodAccess.swift),",
                   "/// EntryService's dispatch, entryd-web's policy and OpenAPI document.",
-                  "package enum Method: String, CaseIterable, Sendable {"]
-        for (iface, m, d) in methods {
-            names.append("    /// `\(iface).\(m)`" + (d.isEmpty ? "." : ":"))
-            names += doc(d)
-            names.append("    case \(caseOfInterface(iface))\(m) = \"\(iface).\(m)\"")
-        }
-        names += ["", "    /// The interface that declares the method.", "    package var interface: WireInterface {", "        switch self {"]
-        for iface in all {
-            let cases = methods.filter { $0.0 == iface }.map { ".\(caseOfInterface(iface))\($0.1)" }
-            if !cases.isEmpty { names.append("        case \(cases.joined(separator: ", ")): .\(caseOfInterface(iface))") }
-        }
-        names += ["        }", "    }", "}"]
-
+                  "package enum Method: String, CaseIterable, Sendable {"],
+                 methods, caseName: { caseOfInterface($0) + $1 })
         let errors = all.flatMap { iface in members(texts[iface]!, "error").map { (iface, $0.name, $0.doc) } }
         var counts: [String: Int] = [:]
         for (_, e, _) in errors { counts[e, default: 0] += 1 }
-        func errorCase(_ iface: String, _ e: String) -> String {
-            counts[e]! > 1 ? caseOfInterface(iface) + e : lowerCamel(e)
-        }
-        names += ["",
-                  "/// Every error declared in interfaces/*.varlink, by its qualified name (the",
+        nameEnum(["/// Every error declared in interfaces/*.varlink, by its qualified name (the",
                   "/// raw value, e.g. `io.entryd.Entries.EntryNotFound`), in interface and file",
                   "/// order (doc/protocol.md lists each with its parameters).",
                   "///",
@@ -163,18 +164,8 @@ enum InterfaceGenerator {
                   "/// ``WireError/known`` is the case of this enum, or `nil` for such a name.",
                   "/// Its rules, each an exhaustive switch: ExitCode(wireError:), EntryWeb's",
                   "/// WebError.status(for:), entryctl's words (FailureReport.wire).",
-                  "package enum WireErrorName: String, CaseIterable, Sendable {"]
-        for (iface, e, d) in errors {
-            names.append("    /// `\(iface).\(e)`" + (d.isEmpty ? "." : ":"))
-            names += doc(d)
-            names.append("    case \(errorCase(iface, e)) = \"\(iface).\(e)\"")
-        }
-        names += ["", "    /// The interface that declares the error.", "    package var interface: WireInterface {", "        switch self {"]
-        for iface in all {
-            let cases = errors.filter { $0.0 == iface }.map { ".\(errorCase(iface, $0.1))" }
-            if !cases.isEmpty { names.append("        case \(cases.joined(separator: ", ")): .\(caseOfInterface(iface))") }
-        }
-        names += ["        }", "    }", "}"]
+                  "package enum WireErrorName: String, CaseIterable, Sendable {"],
+                 errors, caseName: { counts[$1]! > 1 ? caseOfInterface($0) + $1 : lowerCamel($1) })
         try write(names, to: namesOutput)
     }
 }
