@@ -318,7 +318,17 @@ import EntryProtocol
         defer { a.close() }
         let events = Locked<[StoreEvent]>([])
         a.storeEvents = { e in events.with { $0.append(e) } }
-        for i in 0..<3 { _ = try a.create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin) }
+        // The entries are written by another instance, so a's commit signal reaches 3 only
+        // through a's listener: once it does, the listener is connected and has read the
+        // node table (it does so before it publishes), and the change below is unheard.
+        do {
+            let b = try Self.instance(db, 2, in: place)
+            defer { b.close() }
+            for i in 0..<3 { _ = try b.create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin) }
+        }
+        let connected = ContinuousClock.now + .seconds(15)
+        while a.commits.lastSeq != 3 && ContinuousClock.now < connected { usleep(20_000) }
+        try #require(a.commits.lastSeq == 3, "a's listener is connected")
         let first = a.incarnation
         // Another instance began one at seq 2 and announced it while a's listener was
         // reconnecting to the promoted server: a never heard of it.
