@@ -9,18 +9,18 @@ import EntryModel
 /// shown. The primary message never holds the DETAIL field (where PostgreSQL
 /// puts key values), but some primary messages quote input (`invalid input
 /// syntax …`), so it is not shown to callers.
-public struct PGError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct PGError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The five-character SQLSTATE, e.g. `40001` for a serialization failure;
     /// `08006` when the connection was lost without one.
-    public let sqlState: String
+    package let sqlState: String
     /// The primary message (PG_DIAG_MESSAGE_PRIMARY) or libpq's, or entryd's
     /// own words; never the DETAIL field, never parameter values.
-    public let message: String
+    package let message: String
     /// The SQL text, without parameter values; may be empty.
-    public let sql: String
+    package let sql: String
 
     /// An error from a SQLSTATE, a message and (optional) SQL text.
-    public init(sqlState: String, message: String, sql: String = "") {
+    package init(sqlState: String, message: String, sql: String = "") {
         self.sqlState = sqlState
         self.message = message
         self.sql = sql
@@ -28,20 +28,20 @@ public struct PGError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The SQLSTATE of a connection URI libpq cannot parse (`22023`,
     /// invalid_parameter_value): a configuration error, not an unreachable server.
-    public static let invalidURI = "22023"
+    package static let invalidURI = "22023"
 
     /// The transaction was rolled back because it could not be serialized with
     /// a concurrent one (`40001`) or was chosen as a deadlock victim (`40P01`):
     /// running the whole transaction again may succeed.
-    public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
+    package var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
 
     /// The connection is gone or cannot be made (SQLSTATE class 08, or the
     /// server shutting down, class 57P): open a new connection and retry.
-    public var isConnectionFailure: Bool { sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") }
+    package var isConnectionFailure: Bool { sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") }
 
     /// `PostgreSQL error SQLSTATE: message`, plus ` in 'SQL'` when known (its
     /// first 200 characters).
-    public var description: String {
+    package var description: String {
         guard !sql.isEmpty else { return "PostgreSQL error \(sqlState): \(message)" }
         let text = sql.count > 200 ? sql.prefix(200) + "…" : Substring(sql)
         return "PostgreSQL error \(sqlState): \(message) in '\(text)'"
@@ -51,7 +51,7 @@ public struct PGError: Error, Sendable, Equatable, CustomStringConvertible {
 extension PGError: StorageError {
     /// The domain error with a reason safe to show (no values, no server
     /// message), chosen by the SQLSTATE class.
-    public var entryError: EntryError {
+    package var entryError: EntryError {
         if isSerializationFailure { return .storageFailed("the database was busy with a concurrent write: retry") }
         if isConnectionFailure { return .storageFailed("the database server is unreachable: retry") }
         if sqlState == "25006" { return .storageFailed("the database is read-only (a standby?)") }

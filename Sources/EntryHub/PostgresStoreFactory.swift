@@ -8,7 +8,7 @@ import EntryModel
 /// server, so entries, the change log, conflicts, peers and checkpoints live
 /// in PostgreSQL with the same semantics as on SQLite, and any number of
 /// entryd instances on one database serve as one node.
-public enum PostgresStoreFactory {
+package enum PostgresStoreFactory {
     /// How long a writer may sit idle inside a transaction before the server
     /// ends it, in seconds: the longest one stalled instance can hold the
     /// others' writes.
@@ -29,7 +29,7 @@ public enum PostgresStoreFactory {
     ///   - progress: called before each migration this instance applies, with (version, total).
     /// - Throws: ``PGError`` (cannot connect, a migration failed, a database
     ///   newer than this build); `DatabaseMovedOrCopied`.
-    public static func open(uri: String, markerDirectory: String, instance: String, readers: Int = 8,
+    package static func open(uri: String, markerDirectory: String, instance: String, readers: Int = 8,
                             wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
                             progress: (Int, Int) -> Void = { _, _ in },
                             copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws -> EntryStore {

@@ -7,7 +7,7 @@ import EntryModel
 /// Subscribers do not queue changes: they remember their cursor and re-read the
 /// change log after each wake-up, so a slow subscriber costs no daemon memory.
 /// Nothing in it knows the storage: every store makes one and publishes to it.
-public final class CommitSignal: Sendable {
+package final class CommitSignal: Sendable {
     /// The highest committed seq, and whether the signal is closed.
     private struct State {
         var seq: Int64
@@ -17,10 +17,10 @@ public final class CommitSignal: Sendable {
     private let state: Monitor<State>
 
     /// A signal whose committed seq starts at `seq` (the change log's highest at open).
-    public init(seq: Int64) { state = Monitor(State(seq: seq)) }
+    package init(seq: Int64) { state = Monitor(State(seq: seq)) }
 
     /// Highest committed seq.
-    public var lastSeq: Int64 {
+    package var lastSeq: Int64 {
         state.withLock { $0.seq }
     }
 
@@ -39,14 +39,14 @@ public final class CommitSignal: Sendable {
     }
 
     /// Ends every wait, now and later (shutdown: open `Changes` streams finish).
-    public func close() {
+    package func close() {
         state.withLock(wake: .all) { $0.closed = true }
     }
 
     /// Blocks until the committed seq passes `after`, the signal closes, or
     /// `timeout` (seconds) passes.
     /// - Returns: the committed seq at wake-up, or `nil` once closed.
-    public func wait(after: Int64, timeout: Double) -> Int64? {
+    package func wait(after: Int64, timeout: Double) -> Int64? {
         let deadline = Date(timeIntervalSinceNow: timeout)
         return state.withLock(waitingUntil: deadline, while: { $0.seq <= after && !$0.closed }) { $0.closed ? nil : $0.seq }
     }

@@ -2,34 +2,34 @@ import EntryModel
 
 /// One row for ``EntryStore/importEntries(form:rows:layout:atomic:origin:)``: validated
 /// canonical fields, optional id, deleted flag; or the problems that made it invalid.
-public struct ImportRow: Sendable {
+package struct ImportRow: Sendable {
     /// Position of the row in the Import call's `entries` array (0-based).
-    public var index: Int
+    package var index: Int
     /// Canonical lower-case UUID text, or `nil` to generate a UUIDv7.
-    public var id: String?
+    package var id: String?
     /// Validated canonical values by field name.
-    public var fields: [String: String]
+    package var fields: [String: String]
     /// Store the entry as deleted (a create followed by a delete change).
-    public var deleted: Bool
+    package var deleted: Bool
     /// Non-empty: the row is rejected without touching the store.
-    public var problems: [Problem]
+    package var problems: [Problem]
     /// Non-empty values, as given (not validated), that this node's form cannot
     /// take: fields it does not define, or values that are no row of its lists
     /// (schema drift, doc/design.md) — what a re-import of an entry holding them
     /// gives. Such a row only confirms an entry `id` that holds the same values;
     /// it never creates or changes one (then it is rejected with ``unknownProblems``).
-    public var unknown: [String: String]
+    package var unknown: [String: String]
     /// The problems of ``unknown`` (`unknown-field`, `not-in-list`): why the row
     /// is rejected when it would have to store them.
-    public var unknownProblems: [Problem]
+    package var unknownProblems: [Problem]
     /// The fields the form defines, when the stored entry's other fields
     /// (those this node's form does not know) need not be given: a row that
     /// leaves them out still matches, so a re-import never clears them. `nil`:
     /// the row must give every stored field.
-    public var formFields: Set<String>?
+    package var formFields: Set<String>?
 
     /// A row with every member given; see the properties.
-    public init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem],
+    package init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem],
                 unknown: [String: String] = [:], unknownProblems: [Problem] = [], formFields: Set<String>? = nil) {
         self.index = index
         self.id = id
@@ -57,17 +57,17 @@ public struct ImportRow: Sendable {
 }
 
 /// What ``EntryStore/importEntries(form:rows:layout:atomic:origin:)`` did.
-public struct ImportResult: Sendable {
+package struct ImportResult: Sendable {
     /// Rows stored as new entries (0 when an atomic import was refused).
-    public var added = 0
+    package var added = 0
     /// Rows whose id already held the same form, values and deleted flag
     /// (fields the form does not define need not be given: ``ImportRow/formFields``).
-    public var unchanged = 0
+    package var unchanged = 0
     /// (row index, id, problems) of each row not stored.
-    public var rejected: [(index: Int, id: String?, problems: [Problem])] = []
+    package var rejected: [(index: Int, id: String?, problems: [Problem])] = []
 
     /// A result with the given counts and rejected rows (none by default).
-    public init(added: Int = 0, unchanged: Int = 0, rejected: [(index: Int, id: String?, problems: [Problem])] = []) {
+    package init(added: Int = 0, unchanged: Int = 0, rejected: [(index: Int, id: String?, problems: [Problem])] = []) {
         self.added = added
         self.unchanged = unchanged
         self.rejected = rejected
@@ -79,12 +79,12 @@ public struct ImportResult: Sendable {
 /// ticket ``EntryStore/beginImport(form:rows:layout:atomic:origin:)`` returns
 /// (so by ``EntryStore/importEntries(form:rows:layout:atomic:origin:)`` too);
 /// the service answers with its `result`.
-public struct AtomicImportRefused: Error, Sendable {
+package struct AtomicImportRefused: Error, Sendable {
     /// The refused import: `added` and `unchanged` are 0, `rejected` lists why.
-    public let result: ImportResult
+    package let result: ImportResult
 
     /// The refusal of an import whose rows came out as `result`.
-    public init(result: ImportResult) {
+    package init(result: ImportResult) {
         self.result = result
     }
 }

@@ -10,7 +10,7 @@
 /// The codes and their data follow the errors of doc/protocol.md: adding a code
 /// means declaring its error in interfaces/*.varlink (the generated
 /// `WireErrorName` of EntryProtocol) and its mapping in EntryServer.
-public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Submitted values were refused; each ``Problem`` names a field, a code and the reason.
     case validationFailed([Problem])
     /// No entry has this id, or the text is not a UUID (deleted entries still exist).
@@ -49,7 +49,7 @@ public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
     case backupUnsupported(database: String, tool: String)
 
     /// The code and its data, for logs (never field values: problems show codes only).
-    public var description: String {
+    package var description: String {
         switch self {
         case .validationFailed(let problems): return "validation failed: " + problems.map { "\($0.field) \($0.code.rawValue)" }.joined(separator: ", ")
         case .entryNotFound(let id): return "entry \(id) not found"

@@ -2,7 +2,7 @@ import EntryModel
 
 /// The exit statuses of `entryctl` and `entryd`, from sysexits(3)
 /// (`/usr/include/sysexits.h`).
-public enum ExitCode: Int32, Sendable, CaseIterable {
+package enum ExitCode: Int32, Sendable, CaseIterable {
     /// Success.
     case success = 0
     /// The daemon refused: not found, version mismatch, exists, permission … .

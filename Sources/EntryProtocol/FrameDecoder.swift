@@ -17,9 +17,9 @@ import EntryModel
 /// The limit counts the bytes before the NUL. A message over the limit is an
 /// error as soon as the limit is passed, without waiting for its NUL, so a
 /// client cannot make the daemon buffer an unbounded message.
-public struct FrameDecoder: Sendable {
+package struct FrameDecoder: Sendable {
     /// Largest message accepted, in bytes before the NUL. Default 4 MiB.
-    public let maxMessageBytes: Int
+    package let maxMessageBytes: Int
     /// Received bytes; those before `start` are consumed.
     private var buffer: [UInt8] = []
     /// Index in `buffer` of the first byte of the message being decoded.
@@ -34,19 +34,19 @@ public struct FrameDecoder: Sendable {
     static let compactionBytes = 64 << 10
 
     /// Why the stream cannot be decoded further.
-    public enum Failure: Error, Equatable, Sendable {
+    package enum Failure: Error, Equatable, Sendable {
         /// A message passed `maxMessageBytes` (`bytes` is how many were seen).
         case messageTooLarge(bytes: Int, limit: Int)
     }
 
     /// - Parameter maxMessageBytes: the per-message limit in bytes (≥ 1).
-    public init(maxMessageBytes: Int = 4 << 20) {
+    package init(maxMessageBytes: Int = 4 << 20) {
         precondition(maxMessageBytes > 0)
         self.maxMessageBytes = maxMessageBytes
     }
 
     /// True when bytes of an unfinished message are buffered.
-    public var hasPartialMessage: Bool { start < buffer.count }
+    package var hasPartialMessage: Bool { start < buffer.count }
 
     /// Bytes buffered and not yet taken by ``next()`` (complete messages and
     /// the partial one, NULs included).
@@ -57,7 +57,7 @@ public struct FrameDecoder: Sendable {
     var bufferedBytes: Int { buffer.count }
 
     /// Appends bytes read from the socket.
-    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+    package mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             start = 0
@@ -74,7 +74,7 @@ public struct FrameDecoder: Sendable {
     /// - Throws: ``Failure/messageTooLarge(bytes:limit:)`` once the current
     ///   message passes the limit (`bytes` is then `maxMessageBytes + 1`), and
     ///   again on every later call: the stream cannot be resynchronised.
-    public mutating func next() throws(Failure) -> [UInt8]? {
+    package mutating func next() throws(Failure) -> [UInt8]? {
         // A NUL at index start + maxMessageBytes still ends a message of exactly the limit.
         let window = min(buffer.count, start + maxMessageBytes + 1)
         if scanned < window, let nul = buffer[scanned..<window].firstIndex(of: 0) {

@@ -3,18 +3,18 @@ import EntryModel
 /// A varlink call as received: `{"method": …, "parameters": {…}, "more": …, "oneway": …}`.
 ///
 /// A missing `parameters` key means `{}` (doc/protocol.md). `upgrade` is not used by entryd.
-public struct VarlinkCall: Sendable, Equatable {
+package struct VarlinkCall: Sendable, Equatable {
     /// Fully qualified method, e.g. `io.entryd.Entries.Add`.
-    public var method: String
+    package var method: String
     /// The parameters object (always an `.object`).
-    public var parameters: JSON
+    package var parameters: JSON
     /// The caller accepts several replies (all but the last with `continues`).
-    public var more: Bool
+    package var more: Bool
     /// The caller wants no reply.
-    public var oneway: Bool
+    package var oneway: Bool
 
     /// A call of the fully qualified `method`; `parameters` must be an `.object`.
-    public init(method: String, parameters: JSON = .object([]), more: Bool = false, oneway: Bool = false) {
+    package init(method: String, parameters: JSON = .object([]), more: Bool = false, oneway: Bool = false) {
         self.method = method
         self.parameters = parameters
         self.more = more
@@ -28,13 +28,13 @@ public struct VarlinkCall: Sendable, Equatable {
     }
 
     /// The interface part of ``method`` (`io.entryd.Entries`).
-    public var interface: String {
+    package var interface: String {
         guard let dot = method.lastIndex(of: ".") else { return "" }
         return String(method[..<dot])
     }
 
     /// The member part of ``method`` (`Add`).
-    public var member: String {
+    package var member: String {
         guard let dot = method.lastIndex(of: ".") else { return method }
         return String(method[method.index(after: dot)...])
     }
@@ -43,7 +43,7 @@ public struct VarlinkCall: Sendable, Equatable {
     /// - Throws: ``WireError`` `org.varlink.service.InvalidParameter` with parameter
     ///   `method` when the bytes are not a JSON object with a string `method`, and
     ///   with `parameters`, `more` or `oneway` when those have the wrong type.
-    public static func decode(_ bytes: [UInt8]) throws(WireError) -> VarlinkCall {
+    package static func decode(_ bytes: [UInt8]) throws(WireError) -> VarlinkCall {
         let json: JSON
         do { json = try JSON.parse(bytes) } catch { throw WireError.invalidParameter("method") }
         guard case .object = json, let method = json["method"]?.stringValue, !method.isEmpty else {
@@ -66,7 +66,7 @@ public struct VarlinkCall: Sendable, Equatable {
     }
 
     /// The wire bytes of this call, NUL included.
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var members: [(String, JSON)] = [("method", .string(method)), ("parameters", parameters)]
         if more { members.append(("more", .bool(true))) }
         if oneway { members.append(("oneway", .bool(true))) }
@@ -78,28 +78,28 @@ public struct VarlinkCall: Sendable, Equatable {
 
 /// A varlink reply: `{"parameters": {…}}`, `{"parameters": …, "continues": true}`
 /// or `{"error": "io.entryd.Entries.EntryNotFound", "parameters": {…}}`.
-public struct VarlinkReply: Sendable, Equatable {
+package struct VarlinkReply: Sendable, Equatable {
     /// The reply's parameters object (an error's parameters for an error reply).
-    public var parameters: JSON
+    package var parameters: JSON
     /// More replies follow (only in answer to a `more` call).
-    public var continues: Bool
+    package var continues: Bool
     /// Fully qualified error name, or `nil` for a successful reply.
-    public var error: String?
+    package var error: String?
 
     /// A reply; `error` is a fully qualified error name, `nil` for success.
-    public init(parameters: JSON, continues: Bool = false, error: String? = nil) {
+    package init(parameters: JSON, continues: Bool = false, error: String? = nil) {
         self.parameters = parameters
         self.continues = continues
         self.error = error
     }
 
     /// A reply carrying `error`.
-    public init(error: WireError) {
+    package init(error: WireError) {
         self.init(parameters: error.parameters, error: error.name)
     }
 
     /// The wire bytes of this reply, NUL included.
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var members: [(String, JSON)] = []
         if let error { members.append(("error", .string(error))) }
         members.append(("parameters", parameters))
@@ -112,7 +112,7 @@ public struct VarlinkReply: Sendable, Equatable {
     /// Decodes a reply from one message's bytes.
     /// - Throws: ``JSONParseError`` for bad JSON; ``WireError`` `InvalidParameter`
     ///   when it is not a reply object.
-    public static func decode(_ bytes: [UInt8]) throws -> VarlinkReply {
+    package static func decode(_ bytes: [UInt8]) throws -> VarlinkReply {
         let json = try JSON.parse(bytes)
         guard case .object = json else { throw WireError.invalidParameter("parameters") }
         let params = json["parameters"] ?? .object([])

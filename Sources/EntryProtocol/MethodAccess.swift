@@ -45,13 +45,13 @@ extension Method {
 /// The rule for a web user's name, which a gateway names as `actor` and entryd
 /// records as `web:NAME` (doc/design.md "Security and limits"): the users file
 /// of entryd-web (`entryctl web-user`) and entryd apply the same.
-public enum ActorName {
+package enum ActorName {
     /// The longest name, in Unicode scalars.
-    public static let maxLength = 64
+    package static let maxLength = 64
 
     /// 1-64 Unicode scalars: letters (with their combining marks, never first),
     /// decimal digits, `.`, `_`, `-` or `@`.
-    public static func isValid(_ name: String) -> Bool {
+    package static func isValid(_ name: String) -> Bool {
         let scalars = name.unicodeScalars
         guard let first = scalars.first, scalars.count <= maxLength else { return false }
         if first.properties.generalCategory.isMark { return false }

@@ -9,9 +9,9 @@ import EntryModel
 // daemon would still need the fallbacks below when run without systemd.
 
 /// Socket activation (sd_listen_fds(3)).
-public enum SocketActivation {
+package enum SocketActivation {
     /// > SD_LISTEN_FDS_START: the first passed file descriptor is 3.
-    public static let firstFD: Int32 = 3
+    package static let firstFD: Int32 = 3
 
     /// The listening socket systemd passed, or `nil` when not socket-activated.
     ///
@@ -22,7 +22,7 @@ public enum SocketActivation {
     /// FD_CLOEXEC. The first is used; extra ones are closed with a warning.
     /// `unit` names the socket unit in the error (`entryd.socket`).
     /// - Throws: ``SystemError`` when fd 3 is not a listening stream socket.
-    public static func takeListeningSocket(environment: [String: String], log: Log, unit: String = "entryd.socket") throws -> Int32? {
+    package static func takeListeningSocket(environment: [String: String], log: Log, unit: String = "entryd.socket") throws -> Int32? {
         defer { for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(name) } }
         guard let pidText = environment["LISTEN_PID"], let pid = pid_t(pidText), pid == getpid(),
               let countText = environment["LISTEN_FDS"], let count = Int32(countText), count > 0 else { return nil }
@@ -42,7 +42,7 @@ public enum SocketActivation {
     }
 
     /// The path a Unix socket is bound to (getsockname(2)), for the log.
-    public static func boundPath(_ fd: Int32) -> String {
+    package static func boundPath(_ fd: Int32) -> String {
         var address = sockaddr_un()
         var length = socklen_t(MemoryLayout<sockaddr_un>.size)
         let rc = withUnsafeMutablePointer(to: &address) {
@@ -62,7 +62,7 @@ public enum SocketActivation {
 /// > as Linux abstract namespace socket. (sd_notify(3))
 ///
 /// Without `NOTIFY_SOCKET` every call does nothing. Thread-safe.
-public final class Notifier: Sendable {
+package final class Notifier: Sendable {
     private let address: sockaddr_un?
     private let addressLength: socklen_t
     private let fd: Int32
@@ -70,7 +70,7 @@ public final class Notifier: Sendable {
 
     /// Reads `NOTIFY_SOCKET` and removes it from the environment (children
     /// such as `exec:` peer commands must not notify in the daemon's name).
-    public init(environment: [String: String], log: Log) {
+    package init(environment: [String: String], log: Log) {
         self.log = log
         unsetenv("NOTIFY_SOCKET")
         guard let name = environment["NOTIFY_SOCKET"], name.hasPrefix("/") || name.hasPrefix("@"),
@@ -93,11 +93,11 @@ public final class Notifier: Sendable {
     }
 
     /// Whether a manager listens (NOTIFY_SOCKET was set).
-    public var isActive: Bool { address != nil && fd >= 0 }
+    package var isActive: Bool { address != nil && fd >= 0 }
 
     /// Sends `lines` (e.g. `["READY=1", "STATUS=serving"]`) as one datagram.
     /// A failure is logged and otherwise ignored: the service keeps running.
-    public func send(_ lines: String...) {
+    package func send(_ lines: String...) {
         guard var a = address, fd >= 0 else { return }
         let text = Array(lines.joined(separator: "\n").utf8)
         let sent = withUnsafePointer(to: &a) { ap in
@@ -109,7 +109,7 @@ public final class Notifier: Sendable {
     }
 
     /// `MONOTONIC_USEC=` for a `RELOADING=1` message: CLOCK_MONOTONIC in microseconds.
-    public static func monotonicMicroseconds() -> UInt64 {
+    package static func monotonicMicroseconds() -> UInt64 {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return UInt64(t.tv_sec) * 1_000_000 + UInt64(t.tv_nsec) / 1000
@@ -119,7 +119,7 @@ public final class Notifier: Sendable {
     ///
     /// > WATCHDOG_USEC … if WATCHDOG_PID is set, only the process with that PID
     /// > is meant to send keep-alive pings (sd_watchdog_enabled(3)).
-    public static func watchdogMicroseconds(environment: [String: String]) -> UInt64? {
+    package static func watchdogMicroseconds(environment: [String: String]) -> UInt64? {
         defer { unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
         guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
         if let pid = environment["WATCHDOG_PID"], pid_t(pid) != getpid() { return nil }

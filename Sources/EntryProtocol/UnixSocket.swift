@@ -5,9 +5,9 @@ import CSystem
 import EntryModel
 
 /// Blocking helpers for Unix stream sockets (unix(7)); the descriptor is a plain `Int32`.
-public enum UnixSocket {
+package enum UnixSocket {
     /// Longest path `sockaddr_un.sun_path` holds, in bytes, without the NUL.
-    public static let maxPathBytes = 107
+    package static let maxPathBytes = 107
 
     /// Fills a `sockaddr_un` for `path`.
     /// - Throws: ``SystemError`` (`ENAMETOOLONG`) when the path does not fit.
@@ -26,7 +26,7 @@ public enum UnixSocket {
     /// Connects to the socket at `path`.
     /// - Returns: the connected descriptor (close-on-exec).
     /// - Throws: ``SystemError`` from `socket` or `connect` (`ENOENT`, `ECONNREFUSED`, `EACCES` …).
-    public static func connect(path: String) throws(SystemError) -> Int32 {
+    package static func connect(path: String) throws(SystemError) -> Int32 {
         var addr = try address(path)
         let fd = csystem_unix_stream_socket()
         guard fd >= 0 else { throw SystemError("socket") }
@@ -46,7 +46,7 @@ public enum UnixSocket {
     /// Creates a socket bound to `path` and listening, with `mode` (e.g. 0o660).
     /// - Parameter backlog: the listen(2) queue length.
     /// - Throws: ``SystemError`` from `socket`, `bind` (`EADDRINUSE` when the file exists), `chmod` or `listen`.
-    public static func listen(path: String, mode: mode_t, backlog: Int32 = 128) throws(SystemError) -> Int32 {
+    package static func listen(path: String, mode: mode_t, backlog: Int32 = 128) throws(SystemError) -> Int32 {
         var addr = try address(path)
         let fd = csystem_unix_stream_socket()
         guard fd >= 0 else { throw SystemError("socket") }
@@ -76,7 +76,7 @@ public enum UnixSocket {
     /// Writes all of `bytes`, retrying on `EINTR` and short writes. Uses
     /// `MSG_NOSIGNAL`, so a connection closed at the other end gives `EPIPE` instead of SIGPIPE.
     /// - Throws: ``SystemError`` from `send` (`EPIPE`, `EAGAIN` on a send timeout …).
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
@@ -93,7 +93,7 @@ public enum UnixSocket {
     /// Reads what is available, up to `maxBytes`, blocking until something arrives.
     /// - Returns: the bytes read; empty at end of stream.
     /// - Throws: ``SystemError`` from `recv` (`EAGAIN` on a receive timeout, `ECONNRESET` …).
-    public static func read(_ fd: Int32, maxBytes: Int = 65536) throws(SystemError) -> [UInt8] {
+    package static func read(_ fd: Int32, maxBytes: Int = 65536) throws(SystemError) -> [UInt8] {
         try receive(fd, maxBytes: maxBytes, flags: 0)
     }
 
@@ -102,7 +102,7 @@ public enum UnixSocket {
     /// - Returns: the bytes; empty when none have arrived, at the end of the
     ///   stream, or on a read error (a blocking ``read(_:maxBytes:)`` after it
     ///   tells those apart).
-    public static func readAvailable(_ fd: Int32, maxBytes: Int = 65536) -> [UInt8] {
+    package static func readAvailable(_ fd: Int32, maxBytes: Int = 65536) -> [UInt8] {
         (try? receive(fd, maxBytes: maxBytes, flags: Int32(MSG_DONTWAIT))) ?? []
     }
 

@@ -10,14 +10,14 @@ import EntryModel
 /// ``WireErrorName`` (the constructors below, EntryServer
 /// `WireError(mapping:interface:)`), so names live only in interfaces/*.varlink
 /// and the enum generated from them.
-public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// E.g. `io.entryd.Entries.EntryNotFound`.
-    public var name: String
+    package var name: String
     /// The error's parameters (an `.object`).
-    public var parameters: JSON
+    package var parameters: JSON
 
     /// An error named `name` (fully qualified) with its parameters object.
-    public init(name: String, parameters: JSON = .object([])) {
+    package init(name: String, parameters: JSON = .object([])) {
         self.name = name
         self.parameters = parameters
     }
@@ -36,32 +36,32 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
     var shortName: String { name.split(separator: ".").last.map(String.init) ?? name }
 
     /// The name and the parameters as JSON text (for logs and messages).
-    public var description: String { "\(name) \(parameters.text)" }
+    package var description: String { "\(name) \(parameters.text)" }
 
     // MARK: - org.varlink.service (varlink.org "Service"; PermissionDenied is systemd's addition)
 
     /// The call names an interface this service does not have (varlink.org "Service").
-    public static func interfaceNotFound(_ interface: String) -> WireError {
+    package static func interfaceNotFound(_ interface: String) -> WireError {
         WireError(.interfaceNotFound, parameters: .object([("interface", .string(interface))]))
     }
     /// The interface exists but has no method of that name (`method` fully qualified).
-    public static func methodNotFound(_ method: String) -> WireError {
+    package static func methodNotFound(_ method: String) -> WireError {
         WireError(.methodNotFound, parameters: .object([("method", .string(method))]))
     }
     /// The method is declared but not implemented by this service (varlink.org "Service").
-    public static func methodNotImplemented(_ method: String) -> WireError {
+    package static func methodNotImplemented(_ method: String) -> WireError {
         WireError(.methodNotImplemented, parameters: .object([("method", .string(method))]))
     }
     /// A parameter is missing, has the wrong type or an unusable value (the
     /// message layer's own check; the service's are `EntryError.invalidParameter`).
-    public static func invalidParameter(_ parameter: String) -> WireError {
+    package static func invalidParameter(_ parameter: String) -> WireError {
         WireError(.invalidParameter, parameters: .object([("parameter", .string(parameter))]))
     }
 }
 
 extension Problem {
     /// The wire form (doc/protocol.md `Problem`).
-    public var json: JSON {
+    package var json: JSON {
         .object([
             ("field", .string(field)), ("code", .string(code.rawValue)),
             ("message", .string(message)), ("suggestions", .array(suggestions.map { .string($0) })),
@@ -69,7 +69,7 @@ extension Problem {
     }
 
     /// Reads a wire `Problem`; unknown codes and missing members give `nil`.
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard let field = json["field"]?.stringValue, let code = json["code"]?.stringValue.flatMap(ProblemCode.init(rawValue:)) else {
             return nil
         }

@@ -4,7 +4,7 @@ import EntryProtocol
 
 extension ChangeRecord {
     /// The wire form (doc/protocol.md `Change`).
-    public var json: JSON {
+    package var json: JSON {
         var members: [(String, JSON)] = [
             ("seq", .int(seq)), ("node", .string(node)), ("hlc", .string(hlc.description)), ("entry", .string(entry)),
             ("form", .string(form)), ("op", .string(op.rawValue)), ("fields", .stringMap(fields)),
@@ -25,7 +25,7 @@ extension ChangeRecord {
     ///   declare, a base key that is neither such a name nor `@heads`/`@deleted`,
     ///   a base value that is not an HLC (a comma-separated list of them for the
     ///   `@` keys), or a control character in a value.
-    public init(json: JSON) throws(EntryError) {
+    package init(json: JSON) throws(EntryError) {
         let p = Parameters(json)
         func need<T>(_ v: T?) throws(EntryError) -> T {
             guard let v else { throw .invalidParameter("changes") }

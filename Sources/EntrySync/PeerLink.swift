@@ -3,7 +3,7 @@ import EntryLedger
 
 /// The far side of a sync: another node's change feed and Apply, reached in
 /// process (tests) or over varlink (``VarlinkPeer``).
-public protocol PeerLink {
+package protocol PeerLink {
     /// Who the peer is (the handshake): node id, incarnation, last seq.
     func identity() throws -> PeerIdentity
     /// The peer's `Changes(since, limit, excludeNode, excludeSince)`.
@@ -16,19 +16,19 @@ public protocol PeerLink {
 }
 
 /// A peer as its `Status` describes it (doc/design.md "Incarnations").
-public struct PeerIdentity: Sendable, Equatable {
+package struct PeerIdentity: Sendable, Equatable {
     /// The peer's node id.
-    public var node: String
+    package var node: String
     /// The peer's incarnation; `nil` for a peer that serves none (an older entryd).
-    public var incarnation: Incarnation?
+    package var incarnation: Incarnation?
     /// The seq of the peer's last change, `nil` when not told.
-    public var seq: Int64?
+    package var seq: Int64?
     /// The versions of the libraries it canonicalises phones and e-mails with,
     /// by name (``LibraryVersions/byName``); `nil` when not told (an older entryd).
-    public var libraries: [String: String]?
+    package var libraries: [String: String]?
 
     /// A peer's identity.
-    public init(node: String, incarnation: Incarnation? = nil, seq: Int64? = nil, libraries: [String: String]? = nil) {
+    package init(node: String, incarnation: Incarnation? = nil, seq: Int64? = nil, libraries: [String: String]? = nil) {
         self.node = node
         self.incarnation = incarnation
         self.seq = seq
@@ -37,20 +37,20 @@ public struct PeerIdentity: Sendable, Equatable {
 }
 
 /// An in-process peer: another store (tests, and local tooling).
-public struct LocalPeer: PeerLink {
+package struct LocalPeer: PeerLink {
     /// The store standing in for the peer.
-    public let store: EntryStore
+    package let store: EntryStore
     /// Recorded as `via` on every change applied to ``store``.
-    public let via: String
+    package let via: String
     /// The field layout of a form, by form name.
-    public let layout: @Sendable (String) -> FieldLayout
+    package let layout: @Sendable (String) -> FieldLayout
     /// Largest allowed lead of a change's HLC over ``store``'s wall clock, in milliseconds.
-    public let maxClockSkewMs: Int
+    package let maxClockSkewMs: Int
     /// The libraries the peer says it canonicalises with (``PeerIdentity/libraries``); `nil`: not told.
-    public let libraries: [String: String]?
+    package let libraries: [String: String]?
 
     /// A peer over `store`; by default 5 minutes of skew and the registration layout for every form.
-    public init(store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
+    package init(store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
                 layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }, libraries: [String: String]? = nil) {
         self.libraries = libraries
         self.store = store
@@ -60,12 +60,12 @@ public struct LocalPeer: PeerLink {
     }
 
     /// ``store``'s node id, incarnation and last committed seq; never throws.
-    public func identity() throws -> PeerIdentity {
+    package func identity() throws -> PeerIdentity {
         PeerIdentity(node: store.nodeID, incarnation: store.incarnation, seq: store.commits.lastSeq, libraries: libraries)
     }
     /// ``EntryStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
     /// - Throws: ``StorageError``.
-    public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
+    package func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
         // As the service does: a pull without the puller's own changes acknowledges `since`.
         if let excludeNode { try store.acknowledge(node: excludeNode, since: since) }
         let page = try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)
@@ -73,7 +73,7 @@ public struct LocalPeer: PeerLink {
     }
     /// ``EntryStore/apply(_:via:layout:maxClockSkewMs:pulled:)`` on ``store``, without a checkpoint.
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)``; ``StorageError``.
-    public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
+    package func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         try store.apply(try changes.map(Self.overTheWire), via: via, layout: layout, maxClockSkewMs: maxClockSkewMs)
     }
 
@@ -88,5 +88,5 @@ public struct LocalPeer: PeerLink {
     }
     /// ``EntryStore/highestHLC(madeOn:)`` of ``store``.
     /// - Throws: ``StorageError``.
-    public func heldFrom(node: String) throws -> HLC? { try store.highestHLC(madeOn: node) }
+    package func heldFrom(node: String) throws -> HLC? { try store.highestHLC(madeOn: node) }
 }

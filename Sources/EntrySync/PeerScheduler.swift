@@ -6,7 +6,7 @@ import EntryProtocol
 /// What the scheduler syncs through: the node's configured peers, its change
 /// log's end, and one sync with a peer (the service implements it, with the
 /// peer's lock and the handshake).
-public protocol PeerSyncHost: AnyObject, Sendable {
+package protocol PeerSyncHost: AnyObject, Sendable {
     /// The configured peers (those with `intervalSeconds` 0 are synced on demand only).
     var peers: [PeerConfig] { get }
     /// The seq of the last committed change in this node's change log.
@@ -19,7 +19,7 @@ public protocol PeerSyncHost: AnyObject, Sendable {
 /// Syncs the configured peers in the background: every `interval`, and about
 /// a second after local writes; after a failure it backs off exponentially
 /// (5 s doubling, at most 10 minutes) before trying that peer again.
-public final class PeerScheduler: Sendable {
+package final class PeerScheduler: Sendable {
     let host: any PeerSyncHost
     let log: @Sendable (String) -> Void
     /// Set by ``stop()``; ``run()`` waits on it between rounds.
@@ -30,13 +30,13 @@ public final class PeerScheduler: Sendable {
     static let maxBackoffSeconds = 600.0
 
     /// - Parameter log: receives one line per sync outcome (ids and counts only).
-    public init(host: any PeerSyncHost, log: @escaping @Sendable (String) -> Void) {
+    package init(host: any PeerSyncHost, log: @escaping @Sendable (String) -> Void) {
         self.host = host
         self.log = log
     }
 
     /// Runs until ``stop()``. Call on a thread of its own.
-    public func run() {
+    package func run() {
         struct Due { var next: Date; var failures: Int }
         var due: [String: Due] = [:]
         var seenSeq = host.lastCommittedSeq
@@ -74,7 +74,7 @@ public final class PeerScheduler: Sendable {
     }
 
     /// Ends ``run()`` after the sync in progress, if any.
-    public func stop() {
+    package func stop() {
         stopped.withLock(wake: .all) { $0 = true }
     }
 }

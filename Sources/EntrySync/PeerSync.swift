@@ -5,21 +5,21 @@ import Foundation
 import Synchronization
 
 /// What one ``PeerSync/run(local:peer:name:address:batch:layout:maxClockSkewMs:)`` moved.
-public struct PeerSyncResult: Sendable, Equatable {
+package struct PeerSyncResult: Sendable, Equatable {
     /// Changes pulled from the peer and applied here (skipped ones not counted).
-    public var pulled = 0
+    package var pulled = 0
     /// Changes the peer applied from this node (skipped ones not counted).
-    public var pushed = 0
+    package var pushed = 0
     /// Conflict records created here while pulling.
-    public var conflicts = 0
+    package var conflicts = 0
     /// Pulled values re-spelled here under this node's rules (``ApplyResult/recanonicalised``).
-    public var recanonicalised = 0
+    package var recanonicalised = 0
     /// Changes refused because their entry was erased: pulled ones refused
     /// here and pushed ones refused by the peer (doc/design.md "Erasure").
-    public var refusedErased = 0
+    package var refusedErased = 0
     /// Why this sync re-read the peer or re-sent to it, one sentence each
     /// (doc/design.md "Incarnations"); empty for an ordinary sync.
-    public var notices: [String] = []
+    package var notices: [String] = []
 }
 
 /// Two-way sync with one peer (doc/design.md "Sync", "Peers", "Incarnations").
@@ -39,7 +39,7 @@ public struct PeerSyncResult: Sendable, Equatable {
 /// restored node gets back, from any peer and at any later time, the changes
 /// it made before and lost. The peer's incarnation is stored only when the
 /// sync completes, so an interrupted one starts over.
-public enum PeerSync {
+package enum PeerSync {
     /// Syncs `local` with `peer` both ways.
     /// - Parameters:
     ///   - local: this node's store (any ``EntryStore``).
@@ -47,7 +47,7 @@ public enum PeerSync {
     ///   - batch: changes per Changes/Apply call.
     /// - Throws: what the peer link or the store throws; checkpoints of the
     ///   batches done so far are kept.
-    public static func run(local: EntryStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
+    package static func run(local: EntryStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
                            layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int) throws -> PeerSyncResult {
         let them = try peer.identity()
         guard them.node != local.nodeID else {

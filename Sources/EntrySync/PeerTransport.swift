@@ -12,9 +12,9 @@ import EntryProtocol
 /// `unix:/path` connects to the socket. `exec:COMMAND` runs `/bin/sh -c
 /// COMMAND` with its stdin and stdout on one end of a socket pair, so
 /// `exec:ssh host entryctl bridge` reaches a remote daemon over SSH.
-public final class PeerTransport {
+package final class PeerTransport {
     /// The open connection to the peer's daemon.
-    public let connection: VarlinkConnection
+    package let connection: VarlinkConnection
     /// The `exec:` command's process (`nil` for `unix:`); internal for the tests.
     let process: Process?
 
@@ -23,7 +23,7 @@ public final class PeerTransport {
     /// - Throws: ``SystemError`` when the socket cannot be reached or the
     ///   command cannot start; ``EntryError`` `.invalidParameter("peer")` for an
     ///   address of another scheme or a relative socket path.
-    public init(address: String, timeoutSeconds: Int = 30) throws {
+    package init(address: String, timeoutSeconds: Int = 30) throws {
         if address.hasPrefix("unix:") {
             let path = String(address.dropFirst(5))
             // Relative to what? The daemon's working directory is no one's business.
@@ -58,7 +58,7 @@ public final class PeerTransport {
     }
 
     /// Closes the connection and, for `exec:`, waits for the command (killing it after 5 s).
-    public func close() {
+    package func close() {
         connection.close()
         guard let p = process else { return }
         let deadline = Date().addingTimeInterval(5)

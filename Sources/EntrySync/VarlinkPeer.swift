@@ -3,7 +3,7 @@ import EntryLedger
 import EntryProtocol
 /// A peer reached over varlink: a Unix socket, or any byte pipe such as an
 /// SSH session running `entryctl bridge` (``VarlinkConnection`` over a socket pair).
-public final class VarlinkPeer: PeerLink {
+package final class VarlinkPeer: PeerLink {
     let connection: VarlinkConnection
     /// The peer's `Status` reply when the caller already has it (the handshake).
     let status: JSON?
@@ -11,7 +11,7 @@ public final class VarlinkPeer: PeerLink {
     /// A peer over an open connection to its daemon.
     /// - Parameter status: the peer's `io.entryd.Sync.Status` reply if already read,
     ///   so ``identity()`` does not ask again.
-    public init(connection: VarlinkConnection, status: JSON? = nil) {
+    package init(connection: VarlinkConnection, status: JSON? = nil) {
         self.connection = connection
         self.status = status
     }
@@ -23,7 +23,7 @@ public final class VarlinkPeer: PeerLink {
     /// and `seq` from `io.entryd.Sync.Status` (an older entryd serves no incarnation).
     /// - Throws: ``EntryError`` `.invalidParameter("node")` when the reply lacks it; the
     ///   errors of ``VarlinkConnection/call(_:_:)``.
-    public func identity() throws -> PeerIdentity {
+    package func identity() throws -> PeerIdentity {
         let reply = try status ?? connection.call(.syncStatus)
         guard let node = reply["node"]?.stringValue else { throw EntryError.invalidParameter("node") }
         let incarnation = reply["incarnation"]?.stringValue.map {
@@ -40,7 +40,7 @@ public final class VarlinkPeer: PeerLink {
     /// from another incarnation than the handshake's is refused.
     /// - Throws: ``EntryError`` `.invalidParameter("changes")` for a malformed change;
     ///   the errors of ``VarlinkConnection/call(_:_:)``.
-    public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
+    package func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
         var params: [(String, JSON)] = [("since", .int(since)), ("limit", .int(Int64(limit)))]
         if let excludeNode { params.append(("excludeNode", .string(excludeNode))) }
         if excludeSince != .zero { params.append(("excludeSince", .string(excludeSince.description))) }
@@ -56,7 +56,7 @@ public final class VarlinkPeer: PeerLink {
     /// Calls `io.entryd.Sync.Apply(changes)`; counts missing from the reply read as 0.
     /// - Throws: the errors of ``VarlinkConnection/call(_:_:)`` (e.g. ``WireError``
     ///   its clock-skew refusal).
-    public func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
+    package func apply(_ changes: [ChangeRecord]) throws -> ApplyResult {
         // Our libraries: a peer with the same takes the values as they come (see Apply).
         let reply = try connection.call(.syncApply, .object([
             ("changes", .array(changes.map(\.json))), ("libraries", .stringMap(LibraryVersions.byName)),
@@ -68,7 +68,7 @@ public final class VarlinkPeer: PeerLink {
 
     /// Calls `io.entryd.Sync.HeldFrom(node)`; an older entryd without the method answers `nil`.
     /// - Throws: the errors of ``VarlinkConnection/call(_:_:)`` but MethodNotFound.
-    public func heldFrom(node: String) throws -> HLC? {
+    package func heldFrom(node: String) throws -> HLC? {
         do {
             return try connection.call(.syncHeldFrom, .object([("node", .string(node))]))["hlc"]?.stringValue.flatMap(HLC.init)
         } catch let error as WireError where error.known == .methodNotFound {

@@ -2,7 +2,7 @@ import EntryModel
 
 /// How the gateway reaches entryd: calls over its socket (entryd-web pools
 /// connections; the tests can stand in another).
-public protocol DaemonLink: Sendable {
+package protocol DaemonLink: Sendable {
     /// Calls `method` with `parameters` and returns the reply parameters.
     /// - Throws: `WireError` for an error reply; ``DaemonLinkError`` when
     ///   entryd cannot be reached or the connection broke.
@@ -13,7 +13,7 @@ public protocol DaemonLink: Sendable {
 }
 
 /// The replies of a call made with `more`.
-public protocol ReplySource: AnyObject, Sendable {
+package protocol ReplySource: AnyObject, Sendable {
     /// The next reply's parameters, or nil when none came within the idle
     /// interval (the caller sends a keep-alive and asks again).
     /// - Throws: `WireError` for an error reply; ``DaemonLinkError`` when the
@@ -25,11 +25,11 @@ public protocol ReplySource: AnyObject, Sendable {
 
 /// entryd could not be reached, or the connection broke during a call: the
 /// gateway answers 503 `io.entryd.web.DaemonUnreachable`.
-public struct DaemonLinkError: Error, Sendable, CustomStringConvertible {
+package struct DaemonLinkError: Error, Sendable, CustomStringConvertible {
     /// What failed, for the log (the socket path and the system error).
-    public var reason: String
+    package var reason: String
     /// - Parameter reason: what failed, for the log.
-    public init(reason: String) { self.reason = reason }
+    package init(reason: String) { self.reason = reason }
     /// "entryd unreachable: REASON".
-    public var description: String { "entryd unreachable: \(reason)" }
+    package var description: String { "entryd unreachable: \(reason)" }
 }

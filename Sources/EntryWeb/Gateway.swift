@@ -5,7 +5,7 @@ import Foundation
 /// The web users the gateway knows (the file `entryctl web-user` manages).
 /// entryd-web reads them from ``WebUserFile``; the gateway's tests give a fake
 /// that checks passwords without Argon2id, so this stays a protocol.
-public protocol WebUserStore: Sendable {
+package protocol WebUserStore: Sendable {
     /// The account of `name` when `password` is theirs, else nil. Names match
     /// scalar by scalar. Takes as long for an unknown name as for a wrong password.
     func verify(name: String, password: String) -> WebUser?
@@ -15,7 +15,7 @@ public protocol WebUserStore: Sendable {
 
 /// What the gateway exposes and to whom: the role each varlink method needs
 /// and the methods never served over HTTP, over the generated ``Method``.
-public struct MethodPolicy: Sendable {
+package struct MethodPolicy: Sendable {
     /// The role a method needs, or nil for one the gateway does not serve.
     package var roleOf: @Sendable (Method) -> Role?
     /// Methods that stay on the socket (Apply, SyncPeer, HeldFrom, Backup).
@@ -38,22 +38,22 @@ public struct MethodPolicy: Sendable {
 /// feed as Server-Sent Events, and the OpenAPI description (issue 18).
 ///
 /// Called concurrently, one request per connection thread.
-public final class Gateway: Sendable {
+package final class Gateway: Sendable {
     /// Settings the handling depends on.
-    public struct Settings: Sendable {
+    package struct Settings: Sendable {
         /// Cookies get `Secure` and responses HSTS: TLS here or at a proxy.
-        public var secure: Bool
+        package var secure: Bool
         /// A reverse proxy on loopback forwards the requests: the client's
         /// address is the last `X-Forwarded-For` hop.
-        public var behindProxy: Bool
+        package var behindProxy: Bool
         /// The body bound in bytes (`max-body`), for the 413 answer.
-        public var maxBody: Int
+        package var maxBody: Int
 
         /// - Parameters:
         ///   - secure: TLS here or at the proxy.
         ///   - behindProxy: trust the last `X-Forwarded-For` hop.
         ///   - maxBody: the body bound in bytes.
-        public init(secure: Bool, behindProxy: Bool, maxBody: Int) {
+        package init(secure: Bool, behindProxy: Bool, maxBody: Int) {
             self.secure = secure
             self.behindProxy = behindProxy
             self.maxBody = maxBody
@@ -61,7 +61,7 @@ public final class Gateway: Sendable {
     }
 
     /// The session cookie's name.
-    public static let cookieName = "entryd_session"
+    package static let cookieName = "entryd_session"
     /// The prefix of every API path.
     static let api = "/api/v1/"
 
@@ -85,7 +85,7 @@ public final class Gateway: Sendable {
     ///   - settings: TLS, proxy and size settings.
     ///   - openAPI: the OpenAPI document served at `/api/v1/openapi.json`.
     ///   - log: where refusals worth an operator's eye go.
-    public init(link: any DaemonLink, users: any WebUserStore, policy: MethodPolicy, sessions: SessionStore,
+    package init(link: any DaemonLink, users: any WebUserStore, policy: MethodPolicy, sessions: SessionStore,
                 limiter: LoginLimiter, settings: Settings, openAPI: @escaping @Sendable () -> JSON, log: Log) {
         self.link = link
         self.users = users
@@ -98,7 +98,7 @@ public final class Gateway: Sendable {
     }
 
     /// The response to `request`, with the headers every response carries.
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    package func handle(_ request: HTTPRequest) -> HTTPResponse {
         var response: HTTPResponse
         do {
             response = try route(request)

@@ -3,24 +3,24 @@ import Synchronization
 
 /// One HTTP request as entryd-web's server hands it over: complete, with its
 /// body read (up to `max-body`).
-public struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     /// `GET`, `POST`, … as sent.
-    public var method: String
+    package var method: String
     /// The path, percent-decoded, without the query (`/api/v1/io.entryd.Entries.Add`).
-    public var path: String
+    package var path: String
     /// Query-string arguments in order, percent-decoded.
-    public var query: [(String, String)]
+    package var query: [(String, String)]
     /// Request headers, names lower-cased; a repeated header keeps its first value.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// The body (empty when none).
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// The body was longer than `max-body` and was dropped: the answer is 413.
-    public var bodyTooLarge: Bool
+    package var bodyTooLarge: Bool
     /// The connecting address (`127.0.0.1`, `::1`), before any proxy header.
-    public var clientAddress: String
+    package var clientAddress: String
 
     /// A request; `headers` keys are lower-cased here.
-    public init(method: String, path: String, query: [(String, String)] = [], headers: [String: String] = [:],
+    package init(method: String, path: String, query: [(String, String)] = [], headers: [String: String] = [:],
                 body: [UInt8] = [], bodyTooLarge: Bool = false, clientAddress: String = "127.0.0.1") {
         self.method = method
         self.path = path
@@ -32,13 +32,13 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The header `name` (any case), or nil.
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    package func header(_ name: String) -> String? { headers[name.lowercased()] }
 
     /// The first query argument `name`, or nil.
-    public func queryValue(_ name: String) -> String? { query.first { $0.0 == name }?.1 }
+    package func queryValue(_ name: String) -> String? { query.first { $0.0 == name }?.1 }
 
     /// The value of cookie `name` from the `Cookie` header (RFC 6265 §5.4), or nil.
-    public func cookie(_ name: String) -> String? {
+    package func cookie(_ name: String) -> String? {
         guard let header = header("cookie") else { return nil }
         for pair in header.split(separator: ";") {
             let parts = pair.split(separator: "=", maxSplits: 1)
@@ -58,9 +58,9 @@ extension Substring {
 }
 
 /// A response: status, headers, and a whole body or a stream of events.
-public struct HTTPResponse: Sendable {
+package struct HTTPResponse: Sendable {
     /// What follows the headers.
-    public enum Body: Sendable {
+    package enum Body: Sendable {
         /// A whole body.
         case bytes([UInt8])
         /// Server-Sent Events, produced as the client reads (`text/event-stream`).
@@ -68,34 +68,34 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The HTTP status code (200, 404, …).
-    public var status: Int
+    package var status: Int
     /// Header lines in order (`Content-Type`, `Set-Cookie`, …).
-    public var headers: [(String, String)]
+    package var headers: [(String, String)]
     /// The body.
-    public var body: Body
+    package var body: Body
 
     /// A response with a whole body.
-    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+    package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = .bytes(body)
     }
 
     /// A JSON response (`application/json`, never cached).
-    public static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> HTTPResponse {
+    package static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status,
                      headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + headers,
                      body: value.encoded)
     }
 
     /// The body's bytes (empty for a stream).
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         if case .bytes(let b) = body { return b }
         return []
     }
 
     /// The first header `name` (any case), or nil.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 }
@@ -106,7 +106,7 @@ public struct HTTPResponse: Sendable {
 ///
 /// ``next()`` blocks until the next event or keep-alive; it is called from the
 /// connection's own thread only.
-public final class EventStream: Sendable {
+package final class EventStream: Sendable {
     private let source: any ReplySource
     private let allowed: @Sendable () -> Bool
     /// Set once the stream has ended; ``close()`` may set it from another thread.
@@ -115,7 +115,7 @@ public final class EventStream: Sendable {
     /// A stream over `source` (already called with `more`), for as long as `allowed` holds.
     /// - Parameter allowed: asked before each event and keep-alive; false ends
     ///   the stream with an `AuthenticationRequired` error event.
-    public init(source: any ReplySource, allowed: @escaping @Sendable () -> Bool = { true }) {
+    package init(source: any ReplySource, allowed: @escaping @Sendable () -> Bool = { true }) {
         self.source = source
         self.allowed = allowed
     }
@@ -123,7 +123,7 @@ public final class EventStream: Sendable {
     /// The next bytes to send: an event, or a `: keep-alive` comment after
     /// the source's idle interval; nil at the end (the daemon ended the stream
     /// or failed: an `error` event is sent first).
-    public func next() -> [UInt8]? {
+    package func next() -> [UInt8]? {
         if finished.load(ordering: .acquiring) { return nil }
         guard allowed() else {
             finished.store(true, ordering: .releasing)
@@ -144,7 +144,7 @@ public final class EventStream: Sendable {
     }
 
     /// Ends the stream and closes its source (the client is gone).
-    public func close() {
+    package func close() {
         finished.store(true, ordering: .releasing)
         source.close()
     }

@@ -15,11 +15,11 @@ import EntryProtocol
 /// `GET /api/v1/session`, `GET /healthz`. A caller authenticates with
 /// `Authorization: Bearer TOKEN`, or with the `entryd_session` cookie plus the
 /// `X-CSRF-Token` header.
-public enum OpenAPIDocument {
+package enum OpenAPIDocument {
     /// Whether entryd-web exposes the qualified method `name` (`io.entryd.Entries.Add`):
     /// every ``Method`` but those ``Method/isPeerOnly``; `false` for a name no
     /// interface declares.
-    public static func isExposed(_ name: String) -> Bool { Method(rawValue: name).map { !$0.isPeerOnly } ?? false }
+    package static func isExposed(_ name: String) -> Bool { Method(rawValue: name).map { !$0.isPeerOnly } ?? false }
 
     /// What each error status means, for the responses of every method.
     static let statusMeanings: [(Int, String)] = [
@@ -49,7 +49,7 @@ public enum OpenAPIDocument {
     /// reply; `responses` by status; `securitySchemes` `bearer`, `cookie` and
     /// `csrf`), and the default `security`. Objects keep their keys in the
     /// order written, so the same interfaces give the same bytes.
-    public static func generate(exposed: (String) -> Bool = isExposed) -> JSON {
+    package static func generate(exposed: (String) -> Bool = isExposed) -> JSON {
         generate(interfaces: VarlinkIDL.served, exposed: exposed)
     }
 

@@ -13,11 +13,11 @@ import CSodium
 /// alone, and must survive many logins at once; 64 MiB each keeps a burst of
 /// them within memory, where the sensitive limit (1 GiB) would not. A stored
 /// hash keeps its own parameters, so hashes made with other limits still verify.
-public enum PasswordHash {
+package enum PasswordHash {
     /// The shortest password accepted, in UTF-8 bytes.
-    public static let minimumBytes = 8
+    package static let minimumBytes = 8
     /// The longest password accepted, in UTF-8 bytes (bounds the work of one login).
-    public static let maximumBytes = 1024
+    package static let maximumBytes = 1024
 
     /// Whether libsodium initialised (`sodium_init` is called once, on first use).
     private static let ready: Bool = sodium_init() >= 0
@@ -27,7 +27,7 @@ public enum PasswordHash {
     /// - Returns: the `$argon2id$…` string, ASCII, at most 127 bytes.
     /// - Throws: ``PasswordHashError/outOfMemory`` when the 64 MiB cannot be
     ///   had; ``PasswordHashError/unavailable`` when libsodium did not initialise.
-    public static func hash(_ password: String) throws(PasswordHashError) -> String {
+    package static func hash(_ password: String) throws(PasswordHashError) -> String {
         guard ready else { throw .unavailable }
         var out = [CChar](repeating: 0, count: Int(crypto_pwhash_strbytes()))
         // With its NUL, so that even an empty password has an address; the NUL is not hashed.
@@ -43,7 +43,7 @@ public enum PasswordHash {
 
     /// Whether `password` matches `hash` (a `crypto_pwhash_str` string).
     /// A malformed hash matches nothing.
-    public static func verify(_ password: String, against hash: String) -> Bool {
+    package static func verify(_ password: String, against hash: String) -> Bool {
         guard ready, hash.utf8.count < Int(crypto_pwhash_strbytes()) else { return false }
         let bytes = Array(password.utf8CString)
         return bytes.withUnsafeBufferPointer { c in crypto_pwhash_str_verify(hash, c.baseAddress!, UInt64(c.count - 1)) == 0 }
@@ -60,12 +60,12 @@ public enum PasswordHash {
     }
 
     /// The length of every ``token()``: 32 bytes in base64url without padding.
-    public static let tokenLength = 43
+    package static let tokenLength = 43
 
     /// A fresh random token for a session or a CSRF check: 32 bytes from
     /// `randombytes_buf` (the kernel's `getrandom`), as base64url without
     /// padding (RFC 4648 §5): 43 characters of `A–Z a–z 0–9 - _`.
-    public static func token() -> String {
+    package static func token() -> String {
         _ = ready
         var bytes = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, $0.count) }
@@ -76,7 +76,7 @@ public enum PasswordHash {
     /// never on where they differ (`sodium_memcmp`): for comparing a presented
     /// token or CSRF value with the stored one. Different lengths are unequal
     /// (the length of a token is no secret).
-    public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    package static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         _ = ready
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }
@@ -104,14 +104,14 @@ public enum PasswordHash {
 }
 
 /// Why a password could not be hashed.
-public enum PasswordHashError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PasswordHashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// libsodium did not initialise (`sodium_init` failed: no source of randomness).
     case unavailable
     /// Argon2id could not have its memory (64 MiB).
     case outOfMemory
 
     /// The English text (logs).
-    public var description: String {
+    package var description: String {
         switch self {
         case .unavailable: return "libsodium did not initialise (no source of randomness)"
         case .outOfMemory: return "Argon2id could not allocate its 64 MiB"

@@ -4,15 +4,15 @@ import Foundation
 import Synchronization
 
 /// Who a request acts for, once its session cookie or bearer token is known.
-public struct WebSession: Sendable, Equatable {
+package struct WebSession: Sendable, Equatable {
     /// The session token (the cookie's value, or the bearer token): ``PasswordHash/token()``.
-    public var token: String
+    package var token: String
     /// The web user's name as the users file spells it (recorded by entryd as `web:NAME`).
-    public var user: String
+    package var user: String
     /// The user's credential stamp at login: a session ends when it changes.
-    public var stamp: String
+    package var stamp: String
     /// The token a cookie-authenticated POST must repeat in `X-CSRF-Token` (``PasswordHash/token()``).
-    public var csrf: String
+    package var csrf: String
     /// Monotonic seconds of the last request made with it.
     var lastUsed: Double
 }
@@ -25,27 +25,27 @@ public struct WebSession: Sendable, Equatable {
 /// well; the point is that a lookup's timing depends on the digest, not on how
 /// many leading characters of a guess were right), and the CSRF token is
 /// compared with `sodium_memcmp`, in constant time.
-public final class SessionStore: Sendable {
+package final class SessionStore: Sendable {
     /// The sessions by the SHA-256 of their token.
     private let byDigest = Mutex<[[UInt8]: WebSession]>([:])
     /// Seconds a session may stay unused (`session-idle`).
-    public let idleSeconds: Double
+    package let idleSeconds: Double
     /// Most sessions at once; the least recently used is dropped beyond it.
-    public let capacity: Int
+    package let capacity: Int
     private let clock: @Sendable () -> Double
 
     /// - Parameters:
     ///   - idleSeconds: seconds a session may stay unused.
     ///   - capacity: most sessions held at once (default 100,000).
     ///   - clock: monotonic seconds (tests pass their own).
-    public init(idleSeconds: Double, capacity: Int = 100_000, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) {
+    package init(idleSeconds: Double, capacity: Int = 100_000, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) {
         self.idleSeconds = idleSeconds
         self.capacity = capacity
         self.clock = clock
     }
 
     /// A new session for `account`.
-    public func open(_ account: WebUser) -> WebSession {
+    package func open(_ account: WebUser) -> WebSession {
         let session = WebSession(token: PasswordHash.token(), user: account.name, stamp: account.credentialStamp,
                                  csrf: PasswordHash.token(), lastUsed: clock())
         let key = Secret.digest(session.token)
@@ -59,7 +59,7 @@ public final class SessionStore: Sendable {
     }
 
     /// The live session of `token`, marked used now; nil when unknown or idle too long (then forgotten).
-    public func session(token: String) -> WebSession? {
+    package func session(token: String) -> WebSession? {
         guard token.utf8.count == PasswordHash.tokenLength else { return nil }
         let key = Secret.digest(token)
         let now = clock()
@@ -76,7 +76,7 @@ public final class SessionStore: Sendable {
     }
 
     /// Whether `token`'s session is live, without marking it used (a live feed asks).
-    public func isOpen(token: String) -> Bool {
+    package func isOpen(token: String) -> Bool {
         let key = Secret.digest(token)
         let now = clock()
         return byDigest.withLock { byDigest in
@@ -86,16 +86,16 @@ public final class SessionStore: Sendable {
     }
 
     /// Ends the session of `token` (logout).
-    public func close(token: String) {
+    package func close(token: String) {
         let key = Secret.digest(token)
         byDigest.withLock { $0[key] = nil }
     }
 
     /// Sessions held now.
-    public var count: Int { byDigest.withLock { $0.count } }
+    package var count: Int { byDigest.withLock { $0.count } }
 
     /// CLOCK_MONOTONIC in seconds.
-    public static func monotonicSeconds() -> Double {
+    package static func monotonicSeconds() -> Double {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
@@ -117,20 +117,20 @@ enum Secret {
 /// past `limit` attempts not taken back by a success, logins for that name or
 /// from that address are refused (429, `retryAfter`) without checking the
 /// password, until the oldest is a minute old. Thread-safe.
-public final class LoginLimiter: Sendable {
+package final class LoginLimiter: Sendable {
     /// Recent attempts' times by key (`u:USER`, `a:ADDRESS`), oldest first.
     private let failures = Mutex<[String: [Double]]>([:])
     /// Failures allowed per key per window (`login-attempts`).
-    public let limit: Int
+    package let limit: Int
     /// The window in seconds (60).
-    public let window: Double
+    package let window: Double
     private let clock: @Sendable () -> Double
 
     /// - Parameters:
     ///   - limit: failures allowed per user and per address within `window`.
     ///   - window: seconds (default 60).
     ///   - clock: monotonic seconds.
-    public init(limit: Int, window: Double = 60, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) {
+    package init(limit: Int, window: Double = 60, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) {
         self.limit = limit
         self.window = window
         self.clock = clock
@@ -141,7 +141,7 @@ public final class LoginLimiter: Sendable {
     /// and returns the seconds to wait. An attempt counts before its password
     /// is checked, so attempts sent all at once are limited like attempts in a
     /// row; ``succeeded(user:address:)`` takes a successful one back.
-    public func attempt(user: String, address: String) -> Int? {
+    package func attempt(user: String, address: String) -> Int? {
         let now = clock()
         return failures.withLock { failures in
             var wait = 0.0
@@ -160,7 +160,7 @@ public final class LoginLimiter: Sendable {
 
     /// After a successful login: forgets the failures of `user`, and takes the
     /// attempt back from `address` (an office behind one address logs in often).
-    public func succeeded(user: String, address: String) {
+    package func succeeded(user: String, address: String) {
         failures.withLock { failures in
             failures["u:" + user] = nil
             if var attempts = failures["a:" + address], !attempts.isEmpty {

@@ -11,9 +11,9 @@ import EntryProtocol
 /// Doc comments are the `#` lines directly above a declaration or a field (a
 /// blank line between them and it breaks the link), without `# ` and joined by
 /// newlines.
-public struct VarlinkIDL: Sendable, Equatable {
+package struct VarlinkIDL: Sendable, Equatable {
     /// A field type.
-    public indirect enum VarlinkType: Sendable, Equatable {
+    package indirect enum VarlinkType: Sendable, Equatable {
         /// `string`.
         case string
         /// `int` (a JSON integer; entryd's are 64-bit).
@@ -39,73 +39,73 @@ public struct VarlinkIDL: Sendable, Equatable {
     }
 
     /// A member of a struct, of method parameters or replies, or of error parameters.
-    public struct Field: Sendable, Equatable {
+    package struct Field: Sendable, Equatable {
         /// The member name.
-        public let name: String
+        package let name: String
         /// Its type.
-        public let type: VarlinkType
+        package let type: VarlinkType
         /// The doc comment above it, or "".
-        public let doc: String
+        package let doc: String
     }
 
     /// `type NAME (...)`: a struct or an enum.
-    public struct TypeDeclaration: Sendable, Equatable {
+    package struct TypeDeclaration: Sendable, Equatable {
         /// The name, e.g. `Entry`.
-        public let name: String
+        package let name: String
         /// The doc comment, or "".
-        public let doc: String
+        package let doc: String
         /// ``VarlinkType/structure(_:)`` or ``VarlinkType/enumeration(_:)``.
-        public let type: VarlinkType
+        package let type: VarlinkType
     }
 
     /// `method NAME (parameters) -> (reply)`.
-    public struct MethodDeclaration: Sendable, Equatable {
+    package struct MethodDeclaration: Sendable, Equatable {
         /// The name, e.g. `Add`.
-        public let name: String
+        package let name: String
         /// The doc comment, or "".
-        public let doc: String
+        package let doc: String
         /// The parameters, in order.
-        public let parameters: [Field]
+        package let parameters: [Field]
         /// The reply's members, in order.
-        public let reply: [Field]
+        package let reply: [Field]
     }
 
     /// `error NAME (parameters)`.
-    public struct ErrorDeclaration: Sendable, Equatable {
+    package struct ErrorDeclaration: Sendable, Equatable {
         /// The name, e.g. `EntryNotFound`.
-        public let name: String
+        package let name: String
         /// The doc comment, or "".
-        public let doc: String
+        package let doc: String
         /// The error's parameters.
-        public let parameters: [Field]
+        package let parameters: [Field]
     }
 
     /// The interface name, e.g. `io.entryd.Entries`.
-    public let name: String
+    package let name: String
     /// The doc comment above `interface`, or "".
-    public let doc: String
+    package let doc: String
     /// The `type` declarations.
-    public let types: [TypeDeclaration]
+    package let types: [TypeDeclaration]
     /// The methods.
-    public let methods: [MethodDeclaration]
+    package let methods: [MethodDeclaration]
     /// The errors.
-    public let errors: [ErrorDeclaration]
+    package let errors: [ErrorDeclaration]
 
     /// The method named `name` (unqualified), or nil.
-    public func method(_ name: String) -> MethodDeclaration? { methods.first { $0.name == name } }
+    package func method(_ name: String) -> MethodDeclaration? { methods.first { $0.name == name } }
     /// The type named `name` (unqualified), or nil.
-    public func type(_ name: String) -> TypeDeclaration? { types.first { $0.name == name } }
+    package func type(_ name: String) -> TypeDeclaration? { types.first { $0.name == name } }
 
     /// Every interface entryd serves (``InterfaceDescriptions/all``), parsed, in that order.
     /// The texts are the project's own and checked by the tests, so a parse
     /// failure here is a build mistake and stops the process.
-    public static let served: [VarlinkIDL] = InterfaceDescriptions.all.map { entry in
+    package static let served: [VarlinkIDL] = InterfaceDescriptions.all.map { entry in
         do { return try VarlinkIDL(parsing: entry.text) } catch { fatalError("interfaces/\(entry.name).varlink: \(error)") }
     }
 
     /// Parses one interface description.
     /// - Throws: ``VarlinkIDLError`` naming the line and what was expected.
-    public init(parsing text: String) throws(VarlinkIDLError) {
+    package init(parsing text: String) throws(VarlinkIDLError) {
         var p = Parser(tokens: try Lexer.tokens(text))
         try p.expectWord("interface")
         doc = p.lastDoc
@@ -139,13 +139,13 @@ public struct VarlinkIDL: Sendable, Equatable {
 }
 
 /// A varlink interface description that does not parse: where and why.
-public struct VarlinkIDLError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct VarlinkIDLError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The line, from 1.
-    public let line: Int
+    package let line: Int
     /// What was expected or found.
-    public let message: String
+    package let message: String
     /// `line N: MESSAGE`.
-    public var description: String { "line \(line): \(message)" }
+    package var description: String { "line \(line): \(message)" }
 }
 
 /// A token of the IDL: a word (names, keywords, dotted interface names) or a

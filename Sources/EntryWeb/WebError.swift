@@ -6,50 +6,50 @@ import EntryProtocol
 ///
 /// Errors of entryd keep their varlink names and parameters; the gateway's own
 /// are named `io.entryd.web.*`.
-public struct WebError: Error, Sendable, Equatable {
+package struct WebError: Error, Sendable, Equatable {
     /// The qualified error name (`io.entryd.Entries.ValidationFailed`, `io.entryd.web.LoginFailed`).
-    public var name: String
+    package var name: String
     /// The error's parameters (an object).
-    public var parameters: JSON
+    package var parameters: JSON
     /// The HTTP status it answers with.
-    public var status: Int
+    package var status: Int
 
     /// An error with an explicit status.
-    public init(name: String, parameters: JSON = .object([]), status: Int) {
+    package init(name: String, parameters: JSON = .object([]), status: Int) {
         self.name = name
         self.parameters = parameters
         self.status = status
     }
 
     /// The gateway's own error names (doc/man/entryd-web.8).
-    public enum Name {
+    package enum Name {
         /// 401: no session cookie or bearer token, or it expired.
-        public static let authenticationRequired = "io.entryd.web.AuthenticationRequired"
+        package static let authenticationRequired = "io.entryd.web.AuthenticationRequired"
         /// 401: a wrong user name or password (never says which).
-        public static let loginFailed = "io.entryd.web.LoginFailed"
+        package static let loginFailed = "io.entryd.web.LoginFailed"
         /// 403: a cookie-authenticated POST without the session's `X-CSRF-Token`.
-        public static let csrfRejected = "io.entryd.web.CSRFRejected"
+        package static let csrfRejected = "io.entryd.web.CSRFRejected"
         /// 429: too many failed logins for this user or address; `retryAfter` seconds.
-        public static let tooManyAttempts = "io.entryd.web.TooManyAttempts"
+        package static let tooManyAttempts = "io.entryd.web.TooManyAttempts"
         /// 503: entryd cannot be reached.
-        public static let daemonUnreachable = "io.entryd.web.DaemonUnreachable"
+        package static let daemonUnreachable = "io.entryd.web.DaemonUnreachable"
         /// 503: entryd does not name entryd-web's user as `gateway` in `[roles]` (`user`).
-        public static let gatewayNotConfigured = "io.entryd.web.GatewayNotConfigured"
+        package static let gatewayNotConfigured = "io.entryd.web.GatewayNotConfigured"
         /// 400: the body is not a JSON object, or a query argument is unusable (`reason`).
-        public static let badRequest = "io.entryd.web.BadRequest"
+        package static let badRequest = "io.entryd.web.BadRequest"
         /// 404: no such page or API path.
-        public static let notFound = "io.entryd.web.NotFound"
+        package static let notFound = "io.entryd.web.NotFound"
         /// 405: the path exists for other HTTP methods (`allowed`).
-        public static let methodNotAllowed = "io.entryd.web.MethodNotAllowed"
+        package static let methodNotAllowed = "io.entryd.web.MethodNotAllowed"
         /// 413: the body is longer than `max-body` (`limit` bytes).
-        public static let payloadTooLarge = "io.entryd.web.PayloadTooLarge"
+        package static let payloadTooLarge = "io.entryd.web.PayloadTooLarge"
         /// 415: a POST whose body is not `application/json`.
-        public static let unsupportedMediaType = "io.entryd.web.UnsupportedMediaType"
+        package static let unsupportedMediaType = "io.entryd.web.UnsupportedMediaType"
     }
 
     /// The gateway's own errors with their statuses and meanings (the OpenAPI
     /// document lists them).
-    public static let own: [(name: String, status: Int, doc: String)] = [
+    package static let own: [(name: String, status: Int, doc: String)] = [
         (Name.badRequest, 400, "The body is not a JSON object, or a query argument is unusable (reason)."),
         (Name.authenticationRequired, 401, "Not logged in: no valid bearer token or session cookie, or it expired."),
         (Name.loginFailed, 401, "A wrong user name or password (never says which)."),
@@ -66,7 +66,7 @@ public struct WebError: Error, Sendable, Equatable {
     /// The status for an error name, entryd's or the gateway's (``own``); 500
     /// for a name neither declares (an error entryd passed on from a peer or a
     /// newer entryd).
-    public static func status(for name: String) -> Int {
+    package static func status(for name: String) -> Int {
         if let mine = own.first(where: { $0.name == name }) { return mine.status }
         guard let known = WireErrorName(rawValue: name) else { return 500 }
         return status(for: known)
@@ -98,7 +98,7 @@ public struct WebError: Error, Sendable, Equatable {
     /// The answer for any error a call can throw: a `WireError` keeps its name
     /// and parameters; ``DaemonLinkError`` (and any other failure to talk to
     /// entryd) is 503 `DaemonUnreachable`.
-    public static func from(_ error: any Error) -> WebError {
+    package static func from(_ error: any Error) -> WebError {
         if let web = error as? WebError { return web }
         if let wire = error as? WireError {
             return WebError(name: wire.name, parameters: wire.parameters, status: status(for: wire.name))
@@ -107,12 +107,12 @@ public struct WebError: Error, Sendable, Equatable {
     }
 
     /// `{"error": name, "parameters": parameters}`.
-    public var body: JSON { .object([("error", .string(name)), ("parameters", parameters)]) }
+    package var body: JSON { .object([("error", .string(name)), ("parameters", parameters)]) }
 
     /// The JSON response, with the header RFC 9110 and RFC 6585 ask of its
     /// status: `Allow` on 405 (the `allowed` methods), `Retry-After` on 429
     /// (`retryAfter` seconds), `WWW-Authenticate: Bearer` on 401.
-    public var response: HTTPResponse {
+    package var response: HTTPResponse {
         var headers: [(String, String)] = []
         switch status {
         case 401: headers.append(("WWW-Authenticate", #"Bearer realm="entryd""#))
@@ -124,7 +124,7 @@ public struct WebError: Error, Sendable, Equatable {
     }
 
     /// 400 `BadRequest` with its reason.
-    public static func badRequest(_ reason: String) -> WebError {
+    package static func badRequest(_ reason: String) -> WebError {
         WebError(name: Name.badRequest, parameters: .object([("reason", .string(reason))]), status: 400)
     }
     static let authenticationRequired = WebError(name: Name.authenticationRequired,

@@ -4,55 +4,55 @@ import EntryArguments
 
 /// entryd-web's settings: the command line over `[web]` in its configuration
 /// file (config/entryd-web.conf documents every key), over the defaults.
-public struct WebSettings: Sendable, Equatable {
+package struct WebSettings: Sendable, Equatable {
     /// Where to listen when systemd passes no socket: host and port.
-    public var listen = ListenAddress(host: "127.0.0.1", port: 8080)
+    package var listen = ListenAddress(host: "127.0.0.1", port: 8080)
     /// entryd's socket; nil: as entryctl finds it.
-    public var socket: String?
+    package var socket: String?
     /// The users file (`entryctl web-user`): `--users`, else the file's
     /// `users`, else `$ENTRYD_WEB_USERS`, else ``WebUsers/defaultPath``.
-    public var users = WebUsers.defaultPath
+    package var users = WebUsers.defaultPath
     /// PEM files for TLS; both or neither.
-    public var tlsCertificate: String?
+    package var tlsCertificate: String?
     /// The key of ``tlsCertificate``.
-    public var tlsKey: String?
+    package var tlsKey: String?
     /// A reverse proxy terminates TLS and forwards to this gateway.
-    public var behindProxy = false
+    package var behindProxy = false
     /// Connections at once.
-    public var maxConnections = 512
+    package var maxConnections = 512
     /// Connections at once from one client address (not applied behind a proxy).
-    public var maxConnectionsPerAddress = 32
+    package var maxConnectionsPerAddress = 32
     /// The largest request body in bytes.
-    public var maxBody = 1 << 20
+    package var maxBody = 1 << 20
     /// Seconds a login session may stay unused.
-    public var sessionIdle = 43_200
+    package var sessionIdle = 43_200
     /// Failed logins per user and per address per minute before 429.
-    public var loginAttempts = 5
+    package var loginAttempts = 5
     /// Seconds a connection may stay silent (a slow or stalled client) before it is closed.
-    public var idleTimeout = 30
+    package var idleTimeout = 30
     /// The configuration file read, if any.
-    public var configPath: String?
+    package var configPath: String?
 
     /// Defaults.
-    public init() {}
+    package init() {}
 
     /// A host and port to listen on.
-    public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         /// A numeric IPv4 or IPv6 address (no brackets).
-        public var host: String
+        package var host: String
         /// 1–65535.
-        public var port: UInt16
+        package var port: UInt16
 
         /// - Parameters:
         ///   - host: a numeric address.
         ///   - port: the TCP port.
-        public init(host: String, port: UInt16) {
+        package init(host: String, port: UInt16) {
             self.host = host
             self.port = port
         }
 
         /// Parses `HOST:PORT`, `[V6]:PORT` (numeric addresses; `localhost` is 127.0.0.1).
-        public init?(parsing text: String) {
+        package init?(parsing text: String) {
             var host: Substring
             var port: Substring
             if text.hasPrefix("[") {
@@ -73,27 +73,27 @@ public struct WebSettings: Sendable, Equatable {
         }
 
         /// Whether the address is loopback only (127.0.0.0/8 or ::1).
-        public var isLoopback: Bool { Self.isLoopback(host) }
+        package var isLoopback: Bool { Self.isLoopback(host) }
 
         /// Whether the numeric address `host` is loopback (127.0.0.0/8 or ::1).
-        public static func isLoopback(_ host: String) -> Bool { host.hasPrefix("127.") || host == "::1" }
+        package static func isLoopback(_ host: String) -> Bool { host.hasPrefix("127.") || host == "::1" }
 
         /// `HOST:PORT`, or `[HOST]:PORT` for IPv6.
-        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
     /// A setting that cannot be used: what is wrong, and the exit status.
-    public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong and what to do, naming the option or key.
-        public var message: String
+        package var message: String
         /// 64 on the command line, 66 a file that cannot be read, 78 in the file or the combination.
-        public var code: ExitCode
+        package var code: ExitCode
         /// The text.
-        public var description: String { message }
+        package var description: String { message }
     }
 
     /// The command line's options by name; values are checked when applied.
-    public typealias Arguments = [(option: String, value: String?)]
+    package typealias Arguments = [(option: String, value: String?)]
 
     /// The command line's options as the scanner reads them. Each may be given
     /// again, the last one counting.
@@ -106,7 +106,7 @@ public struct WebSettings: Sendable, Equatable {
     /// Splits `arguments` (without the program name) into options, by their canonical names.
     /// - Throws: ``SettingsError`` (usage) for an unknown option, a missing value, a
     ///   value given to a flag or an argument that is no option.
-    public static func scan(_ arguments: [String]) throws -> Arguments {
+    package static func scan(_ arguments: [String]) throws -> Arguments {
         var scanner = ArgumentScanner(arguments, options: options, positionals: false)
         var result: Arguments = []
         do {
@@ -121,7 +121,7 @@ public struct WebSettings: Sendable, Equatable {
     }
 
     /// Where the configuration is read from without `--config`, when it exists.
-    public static let defaultConfigPath = "/etc/entryd/entryd-web.conf"
+    package static let defaultConfigPath = "/etc/entryd/entryd-web.conf"
 
     /// The settings from `arguments` over the configuration file (`--config`,
     /// else ``defaultConfigPath`` when it can be read) over `environment`
@@ -130,7 +130,7 @@ public struct WebSettings: Sendable, Equatable {
     ///   - readFile: reads a file's text, or nil when it cannot be read.
     ///   - environment: the process environment.
     /// - Throws: ``SettingsError`` naming the option or the file, line and key.
-    public static func load(_ arguments: Arguments, environment: [String: String] = [:],
+    package static func load(_ arguments: Arguments, environment: [String: String] = [:],
                             readFile: (String) -> String?) throws -> WebSettings {
         var settings = WebSettings()
         settings.users = WebUsers.path(option: nil, environment: environment)
@@ -229,5 +229,5 @@ public struct WebSettings: Sendable, Equatable {
     }
 
     /// TLS here or at a proxy: cookies are `Secure`.
-    public var secure: Bool { tlsCertificate != nil || behindProxy }
+    package var secure: Bool { tlsCertificate != nil || behindProxy }
 }

@@ -8,9 +8,9 @@ import Synchronization
 /// user's sessions (and live feeds) end at their next request, a new password
 /// ends the old sessions, a changed role applies at once.
 /// Thread-safe.
-public final class WebUserFile: WebUserStore, Sendable {
+package final class WebUserFile: WebUserStore, Sendable {
     /// The file's path.
-    public let path: String
+    package let path: String
     /// The users read last, the file's stamp then, and when it was last checked.
     private struct State {
         var users = WebUsers()
@@ -24,7 +24,7 @@ public final class WebUserFile: WebUserStore, Sendable {
     /// Reads `path`. A missing file means no users yet (every login fails
     /// until `entryctl web-user add` creates it).
     /// - Throws: ``WebUsersError`` for a file that cannot be read or parsed.
-    public init(path: String, log: Log, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) throws {
+    package init(path: String, log: Log, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) throws {
         self.path = path
         self.log = log
         self.clock = clock
@@ -41,7 +41,7 @@ public final class WebUserFile: WebUserStore, Sendable {
 
     /// Reads the file again if it changed; a file that no longer parses keeps
     /// the users read before (and is logged), a removed file means no users.
-    public func reload() {
+    package func reload() {
         state.withLock { reload(&$0) }
     }
 
@@ -72,12 +72,12 @@ public final class WebUserFile: WebUserStore, Sendable {
     }
 
     /// See ``WebUserStore/verify(name:password:)``.
-    public func verify(name: String, password: String) -> WebUser? {
+    package func verify(name: String, password: String) -> WebUser? {
         current().verify(name: name, password: password)
     }
 
     /// See ``WebUserStore/account(named:)``.
-    public func account(named name: String) -> WebUser? {
+    package func account(named name: String) -> WebUser? {
         current().user(named: name)
     }
 }

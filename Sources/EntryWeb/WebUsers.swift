@@ -7,17 +7,17 @@ import EntryProtocol
 /// One web user: a name, the role entryd-web lets it act with, and its password hash.
 ///
 /// The description is `NAME (ROLE)`: the hash is never printed.
-public struct WebUser: Sendable, Equatable, CustomStringConvertible {
+package struct WebUser: Sendable, Equatable, CustomStringConvertible {
     /// The login name (`ActorName.isValid(_:)` (EntryProtocol)), recorded by entryd as the actor `web:NAME`.
-    public let name: String
+    package let name: String
     /// What the user may call: `read`, `write` or `admin` (never `none`).
-    public let role: Role
+    package let role: Role
     /// The Argon2id hash (``PasswordHash``), `$argon2id$…`.
     let passwordHash: String
 
     /// A user whose password is `password`, hashed now (about 0.1 s and 64 MiB: ``PasswordHash``).
     /// - Throws: ``PasswordHashError``.
-    public init(name: String, role: Role, password: String) throws(PasswordHashError) {
+    package init(name: String, role: Role, password: String) throws(PasswordHashError) {
         self.init(name: name, role: role, passwordHash: try PasswordHash.hash(password))
     }
 
@@ -28,18 +28,18 @@ public struct WebUser: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `NAME (ROLE)`.
-    public var description: String { "\(name) (\(role.name))" }
+    package var description: String { "\(name) (\(role.name))" }
 
     /// Changes whenever the user's password changes (the hash's own salt
     /// makes every `add --replace` new): a session remembers it, so a new
     /// password, or a user removed and added again, ends the old sessions.
-    public var credentialStamp: String { passwordHash }
+    package var credentialStamp: String { passwordHash }
 }
 
 /// Where a users file was when it was read: device, inode, size and
 /// modification time (ns). A changed stamp means the file was replaced or
 /// written since, and entryd-web reads it again.
-public struct FileStamp: Sendable, Equatable {
+package struct FileStamp: Sendable, Equatable {
     let device: UInt64
     let inode: UInt64
     let size: Int64
@@ -47,7 +47,7 @@ public struct FileStamp: Sendable, Equatable {
     let nanoseconds: Int
 
     /// The stamp of the file at `path` (following symbolic links), or nil when it cannot be stat'ed.
-    public init?(path: String) {
+    package init?(path: String) {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         device = UInt64(st.st_dev)
@@ -71,13 +71,13 @@ public struct FileStamp: Sendable, Equatable {
 ///
 /// Lines whose first non-blank character is `#` and blank lines are kept as
 /// they are when the file is rewritten. A name appears once.
-public struct WebUsers: Sendable, Equatable {
+package struct WebUsers: Sendable, Equatable {
     /// Where entryctl and entryd-web look without `--users` or `$ENTRYD_WEB_USERS`: beside entryd.conf.
-    public static let defaultPath = "/etc/entryd/web-users"
+    package static let defaultPath = "/etc/entryd/web-users"
 
     /// The file at `option` (a `--users` value), else `$ENTRYD_WEB_USERS` when
     /// set and not empty, else ``defaultPath``.
-    public static func path(option: String?, environment: [String: String]) -> String {
+    package static func path(option: String?, environment: [String: String]) -> String {
         if let option { return option }
         if let path = environment["ENTRYD_WEB_USERS"], !path.isEmpty { return path }
         return defaultPath
@@ -93,17 +93,17 @@ public struct WebUsers: Sendable, Equatable {
     private(set) var lines: [Line]
 
     /// The users, in file order.
-    public var users: [WebUser] {
+    package var users: [WebUser] {
         lines.compactMap { if case .user(let u) = $0 { return u } else { return nil } }
     }
 
     /// An empty file.
-    public init() { lines = [] }
+    package init() { lines = [] }
 
     /// Reads `text` as a users file.
     /// - Parameter path: named in errors.
     /// - Throws: ``WebUsersError/malformed(path:line:problem:)`` for the first bad line.
-    public init(parsing text: String, path: String) throws(WebUsersError) {
+    package init(parsing text: String, path: String) throws(WebUsersError) {
         lines = []
         var seen: [String: Int] = [:]
         var number = 0
@@ -138,7 +138,7 @@ public struct WebUsers: Sendable, Equatable {
     /// Reads the users file at `path`.
     /// - Throws: ``WebUsersError/missing(path:)`` when there is no such file,
     ///   ``WebUsersError/unreadable(path:errno:)``, ``WebUsersError/malformed(path:line:problem:)``.
-    public static func load(path: String) throws(WebUsersError) -> WebUsers {
+    package static func load(path: String) throws(WebUsersError) -> WebUsers {
         // O_NONBLOCK: a FIFO put in its place must not hang the reader.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
@@ -166,7 +166,7 @@ public struct WebUsers: Sendable, Equatable {
     }
 
     /// The user named `name` (exact, case-sensitive), or nil.
-    public func user(named name: String) -> WebUser? {
+    package func user(named name: String) -> WebUser? {
         // Scalar by scalar: Swift's == holds for canonically equivalent strings
         // (K and the Kelvin sign, a precomposed é and e + U+0301), and a web
         // user must never log in, or be recorded, under another spelling.
@@ -178,7 +178,7 @@ public struct WebUsers: Sendable, Equatable {
     /// An unknown name is checked against a dummy hash, so it takes as long as
     /// a wrong password (about 0.1 s): the answer's time does not tell which
     /// names exist. The hash comparison is libsodium's, in constant time.
-    public func verify(name: String, password: String) -> WebUser? {
+    package func verify(name: String, password: String) -> WebUser? {
         guard let user = user(named: name) else {
             PasswordHash.burnVerify(password)
             return nil
@@ -190,7 +190,7 @@ public struct WebUsers: Sendable, Equatable {
     /// - Throws: ``WebUsersError/invalidName(_:)`` for a name against the rule
     ///   (it would make the file unreadable); ``WebUsersError/exists(name:)``
     ///   when the name is taken and `replace` is false.
-    public mutating func add(_ user: WebUser, replace: Bool) throws(WebUsersError) {
+    package mutating func add(_ user: WebUser, replace: Bool) throws(WebUsersError) {
         guard ActorName.isValid(user.name) else { throw .invalidName(user.name) }
         if let k = lines.firstIndex(where: { if case .user(let u) = $0 { return u.name == user.name } else { return false } }) {
             guard replace else { throw .exists(name: user.name) }
@@ -202,7 +202,7 @@ public struct WebUsers: Sendable, Equatable {
 
     /// Removes the user named `name`.
     /// - Throws: ``WebUsersError/unknownUser(name:)`` when there is none.
-    public mutating func remove(named name: String) throws(WebUsersError) {
+    package mutating func remove(named name: String) throws(WebUsersError) {
         guard let k = lines.firstIndex(where: { if case .user(let u) = $0 { return u.name == name } else { return false } }) else {
             throw .unknownUser(name: name)
         }
@@ -210,7 +210,7 @@ public struct WebUsers: Sendable, Equatable {
     }
 
     /// The file's text: each line with a newline; a new file starts with a comment naming the format.
-    public var text: String {
+    package var text: String {
         var out = lines.isEmpty || !lines.contains(where: { if case .text = $0 { return true } else { return false } })
             ? "# entryd-web users: NAME:ROLE:HASH (ROLE read, write or admin; HASH Argon2id). Edit with entryctl web-user.\n" : ""
         for line in lines {
@@ -239,7 +239,7 @@ public struct WebUsers: Sendable, Equatable {
     ///   rename), or what `change` throws (then nothing is written).
     /// - Returns: the users as written.
     @discardableResult
-    public static func update(path: String, create: Bool, _ change: (inout WebUsers) throws -> Void) throws -> WebUsers {
+    package static func update(path: String, create: Bool, _ change: (inout WebUsers) throws -> Void) throws -> WebUsers {
         let lockPath = path + ".lock"
         let lockFD = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
         guard lockFD >= 0 else { throw WebUsersError.cannotWrite(path: lockPath, call: "open", errno: errno) }
@@ -298,9 +298,9 @@ public struct WebUsers: Sendable, Equatable {
 /// What went wrong with a users file or a change to it. The description is
 /// one English sentence naming the file (and line) and what to do; hashes are
 /// never in it. entryctl prints its own zh and en words for each case.
-public enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong with a line.
-    public enum LineProblem: Sendable, Equatable {
+    package enum LineProblem: Sendable, Equatable {
         /// The line is not `NAME:ROLE:HASH`.
         case notThreeParts
         /// The name breaks the rule of `ActorName.isValid(_:)` (EntryProtocol).
@@ -329,7 +329,7 @@ public enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotWrite(path: String, call: String, errno: Int32)
 
     /// One English sentence.
-    public var description: String {
+    package var description: String {
         switch self {
         case .missing(let path): return "no users file '\(path)': add a user first (entryctl web-user add NAME --role ROLE --users \(path))"
         case .unreadable(let path, let e): return "cannot read the users file '\(path)': \(String(cString: strerror(e)))"

@@ -103,13 +103,13 @@ enum InterfaceGenerator {
                    "// not in git. Edit the interface files; Tests/interop checks the served texts.",
                    "",
                    "/// The varlink interface descriptions entryd serves, keyed by interface name.",
-                   "public enum InterfaceDescriptions {"]
+                   "package enum InterfaceDescriptions {"]
         for name in all {
             out.append("    /// `\(name)`: interfaces/\(name).varlink.")
             out.append("    static let \(caseOfInterface(name)) = #\"\"\"\n\(texts[name]!)\n\"\"\"#")
         }
         out.append("    /// Every interface, in doc/protocol.md order, then org.varlink.service.")
-        out.append("    public static let all: [(name: String, text: String)] = [")
+        out.append("    package static let all: [(name: String, text: String)] = [")
         for name in all { out.append("        (\"\(name)\", \(caseOfInterface(name))),") }
         out += ["    ]", "}"]
         try write(out, to: descriptionsOutput)

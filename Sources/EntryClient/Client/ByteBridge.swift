@@ -12,12 +12,12 @@ import EntryProtocol
 /// Input end of stream half-closes the socket (`SHUT_WR`), so the daemon sees
 /// the hang-up and still delivers its last replies; the socket's end of stream
 /// ends the bridge.
-public enum ByteBridge {
+package enum ByteBridge {
     /// Runs the bridge; returns when the socket side has closed.
     /// - Parameters:
     ///   - input: read end (stdin, 0), copied to `socket`.
     ///   - output: write end (stdout, 1), receives what `socket` sends.
-    public static func run(input: Int32, output: Int32, socket: Int32) {
+    package static func run(input: Int32, output: Int32, socket: Int32) {
         let upstream = Thread {
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {

@@ -1,18 +1,18 @@
 import EntryModel
 
 /// A malformed CSV input: where and what.
-public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The 1-based physical line where the bad record starts.
-    public var line: Int
+    package var line: Int
     /// What is wrong, in English.
-    public var reason: String
+    package var reason: String
     /// A CSV error at `line`.
-    public init(line: Int, reason: String) {
+    package init(line: Int, reason: String) {
         self.line = line
         self.reason = reason
     }
     /// The text shown to people (English).
-    public var description: String { "CSV line \(line): \(reason)" }
+    package var description: String { "CSV line \(line): \(reason)" }
 }
 
 /// Reads comma-separated values as RFC 4180 defines them, record by record,
@@ -29,7 +29,7 @@ public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
 /// without a line end, and a `"` inside an unquoted field (kept as it is). Blank
 /// lines are skipped. A quoted field may span lines; one left open at the end of
 /// the input is an error.
-public final class CSVReader {
+package final class CSVReader {
     private let input: ByteInput
     private var buffer: [UInt8] = []
     private var position = 0
@@ -37,17 +37,17 @@ public final class CSVReader {
     private var finished = false
     private var line = 1
     /// Whether the input began with a UTF-8 byte order mark (skipped); known once a record was read.
-    public private(set) var hadByteOrderMark = false
+    package private(set) var hadByteOrderMark = false
     /// How the first record ended: `"\r\n"`, `"\n"` or `"\r"`; `nil` before it
     /// or when the input is one record without a line end. A report written
     /// for the input (rejects) ends its lines the same way.
-    public private(set) var firstLineEnd: String?
+    package private(set) var firstLineEnd: String?
 
     /// The byte between fields: `,` unless given otherwise.
     let separator: UInt8
 
     /// Reads records of `input`, their fields separated by `separator`.
-    public init(_ input: ByteInput, separator: UInt8 = UInt8(ascii: ",")) {
+    package init(_ input: ByteInput, separator: UInt8 = UInt8(ascii: ",")) {
         self.input = input
         self.separator = separator
     }
@@ -71,7 +71,7 @@ public final class CSVReader {
 
     /// The next record's fields and the 1-based line it starts on; `nil` at the end.
     /// - Throws: ``CSVError`` for a quoted field left open, ``SystemError`` or ``InputEncodingError`` from reading.
-    public func next() throws -> (fields: [String], line: Int)? {
+    package func next() throws -> (fields: [String], line: Int)? {
         while true {
             guard try fill() else { return nil }
             let startLine = line

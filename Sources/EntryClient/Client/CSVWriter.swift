@@ -13,7 +13,7 @@ import EntryProtocol
 /// a spreadsheet would run as a formula or read as a number is neutralised
 /// (``spreadsheetSafe(_:)``), and import undoes it
 /// (``DataColumns/importElement(_:columns:)``).
-public enum CSVWriter {
+package enum CSVWriter {
     /// The first characters that make a spreadsheet treat a cell as a formula
     /// (OWASP, "CSV Injection": `=`, `+`, `-`, `@`, TAB, CR).
     static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
@@ -22,17 +22,17 @@ public enum CSVWriter {
     /// starts with a formula character (`=HYPERLINK(…)` → `'=HYPERLINK(…)`,
     /// `+8613800138000` → `'+8613800138000`, which also keeps a phone from
     /// becoming `8.61E+12`); other values unchanged.
-    public static func spreadsheetSafe(_ value: String) -> String {
+    package static func spreadsheetSafe(_ value: String) -> String {
         guard let first = value.unicodeScalars.first, formulaStarts.contains(first) else { return value }
         return "'" + value
     }
 
     /// The record terminator, CR LF.
-    public static let lineEnd = "\r\n"
+    package static let lineEnd = "\r\n"
 
     /// One field, quoted if it needs to be: `a,b` → `"a,b"`, `say "hi"` → `"say ""hi"""`.
     /// With another `separator` (`;`, tab), a field holding it is quoted instead of one holding `,`.
-    public static func field(_ value: String, separator: Unicode.Scalar = ",") -> String {
+    package static func field(_ value: String, separator: Unicode.Scalar = ",") -> String {
         let needsQuotes = value.unicodeScalars.contains { $0 == separator || $0 == "\"" || $0 == "\r" || $0 == "\n" }
         guard needsQuotes else { return value }
         // Scalar by scalar: a quote followed by a combining mark is one Character.
@@ -50,14 +50,14 @@ public enum CSVWriter {
     /// (`,` unless a report follows its input's), ending in `end` (CRLF,
     /// RFC 4180, unless a report follows its input's line ends).
     /// With `spreadsheet`, each value is first made ``spreadsheetSafe(_:)`` (`export --excel`).
-    public static func record(_ fields: [String], lineEnd end: String = lineEnd, separator: Unicode.Scalar = ",",
+    package static func record(_ fields: [String], lineEnd end: String = lineEnd, separator: Unicode.Scalar = ",",
                               spreadsheet: Bool = false) -> String {
         fields.map { field(spreadsheet ? spreadsheetSafe($0) : $0, separator: separator) }
             .joined(separator: String(Character(separator))) + end
     }
 
     /// A whole document: the header record, then one record per row.
-    public static func document(header: [String], rows: [[String]]) -> String {
+    package static func document(header: [String], rows: [[String]]) -> String {
         ([header] + rows).map { record($0) }.joined()
     }
 }

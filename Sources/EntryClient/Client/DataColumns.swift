@@ -27,9 +27,9 @@ import EntryProtocol
 /// Any other header is an error naming every such column, so a misspelt column
 /// never drops data silently; asked to (`--ignore-unknown-columns`), they are
 /// skipped instead.
-public enum DataColumns {
+package enum DataColumns {
     /// What an input column holds.
-    public enum Column: Sendable, Equatable {
+    package enum Column: Sendable, Equatable {
         /// The entry id (empty: the daemon makes one).
         case id
         /// The deleted flag.
@@ -41,21 +41,21 @@ public enum DataColumns {
     }
 
     /// A form field's name and its labels in both locales (from `GetForm`).
-    public struct FieldNames: Sendable, Equatable {
+    package struct FieldNames: Sendable, Equatable {
         /// The field name, e.g. `birthday`.
-        public var name: String
+        package var name: String
         /// The label in `zh`, e.g. `生日`.
-        public var zh: String
+        package var zh: String
         /// The label in `en`, e.g. `Birthday`.
-        public var en: String
+        package var en: String
         /// The field type as the wire names it (`country`, `choice` …); empty when not known.
-        public var type: String
+        package var type: String
         /// Other column headers that name this field in an import, in any
         /// language (the form file's `aliases.zh` and `aliases.en`; the wire
         /// `Field.headerAliases`).
-        public var aliases: [String]
+        package var aliases: [String]
         /// A field's name, labels, type and header aliases.
-        public init(name: String, zh: String, en: String, type: String = "", aliases: [String] = []) {
+        package init(name: String, zh: String, en: String, type: String = "", aliases: [String] = []) {
             self.name = name
             self.zh = zh
             self.en = en
@@ -67,7 +67,7 @@ public enum DataColumns {
     /// The header of the column of a report of rejected rows that holds each
     /// row's problems, in `locale` (`问题`, `problems`); both are ignored when
     /// the fixed report is imported again.
-    public static func problemsHeader(_ locale: EntryLocale) -> String { locale == .zh ? "问题" : "problems" }
+    package static func problemsHeader(_ locale: EntryLocale) -> String { locale == .zh ? "问题" : "problems" }
 
     static let idHeaders: Set<String> = ["id", "编号"]
     static let deletedHeaders: Set<String> = ["deleted", "已删除", "删除"]
@@ -84,7 +84,7 @@ public enum DataColumns {
     /// The header of a column of a field the form does not define: `unknown.NAME`,
     /// or for people (`labels`) `NAME（本表单没有此字段）` (zh) / `NAME (not in this form)` (en).
     /// ``resolve(header:fields:ignoreUnknown:locale:)`` reads each back as the field `NAME`.
-    public static func unknownHeader(_ name: String, labels: Bool, locale: EntryLocale) -> String {
+    package static func unknownHeader(_ name: String, labels: Bool, locale: EntryLocale) -> String {
         labels ? name + unknownSuffixes[locale == .zh ? 0 : 1] : unknownPrefix + name
     }
 
@@ -104,7 +104,7 @@ public enum DataColumns {
     ///   - unknown: fields the exported entries hold that the form does not define, in column order.
     ///   - labels: labels in `locale` instead of field names.
     ///   - display: append display columns.
-    public static func exportHeader(fields: [FieldNames], unknown: [String] = [], labels: Bool, locale: EntryLocale,
+    package static func exportHeader(fields: [FieldNames], unknown: [String] = [], labels: Bool, locale: EntryLocale,
                                     display: Bool) -> [String] {
         let zh = locale == .zh
         func label(_ f: FieldNames) -> String { labels ? (zh ? f.zh : f.en) : f.name }
@@ -120,7 +120,7 @@ public enum DataColumns {
     }
 
     /// The field types whose values are codes with labels: what an export for people writes as labels.
-    public static let labelledTypes: Set<String> = ["country", "province", "city", "choice"]
+    package static let labelledTypes: Set<String> = ["country", "province", "city", "choice"]
 
     /// The labels to write for picker values, by field name then code, from a
     /// field's picker rows (`{value, label, parent?}`, as `io.entryd.Forms.Options`
@@ -128,7 +128,7 @@ public enum DataColumns {
     /// another row's code) is left out, so its code is written: import must read
     /// back the same value. Rows of different parents may share a label (Chaoyang
     /// in Beijing and in Liaoning): import reads a city within the row's province.
-    public static func valueLabels(options: [JSON]) -> [String: String] {
+    package static func valueLabels(options: [JSON]) -> [String: String] {
         var byLabel: [String: Int] = [:]
         let rows = options.compactMap { o -> (value: String, label: String, key: String)? in
             guard let value = o["value"]?.stringValue, let label = o["label"]?.stringValue, !label.isEmpty else { return nil }
@@ -155,7 +155,7 @@ public enum DataColumns {
     ///     Unicode (`李雷@例子.中国`), as `display` shows them; `nil`: codes,
     ///     stored values and `true`/`false`.
     ///   - locale: the language of the `deleted` words.
-    public static func exportRow(_ entry: JSON, fields: [FieldNames], unknown: [String] = [], display: Bool,
+    package static func exportRow(_ entry: JSON, fields: [FieldNames], unknown: [String] = [], display: Bool,
                                  valueLabels: [String: [String: String]]? = nil, locale: EntryLocale = .en) -> [String] {
         let values = entry["fields"]
         var row = [entry["id"]?.stringValue ?? ""]
@@ -191,14 +191,14 @@ public enum DataColumns {
     /// - Throws: ``HeaderError`` naming every unknown column (with a did-you-mean
     ///   among the field names and labels, and the option to skip them), a
     ///   repeated column, or a header that names no field.
-    public static func resolve(header: [String], fields: [FieldNames], ignoreUnknown: Bool = false,
+    package static func resolve(header: [String], fields: [FieldNames], ignoreUnknown: Bool = false,
                                locale: EntryLocale = .en) throws(HeaderError) -> (columns: [Column], unknown: [String]) {
         let mapped = try mapping(header: header, fields: fields, ignoreUnknown: ignoreUnknown, locale: locale)
         return (mapped.columns, mapped.unknown)
     }
 
     /// How ``mapping(header:fields:map:ignoreUnknown:locale:)`` matched a header cell.
-    public enum Match: String, Sendable, Equatable {
+    package enum Match: String, Sendable, Equatable {
         /// `import --map COLUMN=FIELD`.
         case map
         /// A field name (`phone`), or `id`/`deleted`.
@@ -215,7 +215,7 @@ public enum DataColumns {
         case unknown
 
         /// How the column was matched, for people: `别名`/`alias`, `--map` …
-        public func words(_ locale: EntryLocale) -> String {
+        package func words(_ locale: EntryLocale) -> String {
             let zh = locale == .zh
             switch self {
             case .map: return "--map"
@@ -230,21 +230,21 @@ public enum DataColumns {
     }
 
     /// How every column of an input header was mapped.
-    public struct HeaderMapping: Sendable, Equatable {
+    package struct HeaderMapping: Sendable, Equatable {
         /// A column per header cell, in order.
-        public var columns: [Column]
+        package var columns: [Column]
         /// The header cells, as given.
-        public var header: [String]
+        package var header: [String]
         /// How each column was matched, in order.
-        public var matches: [Match]
+        package var matches: [Match]
         /// The header cells that named nothing (skipped with `--ignore-unknown-columns`).
-        public var unknown: [String] {
+        package var unknown: [String] {
             zip(header, matches).compactMap { $1 == .unknown ? $0 : nil }
         }
 
         /// One line per column for `import --dry-run`, in `locale`:
         /// `  电话 → phone（别名）` / `  电话 → phone (alias)`, `  备注：未使用（不是表单的字段）`.
-        public func lines(locale: EntryLocale) -> [String] {
+        package func lines(locale: EntryLocale) -> [String] {
             zip(zip(header, columns), matches).map { pair, match in
                 let (cell, column) = pair
                 let target: String? = switch column {
@@ -262,7 +262,7 @@ public enum DataColumns {
         }
 
         /// The mapping for `--json`: `[{"column", "field"?, "by"}]`, `field` absent for a column not used.
-        public var json: JSON {
+        package var json: JSON {
             .array(zip(zip(header, columns), matches).map { pair, match in
                 var members: [(String, JSON)] = [("column", .string(pair.0))]
                 switch pair.1 {
@@ -285,7 +285,7 @@ public enum DataColumns {
     /// - Throws: ``HeaderError`` (a usage error) for a value without `=`, a
     ///   column mapped twice, or a FIELD that is no field of the form (with
     ///   the nearest field name or label).
-    public static func columnMap(_ specs: [String], fields: [FieldNames],
+    package static func columnMap(_ specs: [String], fields: [FieldNames],
                                  locale: EntryLocale = .en) throws(HeaderError) -> [String: String] {
         let zh = locale == .zh
         var map: [String: String] = [:]
@@ -324,7 +324,7 @@ public enum DataColumns {
     ///   - locale: the language of the error's message.
     /// - Throws: ``HeaderError``: as ``resolve(header:fields:ignoreUnknown:locale:)``,
     ///   and a usage error for a `--map` column the header does not have (with the nearest header cell).
-    public static func mapping(header: [String], fields: [FieldNames], map: [String: String] = [:],
+    package static func mapping(header: [String], fields: [FieldNames], map: [String: String] = [:],
                                ignoreUnknown: Bool = false, locale: EntryLocale = .en) throws(HeaderError) -> HeaderMapping {
         let zh = locale == .zh
         let trimmed = header.map { $0.trimmingCharacters(in: .whitespaces) }
@@ -413,7 +413,7 @@ public enum DataColumns {
     /// case-insensitive); names win over labels, labels over aliases. `nil`
     /// when it is none of them. Header aliases are for spreadsheet columns
     /// (`import`), not for `add NAME=VALUE`.
-    public static func fieldName(for typed: String, in fields: [FieldNames], aliases: Bool = false) -> String? {
+    package static func fieldName(for typed: String, in fields: [FieldNames], aliases: Bool = false) -> String? {
         let key = typed.trimmingCharacters(in: .whitespaces).lowercased()
         if let f = fields.first(where: { $0.name.lowercased() == key }) { return f.name }
         if let f = fields.first(where: { $0.zh.lowercased() == key || $0.en.lowercased() == key }) { return f.name }
@@ -456,7 +456,7 @@ public enum DataColumns {
     /// ``CSVWriter/spreadsheetSafe(_:)``) is read without the `'`; a plain
     /// RFC 4180 file (no BOM, as `export --format csv` writes) keeps every cell
     /// as it is, so a name `'=1+1` exported plainly imports back unchanged.
-    public static func importElement(_ record: [String], columns: [Column], spreadsheetSafe: Bool) -> JSON {
+    package static func importElement(_ record: [String], columns: [Column], spreadsheetSafe: Bool) -> JSON {
         var members: [(String, JSON)] = []
         var fields: [(String, JSON)] = []
         for (column, raw) in zip(columns, record) {
@@ -484,18 +484,18 @@ public enum DataColumns {
     }
 
     /// A header that `import` cannot map.
-    public struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct HeaderError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong with the header, in the locale asked for.
-        public var message: String
+        package var message: String
         /// Whether the command line is at fault (a bad `--map`), not the file.
-        public var usage: Bool
+        package var usage: Bool
         /// A header error with its message; `usage` when the command line is at fault.
-        public init(message: String, usage: Bool = false) {
+        package init(message: String, usage: Bool = false) {
             self.message = message
             self.usage = usage
         }
         /// The text shown to people.
-        public var description: String { message }
+        package var description: String { message }
     }
 }
 
@@ -508,7 +508,7 @@ extension DataColumns {
     /// hashes with different offset bases, each finished with the splitmix64
     /// mixer. Not a cryptographic hash: it only has to tell rows apart. Rows
     /// with identical cells get the same id, so a repeated row counts once.
-    public static func derivedID(form: String, fields: [(String, String)]) -> String {
+    package static func derivedID(form: String, fields: [(String, String)]) -> String {
         var h1: UInt64 = 0xcbf2_9ce4_8422_2325
         var h2: UInt64 = 0x6c62_272e_07bb_0142
         func feed(_ bytes: some Sequence<UInt8>) {

@@ -13,26 +13,26 @@ import EntryProtocol
 /// their line and offset, never becoming U+FFFD.
 ///
 /// Not thread-safe: one reader at a time.
-public final class ByteInput {
+package final class ByteInput {
     /// Bytes per `read(2)`: 64 KiB.
     static let chunkBytes = 64 << 10
 
     private let fd: Int32
     private let ownsDescriptor: Bool
     /// Size of the input in bytes when it is a regular file (for ETA), else `nil`.
-    public let totalBytes: Int64?
+    package let totalBytes: Int64?
     /// Bytes of the input read so far (before decoding).
-    public private(set) var bytesRead: Int64 = 0
+    package private(set) var bytesRead: Int64 = 0
     private var atEnd = false
     private let decoder = InputDecoder()
 
     /// The input's encoding, detected at its first byte that is not ASCII (or a
     /// byte order mark); `nil` while all of it read so far is ASCII.
-    public var encoding: InputEncoding? { decoder.encoding }
+    package var encoding: InputEncoding? { decoder.encoding }
 
     /// Whether only UTF-8 is accepted (JSON): input in another encoding throws
     /// ``InputEncodingError`` (``InputEncodingError/Kind/notUTF8(_:)``).
-    public var acceptsOnlyUTF8: Bool {
+    package var acceptsOnlyUTF8: Bool {
         get { decoder.utf8Only }
         set { decoder.utf8Only = newValue }
     }
@@ -40,7 +40,7 @@ public final class ByteInput {
     /// Opens `path` for reading; `-` is standard input.
     /// - Throws: ``SystemError`` (`open`) when the file cannot be opened, or
     ///   is a directory (`EISDIR`).
-    public init(path: String) throws(SystemError) {
+    package init(path: String) throws(SystemError) {
         if path == "-" {
             fd = 0
             ownsDescriptor = false
@@ -63,7 +63,7 @@ public final class ByteInput {
     }
 
     /// Wraps bytes already in memory (tests).
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         fd = -1
         ownsDescriptor = false
         totalBytes = Int64(bytes.count)
@@ -81,7 +81,7 @@ public final class ByteInput {
     /// The next chunk of at most ``chunkBytes`` bytes (more when it holds what
     /// ``peekFirstLine(limit:)`` read ahead), as UTF-8; empty at the end.
     /// - Throws: ``SystemError`` (`read`), ``InputEncodingError``.
-    public func read() throws -> [UInt8] {
+    package func read() throws -> [UInt8] {
         if !lookahead.isEmpty {
             defer { lookahead = [] }
             return lookahead
@@ -96,7 +96,7 @@ public final class ByteInput {
     /// header). Looks at no more than `limit` bytes: a longer line is cut there.
     /// Everything read here is handed out again by ``read()``.
     /// - Throws: ``SystemError`` (`read`), ``InputEncodingError``.
-    public func peekFirstLine(limit: Int = 1 << 20) throws -> (byteOrderMark: Bool, line: [UInt8]) {
+    package func peekFirstLine(limit: Int = 1 << 20) throws -> (byteOrderMark: Bool, line: [UInt8]) {
         while !lookaheadReachedEnd && lookahead.count < limit {
             let bom = lookahead.starts(with: utf8ByteOrderMark)
             if let line = Self.firstLine(lookahead.dropFirst(bom ? 3 : 0), complete: false) { return (bom, line) }
@@ -165,11 +165,11 @@ public final class ByteInput {
 
 /// The UTF-8 byte order mark, `EF BB BF`: spreadsheet programs write it in front
 /// of CSV; readers here skip it at the start of an input.
-public let utf8ByteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+package let utf8ByteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
 /// Splits an input into lines (LF or CRLF), skipping a leading byte order mark
 /// and blank lines: the records of JSON lines.
-public final class LineReader {
+package final class LineReader {
     private let input: ByteInput
     private var buffer: [UInt8] = []
     private var position = 0
@@ -177,12 +177,12 @@ public final class LineReader {
     private var physicalLine = 0
 
     /// Reads lines of `input`.
-    public init(_ input: ByteInput) { self.input = input }
+    package init(_ input: ByteInput) { self.input = input }
 
     /// The next non-blank line without its line end, and its 1-based line number;
     /// `nil` at the end.
     /// - Throws: ``SystemError`` or ``InputEncodingError`` from reading.
-    public func next() throws -> (bytes: ArraySlice<UInt8>, line: Int)? {
+    package func next() throws -> (bytes: ArraySlice<UInt8>, line: Int)? {
         while true {
             if let newline = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
                 var line = buffer[position..<newline]
@@ -215,9 +215,9 @@ public final class LineReader {
 
 /// What the start of an input says about its format, for `entryctl import`
 /// without `--format` (a file with no telling extension, or standard input).
-public enum InputSniffer {
+package enum InputSniffer {
     /// The formats an input can be in.
-    public enum Format: Sendable, Equatable {
+    package enum Format: Sendable, Equatable {
         /// One JSON object per line.
         case jsonLines
         /// One JSON array.
@@ -232,7 +232,7 @@ public enum InputSniffer {
     /// spreadsheet programs write in front of CSV, is skipped before this
     /// (``ByteInput/peekFirstLine(limit:)``); an empty input is JSON lines
     /// (no rows).
-    public static func format(firstLine line: [UInt8]) -> Format {
+    package static func format(firstLine line: [UInt8]) -> Format {
         switch line.first(where: { $0 != 0x20 && $0 != 0x09 }) {
         case UInt8(ascii: "{"), nil: return .jsonLines
         case UInt8(ascii: "["): return .jsonArray
@@ -244,7 +244,7 @@ public enum InputSniffer {
     /// holds more semicolons than commas outside double quotes (what Excel
     /// writes where the comma is the decimal sign), a tab when it holds more
     /// tabs than either, else `,`.
-    public static func separator(header: [UInt8]) -> UInt8 {
+    package static func separator(header: [UInt8]) -> UInt8 {
         var commas = 0, semicolons = 0, tabs = 0, quoted = false
         for b in header {
             switch b {

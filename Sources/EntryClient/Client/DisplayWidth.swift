@@ -18,12 +18,12 @@ import EntryProtocol
 /// Switching `LC_CTYPE` is process-wide and happens once, on first use; it only
 /// changes what the C library thinks characters are, never how Swift strings work.
 /// Where `C.UTF-8` is missing, every printable non-ASCII scalar counts 1.
-public enum DisplayWidth {
+package enum DisplayWidth {
     /// Whether `C.UTF-8` could be selected (computed once, thread-safely, on first use).
     static let unicodeAware: Bool = csystem_use_utf8_ctype() == 1
 
     /// How text is placed in a wider cell.
-    public enum Alignment: Sendable {
+    package enum Alignment: Sendable {
         /// Text first, spaces after (names, labels).
         case left
         /// Spaces first, text after (numbers).
@@ -31,7 +31,7 @@ public enum DisplayWidth {
     }
 
     /// Columns of one scalar: 0, 1 or 2 (never negative).
-    public static func of(_ scalar: Unicode.Scalar) -> Int {
+    package static func of(_ scalar: Unicode.Scalar) -> Int {
         let v = scalar.value
         if v >= 0x20 && v < 0x7F { return 1 }  // printable ASCII, the common case
         if unicodeAware { return max(0, Int(csystem_wcwidth(v))) }
@@ -40,7 +40,7 @@ public enum DisplayWidth {
 
     /// Columns of `text`: the sum over its scalars (see the type's notes).
     /// E.g. `李雷` → 4, `🇨🇳 中国` → 7, `abc` → 3, `e\u{301}` → 1.
-    public static func of<S: StringProtocol>(_ text: S) -> Int {
+    package static func of<S: StringProtocol>(_ text: S) -> Int {
         var total = 0
         for scalar in text.unicodeScalars { total += of(scalar) }
         return total
@@ -48,7 +48,7 @@ public enum DisplayWidth {
 
     /// `text` with spaces added to fill `width` columns; text already as wide or
     /// wider is returned unchanged (use ``truncated(_:to:)`` first to bound it).
-    public static func padded(_ text: String, to width: Int, alignment: Alignment = .left) -> String {
+    package static func padded(_ text: String, to width: Int, alignment: Alignment = .left) -> String {
         let missing = width - of(text)
         guard missing > 0 else { return text }
         let fill = String(repeating: " ", count: missing)
@@ -74,7 +74,7 @@ public enum DisplayWidth {
     /// `text` made safe to print in one terminal cell: tab, line feed and carriage
     /// return become spaces, other control scalars (C0, DEL, C1 — including ESC,
     /// which would start a terminal escape sequence) become U+FFFD `�`.
-    public static func sanitized(_ text: String) -> String {
+    package static func sanitized(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {

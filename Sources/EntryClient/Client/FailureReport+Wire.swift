@@ -134,7 +134,7 @@ extension FailureReport {
     /// A suggested canonical value with its name in `locale`, from the reference
     /// data this client carries: zh `CN 🇨🇳 中国`, `440100 广东省 广州市`; en
     /// `CN 🇨🇳 China`, `440100 Guangzhou, Guangdong`; other values as they are.
-    public static func describe(_ value: String, locale: EntryLocale = .zh) -> String {
+    package static func describe(_ value: String, locale: EntryLocale = .zh) -> String {
         let reference = ReferenceData.shared
         if let label = reference.countryLabel(alpha2: value, locale: locale) { return "\(value) \(label)" }
         if let division = reference.division(code: value) {

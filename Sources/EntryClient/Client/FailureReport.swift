@@ -11,27 +11,27 @@ import EntryProtocol
 /// without the program prefix, in the locale asked for (``Localized``); the
 /// daemon's own texts (problem messages) arrive in the requested locale and are
 /// shown as they are.
-public struct FailureReport: Sendable, Equatable {
+package struct FailureReport: Sendable, Equatable {
     /// The process exit status.
-    public var exitCode: ExitCode
+    package var exitCode: ExitCode
     /// The first line is the message; further lines are details and hints.
-    public var lines: [String]
+    package var lines: [String]
 
     /// A report of `lines` (at least one) exiting with `exitCode`.
-    public init(exitCode: ExitCode, lines: [String]) {
+    package init(exitCode: ExitCode, lines: [String]) {
         self.exitCode = exitCode
         self.lines = lines
     }
 
     /// The usage context of the command that failed, appended to usage errors.
-    public struct Usage: Sendable, Equatable {
+    package struct Usage: Sendable, Equatable {
         /// E.g. `entryctl get ID`.
-        public var line: String
+        package var line: String
         /// E.g. `entryctl get --help`.
-        public var helpCommand: String
+        package var helpCommand: String
 
         /// The usage `line` and the command that shows full help.
-        public init(line: String, helpCommand: String) {
+        package init(line: String, helpCommand: String) {
             self.line = line
             self.helpCommand = helpCommand
         }
@@ -52,7 +52,7 @@ public struct FailureReport: Sendable, Equatable {
     ///   - usage: the failing command's usage, when known.
     ///   - locale: the language of the validation summary (the problems' own
     ///     messages come from the daemon in the requested locale already).
-    public init(for error: any Error, usage: Usage? = nil, locale: EntryLocale = .en) {
+    package init(for error: any Error, usage: Usage? = nil, locale: EntryLocale = .en) {
         switch error {
         case let error as UsageError:
             self = .usage(error.text(locale), usage, locale: locale)
@@ -129,12 +129,12 @@ public struct FailureReport: Sendable, Equatable {
 
 extension SystemError {
     /// strerror(3) text of ``errno``, e.g. "Connection refused".
-    public var reasonText: String { String(cString: strerror(errno)) }
+    package var reasonText: String { String(cString: strerror(errno)) }
 
     /// Why, in `locale`: for the errors of files and sockets people meet (no
     /// such file, permission, a directory, a full or read-only disk, nobody
     /// listening) in Chinese under `zh`; strerror(3)'s English otherwise.
-    public func reason(in locale: EntryLocale) -> String {
+    package func reason(in locale: EntryLocale) -> String {
         guard locale == .zh else { return reasonText }
         switch errno {
         case ENOENT: return "文件不存在"

@@ -10,21 +10,21 @@ import EntryProtocol
 /// either language, or one of its header aliases (`手机=…`, `mobile=…`), as the
 /// form defines them (``resolve(_:fields:)`` turns them into names before the
 /// call; the wire keeps field names); white space around it is dropped. Whether the form has such a field is for the form to say.
-public struct FieldAssignment: Sendable, Equatable {
+package struct FieldAssignment: Sendable, Equatable {
     /// The field name or label as typed (trimmed), e.g. `name` or `姓名`.
-    public var name: String
+    package var name: String
     /// Everything after the first `=` (may be empty or hold `=`).
-    public var value: String
+    package var value: String
 
     /// Sets field `name` to `value`.
-    public init(name: String, value: String) {
+    package init(name: String, value: String) {
         self.name = name
         self.value = value
     }
 
     /// Parses one argument.
     /// - Throws: ``UsageError`` when there is no `=` or nothing before it.
-    public static func parse(_ argument: String) throws(UsageError) -> FieldAssignment {
+    package static func parse(_ argument: String) throws(UsageError) -> FieldAssignment {
         guard let eq = argument.firstIndex(of: "=") else {
             throw UsageError(zh: "“\(argument)”不是 FIELD=VALUE（字段名或标签、'='、再是值，例如 name=李雷 或 姓名=李雷）", en: "'\(argument)' is not FIELD=VALUE (a field name or label, '=', then the value, e.g. name=李雷 or 姓名=李雷)")
         }
@@ -36,7 +36,7 @@ public struct FieldAssignment: Sendable, Equatable {
 
     /// Parses every argument into a field map, keyed as typed.
     /// - Throws: ``UsageError`` for the first malformed argument, or when a field is given twice.
-    public static func parseAll(_ arguments: [String]) throws(UsageError) -> [String: String] {
+    package static func parseAll(_ arguments: [String]) throws(UsageError) -> [String: String] {
         var fields: [String: String] = [:]
         for argument in arguments {
             let assignment = try parse(argument)
@@ -51,7 +51,7 @@ public struct FieldAssignment: Sendable, Equatable {
     /// kept as it is and listed in `unknown` (sorted), so that the form reports
     /// it with the other problems.
     /// - Throws: ``UsageError`` when two keys stand for one field (`name` and `姓名`).
-    public static func resolve(_ typed: [String: String], fields: [DataColumns.FieldNames])
+    package static func resolve(_ typed: [String: String], fields: [DataColumns.FieldNames])
         throws(UsageError) -> (fields: [String: String], unknown: [String]) {
         var out: [String: String] = [:]
         var spelled: [String: String] = [:]
@@ -71,7 +71,7 @@ public struct FieldAssignment: Sendable, Equatable {
 
     /// The message for a typed field name that is no field's name or label:
     /// the form's fields, or the nearest name or label (did you mean).
-    public static func unknownFieldMessage(_ typed: String, form: String, fields: [DataColumns.FieldNames],
+    package static func unknownFieldMessage(_ typed: String, form: String, fields: [DataColumns.FieldNames],
                                            locale: EntryLocale) -> String {
         let shown = typed.count > 64 ? String(typed.prefix(64)) + "…" : typed
         if let near = DataColumns.nearestName(to: typed, in: fields) {

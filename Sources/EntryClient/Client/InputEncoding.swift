@@ -8,7 +8,7 @@ import EntryModel
 /// NUL bytes: ``InputDecoder/utf16WithoutBOM(_:)``), and GB18030 (which GBK and
 /// GB2312 are subsets of: what Excel in China saves CSV as). Everything else
 /// is converted through glibc's iconv to UTF-8 before it is parsed.
-public enum InputEncoding: String, Sendable, Equatable {
+package enum InputEncoding: String, Sendable, Equatable {
     /// UTF-8, with or without `EF BB BF` in front.
     case utf8 = "UTF-8"
     /// UTF-16 little-endian, told by `FF FE` in front (or, without it, by a NUL after ASCII code units).
@@ -21,7 +21,7 @@ public enum InputEncoding: String, Sendable, Equatable {
     /// `text` (UTF-8 bytes, all valid) in this encoding, for a report written
     /// back in the input's encoding. A UTF-8 byte order mark in `text` becomes
     /// this encoding's (`FF FE` or `FE FF` for UTF-16).
-    public func encode(_ text: [UInt8]) -> [UInt8] {
+    package func encode(_ text: [UInt8]) -> [UInt8] {
         guard self != .utf8, !text.isEmpty, let converter = Iconv(from: "UTF-8", to: rawValue) else { return text }
         let result = converter.convert(text[...])
         return result.output
@@ -30,9 +30,9 @@ public enum InputEncoding: String, Sendable, Equatable {
 
 /// An input that is not text in an encoding `entryctl import` reads, or not in
 /// the one it must be in (JSON is UTF-8): where, and how to convert it.
-public struct InputEncodingError: Error, Sendable, Equatable {
+package struct InputEncodingError: Error, Sendable, Equatable {
     /// What is wrong.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// The bytes at ``InputEncodingError/byteOffset`` are neither UTF-8 nor GB18030.
         case unknown
         /// The input was read as this encoding and the bytes at the offset are not valid in it
@@ -49,14 +49,14 @@ public struct InputEncodingError: Error, Sendable, Equatable {
     }
 
     /// What is wrong.
-    public var kind: Kind
+    package var kind: Kind
     /// The 1-based line (counted in the decoded text) holding the bad bytes.
-    public var line: Int
+    package var line: Int
     /// The 0-based offset in the input of the first bad byte (as `iconv` and `cmp` count).
-    public var byteOffset: Int64
+    package var byteOffset: Int64
 
     /// An encoding error of `kind` at `line` and `byteOffset`.
-    public init(_ kind: Kind, line: Int, byteOffset: Int64) {
+    package init(_ kind: Kind, line: Int, byteOffset: Int64) {
         self.kind = kind
         self.line = line
         self.byteOffset = byteOffset
@@ -64,7 +64,7 @@ public struct InputEncodingError: Error, Sendable, Equatable {
 
     /// The words for people about input `file` (`-` is standard input), in
     /// `locale`: the problem, where, and the `iconv` command that converts it.
-    public func message(file: String, locale: EntryLocale) -> String {
+    package func message(file: String, locale: EntryLocale) -> String {
         let name = file == "-" ? (locale == .zh ? "标准输入" : "standard input") : "'\(file)'"
         let source: String = {
             switch kind {

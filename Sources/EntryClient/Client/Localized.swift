@@ -8,28 +8,28 @@ import EntryProtocol
 /// is printed. Tests/UnitTests/MessageCatalogTests.swift checks that every
 /// `zh` text is Chinese and that entryctl's sources print no English-only
 /// literal.
-public struct Localized: Sendable, Equatable, CustomStringConvertible {
+package struct Localized: Sendable, Equatable, CustomStringConvertible {
     /// The Chinese text.
-    public let zh: String
+    package let zh: String
     /// The English text.
-    public let en: String
+    package let en: String
 
     /// A message in Chinese and in English.
-    public init(zh: String, en: String) {
+    package init(zh: String, en: String) {
         self.zh = zh
         self.en = en
     }
 
     /// The text in `locale`.
-    public func callAsFunction(_ locale: EntryLocale) -> String { locale == .zh ? zh : en }
+    package func callAsFunction(_ locale: EntryLocale) -> String { locale == .zh ? zh : en }
 
     /// The English text (logs, `String(describing:)`).
-    public var description: String { en }
+    package var description: String { en }
 }
 
 /// A failure whose words come in both languages: ``FailureReport`` prints
 /// them in the chosen locale with exit code ``exitCode``.
-public protocol LocalizedFailure: Error {
+package protocol LocalizedFailure: Error {
     /// What went wrong and what to do, first line first.
     var lines: [Localized] { get }
     /// The exit status.

@@ -2,29 +2,29 @@ import EntryArguments
 
 /// An option an entryctl command accepts: the option as the scanner reads it
 /// (``ArgumentOption``, EntryArguments) and its help line.
-public struct OptionSpec: Sendable, Equatable {
+package struct OptionSpec: Sendable, Equatable {
     /// Its spellings, its value's placeholder and whether it repeats.
     package var option: ArgumentOption
     /// One line for `--help`, in both languages.
-    public var help: Localized
+    package var help: Localized
 
     /// An option spelled `names` (each starting with `-`); `value` names its
     /// placeholder, or is `nil` for a flag; a `repeatable` option with a value may be given many times.
-    public init(_ names: [String], value: String? = nil, help: Localized, repeatable: Bool = false) {
+    package init(_ names: [String], value: String? = nil, help: Localized, repeatable: Bool = false) {
         self.option = ArgumentOption(names, value: value, repeatable: repeatable)
         self.help = help
     }
 
     /// Every spelling, the canonical (long) one first: `["--help", "-h"]`.
-    public var names: [String] { option.names }
+    package var names: [String] { option.names }
     /// The placeholder of the value (`N`, `PATH`), or `nil` for a flag.
-    public var valueName: String? { option.valueName }
+    package var valueName: String? { option.valueName }
     /// Whether the option may be given more than once (``ScannedArguments/values(_:)`` has every value).
-    public var repeatable: Bool { option.repeatable }
+    package var repeatable: Bool { option.repeatable }
     /// The canonical spelling, e.g. `--limit`.
-    public var name: String { option.name }
+    package var name: String { option.name }
     /// The spellings and placeholder as help shows them: `-h, --help`, `--limit N`.
-    public var synopsis: String { option.synopsis }
+    package var synopsis: String { option.synopsis }
 }
 
 extension UsageError {

@@ -5,24 +5,24 @@ import EntryModel
 import EntryProtocol
 
 /// A socket path a client may try, and where the path came from.
-public struct SocketCandidate: Sendable, Equatable, CustomStringConvertible {
+package struct SocketCandidate: Sendable, Equatable, CustomStringConvertible {
     /// The path as it will be connected to (may be relative: `./entryd.sock`).
-    public var path: String
+    package var path: String
     /// Where it came from, for messages: `--socket`, `$ENTRYD_SOCKET`, …
-    public var origin: String
+    package var origin: String
 
     /// A candidate `path` found through `origin`.
-    public init(path: String, origin: String) {
+    package init(path: String, origin: String) {
         self.path = path
         self.origin = origin
     }
 
     /// `PATH (ORIGIN)`.
-    public var description: String { "\(path) (\(origin))" }
+    package var description: String { "\(path) (\(origin))" }
 
     /// The origin in `locale`: `当前目录` for the current directory; the
     /// others are option, variable and unit names, the same in both.
-    public func origin(in locale: EntryLocale) -> String {
+    package func origin(in locale: EntryLocale) -> String {
         locale == .zh && origin == "current directory" ? "当前目录" : origin
     }
 }
@@ -40,22 +40,22 @@ public struct SocketCandidate: Sendable, Equatable, CustomStringConvertible {
 /// skipped, as is a relative `$XDG_RUNTIME_DIR` (the XDG spec requires it to be
 /// absolute). The environment and the file check are injected, so the order can
 /// be tested without touching the file system.
-public struct SocketLocator {
+package struct SocketLocator {
     /// The socket systemd's `entryd.socket` listens on.
-    public static let systemSocketPath = "/run/entryd/entryd.sock"
+    package static let systemSocketPath = "/run/entryd/entryd.sock"
     /// The file name looked for in `$XDG_RUNTIME_DIR` and the current directory.
     static let socketFileName = "entryd.sock"
 
     /// The `--socket` value, or `nil`.
-    public var explicitPath: String?
+    package var explicitPath: String?
     /// Environment variables (`ENTRYD_SOCKET`, `XDG_RUNTIME_DIR` are read).
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// Whether something may exist at a path; see ``pathMayExist(_:)``.
-    public var fileExists: (String) -> Bool
+    package var fileExists: (String) -> Bool
 
     /// A locator for `--socket` (`explicitPath`, or `nil`), the process
     /// `environment`, and a file check (default: ``pathMayExist(_:)``).
-    public init(explicitPath: String?, environment: [String: String],
+    package init(explicitPath: String?, environment: [String: String],
                 fileExists: @escaping (String) -> Bool = SocketLocator.pathMayExist) {
         self.explicitPath = explicitPath
         self.environment = environment
@@ -63,7 +63,7 @@ public struct SocketLocator {
     }
 
     /// Every path that would be tried, in order, without checking any of them.
-    public var candidates: [SocketCandidate] {
+    package var candidates: [SocketCandidate] {
         if let explicitPath { return [SocketCandidate(path: explicitPath, origin: "--socket")] }
         var list: [SocketCandidate] = []
         if let env = environment["ENTRYD_SOCKET"], !env.isEmpty {
@@ -81,7 +81,7 @@ public struct SocketLocator {
     /// The first candidate that exists.
     /// - Throws: ``DaemonUnreachable`` listing every candidate, each with the
     ///   reason "no such file", when none exists.
-    public func locate() throws(DaemonUnreachable) -> SocketCandidate {
+    package func locate() throws(DaemonUnreachable) -> SocketCandidate {
         let all = candidates
         if let found = all.first(where: { fileExists($0.path) }) { return found }
         throw DaemonUnreachable(attempts: all.map { .init(candidate: $0, reason: "no such file", reasonZh: "文件不存在") })
@@ -90,7 +90,7 @@ public struct SocketLocator {
     /// True unless `stat(2)` says the path is missing (`ENOENT`, `ENOTDIR`).
     /// A path that cannot be examined (`EACCES`) counts as existing, so that the
     /// connection attempt reports the real reason instead of "no such file".
-    public static func pathMayExist(_ path: String) -> Bool {
+    package static func pathMayExist(_ path: String) -> Bool {
         var info = stat()
         if stat(path, &info) == 0 { return true }
         return errno != ENOENT && errno != ENOTDIR
@@ -98,38 +98,38 @@ public struct SocketLocator {
 }
 
 /// No running entryd could be reached: the candidates tried and why each failed.
-public struct DaemonUnreachable: Error, Sendable, Equatable, CustomStringConvertible {
+package struct DaemonUnreachable: Error, Sendable, Equatable, CustomStringConvertible {
     /// One path tried.
-    public struct Attempt: Sendable, Equatable {
+    package struct Attempt: Sendable, Equatable {
         /// The path tried.
-        public var candidate: SocketCandidate
+        package var candidate: SocketCandidate
         /// Why it failed, in English, e.g. "no such file", "Connection refused".
-        public var reason: String
+        package var reason: String
         /// The same in Chinese, when entryctl has the words for it (else `nil`:
         /// an error text of the system, shown as it is).
-        public var reasonZh: String?
+        package var reasonZh: String?
 
         /// `candidate` failed because of `reason` (and `reasonZh` in Chinese).
-        public init(candidate: SocketCandidate, reason: String, reasonZh: String? = nil) {
+        package init(candidate: SocketCandidate, reason: String, reasonZh: String? = nil) {
             self.candidate = candidate
             self.reason = reason
             self.reasonZh = reasonZh
         }
 
         /// Why it failed, in `locale`.
-        public func reason(in locale: EntryLocale) -> String { locale == .zh ? reasonZh ?? reason : reason }
+        package func reason(in locale: EntryLocale) -> String { locale == .zh ? reasonZh ?? reason : reason }
     }
 
     /// In the order tried; never empty.
-    public var attempts: [Attempt]
+    package var attempts: [Attempt]
 
     /// The failure of `attempts` (not empty).
-    public init(attempts: [Attempt]) {
+    package init(attempts: [Attempt]) {
         self.attempts = attempts
     }
 
     /// One line naming every attempt and its reason.
-    public var description: String {
+    package var description: String {
         "cannot reach entryd: " + attempts.map { "\($0.candidate): \($0.reason)" }.joined(separator: "; ")
     }
 }
@@ -139,7 +139,7 @@ extension DaemonUnreachable.Attempt {
     /// "Connection refused" both when nobody listens and when the path is not
     /// a socket at all; a path that exists as a regular file or a directory is
     /// named as such, so the user fixes the path instead of starting a daemon.
-    public init(candidate: SocketCandidate, error: SystemError) {
+    package init(candidate: SocketCandidate, error: SystemError) {
         var info = stat()
         if error.call == "connect", error.errno == ECONNREFUSED || error.errno == ENOTSOCK,
            lstat(candidate.path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {

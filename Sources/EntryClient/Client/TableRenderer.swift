@@ -2,17 +2,17 @@ import EntryModel
 import EntryProtocol
 
 /// One column of a ``TableRenderer``.
-public struct TableColumn: Sendable, Equatable {
+package struct TableColumn: Sendable, Equatable {
     /// The header text.
-    public var title: String
+    package var title: String
     /// How cells sit in the column; default left.
     var alignment: DisplayWidth.Alignment
     /// The widest a cell may be, in terminal columns; longer cells are cut with
     /// `…`. `nil` (the default) means no bound.
-    public var maxWidth: Int?
+    package var maxWidth: Int?
 
     /// A column titled `title`; `maxWidth` (terminal columns, ≥ 1) bounds its cells.
-    public init(_ title: String, alignment: DisplayWidth.Alignment = .left, maxWidth: Int? = nil) {
+    package init(_ title: String, alignment: DisplayWidth.Alignment = .left, maxWidth: Int? = nil) {
         precondition(maxWidth.map { $0 >= 1 } ?? true, "maxWidth is at least 1 column")
         self.title = title
         self.alignment = alignment
@@ -34,16 +34,16 @@ public struct TableColumn: Sendable, Equatable {
 /// ID  姓名  国家
 /// 1   李雷  🇨🇳 中国
 /// ```
-public struct TableRenderer: Sendable {
+package struct TableRenderer: Sendable {
     /// The columns, left to right (at least one).
-    public var columns: [TableColumn]
+    package var columns: [TableColumn]
     /// Text between two cells; default two spaces.
-    public var separator: String
+    package var separator: String
     /// Whether the first line is the titles; default true.
     var showsHeader: Bool
 
     /// A table of `columns`; `separator` goes between cells (default two spaces).
-    public init(columns: [TableColumn], separator: String = "  ", showsHeader: Bool = true) {
+    package init(columns: [TableColumn], separator: String = "  ", showsHeader: Bool = true) {
         precondition(!columns.isEmpty, "a table has at least one column")
         self.columns = columns
         self.separator = separator
@@ -55,7 +55,7 @@ public struct TableRenderer: Sendable {
     /// - Parameter rows: one array of cells per row; a row with fewer cells than
     ///   there are columns is filled with empty cells. More cells than columns
     ///   is a programmer error.
-    public func render(_ rows: [[String]]) -> [String] {
+    package func render(_ rows: [[String]]) -> [String] {
         var cells: [[String]] = []
         cells.reserveCapacity(rows.count + 1)
         if showsHeader { cells.append(columns.map { cell($0.title, in: $0) }) }

@@ -10,24 +10,24 @@ import EntryProtocol
 /// the column's value (four for the year, two for the others) and move on.
 /// After every change the day is clamped to the month (no 31 February) and
 /// the whole value to `min…max`, so the wheel never shows a value the field refuses.
-public struct DateWheel: Sendable, Equatable {
+package struct DateWheel: Sendable, Equatable {
     /// A wheel column.
-    public enum Column: Int, Sendable, CaseIterable {
+    package enum Column: Int, Sendable, CaseIterable {
         case year, month, day, hour, minute
     }
 
     /// The value shown (always valid and within the range).
-    public private(set) var value: PickerDate
+    package private(set) var value: PickerDate
     /// The selected column.
-    public private(set) var column: Column = .year
+    package private(set) var column: Column = .year
     /// Whether the wheel has hour and minute columns.
     let withTime: Bool
     /// Minutes per step of the minute column (a divisor of 60; 1 for none).
-    public let minuteInterval: Int
+    package let minuteInterval: Int
     /// The earliest value allowed.
     let minimum: PickerDate
     /// The latest value allowed.
-    public let maximum: PickerDate
+    package let maximum: PickerDate
     private var typed = ""
 
     /// A wheel showing `initial` (clamped into range, minutes rounded down to the interval).
@@ -36,7 +36,7 @@ public struct DateWheel: Sendable, Equatable {
     ///   - minimum, maximum: the field's resolved `min`/`max`; `nil` bounds are
     ///     1900-01-01 00:00 and 2100-12-31 23:59.
     ///   - minuteInterval: minutes per step (1…60, a divisor of 60); `nil` is 1.
-    public init(initial: PickerDate, withTime: Bool, minuteInterval: Int? = nil,
+    package init(initial: PickerDate, withTime: Bool, minuteInterval: Int? = nil,
                 minimum: PickerDate? = nil, maximum: PickerDate? = nil) {
         self.withTime = withTime
         let step = minuteInterval ?? 1
@@ -54,10 +54,10 @@ public struct DateWheel: Sendable, Equatable {
     }
 
     /// The columns this wheel has, left to right.
-    public var columns: [Column] { withTime ? Column.allCases : [.year, .month, .day] }
+    package var columns: [Column] { withTime ? Column.allCases : [.year, .month, .day] }
 
     /// The canonical text of ``value``.
-    public var canonical: String { value.canonical(withTime: withTime) }
+    package var canonical: String { value.canonical(withTime: withTime) }
 
     /// Selects the column to the left (`by: -1`) or right (`by: 1`); stops at the ends.
     mutating func moveColumn(by delta: Int) {
@@ -67,7 +67,7 @@ public struct DateWheel: Sendable, Equatable {
     }
 
     /// Turns the selected column by `steps` (negative: earlier).
-    public mutating func turn(by steps: Int) {
+    package mutating func turn(by steps: Int) {
         typed = ""
         switch column {
         case .year: value.year += steps
@@ -98,7 +98,7 @@ public struct DateWheel: Sendable, Equatable {
     /// others two (or one that cannot start a valid two-digit value); when the
     /// column is complete it is set (rounded to the interval, clamped) and the
     /// next column selected.
-    public mutating func type(digit: Int) {
+    package mutating func type(digit: Int) {
         typed += String(digit)
         let width = column == .year ? 4 : 2
         let number = Int(typed) ?? 0

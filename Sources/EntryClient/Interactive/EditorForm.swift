@@ -4,32 +4,32 @@ import EntryProtocol
 /// A form as the interactive editor uses it: the wire `Form` of
 /// `io.entryd.Forms.GetForm` (doc/protocol.md), labels already in the locale and
 /// `min`/`max` resolved to dates by the daemon.
-public struct EditorForm: Sendable, Equatable {
+package struct EditorForm: Sendable, Equatable {
     /// A wire `Field`.
-    public struct Field: Sendable, Equatable {
+    package struct Field: Sendable, Equatable {
         /// The field name.
-        public var name: String
+        package var name: String
         /// The field type.
-        public var type: FieldType
+        package var type: FieldType
         /// The label in the requested locale.
-        public var label: String
+        package var label: String
         /// Always required.
-        public var required: Bool
+        package var required: Bool
         /// Required (and, when it names a `choice` field, shown) only when this holds.
-        public var requiredWhen: FieldCondition?
+        package var requiredWhen: FieldCondition?
         /// The field whose value filters this one's rows (a city's province).
-        public var parent: String?
+        package var parent: String?
         /// Minutes per step of a datetime field.
-        public var minuteInterval: Int?
+        package var minuteInterval: Int?
         /// The earliest value (canonical date or date-time).
-        public var min: String?
+        package var min: String?
         /// The latest value (canonical date or date-time).
-        public var max: String?
+        package var max: String?
         /// The most characters of a text field.
-        public var maxLength: Int?
+        package var maxLength: Int?
 
         /// A field; defaults make an optional field without bounds.
-        public init(name: String, type: FieldType, label: String? = nil, required: Bool = false,
+        package init(name: String, type: FieldType, label: String? = nil, required: Bool = false,
                     requiredWhen: FieldCondition? = nil, parent: String? = nil, minuteInterval: Int? = nil,
                     min: String? = nil, max: String? = nil, maxLength: Int? = nil) {
             self.name = name
@@ -53,14 +53,14 @@ public struct EditorForm: Sendable, Equatable {
     }
 
     /// The form name.
-    public var name: String
+    package var name: String
     /// The title in the requested locale.
-    public var title: String
+    package var title: String
     /// The fields, in navigation order.
-    public var fields: [Field]
+    package var fields: [Field]
 
     /// A form of `fields`.
-    public init(name: String, title: String, fields: [Field]) {
+    package init(name: String, title: String, fields: [Field]) {
         self.name = name
         self.title = title
         self.fields = fields
@@ -68,7 +68,7 @@ public struct EditorForm: Sendable, Equatable {
 
     /// Reads a wire `Form` object; fields of an unknown type are read as text.
     /// - Returns: `nil` when `json` has no name or no fields array.
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard let name = json["name"]?.stringValue, let fields = json["fields"]?.arrayValue else { return nil }
         self.name = name
         title = json["title"]?.stringValue ?? name
@@ -89,12 +89,12 @@ public struct EditorForm: Sendable, Equatable {
     }
 
     /// The field named `name`.
-    public func field(_ name: String) -> Field? { fields.first { $0.name == name } }
+    package func field(_ name: String) -> Field? { fields.first { $0.name == name } }
 }
 
 extension OptionRow {
     /// Reads a wire `Option` object; `nil` without a value.
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard let value = json["value"]?.stringValue else { return nil }
         self.init(value: value, label: json["label"]?.stringValue ?? value, flag: json["flag"]?.stringValue,
                   parent: json["parent"]?.stringValue,
@@ -102,5 +102,5 @@ extension OptionRow {
     }
 
     /// The row as the form shows a chosen value: `🇨🇳 中国`, `广州市`.
-    public var shown: String { flag.map { "\($0) \(label)" } ?? label }
+    package var shown: String { flag.map { "\($0) \(label)" } ?? label }
 }

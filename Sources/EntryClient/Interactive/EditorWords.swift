@@ -3,11 +3,11 @@ import EntryProtocol
 
 /// The words of the interactive form itself (footer, prompts, hints), in the
 /// form's locale. Labels, option names and problem messages come from the daemon.
-public struct EditorWords: Sendable {
+package struct EditorWords: Sendable {
     /// Footer words of the form: previous / next field, open a picker, submit, discard, keep editing.
-    public let previous: String, next: String, choose: String, done: String, discard: String, keepEditing: String
+    package let previous: String, next: String, choose: String, done: String, discard: String, keepEditing: String
     /// Footer and panel words of the pickers.
-    public let commit: String, cancel: String, search: String, columns: String, adjust: String
+    package let commit: String, cancel: String, search: String, columns: String, adjust: String
     /// Title suffixes, picker states, and the placeholder of an empty field.
     let newEntry: String, editing: String, loading: String, noRows: String, empty: String
     /// Status line texts ("N problems …" is the count, a space, then ``problems``).
@@ -16,7 +16,7 @@ public struct EditorWords: Sendable {
     let wheel: [String]
 
     /// Chinese.
-    public static let zh = EditorWords(
+    package static let zh = EditorWords(
         previous: "上一项", next: "下一项", choose: "选择", done: "完成", discard: "放弃", keepEditing: "继续填写",
         commit: "确定", cancel: "取消", search: "搜索", columns: "切换列", adjust: "调整",
         newEntry: "新建", editing: "编辑", loading: "加载中…", noRows: "没有匹配的选项", empty: "未填",
@@ -25,7 +25,7 @@ public struct EditorWords: Sendable {
         wheel: ["年", "月", "日", "时", "分"])
 
     /// English.
-    public static let en = EditorWords(
+    package static let en = EditorWords(
         previous: "Prev", next: "Next", choose: "Pick", done: "Done", discard: "Discard", keepEditing: "Keep editing",
         commit: "OK", cancel: "Cancel", search: "Search", columns: "Column", adjust: "Turn",
         newEntry: "new", editing: "edit", loading: "loading…", noRows: "no matching rows", empty: "empty",
@@ -34,5 +34,5 @@ public struct EditorWords: Sendable {
         wheel: ["Year", "Mon", "Day", "Hour", "Min"])
 
     /// The words for `locale`.
-    public static func `for`(_ locale: EntryLocale) -> EditorWords { locale == .zh ? zh : en }
+    package static func `for`(_ locale: EntryLocale) -> EditorWords { locale == .zh ? zh : en }
 }

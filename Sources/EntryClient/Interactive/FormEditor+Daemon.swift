@@ -6,7 +6,7 @@ import EntryProtocol
 extension FormEditor {
     /// Takes the rows `io.entryd.Forms.Options` returned for `request`; rows
     /// for a picker that has closed, or for an older query, are ignored.
-    public mutating func receive(_ rows: [OptionRow], for request: OptionRequest) {
+    package mutating func receive(_ rows: [OptionRow], for request: OptionRequest) {
         guard case .list(var picker) = mode else { return }
         picker.receive(rows, for: request)
         mode = .list(picker)
@@ -15,7 +15,7 @@ extension FormEditor {
     /// Takes the answer of `io.entryd.Forms.Check` for the current values: its
     /// problems replace the earlier ones, and its display values are shown
     /// for list fields (`🇨🇳 中国`, `广东省`).
-    public mutating func receiveCheck(display checked: [String: String], problems: [Problem]) {
+    package mutating func receiveCheck(display checked: [String: String], problems: [Problem]) {
         self.problems = problems
         learn(problems)
         for field in form.fields where field.isList {
@@ -25,7 +25,7 @@ extension FormEditor {
 
     /// The daemon refused the submission with `ValidationFailed`: back to the
     /// form, the problems marked, the focus on the first shown field with one.
-    public mutating func submitFailed(problems: [Problem]) {
+    package mutating func submitFailed(problems: [Problem]) {
         self.problems = problems
         learn(problems)
         mode = .form
@@ -41,7 +41,7 @@ extension FormEditor {
 
     /// The submission failed for another reason (the entry changed meanwhile,
     /// the daemon went away): back to the form with `message` in the status line.
-    public mutating func submitFailed(message: String) {
+    package mutating func submitFailed(message: String) {
         mode = .form
         status = message
     }
@@ -58,7 +58,7 @@ extension FormEditor {
     }
 
     /// Shows `message` in the status line (e.g. a Check or Options call failed).
-    public mutating func show(message: String) {
+    package mutating func show(message: String) {
         status = message
     }
 }

@@ -5,7 +5,7 @@ import EntryProtocol
 
 extension FormEditor {
     /// Handles one key and returns what the shell must do (see ``Action``).
-    public mutating func handle(_ key: Key) -> [Action] {
+    package mutating func handle(_ key: Key) -> [Action] {
         switch mode {
         case .form: return handleForm(key)
         case .list(let picker): return handleList(key, picker)

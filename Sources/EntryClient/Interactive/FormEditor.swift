@@ -18,9 +18,9 @@ import EntryProtocol
 /// - a field whose `requiredWhen` names a `choice` field is shown only while
 ///   the condition holds (contact_method=phone shows phone, hides email);
 ///   other conditions (province when country=CN) only make the field required.
-public struct FormEditor: Sendable {
+package struct FormEditor: Sendable {
     /// What the shell must do after a key.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Ask `io.entryd.Forms.Check` about these values, then ``receiveCheck(display:problems:)``.
         case check([String: String])
         /// Ask `io.entryd.Forms.Options`, then ``receive(_:for:)``.
@@ -33,7 +33,7 @@ public struct FormEditor: Sendable {
     }
 
     /// What has the keyboard.
-    public enum Mode: Sendable, Equatable {
+    package enum Mode: Sendable, Equatable {
         /// The field list (a focused text field takes typing).
         case form
         /// A list picker is open.
@@ -47,40 +47,40 @@ public struct FormEditor: Sendable {
     }
 
     /// The form.
-    public let form: EditorForm
+    package let form: EditorForm
     /// The editor's own words, in the form's locale.
-    public let words: EditorWords
+    package let words: EditorWords
     /// Whether an existing entry is edited (submit is an Update).
     let isEditing: Bool
     /// The edited entry's id, shown in the title (`nil` for a new entry).
-    public let entryID: String?
+    package let entryID: String?
     /// The current values by field name ("" or missing: empty). Hidden fields keep theirs.
-    public internal(set) var values: [String: String]
+    package internal(set) var values: [String: String]
     /// The values when the editor opened.
-    public let original: [String: String]
+    package let original: [String: String]
     /// Values as shown (`🇨🇳 中国`), from picked rows and the daemon's Check.
-    public internal(set) var display: [String: String]
+    package internal(set) var display: [String: String]
     /// The focused field's index in `form.fields` (always a shown field).
-    public internal(set) var focus = 0
+    package internal(set) var focus = 0
     /// What has the keyboard.
-    public internal(set) var mode: Mode = .form
+    package internal(set) var mode: Mode = .form
     /// The line editor of the focused text field, `nil` on other fields.
-    public internal(set) var textLine: TextLine?
+    package internal(set) var textLine: TextLine?
     /// The daemon's problems with the current values (from Check or a refused submit).
-    public internal(set) var problems: [Problem] = []
+    package internal(set) var problems: [Problem] = []
     /// Fields left at least once or committed: their "required" problems show.
-    public internal(set) var touched: Set<String> = []
+    package internal(set) var touched: Set<String> = []
     /// Fields the daemon's Check last reported missing ("required") while empty;
     /// kept once they are filled, so the marker does not vanish with the problem.
-    public internal(set) var learnedRequired: Set<String> = []
+    package internal(set) var learnedRequired: Set<String> = []
     /// Whether Done was pressed once: every problem shows from then on.
-    public internal(set) var submitAttempted = false
+    package internal(set) var submitAttempted = false
     /// A one-line message for the status line (a failure, the discard question).
-    public internal(set) var status: String?
+    package internal(set) var status: String?
     /// "Now" for empty date pickers: today (and the time, for date-times).
-    public let now: PickerDate
+    package let now: PickerDate
     /// Rows a list picker moves on PgUp/PgDn; the shell sets it from the layout.
-    public var pageSize = 8 {
+    package var pageSize = 8 {
         didSet { if case .list(var picker) = mode { picker.pageSize = pageSize; picker.scrollToHighlight(); mode = .list(picker) } }
     }
 
@@ -93,7 +93,7 @@ public struct FormEditor: Sendable {
     ///   - entryID: that entry's id, for the title.
     ///   - locale: the language of the editor's own words.
     ///   - now: today's date and the time, local wall clock.
-    public init(form: EditorForm, values: [String: String] = [:], display: [String: String] = [:],
+    package init(form: EditorForm, values: [String: String] = [:], display: [String: String] = [:],
                 editing: Bool = false, entryID: String? = nil, locale: EntryLocale = .zh, now: PickerDate) {
         self.form = form
         self.values = values
@@ -109,7 +109,7 @@ public struct FormEditor: Sendable {
     }
 
     /// The first actions: check the initial values.
-    public func start() -> [Action] { [.check(checkedValues)] }
+    package func start() -> [Action] { [.check(checkedValues)] }
 
     // MARK: - Shown and required
 
@@ -154,7 +154,7 @@ public struct FormEditor: Sendable {
     var canGoNext: Bool { shownIndices.last.map { focus < $0 } ?? false }
 
     /// The value of `name`, "" when empty.
-    public func value(_ name: String) -> String { values[name] ?? "" }
+    package func value(_ name: String) -> String { values[name] ?? "" }
 
     // MARK: - What is sent
 

@@ -3,14 +3,14 @@ import EntryProtocol
 
 /// What the terminal shows: lines exactly `width` columns wide, and where the
 /// cursor goes (`nil`: hidden).
-public struct Screen: Sendable, Equatable {
+package struct Screen: Sendable, Equatable {
     /// One line per terminal row, top to bottom.
-    public var lines: [ScreenLine]
+    package var lines: [ScreenLine]
     /// The cursor's row and column (0-based), shown while text is typed.
-    public var cursor: (row: Int, column: Int)?
+    package var cursor: (row: Int, column: Int)?
 
     /// Equal lines and cursor.
-    public static func == (a: Screen, b: Screen) -> Bool {
+    package static func == (a: Screen, b: Screen) -> Bool {
         a.lines == b.lines && a.cursor?.row == b.cursor?.row && a.cursor?.column == b.cursor?.column
     }
 }
@@ -23,28 +23,28 @@ public struct Screen: Sendable, Equatable {
 /// field's problem) at the foot; the footer with the keys that work now — disabled ones
 /// in parentheses (and dim). Each field line reads `>*! label  value`: `>`
 /// the focus, `*` required, `!` a problem.
-public struct FormRenderer: Sendable {
+package struct FormRenderer: Sendable {
     /// The smallest screen drawn: 30 columns, 8 rows.
     static let minimumSize = (width: 30, height: 8)
 
     /// The screen width in columns.
-    public let width: Int
+    package let width: Int
     /// The screen height in rows.
-    public let height: Int
+    package let height: Int
 
     /// A renderer for a `width`×`height` screen.
-    public init(width: Int, height: Int) {
+    package init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
 
     /// Rows a list picker gets on this screen for `editor` (its page size).
-    public func listRows(for editor: FormEditor) -> Int {
+    package func listRows(for editor: FormEditor) -> Int {
         max(1, panelHeight(for: editor, listOpen: true) - 1)
     }
 
     /// The screen for `editor`.
-    public func screen(_ editor: FormEditor) -> Screen {
+    package func screen(_ editor: FormEditor) -> Screen {
         let w = editor.words
         guard width >= Self.minimumSize.width, height >= Self.minimumSize.height else {
             let note = ScreenLine("\(w.tooSmall) (\(Self.minimumSize.width)×\(Self.minimumSize.height))")

@@ -7,7 +7,7 @@ import EntryProtocol
 /// Printable input arrives one Unicode scalar at a time as ``text(_:)``, so a
 /// sequence decodes to the same keys whether its bytes come together or one
 /// by one; ``TextLine`` joins combining scalars into their characters.
-public enum Key: Sendable, Equatable {
+package enum Key: Sendable, Equatable {
     /// Printable text: one Unicode scalar, as typed (`a`, `李`, a space).
     case text(String)
     /// Text pasted while bracketed paste was on (`ESC [200~ … ESC [201~`),

@@ -16,7 +16,7 @@ import EntryProtocol
 /// the caller waits briefly (the shell uses 40 ms) while ``hasPending`` is
 /// true and then calls ``flush()``. Feeding bytes one at a time or all at
 /// once gives the same keys.
-public struct KeyDecoder: Sendable {
+package struct KeyDecoder: Sendable {
     /// Longest paste kept, in bytes (1 MiB); the rest is dropped.
     static let maxPasteBytes = 1 << 20
 
@@ -24,13 +24,13 @@ public struct KeyDecoder: Sendable {
     private var paste: [UInt8]?
 
     /// A decoder with nothing pending.
-    public init() {}
+    package init() {}
 
     /// Whether bytes are held back waiting for the rest of a sequence (or paste).
-    public var hasPending: Bool { !pending.isEmpty || paste != nil }
+    package var hasPending: Bool { !pending.isEmpty || paste != nil }
 
     /// Decodes `bytes` after what was pending and returns the complete keys.
-    public mutating func feed<S: Sequence>(_ bytes: S) -> [Key] where S.Element == UInt8 {
+    package mutating func feed<S: Sequence>(_ bytes: S) -> [Key] where S.Element == UInt8 {
         var keys: [Key] = []
         for byte in bytes {
             pending.append(byte)
@@ -42,7 +42,7 @@ public struct KeyDecoder: Sendable {
     /// Gives up waiting: a pending lone ESC becomes ``Key/escape``, an unfinished
     /// sequence is dropped (as ``Key/escape``), a partial UTF-8 scalar becomes
     /// U+FFFD. An unfinished paste is kept (its end may still come).
-    public mutating func flush() -> [Key] {
+    package mutating func flush() -> [Key] {
         guard paste == nil, let first = pending.first else { return [] }
         defer { pending.removeAll() }
         return first == 0x1B ? [.escape] : [.text("\u{FFFD}")]

@@ -6,35 +6,35 @@ import EntryProtocol
 ///
 /// Moving the highlight never changes the field: only ``FormEditor`` commits
 /// the highlighted row (Enter), and Esc leaves the earlier value in place.
-public struct ListPicker: Sendable, Equatable {
+package struct ListPicker: Sendable, Equatable {
     /// The field the picker belongs to.
-    public let field: String
+    package let field: String
     /// The parent value the rows were asked with (a city's province), or `nil`.
-    public let parent: String?
+    package let parent: String?
     /// The value the field held when the picker opened ("" when empty).
     let earlierValue: String
     /// The search text typed so far.
-    public private(set) var query: String = ""
+    package private(set) var query: String = ""
     /// The rows, in the daemon's order (for a query: exact matches first).
-    public private(set) var rows: [OptionRow] = []
+    package private(set) var rows: [OptionRow] = []
     /// Whether rows for the current query are still awaited.
-    public private(set) var loading = true
+    package private(set) var loading = true
     /// The highlighted row's index, or `nil` when there are no rows.
-    public private(set) var highlighted: Int?
+    package private(set) var highlighted: Int?
     /// The first row shown (the list scrolls to keep the highlight visible).
-    public private(set) var top = 0
+    package private(set) var top = 0
     /// Rows moved by PgUp/PgDn: the rows the screen shows (≥ 1).
-    public var pageSize = 8
+    package var pageSize = 8
 
     /// A picker for `field` that waits for its rows.
-    public init(field: String, parent: String?, earlierValue: String) {
+    package init(field: String, parent: String?, earlierValue: String) {
         self.field = field
         self.parent = parent
         self.earlierValue = earlierValue
     }
 
     /// The request for the current rows.
-    public var request: OptionRequest { OptionRequest(field: field, parent: parent, query: query) }
+    package var request: OptionRequest { OptionRequest(field: field, parent: parent, query: query) }
 
     /// The highlighted row, if any.
     var highlightedRow: OptionRow? { highlighted.map { rows[$0] } }
@@ -42,7 +42,7 @@ public struct ListPicker: Sendable, Equatable {
     /// Takes the daemon's answer to `request`; an answer to an earlier query is
     /// ignored. Highlights the row of the field's current value when the list
     /// has it and no query is typed, else the first row.
-    public mutating func receive(_ rows: [OptionRow], for request: OptionRequest) {
+    package mutating func receive(_ rows: [OptionRow], for request: OptionRequest) {
         guard request == self.request else { return }
         self.rows = rows
         loading = false
@@ -59,14 +59,14 @@ public struct ListPicker: Sendable, Equatable {
     }
 
     /// Moves the highlight by `delta` rows, stopping at the ends.
-    public mutating func move(by delta: Int) {
+    package mutating func move(by delta: Int) {
         guard let h = highlighted else { return }
         highlighted = min(max(0, h + delta), rows.count - 1)
         scrollToHighlight()
     }
 
     /// Moves the highlight one page (PgUp: `-1`, PgDn: `1`).
-    public mutating func page(_ direction: Int) { move(by: direction * max(1, pageSize)) }
+    package mutating func page(_ direction: Int) { move(by: direction * max(1, pageSize)) }
 
     /// Highlights the first (Home) or last (End) row.
     mutating func jump(last: Bool) {
@@ -87,16 +87,16 @@ public struct ListPicker: Sendable, Equatable {
 
 /// What the form asks `io.entryd.Forms.Options` for: a field's rows, for a
 /// cascading field under `parent`, filtered by `query` ("" for all).
-public struct OptionRequest: Sendable, Hashable {
+package struct OptionRequest: Sendable, Hashable {
     /// The field name.
-    public var field: String
+    package var field: String
     /// The parent field's value (a city's province code), or `nil` for all rows.
-    public var parent: String?
+    package var parent: String?
     /// The search text (by value, names, pinyin, initials or aliases).
-    public var query: String
+    package var query: String
 
     /// A request for `field`'s rows.
-    public init(field: String, parent: String? = nil, query: String = "") {
+    package init(field: String, parent: String? = nil, query: String = "") {
         self.field = field
         self.parent = parent
         self.query = query

@@ -5,20 +5,20 @@ import EntryProtocol
 /// Gregorian, no time zone, minutes since midnight (doc/design.md, "Forms and values").
 ///
 /// Compared field by field, so `<` orders date-times in time.
-public struct PickerDate: Sendable, Hashable, Comparable {
+package struct PickerDate: Sendable, Hashable, Comparable {
     /// The year, 1…9999.
-    public var year: Int
+    package var year: Int
     /// The month, 1…12.
-    public var month: Int
+    package var month: Int
     /// The day of the month, 1…``daysInMonth``.
-    public var day: Int
+    package var day: Int
     /// The hour, 0…23 (0 for plain dates).
-    public var hour: Int
+    package var hour: Int
     /// The minute, 0…59 (0 for plain dates).
-    public var minute: Int
+    package var minute: Int
 
     /// A date (and time); the values are taken as given, see ``clampedDay()``.
-    public init(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0) {
+    package init(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0) {
         self.year = year
         self.month = month
         self.day = day
@@ -28,7 +28,7 @@ public struct PickerDate: Sendable, Hashable, Comparable {
 
     /// Reads canonical `YYYY-MM-DD` or `YYYY-MM-DD HH:mm`; `nil` for anything else
     /// (including days that do not exist).
-    public init?(canonical text: String) {
+    package init?(canonical text: String) {
         let parts = text.split(whereSeparator: { $0 == "-" || $0 == " " || $0 == ":" }).map { Int($0) }
         guard parts.count == 3 || parts.count == 5, parts.allSatisfy({ $0 != nil }) else { return nil }
         let n = parts.map { $0! }
@@ -38,7 +38,7 @@ public struct PickerDate: Sendable, Hashable, Comparable {
     }
 
     /// Days in this date's month.
-    public var daysInMonth: Int { Timestamp.daysInMonth(year, month) }
+    package var daysInMonth: Int { Timestamp.daysInMonth(year, month) }
 
     /// This date with the day lowered to the last of its month when it is past
     /// it (31 January moved to February becomes 28 or 29 February).
@@ -49,7 +49,7 @@ public struct PickerDate: Sendable, Hashable, Comparable {
     }
 
     /// `YYYY-MM-DD`, or `YYYY-MM-DD HH:mm` when `withTime`.
-    public func canonical(withTime: Bool) -> String {
+    package func canonical(withTime: Bool) -> String {
         let date = Self.pad(year, 4) + "-" + Self.pad(month, 2) + "-" + Self.pad(day, 2)
         return withTime ? date + " " + Self.pad(hour, 2) + ":" + Self.pad(minute, 2) : date
     }
@@ -61,7 +61,7 @@ public struct PickerDate: Sendable, Hashable, Comparable {
     }
 
     /// Orders by year, month, day, hour, minute.
-    public static func < (a: PickerDate, b: PickerDate) -> Bool {
+    package static func < (a: PickerDate, b: PickerDate) -> Bool {
         (a.year, a.month, a.day, a.hour, a.minute) < (b.year, b.month, b.day, b.hour, b.minute)
     }
 }

@@ -6,9 +6,9 @@ import EntryProtocol
 /// ``rendered(colour:)``, so tests read the ``plain`` text, and without
 /// colour (`NO_COLOR`) nothing but the text is written — every state is also
 /// marked in the text itself (`>`, `*`, `!`, parentheses).
-public struct ScreenLine: Sendable, Equatable {
+package struct ScreenLine: Sendable, Equatable {
     /// A text style (SGR attributes, ECMA-48).
-    public enum Style: Sendable, Equatable {
+    package enum Style: Sendable, Equatable {
         /// Plain text; bold (keys, the focused label); dim (placeholders,
         /// disabled keys); inverse (the highlighted row); problem (red
         /// markers); title (the title bar); accent (cyan: the focus, values).
@@ -29,25 +29,25 @@ public struct ScreenLine: Sendable, Equatable {
     }
 
     /// The runs, left to right.
-    public private(set) var runs: [(text: String, style: Style)] = []
+    package private(set) var runs: [(text: String, style: Style)] = []
 
     /// An empty line.
-    public init() {}
+    package init() {}
 
     /// A line of one run.
-    public init(_ text: String, _ style: Style = .plain) { append(text, style) }
+    package init(_ text: String, _ style: Style = .plain) { append(text, style) }
 
     /// Appends `text` (sanitised: no control characters) in `style`.
-    public mutating func append(_ text: String, _ style: Style = .plain) {
+    package mutating func append(_ text: String, _ style: Style = .plain) {
         guard !text.isEmpty else { return }
         runs.append((DisplayWidth.sanitized(text), style))
     }
 
     /// The text without styles.
-    public var plain: String { runs.map(\.text).joined() }
+    package var plain: String { runs.map(\.text).joined() }
 
     /// Columns taken.
-    public var width: Int { DisplayWidth.of(plain) }
+    package var width: Int { DisplayWidth.of(plain) }
 
     /// The line cut or padded with spaces to exactly `width` columns (cut at a
     /// character boundary, wide characters never split; a cut is marked `…`).
@@ -74,13 +74,13 @@ public struct ScreenLine: Sendable, Equatable {
 
     /// The line as terminal output: with `colour`, each styled run wrapped in
     /// SGR sequences; without, the plain text.
-    public func rendered(colour: Bool) -> String {
+    package func rendered(colour: Bool) -> String {
         guard colour else { return plain }
         return runs.map { $0.style == .plain ? $0.text : "\u{1B}[\($0.style.sgr)m\($0.text)\u{1B}[0m" }.joined()
     }
 
     /// Equal text and styles.
-    public static func == (a: ScreenLine, b: ScreenLine) -> Bool {
+    package static func == (a: ScreenLine, b: ScreenLine) -> Bool {
         a.runs.count == b.runs.count && zip(a.runs, b.runs).allSatisfy { $0.text == $1.text && $0.style == $1.style }
     }
 }

@@ -7,29 +7,29 @@ import EntryProtocol
 /// cursor between them, so a Chinese character, an emoji flag or `e` plus a
 /// combining accent is moved over and deleted as one. Columns are counted
 /// with ``DisplayWidth`` (wide characters take two).
-public struct TextLine: Sendable, Equatable {
+package struct TextLine: Sendable, Equatable {
     /// The characters.
-    public private(set) var characters: [Character]
+    package private(set) var characters: [Character]
     /// The cursor: the number of characters before it, 0…`characters.count`.
-    public private(set) var cursor: Int
+    package private(set) var cursor: Int
     /// The most characters kept (`nil`: no limit); longer input is cut.
-    public let maxLength: Int?
+    package let maxLength: Int?
 
     /// An editor holding `text`, the cursor at its end.
-    public init(_ text: String = "", maxLength: Int? = nil) {
+    package init(_ text: String = "", maxLength: Int? = nil) {
         characters = Array(text)
         cursor = characters.count
         self.maxLength = maxLength
     }
 
     /// The text.
-    public var text: String { String(characters) }
+    package var text: String { String(characters) }
 
     /// Inserts `text` at the cursor. Line breaks and tabs become spaces, other
     /// control characters are dropped (pasted text is one line). A scalar that
     /// joins the character before the cursor (a combining mark, the second
     /// half of a flag) joins it.
-    public mutating func insert(_ text: String) {
+    package mutating func insert(_ text: String) {
         var clean = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if scalar == "\r" || scalar == "\n" || scalar == "\t" {
@@ -68,7 +68,7 @@ public struct TextLine: Sendable, Equatable {
     }
 
     /// Moves the cursor by `delta` characters, stopping at the ends.
-    public mutating func move(by delta: Int) {
+    package mutating func move(by delta: Int) {
         cursor = min(max(0, cursor + delta), characters.count)
     }
 
@@ -85,7 +85,7 @@ public struct TextLine: Sendable, Equatable {
     /// The part of the text to show in `width` columns (≥ 2) with the cursor
     /// visible, and the cursor's column within it. Scrolls so the cursor stays
     /// in view; a wide character is never cut in half.
-    public func window(width: Int) -> (text: String, cursorColumn: Int) {
+    package func window(width: Int) -> (text: String, cursorColumn: Int) {
         let widths = characters.map { DisplayWidth.of(String($0)) }
         var start = 0
         // Leave one column for the cursor after the last character.

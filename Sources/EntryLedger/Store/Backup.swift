@@ -24,7 +24,7 @@ extension EntryStore {
     /// - Throws: ``EntryError/backupUnsupported(database:tool:)`` on a database
     ///   server; ``SQLiteError`` (e.g. `SQLITE_FULL` when the disk is full); no
     ///   file is left behind then.
-    public func consistentCopy() throws -> String {
+    package func consistentCopy() throws -> String {
         // The server's own tool copies a server's database (doc/hub.md).
         if let server { throw EntryError.backupUnsupported(database: server.location, tool: "pg_dump") }
         let target = path + ".backup-" + String(UUIDv7.generate().suffix(12))
@@ -47,7 +47,7 @@ extension EntryStore {
     /// database lock, when no backup of this database can be running.
     /// - Returns: the number of files removed.
     @discardableResult
-    public static func removeStaleSnapshots(database path: String) -> Int {
+    package static func removeStaleSnapshots(database path: String) -> Int {
         let directory = (path as NSString).deletingLastPathComponent
         let prefix = (path as NSString).lastPathComponent + ".backup-"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
@@ -64,35 +64,35 @@ extension EntryStore {
 
 /// Checks backup files and puts one in place of a stopped daemon's database
 /// (`entryd --restore FILE`).
-public enum DatabaseBackup {
+package enum DatabaseBackup {
     /// What a checked backup holds.
-    public struct Info: Sendable, Equatable {
+    package struct Info: Sendable, Equatable {
         /// The node id kept in the backup (peers know the restored node by it; its new incarnation tells them to re-read it).
-        public var node: String
+        package var node: String
         /// `PRAGMA user_version` of the backup (its schema migration number).
-        public var schemaVersion: Int
+        package var schemaVersion: Int
         /// Entries in the backup, deleted ones included.
-        public var entries: Int
+        package var entries: Int
         /// Highest change-log sequence number in the backup.
-        public var seq: Int64
+        package var seq: Int64
     }
 
     /// Why a backup cannot be used or restored.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong, in English, with what to do.
-        public var message: String
+        package var message: String
         /// A failure with `message`.
-        public init(_ message: String) { self.message = message }
+        package init(_ message: String) { self.message = message }
         /// The text shown to people (English).
-        public var description: String { message }
+        package var description: String { message }
     }
 
     /// The database to restore over is open in another process (a running entryd): nothing was changed.
-    public struct RestoreTargetInUse: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct RestoreTargetInUse: Error, Sendable, Equatable, CustomStringConvertible {
         /// The database path.
-        public var database: String
+        package var database: String
         /// The text shown to people (English).
-        public var description: String { "the database '\(database)' is in use (is entryd running?); stop the daemon first" }
+        package var description: String { "the database '\(database)' is in use (is entryd running?); stop the daemon first" }
     }
 
     /// Checks that `path` is a sound entryd database this build can open:
@@ -104,7 +104,7 @@ public enum DatabaseBackup {
     /// - Parameter shownAs: the file to name in messages, when `path` is a
     ///   copy of it (``restore(from:to:)`` checks its own copy); default `path`.
     /// - Throws: ``Failure`` naming the first check that failed.
-    public static func verify(path: String, shownAs: String? = nil) throws -> Info {
+    package static func verify(path: String, shownAs: String? = nil) throws -> Info {
         let name = shownAs ?? path
         guard FileManager.default.isReadableFile(atPath: path) else { throw Failure("cannot read '\(name)'") }
         let db: SQLiteConnection
@@ -187,7 +187,7 @@ public enum DatabaseBackup {
     ///   the backup fails a check (nothing is changed in either case), or
     ///   ``SystemError`` for a file system error.
     @discardableResult
-    public static func restore(from backup: String, to database: String) throws -> Info {
+    package static func restore(from backup: String, to database: String) throws -> Info {
         if isInUse(database: database) { throw RestoreTargetInUse(database: database) }
         let directory = (database as NSString).deletingLastPathComponent.isEmpty ? "." : (database as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -227,7 +227,7 @@ public enum DatabaseBackup {
     }
 
     /// The node id of the database at `path`, `nil` when there is none or it cannot be read.
-    public static func storedNode(at path: String) -> String? {
+    package static func storedNode(at path: String) -> String? {
         guard FileManager.default.fileExists(atPath: path), let db = try? SQLiteConnection(path: path, readOnly: true) else { return nil }
         var node: String?
         try? db.prepared("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }

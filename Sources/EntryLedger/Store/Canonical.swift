@@ -7,21 +7,21 @@ extension WriteOrigin {
     /// changed rules"). No user can have it: a Unix user name holds no `:`.
     /// Such a change loses to every concurrent change by anyone else and never
     /// opens a conflict (FieldConflicts.swift).
-    public static let migrationActor = "entryd:migration"
+    package static let migrationActor = "entryd:migration"
 }
 
 /// One stored value the rules now spell otherwise: `field` becomes `value`,
 /// recorded with `reason` (e.g. `phone re-canonicalised by libphonenumber 8.12.57`).
-public struct ValueRewrite: Sendable, Equatable {
+package struct ValueRewrite: Sendable, Equatable {
     /// The field's name.
-    public var field: String
+    package var field: String
     /// Its canonical value now.
-    public var value: String
+    package var value: String
     /// Why, for the change log: the rule's library and version.
-    public var reason: String
+    package var reason: String
 
     /// A rewrite of `field` to `value` for `reason`.
-    public init(field: String, value: String, reason: String) {
+    package init(field: String, value: String, reason: String) {
         self.field = field
         self.value = value
         self.reason = reason
@@ -33,7 +33,7 @@ public struct ValueRewrite: Sendable, Equatable {
 /// canonical; a value the rules refuse is left out). The server supplies it
 /// (StoredValues in EntryServer); the store calls it on the writer thread for
 /// values that arrive from elsewhere or come back to life.
-public typealias Canonicaliser = @Sendable (_ form: String, _ fields: [String: String]) -> [ValueRewrite]
+package typealias Canonicaliser = @Sendable (_ form: String, _ fields: [String: String]) -> [ValueRewrite]
 
 extension WriteContext {
     /// Rewrites into canonical spelling the values of entry `id` that the
@@ -68,7 +68,7 @@ extension EntryStore {
     /// ``WriteOrigin/migrationActor``. Unknown and deleted ids are passed over.
     /// - Returns: how many values were rewritten.
     /// - Throws: ``SQLiteError``.
-    public func recanonicalise(ids: [String], rules: @escaping Canonicaliser, layoutOf: @escaping (String) -> FieldLayout) throws -> Int {
+    package func recanonicalise(ids: [String], rules: @escaping Canonicaliser, layoutOf: @escaping (String) -> FieldLayout) throws -> Int {
         try writer.submit { ctx in
             var rewritten = 0
             for id in ids { rewritten += try ctx.canonicalise(id, scope: nil, rules: rules, layout: layoutOf) }

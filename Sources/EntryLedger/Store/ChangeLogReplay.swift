@@ -9,19 +9,19 @@ import EntryModel
 /// standing only over the value they re-spelled: FieldConflicts.swift), and
 /// the deleted register is last-writer-wins by stamp, which is exactly what
 /// the writer did when it stored them.
-public struct ReplayedEntry: Sendable, Equatable {
+package struct ReplayedEntry: Sendable, Equatable {
     /// The form named by the entry's first change in seq order.
-    public var form: String
+    package var form: String
     /// Canonical values by field name, each the standing write's (the last by
     /// (HLC, node) stamp, but for re-spellings); cleared fields are absent.
-    public var fields: [String: String]
+    package var fields: [String: String]
     /// True when the latest delete or restore by stamp was a delete.
-    public var deleted: Bool
+    package var deleted: Bool
     /// The greatest HLC of the entry's changes.
-    public var version: HLC
+    package var version: HLC
 
     /// A value with every member given.
-    public init(form: String, fields: [String: String], deleted: Bool, version: HLC) {
+    package init(form: String, fields: [String: String], deleted: Bool, version: HLC) {
         self.form = form
         self.fields = fields
         self.deleted = deleted
@@ -32,7 +32,7 @@ public struct ReplayedEntry: Sendable, Equatable {
 extension EntryStore {
     /// The entries as the change log alone describes them, by id.
     /// - Throws: ``SQLiteError``.
-    public func replayChangeLog() throws -> [String: ReplayedEntry] {
+    package func replayChangeLog() throws -> [String: ReplayedEntry] {
         try readers.read { db in
             var changes: [ChangeRecord] = []
             try db.statement("SELECT \(EntryStore.changeColumns) FROM changes ORDER BY seq").query { changes.append(try EntryStore.change(from: $0)) }
@@ -78,7 +78,7 @@ extension EntryStore {
 
     /// Every stored entry in the same shape as ``replayChangeLog()``, by id.
     /// - Throws: ``SQLiteError``.
-    public func storedEntries() throws -> [String: ReplayedEntry] {
+    package func storedEntries() throws -> [String: ReplayedEntry] {
         try readers.read { db in
             var entries: [String: ReplayedEntry] = [:]
             try db.statement("\(WriteContext.selectEntry.replacingOccurrences(of: " WHERE id = ?", with: ""))").query { row in
@@ -94,7 +94,7 @@ extension EntryStore {
     /// `PRAGMA integrity_check` (sqlite.org/pragma.html#pragma_integrity_check):
     /// `["ok"]` for a sound database, else SQLite's list of problems.
     /// - Throws: ``SQLiteError``.
-    public func integrityCheck() throws -> [String] {
+    package func integrityCheck() throws -> [String] {
         // A server checks its own pages (data checksums); nothing to ask here.
         guard server == nil else { return ["ok"] }
         return try readers.read { db in

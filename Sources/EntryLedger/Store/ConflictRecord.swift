@@ -1,34 +1,34 @@
 import EntryModel
 
 /// A kept conflict (doc/protocol.md `io.entryd.Sync.Conflict`).
-public struct ConflictRecord: Sendable, Equatable {
+package struct ConflictRecord: Sendable, Equatable {
     /// The conflict id: a UUIDv8 derived from entry, field and both stamps, the same on every node.
-    public var id: String
+    package var id: String
     /// The entry's id (lower-case UUID text).
-    public var entry: String
+    package var entry: String
     /// The field whose values differed.
-    public var field: String
+    package var field: String
     /// The winning value (canonical; "" when the field was cleared).
-    public var kept: String
+    package var kept: String
     /// HLC of the winning write, 16 hex digits.
-    public var keptHlc: String
+    package var keptHlc: String
     /// Node id of the winning write.
-    public var keptNode: String
+    package var keptNode: String
     /// The losing value (canonical; "" when that write cleared the field).
-    public var lost: String
+    package var lost: String
     /// HLC of the losing write, 16 hex digits.
-    public var lostHlc: String
+    package var lostHlc: String
     /// Node id of the losing write.
-    public var lostNode: String
+    package var lostNode: String
     /// The losing write's whole field group (Resolve writes it back whole).
     var lostGroup: [String: String]
     /// When this node recorded it: RFC 3339 UTC, milliseconds (local wall clock).
-    public var detectedAt: String
+    package var detectedAt: String
     /// True once resolved here (by Resolve, or by a later write over the kept one).
-    public var resolved: Bool
+    package var resolved: Bool
 
     /// A value with every member given.
-    public init(id: String, entry: String, field: String, kept: String, keptHlc: String, keptNode: String, lost: String,
+    package init(id: String, entry: String, field: String, kept: String, keptHlc: String, keptNode: String, lost: String,
                 lostHlc: String, lostNode: String, lostGroup: [String: String], detectedAt: String, resolved: Bool) {
         self.id = id
         self.entry = entry

@@ -11,14 +11,14 @@ import EntryModel
 /// uses on the same file (flock(2), "NOTES"), so this never interferes with
 /// SQLite's own locking; it only stops a second entryd (or `--restore`) from
 /// using a database another entryd is serving.
-public final class DatabaseLock: Sendable {
+package final class DatabaseLock: Sendable {
     private let fd: Int32
 
     /// Creates the database file if missing (an empty file is an empty
     /// SQLite database) and locks it.
     /// - Throws: ``DatabaseInUse`` when another process holds the lock; ``SystemError``
     ///   when the file cannot be opened.
-    public init(path: String) throws {
+    package init(path: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError("open", detail: path) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
@@ -46,11 +46,11 @@ public final class DatabaseLock: Sendable {
 }
 
 /// The database is held by another process: its ``DatabaseLock`` is taken.
-public struct DatabaseInUse: Error, CustomStringConvertible {
+package struct DatabaseInUse: Error, CustomStringConvertible {
     /// The database file that is locked, as given to ``DatabaseLock/init(path:)``.
-    public let path: String
+    package let path: String
     /// One line naming the path and what to do (stop the other entryd or choose another `--db`).
-    public var description: String {
+    package var description: String {
         "the database '\(path)' is in use by another entryd; stop it first or choose another --db"
     }
 }

@@ -26,7 +26,7 @@ extension EntryStore {
     ///     after the batch (`peers.pulled_seq` of a saved peer; no row, no change).
     ///   - respell: re-spell stored values under this node's rules (``Canonicaliser``).
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)`` (nothing applied); ``SQLiteError``.
-    public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+    package func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
                       maxClockSkewMs: Int, pulled: PullCheckpoint?, respell: Bool) throws -> ApplyResult {
         let ledger = self.ledger
         let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
@@ -119,10 +119,10 @@ extension EntryStore {
 extension EntryStore {
     /// The `field` of a delete-against-edit conflict: the entry's deleted flag,
     /// a register of its own (doc/design.md "Delete against edit").
-    public static let deletedRegister = "deleted"
+    package static let deletedRegister = "deleted"
     /// The `base` key of a delete or restore for the delete or restore it replaced
     /// (`@` keeps it apart from every field name).
-    public static let deletedBaseKey = "@deleted"
+    package static let deletedBaseKey = "@deleted"
 }
 
 extension StoredEntry {
@@ -375,7 +375,7 @@ extension WriteContext {
 extension EntryStore {
     /// How many conflicts are open (for `Status`), counted without reading them.
     /// - Throws: ``SQLiteError``.
-    public func openConflictCount() throws -> Int {
+    package func openConflictCount() throws -> Int {
         try readers.read { db in
             var n = 0
             try db.statement("SELECT COUNT(*) FROM conflicts WHERE resolved = 0").query { n = Int($0.int(0)) }
@@ -385,7 +385,7 @@ extension EntryStore {
 
     /// Conflicts, oldest first; of one entry when `entry` is given.
     /// - Throws: ``SQLiteError``.
-    public func conflicts(entry: String?, includeResolved: Bool) throws -> [ConflictRecord] {
+    package func conflicts(entry: String?, includeResolved: Bool) throws -> [ConflictRecord] {
         try readers.read { db in
             var out: [ConflictRecord] = []
             let sql = """
@@ -421,7 +421,7 @@ extension EntryStore {
     /// settles it on every node it reaches.
     /// - Throws: ``EntryError/conflictNotFound(_:)``; `.entryNotFound` when the
     ///   entry is gone; ``SQLiteError``.
-    public func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
+    package func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
                                 origin: WriteOrigin) throws -> ConflictRecord {
         try writer.submit { ctx in
             try ctx.claim()  // before the conflict is read: another instance may be resolving it

@@ -3,27 +3,27 @@ import EntryModel
 
 /// What one compaction did, or the last one did (doc/design.md "Compaction";
 /// doc/protocol.md `Compact` and `Status.compaction`).
-public struct CompactionResult: Sendable, Equatable {
+package struct CompactionResult: Sendable, Equatable {
     /// When it ran: RFC 3339 UTC, milliseconds.
-    public var at: String
+    package var at: String
     /// Change-log rows removed.
-    public var removed: Int
+    package var removed: Int
     /// The change log's size before minus after, in bytes: its table and indexes
     /// together with the `folded` stamps it now keeps, as SQLite's `dbstat`
     /// counts pages (the freed pages go to the file's free list; the file does
     /// not shrink); on PostgreSQL the change in the tables' size after
     /// `VACUUM`. Never negative: 0 when the change log did not get smaller.
-    public var bytesFreed: Int64
+    package var bytesFreed: Int64
     /// Rows with seq up to this were looked at (the oldest point every known,
     /// non-expired peer acknowledged; the whole log without peers).
-    public var horizon: Int64
+    package var horizon: Int64
     /// The peer whose acknowledgement set the horizon; `nil` without peers.
-    public var heldBackBy: String?
+    package var heldBackBy: String?
     /// The peers ignored because they were silent longer than `peer-expiry`, by name.
-    public var expired: [String]
+    package var expired: [String]
 
     /// A value with every member given.
-    public init(at: String, removed: Int, bytesFreed: Int64, horizon: Int64, heldBackBy: String?, expired: [String]) {
+    package init(at: String, removed: Int, bytesFreed: Int64, horizon: Int64, heldBackBy: String?, expired: [String]) {
         self.at = at
         self.removed = removed
         self.bytesFreed = bytesFreed
@@ -43,7 +43,7 @@ extension EntryStore {
     /// kept with the time. A peer row of that node marked expired is brought
     /// back: its checkpoints start over from 0 both ways, and its notice says so.
     /// - Throws: ``SQLiteError``.
-    public func acknowledge(node: String, since: Int64) throws {
+    package func acknowledge(node: String, since: Int64) throws {
         try writer.submit { ctx in
             let now = Timestamp.rfc3339(milliseconds: ctx.clock.wallClock())
             try ctx.db.statement("""
@@ -60,7 +60,7 @@ extension EntryStore {
 
     /// The figures of the last compaction, `nil` before the first.
     /// - Throws: ``SQLiteError``.
-    public func lastCompaction() throws -> CompactionResult? {
+    package func lastCompaction() throws -> CompactionResult? {
         guard let text = try nodeValue("compaction"), let json = try? JSON.parse(text) else { return nil }
         return CompactionResult(at: json["at"]?.stringValue ?? "", removed: Int(json["removed"]?.intValue ?? 0),
                                 bytesFreed: json["bytesFreed"]?.intValue ?? 0, horizon: json["horizon"]?.intValue ?? 0,
@@ -70,7 +70,7 @@ extension EntryStore {
 
     /// The horizon of the last compaction that removed rows of `entry`, `nil` if none did.
     /// - Throws: ``SQLiteError``.
-    public func compactedThrough(entry: String) throws -> Int64? {
+    package func compactedThrough(entry: String) throws -> Int64? {
         try readers.read { db in
             var horizon: Int64?
             try db.statement("SELECT horizon FROM compacted WHERE entry = ?").query([.text(entry)]) { horizon = $0.int(0) }
@@ -102,7 +102,7 @@ extension EntryStore {
     ///   - layout: the field layout of a form, by form name.
     ///   - progress: called after each batch of entries with (entries done, entries in all).
     /// - Throws: ``SQLiteError``; batches done so far stay done.
-    public func compact(peerExpiryMs: UInt64, configured: [String], layout: @escaping (String) -> FieldLayout,
+    package func compact(peerExpiryMs: UInt64, configured: [String], layout: @escaping (String) -> FieldLayout,
                         progress: (Int, Int) -> Void = { _, _ in }) throws -> CompactionResult {
         let plan = try writer.submit { ctx in try ctx.compactionHorizon(peerExpiryMs: peerExpiryMs, configured: configured) }
         let sizeBefore = try changeLogBytes()

@@ -4,13 +4,13 @@ import EntryModel
 
 extension EntryStore {
     /// ``update(id:ifVersion:layoutOf:origin:compute:)`` with one layout for every form.
-    public func update(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
+    package func update(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
                        compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
         try update(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin, compute: compute)
     }
 
     /// ``delete(id:ifVersion:layoutOf:origin:)`` with one layout for every form.
-    public func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+    package func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try delete(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin)
     }
 
@@ -20,35 +20,35 @@ extension EntryStore {
     /// - Throws: ``AtomicImportRefused`` (nothing stored) when `atomic` and a row
     ///   was rejected; ``StorageError`` (nothing stored); ``EntryError``
     ///   `storageFailed` once the store is closing.
-    public func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
+    package func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
                               origin: WriteOrigin) throws -> ImportResult {
         try beginImport(form: form, rows: rows, layout: layout, atomic: atomic, origin: origin).wait()
     }
 
     /// ``restore(id:layoutOf:origin:)`` with one layout for every form.
-    public func restore(id: String, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+    package func restore(id: String, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try restore(id: id, layoutOf: { _ in layout }, origin: origin)
     }
 
     /// ``changes(since:limit:excludeNode:excludeSince:)`` of every node.
-    public func changes(since: Int64, limit: Int) throws -> (changes: [ChangeRecord], last: Int64) {
+    package func changes(since: Int64, limit: Int) throws -> (changes: [ChangeRecord], last: Int64) {
         try changes(since: since, limit: limit, excludeNode: nil, excludeSince: .zero)
     }
 
     /// ``changes(since:limit:excludeNode:excludeSince:)`` without any of `excludeNode`'s changes.
-    public func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
+    package func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
         try changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: .zero)
     }
 
     /// ``apply(_:via:layout:maxClockSkewMs:pulled:)`` without a pull checkpoint
     /// (an `Apply` call, a push from a peer).
-    public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+    package func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
                       maxClockSkewMs: Int) throws -> ApplyResult {
         try apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs, pulled: nil, respell: true)
     }
 
     /// ``apply(_:via:layout:maxClockSkewMs:pulled:respell:)`` re-spelling what it stores.
-    public func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+    package func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
                       maxClockSkewMs: Int, pulled: PullCheckpoint?) throws -> ApplyResult {
         try apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs, pulled: pulled, respell: true)
     }
@@ -66,7 +66,7 @@ extension EntryStore {
 /// the thread that queued the write; the ticket need not be `Sendable`. Keep it
 /// small (at most three words, e.g. two references) so that `any PendingWrite`
 /// holds it inline, without an allocation per write.
-public protocol PendingWrite<Value> {
+package protocol PendingWrite<Value> {
     /// What the write gives once committed.
     associatedtype Value
 
@@ -85,7 +85,7 @@ public protocol PendingWrite<Value> {
 /// ### Implementing
 /// Each store's own error type conforms (``SQLiteError``). ``entryError`` must
 /// be safe to show to a client: no bound values, no credentials.
-public protocol StorageError: Error, Sendable {
+package protocol StorageError: Error, Sendable {
     /// The domain error to answer with: `storageFailed` with a reason safe to show.
     var entryError: EntryError { get }
 }
@@ -93,19 +93,19 @@ public protocol StorageError: Error, Sendable {
 /// A peer's pull checkpoint, stored by ``EntryStore/apply(_:via:layout:maxClockSkewMs:pulled:)``
 /// in the same transaction as the batch pulled from that peer, so an
 /// interrupted sync resumes without loss or duplicates.
-public struct PullCheckpoint: Sendable, Equatable {
+package struct PullCheckpoint: Sendable, Equatable {
     /// The peer's name: the key of its ``PeerState``, which must have been saved
     /// before (``EntryStore/savePeerState(_:)``); when none is stored, nothing is recorded.
-    public var peer: String
+    package var peer: String
     /// The peer's change log has been pulled up to this seq (the peer's seq,
     /// the `last` of its `Changes` page): the new ``PeerState/pulledSeq``.
-    public var pulledSeq: Int64
+    package var pulledSeq: Int64
     /// The new ``PeerState/mark`` (the last change of the batch as `SEQ NODE
     /// HLC`), `nil` to keep the stored one (a batch of filtered-out changes).
-    public var mark: String?
+    package var mark: String?
 
     /// The checkpoint "peer `peer` pulled up to `pulledSeq`", its last change `mark`.
-    public init(peer: String, pulledSeq: Int64, mark: String? = nil) {
+    package init(peer: String, pulledSeq: Int64, mark: String? = nil) {
         self.peer = peer
         self.pulledSeq = pulledSeq
         self.mark = mark

@@ -2,17 +2,17 @@ import Foundation
 import EntryModel
 
 /// What ``EntryStore/erase(id:origin:)`` did.
-public struct ErasureOutcome: Sendable, Equatable {
+package struct ErasureOutcome: Sendable, Equatable {
     /// The erasure as stored.
-    public var record: ErasureRecord
+    package var record: ErasureRecord
     /// Whether the WAL was checkpointed and truncated to zero bytes afterwards;
     /// false when readers held it through every retry (the old page images stay
     /// in the WAL file until the next truncating checkpoint: at close, or the
     /// next erasure or verify).
-    public var walTruncated: Bool
+    package var walTruncated: Bool
 
     /// A value with every member given.
-    public init(record: ErasureRecord, walTruncated: Bool) {
+    package init(record: ErasureRecord, walTruncated: Bool) {
         self.record = record
         self.walTruncated = walTruncated
     }
@@ -34,7 +34,7 @@ extension EntryStore {
     /// - Throws: ``EntryError`` `.invalidParameter("reason")` for a missing or
     ///   blank reason, `.entryNotFound`, `.entryErased` (erased before: nothing
     ///   changes); ``SQLiteError``, ``SystemError`` (the ledger) with nothing erased.
-    public func erase(id: String, origin: WriteOrigin) throws -> ErasureOutcome {
+    package func erase(id: String, origin: WriteOrigin) throws -> ErasureOutcome {
         guard let reason = origin.reason, ErasureRecord.isValidReason(reason) else {
             throw EntryError.invalidParameter("reason")
         }
@@ -132,13 +132,13 @@ extension EntryStore {
 
     /// The erasure of entry `id`, or `nil` when it was not erased.
     /// - Throws: ``SQLiteError``.
-    public func erasure(of id: String) throws -> ErasureRecord? {
+    package func erasure(of id: String) throws -> ErasureRecord? {
         try readers.read { db in try EntryStore.erasure(db, id) }
     }
 
     /// Every erasure this node holds, oldest first (by HLC, then entry).
     /// - Throws: ``SQLiteError``.
-    public func erasures() throws -> [ErasureRecord] {
+    package func erasures() throws -> [ErasureRecord] {
         try readers.read { db in
             var list: [ErasureRecord] = []
             try db.statement("SELECT \(EntryStore.erasureColumns) FROM erasures ORDER BY hlc, entry").query {
@@ -152,14 +152,14 @@ extension EntryStore {
     /// (doc/design.md "Erasure": no resurrection): from peers (Apply), Import
     /// rows, and re-sent backups.
     /// - Throws: ``SQLiteError``.
-    public func refusedErasedCount() throws -> Int {
+    package func refusedErasedCount() throws -> Int {
         Int(try nodeValue("refused_erased") ?? "") ?? 0
     }
 
     /// Adds `count` to the changes refused because their entry was erased (an Add
     /// with the id of an erased entry, refused in its own write job, which rolled back).
     /// - Throws: ``SQLiteError``.
-    public func countRefusedErased(_ count: Int) throws {
+    package func countRefusedErased(_ count: Int) throws {
         try writer.submit { ctx in try ctx.countRefusedErased(count) }
     }
 
@@ -276,12 +276,12 @@ extension WriteContext {
 extension ErasureRecord {
     /// The longest reason an erasure may carry, in characters: it is audit text
     /// kept in every node's ledger and synced everywhere.
-    public static let maxReasonLength = 500
+    package static let maxReasonLength = 500
 
     /// True for a reason an erasure may carry: not blank, no control
     /// characters (a NUL would cut it short in SQLite, a line end break the
     /// ledger's lines), at most ``maxReasonLength`` characters.
-    public static func isValidReason(_ reason: String) -> Bool {
+    package static func isValidReason(_ reason: String) -> Bool {
         reason.contains { !$0.isWhitespace } && reason.count <= maxReasonLength
             && !reason.unicodeScalars.contains { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }
     }

@@ -3,14 +3,14 @@ import EntryModel
 extension EntryStore {
     /// The entry `id` (deleted ones too), or `nil`.
     /// - Throws: ``SQLiteError``.
-    public func get(_ id: String) throws -> StoredEntry? {
+    package func get(_ id: String) throws -> StoredEntry? {
         try readers.read { db in try EntryStore.loadEntry(db, id) }
     }
 
     /// A page of entries matching `query`, ordered by (sort column, id), using
     /// keyset paging so a page costs the same wherever it starts.
     /// - Throws: ``SQLiteError``.
-    public func list(_ query: ListQuery) throws -> ListPage {
+    package func list(_ query: ListQuery) throws -> ListPage {
         let sql = EntryStore.listSQL(query)
         let (pageSQL, pageValues, values, limit) = (sql.page, sql.pageValues, sql.countValues, sql.limit)
         let countSQL = sql.count
@@ -83,7 +83,7 @@ extension EntryStore {
     /// Every change of entry `id`, oldest first (by seq); of an erased entry,
     /// its erase changes alone (doc/design.md "Erasure").
     /// - Throws: ``SQLiteError``.
-    public func history(_ id: String) throws -> [ChangeRecord] {
+    package func history(_ id: String) throws -> [ChangeRecord] {
         try readers.read { db in
             var changes: [ChangeRecord] = []
             try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE entry = ? ORDER BY seq")
@@ -97,7 +97,7 @@ extension EntryStore {
     /// - Parameter excludeNode: drop changes made on that node, stamped at or after `excludeSince`.
     /// - Returns: the changes and `last`, the highest seq examined (even if all were filtered out).
     /// - Throws: ``SQLiteError``.
-    public func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
+    package func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
         try readers.read { db in
             var changes: [ChangeRecord] = []
             var last = since
@@ -122,7 +122,7 @@ extension EntryStore {
     }
 
     /// ``EntryStore/highestHLC(madeOn:)``: one index lookup (UNIQUE (node, hlc)).
-    public func highestHLC(madeOn node: String) throws -> HLC? {
+    package func highestHLC(madeOn node: String) throws -> HLC? {
         try readers.read { db in
             var hlc: HLC?
             // Changes compaction removed (`folded`) were held too (doc/design.md "Compaction").
@@ -136,7 +136,7 @@ extension EntryStore {
     }
 
     /// ``EntryStore/holds(node:hlc:)``: one index lookup.
-    public func holds(node: String, hlc: HLC) throws -> Bool {
+    package func holds(node: String, hlc: HLC) throws -> Bool {
         try readers.read { db in
             var found = false
             for table in ["changes", "folded"] where !found {
@@ -148,7 +148,7 @@ extension EntryStore {
 
     /// Counts for `Status`: live entries, deleted entries, the highest seq, and the clock.
     /// - Throws: ``SQLiteError``.
-    public func counts() throws -> (entries: Int, deleted: Int, seq: Int64) {
+    package func counts() throws -> (entries: Int, deleted: Int, seq: Int64) {
         try readers.read { db in
             var live = 0, deleted = 0
             // Kept by triggers (migration 2): no table scan.
@@ -163,7 +163,7 @@ extension EntryStore {
     /// from a peer (the node table) and the last local change's stamp (the
     /// change log under this node's id; see `WriteContext.persistClock`).
     /// - Throws: ``SQLiteError``.
-    public func currentHLC() throws -> HLC {
+    package func currentHLC() throws -> HLC {
         try readers.read { db in try EntryStore.lastCommittedHLC(db, node: nodeID) }
     }
 

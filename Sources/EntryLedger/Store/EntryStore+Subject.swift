@@ -3,50 +3,50 @@ import EntryModel
 
 /// A person to look for before an erasure (doc/design.md "Erasure"): canonical
 /// values, as the validator makes them.
-public struct SubjectQuery: Sendable {
+package struct SubjectQuery: Sendable {
     /// Values any field may hold exactly: canonical phone numbers (E.164) and
     /// e-mail addresses.
-    public var values: [String]
+    package var values: [String]
     /// A name and a birthday (`YYYY-MM-DD`) one entry holds both of (the name
     /// compared case-insensitively), or `nil`.
-    public var nameAndBirthday: (name: String, birthday: String)?
+    package var nameAndBirthday: (name: String, birthday: String)?
 
     /// A query for `values` and, optionally, a name with a birthday.
-    public init(values: [String], nameAndBirthday: (name: String, birthday: String)? = nil) {
+    package init(values: [String], nameAndBirthday: (name: String, birthday: String)? = nil) {
         self.values = values
         self.nameAndBirthday = nameAndBirthday
     }
 }
 
 /// An entry that holds a subject's data: its id and form.
-public struct SubjectMatch: Sendable, Equatable, Hashable {
+package struct SubjectMatch: Sendable, Equatable, Hashable {
     /// The entry's id.
-    public var id: String
+    package var id: String
     /// The entry's form name.
-    public var form: String
+    package var form: String
 
     /// A value with every member given.
-    public init(id: String, form: String) {
+    package init(id: String, form: String) {
         self.id = id
         self.form = form
     }
 }
 
 /// What ``EntryStore/verifyErasure(id:values:)`` found.
-public struct ErasureVerification: Sendable, Equatable {
+package struct ErasureVerification: Sendable, Equatable {
     /// One file scanned.
-    public struct FileScan: Sendable, Equatable {
+    package struct FileScan: Sendable, Equatable {
         /// The file's path.
-        public var path: String
+        package var path: String
         /// Its size in bytes (0 when absent).
-        public var bytes: Int64
+        package var bytes: Int64
         /// Whether it exists.
-        public var exists: Bool
+        package var exists: Bool
         /// Occurrences of the values' bytes in it.
-        public var hits: Int
+        package var hits: Int
 
         /// A value with every member given.
-        public init(path: String, bytes: Int64, exists: Bool, hits: Int) {
+        package init(path: String, bytes: Int64, exists: Bool, hits: Int) {
             self.path = path
             self.bytes = bytes
             self.exists = exists
@@ -55,18 +55,18 @@ public struct ErasureVerification: Sendable, Equatable {
     }
 
     /// The erasure, `nil` when the entry was not erased here.
-    public var erasure: ErasureRecord?
+    package var erasure: ErasureRecord?
     /// Rows of the entry that still hold a payload: its entries row, conflict
     /// records, change-log rows with fields, base or reason (0 expected).
-    public var payloadRows: Int
+    package var payloadRows: Int
     /// Whether the WAL was truncated before the scan.
-    public var walTruncated: Bool
+    package var walTruncated: Bool
     /// The database file, its WAL, the erasure ledger and `DATABASE.before-restore`
     /// (with its WAL), each with its hits.
-    public var files: [FileScan]
+    package var files: [FileScan]
 
     /// A value with every member given.
-    public init(erasure: ErasureRecord?, payloadRows: Int, walTruncated: Bool, files: [FileScan]) {
+    package init(erasure: ErasureRecord?, payloadRows: Int, walTruncated: Bool, files: [FileScan]) {
         self.erasure = erasure
         self.payloadRows = payloadRows
         self.walTruncated = walTruncated
@@ -80,7 +80,7 @@ extension EntryStore {
     /// record is found (those all come from the change log). Erased entries
     /// hold nothing and are never found. Scans the change log.
     /// - Throws: ``SQLiteError``.
-    public func findSubject(_ query: SubjectQuery) throws -> [SubjectMatch] {
+    package func findSubject(_ query: SubjectQuery) throws -> [SubjectMatch] {
         // Without case: an e-mail's local part is stored as typed (`Chen.Qi@…`), and a
         // request may spell it otherwise; phones and dates have no case.
         let values = Set(query.values.filter { !$0.isEmpty }.map { $0.lowercased() })
@@ -119,7 +119,7 @@ extension EntryStore {
     /// snapshot or a lock held it off) is tried again first; `walTruncated`
     /// then says whether the server's files are rewritten.
     /// - Throws: ``SQLiteError``.
-    public func verifyErasure(id: String, values: [String]) throws -> ErasureVerification {
+    package func verifyErasure(id: String, values: [String]) throws -> ErasureVerification {
         let pending = try server != nil && readers.read(EntryStore.isRewritePending)
         let truncated = pending ? rewriteAfterErasure() : truncateWAL()
         let (record, payload) = try readers.read { db -> (ErasureRecord?, Int) in

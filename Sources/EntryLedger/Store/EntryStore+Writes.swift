@@ -11,7 +11,7 @@ extension EntryStore {
     /// - Returns: the entry and whether it was created now.
     /// - Throws: ``EntryError`` `.entryExists` when `id` is used by other values or
     ///   a deleted entry; ``SQLiteError`` for storage failures.
-    public func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
+    package func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                        origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
         try writer.submit { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) }
     }
@@ -25,7 +25,7 @@ extension EntryStore {
     /// - Returns: a ticket (a ``WriteTicket``, held inline) whose `wait()` gives
     ///   the entry once it is durable.
     /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
-    public func beginCreate(form: String, id: String?, fields: [String: String], layout: FieldLayout,
+    package func beginCreate(form: String, id: String?, fields: [String: String], layout: FieldLayout,
                             origin: WriteOrigin) throws -> any PendingWrite<(entry: StoredEntry, created: Bool)> {
         try writer.enqueue({ ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) },
                            callerWaitsNext: true)
@@ -41,7 +41,7 @@ extension EntryStore {
     ///   `compute` throws (e.g. `.validationFailed`); ``SQLiteError``.
     /// - Parameter layoutOf: the field layout of a form by name, asked for the
     ///   stored entry's form inside the write job (no read before the write).
-    public func update(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin,
+    package func update(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin,
                        compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: ifVersion)
@@ -61,7 +61,7 @@ extension EntryStore {
     /// Marks an entry deleted (a tombstone: its values are kept, so the delete
     /// syncs and can be undone). Deleting a deleted entry changes nothing.
     /// - Throws: ``EntryError`` `.entryNotFound`, `.versionMismatch`; ``SQLiteError``.
-    public func delete(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout,
+    package func delete(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout,
                        origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: ifVersion)
@@ -74,7 +74,7 @@ extension EntryStore {
     /// Values the tombstone kept in an older spelling are re-spelled under this
     /// node's rules in the same transaction (``Canonicaliser``): the answer holds them.
     /// - Throws: ``EntryError`` `.entryNotFound`; ``SQLiteError``.
-    public func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+    package func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: nil)
             if !current.deleted { return current }
@@ -106,7 +106,7 @@ extension EntryStore {
     ///   (nothing stored) when `atomic` and a row was rejected, or the
     ///   ``SQLiteError`` of a failed round (nothing stored).
     /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
-    public func beginImport(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
+    package func beginImport(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
                             origin: WriteOrigin) throws -> any PendingWrite<ImportResult> {
         try writer.enqueue({ ctx -> ImportResult in
             try ctx.claim()  // before the first row's erasure is read (ChangeFeed "Claim first")
@@ -268,7 +268,7 @@ extension EntryStore {
     /// The value kept under `key` in the node table (this node's own
     /// settings, never synced), or `nil`.
     /// - Throws: ``SQLiteError``.
-    public func nodeValue(_ key: String) throws -> String? {
+    package func nodeValue(_ key: String) throws -> String? {
         try readers.read { db in
             var value: String?
             try db.statement("SELECT value FROM node WHERE key = ?").query([.text(key)]) { value = $0.text(0) }
@@ -278,7 +278,7 @@ extension EntryStore {
 
     /// Keeps `value` under `key` in the node table, through the writer.
     /// - Throws: ``SQLiteError``.
-    public func setNodeValue(_ key: String, _ value: String) throws {
+    package func setNodeValue(_ key: String, _ value: String) throws {
         try writer.submit { ctx in
             try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                 .run([.text(key), .text(value)])

@@ -72,29 +72,29 @@ import EntryModel
 ///   a restart with a wall clock that went back: the last stamp observed from
 ///   a peer must be persisted in the same transaction as the change that carried it.
 /// - **The node id is stable.** Created once (a UUIDv7) and kept with the data.
-public final class EntryStore: @unchecked Sendable {
+package final class EntryStore: @unchecked Sendable {
     // @unchecked: `writeContext` (not Sendable) is the writer thread's; the rest is set by init or behind `incarnationLock`.
     /// Absolute path of the database file; empty for a database server.
-    public let path: String
+    package let path: String
     /// This node's id: a UUID created on first start and kept in the database.
-    public let nodeID: String
+    package let nodeID: String
     /// Where the data is, for people: the database file's absolute path, or
     /// the server's connection name without credentials.
-    public var location: String { server?.location ?? path }
+    package var location: String { server?.location ?? path }
     /// The latest migration number: every database is migrated to it.
-    public let schemaVersion: Int
+    package let schemaVersion: Int
     let writer: WriteQueue
     /// The writer's context: touched by the writer thread only, but for ``WriteContext/rebase(to:)``.
     private let writeContext: WriteContext
     let readers: ReaderPool
     /// Wakes `Changes` streams after each commit.
-    public let commits: CommitSignal
+    package let commits: CommitSignal
     /// The database server, `nil` on SQLite.
     let server: (any StoreServer)?
 
     /// The incarnation this store serves (doc/design.md "Incarnations"). On a
     /// server, an incarnation another instance begins later is taken at once.
-    public var incarnation: Incarnation { incarnationLock.withLock { currentIncarnation } }
+    package var incarnation: Incarnation { incarnationLock.withLock { currentIncarnation } }
     private var currentIncarnation: Incarnation
     /// Guards ``currentIncarnation``, ``isClosed`` and the reachability handler.
     private let incarnationLock = NSLock()
@@ -104,7 +104,7 @@ public final class EntryStore: @unchecked Sendable {
     /// Told when the database server goes away (false, with the reason) and
     /// comes back (true), once per change, from the server's listening
     /// thread; entryd logs it. `nil` (the default) or on SQLite: never called.
-    public var serverReachability: (@Sendable (Bool, String) -> Void)? {
+    package var serverReachability: (@Sendable (Bool, String) -> Void)? {
         get { incarnationLock.withLock { reachabilityHandler } }
         set { incarnationLock.withLock { reachabilityHandler = newValue } }
     }
@@ -119,16 +119,16 @@ public final class EntryStore: @unchecked Sendable {
     private var eventHandler: (@Sendable (StoreEvent) -> Void)?
     /// Why a new incarnation (or a new node id) began at this opening, for the
     /// log; `nil` when the stored one continues.
-    public let incarnationBegan: String?
+    package let incarnationBegan: String?
     let marker: MarkerKeeper
     /// How many erase changes of the erasure ledger the database lacked at this
     /// opening and were carried out again (a restore of an older backup), for the log.
-    public private(set) var erasuresReapplied = 0
+    package private(set) var erasuresReapplied = 0
     /// Lines of the erasure ledger that could not be read at open (damaged:
     /// their erasures were not re-applied from the ledger; entryd warns).
-    public private(set) var erasureLedgerMalformed = 0
+    package private(set) var erasureLedgerMalformed = 0
     /// The erasure ledger's path (``ErasureLedger``), for the log.
-    public var erasureLedgerPath: String { ledger.path }
+    package var erasureLedgerPath: String { ledger.path }
 
     /// Opens or creates the database at `path`, migrates it, and checks its
     /// incarnation (``IncarnationCheck``): a database that went back in time, was
@@ -146,7 +146,7 @@ public final class EntryStore: @unchecked Sendable {
     /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
     ///   database, or is newer than this build; ``DatabaseMovedOrCopied`` with
     ///   `copies` `.refuse` for a database last opened elsewhere.
-    public convenience init(path: String, readers: Int = 4,
+    package convenience init(path: String, readers: Int = 4,
                             wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
                             progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil,
                             copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws {
@@ -176,7 +176,7 @@ public final class EntryStore: @unchecked Sendable {
     ///   - wallClock, copies, canonicaliser: as for SQLite.
     /// - Throws: the server's ``StorageError``; ``DatabaseMovedOrCopied`` with
     ///   `copies` `.refuse` for a database from another server.
-    public convenience init(server: any StoreServer, writer: any SQLDatabase, readers: [any SQLDatabase], schemaVersion: Int,
+    package convenience init(server: any StoreServer, writer: any SQLDatabase, readers: [any SQLDatabase], schemaVersion: Int,
                             wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
                             copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws {
         let place = Place(home: server.home, file: NodeMarker.FileIdentity(device: server.identity.device, inode: server.identity.inode),
@@ -438,7 +438,7 @@ public final class EntryStore: @unchecked Sendable {
 
     /// Finishes queued writes, checkpoints the WAL and stops the writer.
     /// Idempotent. After it, writes fail with `.storageFailed`.
-    public func close() {
+    package func close() {
         if server == nil { _ = try? writer.perform { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") } }
         writer.stop()
         server?.close()
@@ -450,14 +450,14 @@ public final class EntryStore: @unchecked Sendable {
     /// How the writer gets on: steps finished and, while work waits for it,
     /// since when it has finished none (the watchdog pings on it). Never waits
     /// for the writer.
-    public var writerProgress: WriterProgress { writer.progress }
+    package var writerProgress: WriterProgress { writer.progress }
 
     /// Queues a cheap query (`SELECT 1`) for the writer, to run alone between
     /// two rounds, and returns at once: when the writer was idle, the probe is
     /// work that waits in ``writerProgress`` until the writer runs it, so a
     /// writer wedged while idle shows as one that finishes nothing.
     /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
-    public func queueWriterProbe() throws {
+    package func queueWriterProbe() throws {
         try writer.performLater { db in try db.execute("SELECT 1") }
     }
 }

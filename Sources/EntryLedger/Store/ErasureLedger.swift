@@ -3,24 +3,24 @@ import EntryModel
 
 /// One erasure (doc/design.md "Erasure"): which entry, of which form, by which
 /// erase change, who and why. Never a value of the entry.
-public struct ErasureRecord: Sendable, Equatable {
+package struct ErasureRecord: Sendable, Equatable {
     /// The erased entry's id (lower-case UUID).
-    public var entry: String
+    package var entry: String
     /// The erased entry's form name.
-    public var form: String
+    package var form: String
     /// The HLC of the erase change at its origin node.
-    public var hlc: HLC
+    package var hlc: HLC
     /// The node where the erase was made.
-    public var node: String
+    package var node: String
     /// Who erased it: the user name at the origin node.
-    public var actor: String
+    package var actor: String
     /// Wall time of the erase at its origin, RFC 3339 UTC ms.
-    public var at: String
+    package var at: String
     /// Why, as the operator gave it.
-    public var reason: String
+    package var reason: String
 
     /// A value with every member given.
-    public init(entry: String, form: String, hlc: HLC, node: String, actor: String, at: String, reason: String) {
+    package init(entry: String, form: String, hlc: HLC, node: String, actor: String, at: String, reason: String) {
         self.entry = entry
         self.form = form
         self.hlc = hlc

@@ -163,5 +163,5 @@ extension WriteContext {
 extension EntryStore {
     /// The `base` key of a local write listing the other heads of its groups it
     /// had in view (comma-separated HLCs; `@` keeps it apart from field names).
-    public static let headsKey = "@heads"
+    package static let headsKey = "@heads"
 }

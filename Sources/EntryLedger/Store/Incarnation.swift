@@ -10,20 +10,20 @@ import EntryModel
 /// incarnation: seqs up to ``startSeq`` were inherited from the incarnations
 /// before, seqs after it were made in this one. A peer that finds a new
 /// incarnation re-reads the node from ``startSeq`` and re-sends what it holds.
-public struct Incarnation: Sendable, Equatable {
+package struct Incarnation: Sendable, Equatable {
     /// A UUIDv7, new for each incarnation.
-    public var id: String
+    package var id: String
     /// The node's last seq when the incarnation began.
-    public var startSeq: Int64
+    package var startSeq: Int64
     /// Why it began (e.g. "restored from …"), `nil` for a node's first.
-    public var reason: String?
+    package var reason: String?
     /// The node's own changes of this incarnation are stamped at or after this
     /// (the wall clock when it began; `.zero` for a node's first). Peers send a
     /// node back its own changes stamped before it, which it may have lost.
-    public var since: HLC
+    package var since: HLC
 
     /// An incarnation as stored or served.
-    public init(id: String, startSeq: Int64, reason: String? = nil, since: HLC = .zero) {
+    package init(id: String, startSeq: Int64, reason: String? = nil, since: HLC = .zero) {
         self.id = id
         self.startSeq = startSeq
         self.reason = reason
@@ -51,7 +51,7 @@ package enum StoreEvent: Sendable, Equatable {
 
 /// What `EntryStore` does with a database that was last opened as a node at
 /// another place (another machine, or another path: a copy or a move).
-public enum CopiedDatabasePolicy: Sendable, Equatable {
+package enum CopiedDatabasePolicy: Sendable, Equatable {
     /// Refuse to open it (``DatabaseMovedOrCopied``): two live copies would be
     /// two nodes with one node id, each hiding the other's changes.
     case refuse
@@ -65,16 +65,16 @@ public enum CopiedDatabasePolicy: Sendable, Equatable {
 
 /// The database was last opened as a node at another place; the operator must
 /// say whether it is a copy or a move (``CopiedDatabasePolicy``).
-public struct DatabaseMovedOrCopied: Error, Sendable, Equatable, CustomStringConvertible {
+package struct DatabaseMovedOrCopied: Error, Sendable, Equatable, CustomStringConvertible {
     /// The node id the database holds.
-    public var node: String
+    package var node: String
     /// Where it was last opened (`machine-id:path`).
-    public var home: String
+    package var home: String
     /// Where it is now (`machine-id:path`).
-    public var here: String
+    package var here: String
 
     /// What happened and the two ways on.
-    public var description: String {
+    package var description: String {
         "the database of node \(node) was last opened at \(home), not here (\(here)): it was copied or moved. "
             + "If it is a copy, start with --as-new-node to serve it as a new node; if it was moved here and the old "
             + "place no longer runs it, start once with --moved. Two live copies under one node id would hide each "

@@ -1,7 +1,7 @@
 import EntryModel
 
 /// Sort order for ``EntryStore/list(_:)`` (doc/protocol.md `Order`).
-public enum ListOrder: String, Sendable, CaseIterable {
+package enum ListOrder: String, Sendable, CaseIterable {
     case created, updated, birthday, name
 
     /// The entries column this order sorts on (ties are broken by id).
@@ -15,11 +15,11 @@ public enum ListOrder: String, Sendable, CaseIterable {
     }
 
     /// doc/protocol.md: descending by default for created and updated.
-    public var defaultDescending: Bool { self == .created || self == .updated }
+    package var defaultDescending: Bool { self == .created || self == .updated }
 }
 
 /// How ``ListOrder/name`` compares names.
-public enum NameCollation: String, Sendable, CaseIterable {
+package enum NameCollation: String, Sendable, CaseIterable {
     /// By Unicode code point (SQLite's `BINARY`): the order for `en`.
     case codePoint
     /// ICU's `zh` collation, Han characters by pinyin (the SQLite collation
@@ -28,52 +28,52 @@ public enum NameCollation: String, Sendable, CaseIterable {
 }
 
 /// A List query with canonical filter values (the service resolves lenient input first).
-public struct ListQuery: Sendable {
+package struct ListQuery: Sendable {
     /// Only entries of this form (a form name), or all forms when `nil`.
-    public var form: String?
+    package var form: String?
     /// ISO 3166-1 alpha-2 code the `country` column must equal.
-    public var country: String?
+    package var country: String?
     /// GB/T 2260 province code the `province` column must equal.
-    public var province: String?
+    package var province: String?
     /// GB/T 2260 city code the `city` column must equal.
-    public var city: String?
+    package var city: String?
     /// Inclusive `YYYY-MM-DD` bounds on the birthday column.
-    public var bornFrom: String?
+    package var bornFrom: String?
     /// Inclusive upper `YYYY-MM-DD` bound; entries without a birthday never match.
-    public var bornTo: String?
+    package var bornTo: String?
     /// Case-insensitive substring of the name (already folded with `lowercased()`).
-    public var text: String?
+    package var text: String?
     /// RFC 3339 UTC ms: entries updated at or after it.
-    public var updatedSince: String?
+    package var updatedSince: String?
     /// The sort column (ties broken by id).
-    public var order: ListOrder = .created
+    package var order: ListOrder = .created
     /// How names compare when `order` is ``ListOrder/name`` (the service
     /// chooses it by locale); ignored for other orders.
-    public var nameCollation: NameCollation = .codePoint
+    package var nameCollation: NameCollation = .codePoint
     /// Sort direction; the service defaults it with ``ListOrder/defaultDescending``.
-    public var descending: Bool = true
+    package var descending: Bool = true
     /// Entries per page (1…1000).
-    public var limit: Int = 50
+    package var limit: Int = 50
     /// Keyset position: the sort value and id of the last entry of the previous page.
-    public var after: (value: String, id: String)?
+    package var after: (value: String, id: String)?
     /// Include deleted entries (tombstones); by default they are left out.
-    public var includeDeleted = false
+    package var includeDeleted = false
 
     /// A query of every non-deleted entry, newest created first, 50 per page.
-    public init() {}
+    package init() {}
 }
 
 /// One page of ``EntryStore/list(_:)``.
-public struct ListPage: Sendable {
+package struct ListPage: Sendable {
     /// At most `limit` entries, in the query's order.
-    public var entries: [StoredEntry]
+    package var entries: [StoredEntry]
     /// Keyset position of the last entry when more may follow, else `nil`.
-    public var next: (value: String, id: String)?
+    package var next: (value: String, id: String)?
     /// Number of entries matching the filters (all pages).
-    public var total: Int
+    package var total: Int
 
     /// A page with every member given.
-    public init(entries: [StoredEntry], next: (value: String, id: String)?, total: Int) {
+    package init(entries: [StoredEntry], next: (value: String, id: String)?, total: Int) {
         self.entries = entries
         self.next = next
         self.total = total

@@ -6,9 +6,9 @@ import EntryModel
 /// Each migration runs in one transaction together with the bump of
 /// `user_version`, so a failed migration leaves neither behind. Never edit a
 /// released migration; append a new one.
-public enum Migrations {
+package enum Migrations {
     /// Migration `i + 1` is `all[i]`.
-    public static let all: [String] = [
+    package static let all: [String] = [
         // 1: node identity, entries with per-field registers, the change log,
         //    conflicts and peer checkpoints.
         """

@@ -1,40 +1,40 @@
 import EntryModel
 
 /// A peer's sync state as stored in this node's database (doc/protocol.md `Peer`).
-public struct PeerState: Sendable, Equatable {
+package struct PeerState: Sendable, Equatable {
     /// The configured peer name (the key of its checkpoints).
-    public var name: String
+    package var name: String
     /// The peer's address, `unix:/path` or `exec:COMMAND` (see ``PeerConfig``).
-    public var address: String
+    package var address: String
     /// The peer's node id as last seen, `nil` before the first sync.
-    public var node: String?
+    package var node: String?
     /// The peer's change log has been pulled up to this seq.
-    public var pulledSeq: Int64
+    package var pulledSeq: Int64
     /// This node's change log has been pushed up to this seq.
-    public var pushedSeq: Int64
+    package var pushedSeq: Int64
     /// End of the last successful sync: RFC 3339 UTC, milliseconds; `nil` if none.
-    public var lastSync: String?
+    package var lastSync: String?
     /// Why the last attempt failed, `nil` after a success.
-    public var lastError: String?
+    package var lastError: String?
     /// The peer's incarnation as last seen, `nil` before the first sync or
     /// for a peer that serves none (doc/design.md "Incarnations").
-    public var incarnation: String?
+    package var incarnation: String?
     /// The last change pulled from the peer, as `SEQ NODE HLC`: the fingerprint
     /// that tells whether the peer's log still holds what was pulled (a peer put
     /// back from a snapshot reuses seqs for other changes). `nil`: none yet.
-    public var mark: String?
+    package var mark: String?
     /// This node's incarnation when the last sync with the peer completed: after
     /// a new incarnation here, the first sync pulls this node's own changes back too.
-    public var syncedIncarnation: String?
+    package var syncedIncarnation: String?
     /// The last time the peer was re-read or re-sent to, and why, `nil` if never.
-    public var notice: String?
+    package var notice: String?
     /// When compaction marked the peer expired (silent longer than `peer-expiry`):
     /// RFC 3339 UTC; `nil` when it is not. Its next sync starts over from seq 0
     /// both ways (doc/design.md "Compaction").
-    public var expired: String?
+    package var expired: String?
 
     /// A value with every member given (members with a default may be left out).
-    public init(name: String, address: String, node: String? = nil, pulledSeq: Int64, pushedSeq: Int64, lastSync: String? = nil,
+    package init(name: String, address: String, node: String? = nil, pulledSeq: Int64, pushedSeq: Int64, lastSync: String? = nil,
                 lastError: String? = nil, incarnation: String? = nil, mark: String? = nil, syncedIncarnation: String? = nil,
                 notice: String? = nil, expired: String? = nil) {
         self.name = name
@@ -55,7 +55,7 @@ public struct PeerState: Sendable, Equatable {
 extension EntryStore {
     /// The stored state of peer `name`, or `nil` before its first sync.
     /// - Throws: ``SQLiteError``.
-    public func peerState(_ name: String) throws -> PeerState? {
+    package func peerState(_ name: String) throws -> PeerState? {
         try readers.read { db in
             var state: PeerState?
             try db.statement("SELECT \(EntryStore.peerColumns) FROM peers WHERE name = ?")
@@ -66,7 +66,7 @@ extension EntryStore {
 
     /// Every stored peer state, by name.
     /// - Throws: ``SQLiteError``.
-    public func peerStates() throws -> [PeerState] {
+    package func peerStates() throws -> [PeerState] {
         try readers.read { db in
             var states: [PeerState] = []
             try db.statement("SELECT \(EntryStore.peerColumns) FROM peers ORDER BY name")
@@ -90,7 +90,7 @@ extension EntryStore {
 
     /// Stores the state of a peer (insert or replace).
     /// - Throws: ``SQLiteError``.
-    public func savePeerState(_ s: PeerState) throws {
+    package func savePeerState(_ s: PeerState) throws {
         func optional(_ text: String?) -> SQLValue { text.map { .text($0) } ?? .null }
         try writer.submit { ctx in
             try ctx.db.statement("""

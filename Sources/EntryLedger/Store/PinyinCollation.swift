@@ -13,7 +13,7 @@ import CSQLite
 /// to `entries` or check it ("no such collation sequence: pinyin"); dropping
 /// the index makes the file plain SQLite again, and entryd builds it again at
 /// its next start (``ensureIndex(_:)``).
-public enum PinyinCollation {
+package enum PinyinCollation {
     /// The collation's name in SQL (`COLLATE pinyin`).
     static let name = "pinyin"
 
@@ -23,7 +23,7 @@ public enum PinyinCollation {
     /// Registers the collation on the SQLite connection `db`, with a collator
     /// that the connection owns and closes when it closes.
     /// - Throws: ``SQLiteError`` when ICU has no `zh` collator or SQLite refuses.
-    public static func register(on db: OpaquePointer) throws(SQLiteError) {
+    package static func register(on db: OpaquePointer) throws(SQLiteError) {
         guard let collator = cicu_collator_open_zh() else {
             throw SQLiteError(code: SQLITE_ERROR, message: "ICU has no zh collator (is libicu's data installed?)")
         }

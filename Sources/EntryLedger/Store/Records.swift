@@ -1,34 +1,34 @@
 import EntryModel
 
 /// An entry as stored: canonical values plus the sync registers behind them.
-public struct StoredEntry: Sendable, Equatable {
+package struct StoredEntry: Sendable, Equatable {
     /// UUID text, lower case.
-    public var id: String
+    package var id: String
     /// The name of the form the entry was made with.
-    public var form: String
+    package var form: String
     /// Canonical values by field name (only non-empty values).
-    public var fields: [String: String]
+    package var fields: [String: String]
     /// The register of each field ever set: who wrote its current value, when.
-    public var clocks: [String: Stamp]
+    package var clocks: [String: Stamp]
     /// HLC of the latest change.
-    public var version: HLC
+    package var version: HLC
     /// True for a tombstone: deleted, values kept so the delete syncs and can be undone.
-    public var deleted: Bool
+    package var deleted: Bool
     /// The register of the deleted flag (`nil` until first deleted).
-    public var deletedClock: Stamp?
+    package var deletedClock: Stamp?
     /// RFC 3339 UTC, milliseconds.
-    public var createdAt: String
+    package var createdAt: String
     /// RFC 3339 UTC, milliseconds: origin wall time of the latest change.
-    public var updatedAt: String
+    package var updatedAt: String
     /// The actor (user name) of the create.
-    public var createdBy: String
+    package var createdBy: String
     /// The actor (user name) of the latest change.
-    public var updatedBy: String
+    package var updatedBy: String
     /// This node's seq of the latest change applied to the entry (for `syncedTo`).
-    public var seq: Int64 = 0
+    package var seq: Int64 = 0
 
     /// A value with every member given (`seq` may be left out: 0).
-    public init(id: String, form: String, fields: [String: String], clocks: [String: Stamp], version: HLC, deleted: Bool,
+    package init(id: String, form: String, fields: [String: String], clocks: [String: Stamp], version: HLC, deleted: Bool,
                 deletedClock: Stamp?, createdAt: String, updatedAt: String, createdBy: String, updatedBy: String, seq: Int64 = 0) {
         self.id = id
         self.form = form
@@ -47,48 +47,48 @@ public struct StoredEntry: Sendable, Equatable {
 
 /// The kind of a change (doc/protocol.md `Change.op`; `erase` added at the end
 /// of the enum by issue 17: an erasure, with no fields, no base and no value).
-public enum ChangeOp: String, Sendable, Codable {
+package enum ChangeOp: String, Sendable, Codable {
     case create, update, delete, restore, erase
 }
 
 /// One row of the change log (doc/protocol.md `io.entryd.Sync.Change`).
-public struct ChangeRecord: Sendable, Equatable {
+package struct ChangeRecord: Sendable, Equatable {
     /// Position in this node's change log (0 before it is stored).
-    public var seq: Int64
+    package var seq: Int64
     /// Node id where the change was made.
-    public var node: String
+    package var node: String
     /// The change's HLC at its origin node (16 lowercase hex digits on the wire).
-    public var hlc: HLC
+    package var hlc: HLC
     /// The entry's id (lower-case UUID text).
-    public var entry: String
+    package var entry: String
     /// The entry's form name.
-    public var form: String
+    package var form: String
     /// What the change did.
-    public var op: ChangeOp
+    package var op: ChangeOp
     /// The values this change set ("" clears a field).
-    public var fields: [String: String]
+    package var fields: [String: String]
     /// For each field set, the HLC of the value it replaced ("" on create).
-    public var base: [String: String]
+    package var base: [String: String]
     /// Who made the change: the user name at the origin node (SO_PEERCRED).
-    public var actor: String
+    package var actor: String
     /// Wall time at the origin, RFC 3339 UTC ms.
-    public var at: String
+    package var at: String
     /// The call's audit `reason`, if any.
-    public var reason: String?
+    package var reason: String?
     /// The peer that delivered the change, `nil` when made here.
-    public var via: String?
+    package var via: String?
     /// The fields whose values later writes are known to have superseded (some
     /// write saw this one for them): set by compaction on the rows it keeps, and
     /// carried by sync, so that a node holding this write without the removed
     /// writes between it and the newest still knows it is no head there
     /// (doc/design.md "Compaction"). Empty for almost every change.
-    public var superseded: [String] = []
+    package var superseded: [String] = []
 
     /// The (HLC, node) order of this change.
-    public var stamp: Stamp { Stamp(hlc: hlc, node: node) }
+    package var stamp: Stamp { Stamp(hlc: hlc, node: node) }
 
     /// A value with every member given (members with a default may be left out).
-    public init(seq: Int64, node: String, hlc: HLC, entry: String, form: String, op: ChangeOp, fields: [String: String], base: [String: String], actor: String, at: String, reason: String? = nil, via: String? = nil, superseded: [String] = []) {
+    package init(seq: Int64, node: String, hlc: HLC, entry: String, form: String, op: ChangeOp, fields: [String: String], base: [String: String], actor: String, at: String, reason: String? = nil, via: String? = nil, superseded: [String] = []) {
         self.seq = seq
         self.node = node
         self.hlc = hlc

@@ -2,14 +2,14 @@ import EntryModel
 
 /// A value bound to a statement parameter: what the store writes is integers
 /// and text, or NULL.
-public enum SQLValue {
+package enum SQLValue {
     case null
     case int(Int64)
     case text(String)
 }
 
 /// One result row while a query steps through them. Columns are 0-based.
-public protocol SQLRow: AnyObject {
+package protocol SQLRow: AnyObject {
     /// The integer value of column `i`; 0 for NULL (a server's `t`/`f` read as 1/0).
     func int(_ i: Int32) -> Int64
     /// The text value of column `i`; `""` for NULL.
@@ -20,7 +20,7 @@ public protocol SQLRow: AnyObject {
 
 /// A prepared statement of one ``SQLDatabase``, reused with new parameters.
 /// Parameters are positional: `?` (the next one) or `?N` (the N-th, 1-based).
-public protocol SQLStatement: AnyObject {
+package protocol SQLStatement: AnyObject {
     /// Binds `values` to parameters 1…n and runs the statement to completion.
     /// - Throws: the database's ``StorageError``.
     func run(_ values: [SQLValue]) throws
@@ -31,9 +31,9 @@ public protocol SQLStatement: AnyObject {
 
 extension SQLStatement {
     /// Runs the statement without parameters.
-    public func run() throws { try run([]) }
+    package func run() throws { try run([]) }
     /// Calls `row` for each result row of the statement without parameters.
-    public func query(_ row: (any SQLRow) throws -> Void) throws { try query([], row) }
+    package func query(_ row: (any SQLRow) throws -> Void) throws { try query([], row) }
 }
 
 /// One connection to the store's database, used by one thread at a time: the
@@ -46,7 +46,7 @@ extension SQLStatement {
 ///
 /// Implemented by ``SQLiteConnection`` and by the PostgreSQL connection of
 /// EntryHub.
-public protocol SQLDatabase: AnyObject {
+package protocol SQLDatabase: AnyObject {
     /// The prepared statement for `sql`, ready to run (cached per connection).
     /// - Throws: the database's ``StorageError`` when the SQL does not compile.
     func statement(_ sql: String) throws -> any SQLStatement
@@ -74,7 +74,7 @@ public protocol SQLDatabase: AnyObject {
 ///
 /// ``EntryStore`` calls it from its writer; implemented by EntryHub's PostgreSQL
 /// change feed. A store on SQLite has one writer process and needs none.
-public protocol SharedChangeLog: AnyObject, Sendable {
+package protocol SharedChangeLog: AnyObject, Sendable {
     /// Right after a write transaction began: takes the node's counter until
     /// the transaction ends and returns the highest committed seq and the
     /// node's last HLC.
@@ -91,7 +91,7 @@ public protocol SharedChangeLog: AnyObject, Sendable {
 /// A database server that keeps a store (``EntryStore/init(server:writer:readers:schemaVersion:wallClock:copies:canonicaliser:)``):
 /// what differs from a SQLite file, beside the shared change log. Implemented
 /// by EntryHub for PostgreSQL.
-public protocol StoreServer: SharedChangeLog {
+package protocol StoreServer: SharedChangeLog {
     /// The server and database for people, without credentials (`Status`'s `database`).
     var location: String { get }
     /// The database's identity, the same for every instance that serves it

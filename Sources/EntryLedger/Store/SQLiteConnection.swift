@@ -7,7 +7,7 @@ import EntryModel
 /// thread at a time (the writer, one round at a time, or a reader checked out of the pool).
 /// Statements are prepared once per connection and reused, always with bound
 /// parameters, never with SQL built from values.
-public final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
+package final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
     // @unchecked: `handle` is an sqlite3 pointer, used by one thread at a time, as are the cached statements.
     /// The WAL is truncated to this size after each reset (`journal_size_limit`): 16 MiB.
     static let walSizeLimitBytes = 16 << 20
@@ -29,7 +29,7 @@ public final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
     ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds.
     ///   - vfs: the SQLite VFS by name (`nil`: the default; tests inject faults with their own).
     /// - Throws: ``SQLiteError`` when the file cannot be opened or configured.
-    public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000, vfs: String? = nil) throws(SQLiteError) {
+    package init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000, vfs: String? = nil) throws(SQLiteError) {
         _ = SQLiteConnection.configureLibrary
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
@@ -79,7 +79,7 @@ public final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
 
     /// Runs one or more statements without parameters or results (schema, pragmas).
     /// - Throws: ``SQLiteError``.
-    public func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
         if rc != SQLITE_OK {
@@ -91,10 +91,10 @@ public final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
 
     /// The cached prepared statement for `sql`, reset and with bindings cleared.
     /// - Throws: ``SQLiteError`` when the SQL does not compile.
-    public func statement(_ sql: String) throws(SQLiteError) -> any SQLStatement { try prepared(sql) }
+    package func statement(_ sql: String) throws(SQLiteError) -> any SQLStatement { try prepared(sql) }
 
     /// ``statement(_:)`` as its concrete type (backup, migrations, the bench's baseline).
-    public func prepared(_ sql: String) throws(SQLiteError) -> Statement {
+    package func prepared(_ sql: String) throws(SQLiteError) -> Statement {
         if let s = cache[sql] {
             s.reset()
             return s
@@ -117,18 +117,18 @@ public final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// True while a transaction is open.
-    public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    package var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Always false: SQLite undoes a failed statement alone and the transaction goes on.
-    public var transactionFailed: Bool { false }
+    package var transactionFailed: Bool { false }
 
     /// Rows inserted, changed or deleted by completed statements on this
     /// connection since it opened, triggers included (`sqlite3_total_changes64`).
     /// A statement that failed counts nothing: SQLite undid it.
-    public var totalChanges: Int64 { sqlite3_total_changes64(handle) }
+    package var totalChanges: Int64 { sqlite3_total_changes64(handle) }
 
     /// Runs `PRAGMA wal_checkpoint(mode)`; errors are ignored (a checkpoint is an optimisation).
     func checkpoint(_ mode: String = "PASSIVE") {

@@ -3,16 +3,16 @@ import EntryModel
 
 /// A failed SQLite call: the extended result code, SQLite's message and the
 /// statement text (never its bound values: form data is personal).
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+package struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// Extended result code (sqlite.org/rescode.html), e.g. 1555 for SQLITE_CONSTRAINT_PRIMARYKEY.
-    public let code: Int32
+    package let code: Int32
     /// SQLite's message (sqlite3_errmsg) or entryd's own words; never bound values.
-    public let message: String
+    package let message: String
     /// The SQL text, without bound values; may be empty.
-    public let sql: String
+    package let sql: String
 
     /// An error from an extended result code, message and (optional) SQL text.
-    public init(code: Int32, message: String, sql: String = "") {
+    package init(code: Int32, message: String, sql: String = "") {
         self.code = code
         self.message = message
         self.sql = sql
@@ -22,7 +22,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     var primaryCode: Int32 { code & 0xFF }
 
     /// `SQLite error CODE (sqlite3_errstr text): message`, plus ` in 'SQL'` when known.
-    public var description: String {
+    package var description: String {
         let text = String(cString: sqlite3_errstr(code))
         return sql.isEmpty ? "SQLite error \(code) (\(text)): \(message)" : "SQLite error \(code) (\(text)): \(message) in '\(sql)'"
     }
@@ -33,7 +33,7 @@ extension SQLiteError: StorageError {
     /// values), chosen by the primary result code (sqlite.org/rescode.html):
     /// full disk, read-only, busy or locked, I/O error, damaged file; any other
     /// code names itself.
-    public var entryError: EntryError {
+    package var entryError: EntryError {
         switch primaryCode {
         case SQLITE_FULL: return .storageFailed("the disk is full: free space, then retry")
         case SQLITE_READONLY: return .storageFailed("the database is read-only")

@@ -78,12 +78,12 @@ struct SeenWrites: Sendable, Equatable {
 extension EntryStore {
     /// The `base` key of a local write naming the node of each write it saw
     /// whose HLC alone could mean another node's write too (``SeenWrites``).
-    public static let nodesKey = "@nodes"
+    package static let nodesKey = "@nodes"
 
     /// True when `value` is a well-formed ``nodesKey`` value (a received change is
     /// checked with it): empty, or comma-separated `HLC:NODE` items (16 hex
     /// digits, a canonical UUID).
-    public static func isValidNodesValue(_ value: String) -> Bool {
+    package static func isValidNodesValue(_ value: String) -> Bool {
         value.isEmpty || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { item in
             let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             return parts.count == 2 && HLC(String(parts[0])) != nil && UUIDv7.canonical(String(parts[1])) == String(parts[1])

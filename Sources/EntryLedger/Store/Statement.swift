@@ -4,11 +4,11 @@ import Foundation
 /// A prepared statement owned by its connection's cache.
 ///
 /// Bind with 1-based indexes, step through rows, read columns by 0-based index.
-public final class Statement: SQLStatement, SQLRow {
+package final class Statement: SQLStatement, SQLRow {
     let stmt: OpaquePointer
     unowned let connection: SQLiteConnection
     /// The statement text (safe to log: values are bound, not in the text).
-    public let sql: String
+    package let sql: String
 
     /// Wraps a prepared statement of `connection`; finalized when released.
     init(_ stmt: OpaquePointer, connection: SQLiteConnection, sql: String) {
@@ -29,7 +29,7 @@ public final class Statement: SQLStatement, SQLRow {
     /// Binds `values` to parameters 1…n.
     /// - Throws: ``SQLiteError`` (SQLITE_RANGE for too many values).
     @discardableResult
-    public func bind(_ values: [SQLValue]) throws(SQLiteError) -> Statement {
+    package func bind(_ values: [SQLValue]) throws(SQLiteError) -> Statement {
         for (i, v) in values.enumerated() {
             let idx = Int32(i + 1)
             let rc: Int32
@@ -45,7 +45,7 @@ public final class Statement: SQLStatement, SQLRow {
 
     /// Binds `values` and runs the statement to completion (no rows expected).
     /// - Throws: ``SQLiteError`` (constraint violations, I/O, full disk …).
-    public func run(_ values: [SQLValue] = []) throws(SQLiteError) {
+    package func run(_ values: [SQLValue] = []) throws(SQLiteError) {
         try bind(values)
         defer { sqlite3_reset(stmt) }
         var rc = sqlite3_step(stmt)
@@ -56,7 +56,7 @@ public final class Statement: SQLStatement, SQLRow {
     /// Binds `values` and calls `row` for each result row (the statement is
     /// reset afterwards). `row` reads columns with ``int(_:)`` and ``text(_:)``.
     /// - Throws: ``SQLiteError``, or whatever `row` throws.
-    public func query(_ values: [SQLValue] = [], _ row: (any SQLRow) throws -> Void) throws {
+    package func query(_ values: [SQLValue] = [], _ row: (any SQLRow) throws -> Void) throws {
         try bind(values)
         defer { sqlite3_reset(stmt) }
         while true {
@@ -68,14 +68,14 @@ public final class Statement: SQLStatement, SQLRow {
     }
 
     /// The integer value of column `i` (0-based); 0 for NULL.
-    public func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
+    package func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
 
     /// The text value of column `i` (0-based); `""` for NULL.
-    public func text(_ i: Int32) -> String {
+    package func text(_ i: Int32) -> String {
         guard let p = sqlite3_column_text(stmt, i) else { return "" }
         return String(cString: p)
     }
 
     /// True when column `i` is NULL.
-    public func isNull(_ i: Int32) -> Bool { sqlite3_column_type(stmt, i) == SQLITE_NULL }
+    package func isNull(_ i: Int32) -> Bool { sqlite3_column_type(stmt, i) == SQLITE_NULL }
 }

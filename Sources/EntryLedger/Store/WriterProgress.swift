@@ -7,14 +7,14 @@
 /// round ended (committed, rolled back or failed), or a job run alone between
 /// rounds (a probe, a checkpoint): the writer moves on with every one, and a
 /// writer stuck in SQLite (a lock, an fsync that never returns) finishes none.
-public struct WriterProgress: Sendable, Equatable {
+package struct WriterProgress: Sendable, Equatable {
     /// Steps finished since the store opened; it only grows.
-    public let steps: UInt64
+    package let steps: UInt64
     /// While a job is queued or a round runs: since when the writer has
     /// finished no step, that is the later of the last step's end and the
     /// moment work arrived at an idle queue. `nil` when nothing is queued or
     /// running.
-    public let waitingSince: ContinuousClock.Instant?
+    package let waitingSince: ContinuousClock.Instant?
 
     /// A reading of `steps` finished, with work waiting since `waitingSince` (`nil`: none waits).
     init(steps: UInt64, waitingSince: ContinuousClock.Instant?) {

@@ -4,7 +4,7 @@ import Foundation
 /// as the pickers write them (doc/design.md): proleptic Gregorian calendar, ASCII
 /// digits, no time zone. Parsed and written by hand, so neither the process
 /// locale nor a week-based year can change them.
-public enum DateText {
+package enum DateText {
     /// Reads a date in any of the accepted forms and returns it canonical.
     ///
     /// Accepted (full-width digits are folded beforehand by the caller):
@@ -14,7 +14,7 @@ public enum DateText {
     /// `二零零零年十二月三十一日`). The day must exist: no 1990-02-30, no
     /// 二〇〇〇年二月三十日; 29 February only in leap years.
     /// - Throws: ``FieldFailure`` `invalid-format` (`dateFormat` or `noSuchDate`).
-    public static func parseDate(_ input: String) throws(FieldFailure) -> String {
+    package static func parseDate(_ input: String) throws(FieldFailure) -> String {
         // Canonical `YYYY-MM-DD` (what pickers send and what is stored): check the day only.
         let b = Array(input.utf8)
         if b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
@@ -66,7 +66,7 @@ public enum DateText {
 
     /// Today's date in UTC+14, the zone that reaches each date first: no
     /// birthday valid anywhere on Earth at `now` is later than this.
-    public static func latestToday(at now: Date) -> String {
+    package static func latestToday(at now: Date) -> String {
         let days = Int64(((now.timeIntervalSince1970 + 14 * 3600) / 86_400).rounded(.down))
         let (year, month, day) = Timestamp.civil(fromDays: days)
         return Timestamp.pad(year, 4) + "-" + Timestamp.pad(month, 2) + "-" + Timestamp.pad(day, 2)

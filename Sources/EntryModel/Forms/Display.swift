@@ -1,6 +1,6 @@
 /// Field values rendered for people (the `display` map of doc/protocol.md's `Entry`
 /// and of Check).
-public enum Display {
+package enum Display {
     /// Renders every non-empty value of `fields` in `locale`.
     ///
     /// - country: flag and name (`🇨🇳 中国`, `🇨🇳 China`);
@@ -23,7 +23,7 @@ public enum Display {
     /// Also `"region"` for the form's first province field and the city field
     /// below it (see ``region(province:city:locale:reference:)``) when either
     /// has a value; it takes the place of a field named `region`, if any.
-    public static func render(form: FormDefinition, fields: [String: String], locale: EntryLocale,
+    package static func render(form: FormDefinition, fields: [String: String], locale: EntryLocale,
                               reference: ReferenceData = .shared) -> [String: String] {
         var display: [String: String] = [:]
         display.reserveCapacity(fields.count + 1)
@@ -62,7 +62,7 @@ public enum Display {
     /// or division code the form or reference data does not have; a retired
     /// division code is known). Both sorted; empty values are not looked at.
     /// The wire `Entry` carries them as `unknownFields` and `unknownValues`.
-    public static func unknown(form: FormDefinition, fields: [String: String],
+    package static func unknown(form: FormDefinition, fields: [String: String],
                                reference: ReferenceData = .shared) -> (fields: [String], values: [String]) {
         var names: [String] = [], values: [String] = []
         for (name, value) in fields where !value.isEmpty {
@@ -81,7 +81,7 @@ public enum Display {
     /// A province and city together: zh `广东省-广州市`, en `Guangzhou, Guangdong`;
     /// just one of them when the other is `nil` or empty. Names as in
     /// ``ReferenceData/displayName(forDivisionCode:locale:)``.
-    public static func region(province: String?, city: String?, locale: EntryLocale,
+    package static func region(province: String?, city: String?, locale: EntryLocale,
                               reference: ReferenceData = .shared) -> String {
         let name = { (code: String?) in
             code.flatMap { $0.isEmpty ? nil : reference.displayName(forDivisionCode: $0, locale: locale) }

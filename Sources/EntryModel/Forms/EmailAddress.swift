@@ -7,7 +7,7 @@ import CIDN2
 /// (`xn--fsqu00a.xn--fiqs8s`) whichever spelling came in (doc/design.md
 /// "E-mail addresses"). Quoted local parts and address literals
 /// (`user@[192.0.2.1]`) are not accepted.
-public enum EmailAddress {
+package enum EmailAddress {
     /// Characters allowed in an atom of the local part besides letters and
     /// digits (RFC 5322 `atext`).
     private static let atomSymbols = Set("!#$%&'*+/=?^_`{|}~-")
@@ -72,7 +72,7 @@ public enum EmailAddress {
 
     /// `address` for people: the domain's A-labels as Unicode
     /// (`李雷@例子.中国`); as it is when it has no `@` or its domain does not decode.
-    public static func display(_ address: String) -> String {
+    package static func display(_ address: String) -> String {
         guard let at = address.lastIndex(of: "@"), address[at...].contains("xn--") else { return address }
         var output: UnsafeMutablePointer<CChar>?
         guard idn2_to_unicode_8z8z(String(address[address.index(after: at)...]), &output, 0) == IDN2_OK.rawValue,

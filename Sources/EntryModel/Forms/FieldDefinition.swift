@@ -1,7 +1,7 @@
 /// The type of a form field: how its input is parsed and what its canonical
 /// value looks like (doc/protocol.md, `io.entryd.Forms.FieldType`; doc/design.md,
 /// "Forms and values").
-public enum FieldType: String, Sendable, CaseIterable, Codable {
+package enum FieldType: String, Sendable, CaseIterable, Codable {
     /// Free text: NFC-normalised, trimmed, no control characters.
     case text
     /// A calendar date, `YYYY-MM-DD`.
@@ -24,41 +24,41 @@ public enum FieldType: String, Sendable, CaseIterable, Codable {
 
 /// A condition on another field's canonical value, written `field=value`
 /// (`contact_method=phone`).
-public struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
+package struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
     /// The field whose value is tested.
-    public var field: String
+    package var field: String
     /// The canonical value that makes the condition true.
-    public var value: String
+    package var value: String
 
     /// The condition `field=value`.
-    public init(field: String, value: String) {
+    package init(field: String, value: String) {
         self.field = field
         self.value = value
     }
 
     /// `field=value`, as in form files and on the wire (`Field.requiredWhen`).
-    public var description: String { "\(field)=\(value)" }
+    package var description: String { "\(field)=\(value)" }
 
     /// Whether `fields` (canonical values by field name) satisfy the condition.
-    public func holds(in fields: [String: String]) -> Bool {
+    package func holds(in fields: [String: String]) -> Bool {
         fields[field] == value
     }
 }
 
 /// One option of a `choice` field.
-public struct ChoiceOption: Sendable, Hashable {
+package struct ChoiceOption: Sendable, Hashable {
     /// The canonical value (`phone`).
-    public var value: String
+    package var value: String
     /// The label per locale (`Phone`, `电话`).
-    public var labels: [EntryLocale: String]
+    package var labels: [EntryLocale: String]
     /// Other words, in any language, that select this option as input and in
     /// search (`手机`, `mobile`, `tel`; the form file's `option.VALUE.aliases`);
     /// never shown as its label.
-    public var aliases: [String]
+    package var aliases: [String]
 
     /// An option with its labels (missing locales fall back, see ``label(in:)``)
     /// and the other words that select it.
-    public init(value: String, labels: [EntryLocale: String], aliases: [String] = []) {
+    package init(value: String, labels: [EntryLocale: String], aliases: [String] = []) {
         self.value = value
         self.labels = labels
         self.aliases = aliases
@@ -71,7 +71,7 @@ public struct ChoiceOption: Sendable, Hashable {
     }
 
     /// The label in `locale`, else the English one, else the value.
-    public func label(in locale: EntryLocale) -> String {
+    package func label(in locale: EntryLocale) -> String {
         labels[locale] ?? labels[.en] ?? value
     }
 }
@@ -83,7 +83,7 @@ public struct ChoiceOption: Sendable, Hashable {
 /// (copy on write): validation and display copy a form's fields about 70
 /// times per Add, and a copy is then one reference count instead of one per
 /// member (about 60 k instructions per Add before, by callgrind).
-public struct FieldDefinition: Sendable, Hashable {
+package struct FieldDefinition: Sendable, Hashable {
     /// The members, compared and hashed as the value is (every one of them).
     private struct Members: Sendable, Hashable {
         var name: String
@@ -116,57 +116,57 @@ public struct FieldDefinition: Sendable, Hashable {
     }
 
     /// The field name: a lower-case letter, then lower-case letters, digits or `_`.
-    public var name: String {
+    package var name: String {
         get { box.members.name }
         set { members.name = newValue }
     }
     /// How input is parsed and what the canonical value looks like.
-    public var type: FieldType {
+    package var type: FieldType {
         get { box.members.type }
         set { members.type = newValue }
     }
     /// The label per locale.
-    public var labels: [EntryLocale: String] {
+    package var labels: [EntryLocale: String] {
         get { box.members.labels }
         set { members.labels = newValue }
     }
     /// Always required.
-    public var required: Bool {
+    package var required: Bool {
         get { box.members.required }
         set { members.required = newValue }
     }
     /// Required when this condition holds (and ``required`` is false).
-    public var requiredWhen: FieldCondition? {
+    package var requiredWhen: FieldCondition? {
         get { box.members.requiredWhen }
         set { members.requiredWhen = newValue }
     }
     /// For `city` fields: the `province` field the city must belong to.
-    public var parent: String? {
+    package var parent: String? {
         get { box.members.parent }
         set { members.parent = newValue }
     }
     /// For `datetime` fields: minutes must be a multiple of this (a divisor of 60).
-    public var minuteInterval: Int? {
+    package var minuteInterval: Int? {
         get { box.members.minuteInterval }
         set { members.minuteInterval = newValue }
     }
     /// Inclusive lower bound: `YYYY-MM-DD` or `today` for dates, `YYYY-MM-DD HH:mm` for date-times.
-    public var min: String? {
+    package var min: String? {
         get { box.members.min }
         set { members.min = newValue }
     }
     /// Inclusive upper bound, as ``min``.
-    public var max: String? {
+    package var max: String? {
         get { box.members.max }
         set { members.max = newValue }
     }
     /// For `text` fields: the most characters (grapheme clusters) allowed.
-    public var maxLength: Int? {
+    package var maxLength: Int? {
         get { box.members.maxLength }
         set { members.maxLength = newValue }
     }
     /// For `choice` fields: the options, in list order.
-    public var options: [ChoiceOption] {
+    package var options: [ChoiceOption] {
         get { box.members.options }
         set { members.options = newValue }
     }
@@ -174,19 +174,19 @@ public struct FieldDefinition: Sendable, Hashable {
     /// language they are in (the form file's `aliases.zh`, `aliases.en`):
     /// a spreadsheet's `电话` or `手机` for the field `phone`. They do not
     /// change what a value means, so they are no part of the form's version.
-    public var headerAliases: [EntryLocale: [String]] {
+    package var headerAliases: [EntryLocale: [String]] {
         get { box.members.headerAliases }
         set { members.headerAliases = newValue }
     }
     /// For `phone` fields: the number types taken (`phone-types`); `nil` for any valid number.
-    public var phoneTypes: Set<PhoneNumberType>? {
+    package var phoneTypes: Set<PhoneNumberType>? {
         get { box.members.phoneTypes }
         set { members.phoneTypes = newValue }
     }
 
     /// A field; the defaults make an optional field without bounds. References
     /// (`parent`, `requiredWhen`) are not checked here; ``FormDefinition/init(ini:)`` checks them in files.
-    public init(
+    package init(
         name: String, type: FieldType, labels: [EntryLocale: String] = [:], required: Bool = false,
         requiredWhen: FieldCondition? = nil, parent: String? = nil, minuteInterval: Int? = nil,
         min: String? = nil, max: String? = nil, maxLength: Int? = nil, options: [ChoiceOption] = [],
@@ -198,15 +198,15 @@ public struct FieldDefinition: Sendable, Hashable {
     }
 
     /// Equal when every member is, as the synthesized `==` of the members says.
-    public static func == (a: FieldDefinition, b: FieldDefinition) -> Bool {
+    package static func == (a: FieldDefinition, b: FieldDefinition) -> Bool {
         a.box === b.box || a.box.members == b.box.members
     }
 
     /// Hashes every member that ``==`` compares.
-    public func hash(into hasher: inout Hasher) { hasher.combine(box.members) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(box.members) }
 
     /// The label in `locale`, else the English one, else the field name.
-    public func label(in locale: EntryLocale) -> String {
+    package func label(in locale: EntryLocale) -> String {
         labels[locale] ?? labels[.en] ?? name
     }
 }

@@ -1,6 +1,6 @@
 /// Why a field's value was refused: the wire code, the reason (which picks the
 /// message) and the canonical values the input may have meant.
-public struct FieldFailure: Error, Sendable {
+package struct FieldFailure: Error, Sendable {
     var code: ProblemCode
     var reason: ProblemReason
     var suggestions: [String] = []

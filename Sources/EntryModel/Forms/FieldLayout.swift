@@ -1,29 +1,29 @@
 /// How a form's fields map onto storage: which fields feed the entries
 /// table's filter and sort columns (doc/protocol.md `Filter`), and which fields
 /// merge together as one register in sync (doc/design.md "Field groups").
-public struct FieldLayout: Sendable, Equatable {
+package struct FieldLayout: Sendable, Equatable {
     /// The field copied to the entries `name` column (the `name` order and the
     /// folded `text` filter), or `nil` when the form has none.
-    public var name: String?
+    package var name: String?
     /// The field copied to the `birthday` column (`YYYY-MM-DD`; the `birthday`
     /// order and the `bornFrom`/`bornTo` filters), or `nil`.
-    public var birthday: String?
+    package var birthday: String?
     /// The field copied to the `country` column (ISO 3166-1 alpha-2; the
     /// `country` filter), or `nil`.
-    public var country: String?
+    package var country: String?
     /// The field copied to the `province` column (GB/T 2260 province code; the
     /// `province` filter), or `nil`.
-    public var province: String?
+    package var province: String?
     /// The field copied to the `city` column (GB/T 2260 city code; the `city`
     /// filter), or `nil`.
-    public var city: String?
+    package var city: String?
     /// Fields tied by `parent` or `required-when`, each group written and
     /// merged as one register (e.g. country + province + city). Fields in no
     /// group are registers of their own.
-    public var groups: [[String]]
+    package var groups: [[String]]
 
     /// A layout from field names (`nil`: the column stays empty) and field groups.
-    public init(name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil,
+    package init(name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil,
                 city: String? = nil, groups: [[String]] = []) {
         self.name = name
         self.birthday = birthday
@@ -34,15 +34,15 @@ public struct FieldLayout: Sendable, Equatable {
     }
 
     /// The registration form's layout (also the fallback for unknown forms).
-    public static let registration = FieldLayout(
+    package static let registration = FieldLayout(
         name: "name", birthday: "birthday", country: "country", province: "province", city: "city",
         groups: [["country", "province", "city"], ["contact_method", "phone", "email"]])
 
     /// The group `field` belongs to (itself alone when in none).
-    public func group(of field: String) -> [String] {
+    package func group(of field: String) -> [String] {
         groups.first(where: { $0.contains(field) }) ?? [field]
     }
 }
 
 /// Case-insensitive search key of a name: Unicode lower case.
-public func foldedName(_ s: String) -> String { s.lowercased() }
+package func foldedName(_ s: String) -> String { s.lowercased() }

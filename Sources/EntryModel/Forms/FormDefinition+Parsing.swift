@@ -1,18 +1,18 @@
 import Foundation
 
 /// A form file that cannot be used: where, which key, and what to do.
-public struct FormDefinitionError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct FormDefinitionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file (or directory) concerned.
-    public var path: String
+    package var path: String
     /// The physical line, from 1; 0 for the file (or directory) as a whole.
-    public var line: Int
+    package var line: Int
     /// The key concerned, if any.
-    public var key: String?
+    package var key: String?
     /// What is wrong and what to do about it.
-    public var message: String
+    package var message: String
 
     /// An error at `path:line`, about `key` if given.
-    public init(path: String, line: Int, key: String? = nil, message: String) {
+    package init(path: String, line: Int, key: String? = nil, message: String) {
         self.path = path
         self.line = line
         self.key = key
@@ -25,7 +25,7 @@ public struct FormDefinitionError: Error, Sendable, Equatable, CustomStringConve
     }
 
     /// `path:line: key 'k': message`.
-    public var description: String {
+    package var description: String {
         "\(path):\(line): " + (key.map { "key '\($0)': " } ?? "") + message
     }
 }
@@ -38,7 +38,7 @@ extension FormDefinition {
     ///   an unknown section or key, a bad value, a field defined twice, a key
     ///   given twice, a `parent` or `required-when` naming a missing field, or
     ///   a city without a province parent.
-    public init(ini: IniFile) throws {
+    package init(ini: IniFile) throws {
         let reader = FormFileReader(path: ini.path)
         var header: (section: IniFile.Section, keys: [String: IniFile.Item])?
         var fields: [FieldDefinition] = []

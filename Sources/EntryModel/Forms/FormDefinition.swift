@@ -1,26 +1,26 @@
 /// A named, ordered list of fields (the order is the navigation order).
 ///
 /// Read from `config/forms/NAME.conf` (``init(ini:)``) or built in code.
-public struct FormDefinition: Sendable, Hashable {
+package struct FormDefinition: Sendable, Hashable {
     /// The form's name (`registration`).
-    public let name: String
+    package let name: String
     /// The title per locale.
     let titles: [EntryLocale: String]
     /// The fields in navigation order; names are unique.
-    public let fields: [FieldDefinition]
+    package let fields: [FieldDefinition]
     /// 16 lowercase hex digits: FNV-1a (64-bit) of a canonical text of the
     /// definition (not of the file, so comments and layout do not count).
     /// Peers compare it to notice different definitions (Status `forms`);
     /// it detects changes, it is not a security checksum.
-    public let definitionHash: String
+    package let definitionHash: String
     /// How the form maps onto storage (see ``makeLayout(fields:)``), built once.
-    public let layout: FieldLayout
+    package let layout: FieldLayout
     /// Position in ``fields`` by field name.
     private let positions: [String: Int]
 
     /// A form of these fields; the caller guarantees unique field names and
     /// valid references (``init(ini:)`` checks them for files).
-    public init(name: String, titles: [EntryLocale: String], fields: [FieldDefinition]) {
+    package init(name: String, titles: [EntryLocale: String], fields: [FieldDefinition]) {
         self.name = name
         self.titles = titles
         self.fields = fields
@@ -32,24 +32,24 @@ public struct FormDefinition: Sendable, Hashable {
     }
 
     /// Equal when name, titles and fields are (the rest is derived from them).
-    public static func == (a: FormDefinition, b: FormDefinition) -> Bool {
+    package static func == (a: FormDefinition, b: FormDefinition) -> Bool {
         a.name == b.name && a.titles == b.titles && a.fields == b.fields
     }
 
     /// Hashes name, titles and fields.
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(titles)
         hasher.combine(fields)
     }
 
     /// The title in `locale`, else the English one, else the name.
-    public func title(in locale: EntryLocale) -> String {
+    package func title(in locale: EntryLocale) -> String {
         titles[locale] ?? titles[.en] ?? name
     }
 
     /// The field with this name, or `nil`.
-    public func field(named name: String) -> FieldDefinition? {
+    package func field(named name: String) -> FieldDefinition? {
         positions[name].map { fields[$0] }
     }
 

@@ -1,13 +1,13 @@
 import Foundation
 
 /// The forms a daemon serves, by name, in a fixed order.
-public struct FormRegistry: Sendable {
+package struct FormRegistry: Sendable {
     /// The form used when a call names none (doc/design.md: `registration`).
-    public static let defaultFormName = "registration"
+    package static let defaultFormName = "registration"
 
     /// Only the built-in `registration` form, read from the copy of
     /// config/forms/registration.conf compiled into the binary.
-    public static let builtIn: FormRegistry = {
+    package static let builtIn: FormRegistry = {
         do {
             let ini = try IniFile(text: EmbeddedForms.registration, path: "config/forms/registration.conf")
             return FormRegistry(forms: [try FormDefinition(ini: ini)])
@@ -18,7 +18,7 @@ public struct FormRegistry: Sendable {
 
     /// The forms: the built-in `registration` first unless a file replaces it,
     /// then the files in lexical order of their names.
-    public let forms: [FormDefinition]
+    package let forms: [FormDefinition]
 
     private init(forms: [FormDefinition]) {
         self.forms = forms
@@ -30,7 +30,7 @@ public struct FormRegistry: Sendable {
     ///
     /// - Throws: ``FormDefinitionError`` for an unreadable directory or file, a
     ///   malformed file (with its line), or two files defining the same form name.
-    public static func load(directory: String) throws -> FormRegistry {
+    package static func load(directory: String) throws -> FormRegistry {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -58,13 +58,13 @@ public struct FormRegistry: Sendable {
     }
 
     /// The form with this name, or `nil`.
-    public func form(named name: String) -> FormDefinition? {
+    package func form(named name: String) -> FormDefinition? {
         forms.first { $0.name == name }
     }
 
     /// The form a call asks for: `name`, or ``defaultFormName`` when `nil`.
     /// - Throws: ``EntryError/formNotFound(_:)``.
-    public func form(for name: String?) throws -> FormDefinition {
+    package func form(for name: String?) throws -> FormDefinition {
         let name = name ?? FormRegistry.defaultFormName
         guard let form = form(named: name) else { throw EntryError.formNotFound(name) }
         return form

@@ -19,31 +19,31 @@ import Foundation
 ///
 /// Keys before the first header belong to a section named `""`. A header with
 /// no items is still listed, so that an empty section can be reported.
-public struct IniFile: Sendable {
+package struct IniFile: Sendable {
     /// One `key = value` line (with its continuation lines).
-    public struct Item: Sendable, Equatable {
+    package struct Item: Sendable, Equatable {
         /// The key, white space stripped.
-        public var key: String
+        package var key: String
         /// The value, white space stripped; continuation lines (where allowed) joined with `\n`.
-        public var value: String
+        package var value: String
         /// The physical line of the key, from 1.
-        public var line: Int
+        package var line: Int
     }
 
     /// A `[name]` section and its items in file order.
-    public struct Section: Sendable, Equatable {
+    package struct Section: Sendable, Equatable {
         /// The text between the brackets, as written.
-        public var name: String
+        package var name: String
         /// The physical line of the header, from 1 (0 for the unnamed leading section).
-        public var line: Int
+        package var line: Int
         /// The section's `key = value` items, in file order (keys may repeat).
-        public var items: [Item]
+        package var items: [Item]
     }
 
     /// The path the text was read from, for messages (may be a descriptive name).
-    public let path: String
+    package let path: String
     /// The sections in file order.
-    public let sections: [Section]
+    package let sections: [Section]
 
     /// Parses `text`.
     ///
@@ -55,7 +55,7 @@ public struct IniFile: Sendable {
     /// - Throws: ``IniError`` for the first malformed line (no `=` or `:`, a
     ///   header without `]`, a NUL byte, a line too long to split, an indented
     ///   continuation, a control character), with every later one in ``IniError/more``.
-    public init(text: String, path: String, continuationLines: Bool = true) throws {
+    package init(text: String, path: String, continuationLines: Bool = true) throws {
         let prepared = IniLines(text)
         let state = ParseState(prepared, continuationLines: continuationLines)
         let status = withExtendedLifetime(state) {
@@ -79,7 +79,7 @@ public struct IniFile: Sendable {
     ///
     /// - Throws: ``IniError`` (line 0) if the file cannot be read or is not
     ///   UTF-8; otherwise as ``init(text:path:)``.
-    public init(contentsOfFile path: String) throws {
+    package init(contentsOfFile path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw IniError(path: path, line: 0, message: "cannot read the file")
         }
@@ -91,18 +91,18 @@ public struct IniFile: Sendable {
 }
 
 /// A malformed INI file: where, and what is wrong.
-public struct IniError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct IniError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file, as given to ``IniFile``.
-    public var path: String
+    package var path: String
     /// The physical line, from 1; 0 for the file as a whole.
-    public var line: Int
+    package var line: Int
     /// What is wrong.
-    public var message: String
+    package var message: String
     /// The file's later problems, in line order (every problem is reported, not only the first).
-    public var more: [IniError] = []
+    package var more: [IniError] = []
 
     /// `path:line: message`, one line per problem.
-    public var description: String {
+    package var description: String {
         ([self] + more).map { "\($0.path):\($0.line): \($0.message)" }.joined(separator: "\n")
     }
 }

@@ -1,19 +1,19 @@
 /// A picker row (doc/protocol.md, `io.entryd.Forms.Option`).
-public struct OptionRow: Sendable, Equatable {
+package struct OptionRow: Sendable, Equatable {
     /// The canonical value (`CN`, `440000`, `440100`, `phone`).
-    public var value: String
+    package var value: String
     /// The name in the requested locale.
-    public var label: String
+    package var label: String
     /// The flag emoji, for countries only.
-    public var flag: String?
+    package var flag: String?
     /// The parent value, for cities (their province code).
-    public var parent: String?
+    package var parent: String?
     /// Other inputs that select this row: codes, the name in the other locale,
     /// short name, pinyin, aliases, former names.
-    public var aliases: [String]
+    package var aliases: [String]
 
     /// A row; `flag` and `parent` only where they apply.
-    public init(value: String, label: String, flag: String? = nil, parent: String? = nil, aliases: [String] = []) {
+    package init(value: String, label: String, flag: String? = nil, parent: String? = nil, aliases: [String] = []) {
         self.value = value
         self.label = label
         self.flag = flag
@@ -23,7 +23,7 @@ public struct OptionRow: Sendable, Equatable {
 }
 
 /// The rows of a form's pickers (io.entryd.Forms.Options).
-public enum OptionRows {
+package enum OptionRows {
     /// The rows of `field`'s picker, in list order, filtered and ranked by `query`.
     ///
     /// - Parameters:
@@ -42,7 +42,7 @@ public enum OptionRows {
     ///   email: Options is for country, province, city and choice fields), or
     ///   ``EntryError/invalidParameter(_:)`` (`parent`) when `parent` does
     ///   not name exactly one province.
-    public static func options(
+    package static func options(
         form: FormDefinition, field name: String, parent: String? = nil, query: String? = nil, limit: Int? = nil,
         locale: EntryLocale, reference: ReferenceData = .shared
     ) throws -> [OptionRow] {

@@ -4,7 +4,7 @@ import Foundation
 /// The kinds of telephone number libphonenumber tells apart
 /// (`PhoneNumberUtil::PhoneNumberType`), named as in form files' `phone-types`
 /// (doc/design.md "Phone numbers").
-public enum PhoneNumberType: String, Sendable, CaseIterable, Hashable {
+package enum PhoneNumberType: String, Sendable, CaseIterable, Hashable {
     /// A landline (`FIXED_LINE`).
     case fixedLine = "fixed-line"
     /// A mobile (`MOBILE`).
@@ -68,11 +68,11 @@ public enum PhoneNumberType: String, Sendable, CaseIterable, Hashable {
 /// stored in ITU-T E.164 (`+8613800138000`). doc/design.md "Phone numbers"
 /// states the rules; `Tests/interop/phone_golden.tsv` pins them to the PyPI
 /// `phonenumbers` of the same version.
-public enum PhoneNumber {
+package enum PhoneNumber {
     /// The version of the loaded libphonenumber, e.g. `8.12.57` (the Debian
     /// package's: the library itself has no version call; see
     /// `cphone_library_version` in cphonenumber.h).
-    public static let libraryVersion = String(cString: cphone_library_version())
+    package static let libraryVersion = String(cString: cphone_library_version())
 
     /// What libphonenumber makes of `input` read with `region` as the
     /// default region (ISO 3166-1 alpha-2; `ZZ` for none): valid or why not,
@@ -181,7 +181,7 @@ public enum PhoneNumber {
     /// `e164` formatted for people: the INTERNATIONAL format
     /// (`+86 138 0013 8000`), or the NATIONAL one (`138 0013 8000`); `nil`
     /// when libphonenumber cannot read it (a value stored under older rules).
-    public static func format(_ e164: String, national: Bool = false) -> String? {
+    package static func format(_ e164: String, national: Bool = false) -> String? {
         var out = [CChar](repeating: 0, count: 64)
         let length = cphone_format(e164, national ? 1 : 0, &out, out.count)
         guard length >= 0 else { return nil }

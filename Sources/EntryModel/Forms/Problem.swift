@@ -1,5 +1,5 @@
 /// The kind of a validation problem, as named on the wire (doc/protocol.md, `Problem.code`).
-public enum ProblemCode: String, Sendable, CaseIterable, Codable {
+package enum ProblemCode: String, Sendable, CaseIterable, Codable {
     /// A required field is missing or empty.
     case required
     /// The field is not part of the form.
@@ -27,18 +27,18 @@ public enum ProblemCode: String, Sendable, CaseIterable, Codable {
 }
 
 /// One thing wrong with a submitted value (doc/protocol.md, `io.entryd.Entries.Problem`).
-public struct Problem: Sendable, Equatable, Codable {
+package struct Problem: Sendable, Equatable, Codable {
     /// The field name, or `""` for the whole entry.
-    public var field: String
+    package var field: String
     /// What kind of problem it is (clients branch on this, not on `message`).
-    public var code: ProblemCode
+    package var code: ProblemCode
     /// One sentence in the requested locale, naming the field and what to do.
-    public var message: String
+    package var message: String
     /// Canonical values the input may have meant (may be empty).
-    public var suggestions: [String]
+    package var suggestions: [String]
 
     /// A problem with every member given; see the properties.
-    public init(field: String, code: ProblemCode, message: String, suggestions: [String] = []) {
+    package init(field: String, code: ProblemCode, message: String, suggestions: [String] = []) {
         self.field = field
         self.code = code
         self.message = message

@@ -1,28 +1,28 @@
 import Foundation
 
 /// The outcome of validating one entry's fields.
-public struct ValidationResult: Sendable, Equatable {
+package struct ValidationResult: Sendable, Equatable {
     /// The complete canonical field map (input applied over the current
     /// values); empty optional fields are omitted. Only meaningful to store
     /// when ``problems`` is empty.
-    public var fields: [String: String]
+    package var fields: [String: String]
     /// Every problem found, in form field order, then unknown fields by name.
-    public var problems: [Problem]
+    package var problems: [Problem]
 
     /// True when there are no problems.
-    public var isValid: Bool { problems.isEmpty }
+    package var isValid: Bool { problems.isEmpty }
 }
 
 /// Parses lenient input into canonical field values and checks an entry
 /// against its form (doc/design.md, "Forms and values"; the rules per type are on
 /// ``FieldType`` and the parsers: ``DateText``, ``PhoneNumber``,
 /// ``EmailAddress``, and ``ReferenceData`` for countries and divisions).
-public struct Validator: Sendable {
+package struct Validator: Sendable {
     /// The reference lists that country, province and city values resolve against.
-    public let reference: ReferenceData
+    package let reference: ReferenceData
 
     /// A validator over `reference` (the tables compiled into the binary by default).
-    public init(reference: ReferenceData = .shared) {
+    package init(reference: ReferenceData = .shared) {
         self.reference = reference
     }
 
@@ -43,7 +43,7 @@ public struct Validator: Sendable {
     ///   - current: For an update, the stored canonical values; `nil` for a new entry.
     ///   - locale: The language of problem messages.
     ///   - now: The time at which `today` (in date bounds) is evaluated.
-    public func validate(
+    package func validate(
         form: FormDefinition, input: [String: String], current: [String: String]? = nil,
         locale: EntryLocale, now: Date = Date()
     ) -> ValidationResult {
@@ -114,7 +114,7 @@ public struct Validator: Sendable {
     }
 
     /// Unknown fields reported one by one; beyond this, one problem sums up the rest.
-    public static let maxUnknownFieldProblems = 20
+    package static let maxUnknownFieldProblems = 20
 
     /// NFC, trimmed; full-width forms folded except in text fields.
     static func clean(_ raw: String, for type: FieldType) -> String {

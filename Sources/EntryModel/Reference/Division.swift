@@ -5,40 +5,40 @@
 /// picker column shows: prefecture-level units, the districts and counties of
 /// the four municipalities, and county-level units administered directly by a
 /// province (data/README.md, "What sits at the city level").
-public struct Division: Sendable, Hashable {
+package struct Division: Sendable, Hashable {
     /// The picker level of a division.
-    public enum Level: String, Sendable {
+    package enum Level: String, Sendable {
         case province
         case city
     }
 
     /// The 6-digit GB/T 2260 code (`440000`, `440100`); the canonical value.
-    public let code: String
+    package let code: String
     /// The province's code for a city; `nil` for a province.
-    public let parentCode: String?
+    package let parentCode: String?
     /// Province or city.
-    public let level: Level
+    package let level: Level
     /// The full official name (`广东省`, `广州市`, `恩施土家族苗族自治州`).
-    public let nameZH: String
+    package let nameZH: String
     /// Hanyu Pinyin of ``shortZH`` or the established English form
     /// (`Guangzhou`, `Xi'an`, `Hohhot`, `Inner Mongolia`, `Tibet (Xizang)`).
-    public let nameEN: String
+    package let nameEN: String
     /// ISO 3166-2 code of a province (`CN-GD`); `nil` for cities.
     let iso3166_2: String?
     /// The name without its administrative suffix (`广东`, `广州`, `延边`).
     let shortZH: String
     /// Toneless pinyin of ``shortZH``, lower-case ASCII, `ü` as `v` (`lvliang`).
-    public let pinyin: String
+    package let pinyin: String
     /// First letter of each pinyin syllable (`gz`); for search ranking only.
     let initials: String
     /// Other established names accepted as input (`Harbin`, `Nei Mongol`, `Macao`).
-    public let aliases: [String]
+    package let aliases: [String]
     /// Earlier names under the same code and spelling variants of the lists
     /// (`襄樊市`, `襄樊` for 420600), accepted as input; never shown.
     let formerNames: [String]
 
     /// The name in `locale`: ``nameZH`` for `zh`, ``nameEN`` for `en`.
-    public func name(in locale: EntryLocale) -> String {
+    package func name(in locale: EntryLocale) -> String {
         locale == .zh ? nameZH : nameEN
     }
 }
@@ -46,22 +46,22 @@ public struct Division: Sendable, Hashable {
 /// A GB/T 2260 code that the current list no longer has, a row of
 /// `data/cn_divisions_retired.tsv`. Shown for stored entries (marked retired),
 /// never offered or accepted as new input.
-public struct RetiredDivision: Sendable, Hashable {
+package struct RetiredDivision: Sendable, Hashable {
     /// The 6-digit code.
-    public let code: String
+    package let code: String
     /// The current province the unit belonged to.
-    public let parentCode: String
+    package let parentCode: String
     /// The last known Chinese name (`莱芜市`).
-    public let nameZH: String
+    package let nameZH: String
     /// Its pinyin (`Laiwu`).
-    public let nameEN: String
+    package let nameEN: String
     /// Codes of the current cities that now hold its territory, largest share first.
     let replacedBy: [String]
     /// Free text: kind of unit, years listed, what became of it.
-    public let note: String
+    package let note: String
 
     /// The name in `locale`: ``nameZH`` for `zh`, ``nameEN`` for `en`.
-    public func name(in locale: EntryLocale) -> String {
+    package func name(in locale: EntryLocale) -> String {
         locale == .zh ? nameZH : nameEN
     }
 }

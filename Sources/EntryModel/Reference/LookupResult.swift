@@ -1,5 +1,5 @@
 /// The outcome of resolving lenient input against a reference list.
-public enum LookupResult<Row: Sendable>: Sendable {
+package enum LookupResult<Row: Sendable>: Sendable {
     /// Exactly one row matches.
     case found(Row)
     /// Several rows match equally well (e.g. `朝阳` names 110105 and 211300);

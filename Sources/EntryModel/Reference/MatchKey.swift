@@ -22,7 +22,7 @@ import EntryArguments
 ///    character goes to ICU; ASCII input never does.
 ///
 /// Keys are for comparison only; they are never shown or stored.
-public struct MatchKey: Hashable, Sendable {
+package struct MatchKey: Hashable, Sendable {
     /// The folded text.
     let text: String
 
@@ -31,7 +31,7 @@ public struct MatchKey: Hashable, Sendable {
     /// input takes ``NearestName/asciiKey(_:)``, without Unicode tables: ASCII has
     /// no full-width forms, decompositions, marks or Han characters, so steps 1,
     /// 2 and 5 change nothing.
-    public init(_ input: String) {
+    package init(_ input: String) {
         text = NearestName.asciiKey(input) ?? MatchKey.unicodeKey(input)
     }
 
@@ -52,7 +52,7 @@ public struct MatchKey: Hashable, Sendable {
     /// Full-width ASCII forms (U+FF01–U+FF5E) mapped to ASCII, and the
     /// ideographic space (U+3000) to a space; everything else unchanged.
     /// Used for keys and for the lenient input of non-text fields.
-    public static func foldFullWidth(_ input: String) -> String {
+    package static func foldFullWidth(_ input: String) -> String {
         guard input.unicodeScalars.contains(where: { $0.value == 0x3000 || (0xFF01...0xFF5E).contains($0.value) })
         else { return input }
         var out = String.UnicodeScalarView()
@@ -94,7 +94,7 @@ extension MatchKey {
     /// wins (two swapped letters: `lsit` → `list`, not `edit`). `nil` for input
     /// of fewer than three letters (any name is "near" `-x`), when none is that
     /// close, or when two are equally close.
-    public static func nearest(_ typed: String, among names: [String], limit: Int = 2) -> String? {
+    package static func nearest(_ typed: String, among names: [String], limit: Int = 2) -> String? {
         NearestName.nearest(typed, among: names, limit: limit) { MatchKey($0).text }
     }
 }

@@ -6,7 +6,7 @@ extension ReferenceData {
     /// A current code shows its name (`广州市` / `Guangzhou`); a retired code its
     /// last known name marked retired (`莱芜市（已撤销）` / `Laiwu (retired)`), as
     /// data/README.md asks; an unknown code shows as it is.
-    public func displayName(forDivisionCode code: String, locale: EntryLocale) -> String {
+    package func displayName(forDivisionCode code: String, locale: EntryLocale) -> String {
         if let division = division(code: code) { return division.name(in: locale) }
         guard let retired = retiredDivision(code: code) else { return code }
         switch locale {

@@ -16,7 +16,7 @@ extension ReferenceData {
     /// (`zhongguo`) or flag emoji, in any case and with or without accents
     /// (`Turkiye`). A name two countries share (`Korea`, `Congo`, `刚果`;
     /// data/COUNTRY-NAMES.md) is `.ambiguous` with both.
-    public func resolveCountry(_ input: String) -> LookupResult<Country> {
+    package func resolveCountry(_ input: String) -> LookupResult<Country> {
         // What a picker sends, the canonical code itself, needs no index.
         if input.utf8.count == 2, let country = country(alpha2: input) { return .found(country) }
         return resolveCountryByIndex(input)
@@ -37,7 +37,7 @@ extension ReferenceData {
     /// `Xizang`), ISO 3166-2 code (`CN-GD`), alias (`Nei Mongol`, `Macao`) or
     /// pinyin. English names win over pinyin: `Shanxi` is 山西 (140000) and
     /// `Shaanxi` 陕西 (610000), although both have the pinyin `shanxi`.
-    public func resolveProvince(_ input: String) -> LookupResult<Division> {
+    package func resolveProvince(_ input: String) -> LookupResult<Division> {
         if input.utf8.count == 6, let province = division(code: input), province.level == .province { return .found(province) }
         return resolveProvinceByIndex(input)
     }
@@ -61,7 +61,7 @@ extension ReferenceData {
     ///   match (`朝阳` → 110105 and 211300; `Suzhou` → 苏州 and 宿州).
     ///   `.notFound` carries near matches; for a retired code (`371200`), its
     ///   current successors (``RetiredDivision/replacedBy``).
-    public func resolveCity(_ input: String, province: String?) -> LookupResult<Division> {
+    package func resolveCity(_ input: String, province: String?) -> LookupResult<Division> {
         if input.utf8.count == 6, let city = division(code: input), city.level == .city,
            province == nil || city.parentCode == province {
             return .found(city)

@@ -4,22 +4,22 @@
 ///
 /// Immutable and safe to share between threads. ``shared`` is parsed and
 /// indexed once, on first use (a few milliseconds).
-public final class ReferenceData: Sendable {
+package final class ReferenceData: Sendable {
     /// The tables compiled into this binary.
-    public static let shared = ReferenceData(
+    package static let shared = ReferenceData(
         countries: EmbeddedTables.countries, divisions: EmbeddedTables.cnDivisions,
         retired: EmbeddedTables.cnDivisionsRetired, dataVersion: EmbeddedTables.dataVersion)
 
     /// The source releases of the tables and a SHA-256 prefix of their text,
     /// e.g. `countries 2026-12-01 (iso-codes 4.15.0, CLDR 42.0/ICU 72.1, …); divisions …;
     /// sha256:2fade60adb09` (reported by Status and `entryd --version`).
-    public let dataVersion: String
+    package let dataVersion: String
     /// All 250 countries, sorted by alpha-2 as in the table: the picker order.
-    public let countries: [Country]
+    package let countries: [Country]
     /// The 34 provinces, in table (code) order.
     let provinces: [Division]
     /// The 450 cities, in table (code) order.
-    public let cities: [Division]
+    package let cities: [Division]
 
     private let countryByAlpha2: [String: Int]
     /// `flag name` of each country (same order as ``countries``), English and Chinese.
@@ -112,31 +112,31 @@ public final class ReferenceData: Sendable {
     }
 
     /// The country with this alpha-2 code (exact, upper case), or `nil`.
-    public func country(alpha2: String) -> Country? {
+    package func country(alpha2: String) -> Country? {
         countryByAlpha2[alpha2].map { countries[$0] }
     }
 
     /// The picker label of a country, its flag and name in `locale`
     /// (`🇨🇳 China`, `🇨🇳 中国`), built once; `nil` for an unknown code.
-    public func countryLabel(alpha2: String, locale: EntryLocale) -> String? {
+    package func countryLabel(alpha2: String, locale: EntryLocale) -> String? {
         countryByAlpha2[alpha2].map { locale == .zh ? countryLabels.zh[$0] : countryLabels.en[$0] }
     }
 
     /// The current province or city with this 6-digit code, or `nil` (also for
     /// retired codes; see ``retiredDivision(code:)``).
-    public func division(code: String) -> Division? {
+    package func division(code: String) -> Division? {
         divisionByCode[code]
     }
 
     /// The retired division with this code, or `nil` if the code is current or unknown.
-    public func retiredDivision(code: String) -> RetiredDivision? {
+    package func retiredDivision(code: String) -> RetiredDivision? {
         retiredByCode[code]
     }
 
     /// The cities of the province with this code, in table order; empty for
     /// Taiwan, Hong Kong and Macau (710000, 810000, 820000), which the list does
     /// not divide, and for codes that are not provinces.
-    public func cities(ofProvince code: String) -> [Division] {
+    package func cities(ofProvince code: String) -> [Division] {
         citiesByProvince[code] ?? []
     }
 }

@@ -2,25 +2,25 @@ import Foundation
 
 /// The value syntax shared by entryd.conf and entryd-web.conf: sizes with
 /// `K`/`M`, times with `s`/`min`/`h`/`d`, plain counts, each within bounds.
-public enum ConfigSyntax {
+package enum ConfigSyntax {
     /// A value outside its syntax or bounds; ``message`` says what to write instead.
-    public struct Invalid: Error, Sendable, Equatable {
+    package struct Invalid: Error, Sendable, Equatable {
         /// "give a whole number from 1 to 10 (or with a unit, e.g. 4M), not 'x'".
-        public var message: String
+        package var message: String
     }
 
     /// A whole number of bytes, optionally with `K` or `M` (KiB, MiB), within `range`.
-    public static func bytes(_ text: String, _ range: ClosedRange<Int>) throws(Invalid) -> Int {
+    package static func bytes(_ text: String, _ range: ClosedRange<Int>) throws(Invalid) -> Int {
         try scaled(text, range, unit: "bytes", example: "4M", suffixes: [("K", 1024), ("KiB", 1024), ("M", 1 << 20), ("MiB", 1 << 20)])
     }
 
     /// A whole number of seconds, optionally with `s`, `min`, `h` or `d` (days), within `range`.
-    public static func seconds(_ text: String, _ range: ClosedRange<Int>) throws(Invalid) -> Int {
+    package static func seconds(_ text: String, _ range: ClosedRange<Int>) throws(Invalid) -> Int {
         try scaled(text, range, unit: "seconds", example: "5min", suffixes: [("s", 1), ("min", 60), ("m", 60), ("h", 3600), ("d", 86_400)])
     }
 
     /// A plain whole number within `range`.
-    public static func count(_ text: String, _ range: ClosedRange<Int>) throws(Invalid) -> Int {
+    package static func count(_ text: String, _ range: ClosedRange<Int>) throws(Invalid) -> Int {
         try scaled(text, range, unit: "", example: String(range.upperBound / 2), suffixes: [])
     }
 

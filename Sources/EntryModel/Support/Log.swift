@@ -8,16 +8,16 @@ import Synchronization
 /// (stderr connected to journald, systemd.exec(5)) each line starts with its
 /// syslog priority `<N>` (sd-daemon(3)); otherwise plain lines.
 /// Lines carry ids and counts, never field values (form data is personal).
-public final class Log: Sendable {
+package final class Log: Sendable {
     /// Syslog priorities (RFC 5424 §6.2.1), most severe first.
-    public enum Level: Int32, Comparable, Sendable {
+    package enum Level: Int32, Comparable, Sendable {
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
         /// Less severe orders first: `debug < info < notice < warning < error`
         /// (the opposite of the syslog numbers).
-        public static func < (a: Level, b: Level) -> Bool { a.rawValue > b.rawValue }
+        package static func < (a: Level, b: Level) -> Bool { a.rawValue > b.rawValue }
 
         /// Parses `error`, `warning`, `notice`, `info`, `debug`.
-        public init?(name: String) {
+        package init?(name: String) {
             switch name.lowercased() {
             case "error", "err": self = .error
             case "warning", "warn": self = .warning
@@ -31,7 +31,7 @@ public final class Log: Sendable {
 
     /// Lines below this level are dropped. Thread-safe: a reload (SIGHUP)
     /// may change it while other threads log.
-    public var threshold: Level {
+    package var threshold: Level {
         get { storedThreshold.withLock { $0 } }
         set { storedThreshold.withLock { $0 = newValue } }
     }
@@ -43,27 +43,27 @@ public final class Log: Sendable {
     ///   - threshold: the lowest level written. Default `info`.
     ///   - environment: `JOURNAL_STREAM` there selects `<N>` priority prefixes.
     ///   - program: the name lines start with outside the journal. Default `entryd`.
-    public init(threshold: Level = .info, environment: [String: String], program: String = "entryd") {
+    package init(threshold: Level = .info, environment: [String: String], program: String = "entryd") {
         self.storedThreshold = Mutex(threshold)
         self.journal = environment["JOURNAL_STREAM"] != nil
         self.program = program
     }
 
     /// Writes one line at `level`.
-    public func log(_ level: Level, _ message: String) {
+    package func log(_ level: Level, _ message: String) {
         guard level >= threshold else { return }
         let line = (journal ? "<\(level.rawValue)>" : program + ": ") + message + "\n"
         _ = line.withCString { fputs($0, stderr) }
     }
 
     /// Logs `m` at priority 3 (`error`).
-    public func error(_ m: String) { log(.error, m) }
+    package func error(_ m: String) { log(.error, m) }
     /// Logs `m` at priority 4 (`warning`).
-    public func warning(_ m: String) { log(.warning, m) }
+    package func warning(_ m: String) { log(.warning, m) }
     /// Logs `m` at priority 5 (`notice`).
-    public func notice(_ m: String) { log(.notice, m) }
+    package func notice(_ m: String) { log(.notice, m) }
     /// Logs `m` at priority 6 (`info`).
-    public func info(_ m: String) { log(.info, m) }
+    package func info(_ m: String) { log(.info, m) }
     /// Logs `m` at priority 7 (`debug`).
-    public func debug(_ m: String) { log(.debug, m) }
+    package func debug(_ m: String) { log(.debug, m) }
 }

@@ -1,5 +1,5 @@
 /// Access roles (doc/design.md "Security and limits"), each including the ones below it.
-public enum Role: Int, Sendable, Comparable, CaseIterable {
+package enum Role: Int, Sendable, Comparable, CaseIterable {
     /// No calls at all (`default-role = none` in entryd.conf).
     case none = 0
     /// Get, List, History, Changes, Forms.
@@ -10,7 +10,7 @@ public enum Role: Int, Sendable, Comparable, CaseIterable {
     case admin = 3
 
     /// The name in `entryd.conf` and in ``EntryError/permissionDenied(role:)``: `none`, `read`, `write`, `admin`.
-    public var name: String {
+    package var name: String {
         switch self {
         case .none: return "none"
         case .read: return "read"
@@ -20,11 +20,11 @@ public enum Role: Int, Sendable, Comparable, CaseIterable {
     }
 
     /// Parses `none`, `read`, `write` or `admin`.
-    public init?(name: String) {
+    package init?(name: String) {
         guard let role = Role.allCases.first(where: { $0.name == name }) else { return nil }
         self = role
     }
 
     /// `none` < `read` < `write` < `admin`.
-    public static func < (a: Role, b: Role) -> Bool { a.rawValue < b.rawValue }
+    package static func < (a: Role, b: Role) -> Bool { a.rawValue < b.rawValue }
 }

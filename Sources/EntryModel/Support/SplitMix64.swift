@@ -2,15 +2,15 @@
 /// Generators", 2014): a small deterministic generator, so that randomised
 /// tests, fuzzers and benchmarks are reproducible from their seed.
 /// Not for anything secret: use `SystemRandomNumberGenerator` there.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     /// The 64-bit state; advances by the golden-ratio constant 0x9E3779B97F4A7C15 per draw.
-    public var state: UInt64
+    package var state: UInt64
 
     /// A generator whose sequence is fixed by `seed`.
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     /// The next 64 pseudorandom bits (the SplitMix64 output mix of the advanced state).
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -3,9 +3,9 @@
 ///
 /// Written with the proleptic Gregorian calendar and ASCII digits, never the
 /// process locale. Text order equals time order for years 0000–9999.
-public enum Timestamp {
+package enum Timestamp {
     /// Formats milliseconds since the Unix epoch.
-    public static func rfc3339(milliseconds ms: UInt64) -> String {
+    package static func rfc3339(milliseconds ms: UInt64) -> String {
         let totalSeconds = Int64(ms / 1000)
         let millis = Int(ms % 1000)
         let days = totalSeconds >= 0 ? totalSeconds / 86400 : (totalSeconds - 86399) / 86400
@@ -18,7 +18,7 @@ public enum Timestamp {
     /// Parses an RFC 3339 date-time (`2026-11-30T08:15:02Z`, optional fraction,
     /// `Z` or a `±hh:mm` offset, `t`/`z` in either case, a space instead of `T`)
     /// into milliseconds since the epoch. `nil` when malformed or before 1970.
-    public static func milliseconds(rfc3339 text: String) -> UInt64? {
+    package static func milliseconds(rfc3339 text: String) -> UInt64? {
         let b = Array(text.utf8)
         func num(_ from: Int, _ len: Int) -> Int? {
             guard from + len <= b.count else { return nil }
@@ -61,7 +61,7 @@ public enum Timestamp {
     }
 
     /// Days in month `m` of year `y` (Gregorian leap rule).
-    public static func daysInMonth(_ y: Int, _ m: Int) -> Int {
+    package static func daysInMonth(_ y: Int, _ m: Int) -> Int {
         switch m {
         case 2: return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30

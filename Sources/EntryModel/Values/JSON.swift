@@ -5,7 +5,7 @@
 /// for deterministic replies, and encoding is on every reply's hot path.
 /// Numbers keep their kind: integers that fit in `Int64` are `.int`, everything
 /// else with a fraction or exponent is `.double`.
-public enum JSON: Sendable, Equatable {
+package enum JSON: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -17,7 +17,7 @@ public enum JSON: Sendable, Equatable {
 
     /// Structural equality; objects compare as sets of members (key order ignored),
     /// `.int` and `.double` never equal each other.
-    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+    package static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
@@ -34,15 +34,15 @@ public enum JSON: Sendable, Equatable {
     }
 
     /// The member `key` of an object, or `nil` for a missing key or a non-object.
-    public subscript(key: String) -> JSON? {
+    package subscript(key: String) -> JSON? {
         guard case .object(let members) = self else { return nil }
         return members.first(where: { $0.0 == key })?.1
     }
 
     /// The string payload, or `nil` for other kinds.
-    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    package var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
     /// The integer payload (a `.double` with no fraction counts), or `nil`.
-    public var intValue: Int64? {
+    package var intValue: Int64? {
         switch self {
         case .int(let i): return i
         case .double(let d) where d == d.rounded() && abs(d) < 9.0e15: return Int64(d)
@@ -50,13 +50,13 @@ public enum JSON: Sendable, Equatable {
         }
     }
     /// The boolean payload, or `nil`.
-    public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    package var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
     /// The elements of an array, or `nil`.
-    public var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
+    package var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
     /// The members of an object, or `nil`.
-    public var objectValue: [(String, JSON)]? { if case .object(let o) = self { return o } else { return nil } }
+    package var objectValue: [(String, JSON)]? { if case .object(let o) = self { return o } else { return nil } }
     /// False when a number anywhere inside is infinite (it encodes as `null`).
-    public var isFinite: Bool {
+    package var isFinite: Bool {
         switch self {
         case .double(let d): return d.isFinite
         case .array(let a): return a.allSatisfy(\.isFinite)
@@ -66,10 +66,10 @@ public enum JSON: Sendable, Equatable {
     }
 
     /// True for `.null`.
-    public var isNull: Bool { if case .null = self { return true } else { return false } }
+    package var isNull: Bool { if case .null = self { return true } else { return false } }
 
     /// An object of string values, keys sorted for a stable wire form.
-    public static func stringMap(_ map: [String: String]) -> JSON {
+    package static func stringMap(_ map: [String: String]) -> JSON {
         var members: [(String, JSON)] = []
         members.reserveCapacity(map.count)
         for (key, value) in map { members.append((key, .string(value))) }
@@ -80,13 +80,13 @@ public enum JSON: Sendable, Equatable {
 
 /// Why a byte sequence is not acceptable JSON, with the byte offset where the
 /// parser stopped. Messages name the problem, never the content (it may be personal).
-public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Byte offset into the input (0-based).
-    public let offset: Int
+    package let offset: Int
     /// What is wrong, e.g. "nesting deeper than 64 levels".
-    public let reason: String
+    package let reason: String
     /// `invalid JSON at byte OFFSET: REASON`.
-    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+    package var description: String { "invalid JSON at byte \(offset): \(reason)" }
 }
 
 extension JSON {
@@ -99,7 +99,7 @@ extension JSON {
     /// - Parameter bytes: the whole text; leading and trailing white space allowed.
     /// - Throws: ``JSONParseError`` for invalid UTF-8, syntax errors, duplicate
     ///   object keys, nesting deeper than ``maxDepth``, or trailing bytes.
-    public static func parse<C: Collection>(_ bytes: C) throws(JSONParseError) -> JSON where C.Element == UInt8 {
+    package static func parse<C: Collection>(_ bytes: C) throws(JSONParseError) -> JSON where C.Element == UInt8 {
         let array = Array(bytes)
         var parser = JSONParser(bytes: array)
         return try parser.parseDocument()
@@ -107,7 +107,7 @@ extension JSON {
 
     /// Parses a JSON text given as a Swift string.
     /// - Throws: ``JSONParseError``, as ``parse(_:)-(C)``.
-    public static func parse(_ text: String) throws(JSONParseError) -> JSON {
+    package static func parse(_ text: String) throws(JSONParseError) -> JSON {
         try parse(Array(text.utf8))
     }
 }
@@ -363,7 +363,7 @@ extension JSON {
     /// The compact UTF-8 encoding of this value: no insignificant white space,
     /// object members in stored order, non-ASCII written as UTF-8 (not escaped),
     /// control characters escaped as `\uXXXX`.
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(1024)
         write(to: &out)
@@ -371,10 +371,10 @@ extension JSON {
     }
 
     /// The compact encoding as a `String`.
-    public var text: String { String(decoding: encoded, as: UTF8.self) }
+    package var text: String { String(decoding: encoded, as: UTF8.self) }
 
     /// Appends the compact encoding to `out`.
-    public func write(to out: inout [UInt8]) {
+    package func write(to out: inout [UInt8]) {
         switch self {
         case .null: JSON.append("null", to: &out)
         case .bool(let b): JSON.append(b ? "true" : "false", to: &out)

@@ -9,7 +9,7 @@ import Synchronization
 /// also when ids for other milliseconds (a caller's own time, a clock ahead)
 /// are made in between. The first id of a millisecond draws its bits afresh,
 /// the top one clear so that 2^73 more fit in that millisecond.
-public enum UUIDv7 {
+package enum UUIDv7 {
     /// The last value (`rand_a` in `high`, `rand_b` in `low`) of each of the
     /// milliseconds ids were made for most recently, least recently used first.
     private static let recent = Mutex<[(milliseconds: UInt64, high: UInt64, low: UInt64)]>([])
@@ -18,7 +18,7 @@ public enum UUIDv7 {
 
     /// A new UUIDv7 in canonical lower-case text (`xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx`).
     /// - Parameter milliseconds: Unix time in ms for the 48-bit prefix.
-    public static func generate(milliseconds: UInt64 = HybridClock.systemMilliseconds()) -> String {
+    package static func generate(milliseconds: UInt64 = HybridClock.systemMilliseconds()) -> String {
         let (high, low): (UInt64, UInt64) = recent.withLock { recent in
             var next: (milliseconds: UInt64, high: UInt64, low: UInt64)
             if let index = recent.firstIndex(where: { $0.milliseconds == milliseconds }),
@@ -45,7 +45,7 @@ public enum UUIDv7 {
     }
 
     /// Formats 16 bytes as UUID text: lower-case hex in 8-4-4-4-12 groups (RFC 9562 §4).
-    public static func format(_ bytes: [UInt8]) -> String {
+    package static func format(_ bytes: [UInt8]) -> String {
         precondition(bytes.count == 16, "a UUID is 16 bytes")
         return String(unsafeUninitializedCapacity: 36) { out in
             var n = 0
@@ -61,7 +61,7 @@ public enum UUIDv7 {
 
     /// The canonical lower-case form of any UUID text (RFC 9562 §4), or `nil`
     /// when `text` is not 32 hex digits in the 8-4-4-4-12 layout.
-    public static func canonical(_ text: String) -> String? {
+    package static func canonical(_ text: String) -> String? {
         let chars = Array(text.lowercased().utf8)
         guard chars.count == 36 else { return nil }
         for (i, c) in chars.enumerated() {

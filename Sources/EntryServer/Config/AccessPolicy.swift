@@ -22,7 +22,7 @@ import EntrySync
 /// The default is `read` because the socket itself is the first gate: it is
 /// `0660`, group `entryd`, so only root and members of group `entryd` can
 /// connect at all. Set `default-role = none` to require an explicit grant.
-public struct AccessPolicy: Sendable, Equatable {
+package struct AccessPolicy: Sendable, Equatable {
     /// Principals named in `read`, `write` and `admin`: user names, and group
     /// names with a leading `@`. A principal in several roles gets the highest.
     var grants: [Role: [String]] = [:]
@@ -36,7 +36,7 @@ public struct AccessPolicy: Sendable, Equatable {
     ///   - grants: principals by role (user names, `@group` names). Default none.
     ///   - defaultRole: the role of callers named nowhere. Default `.read`.
     ///   - gateways: principals that are gateways (`gateway`). Default none.
-    public init(grants: [Role: [String]] = [:], defaultRole: Role = .read, gateways: [String] = []) {
+    package init(grants: [Role: [String]] = [:], defaultRole: Role = .read, gateways: [String] = []) {
         self.grants = grants
         self.defaultRole = defaultRole
         self.gateways = gateways
@@ -52,7 +52,7 @@ public struct AccessPolicy: Sendable, Equatable {
     /// - Parameters:
     ///   - userName: The caller's user name.
     ///   - groups: Names of the caller's groups: primary and supplementary.
-    public func isGateway(userName: String, groups: [String]) -> Bool {
+    package func isGateway(userName: String, groups: [String]) -> Bool {
         Self.names(gateways, userName: userName, groups: groups)
     }
 
@@ -64,7 +64,7 @@ public struct AccessPolicy: Sendable, Equatable {
     ///   - groups: Names of the caller's groups: primary and supplementary.
     ///   - daemonUID: The uid the daemon runs as (that user is always admin).
     /// A gateway's role is `admin` (see ``isGateway(userName:groups:)``).
-    public func role(uid: UInt32, userName: String, groups: [String], daemonUID: UInt32) -> Role {
+    package func role(uid: UInt32, userName: String, groups: [String], daemonUID: UInt32) -> Role {
         if isGateway(userName: userName, groups: groups) { return .admin }
         if uid == 0 || uid == daemonUID { return .admin }
         var best: Role?
@@ -76,9 +76,9 @@ public struct AccessPolicy: Sendable, Equatable {
 }
 
 /// A caller's identity as the system names it: user name and group names.
-public enum Accounts {
+package enum Accounts {
     /// The name of `uid` (getpwuid_r(3)), or the number as text when there is none.
-    public static func userName(_ uid: UInt32) -> String {
+    package static func userName(_ uid: UInt32) -> String {
         var pwd = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16384)
@@ -95,7 +95,7 @@ public enum Accounts {
     /// The supplementary groups are those of the account, not of the calling
     /// process (SO_PEERCRED carries no supplementary groups), as polkit and
     /// D-Bus policies do it.
-    public static func groupNames(userName: String, gid: UInt32) -> [String] {
+    package static func groupNames(userName: String, gid: UInt32) -> [String] {
         var count: Int32 = 64
         var gids = [gid_t](repeating: 0, count: Int(count))
         if getgrouplist(userName, gid, &gids, &count) < 0 {

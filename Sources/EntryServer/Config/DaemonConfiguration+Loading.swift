@@ -21,7 +21,7 @@ extension DaemonConfiguration {
     /// - Throws: ``ConfigurationError`` naming file, line and key: a missing
     ///   `--config` file (a missing default file is fine), an unreadable or
     ///   malformed file, an unknown section or key, a value out of bounds.
-    public static func load(path: String?, defaultPath: String = DaemonConfiguration.defaultPath) throws(ConfigurationError) -> DaemonConfiguration {
+    package static func load(path: String?, defaultPath: String = DaemonConfiguration.defaultPath) throws(ConfigurationError) -> DaemonConfiguration {
         let main = path ?? defaultPath
         var config = DaemonConfiguration()
         if FileManager.default.fileExists(atPath: main) || path != nil {
@@ -45,7 +45,7 @@ extension DaemonConfiguration {
 
     /// Parses one file's text over the embedded defaults (tests, `--check-config`).
     /// - Throws: ``ConfigurationError`` as ``load(path:)``.
-    public static func parse(text: String, path: String) throws(ConfigurationError) -> DaemonConfiguration {
+    package static func parse(text: String, path: String) throws(ConfigurationError) -> DaemonConfiguration {
         var config = DaemonConfiguration()
         try config.apply(text: text, path: path)
         return config
@@ -53,7 +53,7 @@ extension DaemonConfiguration {
 
     /// Applies the file at `path` over this configuration.
     /// - Throws: ``ConfigurationError``.
-    public mutating func apply(file path: String) throws(ConfigurationError) {
+    package mutating func apply(file path: String) throws(ConfigurationError) {
         // Read through a file handle, not FileManager.contents(atPath:), so that
         // `--config /dev/null` (embedded defaults only) works too.
         guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
@@ -68,7 +68,7 @@ extension DaemonConfiguration {
 
     /// Applies `text` (named `path` in errors) over this configuration.
     /// - Throws: ``ConfigurationError``.
-    public mutating func apply(text: String, path: String) throws(ConfigurationError) {
+    package mutating func apply(text: String, path: String) throws(ConfigurationError) {
         let ini: IniFile
         do {
             ini = try IniFile(text: text, path: path, continuationLines: false)
@@ -83,7 +83,7 @@ extension DaemonConfiguration {
     /// Applies the sections of one parsed file, in file order.
     /// - Throws: ``ConfigurationError`` for an unknown section or key, or a bad
     ///   value: the first, with every other problem of the file in `more`.
-    public mutating func apply(_ ini: IniFile) throws(ConfigurationError) {
+    package mutating func apply(_ ini: IniFile) throws(ConfigurationError) {
         var errors: [ConfigurationError] = []
         let parent = (ini.path as NSString).deletingLastPathComponent
         let directory = parent.hasPrefix("/") ? parent

@@ -11,7 +11,7 @@ extension DaemonConfiguration {
     ///     a note such as `(passed by systemd)` written as a comment.
     ///   - database: The database path in effect.
     ///   - forms: The forms directory in effect, or `nil` for the built-in form.
-    public func rendered(socket: String, socketActivated: Bool = false, database: String, forms: String?) -> String {
+    package func rendered(socket: String, socketActivated: Bool = false, database: String, forms: String?) -> String {
         var lines = ["# entryd: effective configuration"]
         lines.append(sources.isEmpty ? "# files: none (embedded defaults)" : "# files: " + sources.joined(separator: ", "))
         lines.append(socketActivated ? "# socket: passed by systemd (LISTEN_FDS)" : "socket = \(socket)")
@@ -48,7 +48,7 @@ extension DaemonConfiguration {
 
 extension Log.Level {
     /// The name `log-level` takes: `error`, `warning`, `notice`, `info`, `debug`.
-    public var name: String {
+    package var name: String {
         switch self {
         case .error: return "error"
         case .warning: return "warning"

@@ -18,72 +18,72 @@ import EntrySync
 /// Which settings a reload (SIGHUP) can change: roles, peers, limits, locale,
 /// log level and forms. `socket`, `socket-mode` and `database` take effect only
 /// at start-up (the socket and the store stay open across a reload).
-public struct DaemonConfiguration: Sendable, Equatable {
+package struct DaemonConfiguration: Sendable, Equatable {
     /// Path of the Unix socket to bind when not socket-activated (`socket`).
     /// Default `nil`: `$ENTRYD_SOCKET`, `$XDG_RUNTIME_DIR/entryd.sock`, `./entryd.sock`.
-    public var socketPath: String?
+    package var socketPath: String?
     /// Permission bits of a socket the daemon binds itself (`socket-mode`),
     /// octal. Default `0660`; `0600`…`0777` (the owner keeps read and write).
     /// A socket passed by systemd keeps the mode of `SocketMode=`.
-    public var socketMode: UInt32 = 0o660
+    package var socketMode: UInt32 = 0o660
     /// Path of the SQLite database, or a PostgreSQL connection URI (`database`,
     /// or `db`). Default `nil`: `$ENTRYD_DB`,
     /// `$STATE_DIRECTORY/entries.db`, `$XDG_STATE_HOME/entryd/entries.db`.
-    public var databasePath: String?
+    package var databasePath: String?
     /// This instance's name (`instance`), shown by `Status` and naming its
     /// marker file when several instances serve one PostgreSQL database.
     /// Default `nil`: the host name.
-    public var instance: String?
+    package var instance: String?
 
     /// True for an instance name: 1-64 ASCII letters, digits, `.`, `_` or `-`
     /// (the rule of peer names; systemd's `%i` of `entryd@NAME`).
-    public static func isValidInstance(_ name: String) -> Bool { ConfigValues.isPeerName(name) }
+    package static func isValidInstance(_ name: String) -> Bool { ConfigValues.isPeerName(name) }
     /// Locale of replies to calls that give none (`locale`). Default `zh`.
-    public var locale: EntryLocale = .zh
+    package var locale: EntryLocale = .zh
     /// Directory of form definitions, `DIR/*.conf` (`forms`). Default `nil`:
     /// `$ENTRYD_FORMS`, else the built-in registration form.
-    public var formsDirectory: String?
+    package var formsDirectory: String?
     /// Lowest priority written to the log (`log-level`). Default `info`.
-    public var logLevel: Log.Level = .info
+    package var logLevel: Log.Level = .info
     /// Message size, connections, idle time, batch size and clock skew
     /// (`max-message-size`, `max-connections`, `idle-timeout`, `max-batch`, `max-clock-skew`).
-    public var limits = Limits()
+    package var limits = Limits()
     /// Who may do what (`[roles]`).
-    public var access = AccessPolicy()
+    package var access = AccessPolicy()
     /// The peers to sync with (`[peer NAME]`), in order of first appearance.
-    public var peers: [PeerConfig] = []
+    package var peers: [PeerConfig] = []
     /// The files read, in the order they were applied (empty: embedded defaults only).
-    public var sources: [String] = []
+    package var sources: [String] = []
 
     /// The embedded defaults.
-    public init() {}
+    package init() {}
 
     /// Where the daemon looks when `--config` is not given.
-    public static let defaultPath = "/etc/entryd/entryd.conf"
+    package static let defaultPath = "/etc/entryd/entryd.conf"
 }
 
 /// A configuration that cannot be used: which file, line and key, and what to do.
 ///
 /// `description` is `FILE:LINE: KEY: MESSAGE` (`FILE:LINE: MESSAGE` when the
 /// problem is not one key, e.g. a malformed line; line 0 for the file as a whole).
-public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file, as it was given or found.
-    public var path: String
+    package var path: String
     /// The physical line, from 1; 0 for the whole file.
-    public var line: Int
+    package var line: Int
     /// The key or section at fault; empty when the line as a whole is wrong.
-    public var key: String
+    package var key: String
     /// What is wrong and how to fix it.
-    public var message: String
+    package var message: String
     /// The file's later problems, in line order (every problem is reported, not only the first).
-    public var more: [ConfigurationError] = []
+    package var more: [ConfigurationError] = []
 
     /// - Parameters:
     ///   - path: The file.
     ///   - line: The physical line, from 1; 0 for the whole file.
     ///   - key: The key or `[section]`; empty for a malformed line.
     ///   - message: What is wrong and what to do.
-    public init(path: String, line: Int, key: String, message: String) {
+    package init(path: String, line: Int, key: String, message: String) {
         self.path = path
         self.line = line
         self.key = key
@@ -91,7 +91,7 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     }
 
     /// `FILE:LINE: KEY: MESSAGE`, or `FILE:LINE: MESSAGE` without a key; one line per problem.
-    public var description: String {
+    package var description: String {
         ([self] + more).map { $0.key.isEmpty ? "\($0.path):\($0.line): \($0.message)" : "\($0.path):\($0.line): \($0.key): \($0.message)" }
             .joined(separator: "\n")
     }

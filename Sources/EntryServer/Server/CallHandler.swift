@@ -3,13 +3,13 @@ import EntryProtocol
 
 /// What a method handler gets besides its parameters: who calls, and how to
 /// answer (once, or several times for a `more` call).
-public struct CallContext {
+package struct CallContext {
     /// The connected client, from SO_PEERCRED.
-    public let caller: Caller
+    package let caller: Caller
     /// The call as received (its `more` flag tells whether streaming is allowed).
-    public let call: VarlinkCall
+    package let call: VarlinkCall
     /// Sends one reply. Throws ``SystemError`` when the client is gone.
-    public let send: (VarlinkReply) throws -> Void
+    package let send: (VarlinkReply) throws -> Void
     /// True once the client has hung up, or the session is shutting down
     /// (for long-running streams).
     let clientHungUp: () -> Bool
@@ -31,7 +31,7 @@ public struct CallContext {
 }
 
 /// Handles calls; implemented by ``EntryService``.
-public protocol CallHandler: AnyObject, Sendable {
+package protocol CallHandler: AnyObject, Sendable {
     /// Handles one call: sends its reply (or replies) through `context.send`,
     /// or throws a ``WireError`` (or any error, which the session maps with
     /// ``WireError/init(mapping:)``) to answer with an error instead.

@@ -4,25 +4,25 @@ import EntryProtocol
 import EntrySync
 
 /// Who is calling: the client process of a connection, from SO_PEERCRED (unix(7)).
-public struct Caller: Sendable, Equatable {
+package struct Caller: Sendable, Equatable {
     /// The client's process id (SO_PEERCRED).
-    public var pid: Int32
+    package var pid: Int32
     /// The client's user id.
-    public var uid: UInt32
+    package var uid: UInt32
     /// The client's primary group id.
-    public var gid: UInt32
+    package var gid: UInt32
     /// The user name of `uid` (getpwuid_r), or the number as text when unknown.
     /// Recorded as the actor of every change the caller makes.
-    public var userName: String
+    package var userName: String
     /// What the caller may do (``AccessPolicy``), fixed when the connection is accepted.
-    public var role: Role
+    package var role: Role
     /// True for a gateway (entryd-web; `[roles] gateway`): its role is `admin`
     /// except for ``Method/isPeerOnly``, and its calls may name the web user
     /// they act for (`actor`, recorded as `web:NAME`).
-    public var isGateway: Bool
+    package var isGateway: Bool
 
     /// A caller with its credentials and role; not a gateway unless `isGateway`.
-    public init(pid: Int32, uid: UInt32, gid: UInt32, userName: String, role: Role, isGateway: Bool = false) {
+    package init(pid: Int32, uid: UInt32, gid: UInt32, userName: String, role: Role, isGateway: Bool = false) {
         self.pid = pid
         self.uid = uid
         self.gid = gid

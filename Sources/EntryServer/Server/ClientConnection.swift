@@ -27,11 +27,11 @@ import Synchronization
 /// A session is run by the thread that calls ``run()`` (its loop's state is
 /// that thread's alone); ``requestShutdown()`` and ``reassign(_:)`` may be
 /// called from any other.
-public final class ClientConnection: Sendable {
+package final class ClientConnection: Sendable {
     let fd: Int32
     private let assigned: Mutex<Caller>
     /// The client and its role: fixed at accept, replaced by ``reassign(_:)`` on a reload.
-    public var caller: Caller { assigned.withLock { $0 } }
+    package var caller: Caller { assigned.withLock { $0 } }
     let handler: any CallHandler
     let limits: Limits
     /// Called with a short event text for the daemon's debug log (ids, never values).
@@ -58,7 +58,7 @@ public final class ClientConnection: Sendable {
     ///   - onStream: called once, when the session first sends a reply with
     ///     `continues` (a `more` stream such as `Changes`, which has no end of
     ///     its own: ``requestShutdown()`` stops it).
-    public init(fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits,
+    package init(fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits,
                 onStream: @escaping @Sendable () -> Void = {}, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.onStream = onStream
         self.fd = fd
@@ -78,7 +78,7 @@ public final class ClientConnection: Sendable {
     /// their replies are still sent in call order, each only after its write
     /// is durable. Any other call first waits until every earlier call is
     /// answered, so it sees their effects.
-    public func run() {
+    package func run() {
         defer { shutdownShared.withLock { $0.ended = true } }
         SessionLoop(self).run()
     }
@@ -89,7 +89,7 @@ public final class ClientConnection: Sendable {
     /// has returned. The listener calls it for every session at stop. It shuts
     /// the socket's read side down to wake a blocked read, and both sides of a
     /// session that streams (its client may not be reading).
-    public func requestShutdown() {
+    package func requestShutdown() {
         shutdownShared.withLock { shared in
             guard !shared.ended, !shared.requested else { return }
             shared.requested = true
@@ -100,7 +100,7 @@ public final class ClientConnection: Sendable {
     /// Gives the connection the role (and gateway standing) of `caller`: a
     /// reload changed `[roles]`. Calls that start from now on run with it;
     /// calls already running keep the role they started with.
-    public func reassign(_ caller: Caller) {
+    package func reassign(_ caller: Caller) {
         assigned.withLock { $0 = caller }
     }
 

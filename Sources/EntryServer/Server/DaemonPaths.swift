@@ -5,10 +5,10 @@ import EntrySync
 
 /// Where the daemon listens and stores, when nothing configures it otherwise
 /// (doc/design.md "Running", the embedded default without systemd).
-public enum DaemonPaths {
+package enum DaemonPaths {
     /// The socket path: `flag`, else `$ENTRYD_SOCKET`, else
     /// `$XDG_RUNTIME_DIR/entryd.sock`, else `./entryd.sock`.
-    public static func socket(flag: String?, environment env: [String: String]) -> String {
+    package static func socket(flag: String?, environment env: [String: String]) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let s = env["ENTRYD_SOCKET"], !s.isEmpty { return s }
         if let r = env["XDG_RUNTIME_DIR"], !r.isEmpty { return r + "/entryd.sock" }
@@ -24,7 +24,7 @@ public enum DaemonPaths {
     /// new, empty database in a new directory).
     /// True for a database named by a libpq connection URI (`postgresql://…`,
     /// `postgres://…`): a PostgreSQL database (EntryHub) instead of a SQLite file.
-    public static func isServerURI(_ database: String) -> Bool {
+    package static func isServerURI(_ database: String) -> Bool {
         database.hasPrefix("postgresql://") || database.hasPrefix("postgres://")
     }
 
@@ -32,7 +32,7 @@ public enum DaemonPaths {
     /// user part, or a query parameter that libpq reads as a secret option,
     /// `password` or `sslpassword`, its name percent-decoded as libpq decodes
     /// it: `pass%77ord=` too) replaced by `***`; a path as it is.
-    public static func redacted(_ database: String) -> String {
+    package static func redacted(_ database: String) -> String {
         guard isServerURI(database), let scheme = database.range(of: "://") else { return database }
         var text = database
         let rest = text[scheme.upperBound...]
@@ -53,13 +53,13 @@ public enum DaemonPaths {
     /// libpq's connection options shown as secrets (`dispchar` `*` in PQconninfoOptions).
     static let secretOptions: Set<String> = ["password", "sslpassword"]
 
-    public static func databaseIsNamed(flag: String?, environment env: [String: String]) -> Bool {
+    package static func databaseIsNamed(flag: String?, environment env: [String: String]) -> Bool {
         (flag.map { !$0.isEmpty } ?? false) || (env["ENTRYD_DB"].map { !$0.isEmpty } ?? false)
     }
 
     /// - Parameter stateFlag: `--state-directory`, for the default
     ///   (``stateDirectory(flag:environment:)``).
-    public static func database(flag: String?, stateDirectory stateFlag: String? = nil, environment env: [String: String]) -> String {
+    package static func database(flag: String?, stateDirectory stateFlag: String? = nil, environment env: [String: String]) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let s = env["ENTRYD_DB"], !s.isEmpty { return s }
         return stateDirectory(flag: stateFlag, environment: env) + "/entries.db"
@@ -69,7 +69,7 @@ public enum DaemonPaths {
     /// `$STATE_DIRECTORY` (systemd's StateDirectory=; the first of a
     /// colon-separated list), else `$XDG_STATE_HOME/entryd`, else
     /// `$HOME/.local/state/entryd`. A hub instance keeps its marker file there.
-    public static func stateDirectory(flag: String? = nil, environment env: [String: String]) -> String {
+    package static func stateDirectory(flag: String? = nil, environment env: [String: String]) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let s = env["STATE_DIRECTORY"], !s.isEmpty { return String(s.split(separator: ":").first ?? Substring(s)) }
         if let s = env["XDG_STATE_HOME"], !s.isEmpty { return s + "/entryd" }

@@ -7,13 +7,13 @@ import EntryProtocol
 import EntrySync
 
 /// Process resource limits (getrlimit(2)).
-public enum ResourceLimits {
+package enum ResourceLimits {
     /// Raises the soft limit of open files (RLIMIT_NOFILE) as far as the hard
     /// limit allows, so that `max-connections` clients (one descriptor each,
     /// plus the database's) can be open at once.
     /// - Returns: the soft limit now in force (descriptors).
     @discardableResult
-    public static func raiseOpenFiles() -> Int {
+    package static func raiseOpenFiles() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
         if limit.rlim_cur < limit.rlim_max {

@@ -10,11 +10,11 @@ import EntrySync
 /// Exit statuses: 0 restored; 64 `--restore` without a file; 65 (`EX_DATAERR`)
 /// the backup fails a check; 69 (`EX_UNAVAILABLE`) an entryd answers on the
 /// socket or holds the database open; 74 (`EX_IOERR`) a file system error.
-public enum RestoreOption {
+package enum RestoreOption {
     /// Restores `backup` to `database` unless a daemon is live on `socket` or
     /// has the database open (``DatabaseBackup/restore(from:to:)``).
     /// - Returns: the exit status and one line for the user.
-    public static func run(backup: String, database: String, socket: String) -> (status: ExitCode, message: String) {
+    package static func run(backup: String, database: String, socket: String) -> (status: ExitCode, message: String) {
         guard !backup.isEmpty else { return (.usage, "--restore needs the backup FILE") }
         guard FileManager.default.isReadableFile(atPath: backup) else {
             let exists = FileManager.default.fileExists(atPath: backup)

@@ -15,7 +15,7 @@ import EntryModel
 ///   left behind, and the runner goes on stopping the others.
 /// - A stop that ends but not cleanly (sessions still busy at the deadline)
 ///   throws; the error's description names what was left.
-public protocol DaemonService: AnyObject, Sendable {
+package protocol DaemonService: AnyObject, Sendable {
     /// A short name for the log, e.g. `listener`.
     var name: String { get }
     /// Brings the service up; returns once it serves.
@@ -30,7 +30,7 @@ public protocol DaemonService: AnyObject, Sendable {
 
 /// What the runner is told while its services run; entryd turns signals into
 /// these (SIGTERM, SIGINT → ``shutdown(signal:)``; SIGHUP → ``reload``).
-public enum RunnerEvent: Sendable, Equatable {
+package enum RunnerEvent: Sendable, Equatable {
     /// Stop every service, in reverse order, and return. `signal` is the number
     /// of the signal that asked for it, for the log.
     case shutdown(signal: Int32)
@@ -40,15 +40,15 @@ public enum RunnerEvent: Sendable, Equatable {
 
 /// The runner's mailbox: any thread posts (entryd's signal thread, a test),
 /// the runner takes events one at a time, in order. Thread-safe.
-public final class RunnerEvents: Sendable {
+package final class RunnerEvents: Sendable {
     /// The events not taken yet, oldest first.
     private let queue = Monitor<[RunnerEvent]>([])
 
     /// An empty mailbox.
-    public init() {}
+    package init() {}
 
     /// Adds `event` after those not taken yet; never blocks.
-    public func post(_ event: RunnerEvent) {
+    package func post(_ event: RunnerEvent) {
         queue.withLock(wake: .one) { $0.append(event) }
     }
 
@@ -65,11 +65,11 @@ public final class RunnerEvents: Sendable {
 ///
 /// Thread-based, like the rest of entryd: ``run(onReload:onShutdown:)`` blocks
 /// the calling thread for the daemon's life.
-public final class ServiceRunner: Sendable {
+package final class ServiceRunner: Sendable {
     /// The services, in start order.
-    public let services: [any DaemonService]
+    package let services: [any DaemonService]
     /// Time each service's stop is given, from the moment it begins. Default 10 s.
-    public let stopTimeout: Duration
+    package let stopTimeout: Duration
     /// How long past its deadline a stop may still return before the service is
     /// reported as hanging (a stop that waits until its deadline, as the
     /// listener's drain does, returns just after it). Default 2 s.
@@ -78,25 +78,25 @@ public final class ServiceRunner: Sendable {
     private let log: @Sendable (Log.Level, String) -> Void
 
     /// A service failed to start; those started before it have been stopped.
-    public struct StartFailure: Error, CustomStringConvertible {
+    package struct StartFailure: Error, CustomStringConvertible {
         /// The name of the service that failed.
-        public let service: String
+        package let service: String
         /// What its ``DaemonService/start()`` threw.
-        public let error: any Error
+        package let error: any Error
         /// `service 'NAME' failed to start: ERROR`.
-        public var description: String { "service '\(service)' failed to start: \(error)" }
+        package var description: String { "service '\(service)' failed to start: \(error)" }
     }
 
     /// How the services stopped, in the order they were stopped.
-    public struct StopReport: Sendable, Equatable {
+    package struct StopReport: Sendable, Equatable {
         /// Services whose stop returned without an error.
-        public var stopped: [String] = []
+        package var stopped: [String] = []
         /// Services whose stop returned an error (stopped, not cleanly).
         var unclean: [String] = []
         /// Services whose stop did not return by its deadline plus ``ServiceRunner/hangGrace``.
         var hung: [String] = []
         /// Whether every service stopped cleanly: entryd then exits 0.
-        public var isClean: Bool { unclean.isEmpty && hung.isEmpty }
+        package var isClean: Bool { unclean.isEmpty && hung.isEmpty }
     }
 
     /// - Parameters:
@@ -106,7 +106,7 @@ public final class ServiceRunner: Sendable {
     ///   - hangGrace: time past its deadline before a stop is reported as hanging. Default 2 s.
     ///   - log: receives the runner's lines: hangs at `error`, unclean stops at
     ///     `warning`, each start and stop at `debug`.
-    public init(services: [any DaemonService], events: RunnerEvents, stopTimeout: Duration = .seconds(10),
+    package init(services: [any DaemonService], events: RunnerEvents, stopTimeout: Duration = .seconds(10),
                 hangGrace: Duration = .seconds(2), log: @escaping @Sendable (Log.Level, String) -> Void) {
         self.services = services
         self.events = events
@@ -122,7 +122,7 @@ public final class ServiceRunner: Sendable {
     /// - Returns: how the services stopped.
     /// - Throws: ``StartFailure`` when a service fails to start, after stopping
     ///   (in reverse) the ones started before it.
-    public func run(onReload: () -> Void, onShutdown: (Int32) -> Void) throws(StartFailure) -> StopReport {
+    package func run(onReload: () -> Void, onShutdown: (Int32) -> Void) throws(StartFailure) -> StopReport {
         for (index, service) in services.enumerated() {
             log(.debug, "starting service '\(service.name)'")
             do {

@@ -25,9 +25,9 @@ import EntryLedger
 ///
 /// A single write that takes longer than ``interval`` (an Import of a very
 /// large batch) looks stuck: `WatchdogSec=` must exceed the longest write.
-public struct WatchdogMachine: Sendable {
+package struct WatchdogMachine: Sendable {
     /// What a tick asks entryd to do, in the order returned.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Send `WATCHDOG=1`.
         case ping
         /// Queue a probe on the idle writer (``EntryStore/queueWriterProbe()``).
@@ -42,14 +42,14 @@ public struct WatchdogMachine: Sendable {
     }
 
     /// `WATCHDOG_USEC`: at most this long between two pings before systemd acts.
-    public let interval: Duration
+    package let interval: Duration
     /// How often to tick: half of ``interval``, as sd_watchdog_enabled(3) advises.
-    public var tickInterval: Duration { interval / 2 }
+    package var tickInterval: Duration { interval / 2 }
     /// Since when the waiting work that stopped the pings has waited; `nil` while pinging.
     private var stuckSince: ContinuousClock.Instant?
 
     /// A machine for systemd's `WATCHDOG_USEC`, as `interval`; it pings at its first tick unless work is stuck already.
-    public init(interval: Duration) {
+    package init(interval: Duration) {
         precondition(interval > .zero, "the watchdog interval must be positive")
         self.interval = interval
     }
@@ -59,7 +59,7 @@ public struct WatchdogMachine: Sendable {
 
     /// One tick: the writer's `progress` read at `now`.
     /// - Returns: what to do now, in order; empty while the pings are withheld.
-    public mutating func tick(now: ContinuousClock.Instant, progress: WriterProgress) -> [Action] {
+    package mutating func tick(now: ContinuousClock.Instant, progress: WriterProgress) -> [Action] {
         if let since = progress.waitingSince, now - since >= interval {
             guard stuckSince == nil else { return [] }
             stuckSince = since

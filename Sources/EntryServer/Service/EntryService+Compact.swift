@@ -32,7 +32,7 @@ extension EntryService {
     /// - Parameter progress: called after each batch of entries with (entries done, entries in all).
     /// - Returns: what it did.
     /// - Throws: ``StorageError`` (batches done stay done).
-    public func compactNow(progress: (Int, Int) -> Void = { _, _ in }) throws -> CompactionResult {
+    package func compactNow(progress: (Int, Int) -> Void = { _, _ in }) throws -> CompactionResult {
         try EntryService.compacting.withLock {
             try store.compact(peerExpiryMs: UInt64(limits.peerExpirySeconds) * 1000, configured: peers.map(\.name),
                               layout: { [self] in layout(ofForm: $0) }, progress: progress)

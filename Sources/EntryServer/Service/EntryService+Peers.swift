@@ -115,10 +115,10 @@ extension EntryService {
 
 extension EntryService: PeerSyncHost {
     /// The seq of this node's last committed change.
-    public var lastCommittedSeq: Int64 { store.commits.lastSeq }
+    package var lastCommittedSeq: Int64 { store.commits.lastSeq }
 
     /// ``syncWithPeer(name:address:)`` for the scheduler (warnings are for interactive callers).
-    public func syncPeer(_ peer: PeerConfig) throws -> PeerSyncResult {
+    package func syncPeer(_ peer: PeerConfig) throws -> PeerSyncResult {
         try syncWithPeer(name: peer.name, address: peer.address).sync
     }
 }

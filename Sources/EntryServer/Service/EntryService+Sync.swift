@@ -6,7 +6,7 @@ import EntrySync
 
 extension ConflictRecord {
     /// The wire form (doc/protocol.md `Conflict`).
-    public var json: JSON {
+    package var json: JSON {
         .object([
             ("id", .string(id)), ("entry", .string(entry)), ("field", .string(field)), ("kept", .string(kept)),
             ("keptHlc", .string(keptHlc)), ("keptNode", .string(keptNode)), ("lost", .string(lost)),

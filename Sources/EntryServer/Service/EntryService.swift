@@ -11,15 +11,15 @@ import EntrySync
 ///
 /// Thread-safe: sessions on many threads call ``handle(_:)`` at once. The form
 /// registry can be swapped at run time (reload) under a lock.
-public final class EntryService: CallHandler, Sendable {
+package final class EntryService: CallHandler, Sendable {
     /// The store every call reads and writes.
-    public let store: EntryStore
+    package let store: EntryStore
     /// This instance's name (`Status`'s `instance`); `nil`: not given.
     let instance: String?
     /// The limits in force; a reload replaces them (``reconfigure(limits:defaultLocale:peers:)``).
-    public var limits: Limits { configuration.withLock { $0.limits } }
+    package var limits: Limits { configuration.withLock { $0.limits } }
     /// Locale for calls without `locale` (doc/protocol.md: the configured one, `zh` by default).
-    public var defaultLocale: EntryLocale { configuration.withLock { $0.locale } }
+    package var defaultLocale: EntryLocale { configuration.withLock { $0.locale } }
 
     /// What a reload replaces.
     private struct Configuration {
@@ -42,7 +42,7 @@ public final class EntryService: CallHandler, Sendable {
     ///   - peers: the configured peers (the only ones whose `exec:` addresses run).
     ///   - log: receives re-reads and re-sends of peers (doc/design.md "Incarnations").
     ///   - instance: this instance's name, for `Status` (several instances may serve one node).
-    public init(store: EntryStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
+    package init(store: EntryStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
                 peers: [PeerConfig] = [], log: Log? = nil, instance: String? = nil) {
         self.log = log
         self.instance = instance
@@ -51,20 +51,20 @@ public final class EntryService: CallHandler, Sendable {
     }
 
     /// The current form registry.
-    public var forms: FormRegistry { configuration.withLock { $0.registry } }
+    package var forms: FormRegistry { configuration.withLock { $0.registry } }
 
     /// The configured peers.
-    public var peers: [PeerConfig] { configuration.withLock { $0.peers } }
+    package var peers: [PeerConfig] { configuration.withLock { $0.peers } }
 
     /// Replaces the form registry (reload). Stored entries are never touched.
-    public func replaceForms(_ forms: FormRegistry) {
+    package func replaceForms(_ forms: FormRegistry) {
         configuration.withLock { $0.registry = forms }
     }
 
     /// Replaces the limits, the default locale and the configured peers (reload,
     /// SIGHUP). Calls already running keep what they read; connections
     /// opened before keep their message-size and idle limits.
-    public func reconfigure(limits: Limits, defaultLocale: EntryLocale, peers: [PeerConfig]) {
+    package func reconfigure(limits: Limits, defaultLocale: EntryLocale, peers: [PeerConfig]) {
         configuration.withLock {
             $0.limits = limits
             $0.locale = defaultLocale
@@ -117,7 +117,7 @@ public final class EntryService: CallHandler, Sendable {
     ///   `gateway: true` for a gateway calling a ``Method/isPeerOnly`` method,
     ///   `gateway` for any other caller that sends `actor`),
     ///   `InvalidParameter(actor)`; then whatever the method throws.
-    public func handle(_ context: CallContext) throws {
+    package func handle(_ context: CallContext) throws {
         let call = context.call
         guard let method = Method(rawValue: call.method) else {
             if WireInterface(rawValue: call.interface) != nil {
@@ -144,7 +144,7 @@ public final class EntryService: CallHandler, Sendable {
     /// - Throws: what ``handle(_:)`` would throw for the call before anything
     ///   is queued (`PermissionDenied(gateway)`, `InvalidParameter(actor)`,
     ///   then the errors of ``startAdd(_:_:)`` or ``startImport(_:_:)``).
-    public func begin(_ context: CallContext) throws -> (() throws -> Void)? {
+    package func begin(_ context: CallContext) throws -> (() throws -> Void)? {
         let start: (CallContext, Parameters) throws -> () throws -> Void
         guard let method = Method(rawValue: context.call.method) else { return nil }
         switch method {

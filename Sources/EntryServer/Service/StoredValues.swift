@@ -16,19 +16,19 @@ import EntryModel
 /// re-spelling concurrently write equal values; and a re-spelling never beats
 /// a person's edit it did not see (FieldConflicts.swift). A value the rules
 /// now refuse stays as stored and is reported.
-public enum StoredValues {
+package enum StoredValues {
     /// One stored value that the current rules refuse; it stays as stored.
-    public struct Refused: Sendable, Equatable {
+    package struct Refused: Sendable, Equatable {
         /// The entry id.
-        public var id: String
+        package var id: String
         /// The field name.
-        public var field: String
+        package var field: String
         /// The stored value.
-        public var value: String
+        package var value: String
         /// Why it is refused (``ProblemCode``, e.g. `invalid-format`).
-        public var code: ProblemCode
+        package var code: ProblemCode
         /// What is wrong (the validator's message, in the locale asked for).
-        public var message: String
+        package var message: String
     }
 
     /// The outcome of reading one entry's phones and e-mails again.
@@ -65,7 +65,7 @@ public enum StoredValues {
     /// e-mails of an entry of a form in `forms()` (asked at each call, so a
     /// reload's forms count) that the current rules write otherwise. Values of
     /// unknown forms, and values the rules refuse, are left as they are.
-    public static func canonicaliser(forms: @escaping @Sendable () -> FormRegistry,
+    package static func canonicaliser(forms: @escaping @Sendable () -> FormRegistry,
                                      validator: Validator = Validator()) -> Canonicaliser {
         { formName, fields in
             guard let form = forms().form(named: formName) else { return [] }
@@ -91,7 +91,7 @@ public enum StoredValues {
     /// The stored phones and e-mails of live entries that the current rules
     /// refuse, oldest entry first; nothing is written.
     /// - Throws: ``StorageError`` and the store's errors.
-    public static func refused(store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
+    package static func refused(store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
                                locale: EntryLocale) throws -> [Refused] {
         var refused: [Refused] = []
         try forEachPage(store: store, batch: 1000) { page, _ in
@@ -104,15 +104,15 @@ public enum StoredValues {
     }
 
     /// The node-table key under which the rules of the last pass are kept.
-    public static let rulesKey = "canonical_rules"
+    package static let rulesKey = "canonical_rules"
 
     /// The rules values are canonicalised with now: `phonenumber 8.12.57, idn2 2.3.3`.
-    public static var rules: String { LibraryVersions.all.map { "\($0.name) \($0.version)" }.joined(separator: ", ") }
+    package static var rules: String { LibraryVersions.all.map { "\($0.name) \($0.version)" }.joined(separator: ", ") }
 
     /// What a pass did.
-    public struct Pass: Sendable, Equatable {
+    package struct Pass: Sendable, Equatable {
         /// A pass's figures (all 0, unfinished, by default).
-        public init(changed: Int = 0, examined: Int = 0, refused: Int = 0, finished: Bool = false) {
+        package init(changed: Int = 0, examined: Int = 0, refused: Int = 0, finished: Bool = false) {
             self.changed = changed
             self.examined = examined
             self.refused = refused
@@ -120,13 +120,13 @@ public enum StoredValues {
         }
 
         /// Values re-spelled.
-        public var changed = 0
+        package var changed = 0
         /// Live entries read.
-        public var examined = 0
+        package var examined = 0
         /// Values the rules now refuse (each was handed to `refused`).
-        public var refused = 0
+        package var refused = 0
         /// False when `shouldStop` ended it early: the rules are not yet done.
-        public var finished = false
+        package var finished = false
     }
 
     /// Reads every stored phone and e-mail of every live entry again (deleted
@@ -140,7 +140,7 @@ public enum StoredValues {
     ///   - refused: told each value the rules now refuse (it stays as stored).
     ///   - progress: told (entries read, live entries) after each page.
     /// - Throws: ``StorageError`` and the store's errors.
-    public static func recanonicalise(store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
+    package static func recanonicalise(store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
                                       batch: Int = 500, shouldStop: () -> Bool = { false },
                                       refused: (Refused) -> Void = { _ in },
                                       progress: (_ examined: Int, _ total: Int) -> Void = { _, _ in }) throws -> Pass {
