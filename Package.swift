@@ -19,13 +19,13 @@ let swiftSettings: [SwiftSetting] = [
 // idle RSS drops by about 6 MiB (BENCHMARKS.md, issue 20). Debug builds (the
 // tests) keep the shared runtime, which links much faster.
 let releaseLinking: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+    .unsafeFlags(["-static-stdlib"], .when(configuration: .release))
 ]
 
 let package = Package(
     name: "entryd",
     products: [
-                .executable(name: "entryd", targets: ["entryd"]),
+        .executable(name: "entryd", targets: ["entryd"]),
         .executable(name: "entryctl", targets: ["entryctl"]),
         .executable(name: "entryd-bench", targets: ["entryd-bench"]),
         .executable(name: "entryd-web", targets: ["entryd-web"]),
@@ -112,26 +112,43 @@ let package = Package(
             name: "EntryWeb", dependencies: ["EntryArguments", "EntryModel", "EntryProtocol", "CSodium"],
             path: "Sources/EntryWeb", swiftSettings: swiftSettings, plugins: ["Embed"]),
         .executableTarget(
-            name: "entryd", dependencies: ["EntryArguments", "EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel", "CSystem"],
+            name: "entryd",
+            dependencies: [
+                "EntryArguments", "EntryServer", "EntryHub", "EntryLedger", "EntrySync", "EntryProtocol", "EntryModel",
+                "CSystem",
+            ],
             path: "Sources/entryd", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         .executableTarget(
-            name: "entryctl", dependencies: ["EntryArguments", "EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem"],
+            name: "entryctl",
+            dependencies: [
+                "EntryArguments", "EntryClient", "EntryProtocol", "EntryModel", "EntryLedger", "EntryWeb", "CSystem",
+            ],
             path: "Sources/entryctl", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         // The benchmark of issue 6 (BENCHMARKS.md): drives the built entryd, measures raw SQLite and PostgreSQL.
         .executableTarget(
-            name: "entryd-bench", dependencies: ["EntryArguments", "EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
+            name: "entryd-bench",
+            dependencies: ["EntryArguments", "EntryProtocol", "EntryModel", "EntryLedger", "CSQLite"],
             path: "Sources/entryd-bench", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         // The HTTP door: a client of entryd's socket like entryctl, serving EntryWeb over libmicrohttpd.
         .executableTarget(
-            name: "entryd-web", dependencies: ["EntryWeb", "EntryClient", "EntryProtocol", "EntryModel", "CWebServer", "CSystem"],
+            name: "entryd-web",
+            dependencies: ["EntryWeb", "EntryClient", "EntryProtocol", "EntryModel", "CWebServer", "CSystem"],
             path: "Sources/entryd-web", swiftSettings: swiftSettings, linkerSettings: releaseLinking),
         // What both test targets use (test targets cannot import each other).
         .target(name: "EntryTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(
-            name: "UnitTests", dependencies: ["EntryTestSupport", "EntryArguments", "EntryModel", "EntryLedger", "EntryProtocol", "EntrySync", "EntryServer", "EntryClient", "EntryWeb", "EntryHub", "CSQLiteFaults", "CSQLite"],
+            name: "UnitTests",
+            dependencies: [
+                "EntryTestSupport", "EntryArguments", "EntryModel", "EntryLedger", "EntryProtocol", "EntrySync",
+                "EntryServer", "EntryClient", "EntryWeb", "EntryHub", "CSQLiteFaults", "CSQLite",
+            ],
             path: "Tests/UnitTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["EntryTestSupport", "EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer", "EntryWeb"],
+            name: "EndToEndTests",
+            dependencies: [
+                "EntryTestSupport", "EntryModel", "EntryLedger", "EntryProtocol", "EntryClient", "EntryServer",
+                "EntryWeb",
+            ],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ],
     cxxLanguageStandard: .cxx17

@@ -22,25 +22,34 @@ import PackagePlugin
         switch target.name {
         case "EntryWeb":
             let output = out.appending(path: "WebAssets.swift")
-            return [.buildCommand(
-                displayName: "Embedding the pages of web into EntryWeb", executable: tool,
-                arguments: ["web", root.path(), output.path()],
-                inputFiles: try filesUnder(root.appending(path: "web")), outputFiles: [output])]
+            return [
+                .buildCommand(
+                    displayName: "Embedding the pages of web into EntryWeb", executable: tool,
+                    arguments: ["web", root.path(), output.path()],
+                    inputFiles: try filesUnder(root.appending(path: "web")), outputFiles: [output])
+            ]
         case "EntryModel":
             let outputs = [out.appending(path: "EmbeddedTables.swift"), out.appending(path: "EmbeddedForms.swift")]
-            return [.buildCommand(
-                displayName: "Embedding the reference tables and the built-in form into EntryModel", executable: tool,
-                arguments: ["data", root.path()] + outputs.map { $0.path() },
-                inputFiles: files(["data/countries.version", "data/countries.tsv", "data/cn_divisions.tsv",
-                                   "data/cn_divisions_retired.tsv", "config/forms/registration.conf"]),
-                outputFiles: outputs)]
+            return [
+                .buildCommand(
+                    displayName: "Embedding the reference tables and the built-in form into EntryModel",
+                    executable: tool,
+                    arguments: ["data", root.path()] + outputs.map { $0.path() },
+                    inputFiles: files([
+                        "data/countries.version", "data/countries.tsv", "data/cn_divisions.tsv",
+                        "data/cn_divisions_retired.tsv", "config/forms/registration.conf",
+                    ]),
+                    outputFiles: outputs)
+            ]
         case "EntryProtocol":
             let outputs = [out.appending(path: "InterfaceDescriptions.swift"), out.appending(path: "WireNames.swift")]
-            return [.buildCommand(
-                displayName: "Embedding the varlink interfaces into EntryProtocol", executable: tool,
-                arguments: ["interfaces", root.path()] + outputs.map { $0.path() },
-                inputFiles: files(["doc/protocol.md"]) + (try filesUnder(root.appending(path: "interfaces"))),
-                outputFiles: outputs)]
+            return [
+                .buildCommand(
+                    displayName: "Embedding the varlink interfaces into EntryProtocol", executable: tool,
+                    arguments: ["interfaces", root.path()] + outputs.map { $0.path() },
+                    inputFiles: files(["doc/protocol.md"]) + (try filesUnder(root.appending(path: "interfaces"))),
+                    outputFiles: outputs)
+            ]
         default:
             throw PluginError("the Embed plugin has nothing for target \(target.name)")
         }

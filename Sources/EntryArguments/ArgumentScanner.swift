@@ -52,7 +52,8 @@ package struct ArgumentError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The English message, e.g. `unknown option '--contry'; did you mean '--country'?`.
     package var en: String {
         switch kind {
-        case .unknownOption(let spelled, let near): "unknown option '\(spelled)'" + (near.map { "; did you mean '\($0)'?" } ?? "")
+        case .unknownOption(let spelled, let near):
+            "unknown option '\(spelled)'" + (near.map { "; did you mean '\($0)'?" } ?? "")
         case .missingValue(let name, let synopsis): "option '\(name)' needs a value (\(synopsis))"
         case .unexpectedValue(let name): "option '\(name)' takes no value"
         case .repeated(let name): "option '\(name)' is given twice"
@@ -164,15 +165,20 @@ package struct ArgumentScanner {
         }
         let (spelled, inline) = Self.split(argument)
         guard let option = byName[spelled] else {
-            throw ArgumentError(.unknownOption(spelled, suggestion: NearestName.nearest(spelled, among: Array(byName.keys))))
+            throw ArgumentError(
+                .unknownOption(spelled, suggestion: NearestName.nearest(spelled, among: Array(byName.keys))))
         }
-        guard seen.insert(option.name).inserted || option.repeatable else { throw ArgumentError(.repeated(option.name)) }
+        guard seen.insert(option.name).inserted || option.repeatable else {
+            throw ArgumentError(.repeated(option.name))
+        }
         guard option.valueName != nil else {
             guard inline == nil else { throw ArgumentError(.unexpectedValue(option.name)) }
             return .option(option, value: nil)
         }
         if let inline { return .option(option, value: inline) }
-        guard index < arguments.count else { throw ArgumentError(.missingValue(option.name, synopsis: option.synopsis)) }
+        guard index < arguments.count else {
+            throw ArgumentError(.missingValue(option.name, synopsis: option.synopsis))
+        }
         index += 1
         return .option(option, value: arguments[index - 1])
     }
@@ -186,8 +192,10 @@ package struct ArgumentScanner {
     /// - Returns: what was read, and how many arguments were consumed (equal to
     ///   `arguments.count` unless stopping at a positional).
     /// - Throws: ``ArgumentError`` as ``next()``.
-    package static func scan(_ arguments: [String], options: [ArgumentOption],
-                             stopAtPositional: Bool = false) throws(ArgumentError) -> (ScannedArguments, consumed: Int) {
+    package static func scan(
+        _ arguments: [String], options: [ArgumentOption],
+        stopAtPositional: Bool = false
+    ) throws(ArgumentError) -> (ScannedArguments, consumed: Int) {
         var scanner = ArgumentScanner(arguments, options: options)
         var result = ScannedArguments()
         while let item = try scanner.next() {

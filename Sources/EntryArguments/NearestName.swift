@@ -34,18 +34,23 @@ package enum NearestName {
     /// letters: `lsit` → `list`, not `edit`). `nil` for a key of fewer than
     /// three letters (any name is "near" `-x`), when none is that close, or
     /// when two are equally close.
-    package static func nearest(_ typed: String, among names: [String], limit: Int = 2,
-                                key: (String) -> String = NearestName.defaultKey) -> String? {
+    package static func nearest(
+        _ typed: String, among names: [String], limit: Int = 2,
+        key: (String) -> String = NearestName.defaultKey
+    ) -> String? {
         let typedKey = Array(key(typed).unicodeScalars)
         guard typedKey.count >= 3 else { return nil }
         let letters = typedKey.map(\.value).sorted()
         // (name, distance, 0 for the same letters else 1): lower is nearer.
         let scored = names.compactMap { name -> (String, Int, Int)? in
             let other = Array(key(name).unicodeScalars)
-            return distance(typedKey, other, limit: limit).map { (name, $0, other.map(\.value).sorted() == letters ? 0 : 1) }
+            return distance(typedKey, other, limit: limit).map {
+                (name, $0, other.map(\.value).sorted() == letters ? 0 : 1)
+            }
         }
         guard let best = scored.min(by: { ($0.1, $0.2) < ($1.1, $1.2) }),
-              scored.filter({ $0.1 == best.1 && $0.2 == best.2 }).count == 1 else { return nil }
+            scored.filter({ $0.1 == best.1 && $0.2 == best.2 }).count == 1
+        else { return nil }
         return best.0
     }
 
@@ -70,7 +75,7 @@ package enum NearestName {
             switch b {
             case 0x80...: return nil
             case 0x09...0x0D, 0x20, UInt8(ascii: "-"), UInt8(ascii: "'"), UInt8(ascii: "`"), UInt8(ascii: "."),
-                 UInt8(ascii: ","), UInt8(ascii: "_"), UInt8(ascii: "("), UInt8(ascii: ")"):
+                UInt8(ascii: ","), UInt8(ascii: "_"), UInt8(ascii: "("), UInt8(ascii: ")"):
                 continue
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): bytes.append(b + 32)
             default: bytes.append(b)

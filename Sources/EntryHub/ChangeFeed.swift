@@ -105,7 +105,8 @@ enum ChangeFeed {
     static func commit(_ db: PGDatabase, publishing: (seq: Int64, hlc: HLC)?) throws {
         guard let (seq, hlc) = publishing else { return try db.statement("COMMIT").run() }
         try db.commit(after: [
-            PGStatement("UPDATE change_counter SET seq = $1, hlc = $2", [String(seq), String(Int64(bitPattern: hlc.rawValue))]),
+            PGStatement(
+                "UPDATE change_counter SET seq = $1, hlc = $2", [String(seq), String(Int64(bitPattern: hlc.rawValue))]),
             PGStatement("SELECT pg_notify($1, $2)", [channel, String(seq)]),
         ])
     }

@@ -1,8 +1,6 @@
 import CPostgres
 import Dispatch
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The rows of one statement's result, in text form.
 struct PGResult: Sendable, Equatable {
@@ -80,8 +78,10 @@ final class PGConnection: @unchecked Sendable {
             "channel_binding": ["disable", "prefer", "require"],
             "target_session_attrs": ["any", "read-write", "read-only", "primary", "standby", "prefer-standby"],
         ]
-        let integers: Set<String> = ["connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                                     "keepalives_count", "tcp_user_timeout"]
+        let integers: Set<String> = [
+            "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+            "keepalives_count", "tcp_user_timeout",
+        ]
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if keyword == "port" {
             // One port per host, comma-separated; an empty one takes the default.
@@ -114,16 +114,27 @@ final class PGConnection: @unchecked Sendable {
             defer { PQconninfoFree(options) }
             var i = 0
             while let keyword = options[i].keyword {
-                if let value = options[i].val, let why = Self.badValue(String(cString: keyword), String(cString: value)) {
-                    throw PGError(sqlState: PGError.invalidURI, message: "the database URI is not valid (\(why)): fix it in --db or database = (a value libpq would refuse at every try)")
+                if let value = options[i].val, let why = Self.badValue(String(cString: keyword), String(cString: value))
+                {
+                    throw PGError(
+                        sqlState: PGError.invalidURI,
+                        message:
+                            "the database URI is not valid (\(why)): fix it in --db or database = (a value libpq would refuse at every try)"
+                    )
                 }
                 i += 1
             }
         } else {
             // libpq quotes the offending part, which may be a password: never repeated.
-            let why = parseError.map { String(cString: $0).trimmingNewlines.replacing(/"[^"]*"?/, with: "\"…\"") } ?? "out of memory"
+            let why =
+                parseError.map { String(cString: $0).trimmingNewlines.replacing(/"[^"]*"?/, with: "\"…\"") }
+                ?? "out of memory"
             if let parseError { PQfreemem(parseError) }
-            throw PGError(sqlState: PGError.invalidURI, message: "the database URI is not valid (\(why)): write it as postgresql://[user@][host][:port]/database, or for a Unix socket postgresql:///database?host=/socket/directory")
+            throw PGError(
+                sqlState: PGError.invalidURI,
+                message:
+                    "the database URI is not valid (\(why)): write it as postgresql://[user@][host][:port]/database, or for a Unix socket postgresql:///database?host=/socket/directory"
+            )
         }
         // The URI first (expand_dbname), then the settings entryd needs; a later
         // keyword overrides the URI's.
@@ -140,7 +151,11 @@ final class PGConnection: @unchecked Sendable {
             let why = String(cString: PQerrorMessage(conn)).trimmingNewlines
             PQfinish(conn)
             self.conn = nil
-            throw PGError(sqlState: "08001", message: "cannot connect to PostgreSQL: \(why) — check that the server runs and that the URI names its host (for a Unix socket, host= the socket's directory), port, user and database")
+            throw PGError(
+                sqlState: "08001",
+                message:
+                    "cannot connect to PostgreSQL: \(why) — check that the server runs and that the URI names its host (for a Unix socket, host= the socket's directory), port, user and database"
+            )
         }
         // Notices (e.g. "relation … already exists, skipping") are not errors:
         // libpq would print them on stderr.
@@ -214,7 +229,8 @@ final class PGConnection: @unchecked Sendable {
         }
         if let conn, PQtransactionStatus(conn) == PQTRANS_INERROR {
             rollbackQuietly()
-            throw PGError(sqlState: "25P02", message: "a statement of the transaction failed (its error was caught): rolled back")
+            throw PGError(
+                sqlState: "25P02", message: "a statement of the transaction failed (its error was caught): rolled back")
         }
         do {
             try execute("COMMIT")
@@ -302,9 +318,10 @@ final class PGConnection: @unchecked Sendable {
         while true {
             if let n = PQnotifies(conn) {
                 defer { PQfreemem(n) }
-                return PGNotification(channel: String(cString: n.pointee.relname),
-                                      payload: String(cString: n.pointee.extra),
-                                      processID: n.pointee.be_pid)
+                return PGNotification(
+                    channel: String(cString: n.pointee.relname),
+                    payload: String(cString: n.pointee.extra),
+                    processID: n.pointee.be_pid)
             }
             let now = DispatchTime.now().uptimeNanoseconds
             guard now < deadline else { return nil }
@@ -375,7 +392,8 @@ final class PGConnection: @unchecked Sendable {
 
     func connectionError(_ sql: String) -> PGError {
         let why = conn.map { String(cString: PQerrorMessage($0)).trimmingNewlines } ?? "the connection is closed"
-        return PGError(sqlState: "08006", message: why.isEmpty ? "the connection to the server was lost" : why, sql: sql)
+        return PGError(
+            sqlState: "08006", message: why.isEmpty ? "the connection to the server was lost" : why, sql: sql)
     }
 
     private func check(_ res: OpaquePointer?, sql: String) throws(PGError) -> PGResult {
@@ -397,22 +415,25 @@ final class PGConnection: @unchecked Sendable {
         let primary = PQresultErrorField(res, cpg_diag_message_primary()).map { String(cString: $0) }
         // No SQLSTATE: libpq's own failure (the server went away mid-reply, a broken
         // message), which only a new connection mends.
-        return PGError(sqlState: state ?? "08006",
-                       message: primary ?? String(cString: PQresultErrorMessage(res)).trimmingNewlines, sql: sql)
+        return PGError(
+            sqlState: state ?? "08006",
+            message: primary ?? String(cString: PQresultErrorMessage(res)).trimmingNewlines, sql: sql)
     }
 }
 
 extension PGResult {
     /// The rows of a successful result `res`, as text.
     init(_ res: OpaquePointer) {
-        let nColumns = PQnfields(res), nRows = PQntuples(res)
+        let nColumns = PQnfields(res)
+        let nRows = PQntuples(res)
         let columns = (0..<nColumns).map { String(cString: PQfname(res, $0)) }
         var rows: [[String?]] = []
         rows.reserveCapacity(Int(nRows))
         for r in 0..<nRows {
-            rows.append((0..<nColumns).map { c in
-                PQgetisnull(res, r, c) == 1 ? nil : String(cString: PQgetvalue(res, r, c))
-            })
+            rows.append(
+                (0..<nColumns).map { c in
+                    PQgetisnull(res, r, c) == 1 ? nil : String(cString: PQgetvalue(res, r, c))
+                })
         }
         self.init(columns: columns, rows: rows, affectedRows: Int(String(cString: PQcmdTuples(res))) ?? 0)
     }

@@ -48,7 +48,11 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     func statement(_ sql: String) throws -> any SQLStatement {
         // The cache first: a statement is translated once per connection, not per call.
         if let statement = prepared[sql] {
-            if !open || statement.opens, try connection.reconnectIfLost() { prepared.removeAll() } else { return statement }
+            if !open || statement.opens, try connection.reconnectIfLost() {
+                prepared.removeAll()
+            } else {
+                return statement
+            }
         }
         let text = PGDialect.translate(sql)
         let mayReconnect = !open || PGDialect.opens(text)
@@ -75,7 +79,9 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     /// unrun and nothing committed.
     /// - Throws: ``PGError`` of the first statement that failed.
     func commit(after statements: [PGStatement]) throws {
-        let results = try ran(opens: false, closes: true) { () throws(PGError) in try connection.pipeline(statements + [PGStatement("COMMIT")]) }
+        let results = try ran(opens: false, closes: true) { () throws(PGError) in
+            try connection.pipeline(statements + [PGStatement("COMMIT")])
+        }
         counted(results.dropLast().reduce(0) { $0 + $1.affectedRows })
     }
 
@@ -107,7 +113,9 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     /// Prepares `statement` on the connection under its name (again after a reconnect).
     /// - Throws: ``PGError``.
     fileprivate func prepare(_ statement: PGPrepared) throws(PGError) {
-        guard let conn = connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed", sql: statement.sql) }
+        guard let conn = connection.conn else {
+            throw PGError(sqlState: "08003", message: "the connection is closed", sql: statement.sql)
+        }
         let res = PQprepare(conn, statement.name, statement.sql, 0, nil)
         defer { PQclear(res) }
         guard let res else { throw connection.connectionError(statement.sql) }
@@ -187,7 +195,9 @@ final class PGPrepared: SQLStatement {
 
     /// One run of the statement with `values`.
     private func attempt(_ values: [SQLValue]) throws(PGError) -> OpaquePointer {
-        guard let conn = database.connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed", sql: sql) }
+        guard let conn = database.connection.conn else {
+            throw PGError(sqlState: "08003", message: "the connection is closed", sql: sql)
+        }
         let copies: [UnsafeMutablePointer<CChar>?] = values.map {
             switch $0 {
             case .null: nil

@@ -222,14 +222,17 @@ enum PostgresSchema {
     @discardableResult
     /// - Parameter progress: called with (version, total) before each migration
     ///   this call applies (not for those another instance applied meanwhile).
-    static func migrate(_ connection: PGConnection, to newest: Int = all.count,
-                        progress: (Int, Int) -> Void = { _, _ in }) throws -> Int {
+    static func migrate(
+        _ connection: PGConnection, to newest: Int = all.count,
+        progress: (Int, Int) -> Void = { _, _ in }
+    ) throws -> Int {
         precondition((1...all.count).contains(newest), "no migration \(newest)")
         var before: Int?
         for target in 1...newest {
             try connection.transaction { c in
                 try c.execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
-                try c.execute("""
+                try c.execute(
+                    """
                     CREATE TABLE IF NOT EXISTS schema_version (
                       one boolean PRIMARY KEY DEFAULT true CHECK (one),
                       version integer NOT NULL)
@@ -238,7 +241,11 @@ enum PostgresSchema {
                 let current = try version(c)
                 if before == nil { before = current }
                 if current > all.count {
-                    throw PGError(sqlState: "55000", message: "the database is at schema version \(current), newer than this entryd (\(all.count)); use a newer entryd")
+                    throw PGError(
+                        sqlState: "55000",
+                        message:
+                            "the database is at schema version \(current), newer than this entryd (\(all.count)); use a newer entryd"
+                    )
                 }
                 guard current < target, target <= all.count else { return }
                 progress(target, all.count)
@@ -254,6 +261,7 @@ enum PostgresSchema {
     static func version(_ connection: PGConnection) throws(PGError) -> Int {
         let exists = try connection.execute("SELECT to_regclass('schema_version') IS NOT NULL")
         guard exists.rows.first?.first == "t" else { return 0 }
-        return Int(try connection.execute("SELECT version FROM schema_version").rows.first?.first.flatMap { $0 } ?? "0") ?? 0
+        return Int(try connection.execute("SELECT version FROM schema_version").rows.first?.first.flatMap { $0 } ?? "0")
+            ?? 0
     }
 }

@@ -29,10 +29,12 @@ package enum PostgresStoreFactory {
     ///   - progress: called before each migration this instance applies, with (version, total).
     /// - Throws: ``PGError`` (cannot connect, a migration failed, a database
     ///   newer than this build); `DatabaseMovedOrCopied`.
-    package static func open(uri: String, markerDirectory: String, instance: String, readers: Int = 8,
-                            wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-                            progress: (Int, Int) -> Void = { _, _ in },
-                            copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws -> EntryStore {
+    package static func open(
+        uri: String, markerDirectory: String, instance: String, readers: Int = 8,
+        wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+        progress: (Int, Int) -> Void = { _, _ in },
+        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil
+    ) throws -> EntryStore {
         let writer = try PGConnection(uri: uri)
         try PostgresSchema.migrate(writer, progress: progress)
         // A reply means durable: the operator may make commits asynchronous for others, not for
@@ -40,12 +42,15 @@ package enum PostgresStoreFactory {
         // partition) holds the shared change log from every other instance: the server ends
         // such a transaction after 15 s, its writes fail unanswered, and the others go on.
         var session = ["SET idle_in_transaction_session_timeout = '\(writerStallSeconds)s'"]
-        if try writer.execute("SHOW synchronous_commit").rows.first?.first == "off" { session.append("SET synchronous_commit TO on") }
+        if try writer.execute("SHOW synchronous_commit").rows.first?.first == "off" {
+            session.append("SET synchronous_commit TO on")
+        }
         try writer.setSession(session)
         let server = try PostgresStoreServer(uri: uri, on: writer, markerDirectory: markerDirectory, instance: instance)
         let pool = try (0..<max(1, readers)).map { _ in PGDatabase(try PGConnection(uri: uri)) }
-        return try EntryStore(server: server, writer: PGDatabase(writer), readers: pool, schemaVersion: PostgresSchema.all.count,
-                              wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
+        return try EntryStore(
+            server: server, writer: PGDatabase(writer), readers: pool, schemaVersion: PostgresSchema.all.count,
+            wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
     }
 }
 
@@ -61,8 +66,10 @@ final class PostgresStoreServer: StoreServer, Sendable {
     /// A read sees one snapshot and never writes.
     let readBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     /// The store's tables: what `VACUUM` cleans and the erasure proof scans.
-    static let tables = ["entries", "changes", "conflicts", "erasures", "node", "peers", "peer_acks", "folded", "compacted",
-                         "entry_counts", "change_counter"]
+    static let tables = [
+        "entries", "changes", "conflicts", "erasures", "node", "peers", "peer_acks", "folded", "compacted",
+        "entry_counts", "change_counter",
+    ]
     /// The tables whose rows hold personal values (entries, the change log's
     /// payloads, conflict copies): after an erasure `VACUUM FULL` rewrites them
     /// and their indexes into new files, since `VACUUM` leaves the bytes of
@@ -75,25 +82,34 @@ final class PostgresStoreServer: StoreServer, Sendable {
     /// Reads the identity of the database `connection` is on.
     init(uri: String, on connection: PGConnection, markerDirectory: String, instance: String) throws {
         self.uri = uri
-        let row = try connection.execute("""
-            SELECT current_user, COALESCE(inet_server_addr()::text, ''), COALESCE(inet_server_port()::text, ''),
-                   current_database(), (SELECT oid FROM pg_database WHERE datname = current_database())::text,
-                   COALESCE((SELECT system_identifier::text FROM pg_control_system()), '0')
-            """).rows.first ?? []
+        let row =
+            try connection.execute(
+                """
+                SELECT current_user, COALESCE(inet_server_addr()::text, ''), COALESCE(inet_server_port()::text, ''),
+                       current_database(), (SELECT oid FROM pg_database WHERE datname = current_database())::text,
+                       COALESCE((SELECT system_identifier::text FROM pg_control_system()), '0')
+                """
+            ).rows.first ?? []
         let value = { (i: Int) in row.count > i ? row[i] ?? "" : "" }
-        let host = value(1).isEmpty ? (connection.conn.flatMap { PQhost($0) }.map { String(cString: $0) } ?? "") : value(1)
-        let port = value(2).isEmpty ? (connection.conn.flatMap { PQport($0) }.map { String(cString: $0) } ?? "") : value(2)
+        let host =
+            value(1).isEmpty ? (connection.conn.flatMap { PQhost($0) }.map { String(cString: $0) } ?? "") : value(1)
+        let port =
+            value(2).isEmpty ? (connection.conn.flatMap { PQport($0) }.map { String(cString: $0) } ?? "") : value(2)
         location = "postgresql://\(value(0))@\(host.hasPrefix("/") ? "[\(host)]" : host):\(port)/\(value(3))"
         home = "postgresql:\(value(5))/\(value(3))"
         identity = (UInt64(value(5)) ?? 0, UInt64(value(4)) ?? 0)
         // The database in the name: its server's system id and its oid, as hex.
-        markerPath = markerDirectory + "/hub-\(instance)-\(String(identity.device, radix: 16))-\(String(identity.inode, radix: 16)).node"
+        markerPath =
+            markerDirectory
+            + "/hub-\(instance)-\(String(identity.device, radix: 16))-\(String(identity.inode, radix: 16)).node"
     }
 
     func claim(_ db: any SQLDatabase) throws -> (seq: Int64, hlc: HLC) { try ChangeFeed.claim(db) }
 
     func commit(_ db: any SQLDatabase, publishing: (seq: Int64, hlc: HLC)?) throws {
-        guard let db = db as? PGDatabase else { throw PGError(sqlState: "XX000", message: "not a PostgreSQL connection") }
+        guard let db = db as? PGDatabase else {
+            throw PGError(sqlState: "XX000", message: "not a PostgreSQL connection")
+        }
         try ChangeFeed.commit(db, publishing: publishing)
     }
 
@@ -101,8 +117,10 @@ final class PostgresStoreServer: StoreServer, Sendable {
         try db.statement("SELECT pg_notify('\(ChangeFeed.nodeChannel)', '')").query { _ in }
     }
 
-    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void,
-                      reachable: @escaping @Sendable (Bool, String) -> Void) {
+    func watchCommits(
+        _ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void,
+        reachable: @escaping @Sendable (Bool, String) -> Void
+    ) {
         let thread = Thread { [self] in
             var waiter: ChangeFeed.Waiter?
             var away = false
@@ -158,7 +176,11 @@ final class PostgresStoreServer: StoreServer, Sendable {
             // A rewrite now would copy the row versions those snapshots may still read,
             // and wait behind their locks: the erasure's mark stays, and the next
             // erasure or start rewrites.
-            throw PGError(sqlState: "55000", message: "\(heldBy) session(s) or standby(s) held a snapshot older than the erasure; the rewrite is repeated later")
+            throw PGError(
+                sqlState: "55000",
+                message:
+                    "\(heldBy) session(s) or standby(s) held a snapshot older than the erasure; the rewrite is repeated later"
+            )
         }
         // A session that holds a lock on one of the tables (a pg_dump, a report left open)
         // would queue the rewrite's exclusive lock, and every instance's reads and
@@ -186,7 +208,8 @@ final class PostgresStoreServer: StoreServer, Sendable {
     func waitForOlderSnapshots(_ db: any SQLDatabase) throws -> Int {
         var now = ""
         try db.statement("SELECT (txid_current() % 4294967296)::text").query { now = $0.text(0) }
-        let older = try db.statement("""
+        let older = try db.statement(
+            """
             SELECT (SELECT count(*) FROM pg_stat_activity
                     WHERE (datname = current_database() OR datname IS NULL) AND pid <> pg_backend_pid()
                       AND (age(backend_xmin) > age(CAST(?1 AS xid)) OR age(backend_xid) > age(CAST(?1 AS xid))))
@@ -204,7 +227,9 @@ final class PostgresStoreServer: StoreServer, Sendable {
 
     func changeLogBytes(_ db: any SQLDatabase) throws -> Int64 {
         var bytes: Int64 = 0
-        try db.statement("SELECT pg_total_relation_size('changes') + pg_total_relation_size('folded')").query { bytes = $0.int(0) }
+        try db.statement("SELECT pg_total_relation_size('changes') + pg_total_relation_size('folded')").query {
+            bytes = $0.int(0)
+        }
         return bytes
     }
 
@@ -217,10 +242,12 @@ final class PostgresStoreServer: StoreServer, Sendable {
         var scans: [ErasureVerification.FileScan] = []
         for table in Self.tables {
             var columns: [String] = []
-            try db.statement("""
+            try db.statement(
+                """
                 SELECT column_name FROM information_schema.columns
                 WHERE table_schema = current_schema() AND table_name = ? AND data_type = 'text' ORDER BY ordinal_position
-                """).query([.text(table)]) { columns.append($0.text(0)) }
+                """
+            ).query([.text(table)]) { columns.append($0.text(0)) }
             var bytes: Int64 = 0
             try db.statement("SELECT pg_total_relation_size(?::regclass)").query([.text(table)]) { bytes = $0.int(0) }
             var hits = 0

@@ -48,6 +48,8 @@ package final class CommitSignal: Sendable {
     /// - Returns: the committed seq at wake-up, or `nil` once closed.
     package func wait(after: Int64, timeout: Double) -> Int64? {
         let deadline = Date(timeIntervalSinceNow: timeout)
-        return state.withLock(waitingUntil: deadline, while: { $0.seq <= after && !$0.closed }) { $0.closed ? nil : $0.seq }
+        return state.withLock(waitingUntil: deadline, while: { $0.seq <= after && !$0.closed }) {
+            $0.closed ? nil : $0.seq
+        }
     }
 }

@@ -29,8 +29,10 @@ package struct ImportRow: Sendable {
     package var formFields: Set<String>?
 
     /// A row with every member given; see the properties.
-    package init(index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem],
-                unknown: [String: String] = [:], unknownProblems: [Problem] = [], formFields: Set<String>? = nil) {
+    package init(
+        index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem],
+        unknown: [String: String] = [:], unknownProblems: [Problem] = [], formFields: Set<String>? = nil
+    ) {
         self.index = index
         self.id = id
         self.fields = fields

@@ -51,7 +51,8 @@ package enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The code and its data, for logs (never field values: problems show codes only).
     package var description: String {
         switch self {
-        case .validationFailed(let problems): return "validation failed: " + problems.map { "\($0.field) \($0.code.rawValue)" }.joined(separator: ", ")
+        case .validationFailed(let problems):
+            return "validation failed: " + problems.map { "\($0.field) \($0.code.rawValue)" }.joined(separator: ", ")
         case .entryNotFound(let id): return "entry \(id) not found"
         case .entryExists(let id): return "entry \(id) exists"
         case .versionMismatch(let id, let version): return "entry \(id) is at version \(version)"

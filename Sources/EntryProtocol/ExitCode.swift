@@ -45,8 +45,8 @@ extension ExitCode {
         case .invalidParameter?: self = .usage
         case .limitExceeded?, .storageFailed?, .peerUnreachable?: self = .temporaryFailure
         case .entryNotFound?, .entryExists?, .versionMismatch?, .entriesFormNotFound?, .entryErased?,
-             .formsFormNotFound?, .fieldNotFound?, .clockSkew?, .peerNotFound?, .conflictNotFound?,
-             .interfaceNotFound?, .methodNotFound?, .methodNotImplemented?, .permissionDenied?, nil:
+            .formsFormNotFound?, .fieldNotFound?, .clockSkew?, .peerNotFound?, .conflictNotFound?,
+            .interfaceNotFound?, .methodNotFound?, .methodNotImplemented?, .permissionDenied?, nil:
             self = .failure
         }
     }

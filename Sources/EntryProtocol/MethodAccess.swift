@@ -34,10 +34,11 @@ extension Method {
         switch self {
         case .syncApply, .syncSyncPeer, .syncHeldFrom, .entriesBackup: true
         case .serviceGetInfo, .serviceGetInterfaceDescription,
-             .entriesAdd, .entriesGet, .entriesList, .entriesUpdate, .entriesDelete, .entriesRestore, .entriesHistory,
-             .entriesImport, .entriesErase, .entriesFindSubject, .entriesErasures, .entriesVerifyErasure,
-             .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
-             .syncStatus, .syncChanges, .syncListConflicts, .syncResolve, .syncCompact: false
+            .entriesAdd, .entriesGet, .entriesList, .entriesUpdate, .entriesDelete, .entriesRestore, .entriesHistory,
+            .entriesImport, .entriesErase, .entriesFindSubject, .entriesErasures, .entriesVerifyErasure,
+            .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
+            .syncStatus, .syncChanges, .syncListConflicts, .syncResolve, .syncCompact:
+            false
         }
     }
 }

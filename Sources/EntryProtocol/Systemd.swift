@@ -22,10 +22,13 @@ package enum SocketActivation {
     /// FD_CLOEXEC. The first is used; extra ones are closed with a warning.
     /// `unit` names the socket unit in the error (`entryd.socket`).
     /// - Throws: ``SystemError`` when fd 3 is not a listening stream socket.
-    package static func takeListeningSocket(environment: [String: String], log: Log, unit: String = "entryd.socket") throws -> Int32? {
+    package static func takeListeningSocket(environment: [String: String], log: Log, unit: String = "entryd.socket")
+        throws -> Int32?
+    {
         defer { for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(name) } }
         guard let pidText = environment["LISTEN_PID"], let pid = pid_t(pidText), pid == getpid(),
-              let countText = environment["LISTEN_FDS"], let count = Int32(countText), count > 0 else { return nil }
+            let countText = environment["LISTEN_FDS"], let count = Int32(countText), count > 0
+        else { return nil }
         for fd in firstFD..<(firstFD + count) { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if count > 1 {
             log.warning("systemd passed \(count) sockets; serving the first, closing the others")
@@ -35,8 +38,11 @@ package enum SocketActivation {
         var listening: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard fstat(firstFD, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK,
-              getsockopt(firstFD, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 else {
-            throw SystemError("socket activation", errno: ENOTSOCK, detail: "fd 3 is not a listening socket; check ListenStream= in \(unit)")
+            getsockopt(firstFD, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0
+        else {
+            throw SystemError(
+                "socket activation", errno: ENOTSOCK,
+                detail: "fd 3 is not a listening socket; check ListenStream= in \(unit)")
         }
         return firstFD
     }
@@ -74,11 +80,14 @@ package final class Notifier: Sendable {
         self.log = log
         unsetenv("NOTIFY_SOCKET")
         guard let name = environment["NOTIFY_SOCKET"], name.hasPrefix("/") || name.hasPrefix("@"),
-              name.utf8.count <= UnixSocket.maxPathBytes else {
+            name.utf8.count <= UnixSocket.maxPathBytes
+        else {
             if let name = environment["NOTIFY_SOCKET"], !name.isEmpty {
                 log.warning("NOTIFY_SOCKET '\(name)' is not a path or @abstract name; not notifying")
             }
-            address = nil; addressLength = 0; fd = -1
+            address = nil
+            addressLength = 0
+            fd = -1
             return
         }
         var a = sockaddr_un()
@@ -105,7 +114,9 @@ package final class Notifier: Sendable {
                 text.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), sa, addressLength) }
             }
         }
-        if sent < 0 { log.warning("sd_notify '\(lines.first ?? "")' failed: \(String(cString: strerror(errno))); ignoring") }
+        if sent < 0 {
+            log.warning("sd_notify '\(lines.first ?? "")' failed: \(String(cString: strerror(errno))); ignoring")
+        }
     }
 
     /// `MONOTONIC_USEC=` for a `RELOADING=1` message: CLOCK_MONOTONIC in microseconds.
@@ -120,7 +131,10 @@ package final class Notifier: Sendable {
     /// > WATCHDOG_USEC … if WATCHDOG_PID is set, only the process with that PID
     /// > is meant to send keep-alive pings (sd_watchdog_enabled(3)).
     package static func watchdogMicroseconds(environment: [String: String]) -> UInt64? {
-        defer { unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
+        defer {
+            unsetenv("WATCHDOG_USEC")
+            unsetenv("WATCHDOG_PID")
+        }
         guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
         if let pid = environment["WATCHDOG_PID"], pid_t(pid) != getpid() { return nil }
         return usec

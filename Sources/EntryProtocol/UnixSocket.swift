@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import CSystem
 import EntryModel
 
@@ -15,7 +13,9 @@ package enum UnixSocket {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count <= maxPathBytes, !bytes.isEmpty else { throw SystemError("socket path", errno: ENAMETOOLONG, detail: path) }
+        guard bytes.count <= maxPathBytes, !bytes.isEmpty else {
+            throw SystemError("socket path", errno: ENAMETOOLONG, detail: path)
+        }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
             raw[bytes.count] = 0

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 
 /// A blocking varlink client connection over a Unix stream socket.
@@ -32,7 +30,10 @@ package final class VarlinkConnection {
 
     /// Closes the connection; further calls fail with `EBADF`.
     package func close() {
-        if !closed { closed = true; _ = Glibc.close(fd) }
+        if !closed {
+            closed = true
+            _ = Glibc.close(fd)
+        }
     }
 
     /// Sends one call without waiting for its reply.

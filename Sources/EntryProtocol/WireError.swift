@@ -70,10 +70,13 @@ extension Problem {
 
     /// Reads a wire `Problem`; unknown codes and missing members give `nil`.
     package init?(json: JSON) {
-        guard let field = json["field"]?.stringValue, let code = json["code"]?.stringValue.flatMap(ProblemCode.init(rawValue:)) else {
+        guard let field = json["field"]?.stringValue,
+            let code = json["code"]?.stringValue.flatMap(ProblemCode.init(rawValue:))
+        else {
             return nil
         }
-        self.init(field: field, code: code, message: json["message"]?.stringValue ?? "",
-                  suggestions: json["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        self.init(
+            field: field, code: code, message: json["message"]?.stringValue ?? "",
+            suggestions: json["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 }

@@ -39,7 +39,9 @@ extension ChangeRecord {
                 op: try need(ChangeOp(rawValue: try p.string("op"))), fields: try p.optionalStringMap("fields") ?? [:],
                 base: try p.optionalStringMap("base") ?? [:], actor: try p.optionalString("actor") ?? "",
                 at: try p.optionalString("at") ?? "", reason: try p.optionalString("reason"), via: nil,
-                superseded: try (json["superseded"].map { try need($0.arrayValue) } ?? []).map { item throws(EntryError) in try need(item.stringValue) })
+                superseded: try (json["superseded"].map { try need($0.arrayValue) } ?? []).map {
+                    item throws(EntryError) in try need(item.stringValue)
+                })
         } catch {
             throw .invalidParameter("changes")
         }
@@ -60,16 +62,19 @@ extension ChangeRecord {
         func isBaseEntry(_ key: String, _ value: String) -> Bool {
             if key == EntryStore.nodesKey { return EntryStore.isValidNodesValue(value) }
             if key == EntryStore.headsKey || key == EntryStore.deletedBaseKey {
-                return value.isEmpty || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { HLC(String($0)) != nil }
+                return value.isEmpty
+                    || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy {
+                        HLC(String($0)) != nil
+                    }
             }
             return isFieldName(key) && (value.isEmpty || HLC(value) != nil)
         }
         guard UUIDv7.canonical(node) == node, hlc != .zero, Timestamp.milliseconds(rfc3339: at) != nil, !form.isEmpty,
-              fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
-              superseded.allSatisfy({ fields[$0] != nil }),
-              // An erase carries no values and the reason an Erase call gave it.
-              op != .erase || (fields.isEmpty && reason.map(ErasureRecord.isValidReason) == true),
-              base.allSatisfy({ isBaseEntry($0.key, $0.value) })
+            fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
+            superseded.allSatisfy({ fields[$0] != nil }),
+            // An erase carries no values and the reason an Erase call gave it.
+            op != .erase || (fields.isEmpty && reason.map(ErasureRecord.isValidReason) == true),
+            base.allSatisfy({ isBaseEntry($0.key, $0.value) })
         else {
             throw .invalidParameter("changes")
         }

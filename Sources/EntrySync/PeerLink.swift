@@ -7,7 +7,9 @@ package protocol PeerLink {
     /// Who the peer is (the handshake): node id, incarnation, last seq.
     func identity() throws -> PeerIdentity
     /// The peer's `Changes(since, limit, excludeNode, excludeSince)`.
-    func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64)
+    func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (
+        changes: [ChangeRecord], last: Int64
+    )
     /// The peer's `Apply(changes)`.
     func apply(_ changes: [ChangeRecord]) throws -> ApplyResult
     /// The highest HLC of `node`'s changes the peer holds (`HeldFrom`); `nil`
@@ -50,8 +52,10 @@ package struct LocalPeer: PeerLink {
     package let libraries: [String: String]?
 
     /// A peer over `store`; by default 5 minutes of skew and the registration layout for every form.
-    package init(store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
-                layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }, libraries: [String: String]? = nil) {
+    package init(
+        store: EntryStore, via: String, maxClockSkewMs: Int = 300_000,
+        layout: @escaping @Sendable (String) -> FieldLayout = { _ in .registration }, libraries: [String: String]? = nil
+    ) {
         self.libraries = libraries
         self.store = store
         self.via = via
@@ -61,11 +65,14 @@ package struct LocalPeer: PeerLink {
 
     /// ``store``'s node id, incarnation and last committed seq; never throws.
     package func identity() throws -> PeerIdentity {
-        PeerIdentity(node: store.nodeID, incarnation: store.incarnation, seq: store.commits.lastSeq, libraries: libraries)
+        PeerIdentity(
+            node: store.nodeID, incarnation: store.incarnation, seq: store.commits.lastSeq, libraries: libraries)
     }
     /// ``EntryStore/changes(since:limit:excludeNode:excludeSince:)`` of ``store``.
     /// - Throws: ``StorageError``.
-    package func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
+    package func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (
+        changes: [ChangeRecord], last: Int64
+    ) {
         // As the service does: a pull without the puller's own changes acknowledges `since`.
         if let excludeNode { try store.acknowledge(node: excludeNode, since: since) }
         let page = try store.changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince)

@@ -37,7 +37,10 @@ package final class PeerScheduler: Sendable {
 
     /// Runs until ``stop()``. Call on a thread of its own.
     package func run() {
-        struct Due { var next: Date; var failures: Int }
+        struct Due {
+            var next: Date
+            var failures: Int
+        }
         var due: [String: Due] = [:]
         var seenSeq = host.lastCommittedSeq
         while true {
@@ -49,14 +52,17 @@ package final class PeerScheduler: Sendable {
             if seq > seenSeq {
                 seenSeq = seq
                 for peer in peers where due[peer.name]!.failures == 0 {
-                    due[peer.name]!.next = min(due[peer.name]!.next, now.addingTimeInterval(PeerScheduler.writeDebounceSeconds))
+                    due[peer.name]!.next = min(
+                        due[peer.name]!.next, now.addingTimeInterval(PeerScheduler.writeDebounceSeconds))
                 }
             }
             for peer in peers where due[peer.name]!.next <= now {
                 do {
                     let r = try host.syncPeer(peer)
                     if r.pulled + r.pushed > 0 {
-                        log("synced peer '\(peer.name)': pulled \(r.pulled), pushed \(r.pushed), conflicts \(r.conflicts)")
+                        log(
+                            "synced peer '\(peer.name)': pulled \(r.pulled), pushed \(r.pushed), conflicts \(r.conflicts)"
+                        )
                     }
                     seenSeq = max(seenSeq, host.lastCommittedSeq)
                     due[peer.name] = Due(next: Date().addingTimeInterval(Double(peer.intervalSeconds)), failures: 0)

@@ -47,16 +47,21 @@ package enum PeerSync {
     ///   - batch: changes per Changes/Apply call.
     /// - Throws: what the peer link or the store throws; checkpoints of the
     ///   batches done so far are kept.
-    package static func run(local: EntryStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
-                           layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int) throws -> PeerSyncResult {
+    package static func run(
+        local: EntryStore, peer: any PeerLink, name: String, address: String, batch: Int = 1000,
+        layout: @escaping (String) -> FieldLayout, maxClockSkewMs: Int
+    ) throws -> PeerSyncResult {
         let them = try peer.identity()
         guard them.node != local.nodeID else {
             // Syncing with itself, or with a copy of its database that serves under its id:
             // each would take the other's changes for its own and skip them.
-            throw EntryError.peerUnreachable(peer: name, reason: "the peer has this node's own id \(them.node): it is this daemon, "
-                + "or a copy of its database serves there; start the copy once with --as-new-node")
+            throw EntryError.peerUnreachable(
+                peer: name,
+                reason: "the peer has this node's own id \(them.node): it is this daemon, "
+                    + "or a copy of its database serves there; start the copy once with --as-new-node")
         }
-        var state = try local.peerState(name) ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
+        var state =
+            try local.peerState(name) ?? PeerState(name: name, address: address, node: nil, pulledSeq: 0, pushedSeq: 0)
         if state.address != address {
             // The peer moved (e.g. an edge pointed at another instance of its hub): the same
             // node keeps its checkpoints; Status shows where it is now.
@@ -68,15 +73,18 @@ package enum PeerSync {
         if state.node != them.node {
             // A new peer, or its database was replaced: start over (Apply skips what we have).
             if state.node != nil {
-                result.notices.append("peer '\(name)' is now node \(them.node) (was \(state.node!)): read from the start and sent everything")
+                result.notices.append(
+                    "peer '\(name)' is now node \(them.node) (was \(state.node!)): read from the start and sent everything"
+                )
             }
             state = PeerState(name: name, address: address, node: them.node, pulledSeq: 0, pushedSeq: 0)
             try local.savePeerState(state)
         } else if let since = state.expired {
             // Compaction passed this peer by (doc/design.md "Compaction"): what it holds may
             // be older than what this node folded. Start over both ways from the folded state.
-            result.notices.append("peer '\(name)' was expired (silent past peer-expiry, marked \(since)): "
-                + "read from the start and sent everything")
+            result.notices.append(
+                "peer '\(name)' was expired (silent past peer-expiry, marked \(since)): "
+                    + "read from the start and sent everything")
             state.pulledSeq = 0
             state.pushedSeq = 0
             state.mark = nil
@@ -98,15 +106,18 @@ package enum PeerSync {
         var pullOwn = false
         if let held = try peer.heldFrom(node: local.nodeID), try !local.holds(node: local.nodeID, hlc: held) {
             pullOwn = true
-            result.notices.append("peer '\(name)' holds a change made here (\(held)) that this node no longer has: its database went back; "
-                + "this node's own changes were pulled back too")
+            result.notices.append(
+                "peer '\(name)' holds a change made here (\(held)) that this node no longer has: its database went back; "
+                    + "this node's own changes were pulled back too")
         }
         if let synced = state.syncedIncarnation, synced != local.incarnation.id {
-            result.notices.append("this node began a new incarnation (\(local.incarnation.reason ?? "no reason recorded")) "
-                + "since the last sync with peer '\(name)': it sends back the changes this node made before")
+            result.notices.append(
+                "this node began a new incarnation (\(local.incarnation.reason ?? "no reason recorded")) "
+                    + "since the last sync with peer '\(name)': it sends back the changes this node made before")
         }
         let exclude = pullOwn ? nil : local.nodeID
-        var page = try peer.changes(since: state.pulledSeq, limit: batch, excludeNode: exclude, excludeSince: local.incarnation.since)
+        var page = try peer.changes(
+            since: state.pulledSeq, limit: batch, excludeNode: exclude, excludeSince: local.incarnation.since)
         while page.last > state.pulledSeq {
             let last = page.last
             let mark = page.changes.last.map(Self.mark)
@@ -114,12 +125,15 @@ package enum PeerSync {
             // applied: the peer encodes and this node stores at once. This thread touches
             // the link again only after take().
             let excludeSince = local.incarnation.since
-            let next = PrefetchedPage { try peer.changes(since: last, limit: batch, excludeNode: exclude, excludeSince: excludeSince) }
+            let next = PrefetchedPage {
+                try peer.changes(since: last, limit: batch, excludeNode: exclude, excludeSince: excludeSince)
+            }
             let applied: ApplyResult
             do {
-                applied = try local.apply(page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs,
-                                          pulled: PullCheckpoint(peer: name, pulledSeq: last, mark: mark),
-                                          respell: them.libraries != LibraryVersions.byName)
+                applied = try local.apply(
+                    page.changes, via: name, layout: layout, maxClockSkewMs: maxClockSkewMs,
+                    pulled: PullCheckpoint(peer: name, pulledSeq: last, mark: mark),
+                    respell: them.libraries != LibraryVersions.byName)
             } catch {
                 _ = try? next.take()
                 throw error
@@ -133,8 +147,9 @@ package enum PeerSync {
             page = try next.take()
         }
         while true {
-            let page = try local.changes(since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node,
-                                         excludeSince: them.incarnation?.since ?? .zero)
+            let page = try local.changes(
+                since: state.pushedSeq, limit: batch, excludeNode: resendTheirs ? nil : them.node,
+                excludeSince: them.incarnation?.since ?? .zero)
             if page.last <= state.pushedSeq { break }
             state.pushedSeq = page.last
             // A page with nothing to send (only the peer's own changes, just pulled) moves the
@@ -162,19 +177,25 @@ package enum PeerSync {
     /// it again from, and why; `nil` when it did not.
     static func wentBack(_ them: PeerIdentity, state: PeerState, peer: any PeerLink) throws -> (Int64, String)? {
         if let incarnation = them.incarnation, let seen = state.incarnation, incarnation.id != seen {
-            return (min(state.pulledSeq, incarnation.startSeq),
-                    "began a new incarnation (\(incarnation.reason ?? "no reason given"))")
+            return (
+                min(state.pulledSeq, incarnation.startSeq),
+                "began a new incarnation (\(incarnation.reason ?? "no reason given"))"
+            )
         }
         if let seq = them.seq, seq < state.pulledSeq {
-            return (min(seq, them.incarnation?.startSeq ?? 0),
-                    "went back from seq \(state.pulledSeq) to \(seq) without a new incarnation (put back from a snapshot?)")
+            return (
+                min(seq, them.incarnation?.startSeq ?? 0),
+                "went back from seq \(state.pulledSeq) to \(seq) without a new incarnation (put back from a snapshot?)"
+            )
         }
         // The change pulled last must still be there under its seq.
         if let mark = state.mark, let seq = mark.split(separator: " ").first.flatMap({ Int64($0) }), seq > 0 {
             let page = try peer.changes(since: seq - 1, limit: 1, excludeNode: nil, excludeSince: .zero)
             if let change = page.changes.first, change.seq == seq, Self.mark(change) != mark {
-                return (min(state.pulledSeq, them.incarnation?.startSeq ?? 0),
-                        "holds another change at seq \(seq) than the one pulled (put back from a snapshot?)")
+                return (
+                    min(state.pulledSeq, them.incarnation?.startSeq ?? 0),
+                    "holds another change at seq \(seq) than the one pulled (put back from a snapshot?)"
+                )
             }
         }
         return nil

@@ -1,8 +1,6 @@
 import CSystem
 import Foundation
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryLedger
 import EntryProtocol
@@ -45,7 +43,8 @@ package final class PeerTransport {
             do {
                 try p.run()
             } catch {
-                Glibc.close(fds[0]); Glibc.close(fds[1])
+                Glibc.close(fds[0])
+                Glibc.close(fds[1])
                 throw SystemError("exec", errno: ENOENT, detail: String(address.dropFirst(5)))
             }
             Glibc.close(fds[1])

@@ -11,17 +11,21 @@ extension Gateway {
         guard r.method == "POST" else { throw WebError.methodNotAllowed("POST") }
         let body = try jsonObject(r)
         guard let user = body["user"]?.stringValue, let password = body["password"]?.stringValue,
-              !user.isEmpty, user.utf8.count <= 256, password.utf8.count <= 4096 else {
+            !user.isEmpty, user.utf8.count <= 256, password.utf8.count <= 4096
+        else {
             throw WebError.badRequest("user and password must be strings")
         }
         let address = clientAddress(r)
         // The attempt counts before the password is checked, so that attempts
         // sent all at once meet the same limit as attempts in a row.
         if let wait = limiter.attempt(user: user, address: address) {
-            throw WebError(name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(Int64(wait)))]), status: 429)
+            throw WebError(
+                name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(Int64(wait)))]),
+                status: 429)
         }
         guard verifying.wait(timeout: .now() + 5) == .success else {
-            throw WebError(name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(1))]), status: 429)
+            throw WebError(
+                name: WebError.Name.tooManyAttempts, parameters: .object([("retryAfter", .int(1))]), status: 429)
         }
         let found = users.verify(name: user, password: password)
         verifying.signal()
@@ -36,7 +40,9 @@ extension Gateway {
             members.insert(("token", .string(session.token)), at: 0)
             reply = .object(members)
         }
-        let cookie = "\(Gateway.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict" + (settings.secure ? "; Secure" : "")
+        let cookie =
+            "\(Gateway.cookieName)=\(session.token); Path=/; HttpOnly; SameSite=Strict"
+            + (settings.secure ? "; Secure" : "")
         return .json(200, reply, headers: [("Set-Cookie", cookie)])
     }
 
@@ -45,14 +51,18 @@ extension Gateway {
         guard r.method == "POST" else { throw WebError.methodNotAllowed("POST") }
         let (session, _) = try authenticate(r, csrfChecked: true)
         sessions.close(token: session.token)
-        let cookie = "\(Gateway.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (settings.secure ? "; Secure" : "")
+        let cookie =
+            "\(Gateway.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (settings.secure ? "; Secure" : "")
         return .json(200, .object([]), headers: [("Set-Cookie", cookie)])
     }
 
     /// `{user, role, csrf}` of a session.
     func sessionJSON(_ session: WebSession) -> JSON {
-        .object([("user", .string(session.user)), ("role", .string((users.account(named: session.user)?.role ?? .none).name)),
-                 ("csrf", .string(session.csrf))])
+        .object([
+            ("user", .string(session.user)),
+            ("role", .string((users.account(named: session.user)?.role ?? .none).name)),
+            ("csrf", .string(session.csrf)),
+        ])
     }
 
     /// `text` for a log line: quoted, control characters and non-ASCII
@@ -60,7 +70,9 @@ extension Gateway {
     static func printable(_ text: String) -> String {
         var out = ""
         for s in text.unicodeScalars.prefix(64) {
-            out += s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "'" && s != "\\" ? String(s) : s.escaped(asASCII: true)
+            out +=
+                s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "'" && s != "\\"
+                ? String(s) : s.escaped(asASCII: true)
         }
         return "'" + out + (text.unicodeScalars.count > 64 ? "…" : "") + "'"
     }
@@ -81,7 +93,9 @@ extension Gateway {
             byCookie = true
         }
         guard let token, let session = sessions.session(token: token) else { throw WebError.authenticationRequired }
-        guard let account = users.account(named: session.user), account.credentialStamp == session.stamp, account.role > .none else {
+        guard let account = users.account(named: session.user), account.credentialStamp == session.stamp,
+            account.role > .none
+        else {
             // Removed, or a new password (or removed and added again): the old sessions end.
             sessions.close(token: session.token)
             throw WebError.authenticationRequired
@@ -98,8 +112,9 @@ extension Gateway {
     func clientAddress(_ r: HTTPRequest) -> String {
         // Only the proxy on this host may say who the client is.
         if settings.behindProxy, WebSettings.ListenAddress.isLoopback(r.clientAddress),
-           let forwarded = r.header("x-forwarded-for"),
-           let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty {
+            let forwarded = r.header("x-forwarded-for"),
+            let last = forwarded.split(separator: ",").last?.trimmingSpaces, !last.isEmpty
+        {
             return String(last)
         }
         return r.clientAddress

@@ -85,8 +85,10 @@ package final class Gateway: Sendable {
     ///   - settings: TLS, proxy and size settings.
     ///   - openAPI: the OpenAPI document served at `/api/v1/openapi.json`.
     ///   - log: where refusals worth an operator's eye go.
-    package init(link: any DaemonLink, users: any WebUserStore, policy: MethodPolicy, sessions: SessionStore,
-                limiter: LoginLimiter, settings: Settings, openAPI: @escaping @Sendable () -> JSON, log: Log) {
+    package init(
+        link: any DaemonLink, users: any WebUserStore, policy: MethodPolicy, sessions: SessionStore,
+        limiter: LoginLimiter, settings: Settings, openAPI: @escaping @Sendable () -> JSON, log: Log
+    ) {
         self.link = link
         self.users = users
         self.policy = policy
@@ -105,20 +107,25 @@ package final class Gateway: Sendable {
         } catch {
             response = WebError.from(error).response
         }
-        response.headers += [("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
-                             ("X-Frame-Options", "DENY")]
+        response.headers += [
+            ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+            ("X-Frame-Options", "DENY"),
+        ]
         if settings.secure { response.headers.append(("Strict-Transport-Security", "max-age=31536000")) }
         return response
     }
 
     private func route(_ r: HTTPRequest) throws -> HTTPResponse {
         if r.bodyTooLarge {
-            throw WebError(name: WebError.Name.payloadTooLarge, parameters: .object([("limit", .int(Int64(settings.maxBody)))]), status: 413)
+            throw WebError(
+                name: WebError.Name.payloadTooLarge, parameters: .object([("limit", .int(Int64(settings.maxBody)))]),
+                status: 413)
         }
         if r.path == "/healthz" {
             guard r.method == "GET" || r.method == "HEAD" else { throw WebError.methodNotAllowed("GET, HEAD") }
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
-                                body: Array("ok\n".utf8))
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
+                body: Array("ok\n".utf8))
         }
         guard r.path.hasPrefix(Gateway.api) else { return try staticFile(r) }
         let name = String(r.path.dropFirst(Gateway.api.count))
@@ -144,14 +151,18 @@ package final class Gateway: Sendable {
         // The path is percent-decoded: refuse anything that could step out of web/.
         let segments = r.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         if segments.contains(where: { $0 == ".." || $0 == "." || $0.contains("\\") || $0.contains("\0") })
-            || (r.path.count > 1 && segments.contains(where: \.isEmpty)) {
+            || (r.path.count > 1 && segments.contains(where: \.isEmpty))
+        {
             throw WebError.badRequest("path")
         }
         guard let file = Assets.file(at: r.path) else { throw WebError.notFound }
         var headers = [("Content-Type", file.contentType), ("ETag", file.etag), ("Cache-Control", "no-cache")]
         if file.contentType.hasPrefix("text/html") {
-            headers.append(("Content-Security-Policy",
-                            "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"))
+            headers.append(
+                (
+                    "Content-Security-Policy",
+                    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+                ))
         }
         if r.header("if-none-match") == file.etag { return HTTPResponse(status: 304, headers: headers) }
         return HTTPResponse(status: 200, headers: headers, body: r.method == "HEAD" ? [] : file.body)
@@ -161,7 +172,9 @@ package final class Gateway: Sendable {
 
     private func callMethod(_ name: String, _ r: HTTPRequest) throws -> HTTPResponse {
         guard let method = Method(rawValue: name), !policy.socketOnly(method), let needed = policy.roleOf(method) else {
-            throw WebError(name: WireErrorName.methodNotFound.rawValue, parameters: .object([("method", .string(name))]), status: 404)
+            throw WebError(
+                name: WireErrorName.methodNotFound.rawValue, parameters: .object([("method", .string(name))]),
+                status: 404)
         }
         let isFeed = method == .syncChanges && r.method == "GET"
         guard r.method == "POST" || isFeed else {
@@ -182,13 +195,21 @@ package final class Gateway: Sendable {
         }
         if isFeed {
             // The feed ends when its session does (logout, idle, a removed user, a new password).
-            let token = session.token, stamp = session.stamp, user = session.user
+            let token = session.token
+            let stamp = session.stamp
+            let user = session.user
             let allowed: @Sendable () -> Bool = { [sessions, users] in
-                sessions.isOpen(token: token) && users.account(named: user).map { $0.credentialStamp == stamp && $0.role >= .read } == true
+                sessions.isOpen(token: token)
+                    && users.account(named: user).map { $0.credentialStamp == stamp && $0.role >= .read } == true
             }
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
-                                                       ("X-Accel-Buffering", "no")],
-                                events: EventStream(source: try asGateway { try link.stream(method.rawValue, parameters) }, allowed: allowed))
+            return HTTPResponse(
+                status: 200,
+                headers: [
+                    ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
+                    ("X-Accel-Buffering", "no"),
+                ],
+                events: EventStream(
+                    source: try asGateway { try link.stream(method.rawValue, parameters) }, allowed: allowed))
         }
         return .json(200, try asGateway { try link.call(method.rawValue, parameters) })
     }
@@ -200,11 +221,16 @@ package final class Gateway: Sendable {
     private func asGateway<T>(_ call: () throws -> T) throws -> T {
         do {
             return try call()
-        } catch let error as WireError where error.known == .permissionDenied
-                    && error.parameters["role"]?.stringValue == "gateway" {
+        } catch let error as WireError
+            where error.known == .permissionDenied
+            && error.parameters["role"]?.stringValue == "gateway"
+        {
             let user = ProcessInfo.processInfo.userName
-            log.error("entryd refuses to record web users as actors: add 'gateway = \(user)' under [roles] in entryd.conf and reload entryd (systemctl reload entryd)")
-            throw WebError(name: WebError.Name.gatewayNotConfigured, parameters: .object([("user", .string(user))]), status: 503)
+            log.error(
+                "entryd refuses to record web users as actors: add 'gateway = \(user)' under [roles] in entryd.conf and reload entryd (systemctl reload entryd)"
+            )
+            throw WebError(
+                name: WebError.Name.gatewayNotConfigured, parameters: .object([("user", .string(user))]), status: 503)
         }
     }
 
@@ -214,7 +240,9 @@ package final class Gateway: Sendable {
         if requireJSONType {
             let type = r.header("content-type")?.split(separator: ";").first?.trimmingSpaces.lowercased()
             guard type == "application/json" else {
-                throw WebError(name: WebError.Name.unsupportedMediaType, parameters: .object([("expected", .string("application/json"))]), status: 415)
+                throw WebError(
+                    name: WebError.Name.unsupportedMediaType,
+                    parameters: .object([("expected", .string("application/json"))]), status: 415)
             }
         }
         let value: JSON
@@ -234,11 +262,17 @@ package final class Gateway: Sendable {
         var since: Int64?
         var limit = Gateway.feedPage
         for (key, value) in r.query {
-            guard key == "since" || key == "limit" else { throw WebError.badRequest("\(key): the live feed takes since and limit only") }
-            guard value.count <= 19, let n = Int64(value), n >= 0 else { throw WebError.badRequest("\(key): not a whole number") }
+            guard key == "since" || key == "limit" else {
+                throw WebError.badRequest("\(key): the live feed takes since and limit only")
+            }
+            guard value.count <= 19, let n = Int64(value), n >= 0 else {
+                throw WebError.badRequest("\(key): not a whole number")
+            }
             if key == "since" { since = n } else { limit = max(1, min(n, Gateway.feedPage)) }
         }
-        guard let from = since ?? r.header("last-event-id").flatMap({ Int64($0) }) else { throw WebError.badRequest("since: required") }
+        guard let from = since ?? r.header("last-event-id").flatMap({ Int64($0) }) else {
+            throw WebError.badRequest("since: required")
+        }
         return .object([("since", .int(from)), ("limit", .int(limit))])
     }
 }

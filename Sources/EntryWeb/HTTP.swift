@@ -20,8 +20,10 @@ package struct HTTPRequest: Sendable {
     package var clientAddress: String
 
     /// A request; `headers` keys are lower-cased here.
-    package init(method: String, path: String, query: [(String, String)] = [], headers: [String: String] = [:],
-                body: [UInt8] = [], bodyTooLarge: Bool = false, clientAddress: String = "127.0.0.1") {
+    package init(
+        method: String, path: String, query: [(String, String)] = [], headers: [String: String] = [:],
+        body: [UInt8] = [], bodyTooLarge: Bool = false, clientAddress: String = "127.0.0.1"
+    ) {
         self.method = method
         self.path = path
         self.query = query
@@ -83,9 +85,10 @@ package struct HTTPResponse: Sendable {
 
     /// A JSON response (`application/json`, never cached).
     package static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status,
-                     headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + headers,
-                     body: value.encoded)
+        HTTPResponse(
+            status: status,
+            headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + headers,
+            body: value.encoded)
     }
 
     /// The body's bytes (empty for a stream).

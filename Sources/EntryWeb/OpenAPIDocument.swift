@@ -23,16 +23,28 @@ package enum OpenAPIDocument {
 
     /// What each error status means, for the responses of every method.
     static let statusMeanings: [(Int, String)] = [
-        (400, "The parameters were not accepted (ValidationFailed lists every problem), a parameter is invalid, or the body is not a JSON object."),
+        (
+            400,
+            "The parameters were not accepted (ValidationFailed lists every problem), a parameter is invalid, or the body is not a JSON object."
+        ),
         (401, "Not logged in (io.entryd.web.AuthenticationRequired)."),
-        (403, "The user's role does not allow the method (PermissionDenied names the role needed), or the CSRF check failed (io.entryd.web.CSRFRejected)."),
+        (
+            403,
+            "The user's role does not allow the method (PermissionDenied names the role needed), or the CSRF check failed (io.entryd.web.CSRFRejected)."
+        ),
         (404, "No such entry, form, field, conflict, interface or method."),
         (409, "The entry exists with other values, was changed since the given version, or was erased."),
         (413, "A limit was hit (LimitExceeded names it), or the body is too large."),
-        (429, "Too many failed logins (io.entryd.web.TooManyAttempts); the Retry-After header gives the seconds to wait."),
+        (
+            429,
+            "Too many failed logins (io.entryd.web.TooManyAttempts); the Retry-After header gives the seconds to wait."
+        ),
         (500, "An unexpected error; error names it."),
         (501, "The method is declared but not implemented, or this node does not do it (BackupUnsupported)."),
-        (503, "entryd could not store (StorageFailed: nothing of the call was stored) or cannot be reached (io.entryd.web.DaemonUnreachable); try again."),
+        (
+            503,
+            "entryd could not store (StorageFailed: nothing of the call was stored) or cannot be reached (io.entryd.web.DaemonUnreachable); try again."
+        ),
     ]
 
     /// The statuses every method's responses list (beside 200 and `default`).
@@ -58,32 +70,80 @@ package enum OpenAPIDocument {
         var schemas: [(String, JSON)] = [("Error", errorSchema)]
         var paths: [(String, JSON)] = []
         var errorsByStatus: [Int: [String]] = [:]
-        let security = JSON.array([.object([("bearer", .array([]))]), .object([("cookie", .array([])), ("csrf", .array([]))])])
+        let security = JSON.array([
+            .object([("bearer", .array([]))]), .object([("cookie", .array([])), ("csrf", .array([]))]),
+        ])
 
-        paths.append(("/api/v1/login", .object([("post", .object([
-            ("operationId", .string("login")), ("tags", .array([.string("session")])),
-            ("summary", .string("Log in with a web user's name and password.")),
-            ("description", .string("Answers a bearer token and sets the entryd_session cookie (HttpOnly); csrf is the value to send as X-CSRF-Token with the cookie. Failed logins are rate-limited (429).")),
-            ("security", .array([])),
-            ("requestBody", jsonBody(ref("Login"), required: true)),
-            ("responses", .object([
-                ("200", jsonResponse("Logged in.", ref("Session"))),
-                ("400", responseRef(400)), ("401", responseRef(401)), ("429", responseRef(429)), ("503", responseRef(503)),
-                ("default", responseRef(nil)),
-            ])),
-        ]))])))
-        paths.append(("/api/v1/logout", .object([("post", .object([
-            ("operationId", .string("logout")), ("tags", .array([.string("session")])),
-            ("summary", .string("End the session of the token or cookie given.")),
-            ("responses", .object([("200", jsonResponse("Logged out.", .object([("type", .string("object"))]))),
-                                   ("401", responseRef(401)), ("403", responseRef(403)), ("default", responseRef(nil))])),
-        ]))])))
-        paths.append(("/api/v1/session", .object([("get", .object([
-            ("operationId", .string("session")), ("tags", .array([.string("session")])),
-            ("summary", .string("The logged-in user, their role and the session's CSRF value.")),
-            ("responses", .object([("200", jsonResponse("The session.", ref("SessionInfo"))),
-                                   ("401", responseRef(401)), ("default", responseRef(nil))])),
-        ]))])))
+        paths.append(
+            (
+                "/api/v1/login",
+                .object([
+                    (
+                        "post",
+                        .object([
+                            ("operationId", .string("login")), ("tags", .array([.string("session")])),
+                            ("summary", .string("Log in with a web user's name and password.")),
+                            (
+                                "description",
+                                .string(
+                                    "Answers a bearer token and sets the entryd_session cookie (HttpOnly); csrf is the value to send as X-CSRF-Token with the cookie. Failed logins are rate-limited (429)."
+                                )
+                            ),
+                            ("security", .array([])),
+                            ("requestBody", jsonBody(ref("Login"), required: true)),
+                            (
+                                "responses",
+                                .object([
+                                    ("200", jsonResponse("Logged in.", ref("Session"))),
+                                    ("400", responseRef(400)), ("401", responseRef(401)), ("429", responseRef(429)),
+                                    ("503", responseRef(503)),
+                                    ("default", responseRef(nil)),
+                                ])
+                            ),
+                        ])
+                    )
+                ])
+            ))
+        paths.append(
+            (
+                "/api/v1/logout",
+                .object([
+                    (
+                        "post",
+                        .object([
+                            ("operationId", .string("logout")), ("tags", .array([.string("session")])),
+                            ("summary", .string("End the session of the token or cookie given.")),
+                            (
+                                "responses",
+                                .object([
+                                    ("200", jsonResponse("Logged out.", .object([("type", .string("object"))]))),
+                                    ("401", responseRef(401)), ("403", responseRef(403)), ("default", responseRef(nil)),
+                                ])
+                            ),
+                        ])
+                    )
+                ])
+            ))
+        paths.append(
+            (
+                "/api/v1/session",
+                .object([
+                    (
+                        "get",
+                        .object([
+                            ("operationId", .string("session")), ("tags", .array([.string("session")])),
+                            ("summary", .string("The logged-in user, their role and the session's CSRF value.")),
+                            (
+                                "responses",
+                                .object([
+                                    ("200", jsonResponse("The session.", ref("SessionInfo"))),
+                                    ("401", responseRef(401)), ("default", responseRef(nil)),
+                                ])
+                            ),
+                        ])
+                    )
+                ])
+            ))
 
         // A named type is the interface's own; one it uses without declaring (io.entryd.Forms
         // uses Problem, declared in io.entryd.Entries) is the first served interface's that declares it.
@@ -92,7 +152,9 @@ package enum OpenAPIDocument {
             if let owner = interfaces.first(where: { $0.type(name) != nil }) { return "\(owner.name).\(name)" }
             return "\(interface).\(name)"
         }
-        func schema(_ type: VarlinkIDL.VarlinkType, in interface: String) -> JSON { Self.schema(type, in: interface, resolve: resolve) }
+        func schema(_ type: VarlinkIDL.VarlinkType, in interface: String) -> JSON {
+            Self.schema(type, in: interface, resolve: resolve)
+        }
         var tags: [JSON] = [.object([("name", .string("session")), ("description", .string("Logging in and out."))])]
         for interface in interfaces {
             let q = interface.name
@@ -108,8 +170,14 @@ package enum OpenAPIDocument {
                 var members: [(String, JSON)] = [("type", .string("object"))]
                 if !e.doc.isEmpty { members.append(("description", .string(e.doc))) }
                 members.append(("required", .array([.string("error"), .string("parameters")])))
-                members.append(("properties", .object([("error", .object([("const", .string(name))])),
-                                                       ("parameters", schema(.structure(e.parameters), in: q))])))
+                members.append(
+                    (
+                        "properties",
+                        .object([
+                            ("error", .object([("const", .string(name))])),
+                            ("parameters", schema(.structure(e.parameters), in: q)),
+                        ])
+                    ))
                 schemas.append((name, .object(members)))
             }
             for m in interface.methods where exposed("\(q).\(m.name)") {
@@ -119,10 +187,14 @@ package enum OpenAPIDocument {
                 var responses: [(String, JSON)] = [("200", jsonResponse("The reply parameters.", ref("\(name).Reply")))]
                 responses += methodStatuses.map { (String($0), responseRef($0)) }
                 responses.append(("default", responseRef(nil)))
-                var operation: [(String, JSON)] = [("operationId", .string(name)), ("tags", .array([.string(q)])),
-                                                   ("summary", .string(summary(of: m.doc, name: name)))]
+                var operation: [(String, JSON)] = [
+                    ("operationId", .string(name)), ("tags", .array([.string(q)])),
+                    ("summary", .string(summary(of: m.doc, name: name))),
+                ]
                 if !m.doc.isEmpty { operation.append(("description", .string(m.doc))) }
-                let required = m.parameters.contains { if case .optional = $0.type { return false } else { return true } }
+                let required = m.parameters.contains {
+                    if case .optional = $0.type { return false } else { return true }
+                }
                 operation.append(("requestBody", jsonBody(ref("\(name).Parameters"), required: required)))
                 operation.append(("responses", .object(responses)))
                 var item: [(String, JSON)] = [("post", .object(operation))]
@@ -132,27 +204,64 @@ package enum OpenAPIDocument {
         }
         for e in WebError.own {
             errorsByStatus[e.status, default: []].append(e.name)
-            schemas.append((e.name, .object([
-                ("type", .string("object")), ("description", .string(e.doc)),
-                ("required", .array([.string("error"), .string("parameters")])),
-                ("properties", .object([("error", .object([("const", .string(e.name))])),
-                                        ("parameters", .object([("type", .string("object"))]))])),
-            ])))
+            schemas.append(
+                (
+                    e.name,
+                    .object([
+                        ("type", .string("object")), ("description", .string(e.doc)),
+                        ("required", .array([.string("error"), .string("parameters")])),
+                        (
+                            "properties",
+                            .object([
+                                ("error", .object([("const", .string(e.name))])),
+                                ("parameters", .object([("type", .string("object"))])),
+                            ])
+                        ),
+                    ])
+                ))
         }
         schemas += sessionSchemas
 
-        paths.append(("/healthz", .object([("get", .object([
-            ("operationId", .string("healthz")), ("tags", .array([.string("session")])),
-            ("summary", .string("Whether entryd-web is up (no login needed).")),
-            ("security", .array([])),
-            ("responses", .object([("200", .object([("description", .string("entryd-web is up."))]))])),
-        ]))])))
-        paths.append(("/api/v1/openapi.json", .object([("get", .object([
-            ("operationId", .string("openapi")), ("tags", .array([.string("session")])),
-            ("summary", .string("This document.")),
-            ("security", .array([])),
-            ("responses", .object([("200", jsonResponse("The OpenAPI 3.1 description of the API.", .object([("type", .string("object"))])))])),
-        ]))])))
+        paths.append(
+            (
+                "/healthz",
+                .object([
+                    (
+                        "get",
+                        .object([
+                            ("operationId", .string("healthz")), ("tags", .array([.string("session")])),
+                            ("summary", .string("Whether entryd-web is up (no login needed).")),
+                            ("security", .array([])),
+                            ("responses", .object([("200", .object([("description", .string("entryd-web is up."))]))])),
+                        ])
+                    )
+                ])
+            ))
+        paths.append(
+            (
+                "/api/v1/openapi.json",
+                .object([
+                    (
+                        "get",
+                        .object([
+                            ("operationId", .string("openapi")), ("tags", .array([.string("session")])),
+                            ("summary", .string("This document.")),
+                            ("security", .array([])),
+                            (
+                                "responses",
+                                .object([
+                                    (
+                                        "200",
+                                        jsonResponse(
+                                            "The OpenAPI 3.1 description of the API.",
+                                            .object([("type", .string("object"))]))
+                                    )
+                                ])
+                            ),
+                        ])
+                    )
+                ])
+            ))
 
         var responses: [(String, JSON)] = []
         for (status, meaning) in statusMeanings {
@@ -166,25 +275,64 @@ package enum OpenAPIDocument {
 
         return .object([
             ("openapi", .string("3.1.0")),
-            ("info", .object([
-                ("title", .string("entryd HTTP API (entryd-web)")),
-                ("version", .string(EntrydVersion.string)),
-                ("description", .string("The varlink methods of entryd over HTTP: POST /api/v1/<interface>.<Method> with the method's parameters as a JSON object answers its reply parameters; an error is {\"error\": \"<qualified varlink error name>\", \"parameters\": {...}} with a fitting status. Generated from the interface descriptions entryd serves.")),
-            ])),
+            (
+                "info",
+                .object([
+                    ("title", .string("entryd HTTP API (entryd-web)")),
+                    ("version", .string(EntrydVersion.string)),
+                    (
+                        "description",
+                        .string(
+                            "The varlink methods of entryd over HTTP: POST /api/v1/<interface>.<Method> with the method's parameters as a JSON object answers its reply parameters; an error is {\"error\": \"<qualified varlink error name>\", \"parameters\": {...}} with a fitting status. Generated from the interface descriptions entryd serves."
+                        )
+                    ),
+                ])
+            ),
             ("tags", .array(tags)),
             ("paths", .object(paths)),
-            ("components", .object([
-                ("schemas", .object(schemas)),
-                ("responses", .object(responses)),
-                ("securitySchemes", .object([
-                    ("bearer", .object([("type", .string("http")), ("scheme", .string("bearer")),
-                                        ("description", .string("The token answered by POST /api/v1/login."))])),
-                    ("cookie", .object([("type", .string("apiKey")), ("in", .string("cookie")), ("name", .string("entryd_session")),
-                                        ("description", .string("The session cookie set by POST /api/v1/login; needs csrf as well."))])),
-                    ("csrf", .object([("type", .string("apiKey")), ("in", .string("header")), ("name", .string("X-CSRF-Token")),
-                                      ("description", .string("The csrf value of the login reply or GET /api/v1/session, sent with the cookie."))])),
-                ])),
-            ])),
+            (
+                "components",
+                .object([
+                    ("schemas", .object(schemas)),
+                    ("responses", .object(responses)),
+                    (
+                        "securitySchemes",
+                        .object([
+                            (
+                                "bearer",
+                                .object([
+                                    ("type", .string("http")), ("scheme", .string("bearer")),
+                                    ("description", .string("The token answered by POST /api/v1/login.")),
+                                ])
+                            ),
+                            (
+                                "cookie",
+                                .object([
+                                    ("type", .string("apiKey")), ("in", .string("cookie")),
+                                    ("name", .string("entryd_session")),
+                                    (
+                                        "description",
+                                        .string("The session cookie set by POST /api/v1/login; needs csrf as well.")
+                                    ),
+                                ])
+                            ),
+                            (
+                                "csrf",
+                                .object([
+                                    ("type", .string("apiKey")), ("in", .string("header")),
+                                    ("name", .string("X-CSRF-Token")),
+                                    (
+                                        "description",
+                                        .string(
+                                            "The csrf value of the login reply or GET /api/v1/session, sent with the cookie."
+                                        )
+                                    ),
+                                ])
+                            ),
+                        ])
+                    ),
+                ])
+            ),
             ("security", security),
         ])
     }
@@ -200,11 +348,16 @@ package enum OpenAPIDocument {
     }
 
     static func jsonResponse(_ description: String, _ schema: JSON) -> JSON {
-        .object([("description", .string(description)), ("content", .object([("application/json", .object([("schema", schema)]))]))])
+        .object([
+            ("description", .string(description)),
+            ("content", .object([("application/json", .object([("schema", schema)]))])),
+        ])
     }
 
     static func jsonBody(_ schema: JSON, required: Bool) -> JSON {
-        .object([("required", .bool(required)), ("content", .object([("application/json", .object([("schema", schema)]))]))])
+        .object([
+            ("required", .bool(required)), ("content", .object([("application/json", .object([("schema", schema)]))])),
+        ])
     }
 
     /// The first sentence of `doc` (up to its first period, or its first line), else the method's name.
@@ -223,8 +376,12 @@ package enum OpenAPIDocument {
 
     /// The JSON Schema of a varlink type; a named type becomes a `$ref` to the
     /// component `resolve(interface, name)` names (by default `INTERFACE.NAME`).
-    static func schema(_ type: VarlinkIDL.VarlinkType, in interface: String, resolve: (String, String) -> String = { "\($0).\($1)" }) -> JSON {
-        func schema(_ type: VarlinkIDL.VarlinkType, in interface: String) -> JSON { Self.schema(type, in: interface, resolve: resolve) }
+    static func schema(
+        _ type: VarlinkIDL.VarlinkType, in interface: String, resolve: (String, String) -> String = { "\($0).\($1)" }
+    ) -> JSON {
+        func schema(_ type: VarlinkIDL.VarlinkType, in interface: String) -> JSON {
+            Self.schema(type, in: interface, resolve: resolve)
+        }
         switch type {
         case .string: return .object([("type", .string("string"))])
         case .int: return .object([("type", .string("integer")), ("format", .string("int64"))])
@@ -239,9 +396,11 @@ package enum OpenAPIDocument {
             }
             return .object([("anyOf", .array([s, .object([("type", .string("null"))])]))])
         case .array(let inner): return .object([("type", .string("array")), ("items", schema(inner, in: interface))])
-        case .map(let inner): return .object([("type", .string("object")), ("additionalProperties", schema(inner, in: interface))])
+        case .map(let inner):
+            return .object([("type", .string("object")), ("additionalProperties", schema(inner, in: interface))])
         case .named(let name): return ref(resolve(interface, name))
-        case .enumeration(let names): return .object([("type", .string("string")), ("enum", .array(names.map(JSON.string)))])
+        case .enumeration(let names):
+            return .object([("type", .string("string")), ("enum", .array(names.map(JSON.string)))])
         case .structure(let fields):
             var properties: [(String, JSON)] = []
             var required: [JSON] = []
@@ -265,17 +424,31 @@ package enum OpenAPIDocument {
     /// Any error reply: its qualified name and its parameters.
     static let errorSchema = JSON.object([
         ("type", .string("object")),
-        ("description", .string("An error reply: error is the qualified varlink error name, parameters its parameters.")),
+        (
+            "description",
+            .string("An error reply: error is the qualified varlink error name, parameters its parameters.")
+        ),
         ("required", .array([.string("error"), .string("parameters")])),
-        ("properties", .object([("error", .object([("type", .string("string"))])), ("parameters", .object([("type", .string("object"))]))])),
+        (
+            "properties",
+            .object([
+                ("error", .object([("type", .string("string"))])),
+                ("parameters", .object([("type", .string("object"))])),
+            ])
+        ),
     ])
 
     /// The login request and the session replies.
     static let sessionSchemas: [(String, JSON)] = {
         let string = JSON.object([("type", .string("string"))])
-        let role = JSON.object([("type", .string("string")), ("enum", .array([.string("read"), .string("write"), .string("admin")]))])
+        let role = JSON.object([
+            ("type", .string("string")), ("enum", .array([.string("read"), .string("write"), .string("admin")])),
+        ])
         func object(_ properties: [(String, JSON)]) -> JSON {
-            .object([("type", .string("object")), ("required", .array(properties.map { .string($0.0) })), ("properties", .object(properties))])
+            .object([
+                ("type", .string("object")), ("required", .array(properties.map { .string($0.0) })),
+                ("properties", .object(properties)),
+            ])
         }
         return [
             ("Login", object([("user", string), ("password", string)])),
@@ -286,22 +459,58 @@ package enum OpenAPIDocument {
 
     /// `GET /api/v1/io.entryd.Sync.Changes`: the live feed as Server-Sent Events.
     static let changesStream = JSON.object([
-        ("operationId", .string(Method.syncChanges.rawValue + ".stream")), ("tags", .array([.string(WireInterface.sync.rawValue)])),
+        ("operationId", .string(Method.syncChanges.rawValue + ".stream")),
+        ("tags", .array([.string(WireInterface.sync.rawValue)])),
         ("summary", .string("The change feed as Server-Sent Events.")),
-        ("description", .string("The changes after since, then each committed batch as it comes, until the client hangs up. Each event's data is a Changes reply (changes, last, incarnation) as JSON.")),
-        ("parameters", .array([
-            .object([("name", .string("since")), ("in", .string("query")), ("required", .bool(true)),
-                     ("description", .string("Changes after this seq (exclusive).")),
-                     ("schema", .object([("type", .string("integer")), ("format", .string("int64")), ("minimum", .int(0))]))]),
-            .object([("name", .string("limit")), ("in", .string("query")), ("required", .bool(false)),
-                     ("description", .string("At most this many changes per event.")),
-                     ("schema", .object([("type", .string("integer")), ("format", .string("int64")), ("minimum", .int(1))]))]),
-        ])),
-        ("responses", .object([
-            ("200", .object([("description", .string("An event stream; each event's data is an \(Method.syncChanges.rawValue).Reply.")),
-                             ("content", .object([("text/event-stream", .object([("schema", .object([("type", .string("string"))]))]))]))])),
-            ("400", responseRef(400)), ("401", responseRef(401)), ("403", responseRef(403)), ("503", responseRef(503)),
-            ("default", responseRef(nil)),
-        ])),
+        (
+            "description",
+            .string(
+                "The changes after since, then each committed batch as it comes, until the client hangs up. Each event's data is a Changes reply (changes, last, incarnation) as JSON."
+            )
+        ),
+        (
+            "parameters",
+            .array([
+                .object([
+                    ("name", .string("since")), ("in", .string("query")), ("required", .bool(true)),
+                    ("description", .string("Changes after this seq (exclusive).")),
+                    (
+                        "schema",
+                        .object([("type", .string("integer")), ("format", .string("int64")), ("minimum", .int(0))])
+                    ),
+                ]),
+                .object([
+                    ("name", .string("limit")), ("in", .string("query")), ("required", .bool(false)),
+                    ("description", .string("At most this many changes per event.")),
+                    (
+                        "schema",
+                        .object([("type", .string("integer")), ("format", .string("int64")), ("minimum", .int(1))])
+                    ),
+                ]),
+            ])
+        ),
+        (
+            "responses",
+            .object([
+                (
+                    "200",
+                    .object([
+                        (
+                            "description",
+                            .string("An event stream; each event's data is an \(Method.syncChanges.rawValue).Reply.")
+                        ),
+                        (
+                            "content",
+                            .object([
+                                ("text/event-stream", .object([("schema", .object([("type", .string("string"))]))]))
+                            ])
+                        ),
+                    ])
+                ),
+                ("400", responseRef(400)), ("401", responseRef(401)), ("403", responseRef(403)),
+                ("503", responseRef(503)),
+                ("default", responseRef(nil)),
+            ])
+        ),
     ])
 }

@@ -33,9 +33,10 @@ package enum PasswordHash {
         // With its NUL, so that even an empty password has an address; the NUL is not hashed.
         let bytes = Array(password.utf8CString)
         let status = bytes.withUnsafeBufferPointer { c in
-            crypto_pwhash_str_alg(&out, c.baseAddress!, UInt64(c.count - 1),
-                                  UInt64(crypto_pwhash_opslimit_interactive()), crypto_pwhash_memlimit_interactive(),
-                                  crypto_pwhash_alg_argon2id13())
+            crypto_pwhash_str_alg(
+                &out, c.baseAddress!, UInt64(c.count - 1),
+                UInt64(crypto_pwhash_opslimit_interactive()), crypto_pwhash_memlimit_interactive(),
+                crypto_pwhash_alg_argon2id13())
         }
         guard status == 0 else { throw .outOfMemory }
         return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -46,7 +47,9 @@ package enum PasswordHash {
     package static func verify(_ password: String, against hash: String) -> Bool {
         guard ready, hash.utf8.count < Int(crypto_pwhash_strbytes()) else { return false }
         let bytes = Array(password.utf8CString)
-        return bytes.withUnsafeBufferPointer { c in crypto_pwhash_str_verify(hash, c.baseAddress!, UInt64(c.count - 1)) == 0 }
+        return bytes.withUnsafeBufferPointer { c in
+            crypto_pwhash_str_verify(hash, c.baseAddress!, UInt64(c.count - 1)) == 0
+        }
     }
 
     /// A hash of a random password nobody knows, made once: verified in place of
@@ -78,10 +81,13 @@ package enum PasswordHash {
     /// (the length of a token is no secret).
     package static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         _ = ready
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         if x.isEmpty { return true }
-        return x.withUnsafeBytes { p in y.withUnsafeBytes { q in sodium_memcmp(p.baseAddress, q.baseAddress, x.count) == 0 } }
+        return x.withUnsafeBytes { p in
+            y.withUnsafeBytes { q in sodium_memcmp(p.baseAddress, q.baseAddress, x.count) == 0 }
+        }
     }
 
     /// `bytes` in base64url without padding.
@@ -91,7 +97,9 @@ package enum PasswordHash {
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
         var k = 0
         while k < bytes.count {
-            let b0 = UInt32(bytes[k]), b1 = k + 1 < bytes.count ? UInt32(bytes[k + 1]) : 0, b2 = k + 2 < bytes.count ? UInt32(bytes[k + 2]) : 0
+            let b0 = UInt32(bytes[k])
+            let b1 = k + 1 < bytes.count ? UInt32(bytes[k + 1]) : 0
+            let b2 = k + 2 < bytes.count ? UInt32(bytes[k + 2]) : 0
             let n = b0 << 16 | b1 << 8 | b2
             out.append(alphabet[Int(n >> 18 & 63)])
             out.append(alphabet[Int(n >> 12 & 63)])

@@ -38,7 +38,10 @@ package final class SessionStore: Sendable {
     ///   - idleSeconds: seconds a session may stay unused.
     ///   - capacity: most sessions held at once (default 100,000).
     ///   - clock: monotonic seconds (tests pass their own).
-    package init(idleSeconds: Double, capacity: Int = 100_000, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) {
+    package init(
+        idleSeconds: Double, capacity: Int = 100_000,
+        clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds
+    ) {
         self.idleSeconds = idleSeconds
         self.capacity = capacity
         self.clock = clock
@@ -46,8 +49,9 @@ package final class SessionStore: Sendable {
 
     /// A new session for `account`.
     package func open(_ account: WebUser) -> WebSession {
-        let session = WebSession(token: PasswordHash.token(), user: account.name, stamp: account.credentialStamp,
-                                 csrf: PasswordHash.token(), lastUsed: clock())
+        let session = WebSession(
+            token: PasswordHash.token(), user: account.name, stamp: account.credentialStamp,
+            csrf: PasswordHash.token(), lastUsed: clock())
         let key = Secret.digest(session.token)
         byDigest.withLock { byDigest in
             if byDigest.count >= capacity, let oldest = byDigest.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
@@ -130,7 +134,9 @@ package final class LoginLimiter: Sendable {
     ///   - limit: failures allowed per user and per address within `window`.
     ///   - window: seconds (default 60).
     ///   - clock: monotonic seconds.
-    package init(limit: Int, window: Double = 60, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) {
+    package init(
+        limit: Int, window: Double = 60, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds
+    ) {
         self.limit = limit
         self.window = window
         self.clock = clock

@@ -100,7 +100,9 @@ package struct VarlinkIDL: Sendable, Equatable {
     /// The texts are the project's own and checked by the tests, so a parse
     /// failure here is a build mistake and stops the process.
     package static let served: [VarlinkIDL] = InterfaceDescriptions.all.map { entry in
-        do { return try VarlinkIDL(parsing: entry.text) } catch { fatalError("interfaces/\(entry.name).varlink: \(error)") }
+        do { return try VarlinkIDL(parsing: entry.text) } catch {
+            fatalError("interfaces/\(entry.name).varlink: \(error)")
+        }
     }
 
     /// Parses one interface description.
@@ -110,14 +112,18 @@ package struct VarlinkIDL: Sendable, Equatable {
         try p.expectWord("interface")
         doc = p.lastDoc
         name = try p.word()
-        var types: [TypeDeclaration] = [], methods: [MethodDeclaration] = [], errors: [ErrorDeclaration] = []
+        var types: [TypeDeclaration] = []
+        var methods: [MethodDeclaration] = []
+        var errors: [ErrorDeclaration] = []
         var names = Set<String>()
         while !p.atEnd {
             let keyword = try p.word()
             let doc = p.lastDoc
             let line = p.line
             let member = try p.word()
-            guard names.insert(member).inserted else { throw VarlinkIDLError(line: line, message: "'\(member)' is declared twice") }
+            guard names.insert(member).inserted else {
+                throw VarlinkIDLError(line: line, message: "'\(member)' is declared twice")
+            }
             switch keyword {
             case "type":
                 let t = try p.inlineType()
@@ -151,7 +157,10 @@ package struct VarlinkIDLError: Error, Sendable, Equatable, CustomStringConverti
 /// A token of the IDL: a word (names, keywords, dotted interface names) or a
 /// punctuation mark, with its line and the doc comment directly above it.
 private struct Token {
-    enum Kind: Equatable { case word(String), mark(String) }
+    enum Kind: Equatable {
+        case word(String)
+        case mark(String)
+    }
     let kind: Kind
     let line: Int
     let doc: String
@@ -164,7 +173,8 @@ private enum Lexer {
         var line = 1
         let s = Array(text.unicodeScalars)
         var i = 0
-        var lineHasToken = false, lineHasComment = false
+        var lineHasToken = false
+        var lineHasComment = false
         func isWord(_ c: Unicode.Scalar) -> Bool {
             ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "_" || c == "."
         }
@@ -173,9 +183,16 @@ private enum Lexer {
             if c == "\n" {
                 // A blank line parts a comment from what follows.
                 if !lineHasToken && !lineHasComment { comment = [] }
-                line += 1; lineHasToken = false; lineHasComment = false; i += 1; continue
+                line += 1
+                lineHasToken = false
+                lineHasComment = false
+                i += 1
+                continue
             }
-            if c == " " || c == "\t" || c == "\r" { i += 1; continue }
+            if c == " " || c == "\t" || c == "\r" {
+                i += 1
+                continue
+            }
             if c == "#" {
                 var j = i + 1
                 while j < s.count, s[j] != "\n" { j += 1 }
@@ -231,31 +248,42 @@ private struct Parser {
 
     mutating func word() throws(VarlinkIDLError) -> String {
         let t = try take()
-        guard case .word(let w) = t.kind else { throw VarlinkIDLError(line: t.line, message: "expected a name, found \(t.kind)") }
+        guard case .word(let w) = t.kind else {
+            throw VarlinkIDLError(line: t.line, message: "expected a name, found \(t.kind)")
+        }
         return w
     }
 
     mutating func expectWord(_ w: String) throws(VarlinkIDLError) {
         let t = try take()
-        guard t.kind == .word(w) else { throw VarlinkIDLError(line: t.line, message: "expected '\(w)', found \(t.kind)") }
+        guard t.kind == .word(w) else {
+            throw VarlinkIDLError(line: t.line, message: "expected '\(w)', found \(t.kind)")
+        }
     }
 
     mutating func expect(_ mark: String) throws(VarlinkIDLError) {
         let t = try take()
-        guard t.kind == .mark(mark) else { throw VarlinkIDLError(line: t.line, message: "expected '\(mark)', found \(t.kind)") }
+        guard t.kind == .mark(mark) else {
+            throw VarlinkIDLError(line: t.line, message: "expected '\(mark)', found \(t.kind)")
+        }
     }
 
     /// `( name: type, … )`.
     mutating func fields() throws(VarlinkIDLError) -> [VarlinkIDL.Field] {
         let t = try inlineType()
-        guard case .structure(let fields) = t else { throw VarlinkIDLError(line: line, message: "expected fields (name: type, …), found an enum") }
+        guard case .structure(let fields) = t else {
+            throw VarlinkIDLError(line: line, message: "expected fields (name: type, …), found an enum")
+        }
         return fields
     }
 
     /// `( … )`: a struct when it is empty or its first member has a type, else an enum.
     mutating func inlineType() throws(VarlinkIDLError) -> VarlinkIDL.VarlinkType {
         try expect("(")
-        if peek() == .mark(")") { _ = try take(); return .structure([]) }
+        if peek() == .mark(")") {
+            _ = try take()
+            return .structure([])
+        }
         if peek(1) == .mark(":") {
             var fields: [VarlinkIDL.Field] = []
             while true {
@@ -263,7 +291,10 @@ private struct Parser {
                 let doc = lastDoc
                 try expect(":")
                 fields.append(VarlinkIDL.Field(name: name, type: try type(), doc: doc))
-                if peek() == .mark(",") { _ = try take(); continue }
+                if peek() == .mark(",") {
+                    _ = try take()
+                    continue
+                }
                 try expect(")")
                 return .structure(fields)
             }
@@ -271,7 +302,10 @@ private struct Parser {
         var names: [String] = []
         while true {
             names.append(try word())
-            if peek() == .mark(",") { _ = try take(); continue }
+            if peek() == .mark(",") {
+                _ = try take()
+                continue
+            }
             try expect(")")
             return .enumeration(names)
         }
@@ -285,7 +319,10 @@ private struct Parser {
             return .optional(try type())
         case .mark("[")?:
             _ = try take()
-            if peek() == .mark("]") { _ = try take(); return .array(try type()) }
+            if peek() == .mark("]") {
+                _ = try take()
+                return .array(try type())
+            }
             try expectWord("string")
             try expect("]")
             return .map(try type())

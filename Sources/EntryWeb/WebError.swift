@@ -53,14 +53,23 @@ package struct WebError: Error, Sendable, Equatable {
         (Name.badRequest, 400, "The body is not a JSON object, or a query argument is unusable (reason)."),
         (Name.authenticationRequired, 401, "Not logged in: no valid bearer token or session cookie, or it expired."),
         (Name.loginFailed, 401, "A wrong user name or password (never says which)."),
-        (Name.csrfRejected, 403, "A request with the session cookie lacks its session's X-CSRF-Token header, or it does not match."),
+        (
+            Name.csrfRejected, 403,
+            "A request with the session cookie lacks its session's X-CSRF-Token header, or it does not match."
+        ),
         (Name.notFound, 404, "No such page or file."),
         (Name.methodNotAllowed, 405, "The path exists for other HTTP methods (allowed)."),
         (Name.payloadTooLarge, 413, "The body is longer than max-body (limit, in bytes)."),
         (Name.unsupportedMediaType, 415, "A POST whose body is not application/json."),
-        (Name.tooManyAttempts, 429, "Too many failed logins for this user or address; try again after retryAfter seconds."),
+        (
+            Name.tooManyAttempts, 429,
+            "Too many failed logins for this user or address; try again after retryAfter seconds."
+        ),
         (Name.daemonUnreachable, 503, "entryd cannot be reached on its socket; try again."),
-        (Name.gatewayNotConfigured, 503, "entryd does not name entryd-web's user as gateway in the [roles] of entryd.conf; the operator must add it and reload entryd."),
+        (
+            Name.gatewayNotConfigured, 503,
+            "entryd does not name entryd-web's user as gateway in the [roles] of entryd.conf; the operator must add it and reload entryd."
+        ),
     ]
 
     /// The status for an error name, entryd's or the gateway's (``own``); 500
@@ -87,7 +96,8 @@ package struct WebError: Error, Sendable, Equatable {
         case .validationFailed, .invalidParameter: 400
         case .permissionDenied: 403
         case .entryNotFound, .entriesFormNotFound, .formsFormNotFound, .fieldNotFound, .conflictNotFound, .peerNotFound,
-             .methodNotFound, .interfaceNotFound: 404
+            .methodNotFound, .interfaceNotFound:
+            404
         case .entryExists, .versionMismatch, .entryErased, .clockSkew: 409
         case .limitExceeded: 413
         case .methodNotImplemented, .backupUnsupported: 501
@@ -117,7 +127,8 @@ package struct WebError: Error, Sendable, Equatable {
         switch status {
         case 401: headers.append(("WWW-Authenticate", #"Bearer realm="entryd""#))
         case 405: if let allowed = parameters["allowed"]?.stringValue { headers.append(("Allow", allowed)) }
-        case 429: if let seconds = parameters["retryAfter"]?.intValue { headers.append(("Retry-After", String(seconds))) }
+        case 429:
+            if let seconds = parameters["retryAfter"]?.intValue { headers.append(("Retry-After", String(seconds))) }
         default: break
         }
         return .json(status, body, headers: headers)
@@ -127,13 +138,16 @@ package struct WebError: Error, Sendable, Equatable {
     package static func badRequest(_ reason: String) -> WebError {
         WebError(name: Name.badRequest, parameters: .object([("reason", .string(reason))]), status: 400)
     }
-    static let authenticationRequired = WebError(name: Name.authenticationRequired,
-                                                 parameters: .object([("login", .string("/api/v1/login"))]), status: 401)
+    static let authenticationRequired = WebError(
+        name: Name.authenticationRequired,
+        parameters: .object([("login", .string("/api/v1/login"))]), status: 401)
     static let notFound = WebError(name: Name.notFound, status: 404)
     static func methodNotAllowed(_ allowed: String) -> WebError {
         WebError(name: Name.methodNotAllowed, parameters: .object([("allowed", .string(allowed))]), status: 405)
     }
     static func permissionDenied(_ role: Role) -> WebError {
-        WebError(name: WireErrorName.permissionDenied.rawValue, parameters: .object([("role", .string(role.name))]), status: 403)
+        WebError(
+            name: WireErrorName.permissionDenied.rawValue, parameters: .object([("role", .string(role.name))]),
+            status: 403)
     }
 }

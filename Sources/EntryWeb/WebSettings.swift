@@ -56,7 +56,9 @@ package struct WebSettings: Sendable, Equatable {
             var host: Substring
             var port: Substring
             if text.hasPrefix("[") {
-                guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+                guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                    return nil
+                }
                 host = text[text.index(after: text.startIndex)..<close]
                 port = text[text.index(close, offsetBy: 2)...]
             } else {
@@ -67,7 +69,8 @@ package struct WebSettings: Sendable, Equatable {
             }
             if host == "localhost" { host = "127.0.0.1" }
             guard !host.isEmpty, let p = UInt16(port), p > 0,
-                  host.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) else { return nil }
+                host.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" })
+            else { return nil }
             self.host = String(host)
             self.port = p
         }
@@ -130,13 +133,17 @@ package struct WebSettings: Sendable, Equatable {
     ///   - readFile: reads a file's text, or nil when it cannot be read.
     ///   - environment: the process environment.
     /// - Throws: ``SettingsError`` naming the option or the file, line and key.
-    package static func load(_ arguments: Arguments, environment: [String: String] = [:],
-                            readFile: (String) -> String?) throws -> WebSettings {
+    package static func load(
+        _ arguments: Arguments, environment: [String: String] = [:],
+        readFile: (String) -> String?
+    ) throws -> WebSettings {
         var settings = WebSettings()
         settings.users = WebUsers.path(option: nil, environment: environment)
         if let path = arguments.last(where: { $0.option == "--config" })?.value {
             guard let text = readFile(path) else {
-                throw SettingsError(message: "cannot read the configuration file \(path); check the path and its permissions", code: .noInput)
+                throw SettingsError(
+                    message: "cannot read the configuration file \(path); check the path and its permissions",
+                    code: .noInput)
             }
             try settings.apply(file: text, path: path)
             settings.configPath = path
@@ -165,26 +172,35 @@ package struct WebSettings: Sendable, Equatable {
         }
         for section in ini.sections {
             guard section.name == "web" else {
-                throw SettingsError(message: "\(path):\(section.line): unknown section [\(section.name)]; entryd-web reads [web] only", code: .config)
+                throw SettingsError(
+                    message: "\(path):\(section.line): unknown section [\(section.name)]; entryd-web reads [web] only",
+                    code: .config)
             }
             for item in section.items {
                 do { try set(item.key, item.value) } catch let p as SettingsError {
-                    throw SettingsError(message: "\(path):\(item.line): " + p.message.replacingOccurrences(of: "KEY", with: item.key), code: .config)
+                    throw SettingsError(
+                        message: "\(path):\(item.line): " + p.message.replacingOccurrences(of: "KEY", with: item.key),
+                        code: .config)
                 }
             }
         }
     }
 
     private mutating func set(_ key: String, _ value: String) throws {
-        func checked(_ parse: (String, ClosedRange<Int>) throws(ConfigSyntax.Invalid) -> Int, _ range: ClosedRange<Int>) throws -> Int {
-            do { return try parse(value, range) } catch { throw SettingsError(message: "KEY: " + error.message, code: .config) }
+        func checked(_ parse: (String, ClosedRange<Int>) throws(ConfigSyntax.Invalid) -> Int, _ range: ClosedRange<Int>)
+            throws -> Int
+        {
+            do { return try parse(value, range) } catch {
+                throw SettingsError(message: "KEY: " + error.message, code: .config)
+            }
         }
         switch key {
         case "listen":
             guard let address = ListenAddress(parsing: value) else {
                 let missingPort = !value.contains(":") || (value.hasPrefix("[") && !value.contains("]:"))
-                throw SettingsError(message: "KEY must be HOST:PORT with a numeric address or localhost (127.0.0.1:8080, [::1]:8080)"
-                              + (missingPort ? "; '\(value)' has no port" : ", not '\(value)'"), code: .config)
+                throw SettingsError(
+                    message: "KEY must be HOST:PORT with a numeric address or localhost (127.0.0.1:8080, [::1]:8080)"
+                        + (missingPort ? "; '\(value)' has no port" : ", not '\(value)'"), code: .config)
             }
             listen = address
         case "socket": socket = value
@@ -214,17 +230,19 @@ package struct WebSettings: Sendable, Equatable {
             throw SettingsError(message: "TLS needs both --tls-certificate and --tls-key (PEM files)", code: .config)
         }
         if behindProxy, !listen.isLoopback, tlsCertificate == nil {
-            throw SettingsError(message: """
-                --behind-proxy expects the TLS proxy on this host: listen on 127.0.0.1 or [::1] (not \(listen)), \
-                or give --tls-certificate and --tls-key; see entryd-web(8)
-                """, code: .config)
+            throw SettingsError(
+                message: """
+                    --behind-proxy expects the TLS proxy on this host: listen on 127.0.0.1 or [::1] (not \(listen)), \
+                    or give --tls-certificate and --tls-key; see entryd-web(8)
+                    """, code: .config)
         }
         if !listen.isLoopback, tlsCertificate == nil, !behindProxy {
-            throw SettingsError(message: """
-                refusing to listen on \(listen) without TLS: passwords and personal data would cross the network in clear. \
-                Give --tls-certificate and --tls-key, or put a TLS reverse proxy in front and pass --behind-proxy \
-                (see entryd-web(8)), or listen on 127.0.0.1
-                """, code: .config)
+            throw SettingsError(
+                message: """
+                    refusing to listen on \(listen) without TLS: passwords and personal data would cross the network in clear. \
+                    Give --tls-certificate and --tls-key, or put a TLS reverse proxy in front and pass --behind-proxy \
+                    (see entryd-web(8)), or listen on 127.0.0.1
+                    """, code: .config)
         }
     }
 

@@ -24,7 +24,8 @@ package final class WebUserFile: WebUserStore, Sendable {
     /// Reads `path`. A missing file means no users yet (every login fails
     /// until `entryctl web-user add` creates it).
     /// - Throws: ``WebUsersError`` for a file that cannot be read or parsed.
-    package init(path: String, log: Log, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) throws {
+    package init(path: String, log: Log, clock: @escaping @Sendable () -> Double = SessionStore.monotonicSeconds) throws
+    {
         self.path = path
         self.log = log
         self.clock = clock
@@ -33,7 +34,8 @@ package final class WebUserFile: WebUserStore, Sendable {
             initial.stamp = FileStamp(path: path)
             initial.users = try WebUsers.load(path: path)
         } catch .missing {
-            log.warning("no users file at \(path) yet: add users with `entryctl web-user add NAME --role ROLE --users \(path)`")
+            log.warning(
+                "no users file at \(path) yet: add users with `entryctl web-user add NAME --role ROLE --users \(path)`")
         }
         initial.checkedAt = clock()
         state = Mutex(initial)

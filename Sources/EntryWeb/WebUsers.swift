@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 
@@ -115,11 +113,18 @@ package struct WebUsers: Sendable, Equatable {
             var line = Substring(String(decoding: raw, as: UTF8.self))
             while let last = line.last, last == "\r" || last == " " || last == "\t" { line.removeLast() }
             let trimmed = line.drop { $0 == " " || $0 == "\t" }
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { lines.append(.text(String(line))); continue }
-            func bad(_ problem: WebUsersError.LineProblem) -> WebUsersError { .malformed(path: path, line: number, problem: problem) }
+            if trimmed.isEmpty || trimmed.hasPrefix("#") {
+                lines.append(.text(String(line)))
+                continue
+            }
+            func bad(_ problem: WebUsersError.LineProblem) -> WebUsersError {
+                .malformed(path: path, line: number, problem: problem)
+            }
             let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3 else { throw bad(.notThreeParts) }
-            let name = String(parts[0]), roleText = String(parts[1]), hash = String(parts[2])
+            let name = String(parts[0])
+            let roleText = String(parts[1])
+            let hash = String(parts[2])
             guard ActorName.isValid(name) else { throw bad(.badName(name)) }
             guard let role = Role(name: roleText), role != .none else { throw bad(.badRole(roleText)) }
             guard Self.isValidHash(hash) else { throw bad(.badHash) }
@@ -132,7 +137,8 @@ package struct WebUsers: Sendable, Equatable {
     /// Whether `hash` looks like a `crypto_pwhash_str` Argon2id string: the
     /// `$argon2id$` prefix, printable ASCII without blanks or colons, under 128 bytes.
     static func isValidHash(_ hash: String) -> Bool {
-        hash.hasPrefix("$argon2id$") && hash.utf8.count < 128 && hash.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ":") }
+        hash.hasPrefix("$argon2id$") && hash.utf8.count < 128
+            && hash.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ":") }
     }
 
     /// Reads the users file at `path`.
@@ -157,7 +163,10 @@ package struct WebUsers: Sendable, Equatable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw .unreadable(path: path, errno: errno) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, errno: errno)
+            }
             if n == 0 { break }
             bytes += buffer[..<n]
             if bytes.count > 16 << 20 { throw .unreadable(path: path, errno: EFBIG) }
@@ -192,7 +201,9 @@ package struct WebUsers: Sendable, Equatable {
     ///   when the name is taken and `replace` is false.
     package mutating func add(_ user: WebUser, replace: Bool) throws(WebUsersError) {
         guard ActorName.isValid(user.name) else { throw .invalidName(user.name) }
-        if let k = lines.firstIndex(where: { if case .user(let u) = $0 { return u.name == user.name } else { return false } }) {
+        if let k = lines.firstIndex(where: {
+            if case .user(let u) = $0 { return u.name == user.name } else { return false }
+        }) {
             guard replace else { throw .exists(name: user.name) }
             lines[k] = .user(user)
         } else {
@@ -203,7 +214,11 @@ package struct WebUsers: Sendable, Equatable {
     /// Removes the user named `name`.
     /// - Throws: ``WebUsersError/unknownUser(name:)`` when there is none.
     package mutating func remove(named name: String) throws(WebUsersError) {
-        guard let k = lines.firstIndex(where: { if case .user(let u) = $0 { return u.name == name } else { return false } }) else {
+        guard
+            let k = lines.firstIndex(where: {
+                if case .user(let u) = $0 { return u.name == name } else { return false }
+            })
+        else {
             throw .unknownUser(name: name)
         }
         lines.remove(at: k)
@@ -211,8 +226,10 @@ package struct WebUsers: Sendable, Equatable {
 
     /// The file's text: each line with a newline; a new file starts with a comment naming the format.
     package var text: String {
-        var out = lines.isEmpty || !lines.contains(where: { if case .text = $0 { return true } else { return false } })
-            ? "# entryd-web users: NAME:ROLE:HASH (ROLE read, write or admin; HASH Argon2id). Edit with entryctl web-user.\n" : ""
+        var out =
+            lines.isEmpty || !lines.contains(where: { if case .text = $0 { return true } else { return false } })
+            ? "# entryd-web users: NAME:ROLE:HASH (ROLE read, write or admin; HASH Argon2id). Edit with entryctl web-user.\n"
+            : ""
         for line in lines {
             switch line {
             case .text(let t): out += t + "\n"
@@ -239,7 +256,8 @@ package struct WebUsers: Sendable, Equatable {
     ///   rename), or what `change` throws (then nothing is written).
     /// - Returns: the users as written.
     @discardableResult
-    package static func update(path: String, create: Bool, _ change: (inout WebUsers) throws -> Void) throws -> WebUsers {
+    package static func update(path: String, create: Bool, _ change: (inout WebUsers) throws -> Void) throws -> WebUsers
+    {
         let lockPath = path + ".lock"
         let lockFD = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
         guard lockFD >= 0 else { throw WebUsersError.cannotWrite(path: lockPath, call: "open", errno: errno) }
@@ -283,7 +301,10 @@ package struct WebUsers: Sendable, Equatable {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw fail("write") }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw fail("write")
+            }
             offset += n
         }
         guard fsync(fd) == 0 else { throw fail("fsync") }
@@ -291,7 +312,10 @@ package struct WebUsers: Sendable, Equatable {
         guard rename(temporary, path) == 0 else { throw .cannotWrite(path: path, call: "rename", errno: errno) }
         done = true
         let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 { _ = fsync(dirFD); close(dirFD) }
+        if dirFD >= 0 {
+            _ = fsync(dirFD)
+            close(dirFD)
+        }
     }
 }
 
@@ -331,8 +355,10 @@ package enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible 
     /// One English sentence.
     package var description: String {
         switch self {
-        case .missing(let path): return "no users file '\(path)': add a user first (entryctl web-user add NAME --role ROLE --users \(path))"
-        case .unreadable(let path, let e): return "cannot read the users file '\(path)': \(String(cString: strerror(e)))"
+        case .missing(let path):
+            return "no users file '\(path)': add a user first (entryctl web-user add NAME --role ROLE --users \(path))"
+        case .unreadable(let path, let e):
+            return "cannot read the users file '\(path)': \(String(cString: strerror(e)))"
         case .malformed(let path, let line, let problem):
             let what: String
             switch problem {
@@ -345,8 +371,10 @@ package enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible 
             return "\(path):\(line): \(what); fix or remove the line (the file was not changed)"
         case .exists(let name): return "the web user '\(name)' exists: give --replace to set a new password and role"
         case .unknownUser(let name): return "no web user '\(name)'"
-        case .invalidName(let name): return "the user name '\(name)' is not 1 to 64 letters, digits, '.', '_', '-' or '@'"
-        case .cannotWrite(let path, let call, let e): return "cannot write '\(path)' (\(call)): \(String(cString: strerror(e))); the users file was not changed"
+        case .invalidName(let name):
+            return "the user name '\(name)' is not 1 to 64 letters, digits, '.', '_', '-' or '@'"
+        case .cannotWrite(let path, let call, let e):
+            return "cannot write '\(path)' (\(call)): \(String(cString: strerror(e))); the users file was not changed"
         }
     }
 }

@@ -59,17 +59,25 @@ struct CommandInput {
     /// The positional arguments, exactly as many as `names` (e.g. `["ID"]`).
     func exactly(_ names: String...) throws -> [String] {
         let given = scanned.positionals
-        if given.count < names.count { throw UsageError(zh: "缺少 \(names[given.count])", en: "missing \(names[given.count])") }
-        if given.count > names.count { throw UsageError(zh: "多余的参数“\(given[names.count])”", en: "unexpected argument '\(given[names.count])'") }
+        if given.count < names.count {
+            throw UsageError(zh: "缺少 \(names[given.count])", en: "missing \(names[given.count])")
+        }
+        if given.count > names.count {
+            throw UsageError(zh: "多余的参数“\(given[names.count])”", en: "unexpected argument '\(given[names.count])'")
+        }
         return given
     }
 
     /// The first `leading` positionals by name, then at least one `FIELD=VALUE`.
     func fields(after leading: String...) throws -> ([String], [String: String]) {
         let given = scanned.positionals
-        if given.count < leading.count { throw UsageError(zh: "缺少 \(leading[given.count])", en: "missing \(leading[given.count])") }
+        if given.count < leading.count {
+            throw UsageError(zh: "缺少 \(leading[given.count])", en: "missing \(leading[given.count])")
+        }
         let rest = Array(given.dropFirst(leading.count))
-        if rest.isEmpty { throw UsageError(zh: "缺少 FIELD=VALUE（至少一个字段）", en: "missing FIELD=VALUE (at least one field)") }
+        if rest.isEmpty {
+            throw UsageError(zh: "缺少 FIELD=VALUE（至少一个字段）", en: "missing FIELD=VALUE (at least one field)")
+        }
         return (Array(given.prefix(leading.count)), try FieldAssignment.parseAll(rest))
     }
 
@@ -77,7 +85,9 @@ struct CommandInput {
     func integer(_ option: String, in range: ClosedRange<Int64> = 1...Int64(Int32.max)) throws -> Int64? {
         guard let text = value(option) else { return nil }
         guard let n = Int64(text), range.contains(n) else {
-            throw UsageError(zh: "\(option) 取 \(range.lowerBound) 到 \(range.upperBound) 之间的整数，不是“\(text)”", en: "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw UsageError(
+                zh: "\(option) 取 \(range.lowerBound) 到 \(range.upperBound) 之间的整数，不是“\(text)”",
+                en: "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return n
     }
@@ -86,7 +96,9 @@ struct CommandInput {
     func choice(_ option: String, of choices: [String]) throws -> String? {
         guard let text = value(option) else { return nil }
         guard choices.contains(text) else {
-            throw UsageError(zh: "\(option) 取 \(choices.joined(separator: "、")) 之一，不是“\(text)”", en: "\(option) is one of \(choices.joined(separator: ", ")), not '\(text)'")
+            throw UsageError(
+                zh: "\(option) 取 \(choices.joined(separator: "、")) 之一，不是“\(text)”",
+                en: "\(option) is one of \(choices.joined(separator: ", ")), not '\(text)'")
         }
         return text
     }

@@ -80,14 +80,16 @@ final class DaemonConnection {
     func fieldNames(form: String?, choiceLabels: Bool = true) -> FieldDisplay {
         var names = FieldDisplay()
         guard let reply = try? call(.formsGetForm, params(("name", form.json), ("locale", locale))),
-              let fields = reply["form"]?["fields"]?.arrayValue else { return names }
+            let fields = reply["form"]?["fields"]?.arrayValue
+        else { return names }
         for field in fields {
             guard let name = field["name"]?.stringValue else { continue }
             names.labels.append((name, field["label"]?.stringValue ?? name))
             let type = field["type"]?.stringValue ?? "text"
             names.types[name] = type
             guard choiceLabels, type == "choice",
-                  let options = try? call(.formsOptions, params(("form", form.json), ("field", .string(name)), ("locale", locale)))
+                let options = try? call(
+                    .formsOptions, params(("form", form.json), ("field", .string(name)), ("locale", locale)))
             else { continue }
             names.choices[name] = DataColumns.valueLabels(options: options["options"]?.arrayValue ?? [])
         }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 import EntryClient
@@ -22,8 +20,10 @@ enum EntryCtl {
         // Output that could not be written is a failure, not a success with lost output.
         if code == ExitCode.success.rawValue, let e = Terminal.outputError {
             let locale = GlobalOptions.earlyLocale(arguments: arguments, environment: environment)
-            Terminal.message(Localized(zh: "无法写入标准输出：\(String(cString: strerror(e)))",
-                                       en: "cannot write to standard output: \(String(cString: strerror(e)))")(locale))
+            Terminal.message(
+                Localized(
+                    zh: "无法写入标准输出：\(String(cString: strerror(e)))",
+                    en: "cannot write to standard output: \(String(cString: strerror(e)))")(locale))
             return ExitCode.ioError.rawValue
         }
         return code
@@ -35,26 +35,43 @@ enum EntryCtl {
         // Until the options are read: the locale --locale or ENTRYCTL_LOCALE names, if it is valid, else zh.
         var locale = GlobalOptions.earlyLocale(arguments: arguments, environment: environment)
         do {
-            let (before, consumed) = try ArgumentScanner.scan(arguments, options: GlobalOptions.specs, stopAtPositional: true)
+            let (before, consumed) = try ArgumentScanner.scan(
+                arguments, options: GlobalOptions.specs, stopAtPositional: true)
             let rest = Array(arguments[consumed...])
             guard let name = rest.first else {
-                if before.has("--version") { Terminal.out("entryctl \(EntrydVersion.string)\n"); return 0 }
-                if before.has("--help") { Terminal.out(Help.main(locale)); return 0 }
+                if before.has("--version") {
+                    Terminal.out("entryctl \(EntrydVersion.string)\n")
+                    return 0
+                }
+                if before.has("--help") {
+                    Terminal.out(Help.main(locale))
+                    return 0
+                }
                 throw UsageError(zh: "没有给出命令", en: "no command given")
             }
             if name == "help" { return try help(Array(rest.dropFirst()), locale: locale) }
             guard let command = Help.command(named: name) else {
                 let names = Help.commands.map(\.name)
                 let near = MatchKey.nearest(name, among: names)
-                throw UsageError(zh: "未知的命令“\(name)”（" + (near.map { "是否指 '\($0)'？" } ?? "") + "命令有：\(names.joined(separator: ", "))）",
-                                 en: "unknown command '\(name)' (" + (near.map { "did you mean '\($0)'? " } ?? "") + "commands: \(names.joined(separator: ", ")))")
+                throw UsageError(
+                    zh: "未知的命令“\(name)”（" + (near.map { "是否指 '\($0)'？" } ?? "")
+                        + "命令有：\(names.joined(separator: ", "))）",
+                    en: "unknown command '\(name)' (" + (near.map { "did you mean '\($0)'? " } ?? "")
+                        + "commands: \(names.joined(separator: ", ")))")
             }
             usage = command.usage
-            let (after, _) = try ArgumentScanner.scan(Array(rest.dropFirst()), options: command.options + GlobalOptions.specs)
+            let (after, _) = try ArgumentScanner.scan(
+                Array(rest.dropFirst()), options: command.options + GlobalOptions.specs)
             let globals = try GlobalOptions(GlobalOptions.merge(before, after), environment: environment)
             locale = globals.locale
-            if globals.help { Terminal.out(Help.text(for: command, locale: locale)); return 0 }
-            if globals.version { Terminal.out("entryctl \(EntrydVersion.string)\n"); return 0 }
+            if globals.help {
+                Terminal.out(Help.text(for: command, locale: locale))
+                return 0
+            }
+            if globals.version {
+                Terminal.out("entryctl \(EntrydVersion.string)\n")
+                return 0
+            }
             let action = try command.prepare(CommandInput(scanned: after, globals: globals, environment: environment))
             try action(DaemonConnection(globals: globals, environment: environment))
             return ExitCode.success.rawValue
@@ -65,9 +82,14 @@ enum EntryCtl {
 
     /// `entryctl help [COMMAND]`.
     private static func help(_ arguments: [String], locale: EntryLocale) throws -> Int32 {
-        guard let name = arguments.first, name != "--help", name != "-h", name != "help" else { Terminal.out(Help.main(locale)); return 0 }
+        guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
+            Terminal.out(Help.main(locale))
+            return 0
+        }
         guard arguments.count == 1 else { throw UsageError(zh: "help 只接受一个命令名", en: "help takes one command name") }
-        guard let command = Help.command(named: name) else { throw UsageError(zh: "未知的命令“\(name)”", en: "unknown command '\(name)'") }
+        guard let command = Help.command(named: name) else {
+            throw UsageError(zh: "未知的命令“\(name)”", en: "unknown command '\(name)'")
+        }
         Terminal.out(Help.text(for: command, locale: locale))
         return 0
     }

@@ -25,11 +25,29 @@ struct GlobalOptions {
 
     /// The global options as the scanner knows them.
     static let specs: [OptionSpec] = [
-        OptionSpec(["--socket"], value: "PATH", help: Localized(zh: "连接在 PATH 上监听的 entryd（只试这个套接字）。", en: "Talk to the entryd listening on PATH (only that socket is tried).")),
-        OptionSpec(["--locale"], value: "zh|en", help: Localized(zh: "标签、值和消息的语言（默认：$ENTRYCTL_LOCALE，否则 zh）。", en: "Language of labels, values and messages (default: $ENTRYCTL_LOCALE, else zh).")),
-        OptionSpec(["--json"], help: Localized(zh: "把回复参数输出为 JSON（一行紧凑格式；watch：每个修改一行）。", en: "Print the reply parameters as JSON (one compact line; watch: one change per line).")),
-        OptionSpec(["--timeout"], value: "SECONDS", help: Localized(zh: "等待回复的最长时间（默认 60；0：不限；watch 一直等待）。", en: "Longest wait for a reply (default 60; 0: no limit; watch waits for ever).")),
-        OptionSpec(["--help", "-h"], help: Localized(zh: "显示帮助（也可用：entryctl help COMMAND）。", en: "Show help (also: entryctl help COMMAND).")),
+        OptionSpec(
+            ["--socket"], value: "PATH",
+            help: Localized(
+                zh: "连接在 PATH 上监听的 entryd（只试这个套接字）。",
+                en: "Talk to the entryd listening on PATH (only that socket is tried).")),
+        OptionSpec(
+            ["--locale"], value: "zh|en",
+            help: Localized(
+                zh: "标签、值和消息的语言（默认：$ENTRYCTL_LOCALE，否则 zh）。",
+                en: "Language of labels, values and messages (default: $ENTRYCTL_LOCALE, else zh).")),
+        OptionSpec(
+            ["--json"],
+            help: Localized(
+                zh: "把回复参数输出为 JSON（一行紧凑格式；watch：每个修改一行）。",
+                en: "Print the reply parameters as JSON (one compact line; watch: one change per line).")),
+        OptionSpec(
+            ["--timeout"], value: "SECONDS",
+            help: Localized(
+                zh: "等待回复的最长时间（默认 60；0：不限；watch 一直等待）。",
+                en: "Longest wait for a reply (default 60; 0: no limit; watch waits for ever).")),
+        OptionSpec(
+            ["--help", "-h"],
+            help: Localized(zh: "显示帮助（也可用：entryctl help COMMAND）。", en: "Show help (also: entryctl help COMMAND).")),
         OptionSpec(["--version"], help: Localized(zh: "显示版本。", en: "Show the version.")),
     ]
 
@@ -61,15 +79,22 @@ struct GlobalOptions {
         version = scanned.has("--version")
         if let text = scanned.value("--timeout") {
             guard let seconds = Int(text), (0...86_400).contains(seconds) else {
-                throw UsageError(zh: "--timeout 取 0（不限）到 86400 之间的整秒数，不是“\(text)”", en: "--timeout takes whole seconds from 0 (no limit) to 86400, not '\(text)'")
+                throw UsageError(
+                    zh: "--timeout 取 0（不限）到 86400 之间的整秒数，不是“\(text)”",
+                    en: "--timeout takes whole seconds from 0 (no limit) to 86400, not '\(text)'")
             }
             timeoutSeconds = seconds
         }
         if let tag = scanned.value("--locale") {
-            guard let locale = EntryLocale(tag: tag) else { throw UsageError(zh: "--locale 为 zh 或 en，不是“\(tag)”", en: "--locale is zh or en, not '\(tag)'") }
+            guard let locale = EntryLocale(tag: tag) else {
+                throw UsageError(zh: "--locale 为 zh 或 en，不是“\(tag)”", en: "--locale is zh or en, not '\(tag)'")
+            }
             self.locale = locale
         } else if let tag = environment["ENTRYCTL_LOCALE"], !tag.isEmpty {
-            guard let locale = EntryLocale(tag: tag) else { throw UsageError(zh: "ENTRYCTL_LOCALE 为 zh 或 en，不是“\(tag)”", en: "ENTRYCTL_LOCALE is zh or en, not '\(tag)'") }
+            guard let locale = EntryLocale(tag: tag) else {
+                throw UsageError(
+                    zh: "ENTRYCTL_LOCALE 为 zh 或 en，不是“\(tag)”", en: "ENTRYCTL_LOCALE is zh or en, not '\(tag)'")
+            }
             self.locale = locale
         }
     }

@@ -10,7 +10,9 @@ struct Refusal: LocalizedFailure, CustomStringConvertible {
         self.text = text
         self.exitCode = exitCode
     }
-    init(zh: String, en: String, exitCode: ExitCode = .failure) { self.init(Localized(zh: zh, en: en), exitCode: exitCode) }
+    init(zh: String, en: String, exitCode: ExitCode = .failure) {
+        self.init(Localized(zh: zh, en: en), exitCode: exitCode)
+    }
     var lines: [Localized] { [text] }
     var description: String { text.en }
 }

@@ -30,8 +30,9 @@ struct Bench {
         let s = options.seconds
         let numbers = Counter()
         let n = options.entries
-        report.note("entryd-bench \(EntrydVersion.string), \(Date()) UTC; \(ProcessInfo.processInfo.activeProcessorCount) CPUs; " +
-                    "entries=\(n), phases of \(s) s; SQLite \(String(cString: sqlite3_libversion()))")
+        report.note(
+            "entryd-bench \(EntrydVersion.string), \(Date()) UTC; \(ProcessInfo.processInfo.activeProcessorCount) CPUs; "
+                + "entries=\(n), phases of \(s) s; SQLite \(String(cString: sqlite3_libversion()))")
 
         // Raw SQLite baselines (one transaction per entry runs later, in rounds beside entryd's).
         var raw: RawSQLiteBaseline? = try RawSQLiteBaseline(path: directory + "/raw.db")
@@ -46,7 +47,8 @@ struct Bench {
         }
 
         // PostgreSQL baselines.
-        var pg1: Double?, pg8: Double?
+        var pg1: Double?
+        var pg8: Double?
         if options.postgres {
             do {
                 let pg = try PostgresBaseline(directory: directory + "/pg")
@@ -58,7 +60,9 @@ struct Bench {
                 pg1 = try pg.pgbench(clients: 1, seconds: pgSeconds)
                 progress("PostgreSQL: pgbench 8 clients, \(pgSeconds) s")
                 pg8 = try pg.pgbench(clients: 8, seconds: pgSeconds)
-                report.note("PostgreSQL \(pg.version): private cluster on a Unix socket, fsync=on, synchronous_commit=on, pgbench -c 1 and -c 8 (-j 2)")
+                report.note(
+                    "PostgreSQL \(pg.version): private cluster on a Unix socket, fsync=on, synchronous_commit=on, pgbench -c 1 and -c 8 (-j 2)"
+                )
             } catch {
                 report.note("PostgreSQL rows skipped: \(error)")
             }
@@ -86,15 +90,21 @@ struct Bench {
         // One call at a time is bound by fsync latency, which drifts on a shared
         // disk over minutes: raw SQLite and entryd take turns in short rounds, so
         // both meet the same disk, and each gets `s` seconds in all.
-        progress("raw SQLite and entryd: one durable Add at a time, \(Bench.rounds) rounds of \(s / Double(Bench.rounds)) s each")
-        var raw1 = OneAtATime(), add1 = OneAtATime()
+        progress(
+            "raw SQLite and entryd: one durable Add at a time, \(Bench.rounds) rounds of \(s / Double(Bench.rounds)) s each"
+        )
+        var raw1 = OneAtATime()
+        var add1 = OneAtATime()
         for _ in 0..<Bench.rounds {
             raw1.merge(try raw!.oneTransactionPerEntry(seconds: s / Double(Bench.rounds), numbers: numbers))
             add1.merge(try w.addOneClient(seconds: s / Double(Bench.rounds)))
         }
         // The same turns on a busy machine: two CPU-bound neighbours share the two cores with both.
-        progress("\(Bench.neighbours) CPU-bound neighbours (nice 0); raw SQLite and entryd: one durable Add at a time, \(Bench.rounds) rounds")
-        var rawBusy = OneAtATime(), addBusy = OneAtATime()
+        progress(
+            "\(Bench.neighbours) CPU-bound neighbours (nice 0); raw SQLite and entryd: one durable Add at a time, \(Bench.rounds) rounds"
+        )
+        var rawBusy = OneAtATime()
+        var addBusy = OneAtATime()
         do {
             let neighbours = try Neighbours(count: Bench.neighbours)
             defer { neighbours.stop() }
@@ -104,18 +114,22 @@ struct Bench {
             }
         }
         raw = nil
-        for f in ["raw.db", "raw.db-wal", "raw.db-shm"] { try? FileManager.default.removeItem(atPath: directory + "/" + f) }
+        for f in ["raw.db", "raw.db-wal", "raw.db-shm"] {
+            try? FileManager.default.removeItem(atPath: directory + "/" + f)
+        }
         progress("entryd: durable Add, 1 client pipelining \(Bench.window), \(s) s")
         let add1p = try w.addPipelined(clients: 1, window: Bench.window, seconds: s)
         progress("entryd: durable Add, 8 clients pipelining \(Bench.window) each, \(s) s")
         let cpu0 = a.cpuSeconds
         let add8 = try w.addPipelined(clients: 8, window: Bench.window, seconds: s)
         let cpu1 = a.cpuSeconds
-        progress("entryd: durable Add, \(Bench.pythonClients) Python clients pipelining \(Bench.pythonWindow) each, \(s) s")
+        progress(
+            "entryd: durable Add, \(Bench.pythonClients) Python clients pipelining \(Bench.pythonWindow) each, \(s) s")
         var python: (rate: Double, errors: Int)?
         do {
-            python = try PythonClients.run(socket: a.socket, directory: directory, clients: Bench.pythonClients,
-                                           window: Bench.pythonWindow, seconds: s, numbers: numbers)
+            python = try PythonClients.run(
+                socket: a.socket, directory: directory, clients: Bench.pythonClients,
+                window: Bench.pythonWindow, seconds: s, numbers: numbers)
         } catch {
             report.note("Python clients row n/a: \(error)")
         }
@@ -140,10 +154,12 @@ struct Bench {
         var ctlSync: Double?
         if let entryctl = EntryctlSync.locate(besides: entryd) {
             progress("entryctl sync of 1 change, \(Bench.syncRepeats) times")
-            ctlSync = try EntryctlSync.median(entryctl: entryctl, source: w, target: b.socket,
-                                              log: directory + "/entryctl.log", times: Bench.syncRepeats)
+            ctlSync = try EntryctlSync.median(
+                entryctl: entryctl, source: w, target: b.socket,
+                log: directory + "/entryctl.log", times: Bench.syncRepeats)
         } else {
-            report.note("entryctl sync row n/a: no entryctl next to \(entryd) (swift build -c release --product entryctl)")
+            report.note(
+                "entryctl sync row n/a: no entryctl next to \(entryd) (swift build -c release --product entryctl)")
         }
         b.stop()
 
@@ -161,62 +177,102 @@ struct Bench {
 
         // The table.
         let (r1, l1) = (raw1.rate, raw1.latencies)
-        report.rate("durable Add, 1 client, no pipelining", add1.rate, unit: "adds/s",
-                    baseline: ("raw SQLite 1 tx/entry", r1), target: 0.8)
-        report.add(ReportRow(what: "… latency p50 / p99", value: "\(msText(add1.latencies.ms(0.5))) / \(msText(add1.latencies.ms(0.99)))",
-                             baseline: "raw SQLite: \(msText(l1.ms(0.5))) / \(msText(l1.ms(0.99)))"))
-        report.rate("durable Add, 1 client, two CPU-bound neighbours", addBusy.rate, unit: "adds/s",
-                    baseline: ("raw SQLite 1 tx/entry, same neighbours", rawBusy.rate), target: 0.6)
-        report.add(ReportRow(what: "… latency p50 / p99 with neighbours",
-                             value: "\(msText(addBusy.latencies.ms(0.5))) / \(msText(addBusy.latencies.ms(0.99)))",
-                             baseline: "raw SQLite: \(msText(rawBusy.latencies.ms(0.5))) / \(msText(rawBusy.latencies.ms(0.99)))"))
-        report.rate("durable Add, 1 client, pipelining \(Bench.window)", add1p.rate, unit: "adds/s",
-                    baseline: ("raw SQLite batches of 100", raw100))
-        report.rate("durable Add, 8 clients, pipelining \(Bench.window) each", add8.rate, unit: "adds/s",
-                    baseline: ("raw SQLite batches of 100", raw100), target: 1.5)
-        report.rate("durable Add, 8 clients, pipelining \(Bench.window) each", add8.rate, unit: "adds/s",
-                    baseline: ("PostgreSQL pgbench 8 clients", pg8), target: 2.0)
+        report.rate(
+            "durable Add, 1 client, no pipelining", add1.rate, unit: "adds/s",
+            baseline: ("raw SQLite 1 tx/entry", r1), target: 0.8)
+        report.add(
+            ReportRow(
+                what: "… latency p50 / p99",
+                value: "\(msText(add1.latencies.ms(0.5))) / \(msText(add1.latencies.ms(0.99)))",
+                baseline: "raw SQLite: \(msText(l1.ms(0.5))) / \(msText(l1.ms(0.99)))"))
+        report.rate(
+            "durable Add, 1 client, two CPU-bound neighbours", addBusy.rate, unit: "adds/s",
+            baseline: ("raw SQLite 1 tx/entry, same neighbours", rawBusy.rate), target: 0.6)
+        report.add(
+            ReportRow(
+                what: "… latency p50 / p99 with neighbours",
+                value: "\(msText(addBusy.latencies.ms(0.5))) / \(msText(addBusy.latencies.ms(0.99)))",
+                baseline: "raw SQLite: \(msText(rawBusy.latencies.ms(0.5))) / \(msText(rawBusy.latencies.ms(0.99)))"))
+        report.rate(
+            "durable Add, 1 client, pipelining \(Bench.window)", add1p.rate, unit: "adds/s",
+            baseline: ("raw SQLite batches of 100", raw100))
+        report.rate(
+            "durable Add, 8 clients, pipelining \(Bench.window) each", add8.rate, unit: "adds/s",
+            baseline: ("raw SQLite batches of 100", raw100), target: 1.5)
+        report.rate(
+            "durable Add, 8 clients, pipelining \(Bench.window) each", add8.rate, unit: "adds/s",
+            baseline: ("PostgreSQL pgbench 8 clients", pg8), target: 2.0)
         var cpuPerAdd: (user: Double, system: Double)?
         if let c0 = cpu0, let c1 = cpu1 {
             let adds = Double(max(add8.adds, 1))
             cpuPerAdd = ((c1.user - c0.user) / adds * 1e6, (c1.system - c0.system) / adds * 1e6)
         }
-        report.atMost("daemon CPU per Add, 8 clients pipelining \(Bench.window) each", cpuPerAdd.map { $0.user + $0.system }, unit: "µs",
-                      limit: 40, baseline: cpuPerAdd.map { "user \(format($0.user)) µs + system \(format($0.system)) µs" } ?? "")
-        report.rate("durable Add, \(Bench.pythonClients) Python clients (own JSON), pipelining \(Bench.pythonWindow) each", python?.rate,
-                    unit: "adds/s", baseline: ("raw SQLite 1 tx/entry", r1), target: 2.0)
-        report.rate("durable Add, 1 client (vs PostgreSQL)", add1.rate, unit: "adds/s", baseline: ("PostgreSQL pgbench 1 client", pg1))
-        report.rate("durable Add, 16 clients, no pipelining", add16.rate, unit: "adds/s", baseline: ("raw SQLite batches of 100", raw100))
-        report.add(ReportRow(what: "validation of one Add's fields (in process, 1 thread)",
-                             value: String(format: "%.1f µs", validationMicroseconds)))
-        report.rate("Import \(format(Double(n))) entries (calls of \(options.importBatch))", importRate, unit: "entries/s",
-                    baseline: ("raw SQLite bulk, 1 tx", rawBulk), target: 1.0)
-        report.add(ReportRow(what: "List CN+440000, 50/page, p50 / p99 at \(Bench.small) entries",
-                             value: "\(msText(list1k.latencies.ms(0.5))) / \(msText(list1k.latencies.ms(0.99)))"))
-        report.add(ReportRow(what: "List CN+440000, 50/page, p50 / p99 at \(format(Double(total))) entries",
-                             value: "\(msText(listN.latencies.ms(0.5))) / \(msText(listN.latencies.ms(0.99)))",
-                             target: "p99 < 10 ms " + ((listN.latencies.ms(0.99) ?? 99) < 10 ? "✓" : "✗")))
-        report.add(ReportRow(what: "Get p50 / p99 at \(Bench.small) / at \(format(Double(total))) entries",
-                             value: "\(msText(get1k.ms(0.5))) / \(msText(get1k.ms(0.99))); \(msText(getN.ms(0.5))) / \(msText(getN.ms(0.99)))"))
+        report.atMost(
+            "daemon CPU per Add, 8 clients pipelining \(Bench.window) each", cpuPerAdd.map { $0.user + $0.system },
+            unit: "µs",
+            limit: 40, baseline: cpuPerAdd.map { "user \(format($0.user)) µs + system \(format($0.system)) µs" } ?? "")
+        report.rate(
+            "durable Add, \(Bench.pythonClients) Python clients (own JSON), pipelining \(Bench.pythonWindow) each",
+            python?.rate,
+            unit: "adds/s", baseline: ("raw SQLite 1 tx/entry", r1), target: 2.0)
+        report.rate(
+            "durable Add, 1 client (vs PostgreSQL)", add1.rate, unit: "adds/s",
+            baseline: ("PostgreSQL pgbench 1 client", pg1))
+        report.rate(
+            "durable Add, 16 clients, no pipelining", add16.rate, unit: "adds/s",
+            baseline: ("raw SQLite batches of 100", raw100))
+        report.add(
+            ReportRow(
+                what: "validation of one Add's fields (in process, 1 thread)",
+                value: String(format: "%.1f µs", validationMicroseconds)))
+        report.rate(
+            "Import \(format(Double(n))) entries (calls of \(options.importBatch))", importRate, unit: "entries/s",
+            baseline: ("raw SQLite bulk, 1 tx", rawBulk), target: 1.0)
+        report.add(
+            ReportRow(
+                what: "List CN+440000, 50/page, p50 / p99 at \(Bench.small) entries",
+                value: "\(msText(list1k.latencies.ms(0.5))) / \(msText(list1k.latencies.ms(0.99)))"))
+        report.add(
+            ReportRow(
+                what: "List CN+440000, 50/page, p50 / p99 at \(format(Double(total))) entries",
+                value: "\(msText(listN.latencies.ms(0.5))) / \(msText(listN.latencies.ms(0.99)))",
+                target: "p99 < 10 ms " + ((listN.latencies.ms(0.99) ?? 99) < 10 ? "✓" : "✗")))
+        report.add(
+            ReportRow(
+                what: "Get p50 / p99 at \(Bench.small) / at \(format(Double(total))) entries",
+                value:
+                    "\(msText(get1k.ms(0.5))) / \(msText(get1k.ms(0.99))); \(msText(getN.ms(0.5))) / \(msText(getN.ms(0.99)))"
+            ))
         report.rate("Changes, read of \(format(Double(changes.count))) changes", changes.rate, unit: "changes/s")
-        report.rate("peer sync (SyncPeer) of \(format(Double(syncAll.pulled))) changes, first sync of the large log",
-                    Double(syncAll.pulled) / syncAll.seconds, unit: "entries/s",
-                    baseline: ("raw SQLite bulk of the same rows, 1 tx", rawBulk), target: 0.5)
-        report.add(ReportRow(what: "incremental sync of 1 change on top of \(format(Double(total))) (median of \(Bench.syncRepeats))",
-                             value: msText(incN * 1000), baseline: "on top of \(Bench.small): \(msText(inc1k * 1000))",
-                             ratio: String(format: "%.2f×", incN / max(inc1k, 1e-9)),
-                             target: "≤ 2× " + (incN <= 2 * inc1k ? "✓" : "✗")))
-        report.atMost("incremental sync of 1 change, whole `entryctl sync` process (median of \(Bench.syncRepeats))",
-                      ctlSync.map { $0 * 1000 }, unit: "ms", limit: 20, baseline: "the daemon's SyncPeer: \(msText(incN * 1000))")
-        report.add(ReportRow(what: "peak daemon RSS (through the Import)", value: mib(peak),
-                             target: "< 200 MiB " + ((peak ?? .max) < 200 << 20 ? "✓" : "✗")))
-        report.atMost("idle daemon RSS after start with \(format(Double(total))) entries", idle.map { Double($0) / 1048576 },
-                      unit: "MiB", limit: 25)
-        report.add(ReportRow(what: "start-up to listening with \(format(Double(total))) entries", value: msText(a.startupSeconds * 1000)))
+        report.rate(
+            "peer sync (SyncPeer) of \(format(Double(syncAll.pulled))) changes, first sync of the large log",
+            Double(syncAll.pulled) / syncAll.seconds, unit: "entries/s",
+            baseline: ("raw SQLite bulk of the same rows, 1 tx", rawBulk), target: 0.5)
+        report.add(
+            ReportRow(
+                what:
+                    "incremental sync of 1 change on top of \(format(Double(total))) (median of \(Bench.syncRepeats))",
+                value: msText(incN * 1000), baseline: "on top of \(Bench.small): \(msText(inc1k * 1000))",
+                ratio: String(format: "%.2f×", incN / max(inc1k, 1e-9)),
+                target: "≤ 2× " + (incN <= 2 * inc1k ? "✓" : "✗")))
+        report.atMost(
+            "incremental sync of 1 change, whole `entryctl sync` process (median of \(Bench.syncRepeats))",
+            ctlSync.map { $0 * 1000 }, unit: "ms", limit: 20, baseline: "the daemon's SyncPeer: \(msText(incN * 1000))")
+        report.add(
+            ReportRow(
+                what: "peak daemon RSS (through the Import)", value: mib(peak),
+                target: "< 200 MiB " + ((peak ?? .max) < 200 << 20 ? "✓" : "✗")))
+        report.atMost(
+            "idle daemon RSS after start with \(format(Double(total))) entries", idle.map { Double($0) / 1_048_576 },
+            unit: "MiB", limit: 25)
+        report.add(
+            ReportRow(
+                what: "start-up to listening with \(format(Double(total))) entries",
+                value: msText(a.startupSeconds * 1000)))
         let errors = add1.errors + addBusy.errors + add1p.errors + add8.errors + add16.errors + (python?.errors ?? 0)
         if errors > 0 { report.note("\(errors) Add calls failed; see \(a.logPath)") }
         return report
     }
 }
 
-func mib(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MiB", Double($0) / 1048576) } ?? "n/a" }
+func mib(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "n/a" }

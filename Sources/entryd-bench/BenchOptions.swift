@@ -59,7 +59,8 @@ struct BenchOptions {
 
     /// The options as the scanner reads them. Each may be given again, the last one counting.
     static let options: [ArgumentOption] = [
-        (["--help", "-h"], nil), (["--entries"], "N"), (["--seconds"], "S"), (["--quick"], nil), (["--no-postgres"], nil),
+        (["--help", "-h"], nil), (["--entries"], "N"), (["--seconds"], "S"), (["--quick"], nil),
+        (["--no-postgres"], nil),
         (["--import-batch"], "N"), (["--entryd"], "PATH"), (["--keep"], nil), (["--web"], nil), (["--clients"], "N"),
         (["--hub"], nil), (["--edges"], "N"), (["--instances"], "LIST"), (["--pg"], "URI"),
     ].map { ArgumentOption($0.0, value: $0.1, repeatable: true) }
@@ -96,24 +97,32 @@ struct BenchOptions {
                 guard let n = Int(text), (2...2000).contains(n) else { throw BenchUsageError("--edges must be 2…2000") }
                 explicitEdges = n
             case "--instances":
-                let list = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+                let list = text.split(separator: ",", omittingEmptySubsequences: false).map {
+                    Int($0.trimmingCharacters(in: .whitespaces))
+                }
                 guard !list.isEmpty, list.allSatisfy({ $0 != nil && (1...16).contains($0!) }) else {
-                    throw BenchUsageError("--instances must be a comma-separated list of counts 1…16, e.g. 1,2,4 (not '\(text)')")
+                    throw BenchUsageError(
+                        "--instances must be a comma-separated list of counts 1…16, e.g. 1,2,4 (not '\(text)')")
                 }
                 explicitInstances = list.map { $0! }
             case "--pg":
                 guard text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") else {
-                    throw BenchUsageError("--pg must be a libpq URI starting with postgresql:// or postgres:// (not '\(text)')")
+                    throw BenchUsageError(
+                        "--pg must be a libpq URI starting with postgresql:// or postgres:// (not '\(text)')")
                 }
                 o.pg = text
             case "--clients":
-                guard let n = Int(text), (1...2000).contains(n) else { throw BenchUsageError("--clients must be 1…2000") }
+                guard let n = Int(text), (1...2000).contains(n) else {
+                    throw BenchUsageError("--clients must be 1…2000")
+                }
                 o.clients = n
             case "--no-postgres":
                 o.postgres = false
                 noPostgres = true
             case "--import-batch":
-                guard let n = Int(text), (1...10_000).contains(n) else { throw BenchUsageError("--import-batch must be 1…10000") }
+                guard let n = Int(text), (1...10_000).contains(n) else {
+                    throw BenchUsageError("--import-batch must be 1…10000")
+                }
                 o.importBatch = n
             case "--entryd": o.entrydPath = text
             case "--keep": o.keep = true

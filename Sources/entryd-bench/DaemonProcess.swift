@@ -54,7 +54,9 @@ final class DaemonProcess {
                 startupSeconds = now() - t0
                 return
             }
-            if !p.isRunning { throw BenchFailure("entryd exited with status \(p.terminationStatus) before listening; see \(logPath)") }
+            if !p.isRunning {
+                throw BenchFailure("entryd exited with status \(p.terminationStatus) before listening; see \(logPath)")
+            }
             usleep(500)
         }
         throw BenchFailure("entryd did not listen on \(socket) within 120 s")
@@ -67,7 +69,8 @@ final class DaemonProcess {
     /// (`utime` and `stime`, fields 14 and 15 of `/proc/PID/stat`), or `nil`.
     var cpuSeconds: (user: Double, system: Double)? {
         guard let pid, let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
+            let close = text.lastIndex(of: ")")
+        else { return nil }
         // After the command name: field 3 (state) is index 0, so field k is index k - 3.
         let f = text[text.index(after: close)...].split(separator: " ")
         guard f.count > 12, let user = Double(f[11]), let system = Double(f[12]) else { return nil }
@@ -82,7 +85,8 @@ final class DaemonProcess {
 
     private func status(_ key: String) -> Int? {
         guard let pid = process?.processIdentifier,
-              let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+            let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(key) {
             let kb = line.split(separator: " ").compactMap { Int($0) }.first
             return kb.map { $0 * 1024 }

@@ -46,15 +46,23 @@ struct DaemonWorkload {
             Thread {
                 defer { group.leave() }
                 let client = connections[c]
-                var sent = 0, acked = 0, errors = 0
+                var sent = 0
+                var acked = 0
+                var errors = 0
                 start.wait()
                 let end = deadline.withLock { $0 }
                 do {
-                    for _ in 0..<window { try client.send(calls[c][sent % 1024]); sent += 1 }
+                    for _ in 0..<window {
+                        try client.send(calls[c][sent % 1024])
+                        sent += 1
+                    }
                     while acked < sent {
                         if RawClient.isError(try client.receive()) { errors += 1 }
                         acked += 1
-                        if now() < end { try client.send(calls[c][sent % 1024]); sent += 1 }
+                        if now() < end {
+                            try client.send(calls[c][sent % 1024])
+                            sent += 1
+                        }
                     }
                 } catch { errors += 1 }
                 let t = now()
@@ -77,7 +85,9 @@ struct DaemonWorkload {
     /// - Returns: entries added per second.
     func importEntries(_ range: Range<Int>, batch: Int, onProgress: (Int) -> Void = { _ in }) throws -> Double {
         let client = try RawClient(path: socket)
-        var chunks = stride(from: range.lowerBound, to: range.upperBound, by: batch).map { $0..<min($0 + batch, range.upperBound) }
+        var chunks = stride(from: range.lowerBound, to: range.upperBound, by: batch).map {
+            $0..<min($0 + batch, range.upperBound)
+        }
         chunks.reverse()
         var inFlight = 0
         var done = 0
@@ -117,7 +127,9 @@ struct DaemonWorkload {
             try client.send(call)
             let reply = try client.receive()
             lat.add(now() - t)
-            if RawClient.isError(reply) { throw BenchFailure("List failed: \(String(decoding: reply.prefix(300), as: UTF8.self))") }
+            if RawClient.isError(reply) {
+                throw BenchFailure("List failed: \(String(decoding: reply.prefix(300), as: UTF8.self))")
+            }
             cursor = Scan.string(after: "\"cursor\":\"", in: reply)
             if ids.count < 5000 { ids += Scan.all(after: "{\"id\":\"", in: reply) }
         }
@@ -148,12 +160,16 @@ struct DaemonWorkload {
         var count = 0
         let t0 = now()
         while true {
-            let call = VarlinkCall(.syncChanges,
-                                   parameters: .object([("since", .int(since)), ("limit", .int(10_000))])).encoded
+            let call = VarlinkCall(
+                .syncChanges,
+                parameters: .object([("since", .int(since)), ("limit", .int(10_000))])
+            ).encoded
             try client.send(call)
             let reply = try client.receive()
             if RawClient.isError(reply) { throw BenchFailure("Changes failed") }
-            guard let last = Scan.int(after: "\"last\":", in: reply) else { throw BenchFailure("Changes reply without last") }
+            guard let last = Scan.int(after: "\"last\":", in: reply) else {
+                throw BenchFailure("Changes reply without last")
+            }
             if last == since { break }
             count += Int(last - since)
             since = last
@@ -180,7 +196,9 @@ struct DaemonWorkload {
         for _ in 0..<times {
             let client = try RawClient(path: socket)
             try client.send(Fixture.addCall(counter.next()))
-            guard !RawClient.isError(try client.receive()) else { throw BenchFailure("Add failed before an incremental sync") }
+            guard !RawClient.isError(try client.receive()) else {
+                throw BenchFailure("Add failed before an incremental sync")
+            }
             let r = try target.syncFrom(socket)
             guard r.pulled == 1 else { throw BenchFailure("incremental sync pulled \(r.pulled) changes") }
             seconds.append(r.seconds)
@@ -203,7 +221,9 @@ struct DaemonWorkload {
             let kind = Fixture.fields(n)["contact_method"] ?? ""
             guard !kinds.contains(kind) else { continue }
             try client.send(Fixture.addCall(n))
-            guard !RawClient.isError(try client.receive()) else { throw BenchFailure("an Add failed after the restart") }
+            guard !RawClient.isError(try client.receive()) else {
+                throw BenchFailure("an Add failed after the restart")
+            }
             kinds.insert(kind)
         }
         _ = try listPages(1)
@@ -256,7 +276,10 @@ enum Scan {
             if bytes[i..<(i + m.count)].elementsEqual(m) {
                 var j = i + m.count
                 var v: Int64 = 0
-                while j < bytes.endIndex, bytes[j] >= 48, bytes[j] <= 57 { v = v * 10 + Int64(bytes[j] - 48); j += 1 }
+                while j < bytes.endIndex, bytes[j] >= 48, bytes[j] <= 57 {
+                    v = v * 10 + Int64(bytes[j] - 48)
+                    j += 1
+                }
                 return v
             }
             i -= 1

@@ -44,14 +44,19 @@ enum Fixture {
 
     /// The wire bytes (NUL included) of an `io.entryd.Entries.Add` call for entry `n`.
     static func addCall(_ n: Int) -> [UInt8] {
-        VarlinkCall(.entriesAdd,
-                    parameters: .object([("fields", .stringMap(fields(n)))])).encoded
+        VarlinkCall(
+            .entriesAdd,
+            parameters: .object([("fields", .stringMap(fields(n)))])
+        ).encoded
     }
 
     /// The wire bytes of an `Import` call of entries `range` (no ids: entryd makes UUIDv7s).
     static func importCall(_ range: Range<Int>) -> [UInt8] {
-        VarlinkCall(.entriesImport, parameters: .object([
-            ("entries", .array(range.map { .object([("fields", .stringMap(fields($0)))]) })),
-        ])).encoded
+        VarlinkCall(
+            .entriesImport,
+            parameters: .object([
+                ("entries", .array(range.map { .object([("fields", .stringMap(fields($0)))]) }))
+            ])
+        ).encoded
     }
 }

@@ -86,19 +86,24 @@ struct HubBench {
     func run() -> (text: String, ok: Bool) {
         let edges = options.edges
         let seconds = options.hubSeconds
-        var configurations = [Configuration(label: "SQLite (one entryd)", instances: 1, postgres: false, kill: false, tag: "sqlite")]
+        var configurations = [
+            Configuration(label: "SQLite (one entryd)", instances: 1, postgres: false, kill: false, tag: "sqlite")
+        ]
         if options.postgres {
             configurations += options.instances.map {
                 Configuration(label: "PostgreSQL", instances: $0, postgres: true, kill: false, tag: "pg\($0)")
             }
             if let most = options.instances.max(), most >= 2 {
-                configurations.append(Configuration(label: "PostgreSQL, one instance killed (kill -9) at \(format(seconds / 2)) s",
-                                                    instances: most, postgres: true, kill: true, tag: "kill\(most)"))
+                configurations.append(
+                    Configuration(
+                        label: "PostgreSQL, one instance killed (kill -9) at \(format(seconds / 2)) s",
+                        instances: most, postgres: true, kill: true, tag: "kill\(most)"))
             }
         }
         var notes: [String] = []
-        notes.append("entryd-bench \(EntrydVersion.string), \(Date()) UTC; \(ProcessInfo.processInfo.activeProcessorCount) CPUs; " +
-                     "\(edges) edges on \(min(edges, HubBench.workers)) threads, \(format(seconds)) s per configuration")
+        notes.append(
+            "entryd-bench \(EntrydVersion.string), \(Date()) UTC; \(ProcessInfo.processInfo.activeProcessorCount) CPUs; "
+                + "\(edges) edges on \(min(edges, HubBench.workers)) threads, \(format(seconds)) s per configuration")
         var postgres: HubPostgres?
         var postgresFailure: String?
         if configurations.contains(where: \.postgres) {
@@ -134,7 +139,9 @@ struct HubBench {
     }
 
     /// Starts the configuration's instances, runs the edges, drains, checks, and stops the instances.
-    private func runConfiguration(_ c: Configuration, postgres: HubPostgres?, edges edgeCount: Int, seconds: Double) throws -> Outcome {
+    private func runConfiguration(_ c: Configuration, postgres: HubPostgres?, edges edgeCount: Int, seconds: Double)
+        throws -> Outcome
+    {
         var extra: [String] = []
         if let postgres {
             // A random suffix: benches sharing one server ($ENTRYD_TEST_PG) never meet.
@@ -144,8 +151,9 @@ struct HubBench {
         progress("hub: \(c.label), \(c.instances) instance\(c.instances == 1 ? "" : "s"): starting entryd")
         // On PostgreSQL each instance is named (`--instance`, shown by Status and in its log).
         let daemons = (0..<c.instances).map {
-            DaemonProcess(executable: entryd, directory: directory, name: "hub-\(c.tag)-\($0 + 1)",
-                          extraArguments: extra + (c.postgres ? ["--instance", "hub-\(c.tag)-\($0 + 1)"] : []))
+            DaemonProcess(
+                executable: entryd, directory: directory, name: "hub-\(c.tag)-\($0 + 1)",
+                extraArguments: extra + (c.postgres ? ["--instance", "hub-\(c.tag)-\($0 + 1)"] : []))
         }
         defer { daemons.forEach { $0.stop() } }
         do {
@@ -157,15 +165,18 @@ struct HubBench {
             for (i, d) in daemons.enumerated() {
                 guard let p = d.process, !p.isRunning, p.terminationReason == .exit else { continue }
                 let log = (try? String(contentsOfFile: d.logPath, encoding: .utf8)) ?? ""
-                why += "; instance \(i + 1) exited with status \(p.terminationStatus), its log ends: " +
-                       log.suffix(400).trimmingCharacters(in: .whitespacesAndNewlines)
+                why +=
+                    "; instance \(i + 1) exited with status \(p.terminationStatus), its log ends: "
+                    + log.suffix(400).trimmingCharacters(in: .whitespacesAndNewlines)
             }
             throw BenchFailure(why)
         }
     }
 
     /// Runs the edges against the started `daemons`, drains, and checks.
-    private func measure(_ c: Configuration, daemons: [DaemonProcess], edges edgeCount: Int, seconds: Double) throws -> Outcome {
+    private func measure(_ c: Configuration, daemons: [DaemonProcess], edges edgeCount: Int, seconds: Double) throws
+        -> Outcome
+    {
         let libraries = try RawClient(path: daemons[0].socket).call(.syncStatus)["libraries"]
         let ctx = HubContext(sockets: daemons.map(\.socket), edgeCount: edgeCount, libraries: libraries)
         let edges = (0..<edgeCount).map { HubEdge(index: $0, home: $0 % c.instances, edgeCount: edgeCount) }
@@ -173,7 +184,9 @@ struct HubBench {
         var outcome = Outcome(configuration: c)
 
         // The timed phase: every worker drives its edges in turn (push, pull) until the deadline.
-        progress("hub: \(c.label), \(c.instances) instance\(c.instances == 1 ? "" : "s"): \(edgeCount) edges for \(format(seconds)) s")
+        progress(
+            "hub: \(c.label), \(c.instances) instance\(c.instances == 1 ? "" : "s"): \(edgeCount) edges for \(format(seconds)) s"
+        )
         let t0 = now()
         let deadline = t0 + seconds
         let ends = try drive(edges) { edge in
@@ -196,7 +209,8 @@ struct HubBench {
                     killDue = .infinity
                 }
                 if t >= nextReport {
-                    progress("hub: \(format(t - t0)) s, \(ctx.acknowledged.load(ordering: .relaxed)) changes acknowledged")
+                    progress(
+                        "hub: \(format(t - t0)) s, \(ctx.acknowledged.load(ordering: .relaxed)) changes acknowledged")
                     nextReport += 1
                 }
             }
@@ -210,11 +224,14 @@ struct HubBench {
         _ = try drive(edges) { edge in
             while try edge.pull(ctx) {}
             return false
-        } during: {}
+        } during: {
+        }
         edges.forEach { $0.disconnect() }
 
         // The hub's change log, read whole from a running instance.
-        guard let alive = daemons.first(where: { $0.process?.isRunning == true }) else { throw BenchFailure("no instance left running") }
+        guard let alive = daemons.first(where: { $0.process?.isRunning == true }) else {
+            throw BenchFailure("no instance left running")
+        }
         progress("hub: reading the whole change log from \(alive.socket)")
         let log = try readLog(socket: alive.socket, edges: edges)
         outcome.logRows = log.rows
@@ -226,7 +243,9 @@ struct HubBench {
         for origin in edges {
             let made = origin.made
             let words = (made + 63) / 64
-            func mask(_ w: Int) -> UInt64 { (w == words - 1 && made % 64 != 0) ? (UInt64(1) << UInt64(made % 64)) - 1 : ~0 }
+            func mask(_ w: Int) -> UInt64 {
+                (w == words - 1 && made % 64 != 0) ? (UInt64(1) << UInt64(made % 64)) - 1 : ~0
+            }
             var missingAnywhere = [UInt64](repeating: 0, count: words)
             let held = log.held[origin.index]
             for w in 0..<words {
@@ -242,7 +261,9 @@ struct HubBench {
                     missingAnywhere[w] |= missing
                 }
                 // Bits past `made`: changes the origin never made.
-                for w in 0..<bits.count { outcome.phantomDeliveries += (bits[w] & ~(w < words ? mask(w) : 0)).nonzeroBitCount }
+                for w in 0..<bits.count {
+                    outcome.phantomDeliveries += (bits[w] & ~(w < words ? mask(w) : 0)).nonzeroBitCount
+                }
             }
             outcome.lost += missingAnywhere.reduce(0) { $0 + $1.nonzeroBitCount }
         }
@@ -263,8 +284,9 @@ struct HubBench {
         let samplesMade = edges.reduce(0) { $0 + ($1.made + ctx.sampleEvery - 1) / ctx.sampleEvery }
         outcome.incompleteSamples = edgeCount > 1 ? samplesMade - outcome.convergence.samples.count : 0
         outcome.duplicated = outcome.duplicateRows + outcome.duplicateDeliveries + outcome.ownReturned
-        progress("hub: \(c.label) ×\(c.instances): \(format(outcome.rate)) changes/s, \(outcome.made) made, " +
-                 "log \(outcome.logRows) rows, lost \(outcome.lost), duplicated \(outcome.duplicated)")
+        progress(
+            "hub: \(c.label) ×\(c.instances): \(format(outcome.rate)) changes/s, \(outcome.made) made, "
+                + "log \(outcome.logRows) rows, lost \(outcome.lost), duplicated \(outcome.duplicated)")
         return outcome
     }
 
@@ -272,8 +294,10 @@ struct HubBench {
     /// returns false for every edge of a thread, while `during` runs on the
     /// calling thread; the first error stops every thread and is thrown.
     /// - Returns: each thread's end time.
-    private func drive(_ edges: [HubEdge], _ step: @escaping @Sendable (HubEdge) throws -> Bool,
-                       during: () -> Void) throws -> [Double] {
+    private func drive(
+        _ edges: [HubEdge], _ step: @escaping @Sendable (HubEdge) throws -> Bool,
+        during: () -> Void
+    ) throws -> [Double] {
         let threads = min(edges.count, HubBench.workers)
         let failure = Monitor<(any Error)?>(nil)
         let ends = Monitor([Double]())
@@ -305,25 +329,41 @@ struct HubBench {
     /// node excluded) and checks it against the edges' changes.
     /// - Returns: the rows, the rows no edge of this run made, the rows held
     ///   twice, and per origin edge the bitset of its changes held.
-    private func readLog(socket: String, edges: [HubEdge]) throws -> (rows: Int, foreign: Int, duplicates: Int, held: [[UInt64]]) {
+    private func readLog(socket: String, edges: [HubEdge]) throws -> (
+        rows: Int, foreign: Int, duplicates: Int, held: [[UInt64]]
+    ) {
         let client = try RawClient(path: socket)
         var since: Int64 = 0
-        var rows = 0, foreign = 0, duplicates = 0
+        var rows = 0
+        var foreign = 0
+        var duplicates = 0
         var held = Array(repeating: [UInt64](), count: edges.count)
         while true {
-            let call = VarlinkCall(.syncChanges,
-                                   parameters: .object([("since", .int(since)), ("limit", .int(10_000))])).encoded
+            let call = VarlinkCall(
+                .syncChanges,
+                parameters: .object([("since", .int(since)), ("limit", .int(10_000))])
+            ).encoded
             try client.send(call)
             let reply = try client.receive()
             if RawClient.isError(reply) {
-                throw BenchFailure("Changes(since: \(since)) failed on \(socket): \(String(decoding: reply.prefix(300), as: UTF8.self))")
+                throw BenchFailure(
+                    "Changes(since: \(since)) failed on \(socket): \(String(decoding: reply.prefix(300), as: UTF8.self))"
+                )
             }
-            guard let last = Scan.int(after: "\"last\":", in: reply) else { throw BenchFailure("Changes reply without last on \(socket)") }
+            guard let last = Scan.int(after: "\"last\":", in: reply) else {
+                throw BenchFailure("Changes reply without last on \(socket)")
+            }
             HubEdge.scanActors(reply) { origin, number in
                 rows += 1
-                guard origin >= 0, origin < edges.count, number >= 0 else { foreign += 1; return }
-                let word = number >> 6, bit = UInt64(1) << UInt64(number & 63)
-                if held[origin].count <= word { held[origin] += Array(repeating: 0, count: word - held[origin].count + 1) }
+                guard origin >= 0, origin < edges.count, number >= 0 else {
+                    foreign += 1
+                    return
+                }
+                let word = number >> 6
+                let bit = UInt64(1) << UInt64(number & 63)
+                if held[origin].count <= word {
+                    held[origin] += Array(repeating: 0, count: word - held[origin].count + 1)
+                }
                 if held[origin][word] & bit != 0 { duplicates += 1 } else { held[origin][word] |= bit }
             }
             if last == since { break }
@@ -340,7 +380,8 @@ struct HubBench {
     }
 
     /// The table and notes.
-    private func render(_ outcomes: [Outcome], notes: [String], edges: Int, seconds: Double) -> (text: String, ok: Bool) {
+    private func render(_ outcomes: [Outcome], notes: [String], edges: Int, seconds: Double) -> (text: String, ok: Bool)
+    {
         var ok = true
         let sqliteRate = outcomes.first(where: { !$0.configuration.postgres && $0.failure == nil })?.rate
         var out = "## Hub: \(edges) edges, \(format(seconds)) s per configuration\n\n"
@@ -357,25 +398,33 @@ struct HubBench {
                 continue
             }
             let ratio = sqliteRate.map { String(format: "%.2f×", o.rate / max($0, 1e-9)) } ?? "n/a"
-            out += "| \(c.label) | \(c.instances) | \(format(o.rate)) | \(o.convergence.ms(0.5).map(format) ?? "n/a") | " +
-                   "\(o.convergence.ms(0.99).map(format) ?? "n/a") | \(ratio) |\n"
-            var d = "\(c.label) ×\(c.instances): \(o.made) changes made in \(format(o.seconds)) s; the log holds \(o.logRows) rows"
+            out +=
+                "| \(c.label) | \(c.instances) | \(format(o.rate)) | \(o.convergence.ms(0.5).map(format) ?? "n/a") | "
+                + "\(o.convergence.ms(0.99).map(format) ?? "n/a") | \(ratio) |\n"
+            var d =
+                "\(c.label) ×\(c.instances): \(o.made) changes made in \(format(o.seconds)) s; the log holds \(o.logRows) rows"
             if o.foreignRows > 0 { d += " (\(o.foreignRows) not made by an edge of this run)" }
             if o.phantomDeliveries + o.unexpectedSamples > 0 {
-                d += "; \(o.phantomDeliveries) deliveries of changes no edge made, \(o.unexpectedSamples) of unregistered samples"
+                d +=
+                    "; \(o.phantomDeliveries) deliveries of changes no edge made, \(o.unexpectedSamples) of unregistered samples"
             }
             d += "; \(o.convergence.samples.count) convergence samples"
             if o.incompleteSamples > 0 { d += " (\(o.incompleteSamples) never reached every edge)" }
-            d += "; missing: \(o.missingInLog) from the log, \(o.missingDeliveries) deliveries; duplicates: \(o.duplicateRows) log rows, " +
-                 "\(o.duplicateDeliveries) deliveries, \(o.ownReturned) own changes returned; \(o.retries) error replies retried, " +
-                 "\(o.skippedRetries) pushes found stored on retry, \(o.resyncs) resyncs" +
-                 (o.resyncExample.map { " (e.g. \($0))" } ?? "")
+            d +=
+                "; missing: \(o.missingInLog) from the log, \(o.missingDeliveries) deliveries; duplicates: \(o.duplicateRows) log rows, "
+                + "\(o.duplicateDeliveries) deliveries, \(o.ownReturned) own changes returned; \(o.retries) error replies retried, "
+                + "\(o.skippedRetries) pushes found stored on retry, \(o.resyncs) resyncs"
+                + (o.resyncExample.map { " (e.g. \($0))" } ?? "")
             details.append(d)
-            if o.lost > 0 || o.duplicated > 0 || o.foreignRows > 0 || o.incompleteSamples > 0 || o.phantomDeliveries > 0 { ok = false }
+            if o.lost > 0 || o.duplicated > 0 || o.foreignRows > 0 || o.incompleteSamples > 0 || o.phantomDeliveries > 0
+            {
+                ok = false
+            }
             if c.kill {
                 if let k = o.killed {
-                    killLine = "kill: instance \(k.instance) killed at \(format(k.at)) s; \(o.moved) edges moved; " +
-                               "lost \(o.lost), duplicated \(o.duplicated), resyncs \(o.resyncs)"
+                    killLine =
+                        "kill: instance \(k.instance) killed at \(format(k.at)) s; \(o.moved) edges moved; "
+                        + "lost \(o.lost), duplicated \(o.duplicated), resyncs \(o.resyncs)"
                 } else {
                     killLine = "kill: no instance was killed (the run ended first)"
                     ok = false

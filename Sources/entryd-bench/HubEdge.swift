@@ -70,7 +70,10 @@ final class SampleTable: Sendable {
     /// Another edge pulled sample `k` at `t` (once per edge: the caller drops repeats).
     func pulled(_ k: Int, at t: Double) {
         samples.withLock { s in
-            guard k < s.remaining.count else { s.unexpected += 1; return }
+            guard k < s.remaining.count else {
+                s.unexpected += 1
+                return
+            }
             s.remaining[k] -= 1
             s.lastSeen[k] = max(s.lastSeen[k], t)
         }
@@ -175,14 +178,16 @@ final class HubEdge: @unchecked Sendable {
         if number % 4 == 3 && !own.isEmpty {
             let slot = (number / 4) % own.count
             let fields = ["name": "用户\(index * 1_000_000 + number) 改"]
-            change = HubEdge.change(node: node, hlc: hlc, entry: own[slot].entry, op: "update", fields: fields,
-                                    base: ["name": own[slot].name.description], actor: actor)
+            change = HubEdge.change(
+                node: node, hlc: hlc, entry: own[slot].entry, op: "update", fields: fields,
+                base: ["name": own[slot].name.description], actor: actor)
             own[slot].name = hlc
         } else {
             let entry = UUIDv7.generate(milliseconds: hlc.milliseconds)
             let fields = Fixture.fields(index * 1_000_000 + number)
-            change = HubEdge.change(node: node, hlc: hlc, entry: entry, op: "create", fields: fields,
-                                    base: fields.mapValues { _ in "" }, actor: actor)
+            change = HubEdge.change(
+                node: node, hlc: hlc, entry: entry, op: "create", fields: fields,
+                base: fields.mapValues { _ in "" }, actor: actor)
             if own.count < 8 { own.append((entry, hlc)) } else { own[number % 8] = (entry, hlc) }
         }
         var parameters: [(String, JSON)] = [("changes", .array([change]))]
@@ -198,11 +203,14 @@ final class HubEdge: @unchecked Sendable {
                 let applied = Scan.int(after: "\"applied\":", in: reply) ?? -1
                 let skipped = Scan.int(after: "\"skipped\":", in: reply) ?? -1
                 guard applied + skipped == 1, applied >= 0, skipped >= 0 else {
-                    throw BenchFailure("edge \(index): Apply of one change answered \(String(decoding: reply.prefix(300), as: UTF8.self))")
+                    throw BenchFailure(
+                        "edge \(index): Apply of one change answered \(String(decoding: reply.prefix(300), as: UTF8.self))"
+                    )
                 }
                 // A first attempt that skips means the change was stored before it was sent: never expected.
                 if skipped == 1 && sends - sendsBefore == 1 {
-                    throw BenchFailure("edge \(index): Apply skipped a change never sent before (node \(node), hlc \(hlc))")
+                    throw BenchFailure(
+                        "edge \(index): Apply skipped a change never sent before (node \(node), hlc \(hlc))")
                 }
                 if skipped == 1 { skippedRetries += 1 }
                 break
@@ -220,8 +228,9 @@ final class HubEdge: @unchecked Sendable {
         refusals += 1
         retries += 1
         if refusals >= 50 {
-            throw BenchFailure("edge \(index): \(what) refused 50 times on \(ctx.sockets[instance]); last reply: " +
-                               String(decoding: reply.prefix(300), as: UTF8.self))
+            throw BenchFailure(
+                "edge \(index): \(what) refused 50 times on \(ctx.sockets[instance]); last reply: "
+                    + String(decoding: reply.prefix(300), as: UTF8.self))
         }
         usleep(20_000)
     }
@@ -231,9 +240,12 @@ final class HubEdge: @unchecked Sendable {
     /// - Throws: ``BenchFailure`` when no instance answers, Changes keeps refusing, or the reply has no `last`.
     @discardableResult
     func pull(_ ctx: HubContext) throws -> Bool {
-        let call = VarlinkCall(.syncChanges, parameters: .object([
-            ("since", .int(cursor)), ("limit", .int(Int64(ctx.pageLimit))), ("excludeNode", .string(node)),
-        ])).encoded
+        let call = VarlinkCall(
+            .syncChanges,
+            parameters: .object([
+                ("since", .int(cursor)), ("limit", .int(Int64(ctx.pageLimit))), ("excludeNode", .string(node)),
+            ])
+        ).encoded
         var refusals = 0
         var reply = try exchange(call, ctx)
         while RawClient.isError(reply) {
@@ -242,13 +254,15 @@ final class HubEdge: @unchecked Sendable {
         }
         let t = now()
         guard let last = Scan.int(after: "\"last\":", in: reply) else {
-            throw BenchFailure("edge \(index): Changes reply without last: \(String(decoding: reply.prefix(300), as: UTF8.self))")
+            throw BenchFailure(
+                "edge \(index): Changes reply without last: \(String(decoding: reply.prefix(300), as: UTF8.self))")
         }
         if let seen = Scan.string(after: "\"incarnation\":\"", in: reply) {
             if let incarnation, incarnation != seen {
                 // The seqs belong to another log now: read again from the start.
                 resyncs += 1
-                resyncSeen = "edge \(index) at cursor \(cursor) on instance \(instance + 1): incarnation \(incarnation) → \(seen)"
+                resyncSeen =
+                    "edge \(index) at cursor \(cursor) on instance \(instance + 1): incarnation \(incarnation) → \(seen)"
                 self.incarnation = seen
                 cursor = 0
                 resyncing = true
@@ -259,9 +273,16 @@ final class HubEdge: @unchecked Sendable {
         var count = 0
         HubEdge.scanActors(reply) { origin, number in
             count += 1
-            guard origin < view.count, number >= 0 else { foreign += 1; return }
-            guard origin != index else { ownReturned += 1; return }
-            let word = number >> 6, bit = UInt64(1) << UInt64(number & 63)
+            guard origin < view.count, number >= 0 else {
+                foreign += 1
+                return
+            }
+            guard origin != index else {
+                ownReturned += 1
+                return
+            }
+            let word = number >> 6
+            let bit = UInt64(1) << UInt64(number & 63)
             if view[origin].count <= word { view[origin] += Array(repeating: 0, count: word - view[origin].count + 1) }
             if view[origin][word] & bit != 0 {
                 if !resyncing { duplicates += 1 }
@@ -291,7 +312,8 @@ final class HubEdge: @unchecked Sendable {
                 client = nil
                 failures += 1
                 if failures > 3 * ctx.sockets.count {
-                    throw BenchFailure("edge \(index): no instance answers (last tried \(ctx.sockets[instance]): \(error))")
+                    throw BenchFailure(
+                        "edge \(index): no instance answers (last tried \(ctx.sockets[instance]): \(error))")
                 }
                 if ctx.sockets.count > 1 {
                     instance = (instance + 1) % ctx.sockets.count
@@ -303,8 +325,10 @@ final class HubEdge: @unchecked Sendable {
     }
 
     /// The wire `Change` (io.entryd.Sync) of an edge's change; `seq` is left out (the hub assigns its own).
-    static func change(node: String, hlc: HLC, entry: String, op: String, fields: [String: String],
-                       base: [String: String], actor: String) -> JSON {
+    static func change(
+        node: String, hlc: HLC, entry: String, op: String, fields: [String: String],
+        base: [String: String], actor: String
+    ) -> JSON {
         .object([
             ("node", .string(node)), ("hlc", .string(hlc.description)), ("entry", .string(entry)),
             ("form", .string("registration")), ("op", .string(op)), ("fields", .stringMap(fields)),
@@ -321,19 +345,38 @@ final class HubEdge: @unchecked Sendable {
         var i = reply.startIndex
         let end = reply.endIndex
         while i + marker.count <= end {
-            guard reply[i] == marker[0], reply[i..<(i + marker.count)].elementsEqual(marker) else { i += 1; continue }
+            guard reply[i] == marker[0], reply[i..<(i + marker.count)].elementsEqual(marker) else {
+                i += 1
+                continue
+            }
             var j = i + marker.count
             i = j
-            guard j + prefix.count <= end, reply[j..<(j + prefix.count)].elementsEqual(prefix) else { body(-1, -1); continue }
+            guard j + prefix.count <= end, reply[j..<(j + prefix.count)].elementsEqual(prefix) else {
+                body(-1, -1)
+                continue
+            }
             j += prefix.count
             func number() -> Int? {
-                var v = 0, digits = 0
-                while j < end, reply[j] >= 48, reply[j] <= 57 { v = v * 10 + Int(reply[j] - 48); j += 1; digits += 1 }
+                var v = 0
+                var digits = 0
+                while j < end, reply[j] >= 48, reply[j] <= 57 {
+                    v = v * 10 + Int(reply[j] - 48)
+                    j += 1
+                    digits += 1
+                }
                 return digits > 0 ? v : nil
             }
-            guard let origin = number(), j < end, reply[j] == UInt8(ascii: "-") else { body(-1, -1); i = j; continue }
+            guard let origin = number(), j < end, reply[j] == UInt8(ascii: "-") else {
+                body(-1, -1)
+                i = j
+                continue
+            }
             j += 1
-            guard let n = number(), j < end, reply[j] == UInt8(ascii: "\"") else { body(-1, -1); i = j; continue }
+            guard let n = number(), j < end, reply[j] == UInt8(ascii: "\"") else {
+                body(-1, -1)
+                i = j
+                continue
+            }
             body(origin, n)
             i = j
         }
@@ -345,7 +388,10 @@ final class HubEdge: @unchecked Sendable {
         var best: UInt64?
         var i = reply.startIndex
         while i + marker.count + 16 <= reply.endIndex {
-            guard reply[i] == marker[0], reply[i..<(i + marker.count)].elementsEqual(marker) else { i += 1; continue }
+            guard reply[i] == marker[0], reply[i..<(i + marker.count)].elementsEqual(marker) else {
+                i += 1
+                continue
+            }
             var v: UInt64 = 0
             var ok = true
             for b in reply[(i + marker.count)..<(i + marker.count + 16)] {

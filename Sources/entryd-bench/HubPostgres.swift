@@ -41,7 +41,8 @@ final class HubPostgres {
             let script = try HubPostgres.findScript(from: searchFrom)
             let dir = directory + "/pg"
             let (status, out, err) = HubPostgres.shell([script, "start", dir], scratch: directory)
-            guard status == 0, let line = out.split(separator: "\n").last(where: { $0.hasPrefix("postgresql://") }) else {
+            guard status == 0, let line = out.split(separator: "\n").last(where: { $0.hasPrefix("postgresql://") })
+            else {
                 _ = HubPostgres.shell([script, "stop", dir], scratch: directory)
                 throw BenchFailure("\(script) start \(dir) failed (status \(status)): \(err.suffix(600))")
             }
@@ -75,8 +76,11 @@ final class HubPostgres {
 
     /// Runs one SQL command with psql on the server's own database.
     private func runSQL(_ sql: String) throws {
-        let (status, out, err) = HubPostgres.shell([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", uri, "-c", sql], scratch: scratch)
-        guard status == 0 else { throw BenchFailure("psql '\(sql)' on \(uri) failed (status \(status)): \(err.isEmpty ? out : err)") }
+        let (status, out, err) = HubPostgres.shell(
+            [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", uri, "-c", sql], scratch: scratch)
+        guard status == 0 else {
+            throw BenchFailure("psql '\(sql)' on \(uri) failed (status \(status)): \(err.isEmpty ? out : err)")
+        }
     }
 
     /// `base` with its database name replaced by `database` (the path of the URI;
@@ -103,11 +107,16 @@ final class HubPostgres {
 
     /// `tool` on the PATH, else in the newest /usr/lib/postgresql/*/bin.
     private static func findTool(_ tool: String) throws -> String {
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(
+            String.init)
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
             .sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }.map { "/usr/lib/postgresql/\($0)/bin" }
-        for dir in path + versions where FileManager.default.isExecutableFile(atPath: dir + "/" + tool) { return dir + "/" + tool }
-        throw BenchFailure("no \(tool) on the PATH or under /usr/lib/postgresql/*/bin (scripts/setup --with-postgres installs PostgreSQL)")
+        for dir in path + versions where FileManager.default.isExecutableFile(atPath: dir + "/" + tool) {
+            return dir + "/" + tool
+        }
+        throw BenchFailure(
+            "no \(tool) on the PATH or under /usr/lib/postgresql/*/bin (scripts/setup --with-postgres installs PostgreSQL)"
+        )
     }
 
     /// scripts/pg-cluster in one of `directories` or a parent of one (the
@@ -122,8 +131,9 @@ final class HubPostgres {
                 url.deleteLastPathComponent()
             }
         }
-        throw BenchFailure("no scripts/pg-cluster found above \(directories.joined(separator: " or ")); " +
-                           "run from the repository, or pass --pg URI")
+        throw BenchFailure(
+            "no scripts/pg-cluster found above \(directories.joined(separator: " or ")); "
+                + "run from the repository, or pass --pg URI")
     }
 
     /// Runs `argv` through system(3) with stdout and stderr in files, not

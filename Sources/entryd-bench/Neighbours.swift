@@ -24,7 +24,9 @@ final class Neighbours {
             children.append(child)
             // The bench's own nice would otherwise be inherited; lowering it needs privilege, so a failure is reported.
             if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(child.pid), 0) != 0 {
-                progress("neighbour \(child.pid): cannot set nice 0 (\(String(cString: strerror(errno)))); it runs at the bench's nice")
+                progress(
+                    "neighbour \(child.pid): cannot set nice 0 (\(String(cString: strerror(errno)))); it runs at the bench's nice"
+                )
             }
         }
     }

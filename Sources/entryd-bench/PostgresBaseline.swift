@@ -21,9 +21,13 @@ final class PostgresBaseline {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
             .sorted().reversed().map { "/usr/lib/postgresql/\($0)/bin" }
-        guard let found = candidates.first(where: { dir in
-            ["initdb", "pg_ctl", "pgbench", "psql"].allSatisfy { FileManager.default.isExecutableFile(atPath: "\(dir)/\($0)") }
-        }) else {
+        guard
+            let found = candidates.first(where: { dir in
+                ["initdb", "pg_ctl", "pgbench", "psql"].allSatisfy {
+                    FileManager.default.isExecutableFile(atPath: "\(dir)/\($0)")
+                }
+            })
+        else {
             throw BenchFailure("PostgreSQL is not installed (scripts/setup --with-postgres installs it)")
         }
         bin = found
@@ -65,11 +69,16 @@ final class PostgresBaseline {
             try run(["/bin/chmod", "0755", (directory as NSString).deletingLastPathComponent])
         }
         let data = directory + "/data"
-        var (status, out) = try run([bin + "/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale"], asPostgres: true)
+        var (status, out) = try run(
+            [bin + "/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale"],
+            asPostgres: true)
         guard status == 0 else { throw BenchFailure("initdb failed: \(out.suffix(400))") }
-        (status, out) = try run([bin + "/pg_ctl", "-D", data, "-l", directory + "/server.log", "-w", "-o",
-                                 "-k \(directory) -c listen_addresses= -p \(port) -c fsync=on -c synchronous_commit=on -c max_connections=30 -c shared_buffers=256MB",
-                                 "start"], asPostgres: true)
+        (status, out) = try run(
+            [
+                bin + "/pg_ctl", "-D", data, "-l", directory + "/server.log", "-w", "-o",
+                "-k \(directory) -c listen_addresses= -p \(port) -c fsync=on -c synchronous_commit=on -c max_connections=30 -c shared_buffers=256MB",
+                "start",
+            ], asPostgres: true)
         guard status == 0 else { throw BenchFailure("pg_ctl start failed: \(out.suffix(400))") }
         started = true
         let schema = """
@@ -91,8 +100,10 @@ final class PostgresBaseline {
             CREATE INDEX changes_by_entry ON changes (entry, seq);
             CREATE SEQUENCE hlc_counter;
             """
-        (status, out) = try run([bin + "/psql", "-q", "-v", "ON_ERROR_STOP=1", "-h", directory, "-p", "\(port)", "-U", "postgres",
-                                 "-d", "postgres", "-c", schema])
+        (status, out) = try run([
+            bin + "/psql", "-q", "-v", "ON_ERROR_STOP=1", "-h", directory, "-p", "\(port)", "-U", "postgres",
+            "-d", "postgres", "-c", schema,
+        ])
         guard status == 0 else { throw BenchFailure("schema failed: \(out.suffix(400))") }
     }
 
@@ -125,11 +136,14 @@ final class PostgresBaseline {
     func pgbench(clients: Int, seconds: Int) throws -> Double {
         let scriptPath = directory + "/add.sql"
         try PostgresBaseline.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
-        let (status, out) = try run([bin + "/pgbench", "-n", "-h", directory, "-p", "\(port)", "-U", "postgres",
-                                     "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(max(1, seconds))",
-                                     "-f", scriptPath, "postgres"])
+        let (status, out) = try run([
+            bin + "/pgbench", "-n", "-h", directory, "-p", "\(port)", "-U", "postgres",
+            "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(max(1, seconds))",
+            "-f", scriptPath, "postgres",
+        ])
         guard status == 0, let line = out.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
-              let tps = Double(line.dropFirst(6).prefix(while: { $0 != " " })) else {
+            let tps = Double(line.dropFirst(6).prefix(while: { $0 != " " }))
+        else {
             throw BenchFailure("pgbench failed: \(out.suffix(600))")
         }
         return tps

@@ -13,67 +13,67 @@ enum PythonClients {
     /// on stdin (the common start); then it prints one JSON line:
     /// `{"adds": N, "errors": N, "end": UNIX_SECONDS}` (end: its last reply).
     static let script = #"""
-    import json, socket, sys, time
+        import json, socket, sys, time
 
-    REGIONS = [("440000", "440100"), ("440000", "440300"), ("330000", "330100"),
-               ("320000", "320100"), ("510000", "510100"), ("420000", "420100")]
-    OTHER = ["US", "DE", "JP"]
+        REGIONS = [("440000", "440100"), ("440000", "440300"), ("330000", "330100"),
+                   ("320000", "320100"), ("510000", "510100"), ("420000", "420100")]
+        OTHER = ["US", "DE", "JP"]
 
-    def fields(n):
-        """The fields of entry number n, as the bench's Fixture.fields(n)."""
-        f = {"name": "用户%d" % n,
-             "birthday": "19%d-%02d-%02d" % (50 + n % 50, 1 + n % 12, 1 + n % 28),
-             "contact_method": "phone"}
-        slot = n % 9
-        if slot < len(REGIONS):
-            f["country"] = "CN"
-            f["province"], f["city"] = REGIONS[slot]
-            f["phone"] = "+86138%08d" % (n % 100000000)
-        else:
-            f["country"] = OTHER[slot - len(REGIONS)]
-            f["contact_method"] = "email"
-            f["email"] = "user%d@example.com" % n
-        return f
+        def fields(n):
+            """The fields of entry number n, as the bench's Fixture.fields(n)."""
+            f = {"name": "用户%d" % n,
+                 "birthday": "19%d-%02d-%02d" % (50 + n % 50, 1 + n % 12, 1 + n % 28),
+                 "contact_method": "phone"}
+            slot = n % 9
+            if slot < len(REGIONS):
+                f["country"] = "CN"
+                f["province"], f["city"] = REGIONS[slot]
+                f["phone"] = "+86138%08d" % (n % 100000000)
+            else:
+                f["country"] = OTHER[slot - len(REGIONS)]
+                f["contact_method"] = "email"
+                f["email"] = "user%d@example.com" % n
+            return f
 
-    def main():
-        path, first, count, seconds, window = sys.argv[1:6]
-        first, count, seconds, window = int(first), int(count), float(seconds), int(window)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(path)
-        print("ready", flush=True)
-        sys.stdin.readline()
-        sent = adds = errors = 0
+        def main():
+            path, first, count, seconds, window = sys.argv[1:6]
+            first, count, seconds, window = int(first), int(count), float(seconds), int(window)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            print("ready", flush=True)
+            sys.stdin.readline()
+            sent = adds = errors = 0
 
-        def call():
-            nonlocal sent
-            n = first + sent % count
-            sent += 1
-            body = {"method": "\#(Method.entriesAdd.rawValue)", "parameters": {"fields": fields(n)}}
-            return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\0"
+            def call():
+                nonlocal sent
+                n = first + sent % count
+                sent += 1
+                body = {"method": "\#(Method.entriesAdd.rawValue)", "parameters": {"fields": fields(n)}}
+                return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\0"
 
-        end = time.time() + seconds
-        s.sendall(b"".join(call() for _ in range(window)))
-        buffer = b""
-        while adds + errors < sent:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise SystemExit("entryd closed the connection")
-            buffer += chunk
-            *replies, buffer = buffer.split(b"\0")
-            more = []
-            for r in replies:
-                if "error" in json.loads(r):
-                    errors += 1
-                else:
-                    adds += 1
-                if time.time() < end:
-                    more.append(call())
-            if more:
-                s.sendall(b"".join(more))
-        print(json.dumps({"adds": adds, "errors": errors, "end": time.time()}))
+            end = time.time() + seconds
+            s.sendall(b"".join(call() for _ in range(window)))
+            buffer = b""
+            while adds + errors < sent:
+                chunk = s.recv(65536)
+                if not chunk:
+                    raise SystemExit("entryd closed the connection")
+                buffer += chunk
+                *replies, buffer = buffer.split(b"\0")
+                more = []
+                for r in replies:
+                    if "error" in json.loads(r):
+                        errors += 1
+                    else:
+                        adds += 1
+                    if time.time() < end:
+                        more.append(call())
+                if more:
+                    s.sendall(b"".join(more))
+            print(json.dumps({"adds": adds, "errors": errors, "end": time.time()}))
 
-    main()
-    """#
+        main()
+        """#
 
     /// Runs `clients` Python clients against `socket`, each keeping `window`
     /// Adds in flight for `seconds` after a common start (given once all have
@@ -82,8 +82,10 @@ enum PythonClients {
     /// - Returns: acknowledged adds per second over the wall time (common start
     ///   to the last client's last reply), and the error replies.
     /// - Throws: ``BenchFailure`` when python3 is missing or a client fails.
-    static func run(socket: String, directory: String, clients: Int, window: Int, seconds: Double,
-                    numbers: Counter) throws -> (rate: Double, errors: Int) {
+    static func run(
+        socket: String, directory: String, clients: Int, window: Int, seconds: Double,
+        numbers: Counter
+    ) throws -> (rate: Double, errors: Int) {
         let scriptPath = directory + "/add-client.py"
         try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         // Far more numbers than any client can use (≈ 50,000 Adds/s); a client that ran out would repeat its block.
@@ -95,8 +97,10 @@ enum PythonClients {
         for _ in 0..<clients {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["python3", scriptPath, socket, String(numbers.reserve(block).lowerBound), String(block),
-                           String(seconds), String(window)]
+            p.arguments = [
+                "python3", scriptPath, socket, String(numbers.reserve(block).lowerBound), String(block),
+                String(seconds), String(window),
+            ]
             let (input, output) = (Pipe(), Pipe())
             p.standardInput = input
             p.standardOutput = output
@@ -111,14 +115,17 @@ enum PythonClients {
         }
         let start = Date().timeIntervalSince1970
         for r in running { r.input.fileHandleForWriting.write(Data("go\n".utf8)) }
-        var adds = 0, errors = 0, end = start
+        var adds = 0
+        var errors = 0
+        var end = start
         var failures: [String] = []
         for (p, _, out) in running {
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             p.waitUntilExit()
             guard p.terminationStatus == 0,
-                  let line = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-                  let a = line["adds"] as? Int, let e = line["errors"] as? Int, let t = line["end"] as? Double else {
+                let line = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                let a = line["adds"] as? Int, let e = line["errors"] as? Int, let t = line["end"] as? Double
+            else {
                 failures.append("exit \(p.terminationStatus): \(text.prefix(200))")
                 continue
             }

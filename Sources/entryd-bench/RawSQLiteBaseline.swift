@@ -21,7 +21,8 @@ final class RawSQLiteBaseline {
         let schema = try EntryStore(path: path, readers: 1)
         schema.close()
         var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle
+        else {
             throw BenchFailure("cannot open \(path)")
         }
         db = handle
@@ -32,17 +33,20 @@ final class RawSQLiteBaseline {
         }
         func prepare(_ sql: String) throws -> OpaquePointer {
             var s: OpaquePointer?
-            guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil) == SQLITE_OK, let s else {
+            guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil) == SQLITE_OK, let s
+            else {
                 throw BenchFailure("prepare failed: \(String(cString: sqlite3_errmsg(handle)))")
             }
             return s
         }
-        insertEntry = try prepare("""
+        insertEntry = try prepare(
+            """
             INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
               created_by, updated_by, name, name_folded, birthday, country, province, city)
             VALUES (?, ?, ?, ?, ?, 0, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        insertChange = try prepare("""
+        insertChange = try prepare(
+            """
             INSERT INTO changes (node, hlc, entry, form, op, fields, base, actor, at, reason, via)
             VALUES (?, ?, ?, ?, 'create', ?, ?, ?, ?, NULL, NULL)
             """)
@@ -84,8 +88,12 @@ final class RawSQLiteBaseline {
         let base = JSON.stringMap(fields.mapValues { _ in "" }).text
         let at = Timestamp.rfc3339(milliseconds: ms)
         let name = fields["name"] ?? ""
-        bind(insertEntry, [id, "registration", fieldsJSON, clocks, hlcText, at, at, "bench", "bench", name, name.lowercased(),
-                           fields["birthday"] ?? "", fields["country"] ?? "", fields["province"] ?? "", fields["city"] ?? ""])
+        bind(
+            insertEntry,
+            [
+                id, "registration", fieldsJSON, clocks, hlcText, at, at, "bench", "bench", name, name.lowercased(),
+                fields["birthday"] ?? "", fields["country"] ?? "", fields["province"] ?? "", fields["city"] ?? "",
+            ])
         try step(insertEntry)
         bind(insertChange, [node, hlcText, id, "registration", fieldsJSON, base, "bench", at])
         try step(insertChange)

@@ -62,7 +62,8 @@ final class Report {
     ///   - value: entryd's figure (per second); `nil` prints "n/a".
     ///   - baseline: (label, figure per second) or `nil`.
     ///   - target: the minimum ratio of the issue (shown with ✓ or ✗), or `nil`.
-    func rate(_ what: String, _ value: Double?, unit: String, baseline: (String, Double?)? = nil, target: Double? = nil) {
+    func rate(_ what: String, _ value: Double?, unit: String, baseline: (String, Double?)? = nil, target: Double? = nil)
+    {
         var row = ReportRow(what: what, value: value.map { "\(format($0)) \(unit)" } ?? "n/a")
         if let (label, b) = baseline {
             row.baseline = b.map { "\(label): \(format($0)) \(unit)" } ?? "\(label): n/a"
@@ -81,8 +82,11 @@ final class Report {
     ///   - limit: the issue's maximum, in `unit` (shown as "≤ limit unit" with ✓ or ✗).
     ///   - baseline: text for the baseline column (a related figure), if any.
     func atMost(_ what: String, _ value: Double?, unit: String, limit: Double, baseline: String = "") {
-        rows.append(ReportRow(what: what, value: value.map { "\(format($0)) \(unit)" } ?? "n/a", baseline: baseline,
-                              target: "≤ \(limit == limit.rounded() ? String(Int(limit)) : format(limit)) \(unit) " + (value.map { $0 <= limit ? "✓" : "✗" } ?? "")))
+        rows.append(
+            ReportRow(
+                what: what, value: value.map { "\(format($0)) \(unit)" } ?? "n/a", baseline: baseline,
+                target: "≤ \(limit == limit.rounded() ? String(Int(limit)) : format(limit)) \(unit) "
+                    + (value.map { $0 <= limit ? "✓" : "✗" } ?? "")))
     }
 
     /// The Markdown table and notes.
@@ -100,7 +104,10 @@ func format(_ v: Double) -> String {
         let n = Int(v.rounded())
         var s = String(n)
         var i = s.count - 3
-        while i > 0 { s.insert(",", at: s.index(s.startIndex, offsetBy: i)); i -= 3 }
+        while i > 0 {
+            s.insert(",", at: s.index(s.startIndex, offsetBy: i))
+            i -= 3
+        }
         return s
     }
     if v >= 100 { return String(format: "%.0f", v) }

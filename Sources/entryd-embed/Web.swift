@@ -20,7 +20,8 @@ enum WebGenerator {
         var found: [String] = []
         for case let rel as String in enumerator {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: join(web, rel), isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: join(web, rel), isDirectory: &isDirectory), !isDirectory.boolValue
+            {
                 found.append(rel)
             }
         }
@@ -56,12 +57,15 @@ enum WebGenerator {
         for rel in files {
             let path = join(web, rel)
             guard let type = types[suffix(rel)] else {
-                throw Failure("\(path): no content type for '\(suffix(rel))' (add it to Sources/entryd-embed/Web.swift)")
+                throw Failure(
+                    "\(path): no content type for '\(suffix(rel))' (add it to Sources/entryd-embed/Web.swift)")
             }
             let text = try readText(path)
             if text.contains("\"\"\"#") { throw Failure("\(path): holds \"\"\"#") }
             let etag = SHA256.hex(Array(text.utf8)).prefix(16)
-            out.append("        \"\(rel)\": File(contentType: \"\(type)\", etag: \"\\\"\(etag)\\\"\", text: #\"\"\"\n\(text)\n\"\"\"#),")
+            out.append(
+                "        \"\(rel)\": File(contentType: \"\(type)\", etag: \"\\\"\(etag)\\\"\", text: #\"\"\"\n\(text)\n\"\"\"#),"
+            )
         }
         if files.isEmpty { out.append("        :") }
         out += ["    ]", "}"]

@@ -11,8 +11,10 @@ final class HTTPServer: @unchecked Sendable {
     private let gateway: Gateway
     private var handle: UnsafeMutableRawPointer?
     /// Headers the gateway reads; others are never copied out of libmicrohttpd.
-    private static let headerNames = ["authorization", "cookie", "content-type", "x-csrf-token", "if-none-match",
-                                      "last-event-id", "x-forwarded-for"]
+    private static let headerNames = [
+        "authorization", "cookie", "content-type", "x-csrf-token", "if-none-match",
+        "last-event-id", "x-forwarded-for",
+    ]
 
     init(gateway: Gateway) { self.gateway = gateway }
 
@@ -30,7 +32,8 @@ final class HTTPServer: @unchecked Sendable {
                         connection_limit: UInt32(settings.maxConnections),
                         // Behind a proxy every connection comes from its address.
                         per_ip_limit: settings.behindProxy ? 0 : UInt32(settings.maxConnectionsPerAddress),
-                        timeout_seconds: UInt32(settings.idleTimeout), memory_limit: 64 << 10, body_limit: settings.maxBody)
+                        timeout_seconds: UInt32(settings.idleTimeout), memory_limit: 64 << 10,
+                        body_limit: settings.maxBody)
                     return cweb_start(&options, HTTPServer.onRequest, context, &error, error.count)
                 }
             }
@@ -62,7 +65,8 @@ final class HTTPServer: @unchecked Sendable {
         if lengths > 1 || (lengths == 1 && cweb_header_count(connection, "transfer-encoding") > 0) {
             let body = WebError.badRequest("conflicting Content-Length and Transfer-Encoding").body.encoded
             return body.withUnsafeBufferPointer {
-                cweb_respond(connection, 400, "Content-Type: application/json\nConnection: close\n", $0.baseAddress, $0.count)
+                cweb_respond(
+                    connection, 400, "Content-Type: application/json\nConnection: close\n", $0.baseAddress, $0.count)
             }
         }
         var headers: [String: String] = [:]
@@ -71,25 +75,33 @@ final class HTTPServer: @unchecked Sendable {
         }
         var query = QueryCollector()
         withUnsafeMutablePointer(to: &query) { pointer in
-            cweb_query_each(connection, { context, key, value in
-                guard let context, let key, let value else { return }
-                context.assumingMemoryBound(to: QueryCollector.self).pointee.pairs.append((String(cString: key), String(cString: value)))
-            }, pointer)
+            cweb_query_each(
+                connection,
+                { context, key, value in
+                    guard let context, let key, let value else { return }
+                    context.assumingMemoryBound(to: QueryCollector.self).pointee.pairs.append(
+                        (String(cString: key), String(cString: value)))
+                }, pointer)
         }
         var address = [CChar](repeating: 0, count: 64)
         cweb_client_address(connection, &address, address.count)
-        let body = r.body_length > 0 && r.body != nil ? Array(UnsafeBufferPointer(start: r.body, count: r.body_length)) : []
-        let request = HTTPRequest(method: String(cString: r.method), path: String(cString: r.url), query: query.pairs,
-                                  headers: headers, body: body, bodyTooLarge: r.body_too_large != 0,
-                                  clientAddress: cText(address))
+        let body =
+            r.body_length > 0 && r.body != nil ? Array(UnsafeBufferPointer(start: r.body, count: r.body_length)) : []
+        let request = HTTPRequest(
+            method: String(cString: r.method), path: String(cString: r.url), query: query.pairs,
+            headers: headers, body: body, bodyTooLarge: r.body_too_large != 0,
+            clientAddress: cText(address))
         let response = gateway.handle(request)
         let headerText = response.headers.map { "\($0.0): \($0.1)\n" }.joined()
         switch response.body {
         case .bytes(let bytes):
-            return bytes.withUnsafeBufferPointer { cweb_respond(connection, UInt32(response.status), headerText, $0.baseAddress, $0.count) }
+            return bytes.withUnsafeBufferPointer {
+                cweb_respond(connection, UInt32(response.status), headerText, $0.baseAddress, $0.count)
+            }
         case .events(let events):
             let stream = Unmanaged.passRetained(StreamState(events)).toOpaque()
-            return cweb_respond_stream(connection, UInt32(response.status), headerText, HTTPServer.read, HTTPServer.release, stream)
+            return cweb_respond_stream(
+                connection, UInt32(response.status), headerText, HTTPServer.read, HTTPServer.release, stream)
         }
     }
 

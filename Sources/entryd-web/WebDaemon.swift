@@ -89,16 +89,21 @@ enum WebDaemon {
             socketPath = try SocketLocator(explicitPath: settings.socket, environment: environment).locate().path
         } catch {
             // entryd may start later (socket activation): use the first candidate and answer 503 until then.
-            socketPath = SocketLocator(explicitPath: settings.socket, environment: environment).candidates.first?.path
+            socketPath =
+                SocketLocator(explicitPath: settings.socket, environment: environment).candidates.first?.path
                 ?? SocketLocator.systemSocketPath
-            log.warning("entryd's socket not found yet (\(error)); using \(socketPath) and answering 503 until it is there")
+            log.warning(
+                "entryd's socket not found yet (\(error)); using \(socketPath) and answering 503 until it is there")
         }
         var tls: (key: String, certificate: String)?
         if let certificatePath = settings.tlsCertificate, let keyPath = settings.tlsKey {
             guard let certificate = try? String(contentsOfFile: certificatePath, encoding: .utf8),
-                  let key = try? String(contentsOfFile: keyPath, encoding: .utf8) else {
-                throw StartFailure(message: "cannot read the TLS certificate \(certificatePath) or key \(keyPath); check the paths and permissions",
-                                   code: .noInput)
+                let key = try? String(contentsOfFile: keyPath, encoding: .utf8)
+            else {
+                throw StartFailure(
+                    message:
+                        "cannot read the TLS certificate \(certificatePath) or key \(keyPath); check the paths and permissions",
+                    code: .noInput)
             }
             tls = (key, certificate)
         }
@@ -108,10 +113,13 @@ enum WebDaemon {
         } catch {
             throw StartFailure(message: "\(error)", code: .config)
         }
-        let listenFD = try SocketActivation.takeListeningSocket(environment: environment, log: log, unit: "entryd-web.socket")
+        let listenFD = try SocketActivation.takeListeningSocket(
+            environment: environment, log: log, unit: "entryd-web.socket")
         if let fd = listenFD, !settings.secure, let bound = boundAddress(fd), !bound.isLoopback {
-            throw StartFailure(message: "refusing to serve \(bound) (passed by systemd) without TLS: give --tls-certificate and --tls-key, or --behind-proxy; see entryd-web(8)",
-                               code: .config)
+            throw StartFailure(
+                message:
+                    "refusing to serve \(bound) (passed by systemd) without TLS: give --tls-certificate and --tls-key, or --behind-proxy; see entryd-web(8)",
+                code: .config)
         }
         let openAPI = OpenAPIDocument.generate()
         let pool = DaemonPool(path: socketPath, idleTimeout: settings.idleTimeout)
@@ -126,11 +134,15 @@ enum WebDaemon {
         do {
             try server.start(settings: settings, listenFD: listenFD, tls: tls)
         } catch let failure as HTTPServer.StartFailure {
-            throw StartFailure(message: "cannot listen on \(listenFD.map { "fd \($0)" } ?? settings.listen.description): \(failure.message)",
-                               code: .unavailable)
+            throw StartFailure(
+                message:
+                    "cannot listen on \(listenFD.map { "fd \($0)" } ?? settings.listen.description): \(failure.message)",
+                code: .unavailable)
         }
         let notifier = Notifier(environment: environment, log: log)
-        log.notice("serving \(listenFD.map { "the socket systemd passed (fd \($0))" } ?? "http\(tls == nil ? "" : "s")://\(settings.listen)") for entryd at \(socketPath)")
+        log.notice(
+            "serving \(listenFD.map { "the socket systemd passed (fd \($0))" } ?? "http\(tls == nil ? "" : "s")://\(settings.listen)") for entryd at \(socketPath)"
+        )
         notifier.send("READY=1", "STATUS=serving")
         while true {
             var received: Int32 = 0
@@ -151,22 +163,28 @@ enum WebDaemon {
     static func boundAddress(_ fd: Int32) -> WebSettings.ListenAddress? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let rc = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         guard rc == 0 else { return nil }
         var text = [CChar](repeating: 0, count: 64)
         switch Int32(storage.ss_family) {
         case AF_INET:
-            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a in
-                var address = a.pointee.sin_addr
-                inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
-                return .init(host: cText(text), port: UInt16(bigEndian: a.pointee.sin_port))
-            } }
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a in
+                    var address = a.pointee.sin_addr
+                    inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
+                    return .init(host: cText(text), port: UInt16(bigEndian: a.pointee.sin_port))
+                }
+            }
         case AF_INET6:
-            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { a in
-                var address = a.pointee.sin6_addr
-                inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
-                return .init(host: cText(text), port: UInt16(bigEndian: a.pointee.sin6_port))
-            } }
+            return withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { a in
+                    var address = a.pointee.sin6_addr
+                    inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+                    return .init(host: cText(text), port: UInt16(bigEndian: a.pointee.sin6_port))
+                }
+            }
         default:
             return nil
         }

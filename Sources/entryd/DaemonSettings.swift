@@ -34,17 +34,20 @@ struct DaemonSettings {
         var config = try DaemonConfiguration.load(path: options.configPath)
         options.apply(to: &config)
         let socket = DaemonPaths.socket(flag: options.socket ?? config.socketPath, environment: env)
-        let database = DaemonPaths.database(flag: options.database ?? config.databasePath, stateDirectory: options.stateDirectory,
-                                            environment: env)
+        let database = DaemonPaths.database(
+            flag: options.database ?? config.databasePath, stateDirectory: options.stateDirectory,
+            environment: env)
         let named = DaemonPaths.databaseIsNamed(flag: options.database ?? config.databasePath, environment: env)
         let envForms = env["ENTRYD_FORMS"].flatMap { $0.isEmpty ? nil : $0 }
         let formsDirectory = options.formsDirectory ?? config.formsDirectory ?? envForms
         let forms = try formsDirectory.map { try FormRegistry.load(directory: $0) } ?? FormRegistry.builtIn
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "entryd"
         let state = DaemonPaths.stateDirectory(flag: options.stateDirectory, environment: env)
-        return DaemonSettings(config: config, socketPath: socket, databasePath: database, databaseIsNamed: named, formsDirectory: formsDirectory,
-                        forms: forms, copies: options.copies,
-                        instance: config.instance ?? (DaemonConfiguration.isValidInstance(host) ? host : "entryd"),
-                        stateDirectory: state)
+        return DaemonSettings(
+            config: config, socketPath: socket, databasePath: database, databaseIsNamed: named,
+            formsDirectory: formsDirectory,
+            forms: forms, copies: options.copies,
+            instance: config.instance ?? (DaemonConfiguration.isValidInstance(host) ? host : "entryd"),
+            stateDirectory: state)
     }
 }

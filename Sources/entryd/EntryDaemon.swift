@@ -44,30 +44,39 @@ final class EntryDaemon {
         }
         if options.checkConfig {
             let activated = environment["LISTEN_PID"].flatMap { pid_t($0) } == getpid()
-            print(settings.config.rendered(socket: settings.socketPath, socketActivated: activated,
-                                           database: DaemonPaths.redacted(settings.databasePath), forms: settings.formsDirectory), terminator: "")
+            print(
+                settings.config.rendered(
+                    socket: settings.socketPath, socketActivated: activated,
+                    database: DaemonPaths.redacted(settings.databasePath), forms: settings.formsDirectory),
+                terminator: "")
             print("# forms loaded: " + settings.forms.forms.map(\.name).joined(separator: ", "))
             exit(.success)
         }
         log.threshold = settings.config.logLevel
         let restoreFrom = options.restoreFrom
         if restoreFrom != nil, DaemonPaths.isServerURI(settings.databasePath) {
-            fputs("entryd: --restore puts back a SQLite backup; the database \(DaemonPaths.redacted(settings.databasePath)) is PostgreSQL's: "
-                  + "restore it with pg_restore (or the server's point-in-time recovery) with every instance stopped; "
-                  + "the next start begins a new incarnation (doc/hub.md)\n", stderr)
+            fputs(
+                "entryd: --restore puts back a SQLite backup; the database \(DaemonPaths.redacted(settings.databasePath)) is PostgreSQL's: "
+                    + "restore it with pg_restore (or the server's point-in-time recovery) with every instance stopped; "
+                    + "the next start begins a new incarnation (doc/hub.md)\n", stderr)
             exit(.usage)
         }
         if let restoreFrom {
             // A restore replaces a database: never a default one nobody named (from a
             // shell, without --state-directory or $STATE_DIRECTORY, that is a per-user
             // path, not the service's).
-            guard settings.databaseIsNamed || options.stateDirectory != nil
-                    || environment["STATE_DIRECTORY"].map({ !$0.isEmpty }) == true else {
-                fputs("entryd: --restore needs the database it replaces: give --db PATH (the service's is "
-                      + "/var/lib/entryd/entries.db); without it, it would go to '\(settings.databasePath)'\n", stderr)
+            guard
+                settings.databaseIsNamed || options.stateDirectory != nil
+                    || environment["STATE_DIRECTORY"].map({ !$0.isEmpty }) == true
+            else {
+                fputs(
+                    "entryd: --restore needs the database it replaces: give --db PATH (the service's is "
+                        + "/var/lib/entryd/entries.db); without it, it would go to '\(settings.databasePath)'\n", stderr
+                )
                 exit(.usage)
             }
-            let outcome = RestoreOption.run(backup: restoreFrom, database: settings.databasePath, socket: settings.socketPath)
+            let outcome = RestoreOption.run(
+                backup: restoreFrom, database: settings.databasePath, socket: settings.socketPath)
             fputs("entryd: " + outcome.message + "\n", outcome.status == .success ? stdout : stderr)
             exit(outcome.status)
         }
@@ -118,14 +127,18 @@ final class EntryDaemon {
         let watchdog = WatchdogService(usec: watchdogUSec, store: store, notifier: notifier, log: log)
         let events = RunnerEvents()
         Signals.deliver(to: events)
-        let runner = ServiceRunner(services: [store, scheduler, listener, respell, watchdog], events: events,
-                                   stopTimeout: .seconds(10)) { [log] level, line in log.log(level, line) }
+        let runner = ServiceRunner(
+            services: [store, scheduler, listener, respell, watchdog], events: events,
+            stopTimeout: .seconds(10)
+        ) { [log] level, line in log.log(level, line) }
         let report: ServiceRunner.StopReport
         do {
-            report = try runner.run(onReload: { reload(store: store, listener: listener) }, onShutdown: { signal in
-                notifier.send("STOPPING=1", "STATUS=stopping: draining connections")
-                log.notice("signal \(signal): shutting down")
-            })
+            report = try runner.run(
+                onReload: { reload(store: store, listener: listener) },
+                onShutdown: { signal in
+                    notifier.send("STOPPING=1", "STATUS=stopping: draining connections")
+                    log.notice("signal \(signal): shutting down")
+                })
         } catch {
             log.error((error.error as? StartupFailure)?.message ?? "\(error)")
             socket.release()
@@ -142,22 +155,29 @@ final class EntryDaemon {
     /// database and the socket mode take effect at the next start only.
     private func reload(store: StoreService, listener: ListenerService) {
         log.notice("SIGHUP: reloading the configuration")
-        notifier.send("RELOADING=1", "MONOTONIC_USEC=\(Notifier.monotonicMicroseconds())", "STATUS=reloading the configuration")
+        notifier.send(
+            "RELOADING=1", "MONOTONIC_USEC=\(Notifier.monotonicMicroseconds())", "STATUS=reloading the configuration")
         do {
             let new = try DaemonSettings.load(options, environment: environment)
             let old = settings
-            for (key, old, now) in [("socket", old.socketPath, new.socketPath), ("database", DaemonPaths.redacted(old.databasePath), DaemonPaths.redacted(new.databasePath)),
-                                    ("instance", old.instance, new.instance), ("socket-mode", String(old.config.socketMode, radix: 8), String(new.config.socketMode, radix: 8))]
-                where old != now {
+            for (key, old, now) in [
+                ("socket", old.socketPath, new.socketPath),
+                ("database", DaemonPaths.redacted(old.databasePath), DaemonPaths.redacted(new.databasePath)),
+                ("instance", old.instance, new.instance),
+                ("socket-mode", String(old.config.socketMode, radix: 8), String(new.config.socketMode, radix: 8)),
+            ]
+            where old != now {
                 log.warning("reload: '\(key)' changed; it takes effect at the next start, ignoring for now")
             }
             log.threshold = new.config.logLevel
             store.entries.replaceForms(new.forms)
-            store.entries.reconfigure(limits: new.config.limits, defaultLocale: new.config.locale, peers: new.config.peers)
+            store.entries.reconfigure(
+                limits: new.config.limits, defaultLocale: new.config.locale, peers: new.config.peers)
             listener.listener.access = new.config.access
             settings = new
-            log.notice("reloaded the configuration (\(new.config.sources.count) file(s)), \(new.forms.forms.count) form(s), "
-                       + "\(new.config.peers.count) peer(s); \(listener.listener.openCount) connection(s) kept")
+            log.notice(
+                "reloaded the configuration (\(new.config.sources.count) file(s)), \(new.forms.forms.count) form(s), "
+                    + "\(new.config.peers.count) peer(s); \(listener.listener.openCount) connection(s) kept")
         } catch {
             log.error("reload refused, keeping the configuration in force: \(error)")
         }

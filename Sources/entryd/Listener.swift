@@ -57,7 +57,9 @@ final class Listener: Sendable {
                 let after = SocketCredentials.caller(of: client, access: newValue)
                 guard after.role != before.role || after.isGateway != before.isGateway else { continue }
                 session.reassign(after)
-                log.notice("client fd=\(client) user='\(after.userName)': role \(before.role.name)\(before.isGateway ? " (gateway)" : "") → \(after.role.name)\(after.isGateway ? " (gateway)" : "") after the reload")
+                log.notice(
+                    "client fd=\(client) user='\(after.userName)': role \(before.role.name)\(before.isGateway ? " (gateway)" : "") → \(after.role.name)\(after.isGateway ? " (gateway)" : "") after the reload"
+                )
             }
         }
     }
@@ -73,7 +75,10 @@ final class Listener: Sendable {
     /// entryd.socket and must keep listening for the next activation.
     func run() {
         while true {
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0),
+            ]
             let ready = poll(&fds, 2, -1)
             if isStopping || fds[1].revents != 0 { break }
             if ready < 0 {
@@ -115,10 +120,13 @@ final class Listener: Sendable {
         let thread = Thread { [self] in
             // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
             let caller = SocketCredentials.caller(of: client, access: policy)
-            log.debug("client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
-            let session = ClientConnection(fd: client, caller: caller, handler: service, limits: limits, log: { [log] event in
-                log.debug("client fd=\(client) pid=\(caller.pid): \(event)")
-            })
+            log.debug(
+                "client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
+            let session = ClientConnection(
+                fd: client, caller: caller, handler: service, limits: limits,
+                log: { [log] event in
+                    log.debug("client fd=\(client) pid=\(caller.pid): \(event)")
+                })
             let late = state.withLock { state in
                 state.sessions[client] = session
                 return state.stopping
@@ -145,7 +153,9 @@ final class Listener: Sendable {
     /// the refusal as the answer to its call instead of a reset connection.
     private func refuse(_ client: Int32, limits: Limits) {
         log.notice("refused a connection: max-connections=\(limits.maxConnections) reached")
-        let reply = VarlinkReply(error: WireError(mapping: EntryError.limitExceeded("max-connections", maximum: limits.maxConnections))).encoded
+        let reply = VarlinkReply(
+            error: WireError(mapping: EntryError.limitExceeded("max-connections", maximum: limits.maxConnections))
+        ).encoded
         let wait = state.withLock { state in
             let wait = state.pendingRefusals < Listener.maxPendingRefusals
             if wait { state.pendingRefusals += 1 }
@@ -189,7 +199,11 @@ final class Listener: Sendable {
             // never ends by itself); see ClientConnection.requestShutdown(). A connection whose session
             // is not made yet only has its read side ended: the session then sees the end.
             for client in state.open {
-                if let session = state.sessions[client] { session.requestShutdown() } else { shutdown(client, Int32(SHUT_RD)) }
+                if let session = state.sessions[client] {
+                    session.requestShutdown()
+                } else {
+                    shutdown(client, Int32(SHUT_RD))
+                }
             }
             return state.open.count
         }

@@ -34,7 +34,9 @@ final class ListenerService: DaemonService, Sendable {
 
     /// The listener. Only after ``start()``; a reload changes its access policy.
     var listener: Listener {
-        guard let started = started.withLock({ $0 }) else { preconditionFailure("the listener service has not started") }
+        guard let started = started.withLock({ $0 }) else {
+            preconditionFailure("the listener service has not started")
+        }
         return started.listener
     }
 
@@ -44,13 +46,16 @@ final class ListenerService: DaemonService, Sendable {
         let config = settings.config
         let openFiles = ResourceLimits.raiseOpenFiles()
         if openFiles < config.limits.maxConnections + 32 {
-            log.warning("open-file limit \(openFiles) is below max-connections \(config.limits.maxConnections) + 32; raise LimitNOFILE")
+            log.warning(
+                "open-file limit \(openFiles) is below max-connections \(config.limits.maxConnections) + 32; raise LimitNOFILE"
+            )
         }
         let listener = Listener(fd: socket.fd, service: store.entries, access: config.access, log: log)
         let thread = ServiceThread(name: "entryd-listener") { listener.run() }
         started.withLock { $0 = (listener, thread) }
-        log.notice("listening on '\(socket.path)'\(socket.activated ? " (passed by systemd)" : ""), database '\(DaemonPaths.redacted(store.databasePath))', "
-                   + "node \(store.store.nodeID), \(settings.forms.forms.count) form(s), \(config.peers.count) peer(s)")
+        log.notice(
+            "listening on '\(socket.path)'\(socket.activated ? " (passed by systemd)" : ""), database '\(DaemonPaths.redacted(store.databasePath))', "
+                + "node \(store.store.nodeID), \(settings.forms.forms.count) form(s), \(config.peers.count) peer(s)")
         // READY=1 only now: migrations are done and the socket listens (connections
         // wait in its backlog until the accept loop takes them).
         notifier.send("READY=1", "STATUS=serving")
@@ -66,7 +71,8 @@ final class ListenerService: DaemonService, Sendable {
         let left = started.listener.stop(deadline: seconds)
         started.thread.wait(until: deadline)
         if left > 0 {
-            throw StopIncomplete(description: "\(left) session(s) still busy after \(Int(seconds.rounded())) s; closing anyway")
+            throw StopIncomplete(
+                description: "\(left) session(s) still busy after \(Int(seconds.rounded())) s; closing anyway")
         }
     }
 }

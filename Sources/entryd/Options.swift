@@ -124,13 +124,15 @@ struct Options {
 
     /// The options as the scanner reads them. Each may be given again, the last
     /// one counting (`--peer` adds a peer each time), except `--restore`.
-    static let specs: [ArgumentOption] = [
-        (["--help", "-h"], nil), (["--version"], nil), (["--config"], "FILE"), (["--check-config"], nil),
-        (["--socket"], "PATH"), (["--db"], "PATH|URI"), (["--instance"], "NAME"), (["--state-directory"], "DIR"),
-        (["--forms"], "DIR"), (["--locale"], "zh|en"), (["--log-level"], "LEVEL"), (["--max-connections"], "N"),
-        (["--idle-timeout"], "SECS"), (["--peer-timeout"], "SECS"), (["--max-message-size"], "B"), (["--max-batch"], "N"),
-        (["--peer"], "NAME=ADDRESS"), (["--sync-interval"], "SECS"), (["--as-new-node"], nil), (["--moved"], nil),
-    ].map { ArgumentOption($0.0, value: $0.1, repeatable: true) } + [ArgumentOption(["--restore"], value: "FILE")]
+    static let specs: [ArgumentOption] =
+        [
+            (["--help", "-h"], nil), (["--version"], nil), (["--config"], "FILE"), (["--check-config"], nil),
+            (["--socket"], "PATH"), (["--db"], "PATH|URI"), (["--instance"], "NAME"), (["--state-directory"], "DIR"),
+            (["--forms"], "DIR"), (["--locale"], "zh|en"), (["--log-level"], "LEVEL"), (["--max-connections"], "N"),
+            (["--idle-timeout"], "SECS"), (["--peer-timeout"], "SECS"), (["--max-message-size"], "B"),
+            (["--max-batch"], "N"),
+            (["--peer"], "NAME=ADDRESS"), (["--sync-interval"], "SECS"), (["--as-new-node"], nil), (["--moved"], nil),
+        ].map { ArgumentOption($0.0, value: $0.1, repeatable: true) } + [ArgumentOption(["--restore"], value: "FILE")]
 
     /// Parses `arguments` (without the program name), in order. Returns `nil`
     /// after printing help or the version.
@@ -139,7 +141,9 @@ struct Options {
         var scanner = ArgumentScanner(arguments, options: specs, positionals: false)
         func number(_ flag: String, _ text: String, _ range: ClosedRange<Int>) throws(OptionError) -> Int {
             guard let n = Int(text), range.contains(n) else {
-                throw OptionError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+                throw OptionError(
+                    message:
+                        "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
             }
             return n
         }
@@ -148,24 +152,32 @@ struct Options {
             do { item = try scanner.next() } catch { throw OptionError(message: error.en) }
             // Without positionals the scanner reads options only.
             guard case .option(let option, let value)? = item else { break }
-            let arg = option.name, text = value ?? ""
+            let arg = option.name
+            let text = value ?? ""
             switch arg {
-            case "--help": print(usage); return nil
-            case "--version": print(versionText); return nil
+            case "--help":
+                print(usage)
+                return nil
+            case "--version":
+                print(versionText)
+                return nil
             case "--config": o.configPath = text
             case "--check-config": o.checkConfig = true
             case "--restore": o.restoreFrom = text
             case "--as-new-node", "--moved":
                 let policy: CopiedDatabasePolicy = arg == "--moved" ? .sameNode : .newNode
                 guard o.copies == .refuse || o.copies == policy else {
-                    throw OptionError(message: "--as-new-node and --moved contradict each other: a database is either a copy or moved")
+                    throw OptionError(
+                        message: "--as-new-node and --moved contradict each other: a database is either a copy or moved"
+                    )
                 }
                 o.copies = policy
             case "--socket": o.socket = text
             case "--db": o.database = text
             case "--instance":
                 guard DaemonConfiguration.isValidInstance(text) else {
-                    throw OptionError(message: "--instance takes 1 to 64 letters, digits, '.', '_' or '-', e.g. hub-1; not '\(text)'")
+                    throw OptionError(
+                        message: "--instance takes 1 to 64 letters, digits, '.', '_' or '-', e.g. hub-1; not '\(text)'")
                 }
                 o.instance = text
             case "--state-directory":
@@ -173,10 +185,15 @@ struct Options {
                 o.stateDirectory = text
             case "--forms": o.formsDirectory = text
             case "--locale":
-                guard let l = EntryLocale(tag: text) else { throw OptionError(message: "--locale must be zh or en, not '\(text)'") }
+                guard let l = EntryLocale(tag: text) else {
+                    throw OptionError(message: "--locale must be zh or en, not '\(text)'")
+                }
                 o.locale = l
             case "--log-level":
-                guard let l = Log.Level(name: text) else { throw OptionError(message: "--log-level must be error, warning, notice, info or debug, not '\(text)'") }
+                guard let l = Log.Level(name: text) else {
+                    throw OptionError(
+                        message: "--log-level must be error, warning, notice, info or debug, not '\(text)'")
+                }
                 o.logLevel = l
             case "--max-connections": o.maxConnections = try number(arg, text, 1...65536)
             case "--idle-timeout": o.idleTimeoutSeconds = try number(arg, text, 1...86400)

@@ -46,8 +46,9 @@ final class SchedulerService: DaemonService, Sendable {
                 guard entries.limits.compactIntervalSeconds > 0 else { continue }
                 do {
                     let r = try entries.compactNow()
-                    log.info("compaction: removed=\(r.removed) bytes-freed=\(r.bytesFreed) horizon=\(r.horizon) "
-                        + "held-back-by='\(r.heldBackBy ?? "none")' expired=\(r.expired.count)")
+                    log.info(
+                        "compaction: removed=\(r.removed) bytes-freed=\(r.bytesFreed) horizon=\(r.horizon) "
+                            + "held-back-by='\(r.heldBackBy ?? "none")' expired=\(r.expired.count)")
                 } catch {
                     log.warning("scheduled compaction failed, trying again after compact-interval: \(error)")
                 }
@@ -75,7 +76,8 @@ final class SchedulerService: DaemonService, Sendable {
             log.notice("a compaction is still running; not waiting for it (each batch is a transaction of its own)")
         }
         if !started.peers.wait(seconds: wait) {
-            log.notice("a sync with a peer is still running; not waiting for it (the next sync picks up where it stops)")
+            log.notice(
+                "a sync with a peer is still running; not waiting for it (the next sync picks up where it stops)")
         }
     }
 }

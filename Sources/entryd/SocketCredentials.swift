@@ -13,14 +13,17 @@ enum SocketCredentials {
     /// user name from getpwuid_r(3), groups from getgrouplist(3). A socket
     /// without credentials (never on Linux AF_UNIX) gets no role.
     static func caller(of fd: Int32, access: AccessPolicy) -> Caller {
-        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        var gid: gid_t = 0
         guard csystem_socket_credentials(fd, &pid, &uid, &gid) == 0 else {
             return Caller(pid: 0, uid: UInt32.max, gid: UInt32.max, userName: "unknown", role: .none)
         }
         let name = Accounts.userName(uid)
         let groups = Accounts.groupNames(userName: name, gid: gid)
         let role = access.role(uid: uid, userName: name, groups: groups, daemonUID: daemonUID)
-        return Caller(pid: pid, uid: uid, gid: gid, userName: name, role: role,
-                      isGateway: access.isGateway(userName: name, groups: groups))
+        return Caller(
+            pid: pid, uid: uid, gid: gid, userName: name, role: role,
+            isGateway: access.isGateway(userName: name, groups: groups))
     }
 }

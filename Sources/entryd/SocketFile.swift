@@ -48,7 +48,9 @@ struct ListeningSocket: Sendable {
     /// - Throws: ``StartupFailure``: `unavailable` (69) when another entryd
     ///   serves the path; `cantCreate` (73) when the passed descriptor is not a
     ///   listening socket or the path cannot be bound.
-    static func open(settings: DaemonSettings, environment: [String: String], log: Log) throws(StartupFailure) -> ListeningSocket {
+    static func open(settings: DaemonSettings, environment: [String: String], log: Log) throws(StartupFailure)
+        -> ListeningSocket
+    {
         let passed: Int32?
         do {
             passed = try SocketActivation.takeListeningSocket(environment: environment, log: log)
@@ -63,7 +65,8 @@ struct ListeningSocket: Sendable {
             let fd = try SocketFile.bind(path: path, mode: mode_t(settings.config.socketMode), log: log)
             return ListeningSocket(fd: fd, path: path, activated: false)
         } catch let e as SocketInUse {
-            throw StartupFailure(.unavailable, "another entryd is already serving '\(e.path)'; stop it first or choose another --socket")
+            throw StartupFailure(
+                .unavailable, "another entryd is already serving '\(e.path)'; stop it first or choose another --socket")
         } catch {
             throw StartupFailure(.cantCreate, "cannot listen on '\(path)': \(error)")
         }

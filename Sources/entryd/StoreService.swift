@@ -65,13 +65,20 @@ final class StoreService: DaemonService, Sendable {
             let directory = (path as NSString).deletingLastPathComponent
             if settings.databaseIsNamed {
                 var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: directory.isEmpty ? "." : directory, isDirectory: &isDirectory),
-                      isDirectory.boolValue else {
-                    throw StartupFailure(.cantCreate, "the directory of database '\(path)' does not exist: "
-                                         + "check --db (or database in entryd.conf, $ENTRYD_DB) for a typo, or create the directory first")
+                guard
+                    FileManager.default.fileExists(
+                        atPath: directory.isEmpty ? "." : directory, isDirectory: &isDirectory),
+                    isDirectory.boolValue
+                else {
+                    throw StartupFailure(
+                        .cantCreate,
+                        "the directory of database '\(path)' does not exist: "
+                            + "check --db (or database in entryd.conf, $ENTRYD_DB) for a typo, or create the directory first"
+                    )
                 }
             } else {
-                try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
             }
             if !FileManager.default.fileExists(atPath: path) {
                 log.notice("no database at '\(path)': creating a new, empty one")
@@ -80,13 +87,17 @@ final class StoreService: DaemonService, Sendable {
             lock.withLock { $0 = held }
             let stale = EntryStore.removeStaleSnapshots(database: path)
             if stale > 0 { log.notice("removed \(stale) backup snapshot(s) left by an interrupted backup") }
-            let store = try EntryStore(path: path, progress: { [notifier, log] version, total in
-                notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
-                log.info("migrating database to schema version \(version) of \(total)")
-            }, copies: settings.copies, canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
+            let store = try EntryStore(
+                path: path,
+                progress: { [notifier, log] version, total in
+                    notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
+                    log.info("migrating database to schema version \(version) of \(total)")
+                }, copies: settings.copies,
+                canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
             if let reason = store.incarnationBegan {
-                log.notice("node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
-                           + "its peers will read it again from there and send back what it lost")
+                log.notice(
+                    "node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
+                        + "its peers will read it again from there and send back what it lost")
             }
             logErasureLedger(store)
             serve(store)
@@ -105,12 +116,14 @@ final class StoreService: DaemonService, Sendable {
     /// lines, and erasures the database lacked that were carried out again.
     private func logErasureLedger(_ store: EntryStore) {
         if store.erasureLedgerMalformed > 0 {
-            log.warning("erasure ledger '\(store.erasureLedgerPath)': \(store.erasureLedgerMalformed) damaged line(s) could not be read; "
-                        + "an erasure they held is not re-applied from the ledger (its peers give it back): check the file")
+            log.warning(
+                "erasure ledger '\(store.erasureLedgerPath)': \(store.erasureLedgerMalformed) damaged line(s) could not be read; "
+                    + "an erasure they held is not re-applied from the ledger (its peers give it back): check the file")
         }
         if store.erasuresReapplied > 0 {
-            log.notice("erasure ledger '\(store.erasureLedgerPath)': \(store.erasuresReapplied) erasure(s) the database lacked "
-                       + "(restored from an older backup, or lost by a failover?) were carried out again before serving")
+            log.notice(
+                "erasure ledger '\(store.erasureLedgerPath)': \(store.erasuresReapplied) erasure(s) the database lacked "
+                    + "(restored from an older backup, or lost by a failover?) were carried out again before serving")
         }
     }
 
@@ -132,31 +145,40 @@ final class StoreService: DaemonService, Sendable {
                     notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
                     log.info("migrating the PostgreSQL database to schema version \(version) of \(total)")
                 },
-                copies: settings.copies, canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
+                copies: settings.copies,
+                canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
             if let reason = store.incarnationBegan {
-                log.notice("node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
-                           + "its peers will read it again from there and send back what it lost")
+                log.notice(
+                    "node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
+                        + "its peers will read it again from there and send back what it lost")
             }
             log.notice("instance \(settings.instance) serves node \(store.nodeID) from \(store.location)")
             logErasureLedger(store)
             store.storeEvents = { [log, node = store.nodeID, ledger = store.erasureLedgerPath] event in
                 switch event {
                 case .incarnationTaken(let now, let seen):
-                    let lostHere = seen > now.startSeq ? "; this instance had seen seqs up to \(seen): \(seen - now.startSeq) of them lost" : ""
-                    log.warning("node \(node) takes incarnation \(now.id) at seq \(now.startSeq): \(now.reason ?? "begun by another instance")"
-                                + "\(lostHere); its peers will read it again from there and send back what it lost")
+                    let lostHere =
+                        seen > now.startSeq
+                        ? "; this instance had seen seqs up to \(seen): \(seen - now.startSeq) of them lost" : ""
+                    log.warning(
+                        "node \(node) takes incarnation \(now.id) at seq \(now.startSeq): \(now.reason ?? "begun by another instance")"
+                            + "\(lostHere); its peers will read it again from there and send back what it lost")
                 case .erasuresReapplied(let count):
-                    log.notice("erasure ledger '\(ledger)': \(count) erasure(s) the database lost were carried out again")
+                    log.notice(
+                        "erasure ledger '\(ledger)': \(count) erasure(s) the database lost were carried out again")
                 case .erasuresNotReapplied(let why):
-                    log.error("erasure ledger '\(ledger)': could not carry out the erasures the database lost (\(why)); "
-                              + "restart this instance when the database is reachable")
+                    log.error(
+                        "erasure ledger '\(ledger)': could not carry out the erasures the database lost (\(why)); "
+                            + "restart this instance when the database is reachable")
                 }
             }
             store.serverReachability = { [log, location = store.location] up, why in
                 if up {
                     log.notice("the PostgreSQL server at \(location) is reachable again; calls are served")
                 } else {
-                    log.warning("the PostgreSQL server at \(location) is unreachable (\(why)): calls answer StorageFailed until it is back")
+                    log.warning(
+                        "the PostgreSQL server at \(location) is unreachable (\(why)): calls answer StorageFailed until it is back"
+                    )
                 }
             }
             serve(store)
@@ -176,8 +198,9 @@ final class StoreService: DaemonService, Sendable {
     /// Serves `store`: the ``EntryService`` over it, with the settings' forms, limits and peers.
     private func serve(_ store: EntryStore) {
         let config = settings.config
-        let entries = EntryService(store: store, forms: settings.forms, limits: config.limits,
-                                   defaultLocale: config.locale, peers: config.peers, log: log, instance: settings.instance)
+        let entries = EntryService(
+            store: store, forms: settings.forms, limits: config.limits,
+            defaultLocale: config.locale, peers: config.peers, log: log, instance: settings.instance)
         opened.withLock { $0 = (store, entries) }
         formsSource.service = entries
     }

@@ -37,24 +37,35 @@ final class StoredValuesService: DaemonService, Sendable {
     /// - Throws: ``SQLiteError`` when the node table cannot be read.
     func start() throws {
         let rules = StoredValues.rules
-        let store = store.store, entries = self.store.entries
+        let store = store.store
+        let entries = self.store.entries
         guard try store.nodeValue(StoredValues.rulesKey) != rules else { return }
         let thread = ServiceThread(name: "entryd-respell") { [self, log, notifier] in
             log.notice("re-spelling stored phones and e-mails under \(rules), while serving")
             do {
-                let pass = try StoredValues.recanonicalise(store: store, forms: entries.forms, shouldStop: { [self] in stopping.load(ordering: .acquiring) }, refused: { r in
-                    log.warning("entry \(r.id): stored \(r.field) no longer validates under \(rules) (\(r.code.rawValue)); it stays as stored")
-                }, progress: { examined, total in
-                    notifier.send("STATUS=serving; re-spelling stored phones and e-mails: \(examined) of \(total) entries read")
-                })
+                let pass = try StoredValues.recanonicalise(
+                    store: store, forms: entries.forms, shouldStop: { [self] in stopping.load(ordering: .acquiring) },
+                    refused: { r in
+                        log.warning(
+                            "entry \(r.id): stored \(r.field) no longer validates under \(rules) (\(r.code.rawValue)); it stays as stored"
+                        )
+                    },
+                    progress: { examined, total in
+                        notifier.send(
+                            "STATUS=serving; re-spelling stored phones and e-mails: \(examined) of \(total) entries read"
+                        )
+                    })
                 notifier.send("STATUS=serving")
                 guard pass.finished else {
-                    log.notice("re-spelling stopped after \(pass.examined) entries (\(pass.changed) values); the next start goes on")
+                    log.notice(
+                        "re-spelling stopped after \(pass.examined) entries (\(pass.changed) values); the next start goes on"
+                    )
                     return
                 }
                 try store.setNodeValue(StoredValues.rulesKey, rules)
-                log.notice("re-spelled \(pass.changed) stored value(s) in \(pass.examined) entries under \(rules); "
-                           + "\(pass.refused) no longer validate and stay as stored")
+                log.notice(
+                    "re-spelled \(pass.changed) stored value(s) in \(pass.examined) entries under \(rules); "
+                        + "\(pass.refused) no longer validate and stay as stored")
             } catch {
                 notifier.send("STATUS=serving")
                 log.error("re-spelling stored phones and e-mails failed: \(error); the next start tries again")

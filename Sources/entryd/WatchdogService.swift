@@ -60,13 +60,18 @@ final class WatchdogService: DaemonService, Sendable {
                 case .ping:
                     notifier.send("WATCHDOG=1")
                 case .probe:
-                    do { try store.queueWriterProbe() } catch { log.warning("watchdog: cannot queue a probe for the writer: \(error)") }
+                    do { try store.queueWriterProbe() } catch {
+                        log.warning("watchdog: cannot queue a probe for the writer: \(error)")
+                    }
                 case .withhold(let waited, let steps):
-                    log.error("watchdog: work has waited \(Self.seconds(waited)) for the database writer, which has finished "
-                              + "nothing since (\(steps) step(s) before; the watchdog interval is \(Self.seconds(machine.interval))); "
-                              + "not pinging, so systemd restarts entryd")
+                    log.error(
+                        "watchdog: work has waited \(Self.seconds(waited)) for the database writer, which has finished "
+                            + "nothing since (\(steps) step(s) before; the watchdog interval is \(Self.seconds(machine.interval))); "
+                            + "not pinging, so systemd restarts entryd")
                 case .resume(let stuck):
-                    log.notice("watchdog: the database writer moves on again after about \(Self.seconds(stuck)); pinging again")
+                    log.notice(
+                        "watchdog: the database writer moves on again after about \(Self.seconds(stuck)); pinging again"
+                    )
                 }
             }
             // A fixed cadence; after a late wake-up (a loaded machine) the next tick is a whole tick away.

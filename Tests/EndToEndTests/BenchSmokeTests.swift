@@ -4,25 +4,31 @@ import Testing
 /// The bench of issue 6 builds and runs at a tiny size so it cannot rot.
 /// Speed is judged from its printed figures (BENCHMARKS.md), never here.
 @Suite struct BenchSmokeTests {
-    @Test("entryd-bench --quick runs every phase against the built entryd, prints the table and leaves no neighbour running")
+    @Test(
+        "entryd-bench --quick runs every phase against the built entryd, prints the table and leaves no neighbour running"
+    )
     func quickRun() throws {
         let bench = productsDirectory() + "/entryd-bench"
         try #require(FileManager.default.isExecutableFile(atPath: bench), "build entryd-bench first")
         let neighboursBefore = neighbourProcesses()
         let r = try runProcess(bench, ["--quick", "--entries", "500", "--seconds", "0.2"], timeout: 120)
         #expect(r.status == 0, "\(r.stderr)")
-        for row in ["durable Add, 1 client, no pipelining", "durable Add, 1 client, two CPU-bound neighbours",
-                    "durable Add, 8 clients, pipelining", "daemon CPU per Add, 8 clients pipelining",
-                    "durable Add, 8 Python clients", "Import 500 entries",
-                    "List CN+440000", "Get p50", "Changes, read of", "peer sync", "incremental sync",
-                    "incremental sync of 1 change, whole `entryctl sync` process", "idle daemon RSS",
-                    "start-up to listening"] {
+        for row in [
+            "durable Add, 1 client, no pipelining", "durable Add, 1 client, two CPU-bound neighbours",
+            "durable Add, 8 clients, pipelining", "daemon CPU per Add, 8 clients pipelining",
+            "durable Add, 8 Python clients", "Import 500 entries",
+            "List CN+440000", "Get p50", "Changes, read of", "peer sync", "incremental sync",
+            "incremental sync of 1 change, whole `entryctl sync` process", "idle daemon RSS",
+            "start-up to listening",
+        ] {
             #expect(r.stdout.contains("| " + row), "missing row '\(row)' in:\n\(r.stdout)")
         }
         // The new rows carry figures, not n/a (python3 and entryctl are part of the build and test image).
         for row in ["two CPU-bound neighbours", "daemon CPU per Add", "8 Python clients", "entryctl sync"] {
             let line = r.stdout.split(separator: "\n").first { $0.hasPrefix("| ") && $0.contains(row) }
-            #expect(line.map { !$0.split(separator: "|")[1].contains("n/a") } == true, "no figure for '\(row)' in:\n\(r.stdout)")
+            #expect(
+                line.map { !$0.split(separator: "|")[1].contains("n/a") } == true,
+                "no figure for '\(row)' in:\n\(r.stdout)")
         }
         #expect(r.stdout.contains("raw SQLite 1 tx/entry: "))
         #expect(r.stdout.contains("raw SQLite 1 tx/entry, same neighbours: "))
@@ -40,7 +46,8 @@ import Testing
         let r = try runProcess(bench, ["--web", "--clients", "8", "--seconds", "0.5"], timeout: 120)
         #expect(r.status == 0, "\(r.stderr)")
         for row in ["| HTTP (entryd-web) |", "| varlink (socket) |"] {
-            let line = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix(row) }, "missing row '\(row)' in:\n\(r.stdout)")
+            let line = try #require(
+                r.stdout.split(separator: "\n").first { $0.hasPrefix(row) }, "missing row '\(row)' in:\n\(r.stdout)")
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             #expect((Double(cells[1]) ?? 0) > 0, "no adds: \(line)")
             #expect(cells[4] == "0", "errors: \(line)")
@@ -48,7 +55,9 @@ import Testing
         #expect(r.stdout.contains("The form page: "))
     }
 
-    @Test("entryd-bench --hub --quick syncs edges through SQLite and 1 and 2 entryd on PostgreSQL, kills one, loses nothing")
+    @Test(
+        "entryd-bench --hub --quick syncs edges through SQLite and 1 and 2 entryd on PostgreSQL, kills one, loses nothing"
+    )
     func hubRun() throws {
         let bench = productsDirectory() + "/entryd-bench"
         try #require(FileManager.default.isExecutableFile(atPath: bench), "build entryd-bench first")
@@ -57,15 +66,21 @@ import Testing
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         let rows = r.stdout.split(separator: "\n").filter { $0.hasPrefix("| ") }
             .map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
-        for (label, instances) in [("SQLite (one entryd)", "1"), ("PostgreSQL", "1"), ("PostgreSQL", "2"),
-                                   ("PostgreSQL, one instance killed (kill -9) at 0.50 s", "2")] {
-            let row = try #require(rows.first { $0.count >= 6 && $0[0] == label && $0[1] == instances },
-                                   "missing row '\(label)' with \(instances) instances in:\n\(r.stdout)")
+        for (label, instances) in [
+            ("SQLite (one entryd)", "1"), ("PostgreSQL", "1"), ("PostgreSQL", "2"),
+            ("PostgreSQL, one instance killed (kill -9) at 0.50 s", "2"),
+        ] {
+            let row = try #require(
+                rows.first { $0.count >= 6 && $0[0] == label && $0[1] == instances },
+                "missing row '\(label)' with \(instances) instances in:\n\(r.stdout)")
             #expect((Double(row[2].replacingOccurrences(of: ",", with: "")) ?? 0) > 0, "no changes: \(row)")
             #expect(Double(row[3].replacingOccurrences(of: ",", with: "")) != nil, "no convergence p50: \(row)")
         }
-        let kill = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix("kill: ") }, "no kill line in:\n\(r.stdout)")
-        #expect(kill.hasPrefix("kill: instance 2 killed at ") && kill.hasSuffix("lost 0, duplicated 0, resyncs 0"), "\(kill)")
+        let kill = try #require(
+            r.stdout.split(separator: "\n").first { $0.hasPrefix("kill: ") }, "no kill line in:\n\(r.stdout)")
+        #expect(
+            kill.hasPrefix("kill: instance 2 killed at ") && kill.hasSuffix("lost 0, duplicated 0, resyncs 0"),
+            "\(kill)")
         #expect(r.stderr.contains("entryd-bench: hub: draining"))
     }
 
@@ -84,11 +99,19 @@ import Testing
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown option '--frob'") && r.stderr.contains("usage: entryd-bench"))
         let typo = try runProcess(productsDirectory() + "/entryd-bench", ["--entires", "200"])
-        #expect(typo.status == 64 && typo.stderr.hasPrefix("entryd-bench: unknown option '--entires'; did you mean '--entries'?"), "\(typo)")
+        #expect(
+            typo.status == 64
+                && typo.stderr.hasPrefix("entryd-bench: unknown option '--entires'; did you mean '--entries'?"),
+            "\(typo)")
         // --flag=value is read as --flag value: the value is checked.
         let small = try runProcess(productsDirectory() + "/entryd-bench", ["--entries=50"])
-        #expect(small.status == 64 && small.stderr.hasPrefix("entryd-bench: --entries must be an integer ≥ 100"), "\(small)")
+        #expect(
+            small.status == 64 && small.stderr.hasPrefix("entryd-bench: --entries must be an integer ≥ 100"), "\(small)"
+        )
         let missing = try runProcess(productsDirectory() + "/entryd-bench", ["--quick", "--seconds"])
-        #expect(missing.status == 64 && missing.stderr.hasPrefix("entryd-bench: option '--seconds' needs a value (--seconds S)"), "\(missing)")
+        #expect(
+            missing.status == 64
+                && missing.stderr.hasPrefix("entryd-bench: option '--seconds' needs a value (--seconds S)"),
+            "\(missing)")
     }
 }

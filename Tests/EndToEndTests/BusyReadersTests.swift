@@ -10,21 +10,31 @@ import Testing
 /// `Changes` reader does not make the WAL grow without bound.
 @Suite(.serialized) struct BusyReadersTests {
     static func row(_ i: Int) -> JSON {
-        .object([("fields", .stringMap(["name": "读者\(i)", "birthday": "1990-05-17", "country": "CN", "province": "440000",
-                                         "city": "440100", "contact_method": "email", "email": "r\(i)@example.cn"]))])
+        .object([
+            (
+                "fields",
+                .stringMap([
+                    "name": "读者\(i)", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+                    "city": "440100", "contact_method": "email", "email": "r\(i)@example.cn",
+                ])
+            )
+        ])
     }
 
     @Test("a Changes stream whose client stopped reading does not hold up shutdown")
     func unreadStreamEndsAtShutdown() throws {
         let d = try Daemon()
         let watcher = try d.connect()
-        try watcher.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
+        try watcher.send(
+            VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
         #expect(try watcher.receive().continues)
         // Far more changes than the socket buffers hold: the stream's session blocks in send.
         let writer = try d.connect()
         for batch in 0..<5 {
             let rows = (0..<1000).map { Self.row(batch * 1000 + $0) }
-            #expect(try writer.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))["added"]?.intValue == 1000)
+            #expect(
+                try writer.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))["added"]?.intValue
+                    == 1000)
         }
         let t0 = Date()
         #expect(d.stop() == 0)
@@ -37,7 +47,11 @@ import Testing
         final class Failures: @unchecked Sendable {
             let lock = NSLock()
             var list: [String] = []
-            func add(_ s: String) { lock.lock(); list.append(s); lock.unlock() }
+            func add(_ s: String) {
+                lock.lock()
+                list.append(s)
+                lock.unlock()
+            }
         }
         let failures = Failures()
         let socket = d.socket
@@ -50,7 +64,10 @@ import Testing
                 guard let c = try? VarlinkConnection(path: socket) else { return failures.add("connect") }
                 var i = 0
                 while Date() < stop {
-                    do { _ = try c.call("io.entryd.Entries.Add", .object([("fields", Self.row(w * 100_000 + i)["fields"]!)])) } catch {
+                    do {
+                        _ = try c.call(
+                            "io.entryd.Entries.Add", .object([("fields", Self.row(w * 100_000 + i)["fields"]!)]))
+                    } catch {
                         failures.add("add: \(error)")
                     }
                     i += 1
@@ -65,12 +82,15 @@ import Testing
                 while Date() < stop {
                     do {
                         if r % 2 == 0 {
-                            _ = try c.call("io.entryd.Entries.List", .object([("limit", .int(200)), ("filter", .object([("country", .string("CN"))]))]))
+                            _ = try c.call(
+                                "io.entryd.Entries.List",
+                                .object([("limit", .int(200)), ("filter", .object([("country", .string("CN"))]))]))
                         } else {
                             // An export-like walk through every page.
                             var cursor: JSON = .null
                             repeat {
-                                let page = try c.call("io.entryd.Entries.List", .object([("limit", .int(500)), ("cursor", cursor)]))
+                                let page = try c.call(
+                                    "io.entryd.Entries.List", .object([("limit", .int(500)), ("cursor", cursor)]))
                                 cursor = page["cursor"] ?? .null
                             } while !cursor.isNull && Date() < stop
                         }
@@ -79,7 +99,10 @@ import Testing
             }.start()
         }
         let streams = try (0..<2).map { _ in try d.connect() }
-        for s in streams { try s.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true)) }
+        for s in streams {
+            try s.send(
+                VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
+        }
         group.wait()
         for s in streams { #expect(try s.receive().continues) }
         #expect(failures.list.isEmpty, "\(failures.list.prefix(5))")
@@ -93,7 +116,10 @@ import Testing
     func slowStream() throws {
         let d = try Daemon()
         let slow = try d.connect()
-        try slow.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0)), ("limit", .int(100))]), more: true))
+        try slow.send(
+            VarlinkCall(
+                method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0)), ("limit", .int(100))]),
+                more: true))
         _ = try slow.receive()
         let writer = try d.connect()
         var largestWAL = 0

@@ -33,10 +33,12 @@ import Testing
         _ = try EntryctlProcess.entryctl(["--version"])
         let before = Self.openDescriptors().count
         for i in 0..<50 {
-            let outcome = i % 2 == 0
+            let outcome =
+                i % 2 == 0
                 ? try EntryctlProcess.entryctl(["--version"])
-                : try EntryctlProcess.run(executable: "/bin/cat", [], environment: [:], directory: URL(fileURLWithPath: "/"),
-                                          timeout: 30, input: "line \(i)\n")
+                : try EntryctlProcess.run(
+                    executable: "/bin/cat", [], environment: [:], directory: URL(fileURLWithPath: "/"),
+                    timeout: 30, input: "line \(i)\n")
             #expect(outcome.status == 0, "\(outcome)")
         }
         // The whole count is only shown: tests running beside this one open and close
@@ -64,10 +66,13 @@ import Testing
 
         let directory = try serviceTestDirectory("handles")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let service = try ServiceProcess(executable: productsDirectory() + "/entryd",
-                                         arguments: ["--config", "/dev/null", "--socket", directory + "/entryd.sock",
-                                                     "--db", directory + "/entries.db"],
-                                         environment: [:], directory: directory)
+        let service = try ServiceProcess(
+            executable: productsDirectory() + "/entryd",
+            arguments: [
+                "--config", "/dev/null", "--socket", directory + "/entryd.sock",
+                "--db", directory + "/entries.db",
+            ],
+            environment: [:], directory: directory)
         _ = try connectWhenListening(directory + "/entryd.sock")
         #expect(service.stop() == 0)
         let left = Self.openDescriptors().values.filter { $0.hasPrefix(directory + "/") }

@@ -25,13 +25,38 @@ import Testing
         /// Calls answered (writes and reads), for the soak summary.
         private(set) var calls = 0
         func ack(_ id: String, _ fields: JSON) {
-            lock.lock(); acknowledged[id] = fields; inDoubt[id] = nil; pendingName[id] = nil; calls += 1; lock.unlock()
+            lock.lock()
+            acknowledged[id] = fields
+            inDoubt[id] = nil
+            pendingName[id] = nil
+            calls += 1
+            lock.unlock()
         }
-        func answered() { lock.lock(); calls += 1; lock.unlock() }
-        func pending(_ id: String, name: String) { lock.lock(); pendingName[id] = name; lock.unlock() }
-        func pendingName(of id: String) -> String? { lock.lock(); defer { lock.unlock() }; return pendingName[id] }
-        func doubt(_ id: String, _ fields: JSON) { lock.lock(); if acknowledged[id] == nil { inDoubt[id] = fields }; lock.unlock() }
-        func snapshot() -> ([String: JSON], [String: JSON]) { lock.lock(); defer { lock.unlock() }; return (acknowledged, inDoubt) }
+        func answered() {
+            lock.lock()
+            calls += 1
+            lock.unlock()
+        }
+        func pending(_ id: String, name: String) {
+            lock.lock()
+            pendingName[id] = name
+            lock.unlock()
+        }
+        func pendingName(of id: String) -> String? {
+            lock.lock()
+            defer { lock.unlock() }
+            return pendingName[id]
+        }
+        func doubt(_ id: String, _ fields: JSON) {
+            lock.lock()
+            if acknowledged[id] == nil { inDoubt[id] = fields }
+            lock.unlock()
+        }
+        func snapshot() -> ([String: JSON], [String: JSON]) {
+            lock.lock()
+            defer { lock.unlock() }
+            return (acknowledged, inDoubt)
+        }
     }
 
     /// One client: adds with client-chosen ids and updates its own entries until the connection dies.
@@ -42,21 +67,30 @@ import Testing
         while true {
             if mine.isEmpty || rng.next() % 3 != 0 {
                 let id = UUIDv7.generate()
-                let fields = JSON.stringMap(["name": "客户\(seed)-\(rng.next() % 100_000)", "birthday": "1990-05-17", "country": "CN",
-                                             "province": "440000", "city": "440100", "contact_method": "phone",
-                                             "phone": "+8613800138000"])
+                let fields = JSON.stringMap([
+                    "name": "客户\(seed)-\(rng.next() % 100_000)", "birthday": "1990-05-17", "country": "CN",
+                    "province": "440000", "city": "440100", "contact_method": "phone",
+                    "phone": "+8613800138000",
+                ])
                 ledger.doubt(id, fields)
                 guard let r = try? c.call("io.entryd.Entries.Add", .object([("id", .string(id)), ("fields", fields)])),
-                      let stored = r["entry"]?["fields"] else { return }
+                    let stored = r["entry"]?["fields"]
+                else { return }
                 ledger.ack(id, stored)
                 mine.append((id, stored))
             } else {
                 let k = Int(rng.next() % UInt64(mine.count))
                 let name = "改\(rng.next() % 100_000)"
                 ledger.pending(mine[k].0, name: name)
-                guard let r = try? c.call("io.entryd.Entries.Update", .object([("id", .string(mine[k].0)),
-                                                                               ("fields", .stringMap(["name": name]))])),
-                      let stored = r["entry"]?["fields"] else { return }
+                guard
+                    let r = try? c.call(
+                        "io.entryd.Entries.Update",
+                        .object([
+                            ("id", .string(mine[k].0)),
+                            ("fields", .stringMap(["name": name])),
+                        ])),
+                    let stored = r["entry"]?["fields"]
+                else { return }
                 ledger.ack(mine[k].0, stored)
                 mine[k].1 = stored
             }
@@ -69,7 +103,8 @@ import Testing
         var since: Int64 = 0
         while true {
             guard (try? c.call("io.entryd.Entries.List", .object([("limit", .int(100))]))) != nil,
-                  let page = try? c.call("io.entryd.Sync.Changes", .object([("since", .int(since)), ("limit", .int(500))]))
+                let page = try? c.call(
+                    "io.entryd.Sync.Changes", .object([("since", .int(since)), ("limit", .int(500))]))
             else { return }
             since = page["last"]?.intValue ?? since
             ledger.answered()
@@ -93,10 +128,16 @@ import Testing
             for k in 0..<8 {
                 group.enter()
                 let seed = UInt64(round * 100 + k)
-                Thread { Self.client(d.socket, seed, ledger); group.leave() }.start()
+                Thread {
+                    Self.client(d.socket, seed, ledger)
+                    group.leave()
+                }.start()
             }
             group.enter()
-            Thread { Self.reader(d.socket, ledger); group.leave() }.start()
+            Thread {
+                Self.reader(d.socket, ledger)
+                group.leave()
+            }.start()
             usleep(UInt32(20_000 + rng.next() % 180_000))
             #expect(d.stop(signal: SIGKILL) == SIGKILL)
             group.wait()
@@ -105,7 +146,9 @@ import Testing
             round += 1
         }
         let (acknowledged, _) = ledger.snapshot()
-        print("soak: crash harness: \(ledger.calls) calls answered, \(round) kills, \(acknowledged.count) entries verified after every kill, lost: \(lost.count)")
+        print(
+            "soak: crash harness: \(ledger.calls) calls answered, \(round) kills, \(acknowledged.count) entries verified after every kill, lost: \(lost.count)"
+        )
         // A client retrying an Add after a crash gets its one entry, never two.
         let (_, inDoubt) = ledger.snapshot()
         let c = try d.connect()
@@ -113,13 +156,18 @@ import Testing
             let sent = try JSON.parse(fields.text)
             let r = try? c.call("io.entryd.Entries.Add", .object([("id", .string(id)), ("fields", sent)]))
             #expect(r?["entry"]?["id"]?.stringValue == id)
-            #expect(try c.call("io.entryd.Entries.History", .object([("id", .string(id))]))["changes"]?.arrayValue?.count == 1)
+            #expect(
+                try c.call("io.entryd.Entries.History", .object([("id", .string(id))]))["changes"]?.arrayValue?.count
+                    == 1)
         }
         #expect(d.stop() == 0)
     }
 
     /// Acknowledged entries found missing or different (must stay empty).
-    final class Lost: @unchecked Sendable { var ids = Set<String>(); var count: Int { ids.count } }
+    final class Lost: @unchecked Sendable {
+        var ids = Set<String>()
+        var count: Int { ids.count }
+    }
     let lost = Lost()
 
     /// Opens the killed daemon's database in this process and checks it.
@@ -135,9 +183,12 @@ import Testing
             #expect(got != nil, "acknowledged entry \(id) is missing")
             // Either as acknowledged, or with the update that was in flight at the kill applied.
             var inFlight = try JSON.parse(fields.text).objectValue ?? []
-            if let name = ledger.pendingName(of: id), let k = inFlight.firstIndex(where: { $0.0 == "name" }) { inFlight[k].1 = .string(name) }
+            if let name = ledger.pendingName(of: id), let k = inFlight.firstIndex(where: { $0.0 == "name" }) {
+                inFlight[k].1 = .string(name)
+            }
             let asStored = got.map { JSON.stringMap($0.fields) }
-            #expect(asStored == fields || asStored == .object(inFlight), "entry \(id) differs from what was acknowledged")
+            #expect(
+                asStored == fields || asStored == .object(inFlight), "entry \(id) differs from what was acknowledged")
             if !(asStored == fields || asStored == .object(inFlight)) { lost.ids.insert(id) }
         }
         // Nothing that was never sent is present.

@@ -9,8 +9,11 @@ import Testing
 /// Issue 8 end to end: `entryctl export` and `import` against real daemons.
 @Suite(.serialized) struct DataInOutTests {
     /// Runs the built entryctl against `d` with a longer timeout than the harness default.
-    func entryctl(_ d: Daemon, _ arguments: [String], input: String? = nil, timeout: Double = 300) throws -> ProcessResult {
-        try runProcess(productsDirectory() + "/entryctl", ["--socket", d.socket] + arguments, input: input, timeout: timeout)
+    func entryctl(_ d: Daemon, _ arguments: [String], input: String? = nil, timeout: Double = 300) throws
+        -> ProcessResult
+    {
+        try runProcess(
+            productsDirectory() + "/entryctl", ["--socket", d.socket] + arguments, input: input, timeout: timeout)
     }
 
     /// (id, fields, deleted) of every line of a JSON-lines export, by id.
@@ -46,8 +49,12 @@ import Testing
         let original = try entries(jsonl: String(contentsOfFile: directory + "/a.jsonl", encoding: .utf8))
         #expect(original.count == 10_000)
         #expect(original.values.filter { $0["deleted"]?.boolValue == true }.count == 1_000)
-        let csv = try entryctl(source, ["export", "--format", "csv", "--labels", "--excel", "--include-deleted",
-                                        "-o", directory + "/a.csv"])
+        let csv = try entryctl(
+            source,
+            [
+                "export", "--format", "csv", "--labels", "--excel", "--include-deleted",
+                "-o", directory + "/a.csv",
+            ])
         try #require(csv.status == 0, "\(csv.stderr)")
         let csvBytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/a.csv"))
         #expect(Array(csvBytes.prefix(3)) == [0xEF, 0xBB, 0xBF])
@@ -72,34 +79,47 @@ import Testing
     }
 
     /// A spreadsheet export: BOM, Chinese label headers, lenient values; rows 4, 6 and 8 are bad.
-    static let spreadsheet = "\u{FEFF}" + [
-        "姓名,生日,国家,省份,城市,联系方式,手机号码,邮箱,预约时间",
-        "王小明,1990年5月17日,中国,广东,广州,电话,138 0013 8000,,",
-        "李华,1985/3/9,China,浙江省,杭州,邮箱,,LiHua@Example.COM,2026-12-01 09:30",
-        "张伟,1990-02-30,中国,广东,深圳,电话,13800138001,,",
-        "\"赵,敏\",19920102,CN,Guangdong,Shenzhen,phone,+86 139-0013-9000,,",
-        "陈静,2001-07-08,亚特兰蒂斯,,,邮箱,,chen@example.cn,",
-        "Jane Doe,1980-01-01,US,,,email,,jane@example.com,",
-        "刘洋,1995-06-15,中国,广东,广州,电话,,,",
-        "周杰,1979-01-18,日本,,,电话,+81 90 1234 5678,,",
-    ].joined(separator: "\r\n") + "\r\n"
+    static let spreadsheet =
+        "\u{FEFF}"
+        + [
+            "姓名,生日,国家,省份,城市,联系方式,手机号码,邮箱,预约时间",
+            "王小明,1990年5月17日,中国,广东,广州,电话,138 0013 8000,,",
+            "李华,1985/3/9,China,浙江省,杭州,邮箱,,LiHua@Example.COM,2026-12-01 09:30",
+            "张伟,1990-02-30,中国,广东,深圳,电话,13800138001,,",
+            "\"赵,敏\",19920102,CN,Guangdong,Shenzhen,phone,+86 139-0013-9000,,",
+            "陈静,2001-07-08,亚特兰蒂斯,,,邮箱,,chen@example.cn,",
+            "Jane Doe,1980-01-01,US,,,email,,jane@example.com,",
+            "刘洋,1995-06-15,中国,广东,广州,电话,,,",
+            "周杰,1979-01-18,日本,,,电话,+81 90 1234 5678,,",
+        ].joined(separator: "\r\n") + "\r\n"
 
     @Test("export --excel runs no formula and keeps phones text; import of that file gives back the same entries")
     func excelIsSafe() throws {
         let d = try Daemon()
-        let added = try entryctl(d, ["add", "name==HYPERLINK(\"http://evil\")", "birthday=1990-05-17", "country=CN", "province=北京",
-                                     "city=朝阳区", "contact_method=phone", "phone=13800138000"])
+        let added = try entryctl(
+            d,
+            [
+                "add", "name==HYPERLINK(\"http://evil\")", "birthday=1990-05-17", "country=CN", "province=北京",
+                "city=朝阳区", "contact_method=phone", "phone=13800138000",
+            ])
         #expect(added.status == 0, "\(added.stderr)")
         let file = d.directory + "/excel.csv"
         #expect(try entryctl(d, ["export", "--excel", "-o", file]).status == 0)
         let text = try String(contentsOfFile: file, encoding: .utf8)
-        #expect(text.contains("\"'=HYPERLINK(\"\"http://evil\"\")\"") && text.contains(",'+86 138 0013 8000,"), "\(text)")
+        #expect(
+            text.contains("\"'=HYPERLINK(\"\"http://evil\"\")\"") && text.contains(",'+86 138 0013 8000,"), "\(text)")
         #expect(!text.contains(",=") && !text.contains(",+86"), "no cell starts with a formula character: \(text)")
         let again = try entryctl(d, ["--json", "import", file])
         #expect(try JSON.parse(again.stdout)["unchanged"]?.intValue == 1, "\(again.stdout) \(again.stderr)")
         // A name that starts with ' itself survives a plain (RFC 4180, no BOM) export and import.
-        #expect(try entryctl(d, ["add", "name='=1+1", "birthday=1990-02-01", "country=US", "contact_method=email",
-                                 "email=q@example.com"]).status == 0)
+        #expect(
+            try entryctl(
+                d,
+                [
+                    "add", "name='=1+1", "birthday=1990-02-01", "country=US", "contact_method=email",
+                    "email=q@example.com",
+                ]
+            ).status == 0)
         let plain = d.directory + "/plain.csv"
         #expect(try entryctl(d, ["export", "--format", "csv", "-o", plain]).status == 0)
         let back = try entryctl(d, ["--json", "import", plain])
@@ -109,9 +129,11 @@ import Testing
     @Test("export -o NAME.csv writes CSV and -o NAME.json a JSON array without --format, as import reads them back")
     func exportFormatFromFileName() throws {
         let d = try Daemon()
-        let added = try entryctl(d, ["add", "name=李雷", "birthday=1990-05-17", "country=US", "contact_method=email", "email=a@b.cn"])
+        let added = try entryctl(
+            d, ["add", "name=李雷", "birthday=1990-05-17", "country=US", "contact_method=email", "email=a@b.cn"])
         #expect(added.status == 0, "\(added.stderr)")
-        let csv = d.directory + "/名单.csv", json = d.directory + "/all.json"
+        let csv = d.directory + "/名单.csv"
+        let json = d.directory + "/all.json"
         #expect(try entryctl(d, ["export", "-o", csv]).status == 0)
         #expect(try String(contentsOfFile: csv, encoding: .utf8).hasPrefix("id,"))
         #expect(try entryctl(d, ["export", "-o", json]).status == 0)
@@ -120,24 +142,40 @@ import Testing
         #expect(try JSON.parse(again.stdout)["unchanged"]?.intValue == 1, "\(again.stdout) \(again.stderr)")
     }
 
-    @Test("list --limit beyond max-page-size says that fewer came and how to get all (stderr), in the locale; a refused filter is named by its option")
+    @Test(
+        "list --limit beyond max-page-size says that fewer came and how to get all (stderr), in the locale; a refused filter is named by its option"
+    )
     func listLimitCapped() throws {
         let d = try Daemon()
-        let rows = JSON.array((0..<1001).map { i in .object([("fields", .stringMap([
-            "name": "n\(i)", "birthday": "1990-05-17", "country": "CN", "province": "440000", "city": "440100",
-            "contact_method": "phone", "phone": "+8613800138000"]))]) })
+        let rows = JSON.array(
+            (0..<1001).map { i in
+                .object([
+                    (
+                        "fields",
+                        .stringMap([
+                            "name": "n\(i)", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+                            "city": "440100",
+                            "contact_method": "phone", "phone": "+8613800138000",
+                        ])
+                    )
+                ])
+            })
         let imported = try d.connect().call("io.entryd.Entries.Import", .object([("entries", rows)]))
         #expect(imported["added"]?.intValue == 1001)
         let capped = try entryctl(d, ["--locale", "en", "--json", "list", "--limit", "1500"])
         #expect(capped.status == 0, "\(capped.stderr)")
         #expect(try JSON.parse(capped.stdout)["entries"]?.arrayValue?.count == 1000)
-        #expect(capped.stderr.contains("at most 1000 entries a page (max-page-size), fewer than --limit 1500: use --all"), "\(capped.stderr)")
+        #expect(
+            capped.stderr.contains("at most 1000 entries a page (max-page-size), fewer than --limit 1500: use --all"),
+            "\(capped.stderr)")
         let zh = try entryctl(d, ["--locale", "zh", "--json", "list", "--limit", "1500"])
         #expect(zh.stderr.contains("每页最多返回 1000 条"), "\(zh.stderr)")
         // A refused filter is named by the option typed, not the wire member.
         let badDate = try entryctl(d, ["--locale", "en", "list", "--born-from", "yesterday"])
         #expect(badDate.status == 65)
-        #expect(badDate.stderr.contains("  --born-from: [invalid-format] The --born-from filter 'yesterday'"), "\(badDate.stderr)")
+        #expect(
+            badDate.stderr.contains("  --born-from: [invalid-format] The --born-from filter 'yesterday'"),
+            "\(badDate.stderr)")
         #expect(!badDate.stderr.contains("bornFrom"), "\(badDate.stderr)")
         let exportBad = try entryctl(d, ["export", "--born-to", "2020-13-01", "-o", d.directory + "/x.jsonl"])
         #expect(exportBad.status == 65 && exportBad.stderr.contains("--born-to:"), "\(exportBad.stderr)")
@@ -146,11 +184,15 @@ import Testing
         #expect(d.stop() == 0)
     }
 
-    @Test("a rejects report follows its input: no BOM and LF line ends in, none and LF out; the problems column in English under --locale en")
+    @Test(
+        "a rejects report follows its input: no BOM and LF line ends in, none and LF out; the problems column in English under --locale en"
+    )
     func rejectsFollowInput() throws {
         let d = try Daemon()
-        let file = d.directory + "/plain.csv", report = d.directory + "/rejected.csv"
-        try "name,birthday,country,contact_method,phone\nAda,1985-12-10,GB,phone,+44 7400 123 456\nBob,1990-02-30,US,phone,+1 202 555 0100\n"
+        let file = d.directory + "/plain.csv"
+        let report = d.directory + "/rejected.csv"
+        try
+            "name,birthday,country,contact_method,phone\nAda,1985-12-10,GB,phone,+44 7400 123 456\nBob,1990-02-30,US,phone,+1 202 555 0100\n"
             .write(toFile: file, atomically: true, encoding: .utf8)
         let run = try entryctl(d, ["--locale", "en", "import", "--rejects", report, file])
         #expect(run.status == 65, "\(run.stderr)")
@@ -161,7 +203,9 @@ import Testing
         #expect(d.stop() == 0)
     }
 
-    @Test("import rejects a row with the same problems as its --dry-run (a city not in the list too), in the chosen locale")
+    @Test(
+        "import rejects a row with the same problems as its --dry-run (a city not in the list too), in the chosen locale"
+    )
     func importProblemsAsDryRun() throws {
         let d = try Daemon()
         let file = d.directory + "/two.csv"
@@ -173,22 +217,31 @@ import Testing
         #expect(dry.status == 65 && real.status == 65, "\(dry.stderr)\n\(real.stderr)")
         #expect(fields(dry.stderr) == ["birthday", "city", "phone"], "\(dry.stderr)")
         #expect(fields(real.stderr) == ["birthday", "city", "phone"], "\(real.stderr)")
-        #expect(!real.stderr.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) && !"刘芳上海".unicodeScalars.contains($0) },
-                "Chinese words in an en report: \(real.stderr)")
+        #expect(
+            !real.stderr.unicodeScalars.contains {
+                (0x4E00...0x9FFF).contains($0.value) && !"刘芳上海".unicodeScalars.contains($0)
+            },
+            "Chinese words in an en report: \(real.stderr)")
         let zh = try entryctl(d, ["--locale", "zh", "import", file])
         #expect(zh.stderr.contains("没有这一天"), "\(zh.stderr)")
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
         #expect(d.stop() == 0)
     }
 
-    @Test("a GB18030 CSV (Excel in China) with a Chinese header is decoded: 韩梅梅 stored, not U+FFFD; its rejects report is GB18030; undecodable bytes and GBK JSON lines are refused, naming the offset and iconv")
+    @Test(
+        "a GB18030 CSV (Excel in China) with a Chinese header is decoded: 韩梅梅 stored, not U+FFFD; its rejects report is GB18030; undecodable bytes and GBK JSON lines are refused, naming the offset and iconv"
+    )
     func gb18030Import() throws {
         let d = try Daemon()
-        let file = d.directory + "/名单.csv", report = d.directory + "/rejected.csv"
-        let text = "姓名,生日,国家,省份,城市,联系方式,手机号码\r\n韩梅梅,1990年5月17日,中国,广东,广州,电话,138 0013 8000\r\n"
+        let file = d.directory + "/名单.csv"
+        let report = d.directory + "/rejected.csv"
+        let text =
+            "姓名,生日,国家,省份,城市,联系方式,手机号码\r\n韩梅梅,1990年5月17日,中国,广东,广州,电话,138 0013 8000\r\n"
             + "张伟,1990-02-30,中国,广东,深圳,电话,13800138001\r\n"
         let bytes = InputEncoding.gb18030.encode(Array(text.utf8))
-        #expect(bytes.count < text.utf8.count && bytes.indices.contains { bytes[$0...].starts(with: [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7]) })
+        #expect(
+            bytes.count < text.utf8.count
+                && bytes.indices.contains { bytes[$0...].starts(with: [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7]) })
         try Data(bytes).write(to: URL(fileURLWithPath: file))
 
         let run = try entryctl(d, ["--json", "import", "--rejects", report, file])
@@ -213,25 +266,36 @@ import Testing
         try Data(Array("name,birthday\nAda,1985-12-10\n".utf8) + [0xFF, 0x0A]).write(to: URL(fileURLWithPath: bad))
         let refused = try entryctl(d, ["import", bad])
         #expect(refused.status == 65)
-        #expect(refused.stderr.contains("第 3 行（字节偏移 29）") && refused.stderr.contains("iconv -f GB18030 -t UTF-8"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("第 3 行（字节偏移 29）") && refused.stderr.contains("iconv -f GB18030 -t UTF-8"),
+            "\(refused.stderr)")
         let english = try entryctl(d, ["--locale", "en", "import", bad])
-        #expect(english.stderr.contains("line 3 (byte offset 29)") && english.stderr.contains("iconv -f GB18030 -t UTF-8"), "\(english.stderr)")
+        #expect(
+            english.stderr.contains("line 3 (byte offset 29)") && english.stderr.contains("iconv -f GB18030 -t UTF-8"),
+            "\(english.stderr)")
 
         // UTF-8 Chinese first, GBK bytes later: read as UTF-8 (not GB18030 mojibake) and refused at the bad
         // line; they are in the first read (64 KiB), so nothing of the file is stored.
         let mixed = d.directory + "/mixed.csv"
-        try Data(Array("name,birthday,country,contact_method,phone\n李雷,1991-01-02,CN,phone,13800138002\nAda,1985-12-10,GB,phone,+44 7400 123 456\n".utf8)
-                 + [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7] + Array(",1990-05-17,CN,phone,13800138003\n".utf8)).write(to: URL(fileURLWithPath: mixed))
+        try Data(
+            Array(
+                "name,birthday,country,contact_method,phone\n李雷,1991-01-02,CN,phone,13800138002\nAda,1985-12-10,GB,phone,+44 7400 123 456\n"
+                    .utf8)
+                + [0xBA, 0xAB, 0xC3, 0xB7, 0xC3, 0xB7] + Array(",1990-05-17,CN,phone,13800138003\n".utf8)
+        ).write(to: URL(fileURLWithPath: mixed))
         let partial = try entryctl(d, ["--locale", "en", "import", "--batch", "1", mixed])
         #expect(partial.status == 65)
-        #expect(partial.stderr.contains("read as UTF-8") && partial.stderr.contains("line 4 (byte offset 123)")
+        #expect(
+            partial.stderr.contains("read as UTF-8") && partial.stderr.contains("line 4 (byte offset 123)")
                 && !partial.stderr.contains("already stored"), "\(partial.stderr)")
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
 
         // JSON lines in GBK: refused, not mangled.
         let jsonl = d.directory + "/gbk.jsonl"
-        try Data(InputEncoding.gb18030.encode(Array("{\"fields\": {\"name\": \"李雷\", \"birthday\": \"1990-05-17\"}}\n".utf8)))
-            .write(to: URL(fileURLWithPath: jsonl))
+        try Data(
+            InputEncoding.gb18030.encode(Array("{\"fields\": {\"name\": \"李雷\", \"birthday\": \"1990-05-17\"}}\n".utf8))
+        )
+        .write(to: URL(fileURLWithPath: jsonl))
         let json = try entryctl(d, ["--locale", "en", "import", jsonl])
         #expect(json.status == 65 && json.stderr.contains("JSON must be UTF-8"), "\(json.stderr)")
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
@@ -241,7 +305,8 @@ import Testing
     @Test("CSV with a BOM, Chinese label headers, lenient values and three bad rows: report, exit 65, re-run unchanged")
     func spreadsheetImport() throws {
         let d = try Daemon()
-        let file = d.directory + "/名单.csv", report = d.directory + "/rejected.csv"
+        let file = d.directory + "/名单.csv"
+        let report = d.directory + "/rejected.csv"
         try Self.spreadsheet.write(toFile: file, atomically: true, encoding: .utf8)
 
         let first = try entryctl(d, ["--json", "import", "--rejects", report, file])
@@ -254,10 +319,16 @@ import Testing
         // The good rows are stored, canonical.
         let list = try entryctl(d, ["list", "--all", "--format", "json"])
         let stored = try #require(try JSON.parse(list.stdout).arrayValue)
-        let byName = Dictionary(uniqueKeysWithValues: stored.compactMap { e in e["fields"]?["name"]?.stringValue.map { ($0, e["fields"]!) } })
+        let byName = Dictionary(
+            uniqueKeysWithValues: stored.compactMap { e in e["fields"]?["name"]?.stringValue.map { ($0, e["fields"]!) }
+            })
         #expect(Set(byName.keys) == ["王小明", "李华", "赵,敏", "Jane Doe", "周杰"])
-        #expect(byName["王小明"] == .stringMap(["name": "王小明", "birthday": "1990-05-17", "country": "CN", "province": "440000",
-                                                "city": "440100", "contact_method": "phone", "phone": "+8613800138000"]))
+        #expect(
+            byName["王小明"]
+                == .stringMap([
+                    "name": "王小明", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+                    "city": "440100", "contact_method": "phone", "phone": "+8613800138000",
+                ]))
         #expect(byName["李华"]?["email"]?.stringValue == "LiHua@example.com")
         #expect(byName["李华"]?["appointment"]?.stringValue == "2026-12-01 09:30")
         #expect(byName["赵,敏"]?["city"]?.stringValue == "440300")
@@ -267,7 +338,8 @@ import Testing
         // locale (zh by default), then each bad row as it was, with its problems.
         let raw = try #require(FileManager.default.contents(atPath: report))
         #expect(raw.starts(with: [0xEF, 0xBB, 0xBF]), "the rejects report keeps the input's BOM")
-        #expect(String(decoding: raw, as: UTF8.self).components(separatedBy: "\r\n").count == 5, "header and 3 rows, CRLF")
+        #expect(
+            String(decoding: raw, as: UTF8.self).components(separatedBy: "\r\n").count == 5, "header and 3 rows, CRLF")
         let reader = CSVReader(try ByteInput(path: report))
         let header = try #require(try reader.next())
         #expect(header.fields.last == "问题")
@@ -303,7 +375,8 @@ import Testing
         let d = try Daemon()
         let file = d.directory + "/one-bad.jsonl"
         var lines = DataFixtures.jsonLines(count: 50).split(separator: "\n").map(String.init)
-        lines[37] = #"{"fields":{"name":"坏行","birthday":"1990-13-01","country":"中国","province":"广东","city":"广州","contact_method":"phone","phone":"13800138000"}}"#
+        lines[37] =
+            #"{"fields":{"name":"坏行","birthday":"1990-13-01","country":"中国","province":"广东","city":"广州","contact_method":"phone","phone":"13800138000"}}"#
         try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
 
         let atomic = try entryctl(d, ["import", "--atomic", file])
@@ -333,7 +406,8 @@ import Testing
     func flatJSONObjectRefusedClearly() throws {
         let d = try Daemon()
         let file = d.directory + "/flat.json"
-        let good = #"{"fields":{"name":"好行","birthday":"1990-01-02","country":"中国","province":"广东","city":"广州","contact_method":"phone","phone":"13800138000"}}"#
+        let good =
+            #"{"fields":{"name":"好行","birthday":"1990-01-02","country":"中国","province":"广东","city":"广州","contact_method":"phone","phone":"13800138000"}}"#
         let flat = #"{"name":"平","birthday":"1980-01-01","country":"CN","contact_method":"email","email":"a@b.cn"}"#
         try "[\(good),\(flat)]".write(toFile: file, atomically: true, encoding: .utf8)
         let r = try entryctl(d, ["--locale", "en", "import", file])
@@ -366,7 +440,9 @@ import Testing
         #expect(d.stop() == 0)
     }
 
-    @Test("CSV on standard input without FILE or --format is read as CSV (sniffed); ';' and tab separators; JSON lines still JSON lines")
+    @Test(
+        "CSV on standard input without FILE or --format is read as CSV (sniffed); ';' and tab separators; JSON lines still JSON lines"
+    )
     func sniffedStandardInput() throws {
         let d = try Daemon()
         func count() throws -> Int64? { try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue }
@@ -382,16 +458,22 @@ import Testing
         let tab = "name\tbirthday\tcountry\tcontact_method\temail\nBob\t1990-01-01\tUS\temail\tbob@example.com\n"
         let c = try entryctl(d, ["--json", "import"], input: tab)
         #expect(c.status == 0, "\(c.stderr)")
-        let jsonl = #"{"fields":{"name":"Cy","birthday":"1990-01-02","country":"US","contact_method":"email","email":"c@example.com"}}"# + "\n"
+        let jsonl =
+            #"{"fields":{"name":"Cy","birthday":"1990-01-02","country":"US","contact_method":"email","email":"c@example.com"}}"#
+            + "\n"
         let e = try entryctl(d, ["--json", "import"], input: jsonl)
         #expect(e.status == 0, "\(e.stderr)")
         #expect(try count() == 4)
         let names = try entryctl(d, ["list", "--all", "--format", "json"])
-        let stored = try #require(try JSON.parse(names.stdout).arrayValue).compactMap { $0["fields"]?["name"]?.stringValue }
+        let stored = try #require(try JSON.parse(names.stdout).arrayValue).compactMap {
+            $0["fields"]?["name"]?.stringValue
+        }
         #expect(Set(stored) == ["Ada", "Lovelace; A,B", "Bob", "Cy"])
         // A file without a telling extension is sniffed too; its rejects report keeps the ';'.
-        let file = d.directory + "/liste.txt", report = d.directory + "/rejects.csv"
-        try "name;birthday;country;contact_method;email\nDe;1990-02-30;US;email;d@example.com\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let file = d.directory + "/liste.txt"
+        let report = d.directory + "/rejects.csv"
+        try "name;birthday;country;contact_method;email\nDe;1990-02-30;US;email;d@example.com\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
         let f = try entryctl(d, ["--locale", "en", "import", "--rejects", report, file])
         #expect(f.status == 65, "\(f.stderr)")
         let text = try String(contentsOfFile: report, encoding: .utf8)
@@ -405,7 +487,9 @@ import Testing
         #expect(d.stop() == 0)
     }
 
-    @Test("unknown columns refuse the file naming each with the option to skip them (zh and en); --ignore-unknown-columns skips them with a notice")
+    @Test(
+        "unknown columns refuse the file naming each with the option to skip them (zh and en); --ignore-unknown-columns skips them with a notice"
+    )
     func unknownColumns() throws {
         let d = try Daemon()
         let file = d.directory + "/extra.csv"
@@ -413,7 +497,10 @@ import Testing
             .write(toFile: file, atomically: true, encoding: .utf8)
         let en = try entryctl(d, ["--locale", "en", "import", file])
         #expect(en.status == 65)
-        #expect(en.stderr.contains("line 1: unknown columns '备注', 'Remark': the columns are id, deleted and the fields name (姓名, Name)"), "\(en.stderr)")
+        #expect(
+            en.stderr.contains(
+                "line 1: unknown columns '备注', 'Remark': the columns are id, deleted and the fields name (姓名, Name)"),
+            "\(en.stderr)")
         #expect(en.stderr.contains("give --ignore-unknown-columns"), "\(en.stderr)")
         let zh = try entryctl(d, ["import", file])
         #expect(zh.status == 65)
@@ -422,15 +509,23 @@ import Testing
         let skipped = try entryctl(d, ["--locale", "en", "--json", "import", "--ignore-unknown-columns", file])
         #expect(skipped.status == 0, "\(skipped.stderr)")
         #expect(try JSON.parse(skipped.stdout)["added"]?.intValue == 1)
-        #expect(skipped.stderr.contains("skipping unknown columns '备注', 'Remark' (--ignore-unknown-columns)"), "\(skipped.stderr)")
+        #expect(
+            skipped.stderr.contains("skipping unknown columns '备注', 'Remark' (--ignore-unknown-columns)"),
+            "\(skipped.stderr)")
         let stored = try entryctl(d, ["list", "--format", "json"])
-        #expect(try JSON.parse(stored.stdout).arrayValue?.first?["fields"] == .stringMap([
-            "name": "李雷", "birthday": "1990-05-17", "country": "JP", "contact_method": "email", "email": "li@example.com"]))
+        #expect(
+            try JSON.parse(stored.stdout).arrayValue?.first?["fields"]
+                == .stringMap([
+                    "name": "李雷", "birthday": "1990-05-17", "country": "JP", "contact_method": "email",
+                    "email": "li@example.com",
+                ]))
         #expect(try entryctl(d, ["import", "--ignore-unknown-columns", d.directory + "/x.jsonl"]).status == 64)
         #expect(d.stop() == 0)
     }
 
-    @Test("--map and the form's header aliases map a spreadsheet's columns; --dry-run shows how (zh, en, JSON); a bad --map is a usage error")
+    @Test(
+        "--map and the form's header aliases map a spreadsheet's columns; --dry-run shows how (zh, en, JSON); a bad --map is a usage error"
+    )
     func mappedColumns() throws {
         let d = try Daemon()
         let file = d.directory + "/通讯录.csv"
@@ -438,15 +533,24 @@ import Testing
             .write(toFile: file, atomically: true, encoding: .utf8)
         let zh = try entryctl(d, ["import", "--dry-run", "--map", "联系人=姓名", "--ignore-unknown-columns", file])
         #expect(zh.status == 0, "\(zh.stderr)")
-        for line in ["列的对应：", "  联系人 → name（--map）", "  出生日期 → birthday（表头别名）", "  国家 → country（标签）",
-                     "  电话 → phone（表头别名）", "  备注：未使用（不是表单的字段）"] {
+        for line in [
+            "列的对应：", "  联系人 → name（--map）", "  出生日期 → birthday（表头别名）", "  国家 → country（标签）",
+            "  电话 → phone（表头别名）", "  备注：未使用（不是表单的字段）",
+        ] {
             #expect(zh.stdout.contains(line + "\n"), "\(line) in \(zh.stdout)")
         }
-        let en = try entryctl(d, ["--locale", "en", "import", "--dry-run", "--map=联系人=name", "--ignore-unknown-columns", file])
-        #expect(en.stdout.contains("columns:\n  联系人 → name (--map)\n  出生日期 → birthday (header alias)\n"), "\(en.stdout)")
-        let json = try JSON.parse(try entryctl(d, ["--json", "import", "--dry-run", "--map", "联系人=name", "--ignore-unknown-columns", file]).stdout)
+        let en = try entryctl(
+            d, ["--locale", "en", "import", "--dry-run", "--map=联系人=name", "--ignore-unknown-columns", file])
+        #expect(
+            en.stdout.contains("columns:\n  联系人 → name (--map)\n  出生日期 → birthday (header alias)\n"), "\(en.stdout)")
+        let json = try JSON.parse(
+            try entryctl(d, ["--json", "import", "--dry-run", "--map", "联系人=name", "--ignore-unknown-columns", file])
+                .stdout)
         #expect(json["valid"]?.intValue == 1)
-        #expect(json["columns"]?.arrayValue?.compactMap { $0["by"]?.stringValue } == ["map", "alias", "label", "label", "alias", "unknown"])
+        #expect(
+            json["columns"]?.arrayValue?.compactMap { $0["by"]?.stringValue } == [
+                "map", "alias", "label", "label", "alias", "unknown",
+            ])
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
 
         // Without --map the column is unknown, and the refusal says how to map it.
@@ -454,7 +558,10 @@ import Testing
         #expect(refused.status == 65 && refused.stderr.contains("give --map COLUMN=FIELD"), "\(refused.stderr)")
         // A --map naming no column of the header, or no field, is a usage error naming it.
         let column = try entryctl(d, ["--locale", "en", "import", "--map", "出生日其=birthday", file])
-        #expect(column.status == 64 && column.stderr.contains("--map column '出生日其' is not in the header (did you mean '出生日期'?)"), "\(column.stderr)")
+        #expect(
+            column.status == 64
+                && column.stderr.contains("--map column '出生日其' is not in the header (did you mean '出生日期'?)"),
+            "\(column.stderr)")
         let field = try entryctl(d, ["import", "--map", "联系人=nmae", file])
         #expect(field.status == 64 && field.stderr.contains("表单没有字段“nmae”（是否指“name”？）"), "\(field.stderr)")
         #expect(try entryctl(d, ["import", "--map", "a=name", d.directory + "/x.jsonl"]).status == 64)
@@ -467,7 +574,9 @@ import Testing
         #expect(d.stop() == 0)
     }
 
-    @Test("UTF-16 without a BOM is imported; bad bytes after earlier batches were stored say which rows are stored and where it stopped, and a re-run after fixing adds only the rest")
+    @Test(
+        "UTF-16 without a BOM is imported; bad bytes after earlier batches were stored say which rows are stored and where it stopped, and a re-run after fixing adds only the rest"
+    )
     func encodingsLate() throws {
         let d = try Daemon()
         let utf16 = d.directory + "/unicode.csv"
@@ -476,19 +585,25 @@ import Testing
         let run = try entryctl(d, ["--json", "import", utf16])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try JSON.parse(run.stdout)["added"]?.intValue == 1, "\(run.stdout)")
-        #expect(try JSON.parse(try entryctl(d, ["list", "--format", "json"]).stdout).arrayValue?.first?["fields"]?["name"]?.stringValue == "韩梅梅")
+        #expect(
+            try JSON.parse(try entryctl(d, ["list", "--format", "json"]).stdout).arrayValue?.first?["fields"]?["name"]?
+                .stringValue == "韩梅梅")
 
         // 3000 rows (over 64 KiB), then bytes that are not UTF-8 at the end.
         let big = d.directory + "/big.csv"
         var rows = "name,birthday,country,contact_method,email\n"
         for i in 0..<3000 { rows += "李雷\(i),1990-05-17,JP,email,li\(i)@example.com\n" }
-        try Data(Array(rows.utf8) + [0xBA, 0xAB] + Array(",1990-05-17,JP,email,x@example.com\n".utf8)).write(to: URL(fileURLWithPath: big))
+        try Data(Array(rows.utf8) + [0xBA, 0xAB] + Array(",1990-05-17,JP,email,x@example.com\n".utf8)).write(
+            to: URL(fileURLWithPath: big))
         let late = try entryctl(d, ["--locale", "en", "import", "--batch", "100", big])
         #expect(late.status == 65)
         #expect(late.stderr.contains("line 3002") && late.stderr.contains("not valid UTF-8"), "\(late.stderr)")
-        let stop = try #require(late.stderr.firstMatch(of: /the rows up to line (\d+) were sent in earlier batches and are stored: added (\d+),/),
-                                "\(late.stderr)")
-        let lastLine = try #require(Int(stop.1)), added = try #require(Int(stop.2))
+        let stop = try #require(
+            late.stderr.firstMatch(
+                of: /the rows up to line (\d+) were sent in earlier batches and are stored: added (\d+),/),
+            "\(late.stderr)")
+        let lastLine = try #require(Int(stop.1))
+        let added = try #require(Int(stop.2))
         #expect(lastLine > 1 && lastLine < 3001 && added == lastLine - 1)
         #expect(late.stderr.contains("no row after line \(lastLine) was stored"), "\(late.stderr)")
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == Int64(1 + added))
@@ -499,21 +614,51 @@ import Testing
         #expect(d.stop() == 0)
     }
 
-    @Test("a spreadsheet export writes labels (中国, 北京市, 电话, 否; China, Phone, No in en) unless --codes, and imports back into an empty daemon as the same entries")
+    @Test(
+        "a spreadsheet export writes labels (中国, 北京市, 电话, 否; China, Phone, No in en) unless --codes, and imports back into an empty daemon as the same entries"
+    )
     func spreadsheetExportWritesLabels() throws {
         let source = try Daemon()
         let c = try source.connect()
         let rows: [JSON] = [
-            .object([("fields", .stringMap(["name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "110000",
-                                            "city": "110101", "contact_method": "phone", "phone": "+8613800138000"]))]),
-            .object([("fields", .stringMap(["name": "王芳", "birthday": "1985-03-09", "country": "CN", "province": "440000",
-                                            "city": "440100", "contact_method": "email", "email": "wf@example.com",
-                                            "appointment": "2026-12-01 09:30"])), ("deleted", .bool(true))]),
-            .object([("fields", .stringMap(["name": "Jane Doe", "birthday": "1980-01-01", "country": "US",
-                                            "contact_method": "email", "email": "jane@例子.中国"]))]),
+            .object([
+                (
+                    "fields",
+                    .stringMap([
+                        "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "110000",
+                        "city": "110101", "contact_method": "phone", "phone": "+8613800138000",
+                    ])
+                )
+            ]),
+            .object([
+                (
+                    "fields",
+                    .stringMap([
+                        "name": "王芳", "birthday": "1985-03-09", "country": "CN", "province": "440000",
+                        "city": "440100", "contact_method": "email", "email": "wf@example.com",
+                        "appointment": "2026-12-01 09:30",
+                    ])
+                ), ("deleted", .bool(true)),
+            ]),
+            .object([
+                (
+                    "fields",
+                    .stringMap([
+                        "name": "Jane Doe", "birthday": "1980-01-01", "country": "US",
+                        "contact_method": "email", "email": "jane@例子.中国",
+                    ])
+                )
+            ]),
             // Chaoyang is also a city of Liaoning in English: a label within its province all the same.
-            .object([("fields", .stringMap(["name": "韩梅梅", "birthday": "1991-02-03", "country": "CN", "province": "110000",
-                                            "city": "110105", "contact_method": "email", "email": "hmm@example.com"]))]),
+            .object([
+                (
+                    "fields",
+                    .stringMap([
+                        "name": "韩梅梅", "birthday": "1991-02-03", "country": "CN", "province": "110000",
+                        "city": "110105", "contact_method": "email", "email": "hmm@example.com",
+                    ])
+                )
+            ]),
         ]
         #expect(try c.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))["added"]?.intValue == 4)
         let file = source.directory + "/名单.csv"
@@ -528,10 +673,13 @@ import Testing
         #expect(text.contains(",王芳,1985-03-09,中国,广东省,广州市,邮箱,,wf@example.com,2026-12-01 09:30,是,"), "\(text)")
         #expect(text.contains(",Jane Doe,1980-01-01,美国,,,邮箱,,jane@例子.中国,,否,"), "\(text)")
         let en = try entryctl(source, ["--locale", "en", "export", "--excel"])
-        #expect(en.stdout.contains(",李雷,1990-05-17,China,Beijing,Dongcheng,Phone,'+86 138 0013 8000,,,No,"), "\(en.stdout)")
-        #expect(en.stdout.contains(",韩梅梅,1991-02-03,China,Beijing,Chaoyang,Email,,hmm@example.com,,No,"), "\(en.stdout)")
+        #expect(
+            en.stdout.contains(",李雷,1990-05-17,China,Beijing,Dongcheng,Phone,'+86 138 0013 8000,,,No,"), "\(en.stdout)")
+        #expect(
+            en.stdout.contains(",韩梅梅,1991-02-03,China,Beijing,Chaoyang,Email,,hmm@example.com,,No,"), "\(en.stdout)")
         let codes = try entryctl(source, ["export", "--labels", "--excel", "--codes"])
-        #expect(codes.stdout.contains(",李雷,1990-05-17,CN,110000,110101,phone,'+8613800138000,,,false,"), "\(codes.stdout)")
+        #expect(
+            codes.stdout.contains(",李雷,1990-05-17,CN,110000,110101,phone,'+8613800138000,,,false,"), "\(codes.stdout)")
         let plain = try entryctl(source, ["export", "--format", "csv"])
         #expect(plain.stdout.contains(",CN,110000,110101,phone,"), "plain CSV keeps codes: \(plain.stdout)")
 
@@ -539,11 +687,14 @@ import Testing
         let target = try Daemon()
         for locale in ["zh", "en"] {
             let labelled = target.directory + "/\(locale).csv"
-            let made = try entryctl(source, ["--locale", locale, "export", "--labels", "--excel", "--include-deleted", "-o", labelled])
+            let made = try entryctl(
+                source, ["--locale", locale, "export", "--labels", "--excel", "--include-deleted", "-o", labelled])
             #expect(made.status == 0, "\(made.stderr)")
             let imported = try entryctl(target, ["--json", "import", labelled])
             #expect(imported.status == 0, "\(locale): \(imported.stderr)")
-            #expect(try JSON.parse(imported.stdout)[locale == "zh" ? "added" : "unchanged"]?.intValue == 4, "\(locale): \(imported.stdout)")
+            #expect(
+                try JSON.parse(imported.stdout)[locale == "zh" ? "added" : "unchanged"]?.intValue == 4,
+                "\(locale): \(imported.stdout)")
         }
         let original = try entries(jsonl: try entryctl(source, ["export", "--include-deleted"]).stdout)
         let copy = try entries(jsonl: try entryctl(target, ["export", "--include-deleted"]).stdout)
@@ -556,13 +707,17 @@ import Testing
     @Test("export -o writes devices in place and follows symbolic links; never replaces them")
     func exportToDeviceAndSymlink() throws {
         let d = try Daemon()
-        #expect(try d.entryctl(["add", "name=李雷", "birthday=1990-05-17", "country=CN", "province=广东", "city=广州",
-                                "contact_method=phone", "phone=13800138000"]).status == 0)
+        #expect(
+            try d.entryctl([
+                "add", "name=李雷", "birthday=1990-05-17", "country=CN", "province=广东", "city=广州",
+                "contact_method=phone", "phone=13800138000",
+            ]).status == 0)
         let toNull = try d.entryctl(["export", "-o", "/dev/null"])
         #expect(toNull.status == 0, "\(toNull.stderr)")
         var st = stat()
         #expect(stat("/dev/null", &st) == 0 && st.st_mode & S_IFMT == S_IFCHR)
-        let target = d.directory + "/target.jsonl", link = d.directory + "/link.jsonl"
+        let target = d.directory + "/target.jsonl"
+        let link = d.directory + "/link.jsonl"
         try #require(FileManager.default.createFile(atPath: target, contents: Data()))
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         #expect(try d.entryctl(["export", "-o", link]).status == 0)
@@ -590,7 +745,9 @@ enum DataFixtures {
     static let surnames = Array("王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗高")
     static let given = Array("伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞平刚桂英华玉兰萍红鹏辉建国文斌宇浩凯晨瑞博雪梅琳雅欣怡")
     /// (province, city) as lenient input.
-    static let regions = [("广东", "广州"), ("广东省", "深圳"), ("浙江", "杭州市"), ("Jiangsu", "Nanjing"), ("四川", "成都"), ("440000", "440100")]
+    static let regions = [
+        ("广东", "广州"), ("广东省", "深圳"), ("浙江", "杭州市"), ("Jiangsu", "Nanjing"), ("四川", "成都"), ("440000", "440100"),
+    ]
     static let foreign = ["US", "日本", "United Kingdom", "DEU", "法国"]
 
     /// `count` JSON lines without ids: unique Chinese names, every field type
@@ -600,26 +757,45 @@ enum DataFixtures {
         var out = ""
         out.reserveCapacity(count * 260)
         for i in 0..<count {
-            let name = String(surnames[i % surnames.count]) + String(given[(i / surnames.count) % given.count])
+            let name =
+                String(surnames[i % surnames.count]) + String(given[(i / surnames.count) % given.count])
                 + String(given[(i / (surnames.count * given.count)) % given.count]) + (i % 7 == 0 ? "·\(i)" : "")
-            let day = 1 + i % 28, month = 1 + (i / 28) % 12, year = 1940 + i % 80
+            let day = 1 + i % 28
+            let month = 1 + (i / 28) % 12
+            let year = 1940 + i % 80
             var fields: [(String, JSON)] = [
                 ("name", .string(i % 5 == 0 ? " \(name) " : name)),
-                ("birthday", .string(i % 2 == 0 ? String(format: "%04d-%02d-%02d", year, month, day) : "\(year)年\(month)月\(day)日")),
+                (
+                    "birthday",
+                    .string(
+                        i % 2 == 0 ? String(format: "%04d-%02d-%02d", year, month, day) : "\(year)年\(month)月\(day)日")
+                ),
             ]
             if i % 4 == 3 {
                 fields.append(("country", .string(foreign[i % foreign.count])))
             } else {
                 let (province, city) = regions[i % regions.count]
-                fields += [("country", .string(i % 2 == 0 ? "中国" : "CN")), ("province", .string(province)), ("city", .string(city))]
+                fields += [
+                    ("country", .string(i % 2 == 0 ? "中国" : "CN")), ("province", .string(province)),
+                    ("city", .string(city)),
+                ]
             }
             if i % 2 == 0 {
-                fields += [("contact_method", .string(i % 4 == 0 ? "电话" : "phone")),
-                           ("phone", .string(String(format: "+86 139 %04d %04d", i / 10_000, i % 10_000)))]
+                fields += [
+                    ("contact_method", .string(i % 4 == 0 ? "电话" : "phone")),
+                    ("phone", .string(String(format: "+86 139 %04d %04d", i / 10_000, i % 10_000))),
+                ]
             } else {
                 fields += [("contact_method", .string("email")), ("email", .string("user\(i)@Example.COM"))]
             }
-            if i % 3 == 0 { fields.append(("appointment", .string(String(format: "2026-12-%02d %02d:%@", 1 + i % 28, 8 + i % 10, i % 2 == 0 ? "00" : "30")))) }
+            if i % 3 == 0 {
+                fields.append(
+                    (
+                        "appointment",
+                        .string(
+                            String(format: "2026-12-%02d %02d:%@", 1 + i % 28, 8 + i % 10, i % 2 == 0 ? "00" : "30"))
+                    ))
+            }
             var members: [(String, JSON)] = [("fields", .object(fields))]
             if i % 10 == 0 { members.append(("deleted", .bool(true))) }
             out += JSON.object(members).text + "\n"

@@ -8,8 +8,10 @@ import Testing
 
 /// The main job end to end: the real entryd driven by the real entryctl.
 @Suite(.serialized) struct EntryLifecycleTests {
-    static let liLei = ["name=李雷", "birthday=1990年5月17日", "country=中国", "province=广东", "city=广州",
-                        "contact_method=phone", "phone=13800138000"]
+    static let liLei = [
+        "name=李雷", "birthday=1990年5月17日", "country=中国", "province=广东", "city=广州",
+        "contact_method=phone", "phone=13800138000",
+    ]
 
     /// The entries of `entryctl list --format json` with extra arguments.
     func listJSON(_ d: Daemon, _ args: [String] = []) throws -> [JSON] {
@@ -18,7 +20,8 @@ import Testing
         return try #require(try JSON.parse(r.stdout).arrayValue)
     }
 
-    @Test("add from lenient input, list with each filter, update with a stale version, delete, restore, history, restart")
+    @Test(
+        "add from lenient input, list with each filter, update with a stale version, delete, restore, history, restart")
     func lifecycle() throws {
         let d = try Daemon()
         let add = try d.entryctl(["--json", "add"] + Self.liLei)
@@ -26,23 +29,32 @@ import Testing
         let entry = try JSON.parse(add.stdout)["entry"] ?? JSON.parse(add.stdout)
         let id = try #require(entry["id"]?.stringValue)
         let version = try #require(entry["version"]?.stringValue)
-        #expect(entry["fields"] == JSON.stringMap(["name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000",
-                                                   "city": "440100", "contact_method": "phone", "phone": "+8613800138000"]))
+        #expect(
+            entry["fields"]
+                == JSON.stringMap([
+                    "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+                    "city": "440100", "contact_method": "phone", "phone": "+8613800138000",
+                ]))
         #expect(entry["display"]?["country"]?.stringValue == "🇨🇳 中国")
         #expect(entry["display"]?["region"]?.stringValue == "广东省-广州市")
         #expect(entry["display"]?["birthday"]?.stringValue == "1990-05-17")
 
-        let other = try d.entryctl(["add", "name=Jane Doe", "birthday=1985-12-01", "country=US", "contact_method=email",
-                                    "email=jane@EXAMPLE.com"])
+        let other = try d.entryctl([
+            "add", "name=Jane Doe", "birthday=1985-12-01", "country=US", "contact_method=email",
+            "email=jane@EXAMPLE.com",
+        ])
         #expect(other.status == 0, "\(other.stderr)")
-        let third = try d.entryctl(["add", "name=韩梅梅", "birthday=2001-03-04", "country=CN", "province=浙江", "city=杭州",
-                                    "contact_method=email", "email=hmm@example.cn"])
+        let third = try d.entryctl([
+            "add", "name=韩梅梅", "birthday=2001-03-04", "country=CN", "province=浙江", "city=杭州",
+            "contact_method=email", "email=hmm@example.cn",
+        ])
         #expect(third.status == 0, "\(third.stderr)")
 
         // The table shows display values, lined up.
         let table = try d.entryctl(["list"])
         #expect(table.status == 0)
-        #expect(table.stdout.contains("🇨🇳 中国") && table.stdout.contains("广东省-广州市") && table.stdout.contains("1990-05-17"))
+        #expect(
+            table.stdout.contains("🇨🇳 中国") && table.stdout.contains("广东省-广州市") && table.stdout.contains("1990-05-17"))
 
         // Each filter, with lenient values.
         func names(_ args: [String]) throws -> Set<String> {
@@ -56,7 +68,7 @@ import Testing
         #expect(try names(["--born-to", "19901231"]) == ["李雷", "Jane Doe"])
         #expect(try names(["--search", "jane"]) == ["Jane Doe"])
         #expect(try names(["--search", "梅"]) == ["韩梅梅"])
-        #expect(try names(["--limit", "1"]) .count == 3)  // --all follows the cursor
+        #expect(try names(["--limit", "1"]).count == 3)  // --all follows the cursor
 
         // A bad filter value is refused with a problem, exit 65.
         let badFilter = try d.entryctl(["list", "--country", "Atlantis"])
@@ -75,11 +87,15 @@ import Testing
 
         // Delete and restore show the entry in the language asked for, labels and values alike.
         let deleted = try d.entryctl(["--locale", "en", "delete", id])
-        #expect(deleted.status == 0 && deleted.stdout.contains("China") && !deleted.stdout.contains("中国"), "\(deleted.stdout)")
+        #expect(
+            deleted.status == 0 && deleted.stdout.contains("China") && !deleted.stdout.contains("中国"),
+            "\(deleted.stdout)")
         #expect(try names([]) == ["Jane Doe", "韩梅梅"])
         #expect(try names(["--deleted"]).contains("李雷"))
         let restored = try d.entryctl(["--locale", "en", "restore", id])
-        #expect(restored.status == 0 && restored.stdout.contains("China") && !restored.stdout.contains("中国"), "\(restored.stdout)")
+        #expect(
+            restored.status == 0 && restored.stdout.contains("China") && !restored.stdout.contains("中国"),
+            "\(restored.stdout)")
         #expect(try names([]).contains("李雷"))
 
         let history = try d.entryctl(["--json", "history", id])
@@ -100,12 +116,18 @@ import Testing
     @Test("a second entryd on a live socket refuses to start; a stale socket file is replaced")
     func socketOwnership() throws {
         let d = try Daemon()
-        let second = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.socket, "--db", d.directory + "/other.db"])
+        let second = try runProcess(
+            productsDirectory() + "/entryd",
+            ["--config", "/dev/null", "--socket", d.socket, "--db", d.directory + "/other.db"])
         #expect(second.status == 69)
         #expect(second.stderr.contains("already serving"))
-        #expect(!FileManager.default.fileExists(atPath: d.directory + "/other.db"), "a refused start left a database behind")
+        #expect(
+            !FileManager.default.fileExists(atPath: d.directory + "/other.db"), "a refused start left a database behind"
+        )
         // A second daemon on the same database, on another socket, is refused too.
-        let sameDB = try runProcess(productsDirectory() + "/entryd", ["--config", "/dev/null", "--socket", d.directory + "/second.sock", "--db", d.database])
+        let sameDB = try runProcess(
+            productsDirectory() + "/entryd",
+            ["--config", "/dev/null", "--socket", d.directory + "/second.sock", "--db", d.database])
         #expect(sameDB.status == 69)
         #expect(sameDB.stderr.contains("in use by another entryd"))
         #expect(!FileManager.default.fileExists(atPath: d.directory + "/second.sock"))
@@ -125,8 +147,10 @@ import Testing
         #expect(forms.status == 0)
         let city = forms.stdout.split(separator: "\n").first { $0.drop { $0 == " " }.hasPrefix("city ") }
         #expect(city?.contains("when province has cities") == true, "\(forms.stdout)")
-        let refused = try d.entryctl(["check", "name=X", "birthday=1990-01-01", "country=CN", "province=北京",
-                                      "contact_method=phone", "phone=13800138000"])
+        let refused = try d.entryctl([
+            "check", "name=X", "birthday=1990-01-01", "country=CN", "province=北京",
+            "contact_method=phone", "phone=13800138000",
+        ])
         #expect(refused.status == 65 && refused.stderr.contains("city: [required]"))
         #expect(d.stop() == 0)
     }
@@ -135,7 +159,8 @@ import Testing
     /// `ValidationFailed` (an issue is recorded when it is not).
     func listProblems(_ c: VarlinkConnection, _ filter: [(String, JSON)], locale: String) -> [JSON] {
         do {
-            _ = try c.call("io.entryd.Entries.List", .object([("filter", .object(filter)), ("locale", .string(locale))]))
+            _ = try c.call(
+                "io.entryd.Entries.List", .object([("filter", .object(filter)), ("locale", .string(locale))]))
             Issue.record("List accepted the filter \(filter.map(\.0))")
         } catch let e as WireError {
             #expect(e.name == "io.entryd.Entries.ValidationFailed")
@@ -146,20 +171,35 @@ import Testing
         return []
     }
 
-    @Test("List by name in zh pages in pinyin order (阿 a … 张 zhang, 赵 zhao) with no entry twice or missing; a zh cursor is refused in en")
+    @Test(
+        "List by name in zh pages in pinyin order (阿 a … 张 zhang, 赵 zhao) with no entry twice or missing; a zh cursor is refused in en"
+    )
     func listByNameInPinyin() throws {
         let d = try Daemon()
         let c = try d.connect()
         let names = ["张三", "李四", "王五", "阿明", "赵六", "陈七", "周八", "吴九", "郑十", "Alice"]
         for name in names {
-            _ = try c.call("io.entryd.Entries.Add", .object([("fields", .stringMap([
-                "name": name, "birthday": "1990-05-17", "country": "US", "contact_method": "email", "email": "a@example.com"]))]))
+            _ = try c.call(
+                "io.entryd.Entries.Add",
+                .object([
+                    (
+                        "fields",
+                        .stringMap([
+                            "name": name, "birthday": "1990-05-17", "country": "US", "contact_method": "email",
+                            "email": "a@example.com",
+                        ])
+                    )
+                ]))
         }
         func pages(_ locale: String, descending: Bool) throws -> (names: [String], ids: [String]) {
-            var names: [String] = [], ids: [String] = [], cursor: String?
+            var names: [String] = []
+            var ids: [String] = []
+            var cursor: String?
             repeat {
-                var parameters: [(String, JSON)] = [("order", .string("name")), ("descending", .bool(descending)),
-                                                    ("limit", .int(3)), ("locale", .string(locale))]
+                var parameters: [(String, JSON)] = [
+                    ("order", .string("name")), ("descending", .bool(descending)),
+                    ("limit", .int(3)), ("locale", .string(locale)),
+                ]
                 if let cursor { parameters.append(("cursor", .string(cursor))) }
                 let page = try c.call("io.entryd.Entries.List", .object(parameters))
                 #expect(page["total"]?.intValue == 10)
@@ -177,45 +217,83 @@ import Testing
         #expect(Set(ascending.ids).count == 10)
         #expect(try pages("zh", descending: true).names == zh.reversed())
         // en keeps code-point order: Latin first, then Han by code point.
-        #expect(try pages("en", descending: false).names == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        #expect(
+            try pages("en", descending: false).names
+                == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         // A cursor made in one name order is not read in the other.
-        let first = try c.call("io.entryd.Entries.List", .object([("order", .string("name")), ("limit", .int(3)), ("locale", .string("zh"))]))
+        let first = try c.call(
+            "io.entryd.Entries.List",
+            .object([("order", .string("name")), ("limit", .int(3)), ("locale", .string("zh"))]))
         let cursor = try #require(first["cursor"]?.stringValue)
         #expect(throws: WireError.invalidParameter("cursor")) {
-            _ = try c.call("io.entryd.Entries.List", .object([("order", .string("name")), ("limit", .int(3)), ("locale", .string("en")),
-                                                               ("cursor", .string(cursor))]))
+            _ = try c.call(
+                "io.entryd.Entries.List",
+                .object([
+                    ("order", .string("name")), ("limit", .int(3)), ("locale", .string("en")),
+                    ("cursor", .string(cursor)),
+                ]))
         }
     }
 
-    @Test("List refuses a bad filter naming every problem (updatedSince, dates, a city outside the province); Options names an unknown parent; a limit beyond Double is InvalidParameter")
+    @Test(
+        "List refuses a bad filter naming every problem (updatedSince, dates, a city outside the province); Options names an unknown parent; a limit beyond Double is InvalidParameter"
+    )
     func listFilterErrors() throws {
         let d = try Daemon()
         let c = try d.connect()
-        let bad = listProblems(c, [("country", .string("Atlantis")), ("updatedSince", .string("yesterday"))], locale: "en")
+        let bad = listProblems(
+            c, [("country", .string("Atlantis")), ("updatedSince", .string("yesterday"))], locale: "en")
         #expect(Set(bad.compactMap { $0["field"]?.stringValue }) == ["country", "updatedSince"])
-        #expect(bad.first { $0["field"]?.stringValue == "updatedSince" }?["message"]?.stringValue
+        #expect(
+            bad.first { $0["field"]?.stringValue == "updatedSince" }?["message"]?.stringValue
                 == "The updatedSince filter 'yesterday' is not a valid RFC 3339 time; use 2026-01-31T08:00:00Z.")
-        #expect(listProblems(c, [("bornFrom", .string("1990-13-01"))], locale: "zh").first?["message"]?.stringValue
+        #expect(
+            listProblems(c, [("bornFrom", .string("1990-13-01"))], locale: "zh").first?["message"]?.stringValue
                 == "筛选条件 bornFrom 的值“1990-13-01”不是有效的日期，例如 1990-05-17 或 1990年5月17日。")
         // A city outside the province filter is a parent mismatch (one row matched, not several).
-        let problem = listProblems(c, [("province", .string("110000")), ("city", .string("440100"))], locale: "en").first
+        let problem = listProblems(c, [("province", .string("110000")), ("city", .string("440100"))], locale: "en")
+            .first
         #expect(problem?["code"]?.stringValue == "parent-mismatch" && problem?["field"]?.stringValue == "city")
         #expect(problem?["message"]?.stringValue == "The city filter '440100' is not in the chosen province (Beijing).")
         // A retired city code (which stored entries keep) filters; outside its province it is a mismatch.
-        #expect(try c.call("io.entryd.Entries.List", .object([("filter", .object([("city", .string("371200"))]))]))["total"]?.intValue == 0)
-        #expect(try c.call("io.entryd.Entries.List", .object([("filter", .object([("province", .string("370000")),
-                                                                                   ("city", .string("371200"))]))]))["total"]?.intValue == 0)
+        #expect(
+            try c.call("io.entryd.Entries.List", .object([("filter", .object([("city", .string("371200"))]))]))[
+                "total"]?.intValue == 0)
+        #expect(
+            try c.call(
+                "io.entryd.Entries.List",
+                .object([
+                    (
+                        "filter",
+                        .object([
+                            ("province", .string("370000")),
+                            ("city", .string("371200")),
+                        ])
+                    )
+                ]))["total"]?.intValue == 0)
         #expect(throws: WireError.self) {
-            _ = try c.call("io.entryd.Entries.List", .object([("filter", .object([("province", .string("440000")),
-                                                                                ("city", .string("371200"))]))]))
+            _ = try c.call(
+                "io.entryd.Entries.List",
+                .object([
+                    (
+                        "filter",
+                        .object([
+                            ("province", .string("440000")),
+                            ("city", .string("371200")),
+                        ])
+                    )
+                ]))
         }
         #expect(throws: WireError.invalidParameter("parent")) {
-            _ = try c.call("io.entryd.Forms.Options", .object([("field", .string("city")), ("parent", .string("zzz"))]))
+            _ = try c.call(
+                "io.entryd.Forms.Options", .object([("field", .string("city")), ("parent", .string("zzz"))]))
         }
         // A number beyond Double: InvalidParameter naming it, and the connection stays.
         try c.sendRaw(Array(#"{"method":"io.entryd.Entries.List","parameters":{"limit":1e309}}"#.utf8) + [0])
         let reply = try c.receive()
-        #expect(reply.error == "org.varlink.service.InvalidParameter" && reply.parameters["parameter"]?.stringValue == "limit")
+        #expect(
+            reply.error == "org.varlink.service.InvalidParameter"
+                && reply.parameters["parameter"]?.stringValue == "limit")
         #expect(try c.call("io.entryd.Sync.Status")["entries"]?.intValue == 0)
         #expect(d.stop() == 0)
     }

@@ -26,7 +26,8 @@ import EntryServer
         #expect(outcome.stderr.isEmpty)
         let snapshot = Run.packageRoot.appendingPathComponent("Tests/Snapshots/EntryctlCLITests/help.txt")
         if ProcessInfo.processInfo.environment["SNAPSHOT_RECORD"] == "1" {
-            try FileManager.default.createDirectory(at: snapshot.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: snapshot.deletingLastPathComponent(), withIntermediateDirectories: true)
             try outcome.stdout.write(to: snapshot, atomically: true, encoding: .utf8)
         }
         #expect(outcome.stdout == (try String(contentsOf: snapshot, encoding: .utf8)))
@@ -55,8 +56,12 @@ import EntryServer
     /// system's own error texts (after a path: `PATH (origin): strerror`) are set aside.
     static func englishOnly(_ line: String) -> Bool {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
-        if trimmed.isEmpty || trimmed.hasPrefix("entryctl ") || trimmed.hasPrefix("ssh ") || trimmed.hasPrefix("/") { return false }
-        if trimmed.unicodeScalars.contains(where: { (0x3000...0x9FFF).contains($0.value) || (0xFF00...0xFFEF).contains($0.value) }) {
+        if trimmed.isEmpty || trimmed.hasPrefix("entryctl ") || trimmed.hasPrefix("ssh ") || trimmed.hasPrefix("/") {
+            return false
+        }
+        if trimmed.unicodeScalars.contains(where: {
+            (0x3000...0x9FFF).contains($0.value) || (0xFF00...0xFFEF).contains($0.value)
+        }) {
             return false
         }
         let words = trimmed.split(separator: " ").filter { token in
@@ -66,7 +71,9 @@ import EntryServer
         return words.count >= 2
     }
 
-    @Test("under --locale zh no line entryctl prints is English only: --help of entryctl and every command, and the refusals")
+    @Test(
+        "under --locale zh no line entryctl prints is English only: --help of entryctl and every command, and the refusals"
+    )
     func chineseEverywhere() throws {
         var outputs: [(String, String)] = []
         func run(_ arguments: [String]) throws {
@@ -74,20 +81,23 @@ import EntryServer
             outputs.append((arguments.joined(separator: " "), outcome.stdout + outcome.stderr))
         }
         try run(["--help"])
-        for command in ["add", "get", "update", "delete", "restore", "history", "edit", "list", "export", "import", "options", "forms",
-                        "check", "status", "watch", "call", "peers", "sync", "conflicts", "resolve", "bridge", "backup",
-                        "erase", "erasures", "web-user"] {
+        for command in [
+            "add", "get", "update", "delete", "restore", "history", "edit", "list", "export", "import", "options",
+            "forms",
+            "check", "status", "watch", "call", "peers", "sync", "conflicts", "resolve", "bridge", "backup",
+            "erase", "erasures", "web-user",
+        ] {
             try run([command, "--help"])
         }
-        try run(["frobnicate"])                                 // unknown command
-        try run(["list", "--frob"])                             // bad option
-        try run(["get"])                                        // missing argument
-        try run(["list", "--limit", "0"])                       // invalid value
-        try run(["list", "--order", "size"])                    // not one of the choices
-        try run(["--timeout", "x", "status"])                   // invalid global value
-        try run(["import", "--atomic", "--dry-run", "x.csv"])   // options that exclude each other
+        try run(["frobnicate"])  // unknown command
+        try run(["list", "--frob"])  // bad option
+        try run(["get"])  // missing argument
+        try run(["list", "--limit", "0"])  // invalid value
+        try run(["list", "--order", "size"])  // not one of the choices
+        try run(["--timeout", "x", "status"])  // invalid global value
+        try run(["import", "--atomic", "--dry-run", "x.csv"])  // options that exclude each other
         try run(["--socket", "/nonexistent/entryd.sock", "status"])  // daemon unreachable
-        try run(["add", "name"])                                // not FIELD=VALUE
+        try run(["add", "name"])  // not FIELD=VALUE
         try run(["erase", "0193a5e2-7c4b-7def-8a12-3456789abcde"])  // no --reason
         try run(["erase", "--verify", "0193a5e2-7c4b-7def-8a12-3456789abcde"])  // no --value
         for (arguments, text) in outputs {
@@ -96,14 +106,18 @@ import EntryServer
             #expect(english.isEmpty, "entryctl --locale zh \(arguments):\n\(english.joined(separator: "\n"))")
         }
         // The check itself: an English sentence is caught, codes and command lines are not.
-        #expect(Self.englishOnly("unknown command 'x'") && !Self.englishOnly("  entryctl import entries.jsonl")
+        #expect(
+            Self.englishOnly("unknown command 'x'") && !Self.englishOnly("  entryctl import entries.jsonl")
                 && !Self.englishOnly("  --limit N  最多 N 行。") && !Self.englishOnly("  0   成功"))
     }
 
-    @Test("every command has --help with usage, options and an example (exit 0)", arguments: [
-        "add", "get", "update", "delete", "restore", "history", "list", "options", "forms", "check", "status", "watch", "call",
-        "peers", "sync", "conflicts", "resolve", "erase", "erasures", "web-user",
-    ])
+    @Test(
+        "every command has --help with usage, options and an example (exit 0)",
+        arguments: [
+            "add", "get", "update", "delete", "restore", "history", "list", "options", "forms", "check", "status",
+            "watch", "call",
+            "peers", "sync", "conflicts", "resolve", "erase", "erasures", "web-user",
+        ])
     func commandHelp(command: String) throws {
         let outcome = try Run.entryctl([command, "--help"], environment: Self.english)
         #expect(outcome.status == 0, "\(outcome)")
@@ -116,8 +130,10 @@ import EntryServer
     @Test("the add example is a realistic Chinese entry")
     func addExample() throws {
         let outcome = try Run.entryctl(["add", "-h"])
-        #expect(outcome.stdout.contains(
-            "entryctl add name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000"))
+        #expect(
+            outcome.stdout.contains(
+                "entryctl add name=李雷 birthday=1990-05-17 country=中国 province=广东 city=广州 contact_method=phone phone=13800138000"
+            ))
     }
 
     @Test("--version prints the version (exit 0)")
@@ -131,7 +147,8 @@ import EntryServer
     func daemonVersion() throws {
         let outcome = try runProcess(productsDirectory() + "/entryd", ["--version"])
         #expect(outcome.status == 0)
-        #expect(outcome.stdout == "entryd \(EntrydVersion.string)\nlibphonenumber 8.12.57\nlibidn2 2.3.3\n"
+        #expect(
+            outcome.stdout == "entryd \(EntrydVersion.string)\nlibphonenumber 8.12.57\nlibidn2 2.3.3\n"
                 + "reference data: \(ReferenceData.shared.dataVersion)\n")
         #expect(outcome.stdout.contains("iso-codes 4.15.0, CLDR 42.0/ICU 72.1, GB/T 2659-2000"))
     }
@@ -144,21 +161,28 @@ import EntryServer
         #expect(outcome.stderr.hasPrefix("entryctl: unknown command 'frobnicate'"))
         #expect(outcome.stderr.contains("Usage: entryctl "))
         let typo = try Run.entryctl(["lsit"], environment: Self.english)
-        #expect(typo.status == 64 && typo.stderr.hasPrefix("entryctl: unknown command 'lsit' (did you mean 'list'? commands:"), "\(typo)")
+        #expect(
+            typo.status == 64
+                && typo.stderr.hasPrefix("entryctl: unknown command 'lsit' (did you mean 'list'? commands:"), "\(typo)")
         let option = try Run.entryctl(["list", "--contry", "CN"], environment: Self.english)
-        #expect(option.status == 64 && option.stderr.hasPrefix("entryctl: unknown option '--contry'; did you mean '--country'?"), "\(option)")
+        #expect(
+            option.status == 64
+                && option.stderr.hasPrefix("entryctl: unknown option '--contry'; did you mean '--country'?"),
+            "\(option)")
     }
 
-    @Test("usage errors come before any connection (exit 64)", arguments: [
-        (["add", "name李雷"], "entryctl: 'name李雷' is not FIELD=VALUE", "Usage: entryctl add FIELD=VALUE..."),
-        (["add", "=李雷"], "entryctl: '=李雷' has no field name", "Usage: entryctl add"),
-        (["add"], "entryctl: missing FIELD=VALUE", "Usage: entryctl add"),
-        (["get"], "entryctl: missing ID", "Usage: entryctl get ID"),
-        (["list", "--limit", "zero"], "entryctl: --limit takes a whole number", "Usage: entryctl list"),
-        (["list", "--frob"], "entryctl: unknown option '--frob'", "Usage: entryctl list"),
-        (["--locale", "fr", "forms"], "entryctl: --locale is zh or en, not 'fr'", "Usage: entryctl forms"),
-        ([], "entryctl: no command given", "Usage: entryctl"),
-    ])
+    @Test(
+        "usage errors come before any connection (exit 64)",
+        arguments: [
+            (["add", "name李雷"], "entryctl: 'name李雷' is not FIELD=VALUE", "Usage: entryctl add FIELD=VALUE..."),
+            (["add", "=李雷"], "entryctl: '=李雷' has no field name", "Usage: entryctl add"),
+            (["add"], "entryctl: missing FIELD=VALUE", "Usage: entryctl add"),
+            (["get"], "entryctl: missing ID", "Usage: entryctl get ID"),
+            (["list", "--limit", "zero"], "entryctl: --limit takes a whole number", "Usage: entryctl list"),
+            (["list", "--frob"], "entryctl: unknown option '--frob'", "Usage: entryctl list"),
+            (["--locale", "fr", "forms"], "entryctl: --locale is zh or en, not 'fr'", "Usage: entryctl forms"),
+            ([], "entryctl: no command given", "Usage: entryctl"),
+        ])
     func usageErrors(arguments: [String], message: String, usage: String) throws {
         // The socket does not exist: a 64 proves validation ran before connecting.
         let outcome = try Run.entryctl(["--socket", "/nonexistent/x.sock"] + arguments, environment: Self.english)
@@ -169,7 +193,9 @@ import EntryServer
 
     @Test("an unreachable socket names the path and how to start entryd (exit 69)")
     func unreachable() throws {
-        let outcome = try Run.entryctl(["--socket", "/nonexistent/x.sock", "get", "0193a5e2-7c4b-7def-8a12-3456789abcde"], environment: Self.english)
+        let outcome = try Run.entryctl(
+            ["--socket", "/nonexistent/x.sock", "get", "0193a5e2-7c4b-7def-8a12-3456789abcde"],
+            environment: Self.english)
         #expect(outcome.status == 69, "\(outcome)")
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderr.hasPrefix("entryctl: cannot reach entryd"))
@@ -178,7 +204,9 @@ import EntryServer
         #expect(outcome.stderr.contains("systemctl start entryd.socket"))
     }
 
-    @Test("a socket path that is a regular file or a directory is named as not a socket, not 'Connection refused' (exit 69)")
+    @Test(
+        "a socket path that is a regular file or a directory is named as not a socket, not 'Connection refused' (exit 69)"
+    )
     func socketPathNotASocket() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("entryctl-notsock-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -206,7 +234,8 @@ import EntryServer
         let fd = try UnixSocket.listen(path: dir + "/silent.sock", mode: 0o600)
         defer { close(fd) }
         let started = Date()
-        let outcome = try Run.entryctl(["--socket", dir + "/silent.sock", "--timeout", "1", "status"], environment: Self.english, timeout: 20)
+        let outcome = try Run.entryctl(
+            ["--socket", dir + "/silent.sock", "--timeout", "1", "status"], environment: Self.english, timeout: 20)
         #expect(outcome.status == 75, "\(outcome)")
         #expect(outcome.stderr.contains("did not reply within the time allowed (--timeout"), "\(outcome)")
         #expect(Date().timeIntervalSince(started) < 10)
@@ -216,7 +245,8 @@ import EntryServer
 
     @Test("without --socket, every default path tried is reported (exit 69)")
     func unreachableDefaults() throws {
-        let outcome = try Run.entryctl(["status"], environment: ["ENTRYD_SOCKET": "/nonexistent/env.sock", "XDG_RUNTIME_DIR": "/nonexistent/run"])
+        let outcome = try Run.entryctl(
+            ["status"], environment: ["ENTRYD_SOCKET": "/nonexistent/env.sock", "XDG_RUNTIME_DIR": "/nonexistent/run"])
         #expect(outcome.status == 69, "\(outcome)")
         for path in ["/nonexistent/env.sock", "/nonexistent/run/entryd.sock", "./entryd.sock"] {
             #expect(outcome.stderr.contains(path), "\(outcome)")
@@ -231,7 +261,9 @@ import EntryServer
     /// The first of `names` found on the PATH (or in /usr/bin, /bin).
     static func tool(_ name: String) -> String? {
         let path = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     static let environment = ["PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8", "MANWIDTH": "80", "HOME": "/tmp"]
@@ -255,23 +287,30 @@ import EntryServer
     func everyCommandDocumented() throws {
         let help = try runProcess(productsDirectory() + "/entryctl", ["--locale", "en", "--help"])
         let commands = help.stdout.components(separatedBy: "Commands:\n")[1].components(separatedBy: "\n\n")[0]
-            .split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }.filter { $0 != "help" }
+            .split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }.filter {
+                $0 != "help"
+            }
         #expect(commands.contains("export") && commands.contains("import") && commands.contains("backup"))
         let page = try String(contentsOfFile: Self.root + "/doc/man/entryctl.1", encoding: .utf8)
         let completion = try String(contentsOfFile: Self.root + "/completion/entryctl.bash", encoding: .utf8)
         for command in commands {
             let escaped = command.replacingOccurrences(of: "-", with: "\\-")  // web-user is web\-user in roff
-            #expect(page.contains(".B \(command)") || page.contains(".BI \"\(command) ") || page.contains(".BI \"\(escaped) "),
-                    "entryctl.1 lacks \(command)")
-            #expect(completion.contains(" \(command) ") || completion.contains("\"\(command) ") || completion.contains(" \(command)\""),
-                    "the completion lacks \(command)")
+            #expect(
+                page.contains(".B \(command)") || page.contains(".BI \"\(command) ")
+                    || page.contains(".BI \"\(escaped) "),
+                "entryctl.1 lacks \(command)")
+            #expect(
+                completion.contains(" \(command) ") || completion.contains("\"\(command) ")
+                    || completion.contains(" \(command)\""),
+                "the completion lacks \(command)")
         }
     }
 
     /// Runs the completion function with COMP_WORDS set; returns COMPREPLY, one per line.
     func complete(_ words: [String], path: String = "/usr/bin:/bin") throws -> [String] {
         let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let script = "source '\(Self.root)/completion/entryctl.bash'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); "
+        let script =
+            "source '\(Self.root)/completion/entryctl.bash'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); "
             + "_entryctl; printf '%s\\n' \"${COMPREPLY[@]}\""
         var env = Self.environment
         env["PATH"] = path
@@ -300,7 +339,9 @@ import EntryServer
         let ctl = ["entryctl", "--socket", d.socket]
         // Names people read, not codes (city=深<Tab> once replaced 深 with 440300); codes when a code is typed.
         #expect(try complete(ctl + ["list", "--country", "中国"], path: path).first == "中国")
-        #expect(try complete(ctl + ["--locale", "en", "list", "--country", "United"], path: path).contains("United\\ States"))
+        #expect(
+            try complete(ctl + ["--locale", "en", "list", "--country", "United"], path: path).contains(
+                "United\\ States"))
         #expect(try complete(ctl + ["list", "--country", "CN"], path: path) == ["CN"])
         #expect(try complete(ctl + ["add", "province", "=", "广东"], path: path) == ["广东省"])
         #expect(try complete(ctl + ["add", "province", "=", "4400"], path: path) == ["440000"])
@@ -314,7 +355,9 @@ import EntryServer
         #expect(try complete(ctl + ["add", "name", "=", "李"], path: path).isEmpty)
         // A --parent that names no province is refused in the option's terms, not the wire member's.
         let badParent = try d.entryctl(["--locale", "en", "options", "city", "--parent", "xx"])
-        #expect(badParent.status == 64 && badParent.stderr.contains("--parent 'xx' names no single province"), "\(badParent)")
+        #expect(
+            badParent.status == 64 && badParent.stderr.contains("--parent 'xx' names no single province"),
+            "\(badParent)")
         // Peer names for sync.
         let peered = try Daemon(arguments: ["--peer", "laptop=unix:/nonexistent/l.sock", "--sync-interval", "0"])
         #expect(try complete(["entryctl", "--socket", peered.socket, "sync", ""], path: path) == ["laptop"])
@@ -322,15 +365,23 @@ import EntryServer
         #expect(d.stop() == 0)
     }
 
-    @Test("add and update take a field's label in zh or en as its name; an unknown name gets a did-you-mean across names and labels; JSON lines keys too")
+    @Test(
+        "add and update take a field's label in zh or en as its name; an unknown name gets a did-you-mean across names and labels; JSON lines keys too"
+    )
     func labelsAsFieldNames() throws {
         let d = try Daemon()
-        let added = try d.entryctl(["--json", "add", "姓名=李雷", "Birthday=1990-05-17", "国家=中国", "province=广东",
-                                    "城市=广州", "Contact method=电话", "手机号码=13800138000"])
+        let added = try d.entryctl([
+            "--json", "add", "姓名=李雷", "Birthday=1990-05-17", "国家=中国", "province=广东",
+            "城市=广州", "Contact method=电话", "手机号码=13800138000",
+        ])
         #expect(added.status == 0, "\(added)")
         let entry = try #require(try JSON.parse(added.stdout)["entry"])
-        #expect(entry["fields"] == .stringMap(["name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000",
-                                              "city": "440100", "contact_method": "phone", "phone": "+8613800138000"]))
+        #expect(
+            entry["fields"]
+                == .stringMap([
+                    "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+                    "city": "440100", "contact_method": "phone", "phone": "+8613800138000",
+                ]))
         let id = try #require(entry["id"]?.stringValue)
         let updated = try d.entryctl(["--json", "update", id, "城市=深圳", "PHONE=13900139000"])
         #expect(updated.status == 0, "\(updated)")
@@ -338,10 +389,14 @@ import EntryServer
         #expect(try JSON.parse(updated.stdout)["entry"]?["fields"]?["phone"]?.stringValue == "+8613900139000")
 
         // Unknown: the problem names the nearest name or label, in the locale; nothing is stored.
-        let typo = try d.entryctl(["--locale", "en", "add", "姓名=韩梅梅", "Brithday=1991-02-03", "country=CN", "contact_methd=email",
-                                   "手机号码码=1"])
+        let typo = try d.entryctl([
+            "--locale", "en", "add", "姓名=韩梅梅", "Brithday=1991-02-03", "country=CN", "contact_methd=email",
+            "手机号码码=1",
+        ])
         #expect(typo.status == 65, "\(typo)")
-        #expect(typo.stderr.contains("Form 'registration' has no field named or labelled 'Brithday'. Did you mean 'birthday'?"), "\(typo)")
+        #expect(
+            typo.stderr.contains(
+                "Form 'registration' has no field named or labelled 'Brithday'. Did you mean 'birthday'?"), "\(typo)")
         #expect(typo.stderr.contains("'contact_methd'. Did you mean 'contact_method'?"), "\(typo)")
         #expect(typo.stderr.contains("'手机号码码'. Did you mean '手机号码'?"), "a label is suggested: \(typo)")
         #expect(typo.stderr.contains("contact_method: [required]"), "the other problems are listed too: \(typo)")
@@ -358,16 +413,20 @@ import EntryServer
         #expect(checked.status == 65 && checked.stderr.contains("'Birthdy'. Did you mean 'birthday'?"), "\(checked)")
         #expect(!checked.stderr.contains("name: [required]"), "姓名 counts as name: \(checked)")
         let twice = try d.entryctl(["--locale", "en", "add", "name=a", "姓名=b"])
-        #expect(twice.status == 64 && twice.stderr.contains("field 'name' is given twice (as 'name' and '姓名')"), "\(twice)")
+        #expect(
+            twice.status == 64 && twice.stderr.contains("field 'name' is given twice (as 'name' and '姓名')"), "\(twice)")
         #expect(try d.connect().call("io.entryd.Sync.Status")["entries"]?.intValue == 1)
 
         // JSON lines with label keys.
-        let line = #"{"fields":{"姓名":"Ada","Birthday":"1985-12-10","国家":"GB","联系方式":"email","Email":"ada@example.com"}}"#
+        let line =
+            #"{"fields":{"姓名":"Ada","Birthday":"1985-12-10","国家":"GB","联系方式":"email","Email":"ada@example.com"}}"#
         let imported = try d.entryctl(["--json", "import", "-"], input: line + "\n")
         #expect(imported.status == 0, "\(imported)")
         #expect(try JSON.parse(imported.stdout)["added"]?.intValue == 1)
         let listed = try d.entryctl(["list", "--search", "Ada", "--format", "json"])
-        #expect(try JSON.parse(listed.stdout).arrayValue?.first?["fields"]?["email"]?.stringValue == "ada@example.com", "\(listed)")
+        #expect(
+            try JSON.parse(listed.stdout).arrayValue?.first?["fields"]?["email"]?.stringValue == "ada@example.com",
+            "\(listed)")
         #expect(d.stop() == 0)
     }
 }

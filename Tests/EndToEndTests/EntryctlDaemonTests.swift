@@ -21,28 +21,41 @@ import EntryServer
                 return FakeDaemon.reply(Fixtures.object(("form", Fixtures.form)))
             case "io.entryd.Entries.Get":
                 guard p["id"]?.stringValue == Fixtures.id else {
-                    return FakeDaemon.reply(Fixtures.object(("id", p["id"] ?? .null)), error: "io.entryd.Entries.EntryNotFound")
+                    return FakeDaemon.reply(
+                        Fixtures.object(("id", p["id"] ?? .null)), error: "io.entryd.Entries.EntryNotFound")
                 }
                 return FakeDaemon.reply(Fixtures.object(("entry", Fixtures.entry)))
             case "io.entryd.Entries.Add":
                 guard p["fields"]?["country"]?.stringValue != "Chna" else {
-                    return [VarlinkReply(error: WireError(mapping: EntryError.validationFailed([
-                        Problem(field: "country", code: .notInList, message: "没有找到国家或地区“Chna”。", suggestions: ["CN"]),
-                        Problem(field: "phone", code: .required, message: "请填写电话号码。"),
-                    ])))]
+                    return [
+                        VarlinkReply(
+                            error: WireError(
+                                mapping: EntryError.validationFailed([
+                                    Problem(
+                                        field: "country", code: .notInList, message: "没有找到国家或地区“Chna”。",
+                                        suggestions: ["CN"]),
+                                    Problem(field: "phone", code: .required, message: "请填写电话号码。"),
+                                ])))
+                    ]
                 }
                 return FakeDaemon.reply(Fixtures.object(("entry", Fixtures.entry)))
             case "io.entryd.Entries.Update":
                 if let v = p["ifVersion"]?.stringValue, v != Fixtures.entry["version"]?.stringValue {
-                    return [VarlinkReply(error: WireError(mapping: EntryError.versionMismatch(id: Fixtures.id, version: "0000018f3a2b0001")))]
+                    return [
+                        VarlinkReply(
+                            error: WireError(
+                                mapping: EntryError.versionMismatch(id: Fixtures.id, version: "0000018f3a2b0001")))
+                    ]
                 }
                 return FakeDaemon.reply(Fixtures.object(("entry", Fixtures.entry)))
             case "io.entryd.Entries.List":
                 if p["cursor"]?.stringValue == "page2" {
-                    return FakeDaemon.reply(Fixtures.object(("entries", .array([Fixtures.secondEntry])), ("total", .int(2))))
+                    return FakeDaemon.reply(
+                        Fixtures.object(("entries", .array([Fixtures.secondEntry])), ("total", .int(2))))
                 }
-                return FakeDaemon.reply(Fixtures.object(
-                    ("entries", .array([Fixtures.entry])), ("cursor", .string("page2")), ("total", .int(2))))
+                return FakeDaemon.reply(
+                    Fixtures.object(
+                        ("entries", .array([Fixtures.entry])), ("cursor", .string("page2")), ("total", .int(2))))
             case "io.example.Fail":
                 return [VarlinkReply(error: WireError(mapping: EntryError.storageFailed("disk full")))]
             default:
@@ -55,7 +68,8 @@ import EntryServer
     static func run(_ arguments: [String], viaEnvironment: Bool = false) throws -> (Run.Outcome, [VarlinkCall]) {
         let fake = try daemon()
         defer { fake.stop() }
-        let outcome = viaEnvironment
+        let outcome =
+            viaEnvironment
             ? try Run.entryctl(arguments, environment: ["ENTRYD_SOCKET": fake.path])
             : try Run.entryctl(["--socket", fake.path] + arguments)
         return (outcome, fake.calls)
@@ -67,8 +81,10 @@ import EntryServer
         #expect(outcome.status == 0, "\(outcome)")
         let lines = outcome.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "ID         \(Fixtures.id)")
-        for line in ["已删除     否", "姓名       李雷", "国家/地区  🇨🇳 中国", "电话       +86 138 0013 8000",
-                     "省市       广东省-广州市", "更新       2026-11-30 09:00:00 (bob)"] {
+        for line in [
+            "已删除     否", "姓名       李雷", "国家/地区  🇨🇳 中国", "电话       +86 138 0013 8000",
+            "省市       广东省-广州市", "更新       2026-11-30 09:00:00 (bob)",
+        ] {
             #expect(lines.contains(line), "missing '\(line)' in\n\(outcome.stdout)")
         }
         #expect(calls.map(\.method) == ["io.entryd.Entries.Get", "io.entryd.Forms.GetForm"])
@@ -108,12 +124,13 @@ import EntryServer
         let (outcome, _) = try Self.run(["add", "name=李雷", "country=Chna", "contact_method=phone"])
         #expect(outcome.status == 65, "\(outcome)")
         #expect(outcome.stdout.isEmpty)
-        #expect(outcome.stderr == """
-            entryctl: 提交的值未被接受（2 个问题）：
-              country: [not-in-list] 没有找到国家或地区“Chna”。（是否指：CN 🇨🇳 中国？）
-              phone: [required] 请填写电话号码。
+        #expect(
+            outcome.stderr == """
+                entryctl: 提交的值未被接受（2 个问题）：
+                  country: [not-in-list] 没有找到国家或地区“Chna”。（是否指：CN 🇨🇳 中国？）
+                  phone: [required] 请填写电话号码。
 
-            """)
+                """)
         // In English when asked for.
         let (english, _) = try Self.run(["--locale", "en", "add", "name=李雷", "country=Chna", "contact_method=phone"])
         #expect(english.stderr.hasPrefix("entryctl: the values were not accepted (2 problems):"))
@@ -121,7 +138,9 @@ import EntryServer
 
     @Test("a stale --if-version is exit 1 and says the current version")
     func versionMismatch() throws {
-        let (outcome, calls) = try Self.run(["--locale", "en", "update", Fixtures.id, "city=深圳", "--if-version", "0000018f3a2b0000", "--reason", "搬家"])
+        let (outcome, calls) = try Self.run([
+            "--locale", "en", "update", Fixtures.id, "city=深圳", "--if-version", "0000018f3a2b0000", "--reason", "搬家",
+        ])
         #expect(outcome.status == 1, "\(outcome)")
         #expect(outcome.stderr.contains("its current version is 0000018f3a2b0001"))
         #expect(outcome.stderr.contains("--if-version 0000018f3a2b0001"))
@@ -154,7 +173,10 @@ import EntryServer
         #expect(outcome.status == 0, "\(outcome)")
         let records = outcome.stdout.components(separatedBy: "\r\n")
         #expect(records.count == 4 && records[3].isEmpty)
-        #expect(records[0] == "id,form,version,deleted,createdAt,updatedAt,name,birthday,country,province,city,contact_method,phone,email")
+        #expect(
+            records[0]
+                == "id,form,version,deleted,createdAt,updatedAt,name,birthday,country,province,city,contact_method,phone,email"
+        )
         #expect(records[2].contains(",\"Lee, Ann\",1985-01-02,US,,,email,,ann@example.com"))
     }
 
@@ -165,7 +187,8 @@ import EntryServer
         #expect(try JSON.parse(ok.stdout) == Fixtures.object(("entry", Fixtures.entry)))
         let (failed, _) = try Self.run(["--locale", "en", "call", "io.example.Fail"])
         #expect(failed.status == 75, "\(failed)")
-        #expect(failed.stdout == #"{"error":"io.entryd.Entries.StorageFailed","parameters":{"reason":"disk full"}}"# + "\n")
+        #expect(
+            failed.stdout == #"{"error":"io.entryd.Entries.StorageFailed","parameters":{"reason":"disk full"}}"# + "\n")
         #expect(failed.stderr.hasPrefix("entryctl: entryd's storage failed (disk full)"))
     }
 }

@@ -42,11 +42,13 @@ import Testing
         let db = try SQLiteConnection(path: path)
         try db.execute("BEGIN")
         for copy in 1..<(count / base) {
-            try db.statement("""
+            try db.statement(
+                """
                 INSERT INTO entries SELECT printf('%08x', ?) || substr(id, 9), form, fields, clocks, version, deleted,
                   deleted_clock, created_at, updated_at, created_by, updated_by, name, name_folded, birthday, country,
                   province, city, seq FROM entries WHERE substr(id, 1, 8) NOT GLOB '0000000*'
-                """).run([.int(Int64(copy))])
+                """
+            ).run([.int(Int64(copy))])
         }
         try db.execute("COMMIT")
     }
@@ -57,8 +59,11 @@ import Testing
         for start in stride(from: 0, to: count, by: 10_000) {
             let rows = (start..<min(count, start + 10_000)).map { i -> ImportRow in
                 let (province, city) = regions[i % regions.count]
-                var fields = ["name": "用户\(i)号", "birthday": String(format: "%04d-%02d-%02d", 1940 + i % 80, 1 + i % 12, 1 + i % 28),
-                              "country": "CN", "province": province, "city": city]
+                var fields = [
+                    "name": "用户\(i)号",
+                    "birthday": String(format: "%04d-%02d-%02d", 1940 + i % 80, 1 + i % 12, 1 + i % 28),
+                    "country": "CN", "province": province, "city": city,
+                ]
                 if i % 2 == 0 {
                     fields["contact_method"] = "phone"
                     fields["phone"] = String(format: "+86139%08d", i)
@@ -69,9 +74,12 @@ import Testing
                 if i % 3 == 0 { fields["appointment"] = "2026-12-01 09:30" }
                 return ImportRow(index: i - start, id: nil, fields: fields, deleted: i % 10 == 0, problems: [])
             }
-            let result = try store.importEntries(form: "registration", rows: rows, layout: .registration, atomic: true,
-                                                 origin: WriteOrigin(actor: "seed"))
-            guard result.added == rows.count else { throw HarnessError("seeding stored \(result.added) of \(rows.count)") }
+            let result = try store.importEntries(
+                form: "registration", rows: rows, layout: .registration, atomic: true,
+                origin: WriteOrigin(actor: "seed"))
+            guard result.added == rows.count else {
+                throw HarnessError("seeding stored \(result.added) of \(rows.count)")
+            }
         }
     }
 
@@ -107,9 +115,13 @@ import Testing
         let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").count
         #expect(lines == 200_000)
         #expect(clientPeak > 0 && clientPeak < Self.entryctlLimitKiB, "entryctl peaked at \(clientPeak) KiB")
-        #expect(daemonPeak - before.rss < Self.entrydGrowthLimitKiB, "entryd grew from \(before.rss) to \(daemonPeak) KiB")
-        print(String(format: "ExportMemoryTests: exported 200,000 entries in %.1f s (%.0f/s); entryctl peak %d KiB, entryd %d → %d KiB",
-                     exportSeconds, 200_000 / exportSeconds, clientPeak, before.rss, daemonPeak))
+        #expect(
+            daemonPeak - before.rss < Self.entrydGrowthLimitKiB, "entryd grew from \(before.rss) to \(daemonPeak) KiB")
+        print(
+            String(
+                format:
+                    "ExportMemoryTests: exported 200,000 entries in %.1f s (%.0f/s); entryctl peak %d KiB, entryd %d → %d KiB",
+                exportSeconds, 200_000 / exportSeconds, clientPeak, before.rss, daemonPeak))
         #expect(d.stop() == 0)
     }
 }

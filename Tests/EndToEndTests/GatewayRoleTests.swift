@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 import EntryServer
@@ -11,8 +9,10 @@ import Testing
 /// the test's own user, which the gateway rule puts before "the daemon's own
 /// user is admin"; a reload (SIGHUP) takes the gateway away again.
 @Suite struct GatewayRoleTests {
-    static let fields = JSON.stringMap(["name": "Ada Web", "birthday": "1990-05-17", "country": "US",
-                                        "contact_method": "email", "email": "ada@example.com"])
+    static let fields = JSON.stringMap([
+        "name": "Ada Web", "birthday": "1990-05-17", "country": "US",
+        "contact_method": "email", "email": "ada@example.com",
+    ])
 
     static func add(_ conn: VarlinkConnection, actor: String?) throws -> VarlinkReply {
         var members: [(String, JSON)] = [("fields", fields)]
@@ -21,7 +21,9 @@ import Testing
         return try conn.receive()
     }
 
-    @Test("entryd with gateway = the test's user: Add with actor ada is recorded as web:ada, Backup and Apply are PermissionDenied(admin); after a reload without gateway, actor is PermissionDenied(gateway) on the open connection too, and a reload that names it again lets an open connection name the actor")
+    @Test(
+        "entryd with gateway = the test's user: Add with actor ada is recorded as web:ada, Backup and Apply are PermissionDenied(admin); after a reload without gateway, actor is PermissionDenied(gateway) on the open connection too, and a reload that names it again lets an open connection name the actor"
+    )
     func gatewayAndReload() throws {
         let dir = try serviceTestDirectory("gateway")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -30,9 +32,10 @@ import Testing
         try "[roles]\ngateway = \(me)\n".write(toFile: config, atomically: true, encoding: .utf8)
         let socket = dir + "/entryd.sock"
         let notify = try NotifySocket()
-        let daemon = try ServiceProcess(executable: productsDirectory() + "/entryd",
-                                        arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
-                                        environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
+        let daemon = try ServiceProcess(
+            executable: productsDirectory() + "/entryd",
+            arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
+            environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
         try #require(notify.wait(for: "READY=1").found != nil, "\(daemon.stderr)")
 
         let gateway = try VarlinkConnection(path: socket)
@@ -44,14 +47,19 @@ import Testing
         let history = try gateway.call("io.entryd.Entries.History", .object([("id", .string(id))]))
         #expect(history["changes"]?.arrayValue?.map { $0["actor"]?.stringValue } == ["web:ada"])
         #expect(try Self.add(gateway, actor: nil).parameters["entry"]?["createdBy"]?.stringValue == me)
-        for (method, parameters) in [("io.entryd.Entries.Backup", JSON.object([])),
-                                     ("io.entryd.Sync.Apply", .object([("changes", .array([]))]))] {
+        for (method, parameters) in [
+            ("io.entryd.Entries.Backup", JSON.object([])),
+            ("io.entryd.Sync.Apply", .object([("changes", .array([]))])),
+        ] {
             try gateway.send(VarlinkCall(method: method, parameters: parameters))
             let refused = try gateway.receive()
-            #expect(refused.error == WireErrorName.permissionDenied.rawValue && refused.parameters["role"]?.stringValue == "admin", "\(method)")
+            #expect(
+                refused.error == WireErrorName.permissionDenied.rawValue
+                    && refused.parameters["role"]?.stringValue == "admin", "\(method)")
         }
         let bad = try Self.add(gateway, actor: "web:x")
-        #expect(bad.error == WireErrorName.invalidParameter.rawValue && bad.parameters["parameter"]?.stringValue == "actor")
+        #expect(
+            bad.error == WireErrorName.invalidParameter.rawValue && bad.parameters["parameter"]?.stringValue == "actor")
 
         // The gateway line removed: the same user is admin again (its own
         // user), no gateway, so `actor` is refused and nothing is stored.
@@ -61,10 +69,14 @@ import Testing
         #expect(notify.wait(for: "READY=1").found != nil)
         let plain = try VarlinkConnection(path: socket)
         let refused = try Self.add(plain, actor: "ada")
-        #expect(refused.error == WireErrorName.permissionDenied.rawValue && refused.parameters["role"]?.stringValue == "gateway")
+        #expect(
+            refused.error == WireErrorName.permissionDenied.rawValue
+                && refused.parameters["role"]?.stringValue == "gateway")
         // The connection opened while it was a gateway has lost that standing too.
         let revoked = try Self.add(gateway, actor: "ada")
-        #expect(revoked.error == WireErrorName.permissionDenied.rawValue && revoked.parameters["role"]?.stringValue == "gateway")
+        #expect(
+            revoked.error == WireErrorName.permissionDenied.rawValue
+                && revoked.parameters["role"]?.stringValue == "gateway")
         #expect(try plain.call("io.entryd.Entries.List")["total"]?.intValue == 2)
 
         // Named again: the connection opened meanwhile may name the actor at once.

@@ -13,7 +13,8 @@ import Testing
     /// Resident memory of a process in KiB (/proc/PID/status VmRSS).
     func residentKiB(_ pid: Int32) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
@@ -34,14 +35,24 @@ import Testing
     func hostile() throws {
         let d = try Daemon()
         let keeper = try d.connect()
-        let stored = try keeper.call("io.entryd.Entries.Add", .object([("fields", .stringMap([
-            "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "广东", "city": "广州",
-            "contact_method": "phone", "phone": "13800138000"]))]))
+        let stored = try keeper.call(
+            "io.entryd.Entries.Add",
+            .object([
+                (
+                    "fields",
+                    .stringMap([
+                        "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "广东", "city": "广州",
+                        "contact_method": "phone", "phone": "13800138000",
+                    ])
+                )
+            ]))
         let pid = try #require(d.process?.processIdentifier)
         let baseline = residentKiB(pid)
 
         // Deeply nested JSON: refused as undecodable.
-        let nested = "{\"method\":\"io.entryd.Entries.Add\",\"parameters\":" + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
+        let nested =
+            "{\"method\":\"io.entryd.Entries.Add\",\"parameters\":" + String(repeating: "[", count: 100_000)
+            + String(repeating: "]", count: 100_000) + "}"
         #expect(try firstReply(d, Array(nested.utf8) + [0])?.error == "org.varlink.service.InvalidParameter")
         // Huge numbers where strings or small integers belong.
         let huge = "{\"method\":\"io.entryd.Entries.List\",\"parameters\":{\"limit\":1e308}}"
@@ -67,7 +78,8 @@ import Testing
         var burst: [UInt8] = []
         for _ in 0..<10_000 { burst += VarlinkCall(method: "io.entryd.Sync.Status").encoded }
         // Written from another thread while this one reads the replies, as a pipelining client must.
-        let fd = c.fd, bytes = burst
+        let fd = c.fd
+        let bytes = burst
         let writer = Thread { try? UnixSocket.writeAll(fd, bytes) }
         writer.start()
         for _ in 0..<10_000 { #expect(try c.receive().parameters["entries"]?.intValue == 1) }

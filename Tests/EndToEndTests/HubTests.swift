@@ -16,8 +16,10 @@ import Testing
     /// Adds a registration entry through entryctl; returns its id.
     @discardableResult
     func add(_ d: some HubNode, name: String) throws -> String {
-        let r = try d.entryctl(["--json", "add", "name=\(name)", "birthday=1990-05-17", "country=CN", "province=广东",
-                                "city=广州", "contact_method=phone", "phone=13800138000"])
+        let r = try d.entryctl([
+            "--json", "add", "name=\(name)", "birthday=1990-05-17", "country=CN", "province=广东",
+            "city=广州", "contact_method=phone", "phone=13800138000",
+        ])
         try #require(r.status == 0, "add \(name): \(r)")
         return try #require(try JSON.parse(r.stdout)["entry"]?["id"]?.stringValue)
     }
@@ -69,17 +71,22 @@ import Testing
 
     // MARK: 1
 
-    @Test("two instances on one database, two SQLite edges: A syncs through instance 1, B through instance 2, then A through instance 2: all converge; a concurrent edit of one field on A and B gives one conflict everywhere")
+    @Test(
+        "two instances on one database, two SQLite edges: A syncs through instance 1, B through instance 2, then A through instance 2: all converge; a concurrent edit of one field on A and B gives one conflict everywhere"
+    )
     func twoInstancesTwoEdges() throws {
         let db = try HubDatabase()
         let one = try hubInstance(name: "hub-1", databaseURI: db.uri)
         let two = try hubInstance(name: "hub-2", databaseURI: db.uri)
 
         // One node, two instances, one database.
-        let s1 = try status(one), s2 = try status(two)
+        let s1 = try status(one)
+        let s2 = try status(two)
         let node = try #require(s1["node"]?.stringValue)
         #expect(s2["node"]?.stringValue == node)
-        #expect(s1["instance"]?.stringValue == "hub-1" && s2["instance"]?.stringValue == "hub-2", "\(s1["instance"] ?? .null) \(s2["instance"] ?? .null)")
+        #expect(
+            s1["instance"]?.stringValue == "hub-1" && s2["instance"]?.stringValue == "hub-2",
+            "\(s1["instance"] ?? .null) \(s2["instance"] ?? .null)")
         for s in [s1, s2] {
             let database = s["database"]?.stringValue ?? ""
             #expect(database.hasPrefix("postgresql://") && database.hasSuffix("/" + db.name), "database: \(database)")
@@ -99,7 +106,9 @@ import Testing
         let a1 = try sync(a, "hub")
         #expect(a1["pulled"]?.intValue == 0 && a1["pushed"]?.intValue == 3, "\(a1)")
         let b1 = try sync(b, "hub")
-        #expect(b1["pulled"]?.intValue == 3 && b1["pushed"]?.intValue == 2, "B pulls A's entries through the other instance: \(b1)")
+        #expect(
+            b1["pulled"]?.intValue == 3 && b1["pushed"]?.intValue == 2,
+            "B pulls A's entries through the other instance: \(b1)")
         let a2 = try sync(a, "hub")
         #expect(a2["pulled"]?.intValue == 2 && a2["pushed"]?.intValue == 0, "\(a2)")
         // One more on B after A's last pull.
@@ -116,18 +125,22 @@ import Testing
         try a.start()
         let moved = try peer(a, "hub")
         #expect(moved["node"]?.stringValue == node)
-        #expect(moved["pulledSeq"]?.intValue == before["pulledSeq"]?.intValue && (moved["pulledSeq"]?.intValue ?? 0) > 0,
-                "the checkpoint stays: \(before) → \(moved)")
+        #expect(
+            moved["pulledSeq"]?.intValue == before["pulledSeq"]?.intValue && (moved["pulledSeq"]?.intValue ?? 0) > 0,
+            "the checkpoint stays: \(before) → \(moved)")
         #expect(moved["pushedSeq"]?.intValue == before["pushedSeq"]?.intValue, "\(before) → \(moved)")
-        #expect(moved["address"]?.stringValue == "unix:\(two.socket)",
-                "Status shows the peer's configured address after it was changed: \(moved["address"] ?? .null)")
+        #expect(
+            moved["address"]?.stringValue == "unix:\(two.socket)",
+            "Status shows the peer's configured address after it was changed: \(moved["address"] ?? .null)")
         let a3 = try sync(a, "hub")
-        #expect(a3["pulled"]?.intValue == 1 && a3["pushed"]?.intValue == 0, "only B's new entry, nothing sent again: \(a3)")
+        #expect(
+            a3["pulled"]?.intValue == 1 && a3["pushed"]?.intValue == 0, "only B's new entry, nothing sent again: \(a3)")
         #expect(a3["warnings"]?.arrayValue?.isEmpty == true, "no re-read or re-send: \(a3)")
         let after = try peer(a, "hub")
         #expect(after["pulledSeq"]?.intValue == hubSeq && after["notice"] == nil, "\(after)")
-        #expect(after["address"]?.stringValue == "unix:\(two.socket)",
-                "Status names the address the last sync used: \(after["address"] ?? .null)")
+        #expect(
+            after["address"]?.stringValue == "unix:\(two.socket)",
+            "Status names the address the last sync used: \(after["address"] ?? .null)")
 
         // Everyone holds the same six entries with the same versions.
         let reference = try entries(a)
@@ -135,8 +148,11 @@ import Testing
         #expect(try entries(b) == reference)
         #expect(try entries(one) == reference)
         #expect(try entries(two) == reference)
-        let t1 = try status(one), t2 = try status(two)
-        #expect(t1["node"] == t2["node"] && t1["seq"] == t2["seq"] && t1["seq"]?.intValue == 6, "\(t1["seq"] ?? .null) \(t2["seq"] ?? .null)")
+        let t1 = try status(one)
+        let t2 = try status(two)
+        #expect(
+            t1["node"] == t2["node"] && t1["seq"] == t2["seq"] && t1["seq"]?.intValue == 6,
+            "\(t1["seq"] ?? .null) \(t2["seq"] ?? .null)")
         #expect(t1["entries"]?.intValue == 6 && t2["entries"]?.intValue == 6)
         #expect(t1["instance"] != t2["instance"])
 
@@ -162,13 +178,17 @@ import Testing
                 conflictIDs.append(c["id"]?.stringValue ?? "")
             }
         }
-        #expect(conflictIDs.count == 4 && Set(conflictIDs).count == 1, "the same conflict id everywhere: \(conflictIDs)")
+        #expect(
+            conflictIDs.count == 4 && Set(conflictIDs).count == 1, "the same conflict id everywhere: \(conflictIDs)")
         let converged = try entries(a)
         #expect(try entries(b) == converged)
         #expect(try entries(one) == converged)
         #expect(try entries(two) == converged)
-        let u1 = try status(one), u2 = try status(two)
-        #expect(u1["seq"] == u2["seq"] && u1["seq"]?.intValue == 8, "two edits more: \(u1["seq"] ?? .null) \(u2["seq"] ?? .null)")
+        let u1 = try status(one)
+        let u2 = try status(two)
+        #expect(
+            u1["seq"] == u2["seq"] && u1["seq"]?.intValue == 8,
+            "two edits more: \(u1["seq"] ?? .null) \(u2["seq"] ?? .null)")
         #expect(u1["conflicts"]?.intValue == 1 && u2["conflicts"]?.intValue == 1)
         for d in [a, b] { #expect(d.stop() == 0) }
         #expect(one.stop() == 0 && two.stop() == 0)
@@ -176,20 +196,31 @@ import Testing
 
     // MARK: 2
 
-    @Test("an instance killed (kill -9) during a push: the edge retries against the other instance, nothing is duplicated or lost")
+    @Test(
+        "an instance killed (kill -9) during a push: the edge retries against the other instance, nothing is duplicated or lost"
+    )
     func instanceKilledDuringPush() throws {
         let db = try HubDatabase()
         let one = try hubInstance(name: "hub-1", databaseURI: db.uri)
         let two = try hubInstance(name: "hub-2", databaseURI: db.uri)
         // --max-batch 200: the push goes in Apply calls of 200 changes, each its own transaction.
-        let edge = try Daemon(arguments: ["--peer", "hub1=unix:\(one.socket)", "--peer", "hub2=unix:\(two.socket)",
-                                          "--sync-interval", "0", "--max-batch", "200"])
+        let edge = try Daemon(arguments: [
+            "--peer", "hub1=unix:\(one.socket)", "--peer", "hub2=unix:\(two.socket)",
+            "--sync-interval", "0", "--max-batch", "200",
+        ])
         let total = 3000
         let conn = try edge.connect()
         for batch in 0..<(total / 200) {
             let rows: [JSON] = (0..<200).map { i in
-                .object([("fields", .stringMap(["name": "推\(batch)-\(i)", "birthday": "2000-01-01", "country": "DE",
-                                                 "contact_method": "email", "email": "p\(batch)x\(i)@example.de"]))])
+                .object([
+                    (
+                        "fields",
+                        .stringMap([
+                            "name": "推\(batch)-\(i)", "birthday": "2000-01-01", "country": "DE",
+                            "contact_method": "email", "email": "p\(batch)x\(i)@example.de",
+                        ])
+                    )
+                ])
             }
             let r = try conn.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))
             try #require(r["added"]?.intValue == 200, "\(r)")
@@ -218,7 +249,9 @@ import Testing
         #expect(done.wait(timeout: .now() + 60) == .success, "entryctl sync hub1 did not end after the instance died")
         let atKill = try #require(try watch.call("io.entryd.Sync.Status")["seq"]?.intValue)
         let interrupted = try #require(outcome.get(), "entryctl sync did not run")
-        print("kill -9 during push: the hub held \(seen) changes when seen moving, \(atKill) of \(total) after the kill; sync: exit \(interrupted.status)")
+        print(
+            "kill -9 during push: the hub held \(seen) changes when seen moving, \(atKill) of \(total) after the kill; sync: exit \(interrupted.status)"
+        )
         #expect(atKill < Int64(total), "the kill came while the push ran (\(atKill) of \(total) changes had arrived)")
         if atKill < Int64(total) {
             #expect(interrupted.status != 0, "a sync whose peer died mid-push reported success: \(interrupted)")
@@ -231,7 +264,9 @@ import Testing
         #expect(retried["pushed"]?.intValue == Int64(total) - atKill, "only what the hub lacked is applied: \(retried)")
         let hub = try watch.call("io.entryd.Sync.Status")
         #expect(hub["entries"]?.intValue == Int64(total), "entries on the hub: \(hub["entries"] ?? .null)")
-        #expect(hub["seq"]?.intValue == Int64(total), "one change per entry in the hub's log, none twice: seq \(hub["seq"] ?? .null)")
+        #expect(
+            hub["seq"]?.intValue == Int64(total),
+            "one change per entry in the hub's log, none twice: seq \(hub["seq"] ?? .null)")
         // The same ids and versions on both sides.
         func exported(_ d: some HubNode) throws -> [String: String] {
             let r = try d.entryctl(["export", "--format", "jsonl"])
@@ -264,7 +299,9 @@ import Testing
         // Instance 1 starts again after its kill -9 and agrees; a sync through it moves nothing.
         try one.start()
         let back = try status(one)
-        #expect(back["node"] == hub["node"] && back["seq"]?.intValue == Int64(total) && back["entries"]?.intValue == Int64(total))
+        #expect(
+            back["node"] == hub["node"] && back["seq"]?.intValue == Int64(total)
+                && back["entries"]?.intValue == Int64(total))
         let again = try sync(edge, "hub1")
         #expect(again["pulled"]?.intValue == 0 && again["pushed"]?.intValue == 0, "\(again)")
         let hub1 = try peer(edge, "hub1")
@@ -283,9 +320,12 @@ import Testing
         let watcher = try two.connect()
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         _ = setsockopt(watcher.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        try watcher.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
+        try watcher.send(
+            VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
         let backlog = try watcher.receive()
-        #expect(backlog.error == nil && backlog.continues && backlog.parameters["changes"]?.arrayValue?.isEmpty == true, "\(backlog)")
+        #expect(
+            backlog.error == nil && backlog.continues && backlog.parameters["changes"]?.arrayValue?.isEmpty == true,
+            "\(backlog)")
 
         // Through entryctl on instance 1.
         var started = Date()
@@ -300,13 +340,25 @@ import Testing
         // A second write, straight over varlink: the stream keeps waking.
         let writer = try one.connect()
         started = Date()
-        let added = try writer.call("io.entryd.Entries.Add", .object([("fields", .stringMap(
-            ["name": "再来", "birthday": "1991-02-03", "country": "DE", "contact_method": "email", "email": "x@example.de"]))]))
+        let added = try writer.call(
+            "io.entryd.Entries.Add",
+            .object([
+                (
+                    "fields",
+                    .stringMap(
+                        [
+                            "name": "再来", "birthday": "1991-02-03", "country": "DE", "contact_method": "email",
+                            "email": "x@example.de",
+                        ])
+                )
+            ]))
         let second = try watcher.receive()
         delay = Date().timeIntervalSince(started)
         let changes = second.parameters["changes"]?.arrayValue ?? []
-        #expect(changes.first?["entry"]?.stringValue == added["entry"]?["id"]?.stringValue && changes.first?["seq"]?.intValue == 2,
-                "\(second.parameters)")
+        #expect(
+            changes.first?["entry"]?.stringValue == added["entry"]?["id"]?.stringValue
+                && changes.first?["seq"]?.intValue == 2,
+            "\(second.parameters)")
         #expect(delay < 5, "seen after \(delay) s")
         print("instance 2's stream saw a varlink Add on instance 1 after \(Int(delay * 1000)) ms")
         watcher.close()
@@ -315,7 +367,9 @@ import Testing
 
     // MARK: 4
 
-    @Test("PostgreSQL restarted under load: calls in flight get StorageFailed, entryd reconnects on its own and serves again; nothing acknowledged is lost")
+    @Test(
+        "PostgreSQL restarted under load: calls in flight get StorageFailed, entryd reconnects on its own and serves again; nothing acknowledged is lost"
+    )
     func postgresRestartUnderLoad() throws {
         let cluster = try OwnPGCluster()
         let db = try HubDatabase(server: cluster.uri)
@@ -331,9 +385,19 @@ import Testing
                     n += 1
                     do {
                         if connection == nil { connection = try hub.connect() }
-                        let r = try connection!.call("io.entryd.Entries.Add", .object([("fields", .stringMap(
-                            ["name": "负载\(t)-\(n)", "birthday": "1990-05-17", "country": "DE", "contact_method": "email",
-                             "email": "l\(t)x\(n)@example.de"]))]))
+                        let r = try connection!.call(
+                            "io.entryd.Entries.Add",
+                            .object([
+                                (
+                                    "fields",
+                                    .stringMap(
+                                        [
+                                            "name": "负载\(t)-\(n)", "birthday": "1990-05-17", "country": "DE",
+                                            "contact_method": "email",
+                                            "email": "l\(t)x\(n)@example.de",
+                                        ])
+                                )
+                            ]))
                         load.acknowledged(r["entry"]?["id"]?.stringValue)
                     } catch let e as WireError {
                         load.failed(e.name)
@@ -362,7 +426,8 @@ import Testing
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         _ = setsockopt(stream.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let since = try hub.connect().call("io.entryd.Sync.Status")["seq"]?.intValue ?? 0
-        try stream.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(since))]), more: true))
+        try stream.send(
+            VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(since))]), more: true))
         let backlog = try stream.receive()
         #expect(backlog.error == nil && backlog.continues, "\(backlog)")
         try cluster.stop()
@@ -384,19 +449,33 @@ import Testing
         while true {
             do {
                 let reply = try stream.receive()
-                if let error = reply.error { streamOutcome = error; break }
+                if let error = reply.error {
+                    streamOutcome = error
+                    break
+                }
                 let entries = (reply.parameters["changes"]?.arrayValue ?? []).compactMap { $0["entry"]?.stringValue }
-                if entries.contains(where: afterRestart.contains) { streamOutcome = "delivered adds made after the restart"; break }
-            } catch { streamOutcome = "\(error)"; break }
+                if entries.contains(where: afterRestart.contains) {
+                    streamOutcome = "delivered adds made after the restart"
+                    break
+                }
+            } catch {
+                streamOutcome = "\(error)"
+                break
+            }
         }
         print("a Changes stream open through the PostgreSQL restart: \(streamOutcome)")
-        #expect(["io.entryd.Entries.StorageFailed", "delivered adds made after the restart"].contains(streamOutcome), "\(streamOutcome)")
+        #expect(
+            ["io.entryd.Entries.StorageFailed", "delivered adds made after the restart"].contains(streamOutcome),
+            "\(streamOutcome)")
 
         let failures = load.failures
-        print("PostgreSQL restart: \(load.ackCount) adds acknowledged (\(stoppedAt) before the stop), failures \(failures), "
-              + "first add after the restart \(Int(recovery * 1000)) ms after pg_ctl start returned")
+        print(
+            "PostgreSQL restart: \(load.ackCount) adds acknowledged (\(stoppedAt) before the stop), failures \(failures), "
+                + "first add after the restart \(Int(recovery * 1000)) ms after pg_ctl start returned")
         #expect(failures["io.entryd.Entries.StorageFailed", default: 0] > 0, "\(failures)")
-        #expect(failures.keys.allSatisfy { $0 == "io.entryd.Entries.StorageFailed" }, "every failure is StorageFailed: \(failures)")
+        #expect(
+            failures.keys.allSatisfy { $0 == "io.entryd.Entries.StorageFailed" },
+            "every failure is StorageFailed: \(failures)")
         #expect(recovery < 5, "adds succeed again \(recovery) s after PostgreSQL is back")
         #expect(hub.isRunning && hub.pid == pid, "the same entryd process serves on")
         // The outage is in the log, from going away to coming back.
@@ -437,14 +516,20 @@ import Testing
         #expect(missing.isEmpty, "\(missing.count) of \(ids.count) acknowledged adds missing: \(missing.prefix(5))")
         var s = JSON.null
         for attempt in 0..<5 {
-            do { s = try reader.call("io.entryd.Sync.Status"); break } catch let e as WireError where e.name == "io.entryd.Entries.StorageFailed" && attempt < 4 {}
+            do {
+                s = try reader.call("io.entryd.Sync.Status")
+                break
+            } catch let e as WireError where e.name == "io.entryd.Entries.StorageFailed" && attempt < 4 {}
         }
-        #expect((s["entries"]?.intValue ?? 0) >= Int64(ids.count) && (s["seq"]?.intValue ?? 0) == s["entries"]?.intValue,
-                "entries \(s["entries"] ?? .null), seq \(s["seq"] ?? .null), acknowledged \(ids.count)")
+        #expect(
+            (s["entries"]?.intValue ?? 0) >= Int64(ids.count) && (s["seq"]?.intValue ?? 0) == s["entries"]?.intValue,
+            "entries \(s["entries"] ?? .null), seq \(s["seq"] ?? .null), acknowledged \(ids.count)")
         #expect(hub.stop() == 0)
     }
 
-    @Test("an entryd idle through a PostgreSQL restart answers its first calls after the server is back without StorageFailed")
+    @Test(
+        "an entryd idle through a PostgreSQL restart answers its first calls after the server is back without StorageFailed"
+    )
     func idleThroughPostgresRestart() throws {
         let cluster = try OwnPGCluster()
         let db = try HubDatabase(server: cluster.uri)
@@ -455,11 +540,23 @@ import Testing
         // Nothing was in flight during the outage: the server is back, so these calls should simply work.
         let c = try hub.connect()
         var outcomes: [String] = []
-        for (method, parameters) in [("io.entryd.Sync.Status", JSON.object([])),
-                                     ("io.entryd.Entries.Get", .object([("id", .string(id))])),
-                                     ("io.entryd.Entries.Add", .object([("fields", .stringMap(
-                                        ["name": "重启后", "birthday": "1990-05-17", "country": "DE", "contact_method": "email",
-                                         "email": "after@example.de"]))]))] {
+        for (method, parameters) in [
+            ("io.entryd.Sync.Status", JSON.object([])),
+            ("io.entryd.Entries.Get", .object([("id", .string(id))])),
+            (
+                "io.entryd.Entries.Add",
+                .object([
+                    (
+                        "fields",
+                        .stringMap(
+                            [
+                                "name": "重启后", "birthday": "1990-05-17", "country": "DE", "contact_method": "email",
+                                "email": "after@example.de",
+                            ])
+                    )
+                ])
+            ),
+        ] {
             do {
                 _ = try c.call(method, parameters)
                 outcomes.append("\(method): ok")
@@ -474,7 +571,9 @@ import Testing
 
     // MARK: 5
 
-    @Test("Backup on a PostgreSQL hub is refused naming pg_dump; erase --verify on a hub says it checked the tables in SQL")
+    @Test(
+        "Backup on a PostgreSQL hub is refused naming pg_dump; erase --verify on a hub says it checked the tables in SQL"
+    )
     func backupRefused() throws {
         let db = try HubDatabase()
         let one = try hubInstance(name: "hub-1", databaseURI: db.uri)
@@ -482,8 +581,10 @@ import Testing
         let erase = try one.entryctl(["--locale", "en", "erase", erased, "--reason", "request 7", "--yes"])
         #expect(erase.status == 0, "\(erase)")
         let verify = try one.entryctl(["--locale", "en", "erase", "--verify", erased, "--value", "备份"])
-        #expect(verify.status == 0 && verify.stdout.contains("table entries") && verify.stdout.contains("no row of the hub's tables holds the values (checked in SQL"),
-                "\(verify)")
+        #expect(
+            verify.status == 0 && verify.stdout.contains("table entries")
+                && verify.stdout.contains("no row of the hub's tables holds the values (checked in SQL"),
+            "\(verify)")
         let dir = try scratch("backup")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/entries.db"
@@ -493,8 +594,9 @@ import Testing
         // A document the refusal sends the reader to is in the repository.
         if let range = r.stderr.range(of: #"doc/[A-Za-z0-9_.-]+\.md"#, options: .regularExpression) {
             let doc = String(r.stderr[range])
-            #expect(FileManager.default.fileExists(atPath: EntryctlProcess.packageRoot.path + "/" + doc),
-                    "the refusal says to see \(doc), which does not exist: \(r.stderr)")
+            #expect(
+                FileManager.default.fileExists(atPath: EntryctlProcess.packageRoot.path + "/" + doc),
+                "the refusal says to see \(doc), which does not exist: \(r.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: file))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty, "no partial file left")
@@ -503,7 +605,9 @@ import Testing
             _ = try one.connect().call("io.entryd.Entries.Backup")
             Issue.record("Backup answered on a hub")
         } catch let e as WireError {
-            #expect(e.name == "io.entryd.Entries.BackupUnsupported" && e.parameters["tool"]?.stringValue == "pg_dump", "\(e)")
+            #expect(
+                e.name == "io.entryd.Entries.BackupUnsupported" && e.parameters["tool"]?.stringValue == "pg_dump",
+                "\(e)")
         }
         #expect(one.stop() == 0)
     }

@@ -15,18 +15,31 @@ import Testing
         let writer = try d.connect()
         for batch in 0..<6 {
             let rows: [JSON] = (0..<1000).map { i in
-                .object([("fields", .stringMap(["name": "大回复\(batch)-\(i)-" + String(repeating: "长", count: 60), "birthday": "1990-05-17",
-                                                 "country": "CN", "province": "440000", "city": "440100",
-                                                 "contact_method": "email", "email": "big\(batch)x\(i)@example.cn"]))])
+                .object([
+                    (
+                        "fields",
+                        .stringMap([
+                            "name": "大回复\(batch)-\(i)-" + String(repeating: "长", count: 60), "birthday": "1990-05-17",
+                            "country": "CN", "province": "440000", "city": "440100",
+                            "contact_method": "email", "email": "big\(batch)x\(i)@example.cn",
+                        ])
+                    )
+                ])
             }
-            #expect(try writer.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))["added"]?.intValue == 1000)
+            #expect(
+                try writer.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))["added"]?.intValue
+                    == 1000)
         }
         // A client that asks for everything and never reads.
         let sleeper = try d.connect()
-        try sleeper.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0)), ("limit", .int(10_000))])))
+        try sleeper.send(
+            VarlinkCall(
+                method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0)), ("limit", .int(10_000))])))
         // A slow reader: small reads with pauses, as a congested client would.
         let slow = try d.connect()
-        try slow.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0)), ("limit", .int(10_000))])))
+        try slow.send(
+            VarlinkCall(
+                method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0)), ("limit", .int(10_000))])))
         var bytes: [UInt8] = []
         while bytes.last != 0 {
             bytes += try UnixSocket.read(slow.fd, maxBytes: 4096)

@@ -10,8 +10,10 @@ import Testing
 /// `entryctl bridge`, interrupted syncs, and the live change feed.
 @Suite(.serialized) struct MultiNodeSyncTests {
     func addOn(_ d: Daemon, name: String, city: String = "广州") throws -> String {
-        let r = try d.entryctl(["--json", "add", "name=\(name)", "birthday=1990-05-17", "country=CN", "province=广东",
-                                "city=\(city)", "contact_method=phone", "phone=13800138000"])
+        let r = try d.entryctl([
+            "--json", "add", "name=\(name)", "birthday=1990-05-17", "country=CN", "province=广东",
+            "city=\(city)", "contact_method=phone", "phone=13800138000",
+        ])
         try #require(r.status == 0, "\(r.stderr)")
         return try #require(try JSON.parse(r.stdout)["entry"]?["id"]?.stringValue)
     }
@@ -31,7 +33,9 @@ import Testing
         return try JSON.parse(r.stdout)
     }
 
-    @Test("three daemons in a ring converge; a concurrent edit gives one conflict with both values; deletes, restores and a resolved conflict sync over the wire; exec: via entryctl bridge")
+    @Test(
+        "three daemons in a ring converge; a concurrent edit gives one conflict with both values; deletes, restores and a resolved conflict sync over the wire; exec: via entryctl bridge"
+    )
     func ring() throws {
         let c = try Daemon()
         let bridge = "exec:\(productsDirectory())/entryctl --socket \(c.socket) bridge"
@@ -61,7 +65,8 @@ import Testing
         let list = try a.entryctl(["--json", "conflicts", "--entry", id])
         let conflicts = try #require(try JSON.parse(list.stdout)["conflicts"]?.arrayValue)
         #expect(conflicts.count == 1)
-        let values = Set(conflicts.compactMap { [$0["kept"]?.stringValue, $0["lost"]?.stringValue] }.joined().compactMap { $0 })
+        let values = Set(
+            conflicts.compactMap { [$0["kept"]?.stringValue, $0["lost"]?.stringValue] }.joined().compactMap { $0 })
         #expect(values == ["甲", "乙"])
         _ = try sync(b, "c-over-bridge")
         _ = try sync(c, "unix:\(a.socket)")
@@ -78,9 +83,15 @@ import Testing
         _ = try sync(b, "unix:\(a.socket)")
         _ = try sync(c, "unix:\(b.socket)")
         for d in [b, c] {
-            #expect(try d.connect().call("io.entryd.Entries.Get", .object([("id", .string(ids[1]))]))["entry"]?["deleted"]?.boolValue == true)
-            #expect(try d.connect().call("io.entryd.Entries.Get", .object([("id", .string(ids[2]))]))["entry"]?["deleted"]?.boolValue == false)
-            #expect(try d.connect().call("io.entryd.Sync.ListConflicts", .object([]))["conflicts"]?.arrayValue?.isEmpty == true)
+            #expect(
+                try d.connect().call("io.entryd.Entries.Get", .object([("id", .string(ids[1]))]))["entry"]?["deleted"]?
+                    .boolValue == true)
+            #expect(
+                try d.connect().call("io.entryd.Entries.Get", .object([("id", .string(ids[2]))]))["entry"]?["deleted"]?
+                    .boolValue == false)
+            #expect(
+                try d.connect().call("io.entryd.Sync.ListConflicts", .object([]))["conflicts"]?.arrayValue?.isEmpty
+                    == true)
         }
         // exec: addresses are refused from a call.
         let refused = try a.entryctl(["sync", "exec:/bin/true"])
@@ -88,7 +99,9 @@ import Testing
         for d in [a, b, c] { #expect(d.stop() == 0) }
     }
 
-    @Test("entryctl compact over the wire: held back by a peer that has not pulled, frees after it pulls; Status.compaction, history's line, Changes with gaps; the peer still converges")
+    @Test(
+        "entryctl compact over the wire: held back by a peer that has not pulled, frees after it pulls; Status.compaction, history's line, Changes with gaps; the peer still converges"
+    )
     func compactOverTheWire() throws {
         let a = try Daemon()
         let b = try Daemon()
@@ -104,15 +117,21 @@ import Testing
         _ = try sync(b, "unix:\(a.socket)")
         let freed = try a.entryctl(["--locale", "en", "compact"])
         try #require(freed.status == 0, "\(freed.stderr)")
-        #expect(freed.stdout.hasPrefix("removed 3 changes, freed "), "\(freed.stdout)")  // three edits; the create stands for the other fields
+        // three edits; the create stands for the other fields
+        #expect(freed.stdout.hasPrefix("removed 3 changes, freed "), "\(freed.stdout)")
         #expect(freed.stdout.contains("horizon: seq \(seq!)"), "\(freed.stdout)")
         let status = try JSON.parse(try a.entryctl(["--json", "status"]).stdout)
         #expect(status["compaction"]?["removed"]?.intValue == 3)
         #expect(try a.entryctl(["--locale", "en", "status"]).stdout.contains("compaction:"))
         let history = try a.entryctl(["--locale", "en", "history", id])
-        #expect(history.stdout.contains("Compaction removed earlier, superseded changes of this entry, through seq \(seq!)"), "\(history.stdout)")
+        #expect(
+            history.stdout.contains(
+                "Compaction removed earlier, superseded changes of this entry, through seq \(seq!)"),
+            "\(history.stdout)")
         let changes = try JSON.parse(try a.entryctl(["call", "io.entryd.Sync.Changes", "{\"since\": 0}"]).stdout)
-        #expect(changes["changes"]?.arrayValue?.count == 2 && changes["last"]?.intValue == seq, "the create and the last edit")
+        #expect(
+            changes["changes"]?.arrayValue?.count == 2 && changes["last"]?.intValue == seq,
+            "the create and the last edit")
         // A third node pulling from 0 gets the same entries.
         let c = try Daemon()
         _ = try sync(c, "unix:\(a.socket)")
@@ -129,8 +148,15 @@ import Testing
         let conn = try source.connect()
         for batch in 0..<6 {
             let rows: [JSON] = (0..<500).map { i in
-                .object([("fields", .stringMap(["name": "n\(batch)-\(i)", "birthday": "2000-01-01", "country": "DE",
-                                                 "contact_method": "email", "email": "n\(i)@example.de"]))])
+                .object([
+                    (
+                        "fields",
+                        .stringMap([
+                            "name": "n\(batch)-\(i)", "birthday": "2000-01-01", "country": "DE",
+                            "contact_method": "email", "email": "n\(i)@example.de",
+                        ])
+                    )
+                ])
             }
             let r = try conn.call("io.entryd.Entries.Import", .object([("entries", .array(rows))]))
             #expect(r["added"]?.intValue == 500)
@@ -165,31 +191,39 @@ import Testing
         let b = try Daemon(arguments: ["--peer", "a=unix:\(a.socket)", "--sync-interval", "1"])
         let fromA = try addOn(a, name: "自动甲")
         let fromB = try addOn(b, name: "自动乙")
-        func has(_ d: Daemon, _ id: String) -> Bool { (try? d.connect().call("io.entryd.Entries.Get", .object([("id", .string(id))]))) != nil }
+        func has(_ d: Daemon, _ id: String) -> Bool {
+            (try? d.connect().call("io.entryd.Entries.Get", .object([("id", .string(id))]))) != nil
+        }
         // Done: both entries on both nodes and the round that pushed fromB recorded as
         // finished. A round saves its checkpoints (lastSync, what it pushed) after its push,
         // so the entries arrive a moment before; and lastSync may be an earlier round's (one
         // that ran before fromB was added): wait for the checkpoint that covers fromB,
         // which syncedTo reads.
         func syncedTo() -> [JSON]? {
-            (try? b.connect().call("io.entryd.Entries.Get", .object([("id", .string(fromB))])))?["entry"]?["syncedTo"]?.arrayValue
+            (try? b.connect().call("io.entryd.Entries.Get", .object([("id", .string(fromB))])))?["entry"]?["syncedTo"]?
+                .arrayValue
         }
         func synced() -> Bool {
             let peer = (try? b.connect().call("io.entryd.Sync.Status"))?["peers"]?.arrayValue?.first
-            return has(b, fromA) && has(a, fromB) && peer?["lastSync"]?.stringValue != nil && syncedTo()?.isEmpty == false
+            return has(b, fromA) && has(a, fromB) && peer?["lastSync"]?.stringValue != nil
+                && syncedTo()?.isEmpty == false
         }
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline && !synced() { usleep(100_000) }
         #expect(has(b, fromA) && has(a, fromB))
         let status = try b.connect().call("io.entryd.Sync.Status")
         let peer = try #require(status["peers"]?.arrayValue?.first)
-        #expect(peer["name"]?.stringValue == "a" && peer["node"]?.stringValue != nil && peer["lastSync"]?.stringValue != nil)
+        #expect(
+            peer["name"]?.stringValue == "a" && peer["node"]?.stringValue != nil && peer["lastSync"]?.stringValue != nil
+        )
         let entry = try b.connect().call("io.entryd.Entries.Get", .object([("id", .string(fromB))]))["entry"]
         #expect(entry?["syncedTo"]?.arrayValue == [.string("a")])
         #expect(a.stop() == 0 && b.stop() == 0)
     }
 
-    @Test("entryctl peers lists configured peers before their first sync and ad-hoc ones after, with what is not yet pushed")
+    @Test(
+        "entryctl peers lists configured peers before their first sync and ad-hoc ones after, with what is not yet pushed"
+    )
     func peersCommand() throws {
         let a = try Daemon()
         let b = try Daemon(arguments: ["--peer", "desk=unix:/nonexistent/desk.sock", "--sync-interval", "0"])
@@ -200,12 +234,15 @@ import Testing
         _ = try addOn(b, name: "对等乙")
         let before = try b.entryctl(["peers"])
         #expect(before.status == 0, "\(before)")
-        let desk = try #require(before.stdout.split(separator: "\n").first { $0.hasPrefix("desk ") }, "\(before.stdout)")
+        let desk = try #require(
+            before.stdout.split(separator: "\n").first { $0.hasPrefix("desk ") }, "\(before.stdout)")
         #expect(desk.contains("unix:/nonexistent/desk.sock") && desk.contains("从未"), "\(desk)")
-        #expect(desk.split(separator: " ", omittingEmptySubsequences: true).contains("2"), "2 changes not pushed: \(desk)")
+        #expect(
+            desk.split(separator: " ", omittingEmptySubsequences: true).contains("2"), "2 changes not pushed: \(desk)")
         _ = try sync(b, "unix:\(a.socket)")
         let after = try b.entryctl(["peers"])
-        let adHoc = try #require(after.stdout.split(separator: "\n").first { $0.hasPrefix("unix:\(a.socket)") }, "\(after.stdout)")
+        let adHoc = try #require(
+            after.stdout.split(separator: "\n").first { $0.hasPrefix("unix:\(a.socket)") }, "\(after.stdout)")
         let nodeA = try a.connect().call("io.entryd.Sync.Status")["node"]?.stringValue ?? "?"
         #expect(!adHoc.contains("从未") && adHoc.contains(nodeA), "\(adHoc)")
         let json = try JSON.parse(try b.entryctl(["--json", "peers"]).stdout)
@@ -234,10 +271,14 @@ import Testing
         // Editing a deleted entry is stored, and said to be invisible until restored.
         #expect(try a.entryctl(["delete", id]).status == 0)
         let edited = try a.entryctl(["--locale", "en", "update", id, "name=删后改"])
-        #expect(edited.status == 0 && edited.stderr.contains("is deleted: the change is stored") && edited.stderr.contains("entryctl restore \(id)"),
-                "\(edited)")
+        #expect(
+            edited.status == 0 && edited.stderr.contains("is deleted: the change is stored")
+                && edited.stderr.contains("entryctl restore \(id)"),
+            "\(edited)")
         let en = try a.entryctl(["--locale", "en", "history", id]).stdout
-        #expect(en.contains("Guangzhou → Shenzhen") && en.contains("create") && en.contains("(empty) → li@example.com"), "\(en)")
+        #expect(
+            en.contains("Guangzhou → Shenzhen") && en.contains("create") && en.contains("(empty) → li@example.com"),
+            "\(en)")
         #expect(a.stop() == 0)
     }
 
@@ -245,7 +286,8 @@ import Testing
     func watchLatency() throws {
         let d = try Daemon()
         let watcher = try d.connect()
-        try watcher.send(VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
+        try watcher.send(
+            VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]), more: true))
         let backlog = try watcher.receive()
         #expect(backlog.continues && backlog.parameters["changes"]?.arrayValue?.isEmpty == true)
         let started = Date()
@@ -282,7 +324,9 @@ import Testing
         #expect(d.stop() == 0)
     }
 
-    @Test("a peer that refuses the sync (PermissionDenied) gives PeerUnreachable naming the role and [roles], not the caller's PermissionDenied")
+    @Test(
+        "a peer that refuses the sync (PermissionDenied) gives PeerUnreachable naming the role and [roles], not the caller's PermissionDenied"
+    )
     func refusingPeerNamesTheRole() throws {
         let d = try Daemon()
         let path = d.directory + "/refusing.sock"
@@ -294,11 +338,14 @@ import Testing
             guard client >= 0 else { return }
             defer { close(client) }
             var buffer = [UInt8](repeating: 0, count: 65536)
-            let refusal = Array(#"{"error":"org.varlink.service.PermissionDenied","parameters":{"role":"read"}}"#.utf8) + [0]
+            let refusal =
+                Array(#"{"error":"org.varlink.service.PermissionDenied","parameters":{"role":"read"}}"#.utf8) + [0]
             while true {
                 let n = read(client, &buffer, buffer.count)
                 if n <= 0 { return }
-                for _ in buffer[..<n].filter({ $0 == 0 }) { _ = refusal.withUnsafeBytes { write(client, $0.baseAddress, $0.count) } }
+                for _ in buffer[..<n].filter({ $0 == 0 }) {
+                    _ = refusal.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                }
             }
         }
         let before = try d.connect().call("io.entryd.Sync.Status")["seq"]
@@ -308,7 +355,9 @@ import Testing
         } catch let e as WireError {
             #expect(e.name == "io.entryd.Sync.PeerUnreachable")
             let reason = e.parameters["reason"]?.stringValue ?? ""
-            #expect(reason.contains("PermissionDenied") && reason.contains("read role") && reason.contains("[roles]"), "\(reason)")
+            #expect(
+                reason.contains("PermissionDenied") && reason.contains("read role") && reason.contains("[roles]"),
+                "\(reason)")
         }
         #expect(try d.connect().call("io.entryd.Sync.Status")["seq"] == before)
         #expect(d.stop() == 0)

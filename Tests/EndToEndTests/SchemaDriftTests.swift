@@ -14,7 +14,8 @@ import Testing
     static let original = try! String(contentsOfFile: packageRoot + "/config/forms/registration.conf", encoding: .utf8)
 
     /// The registration form of a peer that knows more: a `note` field and a `wechat` contact method.
-    static let wider = original.replacingOccurrences(of: "options = phone, email", with: "options = phone, email, wechat")
+    static let wider =
+        original.replacingOccurrences(of: "options = phone, email", with: "options = phone, email, wechat")
         + "\n[field note]\ntype = text\nlabel = Note\nlabel.zh = 备注\n"
 
     /// A daemon that stored one entry with `note` and `wechat` and one without
@@ -27,12 +28,28 @@ import Testing
         try Self.wider.write(toFile: forms + "/registration.conf", atomically: true, encoding: .utf8)
         let d = try Daemon(directory: directory, arguments: ["--forms", forms])
         let c = try d.connect()
-        let drifted = try c.call("io.entryd.Entries.Add", .object([("fields", .stringMap([
-            "name": "韩梅梅", "birthday": "1991-02-03", "country": "CN", "province": "广东", "city": "广州",
-            "contact_method": "wechat", "note": "VIP, \"老客户\""]))]))["entry"]?["id"]?.stringValue
-        let plain = try c.call("io.entryd.Entries.Add", .object([("fields", .stringMap([
-            "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "广东", "city": "广州",
-            "contact_method": "phone", "phone": "13800138000"]))]))["entry"]?["id"]?.stringValue
+        let drifted = try c.call(
+            "io.entryd.Entries.Add",
+            .object([
+                (
+                    "fields",
+                    .stringMap([
+                        "name": "韩梅梅", "birthday": "1991-02-03", "country": "CN", "province": "广东", "city": "广州",
+                        "contact_method": "wechat", "note": "VIP, \"老客户\"",
+                    ])
+                )
+            ]))["entry"]?["id"]?.stringValue
+        let plain = try c.call(
+            "io.entryd.Entries.Add",
+            .object([
+                (
+                    "fields",
+                    .stringMap([
+                        "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "广东", "city": "广州",
+                        "contact_method": "phone", "phone": "13800138000",
+                    ])
+                )
+            ]))["entry"]?["id"]?.stringValue
         c.close()
         d.stop()
         try Self.original.write(toFile: forms + "/registration.conf", atomically: true, encoding: .utf8)
@@ -40,11 +57,15 @@ import Testing
         return (d, try #require(drifted), try #require(plain))
     }
 
-    @Test("Get and List keep fields and values the form does not know: in fields, as they are in display, named in unknownFields and unknownValues")
+    @Test(
+        "Get and List keep fields and values the form does not know: in fields, as they are in display, named in unknownFields and unknownValues"
+    )
     func replies() throws {
         let (d, drifted, plain) = try driftedDaemon()
         let c = try d.connect()
-        let entry = try #require(try c.call("io.entryd.Entries.Get", .object([("id", .string(drifted)), ("locale", .string("en"))]))["entry"])
+        let entry = try #require(
+            try c.call("io.entryd.Entries.Get", .object([("id", .string(drifted)), ("locale", .string("en"))]))["entry"]
+        )
         #expect(entry["fields"]?["note"]?.stringValue == "VIP, \"老客户\"")
         #expect(entry["fields"]?["contact_method"]?.stringValue == "wechat")
         #expect(entry["display"]?["note"]?.stringValue == "VIP, \"老客户\"")
@@ -55,13 +76,17 @@ import Testing
         let page = try c.call("io.entryd.Entries.List", .object([("locale", .string("zh"))]))
         let listed = try #require(page["entries"]?.arrayValue)
         let same = try #require(listed.first { $0["id"]?.stringValue == drifted })
-        #expect(same["unknownFields"] == .array([.string("note")]) && same["display"]?["note"]?.stringValue == "VIP, \"老客户\"")
+        #expect(
+            same["unknownFields"] == .array([.string("note")])
+                && same["display"]?["note"]?.stringValue == "VIP, \"老客户\"")
         // An entry the form knows whole is sent as before: neither member.
         let known = try #require(listed.first { $0["id"]?.stringValue == plain })
         #expect(known["unknownFields"] == nil && known["unknownValues"] == nil)
     }
 
-    @Test("entryctl get shows a field the form does not define after the others, marked, and marks a value not in the lists (zh and en)")
+    @Test(
+        "entryctl get shows a field the form does not define after the others, marked, and marks a value not in the lists (zh and en)"
+    )
     func getText() throws {
         let (d, drifted, _) = try driftedDaemon()
         let en = try d.entryctl(["--locale", "en", "get", drifted])
@@ -76,7 +101,9 @@ import Testing
         #expect(zh.stdout.contains("wechat（不在本表单的选项中）"), "\(zh.stdout)")
     }
 
-    @Test("export keeps them in every format; a CSV has a marked column per unknown field and imports back into its node unchanged")
+    @Test(
+        "export keeps them in every format; a CSV has a marked column per unknown field and imports back into its node unchanged"
+    )
     func exports() throws {
         let (d, drifted, plain) = try driftedDaemon()
         for format in ["jsonl", "json"] {
@@ -90,7 +117,10 @@ import Testing
         try #require(csv.status == 0, "\(csv.stderr)")
         let text = try String(contentsOfFile: csvFile, encoding: .utf8)
         let header = String(text.prefix { $0 != "\n" && $0 != "\r" })
-        #expect(header.hasPrefix("id,name,birthday,country,province,city,contact_method,phone,email,appointment,unknown.note,deleted"), "\(header)")
+        #expect(
+            header.hasPrefix(
+                "id,name,birthday,country,province,city,contact_method,phone,email,appointment,unknown.note,deleted"),
+            "\(header)")
         #expect(text.contains(#"wechat,,,,"VIP, ""老客户""",false"#), "\(text)")
         let people = try d.entryctl(["--locale", "zh", "export", "--labels"])
         #expect(people.stdout.contains("note（本表单没有此字段）"), "\(people.stdout)")
@@ -108,13 +138,17 @@ import Testing
             #expect(counts["unchanged"]?.intValue == 2 && counts["added"]?.intValue == 0, "\(file): \(again.stdout)")
         }
         // A CSV without the note column (a client that does not know it) does not clear it either.
-        let lean = text.split(whereSeparator: \.isNewline).map { line in
-            line.split(separator: ",", omittingEmptySubsequences: false).prefix(10).joined(separator: ",")
-        }.joined(separator: "\n") + "\n"
+        let lean =
+            text.split(whereSeparator: \.isNewline).map { line in
+                line.split(separator: ",", omittingEmptySubsequences: false).prefix(10).joined(separator: ",")
+            }.joined(separator: "\n") + "\n"
         let leanImport = try d.entryctl(["--json", "import", "--format", "csv", "-"], input: lean)
-        #expect(try JSON.parse(leanImport.stdout)["unchanged"]?.intValue == 2, "\(leanImport.stdout) \(leanImport.stderr)")
+        #expect(
+            try JSON.parse(leanImport.stdout)["unchanged"]?.intValue == 2, "\(leanImport.stdout) \(leanImport.stderr)")
         let c = try d.connect()
-        #expect(try c.call("io.entryd.Entries.Get", .object([("id", .string(drifted))]))["entry"]?["fields"]?["note"]?.stringValue == "VIP, \"老客户\"")
+        #expect(
+            try c.call("io.entryd.Entries.Get", .object([("id", .string(drifted))]))["entry"]?["fields"]?["note"]?
+                .stringValue == "VIP, \"老客户\"")
 
         // On a node that never held the entry, the unknown field cannot be stored: that row is refused, naming it.
         let empty = try Daemon()
@@ -131,12 +165,15 @@ import Testing
         let updated = try d.entryctl(["update", drifted, "name=韩梅梅二"])
         try #require(updated.status == 0, "\(updated.stderr)")
         let c = try d.connect()
-        func fields() throws -> JSON? { try c.call("io.entryd.Entries.Get", .object([("id", .string(drifted))]))["entry"]?["fields"] }
+        func fields() throws -> JSON? {
+            try c.call("io.entryd.Entries.Get", .object([("id", .string(drifted))]))["entry"]?["fields"]
+        }
         #expect(try fields()?["note"]?.stringValue == "VIP, \"老客户\"")
         #expect(try fields()?["contact_method"]?.stringValue == "wechat")
 
         // A peer whose form lacks note changes the name and the contact group.
-        let history = try #require(try c.call("io.entryd.Entries.History", .object([("id", .string(drifted))]))["changes"]?.arrayValue)
+        let history = try #require(
+            try c.call("io.entryd.Entries.History", .object([("id", .string(drifted))]))["changes"]?.arrayValue)
         let last = try #require(history.last?["hlc"]?.stringValue)
         let created = try #require(history.first?["hlc"]?.stringValue)
         // Stamped after the write it saw, also when the clock has not yet moved past
@@ -147,7 +184,10 @@ import Testing
             ("node", .string("0193a5e2-7c4b-7def-8a12-000000000015")),
             ("hlc", .string(HLC(milliseconds: now, counter: 0).description)), ("entry", .string(drifted)),
             ("form", .string("registration")), ("op", .string("update")),
-            ("fields", .stringMap(["name": "Han Meimei", "contact_method": "email", "phone": "", "email": "han@example.com"])),
+            (
+                "fields",
+                .stringMap(["name": "Han Meimei", "contact_method": "email", "phone": "", "email": "han@example.com"])
+            ),
             ("base", .stringMap(["name": last, "contact_method": created, "phone": "", "email": ""])),
             ("actor", .string("peer")), ("at", .string(Timestamp.rfc3339(milliseconds: now))),
         ])

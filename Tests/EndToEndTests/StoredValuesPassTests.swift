@@ -16,12 +16,19 @@ import Testing
         let store = try EntryStore(path: directory + "/entries.db", readers: 1)
         defer { store.close() }
         let rows = (0..<count).map { i in
-            ImportRow(index: i, id: nil, fields: ["name": "用户\(i)", "birthday": "1990-05-17", "country": "DE",
-                                                  "contact_method": "phone", "phone": String(format: "+4901512%07d", i)],
-                      deleted: false, problems: [])
+            ImportRow(
+                index: i, id: nil,
+                fields: [
+                    "name": "用户\(i)", "birthday": "1990-05-17", "country": "DE",
+                    "contact_method": "phone", "phone": String(format: "+4901512%07d", i),
+                ],
+                deleted: false, problems: [])
         }
-        #expect(try store.importEntries(form: "registration", rows: rows, layout: .registration, atomic: true,
-                                        origin: WriteOrigin(actor: "seed")).added == count)
+        #expect(
+            try store.importEntries(
+                form: "registration", rows: rows, layout: .registration, atomic: true,
+                origin: WriteOrigin(actor: "seed")
+            ).added == count)
         try store.setNodeValue("canonical_rules", "phonenumber 8.12.0, idn2 2.3.0")
         return directory
     }
@@ -44,7 +51,9 @@ import Testing
         return phones
     }
 
-    @Test("the pass runs after entryd listens; stopped part-way, the next start finishes it; each value is re-spelled once, by entryd:migration")
+    @Test(
+        "the pass runs after entryd listens; stopped part-way, the next start finishes it; each value is re-spelled once, by entryd:migration"
+    )
     func passAfterReadyAndResumed() throws {
         let count = 3_000
         let directory = try oldDatabase(count: count)
@@ -72,7 +81,8 @@ import Testing
         // Once each: the changes by entryd:migration are one per entry.
         let c = try d.connect()
         defer { c.close() }
-        var migrations = 0, since: Int64 = 0
+        var migrations = 0
+        var since: Int64 = 0
         while true {
             let page = try c.call("io.entryd.Sync.Changes", .object([("since", .int(since)), ("limit", .int(1000))]))
             let changes = page["changes"]?.arrayValue ?? []
@@ -86,7 +96,8 @@ import Testing
         try d.start()
         usleep(500_000)
         let again = try String(contentsOfFile: d.logPath, encoding: .utf8)
-        #expect(again.components(separatedBy: "re-spelling stored phones and e-mails under").count == 3,
-                "a start after a finished pass read the entries again")
+        #expect(
+            again.components(separatedBy: "re-spelling stored phones and e-mails under").count == 3,
+            "a start after a finished pass read the entries again")
     }
 }

@@ -9,29 +9,39 @@ import Testing
 /// Access control with real users: a client run as `nobody` through setpriv(1),
 /// its role from entryd.conf, changed by a reload.
 @Suite struct SystemdRolesTests {
-    static let fields = ["name=Nobody Test", "birthday=1990-05-17", "country=US", "contact_method=email", "email=nobody@example.com"]
+    static let fields = [
+        "name=Nobody Test", "birthday=1990-05-17", "country=US", "contact_method=email", "email=nobody@example.com",
+    ]
 
     /// Runs the built entryctl as nobody:nogroup without supplementary groups.
     static func asNobody(_ socket: String, _ arguments: [String]) throws -> ProcessResult {
-        try runProcess(which("setpriv") ?? "/usr/bin/setpriv",
-                       ["--reuid=nobody", "--regid=nogroup", "--clear-groups", productsDirectory() + "/entryctl", "--socket", socket] + arguments,
-                       environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+        try runProcess(
+            which("setpriv") ?? "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", productsDirectory() + "/entryctl", "--socket",
+                socket,
+            ] + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
     }
 
-    @Test("nobody is allowed a read and refused a write (PermissionDenied names 'write'); granted write by a reload, its change is recorded as 'nobody'",
-          .enabled(if: getuid() == 0 && which("setpriv") != nil,
-                   "skipped: needs root and setpriv(1) (util-linux) to run a client as nobody; CI runs as root"))
+    @Test(
+        "nobody is allowed a read and refused a write (PermissionDenied names 'write'); granted write by a reload, its change is recorded as 'nobody'",
+        .enabled(
+            if: getuid() == 0 && which("setpriv") != nil,
+            "skipped: needs root and setpriv(1) (util-linux) to run a client as nobody; CI runs as root"))
     func nobody() throws {
         let dir = try serviceTestDirectory("roles")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = dir + "/entryd.conf"
         // socket-mode 0666 so that nobody can connect; the roles alone decide.
-        try "socket-mode = 0666\n[roles]\ndefault-role = read\nwrite = @entryd-test-writers\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "socket-mode = 0666\n[roles]\ndefault-role = read\nwrite = @entryd-test-writers\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         let socket = dir + "/entryd.sock"
         let notify = try NotifySocket()
-        let daemon = try ServiceProcess(executable: productsDirectory() + "/entryd",
-                                        arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
-                                        environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
+        let daemon = try ServiceProcess(
+            executable: productsDirectory() + "/entryd",
+            arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
+            environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
         try #require(notify.wait(for: "READY=1").found != nil, "\(daemon.stderr)")
 
         let read = try Self.asNobody(socket, ["list"])
@@ -42,14 +52,17 @@ import Testing
 
         // The wire error itself, as `entryctl call` prints the raw reply.
         let raw = try Self.asNobody(socket, ["call", "io.entryd.Entries.Add", #"{"fields":{}}"#])
-        #expect(raw.stdout.contains(#"{"error":"org.varlink.service.PermissionDenied","parameters":{"role":"write"}}"#), "\(raw.stdout)")
+        #expect(
+            raw.stdout.contains(#"{"error":"org.varlink.service.PermissionDenied","parameters":{"role":"write"}}"#),
+            "\(raw.stdout)")
 
         // Root is admin whatever the configuration says; nothing was stored by nobody.
         let root = try VarlinkConnection(path: socket)
         #expect(try root.call("io.entryd.Entries.List")["total"]?.intValue == 0)
 
         // Grant write to nobody and reload: the next connection may write.
-        try "socket-mode = 0666\n[roles]\ndefault-role = read\nwrite = nobody\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "socket-mode = 0666\n[roles]\ndefault-role = read\nwrite = nobody\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
         #expect(notify.wait(for: "RELOADING=1").found != nil)
         #expect(notify.wait(for: "READY=1").found != nil)

@@ -16,7 +16,9 @@ import Testing
         try connection.call("io.entryd.Sync.Status")["limits"]?["max-batch"]?.intValue
     }
 
-    @Test("NOTIFY_SOCKET: STATUS, READY=1 once calls work, WATCHDOG=1 every WATCHDOG_USEC/2, RELOADING=1 then READY=1 on SIGHUP, STOPPING=1 on SIGTERM")
+    @Test(
+        "NOTIFY_SOCKET: STATUS, READY=1 once calls work, WATCHDOG=1 every WATCHDOG_USEC/2, RELOADING=1 then READY=1 on SIGHUP, STOPPING=1 on SIGTERM"
+    )
     func notifications() throws {
         let dir = try serviceTestDirectory("notify")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -87,16 +89,19 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: socket))
     }
 
-    @Test("systemd-socket-activate -l SOCKET entryd serves calls through the passed socket and leaves it in place",
-          .enabled(if: which("systemd-socket-activate") != nil,
-                   "skipped: systemd-socket-activate is missing; scripts/setup installs it (Debian package systemd)"))
+    @Test(
+        "systemd-socket-activate -l SOCKET entryd serves calls through the passed socket and leaves it in place",
+        .enabled(
+            if: which("systemd-socket-activate") != nil,
+            "skipped: systemd-socket-activate is missing; scripts/setup installs it (Debian package systemd)"))
     func socketActivation() throws {
         let activate = try #require(which("systemd-socket-activate"))
         let dir = try serviceTestDirectory("activate")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let socket = dir + "/activated.sock"
         let daemon = try ServiceProcess(
-            executable: activate, arguments: ["-l", socket, Self.entryd, "--config", "/dev/null", "--db", dir + "/entries.db"],
+            executable: activate,
+            arguments: ["-l", socket, Self.entryd, "--config", "/dev/null", "--db", dir + "/entries.db"],
             environment: [:], directory: dir)
         let c = try connectWhenListening(socket)
         let status = try c.call("io.entryd.Sync.Status")
@@ -110,15 +115,29 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: socket))
     }
 
-    @Test("entryd's command line: --flag=value, and usage errors with a suggestion (exit 64)", arguments: [
-        (["--sockt", "/x.sock"], "entryd: unknown option '--sockt'; did you mean '--socket'?\nTry 'entryd --help'.\n"),
-        (["--check-config", "--socket"], "entryd: option '--socket' needs a value (--socket PATH)\nTry 'entryd --help'.\n"),
-        (["--check-config=yes"], "entryd: option '--check-config' takes no value\nTry 'entryd --help'.\n"),
-        (["--", "--check-config"], "entryd: unknown option '--'\nTry 'entryd --help'.\n"),
-        (["entries.db"], "entryd: unexpected argument 'entries.db'\nTry 'entryd --help'.\n"),
-        (["--max-batch=0"], "entryd: --max-batch must be a whole number from 1 to 1000000, not '0'\nTry 'entryd --help'.\n"),
-        (["--restore", "a.db", "--restore=b.db"], "entryd: option '--restore' is given twice\nTry 'entryd --help'.\n"),
-    ])
+    @Test(
+        "entryd's command line: --flag=value, and usage errors with a suggestion (exit 64)",
+        arguments: [
+            (
+                ["--sockt", "/x.sock"],
+                "entryd: unknown option '--sockt'; did you mean '--socket'?\nTry 'entryd --help'.\n"
+            ),
+            (
+                ["--check-config", "--socket"],
+                "entryd: option '--socket' needs a value (--socket PATH)\nTry 'entryd --help'.\n"
+            ),
+            (["--check-config=yes"], "entryd: option '--check-config' takes no value\nTry 'entryd --help'.\n"),
+            (["--", "--check-config"], "entryd: unknown option '--'\nTry 'entryd --help'.\n"),
+            (["entries.db"], "entryd: unexpected argument 'entries.db'\nTry 'entryd --help'.\n"),
+            (
+                ["--max-batch=0"],
+                "entryd: --max-batch must be a whole number from 1 to 1000000, not '0'\nTry 'entryd --help'.\n"
+            ),
+            (
+                ["--restore", "a.db", "--restore=b.db"],
+                "entryd: option '--restore' is given twice\nTry 'entryd --help'.\n"
+            ),
+        ])
     func usageErrors(arguments: [String], stderr: String) throws {
         let r = try runProcess(Self.entryd, ["--config", "/dev/null"] + arguments)
         #expect(r.status == 64 && r.stderr == stderr, "\(r)")
@@ -128,10 +147,15 @@ import Testing
     func flagEqualsValue() throws {
         let dir = try serviceTestDirectory("flags")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let r = try runProcess(Self.entryd, ["--config=/dev/null", "--check-config", "--socket=\(dir)/a.sock", "--socket", dir + "/s.sock",
-                                             "--db=\(dir)/e.db", "--max-batch=7", "--peer=office=unix:/run/o.sock"])
+        let r = try runProcess(
+            Self.entryd,
+            [
+                "--config=/dev/null", "--check-config", "--socket=\(dir)/a.sock", "--socket", dir + "/s.sock",
+                "--db=\(dir)/e.db", "--max-batch=7", "--peer=office=unix:/run/o.sock",
+            ])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("\nmax-batch = 7\n") && r.stdout.contains("\nsocket = \(dir)/s.sock\n"), "\(r.stdout)")
+        #expect(
+            r.stdout.contains("\nmax-batch = 7\n") && r.stdout.contains("\nsocket = \(dir)/s.sock\n"), "\(r.stdout)")
         #expect(r.stdout.contains("[peer office]\naddress = unix:/run/o.sock\n"), "\(r.stdout)")
     }
 
@@ -140,14 +164,20 @@ import Testing
         let dir = try serviceTestDirectory("check")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let good = dir + "/entryd.conf"
-        try "max-connections = 12\n[roles]\nwrite = alice\n[peer office]\naddress = unix:/run/office.sock\n".write(toFile: good, atomically: true, encoding: .utf8)
+        try "max-connections = 12\n[roles]\nwrite = alice\n[peer office]\naddress = unix:/run/office.sock\n".write(
+            toFile: good, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: good + ".d", withIntermediateDirectories: true)
         try "max-connections = 34\n".write(toFile: good + ".d/50-local.conf", atomically: true, encoding: .utf8)
-        let ok = try runProcess(Self.entryd, ["--config", good, "--check-config", "--socket", dir + "/s.sock", "--db", dir + "/e.db", "--max-batch", "7"])
+        let ok = try runProcess(
+            Self.entryd,
+            [
+                "--config", good, "--check-config", "--socket", dir + "/s.sock", "--db", dir + "/e.db", "--max-batch",
+                "7",
+            ])
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout.contains("# files: \(good), \(good).d/50-local.conf\n"))
         #expect(ok.stdout.contains("\nmax-connections = 34\n"))
-        #expect(ok.stdout.contains("\nmax-batch = 7\n"))    // the flag overrides the file
+        #expect(ok.stdout.contains("\nmax-batch = 7\n"))  // the flag overrides the file
         #expect(ok.stdout.contains("\nsocket = \(dir)/s.sock\n"))
         #expect(ok.stdout.contains("\nwrite = alice\n"))
         #expect(ok.stdout.contains("[peer office]\naddress = unix:/run/office.sock\ninterval = 60\n"))
@@ -169,10 +199,13 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir + "/x.sock"))
 
         // Under journald (JOURNAL_STREAM set) the line carries its syslog priority: <3> for an error.
-        let journal = try runProcess(Self.entryd, ["--config", bad, "--socket", dir + "/x.sock", "--db", dir + "/x.db"],
-                                     environment: ["JOURNAL_STREAM": "8:12345", "PATH": "/usr/bin:/bin"])
+        let journal = try runProcess(
+            Self.entryd, ["--config", bad, "--socket", dir + "/x.sock", "--db", dir + "/x.db"],
+            environment: ["JOURNAL_STREAM": "8:12345", "PATH": "/usr/bin:/bin"])
         #expect(journal.status == 78)
-        #expect(journal.stderr.hasPrefix("<3>bad configuration, not starting: \(bad):2: idle-timeout:"), "\(journal.stderr)")
+        #expect(
+            journal.stderr.hasPrefix("<3>bad configuration, not starting: \(bad):2: idle-timeout:"), "\(journal.stderr)"
+        )
     }
 
     @Test("a --db (or $ENTRYD_DB) whose directory does not exist is refused with exit 73 and nothing is created")
@@ -185,8 +218,9 @@ import Testing
         #expect(refused.stderr.contains("the directory of database '\(typo)' does not exist"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir + "/no-such-dir"))
         #expect(!FileManager.default.fileExists(atPath: dir + "/s.sock"))
-        let viaEnvironment = try runProcess(Self.entryd, ["--config", "/dev/null", "--socket", dir + "/s.sock"],
-                                            environment: ["ENTRYD_DB": typo, "PATH": "/usr/bin:/bin"])
+        let viaEnvironment = try runProcess(
+            Self.entryd, ["--config", "/dev/null", "--socket", dir + "/s.sock"],
+            environment: ["ENTRYD_DB": typo, "PATH": "/usr/bin:/bin"])
         #expect(viaEnvironment.status == 73, "\(viaEnvironment.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir + "/no-such-dir"))
     }
@@ -201,41 +235,53 @@ import Testing
         try original.write(toFile: forms + "/registration.conf", atomically: true, encoding: .utf8)
         let notify = try NotifySocket()
         let socket = dir + "/entryd.sock"
-        let daemon = try ServiceProcess(executable: Self.entryd,
-                                        arguments: ["--config", "/dev/null", "--forms", forms, "--socket", socket, "--db", dir + "/entries.db"],
-                                        environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
+        let daemon = try ServiceProcess(
+            executable: Self.entryd,
+            arguments: ["--config", "/dev/null", "--forms", forms, "--socket", socket, "--db", dir + "/entries.db"],
+            environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
         try #require(notify.wait(for: "READY=1").found != nil, "\(daemon.stderr)")
         let c = try VarlinkConnection(path: socket)
         func fields(_ extra: [(String, JSON)]) -> JSON {
-            .object([("name", .string("Ann")), ("birthday", .string("1990-01-01")), ("country", .string("US")),
-                     ("contact_method", .string("email")), ("email", .string("ann@example.com"))] + extra)
+            .object(
+                [
+                    ("name", .string("Ann")), ("birthday", .string("1990-01-01")), ("country", .string("US")),
+                    ("contact_method", .string("email")), ("email", .string("ann@example.com")),
+                ] + extra)
         }
-        let added = try c.call("io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2026-12-01 09:30"))]))]))
+        let added = try c.call(
+            "io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2026-12-01 09:30"))]))]))
         let id = try #require(added["entry"]?["id"]?.stringValue)
         let hashBefore = try c.call("io.entryd.Sync.Status")["forms"]?["registration"]?.stringValue
 
         // The new definition drops the appointment field.
         let cut = try #require(original.range(of: "[field appointment]"))
-        try String(original[..<cut.lowerBound]).write(toFile: forms + "/registration.conf", atomically: true, encoding: .utf8)
+        try String(original[..<cut.lowerBound]).write(
+            toFile: forms + "/registration.conf", atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
         #expect(notify.wait(for: "RELOADING=1").found != nil)
         #expect(notify.wait(for: "READY=1").found != nil)
         #expect(try c.call("io.entryd.Sync.Status")["forms"]?["registration"]?.stringValue != hashBefore)
 
         // The stored value stays, and survives an edit of another field.
-        #expect(try c.call("io.entryd.Entries.Get", .object([("id", .string(id))]))["entry"]?["fields"]?["appointment"]?.stringValue == "2026-12-01 09:30")
-        let updated = try c.call("io.entryd.Entries.Update", .object([("id", .string(id)), ("fields", .object([("name", .string("Bea"))]))]))
+        #expect(
+            try c.call("io.entryd.Entries.Get", .object([("id", .string(id))]))["entry"]?["fields"]?["appointment"]?
+                .stringValue == "2026-12-01 09:30")
+        let updated = try c.call(
+            "io.entryd.Entries.Update", .object([("id", .string(id)), ("fields", .object([("name", .string("Bea"))]))]))
         #expect(updated["entry"]?["fields"]?["name"]?.stringValue == "Bea")
         #expect(updated["entry"]?["fields"]?["appointment"]?.stringValue == "2026-12-01 09:30")
         // New input is held to the new definition.
         #expect(throws: WireError.self) {
-            try c.call("io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2026-12-02 10:00"))]))]))
+            try c.call(
+                "io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2026-12-02 10:00"))]))]))
         }
         c.close()
         #expect(daemon.stop() == 0)
     }
 
-    @Test("a socket passed as fd 3 (LISTEN_FDS, LISTEN_PID) serves calls and keeps listening after entryd stops, for the next activation")
+    @Test(
+        "a socket passed as fd 3 (LISTEN_FDS, LISTEN_PID) serves calls and keeps listening after entryd stops, for the next activation"
+    )
     func passedSocketSurvivesStop() throws {
         let dir = try serviceTestDirectory("listenfds")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -248,8 +294,10 @@ import Testing
         try Data().write(to: URL(fileURLWithPath: stderrPath))
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", #"exec 3<&0 0</dev/null; LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=entryd.socket exec "$0" "$@""#,
-                       Self.entryd, "--config", "/dev/null", "--db", dir + "/entries.db"]
+        p.arguments = [
+            "-c", #"exec 3<&0 0</dev/null; LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=entryd.socket exec "$0" "$@""#,
+            Self.entryd, "--config", "/dev/null", "--db", dir + "/entries.db",
+        ]
         p.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.name]) { $1 }
         p.standardInput = FileHandle(fileDescriptor: listening, closeOnDealloc: false)
         p.standardOutput = FileHandle.nullDevice
@@ -257,7 +305,12 @@ import Testing
         defer { try? stderrHandle?.close() }  // the child has its own copy
         p.standardError = stderrHandle
         try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        defer {
+            if p.isRunning {
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+            }
+        }
         let log = { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
         try #require(notify.wait(for: "READY=1").found != nil, "\(log())")
         let c = try VarlinkConnection(path: path)

@@ -25,7 +25,8 @@ package enum TestPostgres {
         let (status, output) = shell([clusterScript, "start", directory])
         guard status == 0, let uri = output.split(separator: "\n").last(where: { $0.hasPrefix("postgresql://") }) else {
             _ = shell([clusterScript, "stop", directory])
-            return .failure(TestPostgresFailure(message: "scripts/pg-cluster start failed (status \(status)): \(output)"))
+            return .failure(
+                TestPostgresFailure(message: "scripts/pg-cluster start failed (status \(status)): \(output)"))
         }
         startedDirectory = directory
         atexit {

@@ -15,7 +15,9 @@ import EntryModel
     func successor() {
         let now = HybridClock.systemMilliseconds()
         for _ in 0..<1000 {
-            let last = HLC(milliseconds: now + UInt64.random(in: 0...3), counter: [0, 1, .max - 1, .max, .random(in: 0 ... .max)].randomElement()!)
+            let last = HLC(
+                milliseconds: now + UInt64.random(in: 0...3),
+                counter: [0, 1, .max - 1, .max, .random(in: 0 ... .max)].randomElement()!)
             let wall = now + UInt64.random(in: 0...4)
             var clock = HybridClock(last: last, wallClock: { wall })
             let next = HybridClock.successor(of: last, wall: wall)
@@ -31,13 +33,17 @@ import EntryModel
         let c = try db.connect()
         #expect(try PostgresSchema.migrate(c, to: 1) == 0)
         #expect(try PostgresSchema.version(c) == 1)
-        #expect(try c.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'change_counter' AND column_name = 'hlc'").rows == [["0"]])
+        #expect(
+            try c.execute(
+                "SELECT count(*) FROM information_schema.columns WHERE table_name = 'change_counter' AND column_name = 'hlc'"
+            ).rows == [["0"]])
         // A version-1 database with history: the node's last observed stamp and the log.
         let nodeHLC = HLC(milliseconds: 1_800_000_000_000, counter: 4)
         let logHLC = HLC(milliseconds: 1_800_000_000_123, counter: 2)
         try c.execute("INSERT INTO node (key, value) VALUES ('hlc', $1)", [nodeHLC.description])
         for (i, h) in ["0000000000000001", logHLC.description, "0000000000000002"].enumerated() {
-            try c.execute("""
+            try c.execute(
+                """
                 INSERT INTO changes (seq, node, hlc, entry, form, op, fields, base, actor, at)
                 VALUES ($1, 'n', $2, $3, 'f', 'create', '{}', '{}', 't', '2026-01-01T00:00:00.000Z')
                 """, [String(i + 1), h, "e\(i)"])
@@ -52,7 +58,10 @@ import EntryModel
         #expect(try PostgresSchema.migrate(c, to: 1) == 2)
         #expect(try PostgresSchema.version(c) == 2)
         #expect(try Self.storedHLC(c) == logHLC)
-        #expect(try c.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'change_counter' AND column_name = 'hlc'").rows == [["1"]])
+        #expect(
+            try c.execute(
+                "SELECT count(*) FROM information_schema.columns WHERE table_name = 'change_counter' AND column_name = 'hlc'"
+            ).rows == [["1"]])
         // The node table's stamp counts when it is the greatest.
         let other = try TestPostgresDatabase()
         let d = try other.connect()

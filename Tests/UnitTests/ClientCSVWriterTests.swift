@@ -8,11 +8,13 @@ import Testing
 
 /// RFC 4180 output (Client/CSVWriter.swift).
 @Suite struct ClientCSVWriterTests {
-    @Test("quotes exactly the fields that need it", arguments: [
-        ("plain", "plain"), ("", ""), ("李雷", "李雷"), (" spaced ", " spaced "),
-        ("a,b", "\"a,b\""), ("say \"hi\"", "\"say \"\"hi\"\"\""), ("two\nlines", "\"two\nlines\""),
-        ("cr\rhere", "\"cr\rhere\""), ("\"", "\"\"\"\""), ("+8613800138000", "+8613800138000"),
-    ])
+    @Test(
+        "quotes exactly the fields that need it",
+        arguments: [
+            ("plain", "plain"), ("", ""), ("李雷", "李雷"), (" spaced ", " spaced "),
+            ("a,b", "\"a,b\""), ("say \"hi\"", "\"say \"\"hi\"\"\""), ("two\nlines", "\"two\nlines\""),
+            ("cr\rhere", "\"cr\rhere\""), ("\"", "\"\"\"\""), ("+8613800138000", "+8613800138000"),
+        ])
     func quoting(value: String, expected: String) {
         #expect(CSVWriter.field(value) == expected)
     }
@@ -30,11 +32,13 @@ import Testing
         #expect(doc == "id,name,city\r\n1,李雷,\"广州,天河\"\r\n2,,\r\n")
     }
 
-    @Test("a spreadsheet file neutralises formula starts (OWASP) and import reads the value back", arguments: [
-        ("=HYPERLINK(\"http://evil\")", "'=HYPERLINK(\"http://evil\")"), ("+8613800138000", "'+8613800138000"),
-        ("-1+2", "'-1+2"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
-        ("李雷", "李雷"), ("a=b", "a=b"), ("'quoted", "'quoted"), ("", ""),
-    ])
+    @Test(
+        "a spreadsheet file neutralises formula starts (OWASP) and import reads the value back",
+        arguments: [
+            ("=HYPERLINK(\"http://evil\")", "'=HYPERLINK(\"http://evil\")"), ("+8613800138000", "'+8613800138000"),
+            ("-1+2", "'-1+2"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+            ("李雷", "李雷"), ("a=b", "a=b"), ("'quoted", "'quoted"), ("", ""),
+        ])
     func spreadsheetSafe(value: String, written: String) throws {
         #expect(CSVWriter.spreadsheetSafe(value) == written)
         // Plain CSV is RFC 4180: written as stored.

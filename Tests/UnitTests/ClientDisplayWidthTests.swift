@@ -8,10 +8,12 @@ import Testing
 
 /// Terminal column widths through glibc wcwidth (Client/DisplayWidth.swift).
 @Suite struct ClientDisplayWidthTests {
-    @Test("measures ASCII, Chinese, flags and mixed text", arguments: [
-        ("abc", 3), ("李雷", 4), ("🇨🇳 中国", 7), ("🇨🇳", 2), ("", 0),
-        ("广东省-广州市", 13), ("ａｂ", 4), ("+8613800138000", 14),
-    ])
+    @Test(
+        "measures ASCII, Chinese, flags and mixed text",
+        arguments: [
+            ("abc", 3), ("李雷", 4), ("🇨🇳 中国", 7), ("🇨🇳", 2), ("", 0),
+            ("广东省-广州市", 13), ("ａｂ", 4), ("+8613800138000", 14),
+        ])
     func widths(text: String, expected: Int) {
         #expect(DisplayWidth.of(text) == expected)
     }

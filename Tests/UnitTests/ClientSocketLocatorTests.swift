@@ -10,8 +10,10 @@ import Testing
 @Suite struct ClientSocketLocatorTests {
     static let environment = ["ENTRYD_SOCKET": "/tmp/env.sock", "XDG_RUNTIME_DIR": "/run/user/1000"]
 
-    static func locator(_ explicit: String? = nil, environment: [String: String] = environment,
-                        existing: Set<String>) -> SocketLocator {
+    static func locator(
+        _ explicit: String? = nil, environment: [String: String] = environment,
+        existing: Set<String>
+    ) -> SocketLocator {
         SocketLocator(explicitPath: explicit, environment: environment, fileExists: { existing.contains($0) })
     }
 
@@ -21,12 +23,14 @@ import Testing
         #expect(paths == ["/tmp/env.sock", "/run/entryd/entryd.sock", "/run/user/1000/entryd.sock", "./entryd.sock"])
     }
 
-    @Test("takes the first candidate that exists", arguments: [
-        (Set(["/tmp/env.sock", "/run/entryd/entryd.sock", "./entryd.sock"]), "/tmp/env.sock"),
-        (Set(["/run/entryd/entryd.sock", "/run/user/1000/entryd.sock"]), "/run/entryd/entryd.sock"),
-        (Set(["/run/user/1000/entryd.sock", "./entryd.sock"]), "/run/user/1000/entryd.sock"),
-        (Set(["./entryd.sock"]), "./entryd.sock"),
-    ])
+    @Test(
+        "takes the first candidate that exists",
+        arguments: [
+            (Set(["/tmp/env.sock", "/run/entryd/entryd.sock", "./entryd.sock"]), "/tmp/env.sock"),
+            (Set(["/run/entryd/entryd.sock", "/run/user/1000/entryd.sock"]), "/run/entryd/entryd.sock"),
+            (Set(["/run/user/1000/entryd.sock", "./entryd.sock"]), "/run/user/1000/entryd.sock"),
+            (Set(["./entryd.sock"]), "./entryd.sock"),
+        ])
     func first(existing: Set<String>, expected: String) throws {
         #expect(try Self.locator(existing: existing).locate().path == expected)
     }
@@ -36,7 +40,13 @@ import Testing
         let all: Set = ["/tmp/env.sock", "/run/entryd/entryd.sock", "./entryd.sock"]
         let locator = Self.locator("/srv/x.sock", existing: all)
         #expect(locator.candidates == [SocketCandidate(path: "/srv/x.sock", origin: "--socket")])
-        #expect(throws: DaemonUnreachable(attempts: [.init(candidate: .init(path: "/srv/x.sock", origin: "--socket"), reason: "no such file", reasonZh: "文件不存在")])) {
+        #expect(
+            throws: DaemonUnreachable(attempts: [
+                .init(
+                    candidate: .init(path: "/srv/x.sock", origin: "--socket"), reason: "no such file", reasonZh: "文件不存在"
+                )
+            ])
+        ) {
             try locator.locate()
         }
         #expect(try Self.locator("/srv/x.sock", existing: ["/srv/x.sock"]).locate().origin == "--socket")
@@ -44,11 +54,18 @@ import Testing
 
     @Test("skips unset, empty and relative variables")
     func skips() {
-        #expect(Self.locator(environment: [:], existing: []).candidates.map(\.path) == ["/run/entryd/entryd.sock", "./entryd.sock"])
+        #expect(
+            Self.locator(environment: [:], existing: []).candidates.map(\.path) == [
+                "/run/entryd/entryd.sock", "./entryd.sock",
+            ])
         let odd = ["ENTRYD_SOCKET": "", "XDG_RUNTIME_DIR": "relative/dir"]
-        #expect(Self.locator(environment: odd, existing: []).candidates.map(\.path) == ["/run/entryd/entryd.sock", "./entryd.sock"])
-        #expect(Self.locator(environment: ["XDG_RUNTIME_DIR": "/run/user/7/"], existing: []).candidates.map(\.path)
-            == ["/run/entryd/entryd.sock", "/run/user/7/entryd.sock", "./entryd.sock"])
+        #expect(
+            Self.locator(environment: odd, existing: []).candidates.map(\.path) == [
+                "/run/entryd/entryd.sock", "./entryd.sock",
+            ])
+        #expect(
+            Self.locator(environment: ["XDG_RUNTIME_DIR": "/run/user/7/"], existing: []).candidates.map(\.path)
+                == ["/run/entryd/entryd.sock", "/run/user/7/entryd.sock", "./entryd.sock"])
     }
 
     @Test("reports every path tried when none exists")

@@ -46,7 +46,9 @@ import Testing
 
     @Test("bounds cells, aligns right, fills short rows and sanitizes")
     func options() {
-        let table = TableRenderer(columns: [TableColumn("n", alignment: .right), TableColumn("name", maxWidth: 5), TableColumn("z")])
+        let table = TableRenderer(columns: [
+            TableColumn("n", alignment: .right), TableColumn("name", maxWidth: 5), TableColumn("z"),
+        ])
         let lines = table.render([["7", "李雷韩梅梅"], ["12", "a\nb", "q"]])
         #expect(lines == [" n  name   z", " 7  李雷…", "12  a b    q"])
     }

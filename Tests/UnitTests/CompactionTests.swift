@@ -20,12 +20,17 @@ import Testing
     /// `a` syncs with `b` both ways, as a peer named after `b`'s node id.
     @discardableResult
     func sync(_ a: EntryStore, _ b: EntryStore) throws -> PeerSyncResult {
-        try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer-\(a.nodeID.prefix(8))"), name: "peer-\(b.nodeID.prefix(8))",
-                         address: "test:", layout: { _ in .registration }, maxClockSkewMs: 300_000)
+        try PeerSync.run(
+            local: a, peer: LocalPeer(store: b, via: "peer-\(a.nodeID.prefix(8))"), name: "peer-\(b.nodeID.prefix(8))",
+            address: "test:", layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }
 
     func edit(_ s: EntryStore, _ id: String, _ field: String, _ value: String?) throws {
-        _ = try s.update(id: id, ifVersion: nil, layout: layout, origin: WriteOrigin(actor: "u")) { var f = $0.fields; f[field] = value; return f }
+        _ = try s.update(id: id, ifVersion: nil, layout: layout, origin: WriteOrigin(actor: "u")) {
+            var f = $0.fields
+            f[field] = value
+            return f
+        }
     }
 
     func compact(_ s: EntryStore, expiry: UInt64 = 90 * 86_400_000) throws -> CompactionResult {
@@ -42,13 +47,21 @@ import Testing
         let (n, dbs) = try nodes(2)
         var ids: [String: String] = [:]
         let o = WriteOrigin(actor: "u")
-        ids["edited"] = try n[0].create(form: "registration", id: nil, fields: ["name": "a0", "country": "CN", "province": "440000", "city": "440100"],
-                                        layout: layout, origin: o).entry.id
+        ids["edited"] = try n[0].create(
+            form: "registration", id: nil,
+            fields: ["name": "a0", "country": "CN", "province": "440000", "city": "440100"],
+            layout: layout, origin: o
+        ).entry.id
         for i in 1...5 { try edit(n[0], ids["edited"]!, "name", "a\(i)") }
         try edit(n[0], ids["edited"]!, "city", "440300")
-        ids["clash"] = try n[0].create(form: "registration", id: nil, fields: ["name": "c0"], layout: layout, origin: o).entry.id
-        ids["deleted"] = try n[0].create(form: "registration", id: nil, fields: ["name": "d0"], layout: layout, origin: o).entry.id
-        ids["respelled"] = try n[0].create(form: "registration", id: nil, fields: ["name": "m1"], layout: layout, origin: o).entry.id
+        ids["clash"] = try n[0].create(form: "registration", id: nil, fields: ["name": "c0"], layout: layout, origin: o)
+            .entry.id
+        ids["deleted"] = try n[0].create(
+            form: "registration", id: nil, fields: ["name": "d0"], layout: layout, origin: o
+        ).entry.id
+        ids["respelled"] = try n[0].create(
+            form: "registration", id: nil, fields: ["name": "m1"], layout: layout, origin: o
+        ).entry.id
         try edit(n[0], ids["respelled"]!, "name", "m2")
         try sync(n[1], n[0])
         // Concurrent: a field clash, and a delete against an edit.
@@ -58,17 +71,25 @@ import Testing
         try edit(n[1], ids["deleted"]!, "name", "d1")
         // A re-spelling over the standing value, then another over that one (a chain).
         for _ in 0..<2 {
-            _ = try n[0].recanonicalise(ids: [ids["respelled"]!], rules: { _, fields in
-                guard let name = fields["name"], name.hasPrefix("m") || name.hasPrefix("M") else { return [] }
-                return [ValueRewrite(field: "name", value: name.hasPrefix("m") ? "M" + name.dropFirst() : name + "x", reason: "test rules")]
-            }, layoutOf: { _ in .registration })
+            _ = try n[0].recanonicalise(
+                ids: [ids["respelled"]!],
+                rules: { _, fields in
+                    guard let name = fields["name"], name.hasPrefix("m") || name.hasPrefix("M") else { return [] }
+                    return [
+                        ValueRewrite(
+                            field: "name", value: name.hasPrefix("m") ? "M" + name.dropFirst() : name + "x",
+                            reason: "test rules")
+                    ]
+                }, layoutOf: { _ in .registration })
         }
         try sync(n[0], n[1])
         try sync(n[1], n[0])
         return (n, dbs, ids)
     }
 
-    @Test("compaction removes superseded rows only: heads, standing writes, both sides of open conflicts and re-spelling chains stay; replay equals the stored entries; the open conflicts are the same; a new node pulling from 0 holds the same")
+    @Test(
+        "compaction removes superseded rows only: heads, standing writes, both sides of open conflicts and re-spelling chains stay; replay equals the stored entries; the open conflicts are the same; a new node pulling from 0 holds the same"
+    )
     func keepsWhatMergeNeeds() throws {
         var (n, dbs, ids) = try richHistory()
         defer { n.forEach { $0.close() } }
@@ -95,7 +116,8 @@ import Testing
         #expect(respelled.filter { $0.actor == WriteOrigin.migrationActor }.count == 2)
         #expect(try n[0].get(ids["respelled"]!)?.fields["name"] == "M2x")
         // The newest edit of the edited entry is its only name write left.
-        #expect(try n[0].history(ids["edited"]!).filter { $0.fields["name"] != nil }.map { $0.fields["name"] } == ["a5"])
+        #expect(
+            try n[0].history(ids["edited"]!).filter { $0.fields["name"] != nil }.map { $0.fields["name"] } == ["a5"])
         // Compacting again removes nothing more.
         #expect(try compact(n[0]).removed == 0)
         // A new node pulling from 0 gets the same entries and the same open conflicts.
@@ -134,14 +156,18 @@ import Testing
     func horizonHoldsBack() throws {
         let (n, dbs) = try nodes(2)
         defer { n.forEach { $0.close() } }
-        let id = try n[0].create(form: "registration", id: nil, fields: ["name": "h0"], layout: layout, origin: WriteOrigin(actor: "u")).entry.id
+        let id = try n[0].create(
+            form: "registration", id: nil, fields: ["name": "h0"], layout: layout, origin: WriteOrigin(actor: "u")
+        ).entry.id
         try sync(n[1], n[0])  // node 1 pulls: node 0 knows it and what it acknowledged
         for i in 1...5 { try edit(n[0], id, "name", "h\(i)") }
         let rows = try n[0].history(id).count
         let held = try compact(n[0])
         #expect(held.heldBackBy == "node:\(n[1].nodeID)")
         #expect(held.horizon < (try n[0].counts().seq))
-        #expect(try n[0].history(id).filter { $0.seq > held.horizon }.count == 5, "changes the peer has not pulled were removed")
+        #expect(
+            try n[0].history(id).filter { $0.seq > held.horizon }.count == 5,
+            "changes the peer has not pulled were removed")
         #expect(held.removed <= 1, "only the create, which the peer holds")
         try sync(n[1], n[0])
         let freed = try compact(n[0])
@@ -154,13 +180,17 @@ import Testing
         _ = dbs
     }
 
-    @Test("a peer silent past peer-expiry no longer holds the horizon back; back, it resyncs from 0 both ways and ends converged")
+    @Test(
+        "a peer silent past peer-expiry no longer holds the horizon back; back, it resyncs from 0 both ways and ends converged"
+    )
     func expiredPeerReturns() throws {
         let (n, dbs) = try nodes(2)
         defer { n.forEach { $0.close() } }
         let o = WriteOrigin(actor: "u")
-        let quiet = try n[0].create(form: "registration", id: nil, fields: ["name": "q0"], layout: layout, origin: o).entry.id
-        let clash = try n[0].create(form: "registration", id: nil, fields: ["name": "x0"], layout: layout, origin: o).entry.id
+        let quiet = try n[0].create(form: "registration", id: nil, fields: ["name": "q0"], layout: layout, origin: o)
+            .entry.id
+        let clash = try n[0].create(form: "registration", id: nil, fields: ["name": "x0"], layout: layout, origin: o)
+            .entry.id
         try sync(n[0], n[1])
         // Node 1 goes quiet; node 0 goes on, and so does node 1, offline.
         for i in 1...4 { try edit(n[0], quiet, "name", "q\(i)") }
@@ -168,7 +198,8 @@ import Testing
         try edit(n[1], clash, "name", "x-there")
         let peer = "peer-\(n[1].nodeID.prefix(8))"
         // An entry made after node 1 went quiet: it never held any of it.
-        let later = try n[0].create(form: "registration", id: nil, fields: ["name": "l0"], layout: layout, origin: o).entry.id
+        let later = try n[0].create(form: "registration", id: nil, fields: ["name": "l0"], layout: layout, origin: o)
+            .entry.id
         for i in 1...4 { try edit(n[0], later, "name", "l\(i)") }
         let held = try compact(n[0])
         #expect(held.heldBackBy == peer && held.expired.isEmpty)
@@ -200,21 +231,26 @@ import Testing
         _ = dbs
     }
 
-    @Test("Compact over the service: admin only (PermissionDenied changes nothing); the reply's figures; Status.compaction; History.compactedThrough")
+    @Test(
+        "Compact over the service: admin only (PermissionDenied changes nothing); the reply's figures; Status.compaction; History.compactedThrough"
+    )
     func overTheService() throws {
         let db = TestDatabase()
         let store = try EntryStore(path: db.path, readers: 2)
         defer { store.close() }
-        let id = try store.create(form: "registration", id: nil, fields: ["name": "s0", "country": "CN"], layout: layout,
-                                  origin: WriteOrigin(actor: "u")).entry.id
+        let id = try store.create(
+            form: "registration", id: nil, fields: ["name": "s0", "country": "CN"], layout: layout,
+            origin: WriteOrigin(actor: "u")
+        ).entry.id
         for i in 1...3 { try edit(store, id, "name", "s\(i)") }
         let service = EntryService(store: store, forms: .builtIn)
         /// The reply of `method` called with `role`, or its wire error.
         func call(_ method: String, _ role: Role, _ params: [(String, JSON)] = []) -> (JSON?, WireError?) {
             let caller = Caller(pid: 1, uid: 1000, gid: 1000, userName: "clerk", role: role)
             var reply: JSON?
-            let context = CallContext(caller: caller, call: VarlinkCall(method: method, parameters: .object(params)),
-                                      send: { reply = $0.parameters }, clientHungUp: { false })
+            let context = CallContext(
+                caller: caller, call: VarlinkCall(method: method, parameters: .object(params)),
+                send: { reply = $0.parameters }, clientHungUp: { false })
             do { try service.handle(context) } catch { return (nil, WireError(mapping: error)) }
             return (reply, nil)
         }
@@ -242,9 +278,12 @@ import Testing
     func pullerIsKnown() throws {
         let (n, dbs) = try nodes(2)
         defer { n.forEach { $0.close() } }
-        _ = try n[0].create(form: "registration", id: nil, fields: ["name": "p"], layout: layout, origin: WriteOrigin(actor: "u"))
-        _ = try LocalPeer(store: n[0], via: "x").changes(since: 0, limit: 1, excludeNode: n[1].nodeID, excludeSince: .zero)
-        _ = try n[0].create(form: "registration", id: nil, fields: ["name": "p2"], layout: layout, origin: WriteOrigin(actor: "u"))
+        _ = try n[0].create(
+            form: "registration", id: nil, fields: ["name": "p"], layout: layout, origin: WriteOrigin(actor: "u"))
+        _ = try LocalPeer(store: n[0], via: "x").changes(
+            since: 0, limit: 1, excludeNode: n[1].nodeID, excludeSince: .zero)
+        _ = try n[0].create(
+            form: "registration", id: nil, fields: ["name": "p2"], layout: layout, origin: WriteOrigin(actor: "u"))
         let result = try compact(n[0])
         #expect(result.horizon == 0 && result.heldBackBy == "node:\(n[1].nodeID)")
         _ = dbs

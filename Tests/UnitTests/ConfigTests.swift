@@ -17,7 +17,8 @@ import Testing
     }
 
     static func write(_ text: String, to path: String) throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
 
@@ -31,7 +32,9 @@ import Testing
         #expect(c.formsDirectory == nil)
         #expect(c.logLevel == .info)
         #expect(c.limits == Limits())
-        #expect(c.limits.maxMessageBytes == 4 << 20 && c.limits.maxConnections == 1024 && c.limits.idleTimeoutSeconds == 300)
+        #expect(
+            c.limits.maxMessageBytes == 4 << 20 && c.limits.maxConnections == 1024 && c.limits.idleTimeoutSeconds == 300
+        )
         #expect(c.limits.maxBatch == 10_000 && c.limits.maxClockSkewMs == 300_000)
         #expect(c.access == AccessPolicy(grants: [:], defaultRole: .read))
         #expect(c.peers.isEmpty)
@@ -60,32 +63,32 @@ import Testing
     @Test("every key is parsed, with units and relative paths")
     func everyKey() throws {
         let text = """
-        socket = /run/test/entryd.sock
-        socket-mode = 0600
-        database = data/entries.db
-        locale = en
-        forms = forms
-        log-level = debug
-        max-message-size = 1M
-        max-connections = 7
-        idle-timeout = 2min
-        max-batch = 50
-        max-clock-skew = 1h
+            socket = /run/test/entryd.sock
+            socket-mode = 0600
+            database = data/entries.db
+            locale = en
+            forms = forms
+            log-level = debug
+            max-message-size = 1M
+            max-connections = 7
+            idle-timeout = 2min
+            max-batch = 50
+            max-clock-skew = 1h
 
-        [roles]
-        read = carol
-        write = alice, @staff
-        admin = @wheel
-        gateway = entryd-web, @web-gateways
-        default-role = none
+            [roles]
+            read = carol
+            write = alice, @staff
+            admin = @wheel
+            gateway = entryd-web, @web-gateways
+            default-role = none
 
-        [peer office]
-        address = exec:ssh office entryctl bridge
-        interval = 0
+            [peer office]
+            address = exec:ssh office entryctl bridge
+            interval = 0
 
-        [peer lab]
-        address = unix:/run/lab/entryd.sock
-        """
+            [peer lab]
+            address = unix:/run/lab/entryd.sock
+            """
         let c = try DaemonConfiguration.parse(text: text, path: "/etc/entryd/entryd.conf")
         #expect(c.socketPath == "/run/test/entryd.sock")
         #expect(c.socketMode == 0o600)
@@ -103,8 +106,11 @@ import Testing
         #expect(c.access.grants[.admin] == ["@wheel"])
         #expect(c.access.gateways == ["entryd-web", "@web-gateways"])
         #expect(c.access.defaultRole == Role.none)
-        #expect(c.peers == [PeerConfig(name: "office", address: "exec:ssh office entryctl bridge", intervalSeconds: 0),
-                            PeerConfig(name: "lab", address: "unix:/run/lab/entryd.sock", intervalSeconds: 60)])
+        #expect(
+            c.peers == [
+                PeerConfig(name: "office", address: "exec:ssh office entryctl bridge", intervalSeconds: 0),
+                PeerConfig(name: "lab", address: "unix:/run/lab/entryd.sock", intervalSeconds: 60),
+            ])
     }
 
     @Test("the shipped config/entryd.conf parses and documents every key")
@@ -122,8 +128,9 @@ import Testing
     func dropInOrder() throws {
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try Self.write("max-batch = 10\nmax-connections = 5\n[roles]\nwrite = alice\n[peer office]\naddress = unix:/a\ninterval = 30\n",
-                       to: dir + "/entryd.conf")
+        try Self.write(
+            "max-batch = 10\nmax-connections = 5\n[roles]\nwrite = alice\n[peer office]\naddress = unix:/a\ninterval = 30\n",
+            to: dir + "/entryd.conf")
         try Self.write("max-batch = 20\n[peer office]\ninterval = 90\n", to: dir + "/entryd.conf.d/10-first.conf")
         try Self.write("max-batch = 30\n[roles]\nwrite = bob\n", to: dir + "/entryd.conf.d/20-second.conf")
         try Self.write("max-batch = 99\n", to: dir + "/entryd.conf.d/30-ignored.conf.disabled")
@@ -132,7 +139,10 @@ import Testing
         #expect(c.limits.maxConnections == 5)
         #expect(c.access.grants[.write] == ["bob"])
         #expect(c.peers == [PeerConfig(name: "office", address: "unix:/a", intervalSeconds: 90)])
-        #expect(c.sources == [dir + "/entryd.conf", dir + "/entryd.conf.d/10-first.conf", dir + "/entryd.conf.d/20-second.conf"])
+        #expect(
+            c.sources == [
+                dir + "/entryd.conf", dir + "/entryd.conf.d/10-first.conf", dir + "/entryd.conf.d/20-second.conf",
+            ])
     }
 
     @Test("a bad drop-in is reported with its own file and line")
@@ -141,8 +151,11 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try Self.write("max-batch = 10\n", to: dir + "/entryd.conf")
         try Self.write("# local\n\nmax-batch = lots\n", to: dir + "/entryd.conf.d/50-local.conf")
-        #expect(throws: ConfigurationError(path: dir + "/entryd.conf.d/50-local.conf", line: 3, key: "max-batch",
-                                           message: "give a whole number from 1 to 1000000, not 'lots'")) {
+        #expect(
+            throws: ConfigurationError(
+                path: dir + "/entryd.conf.d/50-local.conf", line: 3, key: "max-batch",
+                message: "give a whole number from 1 to 1000000, not 'lots'")
+        ) {
             try DaemonConfiguration.load(path: dir + "/entryd.conf")
         }
     }
@@ -200,7 +213,9 @@ import Testing
             #expect(error.line == bad.line)
             #expect(error.key == bad.key)
             #expect(error.message.contains(bad.says), "\(error)")
-            let prefix = bad.key.isEmpty ? "/etc/entryd/entryd.conf:\(bad.line): " : "/etc/entryd/entryd.conf:\(bad.line): \(bad.key): "
+            let prefix =
+                bad.key.isEmpty
+                ? "/etc/entryd/entryd.conf:\(bad.line): " : "/etc/entryd/entryd.conf:\(bad.line): \(bad.key): "
             #expect(error.description.hasPrefix(prefix))
         }
     }
@@ -242,12 +257,15 @@ import Testing
 
     @Test("the rendered configuration parses back to the same settings")
     func renderedRoundTrip() throws {
-        let text = "locale = en\nmax-batch = 42\nidle-timeout = 90\n[roles]\nwrite = alice, @staff\ngateway = web, @gw\ndefault-role = none\n[peer o]\naddress = unix:/x\ninterval = 7\n"
+        let text =
+            "locale = en\nmax-batch = 42\nidle-timeout = 90\n[roles]\nwrite = alice, @staff\ngateway = web, @gw\ndefault-role = none\n[peer o]\naddress = unix:/x\ninterval = 7\n"
         let c = try DaemonConfiguration.parse(text: text, path: "/e/a.conf")
         let out = c.rendered(socket: "/run/s.sock", database: "/var/lib/db", forms: nil)
         var back = try DaemonConfiguration.parse(text: out, path: "/e/b.conf")
         #expect(back.socketPath == "/run/s.sock" && back.databasePath == "/var/lib/db")
-        back.socketPath = nil; back.databasePath = nil; back.sources = c.sources
+        back.socketPath = nil
+        back.databasePath = nil
+        back.sources = c.sources
         var expected = c
         expected.access.grants[.read] = []
         expected.access.grants[.admin] = []
@@ -257,7 +275,8 @@ import Testing
 
 /// Roles from SO_PEERCRED identities (Config/AccessPolicy.swift).
 @Suite struct ConfigAccessTests {
-    let policy = AccessPolicy(grants: [.read: ["carol"], .write: ["alice", "@staff"], .admin: ["@wheel"]], defaultRole: .none)
+    let policy = AccessPolicy(
+        grants: [.read: ["carol"], .write: ["alice", "@staff"], .admin: ["@wheel"]], defaultRole: .none)
 
     @Test("root and the daemon's own user are admin whatever the lists say")
     func rootAndSelf() {
@@ -277,9 +296,11 @@ import Testing
         #expect(policy.role(uid: 1005, userName: "staff", groups: [], daemonUID: 999) == Role.none)
     }
 
-    @Test("a caller named in gateway (user or @group) is a gateway with role admin, before the root rule; others are not")
+    @Test(
+        "a caller named in gateway (user or @group) is a gateway with role admin, before the root rule; others are not")
     func gateways() {
-        let policy = AccessPolicy(grants: [.read: ["web"], .admin: ["alice"]], defaultRole: .read, gateways: ["web", "root", "@gw"])
+        let policy = AccessPolicy(
+            grants: [.read: ["web"], .admin: ["alice"]], defaultRole: .read, gateways: ["web", "root", "@gw"])
         #expect(policy.isGateway(userName: "web", groups: ["web"]))
         #expect(policy.role(uid: 1006, userName: "web", groups: ["web"], daemonUID: 999) == .admin)
         #expect(policy.isGateway(userName: "root", groups: ["root"]), "root can be named a gateway (tests run as root)")

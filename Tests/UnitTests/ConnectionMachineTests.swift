@@ -22,7 +22,8 @@ import Testing
         VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([("name", .string(name))]), oneway: oneway)
     }
     static let get = VarlinkCall(method: "io.entryd.Entries.Get", parameters: .object([("id", .string("x"))]))
-    static let changes = VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .string("0"))]), more: true)
+    static let changes = VarlinkCall(
+        method: "io.entryd.Sync.Changes", parameters: .object([("since", .string("0"))]), more: true)
     static func reply(_ text: String, continues: Bool = false) -> VarlinkReply {
         VarlinkReply(parameters: .object([("r", .string(text))]), continues: continues)
     }
@@ -45,8 +46,12 @@ import Testing
         // A partial message is activity: the timer starts again.
         #expect(m.bytesRead(Array(#"{"meth"#.utf8), now: .seconds(299)) == .read(timeout: Self.idle))
         #expect(m.tick(now: .milliseconds(598_500)) == .read(timeout: .milliseconds(500)))
-        #expect(m.bytesRead(Array(#"od":"io.entryd.Entries.Get"}"#.utf8) + [0], now: .milliseconds(598_900)) == .begin(0, VarlinkCall(method: "io.entryd.Entries.Get")))
-        #expect(m.callBegun(0, .declined, now: .milliseconds(598_900)) == .handle(0, VarlinkCall(method: "io.entryd.Entries.Get")))
+        #expect(
+            m.bytesRead(Array(#"od":"io.entryd.Entries.Get"}"#.utf8) + [0], now: .milliseconds(598_900))
+                == .begin(0, VarlinkCall(method: "io.entryd.Entries.Get")))
+        #expect(
+            m.callBegun(0, .declined, now: .milliseconds(598_900))
+                == .handle(0, VarlinkCall(method: "io.entryd.Entries.Get")))
         #expect(m.reply(Self.reply("got"), from: 0) == .send(startsStream: false))
         // The timer does not run while a call runs; it is armed when the call is answered.
         #expect(m.callCompleted(0, error: nil, now: .seconds(5000)) == .read(timeout: Self.idle))
@@ -54,7 +59,9 @@ import Testing
         #expect(m.tick(now: .seconds(5300)) == .close(.idleTimeout))
     }
 
-    @Test("pipelining: three calls in one read are begun in order and answered in call order, even when a later call's outcome is known first")
+    @Test(
+        "pipelining: three calls in one read are begun in order and answered in call order, even when a later call's outcome is known first"
+    )
     func pipeliningOrder() {
         var m = Self.reading()
         let (a, b, c) = (Self.add("a"), Self.add("b"), Self.add("c"))
@@ -80,14 +87,20 @@ import Testing
         #expect(m.callBegun(1, .declined, now: .zero) == .finish(0))
         #expect(m.reply(Self.reply("a"), from: 0) == .send(startsStream: false))
         #expect(m.callCompleted(0, error: nil, now: .zero) == .handle(1, Self.get))
-        #expect(m.callCompleted(1, error: .entryNotFound("x"), now: .zero) == .send(VarlinkReply(error: .entryNotFound("x"))))
+        #expect(
+            m.callCompleted(1, error: .entryNotFound("x"), now: .zero)
+                == .send(VarlinkReply(error: .entryNotFound("x"))))
         #expect(m.next(now: .zero) == .begin(2, a))
         #expect(m.callBegun(2, .started, now: .zero) == .finish(2))
-        #expect(m.callCompleted(2, error: .storageFailed("busy"), now: .zero) == .send(VarlinkReply(error: .storageFailed("busy"))))
+        #expect(
+            m.callCompleted(2, error: .storageFailed("busy"), now: .zero)
+                == .send(VarlinkReply(error: .storageFailed("busy"))))
         #expect(m.next(now: .zero) == .read(timeout: Self.idle))
     }
 
-    @Test("pipelining: when started calls wait and the buffer ends in part of a message, what has arrived is read without waiting first")
+    @Test(
+        "pipelining: when started calls wait and the buffer ends in part of a message, what has arrived is read without waiting first"
+    )
     func partialMessageIsReadOnBeforeFinishing() {
         var m = Self.reading()
         let (a, b, c) = (Self.add("a"), Self.add("b"), Self.add("c"))
@@ -128,7 +141,9 @@ import Testing
         #expect(ClientConnection.maxStartedCalls == 256)
     }
 
-    @Test("streaming with more: replies with continues go out as sent, the first one starts the stream once per connection, then the end")
+    @Test(
+        "streaming with more: replies with continues go out as sent, the first one starts the stream once per connection, then the end"
+    )
     func streaming() {
         var m = Self.reading()
         #expect(m.bytesRead(Self.wire(Self.changes), now: .zero) == .begin(0, Self.changes))
@@ -143,7 +158,9 @@ import Testing
         #expect(m.reply(Self.reply("page 1", continues: true), from: 1) == .send(startsStream: false))
     }
 
-    @Test("shutdown: a running stream is told to stop, ends with its last reply, and the session closes instead of reading")
+    @Test(
+        "shutdown: a running stream is told to stop, ends with its last reply, and the session closes instead of reading"
+    )
     func shutdownStopsStream() {
         var m = Self.reading()
         #expect(m.bytesRead(Self.wire(Self.changes), now: .zero) == .begin(0, Self.changes))
@@ -154,7 +171,9 @@ import Testing
         #expect(m.callCompleted(0, error: nil, now: .seconds(1)) == .close(.shutdown))
     }
 
-    @Test("shutdown: the running call and the calls already buffered are answered, then close; while reading, close at once")
+    @Test(
+        "shutdown: the running call and the calls already buffered are answered, then close; while reading, close at once"
+    )
     func shutdownDrains() {
         var m = Self.reading()
         #expect(m.bytesRead(Self.wire(Self.get, Self.get), now: .zero) == .begin(0, Self.get))
@@ -189,10 +208,14 @@ import Testing
         #expect(m.callCompleted(2, error: Self.invalid, now: .zero) == .read(timeout: Self.idle))
     }
 
-    @Test("a message that is not a call gets its InvalidParameter after the earlier replies, then the session closes", arguments: [
-        ("[1,2]", "method"), ("not json", "method"), (#"{"parameters":{}}"#, "method"), (#"{"method":""}"#, "method"),
-        (#"{"method":5}"#, "method"), (#"{"method":"a.B","parameters":[]}"#, "parameters"), (#"{"method":"a.B","more":"yes"}"#, "more"),
-    ])
+    @Test(
+        "a message that is not a call gets its InvalidParameter after the earlier replies, then the session closes",
+        arguments: [
+            ("[1,2]", "method"), ("not json", "method"), (#"{"parameters":{}}"#, "method"),
+            (#"{"method":""}"#, "method"),
+            (#"{"method":5}"#, "method"), (#"{"method":"a.B","parameters":[]}"#, "parameters"),
+            (#"{"method":"a.B","more":"yes"}"#, "more"),
+        ])
     func undecodableMessage(text: String, parameter: String) {
         var m = Self.reading()
         let a = Self.add("a")
@@ -209,11 +232,15 @@ import Testing
         var m = Self.reading()
         #expect(m.bytesRead(Self.wire(Self.changes), now: .zero) == .begin(0, Self.changes))
         #expect(m.callBegun(0, .declined, now: .zero) == .handle(0, Self.changes))
-        #expect(m.callCompleted(0, error: .invalidParameter("since"), now: .zero) == .send(VarlinkReply(error: .invalidParameter("since"))))
+        #expect(
+            m.callCompleted(0, error: .invalidParameter("since"), now: .zero)
+                == .send(VarlinkReply(error: .invalidParameter("since"))))
         #expect(m.next(now: .zero) == .read(timeout: Self.idle))
     }
 
-    @Test("an oversized message gets LimitExceeded(max-message-size) as soon as it passes the limit, after the earlier replies, then close")
+    @Test(
+        "an oversized message gets LimitExceeded(max-message-size) as soon as it passes the limit, after the earlier replies, then close"
+    )
     func oversizedMessage() {
         var m = Self.reading()
         let a = Self.add("a")
@@ -232,7 +259,9 @@ import Testing
     @Test("hang-up: bytes without a closing NUL get no reply; a hang-up between calls closes quietly")
     func hangUp() {
         var m = Self.reading()
-        #expect(m.bytesRead(Array(#"{"method":"org.varlink.service.GetInfo""#.utf8), now: .zero) == .read(timeout: Self.idle))
+        #expect(
+            m.bytesRead(Array(#"{"method":"org.varlink.service.GetInfo""#.utf8), now: .zero)
+                == .read(timeout: Self.idle))
         #expect(m.inputEnded(now: .seconds(1)) == .close(.clientHungUp(midMessage: true)))
         var clean = Self.reading()
         #expect(clean.inputEnded(now: .seconds(1)) == .close(.clientHungUp(midMessage: false)))
@@ -240,7 +269,9 @@ import Testing
         #expect(failed.readFailed(now: .seconds(1)) == .close(.readFailed))
     }
 
-    @Test("a client that stops reading: once a write fails (send timeout), nothing more is written, started calls are finished silently, then close")
+    @Test(
+        "a client that stops reading: once a write fails (send timeout), nothing more is written, started calls are finished silently, then close"
+    )
     func clientStopsReading() {
         #expect(ClientConnection.sendTimeout == .seconds(30))
         var m = Self.reading()
@@ -253,7 +284,9 @@ import Testing
         #expect(m.reply(Self.reply("a"), from: 0) == .send(startsStream: false))
         m.writeFailed()  // the write blocked for the send timeout
         // Call 1's error is not sent; call 2 is still finished (its write is queued), without a reply.
-        #expect(m.callCompleted(0, error: .storageFailed("internal error; see the daemon log"), now: .seconds(30)) == .finish(2))
+        #expect(
+            m.callCompleted(0, error: .storageFailed("internal error; see the daemon log"), now: .seconds(30))
+                == .finish(2))
         #expect(m.reply(Self.reply("c"), from: 2) == .clientGone)
         // The declined call 3 was read whole: it still runs, its reply discarded, then the session closes.
         #expect(m.callCompleted(2, error: nil, now: .seconds(30)) == .handle(3, Self.get))
@@ -262,7 +295,9 @@ import Testing
         #expect(m.bytesArrived([UInt8](), now: .seconds(30)) == .close(.clientGone))
     }
 
-    @Test("a client that hangs up after a call and a oneway write: the write still runs whatever the call before it; a stream call is skipped")
+    @Test(
+        "a client that hangs up after a call and a oneway write: the write still runs whatever the call before it; a stream call is skipped"
+    )
     func hangUpKeepsBufferedCalls() {
         let oneway = Self.add("w", oneway: true)
         // [Get, oneway Add], then the client closes: the Get's reply cannot be written.
@@ -306,7 +341,9 @@ import Testing
         #expect(c.bytesArrived([UInt8](), now: .zero) == .close(.clientGone))
     }
 
-    @Test("a client that stops reading during a stream, or before an error reply: the session closes without serving more")
+    @Test(
+        "a client that stops reading during a stream, or before an error reply: the session closes without serving more"
+    )
     func clientStopsReadingStream() {
         var m = Self.reading()
         #expect(m.bytesRead(Self.wire(Self.changes, Self.get), now: .zero) == .begin(0, Self.changes))
@@ -322,7 +359,9 @@ import Testing
         var e = Self.reading()
         #expect(e.bytesRead(Self.wire(Self.get, Self.get), now: .zero) == .begin(0, Self.get))
         #expect(e.callBegun(0, .declined, now: .zero) == .handle(0, Self.get))
-        #expect(e.callCompleted(0, error: .entryNotFound("x"), now: .zero) == .send(VarlinkReply(error: .entryNotFound("x"))))
+        #expect(
+            e.callCompleted(0, error: .entryNotFound("x"), now: .zero)
+                == .send(VarlinkReply(error: .entryNotFound("x"))))
         e.writeFailed()
         // The second Get was read whole: it runs, its reply discarded.
         #expect(e.next(now: .seconds(30)) == .begin(1, Self.get))
@@ -334,9 +373,15 @@ import Testing
     @Test("close reasons keep the daemon's debug log texts")
     func closeLogTexts() {
         #expect(ConnectionMachine.CloseReason.idleTimeout.logText(idleTimeoutSeconds: 300) == "idle for 300s, closing")
-        #expect(ConnectionMachine.CloseReason.messageTooLarge.logText(idleTimeoutSeconds: 300) == "message over max-message-size, closing")
-        #expect(ConnectionMachine.CloseReason.undecodableMessage.logText(idleTimeoutSeconds: 300) == "undecodable message, closing")
-        #expect(ConnectionMachine.CloseReason.clientHungUp(midMessage: true).logText(idleTimeoutSeconds: 300) == "client hung up mid-message")
+        #expect(
+            ConnectionMachine.CloseReason.messageTooLarge.logText(idleTimeoutSeconds: 300)
+                == "message over max-message-size, closing")
+        #expect(
+            ConnectionMachine.CloseReason.undecodableMessage.logText(idleTimeoutSeconds: 300)
+                == "undecodable message, closing")
+        #expect(
+            ConnectionMachine.CloseReason.clientHungUp(midMessage: true).logText(idleTimeoutSeconds: 300)
+                == "client hung up mid-message")
         #expect(ConnectionMachine.CloseReason.clientHungUp(midMessage: false).logText(idleTimeoutSeconds: 300) == nil)
         #expect(ConnectionMachine.CloseReason.clientGone.logText(idleTimeoutSeconds: 300) == nil)
     }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 import Testing
 @testable import EntryModel
@@ -52,7 +50,8 @@ import Testing
             client = fds[1]
             let caller = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "tester", role: .admin)
             let count = streamCount
-            session = ClientConnection(fd: server, caller: caller, handler: Streamer(), limits: Limits(), onStream: { count.value += 1 })
+            session = ClientConnection(
+                fd: server, caller: caller, handler: Streamer(), limits: Limits(), onStream: { count.value += 1 })
         }
 
         /// Runs the session on its own thread.

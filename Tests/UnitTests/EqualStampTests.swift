@@ -10,7 +10,11 @@ import Testing
 /// fast enough to make it.
 @Suite struct EqualStampTests: TwoNodeSuite {
     func rename(_ store: EntryStore, _ id: String, _ name: String, by actor: String) throws -> StoredEntry {
-        try store.update(id: id, ifVersion: nil, layout: layout, origin: origin(actor)) { var f = $0.fields; f["name"] = name; return f }
+        try store.update(id: id, ifVersion: nil, layout: layout, origin: origin(actor)) {
+            var f = $0.fields
+            f["name"] = name
+            return f
+        }
     }
 
     @Test("ids made one after another sort in the order they were made, also within one millisecond")
@@ -19,7 +23,10 @@ import Testing
         let fixed = (0..<2_000).map { _ in UUIDv7.generate(milliseconds: 1_800_000_000_000) }
         #expect(fixed == fixed.sorted() && Set(fixed).count == fixed.count)
         #expect(fixed.allSatisfy { $0.hasPrefix("01a3185c-5000-7") }, "the millisecond and the version stay")
-        #expect(fixed.allSatisfy { UUIDv7.canonical($0) == $0 && "89ab".contains($0[$0.index($0.startIndex, offsetBy: 19)]) })
+        #expect(
+            fixed.allSatisfy {
+                UUIDv7.canonical($0) == $0 && "89ab".contains($0[$0.index($0.startIndex, offsetBy: 19)])
+            })
         // The clock's own milliseconds: thousands of ids share one.
         let ids = (0..<20_000).map { _ in UUIDv7.generate() }
         #expect(ids == ids.sorted() && Set(ids).count == ids.count)
@@ -34,13 +41,21 @@ import Testing
         #expect(interleaved == interleaved.sorted() && interleaved.allSatisfy { $0.hasPrefix("018bcfe5-6800-7") })
     }
 
-    @Test("entries created in one millisecond list oldest first by created, and newest first by default", arguments: StoreKind.allCases)
+    @Test(
+        "entries created in one millisecond list oldest first by created, and newest first by default",
+        arguments: StoreKind.allCases)
     func createdOrderWithinOneMillisecond(kind: StoreKind) throws {
         let (n, dbs) = try nodes(kind, 1, frozen: true)
-        defer { n.forEach { $0.close() }; _ = dbs }
+        defer {
+            n.forEach { $0.close() }
+            _ = dbs
+        }
         var made: [String] = []
         for i in 0..<30 {
-            made.append(try n[0].create(form: "registration", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin("a")).entry.id)
+            made.append(
+                try n[0].create(
+                    form: "registration", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin("a")
+                ).entry.id)
         }
         var query = ListQuery()
         query.order = .created
@@ -53,12 +68,18 @@ import Testing
         #expect(try n[0].list(query).entries.map(\.id) == made.reversed())
     }
 
-    @Test("a write that saw one of two edits with the same HLC has not seen the other: a conflict on both nodes, never a silent loss",
-          arguments: StoreKind.allCases)
+    @Test(
+        "a write that saw one of two edits with the same HLC has not seen the other: a conflict on both nodes, never a silent loss",
+        arguments: StoreKind.allCases)
     func equalHLCEdits(kind: StoreKind) throws {
         let (n, dbs) = try nodes(kind, frozen: true)
-        defer { n.forEach { $0.close() }; _ = dbs }
-        let id = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷"], layout: layout, origin: origin("a")).entry.id
+        defer {
+            n.forEach { $0.close() }
+            _ = dbs
+        }
+        let id = try n[0].create(
+            form: "registration", id: nil, fields: ["name": "李雷"], layout: layout, origin: origin("a")
+        ).entry.id
         try sync(n[1], n[0])
         let onB = try rename(n[1], id, "韩梅梅", by: "b")
         let onA = try rename(n[0], id, "李明", by: "a")
@@ -75,7 +96,8 @@ import Testing
         }
         // Resolving with the lost value settles it on both nodes.
         let conflict = try #require(try n[1].conflicts(entry: id, includeResolved: false).first)
-        _ = try n[1].resolveConflict(id: conflict.id, useLost: true, layout: { _ in .registration }, origin: origin("b"))
+        _ = try n[1].resolveConflict(
+            id: conflict.id, useLost: true, layout: { _ in .registration }, origin: origin("b"))
         try sync(n[0], n[1])
         for store in n {
             #expect(try store.conflicts(entry: id, includeResolved: false).isEmpty)
@@ -83,16 +105,30 @@ import Testing
         }
     }
 
-    @Test("a delete that saw one of two edits with the same HLC: the other is a delete-against-edit conflict on both nodes",
-          arguments: StoreKind.allCases)
+    @Test(
+        "a delete that saw one of two edits with the same HLC: the other is a delete-against-edit conflict on both nodes",
+        arguments: StoreKind.allCases)
     func equalHLCDeleteAgainstEdit(kind: StoreKind) throws {
         let (n, dbs) = try nodes(kind, frozen: true)
-        defer { n.forEach { $0.close() }; _ = dbs }
-        let id = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷", "email": "a@x.cn"], layout: layout,
-                                 origin: origin("a")).entry.id
+        defer {
+            n.forEach { $0.close() }
+            _ = dbs
+        }
+        let id = try n[0].create(
+            form: "registration", id: nil, fields: ["name": "李雷", "email": "a@x.cn"], layout: layout,
+            origin: origin("a")
+        ).entry.id
         try sync(n[1], n[0])
-        let onB = try n[1].update(id: id, ifVersion: nil, layout: layout, origin: origin("b")) { var f = $0.fields; f["email"] = "b@x.cn"; return f }
-        let onA = try n[0].update(id: id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["name"] = "李明"; return f }
+        let onB = try n[1].update(id: id, ifVersion: nil, layout: layout, origin: origin("b")) {
+            var f = $0.fields
+            f["email"] = "b@x.cn"
+            return f
+        }
+        let onA = try n[0].update(id: id, ifVersion: nil, layout: layout, origin: origin("a")) {
+            var f = $0.fields
+            f["name"] = "李明"
+            return f
+        }
         #expect(onA.version == onB.version, "the tie: one HLC on two nodes")
         _ = try n[0].delete(id: id, ifVersion: nil, layoutOf: { _ in .registration }, origin: origin("a"))
         try sync(n[0], n[1])
@@ -104,29 +140,45 @@ import Testing
         }
     }
 
-    @Test("two edits with one HLC: every node holds the same version, updatedAt and updatedBy (the greater node's)",
-          arguments: StoreKind.allCases)
+    @Test(
+        "two edits with one HLC: every node holds the same version, updatedAt and updatedBy (the greater node's)",
+        arguments: StoreKind.allCases)
     func equalHLCVersion(kind: StoreKind) throws {
         let (n, dbs) = try nodes(kind, frozen: true)
-        defer { n.forEach { $0.close() }; _ = dbs }
-        let id = try n[0].create(form: "registration", id: nil, fields: ["name": "李雷"], layout: layout, origin: origin("a")).entry.id
+        defer {
+            n.forEach { $0.close() }
+            _ = dbs
+        }
+        let id = try n[0].create(
+            form: "registration", id: nil, fields: ["name": "李雷"], layout: layout, origin: origin("a")
+        ).entry.id
         try sync(n[1], n[0])
         let onB = try rename(n[1], id, "韩梅梅", by: "b")
-        let onA = try n[0].update(id: id, ifVersion: nil, layout: layout, origin: origin("a")) { var f = $0.fields; f["email"] = "a@x.cn"; return f }
+        let onA = try n[0].update(id: id, ifVersion: nil, layout: layout, origin: origin("a")) {
+            var f = $0.fields
+            f["email"] = "a@x.cn"
+            return f
+        }
         #expect(onA.version == onB.version, "the tie: one HLC on two nodes")
         try sync(n[0], n[1])
-        let a = try #require(try n[0].get(id)), b = try #require(try n[1].get(id))
+        let a = try #require(try n[0].get(id))
+        let b = try #require(try n[1].get(id))
         #expect(a.fields == b.fields && a.fields["name"] == "韩梅梅" && a.fields["email"] == "a@x.cn")
-        #expect(a.version == b.version && a.updatedAt == b.updatedAt && a.updatedBy == b.updatedBy, "A: \(a.updatedBy), B: \(b.updatedBy)")
+        #expect(
+            a.version == b.version && a.updatedAt == b.updatedAt && a.updatedBy == b.updatedBy,
+            "A: \(a.updatedBy), B: \(b.updatedBy)")
         #expect(a.updatedBy == (n[0].nodeID > n[1].nodeID ? "a" : "b"))
     }
 
     @Test("a local write names another node's write with its node under @nodes, and nothing for its own")
     func nodesOfNamedWrites() {
-        let own = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", other = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c"
-        let x = HLC(milliseconds: 1_800_000_000_000, counter: 2), y = HLC(milliseconds: 1_800_000_000_000, counter: 3)
+        let own = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+        let other = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c"
+        let x = HLC(milliseconds: 1_800_000_000_000, counter: 2)
+        let y = HLC(milliseconds: 1_800_000_000_000, counter: 3)
         #expect(SeenWrites.nodesValue(naming: [Stamp(hlc: x, node: own)], own: own) == "")
-        let value = SeenWrites.nodesValue(naming: [Stamp(hlc: x, node: own), Stamp(hlc: x, node: other), Stamp(hlc: y, node: own)], own: own)
+        let value = SeenWrites.nodesValue(
+            naming: [Stamp(hlc: x, node: own), Stamp(hlc: x, node: other), Stamp(hlc: y, node: own)], own: own)
         #expect(value == "\(x):\(own),\(x):\(other)")
         #expect(EntryStore.isValidNodesValue(value) && EntryStore.isValidNodesValue(""))
         let base = ["name": x.description, "email": y.description, EntryStore.nodesKey: "\(x):\(other)"]

@@ -20,7 +20,10 @@ import Testing
     }
 
     /// Messages of several sizes and scripts, an empty one among them.
-    static let texts = [#"{"method":"org.varlink.service.GetInfo"}"#, "", #"{"a":"中国 🇨🇳"}"#, "x", #"{"method":"io.entryd.Entries.Add","parameters":{"fields":{"name":"李雷"}}}"#]
+    static let texts = [
+        #"{"method":"org.varlink.service.GetInfo"}"#, "", #"{"a":"中国 🇨🇳"}"#, "x",
+        #"{"method":"io.entryd.Entries.Add","parameters":{"fields":{"name":"李雷"}}}"#,
+    ]
     static let expected = texts.map { Array($0.utf8) }
     static let stream = texts.flatMap(frame)
 

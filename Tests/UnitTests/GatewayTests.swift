@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 import Testing
 @testable import EntryModel
@@ -15,7 +13,8 @@ import EntryClient
 /// the peer-only methods. Over a real socket and ``ClientConnection``, so pipelined
 /// Adds (``EntryService/begin(_:)``) are covered too.
 @Suite struct GatewayTests {
-    static let gateway = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "entryd-web", role: .admin, isGateway: true)
+    static let gateway = Caller(
+        pid: getpid(), uid: getuid(), gid: getgid(), userName: "entryd-web", role: .admin, isGateway: true)
     static let admin = Caller(pid: getpid(), uid: 0, gid: 0, userName: "root", role: .admin)
 
     static func add(_ name: String, actor: JSON? = nil, id: String? = nil) -> VarlinkCall {
@@ -27,7 +26,9 @@ import EntryClient
 
     /// The actors of an entry's changes, oldest first.
     static func actors(_ conn: VarlinkConnection, _ id: String) throws -> [String?] {
-        try conn.call("io.entryd.Entries.History", .object([("id", .string(id))]))["changes"]?.arrayValue?.map { $0["actor"]?.stringValue } ?? []
+        try conn.call("io.entryd.Entries.History", .object([("id", .string(id))]))["changes"]?.arrayValue?.map {
+            $0["actor"]?.stringValue
+        } ?? []
     }
 
     static func total(_ conn: VarlinkConnection) throws -> Int64? {
@@ -41,7 +42,9 @@ import EntryClient
         return (reply.error, reply.parameters)
     }
 
-    @Test("a gateway's changes carry the actor it names as web:NAME (Add, Update, Delete, Restore, Import, Erase); without actor, its own name")
+    @Test(
+        "a gateway's changes carry the actor it names as web:NAME (Add, Update, Delete, Restore, Import, Erase); without actor, its own name"
+    )
     func actorRecorded() throws {
         let daemon = try SocketDaemon(caller: Self.gateway)
         defer { daemon.stop() }
@@ -53,9 +56,12 @@ import EntryClient
         #expect(added?["createdBy"]?.stringValue == "web:ada")
         let version = try #require(added?["version"]?.stringValue)
 
-        let updated = try conn.call("io.entryd.Entries.Update", .object([
-            ("id", .string(id)), ("ifVersion", .string(version)), ("fields", .stringMap(["name": "Ada L"])),
-            ("actor", .string("grace"))]))["entry"]
+        let updated = try conn.call(
+            "io.entryd.Entries.Update",
+            .object([
+                ("id", .string(id)), ("ifVersion", .string(version)), ("fields", .stringMap(["name": "Ada L"])),
+                ("actor", .string("grace")),
+            ]))["entry"]
         #expect(updated?["updatedBy"]?.stringValue == "web:grace")
         #expect(updated?["createdBy"]?.stringValue == "web:ada")
         _ = try conn.call("io.entryd.Entries.Delete", .object([("id", .string(id)), ("actor", .string("张三"))]))
@@ -67,21 +73,36 @@ import EntryClient
         #expect(own?["createdBy"]?.stringValue == "entryd-web")
 
         let imported = UUIDv7.generate()
-        let result = try conn.call("io.entryd.Entries.Import", .object([
-            ("entries", .array([.object([("id", .string(imported)), ("fields", GroupCommitSessionTests.fields("Imported"))])])),
-            ("actor", .string("ada.l_x-1@example"))]))
+        let result = try conn.call(
+            "io.entryd.Entries.Import",
+            .object([
+                (
+                    "entries",
+                    .array([
+                        .object([("id", .string(imported)), ("fields", GroupCommitSessionTests.fields("Imported"))])
+                    ])
+                ),
+                ("actor", .string("ada.l_x-1@example")),
+            ]))
         #expect(result["added"]?.intValue == 1)
         #expect(try Self.actors(conn, imported) == ["web:ada.l_x-1@example"])
 
-        let erased = try conn.call("io.entryd.Entries.Erase", .object([
-            ("id", .string(imported)), ("reason", .string("subject's request")), ("actor", .string("ada"))]))
+        let erased = try conn.call(
+            "io.entryd.Entries.Erase",
+            .object([
+                ("id", .string(imported)), ("reason", .string("subject's request")), ("actor", .string("ada")),
+            ]))
         #expect(erased["erasure"]?["actor"]?.stringValue == "web:ada")
 
         // A read call may carry the actor too; it changes nothing.
-        #expect(try conn.call("io.entryd.Entries.Get", .object([("id", .string(id)), ("actor", .string("ada"))]))["entry"]?["id"]?.stringValue == id)
+        #expect(
+            try conn.call("io.entryd.Entries.Get", .object([("id", .string(id)), ("actor", .string("ada"))]))["entry"]?[
+                "id"]?.stringValue == id)
     }
 
-    @Test("a gateway is refused Apply, SyncPeer, HeldFrom and Backup with PermissionDenied(admin), but may call other admin methods")
+    @Test(
+        "a gateway is refused Apply, SyncPeer, HeldFrom and Backup with PermissionDenied(admin), but may call other admin methods"
+    )
     func peerOnlyRefused() throws {
         let daemon = try SocketDaemon(caller: Self.gateway)
         defer { daemon.stop() }
@@ -100,14 +121,20 @@ import EntryClient
             #expect(reply["role"]?.stringValue == "admin" && reply["gateway"]?.boolValue == true, "\(method)")
         }
         // entryctl says why: the user is a gateway (root is admin otherwise), and what to do.
-        let said = FailureReport(for: WireError(name: WireErrorName.permissionDenied.rawValue,
-                                                parameters: .object([("role", .string("admin")), ("gateway", .bool(true))])), locale: .en)
-        #expect(said.lines.joined(separator: "\n").contains("a gateway may not call Apply, SyncPeer, HeldFrom or Backup"), "\(said.lines)")
+        let said = FailureReport(
+            for: WireError(
+                name: WireErrorName.permissionDenied.rawValue,
+                parameters: .object([("role", .string("admin")), ("gateway", .bool(true))])), locale: .en)
+        #expect(
+            said.lines.joined(separator: "\n").contains("a gateway may not call Apply, SyncPeer, HeldFrom or Backup"),
+            "\(said.lines)")
         // An admin method that is not peer-only: allowed.
         #expect(try conn.call("io.entryd.Sync.Compact")["removed"]?.intValue == 0)
     }
 
-    @Test("a caller that is not a gateway, even admin, sending actor gets PermissionDenied(gateway), pipelined or not; nothing is stored")
+    @Test(
+        "a caller that is not a gateway, even admin, sending actor gets PermissionDenied(gateway), pipelined or not; nothing is stored"
+    )
     func actorFromOthersRefused() throws {
         let daemon = try SocketDaemon(caller: Self.admin)
         defer { daemon.stop() }
@@ -118,17 +145,22 @@ import EntryClient
         #expect(reply["role"]?.stringValue == "gateway")
 
         // Pipelined: all in one write, answered in order.
-        try conn.sendRaw([Self.add("P1", actor: .string("ada")), Self.add("P2", actor: .string("bob"))].flatMap(\.encoded))
+        try conn.sendRaw(
+            [Self.add("P1", actor: .string("ada")), Self.add("P2", actor: .string("bob"))].flatMap(\.encoded))
         for _ in 0..<2 {
             let r = try conn.receive()
-            #expect(r.error == WireErrorName.permissionDenied.rawValue && r.parameters["role"]?.stringValue == "gateway")
+            #expect(
+                r.error == WireErrorName.permissionDenied.rawValue && r.parameters["role"]?.stringValue == "gateway")
         }
         // Any method, even a read.
-        let (listError, listReply) = try Self.failure(conn, VarlinkCall(method: "io.entryd.Entries.List", parameters: .object([("actor", .string("ada"))])))
+        let (listError, listReply) = try Self.failure(
+            conn, VarlinkCall(method: "io.entryd.Entries.List", parameters: .object([("actor", .string("ada"))])))
         #expect(listError == WireErrorName.permissionDenied.rawValue && listReply["role"]?.stringValue == "gateway")
         #expect(try Self.total(conn) == 0)
         // actor: null is an absent optional parameter.
-        #expect(try conn.call("io.entryd.Entries.Add", Self.add("Plain", actor: .null).parameters)["entry"]?["createdBy"]?.stringValue == "root")
+        #expect(
+            try conn.call("io.entryd.Entries.Add", Self.add("Plain", actor: .null).parameters)["entry"]?["createdBy"]?
+                .stringValue == "root")
     }
 
     static let badActors: [JSON] = [
@@ -205,8 +237,10 @@ import EntryClient
         defer { store.close() }
         let service = EntryService(store: store, forms: .builtIn)
         let caller = Caller(pid: 1, uid: 0, gid: 0, userName: "test", role: .admin)
-        let unserved: Set<String> = [WireErrorName.methodNotFound.rawValue, WireErrorName.interfaceNotFound.rawValue,
-                                     WireErrorName.methodNotImplemented.rawValue]
+        let unserved: Set<String> = [
+            WireErrorName.methodNotFound.rawValue, WireErrorName.interfaceNotFound.rawValue,
+            WireErrorName.methodNotImplemented.rawValue,
+        ]
         for method in Method.allCases {
             let context = CallContext(caller: caller, call: VarlinkCall(method), send: { _ in }, clientHungUp: { true })
             do { try service.handle(context) } catch {
@@ -226,8 +260,12 @@ import EntryClient
 
     @Test("peer-only methods are served and need at most admin; the roles are those of doc/design.md")
     func roles() {
-        #expect(Set(Method.allCases.filter(\.isPeerOnly).map(\.rawValue))
-                    == ["io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup"])
+        #expect(
+            Set(Method.allCases.filter(\.isPeerOnly).map(\.rawValue))
+                == [
+                    "io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom",
+                    "io.entryd.Entries.Backup",
+                ])
         #expect(Method(rawValue: "io.entryd.Entries.Add")?.role == .write)
         #expect(Method(rawValue: "io.entryd.Entries.Get")?.role == .read)
         #expect(Method(rawValue: "io.entryd.Sync.Apply")?.role == .admin)

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 import Testing
 @testable import EntryModel
@@ -21,7 +19,8 @@ final class SocketDaemon: @unchecked Sendable {
     private let done = DispatchGroup()
 
     /// - Parameter caller: who every connection is (default: `tester`, admin, not a gateway).
-    init(caller: Caller = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "tester", role: .admin)) throws {
+    init(caller: Caller = Caller(pid: getpid(), uid: getuid(), gid: getgid(), userName: "tester", role: .admin)) throws
+    {
         store = try EntryStore(path: database.path)
         socket = database.directory + "/entryd.sock"
         listenFD = try UnixSocket.listen(path: socket, mode: 0o600)
@@ -56,14 +55,21 @@ final class SocketDaemon: @unchecked Sendable {
 /// at once, some pipelining, with invalid writes mixed in.
 @Suite struct GroupCommitSessionTests {
     static func fields(_ name: String, birthday: String = "1990-05-17") -> JSON {
-        .stringMap(["name": name, "birthday": birthday, "country": "CN", "province": "440000", "city": "440100",
-                    "contact_method": "phone", "phone": "+8613800138000"])
+        .stringMap([
+            "name": name, "birthday": birthday, "country": "CN", "province": "440000", "city": "440100",
+            "contact_method": "phone", "phone": "+8613800138000",
+        ])
     }
 
     /// What a call should get back.
-    enum Expect { case stored(String), invalid, exists }
+    enum Expect {
+        case stored(String)
+        case invalid, exists
+    }
 
-    @Test("16 clients, pipelined and not, with invalid writes: each valid write stored once with its change, each invalid refused alone, few commits")
+    @Test(
+        "16 clients, pipelined and not, with invalid writes: each valid write stored once with its change, each invalid refused alone, few commits"
+    )
     func sixteenClients() throws {
         let daemon = try SocketDaemon()
         defer { daemon.stop() }
@@ -71,12 +77,15 @@ final class SocketDaemon: @unchecked Sendable {
         let setup = try daemon.connect()
         let taken = (0..<16).map { _ in UUIDv7.generate() }
         for (i, id) in taken.enumerated() {
-            _ = try setup.call("io.entryd.Entries.Add", .object([("id", .string(id)), ("fields", Self.fields("first\(i)"))]))
+            _ = try setup.call(
+                "io.entryd.Entries.Add", .object([("id", .string(id)), ("fields", Self.fields("first\(i)"))]))
         }
         setup.close()
         let commitsBefore = daemon.store.transactionsCommitted
 
-        let clients = 16, bursts = 3, perBurst = 8
+        let clients = 16
+        let bursts = 3
+        let perBurst = 8
         let outcomes = OutcomeBox()
         let group = DispatchGroup()
         for c in 0..<clients {
@@ -92,14 +101,39 @@ final class SocketDaemon: @unchecked Sendable {
                             let id = UUIDv7.generate()
                             switch i % 6 {
                             case 5:  // not a date: ValidationFailed before the writer
-                                calls.append((.invalid, VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
-                                    ("id", .string(id)), ("fields", Self.fields("bad", birthday: "1990-02-30"))])).encoded))
+                                calls.append(
+                                    (
+                                        .invalid,
+                                        VarlinkCall(
+                                            method: "io.entryd.Entries.Add",
+                                            parameters: .object([
+                                                ("id", .string(id)),
+                                                ("fields", Self.fields("bad", birthday: "1990-02-30")),
+                                            ])
+                                        ).encoded
+                                    ))
                             case 4:  // an id in use with other values: EntryExists inside the group transaction
-                                calls.append((.exists, VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
-                                    ("id", .string(taken[c])), ("fields", Self.fields("other\(c)-\(i)"))])).encoded))
+                                calls.append(
+                                    (
+                                        .exists,
+                                        VarlinkCall(
+                                            method: "io.entryd.Entries.Add",
+                                            parameters: .object([
+                                                ("id", .string(taken[c])), ("fields", Self.fields("other\(c)-\(i)")),
+                                            ])
+                                        ).encoded
+                                    ))
                             default:
-                                calls.append((.stored(id), VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
-                                    ("id", .string(id)), ("fields", Self.fields("c\(c)-\(i)"))])).encoded))
+                                calls.append(
+                                    (
+                                        .stored(id),
+                                        VarlinkCall(
+                                            method: "io.entryd.Entries.Add",
+                                            parameters: .object([
+                                                ("id", .string(id)), ("fields", Self.fields("c\(c)-\(i)")),
+                                            ])
+                                        ).encoded
+                                    ))
                             }
                         }
                         if c % 2 == 0 {
@@ -158,12 +192,20 @@ final class SocketDaemon: @unchecked Sendable {
         defer { daemon.stop() }
         let conn = try daemon.connect()
         let id = UUIDv7.generate()
-        var bytes = VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([("id", .string(id)), ("fields", Self.fields("a"))])).encoded
+        var bytes = VarlinkCall(
+            method: "io.entryd.Entries.Add", parameters: .object([("id", .string(id)), ("fields", Self.fields("a"))])
+        ).encoded
         bytes += VarlinkCall(method: "io.entryd.Entries.Get", parameters: .object([("id", .string(id))])).encoded
-        bytes += VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([("fields", Self.fields("b", birthday: "x"))])).encoded
+        bytes +=
+            VarlinkCall(
+                method: "io.entryd.Entries.Add", parameters: .object([("fields", Self.fields("b", birthday: "x"))])
+            ).encoded
         bytes += VarlinkCall(method: "io.entryd.Entries.History", parameters: .object([("id", .string(id))])).encoded
         try conn.sendRaw(bytes)
-        let add = try conn.receive(), get = try conn.receive(), bad = try conn.receive(), history = try conn.receive()
+        let add = try conn.receive()
+        let get = try conn.receive()
+        let bad = try conn.receive()
+        let history = try conn.receive()
         #expect(add.error == nil && get.error == nil)
         #expect(get.parameters["entry"]?["fields"]?["name"]?.stringValue == "a")
         #expect(bad.error == "io.entryd.Entries.ValidationFailed")
@@ -184,16 +226,25 @@ final class SocketDaemon: @unchecked Sendable {
 
     /// An `Import` of `rows` (all-or-nothing when `atomic`).
     static func importCall(_ rows: [JSON], atomic: Bool = false) -> VarlinkCall {
-        VarlinkCall(method: "io.entryd.Entries.Import", parameters: .object([("entries", .array(rows)), ("atomic", .bool(atomic))]))
+        VarlinkCall(
+            method: "io.entryd.Entries.Import",
+            parameters: .object([("entries", .array(rows)), ("atomic", .bool(atomic))]))
     }
 
     /// `count` valid Import rows with new ids, named `prefix0`, `prefix1`, …, and their ids.
     static func importRows(_ prefix: String, _ count: Int) -> (ids: [String], rows: [JSON]) {
         let ids = (0..<count).map { _ in UUIDv7.generate() }
-        return (ids, ids.enumerated().map { .object([("id", .string($0.element)), ("fields", fields("\(prefix)\($0.offset)"))]) })
+        return (
+            ids,
+            ids.enumerated().map {
+                .object([("id", .string($0.element)), ("fields", fields("\(prefix)\($0.offset)"))])
+            }
+        )
     }
 
-    @Test("pipelined Imports on one connection: replies in call order with their added counts, written in call order, every row stored once")
+    @Test(
+        "pipelined Imports on one connection: replies in call order with their added counts, written in call order, every row stored once"
+    )
     func pipelinedImports() throws {
         let daemon = try SocketDaemon()
         defer { daemon.stop() }
@@ -223,17 +274,26 @@ final class SocketDaemon: @unchecked Sendable {
         #expect(counts.entries == total && counts.seq == Int64(total))
     }
 
-    @Test("a pipelined atomic Import with an invalid row between two good ones stores nothing; the others store every row")
+    @Test(
+        "a pipelined atomic Import with an invalid row between two good ones stores nothing; the others store every row"
+    )
     func pipelinedAtomicImportRefused() throws {
         let daemon = try SocketDaemon()
         defer { daemon.stop() }
         let conn = try daemon.connect()
         defer { conn.close() }
-        let first = Self.importRows("a", 4), middle = Self.importRows("m", 5), last = Self.importRows("z", 3)
+        let first = Self.importRows("a", 4)
+        let middle = Self.importRows("m", 5)
+        let last = Self.importRows("z", 3)
         var middleRows = middle.rows
-        middleRows[2] = .object([("id", .string(middle.ids[2])), ("fields", Self.fields("bad", birthday: "1990-02-30"))])
-        try conn.sendRaw([Self.importCall(first.rows, atomic: true), Self.importCall(middleRows, atomic: true),
-                          Self.importCall(last.rows, atomic: true)].flatMap(\.encoded))
+        middleRows[2] = .object([
+            ("id", .string(middle.ids[2])), ("fields", Self.fields("bad", birthday: "1990-02-30")),
+        ])
+        try conn.sendRaw(
+            [
+                Self.importCall(first.rows, atomic: true), Self.importCall(middleRows, atomic: true),
+                Self.importCall(last.rows, atomic: true),
+            ].flatMap(\.encoded))
         let replies = try (0..<3).map { _ in try conn.receive() }
         #expect(replies.allSatisfy { $0.error == nil })
         #expect(replies.map { $0.parameters["added"]?.intValue } == [4, 0, 3])
@@ -254,11 +314,17 @@ final class SocketDaemon: @unchecked Sendable {
         defer { conn.close() }
         let imported = Self.importRows("i", 30)
         // The first Add reuses an imported id with other values: EntryExists only if the Import was written first.
-        let reused = VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([
-            ("id", .string(imported.ids[0])), ("fields", Self.fields("other"))]))
-        let fresh = VarlinkCall(method: "io.entryd.Entries.Add", parameters: .object([("fields", Self.fields("after"))]))
+        let reused = VarlinkCall(
+            method: "io.entryd.Entries.Add",
+            parameters: .object([
+                ("id", .string(imported.ids[0])), ("fields", Self.fields("other")),
+            ]))
+        let fresh = VarlinkCall(
+            method: "io.entryd.Entries.Add", parameters: .object([("fields", Self.fields("after"))]))
         try conn.sendRaw([Self.importCall(imported.rows), reused, fresh].flatMap(\.encoded))
-        let importReply = try conn.receive(), reusedReply = try conn.receive(), freshReply = try conn.receive()
+        let importReply = try conn.receive()
+        let reusedReply = try conn.receive()
+        let freshReply = try conn.receive()
         #expect(importReply.error == nil && importReply.parameters["added"]?.intValue == 30)
         #expect(reusedReply.error == WireErrorName.entryExists.rawValue)
         #expect(freshReply.error == nil && freshReply.parameters["entry"]?["fields"]?["name"]?.stringValue == "after")
@@ -269,7 +335,9 @@ final class SocketDaemon: @unchecked Sendable {
         #expect(try store.get(imported.ids[0])?.fields["name"] == "i0")
     }
 
-    @Test("an Import begun early is refused as one handled in turn, before anything is queued; a read caller's is left to handle: PermissionDenied(write)")
+    @Test(
+        "an Import begun early is refused as one handled in turn, before anything is queued; a read caller's is left to handle: PermissionDenied(write)"
+    )
     func importRefusedAsInTurn() throws {
         let database = TestDatabase()
         let store = try EntryStore(path: database.path)
@@ -278,9 +346,10 @@ final class SocketDaemon: @unchecked Sendable {
         let commitsBefore = store.transactionsCommitted
         /// A context for an Import with `params` from a caller of `role`.
         func context(_ params: [(String, JSON)], role: Role = .write) -> CallContext {
-            CallContext(caller: Caller(pid: 1, uid: 0, gid: 0, userName: "tester", role: role),
-                        call: VarlinkCall(method: "io.entryd.Entries.Import", parameters: .object(params)),
-                        send: { _ in Issue.record("a refused call sent a reply") }, clientHungUp: { false })
+            CallContext(
+                caller: Caller(pid: 1, uid: 0, gid: 0, userName: "tester", role: role),
+                call: VarlinkCall(method: "io.entryd.Entries.Import", parameters: .object(params)),
+                send: { _ in Issue.record("a refused call sent a reply") }, clientHungUp: { false })
         }
         /// What `body` threw, on the wire.
         func refusal(_ body: () throws -> Void) -> WireError? {
@@ -300,15 +369,24 @@ final class SocketDaemon: @unchecked Sendable {
         for params in bad {
             let begun = refusal { _ = try service.begin(context(params)) }
             let handled = refusal { try service.handle(context(params)) }
-            #expect(begun != nil && begun == handled, "begin: \(String(describing: begun)), handle: \(String(describing: handled))")
+            #expect(
+                begun != nil && begun == handled,
+                "begin: \(String(describing: begun)), handle: \(String(describing: handled))")
             names.append(begun?.name ?? "")
         }
-        #expect(names == [WireErrorName.limitExceeded.rawValue, WireErrorName.entriesFormNotFound.rawValue, WireErrorName.invalidParameter.rawValue,
-                          WireErrorName.invalidParameter.rawValue, WireErrorName.invalidParameter.rawValue, WireErrorName.permissionDenied.rawValue])
+        #expect(
+            names == [
+                WireErrorName.limitExceeded.rawValue, WireErrorName.entriesFormNotFound.rawValue,
+                WireErrorName.invalidParameter.rawValue,
+                WireErrorName.invalidParameter.rawValue, WireErrorName.invalidParameter.rawValue,
+                WireErrorName.permissionDenied.rawValue,
+            ])
         let readCaller = context([("entries", .array(good))], role: .read)
         #expect(try service.begin(readCaller) == nil)
         let denied = refusal { try service.handle(readCaller) }
-        #expect(denied?.name == WireErrorName.permissionDenied.rawValue && denied?.parameters["role"]?.stringValue == "write")
+        #expect(
+            denied?.name == WireErrorName.permissionDenied.rawValue
+                && denied?.parameters["role"]?.stringValue == "write")
         #expect(try store.counts().entries == 0 && store.transactionsCommitted == commitsBefore)
     }
 }
@@ -318,7 +396,19 @@ final class OutcomeBox: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [(GroupCommitSessionTests.Expect, VarlinkReply)] = []
     private(set) var failures: [String] = []
-    func add(_ e: GroupCommitSessionTests.Expect, _ r: VarlinkReply) { lock.lock(); items.append((e, r)); lock.unlock() }
-    func fail(_ s: String) { lock.lock(); failures.append(s); lock.unlock() }
-    var all: [(GroupCommitSessionTests.Expect, VarlinkReply)] { lock.lock(); defer { lock.unlock() }; return items }
+    func add(_ e: GroupCommitSessionTests.Expect, _ r: VarlinkReply) {
+        lock.lock()
+        items.append((e, r))
+        lock.unlock()
+    }
+    func fail(_ s: String) {
+        lock.lock()
+        failures.append(s)
+        lock.unlock()
+    }
+    var all: [(GroupCommitSessionTests.Expect, VarlinkReply)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
 }

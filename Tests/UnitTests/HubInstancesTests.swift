@@ -15,10 +15,13 @@ import EntryProtocol
     let origin = WriteOrigin(actor: "tester")
 
     /// Instance `n` of the database `db`: its own marker file in `directory`.
-    static func instance(_ db: TestPostgresDatabase, _ n: Int, in directory: TestDatabase, readers: Int = 2,
-                         wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds) throws -> EntryStore {
-        try PostgresStoreFactory.open(uri: db.databaseURI, markerDirectory: directory.directory, instance: "i\(n)", readers: readers,
-                               wallClock: wallClock)
+    static func instance(
+        _ db: TestPostgresDatabase, _ n: Int, in directory: TestDatabase, readers: Int = 2,
+        wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds
+    ) throws -> EntryStore {
+        try PostgresStoreFactory.open(
+            uri: db.databaseURI, markerDirectory: directory.directory, instance: "i\(n)", readers: readers,
+            wallClock: wallClock)
     }
 
     @Test("instances started at once on a new database are one node: one node id, one incarnation, one change log")
@@ -30,7 +33,8 @@ import EntryProtocol
         let directory = place.directory
         runThreads(4) { n in
             do {
-                let store = try PostgresStoreFactory.open(uri: db.databaseURI, markerDirectory: directory, instance: "i\(n)", readers: 1)
+                let store = try PostgresStoreFactory.open(
+                    uri: db.databaseURI, markerDirectory: directory, instance: "i\(n)", readers: 1)
                 opened.with { $0[n] = store }
             } catch { errors.with { $0.append("\(error)") } }
         }
@@ -48,12 +52,16 @@ import EntryProtocol
         }
     }
 
-    @Test("instances writing at once, a fast reader on another: every committed change once, seqs consecutive, HLCs unique and rising with seq, also from an instance whose wall clock is an hour behind")
+    @Test(
+        "instances writing at once, a fast reader on another: every committed change once, seqs consecutive, HLCs unique and rising with seq, also from an instance whose wall clock is an hour behind"
+    )
     func concurrentInstances() throws {
         let db = try TestPostgresDatabase()
         let place = TestDatabase()
         let hourBehind: @Sendable () -> UInt64 = { HybridClock.systemMilliseconds() - 3_600_000 }
-        let writers = try (0..<3).map { n in try Self.instance(db, n, in: place, wallClock: n == 2 ? hourBehind : HybridClock.systemMilliseconds) }
+        let writers = try (0..<3).map { n in
+            try Self.instance(db, n, in: place, wallClock: n == 2 ? hourBehind : HybridClock.systemMilliseconds)
+        }
         let reader = try Self.instance(db, 9, in: place)
         defer { (writers + [reader]).forEach { $0.close() } }
         let acknowledged = Locked<[String: Int64]>([:])  // entry id → the seq of its create
@@ -68,12 +76,17 @@ import EntryProtocol
                 do {
                     let page = try reader.changes(since: cursor, limit: 37)
                     for change in page.changes {
-                        if change.seq != cursor + 1 { errors.with { $0.append("read seq \(change.seq) after \(cursor)") } }
+                        if change.seq != cursor + 1 {
+                            errors.with { $0.append("read seq \(change.seq) after \(cursor)") }
+                        }
                         cursor = change.seq
                         mine.append(change)
                     }
                     if finished && page.changes.isEmpty { break }
-                } catch { errors.with { $0.append("reader: \(error)") }; break }
+                } catch {
+                    errors.with { $0.append("reader: \(error)") }
+                    break
+                }
             }
             seen.with { $0 = mine }
         }
@@ -84,10 +97,14 @@ import EntryProtocol
             for i in 0..<60 {
                 do {
                     if i % 7 == 6 {
-                        _ = try? store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) { $0.fields }
+                        _ = try? store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) {
+                            $0.fields
+                        }
                         continue
                     }
-                    let e = try store.create(form: "f", id: nil, fields: ["name": "w\(t)-\(i)"], layout: layout, origin: origin).entry
+                    let e = try store.create(
+                        form: "f", id: nil, fields: ["name": "w\(t)-\(i)"], layout: layout, origin: origin
+                    ).entry
                     acknowledged.with { $0[e.id] = e.seq }
                 } catch { errors.with { $0.append("writer \(t): \(error)") } }
             }
@@ -114,11 +131,15 @@ import EntryProtocol
         let place = TestDatabase()
         let a = try Self.instance(db, 1, in: place)
         let b = try Self.instance(db, 2, in: place)
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let now = HybridClock.systemMilliseconds()
         let ahead = HLC(milliseconds: now + 120_000, counter: 3)
-        let result = try a.apply([StoreTests.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in .registration },
-                                 maxClockSkewMs: 300_000)
+        let result = try a.apply(
+            [StoreTests.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in .registration },
+            maxClockSkewMs: 300_000)
         #expect(result.applied == 1)
         let local = try b.create(form: "f", id: nil, fields: ["name": "after"], layout: layout, origin: origin).entry
         #expect(local.version > ahead)
@@ -132,12 +153,16 @@ import EntryProtocol
         let place = TestDatabase()
         let a = try Self.instance(db, 1, in: place)
         let b = try Self.instance(db, 2, in: place)
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let before = b.commits.lastSeq
         let writer = Thread {
             usleep(200_000)
-            _ = try? a.create(form: "f", id: nil, fields: ["name": "wake"], layout: FieldLayout.registration,
-                              origin: WriteOrigin(actor: "tester"))
+            _ = try? a.create(
+                form: "f", id: nil, fields: ["name": "wake"], layout: FieldLayout.registration,
+                origin: WriteOrigin(actor: "tester"))
         }
         let started = ContinuousClock.now
         writer.start()
@@ -155,24 +180,35 @@ import EntryProtocol
         let db = try TestPostgresDatabase()
         let a = try Self.instance(db, 1, in: place)
         let b = try Self.instance(db, 2, in: place)
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         #expect(b.nodeID == a.nodeID && b.nodeID != served.nodeID)
         #expect(b.incarnationBegan == nil && b.incarnation.id == a.incarnation.id)
-        let markers = try FileManager.default.contentsOfDirectory(atPath: place.directory).filter { $0.hasPrefix("hub-i2-") }
+        let markers = try FileManager.default.contentsOfDirectory(atPath: place.directory).filter {
+            $0.hasPrefix("hub-i2-")
+        }
         #expect(markers.count == 2, "\(markers)")
     }
 
-    @Test("a database put back from an older dump begins one new incarnation: on the instance that saw more; the others join it")
+    @Test(
+        "a database put back from an older dump begins one new incarnation: on the instance that saw more; the others join it"
+    )
     func wentBackInTime() throws {
         let db = try TestPostgresDatabase()
         let place = TestDatabase()
         var a = try Self.instance(db, 1, in: place)
         var b = try Self.instance(db, 2, in: place)
         let first = a.incarnation
-        for i in 0..<3 { _ = try a.create(form: "f", id: nil, fields: ["name": "old\(i)"], layout: layout, origin: origin) }
+        for i in 0..<3 {
+            _ = try a.create(form: "f", id: nil, fields: ["name": "old\(i)"], layout: layout, origin: origin)
+        }
         let dump = place.directory + "/old.dump"
         try db.client("pg_dump", ["--format=custom", "--file=" + dump])
-        for i in 0..<3 { _ = try b.create(form: "f", id: nil, fields: ["name": "lost\(i)"], layout: layout, origin: origin) }
+        for i in 0..<3 {
+            _ = try b.create(form: "f", id: nil, fields: ["name": "lost\(i)"], layout: layout, origin: origin)
+        }
         // Both instances have seen seq 6 (b wrote it; a heard of it) when they stop.
         #expect(a.commits.wait(after: 5, timeout: 10) == 6)
         a.close()
@@ -190,21 +226,33 @@ import EntryProtocol
         while c.incarnation.id != a.incarnation.id && ContinuousClock.now < deadline { usleep(20_000) }
         #expect(c.incarnation == a.incarnation)
         b = try Self.instance(db, 2, in: place)
-        defer { a.close(); b.close(); c.close() }
+        defer {
+            a.close()
+            b.close()
+            c.close()
+        }
         #expect(b.incarnationBegan == nil)
         #expect(b.incarnation.id == a.incarnation.id)
         #expect(Set([a.nodeID, b.nodeID, c.nodeID]).count == 1)
     }
 
-    @Test("commits lost under running instances (an asynchronous failover): the next write begins a new incarnation there, and every instance takes it")
+    @Test(
+        "commits lost under running instances (an asynchronous failover): the next write begins a new incarnation there, and every instance takes it"
+    )
     func wentBackWhileRunning() throws {
         let db = try TestPostgresDatabase()
         let place = TestDatabase()
         let a = try Self.instance(db, 1, in: place)
         let b = try Self.instance(db, 2, in: place)
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let first = a.incarnation
-        for i in 0..<6 { _ = try (i < 3 ? a : b).create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin) }
+        for i in 0..<6 {
+            _ = try (i < 3 ? a : b).create(
+                form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin)
+        }
         #expect(a.commits.wait(after: 5, timeout: 10) == 6)
         // A live Changes stream on b, read to seq 6.
         let replies = Replies()
@@ -213,15 +261,17 @@ import EntryProtocol
         Thread.detachNewThread {
             var call = VarlinkCall(method: "io.entryd.Sync.Changes", parameters: .object([("since", .int(0))]))
             call.more = true
-            let context = CallContext(caller: Caller(pid: 1, uid: 0, gid: 0, userName: "root", role: .read), call: call,
-                                      send: { replies.append($0) }, clientHungUp: { false })
+            let context = CallContext(
+                caller: Caller(pid: 1, uid: 0, gid: 0, userName: "root", role: .read), call: call,
+                send: { replies.append($0) }, clientHungUp: { false })
             try? service.handle(context)
             streamEnded.signal()
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while replies.last?.parameters["last"]?.intValue != 6 && ContinuousClock.now < deadline { usleep(20_000) }
         // The standby that took over had only seqs 1…3.
-        try db.connect().execute("""
+        try db.connect().execute(
+            """
             DELETE FROM entries WHERE seq > 3; DELETE FROM changes WHERE seq > 3;
             UPDATE change_counter SET seq = 3, hlc = (SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes)
             """)
@@ -229,16 +279,21 @@ import EntryProtocol
         #expect(e.seq == 4)
         // b writes at once, before or after it hears of a's new incarnation: it takes that one.
         _ = try b.create(form: "f", id: nil, fields: ["name": "right after"], layout: layout, origin: origin)
-        while (a.incarnation.id == first.id || b.incarnation.id == first.id) && ContinuousClock.now < deadline { usleep(20_000) }
+        while (a.incarnation.id == first.id || b.incarnation.id == first.id) && ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
         #expect(a.incarnation.id != first.id && b.incarnation == a.incarnation)
         #expect(a.incarnation.startSeq == 3)
-        #expect(a.incarnation.reason?.contains("went back from seq 6 to 3 while this instance ran") == true, "\(a.incarnation)")
+        #expect(
+            a.incarnation.reason?.contains("went back from seq 6 to 3 while this instance ran") == true,
+            "\(a.incarnation)")
         let began = a.incarnation
         // Once: the next writes, through either instance, continue it.
         _ = try b.create(form: "f", id: nil, fields: ["name": "later"], layout: layout, origin: origin)
         _ = try a.create(form: "f", id: nil, fields: ["name": "later2"], layout: layout, origin: origin)
         usleep(300_000)
-        #expect(a.incarnation == began && b.incarnation == began, "began \(began), a \(a.incarnation), b \(b.incarnation)")
+        #expect(
+            a.incarnation == began && b.incarnation == began, "began \(began), a \(a.incarnation), b \(b.incarnation)")
         #expect(try a.counts().seq == 7)
         // Each instance's commit signal stands at the new history's head, not at the old 6
         // (b hears a's last commit by NOTIFY: waited for, not assumed within the 300 ms).
@@ -252,13 +307,18 @@ import EntryProtocol
         #expect(all.allSatisfy { $0.parameters["incarnation"]?.stringValue == first.id }, "\(all.map(\.parameters))")
     }
 
-    @Test("an erasure acknowledged on a hub survives a going back that lost its commit: the instance that made it carries it out again at once, and says so")
+    @Test(
+        "an erasure acknowledged on a hub survives a going back that lost its commit: the instance that made it carries it out again at once, and says so"
+    )
     func erasureSurvivesGoingBack() throws {
         let db = try TestPostgresDatabase()
         let place = TestDatabase()
         let a = try Self.instance(db, 1, in: place)
         let b = try Self.instance(db, 2, in: place)
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let events = Locked<[String: [StoreEvent]]>([:])
         a.storeEvents = { e in events.with { $0["a", default: []].append(e) } }
         b.storeEvents = { e in events.with { $0["b", default: []].append(e) } }
@@ -267,7 +327,8 @@ import EntryProtocol
         let kept = try b.create(form: "f", id: nil, fields: ["name": "留下"], layout: layout, origin: origin).entry
         // What the standby had when the primary died: seqs 1 and 2.
         let admin = try db.connect()
-        try admin.execute("""
+        try admin.execute(
+            """
             CREATE TABLE standby_entries AS SELECT * FROM entries; CREATE TABLE standby_changes AS SELECT * FROM changes;
             CREATE TABLE standby_counter AS SELECT * FROM change_counter
             """)
@@ -276,7 +337,8 @@ import EntryProtocol
         #expect(a.commits.wait(after: 3, timeout: 10) == 4 && b.commits.wait(after: 3, timeout: 10) == 4)
         #expect(try a.get(subject.id) == nil)
         // The failover: the promoted standby lacks seqs 3 and 4, the erasure among them.
-        try admin.execute("""
+        try admin.execute(
+            """
             DELETE FROM entries; INSERT INTO entries SELECT * FROM standby_entries;
             DELETE FROM changes; INSERT INTO changes SELECT * FROM standby_changes;
             DELETE FROM erasures; DELETE FROM change_counter; INSERT INTO change_counter SELECT * FROM standby_counter;
@@ -294,23 +356,30 @@ import EntryProtocol
         let found = try b.verifyErasure(id: subject.id, values: [name])
         #expect(found.payloadRows == 0 && found.files.allSatisfy { $0.hits == 0 }, "\(found.files)")
         #expect(try a.storedEntries() == a.replayChangeLog())
-        while events.value["a"]?.contains(.erasuresReapplied(1)) != true && ContinuousClock.now < deadline { usleep(20_000) }
+        while events.value["a"]?.contains(.erasuresReapplied(1)) != true && ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
         let seen = events.value
         #expect(seen["a"]?.contains(.erasuresReapplied(1)) == true, "\(seen)")
-        #expect(seen["b"]?.contains(where: { if case .erasuresReapplied = $0 { true } else { false } }) != true,
-                "b made no erasure and was started before it: its ledger lacks it")
+        #expect(
+            seen["b"]?.contains(where: { if case .erasuresReapplied = $0 { true } else { false } }) != true,
+            "b made no erasure and was started before it: its ledger lacks it")
         for who in ["a", "b"] {
-            let taken = seen[who]?.compactMap { e -> (Incarnation, Int64)? in
-                if case .incarnationTaken(let i, let s) = e { (i, s) } else { nil }
-            } ?? []
+            let taken =
+                seen[who]?.compactMap { e -> (Incarnation, Int64)? in
+                    if case .incarnationTaken(let i, let s) = e { (i, s) } else { nil }
+                } ?? []
             #expect(taken.count == 1, "\(who): one new incarnation: \(seen)")
             #expect(taken.first?.0.startSeq == 2)
-            #expect(taken.first?.0.reason?.contains("went back from seq 4 to 2") == true
+            #expect(
+                taken.first?.0.reason?.contains("went back from seq 4 to 2") == true
                     && taken.first?.0.reason?.contains("2 change(s) lost, seqs 3 to 4") == true, "\(taken)")
         }
     }
 
-    @Test("a new incarnation announced while an instance's listener was away (a failover) is taken when the listener is back")
+    @Test(
+        "a new incarnation announced while an instance's listener was away (a failover) is taken when the listener is back"
+    )
     func incarnationMissedWhileAway() throws {
         let db = try TestPostgresDatabase()
         let place = TestDatabase()
@@ -324,7 +393,9 @@ import EntryProtocol
         do {
             let b = try Self.instance(db, 2, in: place)
             defer { b.close() }
-            for i in 0..<3 { _ = try b.create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin) }
+            for i in 0..<3 {
+                _ = try b.create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin)
+            }
         }
         let connected = ContinuousClock.now + .seconds(15)
         while a.commits.lastSeq != 3 && ContinuousClock.now < connected { usleep(20_000) }
@@ -334,7 +405,8 @@ import EntryProtocol
         // reconnecting to the promoted server: a never heard of it.
         let admin = try db.connect()
         let next = UUIDv7.generate(milliseconds: HybridClock.systemMilliseconds())
-        try admin.execute("""
+        try admin.execute(
+            """
             UPDATE node SET value = '\(next)' WHERE key = 'incarnation';
             UPDATE node SET value = '2' WHERE key = 'incarnation_seq';
             UPDATE node SET value = 'a test: announced while no one listened' WHERE key = 'incarnation_reason';
@@ -343,7 +415,8 @@ import EntryProtocol
         usleep(700_000)
         #expect(a.incarnation == first, "no announcement: nothing taken yet")
         // Its connections are lost (the failover), the listener's among them, and come back.
-        try admin.execute("""
+        try admin.execute(
+            """
             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = current_database() AND application_name = 'entryd' AND pid <> pg_backend_pid()
             """)
@@ -356,17 +429,22 @@ import EntryProtocol
         #expect(a.commits.lastSeq == 3, "the commit signal stands at the head again")
     }
 
-    @Test("after a going back, an instance that took the new incarnation in a round that then rolled back does not begin another")
+    @Test(
+        "after a going back, an instance that took the new incarnation in a round that then rolled back does not begin another"
+    )
     func oneIncarnationThroughRollbacks() throws {
         let db = try TestPostgresDatabase()
         let place = TestDatabase()
         let b = try Self.instance(db, 2, in: place)
         defer { b.close() }
-        for i in 0..<6 { _ = try b.create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin) }
+        for i in 0..<6 {
+            _ = try b.create(form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin)
+        }
         // The failover lost seqs 4 to 6, and another instance found it and began a new
         // incarnation whose announcement b has not heard yet (its listener was away).
         let next = UUIDv7.generate(milliseconds: HybridClock.systemMilliseconds())
-        try db.connect().execute("""
+        try db.connect().execute(
+            """
             DELETE FROM entries WHERE seq > 3; DELETE FROM changes WHERE seq > 3;
             UPDATE change_counter SET seq = 3, hlc = (SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes);
             UPDATE node SET value = '\(next)' WHERE key = 'incarnation';
@@ -401,15 +479,22 @@ import EntryProtocol
         var last: VarlinkReply? { all.last }
     }
 
-    @Test("erasure on PostgreSQL: the values leave every table (SQL proof), dead rows are vacuumed, Backup names pg_dump")
+    @Test(
+        "erasure on PostgreSQL: the values leave every table (SQL proof), dead rows are vacuumed, Backup names pg_dump")
     func erasure() throws {
         let db = try TestPostgresDatabase()
         let place = TestDatabase()
         let store = try Self.instance(db, 1, in: place)
         defer { store.close() }
         let name = "隐私名字Zq"
-        let e = try store.create(form: "f", id: nil, fields: ["name": name, "birthday": "1990-01-02"], layout: layout, origin: origin).entry
-        _ = try store.update(id: e.id, ifVersion: nil, layout: layout, origin: origin) { var f = $0.fields; f["name"] = name + "2"; return f }
+        let e = try store.create(
+            form: "f", id: nil, fields: ["name": name, "birthday": "1990-01-02"], layout: layout, origin: origin
+        ).entry
+        _ = try store.update(id: e.id, ifVersion: nil, layout: layout, origin: origin) {
+            var f = $0.fields
+            f["name"] = name + "2"
+            return f
+        }
         // The server's own files: ANALYZE (which samples values into the catalogue), a
         // checkpoint (shared buffers to the files), then every file of the database.
         let admin = try db.connect()
@@ -427,7 +512,10 @@ import EntryProtocol
         let reader = try db.connect()
         try reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         _ = try reader.execute("SELECT count(*) FROM node")  // a snapshot, and no lock on the tables rewritten
-        let release = Thread { usleep(1_000_000); _ = try? reader.execute("COMMIT") }
+        let release = Thread {
+            usleep(1_000_000)
+            _ = try? reader.execute("COMMIT")
+        }
         release.start()
         let started = Date()
         _ = try store.erase(id: e.id, origin: WriteOrigin(actor: "dpo", reason: "request 42"))
@@ -441,11 +529,18 @@ import EntryProtocol
         #expect(left == [], "no file of the database holds an erased value: \(left)")
         let c = try db.connect()
         #expect(try c.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["0"]])
-        #expect(try c.execute("SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'folded' AND last_vacuum IS NOT NULL").rows == [["1"]])
-        #expect(throws: EntryError.backupUnsupported(database: store.location, tool: "pg_dump")) { _ = try store.consistentCopy() }
+        #expect(
+            try c.execute(
+                "SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'folded' AND last_vacuum IS NOT NULL"
+            ).rows == [["1"]])
+        #expect(throws: EntryError.backupUnsupported(database: store.location, tool: "pg_dump")) {
+            _ = try store.consistentCopy()
+        }
     }
 
-    @Test("an erasure whose rewrite an older snapshot holds off past the wait keeps its mark and says so; VerifyErasure rewrites once it is gone")
+    @Test(
+        "an erasure whose rewrite an older snapshot holds off past the wait keeps its mark and says so; VerifyErasure rewrites once it is gone"
+    )
     func erasureRewriteHeldOff() throws {
         let db = try TestPostgresDatabase()
         let place = TestDatabase()
@@ -462,7 +557,9 @@ import EntryProtocol
         #expect(!outcome.walTruncated, "the rewrite did not happen: the snapshot outlived the wait")
         #expect(try admin.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["1"]])
         let held = try store.verifyErasure(id: e.id, values: [name])
-        #expect(!held.walTruncated && held.files.allSatisfy { $0.hits == 0 }, "SQL finds nothing, the files are not yet rewritten")
+        #expect(
+            !held.walTruncated && held.files.allSatisfy { $0.hits == 0 },
+            "SQL finds nothing, the files are not yet rewritten")
         try reader.execute("COMMIT")
         let after = try store.verifyErasure(id: e.id, values: [name])
         #expect(after.walTruncated && after.files.allSatisfy { $0.hits == 0 })
@@ -474,7 +571,9 @@ import EntryProtocol
     /// The directory of the files of `admin`'s database (a superuser's connection).
     static func databaseFiles(_ admin: PGConnection) throws -> String {
         let dir = try #require(try admin.execute("SHOW data_directory").rows.first?.first ?? nil)
-        let oid = try #require(try admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").rows.first?.first ?? nil)
+        let oid = try #require(
+            try admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").rows.first?.first ?? nil
+        )
         return dir + "/base/" + oid
     }
 

@@ -10,7 +10,9 @@ import Testing
 @Suite struct InteractiveDateWheelTests {
     func date(_ text: String) -> PickerDate { PickerDate(canonical: text)! }
 
-    @Test("31 January moved to February becomes 28 or 29 February", arguments: [("2023", "2023-02-28"), ("2024", "2024-02-29")])
+    @Test(
+        "31 January moved to February becomes 28 or 29 February",
+        arguments: [("2023", "2023-02-28"), ("2024", "2024-02-29")])
     func clampsDay(year: String, expected: String) {
         var wheel = DateWheel(initial: date("\(year)-01-31"), withTime: false)
         wheel.moveColumn(by: 1)
@@ -28,7 +30,8 @@ import Testing
 
     @Test("min and max are honoured on every column")
     func bounds() {
-        var wheel = DateWheel(initial: date("2026-11-15"), withTime: false, minimum: date("1900-01-01"), maximum: date("2026-11-30"))
+        var wheel = DateWheel(
+            initial: date("2026-11-15"), withTime: false, minimum: date("1900-01-01"), maximum: date("2026-11-30"))
         wheel.turn(by: 1)
         #expect(wheel.canonical == "2026-11-30")
         wheel.moveColumn(by: 1)
@@ -62,7 +65,8 @@ import Testing
 
     @Test("digits type a column and move on")
     func typing() {
-        var wheel = DateWheel(initial: date("2026-11-30"), withTime: false, minimum: date("1900-01-01"), maximum: date("2026-11-30"))
+        var wheel = DateWheel(
+            initial: date("2026-11-30"), withTime: false, minimum: date("1900-01-01"), maximum: date("2026-11-30"))
         for d in [1, 9, 9, 0, 0, 5, 1, 7] { wheel.type(digit: d) }
         #expect(wheel.canonical == "1990-05-17")
         var time = DateWheel(initial: date("2026-12-01 00:00"), withTime: true, minuteInterval: 30)

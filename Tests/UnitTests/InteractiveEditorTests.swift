@@ -9,22 +9,32 @@ import Testing
 /// The form state machine (Interactive/FormEditor*.swift), driven by keys with no terminal.
 @Suite struct InteractiveEditorTests {
     /// The registration form as GetForm sends it (zh labels, `today` resolved).
-    static let form = EditorForm(name: "registration", title: "登记", fields: [
-        .init(name: "name", type: .text, label: "姓名", required: true, maxLength: 100),
-        .init(name: "birthday", type: .date, label: "生日", required: true, min: "1900-01-01", max: "2026-12-01"),
-        .init(name: "country", type: .country, label: "国家", required: true),
-        .init(name: "province", type: .province, label: "省份", requiredWhen: FieldCondition(field: "country", value: "CN")),
-        .init(name: "city", type: .city, label: "城市", parent: "province"),
-        .init(name: "contact_method", type: .choice, label: "联系方式", required: true),
-        .init(name: "phone", type: .phone, label: "手机号码", requiredWhen: FieldCondition(field: "contact_method", value: "phone")),
-        .init(name: "email", type: .email, label: "邮箱", requiredWhen: FieldCondition(field: "contact_method", value: "email")),
-        .init(name: "appointment", type: .datetime, label: "预约时间", minuteInterval: 30),
-    ])
+    static let form = EditorForm(
+        name: "registration", title: "登记",
+        fields: [
+            .init(name: "name", type: .text, label: "姓名", required: true, maxLength: 100),
+            .init(name: "birthday", type: .date, label: "生日", required: true, min: "1900-01-01", max: "2026-12-01"),
+            .init(name: "country", type: .country, label: "国家", required: true),
+            .init(
+                name: "province", type: .province, label: "省份",
+                requiredWhen: FieldCondition(field: "country", value: "CN")),
+            .init(name: "city", type: .city, label: "城市", parent: "province"),
+            .init(name: "contact_method", type: .choice, label: "联系方式", required: true),
+            .init(
+                name: "phone", type: .phone, label: "手机号码",
+                requiredWhen: FieldCondition(field: "contact_method", value: "phone")),
+            .init(
+                name: "email", type: .email, label: "邮箱",
+                requiredWhen: FieldCondition(field: "contact_method", value: "email")),
+            .init(name: "appointment", type: .datetime, label: "预约时间", minuteInterval: 30),
+        ])
     static let now = PickerDate(year: 2026, month: 11, day: 30, hour: 9, minute: 47)
 
     static let provinces = [OptionRow(value: "110000", label: "北京市"), OptionRow(value: "440000", label: "广东省")]
-    static let gdCities = [OptionRow(value: "440100", label: "广州市", parent: "440000"),
-                           OptionRow(value: "440300", label: "深圳市", parent: "440000")]
+    static let gdCities = [
+        OptionRow(value: "440100", label: "广州市", parent: "440000"),
+        OptionRow(value: "440300", label: "深圳市", parent: "440000"),
+    ]
 
     func editor(_ values: [String: String] = [:], editing: Bool = false) -> FormEditor {
         FormEditor(form: Self.form, values: values, editing: editing, now: Self.now)
@@ -71,7 +81,8 @@ import Testing
     @Test("Ctrl-S submits the shown values; Enter on the last field opens its picker, never submits")
     func submit() {
         var e = editor(["name": "李雷", "contact_method": "phone", "phone": "13800138000", "email": "x@example.com"])
-        #expect(e.handle(.control("s")) == [.submit(["name": "李雷", "contact_method": "phone", "phone": "13800138000"])])
+        #expect(
+            e.handle(.control("s")) == [.submit(["name": "李雷", "contact_method": "phone", "phone": "13800138000"])])
         #expect(e.mode == .submitting)
         e.submitFailed(problems: [Problem(field: "birthday", code: .required, message: "请填写生日。")])
         #expect(e.mode == .form)
@@ -79,7 +90,10 @@ import Testing
         #expect(e.shownProblems(Self.form.fields[1]).count == 1)
         focus(&e, "appointment")
         #expect(!e.handle(.enter).contains { if case .submit = $0 { return true } else { return false } })
-        guard case .date = e.mode else { Issue.record("Enter on the last field (a date-time) opens its wheel: \(e.mode)"); return }
+        guard case .date = e.mode else {
+            Issue.record("Enter on the last field (a date-time) opens its wheel: \(e.mode)")
+            return
+        }
         _ = e.handle(.escape)
         #expect(e.mode == .form)
     }
@@ -91,7 +105,10 @@ import Testing
         let actions = e.handle(.enter)
         #expect(actions == [.fetchOptions(OptionRequest(field: "province"))])
         e.receive(Self.provinces, for: OptionRequest(field: "province"))
-        guard case .list(let picker) = e.mode else { Issue.record("picker open"); return }
+        guard case .list(let picker) = e.mode else {
+            Issue.record("picker open")
+            return
+        }
         #expect(picker.highlightedRow?.value == "110000")
         #expect(e.value("province") == "")
         _ = e.handle(.down)
@@ -103,7 +120,9 @@ import Testing
         focus(&filled, "province")
         _ = filled.handle(.text(" "))
         filled.receive(Self.provinces, for: OptionRequest(field: "province"))
-        if case .list(let p) = filled.mode { #expect(p.highlightedRow?.value == "440000", "the current value is highlighted") }
+        if case .list(let p) = filled.mode {
+            #expect(p.highlightedRow?.value == "440000", "the current value is highlighted")
+        }
         _ = filled.handle(.home)
         _ = filled.handle(.escape)
         #expect(filled.value("province") == "440000", "Esc restores the earlier value")
@@ -169,19 +188,22 @@ import Testing
     @Test("the choice shows and requires phone or email")
     func choiceToggles() {
         var e = editor()
-        let phone = Self.form.fields[6], email = Self.form.fields[7]
+        let phone = Self.form.fields[6]
+        let email = Self.form.fields[7]
         #expect(!e.isShown(phone) && !e.isShown(email))
         focus(&e, "contact_method")
         _ = e.handle(.enter)
-        e.receive([OptionRow(value: "phone", label: "电话"), OptionRow(value: "email", label: "邮箱")],
-                  for: OptionRequest(field: "contact_method"))
+        e.receive(
+            [OptionRow(value: "phone", label: "电话"), OptionRow(value: "email", label: "邮箱")],
+            for: OptionRequest(field: "contact_method"))
         _ = e.handle(.enter)
         #expect(e.isShown(phone) && e.isRequired(phone) && !e.isShown(email) && !e.isRequired(email))
         #expect(e.focusedField.name == "phone")
         focus(&e, "contact_method")
         _ = e.handle(.enter)
-        e.receive([OptionRow(value: "phone", label: "电话"), OptionRow(value: "email", label: "邮箱")],
-                  for: OptionRequest(field: "contact_method"))
+        e.receive(
+            [OptionRow(value: "phone", label: "电话"), OptionRow(value: "email", label: "邮箱")],
+            for: OptionRequest(field: "contact_method"))
         _ = e.handle(.down)
         _ = e.handle(.enter)
         #expect(!e.isShown(phone) && e.isShown(email) && e.isRequired(email))
@@ -193,7 +215,8 @@ import Testing
 
     @Test("省份 and 城市 are shown for China only; leaving China hides both and saving clears them")
     func provinceOnlyForChina() {
-        let province = Self.form.fields[3], city = Self.form.fields[4]
+        let province = Self.form.fields[3]
+        let city = Self.form.fields[4]
         let china = editor(["country": "CN", "province": "440000", "city": "440100"])
         #expect(china.isShown(province) && china.isShown(city))
         #expect(china.shownIndices.contains(3) && china.shownIndices.contains(4))
@@ -201,8 +224,11 @@ import Testing
         #expect(!abroad.isShown(province) && !abroad.isShown(city))
         #expect(!abroad.shownIndices.contains(3) && !abroad.shownIndices.contains(4))
         // Editing an entry that moves abroad: the hidden province and city go as cleared ("").
-        var moved = editor(["name": "李雷", "country": "CN", "province": "440000", "city": "440100",
-                            "contact_method": "phone", "phone": "+8613800138000"], editing: true)
+        var moved = editor(
+            [
+                "name": "李雷", "country": "CN", "province": "440000", "city": "440100",
+                "contact_method": "phone", "phone": "+8613800138000",
+            ], editing: true)
         focus(&moved, "country")
         _ = moved.handle(.enter)
         moved.receive([OptionRow(value: "US", label: "美国")], for: OptionRequest(field: "country"))
@@ -219,8 +245,9 @@ import Testing
         var f = editor(["name": "李雷", "contact_method": "phone", "phone": "+8613800138000"], editing: true)
         focus(&f, "contact_method")
         _ = f.handle(.enter)
-        f.receive([OptionRow(value: "phone", label: "电话"), OptionRow(value: "email", label: "邮箱")],
-                  for: OptionRequest(field: "contact_method"))
+        f.receive(
+            [OptionRow(value: "phone", label: "电话"), OptionRow(value: "email", label: "邮箱")],
+            for: OptionRequest(field: "contact_method"))
         _ = f.handle(.end)
         _ = f.handle(.enter)
         for ch in "li@example.com" { _ = f.handle(.text(String(ch))) }
@@ -232,7 +259,10 @@ import Testing
         var e = editor()
         focus(&e, "birthday")
         _ = e.handle(.enter)
-        guard case .date(let wheel, _) = e.mode else { Issue.record("date wheel open"); return }
+        guard case .date(let wheel, _) = e.mode else {
+            Issue.record("date wheel open")
+            return
+        }
         #expect(wheel.canonical == "2026-11-30")
         #expect(e.value("birthday") == "")
         _ = e.handle(.escape)
@@ -271,11 +301,14 @@ import Testing
     @Test("required problems show once a field is left; Check teaches the city requirement")
     func problemsAndLearnedRequired() {
         var e = editor(["country": "CN", "province": "440000"])
-        let name = Self.form.fields[0], city = Self.form.fields[4]
-        e.receiveCheck(display: ["country": "🇨🇳 中国"], problems: [
-            Problem(field: "name", code: .required, message: "请填写姓名。"),
-            Problem(field: "city", code: .required, message: "请填写城市。"),
-        ])
+        let name = Self.form.fields[0]
+        let city = Self.form.fields[4]
+        e.receiveCheck(
+            display: ["country": "🇨🇳 中国"],
+            problems: [
+                Problem(field: "name", code: .required, message: "请填写姓名。"),
+                Problem(field: "city", code: .required, message: "请填写城市。"),
+            ])
         #expect(e.display["country"] == "🇨🇳 中国")
         #expect(e.shownProblems(name).isEmpty)
         #expect(e.isRequired(city))

@@ -20,7 +20,8 @@ import Testing
         for line in screen.lines { #expect(line.width == width, "\(line.plain)") }
     }
 
-    @Test("fits 80×24 with Chinese labels, flags and an open picker", arguments: [(80, 24), (60, 15), (30, 8), (132, 50)])
+    @Test(
+        "fits 80×24 with Chinese labels, flags and an open picker", arguments: [(80, 24), (60, 15), (30, 8), (132, 50)])
     func fits(width: Int, height: Int) {
         var e = editor(["name": "李雷韩梅梅李雷韩梅梅李雷韩梅梅李雷韩梅梅李雷韩梅梅李雷韩梅梅", "country": "CN", "contact_method": "phone"])
         let r = FormRenderer(width: width, height: height)
@@ -89,7 +90,8 @@ import Testing
 
     @Test("the title names the form and, when editing, the entry")
     func title() {
-        let edit = FormEditor(form: Fixture.form, values: ["name": "李雷"], editing: true, entryID: "0193a5e2", now: Fixture.now)
+        let edit = FormEditor(
+            form: Fixture.form, values: ["name": "李雷"], editing: true, entryID: "0193a5e2", now: Fixture.now)
         #expect(FormRenderer(width: 80, height: 24).screen(edit).lines[0].plain.hasPrefix(" 登记 · 编辑 0193a5e2"))
         #expect(FormRenderer(width: 80, height: 24).screen(editor()).lines[0].plain.hasPrefix(" 登记 · 新建"))
     }

@@ -17,24 +17,53 @@ import Testing
             let walker = FileManager.default.enumerator(atPath: base.path)
             while let relative = walker?.nextObject() as? String {
                 guard relative.hasSuffix(".swift"),
-                      let text = try? String(contentsOf: base.appendingPathComponent(relative), encoding: .utf8) else { continue }
-                files.append((directory + "/" + relative, text))
+                    let text = try? String(contentsOf: base.appendingPathComponent(relative), encoding: .utf8)
+                else { continue }
+                files.append((directory + "/" + relative, Self.joiningBrokenLiterals(text)))
             }
         }
         return files.sorted { $0.0 < $1.0 }
     }()
 
+    /// `text` with a string literal that swift format moved to the next line (after
+    /// `(`, `[` or a label's `:`) joined back to its call, and the line it left kept
+    /// empty, so the scans see `en: "…"` and `UsageError("…"` and the line numbers hold.
+    static func joiningBrokenLiterals(_ text: String) -> String {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for k in lines.indices.dropLast() {
+            let next = lines[k + 1].drop(while: { $0 == " " })
+            guard next.hasPrefix("\""), let last = lines[k].last, "([:".contains(last) else { continue }
+            lines[k] += (last == ":" ? " " : "") + next
+            lines[k + 1] = ""
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// Whether `text` holds a CJK ideograph or CJK punctuation.
     static func hasChinese(_ text: String) -> Bool {
-        text.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) || (0x3000...0x303F).contains($0.value) || (0xFF00...0xFFEF).contains($0.value) }
+        text.unicodeScalars.contains {
+            (0x4E00...0x9FFF).contains($0.value) || (0x3000...0x303F).contains($0.value)
+                || (0xFF00...0xFFEF).contains($0.value)
+        }
     }
 
     /// The string literal that `text` starts inside of (escapes and interpolations kept), up to its closing quote.
     static func literal(in text: Substring) -> String? {
-        var out = "", escaped = false, depth = 0
+        var out = ""
+        var escaped = false
+        var depth = 0
         for c in text {
-            if escaped { out.append(c); escaped = false; if c == "(" { depth += 1 }; continue }
-            if c == "\\" { out.append(c); escaped = true; continue }
+            if escaped {
+                out.append(c)
+                escaped = false
+                if c == "(" { depth += 1 }
+                continue
+            }
+            if c == "\\" {
+                out.append(c)
+                escaped = true
+                continue
+            }
             if c == "(" { depth += 1 } else if c == ")" { depth -= 1 }
             if c == "\"" && depth <= 0 { return out }
             out.append(c)
@@ -42,7 +71,9 @@ import Testing
         return nil
     }
 
-    @Test("every zh text of the catalog is Chinese and every message has an en text; the sources have some hundreds of them")
+    @Test(
+        "every zh text of the catalog is Chinese and every message has an en text; the sources have some hundreds of them"
+    )
     func catalogEntries() throws {
         var count = 0
         for (path, text) in Self.sources {
@@ -69,10 +100,14 @@ import Testing
     }
 
     /// Calls whose string argument is printed or thrown to people as it is.
-    static let printing = ["UsageError(\"", "Refusal(\"", "RowsRejected(lines: [\"", "Terminal.message(\"", "Terminal.out(lines: [\"",
-                           "print(\"", "help: \"", "summary: \"", "details: [\"", "HeaderError(message: \"", "lines.append(\""]
+    static let printing = [
+        "UsageError(\"", "Refusal(\"", "RowsRejected(lines: [\"", "Terminal.message(\"", "Terminal.out(lines: [\"",
+        "print(\"", "help: \"", "summary: \"", "details: [\"", "HeaderError(message: \"", "lines.append(\"",
+    ]
 
-    @Test("no English-only literal is printed: usage errors, refusals, messages, help, summaries and details all go through Localized")
+    @Test(
+        "no English-only literal is printed: usage errors, refusals, messages, help, summaries and details all go through Localized"
+    )
     func noEnglishOnlyLiterals() {
         var found: [String] = []
         for (path, text) in Self.sources {
@@ -85,7 +120,9 @@ import Testing
                         guard let literal = Self.literal(in: rest) else { continue }
                         // Words (a letter run of three or more) in a literal with no Chinese: English only.
                         let words = literal.split { !$0.isLetter }.filter { $0.count >= 3 && $0.allSatisfy(\.isASCII) }
-                        if !Self.hasChinese(literal) && !words.isEmpty { found.append("\(path):\(k + 1): \(call)\(literal)\"") }
+                        if !Self.hasChinese(literal) && !words.isEmpty {
+                            found.append("\(path):\(k + 1): \(call)\(literal)\"")
+                        }
                     }
                 }
             }
@@ -99,5 +136,10 @@ import Testing
         let range = line.range(of: "UsageError(\"")!
         #expect(Self.literal(in: line[range.upperBound...]) == "missing ID")
         #expect(!Self.hasChinese("missing ID") && Self.hasChinese("缺少 ID") && Self.hasChinese("（"))
+        let broken =
+            "throw UsageError(\n    \"missing ID\")\nLocalized(\n    zh: \"缺少\",\n    en:\n        \"missing\")"
+        #expect(
+            Self.joiningBrokenLiterals(broken)
+                == "throw UsageError(\"missing ID\")\n\nLocalized(\n    zh: \"缺少\",\n    en: \"missing\")\n")
     }
 }

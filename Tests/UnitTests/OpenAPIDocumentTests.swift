@@ -25,11 +25,16 @@ import Foundation
         }
         let entries = try #require(VarlinkIDL.served.first { $0.name == "io.entryd.Entries" })
         #expect(entries.doc == "Filled form records: submit, read, change, delete, history.")
-        #expect(entries.errors.map(\.name) == ["ValidationFailed", "EntryNotFound", "EntryExists", "VersionMismatch", "FormNotFound",
-                                               "LimitExceeded", "StorageFailed", "BackupUnsupported", "EntryErased"])
+        #expect(
+            entries.errors.map(\.name) == [
+                "ValidationFailed", "EntryNotFound", "EntryExists", "VersionMismatch", "FormNotFound",
+                "LimitExceeded", "StorageFailed", "BackupUnsupported", "EntryErased",
+            ])
     }
 
-    @Test("shapes: Add's fields are an object of strings and form is optional; List, Change, Order, History and an error exactly")
+    @Test(
+        "shapes: Add's fields are an object of strings and form is optional; List, Change, Order, History and an error exactly"
+    )
     func shapes() throws {
         let entries = try #require(VarlinkIDL.served.first { $0.name == "io.entryd.Entries" })
         let add = try #require(entries.method("Add"))
@@ -37,14 +42,23 @@ import Foundation
         #expect(add.parameters[0].type == .optional(.string))
         #expect(add.parameters[2].type == .map(.string))
         #expect(add.reply == [VarlinkIDL.Field(name: "entry", type: .named("Entry"), doc: "")])
-        #expect(add.doc.hasPrefix("Validates, normalises and stores a new entry. With id, the call is idempotent:\nthe same id"))
+        #expect(
+            add.doc.hasPrefix(
+                "Validates, normalises and stores a new entry. With id, the call is idempotent:\nthe same id"))
         let list = try #require(entries.method("List"))
-        #expect(list.parameters.map(\.type) == [.optional(.string), .optional(.named("Filter")), .optional(.named("Order")), .optional(.bool),
-                                                .optional(.int), .optional(.string), .optional(.bool), .optional(.string)])
+        #expect(
+            list.parameters.map(\.type) == [
+                .optional(.string), .optional(.named("Filter")), .optional(.named("Order")), .optional(.bool),
+                .optional(.int), .optional(.string), .optional(.bool), .optional(.string),
+            ])
         #expect(list.reply.map(\.type) == [.array(.named("Entry")), .optional(.string), .int])
         #expect(entries.type("Order")?.type == .enumeration(["created", "updated", "birthday", "name"]))
-        guard case .structure(let change)? = entries.type("Change")?.type else { Issue.record("Change is not a struct"); return }
-        #expect(change.first { $0.name == "op" }?.type == .enumeration(["create", "update", "delete", "restore", "erase"]))
+        guard case .structure(let change)? = entries.type("Change")?.type else {
+            Issue.record("Change is not a struct")
+            return
+        }
+        #expect(
+            change.first { $0.name == "op" }?.type == .enumeration(["create", "update", "delete", "restore", "erase"]))
         // A comment inside a struct documents the field below it.
         let superseded = try #require(change.first { $0.name == "superseded" })
         #expect(superseded.type == .optional(.array(.string)))
@@ -71,27 +85,41 @@ import Foundation
         #expect(throws: VarlinkIDLError(line: 3, message: "'X' is declared twice")) {
             try VarlinkIDL(parsing: "interface a.b\nmethod X() -> ()\nerror X ()\n")
         }
-        #expect(throws: VarlinkIDLError(line: 2, message: "unexpected character '!'")) { try VarlinkIDL(parsing: "interface a.b\n!\n") }
+        #expect(throws: VarlinkIDLError(line: 2, message: "unexpected character '!'")) {
+            try VarlinkIDL(parsing: "interface a.b\n!\n")
+        }
         // Inline structs, nested containers.
         let idl = try? VarlinkIDL(parsing: "interface a.b\ntype T (a: ?[]?[string](x: int, y: (p, q)), b: object)\n")
-        #expect(idl?.types.first?.type == .structure([
-            VarlinkIDL.Field(name: "a", type: .optional(.array(.optional(.map(.structure([
-                VarlinkIDL.Field(name: "x", type: .int, doc: ""), VarlinkIDL.Field(name: "y", type: .enumeration(["p", "q"]), doc: ""),
-            ]))))), doc: ""),
-            VarlinkIDL.Field(name: "b", type: .object, doc: ""),
-        ]))
+        #expect(
+            idl?.types.first?.type
+                == .structure([
+                    VarlinkIDL.Field(
+                        name: "a",
+                        type: .optional(
+                            .array(
+                                .optional(
+                                    .map(
+                                        .structure([
+                                            VarlinkIDL.Field(name: "x", type: .int, doc: ""),
+                                            VarlinkIDL.Field(name: "y", type: .enumeration(["p", "q"]), doc: ""),
+                                        ]))))), doc: ""),
+                    VarlinkIDL.Field(name: "b", type: .object, doc: ""),
+                ]))
     }
 
     /// Every `$ref` string in `json`.
     static func refs(_ json: JSON) -> [String] {
         switch json {
-        case .object(let members): return members.flatMap { key, value in key == "$ref" ? [value.stringValue ?? "?"] : refs(value) }
+        case .object(let members):
+            return members.flatMap { key, value in key == "$ref" ? [value.stringValue ?? "?"] : refs(value) }
         case .array(let items): return items.flatMap(refs)
         default: return []
         }
     }
 
-    @Test("the document: a path per exposed method and none for Apply, SyncPeer, HeldFrom, Backup; every $ref resolves; JSON round trip; deterministic")
+    @Test(
+        "the document: a path per exposed method and none for Apply, SyncPeer, HeldFrom, Backup; every $ref resolves; JSON round trip; deterministic"
+    )
     func document() throws {
         let doc = OpenAPIDocument.generate()
         #expect(doc["openapi"]?.stringValue == "3.1.0")
@@ -102,28 +130,50 @@ import Foundation
         for m in methods {
             #expect(paths.contains("/api/v1/\(m)") == !(Method(rawValue: m)?.isPeerOnly ?? false), "\(m)")
         }
-        for excluded in ["io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup"] {
+        for excluded in [
+            "io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup",
+        ] {
             #expect(methods.contains(excluded) && !paths.contains("/api/v1/\(excluded)"))
         }
-        for fixed in ["/api/v1/login", "/api/v1/logout", "/api/v1/session", "/healthz", "/api/v1/openapi.json"] { #expect(paths.contains(fixed)) }
+        for fixed in ["/api/v1/login", "/api/v1/logout", "/api/v1/session", "/healthz", "/api/v1/openapi.json"] {
+            #expect(paths.contains(fixed))
+        }
         #expect(Set(paths).count == paths.count)
         // Add: the body, the reply, the errors, the description from the IDL.
         let add = try #require(doc["paths"]?["/api/v1/io.entryd.Entries.Add"]?["post"])
         #expect(add["description"]?.stringValue?.hasPrefix("Validates, normalises and stores a new entry.") == true)
         #expect(add["summary"]?.stringValue == "Validates, normalises and stores a new entry.")
         #expect(add["requestBody"]?["required"] == .bool(true))
-        for status in ["200", "400", "401", "403", "404", "409", "413", "503", "default"] { #expect(add["responses"]?[status] != nil, "\(status)") }
+        for status in ["200", "400", "401", "403", "404", "409", "413", "503", "default"] {
+            #expect(add["responses"]?[status] != nil, "\(status)")
+        }
         let schemas = try #require(doc["components"]?["schemas"])
         let addParameters = try #require(schemas["io.entryd.Entries.Add.Parameters"])
         #expect(addParameters["required"] == .array([.string("fields")]))
-        #expect(addParameters["properties"]?["fields"] == .object([("type", .string("object")), ("additionalProperties", .object([("type", .string("string"))]))]))
-        #expect(addParameters["properties"]?["form"] == .object([("type", .array([.string("string"), .string("null")]))]))
-        #expect(schemas["io.entryd.Entries.Add.Reply"]?["properties"]?["entry"] == .object([("$ref", .string("#/components/schemas/io.entryd.Entries.Entry"))]))
-        #expect(schemas["io.entryd.Entries.Order"] == .object([("type", .string("string")), ("enum", .array(["created", "updated", "birthday", "name"].map(JSON.string))),
-                                                               ("description", .string("Sort order for List."))]))
-        #expect(schemas["io.entryd.Entries.ValidationFailed"]?["properties"]?["error"] == .object([("const", .string("io.entryd.Entries.ValidationFailed"))]))
+        #expect(
+            addParameters["properties"]?["fields"]
+                == .object([
+                    ("type", .string("object")), ("additionalProperties", .object([("type", .string("string"))])),
+                ]))
+        #expect(
+            addParameters["properties"]?["form"] == .object([("type", .array([.string("string"), .string("null")]))]))
+        #expect(
+            schemas["io.entryd.Entries.Add.Reply"]?["properties"]?["entry"]
+                == .object([("$ref", .string("#/components/schemas/io.entryd.Entries.Entry"))]))
+        #expect(
+            schemas["io.entryd.Entries.Order"]
+                == .object([
+                    ("type", .string("string")),
+                    ("enum", .array(["created", "updated", "birthday", "name"].map(JSON.string))),
+                    ("description", .string("Sort order for List.")),
+                ]))
+        #expect(
+            schemas["io.entryd.Entries.ValidationFailed"]?["properties"]?["error"]
+                == .object([("const", .string("io.entryd.Entries.ValidationFailed"))]))
         // Forms.Check uses Problem without declaring it: the one io.entryd.Entries declares.
-        #expect(schemas["io.entryd.Forms.Check.Reply"]?["properties"]?["problems"]?["items"] == .object([("$ref", .string("#/components/schemas/io.entryd.Entries.Problem"))]))
+        #expect(
+            schemas["io.entryd.Forms.Check.Reply"]?["properties"]?["problems"]?["items"]
+                == .object([("$ref", .string("#/components/schemas/io.entryd.Entries.Problem"))]))
         // Status needs no parameters: its body is optional.
         #expect(doc["paths"]?["/api/v1/io.entryd.Sync.Status"]?["post"]?["requestBody"]?["required"] == .bool(false))
         // The feed: POST as a method, GET as Server-Sent Events.
@@ -136,7 +186,9 @@ import Foundation
         #expect(responses["401"]?["description"]?.stringValue?.contains("io.entryd.web.AuthenticationRequired") == true)
         #expect(responses["403"]?["description"]?.stringValue?.contains("org.varlink.service.PermissionDenied") == true)
         let schemes = try #require(doc["components"]?["securitySchemes"])
-        #expect(schemes["bearer"]?["scheme"]?.stringValue == "bearer" && schemes["cookie"]?["name"]?.stringValue == "entryd_session"
+        #expect(
+            schemes["bearer"]?["scheme"]?.stringValue == "bearer"
+                && schemes["cookie"]?["name"]?.stringValue == "entryd_session"
                 && schemes["csrf"]?["name"]?.stringValue == "X-CSRF-Token")
 
         // Every $ref points at a component that exists.
@@ -150,25 +202,39 @@ import Foundation
         // Through its bytes and back; the same bytes every time.
         let text = doc.text
         // OPENAPI_DUMP=FILE writes the document, to check it by hand (e.g. with openapi-spec-validator).
-        if let dump = ProcessInfo.processInfo.environment["OPENAPI_DUMP"] { try text.write(toFile: dump, atomically: true, encoding: .utf8) }
+        if let dump = ProcessInfo.processInfo.environment["OPENAPI_DUMP"] {
+            try text.write(toFile: dump, atomically: true, encoding: .utf8)
+        }
         #expect(try JSON.parse(text) == doc)
         #expect(OpenAPIDocument.generate().text == text)
         // The predicate decides.
         let fewer = OpenAPIDocument.generate { $0.hasPrefix("io.entryd.Forms.") }
         let fewerPaths = try #require(fewer["paths"]?.objectValue).map(\.0).filter { $0.hasPrefix("/api/v1/io.") }
-        #expect(fewerPaths == ["/api/v1/io.entryd.Forms.ListForms", "/api/v1/io.entryd.Forms.GetForm", "/api/v1/io.entryd.Forms.Options",
-                               "/api/v1/io.entryd.Forms.Check", "/api/v1/io.entryd.Forms.CheckStored"])
+        #expect(
+            fewerPaths == [
+                "/api/v1/io.entryd.Forms.ListForms", "/api/v1/io.entryd.Forms.GetForm",
+                "/api/v1/io.entryd.Forms.Options",
+                "/api/v1/io.entryd.Forms.Check", "/api/v1/io.entryd.Forms.CheckStored",
+            ])
     }
 
-    @Test("error statuses follow the table of the API", arguments: [
-        ("io.entryd.Entries.ValidationFailed", 400), ("org.varlink.service.InvalidParameter", 400),
-        ("io.entryd.web.AuthenticationRequired", 401), ("io.entryd.web.LoginFailed", 401), ("io.entryd.web.PayloadTooLarge", 413), ("org.varlink.service.PermissionDenied", 403), ("io.entryd.web.CSRFRejected", 403),
-        ("io.entryd.Entries.EntryNotFound", 404), ("io.entryd.Forms.FormNotFound", 404), ("io.entryd.Forms.FieldNotFound", 404),
-        ("io.entryd.Sync.ConflictNotFound", 404), ("org.varlink.service.MethodNotFound", 404), ("org.varlink.service.InterfaceNotFound", 404),
-        ("io.entryd.Entries.EntryExists", 409), ("io.entryd.Entries.VersionMismatch", 409), ("io.entryd.Entries.EntryErased", 409),
-        ("io.entryd.Entries.LimitExceeded", 413), ("io.entryd.web.TooManyAttempts", 429), ("io.entryd.Entries.BackupUnsupported", 501),
-        ("io.entryd.Entries.StorageFailed", 503), ("io.entryd.web.DaemonUnreachable", 503), ("x.y.Unheard", 500),
-    ])
+    @Test(
+        "error statuses follow the table of the API",
+        arguments: [
+            ("io.entryd.Entries.ValidationFailed", 400), ("org.varlink.service.InvalidParameter", 400),
+            ("io.entryd.web.AuthenticationRequired", 401), ("io.entryd.web.LoginFailed", 401),
+            ("io.entryd.web.PayloadTooLarge", 413), ("org.varlink.service.PermissionDenied", 403),
+            ("io.entryd.web.CSRFRejected", 403),
+            ("io.entryd.Entries.EntryNotFound", 404), ("io.entryd.Forms.FormNotFound", 404),
+            ("io.entryd.Forms.FieldNotFound", 404),
+            ("io.entryd.Sync.ConflictNotFound", 404), ("org.varlink.service.MethodNotFound", 404),
+            ("org.varlink.service.InterfaceNotFound", 404),
+            ("io.entryd.Entries.EntryExists", 409), ("io.entryd.Entries.VersionMismatch", 409),
+            ("io.entryd.Entries.EntryErased", 409),
+            ("io.entryd.Entries.LimitExceeded", 413), ("io.entryd.web.TooManyAttempts", 429),
+            ("io.entryd.Entries.BackupUnsupported", 501),
+            ("io.entryd.Entries.StorageFailed", 503), ("io.entryd.web.DaemonUnreachable", 503), ("x.y.Unheard", 500),
+        ])
     func statuses(name: String, status: Int) {
         #expect(WebError.status(for: name) == status)
     }

@@ -6,21 +6,29 @@ import EntryModel
 
 /// `PGConnection` against the real test server (``TestPostgres``).
 @Suite struct PGConnectionTests {
-    @Test("a URI whose option values libpq would refuse is a bad URI (exit 78), found before any server is tried; good values pass")
+    @Test(
+        "a URI whose option values libpq would refuse is a bad URI (exit 78), found before any server is tried; good values pass"
+    )
     func badOptionValues() throws {
-        for (uri, fragment) in [("postgresql:///e?host=/nowhere&port=abc", "port: 'abc'"), ("postgresql://h:99999/e", "port: '99999'"),
-                                ("postgresql:///e?sslmode=bogus", "sslmode: 'bogus' is not one of disable"),
-                                ("postgresql:///e?connect_timeout=zz", "connect_timeout: 'zz' is not a whole number"),
-                                ("postgresql:///e?target_session_attrs=primary-ish", "target_session_attrs")] {
+        for (uri, fragment) in [
+            ("postgresql:///e?host=/nowhere&port=abc", "port: 'abc'"), ("postgresql://h:99999/e", "port: '99999'"),
+            ("postgresql:///e?sslmode=bogus", "sslmode: 'bogus' is not one of disable"),
+            ("postgresql:///e?connect_timeout=zz", "connect_timeout: 'zz' is not a whole number"),
+            ("postgresql:///e?target_session_attrs=primary-ish", "target_session_attrs"),
+        ] {
             do {
                 _ = try PGConnection(uri: uri)
                 Issue.record("\(uri) was taken")
             } catch {
-                #expect(error.sqlState == PGError.invalidURI && error.message.contains(fragment), "\(uri): \(error.message)")
+                #expect(
+                    error.sqlState == PGError.invalidURI && error.message.contains(fragment), "\(uri): \(error.message)"
+                )
             }
         }
         #expect(PGConnection.badValue("port", "5432,,5433") == nil && PGConnection.badValue("port", " 5432 ") == nil)
-        #expect(PGConnection.badValue("sslmode", "verify-full") == nil && PGConnection.badValue("connect_timeout", "10") == nil)
+        #expect(
+            PGConnection.badValue("sslmode", "verify-full") == nil
+                && PGConnection.badValue("connect_timeout", "10") == nil)
         #expect(PGConnection.badValue("application_name", "anything") == nil)
         #expect(PGConnection.badValue("port", "0") != nil && PGConnection.badValue("keepalives", "yes") != nil)
     }
@@ -68,7 +76,8 @@ import EntryModel
     @Test("a serialization failure is reported as one, and is StorageFailed without the server's words")
     func serializationFailure() throws {
         let db = try TestPostgresDatabase()
-        let a = try db.connect(), b = try db.connect()
+        let a = try db.connect()
+        let b = try db.connect()
         try a.execute("CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0)")
         var caught: PGError?
         do {
@@ -95,8 +104,10 @@ import EntryModel
         #expect(results[0].affectedRows == 1)
         #expect(results[500].rows == [["500"]])
         // A failing statement: its error, the rest not run, the batch rolled back.
-        let bad = [PGStatement("INSERT INTO t VALUES (1000, 'x')"), PGStatement("INSERT INTO t VALUES (1, 'dup')"),
-                   PGStatement("INSERT INTO t VALUES (1001, 'y')")]
+        let bad = [
+            PGStatement("INSERT INTO t VALUES (1000, 'x')"), PGStatement("INSERT INTO t VALUES (1, 'dup')"),
+            PGStatement("INSERT INTO t VALUES (1001, 'y')"),
+        ]
         #expect { try c.pipeline(bad) } throws: { e in
             let e = e as? PGError
             return e?.sqlState == "23505" && e?.sql == "INSERT INTO t VALUES (1, 'dup')"
@@ -143,7 +154,9 @@ import EntryModel
         #expect(e?.message.contains("the database URI is not valid") == true)
         #expect(e?.message.contains("postgresql:///database?host=") == true)
         // libpq quotes the part it could not read, which may be a password: never repeated.
-        for uri in ["postgresql://u:se%zzcretPW@/db", "postgresql:///db?password=Wrong%zzPW", "postgresql://u:S3cretPW@[::1/db"] {
+        for uri in [
+            "postgresql://u:se%zzcretPW@/db", "postgresql:///db?password=Wrong%zzPW", "postgresql://u:S3cretPW@[::1/db",
+        ] {
             do { _ = try PGConnection(uri: uri) } catch { e = error }
             #expect(e?.sqlState == PGError.invalidURI && e?.message.contains("PW") == false, "\(e?.message ?? "")")
         }
@@ -163,7 +176,9 @@ import EntryModel
         let c = try db.connect()
         // 3,000 requests of 500 bytes (1.5 MB, more than the socket buffers hold) whose
         // replies, 2 kB each, fill the other way while the requests are still being sent.
-        let batch = (1...3000).map { PGStatement("SELECT repeat($1, 4) AS v", [String(repeating: String($0 % 10), count: 500)]) }
+        let batch = (1...3000).map {
+            PGStatement("SELECT repeat($1, 4) AS v", [String(repeating: String($0 % 10), count: 500)])
+        }
         let results = try c.pipeline(batch)
         #expect(results.count == 3000)
         #expect(results[2999].rows == [[String(repeating: "0", count: 2000)]])
@@ -173,7 +188,8 @@ import EntryModel
     @Test("a connection the server ends is reported as a connection failure")
     func connectionLost() throws {
         let db = try TestPostgresDatabase()
-        let c = try db.connect(), admin = try db.connect()
+        let c = try db.connect()
+        let admin = try db.connect()
         try admin.execute("SELECT pg_terminate_backend($1)", [String(c.serverProcessID)])
         var e: PGError?
         do { try c.execute("SELECT 1") } catch { e = error }

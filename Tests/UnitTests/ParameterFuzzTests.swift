@@ -13,13 +13,17 @@ import Testing
 /// of the contract's named errors, never a crash, and read-only methods must
 /// leave the store as it was. `ENTRYD_FUZZ_CASES` sets the number per method.
 @Suite struct ParameterFuzzTests {
-    static let knownNames = ["id", "form", "fields", "locale", "filter", "order", "descending", "limit", "cursor",
-                             "includeDeleted", "ifVersion", "reason", "entries", "atomic", "name", "field", "parent",
-                             "query", "since", "excludeNode", "changes", "peer", "entry", "includeResolved", "useLost",
-                             "interface", "country", "text", "bornFrom"]
-    static let strings = ["", "李雷", "CN", "广东", "1990-05-17", "0000000000000000", "zh", "en", "created", "registration",
-                          "unix:/nonexistent.sock", "exec:true", String(repeating: "长", count: 300), "\u{0}", "🇨🇳",
-                          "00000000-0000-7000-8000-000000000000", "io.entryd.Entries", "city", "contact_method=phone"]
+    static let knownNames = [
+        "id", "form", "fields", "locale", "filter", "order", "descending", "limit", "cursor",
+        "includeDeleted", "ifVersion", "reason", "entries", "atomic", "name", "field", "parent",
+        "query", "since", "excludeNode", "changes", "peer", "entry", "includeResolved", "useLost",
+        "interface", "country", "text", "bornFrom",
+    ]
+    static let strings = [
+        "", "李雷", "CN", "广东", "1990-05-17", "0000000000000000", "zh", "en", "created", "registration",
+        "unix:/nonexistent.sock", "exec:true", String(repeating: "长", count: 300), "\u{0}", "🇨🇳",
+        "00000000-0000-7000-8000-000000000000", "io.entryd.Entries", "city", "contact_method=phone",
+    ]
 
     func randomValue(_ rng: inout SplitMix64, depth: Int = 0) -> JSON {
         switch rng.next() % (depth > 2 ? 5 : 7) {
@@ -30,9 +34,15 @@ import Testing
         case 4: return .string(Self.strings[Int(rng.next() % UInt64(Self.strings.count))])
         case 5: return .array((0..<Int(rng.next() % 4)).map { _ in randomValue(&rng, depth: depth + 1) })
         default:
-            return .object((0..<Int(rng.next() % 5)).map { _ in
-                (Self.knownNames[Int(rng.next() % UInt64(Self.knownNames.count))], randomValue(&rng, depth: depth + 1))
-            }.reduce(into: [(String, JSON)]()) { acc, kv in if !acc.contains(where: { $0.0 == kv.0 }) { acc.append(kv) } })
+            return .object(
+                (0..<Int(rng.next() % 5)).map { _ in
+                    (
+                        Self.knownNames[Int(rng.next() % UInt64(Self.knownNames.count))],
+                        randomValue(&rng, depth: depth + 1)
+                    )
+                }.reduce(into: [(String, JSON)]()) { acc, kv in
+                    if !acc.contains(where: { $0.0 == kv.0 }) { acc.append(kv) }
+                })
         }
     }
 
@@ -58,17 +68,21 @@ import Testing
         var rng = SplitMix64(seed: 42)
         var outcomes: [String: Int] = [:]
         for method in Method.allCases.map(\.rawValue).sorted() {
-            let readOnly = !["Add", "Update", "Delete", "Restore", "Import", "Apply", "SyncPeer", "Resolve"].contains(method.split(separator: ".").last.map(String.init) ?? "")
+            let readOnly = !["Add", "Update", "Delete", "Restore", "Import", "Apply", "SyncPeer", "Resolve"].contains(
+                method.split(separator: ".").last.map(String.init) ?? "")
             for _ in 0..<cases {
                 var params: [(String, JSON)] = []
                 for _ in 0..<Int(rng.next() % 6) {
-                    let name = rng.next() % 8 == 0 ? "x\(rng.next() % 10)" : Self.knownNames[Int(rng.next() % UInt64(Self.knownNames.count))]
+                    let name =
+                        rng.next() % 8 == 0
+                        ? "x\(rng.next() % 10)" : Self.knownNames[Int(rng.next() % UInt64(Self.knownNames.count))]
                     if !params.contains(where: { $0.0 == name }) { params.append((name, randomValue(&rng))) }
                 }
                 let before = readOnly ? try store.counts() : (0, 0, 0)
                 var replies: [VarlinkReply] = []
                 let call = VarlinkCall(method: method, parameters: .object(params), more: false)
-                let context = CallContext(caller: caller, call: call, send: { replies.append($0) }, clientHungUp: { true })
+                let context = CallContext(
+                    caller: caller, call: call, send: { replies.append($0) }, clientHungUp: { true })
                 do {
                     try service.handle(context)
                     #expect(replies.count == 1, "\(method) sent \(replies.count) replies")
@@ -82,7 +96,8 @@ import Testing
                 if readOnly { #expect(try store.counts() == before, "\(method) changed the store") }
             }
         }
-        print("parameter fuzz: \(cases) cases × \(Method.allCases.count) methods: \(outcomes.sorted { $0.key < $1.key })")
+        print(
+            "parameter fuzz: \(cases) cases × \(Method.allCases.count) methods: \(outcomes.sorted { $0.key < $1.key })")
         #expect(try store.integrityCheck() == ["ok"])
     }
 }

@@ -12,11 +12,17 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         private let lock = NSLock()
         private var result: PeerRuns.Turn?
-        var turn: PeerRuns.Turn? { lock.lock(); defer { lock.unlock() }; return result }
+        var turn: PeerRuns.Turn? {
+            lock.lock()
+            defer { lock.unlock() }
+            return result
+        }
         init(_ runs: PeerRuns, peer: String, callerSeq: Int64, currentSeq: Int64) {
             Thread.detachNewThread { [self] in
                 let t = runs.begin(peer: peer, callerSeq: callerSeq, currentSeq: { currentSeq })
-                lock.lock(); result = t; lock.unlock()
+                lock.lock()
+                result = t
+                lock.unlock()
                 done.signal()
             }
         }
@@ -30,23 +36,29 @@ import Testing
     func joinsRunningSync() throws {
         let runs = PeerRuns()
         guard case .run(let first) = runs.begin(peer: "laptop", callerSeq: 5, currentSeq: { 5 }) else {
-            Issue.record("nothing was running, yet the first caller did not run"); return
+            Issue.record("nothing was running, yet the first caller did not run")
+            return
         }
         let second = Caller(runs, peer: "laptop", callerSeq: 5, currentSeq: 5)
         Thread.sleep(forTimeInterval: 0.05)
         #expect(second.turn == nil, "the second caller must wait for the running sync")
         // Another peer is not held up.
         guard case .run(let other) = runs.begin(peer: "desk", callerSeq: 5, currentSeq: { 5 }) else {
-            Issue.record("a sync with another peer waited"); return
+            Issue.record("a sync with another peer waited")
+            return
         }
         runs.finish("desk", other, outcome: .success(outcome(pulled: 0)))
         runs.finish("laptop", first, outcome: .success(outcome(pulled: 7)))
         #expect(second.done.wait(timeout: .now() + 5) == .success)
-        guard case .joined(let result) = second.turn else { Issue.record("the second caller ran its own sync"); return }
+        guard case .joined(let result) = second.turn else {
+            Issue.record("the second caller ran its own sync")
+            return
+        }
         #expect(try result.get().sync.pulled == 7)
         // The run is over: the next caller runs.
         guard case .run = runs.begin(peer: "laptop", callerSeq: 5, currentSeq: { 5 }) else {
-            Issue.record("a finished run was joined"); return
+            Issue.record("a finished run was joined")
+            return
         }
     }
 
@@ -54,14 +66,18 @@ import Testing
     func runsAfterWhenNewChanges() throws {
         let runs = PeerRuns()
         guard case .run(let first) = runs.begin(peer: "laptop", callerSeq: 5, currentSeq: { 5 }) else {
-            Issue.record("the first caller did not run"); return
+            Issue.record("the first caller did not run")
+            return
         }
         let second = Caller(runs, peer: "laptop", callerSeq: 6, currentSeq: 6)
         Thread.sleep(forTimeInterval: 0.05)
         #expect(second.turn == nil, "syncs of one peer must not overlap")
         runs.finish("laptop", first, outcome: .failure(EntryError.peerUnreachable(peer: "laptop", reason: "gone")))
         #expect(second.done.wait(timeout: .now() + 5) == .success)
-        guard case .run(let own) = second.turn else { Issue.record("the caller with new changes joined a run that missed them"); return }
+        guard case .run(let own) = second.turn else {
+            Issue.record("the caller with new changes joined a run that missed them")
+            return
+        }
         #expect(own.startSeq == 6)
     }
 
@@ -69,14 +85,18 @@ import Testing
     func joinedErrorIsShared() throws {
         let runs = PeerRuns()
         guard case .run(let first) = runs.begin(peer: "p", callerSeq: 1, currentSeq: { 1 }) else {
-            Issue.record("the first caller did not run"); return
+            Issue.record("the first caller did not run")
+            return
         }
         let joiners = (0..<3).map { _ in Caller(runs, peer: "p", callerSeq: 1, currentSeq: 1) }
         Thread.sleep(forTimeInterval: 0.05)
         runs.finish("p", first, outcome: .failure(EntryError.peerUnreachable(peer: "p", reason: "gone")))
         for joiner in joiners {
             #expect(joiner.done.wait(timeout: .now() + 5) == .success)
-            guard case .joined(let result) = joiner.turn else { Issue.record("a joiner ran its own sync"); continue }
+            guard case .joined(let result) = joiner.turn else {
+                Issue.record("a joiner ran its own sync")
+                continue
+            }
             #expect(throws: EntryError.self) { try result.get() }
         }
     }

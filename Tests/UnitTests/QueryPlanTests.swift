@@ -29,8 +29,10 @@ import Testing
         let store = try EntryStore(path: db.path)
         let origin = WriteOrigin(actor: "t")
         for i in 0..<200 {
-            let fields = ["name": "n\(i)", "birthday": "19\(50 + i % 50)-01-01", "country": i % 3 == 0 ? "CN" : "US",
-                          "province": i % 3 == 0 ? "440000" : "", "city": i % 3 == 0 ? "440100" : ""]
+            let fields = [
+                "name": "n\(i)", "birthday": "19\(50 + i % 50)-01-01", "country": i % 3 == 0 ? "CN" : "US",
+                "province": i % 3 == 0 ? "440000" : "", "city": i % 3 == 0 ? "440100" : "",
+            ]
             _ = try store.create(form: "registration", id: nil, fields: fields, layout: .registration, origin: origin)
         }
         return (db, store)
@@ -42,8 +44,10 @@ import Testing
         return (0..<(1 << all.count)).map { mask in all.indices.filter { mask & (1 << $0) != 0 }.map { all[$0] } }
     }()
 
-    static func query(_ filters: [String], order: ListOrder, descending: Bool, cursor: Bool,
-                      collation: NameCollation = .codePoint) -> ListQuery {
+    static func query(
+        _ filters: [String], order: ListOrder, descending: Bool, cursor: Bool,
+        collation: NameCollation = .codePoint
+    ) -> ListQuery {
         var q = ListQuery()
         for f in filters {
             switch f {
@@ -68,21 +72,29 @@ import Testing
     @Test("every List filter, order, direction and cursor combination reads its page through an index")
     func listPagesUseIndexes() throws {
         let (db, store) = try Self.database()
-        defer { store.close(); _ = db }
+        defer {
+            store.close()
+            _ = db
+        }
         let conn = try SQLiteConnection(path: db.path, readOnly: true)
         var combinations = 0
         for filters in Self.filterSets {
             for (order, collation) in ListOrder.allCases.map({ ($0, NameCollation.codePoint) }) + [(.name, .pinyin)] {
                 for descending in [false, true] {
                     for cursor in [false, true] {
-                        let sql = EntryStore.listSQL(Self.query(filters, order: order, descending: descending, cursor: cursor,
-                                                                collation: collation))
+                        let sql = EntryStore.listSQL(
+                            Self.query(
+                                filters, order: order, descending: descending, cursor: cursor,
+                                collation: collation))
                         let plan = try Self.plan(conn, sql.page, sql.pageValues)
                         combinations += 1
                         // A bare "SCAN entries" walks the whole table in key order.
-                        #expect(!plan.contains("SCAN entries"), "\(filters) \(order) desc=\(descending) cursor=\(cursor): \(plan)")
-                        #expect(plan.contains { $0.contains("USING INDEX") || $0.contains("USING COVERING INDEX") },
-                                "\(filters) \(order): \(plan)")
+                        #expect(
+                            !plan.contains("SCAN entries"),
+                            "\(filters) \(order) desc=\(descending) cursor=\(cursor): \(plan)")
+                        #expect(
+                            plan.contains { $0.contains("USING INDEX") || $0.contains("USING COVERING INDEX") },
+                            "\(filters) \(order): \(plan)")
                         // With only equality filters on the region columns, ordered by
                         // created, the index delivers rows in page order: no sort of all matches.
                         if order == .created, Set(filters).isSubset(of: ["country", "province", "city"]) {
@@ -98,11 +110,15 @@ import Testing
     @Test("List by name in pinyin order (zh) walks the pinyin index in page order, with and without a cursor")
     func pinyinOrderUsesItsIndex() throws {
         let (db, store) = try Self.database()
-        defer { store.close(); _ = db }
+        defer {
+            store.close()
+            _ = db
+        }
         let conn = try SQLiteConnection(path: db.path, readOnly: true)
         for descending in [false, true] {
             for cursor in [false, true] {
-                let sql = EntryStore.listSQL(Self.query([], order: .name, descending: descending, cursor: cursor, collation: .pinyin))
+                let sql = EntryStore.listSQL(
+                    Self.query([], order: .name, descending: descending, cursor: cursor, collation: .pinyin))
                 let plan = try Self.plan(conn, sql.page, sql.pageValues)
                 #expect(plan.contains { $0.contains("INDEX entries_by_name_pinyin") }, "\(plan)")
                 #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
@@ -113,7 +129,10 @@ import Testing
     @Test("List totals use an index whenever a filter can; without one the count reads the table (documented)")
     func listCountsUseIndexesWhenTheyCan() throws {
         let (db, store) = try Self.database()
-        defer { store.close(); _ = db }
+        defer {
+            store.close()
+            _ = db
+        }
         let conn = try SQLiteConnection(path: db.path, readOnly: true)
         let indexed: Set<String> = ["country", "province", "city", "bornFrom", "bornTo", "updatedSince"]
         for filters in Self.filterSets {
@@ -131,13 +150,18 @@ import Testing
     @Test("Changes and History read the change log through its key and index")
     func changesUseIndexes() throws {
         let (db, store) = try Self.database()
-        defer { store.close(); _ = db }
+        defer {
+            store.close()
+            _ = db
+        }
         let conn = try SQLiteConnection(path: db.path, readOnly: true)
-        let changes = try Self.plan(conn, "SELECT \(EntryStore.changeColumns) FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
-                                    [.int(10), .int(100)])
+        let changes = try Self.plan(
+            conn, "SELECT \(EntryStore.changeColumns) FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
+            [.int(10), .int(100)])
         #expect(changes.count == 1 && changes[0].hasPrefix("SEARCH changes USING INTEGER PRIMARY KEY"), "\(changes)")
-        let history = try Self.plan(conn, "SELECT \(EntryStore.changeColumns) FROM changes WHERE entry = ? ORDER BY seq",
-                                    [.text("x")])
+        let history = try Self.plan(
+            conn, "SELECT \(EntryStore.changeColumns) FROM changes WHERE entry = ? ORDER BY seq",
+            [.text("x")])
         #expect(history.count == 1 && history[0].hasPrefix("SEARCH changes USING INDEX changes_by_entry"), "\(history)")
         let get = try Self.plan(conn, WriteContext.selectEntry, [.text("x")])
         #expect(get.count == 1 && get[0].hasPrefix("SEARCH entries USING PRIMARY KEY"), "\(get)")

@@ -63,9 +63,12 @@ import Testing
     }
 
     /// A runner over `services` whose log lines go to `journal` as `LEVEL: line`.
-    func runner(_ services: [FakeService], _ events: RunnerEvents, _ journal: Journal,
-                stopTimeout: Duration = .seconds(10), hangGrace: Duration = .seconds(2)) -> ServiceRunner {
-        ServiceRunner(services: services, events: events, stopTimeout: stopTimeout, hangGrace: hangGrace) { level, line in
+    func runner(
+        _ services: [FakeService], _ events: RunnerEvents, _ journal: Journal,
+        stopTimeout: Duration = .seconds(10), hangGrace: Duration = .seconds(2)
+    ) -> ServiceRunner {
+        ServiceRunner(services: services, events: events, stopTimeout: stopTimeout, hangGrace: hangGrace) {
+            level, line in
             if level != .debug { journal.record("\(level): \(line)") }
         }
     }
@@ -76,10 +79,14 @@ import Testing
         let services = ["store", "scheduler", "listener", "watchdog"].map { FakeService($0, journal) }
         let events = RunnerEvents()
         events.post(.shutdown(signal: SIGTERM))
-        let report = try runner(services, events, journal).run(onReload: { Issue.record("no reload was asked") },
-                                                             onShutdown: { journal.record("shutdown \($0)") })
-        #expect(journal.all == ["start store", "start scheduler", "start listener", "start watchdog", "shutdown \(SIGTERM)",
-                                "stop watchdog", "stop listener", "stop scheduler", "stop store"])
+        let report = try runner(services, events, journal).run(
+            onReload: { Issue.record("no reload was asked") },
+            onShutdown: { journal.record("shutdown \($0)") })
+        #expect(
+            journal.all == [
+                "start store", "start scheduler", "start listener", "start watchdog", "shutdown \(SIGTERM)",
+                "stop watchdog", "stop listener", "stop scheduler", "stop store",
+            ])
         #expect(report == ServiceRunner.StopReport(stopped: ["watchdog", "listener", "scheduler", "store"]))
         #expect(report.isClean)
     }
@@ -95,12 +102,16 @@ import Testing
         let poster = Thread {
             usleep(50_000)
             events.post(.shutdown(signal: SIGINT))
-            events.post(.reload)    // after the shutdown: never taken
+            events.post(.reload)  // after the shutdown: never taken
         }
         poster.start()
         var reloads = 0
-        let report = try runner(services, events, journal).run(onReload: { reloads += 1; journal.record("reload") },
-                                                             onShutdown: { journal.record("shutdown \($0)") })
+        let report = try runner(services, events, journal).run(
+            onReload: {
+                reloads += 1
+                journal.record("reload")
+            },
+            onShutdown: { journal.record("shutdown \($0)") })
         #expect(reloads == 2)
         #expect(journal.all == ["start a", "start b", "reload", "reload", "shutdown \(SIGINT)", "stop b", "stop a"])
         #expect(report.isClean)
@@ -109,15 +120,19 @@ import Testing
     @Test("a service that fails to start stops those started before it, in reverse; the later ones never start")
     func failedStart() {
         let journal = Journal()
-        let services = [FakeService("store", journal), FakeService("scheduler", journal),
-                        FakeService("listener", journal, failsToStart: true), FakeService("watchdog", journal)]
+        let services = [
+            FakeService("store", journal), FakeService("scheduler", journal),
+            FakeService("listener", journal, failsToStart: true), FakeService("watchdog", journal),
+        ]
         let events = RunnerEvents()
         events.post(.shutdown(signal: SIGTERM))
         #expect {
-            _ = try runner(services, events, journal).run(onReload: {}, onShutdown: { _ in Issue.record("no shutdown after a failed start") })
+            _ = try runner(services, events, journal).run(
+                onReload: {}, onShutdown: { _ in Issue.record("no shutdown after a failed start") })
         } throws: { error in
             let failure = error as? ServiceRunner.StartFailure
-            return failure?.service == "listener" && "\(failure?.error ?? Failure(description: ""))" == "listener cannot start"
+            return failure?.service == "listener"
+                && "\(failure?.error ?? Failure(description: ""))" == "listener cannot start"
                 && failure?.description == "service 'listener' failed to start: listener cannot start"
         }
         #expect(journal.all == ["start store", "start scheduler", "start listener", "stop scheduler", "stop store"])
@@ -132,12 +147,15 @@ import Testing
         let events = RunnerEvents()
         events.post(.shutdown(signal: SIGTERM))
         let began = ContinuousClock.now
-        let report = try runner(services, events, journal, stopTimeout: .milliseconds(200), hangGrace: .milliseconds(100))
-            .run(onReload: {}, onShutdown: { _ in })
+        let report = try runner(
+            services, events, journal, stopTimeout: .milliseconds(200), hangGrace: .milliseconds(100)
+        )
+        .run(onReload: {}, onShutdown: { _ in })
         let took = ContinuousClock.now - began
         #expect(report == ServiceRunner.StopReport(stopped: ["watchdog", "store"], hung: ["listener"]))
         #expect(!report.isClean)
-        #expect(journal.all.contains("error: service 'listener' hangs: not stopped 0.2 s after it was asked; leaving it"))
+        #expect(
+            journal.all.contains("error: service 'listener' hangs: not stopped 0.2 s after it was asked; leaving it"))
         #expect(journal.all.firstIndex(of: "stop store")! > journal.all.firstIndex(of: "stop listener")!)
         #expect(took >= .milliseconds(300) && took < .seconds(5), "shutdown took \(took)")
     }

@@ -21,7 +21,8 @@ import Testing
         do {
             let store = try EntryStore(path: db.path, readers: 2)
             released = store
-            _ = try store.create(form: "f", id: nil, fields: ["name": "a"], layout: .registration, origin: WriteOrigin(actor: "u"))
+            _ = try store.create(
+                form: "f", id: nil, fields: ["name": "a"], layout: .registration, origin: WriteOrigin(actor: "u"))
             _ = try store.get("none")
             #expect(!Self.descriptors(under: db.directory).isEmpty)
             store.close()

@@ -19,7 +19,8 @@ import Testing
         let db = TestDatabase()
         let store = try kind.open(db)
         defer { store.close() }
-        let (e, created) = try store.create(form: "f", id: nil, fields: ["name": "李雷", "country": "CN"], layout: layout, origin: origin)
+        let (e, created) = try store.create(
+            form: "f", id: nil, fields: ["name": "李雷", "country": "CN"], layout: layout, origin: origin)
         #expect(created)
         #expect(UUIDv7.canonical(e.id) == e.id)
         let u = try store.update(id: e.id, ifVersion: e.version.description, layout: layout, origin: origin) { cur in
@@ -30,7 +31,9 @@ import Testing
         #expect(u.fields["name"] == "韩梅梅")
         #expect(u.version > e.version)
         #expect(throws: EntryError.versionMismatch(id: e.id, version: u.version.description)) {
-            _ = try store.update(id: e.id, ifVersion: e.version.description, layout: layout, origin: origin) { $0.fields }
+            _ = try store.update(id: e.id, ifVersion: e.version.description, layout: layout, origin: origin) {
+                $0.fields
+            }
         }
         let d = try store.delete(id: e.id, ifVersion: nil, layout: layout, origin: origin)
         #expect(d.deleted && d.fields == u.fields)
@@ -59,8 +62,9 @@ import Testing
         #expect(try store.history(id).count == 1)
     }
 
-    @Test("random adds, updates, deletes and restores: replaying the change log gives the stored entries",
-          arguments: StoreKind.allCases)
+    @Test(
+        "random adds, updates, deletes and restores: replaying the change log gives the stored entries",
+        arguments: StoreKind.allCases)
     func replayEqualsTable(kind: StoreKind) throws {
         let db = TestDatabase()
         let store = try kind.open(db)
@@ -70,7 +74,8 @@ import Testing
             let roll = rng.next() % 10
             if ids.isEmpty || roll < 3 {
                 let fields = ["name": "n\(rng.next() % 1000)", "country": ["CN", "US", "DE"][Int(rng.next() % 3)]]
-                ids.append(try store.create(form: "f", id: nil, fields: fields, layout: layout, origin: origin).entry.id)
+                ids.append(
+                    try store.create(form: "f", id: nil, fields: fields, layout: layout, origin: origin).entry.id)
                 continue
             }
             let id = ids[Int(rng.next() % UInt64(ids.count))]
@@ -111,8 +116,9 @@ import Testing
         #expect(b.version > a.version)
     }
 
-    @Test("Status's HLC is the last committed stamp, local or observed, also when only local changes were made",
-          arguments: StoreKind.allCases)
+    @Test(
+        "Status's HLC is the last committed stamp, local or observed, also when only local changes were made",
+        arguments: StoreKind.allCases)
     func currentHLCReportsLocalStamps(kind: StoreKind) throws {
         let db = TestDatabase()
         let store = try kind.open(db)
@@ -123,8 +129,9 @@ import Testing
         #expect(try store.currentHLC() == last.version)
     }
 
-    @Test("after a restart the HLC is past both its own last change and the last stamp it observed from a peer",
-          arguments: StoreKind.allCases)
+    @Test(
+        "after a restart the HLC is past both its own last change and the last stamp it observed from a peer",
+        arguments: StoreKind.allCases)
     func clockResumesPastObservedStamps(kind: StoreKind) throws {
         let db = TestDatabase()
         let now: UInt64 = 1_800_000_000_000
@@ -132,7 +139,9 @@ import Testing
         let own = try store.create(form: "f", id: nil, fields: ["name": "a"], layout: layout, origin: origin).entry
         // A peer's change stamped 30 s ahead (within the allowed skew) moves the clock past it.
         let ahead = HLC(milliseconds: now + 30_000, counter: 5)
-        _ = try store.apply([Self.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in self.layout }, maxClockSkewMs: 60_000)
+        _ = try store.apply(
+            [Self.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in self.layout }, maxClockSkewMs: 60_000
+        )
         store.close()
         let reopened = try kind.open(db, wallClock: { now })
         defer { reopened.close() }
@@ -141,7 +150,9 @@ import Testing
         #expect(next.version > ahead && next.version > own.version)
     }
 
-    @Test("concurrent writers: each write is stored once, and an invalid write fails alone", arguments: StoreKind.allCases)
+    @Test(
+        "concurrent writers: each write is stored once, and an invalid write fails alone", arguments: StoreKind.allCases
+    )
     func concurrentWriters(kind: StoreKind) throws {
         let db = TestDatabase()
         let store = try kind.open(db)
@@ -153,8 +164,9 @@ import Testing
         #expect(store.commits.lastSeq == Int64(writes))
     }
 
-    @Test("List by name in pinyin order (zh) pages through every entry once, both ways; code-point order stays for en",
-          arguments: StoreKind.allCases)
+    @Test(
+        "List by name in pinyin order (zh) pages through every entry once, both ways; code-point order stays for en",
+        arguments: StoreKind.allCases)
     func listByNameInPinyin(kind: StoreKind) throws {
         let db = TestDatabase()
         let store = try kind.open(db)
@@ -169,7 +181,8 @@ import Testing
             query.nameCollation = collation
             query.descending = descending
             query.limit = limit
-            var seen: [String] = [], ids = Set<String>()
+            var seen: [String] = []
+            var ids = Set<String>()
             while true {
                 let page = try store.list(query)
                 for entry in page.entries { #expect(ids.insert(entry.id).inserted, "\(entry.id) twice") }
@@ -186,33 +199,49 @@ import Testing
             #expect(try all(.pinyin, descending: false, limit: limit) == pinyin, "limit \(limit)")
             #expect(try all(.pinyin, descending: true, limit: limit) == pinyin.reversed(), "limit \(limit)")
         }
-        #expect(try all(.codePoint, descending: false, limit: 3) == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        #expect(
+            try all(.codePoint, descending: false, limit: 3)
+                == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
     }
 
-    @Test("List totals equal a full count, through creates, moves between regions, deletes and restores",
-          arguments: StoreKind.allCases)
+    @Test(
+        "List totals equal a full count, through creates, moves between regions, deletes and restores",
+        arguments: StoreKind.allCases)
     func listTotals(kind: StoreKind) throws {
         let db = TestDatabase()
         let store = try kind.open(db)
         defer { store.close() }
         let origin = WriteOrigin(actor: "t")
         var rng = SplitMix64(seed: 9)
-        let regions = [["country": "CN", "province": "440000", "city": "440100"], ["country": "CN", "province": "440000", "city": "440300"],
-                       ["country": "CN", "province": "330000", "city": "330100"], ["country": "US"]]
+        let regions = [
+            ["country": "CN", "province": "440000", "city": "440100"],
+            ["country": "CN", "province": "440000", "city": "440300"],
+            ["country": "CN", "province": "330000", "city": "330100"], ["country": "US"],
+        ]
         var ids: [String] = []
         for _ in 0..<300 {
             let region = regions[Int(rng.next() % 4)]
             switch rng.next() % 5 {
-            case 0, 1: ids.append(try store.create(form: ["a", "b"][Int(rng.next() % 2)], id: nil, fields: region,
-                                                   layout: .registration, origin: origin).entry.id)
+            case 0, 1:
+                ids.append(
+                    try store.create(
+                        form: ["a", "b"][Int(rng.next() % 2)], id: nil, fields: region,
+                        layout: .registration, origin: origin
+                    ).entry.id)
             case 2 where !ids.isEmpty:
-                _ = try store.update(id: ids[Int(rng.next() % UInt64(ids.count))], ifVersion: nil, layout: .registration, origin: origin) { cur in
+                _ = try store.update(
+                    id: ids[Int(rng.next() % UInt64(ids.count))], ifVersion: nil, layout: .registration, origin: origin
+                ) { cur in
                     var f = cur.fields
                     for k in ["country", "province", "city"] { f[k] = region[k] }
                     return f
                 }
-            case 3 where !ids.isEmpty: _ = try store.delete(id: ids[Int(rng.next() % UInt64(ids.count))], ifVersion: nil, layout: .registration, origin: origin)
-            case 4 where !ids.isEmpty: _ = try store.restore(id: ids[Int(rng.next() % UInt64(ids.count))], layout: .registration, origin: origin)
+            case 3 where !ids.isEmpty:
+                _ = try store.delete(
+                    id: ids[Int(rng.next() % UInt64(ids.count))], ifVersion: nil, layout: .registration, origin: origin)
+            case 4 where !ids.isEmpty:
+                _ = try store.restore(
+                    id: ids[Int(rng.next() % UInt64(ids.count))], layout: .registration, origin: origin)
             default: break
             }
         }
@@ -225,9 +254,12 @@ import Testing
                     q.province = province
                     q.includeDeleted = includeDeleted
                     let expected = stored.filter { (_, e) in
-                        (form == nil || e.form == form) && (province == nil || e.fields["province"] == province) && (includeDeleted || !e.deleted)
+                        (form == nil || e.form == form) && (province == nil || e.fields["province"] == province)
+                            && (includeDeleted || !e.deleted)
                     }.count
-                    #expect(try store.list(q).total == expected, "form \(form ?? "-") province \(province ?? "-") deleted \(includeDeleted)")
+                    #expect(
+                        try store.list(q).total == expected,
+                        "form \(form ?? "-") province \(province ?? "-") deleted \(includeDeleted)")
                 }
             }
         }
@@ -235,9 +267,10 @@ import Testing
 
     /// A `create` change of a new entry made on node "peer" at `hlc`, its wall time `now`.
     static func remoteCreate(hlc: HLC, now: UInt64) -> ChangeRecord {
-        ChangeRecord(seq: 0, node: "peer", hlc: hlc, entry: UUIDv7.generate(milliseconds: now), form: "f",
-                     op: .create, fields: ["name": "p"], base: ["name": ""], actor: "x",
-                     at: Timestamp.rfc3339(milliseconds: now), reason: nil, via: nil)
+        ChangeRecord(
+            seq: 0, node: "peer", hlc: hlc, entry: UUIDv7.generate(milliseconds: now), form: "f",
+            op: .create, fields: ["name": "p"], base: ["name": ""], actor: "x",
+            at: Timestamp.rfc3339(milliseconds: now), reason: nil, via: nil)
     }
 
     /// 16 threads write 25 times each at once: every fifth write an update of a
@@ -254,11 +287,14 @@ import Testing
                 for i in 0..<25 {
                     if i % 5 == 4 {
                         #expect(throws: EntryError.entryNotFound("missing")) {
-                            _ = try store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) { $0.fields }
+                            _ = try store.update(id: "missing", ifVersion: nil, layout: layout, origin: origin) {
+                                $0.fields
+                            }
                         }
                     } else {
                         #expect(throws: Never.self) {
-                            _ = try store.create(form: "f", id: nil, fields: ["name": "c\(client)-\(i)"], layout: layout, origin: origin)
+                            _ = try store.create(
+                                form: "f", id: nil, fields: ["name": "c\(client)-\(i)"], layout: layout, origin: origin)
                         }
                     }
                 }
@@ -279,10 +315,12 @@ import Testing
             let c = try SQLiteConnection(path: db.path)
             try c.execute("BEGIN; " + Migrations.all[0] + "; PRAGMA user_version = 1; COMMIT;")
             for (i, deleted) in [0, 0, 1].enumerated() {
-                try c.statement("""
+                try c.statement(
+                    """
                     INSERT INTO entries (id, form, fields, clocks, version, deleted, created_at, updated_at, created_by, updated_by)
                     VALUES (?, 'f', '{}', '{}', '0000000000000000', ?, '', '', '', '')
-                    """).run([.text("e\(i)"), .int(Int64(deleted))])
+                    """
+                ).run([.text("e\(i)"), .int(Int64(deleted))])
             }
         }
         let store = try EntryStore(path: db.path)
@@ -298,17 +336,22 @@ import Testing
         #expect(try store.counts().deleted == stored.values.filter(\.deleted).count)
     }
 
-    @Test("migration 5 (erase changes) keeps every change with its seq, and a seq given before, even one rolled back, is never given again")
+    @Test(
+        "migration 5 (erase changes) keeps every change with its seq, and a seq given before, even one rolled back, is never given again"
+    )
     func migrationFiveKeepsSeqs() throws {
         let db = TestDatabase()
         do {
             let c = try SQLiteConnection(path: db.path)
-            try c.execute("BEGIN; " + Migrations.all[0...3].joined(separator: ";\n") + "; PRAGMA user_version = 4; COMMIT;")
+            try c.execute(
+                "BEGIN; " + Migrations.all[0...3].joined(separator: ";\n") + "; PRAGMA user_version = 4; COMMIT;")
             for seq in [3, 7] {
-                try c.statement("""
+                try c.statement(
+                    """
                     INSERT INTO changes (seq, node, hlc, entry, form, op, fields, base, actor, at)
                     VALUES (?, 'n', ?, 'e', 'f', 'create', '{"name":"x"}', '{}', 'a', '2026-01-01T00:00:00.000Z')
-                    """).run([.int(Int64(seq)), .text(String(format: "%016x", seq))])
+                    """
+                ).run([.int(Int64(seq)), .text(String(format: "%016x", seq))])
             }
             // A seq given and rolled back (or deleted): AUTOINCREMENT remembers it.
             try c.execute("UPDATE sqlite_sequence SET seq = 12 WHERE name = 'changes'")
@@ -316,21 +359,28 @@ import Testing
         let store = try EntryStore(path: db.path)
         defer { store.close() }
         #expect(store.schemaVersion >= 5)
-        #expect(try store.changes(since: 0, limit: 10, excludeNode: nil, excludeSince: .zero).changes.map(\.seq) == [3, 7])
-        let e = try store.create(form: "f", id: nil, fields: ["name": "y"], layout: .registration, origin: WriteOrigin(actor: "t"))
+        #expect(
+            try store.changes(since: 0, limit: 10, excludeNode: nil, excludeSince: .zero).changes.map(\.seq) == [3, 7])
+        let e = try store.create(
+            form: "f", id: nil, fields: ["name": "y"], layout: .registration, origin: WriteOrigin(actor: "t"))
         #expect(e.entry.seq == 13)
         _ = try store.erase(id: e.entry.id, origin: WriteOrigin(actor: "t", reason: "r"))
         #expect(try store.history(e.entry.id).map(\.seq) == [14])
     }
 
-    @Test("migration 6 (compaction) keeps every peer with its checkpoints, none expired, and starts with nothing folded or acknowledged")
+    @Test(
+        "migration 6 (compaction) keeps every peer with its checkpoints, none expired, and starts with nothing folded or acknowledged"
+    )
     func migrationSixKeepsPeers() throws {
         let db = TestDatabase()
         do {
             let c = try SQLiteConnection(path: db.path)
-            try c.execute("BEGIN; " + Migrations.all[0...4].joined(separator: ";\n") + "; PRAGMA user_version = 5; COMMIT;")
-            try c.statement("INSERT INTO peers (name, address, node, pulled_seq, pushed_seq, last_sync) VALUES ('p', 'unix:/x', 'n', 4, 9, ?)")
-                .run([.text(Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds()))])
+            try c.execute(
+                "BEGIN; " + Migrations.all[0...4].joined(separator: ";\n") + "; PRAGMA user_version = 5; COMMIT;")
+            try c.statement(
+                "INSERT INTO peers (name, address, node, pulled_seq, pushed_seq, last_sync) VALUES ('p', 'unix:/x', 'n', 4, 9, ?)"
+            )
+            .run([.text(Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds()))])
         }
         let store = try EntryStore(path: db.path)
         defer { store.close() }
@@ -347,15 +397,19 @@ import Testing
         let db = TestDatabase()
         func state() throws -> (index: Bool, version: String) {
             let c = try SQLiteConnection(path: db.path, readOnly: true)
-            var index = false, version = ""
-            try c.statement("SELECT 1 FROM sqlite_schema WHERE name = 'entries_by_name_pinyin'").query { _ in index = true }
+            var index = false
+            var version = ""
+            try c.statement("SELECT 1 FROM sqlite_schema WHERE name = 'entries_by_name_pinyin'").query { _ in
+                index = true
+            }
             try c.statement("SELECT value FROM node WHERE key = 'pinyin_collation'").query { version = $0.text(0) }
             return (index, version)
         }
         do {
             let store = try EntryStore(path: db.path)
             for name in ["赵六", "阿明"] {
-                _ = try store.create(form: "f", id: nil, fields: ["name": name], layout: .registration, origin: WriteOrigin(actor: "t"))
+                _ = try store.create(
+                    form: "f", id: nil, fields: ["name": name], layout: .registration, origin: WriteOrigin(actor: "t"))
             }
             store.close()
         }
@@ -363,7 +417,8 @@ import Testing
         // What someone does to write with the sqlite3 shell, which lacks the collation.
         do {
             let c = try SQLiteConnection(path: db.path)
-            try c.execute("DROP INDEX entries_by_name_pinyin; UPDATE node SET value = '1.0' WHERE key = 'pinyin_collation'")
+            try c.execute(
+                "DROP INDEX entries_by_name_pinyin; UPDATE node SET value = '1.0' WHERE key = 'pinyin_collation'")
         }
         #expect(try state() == (false, "1.0"))
         let store = try EntryStore(path: db.path)
@@ -392,7 +447,9 @@ import Testing
             #expect(throws: SQLiteError.self) { try Migrations.migrate(c) }
             #expect(try Migrations.userVersion(c) == 0)
             var tables = 0
-            try c.statement("SELECT COUNT(*) FROM sqlite_master WHERE name = 'changes'").query { tables = Int($0.int(0)) }
+            try c.statement("SELECT COUNT(*) FROM sqlite_master WHERE name = 'changes'").query {
+                tables = Int($0.int(0))
+            }
             #expect(tables == 0)
         }
     }
@@ -413,7 +470,10 @@ import Testing
         let running = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let helper = Thread {
-            _ = try? store.writer.submit { _ in running.signal(); release.wait() }
+            _ = try? store.writer.submit { _ in
+                running.signal()
+                release.wait()
+            }
         }
         helper.start()
         running.wait()
@@ -454,11 +514,18 @@ import Testing
         let running = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let stopped = DispatchSemaphore(value: 0)
-        let lone = try store.writer.enqueue({ _ in running.signal(); release.wait() }, callerWaitsNext: true)
+        let lone = try store.writer.enqueue(
+            { _ in
+                running.signal()
+                release.wait()
+            }, callerWaitsNext: true)
         Thread {
             running.wait()
             // Let the round end once stop() waits beside the writer thread.
-            Thread { usleep(100_000); release.signal() }.start()
+            Thread {
+                usleep(100_000)
+                release.signal()
+            }.start()
             store.writer.stop()
             stopped.signal()
         }.start()
@@ -480,7 +547,8 @@ import Testing
         let store = try EntryStore(path: db.path)
         defer { store.close() }
         let before = store.transactionsCommitted
-        let writes = try StoreTests.writeConcurrently(store, layout: .registration, origin: WriteOrigin(actor: "tester"))
+        let writes = try StoreTests.writeConcurrently(
+            store, layout: .registration, origin: WriteOrigin(actor: "tester"))
         #expect(try store.counts().seq == Int64(writes))
         #expect(store.transactionsCommitted - before < writes)
     }
@@ -502,7 +570,9 @@ import Testing
         let store = try EntryStore(path: db.path, wallClock: { now })
         defer { store.close() }
         let ahead = HLC(milliseconds: now + 30_000, counter: 5)
-        _ = try store.apply([StoreTests.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in layout }, maxClockSkewMs: 60_000)
+        _ = try store.apply(
+            [StoreTests.remoteCreate(hlc: ahead, now: now)], via: "peer", layout: { _ in layout },
+            maxClockSkewMs: 60_000)
         let next = try store.create(form: "f", id: nil, fields: ["name": "b"], layout: layout, origin: origin).entry
         let stored = try store.readers.read { db -> HLC? in
             var value: HLC?
@@ -522,8 +592,12 @@ import Testing
         let ahead = HLC(milliseconds: now + 200_000, counter: 0)
         let remote = StoreTests.remoteCreate(hlc: ahead, now: now)
         // One round: the Apply, then a job that ticks the clock, writes and is undone.
-        let running = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let blocker = try store.writer.enqueue { _ in running.signal(); release.wait() }
+        let running = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let blocker = try store.writer.enqueue { _ in
+            running.signal()
+            release.wait()
+        }
         running.wait()
         let applied = DispatchSemaphore(value: 0)
         Thread {
@@ -571,17 +645,24 @@ import Testing
         #expect(try store.storedEntries().values.map { $0.fields["name"] } == ["a"])
     }
 
-    @Test("a job that fails before writing is dropped from its round; its neighbours commit in one transaction without savepoints")
+    @Test(
+        "a job that fails before writing is dropped from its round; its neighbours commit in one transaction without savepoints"
+    )
     func failureBeforeWriteFailsAlone() throws {
         let db = TestDatabase()
         let store = try EntryStore(path: db.path)
         defer { store.close() }
         let origin = WriteOrigin(actor: "t")
-        let existing = try store.create(form: "f", id: nil, fields: ["name": "x"], layout: .registration, origin: origin).entry
+        let existing = try store.create(
+            form: "f", id: nil, fields: ["name": "x"], layout: .registration, origin: origin
+        ).entry
         let commitsBefore = store.transactionsCommitted
         // Hold the writer busy (in a round of its own) so that the next three jobs share one round.
         let running = DispatchSemaphore(value: 0)
-        let blocker = try store.writer.enqueue { _ in running.signal(); usleep(200_000) }
+        let blocker = try store.writer.enqueue { _ in
+            running.signal()
+            usleep(200_000)
+        }
         running.wait()
         let first = try store.writer.enqueue { ctx in
             try ctx.create(form: "f", id: nil, fields: ["name": "a"], layout: .registration, origin: origin)

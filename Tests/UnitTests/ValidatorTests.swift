@@ -18,53 +18,65 @@ extension FormsTests {
         let now = Date(timeIntervalSince1970: 1_796_040_000)
 
         /// A complete valid entry, to which each case adds or replaces fields.
-        let base = ["name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000",
-                    "city": "440100", "contact_method": "phone", "phone": "+8613800138000"]
+        let base = [
+            "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000",
+            "city": "440100", "contact_method": "phone", "phone": "+8613800138000",
+        ]
 
         func check(_ changes: [String: String], locale: EntryLocale = .en) -> ValidationResult {
             validator.validate(form: form, input: base.merging(changes) { $1 }, locale: locale, now: now)
         }
 
-        @Test("lenient input maps to the canonical value", arguments: [
-            ("name", "  Ｌｉ　Lei\u{301} ", "Ｌｉ　Leí"),
-            ("birthday", "1990-05-17", "1990-05-17"), ("birthday", "1990/5/17", "1990-05-17"),
-            ("birthday", "1990.5.17", "1990-05-17"), ("birthday", "19900517", "1990-05-17"),
-            ("birthday", "1990年5月17日", "1990-05-17"), ("birthday", "1990年5月17", "1990-05-17"),
-            ("birthday", "１９９０－０５－１７", "1990-05-17"), ("birthday", "2000-02-29", "2000-02-29"),
-            ("birthday", "1900-01-01", "1900-01-01"), ("birthday", "2026-12-01", "2026-12-01"),
-            ("appointment", "2025-03-09 14:30", "2025-03-09 14:30"), ("appointment", "2025-03-09T14:30", "2025-03-09 14:30"),
-            ("appointment", "2025/3/9 9:00", "2025-03-09 09:00"), ("appointment", "2025年3月9日 14:30", "2025-03-09 14:30"),
-            ("appointment", "2025年3月9日14:30", "2025-03-09 14:30"), ("appointment", "2025-03-09 02:30:00", "2025-03-09 02:30"),
-            ("appointment", "２０２５-０３-０９　１４：３０", "2025-03-09 14:30"),
-            ("country", "cn", "CN"), ("country", "CHN", "CN"), ("country", "156", "CN"), ("country", "China", "CN"),
-            ("country", "中国", "CN"), ("country", "🇨🇳", "CN"), ("country", "ＣＮ", "CN"),
-            ("province", "广东", "440000"), ("province", "广东省", "440000"), ("province", "Guangdong", "440000"),
-            ("province", "CN-GD", "440000"), ("province", "440000", "440000"),
-            ("city", "广州", "440100"), ("city", "广州市", "440100"), ("city", "Guangzhou", "440100"), ("city", "guangzhou", "440100"),
-            ("contact_method", "PHONE", "phone"), ("contact_method", "电话", "phone"), ("contact_method", "Phone", "phone"),
-            ("phone", "13800138000", "+8613800138000"), ("phone", "+86 138-0013-8000", "+8613800138000"),
-            ("phone", "0086 138 0013 8000", "+8613800138000"), ("phone", "8613800138000", "+8613800138000"),
-            ("phone", "＋８６ １３８００１３８０００", "+8613800138000"), ("phone", "+1 (212) 555-0100", "+12125550100"),
-            ("email", "Li.Lei+x@Example.COM", "Li.Lei+x@example.com"), ("email", "李雷@例子.中国", "李雷@xn--fsqu00a.xn--fiqs8s"),
-            // Found by trying the product as a new user would:
-            ("birthday", "1990 年 5 月 17 日", "1990-05-17"), ("country", "中华人民共和国", "CN"), ("country", "中國", "CN"),
-            ("phone", "+1 212 555 0123", "+12125550123"), ("phone", "19912345678", "+8619912345678"),
-            // Dates written in words (issue 14): 号 for 日, Chinese numerals with 〇/零 and 十.
-            ("birthday", "2000年01月01号", "2000-01-01"), ("birthday", "2000年1月1日", "2000-01-01"),
-            ("birthday", "二〇〇〇年一月一日", "2000-01-01"), ("birthday", "二零零零年十二月三十一日", "2000-12-31"),
-            ("birthday", "一九九〇年五月十七号", "1990-05-17"), ("birthday", "二〇〇〇年十月二十日", "2000-10-20"),
-            ("birthday", "二〇〇〇 年 十一 月 十 日", "2000-11-10"), ("appointment", "二〇二五年三月九日 14:30", "2025-03-09 14:30"),
-        ])
+        @Test(
+            "lenient input maps to the canonical value",
+            arguments: [
+                ("name", "  Ｌｉ　Lei\u{301} ", "Ｌｉ　Leí"),
+                ("birthday", "1990-05-17", "1990-05-17"), ("birthday", "1990/5/17", "1990-05-17"),
+                ("birthday", "1990.5.17", "1990-05-17"), ("birthday", "19900517", "1990-05-17"),
+                ("birthday", "1990年5月17日", "1990-05-17"), ("birthday", "1990年5月17", "1990-05-17"),
+                ("birthday", "１９９０－０５－１７", "1990-05-17"), ("birthday", "2000-02-29", "2000-02-29"),
+                ("birthday", "1900-01-01", "1900-01-01"), ("birthday", "2026-12-01", "2026-12-01"),
+                ("appointment", "2025-03-09 14:30", "2025-03-09 14:30"),
+                ("appointment", "2025-03-09T14:30", "2025-03-09 14:30"),
+                ("appointment", "2025/3/9 9:00", "2025-03-09 09:00"),
+                ("appointment", "2025年3月9日 14:30", "2025-03-09 14:30"),
+                ("appointment", "2025年3月9日14:30", "2025-03-09 14:30"),
+                ("appointment", "2025-03-09 02:30:00", "2025-03-09 02:30"),
+                ("appointment", "２０２５-０３-０９　１４：３０", "2025-03-09 14:30"),
+                ("country", "cn", "CN"), ("country", "CHN", "CN"), ("country", "156", "CN"), ("country", "China", "CN"),
+                ("country", "中国", "CN"), ("country", "🇨🇳", "CN"), ("country", "ＣＮ", "CN"),
+                ("province", "广东", "440000"), ("province", "广东省", "440000"), ("province", "Guangdong", "440000"),
+                ("province", "CN-GD", "440000"), ("province", "440000", "440000"),
+                ("city", "广州", "440100"), ("city", "广州市", "440100"), ("city", "Guangzhou", "440100"),
+                ("city", "guangzhou", "440100"),
+                ("contact_method", "PHONE", "phone"), ("contact_method", "电话", "phone"),
+                ("contact_method", "Phone", "phone"),
+                ("phone", "13800138000", "+8613800138000"), ("phone", "+86 138-0013-8000", "+8613800138000"),
+                ("phone", "0086 138 0013 8000", "+8613800138000"), ("phone", "8613800138000", "+8613800138000"),
+                ("phone", "＋８６ １３８００１３８０００", "+8613800138000"), ("phone", "+1 (212) 555-0100", "+12125550100"),
+                ("email", "Li.Lei+x@Example.COM", "Li.Lei+x@example.com"),
+                ("email", "李雷@例子.中国", "李雷@xn--fsqu00a.xn--fiqs8s"),
+                // Found by trying the product as a new user would:
+                ("birthday", "1990 年 5 月 17 日", "1990-05-17"), ("country", "中华人民共和国", "CN"), ("country", "中國", "CN"),
+                ("phone", "+1 212 555 0123", "+12125550123"), ("phone", "19912345678", "+8619912345678"),
+                // Dates written in words (issue 14): 号 for 日, Chinese numerals with 〇/零 and 十.
+                ("birthday", "2000年01月01号", "2000-01-01"), ("birthday", "2000年1月1日", "2000-01-01"),
+                ("birthday", "二〇〇〇年一月一日", "2000-01-01"), ("birthday", "二零零零年十二月三十一日", "2000-12-31"),
+                ("birthday", "一九九〇年五月十七号", "1990-05-17"), ("birthday", "二〇〇〇年十月二十日", "2000-10-20"),
+                ("birthday", "二〇〇〇 年 十一 月 十 日", "2000-11-10"), ("appointment", "二〇二五年三月九日 14:30", "2025-03-09 14:30"),
+            ])
         func canonical(field: String, input: String, expected: String) {
             let result = check(field == "email" ? [field: input] : [field: input, "email": ""])
             #expect(result.problems == [])
             #expect(result.fields[field] == expected)
         }
 
-        @Test("a national number takes the calling code of the entry's country", arguments: [
-            ("GB", "07400 123456", "+447400123456"), ("IT", "312 345 6789", "+393123456789"),
-            ("US", "212-555-0100", "+12125550100"), ("AQ", "13800138000", "+8613800138000"),
-        ])
+        @Test(
+            "a national number takes the calling code of the entry's country",
+            arguments: [
+                ("GB", "07400 123456", "+447400123456"), ("IT", "312 345 6789", "+393123456789"),
+                ("US", "212-555-0100", "+12125550100"), ("AQ", "13800138000", "+8613800138000"),
+            ])
         func nationalNumbers(country: String, input: String, expected: String) {
             let result = check(["country": country, "province": "", "city": "", "phone": input])
             #expect(result.problems == [])
@@ -125,7 +137,9 @@ extension FormsTests {
             }
         }
 
-        @Test("every ProblemCode the validator gives has a case in problemCases (exists and erased are Import's: BadInputTests, ErasureTests)")
+        @Test(
+            "every ProblemCode the validator gives has a case in problemCases (exists and erased are Import's: BadInputTests, ErasureTests)"
+        )
         func allCodesCovered() {
             #expect(Set(Self.problemCases.map(\.2)) == Set(ProblemCode.allCases).subtracting([.exists, .erased]))
         }
@@ -134,9 +148,12 @@ extension FormsTests {
         func messages() {
             #expect(check(["name": ""], locale: .zh).problems[0].message == "请填写姓名。")
             #expect(check(["name": ""], locale: .en).problems[0].message == "Name is required; please fill it in.")
-            #expect(check(["birthday": "2026-12-02"], locale: .en).problems[0].message == "Birthday must not be after 2026-12-01.")
-            #expect(check(["province": "广东", "city": "杭州"], locale: .zh).problems[0].message
-                == "城市不属于所选省份“广东省”，请选择该省份的城市或更改省份。")
+            #expect(
+                check(["birthday": "2026-12-02"], locale: .en).problems[0].message
+                    == "Birthday must not be after 2026-12-01.")
+            #expect(
+                check(["province": "广东", "city": "杭州"], locale: .zh).problems[0].message
+                    == "城市不属于所选省份“广东省”，请选择该省份的城市或更改省份。")
             #expect(check(["colour": "red"], locale: .zh).problems[0].message == "表单“registration”没有字段“colour”，请删去它。")
         }
 
@@ -174,7 +191,9 @@ extension FormsTests {
         func traditionalRegion() {
             let result = check(["country": "中國", "province": "廣東省", "city": "廣州市"], locale: .zh)
             #expect(result.problems == [])
-            #expect(result.fields["country"] == "CN" && result.fields["province"] == "440000" && result.fields["city"] == "440100")
+            #expect(
+                result.fields["country"] == "CN" && result.fields["province"] == "440000"
+                    && result.fields["city"] == "440100")
             #expect(Display.render(form: form, fields: result.fields, locale: .zh)["region"] == "广东省-广州市")
             let xinjiang = check(["province": "新疆維吾爾自治區", "city": "烏魯木齊"])
             #expect(xinjiang.problems == [] && xinjiang.fields["city"] == "650100")
@@ -183,9 +202,11 @@ extension FormsTests {
             #expect(typo.problems.map(\.field) == ["city"] && typo.problems.first?.suggestions.first == "440100")
         }
 
-        @Test("the plain Chinese names of Hong Kong, Macau and Taiwan are countries too", arguments: [
-            ("香港", "HK"), ("澳门", "MO"), ("澳門", "MO"), ("台湾", "TW"), ("臺灣", "TW"),
-        ])
+        @Test(
+            "the plain Chinese names of Hong Kong, Macau and Taiwan are countries too",
+            arguments: [
+                ("香港", "HK"), ("澳门", "MO"), ("澳門", "MO"), ("台湾", "TW"), ("臺灣", "TW"),
+            ])
         func regionNames(input: String, expected: String) {
             let result = check(["country": input, "province": "", "city": ""])
             #expect(result.problems == [])
@@ -233,7 +254,8 @@ extension FormsTests {
             #expect(rename.problems == [])
             #expect(rename.fields["city"] == "371200" && rename.fields["name"] == "韩梅梅")
 
-            let again = validator.validate(form: form, input: ["city": "371200"], current: stored, locale: .zh, now: now)
+            let again = validator.validate(
+                form: form, input: ["city": "371200"], current: stored, locale: .zh, now: now)
             #expect(again.problems.map(\.code) == [.notInList])
             #expect(again.problems.first?.suggestions == ["370100"])
             #expect(again.problems.first?.message == "城市“莱芜市”是已撤销的区划，请选择现行的城市。")
@@ -241,27 +263,34 @@ extension FormsTests {
 
         @Test("update: changing a choice away clears the fields it alone showed, unless the same call sets them")
         func updateClearsHiddenFields() {
-            let toEmail = validator.validate(form: form, input: ["contact_method": "email", "email": "a@b.cn"],
-                                             current: base, locale: .en, now: now)
+            let toEmail = validator.validate(
+                form: form, input: ["contact_method": "email", "email": "a@b.cn"],
+                current: base, locale: .en, now: now)
             #expect(toEmail.problems == [])
             #expect(toEmail.fields["phone"] == nil && toEmail.fields["email"] == "a@b.cn")
-            let keepBoth = validator.validate(form: form, input: ["contact_method": "email", "email": "a@b.cn", "phone": "13800138000"],
-                                              current: base, locale: .en, now: now)
+            let keepBoth = validator.validate(
+                form: form, input: ["contact_method": "email", "email": "a@b.cn", "phone": "13800138000"],
+                current: base, locale: .en, now: now)
             #expect(keepBoth.fields["phone"] == "+8613800138000")
-            let sameChoice = validator.validate(form: form, input: ["contact_method": "phone", "name": "韩梅梅"],
-                                                current: base, locale: .en, now: now)
+            let sameChoice = validator.validate(
+                form: form, input: ["contact_method": "phone", "name": "韩梅梅"],
+                current: base, locale: .en, now: now)
             #expect(sameChoice.fields["phone"] == "+8613800138000")
             let other = validator.validate(form: form, input: ["name": "韩梅梅"], current: base, locale: .en, now: now)
             #expect(other.fields["phone"] == "+8613800138000")
         }
 
-        @Test("update: a country other than China clears the province and the city below it, unless the same call sets them")
+        @Test(
+            "update: a country other than China clears the province and the city below it, unless the same call sets them"
+        )
         func updateAbroadClearsRegion() {
             #expect(base["province"] != nil && base["city"] != nil && base["country"] == "CN")
             let abroad = validator.validate(form: form, input: ["country": "US"], current: base, locale: .en, now: now)
             #expect(abroad.problems == [])
-            #expect(abroad.fields["country"] == "US" && abroad.fields["province"] == nil && abroad.fields["city"] == nil)
-            let kept = validator.validate(form: form, input: ["country": "US", "province": "广东"], current: base, locale: .en, now: now)
+            #expect(
+                abroad.fields["country"] == "US" && abroad.fields["province"] == nil && abroad.fields["city"] == nil)
+            let kept = validator.validate(
+                form: form, input: ["country": "US", "province": "广东"], current: base, locale: .en, now: now)
             #expect(kept.fields["province"] == "440000")
             let stays = validator.validate(form: form, input: ["name": "韩梅梅"], current: base, locale: .en, now: now)
             #expect(stays.fields["province"] == base["province"] && stays.fields["city"] == base["city"])
@@ -271,11 +300,14 @@ extension FormsTests {
         func updateCrossField() {
             let moved = validator.validate(form: form, input: ["province": "浙江"], current: base, locale: .en, now: now)
             #expect(moved.problems.map(\.field) == ["city"] && moved.problems.map(\.code) == [.parentMismatch])
-            let both = validator.validate(form: form, input: ["province": "浙江", "city": "杭州"], current: base, locale: .en, now: now)
+            let both = validator.validate(
+                form: form, input: ["province": "浙江", "city": "杭州"], current: base, locale: .en, now: now)
             #expect(both.problems == [] && both.fields["city"] == "330100")
-            let toEmail = validator.validate(form: form, input: ["contact_method": "email"], current: base, locale: .en, now: now)
+            let toEmail = validator.validate(
+                form: form, input: ["contact_method": "email"], current: base, locale: .en, now: now)
             #expect(toEmail.problems.map(\.field) == ["email"] && toEmail.problems.map(\.code) == [.required])
-            let cleared = validator.validate(form: form, input: ["appointment": "", "email": "a@b.cn"], current: base, locale: .en, now: now)
+            let cleared = validator.validate(
+                form: form, input: ["appointment": "", "email": "a@b.cn"], current: base, locale: .en, now: now)
             #expect(cleared.problems == [] && cleared.fields["email"] == "a@b.cn")
         }
 
@@ -288,11 +320,13 @@ extension FormsTests {
             let zh = validator.validate(form: form, input: ["province": " "], current: base, locale: .zh, now: now)
             #expect(zh.problems.first?.message.hasPrefix("不能只清空") == true)
             // Clearing both, or leaving the province out (the city sets it), is fine.
-            let both = validator.validate(form: form, input: ["province": "", "city": "", "country": "US"], current: base, locale: .en, now: now)
+            let both = validator.validate(
+                form: form, input: ["province": "", "city": "", "country": "US"], current: base, locale: .en, now: now)
             #expect(both.problems == [] && both.fields["province"] == nil && both.fields["city"] == nil)
             var cityOnly = base
             cityOnly["province"] = nil
-            let inferred = validator.validate(form: form, input: ["name": "Li"], current: cityOnly, locale: .en, now: now)
+            let inferred = validator.validate(
+                form: form, input: ["name": "Li"], current: cityOnly, locale: .en, now: now)
             #expect(inferred.problems == [] && inferred.fields["province"] == base["province"])
         }
 
@@ -301,7 +335,9 @@ extension FormsTests {
             let result = check(["nmae": "张三", "brithday": "1990-01-01", "zzzzzzzz": "1"])
             let byField = Dictionary(result.problems.map { ($0.field, $0) }, uniquingKeysWith: { a, _ in a })
             #expect(byField["nmae"]?.code == .unknownField)
-            #expect(byField["nmae"]?.message.hasSuffix("Did you mean name?") == true, "\(String(describing: byField["nmae"]))")
+            #expect(
+                byField["nmae"]?.message.hasSuffix("Did you mean name?") == true,
+                "\(String(describing: byField["nmae"]))")
             #expect(byField["brithday"]?.message.hasSuffix("Did you mean birthday?") == true)
             #expect(byField["zzzzzzzz"]?.message.contains("Did you mean") == false)
             #expect(result.problems.allSatisfy { $0.suggestions.isEmpty || $0.code != .unknownField })
@@ -314,10 +350,14 @@ extension FormsTests {
             #expect(result.problems.map(\.field) == ["name", "country", "email", "aaa", "zzz"])
         }
 
-        @Test("a contact method given by a synonym in either language resolves to its option", arguments: [
-            ("手机", "phone"), ("手机号", "phone"), ("Mobile", "phone"), ("cell", "phone"), ("电话", "phone"), ("TEL", "phone"),
-            ("ｍｏｂｉｌｅ", "phone"), ("邮件", "email"), ("邮箱", "email"), ("E-Mail", "email"), ("mail", "email"), ("电子邮件", "email"),
-        ])
+        @Test(
+            "a contact method given by a synonym in either language resolves to its option",
+            arguments: [
+                ("手机", "phone"), ("手机号", "phone"), ("Mobile", "phone"), ("cell", "phone"), ("电话", "phone"),
+                ("TEL", "phone"),
+                ("ｍｏｂｉｌｅ", "phone"), ("邮件", "email"), ("邮箱", "email"), ("E-Mail", "email"), ("mail", "email"),
+                ("电子邮件", "email"),
+            ])
         func contactMethodSynonyms(input: String, expected: String) {
             let result = check(["contact_method": input, "email": "li@example.com"])
             #expect(result.problems == [])
@@ -326,10 +366,14 @@ extension FormsTests {
 
         @Test("a form without aliases keeps its definition hash; aliases are content")
         func aliasesInHash() throws {
-            let plain = try FormDefinition(ini: IniFile(text: "[form]\n[field k]\ntype = choice\noptions = a\n", path: "f.conf"))
-            let aliased = try FormDefinition(ini: IniFile(text: "[form]\n[field k]\ntype = choice\noptions = a\noption.a.aliases = x\n", path: "f.conf"))
+            let plain = try FormDefinition(
+                ini: IniFile(text: "[form]\n[field k]\ntype = choice\noptions = a\n", path: "f.conf"))
+            let aliased = try FormDefinition(
+                ini: IniFile(
+                    text: "[form]\n[field k]\ntype = choice\noptions = a\noption.a.aliases = x\n", path: "f.conf"))
             #expect(plain.definitionHash != aliased.definitionHash)
-            #expect(aliased.fields[0].options == [ChoiceOption(value: "a", labels: [.en: "a", .zh: "a"], aliases: ["x"])])
+            #expect(
+                aliased.fields[0].options == [ChoiceOption(value: "a", labels: [.en: "a", .zh: "a"], aliases: ["x"])])
         }
 
         @Test("impossible dates in Chinese numerals get the refusal of other impossible dates, in zh and en")
@@ -337,27 +381,39 @@ extension FormsTests {
             for locale in EntryLocale.allCases {
                 let impossible = check(["birthday": "二〇〇〇年二月三十日"], locale: locale).problems
                 #expect(impossible.map(\.code) == [.invalidFormat])
-                #expect(impossible.first?.message == check(["birthday": "2000-02-30"], locale: locale).problems.first?.message)
+                #expect(
+                    impossible.first?.message
+                        == check(["birthday": "2000-02-30"], locale: locale).problems.first?.message)
                 for unreadable in ["二〇〇〇年十十月一日", "二〇〇〇年零十月一日", "二〇〇〇年一二十月一日", "二〇〇〇年一月一号日"] {
-                    #expect(check(["birthday": unreadable], locale: locale).problems.first?.message
-                        == check(["birthday": "17/05/1990"], locale: locale).problems.first?.message, "\(unreadable)")
+                    #expect(
+                        check(["birthday": unreadable], locale: locale).problems.first?.message
+                            == check(["birthday": "17/05/1990"], locale: locale).problems.first?.message,
+                        "\(unreadable)")
                 }
             }
             #expect(check(["birthday": "二〇〇〇年二月三十日"], locale: .zh).problems.first?.message == "生日：没有这一天，请检查月份和日期。")
         }
 
-        @Test("a phone number a spreadsheet wrote in scientific notation is refused with why and what to do", arguments: [
-            "1.38001E+10", "1.38001e+10", "1,38001E+10", "8.6138E12", "+8.6138E+12", " 1.38E+10 ",
-        ])
+        @Test(
+            "a phone number a spreadsheet wrote in scientific notation is refused with why and what to do",
+            arguments: [
+                "1.38001E+10", "1.38001e+10", "1,38001E+10", "8.6138E12", "+8.6138E+12", " 1.38E+10 ",
+            ])
         func phoneInScientificNotation(input: String) {
             let en = check(["phone": input]).problems
             #expect(en.map(\.code) == [.invalidFormat])
-            #expect(en.first?.message == "Phone is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again.")
-            #expect(check(["phone": input], locale: .zh).problems.first?.message
-                == "手机号码是科学计数法（如 1.38001E+10）：表格软件把号码当成了数字，末尾几位已经丢失；请把该列设为文本格式后重新导出。")
+            #expect(
+                en.first?.message
+                    == "Phone is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again."
+            )
+            #expect(
+                check(["phone": input], locale: .zh).problems.first?.message
+                    == "手机号码是科学计数法（如 1.38001E+10）：表格软件把号码当成了数字，末尾几位已经丢失；请把该列设为文本格式后重新导出。")
         }
 
-        @Test("other letters in a phone number keep the message about allowed characters", arguments: ["138E", "E+10", "1.3.8E+10", "138-0013-800x"])
+        @Test(
+            "other letters in a phone number keep the message about allowed characters",
+            arguments: ["138E", "E+10", "1.3.8E+10", "138-0013-800x"])
         func phoneLettersNotScientific(input: String) {
             #expect(check(["phone": input]).problems.first?.message.hasPrefix("Phone may contain only digits") == true)
         }
@@ -368,15 +424,21 @@ extension FormsTests {
             #expect(DateText.latestToday(at: Date(timeIntervalSince1970: 1_796_040_000 - 13 * 3600)) == "2026-11-30")
         }
 
-        @Test("a control character (NUL too) in a value of a list, date, phone or e-mail field is refused, never cut short by a C library")
+        @Test(
+            "a control character (NUL too) in a value of a list, date, phone or e-mail field is refused, never cut short by a C library"
+        )
         func controlCharactersInValues() {
-            for (field, value) in [("email", "boss@exa\u{0}mple.com"), ("email", "boss@bank.com\u{0}.attacker.net"),
-                                   ("phone", "138\u{0}00138000"), ("country", "CN\u{0}"), ("city", "广州\u{1F}"),
-                                   ("birthday", "1990-05\u{85}-17"), ("contact_method", "email\u{7F}")] {
+            for (field, value) in [
+                ("email", "boss@exa\u{0}mple.com"), ("email", "boss@bank.com\u{0}.attacker.net"),
+                ("phone", "138\u{0}00138000"), ("country", "CN\u{0}"), ("city", "广州\u{1F}"),
+                ("birthday", "1990-05\u{85}-17"), ("contact_method", "email\u{7F}"),
+            ] {
                 var changes = ["contact_method": "email", "phone": "", "email": "a@example.com"]
                 changes[field] = value
                 let result = check(changes)
-                #expect(result.problems.map { [$0.field, $0.code.rawValue] } == [[field, "invalid-format"]], "\(field): \(result.problems)")
+                #expect(
+                    result.problems.map { [$0.field, $0.code.rawValue] } == [[field, "invalid-format"]],
+                    "\(field): \(result.problems)")
                 #expect(result.problems.first?.message.contains("control characters") == true, "\(result.problems)")
             }
         }
@@ -388,7 +450,9 @@ extension FormsTests {
                 var changes = ["contact_method": "email", "phone": "", "email": "a@example.com"]
                 changes[field] = huge
                 let result = check(changes)
-                #expect(result.problems.map { [$0.field, $0.code.rawValue] } == [[field, "too-long"]], "\(field): \(result.problems)")
+                #expect(
+                    result.problems.map { [$0.field, $0.code.rawValue] } == [[field, "too-long"]],
+                    "\(field): \(result.problems)")
             }
         }
     }
@@ -430,7 +494,9 @@ extension FormsTests {
     func nfcQuickPath() {
         var rng = SplitMix64(seed: 5)
         // Latin-1, Latin Extended, IPA, spacing modifiers, CJK, spaces; then marks and compatibility ideographs.
-        let pools: [ClosedRange<UInt32>] = [0x20...0x2FF, 0x4E00...0x9FFF, 0x3400...0x4DBF, 0x300...0x36F, 0xF900...0xFAFF, 0xAC00...0xAC10]
+        let pools: [ClosedRange<UInt32>] = [
+            0x20...0x2FF, 0x4E00...0x9FFF, 0x3400...0x4DBF, 0x300...0x36F, 0xF900...0xFAFF, 0xAC00...0xAC10,
+        ]
         var passed = 0
         for _ in 0..<20_000 {
             let length = 1 + Int(rng.next() % 6)
@@ -441,8 +507,9 @@ extension FormsTests {
             let s = String(String.UnicodeScalarView(scalars))
             if Validator.isNFCWithoutOuterSpace(s) {
                 passed += 1
-                #expect(s.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines) == s,
-                        "\(s.unicodeScalars.map { String($0.value, radix: 16) })")
+                #expect(
+                    s.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines) == s,
+                    "\(s.unicodeScalars.map { String($0.value, radix: 16) })")
             }
         }
         #expect(passed > 1_000)
@@ -457,7 +524,8 @@ extension FormsTests {
         let alphabet = Array("aZ09 -'`.,_()\t\n!#~É".unicodeScalars.filter(\.isASCII))
         for _ in 0..<5_000 {
             let length = Int(rng.next() % 12)
-            let s = String(String.UnicodeScalarView((0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }))
+            let s = String(
+                String.UnicodeScalarView((0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }))
             #expect(NearestName.asciiKey(s) == MatchKey.unicodeKey(s), "for \(s.debugDescription)")
         }
         #expect(NearestName.asciiKey("Türkiye") == nil)
@@ -468,8 +536,10 @@ extension FormsTests {
     @Test("canonical phone numbers and option values pass unchanged; text checks keep refusing hidden characters")
     func canonicalValues() throws {
         let name = { (code: String) in code }
-        #expect(try PhoneNumber.parse("+8613812345678", region: "CN", regionName: name, locale: .en) == "+8613812345678")
-        #expect(try PhoneNumber.parse("+86 138-1234-5678", region: "CN", regionName: name, locale: .en) == "+8613812345678")
+        #expect(
+            try PhoneNumber.parse("+8613812345678", region: "CN", regionName: name, locale: .en) == "+8613812345678")
+        #expect(
+            try PhoneNumber.parse("+86 138-1234-5678", region: "CN", regionName: name, locale: .en) == "+8613812345678")
         for bad in ["a\u{0}b", "a\u{85}b", "a\u{2028}b", "a\u{2029}b", "a\u{202E}b", "x\u{FEFF}", "\u{9F}"] {
             #expect(throws: FieldFailure.self) { try ValidationRun.text(bad, maxLength: nil) }
         }
@@ -494,6 +564,8 @@ extension FormsTests {
         let validator = Validator()
         let form = try #require(FormRegistry.builtIn.form(named: FormRegistry.defaultFormName))
         let result = validator.validate(form: form, input: ["name": "\u{3164}"], locale: .en)
-        #expect(result.problems.first { $0.field == "name" }?.message == "Name has only invisible characters; enter something visible.")
+        #expect(
+            result.problems.first { $0.field == "name" }?.message
+                == "Name has only invisible characters; enter something visible.")
     }
 }

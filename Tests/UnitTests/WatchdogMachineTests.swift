@@ -24,7 +24,10 @@ import Testing
         #expect(machine.tickInterval == .seconds(1))
         for tick in 0..<5 {
             // Each tick's probe ran before the next (one step each).
-            #expect(machine.tick(now: at(Double(tick)), progress: progress(UInt64(tick), waitingSince: nil)) == [.ping, .probe])
+            #expect(
+                machine.tick(now: at(Double(tick)), progress: progress(UInt64(tick), waitingSince: nil)) == [
+                    .ping, .probe,
+                ])
         }
         #expect(!machine.isWithholding)
     }
@@ -49,18 +52,26 @@ import Testing
         var machine = WatchdogMachine(interval: .seconds(2))
         #expect(machine.tick(now: at(0), progress: progress(10, waitingSince: 0)) == [.ping])
         #expect(machine.tick(now: at(1), progress: progress(10, waitingSince: 0)) == [.ping])
-        #expect(machine.tick(now: at(2), progress: progress(10, waitingSince: 0)) == [.withhold(waited: .seconds(2), steps: 10)])
+        #expect(
+            machine.tick(now: at(2), progress: progress(10, waitingSince: 0)) == [
+                .withhold(waited: .seconds(2), steps: 10)
+            ])
         #expect(machine.isWithholding)
         for tick in 3..<10 {
             #expect(machine.tick(now: at(Double(tick)), progress: progress(10, waitingSince: 0)) == [])
         }
         // The writer moves on (a lock released): pings resume, said once.
-        #expect(machine.tick(now: at(10), progress: progress(11, waitingSince: 9.5)) == [.resume(stuck: .seconds(10)), .ping])
+        #expect(
+            machine.tick(now: at(10), progress: progress(11, waitingSince: 9.5)) == [
+                .resume(stuck: .seconds(10)), .ping,
+            ])
         #expect(machine.tick(now: at(11), progress: progress(12, waitingSince: nil)) == [.ping, .probe])
         #expect(!machine.isWithholding)
     }
 
-    @Test("a writer wedged while idle: the probe of the idle tick stays waiting and stops the pings within interval + tick")
+    @Test(
+        "a writer wedged while idle: the probe of the idle tick stays waiting and stops the pings within interval + tick"
+    )
     func wedgedWhileIdle() {
         var machine = WatchdogMachine(interval: .seconds(2))
         #expect(machine.tick(now: at(0), progress: progress(5, waitingSince: nil)) == [.ping, .probe])
@@ -68,7 +79,10 @@ import Testing
         #expect(machine.tick(now: at(1), progress: progress(6, waitingSince: nil)) == [.ping, .probe])
         // Now wedged: the probe queued at 1 s never runs.
         #expect(machine.tick(now: at(2), progress: progress(6, waitingSince: 1)) == [.ping])
-        #expect(machine.tick(now: at(3), progress: progress(6, waitingSince: 1)) == [.withhold(waited: .seconds(2), steps: 6)])
+        #expect(
+            machine.tick(now: at(3), progress: progress(6, waitingSince: 1)) == [
+                .withhold(waited: .seconds(2), steps: 6)
+            ])
         #expect(machine.tick(now: at(4), progress: progress(6, waitingSince: 1)) == [])
         // The last ping was at 2 s: systemd (WatchdogSec=2) restarts entryd at 4 s.
     }
@@ -83,7 +97,9 @@ import Testing
             while now < 20 {
                 // Busy until it wedges at `stuckAt`: a step every 0.1 s, then none.
                 let waitingSince = now < stuckAt ? (now * 10).rounded(.down) / 10 : (stuckAt * 10).rounded(.down) / 10
-                if machine.tick(now: at(now), progress: progress(UInt64(waitingSince * 10), waitingSince: waitingSince)).contains(.ping) {
+                if machine.tick(now: at(now), progress: progress(UInt64(waitingSince * 10), waitingSince: waitingSince))
+                    .contains(.ping)
+                {
                     lastPing = now
                 }
                 now += interval / 2
@@ -106,7 +122,10 @@ import Testing
         // Hold the writer in a job, as a wedged SQLite call would.
         let running = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        let held = try store.writer.enqueue { _ in running.signal(); release.wait() }
+        let held = try store.writer.enqueue { _ in
+            running.signal()
+            release.wait()
+        }
         running.wait()
         let reading = store.writerProgress
         let since = try #require(reading.waitingSince)
@@ -117,6 +136,9 @@ import Testing
         try held.wait()
         let deadline = ContinuousClock.now + .seconds(5)
         while store.writerProgress.waitingSince != nil && ContinuousClock.now < deadline { usleep(1000) }
-        #expect(machine.tick(now: since + .seconds(31), progress: store.writerProgress) == [.resume(stuck: .seconds(31)), .ping, .probe])
+        #expect(
+            machine.tick(now: since + .seconds(31), progress: store.writerProgress) == [
+                .resume(stuck: .seconds(31)), .ping, .probe,
+            ])
     }
 }

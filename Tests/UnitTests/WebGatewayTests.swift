@@ -39,38 +39,49 @@ import Testing
             guard let (role, p) = users[name], p == password else { return nil }
             return WebUser(name: name, role: role, passwordHash: p)
         }
-        func account(named name: String) -> WebUser? { users[name].map { WebUser(name: name, role: $0.0, passwordHash: $0.1) } }
+        func account(named name: String) -> WebUser? {
+            users[name].map { WebUser(name: name, role: $0.0, passwordHash: $0.1) }
+        }
     }
 
-    static let policy = MethodPolicy(roleOf: { method in
-        switch method.rawValue {
-        case "io.entryd.Entries.Add": return .write
-        case "io.entryd.Entries.Erase": return .admin
-        case "io.entryd.Entries.Get", "io.entryd.Sync.Changes", "io.entryd.Sync.Apply": return .read
-        default: return nil
-        }
-    }, socketOnly: { $0.rawValue == "io.entryd.Sync.Apply" })
+    static let policy = MethodPolicy(
+        roleOf: { method in
+            switch method.rawValue {
+            case "io.entryd.Entries.Add": return .write
+            case "io.entryd.Entries.Erase": return .admin
+            case "io.entryd.Entries.Get", "io.entryd.Sync.Changes", "io.entryd.Sync.Apply": return .read
+            default: return nil
+            }
+        }, socketOnly: { $0.rawValue == "io.entryd.Sync.Apply" })
 
     final class Clock: @unchecked Sendable {
         var now = 1000.0
     }
 
-    static func gateway(link: FakeLink = FakeLink(), clock: Clock = Clock(), secure: Bool = false,
-                        users: [String: (Role, String)] = ["ada": (.write, "pw-ada-123"), "rita": (.read, "pw-rita-123")]) -> Gateway {
+    static func gateway(
+        link: FakeLink = FakeLink(), clock: Clock = Clock(), secure: Bool = false,
+        users: [String: (Role, String)] = ["ada": (.write, "pw-ada-123"), "rita": (.read, "pw-rita-123")]
+    ) -> Gateway {
         gateway(link: link, clock: clock, secure: secure, directory: FakeUsers(users: users))
     }
 
-    static func gateway(link: FakeLink = FakeLink(), clock: Clock = Clock(), secure: Bool = false, directory: FakeUsers) -> Gateway {
-        Gateway(link: link, users: directory, policy: policy,
-                sessions: SessionStore(idleSeconds: 60, clock: { clock.now }),
-                limiter: LoginLimiter(limit: 3, clock: { clock.now }),
-                settings: .init(secure: secure, behindProxy: false, maxBody: 1024),
-                openAPI: { .object([("openapi", .string("3.1.0"))]) }, log: Log(threshold: .error, environment: [:]))
+    static func gateway(link: FakeLink = FakeLink(), clock: Clock = Clock(), secure: Bool = false, directory: FakeUsers)
+        -> Gateway
+    {
+        Gateway(
+            link: link, users: directory, policy: policy,
+            sessions: SessionStore(idleSeconds: 60, clock: { clock.now }),
+            limiter: LoginLimiter(limit: 3, clock: { clock.now }),
+            settings: .init(secure: secure, behindProxy: false, maxBody: 1024),
+            openAPI: { .object([("openapi", .string("3.1.0"))]) }, log: Log(threshold: .error, environment: [:]))
     }
 
-    static func post(_ path: String, _ body: String, headers: [String: String] = [:], address: String = "10.0.0.1") -> HTTPRequest {
-        HTTPRequest(method: "POST", path: path, headers: ["Content-Type": "application/json"].merging(headers) { $1 },
-                    body: Array(body.utf8), clientAddress: address)
+    static func post(_ path: String, _ body: String, headers: [String: String] = [:], address: String = "10.0.0.1")
+        -> HTTPRequest
+    {
+        HTTPRequest(
+            method: "POST", path: path, headers: ["Content-Type": "application/json"].merging(headers) { $1 },
+            body: Array(body.utf8), clientAddress: address)
     }
 
     static func json(_ r: HTTPResponse) throws -> JSON { try JSON.parse(r.bytes) }
@@ -101,7 +112,9 @@ import Testing
         }
     }
 
-    @Test("a wrong password and an unknown user both answer 401 LoginFailed; the fourth failure in a minute answers 429 with Retry-After")
+    @Test(
+        "a wrong password and an unknown user both answer 401 LoginFailed; the fourth failure in a minute answers 429 with Retry-After"
+    )
     func loginFailuresAndLimit() throws {
         let clock = Clock()
         let g = Self.gateway(clock: clock)
@@ -116,7 +129,8 @@ import Testing
         #expect(try Self.json(locked)["parameters"]?["retryAfter"]?.intValue == 60)
         #expect(locked.header("Retry-After") == "60")
         // Another address is not locked for rita…
-        let other = g.handle(Self.post("/api/v1/login", #"{"user":"rita","password":"pw-rita-123"}"#, address: "10.0.0.2"))
+        let other = g.handle(
+            Self.post("/api/v1/login", #"{"user":"rita","password":"pw-rita-123"}"#, address: "10.0.0.2"))
         #expect(other.status == 200)
         // …and a minute later the first address may try again.
         clock.now += 61
@@ -133,20 +147,33 @@ import Testing
         #expect(none.status == 401)
         #expect(try Self.json(none)["error"]?.stringValue == "io.entryd.web.AuthenticationRequired")
         #expect(none.header("WWW-Authenticate") == #"Bearer realm="entryd""#)
-        #expect(g.handle(Self.post("/api/v1/io.entryd.Entries.Add", add, headers: ["Authorization": "Bearer " + String(repeating: "A", count: 43)])).status == 401)
+        #expect(
+            g.handle(
+                Self.post(
+                    "/api/v1/io.entryd.Entries.Add", add,
+                    headers: ["Authorization": "Bearer " + String(repeating: "A", count: 43)])
+            ).status == 401)
         #expect(link.calls.isEmpty)
 
         let (token, csrf) = try Self.login(g, "ada", "pw-ada-123")
-        let bearer = g.handle(Self.post("/api/v1/io.entryd.Entries.Add", add, headers: ["Authorization": "Bearer \(token)"]))
+        let bearer = g.handle(
+            Self.post("/api/v1/io.entryd.Entries.Add", add, headers: ["Authorization": "Bearer \(token)"]))
         #expect(bearer.status == 200)
         #expect(try Self.json(bearer)["entry"]?["id"]?.stringValue == "E1")
 
-        let noCSRF = g.handle(Self.post("/api/v1/io.entryd.Entries.Add", add, headers: ["Cookie": "entryd_session=\(token)"]))
+        let noCSRF = g.handle(
+            Self.post("/api/v1/io.entryd.Entries.Add", add, headers: ["Cookie": "entryd_session=\(token)"]))
         #expect(noCSRF.status == 403)
         #expect(try Self.json(noCSRF)["error"]?.stringValue == "io.entryd.web.CSRFRejected")
-        let wrongCSRF = g.handle(Self.post("/api/v1/io.entryd.Entries.Add", add, headers: ["Cookie": "a=b; entryd_session=\(token)", "X-CSRF-Token": String(csrf.reversed())]))
+        let wrongCSRF = g.handle(
+            Self.post(
+                "/api/v1/io.entryd.Entries.Add", add,
+                headers: ["Cookie": "a=b; entryd_session=\(token)", "X-CSRF-Token": String(csrf.reversed())]))
         #expect(wrongCSRF.status == 403)
-        let cookie = g.handle(Self.post("/api/v1/io.entryd.Entries.Add", add, headers: ["Cookie": "a=b; entryd_session=\(token)", "X-CSRF-Token": csrf]))
+        let cookie = g.handle(
+            Self.post(
+                "/api/v1/io.entryd.Entries.Add", add,
+                headers: ["Cookie": "a=b; entryd_session=\(token)", "X-CSRF-Token": csrf]))
         #expect(cookie.status == 200)
         #expect(link.calls.count == 2)
     }
@@ -156,23 +183,31 @@ import Testing
         let link = FakeLink()
         let g = Self.gateway(link: link)
         let (token, _) = try Self.login(g, "ada", "pw-ada-123")
-        _ = g.handle(Self.post("/api/v1/io.entryd.Entries.Add", #"{"fields":{},"actor":"mallory"}"#, headers: ["Authorization": "Bearer \(token)"]))
+        _ = g.handle(
+            Self.post(
+                "/api/v1/io.entryd.Entries.Add", #"{"fields":{},"actor":"mallory"}"#,
+                headers: ["Authorization": "Bearer \(token)"]))
         let (method, parameters) = try #require(link.calls.first)
         #expect(method == "io.entryd.Entries.Add")
         #expect(parameters["actor"]?.stringValue == "ada")
         #expect(parameters.objectValue?.filter { $0.0 == "actor" }.count == 1)
     }
 
-    @Test("roles: read may not Add (403 naming write), write may not Erase (403 naming admin); socket-only and unknown methods are 404")
+    @Test(
+        "roles: read may not Add (403 naming write), write may not Erase (403 naming admin); socket-only and unknown methods are 404"
+    )
     func roles() throws {
         let link = FakeLink()
         let g = Self.gateway(link: link)
         let (rita, _) = try Self.login(g, "rita", "pw-rita-123")
         let (ada, _) = try Self.login(g, "ada", "pw-ada-123")
-        let denied = g.handle(Self.post("/api/v1/io.entryd.Entries.Add", "{}", headers: ["Authorization": "Bearer \(rita)"]))
+        let denied = g.handle(
+            Self.post("/api/v1/io.entryd.Entries.Add", "{}", headers: ["Authorization": "Bearer \(rita)"]))
         #expect(denied.status == 403)
         #expect(try Self.json(denied)["parameters"]?["role"]?.stringValue == "write")
-        #expect(g.handle(Self.post("/api/v1/io.entryd.Entries.Erase", "{}", headers: ["Authorization": "Bearer \(ada)"])).status == 403)
+        #expect(
+            g.handle(Self.post("/api/v1/io.entryd.Entries.Erase", "{}", headers: ["Authorization": "Bearer \(ada)"]))
+                .status == 403)
         for method in ["io.entryd.Sync.Apply", "io.entryd.Nope.Nothing", "x"] {
             let r = g.handle(Self.post("/api/v1/" + method, "{}", headers: ["Authorization": "Bearer \(ada)"]))
             #expect(r.status == 404)
@@ -195,23 +230,32 @@ import Testing
         let (token, _) = try Self.login(g, "ada", "pw-ada-123")
         for (name, status) in cases {
             link.answer = { _, _ in throw WireError(name: name, parameters: .object([("id", .string("X"))])) }
-            let r = g.handle(Self.post("/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
+            let r = g.handle(
+                Self.post(
+                    "/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
             #expect(r.status == status, "\(name)")
             let body = try Self.json(r)
             #expect(body["error"]?.stringValue == name)
             #expect(body["parameters"]?["id"]?.stringValue == "X")
         }
-        link.answer = { _, _ in throw WireError(name: WireErrorName.permissionDenied.rawValue, parameters: .object([("role", .string("gateway"))])) }
-        let unnamed = g.handle(Self.post("/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
+        link.answer = { _, _ in
+            throw WireError(
+                name: WireErrorName.permissionDenied.rawValue, parameters: .object([("role", .string("gateway"))]))
+        }
+        let unnamed = g.handle(
+            Self.post("/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
         #expect(unnamed.status == 503)
         #expect(try Self.json(unnamed)["error"]?.stringValue == "io.entryd.web.GatewayNotConfigured")
         link.answer = { _, _ in throw DaemonLinkError(reason: "gone") }
-        let r = g.handle(Self.post("/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
+        let r = g.handle(
+            Self.post("/api/v1/io.entryd.Entries.Get", #"{"id":"X"}"#, headers: ["Authorization": "Bearer \(token)"]))
         #expect(r.status == 503)
         #expect(try Self.json(r)["error"]?.stringValue == "io.entryd.web.DaemonUnreachable")
     }
 
-    @Test("bodies: not JSON 400, not an object 400, not application/json 415, too large 413, GET on a POST method 405 with Allow")
+    @Test(
+        "bodies: not JSON 400, not an object 400, not application/json 415, too large 413, GET on a POST method 405 with Allow"
+    )
     func badBodies() throws {
         let link = FakeLink()
         let g = Self.gateway(link: link)
@@ -219,7 +263,11 @@ import Testing
         let auth = ["Authorization": "Bearer \(token)"]
         #expect(g.handle(Self.post("/api/v1/io.entryd.Entries.Get", "{", headers: auth)).status == 400)
         #expect(g.handle(Self.post("/api/v1/io.entryd.Entries.Get", "[1]", headers: auth)).status == 400)
-        #expect(g.handle(Self.post("/api/v1/io.entryd.Entries.Get", "{}", headers: auth.merging(["Content-Type": "text/plain"]) { $1 })).status == 415)
+        #expect(
+            g.handle(
+                Self.post(
+                    "/api/v1/io.entryd.Entries.Get", "{}", headers: auth.merging(["Content-Type": "text/plain"]) { $1 })
+            ).status == 415)
         var big = Self.post("/api/v1/io.entryd.Entries.Get", "", headers: auth)
         big.bodyTooLarge = true
         let tooLarge = g.handle(big)
@@ -236,11 +284,16 @@ import Testing
         link.answer = { _, p in .object([("changes", .array([])), ("last", .int(p["since"]?.intValue ?? -1))]) }
         let g = Self.gateway(link: link)
         let (token, _) = try Self.login(g, "rita", "pw-rita-123")
-        let r = g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "7")],
-                                     headers: ["Authorization": "Bearer \(token)"]))
+        let r = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "7")],
+                headers: ["Authorization": "Bearer \(token)"]))
         #expect(r.status == 200)
         #expect(r.header("Content-Type") == "text/event-stream")
-        guard case .events(let events) = r.body else { Issue.record("not a stream"); return }
+        guard case .events(let events) = r.body else {
+            Issue.record("not a stream")
+            return
+        }
         let first = String(decoding: try #require(events.next()), as: UTF8.self)
         #expect(first.hasPrefix("id: 7\nevent: changes\ndata: {"))
         #expect(first.hasSuffix("\n\n"))
@@ -248,12 +301,16 @@ import Testing
         #expect(end.hasPrefix("event: error\ndata: {\"error\":\"io.entryd.web.DaemonUnreachable\""))
         #expect(events.next() == nil)
 
-        let resumed = g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes",
-                                           headers: ["Authorization": "Bearer \(token)", "Last-Event-ID": "42"]))
+        let resumed = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes",
+                headers: ["Authorization": "Bearer \(token)", "Last-Event-ID": "42"]))
         #expect(resumed.status == 200)
         #expect(link.calls.last?.1["since"]?.intValue == 42)
-        let bad = g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "x")],
-                                       headers: ["Authorization": "Bearer \(token)"]))
+        let bad = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "x")],
+                headers: ["Authorization": "Bearer \(token)"]))
         #expect(bad.status == 400)
     }
 
@@ -271,10 +328,14 @@ import Testing
 
         let (second, csrf2) = try Self.login(g, "ada", "pw-ada-123")
         #expect(csrf2 != csrf)
-        let logout = g.handle(Self.post("/api/v1/logout", "", headers: ["Cookie": "entryd_session=\(second)", "X-CSRF-Token": csrf2]))
+        let logout = g.handle(
+            Self.post("/api/v1/logout", "", headers: ["Cookie": "entryd_session=\(second)", "X-CSRF-Token": csrf2]))
         #expect(logout.status == 200)
         #expect(logout.header("Set-Cookie")?.contains("Max-Age=0") == true)
-        #expect(g.handle(HTTPRequest(method: "GET", path: "/api/v1/session", headers: ["Authorization": "Bearer \(second)"])).status == 401)
+        #expect(
+            g.handle(
+                HTTPRequest(method: "GET", path: "/api/v1/session", headers: ["Authorization": "Bearer \(second)"])
+            ).status == 401)
 
         users = [:]
         let gone = Self.gateway(link: link, clock: clock, users: users)
@@ -307,17 +368,25 @@ import Testing
         #expect(s.maxBody == 2048 && s.loginAttempts == 9 && s.sessionIdle == 7200 && s.users == "/u")
         #expect(!s.secure)
         let d = try WebSettings.load([]) { _ in nil }
-        #expect(d.listen.description == "127.0.0.1:8080" && d.users == "/etc/entryd/web-users" && d.maxConnections == 512)
+        #expect(
+            d.listen.description == "127.0.0.1:8080" && d.users == "/etc/entryd/web-users" && d.maxConnections == 512)
         #expect(d.configPath == nil)
         // $ENTRYD_WEB_USERS under the file's users under --users; the default file when present.
         let env = ["ENTRYD_WEB_USERS": "/env/users"]
         #expect(try WebSettings.load([], environment: env) { _ in nil }.users == "/env/users")
-        let withDefault = try WebSettings.load([], environment: env) { $0 == WebSettings.defaultConfigPath ? "[web]\nusers = /file/users\n" : nil }
+        let withDefault = try WebSettings.load([], environment: env) {
+            $0 == WebSettings.defaultConfigPath ? "[web]\nusers = /file/users\n" : nil
+        }
         #expect(withDefault.users == "/file/users" && withDefault.configPath == WebSettings.defaultConfigPath)
-        #expect(try WebSettings.load(try WebSettings.scan(["--users", "/opt/u"]), environment: env) { _ in nil }.users == "/opt/u")
+        #expect(
+            try WebSettings.load(try WebSettings.scan(["--users", "/opt/u"]), environment: env) { _ in nil }.users
+                == "/opt/u")
 
         func problem(_ args: [String], file: String? = nil) -> WebSettings.SettingsError? {
-            do { _ = try WebSettings.load(try WebSettings.scan(args)) { _ in file }; return nil } catch { return error as? WebSettings.SettingsError }
+            do {
+                _ = try WebSettings.load(try WebSettings.scan(args)) { _ in file }
+                return nil
+            } catch { return error as? WebSettings.SettingsError }
         }
         #expect(problem(["--nope"])?.code == .usage)
         #expect(problem(["--nope"])?.message == "unknown option '--nope'; see entryd-web --help")
@@ -328,14 +397,22 @@ import Testing
         #expect(problem(["--users", "/a", "--users=/b"]) == nil, "the last one counts")
         #expect(problem(["--listen", "example.org:80"])?.message.contains("--listen must be HOST:PORT") == true)
         #expect(problem(["--listen", "localhost"])?.message.hasSuffix("'localhost' has no port") == true)
-        #expect(problem(["--config", "/c"], file: "[web]\nidle-timeout = soon\n")?.message.contains("idle-timeout: give a whole number from 1 to 3600 seconds") == true)
+        #expect(
+            problem(["--config", "/c"], file: "[web]\nidle-timeout = soon\n")?.message.contains(
+                "idle-timeout: give a whole number from 1 to 3600 seconds") == true)
         let open = try #require(problem(["--listen", "0.0.0.0:8080"]))
         #expect(open.message.contains("refusing to listen on 0.0.0.0:8080 without TLS") && open.code == .config)
-        #expect(problem(["--listen", "0.0.0.0:8080", "--behind-proxy"])?.message.contains("expects the TLS proxy on this host") == true)
+        #expect(
+            problem(["--listen", "0.0.0.0:8080", "--behind-proxy"])?.message.contains(
+                "expects the TLS proxy on this host") == true)
         #expect(problem(["--listen", "127.0.0.1:8080", "--behind-proxy"]) == nil)
         #expect(problem(["--listen", "0.0.0.0:8080", "--tls-certificate", "c.pem"])?.message.contains("both") == true)
-        #expect(problem(["--config", "/c"], file: "[web]\nmax-body = 1\n")?.message.hasPrefix("/c:2: max-body: give a whole number from 1024 to 67108864 bytes") == true)
-        #expect(problem(["--config", "/c"], file: "[web]\ncolour = red\n")?.message.contains("unknown key 'colour'") == true)
+        #expect(
+            problem(["--config", "/c"], file: "[web]\nmax-body = 1\n")?.message.hasPrefix(
+                "/c:2: max-body: give a whole number from 1024 to 67108864 bytes") == true)
+        #expect(
+            problem(["--config", "/c"], file: "[web]\ncolour = red\n")?.message.contains("unknown key 'colour'") == true
+        )
         let missing = try #require(problem(["--config", "/missing"]))
         #expect(missing.message.contains("cannot read the configuration file /missing") && missing.code == .noInput)
     }
@@ -364,30 +441,49 @@ import Testing
         let users = FakeUsers(users: ["ada": (.write, "pw-ada-123")])
         let g = Self.gateway(link: link, directory: users)
         let (token, _) = try Self.login(g, "ada", "pw-ada-123")
-        let feed = g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
-                                        headers: ["Authorization": "Bearer \(token)"]))
-        guard case .events(let events) = feed.body else { Issue.record("not a stream"); return }
+        let feed = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
+                headers: ["Authorization": "Bearer \(token)"]))
+        guard case .events(let events) = feed.body else {
+            Issue.record("not a stream")
+            return
+        }
         #expect(String(decoding: try #require(events.next()), as: UTF8.self).contains("event: changes"))
         users.users["ada"] = (.write, "a new password")
-        #expect(g.handle(HTTPRequest(method: "GET", path: "/api/v1/session", headers: ["Authorization": "Bearer \(token)"])).status == 401)
+        #expect(
+            g.handle(HTTPRequest(method: "GET", path: "/api/v1/session", headers: ["Authorization": "Bearer \(token)"]))
+                .status == 401)
         let ended = String(decoding: try #require(events.next()), as: UTF8.self)
         #expect(ended.hasPrefix("event: error\ndata: {\"error\":\"io.entryd.web.AuthenticationRequired\""))
         #expect(events.next() == nil)
     }
 
-    @Test("the live feed forwards since and a page of at most 100; peer parameters are refused, in the query and in a POST")
+    @Test(
+        "the live feed forwards since and a page of at most 100; peer parameters are refused, in the query and in a POST"
+    )
     func feedParameters() throws {
         let link = FakeLink()
         link.answer = { _, _ in .object([("changes", .array([])), ("last", .int(0))]) }
         let g = Self.gateway(link: link)
         let (token, _) = try Self.login(g, "rita", "pw-rita-123")
         let auth = ["Authorization": "Bearer \(token)"]
-        _ = g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "3"), ("limit", "10000")], headers: auth))
+        _ = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "3"), ("limit", "10000")],
+                headers: auth))
         #expect(link.calls.last?.1 == .object([("since", .int(3)), ("limit", .int(100)), ("actor", .string("rita"))]))
-        for query in [[("since", "0"), ("excludeNode", "fake")], [("since", "0"), ("limit", "1" + String(repeating: "0", count: 400))]] {
-            #expect(g.handle(HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: query, headers: auth)).status == 400)
+        for query in [
+            [("since", "0"), ("excludeNode", "fake")],
+            [("since", "0"), ("limit", "1" + String(repeating: "0", count: 400))],
+        ] {
+            #expect(
+                g.handle(
+                    HTTPRequest(method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: query, headers: auth)
+                ).status == 400)
         }
-        let post = g.handle(Self.post("/api/v1/io.entryd.Sync.Changes", #"{"since":0,"excludeNode":"fake"}"#, headers: auth))
+        let post = g.handle(
+            Self.post("/api/v1/io.entryd.Sync.Changes", #"{"since":0,"excludeNode":"fake"}"#, headers: auth))
         #expect(post.status == 400)
         #expect(link.calls.count == 1)
     }

@@ -27,7 +27,10 @@ import Testing
             // Hold the writer thread in a round of its own while five jobs queue up.
             let running = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            let blocker = try queue.enqueue { _ in running.signal(); release.wait() }
+            let blocker = try queue.enqueue { _ in
+                running.signal()
+                release.wait()
+            }
             running.wait()
             let jobs = try (1...5).map { n in
                 try queue.enqueue { ctx -> Int in
@@ -66,7 +69,9 @@ import Testing
         return queue.progress
     }
 
-    @Test("progress: nothing waits on an idle queue; work waits from its arrival; each job of a round and each round's end are a step")
+    @Test(
+        "progress: nothing waits on an idle queue; work waits from its arrival; each job of a round and each round's end are a step"
+    )
     func progressCountsSteps() throws {
         try withQueue(.standard) { queue in
             let idle = queue.progress
@@ -74,7 +79,10 @@ import Testing
             let arrival = ContinuousClock.now
             let running = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            let blocker = try queue.enqueue { _ in running.signal(); release.wait() }
+            let blocker = try queue.enqueue { _ in
+                running.signal()
+                release.wait()
+            }
             running.wait()
             let held = queue.progress
             #expect(held.steps == idle.steps)
@@ -98,7 +106,10 @@ import Testing
         try withQueue(.standard) { queue in
             let running = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            let stuck = try queue.enqueue { _ in running.signal(); release.wait() }
+            let stuck = try queue.enqueue { _ in
+                running.signal()
+                release.wait()
+            }
             running.wait()
             let first = queue.progress
             try queue.performLater { db in try db.execute("SELECT 1") }  // a probe, queued behind it

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 

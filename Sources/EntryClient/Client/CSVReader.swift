@@ -59,11 +59,17 @@ package final class CSVReader {
         let chunk = try input.read()
         buffer = chunk
         position = 0
-        if chunk.isEmpty { finished = true; return false }
+        if chunk.isEmpty {
+            finished = true
+            return false
+        }
         if !started {
             started = true
             // A BOM split across the first reads is not expected: chunks are 64 KiB.
-            if buffer.starts(with: utf8ByteOrderMark) { position = 3; hadByteOrderMark = true }
+            if buffer.starts(with: utf8ByteOrderMark) {
+                position = 3
+                hadByteOrderMark = true
+            }
             return try fill()
         }
         return true
@@ -77,12 +83,15 @@ package final class CSVReader {
             let startLine = line
             var fields: [String] = []
             var field: [UInt8] = []
-            var quoted = false      // inside a quoted field
-            var wasQuoted = false   // the current field began with a quote
+            var quoted = false  // inside a quoted field
+            var wasQuoted = false  // the current field began with a quote
             var endOfRecord = false
             while !endOfRecord {
                 guard try fill() else {
-                    if quoted { throw CSVError(line: startLine, reason: "a quoted field is not closed before the end of the input") }
+                    if quoted {
+                        throw CSVError(
+                            line: startLine, reason: "a quoted field is not closed before the end of the input")
+                    }
                     break
                 }
                 let b = buffer[position]

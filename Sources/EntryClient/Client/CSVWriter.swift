@@ -50,8 +50,10 @@ package enum CSVWriter {
     /// (`,` unless a report follows its input's), ending in `end` (CRLF,
     /// RFC 4180, unless a report follows its input's line ends).
     /// With `spreadsheet`, each value is first made ``spreadsheetSafe(_:)`` (`export --excel`).
-    package static func record(_ fields: [String], lineEnd end: String = lineEnd, separator: Unicode.Scalar = ",",
-                              spreadsheet: Bool = false) -> String {
+    package static func record(
+        _ fields: [String], lineEnd end: String = lineEnd, separator: Unicode.Scalar = ",",
+        spreadsheet: Bool = false
+    ) -> String {
         fields.map { field(spreadsheet ? spreadsheetSafe($0) : $0, separator: separator) }
             .joined(separator: String(Character(separator))) + end
     }
@@ -61,4 +63,3 @@ package enum CSVWriter {
         ([header] + rows).map { record($0) }.joined()
     }
 }
-

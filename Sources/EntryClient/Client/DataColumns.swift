@@ -104,13 +104,17 @@ package enum DataColumns {
     ///   - unknown: fields the exported entries hold that the form does not define, in column order.
     ///   - labels: labels in `locale` instead of field names.
     ///   - display: append display columns.
-    package static func exportHeader(fields: [FieldNames], unknown: [String] = [], labels: Bool, locale: EntryLocale,
-                                    display: Bool) -> [String] {
+    package static func exportHeader(
+        fields: [FieldNames], unknown: [String] = [], labels: Bool, locale: EntryLocale,
+        display: Bool
+    ) -> [String] {
         let zh = locale == .zh
         func label(_ f: FieldNames) -> String { labels ? (zh ? f.zh : f.en) : f.name }
         var header = ["id"] + fields.map(label) + unknown.map { unknownHeader($0, labels: labels, locale: locale) }
-        header += labels ? (zh ? ["已删除", "版本", "更新时间"] : ["Deleted", "Version", "Updated at"])
-                         : ["deleted", "version", "updatedAt"]
+        header +=
+            labels
+            ? (zh ? ["已删除", "版本", "更新时间"] : ["Deleted", "Version", "Updated at"])
+            : ["deleted", "version", "updatedAt"]
         if display {
             let shown = fields.map { f in labels ? label(f) + (zh ? "（显示）" : " (display)") : "display." + f.name }
             header += shown + [labels ? (zh ? "省市（显示）" : "Region (display)") : "display.region"]
@@ -131,14 +135,18 @@ package enum DataColumns {
     package static func valueLabels(options: [JSON]) -> [String: String] {
         var byLabel: [String: Int] = [:]
         let rows = options.compactMap { o -> (value: String, label: String, key: String)? in
-            guard let value = o["value"]?.stringValue, let label = o["label"]?.stringValue, !label.isEmpty else { return nil }
+            guard let value = o["value"]?.stringValue, let label = o["label"]?.stringValue, !label.isEmpty else {
+                return nil
+            }
             return (value, label, (o["parent"]?.stringValue ?? "") + "\u{0}" + label.lowercased())
         }
         let codes = Set(rows.map { $0.value.lowercased() })
         for row in rows { byLabel[row.key, default: 0] += 1 }
         var labels: [String: String] = [:]
-        for row in rows where byLabel[row.key] == 1
-            && (!codes.contains(row.label.lowercased()) || row.label.lowercased() == row.value.lowercased()) {
+        for row in rows
+        where byLabel[row.key] == 1
+            && (!codes.contains(row.label.lowercased()) || row.label.lowercased() == row.value.lowercased())
+        {
             labels[row.value] = row.label
         }
         return labels
@@ -155,8 +163,10 @@ package enum DataColumns {
     ///     Unicode (`李雷@例子.中国`), as `display` shows them; `nil`: codes,
     ///     stored values and `true`/`false`.
     ///   - locale: the language of the `deleted` words.
-    package static func exportRow(_ entry: JSON, fields: [FieldNames], unknown: [String] = [], display: Bool,
-                                 valueLabels: [String: [String: String]]? = nil, locale: EntryLocale = .en) -> [String] {
+    package static func exportRow(
+        _ entry: JSON, fields: [FieldNames], unknown: [String] = [], display: Bool,
+        valueLabels: [String: [String: String]]? = nil, locale: EntryLocale = .en
+    ) -> [String] {
         let values = entry["fields"]
         var row = [entry["id"]?.stringValue ?? ""]
         row += fields.map { f in
@@ -171,7 +181,9 @@ package enum DataColumns {
         }
         row += unknown.map { values?[$0]?.stringValue ?? "" }
         let deleted = entry["deleted"]?.boolValue == true
-        let flag = valueLabels == nil ? (deleted ? "true" : "false")
+        let flag =
+            valueLabels == nil
+            ? (deleted ? "true" : "false")
             : locale == .zh ? (deleted ? "是" : "否") : (deleted ? "Yes" : "No")
         row += [flag, entry["version"]?.stringValue ?? "", entry["updatedAt"]?.stringValue ?? ""]
         if display {
@@ -191,8 +203,10 @@ package enum DataColumns {
     /// - Throws: ``HeaderError`` naming every unknown column (with a did-you-mean
     ///   among the field names and labels, and the option to skip them), a
     ///   repeated column, or a header that names no field.
-    package static func resolve(header: [String], fields: [FieldNames], ignoreUnknown: Bool = false,
-                               locale: EntryLocale = .en) throws(HeaderError) -> (columns: [Column], unknown: [String]) {
+    package static func resolve(
+        header: [String], fields: [FieldNames], ignoreUnknown: Bool = false,
+        locale: EntryLocale = .en
+    ) throws(HeaderError) -> (columns: [Column], unknown: [String]) {
         let mapped = try mapping(header: header, fields: fields, ignoreUnknown: ignoreUnknown, locale: locale)
         return (mapped.columns, mapped.unknown)
     }
@@ -247,12 +261,13 @@ package enum DataColumns {
         package func lines(locale: EntryLocale) -> [String] {
             zip(zip(header, columns), matches).map { pair, match in
                 let (cell, column) = pair
-                let target: String? = switch column {
-                case .id: "id"
-                case .deleted: "deleted"
-                case .field(let name): name
-                case .ignored: nil
-                }
+                let target: String? =
+                    switch column {
+                    case .id: "id"
+                    case .deleted: "deleted"
+                    case .field(let name): name
+                    case .ignored: nil
+                    }
                 let why = match.words(locale)
                 if let target {
                     return "  \(cell) → \(target)" + (locale == .zh ? "（\(why)）" : " (\(why))")
@@ -263,17 +278,18 @@ package enum DataColumns {
 
         /// The mapping for `--json`: `[{"column", "field"?, "by"}]`, `field` absent for a column not used.
         package var json: JSON {
-            .array(zip(zip(header, columns), matches).map { pair, match in
-                var members: [(String, JSON)] = [("column", .string(pair.0))]
-                switch pair.1 {
-                case .id: members.append(("field", .string("id")))
-                case .deleted: members.append(("field", .string("deleted")))
-                case .field(let name): members.append(("field", .string(name)))
-                case .ignored: break
-                }
-                members.append(("by", .string(match.rawValue)))
-                return .object(members)
-            })
+            .array(
+                zip(zip(header, columns), matches).map { pair, match in
+                    var members: [(String, JSON)] = [("column", .string(pair.0))]
+                    switch pair.1 {
+                    case .id: members.append(("field", .string("id")))
+                    case .deleted: members.append(("field", .string("deleted")))
+                    case .field(let name): members.append(("field", .string(name)))
+                    case .ignored: break
+                    }
+                    members.append(("by", .string(match.rawValue)))
+                    return .object(members)
+                })
         }
     }
 
@@ -285,33 +301,44 @@ package enum DataColumns {
     /// - Throws: ``HeaderError`` (a usage error) for a value without `=`, a
     ///   column mapped twice, or a FIELD that is no field of the form (with
     ///   the nearest field name or label).
-    package static func columnMap(_ specs: [String], fields: [FieldNames],
-                                 locale: EntryLocale = .en) throws(HeaderError) -> [String: String] {
+    package static func columnMap(
+        _ specs: [String], fields: [FieldNames],
+        locale: EntryLocale = .en
+    ) throws(HeaderError) -> [String: String] {
         let zh = locale == .zh
         var map: [String: String] = [:]
         for spec in specs {
             guard let eq = spec.lastIndex(of: "=") else {
-                throw HeaderError(message: zh ? "--map 的值“\(spec)”应为 列名=字段，例如 --map 电话=phone"
-                                              : "--map '\(spec)' must be COLUMN=FIELD, e.g. --map 电话=phone", usage: true)
+                throw HeaderError(
+                    message: zh
+                        ? "--map 的值“\(spec)”应为 列名=字段，例如 --map 电话=phone"
+                        : "--map '\(spec)' must be COLUMN=FIELD, e.g. --map 电话=phone", usage: true)
             }
             let column = spec[..<eq].trimmingCharacters(in: .whitespaces)
             let typed = spec[spec.index(after: eq)...].trimmingCharacters(in: .whitespaces)
             guard !column.isEmpty, !typed.isEmpty else {
-                throw HeaderError(message: zh ? "--map 的值“\(spec)”应为 列名=字段，例如 --map 电话=phone"
-                                              : "--map '\(spec)' must be COLUMN=FIELD, e.g. --map 电话=phone", usage: true)
+                throw HeaderError(
+                    message: zh
+                        ? "--map 的值“\(spec)”应为 列名=字段，例如 --map 电话=phone"
+                        : "--map '\(spec)' must be COLUMN=FIELD, e.g. --map 电话=phone", usage: true)
             }
             let key = typed.lowercased()
-            guard let field = (typed == "-" ? "-" : nil) ?? fieldName(for: typed, in: fields, aliases: true)
-                    ?? (idHeaders.contains(key) ? "id" : deletedHeaders.contains(key) ? "deleted" : nil) else {
+            guard
+                let field = (typed == "-" ? "-" : nil) ?? fieldName(for: typed, in: fields, aliases: true)
+                    ?? (idHeaders.contains(key) ? "id" : deletedHeaders.contains(key) ? "deleted" : nil)
+            else {
                 let near = nearestName(to: typed, in: fields)
                 let known = fields.map(\.name).joined(separator: zh ? "、" : ", ")
-                throw HeaderError(message: zh
-                    ? "--map \(spec)：表单没有字段“\(typed)”" + (near.map { "（是否指“\($0)”？）" } ?? "") + "；字段有 \(known)"
-                    : "--map \(spec): the form has no field '\(typed)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
-                        + "; the fields are \(known)", usage: true)
+                throw HeaderError(
+                    message: zh
+                        ? "--map \(spec)：表单没有字段“\(typed)”" + (near.map { "（是否指“\($0)”？）" } ?? "") + "；字段有 \(known)"
+                        : "--map \(spec): the form has no field '\(typed)'"
+                            + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                            + "; the fields are \(known)", usage: true)
             }
             guard map.updateValue(field, forKey: column) == nil else {
-                throw HeaderError(message: zh ? "--map 给了列“\(column)”两次" : "--map gives column '\(column)' twice", usage: true)
+                throw HeaderError(
+                    message: zh ? "--map 给了列“\(column)”两次" : "--map gives column '\(column)' twice", usage: true)
             }
         }
         return map
@@ -324,17 +351,20 @@ package enum DataColumns {
     ///   - locale: the language of the error's message.
     /// - Throws: ``HeaderError``: as ``resolve(header:fields:ignoreUnknown:locale:)``,
     ///   and a usage error for a `--map` column the header does not have (with the nearest header cell).
-    package static func mapping(header: [String], fields: [FieldNames], map: [String: String] = [:],
-                               ignoreUnknown: Bool = false, locale: EntryLocale = .en) throws(HeaderError) -> HeaderMapping {
+    package static func mapping(
+        header: [String], fields: [FieldNames], map: [String: String] = [:],
+        ignoreUnknown: Bool = false, locale: EntryLocale = .en
+    ) throws(HeaderError) -> HeaderMapping {
         let zh = locale == .zh
         let trimmed = header.map { $0.trimmingCharacters(in: .whitespaces) }
         for column in map.keys.sorted() where !trimmed.contains(column) {
             let near = MatchKey.nearest(column, among: trimmed)
-            throw HeaderError(message: zh
-                ? "--map 的列“\(column)”不在表头中" + (near.map { "（是否指“\($0)”？）" } ?? "")
-                    + "；表头是 " + trimmed.joined(separator: "、")
-                : "--map column '\(column)' is not in the header" + (near.map { " (did you mean '\($0)'?)" } ?? "")
-                    + "; the header is " + trimmed.joined(separator: ", "), usage: true)
+            throw HeaderError(
+                message: zh
+                    ? "--map 的列“\(column)”不在表头中" + (near.map { "（是否指“\($0)”？）" } ?? "")
+                        + "；表头是 " + trimmed.joined(separator: "、")
+                    : "--map column '\(column)' is not in the header" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                        + "; the header is " + trimmed.joined(separator: ", "), usage: true)
         }
         var columns: [Column] = []
         var matches: [Match] = []
@@ -344,7 +374,8 @@ package enum DataColumns {
             let column: Column
             let match: Match
             if let mapped = map[raw.trimmingCharacters(in: .whitespaces)] {
-                column = mapped == "id" ? .id : mapped == "deleted" ? .deleted : mapped == "-" ? .ignored : .field(mapped)
+                column =
+                    mapped == "id" ? .id : mapped == "deleted" ? .deleted : mapped == "-" ? .ignored : .field(mapped)
                 match = .map
             } else if idHeaders.contains(key) {
                 (column, match) = (.id, key == "id" ? .name : .label)
@@ -356,30 +387,38 @@ package enum DataColumns {
                 (column, match) = (.field(f.name), .label)
             } else if let f = fields.first(where: { $0.aliases.contains { $0.lowercased() == key } }) {
                 (column, match) = (.field(f.name), .alias)
-            } else if case let folded = MatchKey(raw), let f = fields.first(where: { [$0.zh, $0.en].contains { MatchKey($0) == folded } }) {
+            } else if case let folded = MatchKey(raw),
+                let f = fields.first(where: { [$0.zh, $0.en].contains { MatchKey($0) == folded } })
+            {
                 // Traditional characters, full-width letters, other spacing: `國家`, `聯繫方式`.
                 (column, match) = (.field(f.name), .label)
-            } else if case let folded = MatchKey(raw), let f = fields.first(where: { $0.aliases.contains { MatchKey($0) == folded } }) {
+            } else if case let folded = MatchKey(raw),
+                let f = fields.first(where: { $0.aliases.contains { MatchKey($0) == folded } })
+            {
                 (column, match) = (.field(f.name), .alias)
             } else if let name = unknownFieldName(raw) {
                 (column, match) = (.field(name), .marked)
             } else if ignoredHeaders.contains(key) || key.hasPrefix("display.") || key.hasSuffix("（显示）")
-                        || key.hasSuffix("(display)") {
+                || key.hasSuffix("(display)")
+            {
                 (column, match) = (.ignored, .informational)
             } else {
                 (column, match) = (.ignored, .unknown)
             }
-            let identity: String? = switch column {
-            case .id: "id"
-            case .deleted: "deleted"
-            case .field(let name): name
-            case .ignored: nil
-            }
+            let identity: String? =
+                switch column {
+                case .id: "id"
+                case .deleted: "deleted"
+                case .field(let name): name
+                case .ignored: nil
+                }
             if let identity {
                 guard seen.insert(identity).inserted else {
-                    throw HeaderError(message: zh
-                        ? "列“\(raw)”与前面的列重复（都是 \(identity)）；只导入其中一列时，用 --map \(raw)=- 跳过这一列，或用 --map 把它对应到别的字段"
-                        : "column '\(raw)' repeats '\(identity)'; to import one of them, skip this one with --map \(raw)=- or map it to another field with --map")
+                    throw HeaderError(
+                        message: zh
+                            ? "列“\(raw)”与前面的列重复（都是 \(identity)）；只导入其中一列时，用 --map \(raw)=- 跳过这一列，或用 --map 把它对应到别的字段"
+                            : "column '\(raw)' repeats '\(identity)'; to import one of them, skip this one with --map \(raw)=- or map it to another field with --map"
+                    )
                 }
             }
             columns.append(column)
@@ -390,20 +429,24 @@ package enum DataColumns {
         if !unknown.isEmpty && !ignoreUnknown {
             let named = unknown.map { raw in
                 let near = nearestName(to: raw, in: fields)
-                return zh ? "“\(raw)”" + (near.map { "（是否指“\($0)”？）" } ?? "")
-                          : "'\(raw)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                return zh
+                    ? "“\(raw)”" + (near.map { "（是否指“\($0)”？）" } ?? "")
+                    : "'\(raw)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
             }
             let known = fields.map { "\($0.name) (\($0.zh), \($0.en))" }.joined(separator: zh ? "、" : ", ")
-            throw HeaderError(message: zh
-                ? "未知的列 \(named.joined(separator: "、"))：可用的列是 id、deleted 和字段 \(known)；"
-                    + "要把列对应到字段，加 --map 列名=字段；要跳过未知的列，加 --ignore-unknown-columns"
-                : "unknown column\(unknown.count == 1 ? "" : "s") \(named.joined(separator: ", ")): the columns are id, "
-                    + "deleted and the fields \(known); to map one to a field, give --map COLUMN=FIELD; "
-                    + "to skip unknown columns, give --ignore-unknown-columns")
+            throw HeaderError(
+                message: zh
+                    ? "未知的列 \(named.joined(separator: "、"))：可用的列是 id、deleted 和字段 \(known)；"
+                        + "要把列对应到字段，加 --map 列名=字段；要跳过未知的列，加 --ignore-unknown-columns"
+                    : "unknown column\(unknown.count == 1 ? "" : "s") \(named.joined(separator: ", ")): the columns are id, "
+                        + "deleted and the fields \(known); to map one to a field, give --map COLUMN=FIELD; "
+                        + "to skip unknown columns, give --ignore-unknown-columns")
         }
         guard columns.contains(where: { if case .field = $0 { true } else { false } }) else {
-            throw HeaderError(message: zh ? "表头中没有表单的字段（第一行是表头吗？）"
-                                          : "the header names no field of the form (is the first line a header?)")
+            throw HeaderError(
+                message: zh
+                    ? "表头中没有表单的字段（第一行是表头吗？）"
+                    : "the header names no field of the form (is the first line a header?)")
         }
         return result
     }
@@ -427,7 +470,8 @@ package enum DataColumns {
     static func nearestName(to typed: String, in fields: [FieldNames]) -> String? {
         // One spelling per key, the name before its labels: `birthday` and `Birthday`, or
         // `contact_method` and `Contact method`, would tie (MatchKey ignores case and separators).
-        var names: [String] = [], keys = Set<String>()
+        var names: [String] = []
+        var keys = Set<String>()
         for f in fields {
             for n in [f.name, f.zh, f.en] {
                 let key = String(n.lowercased().unicodeScalars.filter { !" _-.'".unicodeScalars.contains($0) })
@@ -461,7 +505,9 @@ package enum DataColumns {
         var fields: [(String, JSON)] = []
         for (column, raw) in zip(columns, record) {
             let scalars = raw.unicodeScalars
-            let cell = spreadsheetSafe && scalars.first == "'" && scalars.dropFirst().first.map(CSVWriter.formulaStarts.contains) == true
+            let cell =
+                spreadsheetSafe && scalars.first == "'"
+                    && scalars.dropFirst().first.map(CSVWriter.formulaStarts.contains) == true
                 ? String(raw.dropFirst()) : raw
             switch column {
             case .id:
@@ -530,8 +576,10 @@ extension DataColumns {
             z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
             return z ^ (z >> 31)
         }
-        let a = mix(h1), b = mix(h2 ^ a)
-        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64($0))) }
+        let a = mix(h1)
+        let b = mix(h2 ^ a)
+        var bytes =
+            (0..<8).map { UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64($0))) }
             + (0..<8).map { UInt8(truncatingIfNeeded: b >> (56 - 8 * UInt64($0))) }
         bytes[6] = 0x80 | (bytes[6] & 0x0F)
         bytes[8] = 0x80 | (bytes[8] & 0x3F)

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 
@@ -112,7 +110,9 @@ package final class ByteInput {
     /// without CR LF; with `complete`, an unended last line counts too. `nil`
     /// when no such line is there yet.
     static func firstLine(_ bytes: ArraySlice<UInt8>, complete: Bool) -> [UInt8]? {
-        var start = bytes.startIndex, quoted = false, i = bytes.startIndex
+        var start = bytes.startIndex
+        var quoted = false
+        var i = bytes.startIndex
         func line(_ end: Int) -> [UInt8]? {
             var text = bytes[start..<end]
             if text.last == UInt8(ascii: "\r") { text = text.dropLast() }
@@ -156,7 +156,10 @@ package final class ByteInput {
                 if errno == EINTR { continue }
                 throw SystemError("read", detail: "input")
             }
-            if n == 0 { atEnd = true; return [] }
+            if n == 0 {
+                atEnd = true
+                return []
+            }
             bytesRead += Int64(n)
             return Array(chunk[0..<n])
         }
@@ -245,7 +248,10 @@ package enum InputSniffer {
     /// writes where the comma is the decimal sign), a tab when it holds more
     /// tabs than either, else `,`.
     package static func separator(header: [UInt8]) -> UInt8 {
-        var commas = 0, semicolons = 0, tabs = 0, quoted = false
+        var commas = 0
+        var semicolons = 0
+        var tabs = 0
+        var quoted = false
         for b in header {
             switch b {
             case UInt8(ascii: "\""): quoted.toggle()

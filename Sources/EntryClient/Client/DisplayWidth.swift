@@ -87,4 +87,3 @@ package enum DisplayWidth {
         return String(out)
     }
 }
-

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 
@@ -65,17 +63,31 @@ package struct FailureReport: Sendable, Equatable {
         case let error as any LocalizedFailure:
             self.init(exitCode: error.exitCode, lines: error.lines.map { $0(locale) })
         case is ConnectionClosed:
-            self.init(exitCode: .temporaryFailure, lines: [Localized(
-                zh: "entryd 在回复之前关闭了连接；请重试", en: "entryd closed the connection before replying; try again")(locale)])
+            self.init(
+                exitCode: .temporaryFailure,
+                lines: [
+                    Localized(
+                        zh: "entryd 在回复之前关闭了连接；请重试", en: "entryd closed the connection before replying; try again")(
+                            locale)
+                ])
         case let error as SystemError:
             self = .system(error, locale: locale)
         case let error as JSONParseError:
-            self.init(exitCode: .failure, lines: [Localized(
-                zh: "entryd 发来的回复不是有效的 JSON（\(error)）", en: "entryd sent a reply that is not valid JSON (\(error))")(locale)])
+            self.init(
+                exitCode: .failure,
+                lines: [
+                    Localized(
+                        zh: "entryd 发来的回复不是有效的 JSON（\(error)）",
+                        en: "entryd sent a reply that is not valid JSON (\(error))")(locale)
+                ])
         case let error as FrameDecoder.Failure:
-            self.init(exitCode: .failure, lines: [Localized(
-                zh: "entryd 发来的回复超过了本客户端接受的大小（\(error)）",
-                en: "entryd sent a reply larger than this client accepts (\(error))")(locale)])
+            self.init(
+                exitCode: .failure,
+                lines: [
+                    Localized(
+                        zh: "entryd 发来的回复超过了本客户端接受的大小（\(error)）",
+                        en: "entryd sent a reply larger than this client accepts (\(error))")(locale)
+                ])
         default:
             self.init(exitCode: .failure, lines: [String(describing: error)])
         }
@@ -84,8 +96,10 @@ package struct FailureReport: Sendable, Equatable {
     static func usage(_ message: String, _ usage: Usage?, locale: EntryLocale) -> FailureReport {
         var lines = [message]
         if let usage {
-            lines += [Localized(zh: "用法：\(usage.line)", en: "Usage: \(usage.line)")(locale),
-                      Localized(zh: "参见 '\(usage.helpCommand)'。", en: "See '\(usage.helpCommand)'.")(locale)]
+            lines += [
+                Localized(zh: "用法：\(usage.line)", en: "Usage: \(usage.line)")(locale),
+                Localized(zh: "参见 '\(usage.helpCommand)'。", en: "See '\(usage.helpCommand)'.")(locale),
+            ]
         }
         return FailureReport(exitCode: .usage, lines: lines)
     }
@@ -93,19 +107,29 @@ package struct FailureReport: Sendable, Equatable {
     static func unreachable(_ error: DaemonUnreachable, locale: EntryLocale) -> FailureReport {
         var lines = [Localized(zh: "无法连接 entryd；试过：", en: "cannot reach entryd; tried:")(locale)]
         lines += error.attempts.map { attempt in
-            let origin = attempt.candidate.origin(in: locale), reason = attempt.reason(in: locale)
-            return locale == .zh ? "  \(attempt.candidate.path)（\(origin)）：\(reason)" : "  \(attempt.candidate.path) (\(origin)): \(reason)"
+            let origin = attempt.candidate.origin(in: locale)
+            let reason = attempt.reason(in: locale)
+            return locale == .zh
+                ? "  \(attempt.candidate.path)（\(origin)）：\(reason)"
+                : "  \(attempt.candidate.path) (\(origin)): \(reason)"
         }
         if error.attempts.contains(where: { $0.reason.contains("ermission denied") }) {
-            lines.append(Localized(zh: "权限不足：该套接字只供 entryd 组的成员使用（见 entryd.conf）。",
-                                   en: "Permission denied: the socket is for members of group 'entryd' (see entryd.conf).")(locale))
+            lines.append(
+                Localized(
+                    zh: "权限不足：该套接字只供 entryd 组的成员使用（见 entryd.conf）。",
+                    en: "Permission denied: the socket is for members of group 'entryd' (see entryd.conf).")(locale))
         }
         // A path that is not a socket needs another path, not a daemon started.
         if !error.attempts.allSatisfy({ $0.reason.hasPrefix("not a socket") }) {
-            lines.append(Localized(zh: "请用 'entryd --socket PATH' 启动守护进程（再给出 --socket PATH 或设置 ENTRYD_SOCKET），",
-                                   en: "Start the daemon with 'entryd --socket PATH' (then pass --socket PATH or set ENTRYD_SOCKET),")(locale))
-            lines.append(Localized(zh: "或在 systemd 下用 'systemctl start entryd.socket'。",
-                                   en: "or under systemd with 'systemctl start entryd.socket'.")(locale))
+            lines.append(
+                Localized(
+                    zh: "请用 'entryd --socket PATH' 启动守护进程（再给出 --socket PATH 或设置 ENTRYD_SOCKET），",
+                    en: "Start the daemon with 'entryd --socket PATH' (then pass --socket PATH or set ENTRYD_SOCKET),")(
+                        locale))
+            lines.append(
+                Localized(
+                    zh: "或在 systemd 下用 'systemctl start entryd.socket'。",
+                    en: "or under systemd with 'systemctl start entryd.socket'.")(locale))
         }
         return FailureReport(exitCode: .unavailable, lines: lines)
     }
@@ -116,10 +140,17 @@ package struct FailureReport: Sendable, Equatable {
             let candidate = SocketCandidate(path: error.detail, origin: "connect")
             return unreachable(DaemonUnreachable(attempts: [.init(candidate: candidate, error: error)]), locale: locale)
         case "send", "recv":
-            let what = (error.errno == EAGAIN || error.errno == EWOULDBLOCK)
-                ? Localized(zh: "entryd 没有在允许的时间内回复（--timeout，默认 60 秒）：它可能很忙或卡住了；请查看 'entryctl status' 或守护进程的日志，长时间的工作请调大 --timeout；请重试",
-                            en: "entryd did not reply within the time allowed (--timeout, default 60 s): it may be busy or stuck; check 'entryctl status' or the daemon's log, raise --timeout for long work; try again")
-                : Localized(zh: "与 entryd 的连接失败（\(error.reasonText)）；请重试", en: "the connection to entryd failed (\(error.reasonText)); try again")
+            let what =
+                (error.errno == EAGAIN || error.errno == EWOULDBLOCK)
+                ? Localized(
+                    zh:
+                        "entryd 没有在允许的时间内回复（--timeout，默认 60 秒）：它可能很忙或卡住了；请查看 'entryctl status' 或守护进程的日志，长时间的工作请调大 --timeout；请重试",
+                    en:
+                        "entryd did not reply within the time allowed (--timeout, default 60 s): it may be busy or stuck; check 'entryctl status' or the daemon's log, raise --timeout for long work; try again"
+                )
+                : Localized(
+                    zh: "与 entryd 的连接失败（\(error.reasonText)）；请重试",
+                    en: "the connection to entryd failed (\(error.reasonText)); try again")
             return FailureReport(exitCode: .temporaryFailure, lines: [what(locale)])
         default:
             return FailureReport(exitCode: .failure, lines: [error.description])

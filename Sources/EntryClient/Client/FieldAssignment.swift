@@ -26,11 +26,17 @@ package struct FieldAssignment: Sendable, Equatable {
     /// - Throws: ``UsageError`` when there is no `=` or nothing before it.
     package static func parse(_ argument: String) throws(UsageError) -> FieldAssignment {
         guard let eq = argument.firstIndex(of: "=") else {
-            throw UsageError(zh: "“\(argument)”不是 FIELD=VALUE（字段名或标签、'='、再是值，例如 name=李雷 或 姓名=李雷）", en: "'\(argument)' is not FIELD=VALUE (a field name or label, '=', then the value, e.g. name=李雷 or 姓名=李雷)")
+            throw UsageError(
+                zh: "“\(argument)”不是 FIELD=VALUE（字段名或标签、'='、再是值，例如 name=李雷 或 姓名=李雷）",
+                en:
+                    "'\(argument)' is not FIELD=VALUE (a field name or label, '=', then the value, e.g. name=李雷 or 姓名=李雷)"
+            )
         }
         let name = argument[..<eq].trimmingCharacters(in: .whitespaces)
         let value = String(argument[argument.index(after: eq)...])
-        guard !name.isEmpty else { throw UsageError(zh: "“\(argument)”的 '=' 前没有字段名", en: "'\(argument)' has no field name before '='") }
+        guard !name.isEmpty else {
+            throw UsageError(zh: "“\(argument)”的 '=' 前没有字段名", en: "'\(argument)' has no field name before '='")
+        }
         return FieldAssignment(name: name, value: value)
     }
 
@@ -40,7 +46,9 @@ package struct FieldAssignment: Sendable, Equatable {
         var fields: [String: String] = [:]
         for argument in arguments {
             let assignment = try parse(argument)
-            guard fields[assignment.name] == nil else { throw UsageError(zh: "字段“\(assignment.name)”给了两次", en: "field '\(assignment.name)' is given twice") }
+            guard fields[assignment.name] == nil else {
+                throw UsageError(zh: "字段“\(assignment.name)”给了两次", en: "field '\(assignment.name)' is given twice")
+            }
             fields[assignment.name] = assignment.value
         }
         return fields
@@ -52,7 +60,8 @@ package struct FieldAssignment: Sendable, Equatable {
     /// it with the other problems.
     /// - Throws: ``UsageError`` when two keys stand for one field (`name` and `姓名`).
     package static func resolve(_ typed: [String: String], fields: [DataColumns.FieldNames])
-        throws(UsageError) -> (fields: [String: String], unknown: [String]) {
+        throws(UsageError) -> (fields: [String: String], unknown: [String])
+    {
         var out: [String: String] = [:]
         var spelled: [String: String] = [:]
         var unknown: [String] = []
@@ -61,7 +70,9 @@ package struct FieldAssignment: Sendable, Equatable {
             if resolved == nil { unknown.append(key) }
             let name = resolved ?? key
             if let first = spelled[name] {
-                throw UsageError(zh: "字段“\(name)”给了两次（作为“\(first)”和“\(key)”）", en: "field '\(name)' is given twice (as '\(first)' and '\(key)')")
+                throw UsageError(
+                    zh: "字段“\(name)”给了两次（作为“\(first)”和“\(key)”）",
+                    en: "field '\(name)' is given twice (as '\(first)' and '\(key)')")
             }
             spelled[name] = key
             out[name] = typed[key]
@@ -71,15 +82,19 @@ package struct FieldAssignment: Sendable, Equatable {
 
     /// The message for a typed field name that is no field's name or label:
     /// the form's fields, or the nearest name or label (did you mean).
-    package static func unknownFieldMessage(_ typed: String, form: String, fields: [DataColumns.FieldNames],
-                                           locale: EntryLocale) -> String {
+    package static func unknownFieldMessage(
+        _ typed: String, form: String, fields: [DataColumns.FieldNames],
+        locale: EntryLocale
+    ) -> String {
         let shown = typed.count > 64 ? String(typed.prefix(64)) + "…" : typed
         if let near = DataColumns.nearestName(to: typed, in: fields) {
-            return locale == .zh ? "表单“\(form)”没有名称或标签为“\(shown)”的字段。是否指“\(near)”？"
-                                 : "Form '\(form)' has no field named or labelled '\(shown)'. Did you mean '\(near)'?"
+            return locale == .zh
+                ? "表单“\(form)”没有名称或标签为“\(shown)”的字段。是否指“\(near)”？"
+                : "Form '\(form)' has no field named or labelled '\(shown)'. Did you mean '\(near)'?"
         }
         let known = fields.map { "\($0.name) (\($0.zh), \($0.en))" }
-        return locale == .zh ? "表单“\(form)”没有名称或标签为“\(shown)”的字段；字段有：\(known.joined(separator: "、"))。"
-                             : "Form '\(form)' has no field named or labelled '\(shown)'; the fields are \(known.joined(separator: ", "))."
+        return locale == .zh
+            ? "表单“\(form)”没有名称或标签为“\(shown)”的字段；字段有：\(known.joined(separator: "、"))。"
+            : "Form '\(form)' has no field named or labelled '\(shown)'; the fields are \(known.joined(separator: ", "))."
     }
 }

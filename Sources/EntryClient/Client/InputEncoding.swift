@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 
 /// The character encodings `entryctl import` reads: UTF-8 (with or without a
@@ -79,25 +77,31 @@ package struct InputEncodingError: Error, Sendable, Equatable {
             return "\(name) 第 \(line) 行（字节偏移 \(byteOffset)）既不是 UTF-8 也不是 GB18030 编码，未导入之后的内容。"
                 + "请先将文件转换为 UTF-8，例如：\(convert)（把 -f 换成文件实际的编码）"
         case (.unknown, _):
-            return "\(name) line \(line) (byte offset \(byteOffset)) is neither UTF-8 nor GB18030 text; nothing after it was read. "
+            return
+                "\(name) line \(line) (byte offset \(byteOffset)) is neither UTF-8 nor GB18030 text; nothing after it was read. "
                 + "Convert the file to UTF-8 first, e.g. \(convert) (with -f the file's real encoding)"
         case (.invalid(let encoding), .zh):
-            return "\(name) 按 \(encoding.rawValue) 读取，第 \(line) 行（字节偏移 \(byteOffset)）的字节不是有效的 \(encoding.rawValue)，未导入之后的内容。"
+            return
+                "\(name) 按 \(encoding.rawValue) 读取，第 \(line) 行（字节偏移 \(byteOffset)）的字节不是有效的 \(encoding.rawValue)，未导入之后的内容。"
                 + "请检查文件的编码并转换为 UTF-8，例如：\(convert)"
         case (.invalid(let encoding), _):
-            return "\(name) was read as \(encoding.rawValue), and the bytes at line \(line) (byte offset \(byteOffset)) are not valid \(encoding.rawValue); "
+            return
+                "\(name) was read as \(encoding.rawValue), and the bytes at line \(line) (byte offset \(byteOffset)) are not valid \(encoding.rawValue); "
                 + "nothing after them was read. Check the file's encoding and convert it to UTF-8, e.g. \(convert)"
         case (.privateUse, .zh):
             return "\(name) 按 GB18030 读取时，第 \(line) 行（字节偏移 \(byteOffset)）是私用区字符，不是真实的文字：文件很可能是 Big5"
                 + "（繁体中文，台湾、香港）或 Shift-JIS（日文）编码，未导入任何内容。请先转换为 UTF-8，例如：\(convert)（日文文件用 -f SHIFT_JIS）"
         case (.privateUse, _):
-            return "\(name) read as GB18030 has a private-use character at line \(line) (byte offset \(byteOffset)), not real text: "
+            return
+                "\(name) read as GB18030 has a private-use character at line \(line) (byte offset \(byteOffset)), not real text: "
                 + "the file is most likely Big5 (Traditional Chinese: Taiwan, Hong Kong) or Shift-JIS (Japanese); nothing was imported. "
                 + "Convert it to UTF-8 first, e.g. \(convert) (-f SHIFT_JIS for a Japanese file)"
         case (.notUTF8(let encoding), .zh):
-            return "\(name) 是 \(encoding.rawValue) 编码，JSON 必须是 UTF-8。请先转换：\(convert.replacingOccurrences(of: ".csv", with: ".jsonl"))"
+            return
+                "\(name) 是 \(encoding.rawValue) 编码，JSON 必须是 UTF-8。请先转换：\(convert.replacingOccurrences(of: ".csv", with: ".jsonl"))"
         case (.notUTF8(let encoding), _):
-            return "\(name) is \(encoding.rawValue) text, and JSON must be UTF-8. Convert it first: \(convert.replacingOccurrences(of: ".csv", with: ".jsonl"))"
+            return
+                "\(name) is \(encoding.rawValue) text, and JSON must be UTF-8. Convert it first: \(convert.replacingOccurrences(of: ".csv", with: ".jsonl"))"
         }
     }
 }
@@ -130,14 +134,18 @@ final class Iconv {
                     .assumingMemoryBound(to: CChar.self)
                 var inLeft = source.count - consumed
                 let (written, failed, code): (Int, Bool, Int32) = scratch.withUnsafeMutableBytes { target in
-                    var outPointer: UnsafeMutablePointer<CChar>? = target.baseAddress!.assumingMemoryBound(to: CChar.self)
+                    var outPointer: UnsafeMutablePointer<CChar>? = target.baseAddress!.assumingMemoryBound(
+                        to: CChar.self)
                     var outLeft = target.count
                     let r = iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
                     return (target.count - outLeft, r == -1, errno)
                 }
                 output += scratch[0..<written]
                 consumed = source.count - inLeft
-                if failed && code != E2BIG { stop = code; break }
+                if failed && code != E2BIG {
+                    stop = code
+                    break
+                }
             }
         }
         return (output, consumed, stop)
@@ -170,7 +178,10 @@ final class InputDecoder {
         carry = []
         let base = offset
         if encoding == nil {
-            if bytes.count < 2 && !final && !bytes.isEmpty { carry = bytes; return [] }
+            if bytes.count < 2 && !final && !bytes.isEmpty {
+                carry = bytes
+                return []
+            }
             if bytes.starts(with: [0xFF, 0xFE]) {
                 try choose(.utf16LE, at: base)
             } else if bytes.starts(with: [0xFE, 0xFF]) {
@@ -188,7 +199,8 @@ final class InputDecoder {
                 }
                 if let bad = check.invalid, !Self.hasUTF8Lines(bytes[..<bad]) {
                     if let gb = Iconv(from: InputEncoding.gb18030.rawValue, to: "UTF-8"),
-                       case let trial = gb.convert(bytes[...]), trial.stop == 0 || (trial.stop == EINVAL && !final) {
+                        case let trial = gb.convert(bytes[...]), trial.stop == 0 || (trial.stop == EINVAL && !final)
+                    {
                         try choose(.gb18030, at: base, converter: gb)
                         return try converted(bytes, trial, base: base, final: final)
                     }
@@ -224,10 +236,12 @@ final class InputDecoder {
         let sample = bytes.prefix(sniffBytes)
         let units = sample.count / 2
         guard units >= 2 else { return nil }
-        var highFirst = 0, highSecond = 0
+        var highFirst = 0
+        var highSecond = 0
         var i = sample.startIndex
         for _ in 0..<units {
-            let a = sample[i], b = sample[i + 1]
+            let a = sample[i]
+            let b = sample[i + 1]
             if a == 0 && b != 0 { highFirst += 1 } else if b == 0 && a != 0 { highSecond += 1 }
             i += 2
         }
@@ -237,8 +251,12 @@ final class InputDecoder {
     }
 
     /// Decides the input is in `encoding`.
-    private func choose(_ chosen: InputEncoding, at base: Int64, converter given: Iconv? = nil) throws(InputEncodingError) {
-        if utf8Only && chosen != .utf8 { throw InputEncodingError(.notUTF8(chosen), line: newlines + 1, byteOffset: base) }
+    private func choose(_ chosen: InputEncoding, at base: Int64, converter given: Iconv? = nil)
+        throws(InputEncodingError)
+    {
+        if utf8Only && chosen != .utf8 {
+            throw InputEncodingError(.notUTF8(chosen), line: newlines + 1, byteOffset: base)
+        }
         encoding = chosen
         if chosen != .utf8 { converter = given ?? Iconv(from: chosen.rawValue, to: "UTF-8") }
     }
@@ -253,16 +271,20 @@ final class InputDecoder {
     }
 
     /// Hands out what iconv made of `bytes`, or throws where it stopped.
-    private func converted(_ bytes: [UInt8], _ result: (output: [UInt8], consumed: Int, stop: Int32),
-                           base: Int64, final: Bool) throws(InputEncodingError) -> [UInt8] {
+    private func converted(
+        _ bytes: [UInt8], _ result: (output: [UInt8], consumed: Int, stop: Int32),
+        base: Int64, final: Bool
+    ) throws(InputEncodingError) -> [UInt8] {
         if result.stop == EILSEQ || (result.stop == EINVAL && final) {
-            throw InputEncodingError(.invalid(encoding ?? .gb18030), line: newlines + Self.lineFeeds(result.output[...]) + 1,
-                                     byteOffset: base + Int64(result.consumed))
+            throw InputEncodingError(
+                .invalid(encoding ?? .gb18030), line: newlines + Self.lineFeeds(result.output[...]) + 1,
+                byteOffset: base + Int64(result.consumed))
         }
         if encoding == .gb18030, let at = Self.firstPrivateUse(result.output[...]) {
             let before = InputEncoding.gb18030.encode(Array(result.output[..<at])).count
-            throw InputEncodingError(.privateUse, line: newlines + Self.lineFeeds(result.output[..<at]) + 1,
-                                     byteOffset: base + Int64(before))
+            throw InputEncodingError(
+                .privateUse, line: newlines + Self.lineFeeds(result.output[..<at]) + 1,
+                byteOffset: base + Int64(before))
         }
         carry = Array(bytes[result.consumed...])
         offset = base + Int64(result.consumed)
@@ -305,12 +327,18 @@ final class InputDecoder {
     static func validateUTF8(_ bytes: ArraySlice<UInt8>) -> (invalid: Int?, validEnd: Int, firstNonASCII: Int) {
         bytes.withUnsafeBufferPointer { p -> (Int?, Int, Int) in
             let n = p.count
-            var i = 0, firstNonASCII = n
+            var i = 0
+            var firstNonASCII = n
             while i < n {
                 let b = p[i]
-                if b < 0x80 { i += 1; continue }
+                if b < 0x80 {
+                    i += 1
+                    continue
+                }
                 if firstNonASCII == n { firstNonASCII = i }
-                let length: Int, low: UInt8, high: UInt8
+                let length: Int
+                let low: UInt8
+                let high: UInt8
                 switch b {
                 case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
                 case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)

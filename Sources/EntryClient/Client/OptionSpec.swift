@@ -37,8 +37,10 @@ extension UsageError {
 extension ArgumentScanner {
     /// ``ArgumentScanner/scan(_:options:stopAtPositional:)`` for entryctl's
     /// options, throwing its ``UsageError`` (exit 64, with the command's usage line).
-    package static func scan(_ arguments: [String], options: [OptionSpec],
-                             stopAtPositional: Bool = false) throws(UsageError) -> (ScannedArguments, consumed: Int) {
+    package static func scan(
+        _ arguments: [String], options: [OptionSpec],
+        stopAtPositional: Bool = false
+    ) throws(UsageError) -> (ScannedArguments, consumed: Int) {
         do {
             return try scan(arguments, options: options.map(\.option), stopAtPositional: stopAtPositional)
         } catch {

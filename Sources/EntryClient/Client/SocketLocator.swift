@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 
@@ -55,8 +53,10 @@ package struct SocketLocator {
 
     /// A locator for `--socket` (`explicitPath`, or `nil`), the process
     /// `environment`, and a file check (default: ``pathMayExist(_:)``).
-    package init(explicitPath: String?, environment: [String: String],
-                fileExists: @escaping (String) -> Bool = SocketLocator.pathMayExist) {
+    package init(
+        explicitPath: String?, environment: [String: String],
+        fileExists: @escaping (String) -> Bool = SocketLocator.pathMayExist
+    ) {
         self.explicitPath = explicitPath
         self.environment = environment
         self.fileExists = fileExists
@@ -142,12 +142,14 @@ extension DaemonUnreachable.Attempt {
     package init(candidate: SocketCandidate, error: SystemError) {
         var info = stat()
         if error.call == "connect", error.errno == ECONNREFUSED || error.errno == ENOTSOCK,
-           lstat(candidate.path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+            lstat(candidate.path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK
+        {
             let type = info.st_mode & S_IFMT
             let kind = type == S_IFDIR ? "a directory" : type == S_IFREG ? "a regular file" : "not a socket file"
             let kindZh = type == S_IFDIR ? "是目录" : type == S_IFREG ? "是普通文件" : "不是套接字文件"
-            self.init(candidate: candidate, reason: "not a socket (\(kind)): give the path of entryd's socket",
-                      reasonZh: "不是套接字（\(kindZh)）：请给出 entryd 套接字的路径")
+            self.init(
+                candidate: candidate, reason: "not a socket (\(kind)): give the path of entryd's socket",
+                reasonZh: "不是套接字（\(kindZh)）：请给出 entryd 套接字的路径")
         } else {
             self.init(candidate: candidate, reason: error.reasonText, reasonZh: error.reason(in: .zh))
         }

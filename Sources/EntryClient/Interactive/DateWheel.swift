@@ -36,18 +36,28 @@ package struct DateWheel: Sendable, Equatable {
     ///   - minimum, maximum: the field's resolved `min`/`max`; `nil` bounds are
     ///     1900-01-01 00:00 and 2100-12-31 23:59.
     ///   - minuteInterval: minutes per step (1…60, a divisor of 60); `nil` is 1.
-    package init(initial: PickerDate, withTime: Bool, minuteInterval: Int? = nil,
-                minimum: PickerDate? = nil, maximum: PickerDate? = nil) {
+    package init(
+        initial: PickerDate, withTime: Bool, minuteInterval: Int? = nil,
+        minimum: PickerDate? = nil, maximum: PickerDate? = nil
+    ) {
         self.withTime = withTime
         let step = minuteInterval ?? 1
         self.minuteInterval = (1...60).contains(step) && 60 % step == 0 ? step : 1
         var low = minimum ?? PickerDate(year: 1900, month: 1, day: 1)
         var high = maximum ?? PickerDate(year: 2100, month: 12, day: 31, hour: 23, minute: 59)
-        if !withTime { low.hour = 0; low.minute = 0; high.hour = 0; high.minute = 0 }
+        if !withTime {
+            low.hour = 0
+            low.minute = 0
+            high.hour = 0
+            high.minute = 0
+        }
         self.minimum = low
         self.maximum = max(low, high)
         var start = initial
-        if !withTime { start.hour = 0; start.minute = 0 }
+        if !withTime {
+            start.hour = 0
+            start.minute = 0
+        }
         start.minute -= start.minute % self.minuteInterval
         value = start.clampedDay()
         clampToRange()
@@ -135,7 +145,8 @@ package struct DateWheel: Sendable, Equatable {
         case .month: return Self.wrap(value.month + offset, 1, 12)
         case .day: return Self.wrap(value.day + offset, 1, value.daysInMonth)
         case .hour: return Self.wrap(value.hour + offset, 0, 23)
-        case .minute: return Self.wrap(value.minute / minuteInterval + offset, 0, 60 / minuteInterval - 1) * minuteInterval
+        case .minute:
+            return Self.wrap(value.minute / minuteInterval + offset, 0, 60 / minuteInterval - 1) * minuteInterval
         }
     }
 

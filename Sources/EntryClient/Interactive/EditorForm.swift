@@ -29,9 +29,11 @@ package struct EditorForm: Sendable, Equatable {
         package var maxLength: Int?
 
         /// A field; defaults make an optional field without bounds.
-        package init(name: String, type: FieldType, label: String? = nil, required: Bool = false,
-                    requiredWhen: FieldCondition? = nil, parent: String? = nil, minuteInterval: Int? = nil,
-                    min: String? = nil, max: String? = nil, maxLength: Int? = nil) {
+        package init(
+            name: String, type: FieldType, label: String? = nil, required: Bool = false,
+            requiredWhen: FieldCondition? = nil, parent: String? = nil, minuteInterval: Int? = nil,
+            min: String? = nil, max: String? = nil, maxLength: Int? = nil
+        ) {
             self.name = name
             self.type = type
             self.label = label ?? name
@@ -96,9 +98,10 @@ extension OptionRow {
     /// Reads a wire `Option` object; `nil` without a value.
     package init?(json: JSON) {
         guard let value = json["value"]?.stringValue else { return nil }
-        self.init(value: value, label: json["label"]?.stringValue ?? value, flag: json["flag"]?.stringValue,
-                  parent: json["parent"]?.stringValue,
-                  aliases: json["aliases"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        self.init(
+            value: value, label: json["label"]?.stringValue ?? value, flag: json["flag"]?.stringValue,
+            parent: json["parent"]?.stringValue,
+            aliases: json["aliases"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 
     /// The row as the form shows a chosen value: `🇨🇳 中国`, `广州市`.

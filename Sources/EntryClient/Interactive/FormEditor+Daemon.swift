@@ -19,7 +19,9 @@ extension FormEditor {
         self.problems = problems
         learn(problems)
         for field in form.fields where field.isList {
-            if let shown = checked[field.name], !shown.isEmpty, !value(field.name).isEmpty { display[field.name] = shown }
+            if let shown = checked[field.name], !shown.isEmpty, !value(field.name).isEmpty {
+                display[field.name] = shown
+            }
         }
     }
 

@@ -23,18 +23,29 @@ extension FormEditor {
         let field = focusedField
         status = nil
         switch key {
-        case .tab, .down: moveFocus(1); return []
-        case .backTab, .up: moveFocus(-1); return []
+        case .tab, .down:
+            moveFocus(1)
+            return []
+        case .backTab, .up:
+            moveFocus(-1)
+            return []
         case .control("s"): return submit()
         case .escape, .control("c"):
-            if hasChanges { mode = .confirmDiscard; status = words.discardPrompt; return [] }
+            if hasChanges {
+                mode = .confirmDiscard
+                status = words.discardPrompt
+                return []
+            }
             return [.quit]
         case .enter:
             // One rule on every field, the last one too: Enter opens a picker field's
             // picker and moves on from a text field; only Done (Ctrl-S) submits, so
             // Enter on the last picker never sends the form (and the digits typed
             // next to the shell).
-            if field.isText { moveFocus(1); return [] }
+            if field.isText {
+                moveFocus(1)
+                return []
+            }
             return openPicker()
         case .text(" ") where !field.isText: return openPicker()
         case .text(let s) where field.isList: return openPicker(query: s)
@@ -136,8 +147,10 @@ extension FormEditor {
         if field.isDate {
             let bound = { (text: String?) in text.flatMap { PickerDate(canonical: $0) } }
             let initial = PickerDate(canonical: value(field.name)) ?? now
-            mode = .date(DateWheel(initial: initial, withTime: field.type == .datetime, minuteInterval: field.minuteInterval,
-                                   minimum: bound(field.min), maximum: bound(field.max)), field: field.name)
+            mode = .date(
+                DateWheel(
+                    initial: initial, withTime: field.type == .datetime, minuteInterval: field.minuteInterval,
+                    minimum: bound(field.min), maximum: bound(field.max)), field: field.name)
             return []
         }
         guard field.isList else { return [] }
@@ -152,10 +165,12 @@ extension FormEditor {
     /// Sets `name` to `value`. A changed value resets the fields whose parent
     /// `name` is (province → city); a row picked from an unfiltered cascading
     /// list fills its parent field when that is empty (city → province).
-    mutating func commit(_ name: String, value newValue: String, shown: String, parentValue: String? = nil) -> [Action] {
+    mutating func commit(_ name: String, value newValue: String, shown: String, parentValue: String? = nil) -> [Action]
+    {
         touched.insert(name)
         if let field = form.field(name), let parentName = field.parent, value(parentName).isEmpty,
-           let parentValue, !parentValue.isEmpty {
+            let parentValue, !parentValue.isEmpty
+        {
             values[parentName] = parentValue
             display[parentName] = nil
         }

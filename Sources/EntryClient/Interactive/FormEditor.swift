@@ -81,7 +81,13 @@ package struct FormEditor: Sendable {
     package let now: PickerDate
     /// Rows a list picker moves on PgUp/PgDn; the shell sets it from the layout.
     package var pageSize = 8 {
-        didSet { if case .list(var picker) = mode { picker.pageSize = pageSize; picker.scrollToHighlight(); mode = .list(picker) } }
+        didSet {
+            if case .list(var picker) = mode {
+                picker.pageSize = pageSize
+                picker.scrollToHighlight()
+                mode = .list(picker)
+            }
+        }
     }
 
     /// An editor of `form`, focused on its first shown field.
@@ -93,8 +99,10 @@ package struct FormEditor: Sendable {
     ///   - entryID: that entry's id, for the title.
     ///   - locale: the language of the editor's own words.
     ///   - now: today's date and the time, local wall clock.
-    package init(form: EditorForm, values: [String: String] = [:], display: [String: String] = [:],
-                editing: Bool = false, entryID: String? = nil, locale: EntryLocale = .zh, now: PickerDate) {
+    package init(
+        form: EditorForm, values: [String: String] = [:], display: [String: String] = [:],
+        editing: Bool = false, entryID: String? = nil, locale: EntryLocale = .zh, now: PickerDate
+    ) {
         self.form = form
         self.values = values
         self.original = values
@@ -134,8 +142,10 @@ package struct FormEditor: Sendable {
     func isRequired(_ field: EditorForm.Field) -> Bool {
         field.required || (field.requiredWhen?.holds(in: values) ?? false)
             || learnedRequired.contains(field.name)
-            || (field.type == .city && field.parent.flatMap { values[$0] }.map {
-                !$0.isEmpty && !ReferenceData.shared.cities(ofProvince: $0).isEmpty } ?? false)
+            || (field.type == .city
+                && field.parent.flatMap { values[$0] }.map {
+                    !$0.isEmpty && !ReferenceData.shared.cities(ofProvince: $0).isEmpty
+                } ?? false)
     }
 
     /// The problems to show for `field`: all once Done was pressed; before,
@@ -161,7 +171,9 @@ package struct FormEditor: Sendable {
     /// The values Check is asked about: the shown, non-empty ones.
     var checkedValues: [String: String] {
         var fields: [String: String] = [:]
-        for field in form.fields where isShown(field) && !value(field.name).isEmpty { fields[field.name] = value(field.name) }
+        for field in form.fields where isShown(field) && !value(field.name).isEmpty {
+            fields[field.name] = value(field.name)
+        }
         return fields
     }
 
@@ -186,7 +198,11 @@ package struct FormEditor: Sendable {
     /// nothing at the ends.
     mutating func moveFocus(_ direction: Int) {
         let shown = shownIndices
-        guard let at = shown.firstIndex(of: focus) else { focus = shown.first ?? 0; enterFocus(); return }
+        guard let at = shown.firstIndex(of: focus) else {
+            focus = shown.first ?? 0
+            enterFocus()
+            return
+        }
         let target = at + direction
         guard shown.indices.contains(target) else { return }
         leaveFocus()

@@ -15,7 +15,9 @@ extension FormRenderer {
     }
 
     /// `-- 城市 (1/21) -- 搜索: 广州`, then the rows, the highlighted one marked `>`.
-    private func listPanel(_ editor: FormEditor, _ picker: ListPicker, rows: Int) -> ([ScreenLine], (row: Int, column: Int)?) {
+    private func listPanel(_ editor: FormEditor, _ picker: ListPicker, rows: Int) -> (
+        [ScreenLine], (row: Int, column: Int)?
+    ) {
         let w = editor.words
         let label = editor.form.field(picker.field)?.label ?? picker.field
         let position = picker.highlighted.map { "\($0 + 1)/\(picker.rows.count)" } ?? "0/\(picker.rows.count)"

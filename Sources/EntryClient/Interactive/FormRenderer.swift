@@ -48,12 +48,16 @@ package struct FormRenderer: Sendable {
         let w = editor.words
         guard width >= Self.minimumSize.width, height >= Self.minimumSize.height else {
             let note = ScreenLine("\(w.tooSmall) (\(Self.minimumSize.width)×\(Self.minimumSize.height))")
-            return Screen(lines: (0..<max(1, height)).map { $0 == 0 ? note.fitted(to: max(1, width)) : ScreenLine().fitted(to: max(1, width)) },
-                          cursor: nil)
+            return Screen(
+                lines: (0..<max(1, height)).map {
+                    $0 == 0 ? note.fitted(to: max(1, width)) : ScreenLine().fitted(to: max(1, width))
+                },
+                cursor: nil)
         }
         var lines: [ScreenLine] = []
         var cursor: (row: Int, column: Int)?
-        let mode = editor.isEditing ? ([w.editing] + [editor.entryID].compactMap { $0 }).joined(separator: " ") : w.newEntry
+        let mode =
+            editor.isEditing ? ([w.editing] + [editor.entryID].compactMap { $0 }).joined(separator: " ") : w.newEntry
         lines.append(ScreenLine(DisplayWidth.padded(" \(editor.form.title) · \(mode)", to: width), .title))
 
         let body = height - 3
@@ -122,7 +126,9 @@ package struct FormRenderer: Sendable {
 
     private func messageLine(_ editor: FormEditor) -> ScreenLine {
         if let status = editor.status { return ScreenLine(status, editor.mode == .confirmDiscard ? .bold : .problem) }
-        if let problem = editor.shownProblems(editor.focusedField).first { return ScreenLine("! " + problem.message, .problem) }
+        if let problem = editor.shownProblems(editor.focusedField).first {
+            return ScreenLine("! " + problem.message, .problem)
+        }
         return ScreenLine()
     }
 
@@ -142,8 +148,10 @@ package struct FormRenderer: Sendable {
         case .list:
             items = [("↑↓ PgUp/PgDn Home/End", "", true), ("Enter", w.commit, true), ("Esc", w.cancel, true)]
         case .date:
-            items = [("←/→", w.columns, true), ("↑/↓", w.adjust, true), ("0-9", "", true),
-                     ("Enter", w.commit, true), ("Esc", w.cancel, true)]
+            items = [
+                ("←/→", w.columns, true), ("↑/↓", w.adjust, true), ("0-9", "", true),
+                ("Enter", w.commit, true), ("Esc", w.cancel, true),
+            ]
         case .confirmDiscard:
             items = [("y", w.discard, true), ("n", w.keepEditing, true)]
         }

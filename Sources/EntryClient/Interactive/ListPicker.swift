@@ -77,7 +77,10 @@ package struct ListPicker: Sendable, Equatable {
 
     /// Keeps `top` so the highlighted row is among the `pageSize` rows shown.
     mutating func scrollToHighlight() {
-        guard let h = highlighted else { top = 0; return }
+        guard let h = highlighted else {
+            top = 0
+            return
+        }
         let size = max(1, pageSize)
         if h < top { top = h }
         if h >= top + size { top = h - size + 1 }

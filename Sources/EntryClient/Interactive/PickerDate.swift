@@ -34,7 +34,8 @@ package struct PickerDate: Sendable, Hashable, Comparable {
         let n = parts.map { $0! }
         self.init(year: n[0], month: n[1], day: n[2], hour: n.count == 5 ? n[3] : 0, minute: n.count == 5 ? n[4] : 0)
         guard (1...9999).contains(year), (1...12).contains(month), (1...daysInMonth).contains(day),
-              (0...23).contains(hour), (0...59).contains(minute) else { return nil }
+            (0...23).contains(hour), (0...59).contains(minute)
+        else { return nil }
     }
 
     /// Days in this date's month.

@@ -90,7 +90,8 @@ package struct TextLine: Sendable, Equatable {
         var start = 0
         // Leave one column for the cursor after the last character.
         while widths[start..<cursor].reduce(0, +) > width - 1 { start += 1 }
-        var shown = "", used = 0
+        var shown = ""
+        var used = 0
         for index in start..<characters.count {
             if used + widths[index] > width { break }
             shown.append(characters[index])

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 import EntryModel
 
@@ -92,7 +90,9 @@ package enum DatabaseBackup {
         /// The database path.
         package var database: String
         /// The text shown to people (English).
-        package var description: String { "the database '\(database)' is in use (is entryd running?); stop the daemon first" }
+        package var description: String {
+            "the database '\(database)' is in use (is entryd running?); stop the daemon first"
+        }
     }
 
     /// Checks that `path` is a sound entryd database this build can open:
@@ -122,7 +122,9 @@ package enum DatabaseBackup {
             let version = try Migrations.userVersion(db)
             guard version >= 1 else { throw Failure("'\(name)' is not an entryd database (schema version 0)") }
             guard version <= Migrations.all.count else {
-                throw Failure("'\(name)' has schema version \(version), newer than this entryd (\(Migrations.all.count)); use a newer entryd")
+                throw Failure(
+                    "'\(name)' has schema version \(version), newer than this entryd (\(Migrations.all.count)); use a newer entryd"
+                )
             }
             var node = ""
             try db.prepared("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
@@ -189,7 +191,9 @@ package enum DatabaseBackup {
     @discardableResult
     package static func restore(from backup: String, to database: String) throws -> Info {
         if isInUse(database: database) { throw RestoreTargetInUse(database: database) }
-        let directory = (database as NSString).deletingLastPathComponent.isEmpty ? "." : (database as NSString).deletingLastPathComponent
+        let directory =
+            (database as NSString).deletingLastPathComponent.isEmpty
+            ? "." : (database as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = database + ".restore-" + String(UUIDv7.generate().suffix(12))
         defer { for suffix in ["", "-journal", "-wal", "-shm"] { unlink(temporary + suffix) } }
@@ -203,8 +207,12 @@ package enum DatabaseBackup {
         let sameNode = storedNode(at: database) == info.node
         do {
             let restored = try SQLiteConnection(path: temporary)
-            let put = try restored.prepared("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-            try put.run([.text("incarnation_pending"), .text("restored from the backup '\(backup)' (change log to seq \(info.seq))")])
+            let put = try restored.prepared(
+                "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            try put.run([
+                .text("incarnation_pending"),
+                .text("restored from the backup '\(backup)' (change log to seq \(info.seq))"),
+            ])
             if sameNode { try put.run([.text("home"), .text(NodeMarker.home(of: database))]) }
             restored.checkpoint("TRUNCATE")
             try? restored.execute("PRAGMA journal_mode=DELETE")
@@ -222,13 +230,17 @@ package enum DatabaseBackup {
         for suffix in ["-wal", "-shm", "-journal"] { unlink(database + suffix) }
         guard rename(temporary, database) == 0 else { throw SystemError("rename", detail: temporary) }
         let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 { fsync(dirFD); close(dirFD) }
+        if dirFD >= 0 {
+            fsync(dirFD)
+            close(dirFD)
+        }
         return info
     }
 
     /// The node id of the database at `path`, `nil` when there is none or it cannot be read.
     package static func storedNode(at path: String) -> String? {
-        guard FileManager.default.fileExists(atPath: path), let db = try? SQLiteConnection(path: path, readOnly: true) else { return nil }
+        guard FileManager.default.fileExists(atPath: path), let db = try? SQLiteConnection(path: path, readOnly: true)
+        else { return nil }
         var node: String?
         try? db.prepared("SELECT value FROM node WHERE key = 'id'").query { node = $0.text(0) }
         return node
@@ -251,7 +263,9 @@ package enum DatabaseBackup {
     /// Copies `source` to a new file `target` (mode 0600) and `fsync`s it.
     static func copyDurably(from source: String, to target: String) throws {
         let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw Failure("cannot open the backup '\(source)': \(String(cString: strerror(errno)))") }
+        guard input >= 0 else {
+            throw Failure("cannot open the backup '\(source)': \(String(cString: strerror(errno)))")
+        }
         defer { close(input) }
         let output = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard output >= 0 else { throw SystemError("open", detail: target) }
@@ -259,11 +273,13 @@ package enum DatabaseBackup {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw SystemError("read", detail: source) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", detail: source)
+            }
             if n == 0 { break }
             try writeFully(output, buffer[0..<n], path: target)
         }
         guard fsync(output) == 0 else { throw SystemError("fsync", detail: target) }
     }
 }
-

@@ -44,7 +44,9 @@ extension WriteContext {
     /// - Parameter rules: the rules (`nil`: the store's, given at open).
     /// - Returns: how many values were rewritten.
     @discardableResult
-    func canonicalise(_ id: String, scope: Set<String>?, rules: Canonicaliser? = nil, layout: (String) -> FieldLayout) throws -> Int {
+    func canonicalise(_ id: String, scope: Set<String>?, rules: Canonicaliser? = nil, layout: (String) -> FieldLayout)
+        throws -> Int
+    {
         guard let canonicaliser = rules ?? canonicaliser, let current = try load(id), !current.deleted else { return 0 }
         let rewrites = canonicaliser(current.form, current.fields).filter { scope?.contains($0.field) ?? true }
         guard !rewrites.isEmpty else { return 0 }
@@ -56,8 +58,9 @@ extension WriteContext {
             for member in fieldLayout.group(of: rewrite.field) { changed[member] = fields[member] ?? "" }
         }
         let reason = Array(Set(rewrites.map(\.reason))).sorted().joined(separator: "; ")
-        _ = try record(.update, on: current, fields: changed, layout: fieldLayout,
-                       origin: WriteOrigin(actor: WriteOrigin.migrationActor, reason: reason))
+        _ = try record(
+            .update, on: current, fields: changed, layout: fieldLayout,
+            origin: WriteOrigin(actor: WriteOrigin.migrationActor, reason: reason))
         return rewrites.count
     }
 }
@@ -68,7 +71,9 @@ extension EntryStore {
     /// ``WriteOrigin/migrationActor``. Unknown and deleted ids are passed over.
     /// - Returns: how many values were rewritten.
     /// - Throws: ``SQLiteError``.
-    package func recanonicalise(ids: [String], rules: @escaping Canonicaliser, layoutOf: @escaping (String) -> FieldLayout) throws -> Int {
+    package func recanonicalise(
+        ids: [String], rules: @escaping Canonicaliser, layoutOf: @escaping (String) -> FieldLayout
+    ) throws -> Int {
         try writer.submit { ctx in
             var rewritten = 0
             for id in ids { rewritten += try ctx.canonicalise(id, scope: nil, rules: rules, layout: layoutOf) }

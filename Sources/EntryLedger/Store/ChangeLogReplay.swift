@@ -35,7 +35,9 @@ extension EntryStore {
     package func replayChangeLog() throws -> [String: ReplayedEntry] {
         try readers.read { db in
             var changes: [ChangeRecord] = []
-            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes ORDER BY seq").query { changes.append(try EntryStore.change(from: $0)) }
+            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes ORDER BY seq").query {
+                changes.append(try EntryStore.change(from: $0))
+            }
             return EntryStore.replay(changes)
         }
     }
@@ -50,15 +52,21 @@ extension EntryStore {
         var erased = Set<String>()
         for change in changes {
             // An erase removes the entry for good: nothing of it is rebuilt.
-            if change.op == .erase { erased.insert(change.entry); entries[change.entry] = nil }
+            if change.op == .erase {
+                erased.insert(change.entry)
+                entries[change.entry] = nil
+            }
             if erased.contains(change.entry) { continue }
             let stamp = change.stamp
-            var entry = entries[change.entry] ?? ReplayedEntry(form: change.form, fields: [:], deleted: false, version: .zero)
+            var entry =
+                entries[change.entry] ?? ReplayedEntry(form: change.form, fields: [:], deleted: false, version: .zero)
             for (name, value) in change.fields {
-                writes[change.entry, default: [:]][name, default: []].append(WriteContext.GroupWrite(
-                    stamp: stamp, fields: [name: value], seen: SeenWrites(group: [name], base: change.base, node: change.node),
-                    isMigration: change.actor == WriteOrigin.migrationActor,
-                    superseded: change.superseded.contains(name)))
+                writes[change.entry, default: [:]][name, default: []].append(
+                    WriteContext.GroupWrite(
+                        stamp: stamp, fields: [name: value],
+                        seen: SeenWrites(group: [name], base: change.base, node: change.node),
+                        isMigration: change.actor == WriteOrigin.migrationActor,
+                        superseded: change.superseded.contains(name)))
             }
             if change.op == .delete || change.op == .restore, deletedClock[change.entry].map({ $0 < stamp }) ?? true {
                 entry.deleted = change.op == .delete
@@ -81,7 +89,8 @@ extension EntryStore {
     package func storedEntries() throws -> [String: ReplayedEntry] {
         try readers.read { db in
             var entries: [String: ReplayedEntry] = [:]
-            try db.statement("\(WriteContext.selectEntry.replacingOccurrences(of: " WHERE id = ?", with: ""))").query { row in
+            try db.statement("\(WriteContext.selectEntry.replacingOccurrences(of: " WHERE id = ?", with: ""))").query {
+                row in
                 let e = try EntryStore.entry(from: row)
                 entries[e.id] = ReplayedEntry(form: e.form, fields: e.fields, deleted: e.deleted, version: e.version)
             }

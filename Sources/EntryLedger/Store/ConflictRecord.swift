@@ -28,8 +28,10 @@ package struct ConflictRecord: Sendable, Equatable {
     package var resolved: Bool
 
     /// A value with every member given.
-    package init(id: String, entry: String, field: String, kept: String, keptHlc: String, keptNode: String, lost: String,
-                lostHlc: String, lostNode: String, lostGroup: [String: String], detectedAt: String, resolved: Bool) {
+    package init(
+        id: String, entry: String, field: String, kept: String, keptHlc: String, keptNode: String, lost: String,
+        lostHlc: String, lostNode: String, lostGroup: [String: String], detectedAt: String, resolved: Bool
+    ) {
         self.id = id
         self.entry = entry
         self.field = field
@@ -58,8 +60,10 @@ enum ConflictID {
             for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
             return h
         }
-        let a = fnv(0xCBF2_9CE4_8422_2325), b = fnv(0x8422_2325_CBF2_9CE4)
-        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64($0))) }
+        let a = fnv(0xCBF2_9CE4_8422_2325)
+        let b = fnv(0x8422_2325_CBF2_9CE4)
+        var bytes =
+            (0..<8).map { UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64($0))) }
             + (0..<8).map { UInt8(truncatingIfNeeded: b >> (56 - 8 * UInt64($0))) }
         bytes[6] = 0x80 | (bytes[6] & 0x0F)
         bytes[8] = 0x80 | (bytes[8] & 0x3F)

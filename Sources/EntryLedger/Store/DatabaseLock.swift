@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 
 /// One daemon per database: an exclusive flock(2) on the database file,

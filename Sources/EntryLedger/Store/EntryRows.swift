@@ -23,7 +23,8 @@ extension WriteContext {
         /// The value of the field mapped to a filter column, "" when unmapped or unset.
         func key(_ name: String?) -> SQLValue { .text(name.flatMap { entry.fields[$0] } ?? "") }
         let name = layout.name.flatMap { entry.fields[$0] } ?? ""
-        try db.statement("""
+        try db.statement(
+            """
             INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
               created_by, updated_by, name, name_folded, birthday, country, province, city, seq)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -32,14 +33,16 @@ extension WriteContext {
               updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
               name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
               province = excluded.province, city = excluded.city, seq = excluded.seq
-            """).run([
-                .text(entry.id), .text(entry.form), .text(JSON.stringMap(entry.fields).text),
-                .text(JSON.stringMap(entry.clocks.mapValues(\.stored)).text), .text(entry.version.description),
-                .int(entry.deleted ? 1 : 0), .text(entry.deletedClock?.stored ?? ""), .text(entry.createdAt),
-                .text(entry.updatedAt), .text(entry.createdBy), .text(entry.updatedBy),
-                .text(name), .text(foldedName(name)), key(layout.birthday), key(layout.country), key(layout.province), key(layout.city),
-                .int(entry.seq),
-            ])
+            """
+        ).run([
+            .text(entry.id), .text(entry.form), .text(JSON.stringMap(entry.fields).text),
+            .text(JSON.stringMap(entry.clocks.mapValues(\.stored)).text), .text(entry.version.description),
+            .int(entry.deleted ? 1 : 0), .text(entry.deletedClock?.stored ?? ""), .text(entry.createdAt),
+            .text(entry.updatedAt), .text(entry.createdBy), .text(entry.updatedBy),
+            .text(name), .text(foldedName(name)), key(layout.birthday), key(layout.country), key(layout.province),
+            key(layout.city),
+            .int(entry.seq),
+        ])
     }
 
     /// Appends `change` to the change log and sets its `seq`.
@@ -49,16 +52,19 @@ extension WriteContext {
         // change log was claimed by the round (began()), so lastSeq + 1 is this node's next.
         try claim()
         var seq: Int64 = 0
-        try db.statement("""
+        try db.statement(
+            """
             INSERT INTO changes (seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via, superseded)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq
-            """).query([
-                shared == nil ? .null : .int(lastSeq + 1),
-                .text(change.node), .text(change.hlc.description), .text(change.entry), .text(change.form),
-                .text(change.op.rawValue), .text(JSON.stringMap(change.fields).text), .text(JSON.stringMap(change.base).text),
-                .text(change.actor), .text(change.at), change.reason.map { .text($0) } ?? .null,
-                change.via.map { .text($0) } ?? .null, .text(change.superseded.sorted().joined(separator: ",")),
-            ]) { seq = $0.int(0) }
+            """
+        ).query([
+            shared == nil ? .null : .int(lastSeq + 1),
+            .text(change.node), .text(change.hlc.description), .text(change.entry), .text(change.form),
+            .text(change.op.rawValue), .text(JSON.stringMap(change.fields).text),
+            .text(JSON.stringMap(change.base).text),
+            .text(change.actor), .text(change.at), change.reason.map { .text($0) } ?? .null,
+            change.via.map { .text($0) } ?? .null, .text(change.superseded.sorted().joined(separator: ",")),
+        ]) { seq = $0.int(0) }
         change.seq = seq
         lastSeq = seq
     }
@@ -79,7 +85,8 @@ extension EntryStore {
         return StoredEntry(
             id: row.text(0), form: row.text(1), fields: try stringMap(row.text(2)), clocks: clocks,
             version: HLC(row.text(4)) ?? .zero, deleted: row.int(5) != 0, deletedClock: Stamp(stored: row.text(6)),
-            createdAt: row.text(7), updatedAt: row.text(8), createdBy: row.text(9), updatedBy: row.text(10), seq: row.int(11))
+            createdAt: row.text(7), updatedAt: row.text(8), createdBy: row.text(9), updatedBy: row.text(10),
+            seq: row.int(11))
     }
 
     /// Decodes a stored JSON object of strings.
@@ -99,8 +106,10 @@ extension EntryStore {
     static func change(from row: any SQLRow) throws -> ChangeRecord {
         ChangeRecord(
             seq: row.int(0), node: row.text(1), hlc: HLC(row.text(2)) ?? .zero, entry: row.text(3), form: row.text(4),
-            op: ChangeOp(rawValue: row.text(5)) ?? .update, fields: try stringMap(row.text(6)), base: try stringMap(row.text(7)),
-            actor: row.text(8), at: row.text(9), reason: row.isNull(10) ? nil : row.text(10), via: row.isNull(11) ? nil : row.text(11),
+            op: ChangeOp(rawValue: row.text(5)) ?? .update, fields: try stringMap(row.text(6)),
+            base: try stringMap(row.text(7)),
+            actor: row.text(8), at: row.text(9), reason: row.isNull(10) ? nil : row.text(10),
+            via: row.isNull(11) ? nil : row.text(11),
             superseded: row.text(12).split(separator: ",").map(String.init))
     }
 

@@ -26,8 +26,10 @@ extension EntryStore {
     ///     after the batch (`peers.pulled_seq` of a saved peer; no row, no change).
     ///   - respell: re-spell stored values under this node's rules (``Canonicaliser``).
     /// - Throws: ``EntryError/clockSkew(node:aheadMs:)`` (nothing applied); ``SQLiteError``.
-    package func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
-                      maxClockSkewMs: Int, pulled: PullCheckpoint?, respell: Bool) throws -> ApplyResult {
+    package func apply(
+        _ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+        maxClockSkewMs: Int, pulled: PullCheckpoint?, respell: Bool
+    ) throws -> ApplyResult {
         let ledger = self.ledger
         let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
             // Claimed before anything is read (whether a change is logged, an entry erased):
@@ -141,7 +143,9 @@ extension WriteContext {
         var found = false
         let key: [SQLValue] = [.text(change.node), .text(change.hlc.description)]
         try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?").query(key) { _ in found = true }
-        if !found { try db.statement("SELECT 1 FROM folded WHERE hlc = ?2 AND node = ?1").query(key) { _ in found = true } }
+        if !found {
+            try db.statement("SELECT 1 FROM folded WHERE hlc = ?2 AND node = ?1").query(key) { _ in found = true }
+        }
         return found
     }
 
@@ -150,7 +154,9 @@ extension WriteContext {
     /// brings the entry's standing values and open conflicts of those groups to
     /// what the change log now says.
     func mergeSuperseded(_ change: ChangeRecord, layout: FieldLayout) throws {
-        var current: [String] = [], fields: [String: String] = [:], found = false
+        var current: [String] = []
+        var fields: [String: String] = [:]
+        var found = false
         try db.statement("SELECT superseded, fields FROM changes WHERE node = ? AND hlc = ?")
             .query([.text(change.node), .text(change.hlc.description)]) { row in
                 current = row.text(0).split(separator: ",").map(String.init)
@@ -163,15 +169,19 @@ extension WriteContext {
             .run([.text(union.sorted().joined(separator: ",")), .text(change.node), .text(change.hlc.description)])
         guard var entry = try load(change.entry) else { return }
         var groups: [[String]] = []
-        for name in union.sorted() where !groups.contains(where: { $0.contains(name) }) { groups.append(layout.group(of: name)) }
+        for name in union.sorted() where !groups.contains(where: { $0.contains(name) }) {
+            groups.append(layout.group(of: name))
+        }
         for group in groups {
             let writes = try groupWrites(entry: entry.id, group: group)
             if let standing = WriteContext.standing(of: writes) {
-                for (field, value) in standing.fields where group.contains(field) && entry.clocks[field] != standing.stamp {
+                for (field, value) in standing.fields
+                where group.contains(field) && entry.clocks[field] != standing.stamp {
                     entry.set(field, value, at: standing.stamp)
                 }
             }
-            _ = try settleGroup(entry: entry.id, group: group, current: entry.fields, heads: WriteContext.heads(of: writes))
+            _ = try settleGroup(
+                entry: entry.id, group: group, current: entry.fields, heads: WriteContext.heads(of: writes))
         }
         if entry.deleted { _ = try deleteAgainstEdit(entry: entry.id, layout: layout) }
         try save(entry, layout: layout)
@@ -198,9 +208,12 @@ extension WriteContext {
     /// - Returns: the ids of the conflict records made (new ones only).
     func merge(_ change: ChangeRecord, layout: FieldLayout) throws -> [String] {
         let stamp = change.stamp
-        var entry = try load(change.entry) ?? StoredEntry(
-            id: change.entry, form: change.form, fields: [:], clocks: [:], version: .zero, deleted: false,
-            deletedClock: nil, createdAt: change.at, updatedAt: change.at, createdBy: change.actor, updatedBy: change.actor)
+        var entry =
+            try load(change.entry)
+            ?? StoredEntry(
+                id: change.entry, form: change.form, fields: [:], clocks: [:], version: .zero, deleted: false,
+                deletedClock: nil, createdAt: change.at, updatedAt: change.at, createdBy: change.actor,
+                updatedBy: change.actor)
         var conflicts: [String] = []
         // Group the change's fields by register.
         var groups: [[String]] = []
@@ -222,11 +235,13 @@ extension WriteContext {
             let full = layout.group(of: group[0])
             let writes = try groupWrites(entry: entry.id, group: full)
             if let standing = WriteContext.standing(of: writes) {
-                for (field, value) in standing.fields where full.contains(field) && entry.clocks[field] != standing.stamp {
+                for (field, value) in standing.fields
+                where full.contains(field) && entry.clocks[field] != standing.stamp {
                     entry.set(field, value, at: standing.stamp)
                 }
             }
-            conflicts += try settleGroup(entry: entry.id, group: full, current: entry.fields, heads: WriteContext.heads(of: writes))
+            conflicts += try settleGroup(
+                entry: entry.id, group: full, current: entry.fields, heads: WriteContext.heads(of: writes))
         }
         if change.op == .delete || change.op == .restore, entry.deletedClock.map({ stamp > $0 }) ?? true {
             entry.deleted = change.op == .delete
@@ -279,22 +294,32 @@ extension WriteContext {
             }
             if !seen.isEmpty {
                 var names = Set<String>()
-                try db.statement("SELECT fields FROM changes WHERE entry = ? AND op IN ('create', 'update')").query([.text(entry)]) { row in
+                try db.statement("SELECT fields FROM changes WHERE entry = ? AND op IN ('create', 'update')").query([
+                    .text(entry)
+                ]) { row in
                     names.formUnion(try EntryStore.stringMap(row.text(0)).keys)
                 }
                 var groups: [[String]] = []
-                for name in names.sorted() where !groups.contains(where: { $0.contains(name) }) { groups.append(layout.group(of: name)) }
+                for name in names.sorted() where !groups.contains(where: { $0.contains(name) }) {
+                    groups.append(layout.group(of: name))
+                }
                 var lost: [Stamp: [String: String]] = [:]
                 for group in groups {
                     for head in try groupHeads(entry: entry, group: group)
-                    where !head.seenDeletes.contains(winner.stamp) && head.fields.keys.contains(where: { unseen(head, $0) }) {
+                    where !head.seenDeletes.contains(winner.stamp)
+                        && head.fields.keys.contains(where: { unseen(head, $0) })
+                    {
                         lost[head.stamp] = head.fields
                     }
                 }
                 for (stamp, fields) in lost {
                     open.insert(ConflictID.make(entry: entry, field: register, kept: winner.stamp, lost: stamp))
-                    if let id = try recordConflict(entry: entry, field: register, kept: "true", keptStamp: winner.stamp, lost: "false",
-                                                   lostStamp: stamp, lostGroup: fields) { made.append(id) }
+                    if let id = try recordConflict(
+                        entry: entry, field: register, kept: "true", keptStamp: winner.stamp, lost: "false",
+                        lostStamp: stamp, lostGroup: fields)
+                    {
+                        made.append(id)
+                    }
                 }
             }
         }
@@ -310,12 +335,17 @@ extension WriteContext {
         try db.statement("SELECT node, hlc, op, base FROM changes WHERE entry = ? AND op IN ('delete', 'restore')")
             .query([.text(entry)]) { row in
                 let base = (try? EntryStore.stringMap(row.text(3))) ?? [:]
-                ops.append((Stamp(hlc: HLC(row.text(1)) ?? .zero, node: row.text(0)), ChangeOp(rawValue: row.text(2)) ?? .delete,
-                            SeenWrites.deletes(base: base, node: row.text(0))))
+                ops.append(
+                    (
+                        Stamp(hlc: HLC(row.text(1)) ?? .zero, node: row.text(0)),
+                        ChangeOp(rawValue: row.text(2)) ?? .delete,
+                        SeenWrites.deletes(base: base, node: row.text(0))
+                    ))
             }
         return ops.filter { candidate in
             !ops.contains { other in
-                other.stamp != candidate.stamp && (other.seen?.contains(candidate.stamp) ?? (other.stamp > candidate.stamp))
+                other.stamp != candidate.stamp
+                    && (other.seen?.contains(candidate.stamp) ?? (other.stamp > candidate.stamp))
             }
         }.map { ($0.stamp, $0.op) }
     }
@@ -329,13 +359,19 @@ extension WriteContext {
     func settleDeletedRegister(entry: String) throws -> [String] {
         let heads = try deletedRegisterHeads(entry: entry)
         guard let winner = heads.max(by: { $0.stamp < $1.stamp }) else { return [] }
-        var made: [String] = [], open = Set<String>()
+        var made: [String] = []
+        var open = Set<String>()
         for head in heads where head.op != winner.op {
-            let id = ConflictID.make(entry: entry, field: EntryStore.deletedRegister, kept: winner.stamp, lost: head.stamp)
+            let id = ConflictID.make(
+                entry: entry, field: EntryStore.deletedRegister, kept: winner.stamp, lost: head.stamp)
             open.insert(id)
-            if let new = try recordConflict(entry: entry, field: EntryStore.deletedRegister, kept: String(winner.op == .delete),
-                                            keptStamp: winner.stamp, lost: String(head.op == .delete), lostStamp: head.stamp,
-                                            lostGroup: [:]) { made.append(new) }
+            if let new = try recordConflict(
+                entry: entry, field: EntryStore.deletedRegister, kept: String(winner.op == .delete),
+                keptStamp: winner.stamp, lost: String(head.op == .delete), lostStamp: head.stamp,
+                lostGroup: [:])
+            {
+                made.append(new)
+            }
         }
         // Delete-against-restore records (their lost group is empty) that are no longer open.
         try resolveConflicts(entry: entry, fields: [EntryStore.deletedRegister], except: open, lostGroup: .empty)
@@ -356,18 +392,22 @@ extension WriteContext {
     /// derived from the entry, field and both stamps, so every node that merges
     /// the same two writes records the same conflict under the same id, once.
     /// - Returns: the id when the record is new, `nil` when it was already kept.
-    func recordConflict(entry: String, field: String, kept: String, keptStamp: Stamp, lost: String, lostStamp: Stamp,
-                        lostGroup: [String: String]) throws -> String? {
+    func recordConflict(
+        entry: String, field: String, kept: String, keptStamp: Stamp, lost: String, lostStamp: Stamp,
+        lostGroup: [String: String]
+    ) throws -> String? {
         let id = ConflictID.make(entry: entry, field: field, kept: keptStamp, lost: lostStamp)
-        try db.statement("""
+        try db.statement(
+            """
             INSERT OR IGNORE INTO conflicts (id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run([
-                .text(id), .text(entry), .text(field),
-                .text(kept), .text(keptStamp.hlc.description), .text(keptStamp.node),
-                .text(lost), .text(lostStamp.hlc.description), .text(lostStamp.node),
-                .text(JSON.stringMap(lostGroup).text), .text(Timestamp.rfc3339(milliseconds: clock.wallClock())),
-            ])
+            """
+        ).run([
+            .text(id), .text(entry), .text(field),
+            .text(kept), .text(keptStamp.hlc.description), .text(keptStamp.node),
+            .text(lost), .text(lostStamp.hlc.description), .text(lostStamp.node),
+            .text(JSON.stringMap(lostGroup).text), .text(Timestamp.rfc3339(milliseconds: clock.wallClock())),
+        ])
         return db.changes == 1 ? id : nil
     }
 }
@@ -392,7 +432,9 @@ extension EntryStore {
                 SELECT id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved
                 FROM conflicts WHERE (CAST(?1 AS TEXT) IS NULL OR entry = ?1) AND (?2 OR resolved = 0) ORDER BY detected_at, id
                 """
-            try db.statement(sql).query([entry.map { .text($0) } ?? .null, .int(includeResolved ? 1 : 0)]) { out.append(try EntryStore.conflict(from: $0)) }
+            try db.statement(sql).query([entry.map { .text($0) } ?? .null, .int(includeResolved ? 1 : 0)]) {
+                out.append(try EntryStore.conflict(from: $0))
+            }
             return out
         }
     }
@@ -401,9 +443,10 @@ extension EntryStore {
     /// kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved`.
     /// - Throws: ``SQLiteError`` (SQLITE_CORRUPT) when `lost_group` is not a JSON object.
     static func conflict(from row: any SQLRow) throws -> ConflictRecord {
-        ConflictRecord(id: row.text(0), entry: row.text(1), field: row.text(2), kept: row.text(3), keptHlc: row.text(4),
-                       keptNode: row.text(5), lost: row.text(6), lostHlc: row.text(7), lostNode: row.text(8),
-                       lostGroup: try stringMap(row.text(9)), detectedAt: row.text(10), resolved: row.int(11) != 0)
+        ConflictRecord(
+            id: row.text(0), entry: row.text(1), field: row.text(2), kept: row.text(3), keptHlc: row.text(4),
+            keptNode: row.text(5), lost: row.text(6), lostHlc: row.text(7), lostNode: row.text(8),
+            lostGroup: try stringMap(row.text(9)), detectedAt: row.text(10), resolved: row.int(11) != 0)
     }
 }
 
@@ -421,15 +464,19 @@ extension EntryStore {
     /// settles it on every node it reaches.
     /// - Throws: ``EntryError/conflictNotFound(_:)``; `.entryNotFound` when the
     ///   entry is gone; ``SQLiteError``.
-    package func resolveConflict(id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
-                                origin: WriteOrigin) throws -> ConflictRecord {
+    package func resolveConflict(
+        id: String, useLost: Bool, layout: @escaping (String) -> FieldLayout,
+        origin: WriteOrigin
+    ) throws -> ConflictRecord {
         try writer.submit { ctx in
             try ctx.claim()  // before the conflict is read: another instance may be resolving it
             var found: ConflictRecord?
-            try ctx.db.statement("""
+            try ctx.db.statement(
+                """
                 SELECT id, entry, field, kept, kept_hlc, kept_node, lost, lost_hlc, lost_node, lost_group, detected_at, resolved
                 FROM conflicts WHERE id = ?
-                """).query([.text(id)]) { found = try EntryStore.conflict(from: $0) }
+                """
+            ).query([.text(id)]) { found = try EntryStore.conflict(from: $0) }
             guard var conflict = found else {
                 throw EntryError.conflictNotFound(id)
             }
@@ -443,8 +490,11 @@ extension EntryStore {
                 let fieldLayout = layout(current.form)
                 // The side chosen ("true": deleted) is written as a delete or a restore that has seen both.
                 let wantDeleted = (useLost ? conflict.lost : conflict.kept) == "true"
-                if wantDeleted != current.deleted || (!useLost && !conflict.resolved && current.deletedClock == keptStamp) {
-                    _ = try ctx.record(wantDeleted ? .delete : .restore, on: current, fields: [:], layout: fieldLayout, origin: origin)
+                if wantDeleted != current.deleted
+                    || (!useLost && !conflict.resolved && current.deletedClock == keptStamp)
+                {
+                    _ = try ctx.record(
+                        wantDeleted ? .delete : .restore, on: current, fields: [:], layout: fieldLayout, origin: origin)
                     if !wantDeleted { try ctx.canonicalise(current.id, scope: nil, layout: layout) }
                 }
                 try ctx.db.statement("UPDATE conflicts SET resolved = 1 WHERE id = ?").run([.text(id)])
@@ -454,7 +504,9 @@ extension EntryStore {
             let fieldLayout = layout(current.form)
             var fields: [String: String] = [:]
             for member in fieldLayout.group(of: conflict.field) {
-                fields[member] = useLost ? (conflict.lostGroup[member] ?? current.fields[member] ?? "") : (current.fields[member] ?? "")
+                fields[member] =
+                    useLost
+                    ? (conflict.lostGroup[member] ?? current.fields[member] ?? "") : (current.fields[member] ?? "")
             }
             let holdsChoice = fields.allSatisfy { (current.fields[$0.key] ?? "") == $0.value }
             // Write the chosen group as a new change: over the kept write of an open

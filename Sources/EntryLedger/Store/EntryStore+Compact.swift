@@ -46,15 +46,19 @@ extension EntryStore {
     package func acknowledge(node: String, since: Int64) throws {
         try writer.submit { ctx in
             let now = Timestamp.rfc3339(milliseconds: ctx.clock.wallClock())
-            try ctx.db.statement("""
+            try ctx.db.statement(
+                """
                 INSERT INTO peer_acks (node, since, at) VALUES (?, ?, ?)
                 ON CONFLICT (node) DO UPDATE SET since = CASE WHEN excluded.since > peer_acks.since THEN excluded.since ELSE peer_acks.since END, at = excluded.at
-                """).run([.text(node), .int(since), .text(now)])
-            try ctx.db.statement("""
+                """
+            ).run([.text(node), .int(since), .text(now)])
+            try ctx.db.statement(
+                """
                 UPDATE peers SET pulled_seq = 0, pushed_seq = 0, mark = NULL, expired = NULL,
                   notice = ? || ': was expired (silent past peer-expiry) and pulled again: its next sync reads it from the start and sends everything'
                 WHERE node = ? AND expired IS NOT NULL
-                """).run([.text(now), .text(node)])
+                """
+            ).run([.text(now), .text(node)])
         }
     }
 
@@ -62,10 +66,11 @@ extension EntryStore {
     /// - Throws: ``SQLiteError``.
     package func lastCompaction() throws -> CompactionResult? {
         guard let text = try nodeValue("compaction"), let json = try? JSON.parse(text) else { return nil }
-        return CompactionResult(at: json["at"]?.stringValue ?? "", removed: Int(json["removed"]?.intValue ?? 0),
-                                bytesFreed: json["bytesFreed"]?.intValue ?? 0, horizon: json["horizon"]?.intValue ?? 0,
-                                heldBackBy: json["heldBackBy"]?.stringValue,
-                                expired: json["expired"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        return CompactionResult(
+            at: json["at"]?.stringValue ?? "", removed: Int(json["removed"]?.intValue ?? 0),
+            bytesFreed: json["bytesFreed"]?.intValue ?? 0, horizon: json["horizon"]?.intValue ?? 0,
+            heldBackBy: json["heldBackBy"]?.stringValue,
+            expired: json["expired"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 
     /// The horizon of the last compaction that removed rows of `entry`, `nil` if none did.
@@ -73,7 +78,9 @@ extension EntryStore {
     package func compactedThrough(entry: String) throws -> Int64? {
         try readers.read { db in
             var horizon: Int64?
-            try db.statement("SELECT horizon FROM compacted WHERE entry = ?").query([.text(entry)]) { horizon = $0.int(0) }
+            try db.statement("SELECT horizon FROM compacted WHERE entry = ?").query([.text(entry)]) {
+                horizon = $0.int(0)
+            }
             return horizon
         }
     }
@@ -102,13 +109,19 @@ extension EntryStore {
     ///   - layout: the field layout of a form, by form name.
     ///   - progress: called after each batch of entries with (entries done, entries in all).
     /// - Throws: ``SQLiteError``; batches done so far stay done.
-    package func compact(peerExpiryMs: UInt64, configured: [String], layout: @escaping (String) -> FieldLayout,
-                        progress: (Int, Int) -> Void = { _, _ in }) throws -> CompactionResult {
-        let plan = try writer.submit { ctx in try ctx.compactionHorizon(peerExpiryMs: peerExpiryMs, configured: configured) }
+    package func compact(
+        peerExpiryMs: UInt64, configured: [String], layout: @escaping (String) -> FieldLayout,
+        progress: (Int, Int) -> Void = { _, _ in }
+    ) throws -> CompactionResult {
+        let plan = try writer.submit { ctx in
+            try ctx.compactionHorizon(peerExpiryMs: peerExpiryMs, configured: configured)
+        }
         let sizeBefore = try changeLogBytes()
         var ids: [String] = []
         try readers.read { db in
-            try db.statement("SELECT DISTINCT entry FROM changes WHERE seq <= ? ORDER BY entry").query([.int(plan.horizon)]) { ids.append($0.text(0)) }
+            try db.statement("SELECT DISTINCT entry FROM changes WHERE seq <= ? ORDER BY entry").query([
+                .int(plan.horizon)
+            ]) { ids.append($0.text(0)) }
         }
         var removed = 0
         var done = 0
@@ -116,16 +129,19 @@ extension EntryStore {
             let batch = Array(ids[done..<min(ids.count, done + EntryStore.compactionBatch)])
             removed += try writer.submit { ctx in
                 var n = 0
-                for id in batch { n += try ctx.compactEntry(id, horizon: plan.horizon, expiredAcks: plan.expiredAcks, layout: layout) }
+                for id in batch {
+                    n += try ctx.compactEntry(id, horizon: plan.horizon, expiredAcks: plan.expiredAcks, layout: layout)
+                }
                 return n
             }
             done += batch.count
             progress(done, ids.count)
         }
         let sizeAfter = try changeLogBytes()
-        let result = CompactionResult(at: Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds()), removed: removed,
-                                      bytesFreed: max(0, sizeBefore - sizeAfter), horizon: plan.horizon, heldBackBy: plan.heldBackBy,
-                                      expired: plan.expired)
+        let result = CompactionResult(
+            at: Timestamp.rfc3339(milliseconds: HybridClock.systemMilliseconds()), removed: removed,
+            bytesFreed: max(0, sizeBefore - sizeAfter), horizon: plan.horizon, heldBackBy: plan.heldBackBy,
+            expired: plan.expired)
         let json = JSON.object([
             ("at", .string(result.at)), ("removed", .int(Int64(removed))), ("bytesFreed", .int(result.bytesFreed)),
             ("horizon", .int(result.horizon)), ("heldBackBy", result.heldBackBy.map(JSON.string) ?? .null),
@@ -134,7 +150,11 @@ extension EntryStore {
         try setNodeValue("compaction", json.text)
         // On a server the dead rows of the compaction (and of acknowledgements, expiries)
         // go at once: `VACUUM` of the store's tables, also when nothing was removed now.
-        if let server { _ = try? writer.perform { db in try server.removeDeadRows(db, rewritingValues: false) } } else if removed > 0 { _ = truncateWAL() }
+        if let server {
+            _ = try? writer.perform { db in try server.removeDeadRows(db, rewritingValues: false) }
+        } else if removed > 0 {
+            _ = truncateWAL()
+        }
         return result
     }
 
@@ -146,12 +166,15 @@ extension EntryStore {
         return try readers.read { db in
             var bytes: Int64 = 0
             do {
-                try db.statement("""
+                try db.statement(
+                    """
                     SELECT COALESCE(SUM(pgsize), 0) FROM dbstat
                     WHERE name IN ('changes', 'changes_by_entry', 'sqlite_autoindex_changes_1', 'folded')
-                    """).query { bytes = $0.int(0) }
+                    """
+                ).query { bytes = $0.int(0) }
             } catch {
-                var pages: Int64 = 0, size: Int64 = 0
+                var pages: Int64 = 0
+                var size: Int64 = 0
                 try db.statement("PRAGMA freelist_count").query { pages = $0.int(0) }
                 try db.statement("PRAGMA page_size").query { size = $0.int(0) }
                 bytes = -pages * size
@@ -182,7 +205,13 @@ extension WriteContext {
         try db.statement("SELECT node, since, at FROM peer_acks").query { row in
             acks[row.text(0)] = (row.int(1), Timestamp.milliseconds(rfc3339: row.text(2)))
         }
-        struct Known { var name: String; var ack: Int64; var contact: UInt64?; var expired: Bool; var isRow: Bool }
+        struct Known {
+            var name: String
+            var ack: Int64
+            var contact: UInt64?
+            var expired: Bool
+            var isRow: Bool
+        }
         var known: [Known] = []
         var mapped = Set<String>()
         try db.statement("SELECT name, node, pushed_seq, last_sync, expired FROM peers ORDER BY name").query { row in
@@ -191,8 +220,10 @@ extension WriteContext {
             if let node { mapped.insert(node) }
             let synced = row.isNull(3) ? nil : Timestamp.milliseconds(rfc3339: row.text(3))
             let contact = [synced, ack?.at].compactMap { $0 }.max()
-            known.append(Known(name: row.text(0), ack: max(row.int(2), ack?.since ?? 0), contact: contact,
-                               expired: !row.isNull(4), isRow: true))
+            known.append(
+                Known(
+                    name: row.text(0), ack: max(row.int(2), ack?.since ?? 0), contact: contact,
+                    expired: !row.isNull(4), isRow: true))
         }
         for name in configured where !known.contains(where: { $0.name == name }) {
             known.append(Known(name: name, ack: 0, contact: nil, expired: false, isRow: false))
@@ -208,19 +239,23 @@ extension WriteContext {
         }
         let live = known.filter { !$0.expired }
         let least = live.min { ($0.ack, $0.name) < ($1.ack, $1.name) }
-        return CompactionPlan(horizon: least?.ack ?? lastSeq, heldBackBy: least?.name,
-                              expired: known.filter(\.expired).map(\.name), expiredAcks: known.filter(\.expired).map(\.ack))
+        return CompactionPlan(
+            horizon: least?.ack ?? lastSeq, heldBackBy: least?.name,
+            expired: known.filter(\.expired).map(\.name), expiredAcks: known.filter(\.expired).map(\.ack))
     }
 
     /// Removes the superseded rows of `id` up to `horizon` (see
     /// ``EntryStore/compact(peerExpiryMs:configured:layout:progress:)``).
     /// - Returns: the rows removed.
-    func compactEntry(_ id: String, horizon: Int64, expiredAcks: [Int64], layout: (String) -> FieldLayout) throws -> Int {
+    func compactEntry(_ id: String, horizon: Int64, expiredAcks: [Int64], layout: (String) -> FieldLayout) throws -> Int
+    {
         if try erasure(of: id) != nil { return 0 }
         var rows: [ChangeRecord] = []
         try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE entry = ? ORDER BY seq")
             .query([.text(id)]) { rows.append(try EntryStore.change(from: $0)) }
-        guard rows.contains(where: { $0.seq <= horizon && $0.op != .erase }), let stored = try load(id) else { return 0 }
+        guard rows.contains(where: { $0.seq <= horizon && $0.op != .erase }), let stored = try load(id) else {
+            return 0
+        }
         let fieldLayout = layout(stored.form)
         func key(_ stamp: Stamp) -> String { "\(stamp.node) \(stamp.hlc)" }
         var keep = Set<String>()
@@ -231,7 +266,9 @@ extension WriteContext {
         var names = Set<String>()
         for row in rows where row.op == .create || row.op == .update { names.formUnion(row.fields.keys) }
         var groups: [[String]] = []
-        for name in names.sorted() where !groups.contains(where: { $0.contains(name) }) { groups.append(fieldLayout.group(of: name)) }
+        for name in names.sorted() where !groups.contains(where: { $0.contains(name) }) {
+            groups.append(fieldLayout.group(of: name))
+        }
         var notSuperseded: [[String]: Set<String>] = [:]  // group → its heads and standing chain
         for group in groups {
             let writes = try groupWrites(entry: id, group: group)
@@ -243,9 +280,11 @@ extension WriteContext {
         var fieldChain: [String: Set<String>] = [:]
         for name in names {
             let writes = rows.filter { $0.fields[name] != nil }.map { change in
-                GroupWrite(stamp: change.stamp, fields: [name: change.fields[name]!],
-                           seen: SeenWrites(group: [name], base: change.base, node: change.node),
-                           isMigration: change.actor == WriteOrigin.migrationActor, superseded: change.superseded.contains(name))
+                GroupWrite(
+                    stamp: change.stamp, fields: [name: change.fields[name]!],
+                    seen: SeenWrites(group: [name], base: change.base, node: change.node),
+                    isMigration: change.actor == WriteOrigin.migrationActor,
+                    superseded: change.superseded.contains(name))
             }
             for write in WriteContext.standingChain(of: writes) { keep.insert(key(write.stamp)) }
             fieldChain[name] = Set(WriteContext.standingChain(of: writes).map { key($0.stamp) })
@@ -253,11 +292,13 @@ extension WriteContext {
         // The deleted register's heads (its newest among them), and both sides of every open conflict.
         for head in try deletedRegisterHeads(entry: id) { keep.insert(key(head.stamp)) }
         let open = try openConflictIDs(id)
-        try db.statement("SELECT kept_hlc, kept_node, lost_hlc, lost_node FROM conflicts WHERE entry = ? AND resolved = 0")
-            .query([.text(id)]) { row in
-                keep.insert("\(row.text(1)) \(row.text(0))")
-                keep.insert("\(row.text(3)) \(row.text(2))")
-            }
+        try db.statement(
+            "SELECT kept_hlc, kept_node, lost_hlc, lost_node FROM conflicts WHERE entry = ? AND resolved = 0"
+        )
+        .query([.text(id)]) { row in
+            keep.insert("\(row.text(1)) \(row.text(0))")
+            keep.insert("\(row.text(3)) \(row.text(2))")
+        }
         // An expired peer holds this log up to its acknowledgement, removed rows included:
         // a row above it that saw one of those stays, so that, back, the peer learns they
         // were seen (and so on through re-spellings, which are seen only through others).
@@ -265,7 +306,8 @@ extension WriteContext {
             var below = Set(rows.filter { $0.seq <= ack }.map(\.hlc.description))
             // …and those removed before, which rows here name by HLC.
             let present = Set(rows.map(\.hlc.description))
-            let named = Set(rows.flatMap { $0.base.values.flatMap { $0.split(separator: ",").map(String.init) } }).subtracting(present)
+            let named = Set(rows.flatMap { $0.base.values.flatMap { $0.split(separator: ",").map(String.init) } })
+                .subtracting(present)
             let folded = try db.statement("SELECT 1 FROM folded WHERE hlc = ? AND seq <= ?")
             for hlc in named where !hlc.isEmpty {
                 try folded.query([.text(hlc), .int(ack)]) { _ in below.insert(hlc) }
@@ -286,7 +328,10 @@ extension WriteContext {
         // marked superseded for those fields, so it stays no head when the writes
         // between it and the newest are removed (ChangeRecord.superseded; synced).
         var marks: [Int64: Set<String>] = [:]  // seq → fields
-        for row in rows where (row.op == .create || row.op == .update) && row.actor != WriteOrigin.migrationActor && keep.contains(key(row.stamp)) {
+        for row in rows
+        where (row.op == .create || row.op == .update) && row.actor != WriteOrigin.migrationActor
+            && keep.contains(key(row.stamp))
+        {
             for group in groups where notSuperseded[group]?.contains(key(row.stamp)) == false {
                 let fields = group.filter { row.fields[$0] != nil && fieldChain[$0]?.contains(key(row.stamp)) != true }
                 if !fields.isEmpty { marks[row.seq, default: Set(row.superseded)].formUnion(fields) }
@@ -298,14 +343,20 @@ extension WriteContext {
         var closing = true
         while closing {
             closing = false
-            for target in rows where keep.contains(key(target.stamp)) && (target.op == .delete || target.op == .restore) {
+            for target in rows where keep.contains(key(target.stamp)) && (target.op == .delete || target.op == .restore)
+            {
                 // A row that names its writes' nodes (`@nodes`) saw the target only by (HLC, node);
                 // an older one, by the HLC anywhere in its base.
                 let seers = rows.filter { row in
                     row.base[EntryStore.nodesKey] != nil
-                        ? SeenWrites(row.base.values.flatMap { $0.split(separator: ",").map(String.init) }, base: row.base, node: row.node)
-                            .contains(target.stamp)
-                        : row.base.values.contains { $0.split(separator: ",").contains(Substring(target.hlc.description)) }
+                        ? SeenWrites(
+                            row.base.values.flatMap { $0.split(separator: ",").map(String.init) }, base: row.base,
+                            node: row.node
+                        )
+                        .contains(target.stamp)
+                        : row.base.values.contains {
+                            $0.split(separator: ",").contains(Substring(target.hlc.description))
+                        }
                 }
                 if !seers.isEmpty, !seers.contains(where: { keep.contains(key($0.stamp)) }) {
                     keep.insert(key(seers.min { $0.seq < $1.seq }!.stamp))
@@ -336,25 +387,30 @@ extension WriteContext {
             return row
         }
         let replayed = EntryStore.replay(kept)[id]
-        let same = replayed == ReplayedEntry(form: stored.form, fields: stored.fields, deleted: stored.deleted, version: stored.version)
+        let same =
+            replayed
+            == ReplayedEntry(form: stored.form, fields: stored.fields, deleted: stored.deleted, version: stored.version)
         guard same, try openConflictIDs(id) == open else {
             try db.execute("ROLLBACK TO compact_entry")
             try db.execute("RELEASE compact_entry")
             return 0
         }
         try db.execute("RELEASE compact_entry")
-        try db.statement("""
+        try db.statement(
+            """
             INSERT INTO compacted (entry, horizon, at) VALUES (?, ?, ?)
             ON CONFLICT (entry) DO UPDATE SET horizon = excluded.horizon, at = excluded.at
-            """).run([.text(id), .int(horizon), .text(Timestamp.rfc3339(milliseconds: clock.wallClock()))])
+            """
+        ).run([.text(id), .int(horizon), .text(Timestamp.rfc3339(milliseconds: clock.wallClock()))])
         return candidates.count
     }
 
     /// The ids of `entry`'s open conflicts.
     func openConflictIDs(_ entry: String) throws -> Set<String> {
         var ids = Set<String>()
-        try db.statement("SELECT id FROM conflicts WHERE entry = ? AND resolved = 0").query([.text(entry)]) { ids.insert($0.text(0)) }
+        try db.statement("SELECT id FROM conflicts WHERE entry = ? AND resolved = 0").query([.text(entry)]) {
+            ids.insert($0.text(0))
+        }
         return ids
     }
 }
-

@@ -4,13 +4,16 @@ import EntryModel
 
 extension EntryStore {
     /// ``update(id:ifVersion:layoutOf:origin:compute:)`` with one layout for every form.
-    package func update(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
-                       compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
+    package func update(
+        id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin,
+        compute: @escaping (StoredEntry) throws -> [String: String]
+    ) throws -> StoredEntry {
         try update(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin, compute: compute)
     }
 
     /// ``delete(id:ifVersion:layoutOf:origin:)`` with one layout for every form.
-    package func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+    package func delete(id: String, ifVersion: String?, layout: FieldLayout, origin: WriteOrigin) throws -> StoredEntry
+    {
         try delete(id: id, ifVersion: ifVersion, layoutOf: { _ in layout }, origin: origin)
     }
 
@@ -20,8 +23,10 @@ extension EntryStore {
     /// - Throws: ``AtomicImportRefused`` (nothing stored) when `atomic` and a row
     ///   was rejected; ``StorageError`` (nothing stored); ``EntryError``
     ///   `storageFailed` once the store is closing.
-    package func importEntries(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
-                              origin: WriteOrigin) throws -> ImportResult {
+    package func importEntries(
+        form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
+        origin: WriteOrigin
+    ) throws -> ImportResult {
         try beginImport(form: form, rows: rows, layout: layout, atomic: atomic, origin: origin).wait()
     }
 
@@ -36,20 +41,26 @@ extension EntryStore {
     }
 
     /// ``changes(since:limit:excludeNode:excludeSince:)`` without any of `excludeNode`'s changes.
-    package func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (changes: [ChangeRecord], last: Int64) {
+    package func changes(since: Int64, limit: Int, excludeNode: String?) throws -> (
+        changes: [ChangeRecord], last: Int64
+    ) {
         try changes(since: since, limit: limit, excludeNode: excludeNode, excludeSince: .zero)
     }
 
     /// ``apply(_:via:layout:maxClockSkewMs:pulled:)`` without a pull checkpoint
     /// (an `Apply` call, a push from a peer).
-    package func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
-                      maxClockSkewMs: Int) throws -> ApplyResult {
+    package func apply(
+        _ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+        maxClockSkewMs: Int
+    ) throws -> ApplyResult {
         try apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs, pulled: nil, respell: true)
     }
 
     /// ``apply(_:via:layout:maxClockSkewMs:pulled:respell:)`` re-spelling what it stores.
-    package func apply(_ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
-                      maxClockSkewMs: Int, pulled: PullCheckpoint?) throws -> ApplyResult {
+    package func apply(
+        _ changes: [ChangeRecord], via: String?, layout: @escaping (String) -> FieldLayout,
+        maxClockSkewMs: Int, pulled: PullCheckpoint?
+    ) throws -> ApplyResult {
         try apply(changes, via: via, layout: layout, maxClockSkewMs: maxClockSkewMs, pulled: pulled, respell: true)
     }
 }

@@ -47,7 +47,8 @@ extension EntryStore {
             let hlc = try ctx.tick()
             var change = ChangeRecord(
                 seq: 0, node: ctx.nodeID, hlc: hlc, entry: id, form: current.form, op: .erase, fields: [:], base: [:],
-                actor: origin.actor, at: Timestamp.rfc3339(milliseconds: ctx.clock.wallClock()), reason: reason, via: nil)
+                actor: origin.actor, at: Timestamp.rfc3339(milliseconds: ctx.clock.wallClock()), reason: reason,
+                via: nil)
             try ledger.append([ErasureLedger.Line(change)])
             try ctx.append(&change)
             try ctx.scrub(change)
@@ -67,11 +68,15 @@ extension EntryStore {
     /// reports its hits).
     func eraseInKeptDatabase(_ ids: [String]) {
         let kept = path + ".before-restore"
-        guard server == nil, !ids.isEmpty, FileManager.default.fileExists(atPath: kept), let db = try? SQLiteConnection(path: kept) else { return }
+        guard server == nil, !ids.isEmpty, FileManager.default.fileExists(atPath: kept),
+            let db = try? SQLiteConnection(path: kept)
+        else { return }
         do {
             try db.execute("BEGIN IMMEDIATE")
             for id in ids {
-                try db.statement("UPDATE changes SET fields = '{}', base = '{}', reason = NULL WHERE entry = ? AND op <> 'erase'").run([.text(id)])
+                try db.statement(
+                    "UPDATE changes SET fields = '{}', base = '{}', reason = NULL WHERE entry = ? AND op <> 'erase'"
+                ).run([.text(id)])
                 try db.statement("DELETE FROM conflicts WHERE entry = ?").run([.text(id)])
                 try db.statement("DELETE FROM entries WHERE id = ?").run([.text(id)])
             }
@@ -91,11 +96,12 @@ extension EntryStore {
     func truncateWAL() -> Bool {
         guard server == nil else { return true }  // The server's WAL is the operator's (doc/hub.md).
         for attempt in 0..<50 {
-            let done = (try? writer.perform { db -> Bool in
-                var busy = true
-                try db.statement("PRAGMA wal_checkpoint(TRUNCATE)").query { busy = $0.int(0) != 0 }
-                return !busy
-            }) ?? false
+            let done =
+                (try? writer.perform { db -> Bool in
+                    var busy = true
+                    try db.statement("PRAGMA wal_checkpoint(TRUNCATE)").query { busy = $0.int(0) != 0 }
+                    return !busy
+                }) ?? false
             if done { return true }
             if attempt < 49 { usleep(20_000) }
         }
@@ -112,14 +118,15 @@ extension EntryStore {
     @discardableResult
     func rewriteAfterErasure() -> Bool {
         let server = self.server
-        let rewritten = (try? writer.perform { db -> Void in
-            // The mark as it was before the rewrite: one another instance sets meanwhile
-            // (its erasure committed during this rewrite) stays for its own.
-            var mark = ""
-            try db.statement("SELECT value FROM node WHERE key = 'rewrite_pending'").query { mark = $0.text(0) }
-            if let server { try server.removeDeadRows(db, rewritingValues: true) } else { try db.execute("VACUUM") }
-            try db.statement("DELETE FROM node WHERE key = 'rewrite_pending' AND value = ?").run([.text(mark)])
-        }) != nil
+        let rewritten =
+            (try? writer.perform { db -> Void in
+                // The mark as it was before the rewrite: one another instance sets meanwhile
+                // (its erasure committed during this rewrite) stays for its own.
+                var mark = ""
+                try db.statement("SELECT value FROM node WHERE key = 'rewrite_pending'").query { mark = $0.text(0) }
+                if let server { try server.removeDeadRows(db, rewritingValues: true) } else { try db.execute("VACUUM") }
+                try db.statement("DELETE FROM node WHERE key = 'rewrite_pending' AND value = ?").run([.text(mark)])
+            }) != nil
         return truncateWAL() && rewritten
     }
 
@@ -168,14 +175,17 @@ extension EntryStore {
     /// The `erasures` row of `id` on `db`, or `nil`.
     static func erasure(_ db: any SQLDatabase, _ id: String) throws -> ErasureRecord? {
         var found: ErasureRecord?
-        try db.statement("SELECT \(erasureColumns) FROM erasures WHERE entry = ?").query([.text(id)]) { found = erasure(from: $0) }
+        try db.statement("SELECT \(erasureColumns) FROM erasures WHERE entry = ?").query([.text(id)]) {
+            found = erasure(from: $0)
+        }
         return found
     }
 
     /// Decodes a row selected with ``erasureColumns``.
     static func erasure(from row: any SQLRow) -> ErasureRecord {
-        ErasureRecord(entry: row.text(0), form: row.text(1), hlc: HLC(row.text(2)) ?? .zero, node: row.text(3),
-                      actor: row.text(4), at: row.text(5), reason: row.text(6))
+        ErasureRecord(
+            entry: row.text(0), form: row.text(1), hlc: HLC(row.text(2)) ?? .zero, node: row.text(3),
+            actor: row.text(4), at: row.text(5), reason: row.text(6))
     }
 
     /// Re-applies the erasure ledger (at start-up before the first call, and on
@@ -207,10 +217,12 @@ extension EntryStore {
             // Every erase change in the log has its entry in `erasures` (scrub records it in the
             // same transaction): look them up by entry (changes_by_entry) instead of reading the
             // whole change log at every start.
-            try ctx.db.statement("""
+            try ctx.db.statement(
+                """
                 SELECT \(EntryStore.changeColumns) FROM changes
                 WHERE entry IN (SELECT entry FROM erasures) AND op = 'erase' ORDER BY seq
-                """).query { row in
+                """
+            ).query { row in
                 let line = ErasureLedger.Line(try EntryStore.change(from: row))
                 if known.insert(line).inserted { missing.append(line) }
             }
@@ -235,17 +247,23 @@ extension WriteContext {
     /// least (HLC, node) when several erase changes name one entry, so every
     /// node keeps the same). The caller rebuilds the value indexes once per job.
     func scrub(_ change: ChangeRecord) throws {
-        try db.statement("UPDATE changes SET fields = '{}', base = '{}', reason = NULL WHERE entry = ? AND op <> 'erase'")
-            .run([.text(change.entry)])
+        try db.statement(
+            "UPDATE changes SET fields = '{}', base = '{}', reason = NULL WHERE entry = ? AND op <> 'erase'"
+        )
+        .run([.text(change.entry)])
         try db.statement("DELETE FROM conflicts WHERE entry = ?").run([.text(change.entry)])
         try db.statement("DELETE FROM entries WHERE id = ?").run([.text(change.entry)])
-        try db.statement("""
+        try db.statement(
+            """
             INSERT INTO erasures (entry, form, hlc, node, actor, at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (entry) DO UPDATE SET form = excluded.form, hlc = excluded.hlc, node = excluded.node,
               actor = excluded.actor, at = excluded.at, reason = excluded.reason
             WHERE (excluded.hlc, excluded.node) < (erasures.hlc, erasures.node)
-            """).run([.text(change.entry), .text(change.form), .text(change.hlc.description), .text(change.node),
-                      .text(change.actor), .text(change.at), .text(change.reason ?? "")])
+            """
+        ).run([
+            .text(change.entry), .text(change.form), .text(change.hlc.description), .text(change.node),
+            .text(change.actor), .text(change.at), .text(change.reason ?? ""),
+        ])
     }
 
     /// Marks the database file for a rewrite (``EntryStore/rewriteAfterErasure()``),
@@ -259,17 +277,21 @@ extension WriteContext {
     func markForRewrite() throws {
         // A token of its own: an instance that rewrote for an earlier erasure clears
         // only the mark it saw (EntryStore.rewriteAfterErasure()).
-        try db.statement("INSERT INTO node (key, value) VALUES ('rewrite_pending', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-            .run([.text(UUIDv7.generate())])
+        try db.statement(
+            "INSERT INTO node (key, value) VALUES ('rewrite_pending', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        )
+        .run([.text(UUIDv7.generate())])
     }
 
     /// Adds `n` to the count of changes refused because their entry was erased.
     func countRefusedErased(_ n: Int) throws {
         guard n > 0 else { return }
-        try db.statement("""
+        try db.statement(
+            """
             INSERT INTO node (key, value) VALUES ('refused_erased', ?)
             ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(node.value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)
-            """).run([.text(String(n))])
+            """
+        ).run([.text(String(n))])
     }
 }
 
@@ -283,6 +305,8 @@ extension ErasureRecord {
     /// ledger's lines), at most ``maxReasonLength`` characters.
     package static func isValidReason(_ reason: String) -> Bool {
         reason.contains { !$0.isWhitespace } && reason.count <= maxReasonLength
-            && !reason.unicodeScalars.contains { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }
+            && !reason.unicodeScalars.contains {
+                $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}"
+            }
     }
 }

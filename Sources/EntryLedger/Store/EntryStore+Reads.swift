@@ -35,8 +35,10 @@ extension EntryStore {
     /// The statements of a List call: the page (keyset, `limit + 1` rows) and
     /// the count of all matches, with their bound values. Tests check their
     /// query plans (`QueryPlanTests`).
-    static func listSQL(_ query: ListQuery) -> (page: String, pageValues: [SQLValue], count: String,
-                                                  countValues: [SQLValue], limit: Int) {
+    static func listSQL(_ query: ListQuery) -> (
+        page: String, pageValues: [SQLValue], count: String,
+        countValues: [SQLValue], limit: Int
+    ) {
         var conditions: [String] = []
         var values: [SQLValue] = []
         /// Adds the condition `sql` with `value` bound to its `?`; nothing when `value` is `nil`.
@@ -58,7 +60,9 @@ extension EntryStore {
         let column = query.order.column
         // The expression pages are ordered by, and the keyset compares with: the
         // same collation in both, and the index of that collation serves both.
-        let sortKey = query.order == .name && query.nameCollation == .pinyin ? "\(column) COLLATE \(PinyinCollation.name)" : column
+        let sortKey =
+            query.order == .name && query.nameCollation == .pinyin
+            ? "\(column) COLLATE \(PinyinCollation.name)" : column
         let direction = query.descending ? "DESC" : "ASC"
         var pageConditions = conditions
         var pageValues = values
@@ -97,7 +101,9 @@ extension EntryStore {
     /// - Parameter excludeNode: drop changes made on that node, stamped at or after `excludeSince`.
     /// - Returns: the changes and `last`, the highest seq examined (even if all were filtered out).
     /// - Throws: ``SQLiteError``.
-    package func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (changes: [ChangeRecord], last: Int64) {
+    package func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (
+        changes: [ChangeRecord], last: Int64
+    ) {
         try readers.read { db in
             var changes: [ChangeRecord] = []
             var last = since
@@ -140,7 +146,9 @@ extension EntryStore {
         try readers.read { db in
             var found = false
             for table in ["changes", "folded"] where !found {
-                try db.statement("SELECT 1 FROM \(table) WHERE node = ? AND hlc = ?").query([.text(node), .text(hlc.description)]) { _ in found = true }
+                try db.statement("SELECT 1 FROM \(table) WHERE node = ? AND hlc = ?").query([
+                    .text(node), .text(hlc.description),
+                ]) { _ in found = true }
             }
             return found
         }
@@ -150,7 +158,8 @@ extension EntryStore {
     /// - Throws: ``SQLiteError``.
     package func counts() throws -> (entries: Int, deleted: Int, seq: Int64) {
         try readers.read { db in
-            var live = 0, deleted = 0
+            var live = 0
+            var deleted = 0
             // Kept by triggers (migration 2): no table scan.
             try db.statement("SELECT deleted, SUM(n) FROM entry_counts GROUP BY deleted").query {
                 if $0.int(0) == 0 { live = Int($0.int(1)) } else { deleted = Int($0.int(1)) }

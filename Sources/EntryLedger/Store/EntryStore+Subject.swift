@@ -89,8 +89,11 @@ extension EntryStore {
         return try readers.read { db in
             var found: [SubjectMatch] = []
             var seen = Set<String>()
-            var names = Set<String>(), birthdays = Set<String>()  // entries that held the name, the birthday
-            try db.statement("SELECT entry, form, fields FROM changes WHERE op <> 'erase' AND fields <> '{}' ORDER BY seq").query { row in
+            var names = Set<String>()
+            var birthdays = Set<String>()  // entries that held the name, the birthday
+            try db.statement(
+                "SELECT entry, form, fields FROM changes WHERE op <> 'erase' AND fields <> '{}' ORDER BY seq"
+            ).query { row in
                 let entry = row.text(0)
                 guard !seen.contains(entry) else { return }
                 let held = try EntryStore.stringMap(row.text(2)).values
@@ -125,11 +128,15 @@ extension EntryStore {
         let (record, payload) = try readers.read { db -> (ErasureRecord?, Int) in
             var n = 0
             try db.statement("SELECT COUNT(*) FROM entries WHERE id = ?").query([.text(id)]) { n += Int($0.int(0)) }
-            try db.statement("SELECT COUNT(*) FROM conflicts WHERE entry = ?").query([.text(id)]) { n += Int($0.int(0)) }
-            try db.statement("""
+            try db.statement("SELECT COUNT(*) FROM conflicts WHERE entry = ?").query([.text(id)]) {
+                n += Int($0.int(0))
+            }
+            try db.statement(
+                """
                 SELECT COUNT(*) FROM changes WHERE entry = ? AND op <> 'erase'
                   AND (fields <> '{}' OR base <> '{}' OR reason IS NOT NULL)
-                """).query([.text(id)]) { n += Int($0.int(0)) }
+                """
+            ).query([.text(id)]) { n += Int($0.int(0)) }
             return (try EntryStore.erasure(db, id), n)
         }
         var needles = Set<[UInt8]>()
@@ -142,11 +149,15 @@ extension EntryStore {
             let tables = try readers.read { db in try server.scan(values, on: db) }
             return ErasureVerification(erasure: record, payloadRows: payload, walTruncated: truncated, files: tables)
         }
-        let paths = [path, path + "-wal", ErasureLedger(database: path).path, path + ".before-restore", path + ".before-restore-wal"]
+        let paths = [
+            path, path + "-wal", ErasureLedger(database: path).path, path + ".before-restore",
+            path + ".before-restore-wal",
+        ]
         let files = paths.map { file -> ErasureVerification.FileScan in
             let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? nil
-            return ErasureVerification.FileScan(path: file, bytes: size ?? 0, exists: size != nil,
-                                                hits: size == nil ? 0 : ByteScan.count(needles.filter { !$0.isEmpty }, in: file))
+            return ErasureVerification.FileScan(
+                path: file, bytes: size ?? 0, exists: size != nil,
+                hits: size == nil ? 0 : ByteScan.count(needles.filter { !$0.isEmpty }, in: file))
         }
         return ErasureVerification(erasure: record, payloadRows: payload, walTruncated: truncated, files: files)
     }
@@ -156,7 +167,8 @@ extension EntryStore {
 enum ByteScan {
     /// Occurrences of each of `needles` in the file at `path` (0 when it cannot be read).
     static func count(_ needles: Set<[UInt8]>, in path: String) -> Int {
-        guard let handle = FileHandle(forReadingAtPath: path), let longest = needles.map(\.count).max(), longest > 0 else { return 0 }
+        guard let handle = FileHandle(forReadingAtPath: path), let longest = needles.map(\.count).max(), longest > 0
+        else { return 0 }
         defer { try? handle.close() }
         var hits = 0
         var carry: [UInt8] = []
@@ -180,7 +192,11 @@ enum ByteScan {
         var i = 0
         let last = haystack.count - needle.count
         while i <= last {
-            if haystack[i] == first, i + needle.count > endingAfter, haystack[i..<(i + needle.count)].elementsEqual(needle) { n += 1 }
+            if haystack[i] == first, i + needle.count > endingAfter,
+                haystack[i..<(i + needle.count)].elementsEqual(needle)
+            {
+                n += 1
+            }
             i += 1
         }
         return n

@@ -11,8 +11,10 @@ extension EntryStore {
     /// - Returns: the entry and whether it was created now.
     /// - Throws: ``EntryError`` `.entryExists` when `id` is used by other values or
     ///   a deleted entry; ``SQLiteError`` for storage failures.
-    package func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
-                       origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
+    package func create(
+        form: String, id: String?, fields: [String: String], layout: FieldLayout,
+        origin: WriteOrigin
+    ) throws -> (entry: StoredEntry, created: Bool) {
         try writer.submit { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) }
     }
 
@@ -25,10 +27,13 @@ extension EntryStore {
     /// - Returns: a ticket (a ``WriteTicket``, held inline) whose `wait()` gives
     ///   the entry once it is durable.
     /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
-    package func beginCreate(form: String, id: String?, fields: [String: String], layout: FieldLayout,
-                            origin: WriteOrigin) throws -> any PendingWrite<(entry: StoredEntry, created: Bool)> {
-        try writer.enqueue({ ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) },
-                           callerWaitsNext: true)
+    package func beginCreate(
+        form: String, id: String?, fields: [String: String], layout: FieldLayout,
+        origin: WriteOrigin
+    ) throws -> any PendingWrite<(entry: StoredEntry, created: Bool)> {
+        try writer.enqueue(
+            { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) },
+            callerWaitsNext: true)
     }
 
     /// Changes an entry: `compute` gets the current entry (on the writer
@@ -41,8 +46,10 @@ extension EntryStore {
     ///   `compute` throws (e.g. `.validationFailed`); ``SQLiteError``.
     /// - Parameter layoutOf: the field layout of a form by name, asked for the
     ///   stored entry's form inside the write job (no read before the write).
-    package func update(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin,
-                       compute: @escaping (StoredEntry) throws -> [String: String]) throws -> StoredEntry {
+    package func update(
+        id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin,
+        compute: @escaping (StoredEntry) throws -> [String: String]
+    ) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: ifVersion)
             let layout = layoutOf(current.form)
@@ -61,8 +68,10 @@ extension EntryStore {
     /// Marks an entry deleted (a tombstone: its values are kept, so the delete
     /// syncs and can be undone). Deleting a deleted entry changes nothing.
     /// - Throws: ``EntryError`` `.entryNotFound`, `.versionMismatch`; ``SQLiteError``.
-    package func delete(id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout,
-                       origin: WriteOrigin) throws -> StoredEntry {
+    package func delete(
+        id: String, ifVersion: String?, layoutOf: @escaping (String) -> FieldLayout,
+        origin: WriteOrigin
+    ) throws -> StoredEntry {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: ifVersion)
             if current.deleted { return current }
@@ -74,12 +83,16 @@ extension EntryStore {
     /// Values the tombstone kept in an older spelling are re-spelled under this
     /// node's rules in the same transaction (``Canonicaliser``): the answer holds them.
     /// - Throws: ``EntryError`` `.entryNotFound`; ``SQLiteError``.
-    package func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws -> StoredEntry {
+    package func restore(id: String, layoutOf: @escaping (String) -> FieldLayout, origin: WriteOrigin) throws
+        -> StoredEntry
+    {
         try writer.submit { ctx in
             let current = try ctx.existing(id, ifVersion: nil)
             if !current.deleted { return current }
-            let restored = try ctx.record(.restore, on: current, fields: [:], layout: layoutOf(current.form), origin: origin)
-            return try ctx.canonicalise(id, scope: nil, layout: layoutOf) > 0 ? ctx.existing(id, ifVersion: nil) : restored
+            let restored = try ctx.record(
+                .restore, on: current, fields: [:], layout: layoutOf(current.form), origin: origin)
+            return try ctx.canonicalise(id, scope: nil, layout: layoutOf) > 0
+                ? ctx.existing(id, ifVersion: nil) : restored
         }
     }
 
@@ -106,44 +119,69 @@ extension EntryStore {
     ///   (nothing stored) when `atomic` and a row was rejected, or the
     ///   ``SQLiteError`` of a failed round (nothing stored).
     /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
-    package func beginImport(form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
-                            origin: WriteOrigin) throws -> any PendingWrite<ImportResult> {
-        try writer.enqueue({ ctx -> ImportResult in
-            try ctx.claim()  // before the first row's erasure is read (ChangeFeed "Claim first")
-            var result = ImportResult()
-            var refused = 0
-            for row in rows {
-                if !row.problems.isEmpty { result.rejected.append((row.index, row.id, row.problems)); continue }
-                // No savepoint per row: rows were validated before the job, so a row can
-                // only fail on storage, which fails the whole job (its own savepoint).
-                if let id = row.id, try ctx.erasure(of: id) != nil {
-                    // An old export imported again: the erased entry is refused, and counted.
-                    refused += 1
-                    result.rejected.append((row.index, id, [Problem(field: "id", code: .erased,
-                        message: "the entry with id \(id) was erased; it cannot be imported again")]))
-                } else if let id = row.id, let existing = try ctx.load(id) {
-                    if row.matches(existing, form: form) {
-                        result.unchanged += 1
-                    } else if !row.unknownMatches(existing) {
-                        result.rejected.append((row.index, id, row.unknownProblems))
-                    } else {
-                        result.rejected.append((row.index, id, [Problem(field: "id", code: .exists,
-                            message: "an entry with id \(id) already exists with other values, or is deleted")]))
+    package func beginImport(
+        form: String, rows: [ImportRow], layout: FieldLayout, atomic: Bool,
+        origin: WriteOrigin
+    ) throws -> any PendingWrite<ImportResult> {
+        try writer.enqueue(
+            { ctx -> ImportResult in
+                try ctx.claim()  // before the first row's erasure is read (ChangeFeed "Claim first")
+                var result = ImportResult()
+                var refused = 0
+                for row in rows {
+                    if !row.problems.isEmpty {
+                        result.rejected.append((row.index, row.id, row.problems))
+                        continue
                     }
-                } else if !row.unknown.isEmpty {
-                    result.rejected.append((row.index, row.id, row.unknownProblems))
-                } else {
-                    var (entry, _) = try ctx.create(form: form, id: row.id, fields: row.fields, layout: layout, origin: origin)
-                    if row.deleted { entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin) }
-                    result.added += 1
+                    // No savepoint per row: rows were validated before the job, so a row can
+                    // only fail on storage, which fails the whole job (its own savepoint).
+                    if let id = row.id, try ctx.erasure(of: id) != nil {
+                        // An old export imported again: the erased entry is refused, and counted.
+                        refused += 1
+                        result.rejected.append(
+                            (
+                                row.index, id,
+                                [
+                                    Problem(
+                                        field: "id", code: .erased,
+                                        message: "the entry with id \(id) was erased; it cannot be imported again")
+                                ]
+                            ))
+                    } else if let id = row.id, let existing = try ctx.load(id) {
+                        if row.matches(existing, form: form) {
+                            result.unchanged += 1
+                        } else if !row.unknownMatches(existing) {
+                            result.rejected.append((row.index, id, row.unknownProblems))
+                        } else {
+                            result.rejected.append(
+                                (
+                                    row.index, id,
+                                    [
+                                        Problem(
+                                            field: "id", code: .exists,
+                                            message:
+                                                "an entry with id \(id) already exists with other values, or is deleted"
+                                        )
+                                    ]
+                                ))
+                        }
+                    } else if !row.unknown.isEmpty {
+                        result.rejected.append((row.index, row.id, row.unknownProblems))
+                    } else {
+                        var (entry, _) = try ctx.create(
+                            form: form, id: row.id, fields: row.fields, layout: layout, origin: origin)
+                        if row.deleted {
+                            entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin)
+                        }
+                        result.added += 1
+                    }
                 }
-            }
-            if atomic && !result.rejected.isEmpty {
-                throw AtomicImportRefused(result: ImportResult(added: 0, unchanged: 0, rejected: result.rejected))
-            }
-            try ctx.countRefusedErased(refused)
-            return result
-        }, callerWaitsNext: false)
+                if atomic && !result.rejected.isEmpty {
+                    throw AtomicImportRefused(result: ImportResult(added: 0, unchanged: 0, rejected: result.rejected))
+                }
+                try ctx.countRefusedErased(refused)
+                return result
+            }, callerWaitsNext: false)
     }
 }
 
@@ -166,8 +204,10 @@ extension WriteContext {
     /// the same form and fields under a live `id` return it with `created` false;
     /// otherwise a new entry (UUIDv7 id when `id` is `nil`) and its `create` change.
     /// - Throws: ``EntryError`` `.entryExists`; ``SQLiteError``.
-    func create(form: String, id: String?, fields: [String: String], layout: FieldLayout,
-                origin: WriteOrigin) throws -> (entry: StoredEntry, created: Bool) {
+    func create(
+        form: String, id: String?, fields: [String: String], layout: FieldLayout,
+        origin: WriteOrigin
+    ) throws -> (entry: StoredEntry, created: Bool) {
         if let id, let existing = try load(id) {
             if !existing.deleted, existing.form == form, existing.fields == fields { return (existing, false) }
             throw EntryError.entryExists(id)
@@ -191,8 +231,10 @@ extension WriteContext {
     }
 
     /// Writes a local update/delete/restore of `current` and its change-log row.
-    func record(_ op: ChangeOp, on current: StoredEntry, fields: [String: String], layout: FieldLayout,
-                origin: WriteOrigin) throws -> StoredEntry {
+    func record(
+        _ op: ChangeOp, on current: StoredEntry, fields: [String: String], layout: FieldLayout,
+        origin: WriteOrigin
+    ) throws -> StoredEntry {
         let hlc = try tick()
         let at = Timestamp.rfc3339(milliseconds: clock.wallClock())
         let stamp = Stamp(hlc: hlc, node: nodeID)
@@ -223,7 +265,8 @@ extension WriteContext {
         }
         // A head counts as named only through the group's own fields' bases: that is
         // all SeenWrites(group:) reads besides the heads list.
-        var others = Set<Stamp>(), settle: [[String]] = []
+        var others = Set<Stamp>()
+        var settle: [[String]] = []
         for group in touched {
             let heads = try groupHeads(entry: current.id, group: group)
             if heads.count > 1 { settle.append(group) }
@@ -236,7 +279,9 @@ extension WriteContext {
             if value.isEmpty { entry.fields[name] = nil } else { entry.fields[name] = value }
             entry.clocks[name] = stamp
         }
-        if !others.isEmpty { base[EntryStore.headsKey] = Set(others.map(\.hlc.description)).sorted().joined(separator: ",") }
+        if !others.isEmpty {
+            base[EntryStore.headsKey] = Set(others.map(\.hlc.description)).sorted().joined(separator: ",")
+        }
         named += others
         if op == .update, current.deleted {
             // An edit of an entry known to be deleted has seen the delete: no delete-against-edit conflict.
@@ -245,8 +290,12 @@ extension WriteContext {
         // Which node's write each named HLC means, where it could mean another's.
         base[EntryStore.nodesKey] = SeenWrites.nodesValue(naming: named, own: nodeID)
         switch op {
-        case .delete: entry.deleted = true; entry.deletedClock = stamp
-        case .restore: entry.deleted = false; entry.deletedClock = stamp
+        case .delete:
+            entry.deleted = true
+            entry.deletedClock = stamp
+        case .restore:
+            entry.deleted = false
+            entry.deletedClock = stamp
         case .create, .update, .erase: break
         }
         entry.version = hlc
@@ -256,7 +305,9 @@ extension WriteContext {
             seq: 0, node: nodeID, hlc: hlc, entry: entry.id, form: entry.form, op: op, fields: fields, base: base,
             actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
-        if op == .delete || op == .restore || entry.deleted { _ = try deleteAgainstEdit(entry: entry.id, layout: layout) }
+        if op == .delete || op == .restore || entry.deleted {
+            _ = try deleteAgainstEdit(entry: entry.id, layout: layout)
+        }
         for group in settle { _ = try settleGroup(entry: entry.id, group: group, current: entry.fields) }
         entry.seq = change.seq
         try save(entry, layout: layout)
@@ -280,8 +331,10 @@ extension EntryStore {
     /// - Throws: ``SQLiteError``.
     package func setNodeValue(_ key: String, _ value: String) throws {
         try writer.submit { ctx in
-            try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-                .run([.text(key), .text(value)])
+            try ctx.db.statement(
+                "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            )
+            .run([.text(key), .text(value)])
         }
     }
 }

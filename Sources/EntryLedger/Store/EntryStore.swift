@@ -146,19 +146,23 @@ package final class EntryStore: @unchecked Sendable {
     /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
     ///   database, or is newer than this build; ``DatabaseMovedOrCopied`` with
     ///   `copies` `.refuse` for a database last opened elsewhere.
-    package convenience init(path: String, readers: Int = 4,
-                            wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-                            progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil,
-                            copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws {
+    package convenience init(
+        path: String, readers: Int = 4,
+        wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+        progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil,
+        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil
+    ) throws {
         let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
         try PinyinCollation.ensureIndex(db)
         let pool = try ReaderPool(path: path, count: readers, vfs: vfs)
-        let place = Place(home: NodeMarker.home(of: path),
-                          file: NodeMarker.FileIdentity.of(path) ?? NodeMarker.FileIdentity(device: 0, inode: 0),
-                          markerPath: NodeMarker.path(for: path), markerRequired: true)
-        try self.init(path: path, server: nil, writer: db, readers: pool, schemaVersion: Migrations.all.count, place: place,
-                      wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
+        let place = Place(
+            home: NodeMarker.home(of: path),
+            file: NodeMarker.FileIdentity.of(path) ?? NodeMarker.FileIdentity(device: 0, inode: 0),
+            markerPath: NodeMarker.path(for: path), markerRequired: true)
+        try self.init(
+            path: path, server: nil, writer: db, readers: pool, schemaVersion: Migrations.all.count, place: place,
+            wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
     }
 
     /// Opens the store kept by a database server: `writer` and `readers` are
@@ -176,13 +180,20 @@ package final class EntryStore: @unchecked Sendable {
     ///   - wallClock, copies, canonicaliser: as for SQLite.
     /// - Throws: the server's ``StorageError``; ``DatabaseMovedOrCopied`` with
     ///   `copies` `.refuse` for a database from another server.
-    package convenience init(server: any StoreServer, writer: any SQLDatabase, readers: [any SQLDatabase], schemaVersion: Int,
-                            wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-                            copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil) throws {
-        let place = Place(home: server.home, file: NodeMarker.FileIdentity(device: server.identity.device, inode: server.identity.inode),
-                          markerPath: server.markerPath, markerRequired: false)
-        try self.init(path: "", server: server, writer: writer, readers: ReaderPool(connections: readers, begin: server.readBegin),
-                      schemaVersion: schemaVersion, place: place, wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
+    package convenience init(
+        server: any StoreServer, writer: any SQLDatabase, readers: [any SQLDatabase], schemaVersion: Int,
+        wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil
+    ) throws {
+        let place = Place(
+            home: server.home,
+            file: NodeMarker.FileIdentity(device: server.identity.device, inode: server.identity.inode),
+            markerPath: server.markerPath, markerRequired: false)
+        try self.init(
+            path: "", server: server, writer: writer,
+            readers: ReaderPool(connections: readers, begin: server.readBegin),
+            schemaVersion: schemaVersion, place: place, wallClock: wallClock, copies: copies,
+            canonicaliser: canonicaliser)
     }
 
     /// Where a database is, as the incarnation check compares it.
@@ -198,9 +209,11 @@ package final class EntryStore: @unchecked Sendable {
         var markerRequired: Bool
     }
 
-    private init(path: String, server: (any StoreServer)?, writer db: any SQLDatabase, readers: ReaderPool, schemaVersion: Int,
-                 place: Place, wallClock: @escaping @Sendable () -> UInt64, copies: CopiedDatabasePolicy,
-                 canonicaliser: Canonicaliser?) throws {
+    private init(
+        path: String, server: (any StoreServer)?, writer db: any SQLDatabase, readers: ReaderPool, schemaVersion: Int,
+        place: Place, wallClock: @escaping @Sendable () -> UInt64, copies: CopiedDatabasePolicy,
+        canonicaliser: Canonicaliser?
+    ) throws {
         self.path = path
         self.server = server
         self.schemaVersion = schemaVersion
@@ -219,7 +232,8 @@ package final class EntryStore: @unchecked Sendable {
         var marker = NodeMarker.read(place.markerPath)
         let storedIncarnation = stored["incarnation"]
         if !place.markerRequired, let seen = marker,
-           seen.node != node || storedIncarnation.map({ $0 > seen.incarnation }) == true {
+            seen.node != node || storedIncarnation.map({ $0 > seen.incarnation }) == true
+        {
             // An instance's marker is evidence only about the node it last served: one of
             // another node is from a database this instance served before. And when another
             // instance began a newer incarnation (UUIDv7 ids order by time) after this one
@@ -227,13 +241,17 @@ package final class EntryStore: @unchecked Sendable {
             marker = nil
         }
         let check = IncarnationCheck(
-            node: node, incarnation: storedIncarnation.map { Incarnation(id: $0, startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0) },
+            node: node,
+            incarnation: storedIncarnation.map {
+                Incarnation(id: $0, startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0)
+            },
             home: stored["home"], pendingReason: stored["incarnation_pending"], lastSeq: lastSeq, file: place.file,
             marker: marker, here: place.home, policy: copies, markerRequired: place.markerRequired)
-        var incarnation = Incarnation(id: storedIncarnation ?? UUIDv7.generate(milliseconds: wallClock()),
-                                      startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0,
-                                      reason: stored["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
-                                      since: stored["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
+        var incarnation = Incarnation(
+            id: storedIncarnation ?? UUIDv7.generate(milliseconds: wallClock()),
+            startSeq: Int64(stored["incarnation_seq"] ?? "") ?? 0,
+            reason: stored["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
+            since: stored["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
         let now = HLC(milliseconds: wallClock(), counter: 0)
         switch check.decide() {
         case .refuse(let error):
@@ -241,20 +259,26 @@ package final class EntryStore: @unchecked Sendable {
         case .same:
             incarnationBegan = nil
         case .begin(let reason):
-            incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason, since: now)
+            incarnation = Incarnation(
+                id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason, since: now)
             incarnationBegan = reason
         case .newNode(let reason):
             node = UUIDv7.generate(milliseconds: wallClock())
-            incarnation = Incarnation(id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason, since: now)
+            incarnation = Incarnation(
+                id: UUIDv7.generate(milliseconds: wallClock()), startSeq: lastSeq, reason: reason, since: now)
             incarnationBegan = reason
         }
-        let changed = stored["id"] != node || storedIncarnation != incarnation.id || stored["home"] != place.home
+        let changed =
+            stored["id"] != node || storedIncarnation != incarnation.id || stored["home"] != place.home
             || stored["incarnation_pending"] != nil
         if server == nil || changed {
-            let put = try db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-            for (key, value) in [("id", node), ("incarnation", incarnation.id), ("incarnation_seq", String(incarnation.startSeq)),
-                                 ("incarnation_reason", incarnation.reason ?? ""), ("incarnation_hlc", incarnation.since.description),
-                                 ("home", place.home)] {
+            let put = try db.statement(
+                "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            for (key, value) in [
+                ("id", node), ("incarnation", incarnation.id), ("incarnation_seq", String(incarnation.startSeq)),
+                ("incarnation_reason", incarnation.reason ?? ""), ("incarnation_hlc", incarnation.since.description),
+                ("home", place.home),
+            ] {
                 try put.run([.text(key), .text(value)])
             }
             try db.execute("DELETE FROM node WHERE key = 'incarnation_pending'")
@@ -265,8 +289,11 @@ package final class EntryStore: @unchecked Sendable {
         committed = true
         nodeID = node
         currentIncarnation = incarnation
-        let keeper = MarkerKeeper(path: place.markerPath, marker: NodeMarker(node: node, incarnation: incarnation.id, seq: lastSeq,
-                                                                            file: place.file, machine: NodeMarker.machine))
+        let keeper = MarkerKeeper(
+            path: place.markerPath,
+            marker: NodeMarker(
+                node: node, incarnation: incarnation.id, seq: lastSeq,
+                file: place.file, machine: NodeMarker.machine))
         self.marker = keeper
         // The clock resumes after the greatest stamp it issued: the node table keeps
         // the last one observed from a peer, the change log every local one
@@ -275,8 +302,9 @@ package final class EntryStore: @unchecked Sendable {
         let lastHLC = try EntryStore.lastCommittedHLC(db, node: node)
         let signal = CommitSignal(seq: lastSeq)
         commits = signal
-        let context = WriteContext(db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq,
-                                   canonicaliser: canonicaliser, shared: server)
+        let context = WriteContext(
+            db: db, nodeID: node, clock: HybridClock(last: lastHLC, wallClock: wallClock), lastSeq: lastSeq,
+            canonicaliser: canonicaliser, shared: server)
         writeContext = context
         writer = WriteQueue(context: context) { seq in
             signal.publish(seq)
@@ -295,7 +323,8 @@ package final class EntryStore: @unchecked Sendable {
                 // Only one begun after this instance's own: a database put back from an
                 // older dump holds an older one, and that is a going back like any other.
                 if let self, let stored = try EntryStore.storedIncarnation(ctx.db), stored.id != self.incarnation.id,
-                   stored.since > self.incarnation.since, stored.startSeq <= to {
+                    stored.since > self.incarnation.since, stored.startSeq <= to
+                {
                     self.take(stored, seenSeq: from)
                     signal.rewind(to: to)
                     return false
@@ -303,13 +332,21 @@ package final class EntryStore: @unchecked Sendable {
                 // Or this instance took it (reloadIncarnation) since the claim looked.
                 if let taken = ctx.takeRebase(), taken <= to { return false }
                 let hlc = HLC(milliseconds: ctx.clock.wallClock(), counter: 0)
-                let put = try ctx.db.statement("INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-                for (key, value) in [("incarnation", UUIDv7.generate(milliseconds: ctx.clock.wallClock())), ("incarnation_seq", String(to)),
-                                     ("incarnation_reason", "the change log went back from seq \(from) to \(to) while this instance ran "
-                                                            + "(a failover that lost commits, or a restore under a running instance): "
-                                                            + "\(from - to) change(s) lost, seqs \(to + 1) to \(from) (at least: \(from) is the "
-                                                            + "highest seq this instance had seen committed; each instance logs its own)"),
-                                     ("incarnation_hlc", hlc.description)] {
+                let put = try ctx.db.statement(
+                    "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                )
+                for (key, value) in [
+                    ("incarnation", UUIDv7.generate(milliseconds: ctx.clock.wallClock())),
+                    ("incarnation_seq", String(to)),
+                    (
+                        "incarnation_reason",
+                        "the change log went back from seq \(from) to \(to) while this instance ran "
+                            + "(a failover that lost commits, or a restore under a running instance): "
+                            + "\(from - to) change(s) lost, seqs \(to + 1) to \(from) (at least: \(from) is the "
+                            + "highest seq this instance had seen committed; each instance logs its own)"
+                    ),
+                    ("incarnation_hlc", hlc.description),
+                ] {
                     try put.run([.text(key), .text(value)])
                 }
                 try server.announceNodeChange(ctx.db)
@@ -323,14 +360,15 @@ package final class EntryStore: @unchecked Sendable {
         }
         writer.start()
         // Commits of the other instances wake this one's Changes streams too.
-        server?.watchCommits({ seq in
-            signal.publish(seq)
-            keeper.advance(to: seq)
-        }, nodeChanged: { [weak self] in self?.reloadIncarnation() },
-           reachable: { [weak self] up, why in
-            self?.serverReachability?(up, why)
-            if up { self?.lookForGoingBack() }
-        })
+        server?.watchCommits(
+            { seq in
+                signal.publish(seq)
+                keeper.advance(to: seq)
+            }, nodeChanged: { [weak self] in self?.reloadIncarnation() },
+            reachable: { [weak self] up, why in
+                self?.serverReachability?(up, why)
+                if up { self?.lookForGoingBack() }
+            })
         // Before the first call: a database restored from a backup older than an
         // erasure is erased again (doc/design.md "Erasure").
         do {
@@ -338,7 +376,8 @@ package final class EntryStore: @unchecked Sendable {
             // A crash between an erasure's commit and its rewrite and checkpoint leaves
             // old page images in the database file: rewrite it when one is pending, and
             // checkpoint before the first call whenever anything was erased.
-            var anyErased = false, pending = false
+            var anyErased = false
+            var pending = false
             try self.readers.read { db in
                 try db.statement("SELECT 1 FROM erasures LIMIT 1").query { _ in anyErased = true }
                 pending = try EntryStore.isRewritePending(db)
@@ -355,7 +394,8 @@ package final class EntryStore: @unchecked Sendable {
     /// A failed read leaves the current one; the next announcement tries again.
     func reloadIncarnation() {
         guard let stored = try? readers.read({ db in try EntryStore.storedIncarnation(db) }),
-              stored.id != incarnation.id else { return }
+            stored.id != incarnation.id
+        else { return }
         let seen = commits.lastSeq
         // The seqs of the new incarnation start at its startSeq: the writer's known seq and the
         // commit signal go back there (then the signal up to what is committed now), so this
@@ -388,11 +428,14 @@ package final class EntryStore: @unchecked Sendable {
     /// The incarnation the node table holds, or `nil` when it names none.
     static func storedIncarnation(_ db: any SQLDatabase) throws -> Incarnation? {
         var values: [String: String] = [:]
-        try db.statement("SELECT key, value FROM node WHERE key LIKE 'incarnation%'").query { values[$0.text(0)] = $0.text(1) }
+        try db.statement("SELECT key, value FROM node WHERE key LIKE 'incarnation%'").query {
+            values[$0.text(0)] = $0.text(1)
+        }
         guard let id = values["incarnation"] else { return nil }
-        return Incarnation(id: id, startSeq: Int64(values["incarnation_seq"] ?? "") ?? 0,
-                           reason: values["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
-                           since: values["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
+        return Incarnation(
+            id: id, startSeq: Int64(values["incarnation_seq"] ?? "") ?? 0,
+            reason: values["incarnation_reason"].flatMap { $0.isEmpty ? nil : $0 },
+            since: values["incarnation_hlc"].flatMap(HLC.init) ?? .zero)
     }
 
     /// Makes `now` this instance's incarnation (taken while it runs) and

@@ -127,12 +127,14 @@ struct ErasureLedger {
         let raws = text.split(separator: "\n", omittingEmptySubsequences: true)
         for (index, raw) in raws.enumerated() where !raw.hasPrefix("#") {
             let parts = raw.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 7, UUIDv7.canonical(parts[0]) == parts[0], !parts[1].isEmpty, let hlc = HLC(parts[2]) else {
+            guard parts.count == 7, UUIDv7.canonical(parts[0]) == parts[0], !parts[1].isEmpty, let hlc = HLC(parts[2])
+            else {
                 if index < raws.count - 1 || text.hasSuffix("\n") { malformed += 1 }
                 continue
             }
-            let line = Line(entry: parts[0], form: parts[1], hlc: hlc, node: parts[3], at: parts[4],
-                            actor: Self.unescape(parts[5]), reason: Self.unescape(parts[6]))
+            let line = Line(
+                entry: parts[0], form: parts[1], hlc: hlc, node: parts[3], at: parts[4],
+                actor: Self.unescape(parts[5]), reason: Self.unescape(parts[6]))
             if seen.insert(line).inserted { lines.append(line) }
         }
         return (lines, malformed)
@@ -148,8 +150,9 @@ struct ErasureLedger {
             try write(lines)
         } catch {
             // The ledger is this node's own file: say so, not a peer's or an internal fault.
-            throw EntryError.storageFailed("cannot write the erasure ledger '\(path)' (\(error)); nothing was erased: "
-                                           + "check that it is a writable file beside the database")
+            throw EntryError.storageFailed(
+                "cannot write the erasure ledger '\(path)' (\(error)); nothing was erased: "
+                    + "check that it is a writable file beside the database")
         }
     }
 
@@ -159,17 +162,24 @@ struct ErasureLedger {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError("open", detail: path) }
         defer { close(fd) }
-        var text = isNew ? "# entryd erasure ledger: entry\tform\thlc\tnode\tat\tactor\treason (no values; doc/design.md \"Erasure\")\n" : ""
+        var text =
+            isNew
+            ? "# entryd erasure ledger: entry\tform\thlc\tnode\tat\tactor\treason (no values; doc/design.md \"Erasure\")\n"
+            : ""
         for line in lines {
             // Form names come from form files and peers' changes (no TAB or LF: ChangeRecord(json:)).
-            text += "\(line.entry)\t\(line.form)\t\(line.hlc)\t\(line.node)\t\(line.at)\t\(Self.escape(line.actor))\t\(Self.escape(line.reason))\n"
+            text +=
+                "\(line.entry)\t\(line.form)\t\(line.hlc)\t\(line.node)\t\(line.at)\t\(Self.escape(line.actor))\t\(Self.escape(line.reason))\n"
         }
         try DatabaseBackup.writeFully(fd, Array(text.utf8)[...], path: path)
         guard fsync(fd) == 0 else { throw SystemError("fsync", detail: path) }
         if isNew {
             let directory = (path as NSString).deletingLastPathComponent
             let dirFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if dirFD >= 0 { fsync(dirFD); close(dirFD) }
+            if dirFD >= 0 {
+                fsync(dirFD)
+                close(dirFD)
+            }
         }
     }
 }
@@ -177,14 +187,16 @@ struct ErasureLedger {
 extension ErasureLedger.Line {
     /// The ledger line of an erase change.
     init(_ change: ChangeRecord) {
-        self.init(entry: change.entry, form: change.form, hlc: change.hlc, node: change.node, at: change.at,
-                  actor: change.actor, reason: change.reason ?? "")
+        self.init(
+            entry: change.entry, form: change.form, hlc: change.hlc, node: change.node, at: change.at,
+            actor: change.actor, reason: change.reason ?? "")
     }
 
     /// The erase change this line records, as start-up re-applies it (`via`
     /// says where it came from).
     var change: ChangeRecord {
-        ChangeRecord(seq: 0, node: node, hlc: hlc, entry: entry, form: form, op: .erase, fields: [:], base: [:],
-                     actor: actor, at: at, reason: reason, via: "erasure-ledger")
+        ChangeRecord(
+            seq: 0, node: node, hlc: hlc, entry: entry, form: form, op: .erase, fields: [:], base: [:],
+            actor: actor, at: at, reason: reason, via: "erasure-ledger")
     }
 }

@@ -44,7 +44,8 @@ extension WriteContext {
     /// saw a re-spelling that did, and so on. A re-spelling that saw an older
     /// value (made beside a person's edit it never saw) does not stand.
     static func standing(of writes: [GroupWrite]) -> GroupWrite? {
-        guard var standing = writes.filter({ !$0.isMigration && !$0.superseded }).max(by: { $0.stamp < $1.stamp }) else {
+        guard var standing = writes.filter({ !$0.isMigration && !$0.superseded }).max(by: { $0.stamp < $1.stamp })
+        else {
             return writes.max(by: { $0.stamp < $1.stamp })
         }
         var respelled = [standing.stamp]
@@ -94,19 +95,23 @@ extension WriteContext {
     /// Every write of `group` in `entry`'s change log.
     func groupWrites(entry: String, group: [String]) throws -> [GroupWrite] {
         var writes: [GroupWrite] = []
-        try db.statement("SELECT node, hlc, fields, base, actor, superseded FROM changes WHERE entry = ? AND op IN ('create', 'update')")
-            .query([.text(entry)]) { row in
-                let fields = try EntryStore.stringMap(row.text(2))
-                guard group.contains(where: { fields[$0] != nil }) else { return }
-                let base = try EntryStore.stringMap(row.text(3))
-                let node = row.text(0)
-                let superseded = row.text(5).split(separator: ",").map(String.init)
-                writes.append(GroupWrite(stamp: Stamp(hlc: HLC(row.text(1)) ?? .zero, node: node), fields: fields,
-                                         seen: SeenWrites(group: group, base: base, node: node),
-                                         seenDeletes: SeenWrites.deletes(base: base, node: node) ?? SeenWrites(),
-                                         isMigration: row.text(4) == WriteOrigin.migrationActor,
-                                         superseded: group.contains { superseded.contains($0) }))
-            }
+        try db.statement(
+            "SELECT node, hlc, fields, base, actor, superseded FROM changes WHERE entry = ? AND op IN ('create', 'update')"
+        )
+        .query([.text(entry)]) { row in
+            let fields = try EntryStore.stringMap(row.text(2))
+            guard group.contains(where: { fields[$0] != nil }) else { return }
+            let base = try EntryStore.stringMap(row.text(3))
+            let node = row.text(0)
+            let superseded = row.text(5).split(separator: ",").map(String.init)
+            writes.append(
+                GroupWrite(
+                    stamp: Stamp(hlc: HLC(row.text(1)) ?? .zero, node: node), fields: fields,
+                    seen: SeenWrites(group: group, base: base, node: node),
+                    seenDeletes: SeenWrites.deletes(base: base, node: node) ?? SeenWrites(),
+                    isMigration: row.text(4) == WriteOrigin.migrationActor,
+                    superseded: group.contains { superseded.contains($0) }))
+        }
         return writes
     }
 
@@ -114,17 +119,24 @@ extension WriteContext {
     /// (see the type's rule); `current` holds the entry's merged values.
     /// - Parameter heads: the group's heads when the caller has them (else read).
     /// - Returns: the ids of new records.
-    func settleGroup(entry: String, group: [String], current: [String: String], heads known: [GroupWrite]? = nil) throws -> [String] {
+    func settleGroup(entry: String, group: [String], current: [String: String], heads known: [GroupWrite]? = nil) throws
+        -> [String]
+    {
         let heads = try known ?? groupHeads(entry: entry, group: group)
-        var made: [String] = [], open = Set<String>()
+        var made: [String] = []
+        var open = Set<String>()
         if let winner = heads.max(by: { $0.stamp < $1.stamp }) {
             for head in heads where head.stamp != winner.stamp {
                 let lostGroup = Dictionary(uniqueKeysWithValues: group.map { ($0, head.fields[$0] ?? "") })
                 for field in group {
                     guard let lost = head.fields[field], lost != (current[field] ?? "") else { continue }
                     open.insert(ConflictID.make(entry: entry, field: field, kept: winner.stamp, lost: head.stamp))
-                    if let id = try recordConflict(entry: entry, field: field, kept: current[field] ?? "", keptStamp: winner.stamp,
-                                                   lost: lost, lostStamp: head.stamp, lostGroup: lostGroup) { made.append(id) }
+                    if let id = try recordConflict(
+                        entry: entry, field: field, kept: current[field] ?? "", keptStamp: winner.stamp,
+                        lost: lost, lostStamp: head.stamp, lostGroup: lostGroup)
+                    {
+                        made.append(id)
+                    }
                 }
             }
         }
@@ -147,9 +159,12 @@ extension WriteContext {
     /// Marks resolved the open conflicts of `entry` on `fields` (of the kind
     /// `lostGroup` selects) that are not in `open`: the records the change log no
     /// longer calls open.
-    func resolveConflicts(entry: String, fields: [String], except open: Set<String>, lostGroup: LostGroupFilter = .any) throws {
+    func resolveConflicts(entry: String, fields: [String], except open: Set<String>, lostGroup: LostGroupFilter = .any)
+        throws
+    {
         var stale: [String] = []
-        let statement = try db.statement("SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0" + lostGroup.rawValue)
+        let statement = try db.statement(
+            "SELECT id FROM conflicts WHERE entry = ? AND field = ? AND resolved = 0" + lostGroup.rawValue)
         for field in fields {
             try statement.query([.text(entry), .text(field)]) { row in
                 if !open.contains(row.text(0)) { stale.append(row.text(0)) }

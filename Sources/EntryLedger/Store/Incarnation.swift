@@ -142,14 +142,18 @@ struct IncarnationCheck {
             return .begin("the marker names node \(marker.node): another node's database was put here")
         }
         if marker.incarnation != incarnation.id {
-            return .begin("the database is from incarnation \(incarnation.id), the last one run here was \(marker.incarnation) (an older copy was put back)")
+            return .begin(
+                "the database is from incarnation \(incarnation.id), the last one run here was \(marker.incarnation) (an older copy was put back)"
+            )
         }
         if marker.seq > lastSeq {
-            return .begin("the change log went back from seq \(marker.seq) to \(lastSeq) (restored from a backup or a snapshot)")
+            return .begin(
+                "the change log went back from seq \(marker.seq) to \(lastSeq) (restored from a backup or a snapshot)")
         }
         if marker.file != file {
-            return .begin("the database was replaced (its identity \(marker.file) became \(file): a file's device/inode, "
-                          + "a PostgreSQL database's system id/oid)")
+            return .begin(
+                "the database was replaced (its identity \(marker.file) became \(file): a file's device/inode, "
+                    + "a PostgreSQL database's system id/oid)")
         }
         return .same
     }
@@ -198,15 +202,19 @@ struct NodeMarker: Equatable {
             guard let eq = line.firstIndex(of: "=") else { continue }
             values[String(line[..<eq])] = String(line[line.index(after: eq)...])
         }
-        guard let node = values["node"], let incarnation = values["incarnation"], let seq = values["seq"].flatMap(Int64.init),
-              let device = values["device"].flatMap(UInt64.init), let inode = values["inode"].flatMap(UInt64.init) else { return nil }
-        return NodeMarker(node: node, incarnation: incarnation, seq: seq, file: FileIdentity(device: device, inode: inode),
-                          machine: values["machine"] ?? "")
+        guard let node = values["node"], let incarnation = values["incarnation"],
+            let seq = values["seq"].flatMap(Int64.init),
+            let device = values["device"].flatMap(UInt64.init), let inode = values["inode"].flatMap(UInt64.init)
+        else { return nil }
+        return NodeMarker(
+            node: node, incarnation: incarnation, seq: seq, file: FileIdentity(device: device, inode: inode),
+            machine: values["machine"] ?? "")
     }
 
     /// Writes the marker to `path` (a temporary file renamed over it). Best effort.
     func write(to path: String) {
-        let text = "# entryd: the node, incarnation and highest seq last seen of its database (the SQLite file beside it, or the "
+        let text =
+            "# entryd: the node, incarnation and highest seq last seen of its database (the SQLite file beside it, or the "
             + "PostgreSQL database its name gives); do not copy it with the database.\n"
             + "node=\(node)\nincarnation=\(incarnation)\nseq=\(seq)\ndevice=\(file.device)\ninode=\(file.inode)\nmachine=\(machine)\n"
         let temporary = path + ".tmp"
@@ -218,13 +226,18 @@ struct NodeMarker: Equatable {
     /// links resolved (the file need not exist yet).
     static func home(of path: String) -> String {
         let url = URL(fileURLWithPath: path)
-        return machine + ":" + url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
+        return machine + ":"
+            + url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent)
+            .path
     }
 
     /// This machine's id (`/etc/machine-id`, else the host name).
     static let machine: String = {
         if let id = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty { return id }
+            .trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty
+        {
+            return id
+        }
         return ProcessInfo.processInfo.hostName
     }()
 }

@@ -227,10 +227,16 @@ package enum Migrations {
     ///   A database newer than this build is refused (``SQLiteError`` with
     ///   SQLITE_ERROR and a message saying so).
     @discardableResult
-    static func migrate(_ connection: SQLiteConnection, progress: (Int, Int) -> Void = { _, _ in }) throws(SQLiteError) -> Int {
+    static func migrate(_ connection: SQLiteConnection, progress: (Int, Int) -> Void = { _, _ in }) throws(SQLiteError)
+        -> Int
+    {
         let current = try userVersion(connection)
         if current > all.count {
-            throw SQLiteError(code: SQLITE_ERROR, message: "the database is at schema version \(current), newer than this entryd (\(all.count)); use a newer entryd")
+            throw SQLiteError(
+                code: SQLITE_ERROR,
+                message:
+                    "the database is at schema version \(current), newer than this entryd (\(all.count)); use a newer entryd"
+            )
         }
         for version in (current + 1)...max(current + 1, all.count) where version <= all.count {
             progress(version, all.count)

@@ -34,9 +34,11 @@ package struct PeerState: Sendable, Equatable {
     package var expired: String?
 
     /// A value with every member given (members with a default may be left out).
-    package init(name: String, address: String, node: String? = nil, pulledSeq: Int64, pushedSeq: Int64, lastSync: String? = nil,
-                lastError: String? = nil, incarnation: String? = nil, mark: String? = nil, syncedIncarnation: String? = nil,
-                notice: String? = nil, expired: String? = nil) {
+    package init(
+        name: String, address: String, node: String? = nil, pulledSeq: Int64, pushedSeq: Int64, lastSync: String? = nil,
+        lastError: String? = nil, incarnation: String? = nil, mark: String? = nil, syncedIncarnation: String? = nil,
+        notice: String? = nil, expired: String? = nil
+    ) {
         self.name = name
         self.address = address
         self.node = node
@@ -80,28 +82,34 @@ extension EntryStore {
     /// notice, expired`; NULL columns give `nil`.
     static func peerState(from row: any SQLRow) -> PeerState {
         func optional(_ i: Int32) -> String? { row.isNull(i) ? nil : row.text(i) }
-        return PeerState(name: row.text(0), address: row.text(1), node: optional(2), pulledSeq: row.int(3), pushedSeq: row.int(4),
-                         lastSync: optional(5), lastError: optional(6), incarnation: optional(7), mark: optional(8),
-                         syncedIncarnation: optional(9), notice: optional(10), expired: optional(11))
+        return PeerState(
+            name: row.text(0), address: row.text(1), node: optional(2), pulledSeq: row.int(3), pushedSeq: row.int(4),
+            lastSync: optional(5), lastError: optional(6), incarnation: optional(7), mark: optional(8),
+            syncedIncarnation: optional(9), notice: optional(10), expired: optional(11))
     }
 
     /// The `peers` columns in ``peerState(from:)``'s order.
-    static let peerColumns = "name, address, node, pulled_seq, pushed_seq, last_sync, last_error, incarnation, mark, synced_incarnation, notice, expired"
+    static let peerColumns =
+        "name, address, node, pulled_seq, pushed_seq, last_sync, last_error, incarnation, mark, synced_incarnation, notice, expired"
 
     /// Stores the state of a peer (insert or replace).
     /// - Throws: ``SQLiteError``.
     package func savePeerState(_ s: PeerState) throws {
         func optional(_ text: String?) -> SQLValue { text.map { .text($0) } ?? .null }
         try writer.submit { ctx in
-            try ctx.db.statement("""
+            try ctx.db.statement(
+                """
                 INSERT INTO peers (\(EntryStore.peerColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET address = excluded.address, node = excluded.node, pulled_seq = excluded.pulled_seq,
                   pushed_seq = excluded.pushed_seq, last_sync = excluded.last_sync, last_error = excluded.last_error,
                   incarnation = excluded.incarnation, mark = excluded.mark, synced_incarnation = excluded.synced_incarnation,
                   notice = excluded.notice, expired = excluded.expired
-                """).run([.text(s.name), .text(s.address), optional(s.node), .int(s.pulledSeq), .int(s.pushedSeq),
-                          optional(s.lastSync), optional(s.lastError), optional(s.incarnation), optional(s.mark),
-                          optional(s.syncedIncarnation), optional(s.notice), optional(s.expired)])
+                """
+            ).run([
+                .text(s.name), .text(s.address), optional(s.node), .int(s.pulledSeq), .int(s.pushedSeq),
+                optional(s.lastSync), optional(s.lastError), optional(s.incarnation), optional(s.mark),
+                optional(s.syncedIncarnation), optional(s.notice), optional(s.expired),
+            ])
         }
     }
 }

@@ -27,11 +27,13 @@ package enum PinyinCollation {
         guard let collator = cicu_collator_open_zh() else {
             throw SQLiteError(code: SQLITE_ERROR, message: "ICU has no zh collator (is libicu's data installed?)")
         }
-        let rc = sqlite3_create_collation_v2(db, name, SQLITE_UTF8, collator, cicu_collator_compare, cicu_collator_close)
+        let rc = sqlite3_create_collation_v2(
+            db, name, SQLITE_UTF8, collator, cicu_collator_compare, cicu_collator_close)
         if rc != SQLITE_OK {
             // sqlite3_create_collation_v2 does not call the destructor when it fails.
             cicu_collator_close(collator)
-            throw SQLiteError(code: rc, message: "registering the pinyin collation: \(String(cString: sqlite3_errmsg(db)))")
+            throw SQLiteError(
+                code: rc, message: "registering the pinyin collation: \(String(cString: sqlite3_errmsg(db)))")
         }
     }
 
@@ -53,17 +55,21 @@ package enum PinyinCollation {
     /// version is kept in the node table (`pinyin_collation`).
     /// - Throws: ``SQLiteError``; nothing changes then.
     static func ensureIndex(_ db: SQLiteConnection) throws(SQLiteError) {
-        var built: String?, present = false
+        var built: String?
+        var present = false
         do {
             try db.prepared("SELECT value FROM node WHERE key = 'pinyin_collation'").query { built = $0.text(0) }
-            try db.prepared("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'entries_by_name_pinyin'").query { _ in present = true }
+            try db.prepared("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'entries_by_name_pinyin'")
+                .query { _ in present = true }
         } catch let e as SQLiteError { throw e } catch { preconditionFailure("\(error)") }
         guard !present || built != version else { return }
         try db.execute("BEGIN IMMEDIATE")
         do {
             if present { try db.execute("REINDEX \(name)") } else { try db.execute(indexSQL) }
-            try db.prepared("INSERT INTO node (key, value) VALUES ('pinyin_collation', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-                .run([.text(version)])
+            try db.prepared(
+                "INSERT INTO node (key, value) VALUES ('pinyin_collation', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            )
+            .run([.text(version)])
             try db.execute("COMMIT")
         } catch {
             try? db.execute("ROLLBACK")

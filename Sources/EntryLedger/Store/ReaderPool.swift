@@ -20,7 +20,9 @@ final class ReaderPool: Sendable {
     /// Opens `count` read-only connections to the SQLite database at `path`.
     /// - Throws: ``SQLiteError`` when a connection cannot be opened.
     convenience init(path: String, count: Int, vfs: String? = nil) throws {
-        self.init(connections: try (0..<max(1, count)).map { _ in try SQLiteConnection(path: path, readOnly: true, vfs: vfs) })
+        self.init(
+            connections: try (0..<max(1, count)).map { _ in try SQLiteConnection(path: path, readOnly: true, vfs: vfs) }
+        )
     }
 
     /// Runs `body` with a connection checked out of the pool, inside one read

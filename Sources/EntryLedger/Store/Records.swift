@@ -28,8 +28,10 @@ package struct StoredEntry: Sendable, Equatable {
     package var seq: Int64 = 0
 
     /// A value with every member given (`seq` may be left out: 0).
-    package init(id: String, form: String, fields: [String: String], clocks: [String: Stamp], version: HLC, deleted: Bool,
-                deletedClock: Stamp?, createdAt: String, updatedAt: String, createdBy: String, updatedBy: String, seq: Int64 = 0) {
+    package init(
+        id: String, form: String, fields: [String: String], clocks: [String: Stamp], version: HLC, deleted: Bool,
+        deletedClock: Stamp?, createdAt: String, updatedAt: String, createdBy: String, updatedBy: String, seq: Int64 = 0
+    ) {
         self.id = id
         self.form = form
         self.fields = fields
@@ -88,7 +90,11 @@ package struct ChangeRecord: Sendable, Equatable {
     package var stamp: Stamp { Stamp(hlc: hlc, node: node) }
 
     /// A value with every member given (members with a default may be left out).
-    package init(seq: Int64, node: String, hlc: HLC, entry: String, form: String, op: ChangeOp, fields: [String: String], base: [String: String], actor: String, at: String, reason: String? = nil, via: String? = nil, superseded: [String] = []) {
+    package init(
+        seq: Int64, node: String, hlc: HLC, entry: String, form: String, op: ChangeOp, fields: [String: String],
+        base: [String: String], actor: String, at: String, reason: String? = nil, via: String? = nil,
+        superseded: [String] = []
+    ) {
         self.seq = seq
         self.node = node
         self.hlc = hlc

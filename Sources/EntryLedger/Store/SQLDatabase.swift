@@ -113,8 +113,9 @@ package protocol StoreServer: SharedChangeLog {
     ///
     /// `reachable` is called with false (and the reason) when the server goes
     /// away, and with true when it is back, once per change.
-    func watchCommits(_ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void,
-                      reachable: @escaping @Sendable (Bool, String) -> Void)
+    func watchCommits(
+        _ publish: @escaping @Sendable (Int64) -> Void, nodeChanged: @escaping @Sendable () -> Void,
+        reachable: @escaping @Sendable (Bool, String) -> Void)
     /// Tells the running instances, once the transaction on `db` commits, that
     /// the node table changed (a new incarnation began at this start).
     /// - Throws: the server's ``StorageError``.

@@ -29,7 +29,9 @@ package final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
     ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds.
     ///   - vfs: the SQLite VFS by name (`nil`: the default; tests inject faults with their own).
     /// - Throws: ``SQLiteError`` when the file cannot be opened or configured.
-    package init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000, vfs: String? = nil) throws(SQLiteError) {
+    package init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000, vfs: String? = nil)
+        throws(SQLiteError)
+    {
         _ = SQLiteConnection.configureLibrary
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
@@ -109,8 +111,9 @@ package final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
 
     /// The error for result code `rc` with SQLite's current message.
     func error(_ rc: Int32, sql: String) -> SQLiteError {
-        SQLiteError(code: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc,
-                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        SQLiteError(
+            code: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc,
+            message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
 
     /// The rowid of the last row inserted on this connection (sqlite3_last_insert_rowid).

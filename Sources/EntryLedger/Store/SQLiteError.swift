@@ -24,7 +24,8 @@ package struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// `SQLite error CODE (sqlite3_errstr text): message`, plus ` in 'SQL'` when known.
     package var description: String {
         let text = String(cString: sqlite3_errstr(code))
-        return sql.isEmpty ? "SQLite error \(code) (\(text)): \(message)" : "SQLite error \(code) (\(text)): \(message) in '\(sql)'"
+        return sql.isEmpty
+            ? "SQLite error \(code) (\(text)): \(message)" : "SQLite error \(code) (\(text)): \(message) in '\(sql)'"
     }
 }
 

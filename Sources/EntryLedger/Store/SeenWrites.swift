@@ -25,7 +25,10 @@ struct SeenWrites: Sendable, Equatable {
     init(_ hlcs: some Sequence<String>, base: [String: String], node: String) {
         let nodes = SeenWrites.listedNodes(base)
         for hlc in hlcs where !hlc.isEmpty {
-            guard let nodes else { keys.insert(hlc); continue }
+            guard let nodes else {
+                keys.insert(hlc)
+                continue
+            }
             for writer in nodes[hlc] ?? [node] { keys.insert(hlc + " " + writer) }
         }
     }
@@ -40,7 +43,9 @@ struct SeenWrites: Sendable, Equatable {
     /// The deletes and restores a change saw (``EntryStore/deletedBaseKey``);
     /// `nil` when its base has no such key (an older entryd: it saw every earlier one).
     static func deletes(base: [String: String], node: String) -> SeenWrites? {
-        base[EntryStore.deletedBaseKey].map { SeenWrites($0.split(separator: ",").map(String.init), base: base, node: node) }
+        base[EntryStore.deletedBaseKey].map {
+            SeenWrites($0.split(separator: ",").map(String.init), base: base, node: node)
+        }
     }
 
     /// True when the write with `stamp` is one of these.
@@ -84,9 +89,11 @@ extension EntryStore {
     /// checked with it): empty, or comma-separated `HLC:NODE` items (16 hex
     /// digits, a canonical UUID).
     package static func isValidNodesValue(_ value: String) -> Bool {
-        value.isEmpty || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { item in
-            let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            return parts.count == 2 && HLC(String(parts[0])) != nil && UUIDv7.canonical(String(parts[1])) == String(parts[1])
-        }
+        value.isEmpty
+            || value.split(separator: ",", omittingEmptySubsequences: false).allSatisfy { item in
+                let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                return parts.count == 2 && HLC(String(parts[0])) != nil
+                    && UUIDv7.canonical(String(parts[1])) == String(parts[1])
+            }
     }
 }

@@ -57,12 +57,17 @@ final class WriteContext {
     /// asks too: a new incarnation taken between the claim and its own look
     /// is the one it would begin.
     func takeRebase() -> Int64? {
-        rebaseLock.withLock { defer { rebasedTo = nil }; return rebasedTo }
+        rebaseLock.withLock {
+            defer { rebasedTo = nil }
+            return rebasedTo
+        }
     }
 
     /// A context whose `lastSeq` is the change log's highest committed seq at open.
-    init(db: any SQLDatabase, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil,
-         shared: (any SharedChangeLog)? = nil) {
+    init(
+        db: any SQLDatabase, nodeID: String, clock: HybridClock, lastSeq: Int64, canonicaliser: Canonicaliser? = nil,
+        shared: (any SharedChangeLog)? = nil
+    ) {
         self.db = db
         self.shared = shared
         self.canonicaliser = canonicaliser
@@ -164,8 +169,10 @@ final class WriteContext {
         // On a shared change log the counter row is locked first, as every round that
         // logs takes it: the node row after it, or two instances could wait on each other.
         try claim()
-        try db.statement("INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-            .run([.text(clock.last.description)])
+        try db.statement(
+            "INSERT INTO node (key, value) VALUES ('hlc', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        )
+        .run([.text(clock.last.description)])
     }
 
     /// Commits the round's transaction: `COMMIT`; on a shared change log that

@@ -90,7 +90,9 @@ final class WriteQueue: @unchecked Sendable {
         var drained: Bool { state != .accepting && pending.isEmpty && runner == nil }
         /// When a lone job on an idle queue is left to its caller (rule 2), until when.
         var loneGrace: DispatchTime? {
-            guard pending.count == 1, runner == nil, state == .accepting, let loneDeadline, DispatchTime.now() < loneDeadline else { return nil }
+            guard pending.count == 1, runner == nil, state == .accepting, let loneDeadline,
+                DispatchTime.now() < loneDeadline
+            else { return nil }
             return loneDeadline
         }
     }
@@ -158,7 +160,9 @@ final class WriteQueue: @unchecked Sendable {
     ///   it blocks on anything else; then a lone job does not wake the writer
     ///   thread (rule 2), its caller alone runs it.
     /// - Throws: ``EntryError/storageFailed(_:)`` once the store is closing.
-    func enqueue<T>(_ body: @escaping (WriteContext) throws -> T, callerWaitsNext: Bool = false) throws -> WriteTicket<T> {
+    func enqueue<T>(_ body: @escaping (WriteContext) throws -> T, callerWaitsNext: Bool = false) throws -> WriteTicket<
+        T
+    > {
         try add(WriteJob(body), callerWaitsNext: callerWaitsNext)
     }
 
@@ -214,7 +218,9 @@ final class WriteQueue: @unchecked Sendable {
         // Wake the writer thread for the jobs queued meanwhile. Once draining,
         // ``stop()`` waits on `shared` too: wake both, lest a signal wake
         // only `stop()` and leave the writer thread asleep, never `.stopped`.
-        shared.withLock(waking: { s in s.state != .accepting ? .all : s.pending.isEmpty ? .none : .one }) { $0.runner = nil }
+        shared.withLock(waking: { s in s.state != .accepting ? .all : s.pending.isEmpty ? .none : .one }) {
+            $0.runner = nil
+        }
     }
 
     /// The writer thread (``RoundRunner/writerThread``): whenever jobs wait and
@@ -227,13 +233,17 @@ final class WriteQueue: @unchecked Sendable {
             // Waits while there is nothing to take (or, a lone job, until its grace
             // ends), then stops, takes a batch, or (`[]`: its wait ended, but
             // another thread took the job) looks again.
-            let batch: [any QueuedWriteJob]? = shared.withLock(waitingUntil: { s in
-                s.loneGrace.map { deadline in
-                    let nanoseconds = deadline.uptimeNanoseconds - min(deadline.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)
-                    return Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9)
-                }
-            }, while: { s in s.idle ? !s.drained : s.loneGrace != nil },
-            waking: { s in s.state == .stopped ? .all : .none }) { s in
+            let batch: [any QueuedWriteJob]? = shared.withLock(
+                waitingUntil: { s in
+                    s.loneGrace.map { deadline in
+                        let nanoseconds =
+                            deadline.uptimeNanoseconds
+                            - min(deadline.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)
+                        return Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9)
+                    }
+                }, while: { s in s.idle ? !s.drained : s.loneGrace != nil },
+                waking: { s in s.state == .stopped ? .all : .none }
+            ) { s in
                 if s.drained {
                     s.state = .stopped
                     return nil

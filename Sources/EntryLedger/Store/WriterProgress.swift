@@ -15,10 +15,4 @@ package struct WriterProgress: Sendable, Equatable {
     /// moment work arrived at an idle queue. `nil` when nothing is queued or
     /// running.
     package let waitingSince: ContinuousClock.Instant?
-
-    /// A reading of `steps` finished, with work waiting since `waitingSince` (`nil`: none waits).
-    init(steps: UInt64, waitingSince: ContinuousClock.Instant?) {
-        self.steps = steps
-        self.waitingSince = waitingSince
-    }
 }

@@ -18,7 +18,8 @@ package enum DateText {
         // Canonical `YYYY-MM-DD` (what pickers send and what is stored): check the day only.
         let b = Array(input.utf8)
         if b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
-           b.indices.allSatisfy({ $0 == 4 || $0 == 7 || (b[$0] >= 0x30 && b[$0] <= 0x39) }) {
+            b.indices.allSatisfy({ $0 == 4 || $0 == 7 || (b[$0] >= 0x30 && b[$0] <= 0x39) })
+        {
             let n = { (r: Range<Int>) in r.reduce(0) { $0 * 10 + Int(b[$1] - 0x30) } }
             try requireDay(n(0..<4), n(5..<7), n(8..<10))
             return input
@@ -42,14 +43,16 @@ package enum DateText {
             tokens.removeLast(2)
         }
         guard tokens.count >= 4, tokens[tokens.endIndex - 2] == ":",
-              let minute = twoDigits(tokens[tokens.endIndex - 1]),
-              let hour = number(tokens[tokens.endIndex - 3], digits: 1...2)
+            let minute = twoDigits(tokens[tokens.endIndex - 1]),
+            let hour = number(tokens[tokens.endIndex - 3], digits: 1...2)
         else { throw format }
         tokens.removeLast(3)
         if let last = tokens.last, last == " " || last == "T" || last == "t" { tokens.removeLast() }
         let date: String
-        do { date = try canonicalDate(tokens) } catch where error.reason == .dateFormat { throw format }
-        guard hour < 24, minute < 60, seconds < 60 else { throw FieldFailure(code: .invalidFormat, reason: .noSuchTime) }
+        do { date = try canonicalDate(tokens) } catch  where error.reason == .dateFormat { throw format }
+        guard hour < 24, minute < 60, seconds < 60 else {
+            throw FieldFailure(code: .invalidFormat, reason: .noSuchTime)
+        }
         guard seconds == 0 else { throw FieldFailure(code: .invalidFormat, reason: .secondsNotZero) }
         return date + " " + Timestamp.pad(hour, 2) + ":" + Timestamp.pad(minute, 2)
     }
@@ -78,7 +81,8 @@ package enum DateText {
         let t = tokens.filter { $0 != " " }
         var parts: (Int, Int, Int)?
         if t.count == 1, t[0].count == 8, let y = number(t[0].prefix(4)), let m = number(t[0].dropFirst(4).prefix(2)),
-           let d = number(t[0].suffix(2)) {
+            let d = number(t[0].suffix(2))
+        {
             parts = (y, m, d)
         } else if t.count == 5, ["-", "/", "."].contains(t[1]), t[3] == t[1] {
             parts = numbers(t[0], t[2], t[4])
@@ -91,7 +95,8 @@ package enum DateText {
     }
 
     private static func numbers(_ y: String, _ m: String, _ d: String) -> (Int, Int, Int)? {
-        guard let year = number(y, digits: 4...4), let month = number(m, digits: 1...2), let day = number(d, digits: 1...2)
+        guard let year = number(y, digits: 4...4), let month = number(m, digits: 1...2),
+            let day = number(d, digits: 1...2)
         else { return nil }
         return (year, month, day)
     }
@@ -134,7 +139,8 @@ package enum DateText {
     /// the date is refused as unreadable; other characters are unchanged.
     static func chineseNumeralsAsDigits(_ input: String) -> String {
         guard input.contains(where: { chineseDigits[$0] != nil || $0 == "十" }) else { return input }
-        var out = "", run: [Character] = []
+        var out = ""
+        var run: [Character] = []
         func flush() {
             defer { run = [] }
             guard !run.isEmpty else { return }
@@ -142,7 +148,8 @@ package enum DateText {
                 out += run.map { String(chineseDigits[$0]!) }.joined()
                 return
             }
-            let before = run[..<ten], after = run[(ten + 1)...]
+            let before = run[..<ten]
+            let after = run[(ten + 1)...]
             let tens = before.first.map { chineseDigits[$0]! } ?? 1
             let ones = after.first.map { chineseDigits[$0] ?? 0 } ?? 10  // 10: no digit after 十
             guard before.count <= 1, after.count <= 1, tens != 0, ones != 0 else {
@@ -152,7 +159,12 @@ package enum DateText {
             out += String(tens * 10 + ones % 10)
         }
         for ch in input {
-            if chineseDigits[ch] != nil || ch == "十" { run.append(ch) } else { flush(); out.append(ch) }
+            if chineseDigits[ch] != nil || ch == "十" {
+                run.append(ch)
+            } else {
+                flush()
+                out.append(ch)
+            }
         }
         flush()
         return out

@@ -23,8 +23,10 @@ package enum Display {
     /// Also `"region"` for the form's first province field and the city field
     /// below it (see ``region(province:city:locale:reference:)``) when either
     /// has a value; it takes the place of a field named `region`, if any.
-    package static func render(form: FormDefinition, fields: [String: String], locale: EntryLocale,
-                              reference: ReferenceData = .shared) -> [String: String] {
+    package static func render(
+        form: FormDefinition, fields: [String: String], locale: EntryLocale,
+        reference: ReferenceData = .shared
+    ) -> [String: String] {
         var display: [String: String] = [:]
         display.reserveCapacity(fields.count + 1)
         for field in form.fields {
@@ -62,17 +64,25 @@ package enum Display {
     /// or division code the form or reference data does not have; a retired
     /// division code is known). Both sorted; empty values are not looked at.
     /// The wire `Entry` carries them as `unknownFields` and `unknownValues`.
-    package static func unknown(form: FormDefinition, fields: [String: String],
-                               reference: ReferenceData = .shared) -> (fields: [String], values: [String]) {
-        var names: [String] = [], values: [String] = []
+    package static func unknown(
+        form: FormDefinition, fields: [String: String],
+        reference: ReferenceData = .shared
+    ) -> (fields: [String], values: [String]) {
+        var names: [String] = []
+        var values: [String] = []
         for (name, value) in fields where !value.isEmpty {
-            guard let field = form.field(named: name) else { names.append(name); continue }
-            let known: Bool = switch field.type {
-            case .country: reference.country(alpha2: value) != nil
-            case .province, .city: reference.division(code: value) != nil || reference.retiredDivision(code: value) != nil
-            case .choice: field.options.contains { $0.value == value }
-            case .text, .date, .datetime, .phone, .email: true
+            guard let field = form.field(named: name) else {
+                names.append(name)
+                continue
             }
+            let known: Bool =
+                switch field.type {
+                case .country: reference.country(alpha2: value) != nil
+                case .province, .city:
+                    reference.division(code: value) != nil || reference.retiredDivision(code: value) != nil
+                case .choice: field.options.contains { $0.value == value }
+                case .text, .date, .datetime, .phone, .email: true
+                }
             if !known { values.append(name) }
         }
         return (names.sorted(), values.sorted())
@@ -81,15 +91,17 @@ package enum Display {
     /// A province and city together: zh `广东省-广州市`, en `Guangzhou, Guangdong`;
     /// just one of them when the other is `nil` or empty. Names as in
     /// ``ReferenceData/displayName(forDivisionCode:locale:)``.
-    package static func region(province: String?, city: String?, locale: EntryLocale,
-                              reference: ReferenceData = .shared) -> String {
+    package static func region(
+        province: String?, city: String?, locale: EntryLocale,
+        reference: ReferenceData = .shared
+    ) -> String {
         let name = { (code: String?) in
             code.flatMap { $0.isEmpty ? nil : reference.displayName(forDivisionCode: $0, locale: locale) }
         }
         switch (name(province), name(city)) {
-        case let (p?, c?): return locale == .zh ? p + "-" + c : c + ", " + p
-        case let (p?, nil): return p
-        case let (nil, c?): return c
+        case (let p?, let c?): return locale == .zh ? p + "-" + c : c + ", " + p
+        case (let p?, nil): return p
+        case (nil, let c?): return c
         case (nil, nil): return ""
         }
     }

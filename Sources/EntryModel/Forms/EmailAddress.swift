@@ -54,8 +54,9 @@ package enum EmailAddress {
         var ascii: [String] = []
         for label in labels {
             guard let converted = toASCII(String(label)), (1...63).contains(converted.utf8.count),
-                  converted.first != "-", converted.last != "-",
-                  converted.allSatisfy({ $0.isASCIILetter || $0.isASCIIDigit || $0 == "-" }) else {
+                converted.first != "-", converted.last != "-",
+                converted.allSatisfy({ $0.isASCIILetter || $0.isASCIIDigit || $0 == "-" })
+            else {
                 throw FieldFailure(code: .invalidFormat, reason: .emailDomainLabel(label: String(label)))
             }
             ascii.append(converted)
@@ -66,7 +67,9 @@ package enum EmailAddress {
             throw FieldFailure(code: .invalidFormat, reason: .emailDomainLabel(label: typedDomain))
         }
         let address = local + "@" + domain
-        guard domain.utf8.count <= 255, address.utf8.count <= 254 else { throw FieldFailure(code: .tooLong, reason: .emailTooLong) }
+        guard domain.utf8.count <= 255, address.utf8.count <= 254 else {
+            throw FieldFailure(code: .tooLong, reason: .emailTooLong)
+        }
         return address
     }
 
@@ -76,7 +79,8 @@ package enum EmailAddress {
         guard let at = address.lastIndex(of: "@"), address[at...].contains("xn--") else { return address }
         var output: UnsafeMutablePointer<CChar>?
         guard idn2_to_unicode_8z8z(String(address[address.index(after: at)...]), &output, 0) == IDN2_OK.rawValue,
-              let output else { return address }
+            let output
+        else { return address }
         defer { idn2_free(output) }
         return String(address[...at]) + String(cString: output)
     }

@@ -192,9 +192,11 @@ package struct FieldDefinition: Sendable, Hashable {
         min: String? = nil, max: String? = nil, maxLength: Int? = nil, options: [ChoiceOption] = [],
         phoneTypes: Set<PhoneNumberType>? = nil
     ) {
-        box = Box(Members(name: name, type: type, labels: labels, required: required, requiredWhen: requiredWhen,
-                          parent: parent, minuteInterval: minuteInterval, min: min, max: max, maxLength: maxLength,
-                          options: options, headerAliases: [:], phoneTypes: phoneTypes))
+        box = Box(
+            Members(
+                name: name, type: type, labels: labels, required: required, requiredWhen: requiredWhen,
+                parent: parent, minuteInterval: minuteInterval, min: min, max: max, maxLength: maxLength,
+                options: options, headerAliases: [:], phoneTypes: phoneTypes))
     }
 
     /// Equal when every member is, as the synthesized `==` of the members says.

@@ -7,7 +7,8 @@ package struct FieldFailure: Error, Sendable {
 
     /// The wire problem for `field`, with the message in `locale`.
     func problem(field: FieldDefinition, locale: EntryLocale) -> Problem {
-        Problem(field: field.name, code: code, message: reason.message(label: field.label(in: locale), locale: locale),
-                suggestions: suggestions)
+        Problem(
+            field: field.name, code: code, message: reason.message(label: field.label(in: locale), locale: locale),
+            suggestions: suggestions)
     }
 }

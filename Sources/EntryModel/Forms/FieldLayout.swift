@@ -23,8 +23,10 @@ package struct FieldLayout: Sendable, Equatable {
     package var groups: [[String]]
 
     /// A layout from field names (`nil`: the column stays empty) and field groups.
-    package init(name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil,
-                city: String? = nil, groups: [[String]] = []) {
+    package init(
+        name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil,
+        city: String? = nil, groups: [[String]] = []
+    ) {
         self.name = name
         self.birthday = birthday
         self.country = country

@@ -32,7 +32,8 @@ extension FormDefinition {
             guard root(name) == name, let g = groups[name], g.count > 1 else { return nil }
             return g
         }
-        return FieldLayout(name: named("name", else: .text), birthday: named("birthday", else: .date),
-                           country: first(.country), province: first(.province), city: first(.city), groups: tied)
+        return FieldLayout(
+            name: named("name", else: .text), birthday: named("birthday", else: .date),
+            country: first(.country), province: first(.province), city: first(.city), groups: tied)
     }
 }

@@ -52,27 +52,37 @@ extension FormDefinition {
             } else if words.count == 2, words[0] == "field" {
                 let name = String(words[1])
                 if let first = fieldSections[name] {
-                    throw reader.error(section.line, nil, "field '\(name)' is already defined on line \(first.line); rename or remove one")
+                    throw reader.error(
+                        section.line, nil,
+                        "field '\(name)' is already defined on line \(first.line); rename or remove one")
                 }
                 fieldSections[name] = (section.line, keys)
                 fields.append(try reader.field(name: name, section: section, keys: keys))
             } else if section.line == 0 {
-                throw reader.error(section.items[0].line, section.items[0].key, "is outside a section; put it under [form] or [field NAME]")
+                throw reader.error(
+                    section.items[0].line, section.items[0].key,
+                    "is outside a section; put it under [form] or [field NAME]")
             } else {
                 throw reader.error(section.line, nil, "unknown section [\(section.name)]; use [form] or [field NAME]")
             }
         }
-        guard let header else { throw reader.error(0, nil, "no [form] section; start the file with [form] and name = …") }
+        guard let header else {
+            throw reader.error(0, nil, "no [form] section; start the file with [form] and name = …")
+        }
         let stem = URL(fileURLWithPath: ini.path).deletingPathExtension().lastPathComponent
         let name = header.keys["name"]?.value ?? stem
         if let item = header.keys["name"], name != stem {
             throw reader.error(item.line, "name", "is '\(name)' but the file is \(stem).conf; make them equal")
         }
-        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
-            throw reader.error(header.keys["name"]?.line ?? header.section.line, "name", "must be letters, digits, _ or -")
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+        else {
+            throw reader.error(
+                header.keys["name"]?.line ?? header.section.line, "name", "must be letters, digits, _ or -")
         }
         try reader.onlyKnownKeys(header.keys, allowed: ["name", "title", "title.zh"], what: "[form]")
-        guard !fields.isEmpty else { throw reader.error(header.section.line, nil, "the form has no fields; add a [field NAME] section") }
+        guard !fields.isEmpty else {
+            throw reader.error(header.section.line, nil, "the form has no fields; add a [field NAME] section")
+        }
         try reader.checkReferences(fields, sections: fieldSections)
         try reader.checkHeaderAliases(fields, sections: fieldSections)
         self.init(name: name, titles: reader.localized(header.keys, "title", default: name), fields: fields)
@@ -99,11 +109,16 @@ private struct FormFileReader {
         return keys
     }
 
-    func onlyKnownKeys(_ keys: [String: IniFile.Item], allowed: [String], what: String, optionValues: [String] = []) throws {
+    func onlyKnownKeys(_ keys: [String: IniFile.Item], allowed: [String], what: String, optionValues: [String] = [])
+        throws
+    {
         let optionKeys = optionValues.flatMap { ["option.\($0)", "option.\($0).zh", "option.\($0).aliases"] }
-        for item in keys.values.sorted(by: { $0.line < $1.line }) where !allowed.contains(item.key) && !optionKeys.contains(item.key) {
-            let hint = item.key.hasPrefix("option.") && !optionValues.isEmpty
-                ? "names no value of 'options'" : "is not allowed in \(what); use one of: \(allowed.joined(separator: ", "))"
+        for item in keys.values.sorted(by: { $0.line < $1.line })
+        where !allowed.contains(item.key) && !optionKeys.contains(item.key) {
+            let hint =
+                item.key.hasPrefix("option.") && !optionValues.isEmpty
+                ? "names no value of 'options'"
+                : "is not allowed in \(what); use one of: \(allowed.joined(separator: ", "))"
             throw error(item.line, item.key, hint)
         }
     }
@@ -116,13 +131,22 @@ private struct FormFileReader {
 
     func field(name: String, section: IniFile.Section, keys: [String: IniFile.Item]) throws -> FieldDefinition {
         guard let first = name.first, first.isASCII, first.isLowercase,
-              name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") })
-        else { throw error(section.line, nil, "field name '\(name)' must be a lower-case letter, then lower-case letters, digits or _") }
+            name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") })
+        else {
+            throw error(
+                section.line, nil,
+                "field name '\(name)' must be a lower-case letter, then lower-case letters, digits or _")
+        }
         guard let typeItem = keys["type"] else {
-            throw error(section.line, "type", "is missing; give one of: \(FieldType.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw error(
+                section.line, "type",
+                "is missing; give one of: \(FieldType.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         guard let type = FieldType(rawValue: typeItem.value) else {
-            throw error(typeItem.line, "type", "'\(typeItem.value)' is unknown; use one of: \(FieldType.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw error(
+                typeItem.line, "type",
+                "'\(typeItem.value)' is unknown; use one of: \(FieldType.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         var allowed = ["type", "label", "label.zh", "required", "required-when", "aliases.zh", "aliases.en"]
         switch type {
@@ -136,7 +160,8 @@ private struct FormFileReader {
         }
         let options = try choiceOptions(keys)
         try onlyKnownKeys(keys, allowed: allowed, what: "a \(type.rawValue) field", optionValues: options.map(\.value))
-        var field = FieldDefinition(name: name, type: type, labels: localized(keys, "label", default: name), options: options)
+        var field = FieldDefinition(
+            name: name, type: type, labels: localized(keys, "label", default: name), options: options)
         if let item = keys["required"] {
             guard ["yes", "no"].contains(item.value) else { throw error(item.line, item.key, "must be yes or no") }
             field.required = item.value == "yes"
@@ -154,11 +179,14 @@ private struct FormFileReader {
         if type == .city, field.parent == nil {
             throw error(section.line, "parent", "is missing; a city field needs parent = its province field")
         }
-        field.minuteInterval = try integer(keys["minute-interval"], in: 1...60, extra: { 60 % $0 == 0 }, hint: "a divisor of 60 (1–60), e.g. 30")
+        field.minuteInterval = try integer(
+            keys["minute-interval"], in: 1...60, extra: { 60 % $0 == 0 }, hint: "a divisor of 60 (1–60), e.g. 30")
         field.maxLength = try integer(keys["max-length"], in: 1...1_000_000, hint: "a positive number of characters")
         for key in ["min", "max"] {
             guard let item = keys[key] else { continue }
-            let valid = type == .date ? (item.value == "today" || DateText.isCanonicalDate(item.value))
+            let valid =
+                type == .date
+                ? (item.value == "today" || DateText.isCanonicalDate(item.value))
                 : DateText.isCanonicalDateTime(item.value)
             guard valid else {
                 throw error(item.line, key, type == .date ? "must be YYYY-MM-DD or today" : "must be YYYY-MM-DD HH:mm")
@@ -171,7 +199,9 @@ private struct FormFileReader {
             let names = item.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             let types = names.compactMap { name in choosable.first { $0.rawValue == name } }
             guard !names.isEmpty, types.count == names.count else {
-                throw error(item.line, item.key, "must be comma-separated number types from: \(choosable.map(\.rawValue).joined(separator: ", "))")
+                throw error(
+                    item.line, item.key,
+                    "must be comma-separated number types from: \(choosable.map(\.rawValue).joined(separator: ", "))")
             }
             field.phoneTypes = Set(types)
         }
@@ -199,18 +229,24 @@ private struct FormFileReader {
             if let item = keys["option.\(value).aliases"] {
                 aliases = item.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 guard !aliases.contains(where: { MatchKey($0).isEmpty }) else {
-                    throw error(item.line, item.key, "must be comma-separated words that select this option, e.g. mobile, 手机")
+                    throw error(
+                        item.line, item.key, "must be comma-separated words that select this option, e.g. mobile, 手机")
                 }
             }
-            return ChoiceOption(value: value, labels: localized(keys, "option.\(value)", default: value), aliases: aliases)
+            return ChoiceOption(
+                value: value, labels: localized(keys, "option.\(value)", default: value), aliases: aliases)
         }
         // A word (compared as a match key) must select one option only.
         var owner: [MatchKey: String] = [:]
         for option in options {
             for name in Set(option.names.map(MatchKey.init)) {
                 if let other = owner[name], other != option.value {
-                    let item = keys["option.\(option.value).aliases"] ?? keys["option.\(option.value)"] ?? keys["option.\(option.value).zh"] ?? item
-                    throw error(item.line, item.key, "names option '\(other)' too ('\(name.text)'); give each word to one option")
+                    let item =
+                        keys["option.\(option.value).aliases"] ?? keys["option.\(option.value)"] ?? keys[
+                            "option.\(option.value).zh"] ?? item
+                    throw error(
+                        item.line, item.key,
+                        "names option '\(other)' too ('\(name.text)'); give each word to one option")
                 }
                 owner[name] = option.value
             }
@@ -235,17 +271,23 @@ private struct FormFileReader {
 
     /// A header alias must name one field: it may be no other field's name,
     /// label or alias (compared as import compares headers: trimmed, any case).
-    func checkHeaderAliases(_ fields: [FieldDefinition], sections: [String: (line: Int, keys: [String: IniFile.Item])]) throws {
+    func checkHeaderAliases(_ fields: [FieldDefinition], sections: [String: (line: Int, keys: [String: IniFile.Item])])
+        throws
+    {
         var owner: [String: String] = [:]
         for field in fields {
-            for word in [field.name] + field.labels.values.sorted() { owner[word.lowercased()] = owner[word.lowercased()] ?? field.name }
+            for word in [field.name] + field.labels.values.sorted() {
+                owner[word.lowercased()] = owner[word.lowercased()] ?? field.name
+            }
         }
         for field in fields {
             for locale in EntryLocale.allCases {
                 for word in field.headerAliases[locale] ?? [] {
                     if let other = owner[word.lowercased()], other != field.name {
                         let item = sections[field.name]?.keys["aliases.\(locale.rawValue)"]
-                        throw error(item?.line ?? 0, item?.key, "'\(word)' names field '\(other)' too; give each header to one field")
+                        throw error(
+                            item?.line ?? 0, item?.key,
+                            "'\(word)' names field '\(other)' too; give each header to one field")
                     }
                     owner[word.lowercased()] = field.name
                 }
@@ -253,7 +295,9 @@ private struct FormFileReader {
         }
     }
 
-    private func integer(_ item: IniFile.Item?, in range: ClosedRange<Int>, extra: (Int) -> Bool = { _ in true }, hint: String) throws -> Int? {
+    private func integer(
+        _ item: IniFile.Item?, in range: ClosedRange<Int>, extra: (Int) -> Bool = { _ in true }, hint: String
+    ) throws -> Int? {
         guard let item else { return nil }
         guard let value = Int(item.value), range.contains(value), extra(value) else {
             throw error(item.line, item.key, "must be \(hint)")
@@ -263,17 +307,22 @@ private struct FormFileReader {
 
     /// `parent` must name a province field; `required-when` another field
     /// (and, for a choice field, one of its options).
-    func checkReferences(_ fields: [FieldDefinition], sections: [String: (line: Int, keys: [String: IniFile.Item])]) throws {
+    func checkReferences(_ fields: [FieldDefinition], sections: [String: (line: Int, keys: [String: IniFile.Item])])
+        throws
+    {
         let byName = Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0) })
         for field in fields {
             let keys = sections[field.name]?.keys ?? [:]
             if let parent = field.parent, byName[parent]?.type != .province {
-                throw error(keys["parent"]?.line ?? 0, "parent", "names '\(parent)', which is not a province field of this form")
+                throw error(
+                    keys["parent"]?.line ?? 0, "parent", "names '\(parent)', which is not a province field of this form"
+                )
             }
             guard let condition = field.requiredWhen else { continue }
             let line = keys["required-when"]?.line ?? 0
             guard let target = byName[condition.field], target.name != field.name else {
-                throw error(line, "required-when", "names '\(condition.field)', which is not another field of this form")
+                throw error(
+                    line, "required-when", "names '\(condition.field)', which is not another field of this form")
             }
             if target.type == .choice, !target.options.contains(where: { $0.value == condition.value }) {
                 throw error(line, "required-when", "'\(condition.value)' is not an option of '\(target.name)'")

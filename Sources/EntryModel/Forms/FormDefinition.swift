@@ -24,7 +24,8 @@ package struct FormDefinition: Sendable, Hashable {
         self.name = name
         self.titles = titles
         self.fields = fields
-        definitionHash = FormDefinition.fnv1a64Hex(FormDefinition.canonicalText(name: name, titles: titles, fields: fields))
+        definitionHash = FormDefinition.fnv1a64Hex(
+            FormDefinition.canonicalText(name: name, titles: titles, fields: fields))
         layout = FormDefinition.makeLayout(fields: fields)
         var positions: [String: Int] = [:]
         for (i, f) in fields.enumerated() where positions[f.name] == nil { positions[f.name] = i }
@@ -55,7 +56,8 @@ package struct FormDefinition: Sendable, Hashable {
 
     /// One record per property, `key US value RS` (ASCII unit and record
     /// separators, which no value contains), in a fixed order.
-    private static func canonicalText(name: String, titles: [EntryLocale: String], fields: [FieldDefinition]) -> String {
+    private static func canonicalText(name: String, titles: [EntryLocale: String], fields: [FieldDefinition]) -> String
+    {
         var records: [(String, String)] = [("form", name)]
         let localized = { (key: String, map: [EntryLocale: String]) in
             EntryLocale.allCases.compactMap { l in map[l].map { ("\(key).\(l.rawValue)", $0) } }

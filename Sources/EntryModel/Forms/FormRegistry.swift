@@ -39,7 +39,9 @@ package struct FormRegistry: Sendable {
         }
         var forms: [FormDefinition] = []
         var paths: [String: String] = [:]
-        for file in names.filter({ $0.hasSuffix(".conf") }).sorted(by: { Array($0.utf8).lexicographicallyPrecedes($1.utf8) }) {
+        for file in names.filter({ $0.hasSuffix(".conf") }).sorted(by: {
+            Array($0.utf8).lexicographicallyPrecedes($1.utf8)
+        }) {
             let path = (directory as NSString).appendingPathComponent(file)
             let form: FormDefinition
             do {
@@ -48,7 +50,8 @@ package struct FormRegistry: Sendable {
                 throw FormDefinitionError(error)
             }
             if let other = paths[form.name] {
-                throw FormDefinitionError(path: path, line: 0, message: "form '\(form.name)' is also defined in \(other); remove one")
+                throw FormDefinitionError(
+                    path: path, line: 0, message: "form '\(form.name)' is also defined in \(other); remove one")
             }
             paths[form.name] = path
             forms.append(form)

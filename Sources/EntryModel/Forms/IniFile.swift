@@ -59,14 +59,17 @@ package struct IniFile: Sendable {
         let prepared = IniLines(text)
         let state = ParseState(prepared, continuationLines: continuationLines)
         let status = withExtendedLifetime(state) {
-            ini_parse_stream(feedLine, Unmanaged.passUnretained(state).toOpaque(),
-                             receiveItem, Unmanaged.passUnretained(state).toOpaque())
+            ini_parse_stream(
+                feedLine, Unmanaged.passUnretained(state).toOpaque(),
+                receiveItem, Unmanaged.passUnretained(state).toOpaque())
         }
         var problems = prepared.problems + state.problems
         if status > 0 {
             problems.append((prepared.lines[Int(status) - 1].physicalLine, "expected '[section]' or 'key = value'"))
         }
-        let sorted = problems.sorted { $0.line < $1.line }.map { IniError(path: path, line: $0.line, message: $0.message) }
+        let sorted = problems.sorted { $0.line < $1.line }.map {
+            IniError(path: path, line: $0.line, message: $0.message)
+        }
         if var first = sorted.first {
             first.more = Array(sorted.dropFirst())
             throw first
@@ -144,7 +147,11 @@ private final class ParseState {
         let last = sections.count - 1
         let continues = line.isIndented && lastItemLine > headerLine && !sections[last].items.isEmpty
         if let bad = value.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            problems.append((line.physicalLine, "'\(key)': the value contains a control character (U+\(String(format: "%04X", bad.value))); remove it"))
+            problems.append(
+                (
+                    line.physicalLine,
+                    "'\(key)': the value contains a control character (U+\(String(format: "%04X", bad.value))); remove it"
+                ))
         }
         if continues {
             let item = sections[last].items.count - 1
@@ -152,8 +159,12 @@ private final class ParseState {
                 sections[last].items[item].value += (line.isGlue ? "" : "\n") + value
             } else {
                 let owner = sections[last].items[item]
-                problems.append((line.physicalLine, "an indented line would continue '\(owner.key)' of line \(owner.line); "
-                                 + "remove the indentation, make it a comment with '#', or put the text on line \(owner.line)"))
+                problems.append(
+                    (
+                        line.physicalLine,
+                        "an indented line would continue '\(owner.key)' of line \(owner.line); "
+                            + "remove the indentation, make it a comment with '#', or put the text on line \(owner.line)"
+                    ))
             }
         } else {
             sections[last].items.append(IniFile.Item(key: key, value: value, line: line.physicalLine))
@@ -171,7 +182,9 @@ private final class ParseState {
 }
 
 /// inih's reader: copies the next prepared line, with `\n` and a NUL, into `buffer`.
-private func feedLine(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int32, _ stream: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
+private func feedLine(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int32, _ stream: UnsafeMutableRawPointer?)
+    -> UnsafeMutablePointer<CChar>?
+{
     guard let buffer, let stream else { return nil }
     let state = Unmanaged<ParseState>.fromOpaque(stream).takeUnretainedValue()
     guard state.next < state.prepared.lines.count else {
@@ -191,7 +204,10 @@ private func feedLine(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int32, _ s
 }
 
 /// inih's handler: called once per `key = value` and per continuation line.
-private func receiveItem(_ user: UnsafeMutableRawPointer?, _ section: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> Int32 {
+private func receiveItem(
+    _ user: UnsafeMutableRawPointer?, _ section: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?,
+    _ value: UnsafePointer<CChar>?
+) -> Int32 {
     guard let user, let name, let value else { return 1 }
     let state = Unmanaged<ParseState>.fromOpaque(user).takeUnretainedValue()
     state.handle(key: String(cString: name), value: String(cString: value))

@@ -98,7 +98,10 @@ struct IniLines {
     /// Appends the pieces of one physical line: the first as a line, the rest as glue.
     private mutating func append(_ pieces: [[UInt8]], physicalLine n: Int) {
         for (i, piece) in pieces.enumerated() {
-            lines.append(Line(bytes: piece, physicalLine: n, isGlue: i > 0, isIndented: i > 0 || piece.first.map(Self.isSpace) == true))
+            lines.append(
+                Line(
+                    bytes: piece, physicalLine: n, isGlue: i > 0,
+                    isIndented: i > 0 || piece.first.map(Self.isSpace) == true))
         }
     }
 

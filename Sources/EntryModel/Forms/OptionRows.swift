@@ -52,9 +52,10 @@ package enum OptionRows {
         switch field.type {
         case .country:
             rows = reference.searchCountries(matching: query, locale: locale).map { c in
-                OptionRow(value: c.alpha2, label: c.name(in: locale), flag: c.flag,
-                          aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh)].filter { !$0.isEmpty }
-                            + c.pinyin + c.aliases)
+                OptionRow(
+                    value: c.alpha2, label: c.name(in: locale), flag: c.flag,
+                    aliases: [c.alpha3, c.numeric, c.name(in: locale == .zh ? .en : .zh)].filter { !$0.isEmpty }
+                        + c.pinyin + c.aliases)
             }
         case .province:
             rows = reference.searchProvinces(matching: query, locale: locale).map { row($0, locale: locale) }
@@ -66,12 +67,15 @@ package enum OptionRows {
                 }
                 province = found.code
             }
-            rows = reference.searchCities(matching: query, province: province, locale: locale).map { row($0, locale: locale) }
+            rows = reference.searchCities(matching: query, province: province, locale: locale).map {
+                row($0, locale: locale)
+            }
         case .choice:
             let keys = field.options.map { option in option.names.map { NameKey($0) } }
             rows = SearchRanking.filter(field.options, keys: keys, query: query).map { option in
-                OptionRow(value: option.value, label: option.label(in: locale),
-                          aliases: EntryLocale.allCases.filter { $0 != locale }.map { option.label(in: $0) } + option.aliases)
+                OptionRow(
+                    value: option.value, label: option.label(in: locale),
+                    aliases: EntryLocale.allCases.filter { $0 != locale }.map { option.label(in: $0) } + option.aliases)
             }
         case .text, .date, .datetime, .phone, .email:
             throw EntryError.fieldNotFound(form: form.name, field: name)
@@ -81,7 +85,7 @@ package enum OptionRows {
 
     private static func row(_ d: Division, locale: EntryLocale) -> OptionRow {
         let other = d.name(in: locale == .zh ? .en : .zh)
-        let aliases = [d.iso3166_2, other, d.shortZH, d.pinyin].compactMap { $0 } + d.aliases + d.formerNames
+        let aliases = [d.isoCode, other, d.shortZH, d.pinyin].compactMap { $0 } + d.aliases + d.formerNames
         return OptionRow(value: d.code, label: d.name(in: locale), parent: d.parentCode, aliases: aliases)
     }
 }

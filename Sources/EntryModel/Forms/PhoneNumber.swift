@@ -44,20 +44,21 @@ package enum PhoneNumberType: String, Sendable, CaseIterable, Hashable {
 
     /// The name of the type in `locale`, for messages (`固定电话`, `landline`).
     func name(in locale: EntryLocale) -> String {
-        let names: (zh: String, en: String) = switch self {
-        case .fixedLine: ("固定电话", "landline")
-        case .mobile: ("手机", "mobile")
-        case .fixedLineOrMobile: ("固定电话或手机", "landline or mobile")
-        case .tollFree: ("免费电话", "toll-free")
-        case .premiumRate: ("付费声讯电话", "premium-rate")
-        case .sharedCost: ("分摊付费电话", "shared-cost")
-        case .voip: ("网络电话（VoIP）", "VoIP")
-        case .personal: ("个人号码", "personal")
-        case .pager: ("寻呼机", "pager")
-        case .uan: ("统一接入号码", "universal access")
-        case .voicemail: ("语音信箱", "voicemail")
-        case .unknown: ("未知类型", "unknown type")
-        }
+        let names: (zh: String, en: String) =
+            switch self {
+            case .fixedLine: ("固定电话", "landline")
+            case .mobile: ("手机", "mobile")
+            case .fixedLineOrMobile: ("固定电话或手机", "landline or mobile")
+            case .tollFree: ("免费电话", "toll-free")
+            case .premiumRate: ("付费声讯电话", "premium-rate")
+            case .sharedCost: ("分摊付费电话", "shared-cost")
+            case .voip: ("网络电话（VoIP）", "VoIP")
+            case .personal: ("个人号码", "personal")
+            case .pager: ("寻呼机", "pager")
+            case .uan: ("统一接入号码", "universal access")
+            case .voicemail: ("语音信箱", "voicemail")
+            case .unknown: ("未知类型", "unknown type")
+            }
         return locale == .zh ? names.zh : names.en
     }
 }
@@ -80,10 +81,14 @@ package enum PhoneNumber {
     /// parsed, the type when valid. No checks of entryd's own (characters,
     /// scientific notation, types a field takes).
     static func library(_ input: String, region: String)
-        -> (outcome: cphone_outcome, e164: String, region: String, type: PhoneNumberType) {
+        -> (outcome: cphone_outcome, e164: String, region: String, type: PhoneNumberType)
+    {
         var result = cphone_parse(input, region)
-        let text = { (pointer: UnsafeRawBufferPointer) in String(cString: pointer.bindMemory(to: CChar.self).baseAddress!) }
-        let e164 = withUnsafeBytes(of: &result.e164, text), owner = withUnsafeBytes(of: &result.region, text)
+        let text = { (pointer: UnsafeRawBufferPointer) in
+            String(cString: pointer.bindMemory(to: CChar.self).baseAddress!)
+        }
+        let e164 = withUnsafeBytes(of: &result.e164, text)
+        let owner = withUnsafeBytes(of: &result.region, text)
         return (result.outcome, e164, owner, PhoneNumberType(result.type))
     }
 
@@ -125,8 +130,10 @@ package enum PhoneNumber {
     ///   notation (`1.38001E+10`, see ``isScientificNotation(_:)``), a short,
     ///   invalid or country-code-less number; `not-in-list` for an unknown
     ///   calling code; `too-long`; `ambiguous`; `out-of-range` for a type the field does not take.
-    static func parse(_ input: String, region: String, types: Set<PhoneNumberType>? = nil,
-                      regionName: (String) -> String, locale: EntryLocale) throws(FieldFailure) -> String {
+    static func parse(
+        _ input: String, region: String, types: Set<PhoneNumberType>? = nil,
+        regionName: (String) -> String, locale: EntryLocale
+    ) throws(FieldFailure) -> String {
         if isScientificNotation(input) { throw FieldFailure(code: .invalidFormat, reason: .phoneScientificNotation) }
         guard hasOnlyNumberCharacters(input) else { throw FieldFailure(code: .invalidFormat, reason: .phoneCharacters) }
         let read = library(input, region: region)
@@ -138,27 +145,35 @@ package enum PhoneNumber {
             if plus.outcome == CPHONE_VALID {
                 let shown = format(plus.e164) ?? plus.e164
                 if read.outcome != CPHONE_VALID {
-                    throw FieldFailure(code: .invalidFormat, reason: .phoneCallingCodeWithoutPlus(suggestion: shown),
-                                       suggestions: [plus.e164])
+                    throw FieldFailure(
+                        code: .invalidFormat, reason: .phoneCallingCodeWithoutPlus(suggestion: shown),
+                        suggestions: [plus.e164])
                 }
                 if digits.hasPrefix(String(cphone_country_code_for_region(region))) {
-                    throw FieldFailure(code: .ambiguous,
-                                       reason: .phoneAmbiguous(international: shown, national: format(read.e164) ?? read.e164),
-                                       suggestions: [plus.e164, read.e164])
+                    throw FieldFailure(
+                        code: .ambiguous,
+                        reason: .phoneAmbiguous(international: shown, national: format(read.e164) ?? read.e164),
+                        suggestions: [plus.e164, read.e164])
                 }
             }
         }
         if !typedPlus, read.outcome != CPHONE_VALID {
             // `00` is not the international prefix everywhere (011 in the US, 001 in
             // Hong Kong): `0086 …` for such a region is the +86 number.
-            if digits.hasPrefix("00"), case let plus = library("+" + digits.dropFirst(2), region: "ZZ"), plus.outcome == CPHONE_VALID {
-                throw FieldFailure(code: .invalidFormat, reason: .phoneCallingCodeWithoutPlus(suggestion: format(plus.e164) ?? plus.e164),
-                                   suggestions: [plus.e164])
+            if digits.hasPrefix("00"), case let plus = library("+" + digits.dropFirst(2), region: "ZZ"),
+                plus.outcome == CPHONE_VALID
+            {
+                throw FieldFailure(
+                    code: .invalidFormat,
+                    reason: .phoneCallingCodeWithoutPlus(suggestion: format(plus.e164) ?? plus.e164),
+                    suggestions: [plus.e164])
             }
             // A Chinese number for an entry of another country (entryd's users are mostly in China).
             if region != "CN", case let chinese = library(input, region: "CN"), chinese.outcome == CPHONE_VALID {
-                throw FieldFailure(code: .invalidFormat, reason: .phoneOfChina(region: regionName(region), suggestion: format(chinese.e164) ?? chinese.e164),
-                                   suggestions: [chinese.e164])
+                throw FieldFailure(
+                    code: .invalidFormat,
+                    reason: .phoneOfChina(region: regionName(region), suggestion: format(chinese.e164) ?? chinese.e164),
+                    suggestions: [chinese.e164])
             }
         }
         switch read.outcome {
@@ -169,11 +184,16 @@ package enum PhoneNumber {
         case CPHONE_NOT_A_NUMBER: throw FieldFailure(code: .invalidFormat, reason: .phoneCharacters)
         default:
             // Of an impossible length or no number of its region: name the region its code belongs to.
-            throw FieldFailure(code: .invalidFormat, reason: .phoneInvalid(region: regionName(read.region.isEmpty ? region : read.region)))
+            throw FieldFailure(
+                code: .invalidFormat,
+                reason: .phoneInvalid(region: regionName(read.region.isEmpty ? region : read.region)))
         }
         if let types, !read.type.isAccepted(by: types) {
-            throw FieldFailure(code: .outOfRange, reason: .phoneWrongType(
-                type: read.type.name(in: locale), accepted: PhoneNumberType.allCases.filter(types.contains).map { $0.name(in: locale) }))
+            throw FieldFailure(
+                code: .outOfRange,
+                reason: .phoneWrongType(
+                    type: read.type.name(in: locale),
+                    accepted: PhoneNumberType.allCases.filter(types.contains).map { $0.name(in: locale) }))
         }
         return read.e164
     }
@@ -192,13 +212,19 @@ package enum PhoneNumber {
     /// digits, white space, one `+` before the first digit (`+86 …`, `(+86) …`),
     /// `-` and the Unicode dashes (U+2010–U+2015, U+2212), `.`, `/`, `(` and `)`.
     static func hasOnlyNumberCharacters(_ input: String) -> Bool {
-        var seenDigitOrPlus = false, seenVisible = false
+        var seenDigitOrPlus = false
+        var seenVisible = false
         for scalar in input.unicodeScalars {
             if isWhitespace(scalar) { continue }
             seenVisible = true
-            if decimalDigit(scalar) != nil { seenDigitOrPlus = true; continue }
+            if decimalDigit(scalar) != nil {
+                seenDigitOrPlus = true
+                continue
+            }
             switch scalar {
-            case "+": if seenDigitOrPlus { return false }; seenDigitOrPlus = true
+            case "+":
+                if seenDigitOrPlus { return false }
+                seenDigitOrPlus = true
             case "-", ".", "/", "(", ")", "\u{2010}"..."\u{2015}", "\u{2212}": continue
             default: return false
             }
@@ -232,7 +258,8 @@ package enum PhoneNumber {
         let mantissa = rest.prefix(while: { $0.isASCIIDigit || $0 == "." || $0 == "," })
         rest = rest.dropFirst(mantissa.count)
         guard mantissa.first?.isASCIIDigit == true, mantissa.filter({ $0 == "." || $0 == "," }).count <= 1,
-              rest.first == "E" || rest.first == "e" else { return false }
+            rest.first == "E" || rest.first == "e"
+        else { return false }
         rest = rest.dropFirst()
         if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
         return !rest.isEmpty && rest.allSatisfy(\.isASCIIDigit)

@@ -88,13 +88,18 @@ enum ProblemReason: Sendable, Equatable {
         case .phoneTooShort: return "\(label)位数太少，请填写完整号码（座机连同区号）。"
         case .unknownCallingCode: return "\(label)的国家代码无法识别，请检查 + 或 00 后面的数字，或写成 + 加国家代码的形式，例如 +86 138 0013 8000。"
         case .phoneCallingCodeWithoutPlus(let suggestion): return "\(label)似乎以国家代码开头但缺少 +，请写成 \(suggestion)。"
-        case .phoneAmbiguous(let international, let national): return "\(label)有两种读法：带国家代码的 \(international)，或本国号码 \(national)；若指前者请加上 +，或从建议中选择。"
+        case .phoneAmbiguous(let international, let national):
+            return "\(label)有两种读法：带国家代码的 \(international)，或本国号码 \(national)；若指前者请加上 +，或从建议中选择。"
         case .phoneInvalid(let region): return "\(label)不是有效的\(region)号码，请检查位数和开头的数字。"
-        case .phoneOfChina(let region, let suggestion): return "\(label)不是有效的\(region)号码；如果是中国的号码，请连同国家代码写成 \(suggestion)。"
-        case .phoneWrongType(let type, let accepted): return "\(label)：填写的是\(type)号码，此处只接受\(accepted.joined(separator: "、"))号码；请换一个\(accepted.joined(separator: "或"))号码。"
+        case .phoneOfChina(let region, let suggestion):
+            return "\(label)不是有效的\(region)号码；如果是中国的号码，请连同国家代码写成 \(suggestion)。"
+        case .phoneWrongType(let type, let accepted):
+            return
+                "\(label)：填写的是\(type)号码，此处只接受\(accepted.joined(separator: "、"))号码；请换一个\(accepted.joined(separator: "或"))号码。"
         case .emailFormat: return "\(label)不是有效的邮箱地址，请按 name@example.com 的格式填写。"
         case .emailTooLong: return "\(label)过长：@ 前最多 64 字节，域名最多 255 字节，整个地址（国际化域名按 xn-- 形式计）最多 254 字节。"
-        case .emailDomainLabel(let part): return "\(label)的域名部分“\(part)”不是有效的（国际化）域名：只能用字母、数字和不在首尾的连字符，每段最多 63 字节；请检查拼写。"
+        case .emailDomainLabel(let part):
+            return "\(label)的域名部分“\(part)”不是有效的（国际化）域名：只能用字母、数字和不在首尾的连字符，每段最多 63 字节；请检查拼写。"
         }
     }
 
@@ -102,40 +107,67 @@ enum ProblemReason: Sendable, Equatable {
         switch self {
         case .required: return "\(label) is required; please fill it in."
         case .unknownField(let form): return "Form '\(form)' has no field '\(label)'; remove it."
-        case .controlCharacters: return "\(label) must not contain control characters such as line breaks or tabs; remove them."
+        case .controlCharacters:
+            return "\(label) must not contain control characters such as line breaks or tabs; remove them."
         case .noVisibleCharacters: return "\(label) has only invisible characters; enter something visible."
         case .tooLong(let maximum): return "\(label) may have at most \(maximum) characters; shorten it."
         case .dateFormat: return "\(label) is not a date; write it as YYYY-MM-DD, e.g. 1990-05-17."
         case .noSuchDate: return "\(label) is not a day of the calendar; check the month and day."
-        case .dateTimeFormat: return "\(label) is not a date and time; write it as YYYY-MM-DD HH:mm, e.g. 2025-03-09 14:30."
+        case .dateTimeFormat:
+            return "\(label) is not a date and time; write it as YYYY-MM-DD HH:mm, e.g. 2025-03-09 14:30."
         case .noSuchTime: return "\(label) has no such time of day; hours go from 0 to 23 and minutes from 0 to 59."
         case .secondsNotZero: return "\(label) is kept in whole minutes; leave out the seconds."
         case .before(let bound): return "\(label) must not be before \(bound)."
         case .after(let bound): return "\(label) must not be after \(bound)."
-        case .offInterval(let minutes): return "The minutes of \(label) must be a multiple of \(minutes); pick a time on a \(minutes)-minute step."
+        case .offInterval(let minutes):
+            return "The minutes of \(label) must be a multiple of \(minutes); pick a time on a \(minutes)-minute step."
         case .notACountry: return "\(label) is not a country of the list; pick one, or give its ISO code (e.g. CN)."
         case .notAProvince: return "\(label) is not a province of the list; pick one (e.g. Guangdong or 440000)."
         case .notACity: return "\(label) is not a city of the list; pick one of the chosen province's cities."
         case .notAnOption(let labels): return "\(label) must be one of: \(labels.joined(separator: ", "))."
         case .retired(let name): return "\(label) '\(name)' is a retired division; pick a current city."
         case .ambiguous(let names): return "\(label) matches several rows (\(names.joined(separator: "; "))); pick one."
-        case .notInProvince(let province): return "\(label) is not in the chosen province (\(province)); pick one of its cities or change the province."
-        case .provinceAsCity(let province): return "\(province) is a province-level unit; for \(label) choose one of its cities, districts or counties, such as those suggested."
+        case .notInProvince(let province):
+            return
+                "\(label) is not in the chosen province (\(province)); pick one of its cities or change the province."
+        case .provinceAsCity(let province):
+            return
+                "\(province) is a province-level unit; for \(label) choose one of its cities, districts or counties, such as those suggested."
         case .provinceHasNoCities(let province): return "\(province) has no cities in the list; leave \(label) empty."
-        case .cityNeedsProvince(let city): return "\(label) cannot be cleared alone: the stored city \(city) lies in it; clear the city too, or change the province and city together."
-        case .phoneCharacters: return "\(label) may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."
-        case .phoneScientificNotation: return "\(label) is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again."
+        case .cityNeedsProvince(let city):
+            return
+                "\(label) cannot be cleared alone: the stored city \(city) lies in it; clear the city too, or change the province and city together."
+        case .phoneCharacters:
+            return
+                "\(label) may contain only digits, spaces, hyphens, dots, parentheses and a leading +, e.g. +86 138 0013 8000."
+        case .phoneScientificNotation:
+            return
+                "\(label) is in scientific notation (like 1.38001E+10): a spreadsheet took the number for a quantity and its last digits are lost; format the column as text and export it again."
         case .phoneTooLong: return "\(label) has too many digits; check the number."
         case .phoneTooShort: return "\(label) is too short; give the full number (with the area code for a landline)."
-        case .unknownCallingCode: return "\(label) does not start with a known country calling code; check the digits after + or 00, or write it with + and the country code, e.g. +86 138 0013 8000."
-        case .phoneCallingCodeWithoutPlus(let suggestion): return "\(label) seems to start with its country code but has no +; write it as \(suggestion)."
-        case .phoneAmbiguous(let international, let national): return "\(label) reads two ways: \(international) with its country code, or the national number \(national); add the + if you mean the first, or pick one of the suggestions."
-        case .phoneInvalid(let region): return "\(label) is not a valid number in \(region); check the number of digits and how it starts."
-        case .phoneOfChina(let region, let suggestion): return "\(label) is not a valid number in \(region); if it is a Chinese number, write it with its country code: \(suggestion)."
-        case .phoneWrongType(let type, let accepted): return "\(label): this is a \(type) number, and this field takes \(accepted.joined(separator: " or ")) numbers only; give a \(accepted.joined(separator: " or ")) number."
+        case .unknownCallingCode:
+            return
+                "\(label) does not start with a known country calling code; check the digits after + or 00, or write it with + and the country code, e.g. +86 138 0013 8000."
+        case .phoneCallingCodeWithoutPlus(let suggestion):
+            return "\(label) seems to start with its country code but has no +; write it as \(suggestion)."
+        case .phoneAmbiguous(let international, let national):
+            return
+                "\(label) reads two ways: \(international) with its country code, or the national number \(national); add the + if you mean the first, or pick one of the suggestions."
+        case .phoneInvalid(let region):
+            return "\(label) is not a valid number in \(region); check the number of digits and how it starts."
+        case .phoneOfChina(let region, let suggestion):
+            return
+                "\(label) is not a valid number in \(region); if it is a Chinese number, write it with its country code: \(suggestion)."
+        case .phoneWrongType(let type, let accepted):
+            return
+                "\(label): this is a \(type) number, and this field takes \(accepted.joined(separator: " or ")) numbers only; give a \(accepted.joined(separator: " or ")) number."
         case .emailFormat: return "\(label) is not a valid e-mail address; write it like name@example.com."
-        case .emailTooLong: return "\(label) is too long: at most 64 bytes before the @, 255 in the domain and 254 in all (an internationalised domain counted in its xn-- form)."
-        case .emailDomainLabel(let part): return "\(label) has a domain part '\(part)' that is not a valid (internationalised) domain name: letters, digits and inner hyphens only, at most 63 bytes a label; check the spelling."
+        case .emailTooLong:
+            return
+                "\(label) is too long: at most 64 bytes before the @, 255 in the domain and 254 in all (an internationalised domain counted in its xn-- form)."
+        case .emailDomainLabel(let part):
+            return
+                "\(label) has a domain part '\(part)' that is not a valid (internationalised) domain name: letters, digits and inner hyphens only, at most 63 bytes a label; check the spelling."
         }
     }
 }

@@ -6,7 +6,9 @@ extension ValidationRun {
     mutating func value(of text: String, for field: FieldDefinition) throws(FieldFailure) -> String {
         // No value of a picker, date, phone or e-mail holds a control character; a NUL
         // would end the string a C library (libidn2, libphonenumber, ICU) is handed.
-        if field.type != .text, text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+        if field.type != .text,
+            text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+        {
             throw FieldFailure(code: .invalidFormat, reason: .controlCharacters)
         }
         // The longest name, code or value of a list is far shorter; a longer input is
@@ -28,9 +30,10 @@ extension ValidationRun {
         case .city: return try city(text, field)
         case .choice: return try choice(text, field)
         case .phone:
-            return try PhoneNumber.parse(text, region: PhoneNumber.defaultRegion(country: entryCountry), types: field.phoneTypes,
-                                         regionName: { code in reference.country(alpha2: code)?.name(in: locale) ?? code },
-                                         locale: locale)
+            return try PhoneNumber.parse(
+                text, region: PhoneNumber.defaultRegion(country: entryCountry), types: field.phoneTypes,
+                regionName: { code in reference.country(alpha2: code)?.name(in: locale) ?? code },
+                locale: locale)
         case .email: return try EmailAddress.parse(text)
         }
     }
@@ -57,7 +60,8 @@ extension ValidationRun {
         if text.unicodeScalars.contains(where: { scalar in
             switch scalar.value {
             case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029,
-                 0x200B, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF, 0xFFF9...0xFFFB: true
+                0x200B, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF, 0xFFF9...0xFFFB:
+                true
             default: false
             }
         }) {
@@ -101,7 +105,8 @@ extension ValidationRun {
         switch reference.resolveCountry(text) {
         case .found(let country): return country.alpha2
         case .ambiguous(let rows):
-            throw FieldFailure(code: .ambiguous, reason: .ambiguous(names: rows.map(named)), suggestions: rows.map(\.alpha2))
+            throw FieldFailure(
+                code: .ambiguous, reason: .ambiguous(names: rows.map(named)), suggestions: rows.map(\.alpha2))
         case .notFound(suggestions: let rows), .wrongParent(let rows):
             throw FieldFailure(code: .notInList, reason: .notACountry, suggestions: rows.map(\.alpha2))
         }
@@ -112,7 +117,8 @@ extension ValidationRun {
         switch reference.resolveProvince(text) {
         case .found(let province): return province.code
         case .ambiguous(let rows):
-            throw FieldFailure(code: .ambiguous, reason: .ambiguous(names: rows.map(named)), suggestions: rows.map(\.code))
+            throw FieldFailure(
+                code: .ambiguous, reason: .ambiguous(names: rows.map(named)), suggestions: rows.map(\.code))
         case .notFound(suggestions: let rows), .wrongParent(let rows):
             throw FieldFailure(code: .notInList, reason: .notAProvince, suggestions: rows.map(\.code))
         }
@@ -128,26 +134,33 @@ extension ValidationRun {
         let codes = { (rows: [Division]) in rows.map(\.code) }
         switch reference.resolveCity(text, province: province) {
         case .found(let city):
-            if province == nil, failures[parent] == nil, let cityProvince = city.parentCode, form.field(named: parent) != nil {
+            if province == nil, failures[parent] == nil, let cityProvince = city.parentCode,
+                form.field(named: parent) != nil
+            {
                 fields[parent] = cityProvince
             }
             return city.code
         case .ambiguous(let rows):
-            let names = rows.map { Display.region(province: $0.parentCode, city: $0.code, locale: locale, reference: reference) }
+            let names = rows.map {
+                Display.region(province: $0.parentCode, city: $0.code, locale: locale, reference: reference)
+            }
             throw FieldFailure(code: .ambiguous, reason: .ambiguous(names: names), suggestions: codes(rows))
         case .wrongParent(let rows):
-            throw FieldFailure(code: .parentMismatch, reason: .notInProvince(province: divisionName(province ?? "")),
-                               suggestions: codes(rows))
+            throw FieldFailure(
+                code: .parentMismatch, reason: .notInProvince(province: divisionName(province ?? "")),
+                suggestions: codes(rows))
         case .notFound(suggestions: let rows):
             if let retired = reference.retiredDivision(code: text) {
-                throw FieldFailure(code: .notInList, reason: .retired(name: retired.name(in: locale)), suggestions: codes(rows))
+                throw FieldFailure(
+                    code: .notInList, reason: .retired(name: retired.name(in: locale)), suggestions: codes(rows))
             }
             // `北京` as a city: the municipalities' cities are their districts and counties.
             if case .found(let named) = reference.resolveProvince(text), province == nil || province == named.code {
                 let districts = reference.cities(ofProvince: named.code)
                 if !districts.isEmpty {
-                    throw FieldFailure(code: .notInList, reason: .provinceAsCity(province: named.name(in: locale)),
-                                       suggestions: codes(Array(districts.prefix(5))))
+                    throw FieldFailure(
+                        code: .notInList, reason: .provinceAsCity(province: named.name(in: locale)),
+                        suggestions: codes(Array(districts.prefix(5))))
                 }
             }
             throw FieldFailure(code: .notInList, reason: .notACity, suggestions: codes(rows))
@@ -163,8 +176,9 @@ extension ValidationRun {
         let key = MatchKey(text)
         let matches = { (option: ChoiceOption) in option.names.contains { MatchKey($0) == key } }
         if let option = field.options.first(where: matches) { return option.value }
-        throw FieldFailure(code: .notInList, reason: .notAnOption(labels: field.options.map { $0.label(in: locale) }),
-                           suggestions: field.options.map(\.value))
+        throw FieldFailure(
+            code: .notInList, reason: .notAnOption(labels: field.options.map { $0.label(in: locale) }),
+            suggestions: field.options.map(\.value))
     }
 
     /// The entry's country (the value of the form's first country field), if any.

@@ -69,7 +69,8 @@ package struct Validator: Sendable {
                 if let parent = field.parent, hidden.contains(parent) {
                     hidden.insert(field.name)
                 } else if let condition = field.requiredWhen, input[condition.field] != nil,
-                          current[condition.field] != run.fields[condition.field], !condition.holds(in: run.fields) {
+                    current[condition.field] != run.fields[condition.field], !condition.holds(in: run.fields)
+                {
                     hidden.insert(field.name)
                 }
             }
@@ -79,7 +80,9 @@ package struct Validator: Sendable {
             run.checkStoredCity(field, parentCleared: field.parent.map { input[$0] != nil } ?? false)
         }
         run.checkRequired()
-        var problems = run.failures.isEmpty ? []
+        var problems =
+            run.failures.isEmpty
+            ? []
             : form.fields.compactMap { field in run.failures[field.name]?.problem(field: field, locale: locale) }
         // Every input name was a field of the form (field names are unique).
         if known == input.count { return ValidationResult(fields: run.fields, problems: problems) }
@@ -93,13 +96,19 @@ package struct Validator: Sendable {
             // (doc/protocol.md: "canonical values the input may have meant").
             let near = Validator.nearFieldNames(name, in: form).joined(separator: ", ")
             let hint = near.isEmpty ? "" : locale == .zh ? "是否指 \(near)？" : " Did you mean \(near)?"
-            problems.append(Problem(field: name.count > 256 ? String(name.prefix(256)) : name, code: .unknownField,
-                                    message: message + hint))
+            problems.append(
+                Problem(
+                    field: name.count > 256 ? String(name.prefix(256)) : name, code: .unknownField,
+                    message: message + hint))
         }
         if unknown.count > Validator.maxUnknownFieldProblems {
             let more = unknown.count - Validator.maxUnknownFieldProblems
-            problems.append(Problem(field: "", code: .unknownField, message: locale == .zh
-                ? "另有 \(more) 个字段不属于表单 \(form.name)。" : "\(more) more fields are not part of form \(form.name)."))
+            problems.append(
+                Problem(
+                    field: "", code: .unknownField,
+                    message: locale == .zh
+                        ? "另有 \(more) 个字段不属于表单 \(form.name)。" : "\(more) more fields are not part of form \(form.name)."
+                ))
         }
         return ValidationResult(fields: run.fields, problems: problems)
     }
@@ -142,7 +151,8 @@ package struct Validator: Sendable {
     static func isNFCWithoutOuterSpace(_ text: String) -> Bool {
         let scalars = text.unicodeScalars
         guard let first = scalars.first, let last = scalars.last,
-              !isWhitespace(first), !isWhitespace(last) else { return false }
+            !isWhitespace(first), !isWhitespace(last)
+        else { return false }
         return scalars.allSatisfy { s in
             s.value < 0x300 || (0x4E00...0x9FFF).contains(s.value) || (0x3400...0x4DBF).contains(s.value)
         }
@@ -179,7 +189,8 @@ struct ValidationRun {
     /// the stored city would be left without its province.
     mutating func checkStoredCity(_ field: FieldDefinition, parentCleared: Bool) {
         guard let parent = field.parent, let city = fields[field.name], failures[parent] == nil,
-              let cityProvince = reference.provinceCode(ofCity: city) else { return }
+            let cityProvince = reference.provinceCode(ofCity: city)
+        else { return }
         guard let province = fields[parent] else {
             if parentCleared {
                 failures[parent] = FieldFailure(code: .required, reason: .cityNeedsProvince(city: divisionName(city)))

@@ -23,8 +23,8 @@ package struct Division: Sendable, Hashable {
     /// Hanyu Pinyin of ``shortZH`` or the established English form
     /// (`Guangzhou`, `Xi'an`, `Hohhot`, `Inner Mongolia`, `Tibet (Xizang)`).
     package let nameEN: String
-    /// ISO 3166-2 code of a province (`CN-GD`); `nil` for cities.
-    let iso3166_2: String?
+    /// ISO 3166-2 code of a province (`CN-GD`; column `iso3166_2`); `nil` for cities.
+    let isoCode: String?
     /// The name without its administrative suffix (`广东`, `广州`, `延边`).
     let shortZH: String
     /// Toneless pinyin of ``shortZH``, lower-case ASCII, `ü` as `v` (`lvliang`).
@@ -73,7 +73,7 @@ extension Division {
         self.init(
             code: code, parentCode: row.optional("parent_code"),
             level: row["level"] == "province" ? .province : .city,
-            nameZH: row["name_zh"], nameEN: row["name_en"], iso3166_2: row.optional("iso3166_2"),
+            nameZH: row["name_zh"], nameEN: row["name_en"], isoCode: row.optional("iso3166_2"),
             shortZH: row["short_zh"], pinyin: row["pinyin"], initials: row["initials"],
             aliases: row.list("aliases"), formerNames: Division.formerNames[code] ?? [])
     }

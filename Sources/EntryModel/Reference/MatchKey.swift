@@ -71,7 +71,7 @@ package struct MatchKey: Hashable, Sendable {
         if scalar.properties.isWhitespace { return true }
         switch scalar {
         case "-", "\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}",
-             "'", "\u{2018}", "\u{2019}", "`", ".", ",", "_", "(", ")":
+            "'", "\u{2018}", "\u{2019}", "`", ".", ",", "_", "(", ")":
             return true
         default:
             return false

@@ -17,7 +17,9 @@ struct NameKey: Sendable {
     init(_ text: String) {
         key = MatchKey(text)
         isInitials = false
-        var starts: [Int] = [], length = 0, rebuilt = ""
+        var starts: [Int] = []
+        var length = 0
+        var rebuilt = ""
         var piece = String.UnicodeScalarView()
         func close() {
             let part = MatchKey(String(piece)).text
@@ -70,10 +72,12 @@ struct NameKey: Sendable {
     /// China) and words with letters left out (`stlucia`: Saint Lucia,
     /// `germny`: Germany) qualify; `untiedstates` does not.
     func isAbbreviated(by query: MatchKey) -> Bool {
-        let k = Array(key.text.unicodeScalars), q = Array(query.text.unicodeScalars)
+        let k = Array(key.text.unicodeScalars)
+        let q = Array(query.text.unicodeScalars)
         guard let first = q.first, q.count <= k.count, k.first == first else { return false }
         // word[p]: the index of the word holding position p; isStart[p]: a word begins at p.
-        var word = [Int](repeating: 0, count: k.count), isStart = [Bool](repeating: false, count: k.count)
+        var word = [Int](repeating: 0, count: k.count)
+        var isStart = [Bool](repeating: false, count: k.count)
         for (index, start) in wordStarts.enumerated() where start < k.count {
             isStart[start] = true
             for p in start..<k.count { word[p] = index }

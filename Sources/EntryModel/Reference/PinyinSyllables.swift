@@ -11,14 +11,17 @@ enum PinyinSyllables {
     /// `w`, or none) and a final (`a` … `uang`, `v` for ü). Longer syllables are
     /// tried first, so `guangan`, `ga` is `guang|an`. `nil` when no split fits.
     static func starts(of pinyin: String, initials: String) -> [Int]? {
-        let letters = Array(pinyin.unicodeScalars), firsts = Array(initials.unicodeScalars)
+        let letters = Array(pinyin.unicodeScalars)
+        let firsts = Array(initials.unicodeScalars)
         guard !firsts.isEmpty, letters.allSatisfy(\.isASCII) else { return nil }
         func split(from position: Int, syllable: Int) -> [Int]? {
             if syllable == firsts.count { return position == letters.count ? [] : nil }
             guard position < letters.count, letters[position] == firsts[syllable] else { return nil }
             for length in stride(from: min(6, letters.count - position), through: 1, by: -1) {
                 let text = String(String.UnicodeScalarView(letters[position..<position + length]))
-                guard isSyllable(text), let rest = split(from: position + length, syllable: syllable + 1) else { continue }
+                guard isSyllable(text), let rest = split(from: position + length, syllable: syllable + 1) else {
+                    continue
+                }
                 return [position] + rest
             }
             return nil
@@ -37,8 +40,10 @@ enum PinyinSyllables {
 
     /// The initials, `y` and `w` (which begin the syllables of the `i`, `u`
     /// and `ü` finals) and the empty initial.
-    private static let initials = ["zh", "ch", "sh", "b", "p", "m", "f", "d", "t", "n", "l", "g", "k", "h",
-                                   "j", "q", "x", "r", "z", "c", "s", "y", "w", ""]
+    private static let initials = [
+        "zh", "ch", "sh", "b", "p", "m", "f", "d", "t", "n", "l", "g", "k", "h",
+        "j", "q", "x", "r", "z", "c", "s", "y", "w", "",
+    ]
 
     /// The finals as written after an initial (`ü` written `v`; after j, q, x, y written `u`).
     private static let finals: Set<String> = [
@@ -48,5 +53,7 @@ enum PinyinSyllables {
     ]
 
     /// The finals that stand alone as a syllable (`an` in xi|an, `er` in ha|er|bin).
-    private static let zeroInitialFinals: Set<String> = ["a", "o", "e", "ai", "ei", "ao", "ou", "an", "en", "ang", "eng", "er"]
+    private static let zeroInitialFinals: Set<String> = [
+        "a", "o", "e", "ai", "ei", "ao", "ou", "an", "en", "ang", "eng", "er",
+    ]
 }

@@ -38,7 +38,9 @@ extension ReferenceData {
     /// pinyin. English names win over pinyin: `Shanxi` is 山西 (140000) and
     /// `Shaanxi` 陕西 (610000), although both have the pinyin `shanxi`.
     package func resolveProvince(_ input: String) -> LookupResult<Division> {
-        if input.utf8.count == 6, let province = division(code: input), province.level == .province { return .found(province) }
+        if input.utf8.count == 6, let province = division(code: input), province.level == .province {
+            return .found(province)
+        }
         return resolveProvinceByIndex(input)
     }
 
@@ -63,7 +65,8 @@ extension ReferenceData {
     ///   current successors (``RetiredDivision/replacedBy``).
     package func resolveCity(_ input: String, province: String?) -> LookupResult<Division> {
         if input.utf8.count == 6, let city = division(code: input), city.level == .city,
-           province == nil || city.parentCode == province {
+            province == nil || city.parentCode == province
+        {
             return .found(city)
         }
         return resolveCityByIndex(input, province: province)

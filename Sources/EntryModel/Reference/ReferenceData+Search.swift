@@ -7,7 +7,8 @@ extension ReferenceData {
     /// countries for an empty query.
     func searchCountries(matching query: String, locale: EntryLocale = .en) -> [Country] {
         let order = listOrder(countries.indices, zh: countryPinyinOrder, locale: locale)
-        return SearchRanking.filter(order.map { countries[$0] }, keys: order.map { countrySearchKeys[$0] }, query: query)
+        return SearchRanking.filter(
+            order.map { countries[$0] }, keys: order.map { countrySearchKeys[$0] }, query: query)
     }
 
     /// Provinces whose code, names, short name, pinyin, initials, ISO 3166-2
@@ -15,7 +16,8 @@ extension ReferenceData {
     /// order of `locale` within a rank.
     func searchProvinces(matching query: String, locale: EntryLocale = .en) -> [Division] {
         let order = listOrder(provinces.indices, zh: provincePinyinOrder, locale: locale)
-        return SearchRanking.filter(order.map { provinces[$0] }, keys: order.map { provinceSearchKeys[$0] }, query: query)
+        return SearchRanking.filter(
+            order.map { provinces[$0] }, keys: order.map { provinceSearchKeys[$0] }, query: query)
     }
 
     /// Cities matching `query` like ``searchProvinces(matching:locale:)``
@@ -63,7 +65,8 @@ enum SearchRanking {
     static func filter<Row>(_ rows: [Row], keys: [[NameKey]], query: String) -> [Row] {
         let q = MatchKey(query)
         guard !q.isEmpty else { return rows }
-        let insideAllowed = q.text.unicodeScalars.count >= 3 || !q.text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) }
+        let insideAllowed =
+            q.text.unicodeScalars.count >= 3 || !q.text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) }
         var ranked: [(rank: Rank, index: Int)] = []
         for (index, rowKeys) in keys.enumerated() {
             if let rank = rowKeys.compactMap({ rank(of: $0, for: q, insideAllowed: insideAllowed) }).min() {

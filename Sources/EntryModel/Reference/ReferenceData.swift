@@ -44,7 +44,10 @@ package final class ReferenceData: Sendable {
 
     /// Parses the three tables (the text of `countries.tsv`, `cn_divisions.tsv`,
     /// `cn_divisions_retired.tsv`) and builds the indexes.
-    init(countries countriesText: String, divisions divisionsText: String, retired retiredText: String, dataVersion: String) {
+    init(
+        countries countriesText: String, divisions divisionsText: String, retired retiredText: String,
+        dataVersion: String
+    ) {
         self.dataVersion = dataVersion
         countries = TSVTable(countriesText).rows.map(Country.init(row:))
         let divisions = TSVTable(divisionsText).rows.map(Division.init(row:))
@@ -53,13 +56,16 @@ package final class ReferenceData: Sendable {
         countryByAlpha2 = Dictionary(uniqueKeysWithValues: countries.enumerated().map { ($1.alpha2, $0) })
         countryLabels = (countries.map { "\($0.flag) \($0.nameEN)" }, countries.map { "\($0.flag) \($0.nameZH)" })
         divisionByCode = Dictionary(uniqueKeysWithValues: divisions.map { ($0.code, $0) })
-        retiredByCode = Dictionary(uniqueKeysWithValues: TSVTable(retiredText).rows.map {
-            let row = RetiredDivision(row: $0)
-            return (row.code, row)
-        })
+        retiredByCode = Dictionary(
+            uniqueKeysWithValues: TSVTable(retiredText).rows.map {
+                let row = RetiredDivision(row: $0)
+                return (row.code, row)
+            })
         citiesByProvince = Dictionary(grouping: cities, by: { $0.parentCode ?? "" })
 
-        var countryIndex = NameIndex(), provinceIndex = NameIndex(), cityIndex = NameIndex()
+        var countryIndex = NameIndex()
+        var provinceIndex = NameIndex()
+        var cityIndex = NameIndex()
         for (row, country) in countries.enumerated() {
             for code in [country.alpha2, country.alpha3, country.numeric, country.flag] {
                 countryIndex.add(code, tier: .code, row: row)
@@ -97,7 +103,7 @@ package final class ReferenceData: Sendable {
     private static func index(_ rows: [Division], into index: inout NameIndex) {
         for (row, division) in rows.enumerated() {
             index.add(division.code, tier: .code, row: row)
-            if let iso = division.iso3166_2 { index.add(iso, tier: .code, row: row) }
+            if let iso = division.isoCode { index.add(iso, tier: .code, row: row) }
             for name in [division.nameZH, division.shortZH, division.nameEN] {
                 index.addName(name, tier: .name, row: row)
             }
@@ -107,7 +113,7 @@ package final class ReferenceData: Sendable {
     }
 
     private static func searchKeys(of d: Division) -> [NameKey] {
-        ([d.code, d.nameZH, d.nameEN, d.shortZH, d.iso3166_2 ?? ""] + d.aliases + d.formerNames).map { NameKey($0) }
+        ([d.code, d.nameZH, d.nameEN, d.shortZH, d.isoCode ?? ""] + d.aliases + d.formerNames).map { NameKey($0) }
             + [NameKey(pinyin: d.pinyin, initials: d.initials), NameKey(initials: d.initials)]
     }
 

@@ -31,8 +31,11 @@ package struct Limits: Sendable, Equatable {
 
     /// The limits by configuration key, as `Status` reports them.
     package var byKey: [(String, Int)] {
-        [("max-message-size", maxMessageBytes), ("max-connections", maxConnections),
-         ("idle-timeout", idleTimeoutSeconds), ("max-batch", maxBatch), ("max-clock-skew", maxClockSkewMs / 1000), ("peer-timeout", peerTimeoutSeconds),
-         ("max-page-size", maxPageSize)]
+        [
+            ("max-message-size", maxMessageBytes), ("max-connections", maxConnections),
+            ("idle-timeout", idleTimeoutSeconds), ("max-batch", maxBatch), ("max-clock-skew", maxClockSkewMs / 1000),
+            ("peer-timeout", peerTimeoutSeconds),
+            ("max-page-size", maxPageSize),
+        ]
     }
 }

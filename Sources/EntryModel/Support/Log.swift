@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 import Synchronization
 
@@ -11,7 +9,11 @@ import Synchronization
 package final class Log: Sendable {
     /// Syslog priorities (RFC 5424 §6.2.1), most severe first.
     package enum Level: Int32, Comparable, Sendable {
-        case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+        case error = 3
+        case warning = 4
+        case notice = 5
+        case info = 6
+        case debug = 7
         /// Less severe orders first: `debug < info < notice < warning < error`
         /// (the opposite of the syslog numbers).
         package static func < (a: Level, b: Level) -> Bool { a.rawValue > b.rawValue }

@@ -44,8 +44,10 @@ package final class Monitor<State>: @unchecked Sendable {
     /// this thread), or until `deadline` when one is given, then runs `body`
     /// on the state, all with the lock held but while waiting.
     /// - Returns: what `body` returns; at a deadline `blocked` may still hold.
-    package func withLock<R>(waitingUntil deadline: Date? = nil, while blocked: (State) -> Bool,
-                             _ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(
+        waitingUntil deadline: Date? = nil, while blocked: (State) -> Bool,
+        _ body: (inout State) throws -> R
+    ) rethrows -> R {
         try withLock(waitingUntil: { _ in deadline }, while: blocked, waking: { _ in .none }, body)
     }
 
@@ -54,8 +56,10 @@ package final class Monitor<State>: @unchecked Sendable {
     /// `body` on the state and wakes whom `wake` says for the state `body`
     /// left, all with the lock held but while waiting.
     /// - Returns: what `body` returns; at a deadline `blocked` may still hold.
-    package func withLock<R>(waitingUntil deadline: (State) -> Date?, while blocked: (State) -> Bool,
-                             waking wake: (State) -> Wake, _ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(
+        waitingUntil deadline: (State) -> Date?, while blocked: (State) -> Bool,
+        waking wake: (State) -> Wake, _ body: (inout State) throws -> R
+    ) rethrows -> R {
         condition.lock()
         defer {
             switch wake(state) {

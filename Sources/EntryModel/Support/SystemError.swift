@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 
 /// A failed system call, with the call's name and `errno` (see errno(3)).
 package struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -30,8 +30,8 @@ package enum Timestamp {
             return v
         }
         guard b.count >= 20, let y = num(0, 4), b[4] == 45, let mo = num(5, 2), b[7] == 45, let d = num(8, 2),
-              [84, 116, 32].contains(b[10]), let h = num(11, 2), b[13] == 58, let mi = num(14, 2), b[16] == 58,
-              let s = num(17, 2), (1...12).contains(mo), (1...daysInMonth(y, mo)).contains(d), h < 24, mi < 60, s < 61
+            [84, 116, 32].contains(b[10]), let h = num(11, 2), b[13] == 58, let mi = num(14, 2), b[16] == 58,
+            let s = num(17, 2), (1...12).contains(mo), (1...daysInMonth(y, mo)).contains(d), h < 24, mi < 60, s < 61
         else { return nil }
         var i = 19
         var millis = 0
@@ -50,10 +50,14 @@ package enum Timestamp {
         guard i < b.count else { return nil }
         if b[i] == 90 || b[i] == 122 {
             i += 1
-        } else if b[i] == 43 || b[i] == 45, let oh = num(i + 1, 2), i + 3 < b.count, b[i + 3] == 58, let om = num(i + 4, 2) {
+        } else if b[i] == 43 || b[i] == 45, let oh = num(i + 1, 2), i + 3 < b.count, b[i + 3] == 58,
+            let om = num(i + 4, 2)
+        {
             offsetSeconds = (oh * 3600 + om * 60) * (b[i] == 43 ? 1 : -1)
             i += 6
-        } else { return nil }
+        } else {
+            return nil
+        }
         guard i == b.count else { return nil }
         let seconds = days(fromCivil: y, mo, d) * 86400 + Int64(h * 3600 + mi * 60 + min(s, 59)) - Int64(offsetSeconds)
         guard seconds >= 0 else { return nil }

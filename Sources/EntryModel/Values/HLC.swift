@@ -124,6 +124,4 @@ package struct HybridClock: Sendable {
     }
 }
 
-#if canImport(Glibc)
 import Glibc
-#endif

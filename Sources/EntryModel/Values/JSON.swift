@@ -20,12 +20,12 @@ package enum JSON: Sendable, Equatable {
     package static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
-        case let (.bool(a), .bool(b)): return a == b
-        case let (.int(a), .int(b)): return a == b
-        case let (.double(a), .double(b)): return a == b
-        case let (.string(a), .string(b)): return a == b
-        case let (.array(a), .array(b)): return a == b
-        case let (.object(a), .object(b)):
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)):
             guard a.count == b.count else { return false }
             let bd = Dictionary(b, uniquingKeysWith: { x, _ in x })
             return a.allSatisfy { bd[$0.0] == $0.1 }
@@ -146,9 +146,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw fail("unexpected character")
         }
@@ -175,7 +181,11 @@ struct JSONParser {
         // than hashing every key; a set takes over for large objects.
         var seen: Set<String>?
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object(members) }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            depth -= 1
+            return .object(members)
+        }
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -193,8 +203,14 @@ struct JSONParser {
             members.append((key, try parseValue()))
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                break
+            }
             throw fail("expected ',' or '}'")
         }
         depth -= 1
@@ -206,14 +222,24 @@ struct JSONParser {
         i += 1
         var items: [JSON] = []
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; depth -= 1; return .array(items) }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+            i += 1
+            depth -= 1
+            return .array(items)
+        }
         while true {
             skipSpace()
             items.append(try parseValue())
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "]") { i += 1; break }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                break
+            }
             throw fail("expected ',' or ']'")
         }
         depth -= 1
@@ -292,7 +318,8 @@ struct JSONParser {
                 case UInt8(ascii: "u"):
                     var scalar = try hex4()
                     if (0xD800...0xDBFF).contains(scalar) {
-                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
+                        else {
                             throw fail("unpaired surrogate in string")
                         }
                         i += 2
@@ -309,7 +336,10 @@ struct JSONParser {
                 runStart = i
                 continue
             }
-            if b < 0x80 { i += 1; continue }
+            if b < 0x80 {
+                i += 1
+                continue
+            }
             try skipUTF8Sequence()
         }
         return String(decoding: out, as: UTF8.self)
@@ -319,15 +349,24 @@ struct JSONParser {
     mutating func skipUTF8Sequence() throws(JSONParseError) {
         let b0 = bytes[i]
         let need: Int
-        var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
+        var lo: UInt8 = 0x80
+        var hi: UInt8 = 0xBF
         switch b0 {
         case 0xC2...0xDF: need = 1
-        case 0xE0: need = 2; lo = 0xA0
+        case 0xE0:
+            need = 2
+            lo = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: need = 2
-        case 0xED: need = 2; hi = 0x9F
-        case 0xF0: need = 3; lo = 0x90
+        case 0xED:
+            need = 2
+            hi = 0x9F
+        case 0xF0:
+            need = 3
+            lo = 0x90
         case 0xF1...0xF3: need = 3
-        case 0xF4: need = 3; hi = 0x8F
+        case 0xF4:
+            need = 3
+            hi = 0x8F
         default: throw fail("invalid UTF-8")
         }
         guard i + need < bytes.count else { throw fail("invalid UTF-8") }
@@ -380,7 +419,11 @@ extension JSON {
         case .bool(let b): JSON.append(b ? "true" : "false", to: &out)
         case .int(let v): out.append(contentsOf: String(v).utf8)
         case .double(let d):
-            if d.isFinite { out.append(contentsOf: Array("\(d)".utf8)) } else { out.append(contentsOf: Array("null".utf8)) }
+            if d.isFinite {
+                out.append(contentsOf: Array("\(d)".utf8))
+            } else {
+                out.append(contentsOf: Array("null".utf8))
+            }
         case .string(let s): JSON.writeString(s, to: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -411,7 +454,9 @@ extension JSON {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole.
         let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
             out.append(contentsOf: bytes)
             return true
         }
@@ -421,11 +466,21 @@ extension JSON {
         }
         for b in s.utf8 {
             switch b {
-            case UInt8(ascii: "\""): out.append(0x5C); out.append(0x22)
-            case UInt8(ascii: "\\"): out.append(0x5C); out.append(0x5C)
-            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case UInt8(ascii: "\""):
+                out.append(0x5C)
+                out.append(0x22)
+            case UInt8(ascii: "\\"):
+                out.append(0x5C)
+                out.append(0x5C)
+            case 0x0A:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "n"))
+            case 0x0D:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "r"))
+            case 0x09:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "t"))
             case 0..<0x20:
                 out.append(contentsOf: Array("\\u00".utf8))
                 out.append(Hex.digits[Int(b >> 4)])

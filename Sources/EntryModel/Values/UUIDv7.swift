@@ -22,9 +22,15 @@ package enum UUIDv7 {
         let (high, low): (UInt64, UInt64) = recent.withLock { recent in
             var next: (milliseconds: UInt64, high: UInt64, low: UInt64)
             if let index = recent.firstIndex(where: { $0.milliseconds == milliseconds }),
-               recent[index].high < 0xFFF || recent[index].low < (1 << 62) - 1 {
+                recent[index].high < 0xFFF || recent[index].low < (1 << 62) - 1
+            {
                 next = recent.remove(at: index)
-                if next.low == (1 << 62) - 1 { next.low = 0; next.high += 1 } else { next.low += 1 }
+                if next.low == (1 << 62) - 1 {
+                    next.low = 0
+                    next.high += 1
+                } else {
+                    next.low += 1
+                }
             } else {
                 recent.removeAll { $0.milliseconds == milliseconds }
                 // Two 64-bit draws from the system CSPRNG (one getrandom(2) each), not one per byte.
@@ -50,7 +56,10 @@ package enum UUIDv7 {
         return String(unsafeUninitializedCapacity: 36) { out in
             var n = 0
             for (i, b) in bytes.enumerated() {
-                if i == 4 || i == 6 || i == 8 || i == 10 { out[n] = UInt8(ascii: "-"); n += 1 }
+                if i == 4 || i == 6 || i == 8 || i == 10 {
+                    out[n] = UInt8(ascii: "-")
+                    n += 1
+                }
                 out[n] = Hex.digits[Int(b >> 4)]
                 out[n + 1] = Hex.digits[Int(b & 0xF)]
                 n += 2

@@ -32,13 +32,17 @@ struct ConfigKey: Sendable {
         ConfigKey(section: .main, name: "socket") { c, x throws(BadValue) in
             let path = ConfigValues.path(x.value, relativeTo: x.directory)
             guard !x.value.isEmpty, path.utf8.count <= UnixSocket.maxPathBytes else {
-                throw BadValue(message: "give a socket path of at most \(UnixSocket.maxPathBytes) bytes, not '\(x.value)'")
+                throw BadValue(
+                    message: "give a socket path of at most \(UnixSocket.maxPathBytes) bytes, not '\(x.value)'")
             }
             c.socketPath = path
         },
         ConfigKey(section: .main, name: "socket-mode") { c, x throws(BadValue) in
             guard let mode = UInt32(x.value, radix: 8), (0o600...0o777).contains(mode), mode & 0o600 == 0o600 else {
-                throw BadValue(message: "give octal permission bits from 0600 to 0777 that keep the owner's read and write, e.g. 0660; not '\(x.value)'")
+                throw BadValue(
+                    message:
+                        "give octal permission bits from 0600 to 0777 that keep the owner's read and write, e.g. 0660; not '\(x.value)'"
+                )
             }
             c.socketMode = mode
         },
@@ -51,11 +55,16 @@ struct ConfigKey: Sendable {
             c.instance = x.value
         },
         ConfigKey(section: .main, name: "locale") { c, x throws(BadValue) in
-            guard let locale = EntryLocale(rawValue: x.value) else { throw BadValue(message: "write zh or en, not '\(x.value)'") }
+            guard let locale = EntryLocale(rawValue: x.value) else {
+                throw BadValue(message: "write zh or en, not '\(x.value)'")
+            }
             c.locale = locale
         },
         ConfigKey(section: .main, name: "forms") { c, x throws(BadValue) in
-            guard !x.value.isEmpty else { throw BadValue(message: "give a directory of form files (DIR/*.conf), or remove the key for the built-in form") }
+            guard !x.value.isEmpty else {
+                throw BadValue(
+                    message: "give a directory of form files (DIR/*.conf), or remove the key for the built-in form")
+            }
             c.formsDirectory = ConfigValues.path(x.value, relativeTo: x.directory)
         },
         ConfigKey(section: .main, name: "log-level") { c, x throws(BadValue) in
@@ -88,20 +97,33 @@ struct ConfigKey: Sendable {
         ConfigKey(section: .main, name: "compact-interval") { c, x throws(BadValue) in
             c.limits.compactIntervalSeconds = try ConfigValues.seconds(x.value, 0...(365 * 86_400))
         },
-        ConfigKey(section: .roles, name: "read") { c, x throws(BadValue) in c.access.grants[.read] = try ConfigValues.principals(x.value) },
-        ConfigKey(section: .roles, name: "write") { c, x throws(BadValue) in c.access.grants[.write] = try ConfigValues.principals(x.value) },
-        ConfigKey(section: .roles, name: "admin") { c, x throws(BadValue) in c.access.grants[.admin] = try ConfigValues.principals(x.value) },
-        ConfigKey(section: .roles, name: "gateway") { c, x throws(BadValue) in c.access.gateways = try ConfigValues.principals(x.value) },
+        ConfigKey(section: .roles, name: "read") { c, x throws(BadValue) in
+            c.access.grants[.read] = try ConfigValues.principals(x.value)
+        },
+        ConfigKey(section: .roles, name: "write") { c, x throws(BadValue) in
+            c.access.grants[.write] = try ConfigValues.principals(x.value)
+        },
+        ConfigKey(section: .roles, name: "admin") { c, x throws(BadValue) in
+            c.access.grants[.admin] = try ConfigValues.principals(x.value)
+        },
+        ConfigKey(section: .roles, name: "gateway") { c, x throws(BadValue) in
+            c.access.gateways = try ConfigValues.principals(x.value)
+        },
         ConfigKey(section: .roles, name: "default-role") { c, x throws(BadValue) in
-            guard let role = Role(name: x.value) else { throw BadValue(message: "write none, read, write or admin, not '\(x.value)'") }
+            guard let role = Role(name: x.value) else {
+                throw BadValue(message: "write none, read, write or admin, not '\(x.value)'")
+            }
             c.access.defaultRole = role
         },
         ConfigKey(section: .peer, name: "address") { c, x throws(BadValue) in
             let a = x.value
-            let ok = (a.hasPrefix("unix:/") && a.utf8.count - 5 <= UnixSocket.maxPathBytes)
+            let ok =
+                (a.hasPrefix("unix:/") && a.utf8.count - 5 <= UnixSocket.maxPathBytes)
                 || (a.hasPrefix("exec:") && !a.dropFirst(5).trimmingCharacters(in: .whitespaces).isEmpty)
             guard ok else {
-                throw BadValue(message: "write unix:/ABSOLUTE/PATH or exec:COMMAND (e.g. exec:ssh host entryctl bridge), not '\(a)'")
+                throw BadValue(
+                    message:
+                        "write unix:/ABSOLUTE/PATH or exec:COMMAND (e.g. exec:ssh host entryctl bridge), not '\(a)'")
             }
             c.updatePeer(x.peer) { $0.address = a }
         },
@@ -115,9 +137,13 @@ struct ConfigKey: Sendable {
     /// directory), or a PostgreSQL connection URI as it is.
     static func database(_ c: inout DaemonConfiguration, _ x: Context) throws(BadValue) {
         guard !x.value.isEmpty else {
-            throw BadValue(message: "give the path of the database file, e.g. /var/lib/entryd/entries.db, or a PostgreSQL URI, e.g. postgresql://entryd@db.example/entryd")
+            throw BadValue(
+                message:
+                    "give the path of the database file, e.g. /var/lib/entryd/entries.db, or a PostgreSQL URI, e.g. postgresql://entryd@db.example/entryd"
+            )
         }
-        c.databasePath = DaemonPaths.isServerURI(x.value) ? x.value : ConfigValues.path(x.value, relativeTo: x.directory)
+        c.databasePath =
+            DaemonPaths.isServerURI(x.value) ? x.value : ConfigValues.path(x.value, relativeTo: x.directory)
     }
 }
 
@@ -152,7 +178,10 @@ enum ConfigValues {
         for item in items {
             let name = item.hasPrefix("@") ? String(item.dropFirst()) : item
             guard isAccountName(name) else {
-                throw ConfigKey.BadValue(message: "list user names and @group names separated by commas, e.g. 'alice, @staff'; '\(item)' is not one")
+                throw ConfigKey.BadValue(
+                    message:
+                        "list user names and @group names separated by commas, e.g. 'alice, @staff'; '\(item)' is not one"
+                )
             }
         }
         return items
@@ -163,16 +192,18 @@ enum ConfigValues {
     static func isAccountName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, first != "-", name.utf8.count <= 256 else { return false }
         let body = name.hasSuffix("$") ? String(name.dropLast()) : name
-        return !body.isEmpty && body.unicodeScalars.allSatisfy {
-            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0))
-        }
+        return !body.isEmpty
+            && body.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0))
+            }
     }
 
     /// 1-64 ASCII letters, digits, `.`, `_` or `-`.
     static func isPeerName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 64 && name.unicodeScalars.allSatisfy {
-            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0))
-        }
+        !name.isEmpty && name.utf8.count <= 64
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0))
+            }
     }
 
     /// `value` if absolute, else taken relative to `directory`.

@@ -21,7 +21,9 @@ extension DaemonConfiguration {
     /// - Throws: ``ConfigurationError`` naming file, line and key: a missing
     ///   `--config` file (a missing default file is fine), an unreadable or
     ///   malformed file, an unknown section or key, a value out of bounds.
-    package static func load(path: String?, defaultPath: String = DaemonConfiguration.defaultPath) throws(ConfigurationError) -> DaemonConfiguration {
+    package static func load(path: String?, defaultPath: String = DaemonConfiguration.defaultPath)
+        throws(ConfigurationError) -> DaemonConfiguration
+    {
         let main = path ?? defaultPath
         var config = DaemonConfiguration()
         if FileManager.default.fileExists(atPath: main) || path != nil {
@@ -34,7 +36,9 @@ extension DaemonConfiguration {
             do {
                 names = try FileManager.default.contentsOfDirectory(atPath: dropIns)
             } catch {
-                throw ConfigurationError(path: dropIns, line: 0, key: "", message: "cannot read the drop-in directory; check its permissions")
+                throw ConfigurationError(
+                    path: dropIns, line: 0, key: "", message: "cannot read the drop-in directory; check its permissions"
+                )
             }
             let sorted = names.filter { $0.hasSuffix(".conf") && !$0.hasPrefix(".") }
                 .sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) }
@@ -57,7 +61,8 @@ extension DaemonConfiguration {
         // Read through a file handle, not FileManager.contents(atPath:), so that
         // `--config /dev/null` (embedded defaults only) works too.
         guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
-            throw ConfigurationError(path: path, line: 0, key: "", message: "cannot read the file; check the path and its permissions")
+            throw ConfigurationError(
+                path: path, line: 0, key: "", message: "cannot read the file; check the path and its permissions")
         }
         try? handle.close()
         guard let text = String(validating: data, as: UTF8.self) else {
@@ -73,7 +78,8 @@ extension DaemonConfiguration {
         do {
             ini = try IniFile(text: text, path: path, continuationLines: false)
         } catch let e as IniError {
-            throw ConfigurationError.collected(([e] + e.more).map { ConfigurationError(path: $0.path, line: $0.line, key: "", message: $0.message) })!
+            throw ConfigurationError.collected(
+                ([e] + e.more).map { ConfigurationError(path: $0.path, line: $0.line, key: "", message: $0.message) })!
         } catch {
             throw ConfigurationError(path: path, line: 0, key: "", message: "cannot parse the file")
         }
@@ -86,7 +92,9 @@ extension DaemonConfiguration {
     package mutating func apply(_ ini: IniFile) throws(ConfigurationError) {
         var errors: [ConfigurationError] = []
         let parent = (ini.path as NSString).deletingLastPathComponent
-        let directory = parent.hasPrefix("/") ? parent
+        let directory =
+            parent.hasPrefix("/")
+            ? parent
             : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(parent)
         var peerSections: [(name: String, line: Int)] = []
         var peersWithErrors: Set<String> = []
@@ -101,8 +109,10 @@ extension DaemonConfiguration {
                 kind = .peer
                 peerName = section.name.dropFirst(5).trimmingCharacters(in: .whitespaces)
                 guard ConfigValues.isPeerName(peerName) else {
-                    errors.append(ConfigurationError(path: ini.path, line: section.line, key: "[\(section.name)]",
-                                                     message: "a peer name is 1-64 letters, digits, '.', '_' or '-'; write [peer NAME]"))
+                    errors.append(
+                        ConfigurationError(
+                            path: ini.path, line: section.line, key: "[\(section.name)]",
+                            message: "a peer name is 1-64 letters, digits, '.', '_' or '-'; write [peer NAME]"))
                     continue
                 }
                 if !peers.contains(where: { $0.name == peerName }) {
@@ -110,8 +120,10 @@ extension DaemonConfiguration {
                 }
                 peerSections.append((peerName, section.line))
             } else {
-                errors.append(ConfigurationError(path: ini.path, line: section.line, key: "[\(section.name)]",
-                                                 message: "unknown section; entryd.conf has top-level keys, [roles] and [peer NAME]"))
+                errors.append(
+                    ConfigurationError(
+                        path: ini.path, line: section.line, key: "[\(section.name)]",
+                        message: "unknown section; entryd.conf has top-level keys, [roles] and [peer NAME]"))
                 continue
             }
             for item in section.items {
@@ -119,24 +131,31 @@ extension DaemonConfiguration {
                     let names = ConfigKey.all.filter { $0.section == kind }.map(\.name)
                     let place = kind == .main ? "at the top level" : "in [\(section.name)]"
                     let hint = MatchKey.nearest(item.key, among: names).map { "did you mean '\($0)'? " } ?? ""
-                    errors.append(ConfigurationError(path: ini.path, line: item.line, key: item.key,
-                                                     message: "unknown key \(place); \(hint)known keys: \(names.joined(separator: ", "))"))
+                    errors.append(
+                        ConfigurationError(
+                            path: ini.path, line: item.line, key: item.key,
+                            message: "unknown key \(place); \(hint)known keys: \(names.joined(separator: ", "))"))
                     continue
                 }
                 do {
                     try key.apply(&self, ConfigKey.Context(value: item.value, directory: directory, peer: peerName))
                 } catch {
-                    errors.append(ConfigurationError(path: ini.path, line: item.line, key: item.key, message: error.message))
+                    errors.append(
+                        ConfigurationError(path: ini.path, line: item.line, key: item.key, message: error.message))
                     if kind == .peer { peersWithErrors.insert(peerName) }
                 }
             }
         }
         // A peer must have an address once the file that names it is applied.
         // (A peer whose address was refused above is not told again that it has none.)
-        for (name, line) in peerSections where !peersWithErrors.contains(name)
-            && peers.first(where: { $0.name == name })?.address.isEmpty != false {
-            errors.append(ConfigurationError(path: ini.path, line: line, key: "[peer \(name)]",
-                                             message: "the peer has no address; add 'address = unix:/PATH' or 'address = exec:COMMAND'"))
+        for (name, line) in peerSections
+        where !peersWithErrors.contains(name)
+            && peers.first(where: { $0.name == name })?.address.isEmpty != false
+        {
+            errors.append(
+                ConfigurationError(
+                    path: ini.path, line: line, key: "[peer \(name)]",
+                    message: "the peer has no address; add 'address = unix:/PATH' or 'address = exec:COMMAND'"))
         }
         if let error = ConfigurationError.collected(errors) { throw error }
         sources.append(ini.path)

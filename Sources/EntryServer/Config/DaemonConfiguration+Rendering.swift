@@ -13,7 +13,8 @@ extension DaemonConfiguration {
     ///   - forms: The forms directory in effect, or `nil` for the built-in form.
     package func rendered(socket: String, socketActivated: Bool = false, database: String, forms: String?) -> String {
         var lines = ["# entryd: effective configuration"]
-        lines.append(sources.isEmpty ? "# files: none (embedded defaults)" : "# files: " + sources.joined(separator: ", "))
+        lines.append(
+            sources.isEmpty ? "# files: none (embedded defaults)" : "# files: " + sources.joined(separator: ", "))
         lines.append(socketActivated ? "# socket: passed by systemd (LISTEN_FDS)" : "socket = \(socket)")
         lines.append("socket-mode = 0" + String(socketMode, radix: 8))
         lines.append("database = \(database)")

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryLedger
 import EntryProtocol
@@ -92,8 +90,10 @@ package struct ConfigurationError: Error, Sendable, Equatable, CustomStringConve
 
     /// `FILE:LINE: KEY: MESSAGE`, or `FILE:LINE: MESSAGE` without a key; one line per problem.
     package var description: String {
-        ([self] + more).map { $0.key.isEmpty ? "\($0.path):\($0.line): \($0.message)" : "\($0.path):\($0.line): \($0.key): \($0.message)" }
-            .joined(separator: "\n")
+        ([self] + more).map {
+            $0.key.isEmpty ? "\($0.path):\($0.line): \($0.message)" : "\($0.path):\($0.line): \($0.key): \($0.message)"
+        }
+        .joined(separator: "\n")
     }
 
     /// The first of `errors` (in line order) carrying the others in ``more``, or `nil` when there are none.

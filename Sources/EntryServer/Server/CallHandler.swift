@@ -21,7 +21,10 @@ package struct CallContext {
 
     /// A call of `caller`, whose actor is the caller's user name until
     /// ``EntryService`` reads the call's `actor` parameter.
-    init(caller: Caller, call: VarlinkCall, send: @escaping (VarlinkReply) throws -> Void, clientHungUp: @escaping () -> Bool) {
+    init(
+        caller: Caller, call: VarlinkCall, send: @escaping (VarlinkReply) throws -> Void,
+        clientHungUp: @escaping () -> Bool
+    ) {
         self.caller = caller
         self.call = call
         self.send = send

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 
@@ -58,8 +56,10 @@ package final class ClientConnection: Sendable {
     ///   - onStream: called once, when the session first sends a reply with
     ///     `continues` (a `more` stream such as `Changes`, which has no end of
     ///     its own: ``requestShutdown()`` stops it).
-    package init(fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits,
-                onStream: @escaping @Sendable () -> Void = {}, log: @escaping @Sendable (String) -> Void = { _ in }) {
+    package init(
+        fd: Int32, caller: Caller, handler: any CallHandler, limits: Limits,
+        onStream: @escaping @Sendable () -> Void = {}, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.onStream = onStream
         self.fd = fd
         self.assigned = Mutex(caller)
@@ -152,7 +152,9 @@ private final class SessionLoop {
     /// See ``ClientConnection/run()``.
     func run() {
         receiveTimeout = .seconds(limits.idleTimeoutSeconds)
-        _ = csystem_set_timeouts(fd, ClientConnection.milliseconds(receiveTimeout), ClientConnection.milliseconds(ClientConnection.sendTimeout))
+        _ = csystem_set_timeouts(
+            fd, ClientConnection.milliseconds(receiveTimeout),
+            ClientConnection.milliseconds(ClientConnection.sendTimeout))
         var action = machine.next(now: now)
         while true {
             switch action {
@@ -168,7 +170,9 @@ private final class SessionLoop {
                 let error = ClientConnection.outcome(interface: call.interface) { try handler.handle(context) }
                 action = machine.callCompleted(id, error: error, now: now)
             case .finish(let id):
-                guard let started = finishers.removeValue(forKey: id) else { preconditionFailure("session: call \(id) was not started") }
+                guard let started = finishers.removeValue(forKey: id) else {
+                    preconditionFailure("session: call \(id) was not started")
+                }
                 let error = ClientConnection.outcome(interface: started.interface, started.finish)
                 action = machine.callCompleted(id, error: error, now: now)
             case .send(let reply):
@@ -185,7 +189,6 @@ private final class SessionLoop {
         }
     }
 
-
     /// ClientConnection time now.
     private var now: Duration { ContinuousClock.now - session.began }
 
@@ -193,7 +196,8 @@ private final class SessionLoop {
     private func read(timeout: Duration) -> ConnectionMachine.Action {
         if timeout != receiveTimeout {
             receiveTimeout = timeout
-            _ = csystem_set_timeouts(fd, ClientConnection.milliseconds(timeout), ClientConnection.milliseconds(ClientConnection.sendTimeout))
+            _ = csystem_set_timeouts(
+                fd, ClientConnection.milliseconds(timeout), ClientConnection.milliseconds(ClientConnection.sendTimeout))
         }
         let bytes: [UInt8]
         do {
@@ -242,7 +246,10 @@ private final class SessionLoop {
             throw SystemError("send", errno: EPIPE)
         case .send(let startsStream):
             if startsStream { streamStarts() }
-            do { try UnixSocket.writeAll(fd, reply.encoded) } catch { machine.writeFailed(); throw error }
+            do { try UnixSocket.writeAll(fd, reply.encoded) } catch {
+                machine.writeFailed()
+                throw error
+            }
         }
     }
 

@@ -137,7 +137,9 @@ struct ConnectionMachine {
     /// which does not run while calls wait), or nothing, and the started calls
     /// are finished before the session reads again.
     mutating func bytesArrived(_ bytes: some Collection<UInt8>, now: Duration) -> Action {
-        guard case .readingAvailable = state else { preconditionFailure("session machine: bytes of a read without waiting, which does not run") }
+        guard case .readingAvailable = state else {
+            preconditionFailure("session machine: bytes of a read without waiting, which does not run")
+        }
         if bytes.isEmpty {
             // Nothing more: finish the started calls, then read (or close, once the client is gone).
             state = .draining(then: clientGone ? .close(.clientGone, finalReply: nil) : .read)
@@ -175,7 +177,9 @@ struct ConnectionMachine {
 
     /// What ``CallHandler/begin(_:)`` did with call `id` (after ``Action/begin(_:_:)``).
     mutating func callBegun(_ id: CallID, _ outcome: BeginOutcome, now: Duration) -> Action {
-        guard case .beginning(id, let call) = state else { preconditionFailure("session machine: call \(id) is not beginning") }
+        guard case .beginning(id, let call) = state else {
+            preconditionFailure("session machine: call \(id) is not beginning")
+        }
         switch outcome {
         case .started:
             started.append(StartedCall(id: id, oneway: call.oneway, failure: nil))
@@ -252,7 +256,9 @@ struct ConnectionMachine {
         do {
             message = try decoder.next()
         } catch {
-            let refusal = VarlinkReply(error: WireError(mapping: EntryError.limitExceeded("max-message-size", maximum: decoder.maxMessageBytes)))
+            let refusal = VarlinkReply(
+                error: WireError(
+                    mapping: EntryError.limitExceeded("max-message-size", maximum: decoder.maxMessageBytes)))
             state = .draining(then: .close(.messageTooLarge, finalReply: refusal))
             return nil
         }

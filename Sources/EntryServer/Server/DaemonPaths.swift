@@ -41,12 +41,13 @@ package enum DaemonPaths {
             text.replaceSubrange(text.index(after: colon)..<at, with: "***")
         }
         guard let question = text.firstIndex(of: "?") else { return text }
-        let parameters = text[text.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
-            let name = String(pair[..<equals])
-            let decoded = (name.removingPercentEncoding ?? name).lowercased()
-            return secretOptions.contains(decoded) ? name + "=***" : String(pair)
-        }
+        let parameters = text[text.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
+            .map { pair -> String in
+                guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+                let name = String(pair[..<equals])
+                let decoded = (name.removingPercentEncoding ?? name).lowercased()
+                return secretOptions.contains(decoded) ? name + "=***" : String(pair)
+            }
         return String(text[...question]) + parameters.joined(separator: "&")
     }
 
@@ -59,7 +60,9 @@ package enum DaemonPaths {
 
     /// - Parameter stateFlag: `--state-directory`, for the default
     ///   (``stateDirectory(flag:environment:)``).
-    package static func database(flag: String?, stateDirectory stateFlag: String? = nil, environment env: [String: String]) -> String {
+    package static func database(
+        flag: String?, stateDirectory stateFlag: String? = nil, environment env: [String: String]
+    ) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let s = env["ENTRYD_DB"], !s.isEmpty { return s }
         return stateDirectory(flag: stateFlag, environment: env) + "/entries.db"

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryLedger
 import EntryProtocol

@@ -18,8 +18,13 @@ package enum RestoreOption {
         guard !backup.isEmpty else { return (.usage, "--restore needs the backup FILE") }
         guard FileManager.default.isReadableFile(atPath: backup) else {
             let exists = FileManager.default.fileExists(atPath: backup)
-            return (.noInput, "not restored: " + (exists ? "cannot read '\(backup)' (permissions: run as the user that may read it)"
-                                                          : "there is no file '\(backup)': check the path of the backup"))
+            return (
+                .noInput,
+                "not restored: "
+                    + (exists
+                        ? "cannot read '\(backup)' (permissions: run as the user that may read it)"
+                        : "there is no file '\(backup)': check the path of the backup")
+            )
         }
         if let live = try? VarlinkConnection(path: socket) {
             live.close()
@@ -29,14 +34,20 @@ package enum RestoreOption {
             let existed = FileManager.default.fileExists(atPath: database)
             let previous = DatabaseBackup.storedNode(at: database)
             let info = try DatabaseBackup.restore(from: backup, to: database)
-            let next = previous == info.node
+            let next =
+                previous == info.node
                 ? "its next start begins a new incarnation, and its peers send back what it lost"
                 : "the backup is of node \(info.node)" + (previous.map { ", not of this place's node \($0)" } ?? "")
                     + ": the next start refuses until you say --as-new-node (serve it as a new node) or --moved (node "
                     + "\(info.node) moved here; its old place no longer runs it)"
-            return (.success, "restored '\(backup)' to '\(database)': node \(info.node), \(info.entries) entries, "
-                + "change log to seq \(info.seq), schema \(info.schemaVersion); "
-                + (existed ? "the previous database is '\(database).before-restore'; " : "there was no database before; ") + next)
+            return (
+                .success,
+                "restored '\(backup)' to '\(database)': node \(info.node), \(info.entries) entries, "
+                    + "change log to seq \(info.seq), schema \(info.schemaVersion); "
+                    + (existed
+                        ? "the previous database is '\(database).before-restore'; " : "there was no database before; ")
+                    + next
+            )
         } catch let error as DatabaseBackup.RestoreTargetInUse {
             return (.unavailable, error.description)
         } catch let error as DatabaseBackup.Failure {

@@ -106,8 +106,10 @@ package final class ServiceRunner: Sendable {
     ///   - hangGrace: time past its deadline before a stop is reported as hanging. Default 2 s.
     ///   - log: receives the runner's lines: hangs at `error`, unclean stops at
     ///     `warning`, each start and stop at `debug`.
-    package init(services: [any DaemonService], events: RunnerEvents, stopTimeout: Duration = .seconds(10),
-                hangGrace: Duration = .seconds(2), log: @escaping @Sendable (Log.Level, String) -> Void) {
+    package init(
+        services: [any DaemonService], events: RunnerEvents, stopTimeout: Duration = .seconds(10),
+        hangGrace: Duration = .seconds(2), log: @escaping @Sendable (Log.Level, String) -> Void
+    ) {
         self.services = services
         self.events = events
         self.stopTimeout = stopTimeout
@@ -157,7 +159,10 @@ package final class ServiceRunner: Sendable {
             }
             let patience = (stopTimeout + hangGrace).seconds
             if !thread.wait(seconds: patience) {
-                log(.error, "service '\(service.name)' hangs: not stopped \(String(format: "%g", stopTimeout.seconds)) s after it was asked; leaving it")
+                log(
+                    .error,
+                    "service '\(service.name)' hangs: not stopped \(String(format: "%g", stopTimeout.seconds)) s after it was asked; leaving it"
+                )
                 report.hung.append(service.name)
             } else if let error = outcome.error.withLock({ $0 }) {
                 log(.warning, "service '\(service.name)' stopped, not cleanly: \(error)")

@@ -37,7 +37,8 @@ extension WireError {
         case .versionMismatch(let id, let version):
             self.init(.versionMismatch, parameters: object(("id", .string(id)), ("version", .string(version))))
         case .formNotFound(let form):
-            let name: WireErrorName = interface == WireInterface.forms.rawValue ? .formsFormNotFound : .entriesFormNotFound
+            let name: WireErrorName =
+                interface == WireInterface.forms.rawValue ? .formsFormNotFound : .entriesFormNotFound
             self.init(name, parameters: object(("form", .string(form))))
         case .fieldNotFound(let form, let field):
             self.init(.fieldNotFound, parameters: object(("form", .string(form)), ("field", .string(field))))

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 import EntryModel
 import EntryLedger
@@ -52,10 +50,12 @@ extension EntryService {
             }
             let last = offset + Int64(filled) >= size
             let chunk = Data(buffer[0..<filled]).base64EncodedString()
-            try c.send(VarlinkReply(parameters: .object([
-                ("chunk", .string(chunk)), ("offset", .int(offset)), ("size", .int(size)),
-                ("node", .string(store.nodeID)), ("schemaVersion", .int(Int64(store.schemaVersion))),
-            ]), continues: !last))
+            try c.send(
+                VarlinkReply(
+                    parameters: .object([
+                        ("chunk", .string(chunk)), ("offset", .int(offset)), ("size", .int(size)),
+                        ("node", .string(store.nodeID)), ("schemaVersion", .int(Int64(store.schemaVersion))),
+                    ]), continues: !last))
             offset += Int64(filled)
             if last || c.clientHungUp() { return }
         } while true

@@ -6,8 +6,10 @@ import EntryProtocol
 extension CompactionResult {
     /// The wire `Compaction` (`io.entryd.Sync`); `heldBackBy` left out when `nil`.
     var json: JSON {
-        var members: [(String, JSON)] = [("at", .string(at)), ("removed", .int(Int64(removed))), ("bytesFreed", .int(bytesFreed)),
-                                         ("horizon", .int(horizon))]
+        var members: [(String, JSON)] = [
+            ("at", .string(at)), ("removed", .int(Int64(removed))), ("bytesFreed", .int(bytesFreed)),
+            ("horizon", .int(horizon)),
+        ]
         if let heldBackBy { members.append(("heldBackBy", .string(heldBackBy))) }
         members.append(("expired", .array(expired.map(JSON.string))))
         return .object(members)
@@ -34,8 +36,9 @@ extension EntryService {
     /// - Throws: ``StorageError`` (batches done stay done).
     package func compactNow(progress: (Int, Int) -> Void = { _, _ in }) throws -> CompactionResult {
         try EntryService.compacting.withLock {
-            try store.compact(peerExpiryMs: UInt64(limits.peerExpirySeconds) * 1000, configured: peers.map(\.name),
-                              layout: { [self] in layout(ofForm: $0) }, progress: progress)
+            try store.compact(
+                peerExpiryMs: UInt64(limits.peerExpirySeconds) * 1000, configured: peers.map(\.name),
+                layout: { [self] in layout(ofForm: $0) }, progress: progress)
         }
     }
 }

@@ -59,8 +59,9 @@ extension EntryService {
         let input = try p.stringMap("fields")
         let result = validator.validate(form: form, input: input, locale: locale)
         guard result.problems.isEmpty else { throw EntryError.validationFailed(result.problems) }
-        let pending = try store.beginCreate(form: form.name, id: id, fields: result.fields, layout: form.layout,
-                                            origin: try origin(c, p))
+        let pending = try store.beginCreate(
+            form: form.name, id: id, fields: result.fields, layout: form.layout,
+            origin: try origin(c, p))
         return { [self] in
             let entry: StoredEntry
             do {
@@ -96,8 +97,10 @@ extension EntryService {
         let id = try existingID(p)
         let input = try p.stringMap("fields")
         let ifVersion = try version(p)
-        let entry = try store.update(id: id, ifVersion: ifVersion, layoutOf: { [self] in layout(ofForm: $0) },
-                                     origin: try origin(c, p)) { [self] current in
+        let entry = try store.update(
+            id: id, ifVersion: ifVersion, layoutOf: { [self] in layout(ofForm: $0) },
+            origin: try origin(c, p)
+        ) { [self] current in
             let form = try form(current.form)
             let result = self.validator.validate(form: form, input: input, current: current.fields, locale: locale)
             guard result.problems.isEmpty else { throw EntryError.validationFailed(result.problems) }
@@ -116,8 +119,9 @@ extension EntryService {
     func delete(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
         let locale = try locale(p)
-        let entry = try store.delete(id: id, ifVersion: try version(p), layoutOf: { [self] in layout(ofForm: $0) },
-                                     origin: try origin(c, p))
+        let entry = try store.delete(
+            id: id, ifVersion: try version(p), layoutOf: { [self] in layout(ofForm: $0) },
+            origin: try origin(c, p))
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 
@@ -139,7 +143,9 @@ extension EntryService {
         guard !changes.isEmpty else { throw EntryError.entryNotFound(id) }
         // Where compaction removed superseded changes of it (doc/design.md "Compaction").
         let through = try store.compactedThrough(entry: id)
-        try reply(c, [("changes", .array(changes.map(\.json)))] + (through.map { [("compactedThrough", JSON.int($0))] } ?? []))
+        try reply(
+            c, [("changes", .array(changes.map(\.json)))] + (through.map { [("compactedThrough", JSON.int($0))] } ?? [])
+        )
     }
 
     /// `io.entryd.Entries.Import(form?, entries, atomic?, locale?)` handled in
@@ -163,15 +169,18 @@ extension EntryService {
         let items = try p.array("entries")
         let atomic = try p.optionalBool("atomic") ?? false
         let locale = try locale(p)
-        guard items.count <= limits.maxBatch else { throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch) }
+        guard items.count <= limits.maxBatch else {
+            throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch)
+        }
         var rows: [ImportRow] = []
         rows.reserveCapacity(items.count)
         let formFields = Set(form.fields.map(\.name))
         for (index, item) in items.enumerated() {
             rows.append(importRow(index: index, item: item, form: form, formFields: formFields, locale: locale))
         }
-        let pending = try store.beginImport(form: form.name, rows: rows, layout: form.layout, atomic: atomic,
-                                            origin: WriteOrigin(actor: c.actor))
+        let pending = try store.beginImport(
+            form: form.name, rows: rows, layout: form.layout, atomic: atomic,
+            origin: WriteOrigin(actor: c.actor))
         return { [self] in
             let result: ImportResult
             do {
@@ -188,27 +197,40 @@ extension EntryService {
     func importReply(_ result: ImportResult, locale: EntryLocale) -> [(String, JSON)] {
         [
             ("added", .int(Int64(result.added))), ("unchanged", .int(Int64(result.unchanged))),
-            ("rejected", .array(result.rejected.map { r in
-                var members: [(String, JSON)] = [("index", .int(Int64(r.index)))]
-                if let id = r.id { members.append(("id", .string(id))) }
-                members.append(("problems", .array(r.problems.map { problem in
-                    // The store's own problems come in English: said here in `locale`.
-                    var problem = problem
-                    let id = r.id ?? ""
-                    switch problem.code {
-                    case .exists:
-                        problem.message = locale == .zh ? "编号为 \(id) 的条目已存在且值不同，或已被删除：换一个编号，或去掉编号列以新增条目"
-                            : "an entry with id \(id) already exists with other values, or is deleted: use another id, or leave the id out to add a new entry"
-                    case .erased:
-                        problem.message = locale == .zh ? "编号为 \(id) 的条目已被抹除，不能再导入：删去这一行（抹除的数据不会回来）"
-                            : "the entry with id \(id) was erased and cannot be imported again: drop this row (erased data never comes back)"
-                    default:
-                        break
-                    }
-                    return problem.json
-                })))
-                return .object(members)
-            })),
+            (
+                "rejected",
+                .array(
+                    result.rejected.map { r in
+                        var members: [(String, JSON)] = [("index", .int(Int64(r.index)))]
+                        if let id = r.id { members.append(("id", .string(id))) }
+                        members.append(
+                            (
+                                "problems",
+                                .array(
+                                    r.problems.map { problem in
+                                        // The store's own problems come in English: said here in `locale`.
+                                        var problem = problem
+                                        let id = r.id ?? ""
+                                        switch problem.code {
+                                        case .exists:
+                                            problem.message =
+                                                locale == .zh
+                                                ? "编号为 \(id) 的条目已存在且值不同，或已被删除：换一个编号，或去掉编号列以新增条目"
+                                                : "an entry with id \(id) already exists with other values, or is deleted: use another id, or leave the id out to add a new entry"
+                                        case .erased:
+                                            problem.message =
+                                                locale == .zh
+                                                ? "编号为 \(id) 的条目已被抹除，不能再导入：删去这一行（抹除的数据不会回来）"
+                                                : "the entry with id \(id) was erased and cannot be imported again: drop this row (erased data never comes back)"
+                                        default:
+                                            break
+                                        }
+                                        return problem.json
+                                    })
+                            ))
+                        return .object(members)
+                    })
+            ),
         ]
     }
 
@@ -223,14 +245,18 @@ extension EntryService {
     /// the form cannot take too, so an import reports what `Check` reports.
     /// - Parameter formFields: the names of `form`'s fields.
     /// - Parameter locale: the language of the problems' messages.
-    func importRow(index: Int, item: JSON, form: FormDefinition, formFields: Set<String>, locale: EntryLocale) -> ImportRow {
+    func importRow(index: Int, item: JSON, form: FormDefinition, formFields: Set<String>, locale: EntryLocale)
+        -> ImportRow
+    {
         /// A row refused for its shape, with the message in `locale` (zh, en).
         func rejected(_ field: String, _ zh: String, _ en: String, id: String? = nil) -> ImportRow {
-            ImportRow(index: index, id: id, fields: [:], deleted: false,
-                      problems: [Problem(field: field, code: .invalidFormat, message: locale == .zh ? zh : en)])
+            ImportRow(
+                index: index, id: id, fields: [:], deleted: false,
+                problems: [Problem(field: field, code: .invalidFormat, message: locale == .zh ? zh : en)])
         }
         guard case .object = item else {
-            return rejected("", "entries 的每个元素都必须是含 fields 的对象", "each element of entries must be an object with fields")
+            return rejected(
+                "", "entries 的每个元素都必须是含 fields 的对象", "each element of entries must be an object with fields")
         }
         let p = Parameters(item)
         var id: String?
@@ -260,8 +286,9 @@ extension EntryService {
         for problem in unknownProblems where problem.code == .notInList {
             if let value = input[problem.field], !value.isEmpty { unknown[problem.field] = value }
         }
-        return ImportRow(index: index, id: id, fields: result.fields.filter { unknown[$0.key] == nil }, deleted: deleted,
-                         problems: problems, unknown: unknown, unknownProblems: unknownProblems, formFields: formFields)
+        return ImportRow(
+            index: index, id: id, fields: result.fields.filter { unknown[$0.key] == nil }, deleted: deleted,
+            problems: problems, unknown: unknown, unknownProblems: unknownProblems, formFields: formFields)
     }
 
     // MARK: - Wire form
@@ -290,14 +317,17 @@ extension EntryService {
     func entryJSON(_ e: StoredEntry, locale: EntryLocale, peers: [PeerState]? = nil) -> JSON {
         let form = forms.form(named: e.form)
         let display = form.map { Display.render(form: $0, fields: e.fields, locale: locale) } ?? e.fields
-        let unknown: (fields: [String], values: [String]) = form.map { Display.unknown(form: $0, fields: e.fields) }
+        let unknown: (fields: [String], values: [String]) =
+            form.map { Display.unknown(form: $0, fields: e.fields) }
             ?? (fields: e.fields.filter { !$0.value.isEmpty }.keys.sorted(), values: [])
         let synced = syncedTo(e, peers: peers ?? configuredPeerStates())
         var members: [(String, JSON)] = [
             ("id", .string(e.id)), ("form", .string(e.form)), ("fields", .stringMap(e.fields)),
-            ("display", .stringMap(display)), ("version", .string(e.version.description)), ("deleted", .bool(e.deleted)),
+            ("display", .stringMap(display)), ("version", .string(e.version.description)),
+            ("deleted", .bool(e.deleted)),
             ("createdAt", .string(e.createdAt)), ("updatedAt", .string(e.updatedAt)),
-            ("createdBy", .string(e.createdBy)), ("updatedBy", .string(e.updatedBy)), ("syncedTo", .array(synced.map { .string($0) })),
+            ("createdBy", .string(e.createdBy)), ("updatedBy", .string(e.updatedBy)),
+            ("syncedTo", .array(synced.map { .string($0) })),
         ]
         if !unknown.fields.isEmpty { members.append(("unknownFields", .array(unknown.fields.map { .string($0) }))) }
         if !unknown.values.isEmpty { members.append(("unknownValues", .array(unknown.values.map { .string($0) }))) }

@@ -7,7 +7,8 @@ extension ErasureRecord {
     /// The wire form (`io.entryd.Entries.Erasure`).
     var json: JSON {
         .object([
-            ("entry", .string(entry)), ("form", .string(form)), ("hlc", .string(hlc.description)), ("node", .string(node)),
+            ("entry", .string(entry)), ("form", .string(form)), ("hlc", .string(hlc.description)),
+            ("node", .string(node)),
             ("actor", .string(actor)), ("at", .string(at)), ("reason", .string(reason)),
         ])
     }
@@ -34,8 +35,10 @@ extension EntryService {
     ///   `ValidationFailed` for a value the validator refuses; `FormNotFound`.
     func findSubject(_ c: CallContext, _ p: Parameters) throws {
         let form = try form(try p.optionalString("form"))
-        let phone = try p.optionalString("phone"), email = try p.optionalString("email")
-        let name = try p.optionalString("name"), birthday = try p.optionalString("birthday")
+        let phone = try p.optionalString("phone")
+        let email = try p.optionalString("email")
+        let name = try p.optionalString("name")
+        let birthday = try p.optionalString("birthday")
         if name != nil && birthday == nil { throw EntryError.invalidParameter("birthday") }
         if birthday != nil && name == nil { throw EntryError.invalidParameter("name") }
         guard phone != nil || email != nil || name != nil else { throw EntryError.invalidParameter("phone") }
@@ -67,7 +70,8 @@ extension EntryService {
         var query = SubjectQuery(values: [canonical("phone"), canonical("email")].compactMap { $0 })
         if let n = canonical("name"), let b = canonical("birthday") { query.nameAndBirthday = (n, b) }
         let found = try store.findSubject(query)
-        try reply(c, [("entries", .array(found.map { .object([("id", .string($0.id)), ("form", .string($0.form))]) }))])
+        try reply(
+            c, [("entries", .array(found.map { .object([("id", .string($0.id)), ("form", .string($0.form))]) }))])
     }
 
     /// `io.entryd.Entries.Erasures()`: the audit list, oldest first.
@@ -94,9 +98,16 @@ extension EntryService {
         if let e = v.erasure { members.append(("erasure", e.json)) }
         members += [
             ("payloadRows", .int(Int64(v.payloadRows))), ("walTruncated", .bool(v.walTruncated)),
-            ("files", .array(v.files.map { f in
-                .object([("path", .string(f.path)), ("bytes", .int(f.bytes)), ("exists", .bool(f.exists)), ("hits", .int(Int64(f.hits)))])
-            })),
+            (
+                "files",
+                .array(
+                    v.files.map { f in
+                        .object([
+                            ("path", .string(f.path)), ("bytes", .int(f.bytes)), ("exists", .bool(f.exists)),
+                            ("hits", .int(Int64(f.hits))),
+                        ])
+                    })
+            ),
             ("alsoHeldBy", .array(others.prefix(100).map(JSON.string))),
         ]
         try reply(c, members)

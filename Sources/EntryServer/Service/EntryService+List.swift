@@ -33,17 +33,28 @@ extension EntryService {
         }
         query.includeDeleted = try p.optionalBool("includeDeleted") ?? false
         if let cursor = try p.optionalString("cursor") {
-            guard let position = ListCursor.decode(cursor, order: query.order, descending: query.descending,
-                                                  collation: query.nameCollation) else {
+            guard
+                let position = ListCursor.decode(
+                    cursor, order: query.order, descending: query.descending,
+                    collation: query.nameCollation)
+            else {
                 throw EntryError.invalidParameter("cursor")
             }
             query.after = position
         }
         let page = try store.list(query)
         let peerStates = configuredPeerStates()
-        var members: [(String, JSON)] = [("entries", .array(page.entries.map { entryJSON($0, locale: locale, peers: peerStates) }))]
+        var members: [(String, JSON)] = [
+            ("entries", .array(page.entries.map { entryJSON($0, locale: locale, peers: peerStates) }))
+        ]
         if let next = page.next {
-            members.append(("cursor", .string(ListCursor.encode(next, order: query.order, descending: query.descending, collation: query.nameCollation))))
+            members.append(
+                (
+                    "cursor",
+                    .string(
+                        ListCursor.encode(
+                            next, order: query.order, descending: query.descending, collation: query.nameCollation))
+                ))
         }
         members.append(("total", .int(Int64(page.total))))
         try reply(c, members)
@@ -60,7 +71,8 @@ extension EntryService {
             case .found(let c): query.country = c.alpha2
             case .ambiguous(let rows), .wrongParent(let rows):
                 problems.append(FilterProblems.ambiguous("country", text, rows.map(\.alpha2), locale))
-            case .notFound(let near): problems.append(FilterProblems.notInList("country", text, near.map(\.alpha2), locale))
+            case .notFound(let near):
+                problems.append(FilterProblems.notInList("country", text, near.map(\.alpha2), locale))
             }
         }
         if let text = try f.optionalString("province"), !text.isEmpty {
@@ -68,7 +80,8 @@ extension EntryService {
             case .found(let d): query.province = d.code
             case .ambiguous(let rows), .wrongParent(let rows):
                 problems.append(FilterProblems.ambiguous("province", text, rows.map(\.code), locale))
-            case .notFound(let near): problems.append(FilterProblems.notInList("province", text, near.map(\.code), locale))
+            case .notFound(let near):
+                problems.append(FilterProblems.notInList("province", text, near.map(\.code), locale))
             }
         }
         if let text = try f.optionalString("city"), !text.isEmpty {
@@ -93,7 +106,8 @@ extension EntryService {
         }
         for key in ["bornFrom", "bornTo"] {
             guard let text = try f.optionalString(key), !text.isEmpty else { continue }
-            guard let date = try? DateText.parseDate(MatchKey.foldFullWidth(text.trimmingCharacters(in: .whitespaces))) else {
+            guard let date = try? DateText.parseDate(MatchKey.foldFullWidth(text.trimmingCharacters(in: .whitespaces)))
+            else {
                 problems.append(FilterProblems.invalid(key, text, locale))
                 continue
             }
@@ -117,24 +131,33 @@ extension EntryService {
 /// Problems for List filter values, which are not form fields.
 enum FilterProblems {
     static func notInList(_ key: String, _ text: String, _ suggestions: [String], _ locale: EntryLocale) -> Problem {
-        Problem(field: key, code: .notInList, message: locale == .zh
+        Problem(
+            field: key, code: .notInList,
+            message: locale == .zh
                 ? "筛选条件 \(key) 的值“\(text)”不在列表中。" : "The \(key) filter '\(text)' is not in the list.",
-                suggestions: suggestions)
+            suggestions: suggestions)
     }
 
     /// A city filter outside the province filter (`parent-mismatch`), with the
     /// cities of that name elsewhere as suggestions.
-    static func notInProvince(_ text: String, _ province: String, _ suggestions: [String], _ locale: EntryLocale) -> Problem {
+    static func notInProvince(_ text: String, _ province: String, _ suggestions: [String], _ locale: EntryLocale)
+        -> Problem
+    {
         let name = ReferenceData.shared.displayName(forDivisionCode: province, locale: locale)
-        return Problem(field: "city", code: .parentMismatch, message: locale == .zh
-            ? "筛选条件 city 的值“\(text)”不属于所选省份“\(name)”。" : "The city filter '\(text)' is not in the chosen province (\(name)).",
+        return Problem(
+            field: "city", code: .parentMismatch,
+            message: locale == .zh
+                ? "筛选条件 city 的值“\(text)”不属于所选省份“\(name)”。"
+                : "The city filter '\(text)' is not in the chosen province (\(name)).",
             suggestions: suggestions)
     }
 
     static func ambiguous(_ key: String, _ text: String, _ suggestions: [String], _ locale: EntryLocale) -> Problem {
-        Problem(field: key, code: .ambiguous, message: locale == .zh
+        Problem(
+            field: key, code: .ambiguous,
+            message: locale == .zh
                 ? "筛选条件 \(key) 的值“\(text)”对应多项，请选择其一。" : "The \(key) filter '\(text)' matches several rows; pick one.",
-                suggestions: suggestions)
+            suggestions: suggestions)
     }
 
     /// A filter value that is not a date (`bornFrom`, `bornTo`: read as a birthday is) or
@@ -144,9 +167,12 @@ enum FilterProblems {
         let shown = text.count > 64 ? String(text.prefix(64)) + "…" : text
         let isTime = key == "updatedSince"
         // Dates are read leniently (as Add reads a birthday); say so by example.
-        return Problem(field: key, code: .invalidFormat, message: locale == .zh
-            ? "筛选条件 \(key) 的值“\(shown)”不是有效的\(isTime ? "时间，格式应为 2026-01-31T08:00:00Z" : "日期，例如 1990-05-17 或 1990年5月17日")。"
-            : "The \(key) filter '\(shown)' is not a valid \(isTime ? "RFC 3339 time; use 2026-01-31T08:00:00Z" : "date; write e.g. 1990-05-17 or 1990-5-17").")
+        return Problem(
+            field: key, code: .invalidFormat,
+            message: locale == .zh
+                ? "筛选条件 \(key) 的值“\(shown)”不是有效的\(isTime ? "时间，格式应为 2026-01-31T08:00:00Z" : "日期，例如 1990-05-17 或 1990年5月17日")。"
+                : "The \(key) filter '\(shown)' is not a valid \(isTime ? "RFC 3339 time; use 2026-01-31T08:00:00Z" : "date; write e.g. 1990-05-17 or 1990-5-17")."
+        )
     }
 }
 
@@ -156,8 +182,10 @@ enum FilterProblems {
 /// another order than the one it was made in.
 enum ListCursor {
     /// The cursor text: base64url without padding (RFC 4648 §5).
-    static func encode(_ position: (value: String, id: String), order: ListOrder, descending: Bool,
-                       collation: NameCollation = .codePoint) -> String {
+    static func encode(
+        _ position: (value: String, id: String), order: ListOrder, descending: Bool,
+        collation: NameCollation = .codePoint
+    ) -> String {
         var items: [JSON] = [.string(order.rawValue), .bool(descending), .string(position.value), .string(position.id)]
         if order == .name && collation == .pinyin { items.append(.string(collation.rawValue)) }
         let json = JSON.array(items)
@@ -168,14 +196,16 @@ enum ListCursor {
 
     /// The position, or `nil` when the cursor is malformed or was made for
     /// another order, direction or name collation.
-    static func decode(_ cursor: String, order: ListOrder, descending: Bool,
-                       collation: NameCollation = .codePoint) -> (value: String, id: String)? {
+    static func decode(
+        _ cursor: String, order: ListOrder, descending: Bool,
+        collation: NameCollation = .codePoint
+    ) -> (value: String, id: String)? {
         var b64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while b64.count % 4 != 0 { b64 += "=" }
         guard cursor.count < 4096, let data = Data(base64Encoded: b64), let json = try? JSON.parse(data),
-              let items = json.arrayValue, items.count == (order == .name && collation == .pinyin ? 5 : 4),
-              items.count == 4 || items[4].stringValue == collation.rawValue, items[0].stringValue == order.rawValue,
-              items[1].boolValue == descending, let value = items[2].stringValue, let id = items[3].stringValue
+            let items = json.arrayValue, items.count == (order == .name && collation == .pinyin ? 5 : 4),
+            items.count == 4 || items[4].stringValue == collation.rawValue, items[0].stringValue == order.rawValue,
+            items[1].boolValue == descending, let value = items[2].stringValue, let id = items[3].stringValue
         else { return nil }
         return (value, id)
     }

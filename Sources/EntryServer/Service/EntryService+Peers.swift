@@ -44,8 +44,9 @@ extension EntryService {
             let remote = try transport.connection.call(.syncStatus)
             let warnings = handshakeWarnings(remote)
             let peer = VarlinkPeer(connection: transport.connection, status: remote)
-            let result = try PeerSync.run(local: store, peer: peer, name: name, address: address, batch: min(1000, limits.maxBatch),
-                                          layout: { [self] in layout(ofForm: $0) }, maxClockSkewMs: limits.maxClockSkewMs)
+            let result = try PeerSync.run(
+                local: store, peer: peer, name: name, address: address, batch: min(1000, limits.maxBatch),
+                layout: { [self] in layout(ofForm: $0) }, maxClockSkewMs: limits.maxClockSkewMs)
             for notice in result.notices { log?.notice(notice + " (pulled \(result.pulled), pushed \(result.pushed))") }
             return PeerSyncOutcome(sync: result, warnings: result.notices + warnings)
         } catch {
@@ -73,7 +74,8 @@ extension EntryService {
             return e
         case let e as WireError where e.known == .permissionDenied:
             let role = e.parameters["role"]?.stringValue ?? "admin"
-            let reason = "the peer refused this node (PermissionDenied: its user there needs the \(role) role): "
+            let reason =
+                "the peer refused this node (PermissionDenied: its user there needs the \(role) role): "
                 + "in the peer's entryd.conf, add the user this node connects as to \(role) under [roles] "
                 + "(pulling needs read, pushing admin), reload that entryd, and sync again"
             recordPeerError(name: name, address: address, reason)
@@ -90,7 +92,9 @@ extension EntryService {
         if let v = remote["dataVersion"]?.stringValue, v != ReferenceData.shared.dataVersion {
             warnings.append("reference data differ: here '\(ReferenceData.shared.dataVersion)', peer '\(v)'")
         }
-        let theirs = Dictionary((remote["forms"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }, uniquingKeysWith: { a, _ in a })
+        let theirs = Dictionary(
+            (remote["forms"]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? "") }, uniquingKeysWith: { a, _ in a }
+        )
         for form in forms.forms {
             if let hash = theirs[form.name], hash != form.definitionHash {
                 warnings.append("form '\(form.name)' is defined differently on the peer")

@@ -40,23 +40,25 @@ extension EntryService {
         let hlc = try store.currentHLC()
         let conflicts = try store.openConflictCount()
         let forms = self.forms
-        try reply(c, [
-            ("node", .string(store.nodeID)), ("seq", .int(counts.seq)), ("hlc", .string(hlc.description)),
-            ("entries", .int(Int64(counts.entries))), ("deleted", .int(Int64(counts.deleted))),
-            ("conflicts", .int(Int64(conflicts))), ("peers", .array(try peerList().map(peerJSON))),
-            ("version", .string(EntrydVersion.string)), ("database", .string(store.location)),
-            ("instance", instance.map(JSON.string)),
-            ("dataVersion", .string(ReferenceData.shared.dataVersion)),
-            ("forms", .object(forms.forms.map { ($0.name, .string($0.definitionHash)) })),
-            ("limits", .object(limits.byKey.map { ($0.0, .int(Int64($0.1))) })),
-            ("incarnation", .string(store.incarnation.id)), ("incarnationSeq", .int(store.incarnation.startSeq)),
-            ("incarnationReason", store.incarnation.reason.map(JSON.string)),
-            ("incarnationHlc", .string(store.incarnation.since.description)),
-            ("libraries", .object(LibraryVersions.all.map { ($0.name, .string($0.version)) })),
-            ("erasures", .int(Int64(try store.erasures().count))),
-            ("refusedErased", .int(Int64(try store.refusedErasedCount()))),
-            ("compaction", try store.lastCompaction()?.json),
-        ].compactMap { name, value in value.map { (name, $0) } })
+        try reply(
+            c,
+            [
+                ("node", .string(store.nodeID)), ("seq", .int(counts.seq)), ("hlc", .string(hlc.description)),
+                ("entries", .int(Int64(counts.entries))), ("deleted", .int(Int64(counts.deleted))),
+                ("conflicts", .int(Int64(conflicts))), ("peers", .array(try peerList().map(peerJSON))),
+                ("version", .string(EntrydVersion.string)), ("database", .string(store.location)),
+                ("instance", instance.map(JSON.string)),
+                ("dataVersion", .string(ReferenceData.shared.dataVersion)),
+                ("forms", .object(forms.forms.map { ($0.name, .string($0.definitionHash)) })),
+                ("limits", .object(limits.byKey.map { ($0.0, .int(Int64($0.1))) })),
+                ("incarnation", .string(store.incarnation.id)), ("incarnationSeq", .int(store.incarnation.startSeq)),
+                ("incarnationReason", store.incarnation.reason.map(JSON.string)),
+                ("incarnationHlc", .string(store.incarnation.since.description)),
+                ("libraries", .object(LibraryVersions.all.map { ($0.name, .string($0.version)) })),
+                ("erasures", .int(Int64(try store.erasures().count))),
+                ("refusedErased", .int(Int64(try store.refusedErasedCount()))),
+                ("compaction", try store.lastCompaction()?.json),
+            ].compactMap { name, value in value.map { (name, $0) } })
     }
 
     /// Configured peers (with their stored state, or a fresh one before the
@@ -66,7 +68,8 @@ extension EntryService {
         var list = peers.map { config in
             // A configured peer is where the configuration says, also before its next sync
             // records the new address (PeerSync.run).
-            var state = stored.first(where: { $0.name == config.name })
+            var state =
+                stored.first(where: { $0.name == config.name })
                 ?? PeerState(name: config.name, address: config.address, node: nil, pulledSeq: 0, pushedSeq: 0)
             state.address = config.address
             return state
@@ -98,21 +101,29 @@ extension EntryService {
         guard limit > 0 else { throw EntryError.invalidParameter("limit") }
         let pageSize = min(limit, limits.maxBatch)
         let exclude = try p.optionalString("excludeNode")
-        let excludeSince = try p.optionalString("excludeSince").map { text in
-            guard let hlc = HLC(text) else { throw EntryError.invalidParameter("excludeSince") }
-            return hlc
-        } ?? .zero
+        let excludeSince =
+            try p.optionalString("excludeSince").map { text in
+                guard let hlc = HLC(text) else { throw EntryError.invalidParameter("excludeSince") }
+                return hlc
+            } ?? .zero
         // A pull without the caller's own changes acknowledges `since` for that node:
         // compaction never folds what it has not acknowledged (doc/design.md "Compaction").
         if let exclude { try store.acknowledge(node: exclude, since: since) }
         let incarnation = store.incarnation.id
         /// One `Changes` reply: `{changes, last, incarnation}` (the seqs' incarnation).
         func page(_ changes: [ChangeRecord], _ last: Int64) -> JSON {
-            .object([("changes", .array(changes.map(\.json))), ("last", .int(last)), ("incarnation", .string(incarnation))])
+            .object([
+                ("changes", .array(changes.map(\.json))), ("last", .int(last)), ("incarnation", .string(incarnation)),
+            ])
         }
         let first = try store.changes(since: since, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
         guard c.call.more else {
-            try reply(c, [("changes", .array(first.changes.map(\.json))), ("last", .int(first.last)), ("incarnation", .string(incarnation))])
+            try reply(
+                c,
+                [
+                    ("changes", .array(first.changes.map(\.json))), ("last", .int(first.last)),
+                    ("incarnation", .string(incarnation)),
+                ])
             return
         }
         var cursor = first.last
@@ -124,10 +135,13 @@ extension EntryService {
         while !c.clientHungUp(), store.incarnation.id == incarnation {
             guard let committed = store.commits.wait(after: cursor, timeout: 1.0) else { break }
             while committed > cursor {
-                let next = try store.changes(since: cursor, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
+                let next = try store.changes(
+                    since: cursor, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
                 if next.last == cursor { break }
                 cursor = next.last
-                if !next.changes.isEmpty { try c.send(VarlinkReply(parameters: page(next.changes, cursor), continues: true)) }
+                if !next.changes.isEmpty {
+                    try c.send(VarlinkReply(parameters: page(next.changes, cursor), continues: true))
+                }
             }
         }
         // The daemon is stopping, the client left, or a new incarnation began: end the stream cleanly.
@@ -142,14 +156,21 @@ extension EntryService {
     ///   malformed change; `io.entryd.Sync.ClockSkew` (nothing applied).
     func applyChanges(_ c: CallContext, _ p: Parameters) throws {
         let items = try p.array("changes")
-        guard items.count <= limits.maxBatch else { throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch) }
+        guard items.count <= limits.maxBatch else {
+            throw EntryError.limitExceeded("max-batch", maximum: limits.maxBatch)
+        }
         let changes = try items.map { try ChangeRecord(json: $0) }
         let sameRules = try p.optionalStringMap("libraries") == LibraryVersions.byName
-        let r = try store.apply(changes, via: c.caller.userName, layout: { [self] in layout(ofForm: $0) },
-                                maxClockSkewMs: limits.maxClockSkewMs, pulled: nil, respell: !sameRules)
-        try reply(c, [("applied", .int(Int64(r.applied))), ("skipped", .int(Int64(r.skipped))),
-                      ("conflicts", .int(Int64(r.conflicts))), ("seq", .int(r.seq)),
-                      ("refusedErased", .int(Int64(r.refusedErased)))])
+        let r = try store.apply(
+            changes, via: c.caller.userName, layout: { [self] in layout(ofForm: $0) },
+            maxClockSkewMs: limits.maxClockSkewMs, pulled: nil, respell: !sameRules)
+        try reply(
+            c,
+            [
+                ("applied", .int(Int64(r.applied))), ("skipped", .int(Int64(r.skipped))),
+                ("conflicts", .int(Int64(r.conflicts))), ("seq", .int(r.seq)),
+                ("refusedErased", .int(Int64(r.refusedErased))),
+            ])
     }
 
     /// `io.entryd.Sync.ListConflicts(entry?, includeResolved?)`: oldest first. An
@@ -166,8 +187,9 @@ extension EntryService {
     func resolve(_ c: CallContext, _ p: Parameters) throws {
         let id = try p.string("id")
         let useLost = try p.optionalBool("useLost") ?? false
-        let conflict = try store.resolveConflict(id: id, useLost: useLost, layout: { [self] in layout(ofForm: $0) },
-                                                 origin: WriteOrigin(actor: c.actor, reason: "resolve conflict \(id)"))
+        let conflict = try store.resolveConflict(
+            id: id, useLost: useLost, layout: { [self] in layout(ofForm: $0) },
+            origin: WriteOrigin(actor: c.actor, reason: "resolve conflict \(id)"))
         try reply(c, [("conflict", conflict.json)])
     }
 
@@ -188,8 +210,13 @@ extension EntryService {
         }
         let result = try syncWithPeer(name: name, address: address)
         // Re-reads and re-sends are warnings too: the caller learns why the sync moved so much.
-        try reply(c, [("pulled", .int(Int64(result.sync.pulled))), ("pushed", .int(Int64(result.sync.pushed))),
-                      ("conflicts", .int(Int64(result.sync.conflicts))), ("warnings", .array(result.warnings.map { .string($0) })),
-                      ("refusedErased", .int(Int64(result.sync.refusedErased)))])
+        try reply(
+            c,
+            [
+                ("pulled", .int(Int64(result.sync.pulled))), ("pushed", .int(Int64(result.sync.pushed))),
+                ("conflicts", .int(Int64(result.sync.conflicts))),
+                ("warnings", .array(result.warnings.map { .string($0) })),
+                ("refusedErased", .int(Int64(result.sync.refusedErased))),
+            ])
     }
 }

@@ -42,8 +42,10 @@ package final class EntryService: CallHandler, Sendable {
     ///   - peers: the configured peers (the only ones whose `exec:` addresses run).
     ///   - log: receives re-reads and re-sends of peers (doc/design.md "Incarnations").
     ///   - instance: this instance's name, for `Status` (several instances may serve one node).
-    package init(store: EntryStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
-                peers: [PeerConfig] = [], log: Log? = nil, instance: String? = nil) {
+    package init(
+        store: EntryStore, forms: FormRegistry, limits: Limits = Limits(), defaultLocale: EntryLocale = .zh,
+        peers: [PeerConfig] = [], log: Log? = nil, instance: String? = nil
+    ) {
         self.log = log
         self.instance = instance
         self.store = store
@@ -127,7 +129,8 @@ package final class EntryService: CallHandler, Sendable {
         }
         if context.caller.isGateway, method.isPeerOnly {
             // `gateway: true` says why, for a caller that is admin otherwise (root listed as gateway).
-            throw WireError(.permissionDenied, parameters: .object([("role", .string(Role.admin.name)), ("gateway", .bool(true))]))
+            throw WireError(
+                .permissionDenied, parameters: .object([("role", .string(Role.admin.name)), ("gateway", .bool(true))]))
         }
         guard context.caller.role >= method.role else { throw EntryError.permissionDenied(role: method.role) }
         let parameters = Parameters(call.parameters)
@@ -150,11 +153,12 @@ package final class EntryService: CallHandler, Sendable {
         switch method {
         case .entriesAdd: start = startAdd
         case .entriesImport: start = startImport
-        case .serviceGetInfo, .serviceGetInterfaceDescription, .entriesGet, .entriesList, .entriesUpdate, .entriesDelete,
-             .entriesRestore, .entriesHistory, .entriesBackup, .entriesErase, .entriesFindSubject, .entriesErasures,
-             .entriesVerifyErasure, .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
-             .syncStatus, .syncChanges, .syncApply, .syncSyncPeer, .syncListConflicts, .syncResolve, .syncHeldFrom,
-             .syncCompact:
+        case .serviceGetInfo, .serviceGetInterfaceDescription, .entriesGet, .entriesList, .entriesUpdate,
+            .entriesDelete,
+            .entriesRestore, .entriesHistory, .entriesBackup, .entriesErase, .entriesFindSubject, .entriesErasures,
+            .entriesVerifyErasure, .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
+            .syncStatus, .syncChanges, .syncApply, .syncSyncPeer, .syncListConflicts, .syncResolve, .syncHeldFrom,
+            .syncCompact:
             return nil
         }
         guard context.caller.role >= .write else { return nil }
@@ -189,11 +193,13 @@ package final class EntryService: CallHandler, Sendable {
     /// `org.varlink.service.GetInfo` (varlink.org "Service"): vendor, product,
     /// version, url and the interfaces served.
     func getInfo(_ c: CallContext) throws {
-        try reply(c, [
-            ("vendor", .string("entryd project")), ("product", .string("entryd")),
-            ("version", .string(EntrydVersion.string)), ("url", .string("man:entryd(8)")),
-            ("interfaces", .array(InterfaceDescriptions.all.map { .string($0.name) }.reversed())),
-        ])
+        try reply(
+            c,
+            [
+                ("vendor", .string("entryd project")), ("product", .string("entryd")),
+                ("version", .string(EntrydVersion.string)), ("url", .string("man:entryd(8)")),
+                ("interfaces", .array(InterfaceDescriptions.all.map { .string($0.name) }.reversed())),
+            ])
     }
 
     /// `org.varlink.service.GetInterfaceDescription(interface)`: the interface's IDL text.

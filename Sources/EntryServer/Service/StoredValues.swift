@@ -39,14 +39,17 @@ package enum StoredValues {
 
     /// Reads the phones and e-mails of `fields` (an entry of `form`) again,
     /// with the entry's other fields as context (a phone's country).
-    private static func examine(id: String, fields: [String: String], form: FormDefinition, validator: Validator,
-                                locale: EntryLocale) -> Outcome {
+    private static func examine(
+        id: String, fields: [String: String], form: FormDefinition, validator: Validator,
+        locale: EntryLocale
+    ) -> Outcome {
         var outcome = Outcome()
         for field in form.fields where field.type == .phone || field.type == .email {
             guard let value = fields[field.name], !value.isEmpty else { continue }
             let result = validator.validate(form: form, input: [field.name: value], current: fields, locale: locale)
             if let problem = result.problems.first(where: { $0.field == field.name }) {
-                outcome.refused.append(Refused(id: id, field: field.name, value: value, code: problem.code, message: problem.message))
+                outcome.refused.append(
+                    Refused(id: id, field: field.name, value: value, code: problem.code, message: problem.message))
             } else if let new = result.fields[field.name], new != value {
                 outcome.rewrites.append(ValueRewrite(field: field.name, value: new, reason: reason(for: field.type)))
             }
@@ -56,7 +59,9 @@ package enum StoredValues {
 
     /// The change log's reason for a re-spelled value of `type`.
     static func reason(for type: FieldType) -> String {
-        let library = type == .phone ? "libphonenumber \(PhoneNumber.libraryVersion)"
+        let library =
+            type == .phone
+            ? "libphonenumber \(PhoneNumber.libraryVersion)"
             : "libidn2 \(LibraryVersions.byName["idn2"] ?? "")"
         return "\(type.rawValue) re-canonicalised by \(library)"
     }
@@ -65,8 +70,10 @@ package enum StoredValues {
     /// e-mails of an entry of a form in `forms()` (asked at each call, so a
     /// reload's forms count) that the current rules write otherwise. Values of
     /// unknown forms, and values the rules refuse, are left as they are.
-    package static func canonicaliser(forms: @escaping @Sendable () -> FormRegistry,
-                                     validator: Validator = Validator()) -> Canonicaliser {
+    package static func canonicaliser(
+        forms: @escaping @Sendable () -> FormRegistry,
+        validator: Validator = Validator()
+    ) -> Canonicaliser {
         { formName, fields in
             guard let form = forms().form(named: formName) else { return [] }
             return examine(id: "", fields: fields, form: form, validator: validator, locale: .en).rewrites
@@ -74,8 +81,10 @@ package enum StoredValues {
     }
 
     /// Pages through the live entries, oldest created first, `batch` at a time.
-    private static func forEachPage(store: EntryStore, batch: Int, shouldStop: () -> Bool = { false },
-                                    _ body: (_ page: [StoredEntry], _ total: Int) throws -> Void) throws {
+    private static func forEachPage(
+        store: EntryStore, batch: Int, shouldStop: () -> Bool = { false },
+        _ body: (_ page: [StoredEntry], _ total: Int) throws -> Void
+    ) throws {
         var query = ListQuery()
         query.order = .created
         query.descending = false
@@ -91,13 +100,17 @@ package enum StoredValues {
     /// The stored phones and e-mails of live entries that the current rules
     /// refuse, oldest entry first; nothing is written.
     /// - Throws: ``StorageError`` and the store's errors.
-    package static func refused(store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
-                               locale: EntryLocale) throws -> [Refused] {
+    package static func refused(
+        store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
+        locale: EntryLocale
+    ) throws -> [Refused] {
         var refused: [Refused] = []
         try forEachPage(store: store, batch: 1000) { page, _ in
             for entry in page {
                 guard let form = forms.form(named: entry.form) else { continue }
-                refused += examine(id: entry.id, fields: entry.fields, form: form, validator: validator, locale: locale).refused
+                refused +=
+                    examine(id: entry.id, fields: entry.fields, form: form, validator: validator, locale: locale)
+                    .refused
             }
         }
         return refused
@@ -140,10 +153,12 @@ package enum StoredValues {
     ///   - refused: told each value the rules now refuse (it stays as stored).
     ///   - progress: told (entries read, live entries) after each page.
     /// - Throws: ``StorageError`` and the store's errors.
-    package static func recanonicalise(store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
-                                      batch: Int = 500, shouldStop: () -> Bool = { false },
-                                      refused: (Refused) -> Void = { _ in },
-                                      progress: (_ examined: Int, _ total: Int) -> Void = { _, _ in }) throws -> Pass {
+    package static func recanonicalise(
+        store: EntryStore, forms: FormRegistry, validator: Validator = Validator(),
+        batch: Int = 500, shouldStop: () -> Bool = { false },
+        refused: (Refused) -> Void = { _ in },
+        progress: (_ examined: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws -> Pass {
         var pass = Pass()
         let rules = canonicaliser(forms: { forms }, validator: validator)
         try forEachPage(store: store, batch: batch, shouldStop: shouldStop) { page, total in
@@ -156,7 +171,8 @@ package enum StoredValues {
                 if !outcome.rewrites.isEmpty { ids.append(entry.id) }
             }
             if !ids.isEmpty {
-                pass.changed += try store.recanonicalise(ids: ids, rules: rules, layoutOf: { forms.form(named: $0)?.layout ?? .registration })
+                pass.changed += try store.recanonicalise(
+                    ids: ids, rules: rules, layoutOf: { forms.form(named: $0)?.layout ?? .registration })
             }
             pass.examined += page.count
             progress(pass.examined, max(total, pass.examined))

@@ -50,37 +50,120 @@ struct InputRow {
 
 enum ImportCommand {
     static let command = Command(
-        name: "import", summary: Localized(zh: "从 JSON 行或 CSV 分批添加条目；被拒绝的行写入报告。", en: "Add entries from JSON lines or CSV in batches; rejected rows go to a report."),
+        name: "import",
+        summary: Localized(
+            zh: "从 JSON 行或 CSV 分批添加条目；被拒绝的行写入报告。",
+            en: "Add entries from JSON lines or CSV in batches; rejected rows go to a report."),
         arguments: "[FILE|-]",
         options: [
-            OptionSpec(["--format"], value: "FORMAT", help: Localized(zh: "jsonl、csv 或 json（默认：.csv 为 CSV，.json 为 JSON 数组，.jsonl 为 JSON 行，否则看第一行）。", en: "jsonl, csv or json (default: .csv is CSV, .json a JSON array, .jsonl JSON lines, else by the first line).")),
+            OptionSpec(
+                ["--format"], value: "FORMAT",
+                help: Localized(
+                    zh: "jsonl、csv 或 json（默认：.csv 为 CSV，.json 为 JSON 数组，.jsonl 为 JSON 行，否则看第一行）。",
+                    en:
+                        "jsonl, csv or json (default: .csv is CSV, .json a JSON array, .jsonl JSON lines, else by the first line)."
+                )),
             EntryCommands.formOption,
-            OptionSpec(["--atomic"], help: Localized(zh: "全部或全不：整个文件一次 Import 调用（最多为守护进程的 max-batch 行）。", en: "All or nothing: the whole file in one Import call (at most the daemon's max-batch rows).")),
-            OptionSpec(["--dry-run"], help: Localized(zh: "校验每一行（io.entryd.Forms.Check），不存储任何内容。", en: "Validate every row (io.entryd.Forms.Check) without storing anything.")),
-            OptionSpec(["--rejects"], value: "FILE", help: Localized(zh: "把被拒绝的行及其问题写入 FILE（与输入相同的格式和编码）。", en: "Write the rejected rows with their problems to FILE (the input's format and encoding).")),
-            OptionSpec(["--batch"], value: "N", help: Localized(zh: "每次 Import 调用的行数（默认 1000，最多为守护进程的 max-batch）。", en: "Rows per Import call (default 1000, at most the daemon's max-batch).")),
-            OptionSpec(["--new-ids"], help: Localized(zh: "没有 id 的行获得新 id（大文件更快；重新运行会再次添加）。", en: "Rows without an id get new ids (faster for large files; a re-run adds them again).")),
-            OptionSpec(["--ignore-unknown-columns"], help: Localized(zh: "CSV：跳过不是表单字段的列（在标准错误中列出）；不加时这样的列会使整个文件被拒绝。", en: "CSV: skip columns that are no field of the form (named on stderr); without it they refuse the file.")),
-            OptionSpec(["--map"], value: "COLUMN=FIELD", help: Localized(zh: "CSV：把列 COLUMN 读作字段 FIELD（字段名或标签；- 表示跳过这一列）；可以给多次。", en: "CSV: read column COLUMN as field FIELD (a name or label; - skips the column); may be given many times."), repeatable: true),
+            OptionSpec(
+                ["--atomic"],
+                help: Localized(
+                    zh: "全部或全不：整个文件一次 Import 调用（最多为守护进程的 max-batch 行）。",
+                    en: "All or nothing: the whole file in one Import call (at most the daemon's max-batch rows).")),
+            OptionSpec(
+                ["--dry-run"],
+                help: Localized(
+                    zh: "校验每一行（io.entryd.Forms.Check），不存储任何内容。",
+                    en: "Validate every row (io.entryd.Forms.Check) without storing anything.")),
+            OptionSpec(
+                ["--rejects"], value: "FILE",
+                help: Localized(
+                    zh: "把被拒绝的行及其问题写入 FILE（与输入相同的格式和编码）。",
+                    en: "Write the rejected rows with their problems to FILE (the input's format and encoding).")),
+            OptionSpec(
+                ["--batch"], value: "N",
+                help: Localized(
+                    zh: "每次 Import 调用的行数（默认 1000，最多为守护进程的 max-batch）。",
+                    en: "Rows per Import call (default 1000, at most the daemon's max-batch).")),
+            OptionSpec(
+                ["--new-ids"],
+                help: Localized(
+                    zh: "没有 id 的行获得新 id（大文件更快；重新运行会再次添加）。",
+                    en: "Rows without an id get new ids (faster for large files; a re-run adds them again).")),
+            OptionSpec(
+                ["--ignore-unknown-columns"],
+                help: Localized(
+                    zh: "CSV：跳过不是表单字段的列（在标准错误中列出）；不加时这样的列会使整个文件被拒绝。",
+                    en:
+                        "CSV: skip columns that are no field of the form (named on stderr); without it they refuse the file."
+                )),
+            OptionSpec(
+                ["--map"], value: "COLUMN=FIELD",
+                help: Localized(
+                    zh: "CSV：把列 COLUMN 读作字段 FIELD（字段名或标签；- 表示跳过这一列）；可以给多次。",
+                    en:
+                        "CSV: read column COLUMN as field FIELD (a name or label; - skips the column); may be given many times."
+                ), repeatable: true),
         ],
         details: [
-            Localized(zh: "值可以是规范的或宽松的，与 add 接受的相同（1990年5月17日、中国、广州、电话）。", en: "Values may be canonical or lenient, as add accepts them (1990年5月17日, 中国, 广州, 电话)."),
-            Localized(zh: "JSON 行：每行一个对象，{\"id\"?, \"fields\": {...}, \"deleted\"?}（即 export 写出的格式）。", en: "JSON lines: one object per line, {\"id\"?, \"fields\": {...}, \"deleted\"?} (what export writes)."),
-            Localized(zh: "CSV：表头为字段名或中文、英文标签，另加 id 和 deleted 列；跳过 BOM。", en: "CSV: a header of field names, or labels in zh or en, plus id and deleted columns; a BOM is skipped."),
-            Localized(zh: "表头也可以是表单文件中字段的别名（aliases.zh = 电话, 手机, 手机号），", en: "A header may also be one of the field's aliases in the form file (aliases.zh = 电话, 手机, 手机号),"),
-            Localized(zh: "或用 --map COLUMN=FIELD 把任意列读作字段；--dry-run 显示每列是如何对应的。", en: "or any column read as a field with --map COLUMN=FIELD; --dry-run shows how each column was mapped."),
-            Localized(zh: "编码：UTF-8（有无 BOM 均可）、UTF-16（有无 BOM 均可），以及字节不是 UTF-8 时的", en: "Encodings: UTF-8 (with or without BOM), UTF-16 (with or without BOM), and GB18030/GBK (Excel in"),
-            Localized(zh: "GB18030/GBK（中国的 Excel）。不属于其中任何一种的字节会使文件在其所在行和字节偏移处被拒绝", en: "China) when the bytes are not UTF-8. Bytes in none of them refuse the file at their line and byte"),
-            Localized(zh: "（绝不替换为 U+FFFD），并说明之前的批次已存储到哪一行；", en: "offset (never replaced by U+FFFD), saying up to which line rows were stored by earlier batches;"),
-            Localized(zh: "请先转换这样的文件（iconv -f ENCODING -t UTF-8 FILE > FILE.utf8.csv）再重新导入。", en: "convert such a file first (iconv -f ENCODING -t UTF-8 FILE > FILE.utf8.csv) and import it again."),
-            Localized(zh: "JSON 必须是 UTF-8。CSV 的拒绝报告使用输入的编码（输入全是 ASCII 时为 UTF-8）。", en: "JSON must be UTF-8. A CSV rejects report is written in the input's encoding (UTF-8 while it was ASCII)."),
-            Localized(zh: "分隔符是 ','；表头中 ';' 或制表符更多时用它们（许多国家的 Excel）。", en: "The separator is ',', or ';' or a tab when the header holds more of them (Excel in many countries)."),
-            Localized(zh: "不给 FILE（或给 -）时读标准输入。--format 和文件名都无法判断格式时，", en: "Without FILE (or with -) standard input is read. When neither --format nor the file name tells,"),
-            Localized(zh: "看第一行：'{' 开头为 JSON 行，'[' 开头为 JSON 数组，其他为 CSV 表头。", en: "the first line does: '{' starts JSON lines, '[' a JSON array, anything else is a CSV header."),
-            Localized(zh: "没有 id 的行获得由表单和值导出的 id；id 已存在且值相同的行", en: "A row without an id gets one derived from its form and values, and a row whose id exists with the"),
-            Localized(zh: "计为未变：再次运行同样的导入不会重复添加。导出的 id", en: "same values counts as unchanged: running the same import again adds nothing twice. Derived ids are"),
-            Localized(zh: "不按时间排序，会减慢向大数据库的插入：--new-ids 以不能重新运行换取速度。", en: "not time-ordered, which slows inserts into a large database: --new-ids trades re-runs for speed."),
-            Localized(zh: "有行被拒绝时退出码为 65（每行附行号和问题）；此时 --atomic 不存储任何内容。", en: "Exit 65 when any row is rejected (each with its line and problems); --atomic then stores nothing."),
+            Localized(
+                zh: "值可以是规范的或宽松的，与 add 接受的相同（1990年5月17日、中国、广州、电话）。",
+                en: "Values may be canonical or lenient, as add accepts them (1990年5月17日, 中国, 广州, 电话)."),
+            Localized(
+                zh: "JSON 行：每行一个对象，{\"id\"?, \"fields\": {...}, \"deleted\"?}（即 export 写出的格式）。",
+                en: "JSON lines: one object per line, {\"id\"?, \"fields\": {...}, \"deleted\"?} (what export writes)."),
+            Localized(
+                zh: "CSV：表头为字段名或中文、英文标签，另加 id 和 deleted 列；跳过 BOM。",
+                en:
+                    "CSV: a header of field names, or labels in zh or en, plus id and deleted columns; a BOM is skipped."
+            ),
+            Localized(
+                zh: "表头也可以是表单文件中字段的别名（aliases.zh = 电话, 手机, 手机号），",
+                en: "A header may also be one of the field's aliases in the form file (aliases.zh = 电话, 手机, 手机号),"),
+            Localized(
+                zh: "或用 --map COLUMN=FIELD 把任意列读作字段；--dry-run 显示每列是如何对应的。",
+                en: "or any column read as a field with --map COLUMN=FIELD; --dry-run shows how each column was mapped."
+            ),
+            Localized(
+                zh: "编码：UTF-8（有无 BOM 均可）、UTF-16（有无 BOM 均可），以及字节不是 UTF-8 时的",
+                en: "Encodings: UTF-8 (with or without BOM), UTF-16 (with or without BOM), and GB18030/GBK (Excel in"),
+            Localized(
+                zh: "GB18030/GBK（中国的 Excel）。不属于其中任何一种的字节会使文件在其所在行和字节偏移处被拒绝",
+                en: "China) when the bytes are not UTF-8. Bytes in none of them refuse the file at their line and byte"),
+            Localized(
+                zh: "（绝不替换为 U+FFFD），并说明之前的批次已存储到哪一行；",
+                en: "offset (never replaced by U+FFFD), saying up to which line rows were stored by earlier batches;"),
+            Localized(
+                zh: "请先转换这样的文件（iconv -f ENCODING -t UTF-8 FILE > FILE.utf8.csv）再重新导入。",
+                en: "convert such a file first (iconv -f ENCODING -t UTF-8 FILE > FILE.utf8.csv) and import it again."),
+            Localized(
+                zh: "JSON 必须是 UTF-8。CSV 的拒绝报告使用输入的编码（输入全是 ASCII 时为 UTF-8）。",
+                en:
+                    "JSON must be UTF-8. A CSV rejects report is written in the input's encoding (UTF-8 while it was ASCII)."
+            ),
+            Localized(
+                zh: "分隔符是 ','；表头中 ';' 或制表符更多时用它们（许多国家的 Excel）。",
+                en:
+                    "The separator is ',', or ';' or a tab when the header holds more of them (Excel in many countries)."
+            ),
+            Localized(
+                zh: "不给 FILE（或给 -）时读标准输入。--format 和文件名都无法判断格式时，",
+                en: "Without FILE (or with -) standard input is read. When neither --format nor the file name tells,"),
+            Localized(
+                zh: "看第一行：'{' 开头为 JSON 行，'[' 开头为 JSON 数组，其他为 CSV 表头。",
+                en: "the first line does: '{' starts JSON lines, '[' a JSON array, anything else is a CSV header."),
+            Localized(
+                zh: "没有 id 的行获得由表单和值导出的 id；id 已存在且值相同的行",
+                en: "A row without an id gets one derived from its form and values, and a row whose id exists with the"),
+            Localized(
+                zh: "计为未变：再次运行同样的导入不会重复添加。导出的 id",
+                en: "same values counts as unchanged: running the same import again adds nothing twice. Derived ids are"
+            ),
+            Localized(
+                zh: "不按时间排序，会减慢向大数据库的插入：--new-ids 以不能重新运行换取速度。",
+                en: "not time-ordered, which slows inserts into a large database: --new-ids trades re-runs for speed."),
+            Localized(
+                zh: "有行被拒绝时退出码为 65（每行附行号和问题）；此时 --atomic 不存储任何内容。",
+                en: "Exit 65 when any row is rejected (each with its line and problems); --atomic then stores nothing."),
         ],
         examples: [
             "entryctl import entries.jsonl",
@@ -94,24 +177,37 @@ enum ImportCommand {
             if given.count > 1 { throw UsageError(zh: "多余的参数“\(given[1])”", en: "unexpected argument '\(given[1])'") }
             let file = given.first ?? "-"
             if given.isEmpty && isatty(0) == 1 {
-                throw UsageError(zh: "缺少 FILE：请给出文件，或用 - 表示标准输入，或用管道输入数据（entryctl import < FILE）", en: "missing FILE: give a file, - for standard input, or pipe the data in (entryctl import < FILE)")
+                throw UsageError(
+                    zh: "缺少 FILE：请给出文件，或用 - 表示标准输入，或用管道输入数据（entryctl import < FILE）",
+                    en: "missing FILE: give a file, - for standard input, or pipe the data in (entryctl import < FILE)")
             }
-            var format = try input.choice("--format", of: ImportRequest.Format.allCases.map(\.rawValue)).flatMap(ImportRequest.Format.init)
+            var format = try input.choice("--format", of: ImportRequest.Format.allCases.map(\.rawValue)).flatMap(
+                ImportRequest.Format.init)
             if format == nil {
                 let lower = file.lowercased()
-                format = lower.hasSuffix(".csv") ? .csv : lower.hasSuffix(".json") ? .json
-                    : lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson") ? .jsonl : nil
+                format =
+                    lower.hasSuffix(".csv")
+                    ? .csv
+                    : lower.hasSuffix(".json")
+                        ? .json
+                        : lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson") ? .jsonl : nil
             }
-            if input.has("--atomic") && input.has("--dry-run") { throw UsageError(zh: "--atomic 和 --dry-run 只能给一个", en: "give --atomic or --dry-run, not both") }
+            if input.has("--atomic") && input.has("--dry-run") {
+                throw UsageError(zh: "--atomic 和 --dry-run 只能给一个", en: "give --atomic or --dry-run, not both")
+            }
             let request = ImportRequest(
-                file: file, fileGiven: !given.isEmpty, format: format, form: input.value("--form"), atomic: input.has("--atomic"),
+                file: file, fileGiven: !given.isEmpty, format: format, form: input.value("--form"),
+                atomic: input.has("--atomic"),
                 dryRun: input.has("--dry-run"), rejects: input.value("--rejects"),
                 batch: try input.integer("--batch", in: 1...1_000_000).map(Int.init), newIDs: input.has("--new-ids"),
                 ignoreUnknownColumns: input.has("--ignore-unknown-columns"), map: input.scanned.values("--map"))
             if request.ignoreUnknownColumns && format != nil && format != .csv {
-                throw UsageError(zh: "--ignore-unknown-columns 只用于 CSV 输入", en: "--ignore-unknown-columns is for CSV input")
+                throw UsageError(
+                    zh: "--ignore-unknown-columns 只用于 CSV 输入", en: "--ignore-unknown-columns is for CSV input")
             }
-            if !request.map.isEmpty && format != nil && format != .csv { throw UsageError(zh: "--map 只用于 CSV 输入", en: "--map is for CSV input") }
+            if !request.map.isEmpty && format != nil && format != .csv {
+                throw UsageError(zh: "--map 只用于 CSV 输入", en: "--map is for CSV input")
+            }
             return { session in try ImportRun(request, session).run() }
         })
 }
@@ -161,17 +257,25 @@ final class ImportRun {
         do {
             try read()
         } catch let error as InputEncodingError {
-            var lines = [Localized(zh: error.message(file: request.file, locale: .zh), en: error.message(file: request.file, locale: .en))]
+            var lines = [
+                Localized(
+                    zh: error.message(file: request.file, locale: .zh),
+                    en: error.message(file: request.file, locale: .en))
+            ]
             if let last = lastSentLine, !request.dryRun, !request.atomic {
                 // Earlier batches were sent and stay stored; the rows read after them were not sent.
                 // Derived ids make the import re-runnable: what is stored counts as unchanged then.
-                lines.append(Localized(zh: "第 \(last) 行及之前的行已在之前的批次中发送：新增 \(added)，未变 \(unchanged)，拒绝 \(rejected)；"
-                        + "第 \(last) 行之后的行都未存储。转换后重新导入整个文件即可：已存储的行计为未变"
-                        + (request.newIDs ? "（但 --new-ids 会再次添加它们：去掉 --new-ids 或只导入第 \(last) 行之后的行）" : ""),
-                    en: "the rows up to line \(last) were sent in earlier batches and are stored: added \(added), "
-                        + "unchanged \(unchanged), rejected \(rejected); no row after line \(last) was stored. "
-                        + "Import the whole file again once converted: the stored rows count as unchanged"
-                        + (request.newIDs ? " (but --new-ids adds them again: drop it, or import only the rows after line \(last))" : "")))
+                lines.append(
+                    Localized(
+                        zh: "第 \(last) 行及之前的行已在之前的批次中发送：新增 \(added)，未变 \(unchanged)，拒绝 \(rejected)；"
+                            + "第 \(last) 行之后的行都未存储。转换后重新导入整个文件即可：已存储的行计为未变"
+                            + (request.newIDs ? "（但 --new-ids 会再次添加它们：去掉 --new-ids 或只导入第 \(last) 行之后的行）" : ""),
+                        en: "the rows up to line \(last) were sent in earlier batches and are stored: added \(added), "
+                            + "unchanged \(unchanged), rejected \(rejected); no row after line \(last) was stored. "
+                            + "Import the whole file again once converted: the stored rows count as unchanged"
+                            + (request.newIDs
+                                ? " (but --new-ids adds them again: drop it, or import only the rows after line \(last))"
+                                : "")))
             } else if !request.dryRun {
                 lines.append(Localized(zh: "未存储任何行", en: "no row was stored"))
             }
@@ -198,20 +302,26 @@ final class ImportRun {
         do {
             input = try ByteInput(path: request.file)
         } catch {
-            throw Refusal(zh: "无法读取“\(request.file)”：\(error.reason(in: .zh))", en: "cannot read '\(request.file)': \(error.reasonText)",
-                          exitCode: .noInput)
+            throw Refusal(
+                zh: "无法读取“\(request.file)”：\(error.reason(in: .zh))",
+                en: "cannot read '\(request.file)': \(error.reasonText)",
+                exitCode: .noInput)
         }
         let start = try input.peekFirstLine()
         if !request.fileGiven && start.line.isEmpty {
-            throw UsageError(zh: "缺少 FILE：标准输入为空（请给出文件，或用管道输入数据：entryctl import < FILE）", en: "missing FILE: standard input is empty (give a file, or pipe the data in: entryctl import < FILE)")
+            throw UsageError(
+                zh: "缺少 FILE：标准输入为空（请给出文件，或用管道输入数据：entryctl import < FILE）",
+                en: "missing FILE: standard input is empty (give a file, or pipe the data in: entryctl import < FILE)")
         }
-        format = request.format ?? {
-            switch InputSniffer.format(firstLine: start.line) {
-            case .jsonLines: .jsonl
-            case .jsonArray: .json
-            case .csv: .csv
-            }
-        }()
+        format =
+            request.format
+            ?? {
+                switch InputSniffer.format(firstLine: start.line) {
+                case .jsonLines: .jsonl
+                case .jsonArray: .json
+                case .csv: .csv
+                }
+            }()
         if format != .csv {
             // JSON is UTF-8 (RFC 8259): another encoding is refused, not converted.
             input.acceptsOnlyUTF8 = true
@@ -225,23 +335,32 @@ final class ImportRun {
             separator = Unicode.Scalar(byte)
             let reader = CSVReader(input, separator: byte)
             csv = reader
-            guard let header = try reader.next() else { throw RowsRejected(Localized(zh: "“\(request.file)”为空：没有 CSV 表头", en: "'\(request.file)' is empty: no CSV header")) }
+            guard let header = try reader.next() else {
+                throw RowsRejected(
+                    Localized(zh: "“\(request.file)”为空：没有 CSV 表头", en: "'\(request.file)' is empty: no CSV header"))
+            }
             let locale = session.globals.locale
             do {
-                let resolved = try DataColumns.mapping(header: header.fields, fields: form.fields, map: columnMap,
-                                                       ignoreUnknown: request.ignoreUnknownColumns, locale: locale)
+                let resolved = try DataColumns.mapping(
+                    header: header.fields, fields: form.fields, map: columnMap,
+                    ignoreUnknown: request.ignoreUnknownColumns, locale: locale)
                 columns = resolved.columns
                 mapping = resolved
                 if !resolved.unknown.isEmpty {
-                    Terminal.message(locale == .zh
-                        ? "已跳过未知的列 " + resolved.unknown.map { "“\($0)”" }.joined(separator: "、") + "（--ignore-unknown-columns）"
-                        : "skipping unknown column\(resolved.unknown.count == 1 ? "" : "s") "
-                            + resolved.unknown.map { "'\($0)'" }.joined(separator: ", ") + " (--ignore-unknown-columns)")
+                    Terminal.message(
+                        locale == .zh
+                            ? "已跳过未知的列 " + resolved.unknown.map { "“\($0)”" }.joined(separator: "、")
+                                + "（--ignore-unknown-columns）"
+                            : "skipping unknown column\(resolved.unknown.count == 1 ? "" : "s") "
+                                + resolved.unknown.map { "'\($0)'" }.joined(separator: ", ")
+                                + " (--ignore-unknown-columns)")
                 }
             } catch {
                 if error.usage { throw UsageError(zh: error.message, en: error.message) }
-                throw RowsRejected(Localized(zh: "\(request.file) 第 \(header.line) 行：" + error.message,
-                                             en: "\(request.file) line \(header.line): " + error.message))
+                throw RowsRejected(
+                    Localized(
+                        zh: "\(request.file) 第 \(header.line) 行：" + error.message,
+                        en: "\(request.file) line \(header.line): " + error.message))
             }
             csvHeader = header.fields
         case .jsonl:
@@ -251,7 +370,10 @@ final class ImportRun {
             while case let chunk = try input.read(), !chunk.isEmpty { bytes += chunk }
             if bytes.starts(with: utf8ByteOrderMark) { bytes.removeFirst(3) }
             guard let array = (try? JSON.parse(bytes))?.arrayValue else {
-                throw RowsRejected(Localized(zh: "“\(request.file)”不是 JSON 数组（JSON 行请用 --format jsonl）", en: "'\(request.file)' is not a JSON array (use --format jsonl for JSON lines)"))
+                throw RowsRejected(
+                    Localized(
+                        zh: "“\(request.file)”不是 JSON 数组（JSON 行请用 --format jsonl）",
+                        en: "'\(request.file)' is not a JSON array (use --format jsonl for JSON lines)"))
             }
             jsonRows = array
         }
@@ -263,8 +385,10 @@ final class ImportRun {
             if format == .csv, let reader = csv {
                 reportEncoding = input.encoding ?? .utf8
                 if reader.hadByteOrderMark { try writeReport(utf8ByteOrderMark) }
-                try writeReport(CSVWriter.record(csvHeader + [DataColumns.problemsHeader(session.globals.locale)],
-                                                 lineEnd: csvLineEnd, separator: separator))
+                try writeReport(
+                    CSVWriter.record(
+                        csvHeader + [DataColumns.problemsHeader(session.globals.locale)],
+                        lineEnd: csvLineEnd, separator: separator))
             }
         }
         do {
@@ -287,21 +411,31 @@ final class ImportRun {
         switch format {
         case .csv:
             guard let record = try csv!.next() else { return nil }
-            var row = InputRow(element: DataColumns.importElement(record.fields, columns: columns,
-                                                                  spreadsheetSafe: csv!.hadByteOrderMark), form: nil,
-                                line: record.line, echo: .csv(record.fields))
+            var row = InputRow(
+                element: DataColumns.importElement(
+                    record.fields, columns: columns,
+                    spreadsheetSafe: csv!.hadByteOrderMark), form: nil,
+                line: record.line, echo: .csv(record.fields))
             if record.fields.count != columns.count {
-                row.problems = [problem("", "invalid-format", Localized(
-                    zh: "这条记录有 \(record.fields.count) 个字段，表头有 \(columns.count) 个",
-                    en: "the record has \(record.fields.count) fields, the header \(columns.count)"))]
+                row.problems = [
+                    problem(
+                        "", "invalid-format",
+                        Localized(
+                            zh: "这条记录有 \(record.fields.count) 个字段，表头有 \(columns.count) 个",
+                            en: "the record has \(record.fields.count) fields, the header \(columns.count)"))
+                ]
             }
             return row
         case .jsonl:
             guard let line = try lines!.next() else { return nil }
             guard let object = try? JSON.parse(line.bytes), case .object = object else {
                 let text = String(decoding: line.bytes, as: UTF8.self)
-                return InputRow(element: .object([]), form: nil, line: line.line, echo: .text(text),
-                                 problems: [problem("", "invalid-format", Localized(zh: "这一行不是 JSON 对象", en: "the line is not a JSON object"))])
+                return InputRow(
+                    element: .object([]), form: nil, line: line.line, echo: .text(text),
+                    problems: [
+                        problem(
+                            "", "invalid-format", Localized(zh: "这一行不是 JSON 对象", en: "the line is not a JSON object"))
+                    ])
             }
             return jsonRow(object, line: line.line)
         case .json:
@@ -309,8 +443,13 @@ final class ImportRun {
             jsonIndex += 1
             let object = jsonRows[jsonIndex - 1]
             guard case .object = object else {
-                return InputRow(element: .object([]), form: nil, line: jsonIndex, echo: .json(object),
-                                 problems: [problem("", "invalid-format", Localized(zh: "这个元素不是 JSON 对象", en: "the element is not a JSON object"))])
+                return InputRow(
+                    element: .object([]), form: nil, line: jsonIndex, echo: .json(object),
+                    problems: [
+                        problem(
+                            "", "invalid-format",
+                            Localized(zh: "这个元素不是 JSON 对象", en: "the element is not a JSON object"))
+                    ])
             }
             return jsonRow(object, line: jsonIndex)
         }
@@ -324,33 +463,45 @@ final class ImportRun {
         var repeated: Localized?
         for key in ["id", "fields", "deleted"] {
             guard var v = object[key], !v.isNull else { continue }
-            if key == "fields", case .object(let typed) = v, (request.form ?? object["form"]?.stringValue ?? defaultForm) == defaultForm {
+            if key == "fields", case .object(let typed) = v,
+                (request.form ?? object["form"]?.stringValue ?? defaultForm) == defaultForm
+            {
                 var spelled: [String: String] = [:]
-                v = .object(typed.map { typedKey, value in
-                    let name = DataColumns.fieldName(for: typedKey, in: formNames) ?? typedKey
-                    if let first = spelled[name], repeated == nil {
-                        repeated = Localized(zh: "字段“\(name)”给了两次（作为“\(first)”和“\(typedKey)”）",
-                                             en: "field '\(name)' is given twice (as '\(first)' and '\(typedKey)')")
-                    }
-                    spelled[name] = typedKey
-                    return (name, value)
-                })
+                v = .object(
+                    typed.map { typedKey, value in
+                        let name = DataColumns.fieldName(for: typedKey, in: formNames) ?? typedKey
+                        if let first = spelled[name], repeated == nil {
+                            repeated = Localized(
+                                zh: "字段“\(name)”给了两次（作为“\(first)”和“\(typedKey)”）",
+                                en: "field '\(name)' is given twice (as '\(first)' and '\(typedKey)')")
+                        }
+                        spelled[name] = typedKey
+                        return (name, value)
+                    })
             }
             members.append((key, v))
         }
         if let repeated {
-            return InputRow(element: .object(members.filter { $0.0 != "fields" } + [("fields", .object([]))]),
-                             form: object["form"]?.stringValue, line: line, echo: .json(object),
-                             problems: [problem("fields", "invalid-format", repeated)])
+            return InputRow(
+                element: .object(members.filter { $0.0 != "fields" } + [("fields", .object([]))]),
+                form: object["form"]?.stringValue, line: line, echo: .json(object),
+                problems: [problem("fields", "invalid-format", repeated)])
         }
         if object["fields"] == nil {
             // A flat object ({"name": …, "birthday": …}) would otherwise be refused field by field as empty.
-            return InputRow(element: .object(members + [("fields", .object([]))]), form: object["form"]?.stringValue,
-                             line: line, echo: .json(object), problems: [problem("fields", "invalid-format", Localized(
-                                 zh: "这个元素没有 \"fields\" 对象：每个条目请写成 {\"fields\": {\"name\": …}}"
-                                     + "（即 `entryctl export --format json` 写出的形式），\"id\" 和 \"deleted\" 可选",
-                                 en: "the element has no \"fields\" object: write each entry as {\"fields\": {\"name\": …}} "
-                                     + "(the shape `entryctl export --format json` writes), with optional \"id\" and \"deleted\""))])
+            return InputRow(
+                element: .object(members + [("fields", .object([]))]), form: object["form"]?.stringValue,
+                line: line, echo: .json(object),
+                problems: [
+                    problem(
+                        "fields", "invalid-format",
+                        Localized(
+                            zh: "这个元素没有 \"fields\" 对象：每个条目请写成 {\"fields\": {\"name\": …}}"
+                                + "（即 `entryctl export --format json` 写出的形式），\"id\" 和 \"deleted\" 可选",
+                            en: "the element has no \"fields\" object: write each entry as {\"fields\": {\"name\": …}} "
+                                + "(the shape `entryctl export --format json` writes), with optional \"id\" and \"deleted\""
+                        ))
+                ])
         }
         return InputRow(element: .object(members), form: object["form"]?.stringValue, line: line, echo: .json(object))
     }
@@ -358,8 +509,10 @@ final class ImportRun {
     /// A wire-shaped Problem made by entryctl.
     /// Its message is in the session's locale, as the daemon's problems are.
     func problem(_ field: String, _ code: String, _ message: Localized) -> JSON {
-        .object([("field", .string(field)), ("code", .string(code)), ("message", .string(message(session.globals.locale))),
-                 ("suggestions", .array([]))])
+        .object([
+            ("field", .string(field)), ("code", .string(code)), ("message", .string(message(session.globals.locale))),
+            ("suggestions", .array([])),
+        ])
     }
 
     /// The form a row goes to: `--form`, else its own `form`, else the default form.
@@ -388,10 +541,15 @@ final class ImportRun {
             guard !pending.isEmpty else { return }
             try request.dryRun ? check(pending, form: pendingForm) : send(pending, form: pendingForm)
             pending.removeAll(keepingCapacity: true)
-            progress.update(count: rows, fraction: input.totalBytes.map { $0 > 0 ? Double(input.bytesRead) / Double($0) : 1 })
+            progress.update(
+                count: rows, fraction: input.totalBytes.map { $0 > 0 ? Double(input.bytesRead) / Double($0) : 1 })
         }
         while let raw = try nextRow() {
-            if !raw.problems.isEmpty { rows += 1; try reject(raw, raw.problems); continue }
+            if !raw.problems.isEmpty {
+                rows += 1
+                try reject(raw, raw.problems)
+                continue
+            }
             let row = withID(raw)
             let rowForm = form(of: row)
             if rowForm != pendingForm || pending.count >= batchSize {
@@ -406,16 +564,23 @@ final class ImportRun {
 
     /// One Import call (split in halves while the message would pass max-message-size).
     func send(_ batch: [InputRow], form: String, atomic: Bool = false) throws {
-        let parameters = params(("form", .string(form)), ("entries", .array(batch.map(\.element))),
-                                ("atomic", atomic ? .bool(true) : nil), ("locale", session.locale))
+        let parameters = params(
+            ("form", .string(form)), ("entries", .array(batch.map(\.element))),
+            ("atomic", atomic ? .bool(true) : nil), ("locale", session.locale))
         let size = VarlinkCall(.entriesImport, parameters: parameters).encoded.count
         if size >= maxMessageBytes {
             guard batch.count > 1, !atomic else {
                 throw atomic
-                    ? Refusal(zh: "--atomic：文件构成的消息有 \(size) 字节，超过守护进程的 max-message-size（\(maxMessageBytes)）；请拆分文件或调大限制",
-                              en: "--atomic: the file makes a message of \(size) bytes, over the daemon's max-message-size (\(maxMessageBytes)); split the file or raise the limit")
-                    : Refusal(zh: "第 \(batch[0].line) 行单独一行就超过了守护进程的 max-message-size（\(maxMessageBytes) 字节）",
-                              en: "row at line \(batch[0].line) alone is larger than the daemon's max-message-size (\(maxMessageBytes) bytes)")
+                    ? Refusal(
+                        zh: "--atomic：文件构成的消息有 \(size) 字节，超过守护进程的 max-message-size（\(maxMessageBytes)）；请拆分文件或调大限制",
+                        en:
+                            "--atomic: the file makes a message of \(size) bytes, over the daemon's max-message-size (\(maxMessageBytes)); split the file or raise the limit"
+                    )
+                    : Refusal(
+                        zh: "第 \(batch[0].line) 行单独一行就超过了守护进程的 max-message-size（\(maxMessageBytes) 字节）",
+                        en:
+                            "row at line \(batch[0].line) alone is larger than the daemon's max-message-size (\(maxMessageBytes) bytes)"
+                    )
             }
             let half = batch.count / 2
             try send(Array(batch[..<half]), form: form)
@@ -439,14 +604,24 @@ final class ImportRun {
         for (k, row) in batch.enumerated() {
             var problems: [JSON] = []
             if let id = row.element["id"] {
-                if id.stringValue.flatMap(UUIDv7.canonical) == nil { problems.append(problem("id", "invalid-format", Localized(zh: "id 必须是 UUID", en: "id must be a UUID"))) }
+                if id.stringValue.flatMap(UUIDv7.canonical) == nil {
+                    problems.append(
+                        problem("id", "invalid-format", Localized(zh: "id 必须是 UUID", en: "id must be a UUID")))
+                }
             }
             if let d = row.element["deleted"], d.boolValue == nil {
-                problems.append(problem("deleted", "invalid-format", Localized(zh: "deleted 必须是 true 或 false", en: "deleted must be true or false")))
+                problems.append(
+                    problem(
+                        "deleted", "invalid-format",
+                        Localized(zh: "deleted 必须是 true 或 false", en: "deleted must be true or false")))
             }
             if !problems.isEmpty { local[k] = problems }
-            try connection.send(VarlinkCall(.formsCheck, parameters: params(
-                ("form", .string(form)), ("fields", row.element["fields"] ?? .object([])), ("locale", session.locale))))
+            try connection.send(
+                VarlinkCall(
+                    .formsCheck,
+                    parameters: params(
+                        ("form", .string(form)), ("fields", row.element["fields"] ?? .object([])),
+                        ("locale", session.locale))))
         }
         for (k, row) in batch.enumerated() {
             let reply = try connection.receive()
@@ -462,20 +637,35 @@ final class ImportRun {
         var early: [(InputRow, [JSON])] = []
         while let raw = try nextRow() {
             rows += 1
-            if !raw.problems.isEmpty { early.append((raw, raw.problems)); continue }
+            if !raw.problems.isEmpty {
+                early.append((raw, raw.problems))
+                continue
+            }
             all.append(withID(raw))
             if all.count > maxBatch {
-                throw Refusal(zh: "--atomic 用一次 Import 调用发送整个文件，而文件超过了守护进程的 max-batch（\(maxBatch)）行；请拆分文件、调大 max-batch，或不用 --atomic 导入", en: "--atomic sends the whole file in one Import call, and it has more than the daemon's max-batch (\(maxBatch)) rows; split the file, raise max-batch, or import without --atomic")
+                throw Refusal(
+                    zh:
+                        "--atomic 用一次 Import 调用发送整个文件，而文件超过了守护进程的 max-batch（\(maxBatch)）行；请拆分文件、调大 max-batch，或不用 --atomic 导入",
+                    en:
+                        "--atomic sends the whole file in one Import call, and it has more than the daemon's max-batch (\(maxBatch)) rows; split the file, raise max-batch, or import without --atomic"
+                )
             }
         }
         let forms = Set(all.map { form(of: $0) })
         guard forms.count <= 1 else {
-            throw Refusal(zh: "--atomic 只能用于一个表单，而文件中有 \(forms.count) 个（\(forms.sorted().joined(separator: "、"))）", en: "--atomic needs one form, and the file names \(forms.count) (\(forms.sorted().joined(separator: ", ")))")
+            throw Refusal(
+                zh: "--atomic 只能用于一个表单，而文件中有 \(forms.count) 个（\(forms.sorted().joined(separator: "、"))）",
+                en:
+                    "--atomic needs one form, and the file names \(forms.count) (\(forms.sorted().joined(separator: ", ")))"
+            )
         }
         for (row, problems) in early { try reject(row, problems) }
         guard early.isEmpty, let form = forms.first else { return }
         try send(all, form: form, atomic: true)
-        if rejected > 0 { added = 0; unchanged = 0 }
+        if rejected > 0 {
+            added = 0
+            unchanged = 0
+        }
         progress.update(count: rows, fraction: 1, force: true)
     }
 
@@ -487,25 +677,34 @@ final class ImportRun {
         let texts = problems.map { p -> String in
             let field = p["field"]?.stringValue ?? ""
             let suggestions = p["suggestions"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            return (field.isEmpty ? "" : field + ": ") + (p["message"]?.stringValue ?? "") + " (\(p["code"]?.stringValue ?? "invalid"))"
+            return (field.isEmpty ? "" : field + ": ") + (p["message"]?.stringValue ?? "")
+                + " (\(p["code"]?.stringValue ?? "invalid"))"
                 + (suggestions.isEmpty ? "" : " → " + suggestions.joined(separator: ", "))
         }
         if let report {
             switch row.echo {
             case .csv(let cells):
-                try writeReport(CSVWriter.record(cells + [texts.joined(separator: "; ")], lineEnd: csvLineEnd, separator: separator))
+                try writeReport(
+                    CSVWriter.record(cells + [texts.joined(separator: "; ")], lineEnd: csvLineEnd, separator: separator)
+                )
             case .json(.object(var members)):
                 members.removeAll { $0.0 == "problems" || $0.0 == "line" }
                 members += [("line", .int(Int64(row.line))), ("problems", .array(problems))]
                 try report.write(JSON.object(members).text + "\n")
             case .json(let other):
-                try report.write(params(("line", .int(Int64(row.line))), ("input", other), ("problems", .array(problems))).text + "\n")
+                try report.write(
+                    params(("line", .int(Int64(row.line))), ("input", other), ("problems", .array(problems))).text
+                        + "\n")
             case .text(let text):
-                try report.write(params(("line", .int(Int64(row.line))), ("input", .string(text)), ("problems", .array(problems))).text + "\n")
+                try report.write(
+                    params(("line", .int(Int64(row.line))), ("input", .string(text)), ("problems", .array(problems)))
+                        .text + "\n")
             }
         } else if shownRejects.count < 10 {
-            shownRejects.append(Localized(zh: "  第 \(row.line) 行：" + texts.joined(separator: "；"),
-                                          en: "  line \(row.line): " + texts.joined(separator: "; ")))
+            shownRejects.append(
+                Localized(
+                    zh: "  第 \(row.line) 行：" + texts.joined(separator: "；"),
+                    en: "  line \(row.line): " + texts.joined(separator: "; ")))
         }
     }
 
@@ -534,32 +733,50 @@ final class ImportRun {
             if let mapping {
                 Terminal.out(lines: [Localized(zh: "列的对应：", en: "columns:")(locale)] + mapping.lines(locale: locale))
             }
-            Terminal.out(lines: [Localized(zh: "试运行：\(rows) 行中 \(valid) 行有效，\(rejected) 行被拒绝；未存储任何内容",
-                                           en: "dry run: \(valid) valid, \(rejected) rejected of \(rows) rows; nothing stored")(locale)])
+            Terminal.out(lines: [
+                Localized(
+                    zh: "试运行：\(rows) 行中 \(valid) 行有效，\(rejected) 行被拒绝；未存储任何内容",
+                    en: "dry run: \(valid) valid, \(rejected) rejected of \(rows) rows; nothing stored")(locale)
+            ])
         } else if request.atomic && rejected > 0 {
-            Terminal.out(lines: [Localized(zh: "atomic：未存储任何内容；\(rows) 行中 \(rejected) 行被拒绝",
-                                           en: "atomic: nothing stored; \(rejected) of \(rows) rows rejected")(session.globals.locale)])
+            Terminal.out(lines: [
+                Localized(
+                    zh: "atomic：未存储任何内容；\(rows) 行中 \(rejected) 行被拒绝",
+                    en: "atomic: nothing stored; \(rejected) of \(rows) rows rejected")(session.globals.locale)
+            ])
         } else {
             let time = String(format: "%.1f", seconds)
-            Terminal.out(lines: [Localized(
-                zh: "新增 \(added)，未变 \(unchanged)，拒绝 \(rejected)（\(rows) 行，用时 \(time) 秒，每秒 \(rate) 行）",
-                en: "added \(added), unchanged \(unchanged), rejected \(rejected) (\(rows) rows in \(time) s, \(rate) rows/s)")(session.globals.locale)])
+            Terminal.out(lines: [
+                Localized(
+                    zh: "新增 \(added)，未变 \(unchanged)，拒绝 \(rejected)（\(rows) 行，用时 \(time) 秒，每秒 \(rate) 行）",
+                    en:
+                        "added \(added), unchanged \(unchanged), rejected \(rejected) (\(rows) rows in \(time) s, \(rate) rows/s)"
+                )(session.globals.locale)
+            ])
         }
     }
 
     /// The failure to throw after ``summarize()``, if any row was rejected.
     var failure: RowsRejected? {
         guard rejected > 0 else { return nil }
-        var lines = [Localized(zh: "\(rows) 行中 \(rejected) 行被拒绝" + (request.atomic ? "；--atomic：未存储任何内容" : ""),
-                               en: "\(rejected) of \(rows) rows rejected" + (request.atomic ? "; --atomic: nothing stored" : ""))]
+        var lines = [
+            Localized(
+                zh: "\(rows) 行中 \(rejected) 行被拒绝" + (request.atomic ? "；--atomic：未存储任何内容" : ""),
+                en: "\(rejected) of \(rows) rows rejected" + (request.atomic ? "; --atomic: nothing stored" : ""))
+        ]
         if let path = request.rejects {
             lines.append(Localized(zh: "它们的问题在“\(path)”中", en: "their problems are in '\(path)'"))
         } else {
             lines += shownRejects
             if rejected > shownRejects.count {
-                lines.append(Localized(zh: "  …… 还有 \(rejected - shownRejects.count) 行", en: "  … and \(rejected - shownRejects.count) more"))
+                lines.append(
+                    Localized(
+                        zh: "  …… 还有 \(rejected - shownRejects.count) 行",
+                        en: "  … and \(rejected - shownRejects.count) more"))
             }
-            lines.append(Localized(zh: "用 --rejects FILE 得到每个被拒绝行的报告。", en: "Use --rejects FILE for a report of every rejected row."))
+            lines.append(
+                Localized(
+                    zh: "用 --rejects FILE 得到每个被拒绝行的报告。", en: "Use --rejects FILE for a report of every rejected row."))
         }
         return RowsRejected(lines: lines)
     }

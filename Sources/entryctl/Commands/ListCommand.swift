@@ -21,9 +21,10 @@ struct ListRequest {
 
     /// The `List` parameters for one page starting at `cursor`.
     func parameters(cursor: String?, locale: JSON) -> JSON {
-        params(("form", form.json), ("filter", filter.isEmpty ? nil : .object(filter)), ("order", order.json),
-               ("descending", descending.map(JSON.bool)), ("limit", limit.map(JSON.int)), ("cursor", cursor.json),
-               ("includeDeleted", includeDeleted ? .bool(true) : nil), ("locale", locale))
+        params(
+            ("form", form.json), ("filter", filter.isEmpty ? nil : .object(filter)), ("order", order.json),
+            ("descending", descending.map(JSON.bool)), ("limit", limit.map(JSON.int)), ("cursor", cursor.json),
+            ("includeDeleted", includeDeleted ? .bool(true) : nil), ("locale", locale))
     }
 }
 
@@ -37,12 +38,15 @@ enum ListCommand {
         } catch let error as WireError where error.known == .validationFailed {
             let problems = (error.parameters["problems"]?.arrayValue ?? []).map { problem -> JSON in
                 guard case .object(var members) = problem,
-                      let field = problem["field"]?.stringValue, let filter = filters.first(where: { $0.member == field })
+                    let field = problem["field"]?.stringValue, let filter = filters.first(where: { $0.member == field })
                 else { return problem }
                 members = members.map { key, value in
                     switch key {
                     case "field": return (key, .string(filter.option))
-                    case "message": return (key, .string((value.stringValue ?? "").replacingOccurrences(of: field, with: filter.option)))
+                    case "message":
+                        return (
+                            key, .string((value.stringValue ?? "").replacingOccurrences(of: field, with: filter.option))
+                        )
                     default: return (key, value)
                     }
                 }
@@ -54,43 +58,91 @@ enum ListCommand {
 
     /// Filter options and the `Filter` member each sets.
     static let filters: [(option: String, member: String, value: String, help: Localized)] = [
-        ("--country", "country", "C", Localized(zh: "只看此国家的条目（CN、中国、China ……）。", en: "Only entries of this country (CN, 中国, China …).")),
-        ("--province", "province", "P", Localized(zh: "只看此省份（广东、440000 ……）。", en: "Only this province (广东, 440000 …).")),
+        (
+            "--country", "country", "C",
+            Localized(zh: "只看此国家的条目（CN、中国、China ……）。", en: "Only entries of this country (CN, 中国, China …).")
+        ),
+        (
+            "--province", "province", "P",
+            Localized(zh: "只看此省份（广东、440000 ……）。", en: "Only this province (广东, 440000 …).")
+        ),
         ("--city", "city", "C", Localized(zh: "只看此城市（广州、440100 ……）。", en: "Only this city (广州, 440100 …).")),
-        ("--born-from", "bornFrom", "DATE", Localized(zh: "在 DATE（YYYY-MM-DD）当天或之后出生。", en: "Born on or after DATE (YYYY-MM-DD).")),
-        ("--born-to", "bornTo", "DATE", Localized(zh: "在 DATE（YYYY-MM-DD）当天或之前出生。", en: "Born on or before DATE (YYYY-MM-DD).")),
+        (
+            "--born-from", "bornFrom", "DATE",
+            Localized(zh: "在 DATE（YYYY-MM-DD）当天或之后出生。", en: "Born on or after DATE (YYYY-MM-DD).")
+        ),
+        (
+            "--born-to", "bornTo", "DATE",
+            Localized(zh: "在 DATE（YYYY-MM-DD）当天或之前出生。", en: "Born on or before DATE (YYYY-MM-DD).")
+        ),
         ("--search", "text", "TEXT", Localized(zh: "姓名包含 TEXT（不区分大小写）。", en: "Name contains TEXT (case-insensitive).")),
     ]
 
     static let command = Command(
-        name: "list", summary: Localized(zh: "以表格、JSON、JSON 行或 CSV 列出条目。", en: "List entries as a table, JSON, JSON lines or CSV."), arguments: "",
+        name: "list",
+        summary: Localized(zh: "以表格、JSON、JSON 行或 CSV 列出条目。", en: "List entries as a table, JSON, JSON lines or CSV."),
+        arguments: "",
         options: filters.map { OptionSpec([$0.option], value: $0.value, help: $0.help) } + [
             EntryCommands.formOption,
-            OptionSpec(["--order"], value: "ORDER", help: Localized(zh: "按 created（默认）、updated、birthday 或 name 排序。", en: "Sort by created (default), updated, birthday or name.")),
-            OptionSpec(["--asc"], help: Localized(zh: "升序（birthday 和 name 的默认）。", en: "Ascending (default for birthday and name).")),
-            OptionSpec(["--desc"], help: Localized(zh: "降序（created 和 updated 的默认）。", en: "Descending (default for created and updated).")),
-            OptionSpec(["--limit"], value: "N", help: Localized(zh: "每页条目数（不给时用守护进程的默认值）。", en: "Entries per page (the daemon's default when not given).")),
-            OptionSpec(["--cursor"], value: "CURSOR", help: Localized(zh: "从上次列表指向的页开始。", en: "Start at the page a previous list pointed to.")),
+            OptionSpec(
+                ["--order"], value: "ORDER",
+                help: Localized(
+                    zh: "按 created（默认）、updated、birthday 或 name 排序。",
+                    en: "Sort by created (default), updated, birthday or name.")),
+            OptionSpec(
+                ["--asc"],
+                help: Localized(zh: "升序（birthday 和 name 的默认）。", en: "Ascending (default for birthday and name).")),
+            OptionSpec(
+                ["--desc"],
+                help: Localized(zh: "降序（created 和 updated 的默认）。", en: "Descending (default for created and updated).")),
+            OptionSpec(
+                ["--limit"], value: "N",
+                help: Localized(
+                    zh: "每页条目数（不给时用守护进程的默认值）。", en: "Entries per page (the daemon's default when not given).")),
+            OptionSpec(
+                ["--cursor"], value: "CURSOR",
+                help: Localized(zh: "从上次列表指向的页开始。", en: "Start at the page a previous list pointed to.")),
             OptionSpec(["--all"], help: Localized(zh: "沿游标一直取到最后一页。", en: "Follow the cursors to the last page.")),
-            OptionSpec(["--deleted", "--include-deleted"], help: Localized(zh: "包括已删除的条目。", en: "Include deleted entries.")),
-            OptionSpec(["--format"], value: "FORMAT",
-                       help: Localized(zh: "table（默认）、json（一个数组）、jsonl（每行一个条目）或 csv（RFC 4180）。", en: "table (default), json (one array), jsonl (an entry per line) or csv (RFC 4180).")),
+            OptionSpec(
+                ["--deleted", "--include-deleted"], help: Localized(zh: "包括已删除的条目。", en: "Include deleted entries.")),
+            OptionSpec(
+                ["--format"], value: "FORMAT",
+                help: Localized(
+                    zh: "table（默认）、json（一个数组）、jsonl（每行一个条目）或 csv（RFC 4180）。",
+                    en: "table (default), json (one array), jsonl (an entry per line) or csv (RFC 4180).")),
         ],
         details: [
-            Localized(zh: "表格显示 ID、姓名、生日、国家、地区、联系方式和更新时间，语言按 --locale。", en: "The table shows ID, name, birthday, country, region, contact and update time, in the --locale language."),
-            Localized(zh: "CSV 列：id、form、version、deleted、createdAt、updatedAt，然后是表单的字段名。", en: "CSV columns: id, form, version, deleted, createdAt, updatedAt, then the form's field names."),
-            Localized(zh: "--json 输出回复参数 {entries, cursor, total}（--all 时合并所有页）。", en: "--json prints the reply parameters {entries, cursor, total} (all pages merged with --all)."),
+            Localized(
+                zh: "表格显示 ID、姓名、生日、国家、地区、联系方式和更新时间，语言按 --locale。",
+                en:
+                    "The table shows ID, name, birthday, country, region, contact and update time, in the --locale language."
+            ),
+            Localized(
+                zh: "CSV 列：id、form、version、deleted、createdAt、updatedAt，然后是表单的字段名。",
+                en: "CSV columns: id, form, version, deleted, createdAt, updatedAt, then the form's field names."),
+            Localized(
+                zh: "--json 输出回复参数 {entries, cursor, total}（--all 时合并所有页）。",
+                en: "--json prints the reply parameters {entries, cursor, total} (all pages merged with --all)."),
         ],
         examples: [
             "entryctl list --country 中国 --province 广东 --order birthday",
             "entryctl list --search 李 --born-from 1990-01-01 --all --format csv > entries.csv",
         ],
         prepare: { input in
-            if !input.scanned.positionals.isEmpty { throw UsageError(zh: "多余的参数“\(input.scanned.positionals[0])”", en: "unexpected argument '\(input.scanned.positionals[0])'") }
-            if input.has("--asc") && input.has("--desc") { throw UsageError(zh: "--asc 和 --desc 只能给一个", en: "give --asc or --desc, not both") }
-            let format = try input.choice("--format", of: ListRequest.Format.allCases.map(\.rawValue)).flatMap(ListRequest.Format.init)
+            if !input.scanned.positionals.isEmpty {
+                throw UsageError(
+                    zh: "多余的参数“\(input.scanned.positionals[0])”",
+                    en: "unexpected argument '\(input.scanned.positionals[0])'")
+            }
+            if input.has("--asc") && input.has("--desc") {
+                throw UsageError(zh: "--asc 和 --desc 只能给一个", en: "give --asc or --desc, not both")
+            }
+            let format = try input.choice("--format", of: ListRequest.Format.allCases.map(\.rawValue)).flatMap(
+                ListRequest.Format.init)
             if input.globals.json, let format, format != .table {
-                throw UsageError(zh: "--json 和 --format \(format.rawValue) 只能给一个", en: "give --json or --format \(format.rawValue), not both")
+                throw UsageError(
+                    zh: "--json 和 --format \(format.rawValue) 只能给一个",
+                    en: "give --json or --format \(format.rawValue), not both")
             }
             let request = ListRequest(
                 form: input.value("--form"),
@@ -114,18 +166,27 @@ enum ListCommand {
             if request.format == .jsonl && !session.globals.json { Terminal.out(lines: page.map(\.text)) }
             entries += page
             let next = reply["cursor"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-            guard request.all, let next, !page.isEmpty else { cursor = next; break }
-            guard next != cursor else { throw Refusal(zh: "entryd 两次返回同一个游标，已停止", en: "entryd returned the same cursor twice; stopping") }
+            guard request.all, let next, !page.isEmpty else {
+                cursor = next
+                break
+            }
+            guard next != cursor else {
+                throw Refusal(zh: "entryd 两次返回同一个游标，已停止", en: "entryd returned the same cursor twice; stopping")
+            }
             cursor = next
         }
         // A --limit beyond the daemon's max-page-size gets fewer entries than asked: say so (on stderr).
         if !request.all, let limit = request.limit, cursor != nil, Int64(entries.count) < limit {
-            Terminal.message(session.globals.locale == .zh
-                ? "entryd 每页最多返回 \(entries.count) 条（max-page-size），少于 --limit \(limit)：用 --all 列出全部，或用 export"
-                : "entryd returns at most \(entries.count) entries a page (max-page-size), fewer than --limit \(limit): use --all for every entry, or export")
+            Terminal.message(
+                session.globals.locale == .zh
+                    ? "entryd 每页最多返回 \(entries.count) 条（max-page-size），少于 --limit \(limit)：用 --all 列出全部，或用 export"
+                    : "entryd returns at most \(entries.count) entries a page (max-page-size), fewer than --limit \(limit): use --all for every entry, or export"
+            )
         }
         if session.globals.json {
-            return Terminal.out(lines: [params(("entries", .array(entries)), ("cursor", cursor.json), ("total", .int(total))).text])
+            return Terminal.out(lines: [
+                params(("entries", .array(entries)), ("cursor", cursor.json), ("total", .int(total))).text
+            ])
         }
         switch request.format {
         case .jsonl: break
@@ -136,8 +197,10 @@ enum ListCommand {
             lines.append(session.text.entriesFooter(entries.count, Int(total)))
             Terminal.out(lines: lines)
             if let cursor {
-                Terminal.message(Localized(zh: "后面还有条目：加 --cursor \(cursor)，或 --all",
-                                           en: "more entries follow: add --cursor \(cursor), or --all")(session.globals.locale))
+                Terminal.message(
+                    Localized(
+                        zh: "后面还有条目：加 --cursor \(cursor)，或 --all",
+                        en: "more entries follow: add --cursor \(cursor), or --all")(session.globals.locale))
             }
         }
     }

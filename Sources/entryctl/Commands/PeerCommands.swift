@@ -9,12 +9,23 @@ enum PeerCommands {
     static let all = [peers, sync, conflicts, resolve, bridge]
 
     static let peers = Command(
-        name: "peers", summary: Localized(zh: "列出同步对端：地址、各自的同步进度、最近的错误。", en: "List the peers: where they are, how far each sync got, the last error."), arguments: "",
+        name: "peers",
+        summary: Localized(
+            zh: "列出同步对端：地址、各自的同步进度、最近的错误。", en: "List the peers: where they are, how far each sync got, the last error."
+        ), arguments: "",
         options: [],
         details: [
-            Localized(zh: "先列出配置的对端（首次同步之前也列出），再列出按地址同步过的对端。", en: "Configured peers first (before their first sync too), then peers synced by address."),
-            Localized(zh: "“未推送”是本节点在上次推送检查点之后的修改数（0：对端已全部拥有）；", en: "\"not pushed\" counts this node's changes after the last push checkpoint (0: the peer has them all);"),
-            Localized(zh: "其中来自对端自己的修改在推送时跳过。--json 输出 Status 的 peers 数组。", en: "the peer's own changes among them are skipped when pushing. --json prints the Status peers array."),
+            Localized(
+                zh: "先列出配置的对端（首次同步之前也列出），再列出按地址同步过的对端。",
+                en: "Configured peers first (before their first sync too), then peers synced by address."),
+            Localized(
+                zh: "“未推送”是本节点在上次推送检查点之后的修改数（0：对端已全部拥有）；",
+                en:
+                    "\"not pushed\" counts this node's changes after the last push checkpoint (0: the peer has them all);"
+            ),
+            Localized(
+                zh: "其中来自对端自己的修改在推送时跳过。--json 输出 Status 的 peers 数组。",
+                en: "the peer's own changes among them are skipped when pushing. --json prints the Status peers array."),
         ],
         examples: ["entryctl peers", "entryctl --json peers"],
         prepare: { input in
@@ -24,9 +35,11 @@ enum PeerCommands {
                 let peers = reply["peers"]?.arrayValue ?? []
                 if session.globals.json { return Terminal.out(lines: [JSON.array(peers).text]) }
                 guard !peers.isEmpty else {
-                    return Terminal.out(lines: [session.globals.locale == .zh
-                        ? "没有同步对象。在 entryd.conf 中添加 [peer NAME] 段（address = …），或运行 entryctl sync unix:/path/to/other.sock。"
-                        : "No peers. Add a [peer NAME] section (address = …) to entryd.conf, or run entryctl sync unix:/path/to/other.sock."])
+                    return Terminal.out(lines: [
+                        session.globals.locale == .zh
+                            ? "没有同步对象。在 entryd.conf 中添加 [peer NAME] 段（address = …），或运行 entryctl sync unix:/path/to/other.sock。"
+                            : "No peers. Add a [peer NAME] section (address = …) to entryd.conf, or run entryctl sync unix:/path/to/other.sock."
+                    ])
                 }
                 Terminal.out(lines: peerTable(peers, seq: reply["seq"]?.intValue, locale: session.globals.locale))
             }
@@ -37,25 +50,36 @@ enum PeerCommands {
     /// error, and the last re-read or re-send with why (doc/design.md "Incarnations").
     static func peerTable(_ peers: [JSON], seq: Int64?, locale: EntryLocale) -> [String] {
         let zh = locale == .zh
-        var names = zh ? ["名称", "地址", "节点", "已拉取到 seq", "已推送到 seq"] : ["name", "address", "node", "pulled to seq", "pushed to seq"]
+        var names =
+            zh
+            ? ["名称", "地址", "节点", "已拉取到 seq", "已推送到 seq"]
+            : ["name", "address", "node", "pulled to seq", "pushed to seq"]
         if seq != nil { names.append(Localized(zh: "未推送", en: "not pushed")(locale)) }
         names += zh ? ["上次同步", "上次错误", "通知"] : ["last sync", "last error", "notice"]
         let rows = peers.map { peer -> [String] in
             func p(_ key: String) -> String { peer[key]?.stringValue ?? peer[key]?.intValue.map(String.init) ?? "" }
             var row = [p("name"), p("address"), p("node"), p("pulledSeq"), p("pushedSeq")]
             if let seq { row.append(String(max(0, seq - (peer["pushedSeq"]?.intValue ?? 0)))) }
-            return row + [p("lastSync").isEmpty ? Localized(zh: "从未", en: "never")(locale) : Terminal.localTime(p("lastSync")),
-                          p("lastError"), p("notice")]
+            return row + [
+                p("lastSync").isEmpty ? Localized(zh: "从未", en: "never")(locale) : Terminal.localTime(p("lastSync")),
+                p("lastError"), p("notice"),
+            ]
         }
         return TableRenderer(columns: names.map { TableColumn($0) }).render(rows)
     }
 
     static let sync = Command(
-        name: "sync", summary: Localized(zh: "立即与对端双向同步，并显示传送了什么。", en: "Sync with a peer now, both ways, and print what moved."), arguments: "PEER",
+        name: "sync",
+        summary: Localized(zh: "立即与对端双向同步，并显示传送了什么。", en: "Sync with a peer now, both ways, and print what moved."),
+        arguments: "PEER",
         options: [],
         details: [
-            Localized(zh: "PEER 是守护进程配置中命名的对端，或 unix:/path/to/other.sock。", en: "PEER is a peer named in the daemon's configuration, or unix:/path/to/other.sock."),
-            Localized(zh: "exec: 地址会运行命令，因此只有配置的对端可以使用。", en: "exec: addresses run commands, so only configured peers may use them."),
+            Localized(
+                zh: "PEER 是守护进程配置中命名的对端，或 unix:/path/to/other.sock。",
+                en: "PEER is a peer named in the daemon's configuration, or unix:/path/to/other.sock."),
+            Localized(
+                zh: "exec: 地址会运行命令，因此只有配置的对端可以使用。",
+                en: "exec: addresses run commands, so only configured peers may use them."),
         ],
         examples: ["entryctl sync laptop", "entryctl sync unix:/run/user/1000/entryd.sock"],
         prepare: { input in
@@ -65,59 +89,105 @@ enum PeerCommands {
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 func n(_ k: String) -> String { reply[k]?.intValue.map(String.init) ?? "0" }
                 let locale = session.globals.locale
-                var lines = [Localized(zh: "拉取 \(n("pulled"))，推送 \(n("pushed"))，冲突 \(n("conflicts"))",
-                                       en: "pulled \(n("pulled")), pushed \(n("pushed")), conflicts \(n("conflicts"))")(locale)]
+                var lines = [
+                    Localized(
+                        zh: "拉取 \(n("pulled"))，推送 \(n("pushed"))，冲突 \(n("conflicts"))",
+                        en: "pulled \(n("pulled")), pushed \(n("pushed")), conflicts \(n("conflicts"))")(locale)
+                ]
                 if let refused = reply["refusedErased"]?.intValue, refused > 0 {
-                    lines.append(Localized(zh: "因条目已清除而拒绝的修改：\(refused)", en: "changes refused because their entry was erased: \(refused)")(locale))
+                    lines.append(
+                        Localized(
+                            zh: "因条目已清除而拒绝的修改：\(refused)",
+                            en: "changes refused because their entry was erased: \(refused)")(locale))
                 }
-                lines += (reply["warnings"]?.arrayValue ?? []).compactMap(\.stringValue).map { Localized(zh: "警告：", en: "warning: ")(locale) + $0 }
+                lines += (reply["warnings"]?.arrayValue ?? []).compactMap(\.stringValue).map {
+                    Localized(zh: "警告：", en: "warning: ")(locale) + $0
+                }
                 Terminal.out(lines: lines)
             }
         })
 
     static let conflicts = Command(
-        name: "conflicts", summary: Localized(zh: "列出冲突：在并发修改中落败的值。", en: "List conflicts: values that lost a concurrent edit."), arguments: "",
-        options: [OptionSpec(["--entry"], value: "ID", help: Localized(zh: "只看此条目的冲突。", en: "Only conflicts of this entry.")),
-                  OptionSpec(["--all"], help: Localized(zh: "包括已解决的冲突。", en: "Include resolved conflicts."))],
-        details: [Localized(zh: "每行：冲突 id、条目、字段、保留的值和落败的值及其节点。", en: "Each row: conflict id, entry, field, the kept value and the lost value with their nodes."),
-                  Localized(zh: "字段“deleted”：删除与它没看到的编辑（条目保持删除，带有编辑的值）；", en: "Field 'deleted': a delete and an edit it did not see (the entry stays deleted, with the edit's values);"),
-                  Localized(zh: "resolve --use-lost 恢复条目，只用 resolve 则保持删除。", en: "resolve --use-lost restores the entry, resolve alone keeps it deleted.")],
+        name: "conflicts",
+        summary: Localized(zh: "列出冲突：在并发修改中落败的值。", en: "List conflicts: values that lost a concurrent edit."),
+        arguments: "",
+        options: [
+            OptionSpec(["--entry"], value: "ID", help: Localized(zh: "只看此条目的冲突。", en: "Only conflicts of this entry.")),
+            OptionSpec(["--all"], help: Localized(zh: "包括已解决的冲突。", en: "Include resolved conflicts.")),
+        ],
+        details: [
+            Localized(
+                zh: "每行：冲突 id、条目、字段、保留的值和落败的值及其节点。",
+                en: "Each row: conflict id, entry, field, the kept value and the lost value with their nodes."),
+            Localized(
+                zh: "字段“deleted”：删除与它没看到的编辑（条目保持删除，带有编辑的值）；",
+                en:
+                    "Field 'deleted': a delete and an edit it did not see (the entry stays deleted, with the edit's values);"
+            ),
+            Localized(
+                zh: "resolve --use-lost 恢复条目，只用 resolve 则保持删除。",
+                en: "resolve --use-lost restores the entry, resolve alone keeps it deleted."),
+        ],
         examples: ["entryctl conflicts", "entryctl conflicts --entry 0193a5e2-7c4b-7def-8a12-3456789abcde --all"],
         prepare: { input in
             _ = try input.exactly()
             let entry = input.value("--entry")
             let all = input.has("--all")
             return { session in
-                let reply = try session.call(.syncListConflicts,
-                                             params(("entry", entry.json), ("includeResolved", .bool(all))))
+                let reply = try session.call(
+                    .syncListConflicts,
+                    params(("entry", entry.json), ("includeResolved", .bool(all))))
                 let list = reply["conflicts"]?.arrayValue ?? []
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 let zh = session.globals.locale == .zh
-                let columns = (zh ? ["冲突", "条目", "字段", "保留", "落败", "已解决"] : ["id", "entry", "field", "kept", "lost", "resolved"])
+                let columns =
+                    (zh
+                    ? ["冲突", "条目", "字段", "保留", "落败", "已解决"] : ["id", "entry", "field", "kept", "lost", "resolved"])
                     .map { TableColumn($0) }
                 let rows = list.map { c -> [String] in
                     func s(_ k: String) -> String { c[k]?.stringValue ?? "" }
                     // Values with their names; nodes by the end of their id (the start is a time stamp).
                     func value(_ k: String, _ node: String) -> String {
                         let locale = session.globals.locale
-                        var shown = s(k).isEmpty ? (locale == .zh ? "（空）" : "(empty)") : FailureReport.describe(s(k), locale: locale)
+                        var shown =
+                            s(k).isEmpty
+                            ? (locale == .zh ? "（空）" : "(empty)") : FailureReport.describe(s(k), locale: locale)
                         if s("field") == "deleted" {
                             // Delete against edit: the deleted register's two sides, in words.
-                            shown = s(k) == "true" ? (locale == .zh ? "删除" : "delete")
+                            shown =
+                                s(k) == "true"
+                                ? (locale == .zh ? "删除" : "delete")
                                 : (locale == .zh ? "编辑（其值已保留）" : "edit (its values are kept)")
                         }
-                        return "\(shown) " + Localized(zh: "（节点 …\(s(node).suffix(8))）", en: "(node …\(s(node).suffix(8)))")(locale)
+                        return "\(shown) "
+                            + Localized(zh: "（节点 …\(s(node).suffix(8))）", en: "(node …\(s(node).suffix(8)))")(locale)
                     }
-                    return [s("id"), s("entry"), s("field"), value("kept", "keptNode"), value("lost", "lostNode"),
-                            c["resolved"]?.boolValue == true ? (zh ? "是" : "yes") : (zh ? "否" : "no")]
+                    return [
+                        s("id"), s("entry"), s("field"), value("kept", "keptNode"), value("lost", "lostNode"),
+                        c["resolved"]?.boolValue == true ? (zh ? "是" : "yes") : (zh ? "否" : "no"),
+                    ]
                 }
-                Terminal.out(lines: TableRenderer(columns: columns).render(rows) + [Localized(zh: "共 \(list.count) 个冲突", en: "\(list.count) conflict(s)")(session.globals.locale)])
+                Terminal.out(
+                    lines: TableRenderer(columns: columns).render(rows) + [
+                        Localized(zh: "共 \(list.count) 个冲突", en: "\(list.count) conflict(s)")(session.globals.locale)
+                    ])
             }
         })
 
     static let resolve = Command(
-        name: "resolve", summary: Localized(zh: "把冲突标记为已解决，可选择写回落败的值。", en: "Mark a conflict resolved, optionally writing the lost value back."), arguments: "CONFLICT-ID",
-        options: [OptionSpec(["--use-lost"], help: Localized(zh: "把落败的值作为新修改写回（随后会同步）；对“deleted”冲突则恢复条目。", en: "Write the lost value back as a new change (it then syncs); for a 'deleted' conflict, restore the entry."))],
+        name: "resolve",
+        summary: Localized(
+            zh: "把冲突标记为已解决，可选择写回落败的值。", en: "Mark a conflict resolved, optionally writing the lost value back."),
+        arguments: "CONFLICT-ID",
+        options: [
+            OptionSpec(
+                ["--use-lost"],
+                help: Localized(
+                    zh: "把落败的值作为新修改写回（随后会同步）；对“deleted”冲突则恢复条目。",
+                    en:
+                        "Write the lost value back as a new change (it then syncs); for a 'deleted' conflict, restore the entry."
+                ))
+        ],
         details: [],
         examples: ["entryctl resolve 0193a5e2-7c4b-7def-8a12-3456789abcde --use-lost"],
         prepare: { input in
@@ -125,17 +195,27 @@ enum PeerCommands {
             let useLost = input.has("--use-lost")
             return { session in
                 let reply = try session.call(.syncResolve, params(("id", .string(id)), ("useLost", .bool(useLost))))
-                Terminal.out(lines: [session.globals.json ? reply.text
-                                     : Localized(zh: "已解决 \(id)", en: "resolved \(id)")(session.globals.locale)])
+                Terminal.out(lines: [
+                    session.globals.json
+                        ? reply.text
+                        : Localized(zh: "已解决 \(id)", en: "resolved \(id)")(session.globals.locale)
+                ])
             }
         })
 
     static let bridge = Command(
-        name: "bridge", summary: Localized(zh: "把标准输入/输出连接到本地守护进程（用于 exec:ssh HOST entryctl bridge）。", en: "Connect stdin/stdout to the local daemon (for exec:ssh HOST entryctl bridge)."),
+        name: "bridge",
+        summary: Localized(
+            zh: "把标准输入/输出连接到本地守护进程（用于 exec:ssh HOST entryctl bridge）。",
+            en: "Connect stdin/stdout to the local daemon (for exec:ssh HOST entryctl bridge)."),
         arguments: "", options: [],
         details: [
-            Localized(zh: "在标准输入/输出与守护进程的套接字之间双向复制字节，直到任一方结束。", en: "Copies bytes both ways between stdin/stdout and the daemon's socket until either side ends."),
-            Localized(zh: "另一台机器上的守护进程把它配置为对端：address = exec:ssh HOST entryctl bridge", en: "A daemon on another machine names this as a peer: address = exec:ssh HOST entryctl bridge"),
+            Localized(
+                zh: "在标准输入/输出与守护进程的套接字之间双向复制字节，直到任一方结束。",
+                en: "Copies bytes both ways between stdin/stdout and the daemon's socket until either side ends."),
+            Localized(
+                zh: "另一台机器上的守护进程把它配置为对端：address = exec:ssh HOST entryctl bridge",
+                en: "A daemon on another machine names this as a peer: address = exec:ssh HOST entryctl bridge"),
         ],
         examples: ["entryctl bridge", "ssh host entryctl bridge"],
         prepare: { input in

@@ -8,12 +8,27 @@ enum SyncCommands {
     static let all = [status, compact, watch, call]
 
     static let compact = Command(
-        name: "compact", summary: Localized(zh: "压缩修改日志：删除已被取代、且各对等节点都已确认的修改。", en: "Compact the change log: remove superseded changes every peer has acknowledged."),
+        name: "compact",
+        summary: Localized(
+            zh: "压缩修改日志：删除已被取代、且各对等节点都已确认的修改。",
+            en: "Compact the change log: remove superseded changes every peer has acknowledged."),
         arguments: "", options: [],
         details: [
-            Localized(zh: "只删除被后来的修改取代的行，且只到视界：每个已知对等节点都已确认的最早位置。", en: "Removes only rows that later changes superseded, and only up to the horizon: the oldest point every known"),
-            Localized(zh: "合并仍需要的修改（当前值、未解决冲突的两边）都保留。超过 peer-expiry 未联系的", en: "peer has acknowledged. What a merge still needs (current values, both sides of open conflicts) stays."),
-            Localized(zh: "对等节点不再等待；它回来时会从头重新同步。不询问；需要 admin 角色。", en: "Peers silent past peer-expiry are not waited for; back, they resync from the start. Asks nothing; admin role."),
+            Localized(
+                zh: "只删除被后来的修改取代的行，且只到视界：每个已知对等节点都已确认的最早位置。",
+                en:
+                    "Removes only rows that later changes superseded, and only up to the horizon: the oldest point every known"
+            ),
+            Localized(
+                zh: "合并仍需要的修改（当前值、未解决冲突的两边）都保留。超过 peer-expiry 未联系的",
+                en:
+                    "peer has acknowledged. What a merge still needs (current values, both sides of open conflicts) stays."
+            ),
+            Localized(
+                zh: "对等节点不再等待；它回来时会从头重新同步。不询问；需要 admin 角色。",
+                en:
+                    "Peers silent past peer-expiry are not waited for; back, they resync from the start. Asks nothing; admin role."
+            ),
         ],
         examples: ["entryctl compact", "entryctl --json compact"],
         prepare: { input in
@@ -27,21 +42,28 @@ enum SyncCommands {
 
     /// One line with the figures of a `Compact` reply (or of `Status.compaction`), in `locale`.
     static func compactLine(_ reply: JSON, locale: EntryLocale) -> String {
-        let removed = reply["removed"]?.intValue ?? 0, freed = reply["bytesFreed"]?.intValue ?? 0, horizon = reply["horizon"]?.intValue ?? 0
+        let removed = reply["removed"]?.intValue ?? 0
+        let freed = reply["bytesFreed"]?.intValue ?? 0
+        let horizon = reply["horizon"]?.intValue ?? 0
         let expired = (reply["expired"]?.arrayValue ?? []).compactMap(\.stringValue)
-        var line = Localized(zh: "已删除 \(removed) 条修改，释放 \(freed) 字节；视界：变更序号 \(horizon)",
-                             en: "removed \(removed) changes, freed \(freed) bytes; horizon: seq \(horizon)")(locale)
+        var line = Localized(
+            zh: "已删除 \(removed) 条修改，释放 \(freed) 字节；视界：变更序号 \(horizon)",
+            en: "removed \(removed) changes, freed \(freed) bytes; horizon: seq \(horizon)")(locale)
         if let peer = reply["heldBackBy"]?.stringValue {
             line += Localized(zh: "（由对等节点 \(peer) 决定）", en: " (held back by peer \(peer))")(locale)
         }
         if !expired.isEmpty {
-            line += Localized(zh: "；已过期的对等节点：\(expired.joined(separator: ", "))", en: "; expired peers: \(expired.joined(separator: ", "))")(locale)
+            line += Localized(
+                zh: "；已过期的对等节点：\(expired.joined(separator: ", "))",
+                en: "; expired peers: \(expired.joined(separator: ", "))")(locale)
         }
         return line
     }
 
     static let status = Command(
-        name: "status", summary: Localized(zh: "显示本节点：数量、版本、限制和对端。", en: "Show the node: counts, versions, limits and peers."), arguments: "", options: [],
+        name: "status",
+        summary: Localized(zh: "显示本节点：数量、版本、限制和对端。", en: "Show the node: counts, versions, limits and peers."),
+        arguments: "", options: [],
         details: [],
         examples: ["entryctl status", "entryctl status --json"],
         prepare: { input in
@@ -54,10 +76,20 @@ enum SyncCommands {
         })
 
     static let watch = Command(
-        name: "watch", summary: Localized(zh: "在修改提交时逐行显示，直到按 Ctrl-C。", en: "Print changes as they are committed, one line each, until Ctrl-C."), arguments: "",
-        options: [OptionSpec(["--since"], value: "SEQ", help: Localized(zh: "从修改 SEQ 之后开始（默认：节点当前的 seq）。", en: "Start after change SEQ (default: the node's current seq)."))],
+        name: "watch",
+        summary: Localized(
+            zh: "在修改提交时逐行显示，直到按 Ctrl-C。", en: "Print changes as they are committed, one line each, until Ctrl-C."),
+        arguments: "",
+        options: [
+            OptionSpec(
+                ["--since"], value: "SEQ",
+                help: Localized(
+                    zh: "从修改 SEQ 之后开始（默认：节点当前的 seq）。", en: "Start after change SEQ (default: the node's current seq)."))
+        ],
         details: [
-            Localized(zh: "每行：#SEQ 时间 操作 条目 由 操作者：field=value, …；加 --json 时每行一个修改对象。", en: "Each line: #SEQ TIME OP ENTRY by ACTOR: field=value, … With --json, one change object per line."),
+            Localized(
+                zh: "每行：#SEQ 时间 操作 条目 由 操作者：field=value, …；加 --json 时每行一个修改对象。",
+                en: "Each line: #SEQ TIME OP ENTRY by ACTOR: field=value, … With --json, one change object per line."),
             Localized(zh: "按 Ctrl-C 结束。", en: "Ctrl-C ends watching."),
         ],
         examples: ["entryctl watch", "entryctl --json watch --since 0 > changes.jsonl"],
@@ -71,29 +103,51 @@ enum SyncCommands {
                     try session.stream(.syncChanges, params(("since", .int(start)))) { reply in
                         incarnation = reply["incarnation"]?.stringValue ?? incarnation
                         let changes = reply["changes"]?.arrayValue ?? []
-                        Terminal.out(lines: changes.map { session.globals.json ? $0.text : EntryView.changeLine($0, locale: session.globals.locale) })
+                        Terminal.out(
+                            lines: changes.map {
+                                session.globals.json
+                                    ? $0.text : EntryView.changeLine($0, locale: session.globals.locale)
+                            })
                         return true
                     }
                     // The stream ended: the daemon stops, or the node began a new incarnation under it
                     // (a hub's database put back while it ran): then go on with the new history.
                     guard let status = try? session.call(.syncStatus), let incarnation,
-                          let now = status["incarnation"]?.stringValue, now != incarnation,
-                          let from = status["incarnationSeq"]?.intValue else { return }
+                        let now = status["incarnation"]?.stringValue, now != incarnation,
+                        let from = status["incarnationSeq"]?.intValue
+                    else { return }
                     let why = status["incarnationReason"]?.stringValue ?? ""
-                    Terminal.message(Localized(zh: "节点从 seq \(from) 起开始了新的化身（\(why)）：接着显示它的修改",
-                                               en: "the node began a new incarnation at seq \(from) (\(why)): watching its changes")(session.globals.locale))
+                    Terminal.message(
+                        Localized(
+                            zh: "节点从 seq \(from) 起开始了新的化身（\(why)）：接着显示它的修改",
+                            en: "the node began a new incarnation at seq \(from) (\(why)): watching its changes")(
+                                session.globals.locale))
                     start = from
                 }
             }
         })
 
     static let call = Command(
-        name: "call", summary: Localized(zh: "用 JSON 参数调用任意方法并显示回复。", en: "Call any method with JSON parameters and print the reply."), arguments: "METHOD [JSON]",
-        options: [OptionSpec(["--more"], help: Localized(zh: "请求多个回复（流式方法）；每个一行。", en: "Ask for several replies (streaming methods); print each on a line."))],
+        name: "call",
+        summary: Localized(
+            zh: "用 JSON 参数调用任意方法并显示回复。", en: "Call any method with JSON parameters and print the reply."),
+        arguments: "METHOD [JSON]",
+        options: [
+            OptionSpec(
+                ["--more"],
+                help: Localized(
+                    zh: "请求多个回复（流式方法）；每个一行。", en: "Ask for several replies (streaming methods); print each on a line."))
+        ],
         details: [
-            Localized(zh: "METHOD 是完整的方法名；JSON 是参数对象（默认 {}）。", en: "METHOD is fully qualified; JSON is the parameters object (default {})."),
-            Localized(zh: "回复参数输出为一行 JSON。错误回复输出为", en: "The reply parameters are printed as one JSON line. An error reply is printed as"),
-            Localized(zh: "标准输出上的 {\"error\": NAME, \"parameters\": {…}}，在标准错误中解释，并设置退出码。", en: "{\"error\": NAME, \"parameters\": {…}} on stdout, explained on stderr, and sets the exit code."),
+            Localized(
+                zh: "METHOD 是完整的方法名；JSON 是参数对象（默认 {}）。",
+                en: "METHOD is fully qualified; JSON is the parameters object (default {})."),
+            Localized(
+                zh: "回复参数输出为一行 JSON。错误回复输出为",
+                en: "The reply parameters are printed as one JSON line. An error reply is printed as"),
+            Localized(
+                zh: "标准输出上的 {\"error\": NAME, \"parameters\": {…}}，在标准错误中解释，并设置退出码。",
+                en: "{\"error\": NAME, \"parameters\": {…}} on stdout, explained on stderr, and sets the exit code."),
         ],
         examples: [
             "entryctl call io.entryd.Entries.Get '{\"id\": \"0193a5e2-7c4b-7def-8a12-3456789abcde\", \"locale\": \"zh\"}'",
@@ -102,25 +156,38 @@ enum SyncCommands {
         prepare: { input in
             let given = input.scanned.positionals
             guard let method = given.first else { throw UsageError(zh: "缺少 METHOD", en: "missing METHOD") }
-            guard given.count <= 2 else { throw UsageError(zh: "多余的参数“\(given[2])”", en: "unexpected argument '\(given[2])'") }
+            guard given.count <= 2 else {
+                throw UsageError(zh: "多余的参数“\(given[2])”", en: "unexpected argument '\(given[2])'")
+            }
             guard method.contains("."), !method.hasPrefix("."), !method.hasSuffix(".") else {
-                throw UsageError(zh: "“\(method)”不是完整的方法名（例如 io.entryd.Entries.Get）", en: "'\(method)' is not a qualified method name such as io.entryd.Entries.Get")
+                throw UsageError(
+                    zh: "“\(method)”不是完整的方法名（例如 io.entryd.Entries.Get）",
+                    en: "'\(method)' is not a qualified method name such as io.entryd.Entries.Get")
             }
             let parameters: JSON
             do { parameters = try given.count == 2 ? JSON.parse(given[1]) : .object([]) } catch {
                 throw UsageError(zh: "参数不是有效的 JSON：\(error)", en: "the parameters are not valid JSON: \(error)")
             }
-            guard case .object = parameters else { throw UsageError(zh: "参数必须是 JSON 对象，例如 {\"id\": \"…\"}", en: "the parameters must be a JSON object, e.g. {\"id\": \"…\"}") }
+            guard case .object = parameters else {
+                throw UsageError(
+                    zh: "参数必须是 JSON 对象，例如 {\"id\": \"…\"}",
+                    en: "the parameters must be a JSON object, e.g. {\"id\": \"…\"}")
+            }
             let more = input.has("--more")
             return { session in
                 do {
                     if more {
-                        try session.stream(method, parameters) { Terminal.out(lines: [$0.text]); return true }
+                        try session.stream(method, parameters) {
+                            Terminal.out(lines: [$0.text])
+                            return true
+                        }
                     } else {
                         Terminal.out(lines: [try session.call(method, parameters).text])
                     }
                 } catch let error as WireError {
-                    Terminal.out(lines: [JSON.object([("error", .string(error.name)), ("parameters", error.parameters)]).text])
+                    Terminal.out(lines: [
+                        JSON.object([("error", .string(error.name)), ("parameters", error.parameters)]).text
+                    ])
                     throw error
                 }
             }
@@ -151,12 +218,16 @@ enum SyncCommands {
         let heading = { (zh: String, en: String) in locale == .zh ? zh + "：" : en + ":" }
         // The object members of Status, one indented key-value section each.
         for (key, zh) in [("forms", "表单"), ("limits", "限制"), ("libraries", "库"), ("compaction", "上次压缩")] {
-            let members = (reply[key]?.objectValue ?? []).map { ($0.0, $0.1.stringValue ?? $0.1.intValue.map(String.init) ?? $0.1.text) }
+            let members = (reply[key]?.objectValue ?? []).map {
+                ($0.0, $0.1.stringValue ?? $0.1.intValue.map(String.init) ?? $0.1.text)
+            }
             if !members.isEmpty { lines += [heading(zh, key)] + Terminal.keyValueLines(members, indent: "  ") }
         }
         let peers = reply["peers"]?.arrayValue ?? []
         if !peers.isEmpty {
-            lines += [heading("对等节点", "peers")] + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue, locale: locale).map { "  " + $0 }
+            lines +=
+                [heading("对等节点", "peers")]
+                + PeerCommands.peerTable(peers, seq: reply["seq"]?.intValue, locale: locale).map { "  " + $0 }
         }
         return lines
     }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 import EntryModel
 import EntryProtocol
@@ -35,15 +33,19 @@ enum InteractiveForm {
         let terminal: TerminalDevice
         do { terminal = try TerminalDevice() } catch {
             let command = editID == nil ? "add" : "edit"
-            throw UsageError(zh: "\(command) -i 需要终端：标准输入和标准输出（或标准错误）都必须是终端；"
-                                 + "脚本中请用 'entryctl add FIELD=VALUE...' 或 'entryctl update'",
-                             en: "\(command) -i needs a terminal: stdin and stdout (or stderr) "
-                                 + "must be terminals; in scripts use 'entryctl add FIELD=VALUE...' or 'entryctl update'")
+            throw UsageError(
+                zh: "\(command) -i 需要终端：标准输入和标准输出（或标准错误）都必须是终端；"
+                    + "脚本中请用 'entryctl add FIELD=VALUE...' 或 'entryctl update'",
+                en: "\(command) -i needs a terminal: stdin and stdout (or stderr) "
+                    + "must be terminals; in scripts use 'entryctl add FIELD=VALUE...' or 'entryctl update'")
         }
-        var values: [String: String] = [:], display: [String: String] = [:], version: String?
+        var values: [String: String] = [:]
+        var display: [String: String] = [:]
+        var version: String?
         var name = formName
         if let editID {
-            let entry = try session.call(.entriesGet, params(("id", .string(editID)), ("locale", session.locale)))["entry"]
+            let entry = try session.call(.entriesGet, params(("id", .string(editID)), ("locale", session.locale)))[
+                "entry"]
             values = EntryView.stringMap(entry?["fields"])
             display = EntryView.stringMap(entry?["display"])
             version = entry?["version"]?.stringValue
@@ -51,23 +53,29 @@ enum InteractiveForm {
         }
         let reply = try session.call(.formsGetForm, params(("name", name.json), ("locale", session.locale)))
         guard let form = EditorForm(json: reply["form"] ?? .null), !form.fields.isEmpty else {
-            throw Refusal(zh: "entryd 发来的表单没有字段，或本客户端无法读取", en: "entryd sent a form without fields, or one this client cannot read")
+            throw Refusal(
+                zh: "entryd 发来的表单没有字段，或本客户端无法读取",
+                en: "entryd sent a form without fields, or one this client cannot read")
         }
-        var editor = FormEditor(form: form, values: values, display: display, editing: editID != nil, entryID: editID,
-                                locale: session.globals.locale, now: localNow())
-        let colour = (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
+        var editor = FormEditor(
+            form: form, values: values, display: display, editing: editID != nil, entryID: editID,
+            locale: session.globals.locale, now: localNow())
+        let colour =
+            (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
             && ProcessInfo.processInfo.environment["TERM"] != "dumb"
 
         try terminal.enter()
-        let outcome = loop(&editor, terminal: terminal, session: session, colour: colour,
-                           store: { fields in try store(fields, session: session, form: name, editID: editID, version: version) })
+        let outcome = loop(
+            &editor, terminal: terminal, session: session, colour: colour,
+            store: { fields in try store(fields, session: session, form: name, editID: editID, version: version) })
         terminal.restore()
         switch outcome {
         case .stored(let entry):
             if session.globals.json { return Terminal.out(lines: [JSON.object([("entry", entry)]).text]) }
             Terminal.out(lines: [entry["id"]?.stringValue ?? ""])
         case .unchanged:
-            Terminal.message(Localized(zh: "没有修改，未存储任何内容", en: "no changes; nothing was stored")(session.globals.locale))
+            Terminal.message(
+                Localized(zh: "没有修改，未存储任何内容", en: "no changes; nothing was stored")(session.globals.locale))
             Terminal.out(lines: [editID ?? ""])
         case .discarded:
             throw Refusal(zh: "已放弃，未存储任何内容", en: "discarded; nothing was stored")
@@ -77,21 +85,29 @@ enum InteractiveForm {
     }
 
     /// Add or Update; `nil` when editing changed nothing.
-    private static func store(_ fields: [String: String], session: DaemonConnection, form: String?, editID: String?,
-                              version: String?) throws -> JSON? {
+    private static func store(
+        _ fields: [String: String], session: DaemonConnection, form: String?, editID: String?,
+        version: String?
+    ) throws -> JSON? {
         guard let editID else {
-            return try session.call(.entriesAdd, params(
-                ("form", form.json), ("fields", .stringMap(fields)), ("locale", session.locale)))["entry"]
+            return try session.call(
+                .entriesAdd,
+                params(
+                    ("form", form.json), ("fields", .stringMap(fields)), ("locale", session.locale)))["entry"]
         }
         if fields.isEmpty { return nil }
-        return try session.call(.entriesUpdate, params(
-            ("id", .string(editID)), ("fields", .stringMap(fields)), ("ifVersion", version.json),
-            ("locale", session.locale)))["entry"]
+        return try session.call(
+            .entriesUpdate,
+            params(
+                ("id", .string(editID)), ("fields", .stringMap(fields)), ("ifVersion", version.json),
+                ("locale", session.locale)))["entry"]
     }
 
     /// The event loop: draw, wait for bytes or a signal, handle keys, carry out actions.
-    private static func loop(_ editor: inout FormEditor, terminal: TerminalDevice, session: DaemonConnection, colour: Bool,
-                             store: ([String: String]) throws -> JSON?) -> Outcome {
+    private static func loop(
+        _ editor: inout FormEditor, terminal: TerminalDevice, session: DaemonConnection, colour: Bool,
+        store: ([String: String]) throws -> JSON?
+    ) -> Outcome {
         var decoder = KeyDecoder()
         var previous: Screen?
         var pending = editor.start()
@@ -107,14 +123,21 @@ enum InteractiveForm {
             terminal.draw(screen, previous: previous, colour: colour)
             previous = screen
 
-            var fds = [pollfd(fd: terminal.input, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: terminal.signalFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: terminal.input, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: terminal.signalFD, events: Int16(POLLIN), revents: 0),
+            ]
             let ready = poll(&fds, 2, decoder.hasPending ? escapeDelayMilliseconds : -1)
             if ready < 0 { continue }
             if fds[1].revents != 0 {
                 var byte: UInt8 = 0
                 while Glibc.read(terminal.signalFD, &byte, 1) == 1 {
-                    if Int32(byte) == SIGWINCH { previous = nil; terminal.clear() } else { return .interrupted(Int32(byte)) }
+                    if Int32(byte) == SIGWINCH {
+                        previous = nil
+                        terminal.clear()
+                    } else {
+                        return .interrupted(Int32(byte))
+                    }
                 }
             }
             var keys: [Key] = []
@@ -126,7 +149,10 @@ enum InteractiveForm {
                 keys = decoder.flush()
             }
             for key in keys {
-                if key == .control("l") { previous = nil; terminal.clear() }
+                if key == .control("l") {
+                    previous = nil
+                    terminal.clear()
+                }
                 pending += editor.handle(key)
                 // A submit or quit is carried out before later keys are read.
                 if pending.contains(where: { if case .submit = $0 { true } else { $0 == .quit } }) {
@@ -141,7 +167,9 @@ enum InteractiveForm {
 
     /// The actions with every Check but the last dropped (only the latest values matter).
     private static func coalesced(_ actions: [FormEditor.Action]) -> [FormEditor.Action] {
-        guard let last = actions.lastIndex(where: { if case .check = $0 { true } else { false } }) else { return actions }
+        guard let last = actions.lastIndex(where: { if case .check = $0 { true } else { false } }) else {
+            return actions
+        }
         return actions.enumerated().compactMap { index, action in
             if case .check = action, index != last { return nil }
             return action
@@ -149,25 +177,34 @@ enum InteractiveForm {
     }
 
     /// Carries out one action; returns an outcome when the form is finished.
-    private static func perform(_ action: FormEditor.Action, _ editor: inout FormEditor, session: DaemonConnection,
-                                store: ([String: String]) throws -> JSON?) -> Outcome? {
+    private static func perform(
+        _ action: FormEditor.Action, _ editor: inout FormEditor, session: DaemonConnection,
+        store: ([String: String]) throws -> JSON?
+    ) -> Outcome? {
         switch action {
         case .quit:
             return .discarded
         case .check(let fields):
             do {
-                let reply = try session.call(.formsCheck, params(
-                    ("form", .string(editor.form.name)), ("fields", .stringMap(fields)), ("locale", session.locale)))
-                editor.receiveCheck(display: EntryView.stringMap(reply["display"]),
-                                    problems: (reply["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
+                let reply = try session.call(
+                    .formsCheck,
+                    params(
+                        ("form", .string(editor.form.name)), ("fields", .stringMap(fields)), ("locale", session.locale))
+                )
+                editor.receiveCheck(
+                    display: EntryView.stringMap(reply["display"]),
+                    problems: (reply["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
             } catch {
                 editor.show(message: FailureReport(for: error).lines.joined(separator: " "))
             }
         case .fetchOptions(let request):
             do {
-                let reply = try session.call(.formsOptions, params(
-                    ("form", .string(editor.form.name)), ("field", .string(request.field)), ("parent", request.parent.json),
-                    ("query", request.query.isEmpty ? nil : .string(request.query)), ("locale", session.locale)))
+                let reply = try session.call(
+                    .formsOptions,
+                    params(
+                        ("form", .string(editor.form.name)), ("field", .string(request.field)),
+                        ("parent", request.parent.json),
+                        ("query", request.query.isEmpty ? nil : .string(request.query)), ("locale", session.locale)))
                 editor.receive((reply["options"]?.arrayValue ?? []).compactMap(OptionRow.init(json:)), for: request)
             } catch {
                 editor.receive([], for: request)
@@ -178,7 +215,8 @@ enum InteractiveForm {
                 guard let entry = try store(fields) else { return .unchanged }
                 return .stored(entry)
             } catch let error as WireError where error.known == .validationFailed {
-                editor.submitFailed(problems: (error.parameters["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
+                editor.submitFailed(
+                    problems: (error.parameters["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
             } catch {
                 editor.submitFailed(message: FailureReport(for: error).lines.joined(separator: " "))
             }
@@ -191,6 +229,7 @@ enum InteractiveForm {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: Date())
-        return PickerDate(year: c.year ?? 2000, month: c.month ?? 1, day: c.day ?? 1, hour: c.hour ?? 0, minute: c.minute ?? 0)
+        return PickerDate(
+            year: c.year ?? 2000, month: c.month ?? 1, day: c.day ?? 1, hour: c.hour ?? 0, minute: c.minute ?? 0)
     }
 }

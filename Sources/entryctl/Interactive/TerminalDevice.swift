@@ -21,9 +21,7 @@
 // - No new system library target, pkg-config file or -dev package to install.
 // The cost: no terminfo, so exotic terminals get the ECMA-48 spellings; a
 // terminal that cannot do them is better served by `entryctl add FIELD=VALUE`.
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 import EntryClient
@@ -100,7 +98,10 @@ final class TerminalDevice {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let n = bytes.withUnsafeBytes { Glibc.write(output, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; return }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
             bytes = bytes.dropFirst(n)
         }
     }
@@ -139,7 +140,10 @@ enum SignalPipe {
     static func install() -> Int32 {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { return -1 }
-        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
         writeFD = fds[1]
         for sig in [SIGWINCH, SIGTERM, SIGHUP, SIGINT] {
             var action = sigaction()

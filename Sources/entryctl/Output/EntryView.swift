@@ -58,13 +58,18 @@ enum EntryView {
     /// names and values are the wire's, as `watch --json` prints them.
     static func changeLine(_ change: JSON, locale: EntryLocale) -> String {
         let zh = locale == .zh
-        var line = "#\(change["seq"]?.intValue.map(String.init) ?? "?") \(Terminal.localTime(change["at"]?.stringValue ?? ""))"
-        line += " \(change["op"]?.stringValue ?? "?") \(change["entry"]?.stringValue ?? "?") \(zh ? "由" : "by") \(change["actor"]?.stringValue ?? "?")"
+        var line =
+            "#\(change["seq"]?.intValue.map(String.init) ?? "?") \(Terminal.localTime(change["at"]?.stringValue ?? ""))"
+        line +=
+            " \(change["op"]?.stringValue ?? "?") \(change["entry"]?.stringValue ?? "?") \(zh ? "由" : "by") \(change["actor"]?.stringValue ?? "?")"
         let fields = change["fields"]?.objectValue ?? []
         if !fields.isEmpty {
-            line += (zh ? "：" : ": ") + fields.map { "\($0.0)=\($0.1.stringValue ?? $0.1.text)" }.joined(separator: ", ")
+            line +=
+                (zh ? "：" : ": ") + fields.map { "\($0.0)=\($0.1.stringValue ?? $0.1.text)" }.joined(separator: ", ")
         }
-        if let reason = change["reason"]?.stringValue, !reason.isEmpty { line += zh ? "（原因：\(reason)）" : " (reason: \(reason))" }
+        if let reason = change["reason"]?.stringValue, !reason.isEmpty {
+            line += zh ? "（原因：\(reason)）" : " (reason: \(reason))"
+        }
         return DisplayWidth.sanitized(line)
     }
 

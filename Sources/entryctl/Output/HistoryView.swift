@@ -51,28 +51,31 @@ enum HistoryView {
         return changes.flatMap { change -> [String] in
             func s(_ key: String) -> String { change[key]?.stringValue ?? "?" }
             let seq = change["seq"]?.intValue.map(String.init) ?? "?"
-            let by = locale == .zh ? "操作人" : "by", node = locale == .zh ? "节点" : "node"
-            let head = "#\(seq)  \(Terminal.localTime(s("at")))  \(opName(s("op"), locale))  \(by) \(s("actor"))  \(node) \(s("node"))"
+            let by = locale == .zh ? "操作人" : "by"
+            let node = locale == .zh ? "节点" : "node"
+            let head =
+                "#\(seq)  \(Terminal.localTime(s("at")))  \(opName(s("op"), locale))  \(by) \(s("actor"))  \(node) \(s("node"))"
             var lines = [DisplayWidth.sanitized(head)]
             let fields = EntryView.stringMap(change["fields"])
             let base = EntryView.stringMap(change["base"])
             let ordered = EntryView.orderedFields(Array(fields.keys), labels: names.labels)
             let creates = change["op"]?.stringValue == "create"
-            lines += Terminal.keyValueLines(ordered.compactMap { name, label in
-                func shown(_ value: String?) -> String {
-                    guard let value, !value.isEmpty else { return empty }
-                    return names.display(name, value, locale: locale)
-                }
-                let new = shown(fields[name])
-                guard let hlc = base[name], !hlc.isEmpty else {
-                    // A field that was never set, cleared again (a hidden field the rule clears): nothing happened.
-                    if !creates, (fields[name] ?? "").isEmpty { return nil }
-                    return (label, creates ? new : "\(empty) → \(new)")
-                }
-                guard let old = setBy[hlc]?[name] else { return (label, "… → \(new)") }
-                // A field group is written whole (doc/design.md "Sync"); members the change left as they were are not shown.
-                return old == fields[name] && fields.count > 1 ? nil : (label, "\(shown(old)) → \(new)")
-            }, indent: "    ")
+            lines += Terminal.keyValueLines(
+                ordered.compactMap { name, label in
+                    func shown(_ value: String?) -> String {
+                        guard let value, !value.isEmpty else { return empty }
+                        return names.display(name, value, locale: locale)
+                    }
+                    let new = shown(fields[name])
+                    guard let hlc = base[name], !hlc.isEmpty else {
+                        // A field that was never set, cleared again (a hidden field the rule clears): nothing happened.
+                        if !creates, (fields[name] ?? "").isEmpty { return nil }
+                        return (label, creates ? new : "\(empty) → \(new)")
+                    }
+                    guard let old = setBy[hlc]?[name] else { return (label, "… → \(new)") }
+                    // A field group is written whole (doc/design.md "Sync"); members the change left as they were are not shown.
+                    return old == fields[name] && fields.count > 1 ? nil : (label, "\(shown(old)) → \(new)")
+                }, indent: "    ")
             if let reason = change["reason"]?.stringValue, !reason.isEmpty {
                 lines.append("    \(locale == .zh ? "原因" : "reason"): " + DisplayWidth.sanitized(reason))
             }

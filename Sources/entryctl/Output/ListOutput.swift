@@ -50,9 +50,11 @@ enum ListOutput {
         let unknown = seen.subtracting(known).sorted()
         let fieldNames = known + unknown
         let rows = zip(entries, maps).map { entry, fields in
-            [entry["id"]?.stringValue ?? "", entry["form"]?.stringValue ?? "", entry["version"]?.stringValue ?? "",
-             entry["deleted"]?.boolValue == true ? "true" : "false",
-             entry["createdAt"]?.stringValue ?? "", entry["updatedAt"]?.stringValue ?? ""]
+            [
+                entry["id"]?.stringValue ?? "", entry["form"]?.stringValue ?? "", entry["version"]?.stringValue ?? "",
+                entry["deleted"]?.boolValue == true ? "true" : "false",
+                entry["createdAt"]?.stringValue ?? "", entry["updatedAt"]?.stringValue ?? "",
+            ]
                 + fieldNames.map { fields[$0] ?? "" }
         }
         let headers = known + unknown.map { DataColumns.unknownHeader($0, labels: false, locale: .en) }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import EntryModel
 import EntryProtocol
 import EntryClient
@@ -26,16 +24,21 @@ final class OutputFile {
             return
         }
         // A symbolic link is followed: the file it names is replaced, not the link.
-        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map {
-            $0.hasPrefix("/") ? $0 : (path as NSString).deletingLastPathComponent + "/" + $0
-        } ?? path
+        let target =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map {
+                $0.hasPrefix("/") ? $0 : (path as NSString).deletingLastPathComponent + "/" + $0
+            } ?? path
         var st = stat()
         if stat(target, &st) == 0, st.st_mode & S_IFMT != S_IFREG {
             // A device, a FIFO or a socket is written in place, never replaced (`-o /dev/null`).
-            guard st.st_mode & S_IFMT != S_IFDIR else { throw Refusal(zh: "“\(path)”是目录；请给出文件名", en: "'\(path)' is a directory; name a file") }
+            guard st.st_mode & S_IFMT != S_IFDIR else {
+                throw Refusal(zh: "“\(path)”是目录；请给出文件名", en: "'\(path)' is a directory; name a file")
+            }
             let fd = open(target, O_WRONLY | O_CLOEXEC)
             guard fd >= 0, let file = fdopen(fd, "w") else {
-                throw Refusal(zh: "无法打开“\(path)”：\(String(cString: strerror(errno)))", en: "cannot open '\(path)': \(String(cString: strerror(errno)))")
+                throw Refusal(
+                    zh: "无法打开“\(path)”：\(String(cString: strerror(errno)))",
+                    en: "cannot open '\(path)': \(String(cString: strerror(errno)))")
             }
             self.path = nil
             temporary = nil
@@ -44,13 +47,19 @@ final class OutputFile {
         }
         let directory = (target as NSString).deletingLastPathComponent
         var isDirectory: ObjCBool = false
-        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            throw Refusal(zh: "无法写入“\(path)”：目录“\(directory)”不存在", en: "cannot write '\(path)': the directory '\(directory)' does not exist")
+        if !directory.isEmpty,
+            !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue
+        {
+            throw Refusal(
+                zh: "无法写入“\(path)”：目录“\(directory)”不存在",
+                en: "cannot write '\(path)': the directory '\(directory)' does not exist")
         }
         let temp = target + ".partial-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0, let file = fdopen(fd, "w") else {
-            throw Refusal(zh: "无法创建“\(temp)”：\(String(cString: strerror(errno)))", en: "cannot create '\(temp)': \(String(cString: strerror(errno)))")
+            throw Refusal(
+                zh: "无法创建“\(temp)”：\(String(cString: strerror(errno)))",
+                en: "cannot create '\(temp)': \(String(cString: strerror(errno)))")
         }
         self.path = target
         temporary = temp
@@ -65,7 +74,9 @@ final class OutputFile {
         guard !bytes.isEmpty else { return }
         let n = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, stream) }
         guard n == bytes.count else {
-            throw Refusal(zh: "无法写入“\(path ?? "标准输出")”：\(String(cString: strerror(errno)))", en: "cannot write '\(path ?? "standard output")': \(String(cString: strerror(errno)))")
+            throw Refusal(
+                zh: "无法写入“\(path ?? "标准输出")”：\(String(cString: strerror(errno)))",
+                en: "cannot write '\(path ?? "standard output")': \(String(cString: strerror(errno)))")
         }
     }
 
@@ -79,7 +90,11 @@ final class OutputFile {
         guard let temporary, let path else {
             let failed = fflush(stream) != 0 || ferror(stream) != 0
             if stream != stdout { fclose(stream) }
-            if failed { throw Refusal(zh: "无法写出输出：\(String(cString: strerror(errno)))", en: "cannot write the output: \(String(cString: strerror(errno)))") }
+            if failed {
+                throw Refusal(
+                    zh: "无法写出输出：\(String(cString: strerror(errno)))",
+                    en: "cannot write the output: \(String(cString: strerror(errno)))")
+            }
             return
         }
         let ok = fflush(stream) == 0 && fsync(fileno(stream)) == 0
@@ -87,7 +102,9 @@ final class OutputFile {
         fclose(stream)
         guard ok, rename(temporary, path) == 0 else {
             unlink(temporary)
-            throw Refusal(zh: "无法写入“\(path)”：\(ok ? String(cString: strerror(errno)) : reason)", en: "cannot write '\(path)': \(ok ? String(cString: strerror(errno)) : reason)")
+            throw Refusal(
+                zh: "无法写入“\(path)”：\(ok ? String(cString: strerror(errno)) : reason)",
+                en: "cannot write '\(path)': \(ok ? String(cString: strerror(errno)) : reason)")
         }
     }
 

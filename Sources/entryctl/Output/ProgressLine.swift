@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 import EntryClient
 import EntryModel
@@ -45,7 +43,8 @@ final class ProgressLine {
         var line = "\(label) \(count) · " + (locale == .zh ? "\(rate) 条/秒" : "\(rate)/s")
         if let fraction, fraction > 0 {
             let f = min(fraction, 1)
-            let width = 24, filled = Int(f * Double(width))
+            let width = 24
+            let filled = Int(f * Double(width))
             line += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
             line += " \(Int(f * 100))%"
             let eta = Int(seconds * (1 - f) / f)

@@ -41,9 +41,11 @@ enum EntryctlProcess {
             let candidate = dir.appendingPathComponent("entryctl").path
             if fm.isExecutableFile(atPath: candidate) { return candidate }
         }
-        if let bin = try? run(executable: "/usr/bin/env", ["swift", "build", "--show-bin-path"],
-                              environment: environment, directory: packageRoot, timeout: 120),
-           bin.status == 0 {
+        if let bin = try? run(
+            executable: "/usr/bin/env", ["swift", "build", "--show-bin-path"],
+            environment: environment, directory: packageRoot, timeout: 120),
+            bin.status == 0
+        {
             let candidate = bin.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/entryctl"
             if fm.isExecutableFile(atPath: candidate) { return candidate }
         }
@@ -58,10 +60,13 @@ enum EntryctlProcess {
     /// `environment` plus `PATH`, `TZ=UTC` and `LANG=C.UTF-8` set (so that no
     /// socket of the machine is found by accident and times are UTC).
     /// - Throws: ``Failure`` when the binary is missing or the run times out.
-    static func entryctl(_ arguments: [String], environment: [String: String] = [:],
-                         timeout: TimeInterval = 30) throws -> Outcome {
+    static func entryctl(
+        _ arguments: [String], environment: [String: String] = [:],
+        timeout: TimeInterval = 30
+    ) throws -> Outcome {
         guard let binary else {
-            throw Failure(description: "entryctl is not built; run 'swift build --product entryctl' or set ENTRYCTL_PATH")
+            throw Failure(
+                description: "entryctl is not built; run 'swift build --product entryctl' or set ENTRYCTL_PATH")
         }
         var env = ["PATH": "/usr/bin:/bin", "TZ": "UTC", "LANG": "C.UTF-8"]
         env.merge(environment) { _, new in new }
@@ -72,15 +77,19 @@ enum EntryctlProcess {
 
     /// Runs a program to completion, its output going to files (no pipe can fill up).
     /// - Parameter input: text for standard input (default: none, /dev/null).
-    static func run(executable: String, _ arguments: [String], environment: [String: String],
-                    directory: URL, timeout: TimeInterval, input: String? = nil) throws -> Outcome {
+    static func run(
+        executable: String, _ arguments: [String], environment: [String: String],
+        directory: URL, timeout: TimeInterval, input: String? = nil
+    ) throws -> Outcome {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
-        let outURL = scratch.url.appendingPathComponent("stdout"), errURL = scratch.url.appendingPathComponent("stderr")
+        let outURL = scratch.url.appendingPathComponent("stdout")
+        let errURL = scratch.url.appendingPathComponent("stderr")
         let inURL = scratch.url.appendingPathComponent("stdin")
         guard FileManager.default.createFile(atPath: outURL.path, contents: nil),
-              FileManager.default.createFile(atPath: errURL.path, contents: nil),
-              FileManager.default.createFile(atPath: inURL.path, contents: Data((input ?? "").utf8)) else {
+            FileManager.default.createFile(atPath: errURL.path, contents: nil),
+            FileManager.default.createFile(atPath: inURL.path, contents: Data((input ?? "").utf8))
+        else {
             throw Failure(description: "cannot create output files in \(scratch.url.path)")
         }
         // Our copies of the child's stdin, stdout and stderr are closed on every way
@@ -114,10 +123,12 @@ enum EntryctlProcess {
         // Process and its run-loop source that only waitUntilExit() breaks in
         // swift-corelibs-foundation: without it no Process is ever freed, nor what it holds.
         process.waitUntilExit()
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        return Outcome(status: status,
-                       stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                       stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        let status =
+            process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return Outcome(
+            status: status,
+            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
     }
 }
 

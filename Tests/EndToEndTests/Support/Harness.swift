@@ -23,11 +23,14 @@ typealias ProcessResult = EntryctlProcess.Outcome
 
 /// Runs an executable to completion with `input` on stdin, in the current
 /// directory and (by default) environment; see ``EntryctlProcess/run(executable:_:environment:directory:timeout:input:)``.
-func runProcess(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                input: String? = nil, timeout: Double = 30) throws -> ProcessResult {
-    try EntryctlProcess.run(executable: path, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
-                            directory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
-                            timeout: timeout, input: input)
+func runProcess(
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+    input: String? = nil, timeout: Double = 30
+) throws -> ProcessResult {
+    try EntryctlProcess.run(
+        executable: path, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+        directory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+        timeout: timeout, input: input)
 }
 
 struct HarnessError: Error, CustomStringConvertible {
@@ -55,7 +58,9 @@ final class Daemon: @unchecked Sendable {
     /// - Parameters:
     ///   - database: `--db`; default `entries.db` in the directory (a PostgreSQL URI for a hub instance).
     ///   - environment: variables set for the daemon (e.g. `NOTIFY_SOCKET`).
-    init(directory: String? = nil, arguments: [String] = [], database: String? = nil, environment: [String: String] = [:]) throws {
+    init(
+        directory: String? = nil, arguments: [String] = [], database: String? = nil, environment: [String: String] = [:]
+    ) throws {
         let dir = directory ?? (NSTemporaryDirectory() + "entryd-e2e-" + String(UUID().uuidString.prefix(8)))
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         self.directory = dir
@@ -73,7 +78,9 @@ final class Daemon: @unchecked Sendable {
         // --config /dev/null: the embedded defaults, whatever /etc/entryd holds on this machine
         // (a later --config in extraArguments wins). --state-directory: a hub instance's
         // marker file in the test's directory, never in the user's ~/.local/state/entryd.
-        p.arguments = ["--config", "/dev/null", "--socket", socket, "--db", database, "--state-directory", directory] + extraArguments
+        p.arguments =
+            ["--config", "/dev/null", "--socket", socket, "--db", database, "--state-directory", directory]
+            + extraArguments
         if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if !FileManager.default.fileExists(atPath: logPath) { try Data().write(to: URL(fileURLWithPath: logPath)) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

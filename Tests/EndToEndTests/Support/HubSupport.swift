@@ -86,8 +86,10 @@ final class OwnPGCluster: @unchecked Sendable {
         // The first word is the postgres binary; the rest are its options, quoted.
         guard let firstSpace = opts.firstIndex(of: " ") else { throw HarnessError("postmaster.opts: \(opts)") }
         let options = String(opts[opts.index(after: firstSpace)...])
-        var argv = [HubPostgres.program("pg_ctl"), "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60",
-                    "-o", options, "start"]
+        var argv = [
+            HubPostgres.program("pg_ctl"), "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60",
+            "-o", options, "start",
+        ]
         if getuid() == 0 { argv = ["runuser", "-u", "entryd-test", "--"] + argv }
         let (status, output) = HubPostgres.shell(argv)
         guard status == 0 else { throw HarnessError("pg_ctl start: status \(status): \(output)") }

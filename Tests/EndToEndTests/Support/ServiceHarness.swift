@@ -22,8 +22,13 @@ final class NotifySocket {
         let bytes = [UInt8(0)] + Array(name.utf8.dropFirst())
         withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
-        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard rc == 0 else { close(fd); throw SystemError("bind", detail: name) }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw SystemError("bind", detail: name)
+        }
     }
 
     deinit { close(fd) }
@@ -65,7 +70,10 @@ final class ServiceProcess {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            .filter { !["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC", "WATCHDOG_PID"].contains($0.key) || environment[$0.key] != nil }
+            .filter {
+                !["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC", "WATCHDOG_PID"].contains($0.key)
+                    || environment[$0.key] != nil
+            }
         process.standardOutput = FileHandle.nullDevice
         let log = FileHandle(forWritingAtPath: stderrPath)
         // The child has its own copy once started: ours is closed on every way out.
@@ -83,7 +91,11 @@ final class ServiceProcess {
         signal(SIGTERM)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { signal(SIGKILL); process.waitUntilExit(); return nil }
+        if process.isRunning {
+            signal(SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
         // Returns at once; lets swift-corelibs-foundation free the finished Process.
         process.waitUntilExit()
         return process.terminationStatus
@@ -99,7 +111,8 @@ final class ServiceProcess {
 /// A temporary directory, world-traversable (tests run clients as `nobody`).
 func serviceTestDirectory(_ label: String) throws -> String {
     let dir = "/tmp/entryd-\(label)-" + UUID().uuidString.prefix(8)
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+    try FileManager.default.createDirectory(
+        atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
     return dir
 }
 

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 @preconcurrency import Glibc
-#endif
 import Foundation
 
 /// A private tmux server (its own socket file) running one command in an
@@ -22,15 +20,18 @@ final class Tmux {
         self.tmux = tmux
         self.socket = socket
         let exports = environment.map { "\($0.key)='\($0.value)'" }.sorted().joined(separator: " ")
-        try run(["-u", "-f", "/dev/null", "new-session", "-d", "-x", String(width), "-y", String(height),
-                 "env \(exports) \(command)"])
+        try run([
+            "-u", "-f", "/dev/null", "new-session", "-d", "-x", String(width), "-y", String(height),
+            "env \(exports) \(command)",
+        ])
     }
 
     /// Runs tmux with `arguments` on this server and returns its stdout.
     @discardableResult
     func run(_ arguments: [String]) throws -> String {
-        let (status, out, err) = try Self.spawn(tmux, ["-S", socket] + arguments,
-                                                environment: ["LANG=C.UTF-8", "TERM=xterm-256color", "PATH=/usr/bin:/bin"])
+        let (status, out, err) = try Self.spawn(
+            tmux, ["-S", socket] + arguments,
+            environment: ["LANG=C.UTF-8", "TERM=xterm-256color", "PATH=/usr/bin:/bin"])
         guard status == 0 else { throw HarnessError("tmux \(arguments) failed (\(status)): \(err)") }
         return out
     }
@@ -39,7 +40,8 @@ final class Tmux {
     /// time because Swift does not import it without `_GNU_SOURCE`.
     static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
         guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
     }()
 
     /// Runs `path` with posix_spawn, every descriptor above stderr closed in
@@ -53,14 +55,17 @@ final class Tmux {
     static func spawn(_ path: String, _ arguments: [String], environment: [String]) throws -> (Int32, String, String) {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
-        let outPath = scratch.url.path + "/out", errPath = scratch.url.path + "/err"
+        let outPath = scratch.url.path + "/out"
+        let errPath = scratch.url.path + "/err"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard let closeFrom = Self.addCloseFrom else { throw HarnessError("glibc lacks posix_spawn_file_actions_addclosefrom_np (2.34+)") }
+        guard let closeFrom = Self.addCloseFrom else {
+            throw HarnessError("glibc lacks posix_spawn_file_actions_addclosefrom_np (2.34+)")
+        }
         _ = closeFrom(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
@@ -71,7 +76,8 @@ final class Tmux {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
+        var none = sigset_t()
+        var all = sigset_t()
         sigemptyset(&none)
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &none)
@@ -91,8 +97,10 @@ final class Tmux {
             usleep(2_000)
         }
         let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (code, (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        return (
+            code, (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+            (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        )
     }
 
     /// Types `text` literally (UTF-8 as it is).

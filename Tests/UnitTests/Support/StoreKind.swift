@@ -26,14 +26,18 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     ///   - wallClock: milliseconds since the epoch, for HLC stamps.
     ///   - canonicaliser: the rules that re-spell arriving values (``Canonicaliser``).
     /// - Throws: what opening the store throws.
-    func open(_ place: TestDatabase, readers: Int = 4,
-              wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-              canonicaliser: Canonicaliser? = nil) throws -> EntryStore {
+    func open(
+        _ place: TestDatabase, readers: Int = 4,
+        wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
+        canonicaliser: Canonicaliser? = nil
+    ) throws -> EntryStore {
         switch self {
-        case .sqlite: try EntryStore(path: place.path, readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
+        case .sqlite:
+            try EntryStore(path: place.path, readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
         case .postgres:
-            try PostgresStoreFactory.open(uri: try place.postgres().databaseURI, markerDirectory: place.directory, instance: "test",
-                                   readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
+            try PostgresStoreFactory.open(
+                uri: try place.postgres().databaseURI, markerDirectory: place.directory, instance: "test",
+                readers: readers, wallClock: wallClock, canonicaliser: canonicaliser)
         }
     }
 
@@ -83,8 +87,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             let file = place.directory + "/copy.dump"
             try source.postgres().client("pg_dump", ["--format=custom", "--file=" + file])
             try place.postgres().client("pg_restore", ["--no-owner", "--exit-on-error", file])
-            return try PostgresStoreFactory.open(uri: try place.postgres().databaseURI, markerDirectory: place.directory, instance: "test",
-                                          readers: 2, copies: .newNode)
+            return try PostgresStoreFactory.open(
+                uri: try place.postgres().databaseURI, markerDirectory: place.directory, instance: "test",
+                readers: 2, copies: .newNode)
         }
     }
 

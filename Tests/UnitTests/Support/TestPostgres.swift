@@ -27,7 +27,8 @@ final class TestPostgresDatabase: @unchecked Sendable {
     /// server's installation with `arguments`, then the database's URI.
     /// - Throws: ``TestPostgresFailure`` with its output when it fails.
     func client(_ program: String, _ arguments: [String], database: String? = nil) throws {
-        let (status, output) = TestPostgres.shell([TestPostgres.program(program)] + arguments + ["--dbname=" + uri(of: database ?? name)])
+        let (status, output) = TestPostgres.shell(
+            [TestPostgres.program(program)] + arguments + ["--dbname=" + uri(of: database ?? name)])
         guard status == 0 else { throw TestPostgresFailure(message: "\(program) failed: \(output)") }
     }
 

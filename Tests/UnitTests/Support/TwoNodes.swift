@@ -27,7 +27,8 @@ extension TwoNodeSuite {
     /// `a` syncs with `b` both ways.
     @discardableResult
     func sync(_ a: EntryStore, _ b: EntryStore) throws -> PeerSyncResult {
-        try PeerSync.run(local: a, peer: LocalPeer(store: b, via: "peer"), name: "peer-\(b.nodeID.prefix(8))", address: "test:",
-                         batch: 100, layout: { _ in .registration }, maxClockSkewMs: 300_000)
+        try PeerSync.run(
+            local: a, peer: LocalPeer(store: b, via: "peer"), name: "peer-\(b.nodeID.prefix(8))", address: "test:",
+            batch: 100, layout: { _ in .registration }, maxClockSkewMs: 300_000)
     }
 }
