@@ -307,6 +307,20 @@ import Testing
                 headers: ["Authorization": "Bearer \(token)", "Last-Event-ID": "42"]))
         #expect(resumed.status == 200)
         #expect(link.calls.last?.1["since"]?.intValue == 42)
+        // A browser reconnects to the URL it opened, ?since=0 and all: Last-Event-ID wins.
+        let reconnected = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
+                headers: ["Authorization": "Bearer \(token)", "Last-Event-ID": "3"]))
+        #expect(reconnected.status == 200)
+        #expect(link.calls.last?.1["since"]?.intValue == 3)
+        for id in ["x", "-1", "1" + String(repeating: "0", count: 30)] {
+            let refused = g.handle(
+                HTTPRequest(
+                    method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
+                    headers: ["Authorization": "Bearer \(token)", "Last-Event-ID": id]))
+            #expect(refused.status == 400, "Last-Event-ID \(id)")
+        }
         let bad = g.handle(
             HTTPRequest(
                 method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "x")],
@@ -456,6 +470,61 @@ import Testing
                 .status == 401)
         let ended = String(decoding: try #require(events.next()), as: UTF8.self)
         #expect(ended.hasPrefix("event: error\ndata: {\"error\":\"io.entryd.web.AuthenticationRequired\""))
+        #expect(events.next() == nil)
+    }
+
+    /// A source whose every wait runs `during` first: the session ends while the feed waits.
+    final class EndingSource: ReplySource, @unchecked Sendable {
+        var during: () -> Void = {}
+        var closed = false
+        func next() throws -> JSON? {
+            during()
+            return .object([("changes", .array([.object([("entry", .string("secret-batch"))])])), ("last", .int(9))])
+        }
+        func close() { closed = true }
+    }
+
+    final class EndingLink: DaemonLink, @unchecked Sendable {
+        let source = EndingSource()
+        func call(_ method: String, _ parameters: JSON) throws -> JSON { .object([]) }
+        func stream(_ method: String, _ parameters: JSON) throws -> any ReplySource { source }
+    }
+
+    @Test(
+        "a batch that arrives after the session ended (logout, new password, removal) is never sent",
+        arguments: ["logout", "password", "removal"])
+    func feedAfterSessionEnds(ending: String) throws {
+        let link = EndingLink()
+        let users = FakeUsers(users: ["ada": (.write, "pw-ada-123")])
+        let g = Gateway(
+            link: link, users: users, policy: Self.policy, sessions: SessionStore(idleSeconds: 60),
+            limiter: LoginLimiter(limit: 3), settings: .init(secure: false, behindProxy: false, maxBody: 1024),
+            openAPI: { .object([]) }, log: Log(threshold: .error, environment: [:]))
+        let (token, csrf) = try Self.login(g, "ada", "pw-ada-123")
+        let feed = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
+                headers: ["Authorization": "Bearer \(token)"]))
+        guard case .events(let events) = feed.body else {
+            Issue.record("not a stream")
+            return
+        }
+        #expect(String(decoding: try #require(events.next()), as: UTF8.self).contains("secret-batch"))
+        link.source.during = {
+            switch ending {
+            case "logout":
+                let out = g.handle(
+                    Self.post(
+                        "/api/v1/logout", "", headers: ["Authorization": "Bearer \(token)", "X-CSRF-Token": csrf]))
+                #expect(out.status == 200)
+            case "password": users.users["ada"] = (.write, "a new password")
+            default: users.users["ada"] = nil
+            }
+        }
+        let ended = String(decoding: try #require(events.next()), as: UTF8.self)
+        #expect(!ended.contains("secret-batch"))
+        #expect(ended.hasPrefix("event: error\ndata: {\"error\":\"io.entryd.web.AuthenticationRequired\""))
+        #expect(link.source.closed)
         #expect(events.next() == nil)
     }
 
