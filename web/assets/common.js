@@ -92,6 +92,26 @@ const Entryd = (() => {
     return session;
   }
 
+  /**
+   * `text` when it is a path on this site, else "/": where the login page may
+   * send the user back to (its ?next=). Refused: anything but one leading "/"
+   * (so no "//host" and no scheme), backslashes, control characters and
+   * spaces anywhere (a URL parser drops tabs and line ends, so "/\t/host"
+   * would become "//host"), and whatever the browser resolves to another origin.
+   */
+  function localPath(text) {
+    if (typeof text !== "string" || !/^\/(?![/\\])/.test(text)) return "/";
+    for (const c of text) {
+      const n = c.codePointAt(0);
+      if (n <= 0x20 || (n >= 0x7f && n <= 0x9f) || c === "\\" || n === 0x2028 || n === 0x2029) return "/";
+    }
+    let url;
+    try { url = new URL(text, location.origin); } catch (e) { return "/"; }
+    if (url.origin !== location.origin || url.username || url.password) return "/";
+    const path = url.pathname + url.search + url.hash;
+    return path.startsWith("/") && !path.startsWith("//") ? path : "/";
+  }
+
   function toLogin() {
     location.href = "/login?next=" + encodeURIComponent(location.pathname + location.search);
   }
@@ -186,7 +206,7 @@ const Entryd = (() => {
   }
 
   return {
-    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, openStaffPage, toLogin, knownUser, rememberUser,
+    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, openStaffPage, toLogin, localPath, knownUser, rememberUser,
     get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
     get session() { return session; },
   };
