@@ -16,7 +16,13 @@ final class HTTPServer: @unchecked Sendable {
         "last-event-id", "x-forwarded-for",
     ]
 
-    init(gateway: Gateway) { self.gateway = gateway }
+    /// Seconds a client over a connection limit is told to wait (`Retry-After`).
+    private let retryAfter: Int
+
+    init(gateway: Gateway, retryAfter: Int) {
+        self.gateway = gateway
+        self.retryAfter = retryAfter
+    }
 
     /// Starts listening on `listen` (or on systemd's `listenFD`).
     /// - Throws: ``StartFailure`` saying why libmicrohttpd could not start.
@@ -32,7 +38,10 @@ final class HTTPServer: @unchecked Sendable {
                         connection_limit: UInt32(settings.maxConnections),
                         // Behind a proxy every connection comes from its address.
                         per_ip_limit: settings.behindProxy ? 0 : UInt32(settings.maxConnectionsPerAddress),
-                        timeout_seconds: UInt32(settings.idleTimeout), memory_limit: 64 << 10,
+                        unauthenticated_limit: UInt32(
+                            min(settings.maxUnauthenticatedConnections, settings.maxConnections)),
+                        timeout_seconds: UInt32(settings.idleTimeout),
+                        header_timeout_seconds: UInt32(settings.headerTimeout), memory_limit: 64 << 10,
                         body_limit: settings.maxBody)
                     return cweb_start(&options, HTTPServer.onRequest, context, &error, error.count)
                 }
@@ -91,6 +100,20 @@ final class HTTPServer: @unchecked Sendable {
             method: String(cString: r.method), path: String(cString: r.url), query: query.pairs,
             headers: headers, body: body, bodyTooLarge: r.body_too_large != 0,
             clientAddress: cText(address))
+        if r.refused != Int32(CWEB_ADMITTED) {
+            // Accepted over a limit so that it hears why: 503 and when to come back, then closed.
+            // Over the unauthenticated limit, a request with a live session is served all the same.
+            let limit = r.refused == Int32(CWEB_OVER_ADDRESS_LIMIT) ? "address" : "unauthenticated"
+            if limit == "address" || !gateway.hasSession(request) {
+                let refusal = WebError.tooManyConnections(limit: limit, retryAfter: retryAfter).response
+                let headerText =
+                    (refusal.headers + [("Connection", "close")]).map { "\($0.0): \($0.1)\n" }.joined()
+                return refusal.bytes.withUnsafeBufferPointer {
+                    cweb_respond(connection, 503, headerText, $0.baseAddress, $0.count)
+                }
+            }
+        }
+        if r.authenticated == 0, gateway.hasSession(request) { cweb_mark_authenticated(connection) }
         let response = gateway.handle(request)
         let headerText = response.headers.map { "\($0.0): \($0.1)\n" }.joined()
         switch response.body {

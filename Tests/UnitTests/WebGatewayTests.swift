@@ -385,6 +385,11 @@ import Testing
         #expect(
             d.listen.description == "127.0.0.1:8080" && d.users == "/etc/entryd/web-users" && d.maxConnections == 512)
         #expect(d.configPath == nil)
+        #expect(d.headerTimeout == 10 && d.maxUnauthenticatedConnections == 256)
+        let tight = try WebSettings.load(try WebSettings.scan(["--config", "/c"])) { _ in
+            "[web]\nheader-timeout = 2\nmax-unauthenticated-connections = 8\n"
+        }
+        #expect(tight.headerTimeout == 2 && tight.maxUnauthenticatedConnections == 8)
         // $ENTRYD_WEB_USERS under the file's users under --users; the default file when present.
         let env = ["ENTRYD_WEB_USERS": "/env/users"]
         #expect(try WebSettings.load([], environment: env) { _ in nil }.users == "/env/users")
@@ -414,6 +419,12 @@ import Testing
         #expect(
             problem(["--config", "/c"], file: "[web]\nidle-timeout = soon\n")?.message.contains(
                 "idle-timeout: give a whole number from 1 to 3600 seconds") == true)
+        #expect(
+            problem(["--config", "/c"], file: "[web]\nheader-timeout = 0\n")?.message.contains("header-timeout:")
+                == true)
+        #expect(
+            problem(["--config", "/c"], file: "[web]\nmax-unauthenticated-connections = 0\n")?.message.contains(
+                "max-unauthenticated-connections:") == true)
         let open = try #require(problem(["--listen", "0.0.0.0:8080"]))
         #expect(open.message.contains("refusing to listen on 0.0.0.0:8080 without TLS") && open.code == .config)
         #expect(
