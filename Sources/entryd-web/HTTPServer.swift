@@ -71,8 +71,15 @@ final class HTTPServer: @unchecked Sendable {
         // this server could read different requests (RFC 9112 §6.3). Refused,
         // and the connection closed, so nothing behind it on the connection is read.
         let lengths = cweb_header_count(connection, "content-length")
+        var malformed: String?
         if lengths > 1 || (lengths == 1 && cweb_header_count(connection, "transfer-encoding") > 0) {
-            let body = WebError.badRequest("conflicting Content-Length and Transfer-Encoding").body.encoded
+            malformed = "conflicting Content-Length and Transfer-Encoding"
+        } else if cweb_header_has_control(connection) != 0 {
+            // A bare CR inside a header (RFC 9110 §5.5): another reader could end the line there.
+            malformed = "a control character in a header"
+        }
+        if let malformed {
+            let body = WebError.badRequest(malformed).body.encoded
             return body.withUnsafeBufferPointer {
                 cweb_respond(
                     connection, 400, "Content-Type: application/json\nConnection: close\n", $0.baseAddress, $0.count)

@@ -67,6 +67,9 @@ void cweb_quiesce(void *server);
 const char *cweb_header(void *connection, const char *name);
 /// How many times the request carries header `name` (case-insensitive).
 unsigned cweb_header_count(void *connection, const char *name);
+/// 1 when a header's name or value holds a control character other than tab
+/// (a bare CR, which libmicrohttpd keeps inside the value; DEL): answer 400.
+int cweb_header_has_control(void *connection);
 /// The value of a query-string argument, percent-decoded, or NULL.
 const char *cweb_query(void *connection, const char *name);
 /// Calls `each` for every query-string argument in order.
