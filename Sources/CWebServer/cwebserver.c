@@ -182,6 +182,8 @@ struct pending {
     size_t length, capacity;
     int too_large;
     int refused, authenticated;   // the connection's, when the header came in
+    size_t header_size;           // bytes of the request head (request line and headers)
+    unsigned header_count;        // header fields
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
@@ -195,6 +197,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         if (pending == NULL) return MHD_NO;
         *con_cls = pending;
         set_waiting(connection, 0, &pending->refused, &pending->authenticated);
+        const union MHD_ConnectionInfo *size = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+        pending->header_size = size ? size->header_size : 0;
+        int count = MHD_get_connection_values(connection, MHD_HEADER_KIND, NULL, NULL);
+        pending->header_count = count > 0 ? (unsigned)count : 0;
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
@@ -217,7 +223,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         return MHD_YES;
     }
     cweb_request request = {connection, method, url, pending->body, pending->length, pending->too_large,
-                            pending->refused, pending->authenticated};
+                            pending->refused, pending->authenticated, pending->header_size, pending->header_count};
     return server->handler(server->context, &request) ? MHD_YES : MHD_NO;
 }
 

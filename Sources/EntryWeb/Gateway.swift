@@ -116,6 +116,14 @@ package final class Gateway: Sendable {
         } catch {
             response = WebError.from(error).response
         }
+        return withCommonHeaders(response)
+    }
+
+    /// `response` with the headers every response carries (`nosniff`,
+    /// `no-referrer`, `DENY`, and HSTS under TLS): for the answers entryd-web
+    /// gives before a request reaches ``handle(_:)`` too.
+    package func withCommonHeaders(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
         response.headers += [
             ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
             ("X-Frame-Options", "DENY"),
@@ -124,7 +132,20 @@ package final class Gateway: Sendable {
         return response
     }
 
+    /// The largest request head (request line and headers) in bytes, and the
+    /// most header fields: past either the answer is 431 `HeaderTooLarge`.
+    /// Under what libmicrohttpd holds per connection (64 KiB with its
+    /// buffers), which answers a still larger head itself, in HTML.
+    package static let headLimit = (bytes: 32 << 10, fields: 100)
+
     private func route(_ r: HTTPRequest) throws -> HTTPResponse {
+        if r.head.bytes > Gateway.headLimit.bytes || r.head.fields > Gateway.headLimit.fields {
+            throw WebError(
+                name: WebError.Name.headerTooLarge,
+                parameters: .object([
+                    ("limit", .int(Int64(Gateway.headLimit.bytes))), ("fields", .int(Int64(Gateway.headLimit.fields))),
+                ]), status: 431)
+        }
         if r.bodyTooLarge {
             throw WebError(
                 name: WebError.Name.payloadTooLarge, parameters: .object([("limit", .int(Int64(settings.maxBody)))]),

@@ -18,11 +18,15 @@ package struct HTTPRequest: Sendable {
     package var bodyTooLarge: Bool
     /// The connecting address (`127.0.0.1`, `::1`), before any proxy header.
     package var clientAddress: String
+    /// The request head as received: its bytes (request line and headers)
+    /// and its header fields, for the 431 answer.
+    package var head: (bytes: Int, fields: Int)
 
     /// A request; `headers` keys are lower-cased here.
     package init(
         method: String, path: String, query: [(String, String)] = [], headers: [String: String] = [:],
-        body: [UInt8] = [], bodyTooLarge: Bool = false, clientAddress: String = "127.0.0.1"
+        body: [UInt8] = [], bodyTooLarge: Bool = false, clientAddress: String = "127.0.0.1",
+        head: (bytes: Int, fields: Int) = (0, 0)
     ) {
         self.method = method
         self.path = path
@@ -31,6 +35,7 @@ package struct HTTPRequest: Sendable {
         self.body = body
         self.bodyTooLarge = bodyTooLarge
         self.clientAddress = clientAddress
+        self.head = head
     }
 
     /// The header `name` (any case), or nil.

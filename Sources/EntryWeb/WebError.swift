@@ -47,6 +47,8 @@ package struct WebError: Error, Sendable, Equatable {
         package static let methodNotAllowed = "io.entryd.web.MethodNotAllowed"
         /// 413: the body is longer than `max-body` (`limit` bytes).
         package static let payloadTooLarge = "io.entryd.web.PayloadTooLarge"
+        /// 431: the request head is over `limit` bytes or `fields` header fields.
+        package static let headerTooLarge = "io.entryd.web.HeaderTooLarge"
         /// 415: a POST whose body is not `application/json`.
         package static let unsupportedMediaType = "io.entryd.web.UnsupportedMediaType"
     }
@@ -65,6 +67,10 @@ package struct WebError: Error, Sendable, Equatable {
         (Name.methodNotAllowed, 405, "The path exists for other HTTP methods (allowed)."),
         (Name.payloadTooLarge, 413, "The body is longer than max-body (limit, in bytes)."),
         (Name.unsupportedMediaType, 415, "A POST whose body is not application/json."),
+        (
+            Name.headerTooLarge, 431,
+            "The request line and headers are over limit bytes, or over fields header fields."
+        ),
         (
             Name.tooManyAttempts, 429,
             "Too many failed logins for this user or address; try again after retryAfter seconds."

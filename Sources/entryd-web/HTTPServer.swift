@@ -78,13 +78,7 @@ final class HTTPServer: @unchecked Sendable {
             // A bare CR inside a header (RFC 9110 §5.5): another reader could end the line there.
             malformed = "a control character in a header"
         }
-        if let malformed {
-            let body = WebError.badRequest(malformed).body.encoded
-            return body.withUnsafeBufferPointer {
-                cweb_respond(
-                    connection, 400, "Content-Type: application/json\nConnection: close\n", $0.baseAddress, $0.count)
-            }
-        }
+        if let malformed { return refuse(connection, WebError.badRequest(malformed)) }
         var headers: [String: String] = [:]
         for name in HTTPServer.headerNames {
             if let value = cweb_header(connection, name) { headers[name] = String(cString: value) }
@@ -106,18 +100,13 @@ final class HTTPServer: @unchecked Sendable {
         let request = HTTPRequest(
             method: String(cString: r.method), path: String(cString: r.url), query: query.pairs,
             headers: headers, body: body, bodyTooLarge: r.body_too_large != 0,
-            clientAddress: cText(address))
+            clientAddress: cText(address), head: (Int(r.header_size), Int(r.header_count)))
         if r.refused != Int32(CWEB_ADMITTED) {
             // Accepted over a limit so that it hears why: 503 and when to come back, then closed.
             // Over the unauthenticated limit, a request with a live session is served all the same.
             let limit = r.refused == Int32(CWEB_OVER_ADDRESS_LIMIT) ? "address" : "unauthenticated"
             if limit == "address" || !gateway.hasSession(request) {
-                let refusal = WebError.tooManyConnections(limit: limit, retryAfter: retryAfter).response
-                let headerText =
-                    (refusal.headers + [("Connection", "close")]).map { "\($0.0): \($0.1)\n" }.joined()
-                return refusal.bytes.withUnsafeBufferPointer {
-                    cweb_respond(connection, 503, headerText, $0.baseAddress, $0.count)
-                }
+                return refuse(connection, WebError.tooManyConnections(limit: limit, retryAfter: retryAfter))
             }
         }
         if r.authenticated == 0, gateway.hasSession(request) { cweb_mark_authenticated(connection) }
@@ -132,6 +121,17 @@ final class HTTPServer: @unchecked Sendable {
             let stream = Unmanaged.passRetained(StreamState(events)).toOpaque()
             return cweb_respond_stream(
                 connection, UInt32(response.status), headerText, HTTPServer.read, HTTPServer.release, stream)
+        }
+    }
+
+    /// Answers `error` in JSON and closes the connection after it: nothing
+    /// behind the request on the connection is read.
+    private func refuse(_ connection: UnsafeMutableRawPointer?, _ error: WebError) -> Int32 {
+        var response = gateway.withCommonHeaders(error.response)
+        response.headers.append(("Connection", "close"))
+        let headerText = response.headers.map { "\($0.0): \($0.1)\n" }.joined()
+        return response.bytes.withUnsafeBufferPointer {
+            cweb_respond(connection, UInt32(response.status), headerText, $0.baseAddress, $0.count)
         }
     }
 

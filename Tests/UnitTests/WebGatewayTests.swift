@@ -568,6 +568,21 @@ import Testing
         #expect(link.calls.count == 1)
     }
 
+    @Test("a request head over 32 KiB or 100 fields is 431 HeaderTooLarge in JSON")
+    func headTooLarge() throws {
+        let g = Self.gateway()
+        for (head, status) in [((40_000, 10), 431), ((1000, 101), 431), ((32 << 10, 100), 200)] {
+            let r = g.handle(HTTPRequest(method: "GET", path: "/healthz", head: head))
+            #expect(r.status == status, "\(head)")
+            if status == 431 {
+                #expect(r.header("Content-Type") == "application/json")
+                let body = try Self.json(r)
+                #expect(body["error"]?.stringValue == "io.entryd.web.HeaderTooLarge")
+                #expect(body["parameters"]?["limit"]?.intValue == 32 << 10)
+            }
+        }
+    }
+
     @Test("log lines show a user name with its control characters escaped")
     func printableNames() {
         #expect(Gateway.printable("ada") == "'ada'")

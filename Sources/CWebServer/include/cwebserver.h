@@ -18,6 +18,8 @@ typedef struct cweb_request {
     int body_too_large;        // 1 when the body passed the bound: answer 413
     int refused;               // CWEB_ADMITTED, or the limit the connection was accepted over: answer 503
     int authenticated;         // a request on this connection carried a live session (cweb_mark_authenticated)
+    size_t header_size;        // bytes of the request head as received (request line and headers)
+    unsigned header_count;     // header fields
 } cweb_request;
 
 /// How a connection was admitted (cweb_request.refused).
