@@ -112,6 +112,29 @@ def test_login_next_stays_on_the_site(gateway, driver):
         wait(d, lambda: d.current_url.rstrip("/") == gateway.base, f"the form page after next={raw}")
 
 
+def test_connection_refusals_read_as_sentences(gateway, driver):
+    """The pages say 431 HeaderTooLarge and 503 TooManyConnections in words, in zh and en (not an error name)."""
+    d = driver
+    d.get(gateway.base + "/login")
+    wait(d, lambda: active_id(d) == "user", "the login form")
+    said = d.execute_script("""
+        const out = {};
+        for (const lang of ["zh", "en"]) {
+          Entryd.setLang(lang);
+          out[lang] = [
+            Entryd.describe(new Entryd.ApiError(431, "io.entryd.web.HeaderTooLarge", {limit: 32768, fields: 100})),
+            Entryd.describe(new Entryd.ApiError(503, "io.entryd.web.TooManyConnections", {limit: "address", retryAfter: 7})),
+            Entryd.describe(new Entryd.ApiError(503, "io.entryd.web.DaemonUnreachable", {})),
+          ];
+        }
+        Entryd.setLang("en");
+        return out;""")
+    assert said["zh"] == ["请求头太大（多半是本站的 Cookie 太多），请清除本站的 Cookie 后再试。", "连接太多，请 7 秒后再试。",
+                          "服务器暂时不可用，请稍后再试。"]
+    assert said["en"][0].startswith("The request headers are too large")
+    assert said["en"][1:] == ["Too many connections; try again in 7 s.", "The server is busy; try again later."]
+
+
 def test_form_page_axe_and_focus(gateway, driver):
     d = driver
     login(d, gateway.base, "ada", USERS["ada"][1])
