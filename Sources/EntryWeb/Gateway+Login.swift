@@ -107,6 +107,14 @@ extension Gateway {
         return (session, role)
     }
 
+    /// Whether `r` carries a live session (bearer token or cookie) of a
+    /// current user; the CSRF token is not asked. entryd-web lifts a
+    /// connection that has carried one out of the limits and deadline for
+    /// connections that have not logged in.
+    package func hasSession(_ r: HTTPRequest) -> Bool {
+        (try? authenticate(r, csrfChecked: false)) != nil
+    }
+
     /// The client's address for rate limiting: the connection's, or behind a
     /// proxy on loopback, the last `X-Forwarded-For` hop.
     func clientAddress(_ r: HTTPRequest) -> String {

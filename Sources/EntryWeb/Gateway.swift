@@ -11,6 +11,15 @@ package protocol WebUserStore: Sendable {
     func verify(name: String, password: String) -> WebUser?
     /// The current account named `name` (exactly as stored), or nil when it no longer exists.
     func account(named name: String) -> WebUser?
+    /// ``account(named:)`` read from the source itself, not from a copy that
+    /// may be a moment old: for the live feed, which must not send one more
+    /// batch after a password change or a removal.
+    func freshAccount(named name: String) -> WebUser?
+}
+
+extension WebUserStore {
+    /// A store without a cache has nothing fresher than ``account(named:)``.
+    package func freshAccount(named name: String) -> WebUser? { account(named: name) }
 }
 
 /// What the gateway exposes and to whom: the role each varlink method needs
@@ -107,6 +116,14 @@ package final class Gateway: Sendable {
         } catch {
             response = WebError.from(error).response
         }
+        return withCommonHeaders(response)
+    }
+
+    /// `response` with the headers every response carries (`nosniff`,
+    /// `no-referrer`, `DENY`, and HSTS under TLS): for the answers entryd-web
+    /// gives before a request reaches ``handle(_:)`` too.
+    package func withCommonHeaders(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
         response.headers += [
             ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
             ("X-Frame-Options", "DENY"),
@@ -115,7 +132,20 @@ package final class Gateway: Sendable {
         return response
     }
 
+    /// The largest request head (request line and headers) in bytes, and the
+    /// most header fields: past either the answer is 431 `HeaderTooLarge`.
+    /// Under what libmicrohttpd holds per connection (64 KiB with its
+    /// buffers), which answers a still larger head itself, in HTML.
+    package static let headLimit = (bytes: 32 << 10, fields: 100)
+
     private func route(_ r: HTTPRequest) throws -> HTTPResponse {
+        if r.head.bytes > Gateway.headLimit.bytes || r.head.fields > Gateway.headLimit.fields {
+            throw WebError(
+                name: WebError.Name.headerTooLarge,
+                parameters: .object([
+                    ("limit", .int(Int64(Gateway.headLimit.bytes))), ("fields", .int(Int64(Gateway.headLimit.fields))),
+                ]), status: 431)
+        }
         if r.bodyTooLarge {
             throw WebError(
                 name: WebError.Name.payloadTooLarge, parameters: .object([("limit", .int(Int64(settings.maxBody)))]),
@@ -194,13 +224,14 @@ package final class Gateway: Sendable {
             parameters = .object(members)
         }
         if isFeed {
-            // The feed ends when its session does (logout, idle, a removed user, a new password).
+            // The feed ends when its session does (logout, idle, a removed user, a new password):
+            // asked after every wait, before anything is sent, from the users file itself.
             let token = session.token
             let stamp = session.stamp
             let user = session.user
             let allowed: @Sendable () -> Bool = { [sessions, users] in
                 sessions.isOpen(token: token)
-                    && users.account(named: user).map { $0.credentialStamp == stamp && $0.role >= .read } == true
+                    && users.freshAccount(named: user).map { $0.credentialStamp == stamp && $0.role >= .read } == true
             }
             return HTTPResponse(
                 status: 200,
@@ -255,9 +286,14 @@ package final class Gateway: Sendable {
     /// or of a burst stays small however far behind the client starts.
     static let feedPage: Int64 = 100
 
-    /// `Changes` parameters from the query: `since` (else `Last-Event-ID`),
-    /// and `limit`, the page size, at most ``feedPage``. Nothing else: the feed
-    /// is for watching, not for peers.
+    /// `Changes` parameters from the query: where to start, and `limit`, the
+    /// page size, at most ``feedPage``. Nothing else: the feed is for
+    /// watching, not for peers.
+    ///
+    /// Where to start is `Last-Event-ID` when the request has one, else
+    /// `since`: a browser reconnects to the URL it first opened, `?since=N`
+    /// and all, with the id of the last event it got, and must not get the
+    /// changes after N again.
     private func feedParameters(_ r: HTTPRequest) throws -> JSON {
         var since: Int64?
         var limit = Gateway.feedPage
@@ -270,9 +306,14 @@ package final class Gateway: Sendable {
             }
             if key == "since" { since = n } else { limit = max(1, min(n, Gateway.feedPage)) }
         }
-        guard let from = since ?? r.header("last-event-id").flatMap({ Int64($0) }) else {
-            throw WebError.badRequest("since: required")
+        var resume: Int64?
+        if let id = r.header("last-event-id") {
+            guard id.count <= 19, let n = Int64(id), n >= 0 else {
+                throw WebError.badRequest("Last-Event-ID: not a whole number")
+            }
+            resume = n
         }
+        guard let from = resume ?? since else { throw WebError.badRequest("since: required") }
         return .object([("since", .int(from)), ("limit", .int(limit))])
     }
 }
