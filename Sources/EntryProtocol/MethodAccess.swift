@@ -4,16 +4,20 @@ import EntryModel
 /// (which web user may call what, and what it never serves): doc/design.md
 /// "Security and limits", doc/protocol.md. Exhaustive switches over the
 /// generated ``Method``: a method added to interfaces/*.varlink does not
-/// compile until it has its role here.
+/// compile until it has its role here and says whether `submit` may call it.
 ///
-/// A role includes the ones below it (``Role``). A gateway caller (entryd's
-/// `[roles] gateway`) is treated as `admin` except for ``isPeerOnly``; entryd-web
-/// checks each web user's own role against ``role`` before it calls.
+/// A role is a set of methods (``Role/allows(_:)``): `read` ⊂ `write` ⊂
+/// `admin`, and `submit` (``isForSubmitters``) beside them, inside `write`. A
+/// gateway caller (entryd's `[roles] gateway`) is treated as `admin` except
+/// for ``isPeerOnly``; entryd-web checks each web user's own role with
+/// ``Role/allows(_:)`` before it calls.
 extension Method {
-    /// The least role that may call the method (doc/design.md "Security and
-    /// limits"): reading needs `read`, changing entries `write`; backup,
+    /// The least of `read`, `write` and `admin` that may call the method
+    /// (doc/design.md "Security and limits"), named by `PermissionDenied`'s
+    /// `role`: reading needs `read`, changing entries `write`; backup,
     /// erasure, the erasure search and verification, applying and pulling
     /// changes from peers, resolving conflicts and compaction need `admin`.
+    /// Never `none` or `submit`.
     package var role: Role {
         switch self {
         case .serviceGetInfo, .serviceGetInterfaceDescription: .read
@@ -23,6 +27,25 @@ extension Method {
         case .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored: .read
         case .syncStatus, .syncChanges, .syncListConflicts, .syncHeldFrom: .read
         case .syncApply, .syncSyncPeer, .syncResolve, .syncCompact: .admin
+        }
+    }
+
+    /// The methods of the `submit` role (a kiosk, an intake tablet): what a
+    /// form page needs to show a form, check and add an entry — `Add`,
+    /// `Check`, `GetForm`, `Options` — and the service calls a varlink client
+    /// makes to start (`GetInfo`, `GetInterfaceDescription`). Nothing that
+    /// reads a stored entry, the change feed or the node's state.
+    package var isForSubmitters: Bool {
+        switch self {
+        case .serviceGetInfo, .serviceGetInterfaceDescription,
+            .entriesAdd, .formsGetForm, .formsOptions, .formsCheck:
+            true
+        case .entriesGet, .entriesList, .entriesUpdate, .entriesDelete, .entriesRestore, .entriesHistory,
+            .entriesImport, .entriesBackup, .entriesErase, .entriesFindSubject, .entriesErasures,
+            .entriesVerifyErasure, .formsListForms, .formsCheckStored,
+            .syncStatus, .syncChanges, .syncApply, .syncSyncPeer, .syncListConflicts, .syncResolve,
+            .syncHeldFrom, .syncCompact:
+            false
         }
     }
 
@@ -39,6 +62,36 @@ extension Method {
             .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
             .syncStatus, .syncChanges, .syncListConflicts, .syncResolve, .syncCompact:
             false
+        }
+    }
+}
+
+extension Role {
+    /// Whether the role may call `method` (doc/design.md "Security and
+    /// limits"): `none` nothing; `submit` the methods ``Method/isForSubmitters``;
+    /// `read` those whose ``Method/role`` is `read`; `write` those of `read`
+    /// and `write`; `admin` every method.
+    package func allows(_ method: Method) -> Bool {
+        switch self {
+        case .none: false
+        case .submit: method.isForSubmitters
+        case .read: method.role == .read
+        case .write: method.role == .read || method.role == .write
+        case .admin: true
+        }
+    }
+
+    /// Whether every method `other` allows, this role allows too.
+    package func includes(_ other: Role) -> Bool {
+        Method.allCases.allSatisfy { !other.allows($0) || allows($0) }
+    }
+
+    /// The roles of `roles` that no other of them includes, in ``Role/allCases``
+    /// order: what a caller named in several roles holds (`read` and `submit`
+    /// stay both; `read` beside `write` goes). Empty for an empty list.
+    package static func strongest(_ roles: [Role]) -> [Role] {
+        Role.allCases.filter { role in
+            roles.contains(role) && !roles.contains { $0 != role && $0.includes(role) }
         }
     }
 }
