@@ -94,6 +94,44 @@ extension Role {
             roles.contains(role) && !roles.contains { $0 != role && $0.includes(role) }
         }
     }
+
+    /// Whether `Status` shows this role where the data lives: the database
+    /// (a path, or a PostgreSQL URI) and each peer's address (which can be an
+    /// `exec:ssh …` command). Only `admin`; the others get them as `""`
+    /// (``StatusReply/redacted(_:)``).
+    package var seesLocations: Bool {
+        switch self {
+        case .admin: true
+        case .none, .submit, .read, .write: false
+        }
+    }
+}
+
+/// `io.entryd.Sync.Status`'s reply as callers below `admin` get it, on the
+/// socket (entryd) and over HTTP (entryd-web, by the web user's role).
+package enum StatusReply {
+    /// `reply` with `database` and each peer's `address` as `""`: the
+    /// contract's members stay, their values are withheld.
+    package static func redacted(_ reply: JSON) -> JSON {
+        guard case .object(let members) = reply else { return reply }
+        return .object(
+            members.map { name, value in
+                switch name {
+                case "database": return (name, .string(""))
+                case "peers":
+                    guard case .array(let peers) = value else { return (name, value) }
+                    return (
+                        name,
+                        .array(
+                            peers.map { peer in
+                                guard case .object(let m) = peer else { return peer }
+                                return .object(m.map { $0.0 == "address" ? ($0.0, .string("")) : $0 })
+                            })
+                    )
+                default: return (name, value)
+                }
+            })
+    }
 }
 
 /// The rule for a web user's name, which a gateway names as `actor` and entryd

@@ -224,7 +224,10 @@ package final class Gateway: Sendable {
                 events: EventStream(
                     source: try asGateway { try link.stream(method.rawValue, parameters) }, allowed: allowed))
         }
-        return .json(200, try asGateway { try link.call(method.rawValue, parameters) })
+        let reply = try asGateway { try link.call(method.rawValue, parameters) }
+        // entryd answers its gateway as admin: the web user's own role decides what Status shows.
+        if method == .syncStatus, !role.seesLocations { return .json(200, StatusReply.redacted(reply)) }
+        return .json(200, reply)
     }
 
     /// Runs a call to entryd; when entryd refuses the actor because it does not

@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test(
-        "a submit caller on a real socket is refused every method but Add, Check, GetForm, Options and the service calls",
+        "a submit caller on a real socket is refused every method but Add, Check, GetForm, Options and the service calls; as read, Status hides the database and peer addresses",
         .enabled(
             if: getuid() == 0 && which("setpriv") != nil,
             "skipped: needs root and setpriv(1) (util-linux) to run a client as nobody; CI runs as root"))
@@ -88,7 +88,8 @@ import Testing
         let dir = try serviceTestDirectory("submit")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = dir + "/entryd.conf"
-        try "socket-mode = 0666\n[roles]\ndefault-role = none\nsubmit = nobody\n".write(
+        let peer = "[peer office]\naddress = exec:ssh office entryctl bridge\ninterval = 0\n"
+        try ("socket-mode = 0666\n[roles]\ndefault-role = none\nsubmit = nobody\n" + peer).write(
             toFile: config, atomically: true, encoding: .utf8)
         let socket = dir + "/entryd.sock"
         let notify = try NotifySocket()
@@ -126,6 +127,21 @@ import Testing
             try root.call("io.entryd.Entries.List")["entries"]?.arrayValue?.first?["createdBy"]?.stringValue == "nobody"
         )
 
+        // As read (a reload), Status answers with the database and the peer's address withheld.
+        try ("socket-mode = 0666\n[roles]\ndefault-role = none\nread = nobody\n" + peer).write(
+            toFile: config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(notify.wait(for: "RELOADING=1").found != nil)
+        #expect(notify.wait(for: "READY=1").found != nil)
+        let status = try Self.asNobody(socket, ["call", "io.entryd.Sync.Status", "{}"])
+        #expect(status.status == 0, "\(status)")
+        let shown = try JSON.parse(Array(status.stdout.utf8))
+        #expect(shown["database"]?.stringValue == "", "\(status.stdout)")
+        #expect(shown["peers"]?.arrayValue?.first?["address"]?.stringValue == "", "\(status.stdout)")
+        #expect(shown["peers"]?.arrayValue?.first?["name"]?.stringValue == "office")
+        let full = try root.call("io.entryd.Sync.Status")
+        #expect(full["database"]?.stringValue == dir + "/entries.db")
+        #expect(full["peers"]?.arrayValue?.first?["address"]?.stringValue == "exec:ssh office entryctl bridge")
         root.close()
         #expect(daemon.stop() == 0)
     }

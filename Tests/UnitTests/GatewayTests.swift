@@ -342,4 +342,31 @@ import EntryClient
         #expect(get.error?.known == .permissionDenied && get.reply == nil)
         #expect(try store.get(id)?.createdBy == "kiosk")
     }
+
+    @Test("Status hides the database and peer addresses from callers below admin; the members stay")
+    func statusRedaction() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 1)
+        defer { store.close() }
+        let service = EntryService(
+            store: store, forms: .builtIn,
+            peers: [PeerConfig(name: "office", address: "exec:ssh office entryctl bridge", intervalSeconds: 0)])
+        func status(_ roles: [Role]) -> JSON? {
+            Self.outcome(service, Caller(pid: 1, uid: 1234, gid: 1234, userName: "u", roles: roles), .syncStatus).reply
+        }
+        let full = try #require(status([.admin]))
+        #expect(full["database"]?.stringValue == db.path)
+        #expect(full["peers"]?.arrayValue?.first?["address"]?.stringValue == "exec:ssh office entryctl bridge")
+        for roles: [Role] in [[.read], [.write], [.submit, .read]] {
+            let shown = try #require(status(roles), "\(roles)")
+            #expect(shown["database"]?.stringValue == "", "\(roles)")
+            let peer = try #require(shown["peers"]?.arrayValue?.first)
+            #expect(peer["address"]?.stringValue == "" && peer["name"]?.stringValue == "office", "\(roles)")
+            #expect(shown["node"] == full["node"] && shown["forms"] == full["forms"], "the rest is unchanged")
+            if case .object(let a) = shown, case .object(let b) = full { #expect(a.map(\.0) == b.map(\.0)) }
+        }
+        #expect(
+            Self.outcome(service, Caller(pid: 1, uid: 1, gid: 1, userName: "k", role: .submit), .syncStatus).error?
+                .known == .permissionDenied)
+    }
 }

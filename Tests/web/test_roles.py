@@ -2,7 +2,8 @@
 (a kiosk, an intake tablet) may call Add, Check, GetForm, Options and the
 service calls, and every other method of interfaces/*.varlink is refused
 (403 PermissionDenied naming the least of read, write and admin that allows
-it; 404 for the methods never served over HTTP), the live feed too."""
+it; 404 for the methods never served over HTTP), the live feed too; Status
+hides the database and the peers' addresses from web users below admin."""
 import glob, os, re
 
 import pytest
@@ -88,3 +89,14 @@ def test_submit_user_is_refused_every_method_but_its_own(peered):
     status, body, _ = peered.request("GET", "/api/v1/session", token=kiosk)
     assert (status, body["role"]) == (200, "submit")
 
+
+def test_status_hides_the_database_and_peer_addresses_below_admin(peered):
+    status, full = peered.call("io.entryd.Sync.Status", {}, peered.login("root-admin"))
+    assert status == 200 and full["database"].endswith("entries.db")
+    assert [(p["name"], p["address"]) for p in full["peers"]] == [("office", "exec:ssh office entryctl bridge")]
+    for user in ("rita", "ada"):
+        status, shown = peered.call("io.entryd.Sync.Status", {}, peered.login(user))
+        assert status == 200, shown
+        assert shown["database"] == "" and [(p["name"], p["address"]) for p in shown["peers"]] == [("office", "")]
+        assert list(shown) == list(full)  # every member stays
+        assert shown["node"] == full["node"] and shown["forms"] == full["forms"]

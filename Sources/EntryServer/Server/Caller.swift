@@ -45,6 +45,11 @@ package struct Caller: Sendable, Equatable {
         roles.contains { $0.allows(method) }
     }
 
+    /// Whether `Status` shows the caller the database and peer addresses (``Role/seesLocations``).
+    package var seesLocations: Bool {
+        roles.contains(where: \.seesLocations)
+    }
+
     /// The roles as logged: `read`, or `read+submit` for a caller named in both.
     package var roleNames: String {
         roles.map(\.name).joined(separator: "+")
