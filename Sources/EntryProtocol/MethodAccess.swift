@@ -111,7 +111,10 @@ extension Role {
 /// socket (entryd) and over HTTP (entryd-web, by the web user's role).
 package enum StatusReply {
     /// `reply` with `database` and each peer's `address` as `""`: the
-    /// contract's members stay, their values are withheld.
+    /// contract's members stay, their values are withheld. A peer's
+    /// `lastError` and `notice` keep their words, with the address (and an
+    /// `exec:` or `unix:` address's command or path alone, as a transport's
+    /// error quotes it) replaced by `…`.
     package static func redacted(_ reply: JSON) -> JSON {
         guard case .object(let members) = reply else { return reply }
         return .object(
@@ -120,14 +123,29 @@ package enum StatusReply {
                 case "database": return (name, .string(""))
                 case "peers":
                     guard case .array(let peers) = value else { return (name, value) }
-                    return (
-                        name,
-                        .array(
-                            peers.map { peer in
-                                guard case .object(let m) = peer else { return peer }
-                                return .object(m.map { $0.0 == "address" ? ($0.0, .string("")) : $0 })
-                            })
-                    )
+                    return (name, .array(peers.map(redactedPeer)))
+                default: return (name, value)
+                }
+            })
+    }
+
+    /// One `Peer` with its address withheld (``redacted(_:)``).
+    static func redactedPeer(_ peer: JSON) -> JSON {
+        guard case .object(let members) = peer else { return peer }
+        let address = peer["address"]?.stringValue ?? ""
+        var hidden = [address]
+        for scheme in ["exec:", "unix:"] where address.hasPrefix(scheme) {
+            hidden.append(String(address.dropFirst(scheme.count).drop { $0 == " " }))
+        }
+        hidden = hidden.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+        return .object(
+            members.map { name, value in
+                switch name {
+                case "address": return (name, .string(""))
+                case "lastError", "notice":
+                    guard var text = value.stringValue else { return (name, value) }
+                    for h in hidden { text = text.replacing(h, with: "…") }
+                    return (name, .string(text))
                 default: return (name, value)
                 }
             })

@@ -343,6 +343,24 @@ import EntryClient
         #expect(try store.get(id)?.createdBy == "kiosk")
     }
 
+    @Test("a peer's last error and notice keep their words without the address, its command or its path")
+    func statusRedactionOfErrors() throws {
+        let reply = try JSON.parse(
+            #"{"node":"n","database":"/var/lib/entryd/entries.db","peers":["#
+                + #"{"name":"office","address":"exec: ssh admin@office.example entryctl bridge","pulledSeq":1,"pushedSeq":2,"#
+                + #""lastError":"exec: No such file or directory (ssh admin@office.example entryctl bridge)"},"#
+                + #"{"name":"lab","address":"unix:/srv/lab/entryd.sock","pulledSeq":0,"pushedSeq":0,"#
+                + #""notice":"connect '/srv/lab/entryd.sock': refused"}]}"#)
+        let shown = StatusReply.redacted(reply)
+        #expect(shown["database"]?.stringValue == "" && shown["node"]?.stringValue == "n")
+        let peers = try #require(shown["peers"]?.arrayValue)
+        #expect(peers.map { $0["address"]?.stringValue } == ["", ""])
+        #expect(peers[0]["lastError"]?.stringValue == "exec: No such file or directory (…)")
+        #expect(peers[1]["notice"]?.stringValue == "connect '…': refused")
+        #expect(peers[0]["pushedSeq"]?.intValue == 2 && peers[1]["name"]?.stringValue == "lab")
+        #expect(!shown.text.contains("office.example") && !shown.text.contains("/srv/lab"))
+    }
+
     @Test("Status hides the database and peer addresses from callers below admin; the members stay")
     func statusRedaction() throws {
         let db = TestDatabase()

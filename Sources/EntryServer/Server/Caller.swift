@@ -50,7 +50,7 @@ package struct Caller: Sendable, Equatable {
         roles.contains(where: \.seesLocations)
     }
 
-    /// The roles as logged: `read`, or `read+submit` for a caller named in both.
+    /// The roles as logged: `read`, or `submit+read` for a caller named in both.
     package var roleNames: String {
         roles.map(\.name).joined(separator: "+")
     }
