@@ -139,6 +139,12 @@ import Testing
         #expect(shown["database"]?.stringValue == "", "\(status.stdout)")
         #expect(shown["peers"]?.arrayValue?.first?["address"]?.stringValue == "", "\(status.stdout)")
         #expect(shown["peers"]?.arrayValue?.first?["name"]?.stringValue == "office")
+        let shownByStatus = try Self.asNobody(socket, ["--locale", "en", "status"])
+        #expect(shownByStatus.status == 0, "\(shownByStatus)")
+        #expect(
+            shownByStatus.stdout.contains("(shown to the admin role only)")
+                && !shownByStatus.stdout.contains("entries.db") && !shownByStatus.stdout.contains("ssh office"),
+            "\(shownByStatus.stdout)")
         let full = try root.call("io.entryd.Sync.Status")
         #expect(full["database"]?.stringValue == dir + "/entries.db")
         #expect(full["peers"]?.arrayValue?.first?["address"]?.stringValue == "exec:ssh office entryctl bridge")
