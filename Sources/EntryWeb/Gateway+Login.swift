@@ -94,7 +94,7 @@ extension Gateway {
         }
         guard let token, let session = sessions.session(token: token) else { throw WebError.authenticationRequired }
         guard let account = users.account(named: session.user), account.credentialStamp == session.stamp,
-            account.role > .none
+            account.role != .none
         else {
             // Removed, or a new password (or removed and added again): the old sessions end.
             sessions.close(token: session.token)

@@ -22,24 +22,35 @@ extension WebUserStore {
     package func freshAccount(named name: String) -> WebUser? { account(named: name) }
 }
 
-/// What the gateway exposes and to whom: the role each varlink method needs
-/// and the methods never served over HTTP, over the generated ``Method``.
+/// What the gateway exposes and to whom, over the generated ``Method``: which
+/// role may call which method, the role `PermissionDenied` names, and the
+/// methods never served over HTTP.
 package struct MethodPolicy: Sendable {
-    /// The role a method needs, or nil for one the gateway does not serve.
+    /// The role `PermissionDenied` names for a method (the least of `read`,
+    /// `write` and `admin` that may call it), or nil for one the gateway does not serve.
     package var roleOf: @Sendable (Method) -> Role?
+    /// Whether a web user of a role may call a method the gateway serves.
+    package var allows: @Sendable (Role, Method) -> Bool
     /// Methods that stay on the socket (Apply, SyncPeer, HeldFrom, Backup).
     package var socketOnly: @Sendable (Method) -> Bool
 
     /// - Parameters:
-    ///   - roleOf: the role a method needs, or nil when the gateway does not serve it.
+    ///   - roleOf: the role named when a method is refused, or nil when the gateway does not serve it.
+    ///   - allows: whether a role may call a method.
     ///   - socketOnly: whether a method is never served over HTTP.
-    package init(roleOf: @escaping @Sendable (Method) -> Role?, socketOnly: @escaping @Sendable (Method) -> Bool) {
+    package init(
+        roleOf: @escaping @Sendable (Method) -> Role?, allows: @escaping @Sendable (Role, Method) -> Bool,
+        socketOnly: @escaping @Sendable (Method) -> Bool
+    ) {
         self.roleOf = roleOf
+        self.allows = allows
         self.socketOnly = socketOnly
     }
 
-    /// entryd's own rules: ``Method/role`` and ``Method/isPeerOnly`` (EntryProtocol).
-    package static let entryd = MethodPolicy(roleOf: { $0.role }, socketOnly: { $0.isPeerOnly })
+    /// entryd's own rules: ``Method/role``, ``Role/allows(_:)`` and
+    /// ``Method/isPeerOnly`` (EntryProtocol).
+    package static let entryd = MethodPolicy(
+        roleOf: { $0.role }, allows: { $0.allows($1) }, socketOnly: { $0.isPeerOnly })
 }
 
 /// entryd-web's request handling, without sockets: static pages, login and
@@ -211,7 +222,7 @@ package final class Gateway: Sendable {
             throw WebError.methodNotAllowed(method == .syncChanges ? "GET, POST" : "POST")
         }
         let (session, role) = try authenticate(r, csrfChecked: !isFeed)
-        guard role >= needed else { throw WebError.permissionDenied(needed) }
+        guard policy.allows(role, method) else { throw WebError.permissionDenied(needed) }
         var parameters = isFeed ? try feedParameters(r) : try jsonObject(r, requireJSONType: true)
         if method == .syncChanges, parameters["excludeNode"] != nil || parameters["excludeSince"] != nil {
             // These acknowledge a peer's position for compaction: peers only, over the socket.
@@ -229,9 +240,11 @@ package final class Gateway: Sendable {
             let token = session.token
             let stamp = session.stamp
             let user = session.user
-            let allowed: @Sendable () -> Bool = { [sessions, users] in
+            let allowed: @Sendable () -> Bool = { [sessions, users, policy] in
                 sessions.isOpen(token: token)
-                    && users.freshAccount(named: user).map { $0.credentialStamp == stamp && $0.role >= .read } == true
+                    && users.freshAccount(named: user).map {
+                        $0.credentialStamp == stamp && policy.allows($0.role, method)
+                    } == true
             }
             return HTTPResponse(
                 status: 200,
@@ -242,7 +255,10 @@ package final class Gateway: Sendable {
                 events: EventStream(
                     source: try asGateway { try link.stream(method.rawValue, parameters) }, allowed: allowed))
         }
-        return .json(200, try asGateway { try link.call(method.rawValue, parameters) })
+        let reply = try asGateway { try link.call(method.rawValue, parameters) }
+        // entryd answers its gateway as admin: the web user's own role decides what Status shows.
+        if method == .syncStatus, !role.seesLocations { return .json(200, StatusReply.redacted(reply)) }
+        return .json(200, reply)
     }
 
     /// Runs a call to entryd; when entryd refuses the actor because it does not

@@ -442,7 +442,7 @@ package enum OpenAPIDocument {
     static let sessionSchemas: [(String, JSON)] = {
         let string = JSON.object([("type", .string("string"))])
         let role = JSON.object([
-            ("type", .string("string")), ("enum", .array([.string("read"), .string("write"), .string("admin")])),
+            ("type", .string("string")), ("enum", .array(Role.grantable.map { .string($0.name) })),
         ])
         func object(_ properties: [(String, JSON)]) -> JSON {
             .object([

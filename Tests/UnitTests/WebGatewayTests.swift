@@ -52,7 +52,7 @@ import Testing
             case "io.entryd.Entries.Get", "io.entryd.Sync.Changes", "io.entryd.Sync.Apply": return .read
             default: return nil
             }
-        }, socketOnly: { $0.rawValue == "io.entryd.Sync.Apply" })
+        }, allows: { $0.allows($1) }, socketOnly: { $0.rawValue == "io.entryd.Sync.Apply" })
 
     final class Clock: @unchecked Sendable {
         var now = 1000.0

@@ -25,6 +25,14 @@ const Entryd = (() => {
     },
   };
 
+  /** The language the page is configured for, whatever was chosen since: ?lang=, else navigator.language
+   *  (zh if it starts with zh). A kiosk starts in it and returns to it after a pause. */
+  function defaultLang() {
+    const q = new URLSearchParams(location.search).get("lang");
+    if (q === "zh" || q === "en") return q;
+    return (navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en";
+  }
+
   /** The page language: ?lang=, then the saved choice, then navigator.language (zh if it starts with zh). */
   function initialLang() {
     const q = new URLSearchParams(location.search).get("lang");
@@ -32,7 +40,7 @@ const Entryd = (() => {
     let saved = null;
     try { saved = localStorage.getItem("entryd.lang"); } catch (e) { /* storage off */ }
     if (saved === "zh" || saved === "en") return saved;
-    return (navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en";
+    return defaultLang();
   }
 
   let lang = initialLang();
@@ -196,9 +204,11 @@ const Entryd = (() => {
         location.href = "/login";
       });
     }
-    const rank = { read: 1, write: 2, admin: 3 };
+    // A link's data-role names the role its page needs; the roles that include it may follow it
+    // (roles are sets of methods: submit, a kiosk's, reaches none of these pages).
+    const reaches = { read: ["read", "write", "admin"], write: ["write", "admin"], admin: ["admin"] };
     document.querySelectorAll("[data-role]").forEach((a) => {
-      a.hidden = !s || (rank[s.role] || 0) < rank[a.dataset.role];
+      a.hidden = !s || !(reaches[a.dataset.role] || []).includes(s.role);
     });
   }
 
@@ -215,6 +225,7 @@ const Entryd = (() => {
 
   return {
     WORDS, ApiError, call, describe, h, flagOf, header, loadSession, openStaffPage, toLogin, localPath, knownUser, rememberUser,
+    defaultLang,
     get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
     get session() { return session; },
   };
