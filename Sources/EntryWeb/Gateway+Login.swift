@@ -13,7 +13,7 @@ extension Gateway {
         guard let user = body["user"]?.stringValue, let password = body["password"]?.stringValue,
             !user.isEmpty, user.utf8.count <= 256, password.utf8.count <= 4096
         else {
-            throw WebError.badRequest("user and password must be strings")
+            throw WebError.badRequest("user (1 to 256 bytes) and password (up to 4096 bytes) must be strings")
         }
         let address = clientAddress(r)
         // The attempt counts before the password is checked, so that attempts

@@ -294,7 +294,14 @@ package final class Gateway: Sendable {
         }
         let value: JSON
         do { value = try JSON.parse(r.body) } catch { throw WebError.badRequest("body: \(error)") }
-        guard case .object = value else { throw WebError.badRequest("body: not a JSON object") }
+        guard case .object(let members) = value else { throw WebError.badRequest("body: not a JSON object") }
+        // A number beyond a double (1e400) parses as infinity, which JSON cannot carry on to
+        // entryd (it would arrive as null, that is absent): refused here, naming the parameter.
+        if let (name, _) = members.first(where: { $0.1.holdsNonFiniteNumber }) {
+            throw WebError(
+                name: WireErrorName.invalidParameter.rawValue, parameters: .object([("parameter", .string(name))]),
+                status: 400)
+        }
         return value
     }
 
