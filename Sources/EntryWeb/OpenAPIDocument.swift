@@ -37,6 +37,7 @@ package enum OpenAPIDocument {
         (409, "The entry exists with other values, was changed since the given version, or was erased."),
         (413, "A limit was hit (LimitExceeded names it), or the body is too large."),
         (415, "The body is not application/json (UnsupportedMediaType)."),
+        (431, "The request line and headers are too large (HeaderTooLarge)."),
         (
             429,
             "Too many failed logins (io.entryd.web.TooManyAttempts); the Retry-After header gives the seconds to wait."
@@ -45,7 +46,7 @@ package enum OpenAPIDocument {
         (501, "The method is declared but not implemented (MethodNotImplemented)."),
         (
             503,
-            "entryd could not store (StorageFailed: nothing of the call was stored) or cannot be reached (io.entryd.web.DaemonUnreachable); try again."
+            "entryd could not store (StorageFailed: nothing of the call was stored) or cannot be reached (io.entryd.web.DaemonUnreachable), or this address has too many connections open (TooManyConnections, with Retry-After); try again."
         ),
     ]
 

@@ -186,7 +186,13 @@ import Foundation
         #expect(get["409"]?["description"]?.stringValue?.contains("io.entryd.Entries.EntryErased") == true)
         #expect(get["401"]?["description"]?.stringValue?.contains("io.entryd.web.AuthenticationRequired") == true)
         #expect(get["403"]?["description"]?.stringValue?.contains("org.varlink.service.PermissionDenied") == true)
-        #expect(get["405"] != nil && get["415"] != nil && get["default"] != nil)
+        #expect(get["405"] != nil && get["415"] != nil && get["431"] != nil && get["default"] != nil)
+        // Every error of the gateway's own table but the login's and the pages' is listed on each operation.
+        let listedNames = get.objectValue?.compactMap { $0.1["description"]?.stringValue }.joined() ?? ""
+        for e in WebError.own
+        where ![WebError.Name.notFound, WebError.Name.tooManyAttempts, WebError.Name.loginFailed].contains(e.name) {
+            #expect(listedNames.contains(e.name), "\(e.name) missing from Get's responses")
+        }
         let listForms = try #require(doc["paths"]?["/api/v1/io.entryd.Forms.ListForms"]?["post"]?["responses"])
         #expect(listForms["409"] == nil && listForms["404"] == nil, "ListForms answers no 404 or 409")
         #expect(schemas["io.entryd.Entries.BackupUnsupported"] == nil, "Backup is never served over HTTP")
