@@ -185,6 +185,12 @@ const Entryd = (() => {
     return s;
   }
 
+  // The service worker (/sw.js) that lets the form start offline (issue 32):
+  // browsers allow one only in a secure context (https, or http on loopback).
+  if ("serviceWorker" in navigator && window.isSecureContext) {
+    navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => { /* the page works without it, online */ });
+  }
+
   return {
     WORDS, ApiError, call, describe, h, flagOf, header, loadSession, openStaffPage, toLogin, knownUser, rememberUser,
     get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),

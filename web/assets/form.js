@@ -1,4 +1,4 @@
-/* global Entryd, Outbox, uuidv7 */
+/* global Entryd, Outbox, Offline, uuidv7 */
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -7,7 +7,9 @@
 // opens on its first row (today for dates) without committing it; Escape
 // restores the earlier value; committing a province empties its city; a field
 // whose required-when condition does not hold is hidden. The daemon's Check
-// finds the problems, its Options searches the rows: nothing is matched here.
+// finds the problems, its Options searches the rows; offline (entryd-web
+// unreachable), the form and the rows come from Offline (offline.js), which
+// ranks them as Options does.
 "use strict";
 
 (() => {
@@ -110,7 +112,8 @@
       } catch (e) { /* storage off */ }
     } catch (err) {
       let cached = null;
-      try { cached = JSON.parse(localStorage.getItem(cacheKey()) || "null"); } catch (e) { cached = null; }
+      if (err.transient) { await Offline.load(); cached = Offline.form(FORM, E.lang); }
+      try { cached = cached || JSON.parse(localStorage.getItem(cacheKey()) || "null"); } catch (e) { cached = null; }
       if (err.transient && cached) { form = cached; return; }
       if (err.status === 401) throw err;
       setStatus("bad", err.is && err.is("FormNotFound") ? w().formMissing : E.describe(err));
@@ -378,14 +381,24 @@
 
   function optionsKey(f, parent, query) { return JSON.stringify([E.lang, FORM, f.name, parent || "", query || ""]); }
 
-  async function options(f, parent, query) {
+  async function options(f, parent, query, fresh) {
     const key = optionsKey(f, parent, query);
-    if (optionCache.has(key)) return optionCache.get(key);
-    const r = await E.call("io.entryd.Forms.Options", {
-      form: FORM, field: f.name, parent: parent || null, query: query || null, locale: E.lang, limit: query ? 100 : null,
-    }, { redirect: false });
-    optionCache.set(key, r.options);
-    return r.options;
+    if (optionCache.has(key) && !fresh) return optionCache.get(key);
+    const limit = query ? 100 : null;
+    let rows;
+    try {
+      rows = (await E.call("io.entryd.Forms.Options", {
+        form: FORM, field: f.name, parent: parent || null, query: query || null, locale: E.lang, limit,
+      }, { redirect: false })).options;
+    } catch (err) {
+      // offline: the same search over the data the service worker keeps
+      if (!err.transient) throw err;
+      await Offline.load();
+      rows = Offline.search(FORM || (form && form.name), f.name, parent, query, E.lang, limit);
+      if (!rows) throw err;
+    }
+    optionCache.set(key, rows);
+    return rows;
   }
 
   async function fetchRows() {
@@ -964,6 +977,7 @@
     } catch (e) { s = null; } // offline: the cached form and the outbox still work
     E.header(s);
     if (KIOSK) { $("nav").hidden = true; $("logout").hidden = true; $("who").hidden = true; }
+    Offline.load(); // the form's data for offline use, fetched while the form is online
     try { await loadForm(); } catch (e) { return; }
     build();
     current = form.fields.indexOf(shownFields()[0]);
@@ -978,6 +992,11 @@
     document.body.dataset.ready = "1";
   }
 
-  window.entrydForm = { flush, reset: resetForm, get draftId() { return draftId; }, get flushing() { return flushing; } };
+  window.entrydForm = {
+    flush, reset: resetForm,
+    /** Options' rows for a picker (fresh: not from the page's cache), for the tests. */
+    search: (field, parent, query) => options(fieldByName(field), parent, query, true),
+    get draftId() { return draftId; }, get flushing() { return flushing; },
+  };
   start();
 })();

@@ -1,0 +1,204 @@
+"""The form offline (issue 32), in Chromium against a real entryd-web: the
+browser reaches entryd-web through a TCP relay of the test's, and the network
+is cut by closing the relay's port (DevTools' offline switch does not reach a
+service worker). The service worker serves the pages, and the form's data
+(/api/v1/offline) lets every picker search as Options does."""
+import json
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from browser import active_id, axe, chrome, describe, keys, login, value, wait
+from conftest import USERS
+from relay import Relay
+
+
+@pytest.fixture(scope="module")
+def relay(gateway):
+    r = Relay(gateway.port)
+    r.start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return tmp_path_factory.mktemp("crx")
+
+
+@pytest.fixture(scope="module")
+def driver(relay, home):
+    d = chrome(home, "zh-CN", 768, 1024)
+    base = f"http://127.0.0.1:{relay.port}"
+    login(d, base, "ada", USERS["ada"][1])
+    controlled(d)
+    yield d
+    d.quit()
+
+
+def controlled(d):
+    """Waits until the service worker controls the page and has the form's data."""
+    wait(d, lambda: d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "navigator.serviceWorker.ready.then(() => caches.keys()).then(async (names) => {"
+        "  for (const n of names) { const c = await caches.open(n);"
+        "    if (await c.match('/api/v1/offline') && await c.match('/assets/form.js')) return true; }"
+        "  return false; }).then((ok) => done(ok && !!navigator.serviceWorker.controller), () => done(false));"),
+        "the service worker with the form's data", timeout=30)
+
+
+def assert_offline(d):
+    """The browser cannot reach entryd-web (the relay's port is closed)."""
+    reached = d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch('/healthz', {cache: 'no-store'}).then(() => done(true), () => done(false));")
+    assert reached is False
+
+
+def form_ready(d, url):
+    d.get(url)
+    wait(d, lambda: d.execute_script("return document.body.dataset.ready === '1'"), url)
+    wait(d, lambda: active_id(d) == "in-name", "focus on the first field")
+
+
+def test_manifest_and_worker_are_served(gateway):
+    status, body, headers = gateway.request("GET", "/manifest.webmanifest")
+    assert status == 200 and headers["Content-Type"] == "application/manifest+json"
+    assert body["start_url"] == "/" and body["display"] == "standalone"
+    assert any(i["src"] == "/assets/icon.svg" for i in body["icons"])
+    status, body, headers = gateway.request("GET", "/sw.js")
+    assert status == 200 and headers["Content-Type"].startswith("text/javascript")
+    text = body.decode()
+    assert "@ENTRYD_BUILD@" not in text and "@ENTRYD_PRECACHE@" not in text
+    assert '"/assets/form.js"' in text and '"/assets/offline.js"' in text and '"/manifest.webmanifest"' in text
+
+
+def test_offline_data_needs_a_login_and_has_a_version(gateway):
+    status, body, _ = gateway.request("GET", "/api/v1/offline")
+    assert status == 401, body
+    token = gateway.login("rita")
+    status, body, headers = gateway.request("GET", "/api/v1/offline", token=token)
+    assert status == 200
+    assert headers["ETag"] == f'"{body["version"]}"'
+    assert body["default"] in body["forms"]["zh"]
+    opts = body["options"]["zh"][body["default"]]
+    assert {"country", "province", "city", "contact_method"} <= set(opts)
+    assert len(opts["country"]) >= 240 and len(opts["city"]) >= 300
+    assert body["fold"]["廣"] == "广"
+    status, _, _ = gateway.request("GET", "/api/v1/offline", token=token, headers={"If-None-Match": headers["ETag"]})
+    assert status == 304
+
+
+# Picker queries compared online and offline: codes, names in both languages,
+# pinyin, initials, word starts, insides, Traditional spellings, full-width
+# and mixed case, aliases, and queries that match nothing.
+COUNTRY = ["", "c", "cn", "CN", "chn", "156", "zg", "zhongguo", "中国", "中", "中國", "china", "Chi", "ch", "us", "usa",
+           "united", "kingdom", "States", "mei", "meiguo", "美国", "美", "de", "deu", "germany", "德国", "deguo", "ri",
+           "riben", "日本", "japan", "jp", "fr", "france", "法", "korea", "韩国", "hanguo", "朝鲜", "kr", "kp", "Côte",
+           "cote", "ivoire", "türkiye", "turkey", "土耳其", "xianggang", "香港", "hong kong", "HK", "澳門", "taiwan", "臺灣",
+           "台湾", "ｃｎ", "ＵＳＡ", "e", "ea", "eg", "egypt", "an", "land", "island", "isl", "guinea", "new", "ni", "zz",
+           "qqq", "刚果（布）", "刚果", "congo", "bu", "x", "xi", "sa", "saudi", "st", "saint", "san", "0", "00", "4"]
+PROVINCE = ["", "g", "gd", "guangdong", "广东", "廣東", "粤", "yue", "44", "440000", "CN-GD", "gx", "guangxi", "广西",
+            "shanxi", "陕西", "山西", "sx", "shaanxi", "nei", "内蒙古", "內蒙古", "nmg", "xj", "新疆", "xinjiang", "zizhiqu",
+            "自治区", "bj", "beijing", "北京", "京", "sh", "shanghai", "上海", "hu", "hunan", "hubei", "he", "hei", "hlj",
+            "heilongjiang", "jiang", "sheng", "省", "tw", "台湾", "臺灣", "hk", "香港", "mo", "澳门", "xz", "tibet",
+            "xizang", "yn", "云南", "sc", "四川", "cq", "zz", "zzz", "1", "11", "2", "65", "Guangdong Province", "an"]
+CITY = [("", ""), ("", "gz"), ("", "guangzhou"), ("", "广州"), ("", "廣州"), ("", "zhou"), ("", "州"), ("", "sz"),
+        ("", "shenzhen"), ("", "深圳"), ("", "4401"), ("", "440100"), ("", "xian"), ("", "西安"), ("", "xa"),
+        ("", "xi'an"), ("", "dl"), ("", "dalian"), ("", "大连"), ("", "cs"), ("", "changsha"), ("", "长沙"), ("", "長沙"),
+        ("", "wh"), ("", "wuhan"), ("", "su"), ("", "suzhou"), ("", "苏州"), ("", "蘇州"), ("", "hz"), ("", "杭州"),
+        ("", "nj"), ("", "nanjing"), ("", "nan"), ("", "市"), ("", "shi"), ("", "zzz"), ("", "qd"), ("", "青岛"),
+        ("", "zizhizhou"), ("", "自治州"), ("", "meng"), ("", "盟"), ("", "diqu"), ("", "地区"), ("", "襄樊"),
+        ("", "xiangyang"), ("", "ch"), ("", "cha"), ("", "chan"),
+        ("440000", ""), ("440000", "g"), ("440000", "gz"), ("440000", "zhou"), ("440000", "sz"), ("440000", "shen"),
+        ("440000", "深"), ("440000", "foshan"), ("440000", "fs"), ("440000", "dg"), ("440000", "东莞"), ("440000", "zh"),
+        ("440000", "zhuhai"), ("440000", "shantou"), ("440000", "st"), ("440000", "汕"), ("440000", "4406"),
+        ("440000", "q"), ("440000", "qqq"), ("440000", "廣州"),
+        ("110000", ""), ("110000", "d"), ("110000", "dc"), ("110000", "dongcheng"), ("110000", "朝阳"),
+        ("110000", "cy"), ("110000", "qu"), ("110000", "区"), ("110000", "haidian"), ("110000", "hd"),
+        ("650000", ""), ("650000", "wlmq"), ("650000", "urumqi"), ("650000", "乌鲁木齐"), ("650000", "烏魯木齊"),
+        ("650000", "ks"), ("650000", "kashi"), ("650000", "kashgar"), ("650000", "diqu"), ("650000", "zhou")]
+CHOICE = ["", "p", "phone", "电话", "電話", "手机", "mobile", "tel", "e", "email", "邮件", "mail", "x", "zzz", "dianhua",
+          "ph", "Email", "ＰＨＯＮＥ"]
+
+
+def queries():
+    out = [("country", "", q) for q in COUNTRY] + [("province", "", q) for q in PROVINCE]
+    out += [("city", p, q) for p, q in CITY] + [("contact_method", "", q) for q in CHOICE]
+    return out
+
+
+SEARCH = ("const done = arguments[arguments.length - 1];"
+          "(async () => { const out = [];"
+          "  for (const [f, p, q] of arguments[0]) {"
+          "    try { out.push((await window.entrydForm.search(f, p || null, q)).map(r => [r.value, r.label, r.flag || '', r.parent || ''])); }"
+          "    catch (e) { out.push('error: ' + e.name + ' ' + e.status); } }"
+          "  return out; })().then(r => done(JSON.stringify(r)), e => done(JSON.stringify(String(e))));")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_pickers_search_offline_as_online(relay, driver, lang):
+    d = driver
+    qs = queries()
+    assert len(qs) >= 200, len(qs)
+    form_ready(d, f"http://127.0.0.1:{relay.port}/?lang={lang}")
+    d.set_script_timeout(120)
+    online = json.loads(d.execute_async_script(SEARCH, qs))
+    assert not any(isinstance(r, str) for r in online), [r for r in online if isinstance(r, str)][:3]
+    assert sum(1 for r in online if r) > 150  # most queries find rows
+    relay.stop()
+    try:
+        assert_offline(d)
+        offline = json.loads(d.execute_async_script(SEARCH, qs))
+    finally:
+        relay.start()
+    differ = [(q, a[:5], b if isinstance(b, str) else b[:5]) for q, a, b in zip(qs, online, offline) if a != b]
+    assert not differ, f"{len(differ)} of {len(qs)} differ, e.g. {differ[:3]}"
+
+
+def test_reload_offline_shows_the_form(relay, driver):
+    d = driver
+    base = f"http://127.0.0.1:{relay.port}"
+    form_ready(d, base + "/?lang=zh")
+    relay.stop()
+    try:
+        for path in ("/?lang=zh", "/?kiosk=1", "/"):
+            form_ready(d, base + path)
+            assert_offline(d)
+            assert d.find_element(By.ID, "lb-name").text.startswith("姓名")
+        # every picker works: the country by its initials, then 广东 and 广州
+        keys(d, "离线", Keys.ENTER, "1990-05-17", Keys.TAB)
+        assert active_id(d) == "in-country"
+        for field, query, chosen in (("country", "zg", "🇨🇳 中国"), ("province", "gd", "广东省"), ("city", "gz", "广州市")):
+            assert active_id(d) == "in-" + field, active_id(d)
+            keys(d, query)
+            wait(d, lambda: d.execute_script(
+                "const l = document.getElementById('ls-' + arguments[0]);"
+                "return l.dataset.query === arguments[1] && !!l.querySelector('[aria-selected=true][data-value]')",
+                field, query), f"{field} rows offline")
+            keys(d, Keys.ENTER)
+            wait(d, lambda: value(d, "in-" + field) == chosen, f"{field} chosen offline")
+        violations = axe(d)
+        assert not violations, describe(violations)
+    finally:
+        relay.start()
+
+
+def test_browser_restart_offline(relay, driver, home):
+    base = f"http://127.0.0.1:{relay.port}"
+    form_ready(driver, base + "/?lang=en")
+    driver.quit()
+    relay.stop()
+    d = chrome(home, "zh-CN", 390, 844)
+    try:
+        form_ready(d, base + "/?kiosk=1&lang=en")
+        assert d.find_element(By.ID, "lb-name").text.startswith("Name")
+        keys(d, "Restarted", Keys.ENTER, "1990-05-17", Keys.TAB, "de")
+        wait(d, lambda: d.execute_script("return document.getElementById('ls-country').dataset.query === 'de'"),
+             "country rows offline after a restart")
+        keys(d, Keys.ENTER)
+        wait(d, lambda: value(d, "in-country") == "🇩🇪 Germany", "Germany chosen")
+    finally:
+        relay.start()
+        d.quit()
