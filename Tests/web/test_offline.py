@@ -9,7 +9,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser import active_id, axe, chrome, describe, keys, login, value, wait
+from browser import active_id, axe, chrome, describe, keys, login, storage_dump, value, wait
 from conftest import USERS
 from relay import Relay
 
@@ -54,6 +54,10 @@ def assert_offline(d):
         "const done = arguments[arguments.length - 1];"
         "fetch('/healthz', {cache: 'no-store'}).then(() => done(true), () => done(false));")
     assert reached is False
+
+
+def problem(d, field):
+    return d.find_element(By.ID, "pr-" + field).text
 
 
 def form_ready(d, url):
@@ -183,6 +187,69 @@ def test_reload_offline_shows_the_form(relay, driver):
         assert not violations, describe(violations)
     finally:
         relay.start()
+
+
+def idb(d):
+    return json.loads(storage_dump(d))["idb"]
+
+
+def test_incomplete_entry_refused_offline(relay, driver):
+    d = driver
+    form_ready(d, f"http://127.0.0.1:{relay.port}/?lang=en")
+    relay.stop()
+    try:
+        assert_offline(d)
+        keys(d, "Half Done", Keys.ENTER, "1990-02-30", Keys.TAB)  # no such day
+        assert active_id(d) == "in-country"
+        keys(d, "cn")
+        wait(d, lambda: d.execute_script("return document.getElementById('ls-country').dataset.query === 'cn'"), "cn rows")
+        keys(d, Keys.ENTER)  # China: the province is required now, and its city
+        d.find_element(By.ID, "done").click()
+        wait(d, lambda: "fix the marked problems" in d.find_element(By.ID, "status").text, "the refusal")
+        assert "not a day of the calendar" in problem(d, "birthday")
+        assert "is required" in problem(d, "province")
+        assert "is required" in problem(d, "contact_method")
+        assert d.find_element(By.ID, "in-birthday").get_attribute("aria-invalid") == "true"
+        assert idb(d) == []  # nothing queued
+        assert value(d, "in-name") == "Half Done"  # the values stay
+        # a city of another province is refused by the page too
+        d.execute_script("document.getElementById('in-province').focus()")
+        keys(d, "gd")
+        wait(d, lambda: d.execute_script("return document.getElementById('ls-province').dataset.query === 'gd'"), "gd")
+        keys(d, Keys.ENTER)
+        wait(d, lambda: "is required" in problem(d, "city"), "the city required once 广东 is chosen")
+    finally:
+        relay.start()
+
+
+# Entries whose problems the page judges as the daemon does (field, code, message).
+BASE = {"name": "Check Me", "birthday": "1990-05-17", "country": "DE", "contact_method": "email", "email": "a@example.com"}
+CHECKS = [
+    {}, {"name": ""}, {"birthday": ""}, {"birthday": "1990-02-30"}, {"birthday": "1990-13-01"}, {"birthday": "yesterday"},
+    {"birthday": "1990/5/17"}, {"birthday": "19900517"}, {"country": "XX"}, {"country": "CN"},
+    {"country": "CN", "province": "440000"}, {"country": "CN", "province": "440000", "city": "440300"},
+    {"country": "CN", "province": "440000", "city": "110105"}, {"country": "CN", "province": "999999"},
+    {"country": "CN", "province": "810000"}, {"contact_method": ""}, {"contact_method": "fax"},
+    {"contact_method": "phone"}, {"contact_method": "phone", "phone": "12ab34"}, {"email": ""}, {"email": "no-at-sign"},
+    {"email": "two@@example.com"}, {"email": "a b@example.com"}, {"name": "line\nbreak"},
+]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_offline_check_agrees_with_check(gateway, relay, driver, lang):
+    d = driver
+    form_ready(d, f"http://127.0.0.1:{relay.port}/?lang={lang}")
+    d.execute_async_script("Offline.load().then(arguments[arguments.length - 1])")
+    token = gateway.login("rita")
+    for case in CHECKS:
+        fields = {k: v for k, v in {**BASE, **case}.items() if v}
+        status, body = gateway.call("io.entryd.Forms.Check", {"fields": fields, "locale": lang}, token=token)
+        assert status == 200, body
+        online = sorted((p["field"], p["code"], p["message"]) for p in body["problems"])
+        local = d.execute_script("return Offline.check(Offline.form(null, arguments[1]), arguments[0], arguments[1])",
+                                 fields, lang)
+        offline = sorted((p["field"], p["code"], p["message"]) for p in local)
+        assert offline == online, (case, offline, online)
 
 
 def test_browser_restart_offline(relay, driver, home):

@@ -28,7 +28,7 @@
       offlineRows: "离线：无法加载选项", datePh: "yyyy-MM-dd", dateTimePh: "yyyy-MM-dd HH:mm",
       cols: ["年", "月", "日", "时", "分"], didYouMean: "是否是：",
       submitting: "正在提交…", stored: "已保存。", thanks: "谢谢，已提交。",
-      fix: "请修正标出的问题后再提交。", queued: "网络不通：已存放在本机，联网后自动发送。",
+      fix: "请修正标出的问题后再提交。", fixOffline: "网络不通：请先修正标出的问题，之后才能存放在本机。", queued: "网络不通：已存放在本机，联网后自动发送。",
       waiting: (n) => `${n} 份提交等待发送`, otherUser: (n) => `${n} 份提交等待另一位用户登录后发送`,
       notLoggedIn: "未登录：这份提交无法保存在本机。联网后请先登录再提交（填写的内容仍在页面上）。",
       rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
@@ -43,7 +43,8 @@
       offlineRows: "Offline: the options cannot be loaded", datePh: "yyyy-MM-dd", dateTimePh: "yyyy-MM-dd HH:mm",
       cols: ["Year", "Month", "Day", "Hour", "Minute"], didYouMean: "Did you mean: ",
       submitting: "Submitting…", stored: "Stored.", thanks: "Thank you, submitted.",
-      fix: "Please fix the marked problems, then submit again.", queued: "No network: kept on this device; it is sent when the network is back.",
+      fix: "Please fix the marked problems, then submit again.",
+      fixOffline: "No network: please fix the marked problems first; then the entry can be kept on this device.", queued: "No network: kept on this device; it is sent when the network is back.",
       waiting: (n) => `${n} submission${n === 1 ? "" : "s"} waiting to be sent`,
       otherUser: (n) => `${n} submission${n === 1 ? "" : "s"} waiting for another user to log in`,
       notLoggedIn: "Not logged in: this submission cannot be kept on this device. Log in once the network is back, then submit (the values stay here).",
@@ -758,9 +759,17 @@
     try {
       r = await E.call("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang }, { redirect: false });
     } catch (err) {
-      // offline: Add will say it, or the outbox keeps the submission; logged
-      // out: no redirect while typing (Done keeps the values, then logs in)
+      // offline: the page's own checks (offline.js), as far as it can judge;
+      // logged out: no redirect while typing (Done keeps the values, then logs in)
       if (err.status === 401) setStatus("bad", E.describe(err));
+      if (err.transient) {
+        await Offline.load();
+        if (seq !== checkSeq) return false;
+        problems = Offline.check(form, sent, E.lang);
+        for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
+        render();
+        if (picker && picker.kind === "list") els[picker.field.name].input.value = picker.query;
+      }
       return false;
     }
     if (seq !== checkSeq) return false;
@@ -810,7 +819,12 @@
       resetForm();
       setStatus("ok", KIOSK ? w().thanks : w().stored);
     } catch (err) {
-      if ((err.transient || err.status === 401) && !item.user) {
+      let local = [];
+      if (err.transient) { await Offline.load(); local = Offline.check(form, item.fields, E.lang); }
+      if (local.length) {
+        // offline, and the page sees problems: nothing is queued that the server would refuse
+        showProblems(local, w().fixOffline);
+      } else if ((err.transient || err.status === 401) && !item.user) {
         // nobody known to be logged in: a queued submission would be sent as
         // whoever logs in next, so it is not queued (the values stay here)
         setStatus("bad", w().notLoggedIn);
@@ -820,13 +834,7 @@
         setStatus("info", w().queued);
         updateQueue();
       } else if (err.is && err.is("ValidationFailed")) {
-        problems = err.parameters.problems || [];
-        for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
-        setStatus("bad", w().fix);
-        submitting = false;
-        render();
-        const first = form.fields.find((f) => isShown(f) && shownProblems(f).length);
-        if (first) els[first.name].input.focus();
+        showProblems(err.parameters.problems || [], w().fix);
       } else if (err.status === 401) {
         // logged out: the submission waits in the outbox (sent once logged in again), then the login
         await Outbox.put(item);
@@ -839,6 +847,17 @@
       submitting = false;
       render();
     }
+  }
+
+  /** Shows problems beside their fields (Add's, or the page's own offline) and focuses the first. */
+  function showProblems(list, sentence) {
+    problems = list;
+    for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
+    setStatus("bad", sentence);
+    submitting = false;
+    render();
+    const first = form.fields.find((f) => isShown(f) && shownProblems(f).length);
+    if (first) els[first.name].input.focus();
   }
 
   /** Empties the form (after a submit, a kiosk pause): no value of the last person stays in the page. */
