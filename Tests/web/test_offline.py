@@ -193,6 +193,29 @@ def idb(d):
     return json.loads(storage_dump(d))["idb"]
 
 
+def entries_with(gateway, entry_id):
+    """How many entries entryd holds with this id (0 or 1)."""
+    listed = json.loads(gateway.entryctl("list", "--all", "--json"))["entries"]
+    return [e["id"] for e in listed].count(entry_id)
+
+
+def put_items(d, items):
+    """Puts items into the page's outbox (as the form page would have queued them)."""
+    d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "(async () => { for (const i of arguments[0]) await Outbox.put(i); })().then(() => done(true));", items)
+
+
+def item(entry_id, name, form="registration", user="ada"):
+    return {"id": entry_id, "user": user, "form": form, "locale": "en", "queuedAt": "2026-12-07T10:00:00.000Z",
+            "fields": {"name": name, "birthday": "1980-01-02", "country": "DE", "contact_method": "email",
+                       "email": "x@example.com"}}
+
+
+def new_id(d):
+    return d.execute_script("return uuidv7()")
+
+
 def test_incomplete_entry_refused_offline(relay, driver):
     d = driver
     form_ready(d, f"http://127.0.0.1:{relay.port}/?lang=en")
@@ -220,6 +243,124 @@ def test_incomplete_entry_refused_offline(relay, driver):
         wait(d, lambda: "is required" in problem(d, "city"), "the city required once 广东 is chosen")
     finally:
         relay.start()
+
+
+def fill_complete(d, name):
+    keys(d, name, Keys.ENTER, "1985-03-04", Keys.TAB)
+    for field, query in (("country", "cn"), ("province", "gd"), ("city", "sz"), ("contact_method", "phone")):
+        assert active_id(d) == "in-" + field, active_id(d)
+        keys(d, query)
+        wait(d, lambda: d.execute_script(
+            "const l = document.getElementById('ls-' + arguments[0]);"
+            "return l.dataset.query === arguments[1] && !!l.querySelector('[aria-selected=true][data-value]')",
+            field, query), f"{field} rows for {query}")
+        keys(d, Keys.ENTER)
+    wait(d, lambda: active_id(d) == "in-phone", "the phone field")
+    keys(d, "13800138000")
+
+
+def test_queue_sent_once_when_the_network_returns(gateway, relay, driver):
+    d = driver
+    form_ready(d, f"http://127.0.0.1:{relay.port}/?lang=en")
+    relay.stop()
+    try:
+        assert_offline(d)
+        fill_complete(d, "Back Online")
+        entry_id = d.execute_script("return window.entrydForm.draftId")
+        d.find_element(By.ID, "done").click()
+        wait(d, lambda: d.find_element(By.ID, "queue").text.startswith("1 submission waiting"), "1 waiting")
+        assert [i["id"] for i in idb(d)] == [entry_id]
+        # a send whose reply is lost: the same id goes again, and is stored once
+        d.execute_script("window.entrydForm.flush()")
+    finally:
+        relay.start()
+    d.execute_script("window.dispatchEvent(new Event('online'))")
+    wait(d, lambda: idb(d) == [], "the outbox sent")
+    wait(d, lambda: d.find_element(By.ID, "queue").text == "", "no count left")
+    assert entries_with(gateway, entry_id) == 1
+    entry = json.loads(gateway.entryctl("get", entry_id, "--json"))["entry"]
+    assert entry["fields"]["city"] == "440300" and entry["createdBy"] == "web:ada"
+    put_items(d, [item(entry_id, "Back Online")])  # a resend after a lost reply
+    d.execute_async_script("window.entrydForm.flush().then(arguments[arguments.length - 1])")
+    wait(d, lambda: idb(d) == [], "the resend taken as stored")
+    assert entries_with(gateway, entry_id) == 1
+
+
+def test_refused_item_set_aside_and_the_next_sent(gateway, relay, driver):
+    d = driver
+    base = f"http://127.0.0.1:{relay.port}"
+    form_ready(d, base + "/?lang=zh&kiosk=1")
+    refused, erased, good = new_id(d), new_id(d), new_id(d)
+    # erased: stored once (a reply lost), then its person erased
+    status, body = gateway.call("io.entryd.Entries.Add", {"id": erased, "fields": item(erased, "Erased Person")["fields"]},
+                                token=gateway.login("ada"))
+    assert status == 200, body
+    status, body = gateway.call("io.entryd.Entries.Erase", {"id": erased, "reason": "asked"},
+                                token=gateway.login("root-admin"))
+    assert status == 200, body
+    # oldest first: a form entryd does not have (404), the erased one (409), then a good one
+    put_items(d, [item(refused, "Wrong Form", form="nosuchform"), item(erased, "Erased Person"), item(good, "Good One")])
+    d.execute_async_script("window.entrydForm.flush().then(arguments[arguments.length - 1])")
+    wait(d, lambda: entries_with(gateway, good) == 1, "the good one sent after the refused one")
+    kept = idb(d)
+    assert [i["id"] for i in kept] == [refused], kept  # the erased person's values are gone at once
+    assert kept[0]["rejected"]["status"] == 404
+    assert entries_with(gateway, refused) == 0
+    # the kiosk never shows it to the public, not even counted
+    wait(d, lambda: d.find_element(By.ID, "queue").text == "", "the kiosk count")
+    assert "拒绝" not in d.find_element(By.TAG_NAME, "body").text and "Wrong Form" not in d.page_source
+    # staff on that device: the count links to /outbox, which shows it
+    form_ready(d, base + "/?lang=zh")
+    wait(d, lambda: d.find_element(By.ID, "queue-rejected").text == "1 份离线提交被拒绝，请工作人员处理", "the staff count")
+    d.get(base + "/outbox?lang=zh")
+    wait(d, lambda: d.execute_script("return document.body.dataset.ready === '1'"), "the outbox page")
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, f"tr[data-id='{refused}']"), "the refused row")
+    assert "Wrong Form" in d.find_element(By.ID, "rows").text
+    violations = axe(d)
+    assert not violations, describe(violations)
+    d.find_element(By.CSS_SELECTOR, f"tr[data-id='{refused}'] [data-act=remove]").click()
+    d.switch_to.alert.accept()
+    wait(d, lambda: idb(d) == [], "the refused item deleted by staff")
+
+
+def test_logged_out_outbox_keeps_its_items_and_asks_for_a_login(relay, driver):
+    d = driver
+    base = f"http://127.0.0.1:{relay.port}"
+    form_ready(d, base + "/?lang=en")
+    entry_id = new_id(d)
+    d.delete_cookie("entryd_session")  # the session ended: Add answers 401
+    d.execute_script("window.entrydForm.reset()")
+    put_items(d, [item(entry_id, "After Login")])
+    d.execute_async_script("window.entrydForm.flush().then(arguments[arguments.length - 1])")
+    kept = idb(d)
+    assert [i["id"] for i in kept] == [entry_id] and "rejected" not in kept[0]  # kept, not set aside
+    assert "Log in to send" in d.find_element(By.ID, "status").text
+    login(d, base, "ada", USERS["ada"][1])  # the login sends it
+    wait(d, lambda: idb(d) == [], "sent after the login")
+
+
+def test_two_tabs_one_count(relay, driver):
+    d = driver
+    base = f"http://127.0.0.1:{relay.port}"
+    form_ready(d, base + "/?lang=en")
+    first = d.current_window_handle
+    d.switch_to.new_window("tab")
+    form_ready(d, base + "/?lang=en")
+    second = d.current_window_handle
+    relay.stop()
+    try:
+        put_items(d, [item(new_id(d), "Tab One"), item(new_id(d), "Tab Two")])
+        wait(d, lambda: d.find_element(By.ID, "queue").text.startswith("2 submissions waiting"), "2 in this tab")
+        d.switch_to.window(first)
+        wait(d, lambda: d.find_element(By.ID, "queue").text.startswith("2 submissions waiting"), "2 in the other tab")
+    finally:
+        relay.start()
+    d.execute_script("window.dispatchEvent(new Event('online'))")
+    wait(d, lambda: d.find_element(By.ID, "queue").text == "", "sent: no count in this tab")
+    d.switch_to.window(second)
+    wait(d, lambda: d.find_element(By.ID, "queue").text == "", "no count in the other tab either")
+    d.close()
+    d.switch_to.window(first)
 
 
 # Entries whose problems the page judges as the daemon does (field, code, message).

@@ -32,6 +32,7 @@
       waiting: (n) => `${n} 份提交等待发送`, otherUser: (n) => `${n} 份提交等待另一位用户登录后发送`,
       notLoggedIn: "未登录：这份提交无法保存在本机。联网后请先登录再提交（填写的内容仍在页面上）。",
       rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
+      loginToSend: "请登录后发送等待中的提交。", fixing: "这是一份被服务器拒绝的离线提交：请修正后提交。",
       retry: "立即重试", reloaded: "一份离线保存的提交被服务器拒绝，请修正后再提交。",
       keys: [[["Enter"], "打开选择 / 下一项"], [["Tab", "Shift+Tab"], "移动"], [["Esc"], "取消选择"], [["Ctrl+Enter"], "提交"]],
       keySep: "：", keyOr: "、", pick: (l) => `打开日期选择：${l}`,
@@ -49,6 +50,8 @@
       otherUser: (n) => `${n} submission${n === 1 ? "" : "s"} waiting for another user to log in`,
       notLoggedIn: "Not logged in: this submission cannot be kept on this device. Log in once the network is back, then submit (the values stay here).",
       rejectedQueued: (n) => `${n} offline submission${n === 1 ? " was" : "s were"} refused; staff must handle ${n === 1 ? "it" : "them"}`,
+      loginToSend: "Log in to send the waiting submissions.",
+      fixing: "A submission kept offline that the server refused: fix it, then submit.",
       retry: "Retry now", reloaded: "A submission kept offline was refused by the server; please fix it and submit again.",
       keys: [[["Enter"], "open a picker / next field"], [["Tab", "Shift+Tab"], "move"], [["Esc"], "cancel a picker"], [["Ctrl+Enter"], "submit"]],
       keySep: ": ", keyOr: ", ", pick: (l) => `Choose a date: ${l}`,
@@ -816,6 +819,7 @@
     render();
     try {
       await add(item);
+      if (fixing === item.id) { fixing = null; await Outbox.remove(item.id); }
       resetForm();
       setStatus("ok", KIOSK ? w().thanks : w().stored);
     } catch (err) {
@@ -881,7 +885,14 @@
   }
 
   // ---- the outbox ----
+  // One outbox for every tab (outbox.js): the count is redrawn whenever it
+  // changes, here or in another tab, and one tab sends at a time. An item the
+  // server refuses for good is set aside and the next one is sent; staff fix
+  // those on /outbox. The public at a kiosk never sees them, not even counted.
   let flushing = false;
+  let fixing = null; // the id of a set-aside submission loaded by ?fix=ID
+  let pauseUntil = 0, backoff = 0; // after 429 / 503: wait, doubling up to 5 minutes
+  const PERMANENT = [400, 403, 404, 409, 413];
 
   /** Whether a queued submission is this user's: queued while they were logged in. */
   const mine = (item, user) => !!user && item.user === user;
@@ -893,57 +904,102 @@
     const user = E.knownUser();
     const own = items.filter((i) => mine(i, user));
     const waiting = own.filter((i) => !i.rejected).length;
-    const rejected = own.length - waiting;
-    const others = items.length - own.length; // counted only: never their contents
+    const rejected = items.filter((i) => i.rejected).length;
+    const others = items.filter((i) => !i.rejected && !mine(i, user)).length; // counted only: never their contents
     const parts = [];
     if (waiting) parts.push(h("span", { id: "queue-count", "data-count": waiting }, w().waiting(waiting)));
-    if (rejected) parts.push(h("span", { "data-rejected": rejected }, w().rejectedQueued(rejected)));
+    if (rejected && !KIOSK) {
+      parts.push(h("a", { href: "/outbox", id: "queue-rejected", "data-rejected": rejected }, w().rejectedQueued(rejected)));
+    }
     if (others) parts.push(h("span", { id: "queue-other", "data-count": others }, w().otherUser(others)));
-    if (waiting) parts.push(h("button", { type: "button", class: "btn", onclick: () => flush() }, w().retry));
+    if (waiting) parts.push(h("button", { type: "button", class: "btn", onclick: () => { pauseUntil = 0; flush(); } }, w().retry));
     box.replaceChildren(...parts);
   }
 
+  /** Sends this user's waiting submissions, oldest first; never stops at one the server refuses. */
   async function flush() {
-    if (flushing) return;
+    if (flushing || Date.now() < pauseUntil) return;
     flushing = true;
     try {
-      // who is logged in now, from the server (never a page's memory): only
-      // that user's submissions are sent; the others wait for their user
-      let s = null;
-      try { s = await E.loadSession(); } catch (e) { return; }
-      if (!s) return;
-      let items = [];
-      try { items = await Outbox.all(); } catch (e) { return; }
-      items = items.filter((i) => mine(i, s.user));
-      items.sort((a, b) => (a.id < b.id ? -1 : 1));
-      for (const item of items) {
-        if (item.rejected) continue;
-        try {
-          await add(item);
-          await Outbox.remove(item.id);
-        } catch (err) {
-          if (err.is && err.is("ValidationFailed")) {
-            if (!KIOSK && !Object.keys(checkedValues()).length) {
-              await Outbox.remove(item.id);
-              values = { ...item.fields }; display = {}; draftId = item.id;
-              problems = err.parameters.problems || [];
-              submitAttempted = true;
-              render();
-              for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
-              setStatus("bad", w().reloaded);
-              scheduleCheck(0);
-            } else {
-              await Outbox.put({ ...item, rejected: true });
-            }
-            continue;
-          }
-          break; // offline, busy, logged out: try again later
-        }
-      }
+      await Outbox.exclusive(flushItems);
     } finally {
       flushing = false;
       updateQueue();
     }
+  }
+
+  async function flushItems() {
+    // who is logged in now, from the server (never a page's memory): only
+    // that user's submissions are sent; the others wait for their user
+    let s = null;
+    try { s = await E.loadSession(); } catch (e) { return; }
+    let items = [];
+    try { items = await Outbox.all(); } catch (e) { return; }
+    if (!s) {
+      // logged out: the items stay, and a login sends them
+      if (!KIOSK && items.some((i) => !i.rejected)) setStatus("bad", w().loginToSend);
+      return;
+    }
+    items = items.filter((i) => mine(i, s.user) && !i.rejected);
+    items.sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const item of items) {
+      if (!(await Outbox.get(item.id))) continue; // sent by another tab meanwhile
+      try {
+        await add(item);
+        await Outbox.remove(item.id);
+        backoff = 0;
+      } catch (err) {
+        if (err.is && err.is("EntryErased")) {
+          // the person was erased after an earlier send of this id: their values go at once
+          await Outbox.remove(item.id);
+          continue;
+        }
+        if (err.status === 401) {
+          // logged out meanwhile: the items stay; a login sends them
+          if (!KIOSK) setStatus("bad", w().loginToSend);
+          return;
+        }
+        if (err.status === 429 || err.status === 503) {
+          backoff = Math.min(backoff ? backoff * 2 : RETRY_MS, 300000);
+          pauseUntil = Date.now() + Math.max(backoff, 1000 * (Number(err.parameters.retryAfter) || 0));
+          return;
+        }
+        if (err.transient) return; // offline: try again later, in order
+        if (err.is && err.is("ValidationFailed") && !KIOSK && !Object.keys(checkedValues()).length) {
+          // back into this (empty) form for its user to fix, with its id
+          await Outbox.remove(item.id);
+          values = { ...item.fields }; display = {}; draftId = item.id;
+          problems = err.parameters.problems || [];
+          submitAttempted = true;
+          render();
+          for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+          setStatus("bad", w().reloaded);
+          scheduleCheck(0);
+          continue;
+        }
+        // refused for good (or an answer this page does not know): set aside, the next one goes on
+        const permanent = PERMANENT.includes(err.status);
+        await Outbox.put({ ...item, rejected: { status: err.status, error: err.name || "", permanent,
+          problems: (err.parameters && err.parameters.problems) || [], at: new Date().toISOString() } });
+      }
+    }
+  }
+
+  /** ?fix=ID (from /outbox): a set-aside submission back in the form, with its id, for staff to correct. */
+  async function loadFix() {
+    const id = params.get("fix");
+    if (!id || KIOSK) return;
+    let item = null;
+    try { item = await Outbox.get(id); } catch (e) { item = null; }
+    if (!item || (item.form && item.form !== form.name)) return;
+    values = { ...item.fields }; display = {}; draftId = item.id;
+    problems = (item.rejected && item.rejected.problems) || [];
+    submitAttempted = true;
+    fixing = item.id;
+    render();
+    for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+    setStatus("bad", w().fixing);
+    scheduleCheck(0);
   }
 
   // ---- kiosk ----
@@ -1003,7 +1059,9 @@
     render();
     els[form.fields[current].name].input.focus();
     prefetch();
+    await loadFix();
     updateQueue();
+    Outbox.onChange(() => updateQueue());
     flush();
     window.addEventListener("online", () => flush());
     setInterval(() => { Outbox.count().then((n) => { if (n) flush(); }).catch(() => {}); }, RETRY_MS);
