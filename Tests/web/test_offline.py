@@ -3,13 +3,13 @@ browser reaches entryd-web through a TCP relay of the test's, and the network
 is cut by closing the relay's port (DevTools' offline switch does not reach a
 service worker). The service worker serves the pages, and the form's data
 (/api/v1/offline) lets every picker search as Options does."""
-import json
+import json, re
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser import active_id, axe, chrome, describe, keys, login, storage_dump, value, wait
+from browser import active_id, axe, chord, chrome, describe, keys, login, storage_dump, value, wait
 from conftest import USERS
 from relay import Relay
 
@@ -290,7 +290,7 @@ def test_refused_item_set_aside_and_the_next_sent(gateway, relay, driver):
     d = driver
     base = f"http://127.0.0.1:{relay.port}"
     form_ready(d, base + "/?lang=zh&kiosk=1")
-    refused, erased, good = new_id(d), new_id(d), new_id(d)
+    refused, erased, good, bad = new_id(d), new_id(d), new_id(d), new_id(d)
     # erased: stored once (a reply lost), then its person erased
     status, body = gateway.call("io.entryd.Entries.Add", {"id": erased, "fields": item(erased, "Erased Person")["fields"]},
                                 token=gateway.login("ada"))
@@ -298,26 +298,45 @@ def test_refused_item_set_aside_and_the_next_sent(gateway, relay, driver):
     status, body = gateway.call("io.entryd.Entries.Erase", {"id": erased, "reason": "asked"},
                                 token=gateway.login("root-admin"))
     assert status == 200, body
-    # oldest first: a form entryd does not have (404), the erased one (409), then a good one
-    put_items(d, [item(refused, "Wrong Form", form="nosuchform"), item(erased, "Erased Person"), item(good, "Good One")])
+    # oldest first: a form entryd does not have (404), the erased one (409), a good one, one with no such day (400)
+    invalid = item(bad, "Bad Day")
+    invalid["fields"]["birthday"] = "1990-02-30"
+    put_items(d, [item(refused, "Wrong Form", form="nosuchform"), item(erased, "Erased Person"), item(good, "Good One"),
+                  invalid])
     d.execute_async_script("window.entrydForm.flush().then(arguments[arguments.length - 1])")
     wait(d, lambda: entries_with(gateway, good) == 1, "the good one sent after the refused one")
-    kept = idb(d)
-    assert [i["id"] for i in kept] == [refused], kept  # the erased person's values are gone at once
-    assert kept[0]["rejected"]["status"] == 404
+    wait(d, lambda: len(idb(d)) == 2 and all(i.get("rejected") for i in idb(d)), "two set aside")
+    kept = sorted(idb(d), key=lambda i: i["id"])
+    assert [i["id"] for i in kept] == [refused, bad], kept  # the erased person's values are gone at once
+    assert [i["rejected"]["status"] for i in kept] == [404, 400]
     assert entries_with(gateway, refused) == 0
     # the kiosk never shows it to the public, not even counted
     wait(d, lambda: d.find_element(By.ID, "queue").text == "", "the kiosk count")
     assert "拒绝" not in d.find_element(By.TAG_NAME, "body").text and "Wrong Form" not in d.page_source
     # staff on that device: the count links to /outbox, which shows it
     form_ready(d, base + "/?lang=zh")
-    wait(d, lambda: d.find_element(By.ID, "queue-rejected").text == "1 份离线提交被拒绝，请工作人员处理", "the staff count")
+    wait(d, lambda: d.find_element(By.ID, "queue-rejected").text == "2 份离线提交被拒绝，请工作人员处理", "the staff count")
     d.get(base + "/outbox?lang=zh")
     wait(d, lambda: d.execute_script("return document.body.dataset.ready === '1'"), "the outbox page")
     wait(d, lambda: d.find_element(By.CSS_SELECTOR, f"tr[data-id='{refused}']"), "the refused row")
     assert "Wrong Form" in d.find_element(By.ID, "rows").text
     violations = axe(d)
     assert not violations, describe(violations)
+    # fixed in the form: the same id, stored once, gone from the outbox
+    d.find_element(By.CSS_SELECTOR, f"tr[data-id='{bad}'] a").click()
+    wait(d, lambda: d.execute_script("return document.body.dataset.ready === '1' && window.entrydForm.draftId") == bad,
+         "the refused item in the form")
+    assert value(d, "in-name") == "Bad Day"
+    wait(d, lambda: "没有这一天" in problem(d, "birthday"), "its problem beside the field")
+    d.execute_script("document.getElementById('in-birthday').focus()")
+    chord(d, Keys.CONTROL, "a")
+    keys(d, "1990-02-28", Keys.TAB)
+    wait(d, lambda: problem(d, "birthday") == "", "the problem gone")
+    d.find_element(By.ID, "done").click()
+    wait(d, lambda: entries_with(gateway, bad) == 1, "the fixed entry stored")
+    wait(d, lambda: [i["id"] for i in idb(d)] == [refused], "only the 404 one left")
+    d.get(base + "/outbox?lang=zh")
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, f"tr[data-id='{refused}']"), "the refused row")
     d.find_element(By.CSS_SELECTOR, f"tr[data-id='{refused}'] [data-act=remove]").click()
     d.switch_to.alert.accept()
     wait(d, lambda: idb(d) == [], "the refused item deleted by staff")
@@ -391,6 +410,45 @@ def test_offline_check_agrees_with_check(gateway, relay, driver, lang):
                                  fields, lang)
         offline = sorted((p["field"], p["code"], p["message"]) for p in local)
         assert offline == online, (case, offline, online)
+
+
+def caches_now(d):
+    return d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "caches.keys().then(async (names) => { const out = {};"
+        "  for (const n of names) out[n] = (await (await caches.open(n)).keys()).map(r => new URL(r.url).pathname).sort();"
+        "  return out; }).then(done);")
+
+
+def update_worker(d):
+    d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "navigator.serviceWorker.getRegistration().then(r => r.update()).then(() => done(true), e => done(String(e)));")
+
+
+def test_an_upgrade_replaces_the_cache(gateway, relay, driver):
+    """Another build's sw.js (the relay rewrites its version and ETag, as an
+    upgraded entryd-web would serve it) is installed, caches the pages under
+    its name, keeps the form's data and deletes the old build's cache."""
+    d = driver
+    form_ready(d, f"http://127.0.0.1:{relay.port}/?lang=en")
+    status, body, headers = gateway.request("GET", "/sw.js")
+    version = re.search(r'const VERSION = "([0-9a-f]{16})"', body.decode()).group(1)
+    etag = headers["ETag"].strip('"')
+    assert list(caches_now(d)) == ["entryd-" + version]
+    upgraded = version[::-1] if version[::-1] != version else "0" * 16
+    relay.rewrite = [(version.encode(), upgraded.encode()), (etag.encode(), etag[::-1].encode())]
+    try:
+        update_worker(d)
+        wait(d, lambda: list(caches_now(d)) == ["entryd-" + upgraded], "only the upgraded build's cache")
+        cached = caches_now(d)["entryd-" + upgraded]
+        assert {"/", "/login", "/outbox", "/assets/form.js", "/assets/offline.js", "/manifest.webmanifest",
+                "/api/v1/offline"} <= set(cached), cached
+    finally:
+        relay.rewrite = []
+    update_worker(d)  # back to this build's worker
+    wait(d, lambda: list(caches_now(d)) == ["entryd-" + version], "this build's cache again")
+    controlled(d)
 
 
 def test_browser_restart_offline(relay, driver, home):
