@@ -38,18 +38,21 @@ self.addEventListener("activate", (ev) => {
   })());
 });
 
+// How long a page waits for the network before its cached copy is shown (a
+// network that drops packets answers nothing for minutes); the network's
+// answer still refreshes the cache when it comes.
+const PATIENCE = 4000;
+
 async function networkFirst(request, key) {
   const cache = await caches.open(CACHE);
-  try {
-    const response = await fetch(request);
+  const network = fetch(request).then(async (response) => {
     if (response.ok) await cache.put(key, response.clone());
-    else if (response.status === 304) return response;
     return response;
-  } catch (err) {
-    const cached = await cache.match(key, { ignoreSearch: true });
-    if (cached) return cached;
-    throw err;
-  }
+  });
+  const cached = await cache.match(key, { ignoreSearch: true });
+  if (!cached) return network;
+  const late = new Promise((resolve) => setTimeout(() => resolve(cached), PATIENCE));
+  return Promise.race([network.catch(() => cached), late]);
 }
 
 self.addEventListener("fetch", (ev) => {

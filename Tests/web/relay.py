@@ -21,6 +21,9 @@ class Relay:
         # browser's If-None-Match that would not match an upgraded server's
         # ETag); empty: byte for byte
         self.rewrite = []
+        # True: connections are accepted and never answered (a network that
+        # drops packets), until stop()
+        self.hang = False
 
     def start(self):
         s = socket.socket()
@@ -37,6 +40,10 @@ class Relay:
                 client, _ = server.accept()
             except OSError:
                 return
+            if self.hang:
+                with self.lock:
+                    self.conns.add(client)
+                continue
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target))
             except OSError:

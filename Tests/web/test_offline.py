@@ -3,7 +3,7 @@ browser reaches entryd-web through a TCP relay of the test's, and the network
 is cut by closing the relay's port (DevTools' offline switch does not reach a
 service worker). The service worker serves the pages, and the form's data
 (/api/v1/offline) lets every picker search as Options does."""
-import json, re
+import json, re, time
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -449,6 +449,33 @@ def test_an_upgrade_replaces_the_cache(gateway, relay, driver):
     update_worker(d)  # back to this build's worker
     wait(d, lambda: list(caches_now(d)) == ["entryd-" + version], "this build's cache again")
     controlled(d)
+
+
+def test_a_network_that_answers_nothing(relay, driver):
+    """Packets dropped instead of refused: the page comes from the cache after
+    a few seconds, and the form works from its own data without waiting for
+    the network at every field."""
+    d = driver
+    base = f"http://127.0.0.1:{relay.port}"
+    form_ready(d, base + "/?lang=en")
+    relay.stop()
+    relay.hang = True
+    relay.start()
+    try:
+        started = time.time()
+        form_ready(d, base + "/?lang=en")
+        assert time.time() - started < 20
+        keys(d, "No Answer", Keys.ENTER, "1990-05-17", Keys.TAB, "de")
+        started = time.time()
+        wait(d, lambda: d.execute_script("return document.getElementById('ls-country').dataset.query === 'de'"),
+             "country rows without an answer", timeout=10)
+        assert time.time() - started < 3  # held offline: no wait for the network
+        keys(d, Keys.ENTER)
+        wait(d, lambda: value(d, "in-country") == "🇩🇪 Germany", "Germany chosen")
+    finally:
+        relay.stop()
+        relay.hang = False
+        relay.start()
 
 
 def test_browser_restart_offline(relay, driver, home):

@@ -20,6 +20,27 @@
   const IDLE_MS = Math.max(1, Number(params.get("idle")) || 60) * 1000;
   const RETRY_MS = 10000;
   const CHECK_DELAY = 300, SEARCH_DELAY = 120, PAGE = 8;
+  // no answer within these (ms) counts as offline: the page's own data and checks take over;
+  // an Add given up on is kept in the outbox and sent again with its id (stored once)
+  const QUICK = 5000, ADD_WAIT = 15000;
+  // after no answer at all, the page holds itself offline this long (ms): no
+  // field waits for the network again until then (the outbox still tries)
+  const OFFLINE_HOLD = 30000;
+  let offlineUntil = 0;
+  const knownOffline = () => Date.now() < offlineUntil;
+  function noted(err) { if (err && err.status === 0) offlineUntil = Date.now() + OFFLINE_HOLD; return err; }
+
+  /** GetForm, Options, Check: given up on after QUICK, and not tried while the page holds itself offline. */
+  async function quick(method, params, opts) {
+    if (knownOffline()) throw new E.ApiError(0, "", {});
+    try {
+      const r = await E.call(method, params, { ...opts, timeout: QUICK });
+      offlineUntil = 0;
+      return r;
+    } catch (err) {
+      throw noted(err);
+    }
+  }
 
   const W = {
     zh: {
@@ -108,7 +129,7 @@
 
   async function loadForm() {
     try {
-      const r = await E.call("io.entryd.Forms.GetForm", { name: FORM, locale: E.lang });
+      const r = await quick("io.entryd.Forms.GetForm", { name: FORM, locale: E.lang });
       form = r.form;
       try {
         localStorage.setItem(cacheKey(), JSON.stringify(form));
@@ -391,7 +412,7 @@
     const limit = query ? 100 : null;
     let rows;
     try {
-      rows = (await E.call("io.entryd.Forms.Options", {
+      rows = (await quick("io.entryd.Forms.Options", {
         form: FORM, field: f.name, parent: parent || null, query: query || null, locale: E.lang, limit,
       }, { redirect: false })).options;
     } catch (err) {
@@ -760,7 +781,7 @@
     const sent = checkedValues();
     let r;
     try {
-      r = await E.call("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang }, { redirect: false });
+      r = await quick("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang }, { redirect: false });
     } catch (err) {
       // offline: the page's own checks (offline.js), as far as it can judge;
       // logged out: no redirect while typing (Done keeps the values, then logs in)
@@ -795,12 +816,17 @@
   }
 
   // ---- Done ----
-  async function add(item) {
+  /** Add with the item's id; `eager`: given up on at once while the page holds itself offline (Done), not by the outbox. */
+  async function add(item, eager) {
+    if (eager && knownOffline()) throw new E.ApiError(0, "", {});
     try {
-      return await E.call("io.entryd.Entries.Add", { form: item.form, id: item.id, fields: item.fields, locale: item.locale }, { redirect: false });
+      const r = await E.call("io.entryd.Entries.Add", { form: item.form, id: item.id, fields: item.fields, locale: item.locale },
+        { redirect: false, timeout: ADD_WAIT });
+      offlineUntil = 0;
+      return r;
     } catch (err) {
       if (err.is && err.is("EntryExists")) return { entry: { id: item.id } }; // this id is stored: a retry of ours
-      throw err;
+      throw noted(err);
     }
   }
 
@@ -818,7 +844,7 @@
     setStatus("info", w().submitting);
     render();
     try {
-      await add(item);
+      await add(item, true);
       if (fixing === item.id) { fixing = null; await Outbox.remove(item.id); }
       resetForm();
       setStatus("ok", KIOSK ? w().thanks : w().stored);
@@ -1049,7 +1075,7 @@
     try {
       s = await E.loadSession();
       if (!s) { E.toLogin(); return; }
-    } catch (e) { s = null; } // offline: the cached form and the outbox still work
+    } catch (e) { s = null; noted(e); } // offline: the cached form and the outbox still work
     E.header(s);
     if (KIOSK) { $("nav").hidden = true; $("logout").hidden = true; $("who").hidden = true; }
     Offline.load(); // the form's data for offline use, fetched while the form is online
@@ -1063,7 +1089,7 @@
     updateQueue();
     Outbox.onChange(() => updateQueue());
     flush();
-    window.addEventListener("online", () => flush());
+    window.addEventListener("online", () => { offlineUntil = 0; flush(); });
     setInterval(() => { Outbox.count().then((n) => { if (n) flush(); }).catch(() => {}); }, RETRY_MS);
     if (KIOSK) { ["keydown", "pointerdown", "input"].forEach((t) => document.addEventListener(t, idle, true)); idle(); }
     document.body.dataset.ready = "1";

@@ -15,7 +15,10 @@ const Offline = (() => {
 
   async function fetchData() {
     try {
-      const r = await fetch(URL_, { credentials: "same-origin" });
+      const abort = typeof AbortController === "function" ? new AbortController() : null;
+      const timer = abort ? setTimeout(() => abort.abort(), 8000) : 0;
+      const r = await fetch(URL_, { credentials: "same-origin", signal: abort ? abort.signal : undefined })
+        .finally(() => clearTimeout(timer));
       if (r.ok) return await r.json();
     } catch (e) { /* offline: the service worker's copy below, if it did not answer already */ }
     try {
