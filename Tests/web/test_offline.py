@@ -3,14 +3,14 @@ browser reaches entryd-web through a TCP relay of the test's, and the network
 is cut by closing the relay's port (DevTools' offline switch does not reach a
 service worker). The service worker serves the pages, and the form's data
 (/api/v1/offline) lets every picker search as Options does."""
-import json, re, time
+import json, os, re, socket, subprocess, time
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from browser import active_id, axe, chord, chrome, describe, keys, login, storage_dump, value, wait
-from conftest import USERS
+from conftest import BIN, USERS, wait_for
 from relay import Relay
 
 
@@ -356,6 +356,37 @@ def test_logged_out_outbox_keeps_its_items_and_asks_for_a_login(relay, driver):
     assert "Log in to send" in d.find_element(By.ID, "status").text
     login(d, base, "ada", USERS["ada"][1])  # the login sends it
     wait(d, lambda: idb(d) == [], "sent after the login")
+
+
+def restart_entryd(gateway):
+    """Starts entryd again on the same database and socket (after it was stopped)."""
+    gateway.entryd = subprocess.Popen([os.path.join(BIN, "entryd"), "--config", os.path.join(gateway.dir, "entryd.conf"),
+                                       "--socket", gateway.socket, "--db", os.path.join(gateway.dir, "entries.db")],
+                                      stderr=subprocess.PIPE)
+    wait_for(lambda: socket.socket(socket.AF_UNIX).connect(gateway.socket) is None, "entryd", gateway.entryd)
+
+
+def test_unavailable_server_keeps_the_item_and_retry_sends_it(gateway, relay, driver):
+    """503 (entryd stopped behind entryd-web): the item stays, not set aside,
+    and the sending pauses; Retry now sends it once entryd is back."""
+    d = driver
+    form_ready(d, f"http://127.0.0.1:{relay.port}/?lang=en")
+    entry_id = new_id(d)
+    gateway.entryd.terminate()
+    gateway.entryd.wait(timeout=15)
+    try:
+        put_items(d, [item(entry_id, "Busy Server")])
+        d.execute_async_script("window.entrydForm.flush().then(arguments[arguments.length - 1])")
+        kept = idb(d)
+        assert [i["id"] for i in kept] == [entry_id] and "rejected" not in kept[0]
+    finally:
+        restart_entryd(gateway)
+    d.execute_async_script("window.entrydForm.flush().then(arguments[arguments.length - 1])")
+    assert [i["id"] for i in idb(d)] == [entry_id]  # still pausing after the 503
+    retry = wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#queue button"), "Retry now")
+    retry.click()
+    wait(d, lambda: idb(d) == [], "sent by Retry now")
+    assert entries_with(gateway, entry_id) == 1
 
 
 def test_two_tabs_one_count(relay, driver):
