@@ -52,7 +52,9 @@ async function networkFirst(request, key) {
   const cached = await cache.match(key, { ignoreSearch: true });
   if (!cached) return network;
   const late = new Promise((resolve) => setTimeout(() => resolve(cached), PATIENCE));
-  return Promise.race([network.catch(() => cached), late]);
+  // a proxy's 502-504 while entryd-web is down counts as no network too
+  const answered = network.then((r) => (r.status >= 502 && r.status <= 504 ? cached : r), () => cached);
+  return Promise.race([answered, late]);
 }
 
 self.addEventListener("fetch", (ev) => {

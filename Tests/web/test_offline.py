@@ -495,12 +495,12 @@ def test_a_network_that_answers_nothing(relay, driver):
     try:
         started = time.time()
         form_ready(d, base + "/?lang=en")
-        assert time.time() - started < 20
+        assert time.time() - started < 25
         keys(d, "No Answer", Keys.ENTER, "1990-05-17", Keys.TAB, "de")
         started = time.time()
         wait(d, lambda: d.execute_script("return document.getElementById('ls-country').dataset.query === 'de'"),
              "country rows without an answer", timeout=10)
-        assert time.time() - started < 3  # held offline: no wait for the network
+        assert time.time() - started < 4  # held offline: no wait for the network (5 s)
         keys(d, Keys.ENTER)
         wait(d, lambda: value(d, "in-country") == "🇩🇪 Germany", "Germany chosen")
     finally:

@@ -1003,9 +1003,10 @@
           scheduleCheck(0);
           continue;
         }
-        // refused for good (or an answer this page does not know): set aside, the next one goes on
-        const permanent = PERMANENT.includes(err.status);
-        await Outbox.put({ ...item, rejected: { status: err.status, error: err.name || "", permanent,
+        // an answer this page does not know (500, 501): it stays waiting, the next one goes on
+        if (!PERMANENT.includes(err.status)) continue;
+        // refused for good: set aside for staff, the next one goes on
+        await Outbox.put({ ...item, rejected: { status: err.status, error: err.name || "",
           problems: (err.parameters && err.parameters.problems) || [], at: new Date().toISOString() } });
       }
     }
