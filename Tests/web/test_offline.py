@@ -171,6 +171,7 @@ def test_reload_offline_shows_the_form(relay, driver):
             form_ready(d, base + path)
             assert_offline(d)
             assert d.find_element(By.ID, "lb-name").text.startswith("姓名")
+        wait(d, lambda: d.find_element(By.ID, "offline-note").text.startswith("离线"), "the offline note")
         # every picker works: the country by its initials, then 广东 and 广州
         keys(d, "离线", Keys.ENTER, "1990-05-17", Keys.TAB)
         assert active_id(d) == "in-country"

@@ -28,14 +28,27 @@
   const OFFLINE_HOLD = 30000;
   let offlineUntil = 0;
   const knownOffline = () => Date.now() < offlineUntil;
-  function noted(err) { if (err && err.status === 0) offlineUntil = Date.now() + OFFLINE_HOLD; return err; }
+  function noted(err) {
+    if (err && err.status === 0) {
+      const was = knownOffline();
+      offlineUntil = Date.now() + OFFLINE_HOLD;
+      if (!was) updateQueue();
+      setTimeout(() => { if (!knownOffline()) updateQueue(); }, OFFLINE_HOLD + 50);
+    }
+    return err;
+  }
+  function online() {
+    if (!offlineUntil) return;
+    offlineUntil = 0;
+    updateQueue();
+  }
 
   /** GetForm, Options, Check: given up on after QUICK, and not tried while the page holds itself offline. */
   async function quick(method, params, opts) {
     if (knownOffline()) throw new E.ApiError(0, "", {});
     try {
       const r = await E.call(method, params, { ...opts, timeout: QUICK });
-      offlineUntil = 0;
+      online();
       return r;
     } catch (err) {
       throw noted(err);
@@ -53,6 +66,7 @@
       waiting: (n) => `${n} 份提交等待发送`, otherUser: (n) => `${n} 份提交等待另一位用户登录后发送`,
       notLoggedIn: "未登录：这份提交无法保存在本机。联网后请先登录再提交（填写的内容仍在页面上）。",
       rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
+      offlineNote: "离线：表单和选项来自本机，提交将存放在本机，联网后发送。",
       loginToSend: "请登录后发送等待中的提交。", fixing: "这是一份被服务器拒绝的离线提交：请修正后提交。",
       retry: "立即重试", reloaded: "一份离线保存的提交被服务器拒绝，请修正后再提交。",
       keys: [[["Enter"], "打开选择 / 下一项"], [["Tab", "Shift+Tab"], "移动"], [["Esc"], "取消选择"], [["Ctrl+Enter"], "提交"]],
@@ -71,6 +85,7 @@
       otherUser: (n) => `${n} submission${n === 1 ? "" : "s"} waiting for another user to log in`,
       notLoggedIn: "Not logged in: this submission cannot be kept on this device. Log in once the network is back, then submit (the values stay here).",
       rejectedQueued: (n) => `${n} offline submission${n === 1 ? " was" : "s were"} refused; staff must handle ${n === 1 ? "it" : "them"}`,
+      offlineNote: "No network: the form and its options come from this device; submissions are kept here and sent when the network is back.",
       loginToSend: "Log in to send the waiting submissions.",
       fixing: "A submission kept offline that the server refused: fix it, then submit.",
       retry: "Retry now", reloaded: "A submission kept offline was refused by the server; please fix it and submit again.",
@@ -822,7 +837,7 @@
     try {
       const r = await E.call("io.entryd.Entries.Add", { form: item.form, id: item.id, fields: item.fields, locale: item.locale },
         { redirect: false, timeout: ADD_WAIT });
-      offlineUntil = 0;
+      online();
       return r;
     } catch (err) {
       if (err.is && err.is("EntryExists")) return { entry: { id: item.id } }; // this id is stored: a retry of ours
@@ -939,6 +954,7 @@
     }
     if (others) parts.push(h("span", { id: "queue-other", "data-count": others }, w().otherUser(others)));
     if (waiting) parts.push(h("button", { type: "button", class: "btn", onclick: () => { pauseUntil = 0; flush(); } }, w().retry));
+    if (knownOffline()) parts.push(h("span", { id: "offline-note" }, w().offlineNote));
     box.replaceChildren(...parts);
   }
 
@@ -1090,7 +1106,7 @@
     updateQueue();
     Outbox.onChange(() => updateQueue());
     flush();
-    window.addEventListener("online", () => { offlineUntil = 0; flush(); });
+    window.addEventListener("online", () => { online(); flush(); });
     setInterval(() => { Outbox.count().then((n) => { if (n) flush(); }).catch(() => {}); }, RETRY_MS);
     if (KIOSK) { ["keydown", "pointerdown", "input"].forEach((t) => document.addEventListener(t, idle, true)); idle(); }
     document.body.dataset.ready = "1";
