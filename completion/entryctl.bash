@@ -134,7 +134,7 @@ _entryctl() {
     # Values of options.
     case "$prev" in
         --locale) COMPREPLY=($(compgen -W "zh en" -- "$cur")); return 0 ;;
-        --role) COMPREPLY=($(compgen -W "read write admin" -- "$cur")); return 0 ;;
+        --role) COMPREPLY=($(compgen -W "submit read write admin" -- "$cur")); return 0 ;;
         --socket|--output|-o|--rejects|--users) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --order) COMPREPLY=($(compgen -W "created updated birthday name" -- "$cur")); return 0 ;;
         --format)

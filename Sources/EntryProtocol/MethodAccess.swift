@@ -4,16 +4,20 @@ import EntryModel
 /// (which web user may call what, and what it never serves): doc/design.md
 /// "Security and limits", doc/protocol.md. Exhaustive switches over the
 /// generated ``Method``: a method added to interfaces/*.varlink does not
-/// compile until it has its role here.
+/// compile until it has its role here and says whether `submit` may call it.
 ///
-/// A role includes the ones below it (``Role``). A gateway caller (entryd's
-/// `[roles] gateway`) is treated as `admin` except for ``isPeerOnly``; entryd-web
-/// checks each web user's own role against ``role`` before it calls.
+/// A role is a set of methods (``Role/allows(_:)``): `read` ⊂ `write` ⊂
+/// `admin`, and `submit` (``isForSubmitters``) beside them, inside `write`. A
+/// gateway caller (entryd's `[roles] gateway`) is treated as `admin` except
+/// for ``isPeerOnly``; entryd-web checks each web user's own role with
+/// ``Role/allows(_:)`` before it calls.
 extension Method {
-    /// The least role that may call the method (doc/design.md "Security and
-    /// limits"): reading needs `read`, changing entries `write`; backup,
+    /// The least of `read`, `write` and `admin` that may call the method
+    /// (doc/design.md "Security and limits"), named by `PermissionDenied`'s
+    /// `role`: reading needs `read`, changing entries `write`; backup,
     /// erasure, the erasure search and verification, applying and pulling
     /// changes from peers, resolving conflicts and compaction need `admin`.
+    /// Never `none` or `submit`.
     package var role: Role {
         switch self {
         case .serviceGetInfo, .serviceGetInterfaceDescription: .read
@@ -23,6 +27,25 @@ extension Method {
         case .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored: .read
         case .syncStatus, .syncChanges, .syncListConflicts, .syncHeldFrom: .read
         case .syncApply, .syncSyncPeer, .syncResolve, .syncCompact: .admin
+        }
+    }
+
+    /// The methods of the `submit` role (a kiosk, an intake tablet): what a
+    /// form page needs to show a form, check and add an entry — `Add`,
+    /// `Check`, `GetForm`, `Options` — and the service calls a varlink client
+    /// makes to start (`GetInfo`, `GetInterfaceDescription`). Nothing that
+    /// reads a stored entry, the change feed or the node's state.
+    package var isForSubmitters: Bool {
+        switch self {
+        case .serviceGetInfo, .serviceGetInterfaceDescription,
+            .entriesAdd, .formsGetForm, .formsOptions, .formsCheck:
+            true
+        case .entriesGet, .entriesList, .entriesUpdate, .entriesDelete, .entriesRestore, .entriesHistory,
+            .entriesImport, .entriesBackup, .entriesErase, .entriesFindSubject, .entriesErasures,
+            .entriesVerifyErasure, .formsListForms, .formsCheckStored,
+            .syncStatus, .syncChanges, .syncApply, .syncSyncPeer, .syncListConflicts, .syncResolve,
+            .syncHeldFrom, .syncCompact:
+            false
         }
     }
 
@@ -40,6 +63,92 @@ extension Method {
             .syncStatus, .syncChanges, .syncListConflicts, .syncResolve, .syncCompact:
             false
         }
+    }
+}
+
+extension Role {
+    /// Whether the role may call `method` (doc/design.md "Security and
+    /// limits"): `none` nothing; `submit` the methods ``Method/isForSubmitters``;
+    /// `read` those whose ``Method/role`` is `read`; `write` those of `read`
+    /// and `write`; `admin` every method.
+    package func allows(_ method: Method) -> Bool {
+        switch self {
+        case .none: false
+        case .submit: method.isForSubmitters
+        case .read: method.role == .read
+        case .write: method.role == .read || method.role == .write
+        case .admin: true
+        }
+    }
+
+    /// Whether every method `other` allows, this role allows too.
+    package func includes(_ other: Role) -> Bool {
+        Method.allCases.allSatisfy { !other.allows($0) || allows($0) }
+    }
+
+    /// The roles of `roles` that no other of them includes, in ``Role/allCases``
+    /// order: what a caller named in several roles holds (`read` and `submit`
+    /// stay both; `read` beside `write` goes). Empty for an empty list.
+    package static func strongest(_ roles: [Role]) -> [Role] {
+        Role.allCases.filter { role in
+            roles.contains(role) && !roles.contains { $0 != role && $0.includes(role) }
+        }
+    }
+
+    /// Whether `Status` shows this role where the data lives: the database
+    /// (a path, or a PostgreSQL URI) and each peer's address (which can be an
+    /// `exec:ssh …` command). Only `admin`; the others get them as `""`
+    /// (``StatusReply/redacted(_:)``).
+    package var seesLocations: Bool {
+        switch self {
+        case .admin: true
+        case .none, .submit, .read, .write: false
+        }
+    }
+}
+
+/// `io.entryd.Sync.Status`'s reply as callers below `admin` get it, on the
+/// socket (entryd) and over HTTP (entryd-web, by the web user's role).
+package enum StatusReply {
+    /// `reply` with `database` and each peer's `address` as `""`: the
+    /// contract's members stay, their values are withheld. A peer's
+    /// `lastError` and `notice` keep their words, with the address (and an
+    /// `exec:` or `unix:` address's command or path alone, as a transport's
+    /// error quotes it) replaced by `…`.
+    package static func redacted(_ reply: JSON) -> JSON {
+        guard case .object(let members) = reply else { return reply }
+        return .object(
+            members.map { name, value in
+                switch name {
+                case "database": return (name, .string(""))
+                case "peers":
+                    guard case .array(let peers) = value else { return (name, value) }
+                    return (name, .array(peers.map(redactedPeer)))
+                default: return (name, value)
+                }
+            })
+    }
+
+    /// One `Peer` with its address withheld (``redacted(_:)``).
+    static func redactedPeer(_ peer: JSON) -> JSON {
+        guard case .object(let members) = peer else { return peer }
+        let address = peer["address"]?.stringValue ?? ""
+        var hidden = [address]
+        for scheme in ["exec:", "unix:"] where address.hasPrefix(scheme) {
+            hidden.append(String(address.dropFirst(scheme.count).drop { $0 == " " }))
+        }
+        hidden = hidden.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+        return .object(
+            members.map { name, value in
+                switch name {
+                case "address": return (name, .string(""))
+                case "lastError", "notice":
+                    guard var text = value.stringValue else { return (name, value) }
+                    for h in hidden { text = text.replacing(h, with: "…") }
+                    return (name, .string(text))
+                default: return (name, value)
+                }
+            })
     }
 }
 

@@ -13,7 +13,7 @@ extension Gateway {
         guard let user = body["user"]?.stringValue, let password = body["password"]?.stringValue,
             !user.isEmpty, user.utf8.count <= 256, password.utf8.count <= 4096
         else {
-            throw WebError.badRequest("user and password must be strings")
+            throw WebError.badRequest("user (1 to 256 bytes) and password (up to 4096 bytes) must be strings")
         }
         let address = clientAddress(r)
         // The attempt counts before the password is checked, so that attempts
@@ -94,7 +94,7 @@ extension Gateway {
         }
         guard let token, let session = sessions.session(token: token) else { throw WebError.authenticationRequired }
         guard let account = users.account(named: session.user), account.credentialStamp == session.stamp,
-            account.role > .none
+            account.role != .none
         else {
             // Removed, or a new password (or removed and added again): the old sessions end.
             sessions.close(token: session.token)
@@ -105,6 +105,14 @@ extension Gateway {
             throw WebError(name: WebError.Name.csrfRejected, status: 403)
         }
         return (session, role)
+    }
+
+    /// Whether `r` carries a live session (bearer token or cookie) of a
+    /// current user; the CSRF token is not asked. entryd-web lifts a
+    /// connection that has carried one out of the limits and deadline for
+    /// connections that have not logged in.
+    package func hasSession(_ r: HTTPRequest) -> Bool {
+        (try? authenticate(r, csrfChecked: false)) != nil
     }
 
     /// The client's address for rate limiting: the connection's, or behind a

@@ -11,26 +11,46 @@ package protocol WebUserStore: Sendable {
     func verify(name: String, password: String) -> WebUser?
     /// The current account named `name` (exactly as stored), or nil when it no longer exists.
     func account(named name: String) -> WebUser?
+    /// ``account(named:)`` read from the source itself, not from a copy that
+    /// may be a moment old: for the live feed, which must not send one more
+    /// batch after a password change or a removal.
+    func freshAccount(named name: String) -> WebUser?
 }
 
-/// What the gateway exposes and to whom: the role each varlink method needs
-/// and the methods never served over HTTP, over the generated ``Method``.
+extension WebUserStore {
+    /// A store without a cache has nothing fresher than ``account(named:)``.
+    package func freshAccount(named name: String) -> WebUser? { account(named: name) }
+}
+
+/// What the gateway exposes and to whom, over the generated ``Method``: which
+/// role may call which method, the role `PermissionDenied` names, and the
+/// methods never served over HTTP.
 package struct MethodPolicy: Sendable {
-    /// The role a method needs, or nil for one the gateway does not serve.
+    /// The role `PermissionDenied` names for a method (the least of `read`,
+    /// `write` and `admin` that may call it), or nil for one the gateway does not serve.
     package var roleOf: @Sendable (Method) -> Role?
+    /// Whether a web user of a role may call a method the gateway serves.
+    package var allows: @Sendable (Role, Method) -> Bool
     /// Methods that stay on the socket (Apply, SyncPeer, HeldFrom, Backup).
     package var socketOnly: @Sendable (Method) -> Bool
 
     /// - Parameters:
-    ///   - roleOf: the role a method needs, or nil when the gateway does not serve it.
+    ///   - roleOf: the role named when a method is refused, or nil when the gateway does not serve it.
+    ///   - allows: whether a role may call a method.
     ///   - socketOnly: whether a method is never served over HTTP.
-    package init(roleOf: @escaping @Sendable (Method) -> Role?, socketOnly: @escaping @Sendable (Method) -> Bool) {
+    package init(
+        roleOf: @escaping @Sendable (Method) -> Role?, allows: @escaping @Sendable (Role, Method) -> Bool,
+        socketOnly: @escaping @Sendable (Method) -> Bool
+    ) {
         self.roleOf = roleOf
+        self.allows = allows
         self.socketOnly = socketOnly
     }
 
-    /// entryd's own rules: ``Method/role`` and ``Method/isPeerOnly`` (EntryProtocol).
-    package static let entryd = MethodPolicy(roleOf: { $0.role }, socketOnly: { $0.isPeerOnly })
+    /// entryd's own rules: ``Method/role``, ``Role/allows(_:)`` and
+    /// ``Method/isPeerOnly`` (EntryProtocol).
+    package static let entryd = MethodPolicy(
+        roleOf: { $0.role }, allows: { $0.allows($1) }, socketOnly: { $0.isPeerOnly })
 }
 
 /// entryd-web's request handling, without sockets: static pages, login and
@@ -107,6 +127,14 @@ package final class Gateway: Sendable {
         } catch {
             response = WebError.from(error).response
         }
+        return withCommonHeaders(response)
+    }
+
+    /// `response` with the headers every response carries (`nosniff`,
+    /// `no-referrer`, `DENY`, and HSTS under TLS): for the answers entryd-web
+    /// gives before a request reaches ``handle(_:)`` too.
+    package func withCommonHeaders(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
         response.headers += [
             ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
             ("X-Frame-Options", "DENY"),
@@ -115,7 +143,20 @@ package final class Gateway: Sendable {
         return response
     }
 
+    /// The largest request head (request line and headers) in bytes, and the
+    /// most header fields: past either the answer is 431 `HeaderTooLarge`.
+    /// Under what libmicrohttpd holds per connection (64 KiB with its
+    /// buffers), which answers a still larger head itself, in HTML.
+    package static let headLimit = (bytes: 32 << 10, fields: 100)
+
     private func route(_ r: HTTPRequest) throws -> HTTPResponse {
+        if r.head.bytes > Gateway.headLimit.bytes || r.head.fields > Gateway.headLimit.fields {
+            throw WebError(
+                name: WebError.Name.headerTooLarge,
+                parameters: .object([
+                    ("limit", .int(Int64(Gateway.headLimit.bytes))), ("fields", .int(Int64(Gateway.headLimit.fields))),
+                ]), status: 431)
+        }
         if r.bodyTooLarge {
             throw WebError(
                 name: WebError.Name.payloadTooLarge, parameters: .object([("limit", .int(Int64(settings.maxBody)))]),
@@ -182,7 +223,7 @@ package final class Gateway: Sendable {
             throw WebError.methodNotAllowed(method == .syncChanges ? "GET, POST" : "POST")
         }
         let (session, role) = try authenticate(r, csrfChecked: !isFeed)
-        guard role >= needed else { throw WebError.permissionDenied(needed) }
+        guard policy.allows(role, method) else { throw WebError.permissionDenied(needed) }
         var parameters = isFeed ? try feedParameters(r) : try jsonObject(r, requireJSONType: true)
         if method == .syncChanges, parameters["excludeNode"] != nil || parameters["excludeSince"] != nil {
             // These acknowledge a peer's position for compaction: peers only, over the socket.
@@ -195,13 +236,16 @@ package final class Gateway: Sendable {
             parameters = .object(members)
         }
         if isFeed {
-            // The feed ends when its session does (logout, idle, a removed user, a new password).
+            // The feed ends when its session does (logout, idle, a removed user, a new password):
+            // asked after every wait, before anything is sent, from the users file itself.
             let token = session.token
             let stamp = session.stamp
             let user = session.user
-            let allowed: @Sendable () -> Bool = { [sessions, users] in
+            let allowed: @Sendable () -> Bool = { [sessions, users, policy] in
                 sessions.isOpen(token: token)
-                    && users.account(named: user).map { $0.credentialStamp == stamp && $0.role >= .read } == true
+                    && users.freshAccount(named: user).map {
+                        $0.credentialStamp == stamp && policy.allows($0.role, method)
+                    } == true
             }
             return HTTPResponse(
                 status: 200,
@@ -212,7 +256,10 @@ package final class Gateway: Sendable {
                 events: EventStream(
                     source: try asGateway { try link.stream(method.rawValue, parameters) }, allowed: allowed))
         }
-        return .json(200, try asGateway { try link.call(method.rawValue, parameters) })
+        let reply = try asGateway { try link.call(method.rawValue, parameters) }
+        // entryd answers its gateway as admin: the web user's own role decides what Status shows.
+        if method == .syncStatus, !role.seesLocations { return .json(200, StatusReply.redacted(reply)) }
+        return .json(200, reply)
     }
 
     /// Runs a call to entryd; when entryd refuses the actor because it does not
@@ -248,7 +295,14 @@ package final class Gateway: Sendable {
         }
         let value: JSON
         do { value = try JSON.parse(r.body) } catch { throw WebError.badRequest("body: \(error)") }
-        guard case .object = value else { throw WebError.badRequest("body: not a JSON object") }
+        guard case .object(let members) = value else { throw WebError.badRequest("body: not a JSON object") }
+        // A number beyond a double (1e400) parses as infinity, which JSON cannot carry on to
+        // entryd (it would arrive as null, that is absent): refused here, naming the parameter.
+        if let (name, _) = members.first(where: { $0.1.holdsNonFiniteNumber }) {
+            throw WebError(
+                name: WireErrorName.invalidParameter.rawValue, parameters: .object([("parameter", .string(name))]),
+                status: 400)
+        }
         return value
     }
 
@@ -256,9 +310,14 @@ package final class Gateway: Sendable {
     /// or of a burst stays small however far behind the client starts.
     static let feedPage: Int64 = 100
 
-    /// `Changes` parameters from the query: `since` (else `Last-Event-ID`),
-    /// and `limit`, the page size, at most ``feedPage``. Nothing else: the feed
-    /// is for watching, not for peers.
+    /// `Changes` parameters from the query: where to start, and `limit`, the
+    /// page size, at most ``feedPage``. Nothing else: the feed is for
+    /// watching, not for peers.
+    ///
+    /// Where to start is `Last-Event-ID` when the request has one, else
+    /// `since`: a browser reconnects to the URL it first opened, `?since=N`
+    /// and all, with the id of the last event it got, and must not get the
+    /// changes after N again.
     private func feedParameters(_ r: HTTPRequest) throws -> JSON {
         var since: Int64?
         var limit = Gateway.feedPage
@@ -271,9 +330,14 @@ package final class Gateway: Sendable {
             }
             if key == "since" { since = n } else { limit = max(1, min(n, Gateway.feedPage)) }
         }
-        guard let from = since ?? r.header("last-event-id").flatMap({ Int64($0) }) else {
-            throw WebError.badRequest("since: required")
+        var resume: Int64?
+        if let id = r.header("last-event-id") {
+            guard id.count <= 19, let n = Int64(id), n >= 0 else {
+                throw WebError.badRequest("Last-Event-ID: not a whole number")
+            }
+            resume = n
         }
+        guard let from = resume ?? since else { throw WebError.badRequest("since: required") }
         return .object([("since", .int(from)), ("limit", .int(limit))])
     }
 }

@@ -18,11 +18,15 @@ package struct HTTPRequest: Sendable {
     package var bodyTooLarge: Bool
     /// The connecting address (`127.0.0.1`, `::1`), before any proxy header.
     package var clientAddress: String
+    /// The request head as received: its bytes (request line and headers)
+    /// and its header fields, for the 431 answer.
+    package var head: (bytes: Int, fields: Int)
 
     /// A request; `headers` keys are lower-cased here.
     package init(
         method: String, path: String, query: [(String, String)] = [], headers: [String: String] = [:],
-        body: [UInt8] = [], bodyTooLarge: Bool = false, clientAddress: String = "127.0.0.1"
+        body: [UInt8] = [], bodyTooLarge: Bool = false, clientAddress: String = "127.0.0.1",
+        head: (bytes: Int, fields: Int) = (0, 0)
     ) {
         self.method = method
         self.path = path
@@ -31,6 +35,7 @@ package struct HTTPRequest: Sendable {
         self.body = body
         self.bodyTooLarge = bodyTooLarge
         self.clientAddress = clientAddress
+        self.head = head
     }
 
     /// The header `name` (any case), or nil.
@@ -116,8 +121,9 @@ package final class EventStream: Sendable {
     private let finished = Atomic(false)
 
     /// A stream over `source` (already called with `more`), for as long as `allowed` holds.
-    /// - Parameter allowed: asked before each event and keep-alive; false ends
-    ///   the stream with an `AuthenticationRequired` error event.
+    /// - Parameter allowed: asked before each wait for the source and again
+    ///   after it, before anything is sent; false ends the stream with an
+    ///   `AuthenticationRequired` error event, and what the wait brought is dropped.
     package init(source: any ReplySource, allowed: @escaping @Sendable () -> Bool = { true }) {
         self.source = source
         self.allowed = allowed
@@ -126,24 +132,36 @@ package final class EventStream: Sendable {
     /// The next bytes to send: an event, or a `: keep-alive` comment after
     /// the source's idle interval; nil at the end (the daemon ended the stream
     /// or failed: an `error` event is sent first).
+    ///
+    /// The session is asked before the wait (so an ended one stops the feed
+    /// at once) and after it: the wait can outlast the session (a logout, a new
+    /// password, a removed user), and the batch it brings is for that session.
     package func next() -> [UInt8]? {
         if finished.load(ordering: .acquiring) { return nil }
-        guard allowed() else {
-            finished.store(true, ordering: .releasing)
-            source.close()
-            return Array("event: error\ndata: \(WebError.authenticationRequired.body.text)\n\n".utf8)
-        }
+        guard allowed() else { return ended() }
+        let reply: JSON?
         do {
-            guard let reply = try source.next() else { return Array(": keep-alive\n\n".utf8) }
-            var event = ""
-            if let last = reply["last"]?.intValue { event += "id: \(last)\n" }
-            event += "event: changes\ndata: " + reply.text + "\n\n"
-            return Array(event.utf8)
+            reply = try source.next()
         } catch {
             finished.store(true, ordering: .releasing)
+            guard allowed() else { return ended() }
             let failure = WebError.from(error)
             return Array("event: error\ndata: \(failure.body.text)\n\n".utf8)
         }
+        guard allowed() else { return ended() }
+        guard let reply else { return Array(": keep-alive\n\n".utf8) }
+        var event = ""
+        if let last = reply["last"]?.intValue { event += "id: \(last)\n" }
+        event += "event: changes\ndata: " + reply.text + "\n\n"
+        return Array(event.utf8)
+    }
+
+    /// Ends the stream because its session ended: the source is closed and
+    /// the last bytes are the `AuthenticationRequired` error event.
+    private func ended() -> [UInt8] {
+        finished.store(true, ordering: .releasing)
+        source.close()
+        return Array("event: error\ndata: \(WebError.authenticationRequired.body.text)\n\n".utf8)
     }
 
     /// Ends the stream and closes its source (the client is gone).

@@ -33,22 +33,22 @@ package enum OpenAPIDocument {
             "The user's role does not allow the method (PermissionDenied names the role needed), or the CSRF check failed (io.entryd.web.CSRFRejected)."
         ),
         (404, "No such entry, form, field, conflict, interface or method."),
+        (405, "The path takes other HTTP methods (MethodNotAllowed; the Allow header lists them)."),
         (409, "The entry exists with other values, was changed since the given version, or was erased."),
         (413, "A limit was hit (LimitExceeded names it), or the body is too large."),
+        (415, "The body is not application/json (UnsupportedMediaType)."),
+        (431, "The request line and headers are too large (HeaderTooLarge)."),
         (
             429,
             "Too many failed logins (io.entryd.web.TooManyAttempts); the Retry-After header gives the seconds to wait."
         ),
         (500, "An unexpected error; error names it."),
-        (501, "The method is declared but not implemented, or this node does not do it (BackupUnsupported)."),
+        (501, "The method is declared but not implemented (MethodNotImplemented)."),
         (
             503,
-            "entryd could not store (StorageFailed: nothing of the call was stored) or cannot be reached (io.entryd.web.DaemonUnreachable); try again."
+            "entryd could not store (StorageFailed: nothing of the call was stored) or cannot be reached (io.entryd.web.DaemonUnreachable), or this address has too many connections open (TooManyConnections, with Retry-After); try again."
         ),
     ]
-
-    /// The statuses every method's responses list (beside 200 and `default`).
-    static let methodStatuses = [400, 401, 403, 404, 409, 413, 503]
 
     /// The document, for the methods of ``VarlinkIDL/served`` that `exposed`
     /// accepts (given qualified names; default ``isExposed(_:)``).
@@ -69,7 +69,10 @@ package enum OpenAPIDocument {
     static func generate(interfaces: [VarlinkIDL], exposed: (String) -> Bool) -> JSON {
         var schemas: [(String, JSON)] = [("Error", errorSchema)]
         var paths: [(String, JSON)] = []
-        var errorsByStatus: [Int: [String]] = [:]
+        let exposedMethods = interfaces.flatMap { i in
+            i.methods.compactMap { m in exposed("\(i.name).\(m.name)") ? Method(rawValue: "\(i.name).\(m.name)") : nil }
+        }
+        let answered = Set((exposedMethods.flatMap(\.errors) + WireErrorName.anyCall).map(\.rawValue))
         let security = JSON.array([
             .object([("bearer", .array([]))]), .object([("cookie", .array([])), ("csrf", .array([]))]),
         ])
@@ -211,7 +214,8 @@ package enum OpenAPIDocument {
             }
             for e in interface.errors {
                 let name = "\(q).\(e.name)"
-                errorsByStatus[WebError.status(for: name), default: []].append(name)
+                // An error no exposed method answers (BackupUnsupported: Backup stays on the socket) is left out.
+                guard answered.contains(name) else { continue }
                 var members: [(String, JSON)] = [("type", .string("object"))]
                 if !e.doc.isEmpty { members.append(("description", .string(e.doc))) }
                 members.append(("required", .array([.string("error"), .string("parameters")])))
@@ -227,11 +231,16 @@ package enum OpenAPIDocument {
             }
             for m in interface.methods where exposed("\(q).\(m.name)") {
                 let name = "\(q).\(m.name)"
-                schemas.append(("\(name).Parameters", schema(.structure(m.parameters), in: q)))
+                let method = Method(rawValue: name)
+                let parameters = m.parameters.filter { p in
+                    method.map { ParameterRules.isServed(p.name, of: $0) } ?? true
+                }
+                var parametersSchema = schema(.structure(parameters), in: q)
+                if let method { parametersSchema = ParameterRules.refine(parametersSchema, of: method) }
+                schemas.append(("\(name).Parameters", parametersSchema))
                 schemas.append(("\(name).Reply", schema(.structure(m.reply), in: q)))
                 var responses: [(String, JSON)] = [("200", jsonResponse("The reply parameters.", ref("\(name).Reply")))]
-                responses += methodStatuses.map { (String($0), responseRef($0)) }
-                responses.append(("default", responseRef(nil)))
+                responses += errorResponses(method.map { $0.errors + WireErrorName.anyCall } ?? WireErrorName.anyCall)
                 var operation: [(String, JSON)] = [
                     ("operationId", .string(name)), ("tags", .array([.string(q)])),
                     ("summary", .string(summary(of: m.doc, name: name))),
@@ -248,7 +257,6 @@ package enum OpenAPIDocument {
             }
         }
         for e in WebError.own {
-            errorsByStatus[e.status, default: []].append(e.name)
             schemas.append(
                 (
                     e.name,
@@ -308,13 +316,11 @@ package enum OpenAPIDocument {
                 ])
             ))
 
+        // The responses the session paths and the feed share: the gateway's own errors of each status.
         var responses: [(String, JSON)] = []
         for (status, meaning) in statusMeanings {
-            let names = errorsByStatus[status] ?? []
-            var choices = names.map { ref($0) }
-            choices.append(ref("Error"))
-            let text = names.isEmpty ? meaning : meaning + " Errors: " + names.joined(separator: ", ") + "."
-            responses.append((String(status), jsonResponse(text, .object([("anyOf", .array(choices))]))))
+            let names = WebError.own.filter { $0.status == status }.map(\.name)
+            responses.append((String(status), errorResponse(meaning, names)))
         }
         responses.append(("Default", jsonResponse("Any other error.", ref("Error"))))
 
@@ -333,6 +339,8 @@ package enum OpenAPIDocument {
                     ),
                 ])
             ),
+            // Relative: the document is served by the entryd-web it describes.
+            ("servers", .array([.object([("url", .string("/")), ("description", .string("This entryd-web."))])])),
             ("tags", .array(tags)),
             ("paths", .object(paths)),
             (
@@ -383,6 +391,37 @@ package enum OpenAPIDocument {
     }
 
     // MARK: - Pieces
+
+    /// The error responses of a method's `POST`: for each status, the method's
+    /// own errors (``Method/errors`` and ``WireErrorName/anyCall``) and the
+    /// gateway's that any `POST` can meet (a bad body, no login, a CSRF
+    /// failure, a wrong HTTP method, a body too large or not JSON, entryd
+    /// unreachable); `default` for the rest (500).
+    static func errorResponses(_ errors: [WireErrorName]) -> [(String, JSON)] {
+        var byStatus: [Int: [String]] = [:]
+        for e in errors { byStatus[WebError.status(for: e), default: []].append(e.rawValue) }
+        for e in WebError.own
+        where e.name != WebError.Name.notFound && e.name != WebError.Name.tooManyAttempts
+            && e.name != WebError.Name.loginFailed
+        {
+            byStatus[e.status, default: []].append(e.name)
+        }
+        var out: [(String, JSON)] = []
+        for (status, meaning) in statusMeanings {
+            guard let names = byStatus[status] else { continue }
+            out.append((String(status), errorResponse(meaning, names)))
+        }
+        out.append(("default", responseRef(nil)))
+        return out
+    }
+
+    /// A JSON error response whose body is one of the errors `names` (each a
+    /// component schema), or any ``errorSchema`` when none is named.
+    static func errorResponse(_ meaning: String, _ names: [String]) -> JSON {
+        guard !names.isEmpty else { return jsonResponse(meaning, ref("Error")) }
+        let text = meaning + " Errors: " + names.joined(separator: ", ") + "."
+        return jsonResponse(text, names.count == 1 ? ref(names[0]) : .object([("oneOf", .array(names.map(ref)))]))
+    }
 
     /// `{"$ref": "#/components/schemas/NAME"}`.
     static func ref(_ name: String) -> JSON { .object([("$ref", .string("#/components/schemas/\(name)"))]) }
@@ -487,7 +526,7 @@ package enum OpenAPIDocument {
     static let sessionSchemas: [(String, JSON)] = {
         let string = JSON.object([("type", .string("string"))])
         let role = JSON.object([
-            ("type", .string("string")), ("enum", .array([.string("read"), .string("write"), .string("admin")])),
+            ("type", .string("string")), ("enum", .array(Role.grantable.map { .string($0.name) })),
         ])
         func object(_ properties: [(String, JSON)]) -> JSON {
             .object([
@@ -496,11 +535,57 @@ package enum OpenAPIDocument {
             ])
         }
         return [
-            ("Login", object([("user", string), ("password", string)])),
+            // Gateway.login: a user name of 1 to 256 bytes (at most 256 characters of
+            // any kind stays within 1,024 bytes: the schema counts characters, so it
+            // says 64, which no character can push past 256 bytes), a password of up to 4,096 bytes.
+            (
+                "Login",
+                object([
+                    ("user", .object([("type", .string("string")), ("minLength", .int(1)), ("maxLength", .int(64))])),
+                    ("password", .object([("type", .string("string")), ("maxLength", .int(1024))])),
+                ])
+            ),
             ("Session", object([("token", string), ("user", string), ("role", role), ("csrf", string)])),
             ("SessionInfo", object([("user", string), ("role", role), ("csrf", string)])),
         ]
     }()
+
+    /// One event of the live feed (HTML's Server-Sent Events: each event's
+    /// fields): `changes` with a Changes reply as JSON and the last seq as its
+    /// `id`, or a last `error` with an error body (the session ended, entryd
+    /// went away).
+    static let feedEvent = JSON.object([
+        ("type", .string("object")), ("required", .array([.string("event"), .string("data")])),
+        (
+            "properties",
+            .object([
+                (
+                    "event",
+                    .object([("type", .string("string")), ("enum", .array([.string("changes"), .string("error")]))])
+                ),
+                (
+                    "id",
+                    .object([
+                        ("type", .string("string")), ("pattern", .string("^[0-9]+$")),
+                        (
+                            "description",
+                            .string("The last seq of a changes event: send it as Last-Event-ID to resume.")
+                        ),
+                    ])
+                ),
+                (
+                    "data",
+                    .object([
+                        ("type", .string("string")), ("contentMediaType", .string("application/json")),
+                        (
+                            "contentSchema",
+                            .object([("anyOf", .array([ref(Method.syncChanges.rawValue + ".Reply"), ref("Error")]))])
+                        ),
+                    ])
+                ),
+            ])
+        ),
+    ])
 
     /// `GET /api/v1/io.entryd.Sync.Changes`: the live feed as Server-Sent Events.
     static let changesStream = JSON.object([
@@ -547,7 +632,7 @@ package enum OpenAPIDocument {
                         (
                             "content",
                             .object([
-                                ("text/event-stream", .object([("schema", .object([("type", .string("string"))]))]))
+                                ("text/event-stream", .object([("schema", feedEvent)]))
                             ])
                         ),
                     ])

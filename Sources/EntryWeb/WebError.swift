@@ -31,6 +31,10 @@ package struct WebError: Error, Sendable, Equatable {
         package static let csrfRejected = "io.entryd.web.CSRFRejected"
         /// 429: too many failed logins for this user or address; `retryAfter` seconds.
         package static let tooManyAttempts = "io.entryd.web.TooManyAttempts"
+        /// 503: too many connections from this address, or too many that no
+        /// session has used; `retryAfter` seconds, `limit` the one reached
+        /// (`address` or `unauthenticated`).
+        package static let tooManyConnections = "io.entryd.web.TooManyConnections"
         /// 503: entryd cannot be reached.
         package static let daemonUnreachable = "io.entryd.web.DaemonUnreachable"
         /// 503: entryd does not name entryd-web's user as `gateway` in `[roles]` (`user`).
@@ -43,6 +47,8 @@ package struct WebError: Error, Sendable, Equatable {
         package static let methodNotAllowed = "io.entryd.web.MethodNotAllowed"
         /// 413: the body is longer than `max-body` (`limit` bytes).
         package static let payloadTooLarge = "io.entryd.web.PayloadTooLarge"
+        /// 431: the request head is over `limit` bytes or `fields` header fields.
+        package static let headerTooLarge = "io.entryd.web.HeaderTooLarge"
         /// 415: a POST whose body is not `application/json`.
         package static let unsupportedMediaType = "io.entryd.web.UnsupportedMediaType"
     }
@@ -62,10 +68,18 @@ package struct WebError: Error, Sendable, Equatable {
         (Name.payloadTooLarge, 413, "The body is longer than max-body (limit, in bytes)."),
         (Name.unsupportedMediaType, 415, "A POST whose body is not application/json."),
         (
+            Name.headerTooLarge, 431,
+            "The request line and headers are over limit bytes, or over fields header fields."
+        ),
+        (
             Name.tooManyAttempts, 429,
             "Too many failed logins for this user or address; try again after retryAfter seconds."
         ),
         (Name.daemonUnreachable, 503, "entryd cannot be reached on its socket; try again."),
+        (
+            Name.tooManyConnections, 503,
+            "Too many connections at once from this address, or too many that have not logged in (limit: address or unauthenticated); try again after retryAfter seconds."
+        ),
         (
             Name.gatewayNotConfigured, 503,
             "entryd does not name entryd-web's user as gateway in the [roles] of entryd.conf; the operator must add it and reload entryd."
@@ -121,13 +135,13 @@ package struct WebError: Error, Sendable, Equatable {
 
     /// The JSON response, with the header RFC 9110 and RFC 6585 ask of its
     /// status: `Allow` on 405 (the `allowed` methods), `Retry-After` on 429
-    /// (`retryAfter` seconds), `WWW-Authenticate: Bearer` on 401.
+    /// and 503 (`retryAfter` seconds, when given), `WWW-Authenticate: Bearer` on 401.
     package var response: HTTPResponse {
         var headers: [(String, String)] = []
         switch status {
         case 401: headers.append(("WWW-Authenticate", #"Bearer realm="entryd""#))
         case 405: if let allowed = parameters["allowed"]?.stringValue { headers.append(("Allow", allowed)) }
-        case 429:
+        case 429, 503:
             if let seconds = parameters["retryAfter"]?.intValue { headers.append(("Retry-After", String(seconds))) }
         default: break
         }
@@ -137,6 +151,13 @@ package struct WebError: Error, Sendable, Equatable {
     /// 400 `BadRequest` with its reason.
     package static func badRequest(_ reason: String) -> WebError {
         WebError(name: Name.badRequest, parameters: .object([("reason", .string(reason))]), status: 400)
+    }
+    /// 503 `TooManyConnections`: the connection was accepted over `limit`
+    /// (`address` or `unauthenticated`); the client may try again after `retryAfter` seconds.
+    package static func tooManyConnections(limit: String, retryAfter: Int) -> WebError {
+        WebError(
+            name: Name.tooManyConnections,
+            parameters: .object([("limit", .string(limit)), ("retryAfter", .int(Int64(retryAfter)))]), status: 503)
     }
     static let authenticationRequired = WebError(
         name: Name.authenticationRequired,

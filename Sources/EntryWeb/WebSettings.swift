@@ -30,6 +30,14 @@ package struct WebSettings: Sendable, Equatable {
     package var loginAttempts = 5
     /// Seconds a connection may stay silent (a slow or stalled client) before it is closed.
     package var idleTimeout = 30
+    /// Seconds within which each request header must arrive whole, from the
+    /// connection's start or its previous response, until a request on the
+    /// connection has carried a live session (a slow-header client is cut off).
+    package var headerTimeout = 10
+    /// Connections at once that no session has used yet (all addresses
+    /// together, also behind a proxy); past it the one waiting longest for its
+    /// header is closed, or the new one answered 503.
+    package var maxUnauthenticatedConnections = 256
     /// The configuration file read, if any.
     package var configPath: String?
 
@@ -219,6 +227,9 @@ package struct WebSettings: Sendable, Equatable {
         case "session-idle": sessionIdle = try checked(ConfigSyntax.seconds, 60...2_592_000)
         case "login-attempts": loginAttempts = try checked(ConfigSyntax.count, 1...1000)
         case "idle-timeout": idleTimeout = try checked(ConfigSyntax.seconds, 1...3600)
+        case "header-timeout": headerTimeout = try checked(ConfigSyntax.seconds, 1...3600)
+        case "max-unauthenticated-connections":
+            maxUnauthenticatedConnections = try checked(ConfigSyntax.count, 1...65_536)
         default: throw SettingsError(message: "unknown key '\(key)'; see config/entryd-web.conf", code: .config)
         }
     }

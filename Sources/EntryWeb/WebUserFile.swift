@@ -82,4 +82,13 @@ package final class WebUserFile: WebUserStore, Sendable {
     package func account(named name: String) -> WebUser? {
         current().user(named: name)
     }
+
+    /// See ``WebUserStore/freshAccount(named:)``: the file's stamp is checked
+    /// now (one `stat`), not at most once a second.
+    package func freshAccount(named name: String) -> WebUser? {
+        state.withLock { state in
+            reload(&state)
+            return state.users.user(named: name)
+        }
+    }
 }

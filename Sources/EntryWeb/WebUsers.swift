@@ -64,7 +64,7 @@ package struct FileStamp: Sendable, Equatable {
 ///   digit (Nd) or one of `. _ - @` (`ActorName.isValid(_:)`): the rule for the actor a
 ///   gateway names to entryd (recorded as `web:NAME`), so every user name is one
 ///   entryd accepts;
-/// - ROLE: `read`, `write` or `admin` (EntryModel's ``Role``);
+/// - ROLE: `submit`, `read`, `write` or `admin` (EntryModel's ``Role``);
 /// - HASH: the Argon2id string of ``PasswordHash`` (`$argon2id$…`, under 128 bytes).
 ///
 /// Lines whose first non-blank character is `#` and blank lines are kept as
@@ -228,7 +228,7 @@ package struct WebUsers: Sendable, Equatable {
     package var text: String {
         var out =
             lines.isEmpty || !lines.contains(where: { if case .text = $0 { return true } else { return false } })
-            ? "# entryd-web users: NAME:ROLE:HASH (ROLE read, write or admin; HASH Argon2id). Edit with entryctl web-user.\n"
+            ? "# entryd-web users: NAME:ROLE:HASH (ROLE submit, read, write or admin; HASH Argon2id). Edit with entryctl web-user.\n"
             : ""
         for line in lines {
             switch line {
@@ -364,7 +364,7 @@ package enum WebUsersError: Error, Sendable, Equatable, CustomStringConvertible 
             switch problem {
             case .notThreeParts: what = "not NAME:ROLE:HASH"
             case .badName(let n): what = "the name '\(n)' is not 1 to 64 letters, digits, '.', '_', '-' or '@'"
-            case .badRole(let r): what = "the role '\(r)' is not read, write or admin"
+            case .badRole(let r): what = "the role '\(r)' is not submit, read, write or admin"
             case .badHash: what = "the hash is not an Argon2id hash ($argon2id$...)"
             case .duplicate(let n, let first): what = "the name '\(n)' is already on line \(first)"
             }

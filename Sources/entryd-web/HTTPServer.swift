@@ -16,7 +16,13 @@ final class HTTPServer: @unchecked Sendable {
         "last-event-id", "x-forwarded-for",
     ]
 
-    init(gateway: Gateway) { self.gateway = gateway }
+    /// Seconds a client over a connection limit is told to wait (`Retry-After`).
+    private let retryAfter: Int
+
+    init(gateway: Gateway, retryAfter: Int) {
+        self.gateway = gateway
+        self.retryAfter = retryAfter
+    }
 
     /// Starts listening on `listen` (or on systemd's `listenFD`).
     /// - Throws: ``StartFailure`` saying why libmicrohttpd could not start.
@@ -32,7 +38,10 @@ final class HTTPServer: @unchecked Sendable {
                         connection_limit: UInt32(settings.maxConnections),
                         // Behind a proxy every connection comes from its address.
                         per_ip_limit: settings.behindProxy ? 0 : UInt32(settings.maxConnectionsPerAddress),
-                        timeout_seconds: UInt32(settings.idleTimeout), memory_limit: 64 << 10,
+                        unauthenticated_limit: UInt32(
+                            min(settings.maxUnauthenticatedConnections, settings.maxConnections)),
+                        timeout_seconds: UInt32(settings.idleTimeout),
+                        header_timeout_seconds: UInt32(settings.headerTimeout), memory_limit: 64 << 10,
                         body_limit: settings.maxBody)
                     return cweb_start(&options, HTTPServer.onRequest, context, &error, error.count)
                 }
@@ -62,13 +71,14 @@ final class HTTPServer: @unchecked Sendable {
         // this server could read different requests (RFC 9112 §6.3). Refused,
         // and the connection closed, so nothing behind it on the connection is read.
         let lengths = cweb_header_count(connection, "content-length")
+        var malformed: String?
         if lengths > 1 || (lengths == 1 && cweb_header_count(connection, "transfer-encoding") > 0) {
-            let body = WebError.badRequest("conflicting Content-Length and Transfer-Encoding").body.encoded
-            return body.withUnsafeBufferPointer {
-                cweb_respond(
-                    connection, 400, "Content-Type: application/json\nConnection: close\n", $0.baseAddress, $0.count)
-            }
+            malformed = "conflicting Content-Length and Transfer-Encoding"
+        } else if cweb_header_has_control(connection) != 0 {
+            // A bare CR inside a header (RFC 9110 §5.5): another reader could end the line there.
+            malformed = "a control character in a header"
         }
+        if let malformed { return refuse(connection, WebError.badRequest(malformed)) }
         var headers: [String: String] = [:]
         for name in HTTPServer.headerNames {
             if let value = cweb_header(connection, name) { headers[name] = String(cString: value) }
@@ -90,7 +100,16 @@ final class HTTPServer: @unchecked Sendable {
         let request = HTTPRequest(
             method: String(cString: r.method), path: String(cString: r.url), query: query.pairs,
             headers: headers, body: body, bodyTooLarge: r.body_too_large != 0,
-            clientAddress: cText(address))
+            clientAddress: cText(address), head: (Int(r.header_size), Int(r.header_count)))
+        if r.refused != Int32(CWEB_ADMITTED) {
+            // Accepted over a limit so that it hears why: 503 and when to come back, then closed.
+            // Over the unauthenticated limit, a request with a live session is served all the same.
+            let limit = r.refused == Int32(CWEB_OVER_ADDRESS_LIMIT) ? "address" : "unauthenticated"
+            if limit == "address" || !gateway.hasSession(request) {
+                return refuse(connection, WebError.tooManyConnections(limit: limit, retryAfter: retryAfter))
+            }
+        }
+        if r.authenticated == 0, gateway.hasSession(request) { cweb_mark_authenticated(connection) }
         let response = gateway.handle(request)
         let headerText = response.headers.map { "\($0.0): \($0.1)\n" }.joined()
         switch response.body {
@@ -102,6 +121,17 @@ final class HTTPServer: @unchecked Sendable {
             let stream = Unmanaged.passRetained(StreamState(events)).toOpaque()
             return cweb_respond_stream(
                 connection, UInt32(response.status), headerText, HTTPServer.read, HTTPServer.release, stream)
+        }
+    }
+
+    /// Answers `error` in JSON and closes the connection after it: nothing
+    /// behind the request on the connection is read.
+    private func refuse(_ connection: UnsafeMutableRawPointer?, _ error: WebError) -> Int32 {
+        var response = gateway.withCommonHeaders(error.response)
+        response.headers.append(("Connection", "close"))
+        let headerText = response.headers.map { "\($0.0): \($0.1)\n" }.joined()
+        return response.bytes.withUnsafeBufferPointer {
+            cweb_respond(connection, UInt32(response.status), headerText, $0.baseAddress, $0.count)
         }
     }
 

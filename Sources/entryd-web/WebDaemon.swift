@@ -130,7 +130,7 @@ enum WebDaemon {
             limiter: LoginLimiter(limit: settings.loginAttempts),
             settings: .init(secure: settings.secure, behindProxy: settings.behindProxy, maxBody: settings.maxBody),
             openAPI: { openAPI }, log: log)
-        let server = HTTPServer(gateway: gateway)
+        let server = HTTPServer(gateway: gateway, retryAfter: min(settings.headerTimeout, 10))
         do {
             try server.start(settings: settings, listenFD: listenFD, tls: tls)
         } catch let failure as HTTPServer.StartFailure {

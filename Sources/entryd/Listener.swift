@@ -55,10 +55,10 @@ final class Listener: Sendable {
             for (client, session) in open {
                 let before = session.caller
                 let after = SocketCredentials.caller(of: client, access: newValue)
-                guard after.role != before.role || after.isGateway != before.isGateway else { continue }
+                guard after.roles != before.roles || after.isGateway != before.isGateway else { continue }
                 session.reassign(after)
                 log.notice(
-                    "client fd=\(client) user='\(after.userName)': role \(before.role.name)\(before.isGateway ? " (gateway)" : "") → \(after.role.name)\(after.isGateway ? " (gateway)" : "") after the reload"
+                    "client fd=\(client) user='\(after.userName)': role \(before.roleNames)\(before.isGateway ? " (gateway)" : "") → \(after.roleNames)\(after.isGateway ? " (gateway)" : "") after the reload"
                 )
             }
         }
@@ -121,7 +121,7 @@ final class Listener: Sendable {
             // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
             let caller = SocketCredentials.caller(of: client, access: policy)
             log.debug(
-                "client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.role.name): connected")
+                "client fd=\(client) pid=\(caller.pid) user='\(caller.userName)' role=\(caller.roleNames): connected")
             let session = ClientConnection(
                 fd: client, caller: caller, handler: service, limits: limits,
                 log: { [log] event in

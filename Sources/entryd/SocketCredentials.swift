@@ -8,7 +8,7 @@ enum SocketCredentials {
     /// The uid entryd runs as: that user is always admin.
     static let daemonUID = getuid()
 
-    /// Who is on the other end of `fd`, with the role `access` grants and
+    /// Who is on the other end of `fd`, with the roles `access` grants and
     /// whether it is a gateway (`[roles] gateway`): the
     /// user name from getpwuid_r(3), groups from getgrouplist(3). A socket
     /// without credentials (never on Linux AF_UNIX) gets no role.
@@ -21,9 +21,9 @@ enum SocketCredentials {
         }
         let name = Accounts.userName(uid)
         let groups = Accounts.groupNames(userName: name, gid: gid)
-        let role = access.role(uid: uid, userName: name, groups: groups, daemonUID: daemonUID)
+        let roles = access.roles(uid: uid, userName: name, groups: groups, daemonUID: daemonUID)
         return Caller(
-            pid: pid, uid: uid, gid: gid, userName: name, role: role,
+            pid: pid, uid: uid, gid: gid, userName: name, roles: roles,
             isGateway: access.isGateway(userName: name, groups: groups))
     }
 }

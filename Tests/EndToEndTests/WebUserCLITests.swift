@@ -45,11 +45,12 @@ import EntryWeb
         // no newline at the end
         #expect(try Self.add("李雷", role: "write", password: "another password", file: s.path).status == 0)
         #expect(try Self.add("bob", role: "read", password: "windows line\r\n", file: s.path).status == 0)
+        #expect(try Self.add("kiosk", role: "submit", password: "front desk tablet", file: s.path).status == 0)
         // The file: a comment, then NAME:ROLE:HASH lines; mode 0640.
         let text = try String(contentsOfFile: s.path, encoding: .utf8)
         let lines = text.split(separator: "\n")
         #expect(
-            lines.count == 4 && lines[0].hasPrefix("#") && lines[1].hasPrefix("alice:admin:$argon2id$")
+            lines.count == 5 && lines[0].hasPrefix("#") && lines[1].hasPrefix("alice:admin:$argon2id$")
                 && lines[2].hasPrefix("李雷:write:$argon2id$"))
         #expect((try FileManager.default.attributesOfItem(atPath: s.path)[.posixPermissions] as? Int) == 0o640)
         // The trailing newline (and CR) is not part of the password.
@@ -58,17 +59,19 @@ import EntryWeb
         #expect(users.verify(name: "alice", password: "correct horse battery\n") == nil)
         #expect(users.verify(name: "李雷", password: "another password")?.role == .write)
         #expect(users.verify(name: "bob", password: "windows line")?.role == .read)
+        #expect(users.verify(name: "kiosk", password: "front desk tablet")?.role == .submit)
+        #expect(lines[4].hasPrefix("kiosk:submit:$argon2id$"))
 
         let table = try Self.run(["web-user", "list", "--users", s.path])
         #expect(table.status == 0, "\(table)")
         #expect(
             table.stdout.contains("alice") && table.stdout.contains("admin") && table.stdout.contains("李雷")
-                && table.stdout.hasSuffix("3 web user(s)\n"))
+                && table.stdout.hasSuffix("4 web user(s)\n"))
         #expect(!table.stdout.contains("argon2id"))
         let json = try Self.run(["web-user", "list", "--users", s.path, "--format", "json"])
         #expect(
             json.stdout
-                == #"{"users":[{"name":"alice","role":"admin"},{"name":"李雷","role":"write"},{"name":"bob","role":"read"}]}"#
+                == #"{"users":[{"name":"alice","role":"admin"},{"name":"李雷","role":"write"},{"name":"bob","role":"read"},{"name":"kiosk","role":"submit"}]}"#
                 + "\n")
         #expect(try Self.run(["--json", "web-user", "list", "--users", s.path]).stdout == json.stdout)
 
@@ -76,7 +79,7 @@ import EntryWeb
         #expect(removed.status == 0 && removed.stdout == "removed web user bob from \(s.path)\n", "\(removed)")
         let unknown = try Self.run(["web-user", "remove", "bob", "--users", s.path])
         #expect(unknown.status == 1 && unknown.stderr.contains("no web user bob in '\(s.path)'"), "\(unknown)")
-        #expect(try WebUsers.load(path: s.path).users.map(\.name) == ["alice", "李雷"])
+        #expect(try WebUsers.load(path: s.path).users.map(\.name) == ["alice", "李雷", "kiosk"])
         // $ENTRYD_WEB_USERS names the file when --users is not given.
         let env = try Self.run(["web-user", "list", "--format", "json"], environment: ["ENTRYD_WEB_USERS": s.path])
         #expect(env.status == 0 && env.stdout.contains("李雷"), "\(env)")
@@ -116,7 +119,7 @@ import EntryWeb
         ] {
             let r = try Self.run(["web-user"] + arguments + ["--users", s.path], input: "s3cret-pass\n")
             #expect(r.status == 1, "\(arguments): \(r)")
-            #expect(r.stderr.contains("\(s.path):4: the role 'superuser' is not read, write or admin"), "\(r)")
+            #expect(r.stderr.contains("\(s.path):4: the role 'superuser' is not submit, read, write or admin"), "\(r)")
             #expect(
                 r.stderr.contains("fix or remove that line; the file was not changed") && !r.stderr.contains("secret"),
                 "\(r)")
@@ -132,9 +135,15 @@ import EntryWeb
         for (arguments, message) in [
             (["web-user"], "missing a subcommand: add, remove or list"),
             (["web-user", "rename", "x"], "unknown subcommand 'rename' (add, remove or list)"),
-            (["web-user", "add", "alice"], "add needs --role read|write|admin"),
-            (["web-user", "add", "alice", "--role", "root"], "--role is one of read, write, admin, not 'root'"),
-            (["web-user", "add", "alice", "--role", "none"], "--role is one of read, write, admin, not 'none'"),
+            (["web-user", "add", "alice"], "add needs --role submit|read|write|admin"),
+            (
+                ["web-user", "add", "alice", "--role", "root"],
+                "--role is one of submit, read, write, admin, not 'root'"
+            ),
+            (
+                ["web-user", "add", "alice", "--role", "none"],
+                "--role is one of submit, read, write, admin, not 'none'"
+            ),
             (
                 ["web-user", "add", "web:alice", "--role", "read"],
                 "the user name 'web:alice' is not 1 to 64 letters, digits, '.', '_', '-' or '@'"

@@ -192,7 +192,7 @@ import Testing
         ("[roles]\nadmin = @", 2, "admin", "'@' is not one"),
         ("[roles]\ngateway = entryd-web, web user", 2, "gateway", "'web user' is not one"),
         ("[roles]\ngateway = @", 2, "gateway", "'@' is not one"),
-        ("[roles]\ndefault-role = root", 2, "default-role", "none, read, write or admin"),
+        ("[roles]\ndefault-role = root", 2, "default-role", "none, submit, read, write or admin"),
         ("locale = zh\nthis line is wrong", 2, "", "expected '[section]' or 'key = value'"),
         // Debian's libinih joins an indented line to the key before it: refused, not a path with a newline.
         ("socket = /run/x.sock\n  this is not ini", 2, "", "an indented line would continue 'socket' of line 1"),
@@ -267,6 +267,7 @@ import Testing
         back.databasePath = nil
         back.sources = c.sources
         var expected = c
+        expected.access.grants[.submit] = []
         expected.access.grants[.read] = []
         expected.access.grants[.admin] = []
         #expect(back == expected)
@@ -280,20 +281,38 @@ import Testing
 
     @Test("root and the daemon's own user are admin whatever the lists say")
     func rootAndSelf() {
-        #expect(policy.role(uid: 0, userName: "root", groups: [], daemonUID: 999) == .admin)
-        #expect(policy.role(uid: 999, userName: "entryd", groups: [], daemonUID: 999) == .admin)
+        #expect(policy.roles(uid: 0, userName: "root", groups: [], daemonUID: 999) == [.admin])
+        #expect(policy.roles(uid: 999, userName: "entryd", groups: [], daemonUID: 999) == [.admin])
     }
 
-    @Test("users and groups get the highest role that names them, else the default")
+    @Test("users and groups get the strongest roles that name them, else the default")
     func grants() {
-        #expect(policy.role(uid: 1001, userName: "carol", groups: ["users"], daemonUID: 999) == .read)
-        #expect(policy.role(uid: 1002, userName: "alice", groups: ["users"], daemonUID: 999) == .write)
-        #expect(policy.role(uid: 1003, userName: "dave", groups: ["users", "staff"], daemonUID: 999) == .write)
-        #expect(policy.role(uid: 1001, userName: "carol", groups: ["wheel"], daemonUID: 999) == .admin)
-        #expect(policy.role(uid: 1004, userName: "eve", groups: ["users"], daemonUID: 999) == Role.none)
-        #expect(AccessPolicy().role(uid: 1004, userName: "eve", groups: [], daemonUID: 999) == .read)
+        #expect(policy.roles(uid: 1001, userName: "carol", groups: ["users"], daemonUID: 999) == [.read])
+        #expect(policy.roles(uid: 1002, userName: "alice", groups: ["users"], daemonUID: 999) == [.write])
+        #expect(policy.roles(uid: 1003, userName: "dave", groups: ["users", "staff"], daemonUID: 999) == [.write])
+        #expect(policy.roles(uid: 1001, userName: "carol", groups: ["wheel"], daemonUID: 999) == [.admin])
+        #expect(policy.roles(uid: 1004, userName: "eve", groups: ["users"], daemonUID: 999) == [Role.none])
+        #expect(AccessPolicy().roles(uid: 1004, userName: "eve", groups: [], daemonUID: 999) == [.read])
         // "@staff" names a group, never a user called "@staff" or "staff".
-        #expect(policy.role(uid: 1005, userName: "staff", groups: [], daemonUID: 999) == Role.none)
+        #expect(policy.roles(uid: 1005, userName: "staff", groups: [], daemonUID: 999) == [Role.none])
+    }
+
+    @Test("submit sits beside read: named in both, a caller holds both; write includes submit")
+    func submitGrants() {
+        let policy = AccessPolicy(
+            grants: [.submit: ["@kiosks", "frank"], .read: ["carol"], .write: ["@staff"]], defaultRole: .none)
+        #expect(policy.roles(uid: 1010, userName: "kiosk1", groups: ["kiosks"], daemonUID: 999) == [.submit])
+        #expect(policy.roles(uid: 1001, userName: "carol", groups: ["kiosks"], daemonUID: 999) == [.submit, .read])
+        #expect(policy.roles(uid: 1011, userName: "frank", groups: ["staff"], daemonUID: 999) == [.write])
+        let both = Caller(pid: 1, uid: 1001, gid: 1001, userName: "carol", roles: [.read, .submit])
+        #expect(both.roles == [.submit, .read] && both.roleNames == "submit+read")
+        #expect(both.allows(.entriesAdd) && both.allows(.entriesList))
+        #expect(!both.allows(.entriesUpdate) && !both.allows(.entriesImport) && !both.allows(.syncCompact))
+        let config = try? DaemonConfiguration.parse(text: "[roles]\nsubmit = kiosk, @tablets\n", path: "/e/k.conf")
+        #expect(config?.access.grants[.submit] == ["kiosk", "@tablets"])
+        #expect(
+            (try? DaemonConfiguration.parse(text: "[roles]\ndefault-role = submit\n", path: "/e/d.conf"))?.access
+                .defaultRole == .submit)
     }
 
     @Test(
@@ -302,7 +321,7 @@ import Testing
         let policy = AccessPolicy(
             grants: [.read: ["web"], .admin: ["alice"]], defaultRole: .read, gateways: ["web", "root", "@gw"])
         #expect(policy.isGateway(userName: "web", groups: ["web"]))
-        #expect(policy.role(uid: 1006, userName: "web", groups: ["web"], daemonUID: 999) == .admin)
+        #expect(policy.roles(uid: 1006, userName: "web", groups: ["web"], daemonUID: 999) == [.admin])
         #expect(policy.isGateway(userName: "root", groups: ["root"]), "root can be named a gateway (tests run as root)")
         #expect(policy.isGateway(userName: "bob", groups: ["users", "gw"]))
         #expect(!policy.isGateway(userName: "alice", groups: ["users"]))

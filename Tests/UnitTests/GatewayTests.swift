@@ -270,6 +270,121 @@ import EntryClient
         #expect(Method(rawValue: "io.entryd.Entries.Get")?.role == .read)
         #expect(Method(rawValue: "io.entryd.Sync.Apply")?.role == .admin)
         #expect(Method(rawValue: "io.entryd.Entries.Erase")?.role == .admin)
-        #expect(Method.allCases.allSatisfy { $0.role >= .read })
+        #expect(Method.allCases.allSatisfy { [.read, .write, .admin].contains($0.role) })
+    }
+
+    static let submitMethods: Set<String> = [
+        "org.varlink.service.GetInfo", "org.varlink.service.GetInterfaceDescription", "io.entryd.Entries.Add",
+        "io.entryd.Forms.Check", "io.entryd.Forms.GetForm", "io.entryd.Forms.Options",
+    ]
+
+    @Test("roles are sets of methods: read ⊂ write ⊂ admin, submit ⊂ write beside read, none empty")
+    func roleSets() {
+        func set(_ role: Role) -> Set<String> { Set(Method.allCases.filter { role.allows($0) }.map(\.rawValue)) }
+        #expect(set(.submit) == Self.submitMethods)
+        #expect(set(.none).isEmpty && set(.admin) == Set(Method.allCases.map(\.rawValue)))
+        #expect(set(.read) == Set(Method.allCases.filter { $0.role == .read }.map(\.rawValue)))
+        #expect(set(.read).isStrictSubset(of: set(.write)) && set(.write).isStrictSubset(of: set(.admin)))
+        #expect(set(.submit).isStrictSubset(of: set(.write)))
+        #expect(!set(.submit).isSubset(of: set(.read)) && !set(.read).isSubset(of: set(.submit)))
+        #expect(Role.admin.includes(.submit) && Role.write.includes(.submit) && !Role.read.includes(.submit))
+        #expect(Role.strongest([.read, .submit]) == [.submit, .read])
+        #expect(Role.strongest([.submit, .write, .read]) == [.write])
+        #expect(Role.strongest([.none, .read]) == [.read] && Role.strongest([]).isEmpty)
+        // The least ladder role named by PermissionDenied allows the method, and nothing below it does.
+        for method in Method.allCases {
+            #expect(method.role.allows(method), "\(method.rawValue)")
+            let below: [Role] = method.role == .admin ? [.write, .read] : method.role == .write ? [.read] : []
+            #expect(!below.contains { $0.allows(method) }, "\(method.rawValue)")
+        }
+    }
+
+    /// The reply or the error name and parameters of one call to `service` as `caller`.
+    static func outcome(_ service: EntryService, _ caller: Caller, _ method: Method, _ parameters: JSON = .object([]))
+        -> (reply: JSON?, error: WireError?)
+    {
+        var reply: JSON?
+        let context = CallContext(
+            caller: caller, call: VarlinkCall(method: method.rawValue, parameters: parameters),
+            send: { reply = $0.parameters }, clientHungUp: { true })
+        do {
+            try service.handle(context)
+            return (reply, nil)
+        } catch {
+            return (reply, WireError(mapping: error))
+        }
+    }
+
+    @Test("a submit caller is refused every method but its own, each PermissionDenied naming the least ladder role")
+    func submitCallerOnEveryMethod() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 1)
+        defer { store.close() }
+        let service = EntryService(store: store, forms: .builtIn)
+        let kiosk = Caller(pid: 1, uid: 1234, gid: 1234, userName: "kiosk", role: .submit)
+        var allowed: Set<String> = []
+        for method in Method.allCases {
+            let (_, error) = Self.outcome(service, kiosk, method)
+            if error?.known == .permissionDenied {
+                #expect(error?.parameters["role"]?.stringValue == method.role.name, "\(method.rawValue): \(error!)")
+            } else {
+                allowed.insert(method.rawValue)
+            }
+        }
+        #expect(allowed == Self.submitMethods)
+        // Its own methods work: a form, a check, an Add, which it cannot read back.
+        let fields = GroupCommitSessionTests.fields("Kiosk Visitor")
+        #expect(Self.outcome(service, kiosk, .formsGetForm).reply?["form"] != nil)
+        #expect(Self.outcome(service, kiosk, .formsCheck, .object([("fields", fields)])).reply?["problems"] != nil)
+        let added = Self.outcome(service, kiosk, .entriesAdd, .object([("fields", fields)]))
+        let id = try #require(added.reply?["entry"]?["id"]?.stringValue, "\(String(describing: added.error))")
+        let get = Self.outcome(service, kiosk, .entriesGet, .object([("id", .string(id))]))
+        #expect(get.error?.known == .permissionDenied && get.reply == nil)
+        #expect(try store.get(id)?.createdBy == "kiosk")
+    }
+
+    @Test("a peer's last error and notice keep their words without the address, its command or its path")
+    func statusRedactionOfErrors() throws {
+        let reply = try JSON.parse(
+            #"{"node":"n","database":"/var/lib/entryd/entries.db","peers":["#
+                + #"{"name":"office","address":"exec: ssh admin@office.example entryctl bridge","pulledSeq":1,"pushedSeq":2,"#
+                + #""lastError":"exec: No such file or directory (ssh admin@office.example entryctl bridge)"},"#
+                + #"{"name":"lab","address":"unix:/srv/lab/entryd.sock","pulledSeq":0,"pushedSeq":0,"#
+                + #""notice":"connect '/srv/lab/entryd.sock': refused"}]}"#)
+        let shown = StatusReply.redacted(reply)
+        #expect(shown["database"]?.stringValue == "" && shown["node"]?.stringValue == "n")
+        let peers = try #require(shown["peers"]?.arrayValue)
+        #expect(peers.map { $0["address"]?.stringValue } == ["", ""])
+        #expect(peers[0]["lastError"]?.stringValue == "exec: No such file or directory (…)")
+        #expect(peers[1]["notice"]?.stringValue == "connect '…': refused")
+        #expect(peers[0]["pushedSeq"]?.intValue == 2 && peers[1]["name"]?.stringValue == "lab")
+        #expect(!shown.text.contains("office.example") && !shown.text.contains("/srv/lab"))
+    }
+
+    @Test("Status hides the database and peer addresses from callers below admin; the members stay")
+    func statusRedaction() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 1)
+        defer { store.close() }
+        let service = EntryService(
+            store: store, forms: .builtIn,
+            peers: [PeerConfig(name: "office", address: "exec:ssh office entryctl bridge", intervalSeconds: 0)])
+        func status(_ roles: [Role]) -> JSON? {
+            Self.outcome(service, Caller(pid: 1, uid: 1234, gid: 1234, userName: "u", roles: roles), .syncStatus).reply
+        }
+        let full = try #require(status([.admin]))
+        #expect(full["database"]?.stringValue == db.path)
+        #expect(full["peers"]?.arrayValue?.first?["address"]?.stringValue == "exec:ssh office entryctl bridge")
+        for roles: [Role] in [[.read], [.write], [.submit, .read]] {
+            let shown = try #require(status(roles), "\(roles)")
+            #expect(shown["database"]?.stringValue == "", "\(roles)")
+            let peer = try #require(shown["peers"]?.arrayValue?.first)
+            #expect(peer["address"]?.stringValue == "" && peer["name"]?.stringValue == "office", "\(roles)")
+            #expect(shown["node"] == full["node"] && shown["forms"] == full["forms"], "the rest is unchanged")
+            if case .object(let a) = shown, case .object(let b) = full { #expect(a.map(\.0) == b.map(\.0)) }
+        }
+        #expect(
+            Self.outcome(service, Caller(pid: 1, uid: 1, gid: 1, userName: "k", role: .submit), .syncStatus).error?
+                .known == .permissionDenied)
     }
 }

@@ -181,12 +181,30 @@ import Foundation
         // The feed: POST as a method, GET as Server-Sent Events.
         let changes = try #require(doc["paths"]?["/api/v1/io.entryd.Sync.Changes"])
         #expect(changes["post"] != nil && changes["get"]?["responses"]?["200"]?["content"]?["text/event-stream"] != nil)
-        // Statuses: the error names land where the API answers them.
-        let responses = try #require(doc["components"]?["responses"])
-        #expect(responses["404"]?["description"]?.stringValue?.contains("io.entryd.Entries.EntryNotFound") == true)
-        #expect(responses["409"]?["description"]?.stringValue?.contains("io.entryd.Entries.EntryErased") == true)
-        #expect(responses["401"]?["description"]?.stringValue?.contains("io.entryd.web.AuthenticationRequired") == true)
-        #expect(responses["403"]?["description"]?.stringValue?.contains("org.varlink.service.PermissionDenied") == true)
+        // Statuses: each operation lists the errors its method answers (Method.errors), under
+        // their statuses, and the gateway's own; an error no exposed method answers is absent.
+        let get = try #require(doc["paths"]?["/api/v1/io.entryd.Entries.Get"]?["post"]?["responses"])
+        #expect(get["404"]?["description"]?.stringValue?.contains("io.entryd.Entries.EntryNotFound") == true)
+        #expect(get["409"]?["description"]?.stringValue?.contains("io.entryd.Entries.EntryErased") == true)
+        #expect(get["401"]?["description"]?.stringValue?.contains("io.entryd.web.AuthenticationRequired") == true)
+        #expect(get["403"]?["description"]?.stringValue?.contains("org.varlink.service.PermissionDenied") == true)
+        #expect(get["405"] != nil && get["415"] != nil && get["431"] != nil && get["default"] != nil)
+        // Every error of the gateway's own table but the login's and the pages' is listed on each operation.
+        let listedNames = get.objectValue?.compactMap { $0.1["description"]?.stringValue }.joined() ?? ""
+        for e in WebError.own
+        where ![WebError.Name.notFound, WebError.Name.tooManyAttempts, WebError.Name.loginFailed].contains(e.name) {
+            #expect(listedNames.contains(e.name), "\(e.name) missing from Get's responses")
+        }
+        let listForms = try #require(doc["paths"]?["/api/v1/io.entryd.Forms.ListForms"]?["post"]?["responses"])
+        #expect(listForms["409"] == nil && listForms["404"] == nil, "ListForms answers no 404 or 409")
+        #expect(schemas["io.entryd.Entries.BackupUnsupported"] == nil, "Backup is never served over HTTP")
+        #expect(doc["servers"]?.arrayValue?.first?["url"]?.stringValue == "/")
+        // Parameters as the handlers check them (ParameterRules).
+        let changesParameters = try #require(schemas["io.entryd.Sync.Changes.Parameters"]?["properties"])
+        #expect(changesParameters["excludeNode"] == nil && changesParameters["since"]?["minimum"] == .int(0))
+        #expect(
+            schemas["io.entryd.Entries.Erase.Parameters"]?["required"]?.arrayValue?.contains(.string("reason")) == true)
+        #expect(schemas["io.entryd.Entries.VerifyErasure.Parameters"]?["properties"]?["values"]?["minItems"] == .int(1))
         let schemes = try #require(doc["components"]?["securitySchemes"])
         #expect(
             schemes["bearer"]?["scheme"]?.stringValue == "bearer"

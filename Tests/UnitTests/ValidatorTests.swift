@@ -550,7 +550,7 @@ extension FormsTests {
 
     @Test("a text of invisible characters alone is refused; real names with joiners and marks pass")
     func invisibleText() throws {
-        for invisible in ["\u{3164}", "\u{1160}", "\u{301}", "\u{3164}\u{3164}", "\u{200D}", "\u{FE0F}", "\u{E0061}"] {
+        for invisible in ["\u{3164}", "\u{1160}", "\u{301}", "\u{3164}\u{3164}", "\u{200D}", "\u{FE0F}"] {
             do {
                 _ = try ValidationRun.text(invisible, maxLength: nil)
                 Issue.record("accepted \(invisible.unicodeScalars.map { String($0.value, radix: 16) })")
@@ -567,5 +567,83 @@ extension FormsTests {
         #expect(
             result.problems.first { $0.field == "name" }?.message
                 == "Name has only invisible characters; enter something visible.")
+    }
+
+    @Test("a text is limited in scalars and bytes as well as characters: stacked combining marks are refused")
+    func combiningMarkFlood() throws {
+        // 5 base letters with 1,000,000 combining marks: 5 characters, 2 MB.
+        let flood = "Alice" + String(repeating: "\u{301}", count: 1_000_000)
+        #expect(flood.count == 5 && flood.utf8.count == 2_000_005)
+        let started = ContinuousClock.now
+        do {
+            _ = try ValidationRun.text(flood, maxLength: 100)
+            Issue.record("a 2 MB name of 5 characters was accepted")
+        } catch {
+            #expect(error.code == .tooLong && error.reason == .tooManyCodePoints(characters: 100, codePoints: 400))
+        }
+        #expect(ContinuousClock.now - started < .seconds(2), "refused in linear time")
+        // Just over the scalar limit with few bytes: 100 characters of 4 scalars each pass, one mark more does not.
+        let dense = String(repeating: "e\u{302}\u{303}\u{323}", count: 100)
+        #expect(dense.count == 100 && dense.unicodeScalars.count == 400)
+        #expect(try ValidationRun.text(dense, maxLength: 100) == dense)
+        #expect(throws: FieldFailure.self) { try ValidationRun.text(dense + "\u{301}", maxLength: 100) }
+        // Too many characters still says so (not the marks).
+        do {
+            _ = try ValidationRun.text(String(repeating: "名", count: 101), maxLength: 100)
+            Issue.record("101 characters accepted")
+        } catch { #expect(error.reason == .tooLong(maximum: 100)) }
+        // Without max-length there is no limit to keep (the message size bounds it).
+        #expect(try ValidationRun.text("Bob" + String(repeating: "\u{301}", count: 1000), maxLength: nil).count == 3)
+
+        // Real names pass at the limit of 100: Chinese (with an Extension B character), Latin with accents
+        // (precomposed and decomposed), Vietnamese, Hindi conjuncts, Arabic, and ZWJ emoji.
+        for name in [
+            String(repeating: "欧阳娜娜", count: 25), "𠮷野家" + String(repeating: "李", count: 97),
+            "José María Núñez-Ibáñez", "Zoe\u{308} Ange\u{301}lique", "Nguyễn Thị Ngọc Ánh",
+            "Nguye\u{302}\u{303}n Thi\u{323} Ngo\u{323}c", "क्षितिज श्रीवास्तव", "محمد عبد الله", "Ana 👩🏽‍⚕️",
+            "👨‍👩‍👧‍👦 Family", String(repeating: "क्षि", count: 50),
+        ] {
+            #expect(try ValidationRun.text(name, maxLength: 100) == name, "\(name)")
+        }
+
+        // Messages, through the validator, in both languages.
+        let form = try #require(FormRegistry.builtIn.form(named: FormRegistry.defaultFormName))
+        let en = Validator().validate(form: form, input: ["name": flood], locale: .en)
+        #expect(
+            en.problems.first { $0.field == "name" }?.message
+                == "Name has too many combining marks: at most 100 characters, and at most 400 Unicode code points counting the accents and other marks on them; remove the surplus marks."
+        )
+        let zh = Validator().validate(form: form, input: ["name": flood], locale: .zh)
+        #expect(zh.problems.first { $0.field == "name" }?.code == .tooLong)
+        #expect(
+            zh.problems.first { $0.field == "name" }?.message.contains("最多 100 个字符，连同声调、重音等附加符号共不超过 400 个 Unicode 码位")
+                == true)
+    }
+
+    @Test("tag characters (U+E0000–U+E007F) are refused inside a text, alone or hidden in a name")
+    func tagCharacters() throws {
+        // "Bob" with the hidden tag text "hi", a lone tag, the cancel tag, a subdivision flag.
+        for bad in [
+            "Bob\u{E0068}\u{E0069}", "\u{E0061}", "Li\u{E007F}",
+            "Ann \u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", "\u{E0001}x",
+        ] {
+            do {
+                _ = try ValidationRun.text(bad, maxLength: 100)
+                Issue.record("accepted \(bad.unicodeScalars.map { String($0.value, radix: 16) })")
+            } catch {
+                #expect(error.code == .invalidFormat && error.reason == .tagCharacters)
+            }
+        }
+        // Their neighbours stay: variation selectors (U+FE0F, U+E0100) and private use (U+E000).
+        for good in ["☺\u{FE0F} Li", "葛\u{E0100}", "\u{E000}x"] {
+            #expect(try ValidationRun.text(good, maxLength: 100) == good)
+        }
+        let form = try #require(FormRegistry.builtIn.form(named: FormRegistry.defaultFormName))
+        let en = Validator().validate(form: form, input: ["name": "Bob\u{E0068}"], locale: .en)
+        #expect(
+            en.problems.first { $0.field == "name" }?.message
+                == "Name contains invisible tag characters (U+E0000–U+E007F); remove them.")
+        let zh = Validator().validate(form: form, input: ["name": "Bob\u{E0068}"], locale: .zh)
+        #expect(zh.problems.first { $0.field == "name" }?.message == "姓名含有不可见的标签字符（U+E0000–U+E007F），请删去。")
     }
 }

@@ -52,7 +52,7 @@ import Testing
             case "io.entryd.Entries.Get", "io.entryd.Sync.Changes", "io.entryd.Sync.Apply": return .read
             default: return nil
             }
-        }, socketOnly: { $0.rawValue == "io.entryd.Sync.Apply" })
+        }, allows: { $0.allows($1) }, socketOnly: { $0.rawValue == "io.entryd.Sync.Apply" })
 
     final class Clock: @unchecked Sendable {
         var now = 1000.0
@@ -307,6 +307,20 @@ import Testing
                 headers: ["Authorization": "Bearer \(token)", "Last-Event-ID": "42"]))
         #expect(resumed.status == 200)
         #expect(link.calls.last?.1["since"]?.intValue == 42)
+        // A browser reconnects to the URL it opened, ?since=0 and all: Last-Event-ID wins.
+        let reconnected = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
+                headers: ["Authorization": "Bearer \(token)", "Last-Event-ID": "3"]))
+        #expect(reconnected.status == 200)
+        #expect(link.calls.last?.1["since"]?.intValue == 3)
+        for id in ["x", "-1", "1" + String(repeating: "0", count: 30)] {
+            let refused = g.handle(
+                HTTPRequest(
+                    method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
+                    headers: ["Authorization": "Bearer \(token)", "Last-Event-ID": id]))
+            #expect(refused.status == 400, "Last-Event-ID \(id)")
+        }
         let bad = g.handle(
             HTTPRequest(
                 method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "x")],
@@ -371,6 +385,11 @@ import Testing
         #expect(
             d.listen.description == "127.0.0.1:8080" && d.users == "/etc/entryd/web-users" && d.maxConnections == 512)
         #expect(d.configPath == nil)
+        #expect(d.headerTimeout == 10 && d.maxUnauthenticatedConnections == 256)
+        let tight = try WebSettings.load(try WebSettings.scan(["--config", "/c"])) { _ in
+            "[web]\nheader-timeout = 2\nmax-unauthenticated-connections = 8\n"
+        }
+        #expect(tight.headerTimeout == 2 && tight.maxUnauthenticatedConnections == 8)
         // $ENTRYD_WEB_USERS under the file's users under --users; the default file when present.
         let env = ["ENTRYD_WEB_USERS": "/env/users"]
         #expect(try WebSettings.load([], environment: env) { _ in nil }.users == "/env/users")
@@ -400,6 +419,12 @@ import Testing
         #expect(
             problem(["--config", "/c"], file: "[web]\nidle-timeout = soon\n")?.message.contains(
                 "idle-timeout: give a whole number from 1 to 3600 seconds") == true)
+        #expect(
+            problem(["--config", "/c"], file: "[web]\nheader-timeout = 0\n")?.message.contains("header-timeout:")
+                == true)
+        #expect(
+            problem(["--config", "/c"], file: "[web]\nmax-unauthenticated-connections = 0\n")?.message.contains(
+                "max-unauthenticated-connections:") == true)
         let open = try #require(problem(["--listen", "0.0.0.0:8080"]))
         #expect(open.message.contains("refusing to listen on 0.0.0.0:8080 without TLS") && open.code == .config)
         #expect(
@@ -459,6 +484,61 @@ import Testing
         #expect(events.next() == nil)
     }
 
+    /// A source whose every wait runs `during` first: the session ends while the feed waits.
+    final class EndingSource: ReplySource, @unchecked Sendable {
+        var during: () -> Void = {}
+        var closed = false
+        func next() throws -> JSON? {
+            during()
+            return .object([("changes", .array([.object([("entry", .string("secret-batch"))])])), ("last", .int(9))])
+        }
+        func close() { closed = true }
+    }
+
+    final class EndingLink: DaemonLink, @unchecked Sendable {
+        let source = EndingSource()
+        func call(_ method: String, _ parameters: JSON) throws -> JSON { .object([]) }
+        func stream(_ method: String, _ parameters: JSON) throws -> any ReplySource { source }
+    }
+
+    @Test(
+        "a batch that arrives after the session ended (logout, new password, removal) is never sent",
+        arguments: ["logout", "password", "removal"])
+    func feedAfterSessionEnds(ending: String) throws {
+        let link = EndingLink()
+        let users = FakeUsers(users: ["ada": (.write, "pw-ada-123")])
+        let g = Gateway(
+            link: link, users: users, policy: Self.policy, sessions: SessionStore(idleSeconds: 60),
+            limiter: LoginLimiter(limit: 3), settings: .init(secure: false, behindProxy: false, maxBody: 1024),
+            openAPI: { .object([]) }, log: Log(threshold: .error, environment: [:]))
+        let (token, csrf) = try Self.login(g, "ada", "pw-ada-123")
+        let feed = g.handle(
+            HTTPRequest(
+                method: "GET", path: "/api/v1/io.entryd.Sync.Changes", query: [("since", "0")],
+                headers: ["Authorization": "Bearer \(token)"]))
+        guard case .events(let events) = feed.body else {
+            Issue.record("not a stream")
+            return
+        }
+        #expect(String(decoding: try #require(events.next()), as: UTF8.self).contains("secret-batch"))
+        link.source.during = {
+            switch ending {
+            case "logout":
+                let out = g.handle(
+                    Self.post(
+                        "/api/v1/logout", "", headers: ["Authorization": "Bearer \(token)", "X-CSRF-Token": csrf]))
+                #expect(out.status == 200)
+            case "password": users.users["ada"] = (.write, "a new password")
+            default: users.users["ada"] = nil
+            }
+        }
+        let ended = String(decoding: try #require(events.next()), as: UTF8.self)
+        #expect(!ended.contains("secret-batch"))
+        #expect(ended.hasPrefix("event: error\ndata: {\"error\":\"io.entryd.web.AuthenticationRequired\""))
+        #expect(link.source.closed)
+        #expect(events.next() == nil)
+    }
+
     @Test(
         "the live feed forwards since and a page of at most 100; peer parameters are refused, in the query and in a POST"
     )
@@ -486,6 +566,21 @@ import Testing
             Self.post("/api/v1/io.entryd.Sync.Changes", #"{"since":0,"excludeNode":"fake"}"#, headers: auth))
         #expect(post.status == 400)
         #expect(link.calls.count == 1)
+    }
+
+    @Test("a request head over 32 KiB or 100 fields is 431 HeaderTooLarge in JSON")
+    func headTooLarge() throws {
+        let g = Self.gateway()
+        for (head, status) in [((40_000, 10), 431), ((1000, 101), 431), ((32 << 10, 100), 200)] {
+            let r = g.handle(HTTPRequest(method: "GET", path: "/healthz", head: head))
+            #expect(r.status == status, "\(head)")
+            if status == 431 {
+                #expect(r.header("Content-Type") == "application/json")
+                let body = try Self.json(r)
+                #expect(body["error"]?.stringValue == "io.entryd.web.HeaderTooLarge")
+                #expect(body["parameters"]?["limit"]?.intValue == 32 << 10)
+            }
+        }
     }
 
     @Test("log lines show a user name with its control characters escaped")

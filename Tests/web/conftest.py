@@ -9,7 +9,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("ENTRYD_BIN_DIR") or os.path.join(ROOT, ".build", "debug")
-USERS = {"ada": ("write", "correct horse 1"), "rita": ("read", "battery staple 2"), "root-admin": ("admin", "admin pass 3")}
+USERS = {"ada": ("write", "correct horse 1"), "rita": ("read", "battery staple 2"), "root-admin": ("admin", "admin pass 3"),
+         "kiosk": ("submit", "front desk 4")}
 
 
 def wait_for(check, what, proc, timeout=20):
@@ -59,7 +60,7 @@ def start_on_free_port(argv, ready, what, host="127.0.0.1", attempts=10):
 class Gateway:
     """A running entryd and entryd-web pair."""
 
-    def __init__(self, workdir, web_config=""):
+    def __init__(self, workdir, web_config="", entryd_config="", settings="max-batch = 5\n"):
         self.dir = workdir
         self.socket = os.path.join(workdir, "entryd.sock")
         self.users = os.path.join(workdir, "web-users")
@@ -67,7 +68,8 @@ class Gateway:
         me = pwd.getpwuid(os.getuid()).pw_name
         conf = os.path.join(workdir, "entryd.conf")
         with open(conf, "w") as f:
-            f.write(f"max-batch = 5\n[roles]\ngateway = {me}\n")
+            # settings: entryd.conf's top-level keys; entryd_config: lines after [roles].
+            f.write(f"{settings}[roles]\ngateway = {me}\n" + entryd_config)
         try:
             self.entryd = subprocess.Popen([os.path.join(BIN, "entryd"), "--config", conf, "--socket", self.socket,
                                             "--db", os.path.join(workdir, "entries.db")], stderr=subprocess.PIPE)

@@ -184,6 +184,90 @@ def test_sse_delivers_another_clients_add(gateway, tokens):
     s.close()
 
 
+def _open_feed(gateway, token, query, last_event_id=None):
+    """A raw SSE connection to GET Changes; returns (socket, what came up to and including the first event)."""
+    s = socket.create_connection(("127.0.0.1", gateway.port), timeout=10)
+    extra = f"Last-Event-ID: {last_event_id}\r\n" if last_event_id is not None else ""
+    s.sendall((f"GET /api/v1/io.entryd.Sync.Changes?{query} HTTP/1.1\r\nHost: x\r\n"
+               f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n{extra}\r\n").encode())
+    buffer = b""
+    while b"\n\n" not in buffer.partition(b"\r\n\r\n")[2]:
+        chunk = s.recv(65536)
+        assert chunk, buffer
+        buffer += chunk
+    return s, buffer
+
+
+def _events(raw):
+    """The (event, data) pairs of an SSE body (chunked framing is dropped line by line)."""
+    body = raw.partition(b"\r\n\r\n")[2].decode("utf-8", "replace")
+    found, event = [], None
+    for line in body.split("\n"):
+        if line.startswith("event: "):
+            event = line[7:].strip()
+        elif line.startswith("data: ") and event:
+            found.append((event, json.loads(line[6:])))
+            event = None
+    return found
+
+
+@pytest.mark.parametrize("ending", ["logout", "password", "removal"])
+def test_feed_sends_nothing_after_its_session_ends(gateway, tokens, ending):
+    """A feed waiting for the next batch when its session ends (logout, a new password, the user removed)
+    sends the error event and nothing of the batch committed after."""
+    name = "watcher-" + ending
+    add = [os.path.join(BIN, "entryctl"), "web-user", "add", name, "--role", "read", "--users", gateway.users]
+    subprocess.run(add, input=b"watch pass 4", check=True, capture_output=True)
+    time.sleep(1.1)  # the users file is checked at most once a second for a login
+    status, login, headers = gateway.request("POST", "/api/v1/login", {"user": name, "password": "watch pass 4"})
+    assert status == 200, login
+    seq = _ok(gateway, "io.entryd.Sync.Status", {}, tokens["rita"]).get("seq", 0)
+    s, buffer = _open_feed(gateway, login["token"], f"since={seq}")
+    assert [e for e, _ in _events(buffer)] == ["changes"]
+    if ending == "logout":
+        status, _, _ = gateway.request("POST", "/api/v1/logout", {}, token=login["token"],
+                                       headers={"X-CSRF-Token": login["csrf"]})
+        assert status == 200
+    elif ending == "password":
+        subprocess.run(add + ["--replace"], input=b"a new pass 5", check=True, capture_output=True)
+    else:
+        subprocess.run([os.path.join(BIN, "entryctl"), "web-user", "remove", name, "--users", gateway.users],
+                       check=True, capture_output=True)
+    entry_id = uuid7()
+    _ok(gateway, "io.entryd.Entries.Add", {"id": entry_id, "fields": dict(GOOD, name="赵六")}, tokens["ada"])
+    s.settimeout(10)
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buffer += chunk
+    s.close()
+    assert entry_id.encode() not in buffer
+    events = _events(buffer)
+    assert [e for e, _ in events] == ["changes", "error"], events
+    assert events[-1][1]["error"] == "io.entryd.web.AuthenticationRequired"
+
+
+def test_feed_resumes_after_last_event_id_not_since(gateway, tokens):
+    """A browser reconnects to the URL it opened (?since=0) with Last-Event-ID: the id wins, nothing is sent again."""
+    for name in ("甲", "乙", "丙"):
+        _ok(gateway, "io.entryd.Entries.Add", {"fields": dict(GOOD, name=name)}, tokens["ada"])
+    seq = _ok(gateway, "io.entryd.Sync.Status", {}, tokens["rita"])["seq"]
+    resume = seq - 2
+    s, buffer = _open_feed(gateway, tokens["rita"], "since=0", last_event_id=resume)
+    s.close()
+    (event, data), = _events(buffer)
+    assert event == "changes"
+    assert [c["seq"] for c in data["changes"]] == [resume + 1, resume + 2]
+    # without Last-Event-ID, since counts
+    s, buffer = _open_feed(gateway, tokens["rita"], f"since={seq - 1}")
+    s.close()
+    assert [c["seq"] for c in _events(buffer)[0][1]["changes"]] == [seq]
+    status, body, _ = gateway.request("GET", "/api/v1/io.entryd.Sync.Changes?since=0", token=tokens["rita"],
+                                      headers={"Last-Event-ID": "three"})
+    assert (status, body["error"]) == (400, "io.entryd.web.BadRequest")
+
+
 def test_openapi_describes_the_exposed_methods(gateway):
     status, doc, _ = gateway.request("GET", "/api/v1/openapi.json")
     assert status == 200 and doc["openapi"].startswith("3.")

@@ -251,8 +251,25 @@ def test_offline_outbox(gateway, driver):
     assert len(json.loads(gateway.entryctl("list", "--all", "--json"))["entries"]) == before + 2
 
 
-def test_kiosk_keeps_no_personal_data(gateway, driver):
-    d = driver
+@pytest.fixture(scope="module")
+def kiosk_driver(gateway, tmp_path_factory):
+    """A browser logged in as the submit user, as a kiosk or an intake tablet is."""
+    d = chrome(tmp_path_factory.mktemp("kiosk"), "zh-CN")
+    login(d, gateway.base, "kiosk", USERS["kiosk"][1], "/%3Fkiosk%3D1")
+    yield d
+    d.quit()
+
+
+def api_status(d, method, params):
+    """The HTTP status of a call made by the page itself (its session cookie and CSRF token)."""
+    return d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "Entryd.call(arguments[0], arguments[1], {redirect: false}).then(() => done(200), e => done(e.status));",
+        method, params)
+
+
+def test_kiosk_keeps_no_personal_data(gateway, kiosk_driver):
+    d = kiosk_driver
     fresh_form(d, gateway.base, "?lang=zh&kiosk=1&idle=2")
     assert not d.find_element(By.ID, "nav").is_displayed()
     keys(d, "韩梅梅", Keys.ENTER, "2001-02-03", Keys.TAB)
@@ -269,12 +286,38 @@ def test_kiosk_keeps_no_personal_data(gateway, driver):
     for secret in ("韩梅梅", "meimei", "2001-02-03"):
         assert secret not in html and secret not in dump, secret
     assert all(value(d, "in-" + f) == "" for f in ("name", "birthday", "country", "email"))
-    assert json.loads(gateway.entryctl("list", "--search", "韩梅梅", "--json"))["total"] == 1
+    listed = json.loads(gateway.entryctl("list", "--search", "韩梅梅", "--json"))
+    assert listed["total"] == 1 and listed["entries"][0]["createdBy"] == "web:kiosk"
+
+    # The kiosk's user adds and never reads: what it sent cannot come back to the next person.
+    entry_id = listed["entries"][0]["id"]
+    assert api_status(d, "io.entryd.Entries.List", {}) == 403
+    assert api_status(d, "io.entryd.Entries.Get", {"id": entry_id}) == 403
+    assert api_status(d, "io.entryd.Entries.History", {"id": entry_id}) == 403
+    assert api_status(d, "io.entryd.Forms.GetForm", {}) == 200
 
     # 2 s without input (idle=2 here, 60 s by default) empties a half-filled form.
     keys(d, "李四")
     wait(d, lambda: value(d, "in-name") == "", "the idle reset", timeout=6)
     assert "李四" not in d.page_source and "李四" not in storage_dump(d)
+
+    # A visitor who switched to English leaves: the pause brings the kiosk's own language back (?lang=zh).
+    d.find_element(By.CSS_SELECTOR, "button[data-lang=en]").click()
+    wait(d, lambda: d.find_element(By.ID, "lb-name").text.startswith("Name"), "the English form")
+    d.find_element(By.ID, "in-name").click()
+    keys(d, "Visitor")
+    wait(d, lambda: d.find_element(By.ID, "lb-name").text.startswith("姓名"), "the language reset", timeout=8)
+    assert d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-CN"
+    wait(d, lambda: value(d, "in-name") == "" and active_id(d) == "in-name", "an empty form, focus on the first field")
+    assert "Visitor" not in d.page_source
+    assert "表单已清空" in d.find_element(By.ID, "status").text
+    # A kiosk page opened again starts in its language too (here the browser's, zh-CN), not in the
+    # choice the last visitor saved.
+    d.find_element(By.CSS_SELECTOR, "button[data-lang=en]").click()
+    wait(d, lambda: d.find_element(By.ID, "lb-name").text.startswith("Name"), "the English form")
+    assert d.execute_script("return localStorage.getItem('entryd.lang')") == "en"
+    fresh_form(d, gateway.base, "?kiosk=1&idle=60")
+    assert d.find_element(By.ID, "lb-name").text.startswith("姓名")
 
 
 def test_logged_out_submission_waits_for_the_login(gateway, driver):

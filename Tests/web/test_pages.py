@@ -79,6 +79,62 @@ def test_login_page(gateway, driver):
     wait(d, lambda: d.current_url.rstrip("/") == gateway.base, "the form page")
 
 
+# ?next= values (as they stand in the URL) that must never leave the site: control characters a URL
+# parser drops (tab, CR, LF), two slashes, backslashes, schemes, other hosts, spaces and line separators.
+HOSTILE_NEXT = [
+    "/%09/evil.example/", "/%0a/evil.example/", "/%0d/evil.example/", "/%0d%0a/evil.example/", "/%09%09/evil.example/",
+    "%09//evil.example/", "%0a//evil.example/", "/%00/evil.example/", "/%7f/evil.example/", "/%20/evil.example/",
+    "%20//evil.example/", "/%E2%80%A8/evil.example/", "/%C2%85/evil.example/", "//evil.example/", "///evil.example/",
+    "%2f%2fevil.example/", "/%2fevil.example/", "/\\evil.example/", "/%5cevil.example/", "%5c%5cevil.example/",
+    "\\/evil.example/", "https://evil.example/", "http:evil.example", "HTTPS://evil.example", "//user@evil.example/",
+    "javascript:alert(1)", "data:text/html,x", "evil.example", "./evil", "", "%2e%2e/%2e%2e//evil.example/",
+]
+SAFE_NEXT = {"/list": "/list", "/list?since=3%26x": "/list?since=3&x", "/conflicts#top": "/conflicts#top",
+             "/a/%252f%252fevil.example": "/a/%2f%2fevil.example", "/?lang=zh": "/?lang=zh"}
+
+
+def test_login_next_stays_on_the_site(gateway, driver):
+    """The whole class of open redirects after login: every hostile ?next= resolves to /, as the browser
+    itself decodes and resolves it; same-origin paths are kept; and a real login follows the rule."""
+    d = driver
+    d.get(gateway.base + "/login")
+    wait(d, lambda: active_id(d) == "user", "the login form")
+    resolve = "return Entryd.localPath(new URLSearchParams(arguments[0]).get('next') || '/')"
+    for raw in HOSTILE_NEXT:
+        assert d.execute_script(resolve, "?next=" + raw) == "/", raw
+    for raw, expected in SAFE_NEXT.items():
+        assert d.execute_script(resolve, "?next=" + raw) == expected, raw
+    for raw in ("/%09/evil.example/", "/%0a/evil.example/", "/%0d/evil.example/", "/%5cevil.example/"):
+        d.get(gateway.base + "/login?next=" + raw)
+        wait(d, lambda: active_id(d) == "user", "the login form")
+        d.find_element(By.ID, "user").send_keys("rita")
+        d.find_element(By.ID, "password").send_keys(USERS["rita"][1], Keys.ENTER)
+        wait(d, lambda: d.current_url.rstrip("/") == gateway.base, f"the form page after next={raw}")
+
+
+def test_connection_refusals_read_as_sentences(gateway, driver):
+    """The pages say 431 HeaderTooLarge and 503 TooManyConnections in words, in zh and en (not an error name)."""
+    d = driver
+    d.get(gateway.base + "/login")
+    wait(d, lambda: active_id(d) == "user", "the login form")
+    said = d.execute_script("""
+        const out = {};
+        for (const lang of ["zh", "en"]) {
+          Entryd.setLang(lang);
+          out[lang] = [
+            Entryd.describe(new Entryd.ApiError(431, "io.entryd.web.HeaderTooLarge", {limit: 32768, fields: 100})),
+            Entryd.describe(new Entryd.ApiError(503, "io.entryd.web.TooManyConnections", {limit: "address", retryAfter: 7})),
+            Entryd.describe(new Entryd.ApiError(503, "io.entryd.web.DaemonUnreachable", {})),
+          ];
+        }
+        Entryd.setLang("en");
+        return out;""")
+    assert said["zh"] == ["请求头太大（多半是本站的 Cookie 太多），请清除本站的 Cookie 后再试。", "连接太多，请 7 秒后再试。",
+                          "服务器暂时不可用，请稍后再试。"]
+    assert said["en"][0].startswith("The request headers are too large")
+    assert said["en"][1:] == ["Too many connections; try again in 7 s.", "The server is busy; try again later."]
+
+
 def test_form_page_axe_and_focus(gateway, driver):
     d = driver
     login(d, gateway.base, "ada", USERS["ada"][1])

@@ -11,6 +11,8 @@ const Entryd = (() => {
       notLoggedIn: "请先登录。", forbidden: "你的账号没有这项操作的权限。",
       tooMany: (s) => `尝试太多次，请 ${s} 秒后再试。`, unreachable: "无法连接服务器，请稍后再试。",
       busy: "服务器暂时不可用，请稍后再试。", tooLarge: "内容太大。", failed: "操作失败：",
+      headerTooLarge: "请求头太大（多半是本站的 Cookie 太多），请清除本站的 Cookie 后再试。",
+      tooManyConnections: (s) => `连接太多，请 ${s} 秒后再试。`,
     },
     en: {
       form: "Registration", list: "Entries", conflicts: "Conflicts", login: "Log in", logout: "Log out",
@@ -18,8 +20,18 @@ const Entryd = (() => {
       notLoggedIn: "Please log in first.", forbidden: "Your account may not do this.",
       tooMany: (s) => `Too many attempts; try again in ${s} s.`, unreachable: "The server cannot be reached; try again later.",
       busy: "The server is busy; try again later.", tooLarge: "Too much data.", failed: "Failed: ",
+      headerTooLarge: "The request headers are too large (most likely too many cookies for this site); clear them and try again.",
+      tooManyConnections: (s) => `Too many connections; try again in ${s} s.`,
     },
   };
+
+  /** The language the page is configured for, whatever was chosen since: ?lang=, else navigator.language
+   *  (zh if it starts with zh). A kiosk starts in it and returns to it after a pause. */
+  function defaultLang() {
+    const q = new URLSearchParams(location.search).get("lang");
+    if (q === "zh" || q === "en") return q;
+    return (navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en";
+  }
 
   /** The page language: ?lang=, then the saved choice, then navigator.language (zh if it starts with zh). */
   function initialLang() {
@@ -28,7 +40,7 @@ const Entryd = (() => {
     let saved = null;
     try { saved = localStorage.getItem("entryd.lang"); } catch (e) { /* storage off */ }
     if (saved === "zh" || saved === "en") return saved;
-    return (navigator.language || "zh").toLowerCase().startsWith("zh") ? "zh" : "en";
+    return defaultLang();
   }
 
   let lang = initialLang();
@@ -102,6 +114,26 @@ const Entryd = (() => {
     return session;
   }
 
+  /**
+   * `text` when it is a path on this site, else "/": where the login page may
+   * send the user back to (its ?next=). Refused: anything but one leading "/"
+   * (so no "//host" and no scheme), backslashes, control characters and
+   * spaces anywhere (a URL parser drops tabs and line ends, so "/\t/host"
+   * would become "//host"), and whatever the browser resolves to another origin.
+   */
+  function localPath(text) {
+    if (typeof text !== "string" || !/^\/(?![/\\])/.test(text)) return "/";
+    for (const c of text) {
+      const n = c.codePointAt(0);
+      if (n <= 0x20 || (n >= 0x7f && n <= 0x9f) || c === "\\" || n === 0x2028 || n === 0x2029) return "/";
+    }
+    let url;
+    try { url = new URL(text, location.origin); } catch (e) { return "/"; }
+    if (url.origin !== location.origin || url.username || url.password) return "/";
+    const path = url.pathname + url.search + url.hash;
+    return path.startsWith("/") && !path.startsWith("//") ? path : "/";
+  }
+
   function toLogin() {
     location.href = "/login?next=" + encodeURIComponent(location.pathname + location.search);
   }
@@ -140,7 +172,11 @@ const Entryd = (() => {
       case 403: return w.forbidden;
       case 413: return w.tooLarge;
       case 429: return w.tooMany(err.parameters.retryAfter || 60);
-      case 502: case 503: case 504: return w.busy;
+      case 431: return w.headerTooLarge;
+      case 503:
+        if (err.name === "io.entryd.web.TooManyConnections") return w.tooManyConnections(err.parameters.retryAfter || 10);
+        return w.busy;
+      case 502: case 504: return w.busy;
       default: return w.failed + (err.name || err.status);
     }
   }
@@ -179,9 +215,11 @@ const Entryd = (() => {
         location.href = "/login";
       });
     }
-    const rank = { read: 1, write: 2, admin: 3 };
+    // A link's data-role names the role its page needs; the roles that include it may follow it
+    // (roles are sets of methods: submit, a kiosk's, reaches none of these pages).
+    const reaches = { read: ["read", "write", "admin"], write: ["write", "admin"], admin: ["admin"] };
     document.querySelectorAll("[data-role]").forEach((a) => {
-      a.hidden = !s || (rank[s.role] || 0) < rank[a.dataset.role];
+      a.hidden = !s || !(reaches[a.dataset.role] || []).includes(s.role);
     });
   }
 
@@ -203,7 +241,8 @@ const Entryd = (() => {
   }
 
   return {
-    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, openStaffPage, toLogin, knownUser, rememberUser,
+    WORDS, ApiError, call, describe, h, flagOf, header, loadSession, openStaffPage, toLogin, localPath, knownUser, rememberUser,
+    defaultLang,
     get lang() { return lang; }, setLang, onLang: (f) => listeners.push(f),
     get session() { return session; },
   };

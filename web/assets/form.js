@@ -1047,11 +1047,20 @@
 
   // ---- kiosk ----
   let idleTimer = 0;
+  let idleSwitch = null; // {cleared}: a pause switched the language back; finished once the form is rebuilt
+  /** After IDLE_MS without input: the form emptied, and the language back to the kiosk's own
+   *  (E.defaultLang: ?lang=, else the browser's), so the next person starts where everyone does. */
   function idle() {
     clearTimeout(idleTimer);
     idleTimer = setTimeout(() => {
-      if (Object.keys(values).some((k) => values[k]) || picker) { resetForm(); setStatus("info", w().idleReset); }
-      else setStatus("", "");
+      const cleared = Object.keys(values).some((k) => values[k]) || !!picker;
+      if (cleared) resetForm();
+      if (E.lang !== E.defaultLang()) {
+        idleSwitch = { cleared };
+        E.setLang(E.defaultLang());
+        return;
+      }
+      setStatus(cleared ? "info" : "", cleared ? w().idleReset : "");
     }, IDLE_MS);
   }
 
@@ -1077,7 +1086,10 @@
     build();
     render();
     updateQueue();
-    setStatus("", "");
+    const cleared = !!idleSwitch && idleSwitch.cleared;
+    setStatus(cleared ? "info" : "", cleared ? w().idleReset : "");
+    if (idleSwitch && shownFields()[0]) els[shownFields()[0].name].input.focus();
+    idleSwitch = null;
     scheduleCheck(0);
     prefetch();
   });
@@ -1087,7 +1099,7 @@
   }
 
   async function start() {
-    E.setLang(E.lang);
+    E.setLang(KIOSK ? E.defaultLang() : E.lang); // a kiosk never starts in the last visitor's language
     let s = null;
     try {
       s = await E.loadSession();

@@ -10,10 +10,9 @@
   };
   const $ = (id) => document.getElementById(id);
 
-  /** Only a path on this site (never //host or a scheme): no open redirect. */
+  /** Only a path on this site (Entryd.localPath): no open redirect. */
   function nextPage() {
-    const n = new URLSearchParams(location.search).get("next") || "/";
-    return /^\/(?![/\\])/.test(n) ? n : "/";
+    return E.localPath(new URLSearchParams(location.search).get("next") || "/");
   }
 
   function words(lang) {

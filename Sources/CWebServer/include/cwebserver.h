@@ -16,7 +16,20 @@ typedef struct cweb_request {
     const uint8_t *body;       // the request body (NULL when empty)
     size_t body_length;        // in bytes
     int body_too_large;        // 1 when the body passed the bound: answer 413
+    int refused;               // CWEB_ADMITTED, or the limit the connection was accepted over: answer 503
+    int authenticated;         // a request on this connection carried a live session (cweb_mark_authenticated)
+    size_t header_size;        // bytes of the request head as received (request line and headers)
+    unsigned header_count;     // header fields
 } cweb_request;
+
+/// How a connection was admitted (cweb_request.refused).
+enum {
+    CWEB_ADMITTED = 0,
+    /// Its address had per_ip_limit connections open already.
+    CWEB_OVER_ADDRESS_LIMIT = 1,
+    /// unauthenticated_limit connections no session had used were open, none evictable.
+    CWEB_OVER_UNAUTHENTICATED_LIMIT = 2,
+};
 
 /// Called once per request, on the connection's own thread (one thread per
 /// connection). It must answer through cweb_respond or cweb_respond_stream and
@@ -37,13 +50,15 @@ typedef struct cweb_options {
     const char *tls_key_pem;   // PEM text of key and certificate, or NULL for plain HTTP
     const char *tls_cert_pem;
     unsigned connection_limit; // connections at once (all clients)
-    unsigned per_ip_limit;     // connections at once from one address (0: no limit)
+    unsigned per_ip_limit;     // connections at once from one address (0: no limit); more are answered 503
+    unsigned unauthenticated_limit; // connections at once that no session has used (0: no limit)
     unsigned timeout_seconds;  // idle time before a connection is closed (slow clients)
+    unsigned header_timeout_seconds; // each request header whole within this, until a session is used (0: timeout_seconds)
     size_t memory_limit;       // bytes per connection for headers and buffers (bounds header size)
     size_t body_limit;         // largest request body kept, in bytes
 } cweb_options;
 
-/// Starts serving; NULL on failure with `error` (at least 256 bytes) saying why.
+/// Starts serving (and the thread that enforces the header deadline); NULL on failure with `error` (at least 256 bytes) saying why.
 void *cweb_start(const cweb_options *options, cweb_handler handler, void *context, char *error, size_t error_size);
 /// Stops serving: closes the listening socket, ends every connection, waits for their threads.
 void cweb_stop(void *server);
@@ -54,10 +69,17 @@ void cweb_quiesce(void *server);
 const char *cweb_header(void *connection, const char *name);
 /// How many times the request carries header `name` (case-insensitive).
 unsigned cweb_header_count(void *connection, const char *name);
+/// 1 when a header's name or value holds a control character other than tab
+/// (a bare CR, which libmicrohttpd keeps inside the value; DEL): answer 400.
+int cweb_header_has_control(void *connection);
 /// The value of a query-string argument, percent-decoded, or NULL.
 const char *cweb_query(void *connection, const char *name);
 /// Calls `each` for every query-string argument in order.
 void cweb_query_each(void *connection, void (*each)(void *context, const char *key, const char *value), void *context);
+/// Records that a request on this connection carried a live session: from
+/// then on it no longer counts against unauthenticated_limit, is never
+/// evicted, and has no header deadline (the idle timeout still holds).
+void cweb_mark_authenticated(void *connection);
 /// The client's address as text ("127.0.0.1", "::1"), into `buffer`.
 void cweb_client_address(void *connection, char *buffer, size_t size);
 

@@ -7,6 +7,11 @@ enum ProblemReason: Sendable, Equatable {
     /// Only invisible characters (fillers, joiners, lone combining marks).
     case noVisibleCharacters
     case tooLong(maximum: Int)
+    /// Within `characters` characters but over `codePoints` Unicode scalars:
+    /// combining marks stacked on the letters.
+    case tooManyCodePoints(characters: Int, codePoints: Int)
+    /// Tag characters (U+E0000–U+E007F), invisible, in a text.
+    case tagCharacters
     case dateFormat
     case noSuchDate
     case dateTimeFormat
@@ -64,6 +69,10 @@ enum ProblemReason: Sendable, Equatable {
         case .controlCharacters: return "\(label)不能包含换行、制表符等控制字符，请删去。"
         case .noVisibleCharacters: return "\(label)只有不可见的字符，请填写可见的内容。"
         case .tooLong(let maximum): return "\(label)最多 \(maximum) 个字符，请缩短。"
+        case .tooManyCodePoints(let characters, let codePoints):
+            return
+                "\(label)的附加符号太多：最多 \(characters) 个字符，连同声调、重音等附加符号共不超过 \(codePoints) 个 Unicode 码位，请删去多余的符号。"
+        case .tagCharacters: return "\(label)含有不可见的标签字符（U+E0000–U+E007F），请删去。"
         case .dateFormat: return "\(label)不是可识别的日期，请按 YYYY-MM-DD 填写，例如 1990-05-17。"
         case .noSuchDate: return "\(label)：没有这一天，请检查月份和日期。"
         case .dateTimeFormat: return "\(label)不是可识别的日期时间，请按 YYYY-MM-DD HH:mm 填写，例如 2025-03-09 14:30。"
@@ -111,6 +120,11 @@ enum ProblemReason: Sendable, Equatable {
             return "\(label) must not contain control characters such as line breaks or tabs; remove them."
         case .noVisibleCharacters: return "\(label) has only invisible characters; enter something visible."
         case .tooLong(let maximum): return "\(label) may have at most \(maximum) characters; shorten it."
+        case .tooManyCodePoints(let characters, let codePoints):
+            return
+                "\(label) has too many combining marks: at most \(characters) characters, and at most \(codePoints) Unicode code points counting the accents and other marks on them; remove the surplus marks."
+        case .tagCharacters:
+            return "\(label) contains invisible tag characters (U+E0000–U+E007F); remove them."
         case .dateFormat: return "\(label) is not a date; write it as YYYY-MM-DD, e.g. 1990-05-17."
         case .noSuchDate: return "\(label) is not a day of the calendar; check the month and day."
         case .dateTimeFormat:

@@ -51,7 +51,15 @@ extension ValidationRun {
     /// "Trojan Source" characters, CVE-2021-42574), zero-width space U+200B,
     /// BOM U+FEFF and the interlinear annotation marks U+FFF9–U+FFFB. Joiners
     /// (U+200C, U+200D) and the marks LRM/RLM stay, as real names use them.
-    /// At most `maxLength` characters (grapheme clusters).
+    /// No tag characters (U+E0000–U+E007F): invisible, they can carry a
+    /// hidden text inside a name (the subdivision flags they spell are no
+    /// part of a name).
+    /// At most `maxLength` characters (grapheme clusters), and, since one
+    /// character can hold any number of combining marks (5 letters with
+    /// 1,000,000 marks are 5 characters and 2 MB), at most
+    /// ``scalarsPerCharacter`` × `maxLength` Unicode scalars and so at most
+    /// 4 × that in UTF-8 bytes (``maxTextBytes(maxLength:)``, checked first,
+    /// without reading the text).
     ///
     /// The categories are fixed sets (Unicode's stability policy): Cc is
     /// exactly U+0000–U+001F and U+007F–U+009F, Zl is U+2028 alone and Zp
@@ -67,12 +75,39 @@ extension ValidationRun {
         }) {
             throw FieldFailure(code: .invalidFormat, reason: .controlCharacters)
         }
+        if text.unicodeScalars.contains(where: { (0xE0000...0xE007F).contains($0.value) }) {
+            throw FieldFailure(code: .invalidFormat, reason: .tagCharacters)
+        }
         if !hasVisibleCharacter(text) { throw FieldFailure(code: .invalidFormat, reason: .noVisibleCharacters) }
         // A character is at least one UTF-8 byte: only long texts need counting.
-        if let maxLength, text.utf8.count > maxLength, text.count > maxLength {
-            throw FieldFailure(code: .tooLong, reason: .tooLong(maximum: maxLength))
+        if let maxLength, text.utf8.count > maxLength {
+            let maxScalars = maxLength * scalarsPerCharacter
+            let tooBig = text.utf8.count > maxTextBytes(maxLength: maxLength)
+            // Counting stops after maxLength + 1 characters.
+            var characters = 0
+            for _ in text {
+                characters += 1
+                if characters > maxLength { break }
+            }
+            if characters > maxLength { throw FieldFailure(code: .tooLong, reason: .tooLong(maximum: maxLength)) }
+            if tooBig || text.unicodeScalars.count > maxScalars {
+                throw FieldFailure(
+                    code: .tooLong, reason: .tooManyCodePoints(characters: maxLength, codePoints: maxScalars))
+            }
         }
         return text
+    }
+
+    /// The most Unicode scalars a text field's character has on average:
+    /// `max-length` N allows 4 × N scalars. A letter with two or three marks
+    /// (Vietnamese ệ decomposed is 3), an Indic conjunct (क्षि is 4), a flag
+    /// or an emoji with its skin tone (2) fit; a wall of stacked marks does not.
+    static let scalarsPerCharacter = 4
+
+    /// The most UTF-8 bytes of a text field with `max-length` `maxLength`:
+    /// 4 bytes (the longest scalar) for each of its scalars.
+    static func maxTextBytes(maxLength: Int) -> Int {
+        maxLength * scalarsPerCharacter * 4
     }
 
     /// True when `text` has a character that shows: not white space, not a

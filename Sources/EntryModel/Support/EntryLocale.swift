@@ -8,7 +8,11 @@ package enum EntryLocale: String, Sendable, CaseIterable, Codable {
     /// Parses a wire or command-line locale: `zh`, `en`, and common longer tags
     /// (`zh_CN`, `zh-Hans`, `en_US.UTF-8`) by their language part. `nil` otherwise.
     package init?(tag: String) {
-        let lang = tag.lowercased().prefix(while: { $0.isLetter })
+        // The leading ASCII letters, taken by scalar (`en` and an emoji modifier are one
+        // Character) and lowered after (`İ` lowers to `i` and a combining dot), so the
+        // rule is the OpenAPI document's pattern (ParameterRules.localePattern).
+        let letters = tag.unicodeScalars.prefix { $0.isASCII && $0.properties.isAlphabetic }
+        let lang = String(String.UnicodeScalarView(letters)).lowercased()
         switch lang {
         case "zh": self = .zh
         case "en": self = .en

@@ -26,7 +26,11 @@ package struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Parses 16 hex digits (either case). `nil` for anything else.
     package init?(_ text: String) {
-        guard text.utf8.count == 16, let v = UInt64(text, radix: 16) else { return nil }
+        guard text.utf8.count == 16, text.unicodeScalars.allSatisfy(\.properties.isASCIIHexDigit),
+            let v = UInt64(text, radix: 16)
+        else {
+            return nil
+        }
         self.init(milliseconds: v >> 16, counter: UInt16(v & 0xFFFF))
     }
 

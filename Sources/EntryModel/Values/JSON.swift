@@ -15,6 +15,18 @@ package enum JSON: Sendable, Equatable {
     /// Members in wire order. Duplicate keys are refused by the parser.
     case object([(String, JSON)])
 
+    /// Whether a number in this value (at any depth) is infinite or NaN: what a
+    /// number beyond a double (`1e400`) parses as; RFC 8259 §6 lets a parser
+    /// limit the range, and JSON has no way to write such a number back.
+    package var holdsNonFiniteNumber: Bool {
+        switch self {
+        case .double(let d): !d.isFinite
+        case .array(let items): items.contains(where: \.holdsNonFiniteNumber)
+        case .object(let members): members.contains(where: { $0.1.holdsNonFiniteNumber })
+        case .null, .bool, .int, .string: false
+        }
+    }
+
     /// Structural equality; objects compare as sets of members (key order ignored),
     /// `.int` and `.double` never equal each other.
     package static func == (lhs: JSON, rhs: JSON) -> Bool {

@@ -4,7 +4,7 @@ import EntryLedger
 import EntryProtocol
 import EntrySync
 
-/// Maps a connection's caller (SO_PEERCRED, unix(7)) to a ``Role``: the
+/// Maps a connection's caller (SO_PEERCRED, unix(7)) to its roles: the
 /// `[roles]` section of `entryd.conf` (doc/design.md "Security and limits").
 ///
 /// Rules, in order:
@@ -13,16 +13,20 @@ import EntrySync
 ///    narrows by ``Method/isPeerOnly``; this comes before rule 2, so root
 ///    or the daemon's own user can be named a gateway too;
 /// 2. root (uid 0) and the daemon's own uid are `admin`;
-/// 3. otherwise the highest role that names the user (`alice`) or one of the
-///    user's groups, primary or supplementary (`@staff`);
+/// 3. otherwise every role that names the user (`alice`) or one of the
+///    user's groups, primary or supplementary (`@staff`), less those another
+///    of them includes (``Role/strongest(_:)``): `read` and `write` give
+///    `write`; `read` and `submit` give both, so the caller may call what
+///    either allows, and never more;
 /// 4. otherwise ``defaultRole`` (`default-role`, default `read`).
 ///
 /// The default is `read` because the socket itself is the first gate: it is
 /// `0660`, group `entryd`, so only root and members of group `entryd` can
 /// connect at all. Set `default-role = none` to require an explicit grant.
 package struct AccessPolicy: Sendable, Equatable {
-    /// Principals named in `read`, `write` and `admin`: user names, and group
-    /// names with a leading `@`. A principal in several roles gets the highest.
+    /// Principals named in `submit`, `read`, `write` and `admin`: user names,
+    /// and group names with a leading `@`. A principal in several roles gets
+    /// what each allows.
     var grants: [Role: [String]] = [:]
     /// The role of a caller named nowhere (`default-role`). Default `.read`;
     /// `.none` refuses every call.
@@ -54,7 +58,8 @@ package struct AccessPolicy: Sendable, Equatable {
         Self.names(gateways, userName: userName, groups: groups)
     }
 
-    /// The role of a caller.
+    /// The roles of a caller: one, or `read` and `submit` when both name it
+    /// (and nothing that includes them); `[.none]` under `default-role = none`.
     ///
     /// - Parameters:
     ///   - uid: The caller's user id.
@@ -62,14 +67,11 @@ package struct AccessPolicy: Sendable, Equatable {
     ///   - groups: Names of the caller's groups: primary and supplementary.
     ///   - daemonUID: The uid the daemon runs as (that user is always admin).
     /// A gateway's role is `admin` (see ``isGateway(userName:groups:)``).
-    package func role(uid: UInt32, userName: String, groups: [String], daemonUID: UInt32) -> Role {
-        if isGateway(userName: userName, groups: groups) { return .admin }
-        if uid == 0 || uid == daemonUID { return .admin }
-        var best: Role?
-        for (role, principals) in grants {
-            if Self.names(principals, userName: userName, groups: groups), role > (best ?? .none) { best = role }
-        }
-        return best ?? defaultRole
+    package func roles(uid: UInt32, userName: String, groups: [String], daemonUID: UInt32) -> [Role] {
+        if isGateway(userName: userName, groups: groups) { return [.admin] }
+        if uid == 0 || uid == daemonUID { return [.admin] }
+        let named = grants.filter { Self.names($0.value, userName: userName, groups: groups) }.map(\.key)
+        return named.isEmpty ? [defaultRole] : Role.strongest(named)
     }
 }
 

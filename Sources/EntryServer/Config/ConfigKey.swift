@@ -97,6 +97,9 @@ struct ConfigKey: Sendable {
         ConfigKey(section: .main, name: "compact-interval") { c, x throws(BadValue) in
             c.limits.compactIntervalSeconds = try ConfigValues.seconds(x.value, 0...(365 * 86_400))
         },
+        ConfigKey(section: .roles, name: "submit") { c, x throws(BadValue) in
+            c.access.grants[.submit] = try ConfigValues.principals(x.value)
+        },
         ConfigKey(section: .roles, name: "read") { c, x throws(BadValue) in
             c.access.grants[.read] = try ConfigValues.principals(x.value)
         },
@@ -111,7 +114,7 @@ struct ConfigKey: Sendable {
         },
         ConfigKey(section: .roles, name: "default-role") { c, x throws(BadValue) in
             guard let role = Role(name: x.value) else {
-                throw BadValue(message: "write none, read, write or admin, not '\(x.value)'")
+                throw BadValue(message: "write none, submit, read, write or admin, not '\(x.value)'")
             }
             c.access.defaultRole = role
         },

@@ -32,7 +32,7 @@ extension DaemonConfiguration {
         lines.append("compact-interval = \(limits.compactIntervalSeconds)")
         lines.append("")
         lines.append("[roles]")
-        for role in [Role.read, .write, .admin] {
+        for role in Role.grantable {
             lines.append("\(role.name) = " + (access.grants[role] ?? []).joined(separator: ", "))
         }
         lines.append("gateway = " + access.gateways.joined(separator: ", "))

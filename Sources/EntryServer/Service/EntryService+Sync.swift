@@ -35,13 +35,14 @@ extension EntryService {
     /// and the versions of the libraries that canonicalise values (``LibraryVersions``);
     /// the number of erasures and of changes refused because their entry was erased;
     /// the last compaction, if any (doc/design.md "Compaction").
+    /// For callers below admin (``Caller/seesLocations``) `database` and each
+    /// peer's `address` are `""` (``StatusReply/redacted(_:)``).
     func status(_ c: CallContext) throws {
         let counts = try store.counts()
         let hlc = try store.currentHLC()
         let conflicts = try store.openConflictCount()
         let forms = self.forms
-        try reply(
-            c,
+        let members: [(String, JSON)] =
             [
                 ("node", .string(store.nodeID)), ("seq", .int(counts.seq)), ("hlc", .string(hlc.description)),
                 ("entries", .int(Int64(counts.entries))), ("deleted", .int(Int64(counts.deleted))),
@@ -58,7 +59,9 @@ extension EntryService {
                 ("erasures", .int(Int64(try store.erasures().count))),
                 ("refusedErased", .int(Int64(try store.refusedErasedCount()))),
                 ("compaction", try store.lastCompaction()?.json),
-            ].compactMap { name, value in value.map { (name, $0) } })
+            ].compactMap { name, value in value.map { (name, $0) } }
+        let status = JSON.object(members)
+        try c.send(VarlinkReply(parameters: c.caller.seesLocations ? status : StatusReply.redacted(status)))
     }
 
     /// Configured peers (with their stored state, or a fresh one before the

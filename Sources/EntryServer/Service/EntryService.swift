@@ -115,7 +115,8 @@ package final class EntryService: CallHandler, Sendable {
     /// Dispatches a call by its fully qualified method name (``Method``).
     /// - Throws: ``WireError`` `MethodNotFound` for an unknown method of a known
     ///   interface, `InterfaceNotFound` otherwise, `PermissionDenied(role)` when
-    ///   the caller's role is too low (``Method/role``; `admin` and
+    ///   no role of the caller allows the method (``Role/allows(_:)``; `role`
+    ///   names the least of read, write and admin that does, ``Method/role``; `admin` and
     ///   `gateway: true` for a gateway calling a ``Method/isPeerOnly`` method,
     ///   `gateway` for any other caller that sends `actor`),
     ///   `InvalidParameter(actor)`; then whatever the method throws.
@@ -132,7 +133,7 @@ package final class EntryService: CallHandler, Sendable {
             throw WireError(
                 .permissionDenied, parameters: .object([("role", .string(Role.admin.name)), ("gateway", .bool(true))]))
         }
-        guard context.caller.role >= method.role else { throw EntryError.permissionDenied(role: method.role) }
+        guard context.caller.allows(method) else { throw EntryError.permissionDenied(role: method.role) }
         let parameters = Parameters(call.parameters)
         try run(method, try acting(context, parameters), parameters)
     }
@@ -141,9 +142,9 @@ package final class EntryService: CallHandler, Sendable {
     /// validated and queued to the writer at once, answered by the returned
     /// closure after their commit, so a next call already buffered is
     /// validated while this one is stored. Every other call (and an Add or
-    /// Import the caller may not make: both need `write`, ``Method/role``)
-    /// returns `nil` and is handled by ``handle(_:)`` in turn, which answers
-    /// `PermissionDenied(write)` for those.
+    /// Import the caller may not make: Add needs `write` or `submit`, Import
+    /// `write`, ``Role/allows(_:)``) returns `nil` and is handled by
+    /// ``handle(_:)`` in turn, which answers `PermissionDenied(write)` for those.
     /// - Throws: what ``handle(_:)`` would throw for the call before anything
     ///   is queued (`PermissionDenied(gateway)`, `InvalidParameter(actor)`,
     ///   then the errors of ``startAdd(_:_:)`` or ``startImport(_:_:)``).
@@ -161,7 +162,7 @@ package final class EntryService: CallHandler, Sendable {
             .syncCompact:
             return nil
         }
-        guard context.caller.role >= .write else { return nil }
+        guard context.caller.allows(method) else { return nil }
         let parameters = Parameters(context.call.parameters)
         return try start(try acting(context, parameters), parameters)
     }

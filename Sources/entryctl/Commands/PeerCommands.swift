@@ -58,7 +58,8 @@ enum PeerCommands {
         names += zh ? ["上次同步", "上次错误", "通知"] : ["last sync", "last error", "notice"]
         let rows = peers.map { peer -> [String] in
             func p(_ key: String) -> String { peer[key]?.stringValue ?? peer[key]?.intValue.map(String.init) ?? "" }
-            var row = [p("name"), p("address"), p("node"), p("pulledSeq"), p("pushedSeq")]
+            let address = peer["address"]?.stringValue == "" ? SyncCommands.adminOnly(locale) : p("address")
+            var row = [p("name"), address, p("node"), p("pulledSeq"), p("pushedSeq")]
             if let seq { row.append(String(max(0, seq - (peer["pushedSeq"]?.intValue ?? 0)))) }
             return row + [
                 p("lastSync").isEmpty ? Localized(zh: "从未", en: "never")(locale) : Terminal.localTime(p("lastSync")),

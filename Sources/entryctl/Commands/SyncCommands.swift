@@ -193,10 +193,17 @@ enum SyncCommands {
             }
         })
 
+    /// What stands for the database and peer addresses Status withholds from
+    /// callers below admin (as `""`).
+    static let adminOnly = Localized(zh: "（仅 admin 角色可见）", en: "(shown to the admin role only)")
+
     /// `Status` as key-value lines, then forms, limits, libraries and a peer
     /// table, labelled in `locale` (`--json` prints the wire's member names).
     static func statusLines(_ reply: JSON, locale: EntryLocale) -> [String] {
-        func s(_ key: String) -> String { reply[key]?.stringValue ?? reply[key]?.intValue.map(String.init) ?? "" }
+        func s(_ key: String) -> String {
+            if key == "database", reply[key]?.stringValue == "" { return adminOnly(locale) }
+            return reply[key]?.stringValue ?? reply[key]?.intValue.map(String.init) ?? ""
+        }
         let labels: [(key: String, label: Localized)] = [
             ("node", Localized(zh: "节点", en: "node")),
             ("incarnation", Localized(zh: "化身", en: "incarnation")),

@@ -23,7 +23,10 @@ enum WebUserCommands {
         arguments: "add NAME --role ROLE | remove NAME | list",
         options: [
             OptionSpec(
-                ["--role"], value: "read|write|admin", help: Localized(zh: "add：用户的角色。", en: "add: the user's role.")),
+                ["--role"], value: "submit|read|write|admin",
+                help: Localized(
+                    zh: "add：用户的角色（submit：只能填写并提交表单，如自助登记终端）。",
+                    en: "add: the user's role (submit: fill in and send the form only, as a kiosk).")),
             OptionSpec(
                 ["--replace"],
                 help: Localized(
@@ -91,12 +94,13 @@ enum WebUserCommands {
                 try only(["--role", "--replace"], for: verb)
                 let user = try name()
                 guard let roleText = input.value("--role") else {
-                    throw UsageError(zh: "add 需要 --role read|write|admin", en: "add needs --role read|write|admin")
+                    throw UsageError(
+                        zh: "add 需要 --role submit|read|write|admin", en: "add needs --role submit|read|write|admin")
                 }
                 guard let role = Role(name: roleText), role != .none else {
                     throw UsageError(
-                        zh: "--role 取 read、write 或 admin 之一，不是“\(roleText)”",
-                        en: "--role is one of read, write, admin, not '\(roleText)'")
+                        zh: "--role 取 submit、read、write 或 admin 之一，不是“\(roleText)”",
+                        en: "--role is one of submit, read, write, admin, not '\(roleText)'")
                 }
                 let replace = input.has("--replace")
                 return { session in
@@ -313,7 +317,9 @@ struct WebUserFailure: LocalizedFailure {
                     zh: "用户名“\(n)”不是 1 到 64 个字母、数字或 . _ - @",
                     en: "the name '\(n)' is not 1 to 64 letters, digits, '.', '_', '-' or '@'")
             case .badRole(let r):
-                what = Localized(zh: "角色“\(r)”不是 read、write 或 admin", en: "the role '\(r)' is not read, write or admin")
+                what = Localized(
+                    zh: "角色“\(r)”不是 submit、read、write 或 admin",
+                    en: "the role '\(r)' is not submit, read, write or admin")
             case .badHash:
                 what = Localized(
                     zh: "散列不是 Argon2id 散列（$argon2id$…）", en: "the hash is not an Argon2id hash ($argon2id$...)")
