@@ -177,6 +177,7 @@ package final class Gateway: Sendable {
             guard r.method == "GET" else { throw WebError.methodNotAllowed("GET") }
             let (session, _) = try authenticate(r, csrfChecked: false)
             return .json(200, sessionJSON(session))
+        case "offline": return try offlineData(r)
         case "openapi.json":
             guard r.method == "GET" || r.method == "HEAD" else { throw WebError.methodNotAllowed("GET, HEAD") }
             return .json(200, openAPI())
@@ -265,7 +266,7 @@ package final class Gateway: Sendable {
     /// take this process for its gateway, says so (503 `GatewayNotConfigured`,
     /// and what to do in the log) instead of passing on a PermissionDenied
     /// that reads as if the web user's role were wrong.
-    private func asGateway<T>(_ call: () throws -> T) throws -> T {
+    func asGateway<T>(_ call: () throws -> T) throws -> T {
         do {
             return try call()
         } catch let error as WireError

@@ -12,9 +12,9 @@ import EntryProtocol
 /// "parameters": {…}}` with the status of ``WebError/status(for:)``;
 /// `GET /api/v1/io.entryd.Sync.Changes?since=N&limit=L` streams changes as
 /// Server-Sent Events; `POST /api/v1/login`, `POST /api/v1/logout`,
-/// `GET /api/v1/session`, `GET /healthz`. A caller authenticates with
-/// `Authorization: Bearer TOKEN`, or with the `entryd_session` cookie plus the
-/// `X-CSRF-Token` header.
+/// `GET /api/v1/session`, `GET /api/v1/offline`, `GET /healthz`. A caller
+/// authenticates with `Authorization: Bearer TOKEN`, or with the
+/// `entryd_session` cookie plus the `X-CSRF-Token` header.
 package enum OpenAPIDocument {
     /// Whether entryd-web exposes the qualified method `name` (`io.entryd.Entries.Add`):
     /// every ``Method`` but those ``Method/isPeerOnly``; `false` for a name no
@@ -141,6 +141,51 @@ package enum OpenAPIDocument {
                                 .object([
                                     ("200", jsonResponse("The session.", ref("SessionInfo"))),
                                     ("401", responseRef(401)), ("default", responseRef(nil)),
+                                ])
+                            ),
+                        ])
+                    )
+                ])
+            ))
+
+        let offlineProperties: [(String, JSON)] = [
+            ("version", .object([("type", .string("string"))])), ("default", .object([("type", .string("string"))])),
+            ("forms", .object([("type", .string("object"))])), ("options", .object([("type", .string("object"))])),
+            ("keys", .object([("type", .string("object"))])), ("fold", .object([("type", .string("object"))])),
+        ]
+        paths.append(
+            (
+                "/api/v1/offline",
+                .object([
+                    (
+                        "get",
+                        .object([
+                            ("operationId", .string("offline")), ("tags", .array([.string("session")])),
+                            (
+                                "summary",
+                                .string(
+                                    "The form's data for the page offline (issue 32): per locale every form and every picker's rows, the keys Options ranks them by ([text, word starts, initials] per row value), Traditional to Simplified folds. version, a hash of the rest, is also the ETag (If-None-Match: 304)."
+                                )
+                            ),
+                            (
+                                "responses",
+                                .object([
+                                    (
+                                        "200",
+                                        jsonResponse(
+                                            "The data.",
+                                            .object([
+                                                ("type", .string("object")),
+                                                ("required", .array(offlineProperties.map { .string($0.0) })),
+                                                ("properties", .object(offlineProperties)),
+                                            ]))
+                                    ),
+                                    (
+                                        "304",
+                                        .object([("description", .string("Unchanged: the ETag given is current."))])
+                                    ),
+                                    ("401", responseRef(401)), ("403", responseRef(403)), ("503", responseRef(503)),
+                                    ("default", responseRef(nil)),
                                 ])
                             ),
                         ])

@@ -135,7 +135,9 @@ import Foundation
         ] {
             #expect(methods.contains(excluded) && !paths.contains("/api/v1/\(excluded)"))
         }
-        for fixed in ["/api/v1/login", "/api/v1/logout", "/api/v1/session", "/healthz", "/api/v1/openapi.json"] {
+        for fixed in [
+            "/api/v1/login", "/api/v1/logout", "/api/v1/session", "/api/v1/offline", "/healthz", "/api/v1/openapi.json",
+        ] {
             #expect(paths.contains(fixed))
         }
         #expect(Set(paths).count == paths.count)

@@ -8,7 +8,13 @@ doc/screenshots/ on demand:
     python Tests/web/shots.py DIR    starts entryd and entryd-web (from
                                      $ENTRYD_BIN_DIR, else .build/debug) in a
                                      temporary directory, as the tests do, and
-                                     writes DIR/NAME.png; removes the rest."""
+                                     writes DIR/NAME.png; removes the rest.
+    python Tests/web/shots.py --offline DIR
+                                     the offline form instead (issue 32):
+                                     entryd-web reached through a relay that
+                                     is then closed, the page reloaded from
+                                     the service worker, the city picker open;
+                                     DIR/offline-LANG-{tablet,mobile}.png."""
 import os, shutil, struct, sys, tempfile, zlib
 
 from selenium.webdriver.common.by import By
@@ -16,6 +22,7 @@ from selenium.webdriver.common.keys import Keys
 
 from browser import active_id, chrome, keys, login, ready, screenshot, wait
 from conftest import USERS, Gateway
+from relay import Relay
 
 SIZES = {"desktop": (1280, 800), "tablet": (768, 1024), "mobile": (390, 844)}
 # The entries the list shows: (name, birthday, country, more fields).
@@ -64,6 +71,38 @@ def take(driver, base, lang, directory):
     return shots
 
 
+def take_offline(driver, relay, lang, directory):
+    """The form reloaded with entryd-web unreachable (the relay closed), filled
+    from the offline data up to the open city picker, at 768×1024 and 390×844:
+    DIRECTORY/offline-LANG-{tablet,mobile}.png; returns {path: (width, height)}."""
+    d = driver
+    base = f"http://127.0.0.1:{relay.port}"
+    shots = {}
+    login(d, base, "ada", USERS["ada"][1])
+    wait(d, lambda: d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "navigator.serviceWorker.ready.then(() => caches.keys()).then(async (names) => {"
+        "  for (const n of names) if (await (await caches.open(n)).match('/api/v1/offline')) return true;"
+        "  return false; }).then(done, () => done(false));"), "the service worker with the form's data", timeout=30)
+    relay.stop()
+    try:
+        for size in ("tablet", "mobile"):
+            width, height = SIZES[size]
+            ready(d, base + "/?lang=" + lang)
+            d.find_element(By.ID, "in-name").send_keys("李雷" if lang == "zh" else "Li Lei", Keys.ENTER)
+            keys(d, "1990-05-17", Keys.TAB, "cn")
+            wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-country [data-value=CN][aria-selected=true]"), "CN")
+            keys(d, Keys.ENTER, "gd")
+            wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-province [data-value='440000'][aria-selected=true]"), "广东")
+            keys(d, Keys.ENTER, Keys.ENTER)
+            wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-city [data-value][aria-selected=true]"), "the city rows")
+            shots[screenshot(d, directory, f"offline-{lang}-{size}", width, height)] = (width, height)
+            keys(d, Keys.ESCAPE)
+    finally:
+        relay.start()
+    return shots
+
+
 def read_png(path):
     """(width, height, rows): the pixels of an 8-bit RGB or RGBA PNG (what
     chromium writes), one bytes object a row, 3 or 4 bytes a pixel."""
@@ -109,23 +148,30 @@ def read_png(path):
 
 
 def main(argv):
-    if len(argv) != 2:
-        sys.exit("usage: shots.py DIR")
-    out = os.path.abspath(argv[1])
+    offline = len(argv) == 3 and argv[1] == "--offline"
+    if len(argv) != 2 and not offline:
+        sys.exit("usage: shots.py [--offline] DIR")
+    out = os.path.abspath(argv[-1])
     os.makedirs(out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="entryd-shots-")
-    gateway = driver = None
+    gateway = driver = relay = None
     try:
         gateway = Gateway(work)
         add_entries(gateway)
         driver = chrome(os.path.join(work, "chromium"), "en-US")
+        if offline:
+            relay = Relay(gateway.port)
+            relay.start()
         for lang in ("zh", "en"):
-            for path, (width, height) in take(driver, gateway.base, lang, out).items():
+            shots = take_offline(driver, relay, lang, out) if offline else take(driver, gateway.base, lang, out)
+            for path, (width, height) in shots.items():
                 shown = os.path.relpath(path)
                 print(f"{path if shown.startswith('..') else shown}: {width}×{height}")
     finally:
         if driver:
             driver.quit()
+        if relay:
+            relay.stop()
         if gateway:
             gateway.stop()
         shutil.rmtree(work, ignore_errors=True)

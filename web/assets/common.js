@@ -89,11 +89,21 @@ const Entryd = (() => {
     return saved || (session && session.user) || null;
   }
 
+  /** fetch, given up after `ms` (0: never) as if the network had failed: a
+   *  server that does not answer (a tablet whose network drops packets) is
+   *  offline for the form, which then works from its own data. */
+  function fetchWithin(url, init, ms) {
+    if (!ms || typeof AbortController !== "function") return fetch(url, init);
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), ms);
+    return fetch(url, { ...init, signal: abort.signal }).finally(() => clearTimeout(timer));
+  }
+
   /** The session ({user, role, csrf}) or null when not logged in; throws ApiError(0) offline. */
   async function loadSession() {
     let r;
     try {
-      r = await fetch("/api/v1/session", { credentials: "same-origin", cache: "no-store" });
+      r = await fetchWithin("/api/v1/session", { credentials: "same-origin", cache: "no-store" }, 5000);
     } catch (e) {
       throw new ApiError(0, "", {});
     }
@@ -128,19 +138,20 @@ const Entryd = (() => {
     location.href = "/login?next=" + encodeURIComponent(location.pathname + location.search);
   }
 
-  /** POST /api/v1/METHOD with params; resolves to the reply parameters, rejects with ApiError. */
-  async function call(method, params, { redirect = true } = {}) {
+  /** POST /api/v1/METHOD with params; resolves to the reply parameters, rejects with ApiError
+   *  (status 0 also when no answer came within `timeout` ms, if given). */
+  async function call(method, params, { redirect = true, timeout = 0 } = {}) {
     if (!session || !session.csrf) {
       const s = await loadSession();
       if (!s) { if (redirect) toLogin(); throw new ApiError(401, "NotLoggedIn", {}); }
     }
     let r;
     try {
-      r = await fetch("/api/v1/" + method, {
+      r = await fetchWithin("/api/v1/" + method, {
         method: "POST", credentials: "same-origin", cache: "no-store",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": session.csrf },
         body: JSON.stringify(params || {}),
-      });
+      }, timeout);
     } catch (e) {
       throw new ApiError(0, "", {});
     }
@@ -221,6 +232,12 @@ const Entryd = (() => {
     header(s);
     setLang(lang);
     return s;
+  }
+
+  // The service worker (/sw.js) that lets the form start offline (issue 32):
+  // browsers allow one only in a secure context (https, or http on loopback).
+  if ("serviceWorker" in navigator && window.isSecureContext) {
+    navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => { /* the page works without it, online */ });
   }
 
   return {

@@ -1,4 +1,4 @@
-/* global Entryd, Outbox, uuidv7 */
+/* global Entryd, Outbox, Offline, uuidv7 */
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -7,7 +7,9 @@
 // opens on its first row (today for dates) without committing it; Escape
 // restores the earlier value; committing a province empties its city; a field
 // whose required-when condition does not hold is hidden. The daemon's Check
-// finds the problems, its Options searches the rows: nothing is matched here.
+// finds the problems, its Options searches the rows; offline (entryd-web
+// unreachable), the form and the rows come from Offline (offline.js), which
+// ranks them as Options does.
 "use strict";
 
 (() => {
@@ -18,6 +20,40 @@
   const IDLE_MS = Math.max(1, Number(params.get("idle")) || 60) * 1000;
   const RETRY_MS = 10000;
   const CHECK_DELAY = 300, SEARCH_DELAY = 120, PAGE = 8;
+  // no answer within these (ms) counts as offline: the page's own data and checks take over;
+  // an Add given up on is kept in the outbox and sent again with its id (stored once)
+  const QUICK = 5000, ADD_WAIT = 15000;
+  // after no answer at all, the page holds itself offline this long (ms): no
+  // field waits for the network again until then (the outbox still tries)
+  const OFFLINE_HOLD = 30000;
+  let offlineUntil = 0;
+  const knownOffline = () => Date.now() < offlineUntil;
+  function noted(err) {
+    if (err && err.status === 0) {
+      const was = knownOffline();
+      offlineUntil = Date.now() + OFFLINE_HOLD;
+      if (!was) updateQueue();
+      setTimeout(() => { if (!knownOffline()) updateQueue(); }, OFFLINE_HOLD + 50);
+    }
+    return err;
+  }
+  function online() {
+    if (!offlineUntil) return;
+    offlineUntil = 0;
+    updateQueue();
+  }
+
+  /** GetForm, Options, Check: given up on after QUICK, and not tried while the page holds itself offline. */
+  async function quick(method, params, opts) {
+    if (knownOffline()) throw new E.ApiError(0, "", {});
+    try {
+      const r = await E.call(method, params, { ...opts, timeout: QUICK });
+      online();
+      return r;
+    } catch (err) {
+      throw noted(err);
+    }
+  }
 
   const W = {
     zh: {
@@ -26,10 +62,12 @@
       offlineRows: "离线：无法加载选项", datePh: "yyyy-MM-dd", dateTimePh: "yyyy-MM-dd HH:mm",
       cols: ["年", "月", "日", "时", "分"], didYouMean: "是否是：",
       submitting: "正在提交…", stored: "已保存。", thanks: "谢谢，已提交。",
-      fix: "请修正标出的问题后再提交。", queued: "网络不通：已存放在本机，联网后自动发送。",
+      fix: "请修正标出的问题后再提交。", fixOffline: "网络不通：请先修正标出的问题，之后才能存放在本机。", queued: "网络不通：已存放在本机，联网后自动发送。",
       waiting: (n) => `${n} 份提交等待发送`, otherUser: (n) => `${n} 份提交等待另一位用户登录后发送`,
       notLoggedIn: "未登录：这份提交无法保存在本机。联网后请先登录再提交（填写的内容仍在页面上）。",
       rejectedQueued: (n) => `${n} 份离线提交被拒绝，请工作人员处理`,
+      offlineNote: "离线：表单和选项来自本机，提交将存放在本机，联网后发送。",
+      loginToSend: "请登录后发送等待中的提交。", fixing: "这是一份被服务器拒绝的离线提交：请修正后提交。",
       retry: "立即重试", reloaded: "一份离线保存的提交被服务器拒绝，请修正后再提交。",
       keys: [[["Enter"], "打开选择 / 下一项"], [["Tab", "Shift+Tab"], "移动"], [["Esc"], "取消选择"], [["Ctrl+Enter"], "提交"]],
       keySep: "：", keyOr: "、", pick: (l) => `打开日期选择：${l}`,
@@ -41,11 +79,15 @@
       offlineRows: "Offline: the options cannot be loaded", datePh: "yyyy-MM-dd", dateTimePh: "yyyy-MM-dd HH:mm",
       cols: ["Year", "Month", "Day", "Hour", "Minute"], didYouMean: "Did you mean: ",
       submitting: "Submitting…", stored: "Stored.", thanks: "Thank you, submitted.",
-      fix: "Please fix the marked problems, then submit again.", queued: "No network: kept on this device; it is sent when the network is back.",
+      fix: "Please fix the marked problems, then submit again.",
+      fixOffline: "No network: please fix the marked problems first; then the entry can be kept on this device.", queued: "No network: kept on this device; it is sent when the network is back.",
       waiting: (n) => `${n} submission${n === 1 ? "" : "s"} waiting to be sent`,
       otherUser: (n) => `${n} submission${n === 1 ? "" : "s"} waiting for another user to log in`,
       notLoggedIn: "Not logged in: this submission cannot be kept on this device. Log in once the network is back, then submit (the values stay here).",
       rejectedQueued: (n) => `${n} offline submission${n === 1 ? " was" : "s were"} refused; staff must handle ${n === 1 ? "it" : "them"}`,
+      offlineNote: "No network: the form and its options come from this device; submissions are kept here and sent when the network is back.",
+      loginToSend: "Log in to send the waiting submissions.",
+      fixing: "A submission kept offline that the server refused: fix it, then submit.",
       retry: "Retry now", reloaded: "A submission kept offline was refused by the server; please fix it and submit again.",
       keys: [[["Enter"], "open a picker / next field"], [["Tab", "Shift+Tab"], "move"], [["Esc"], "cancel a picker"], [["Ctrl+Enter"], "submit"]],
       keySep: ": ", keyOr: ", ", pick: (l) => `Choose a date: ${l}`,
@@ -102,7 +144,7 @@
 
   async function loadForm() {
     try {
-      const r = await E.call("io.entryd.Forms.GetForm", { name: FORM, locale: E.lang });
+      const r = await quick("io.entryd.Forms.GetForm", { name: FORM, locale: E.lang });
       form = r.form;
       try {
         localStorage.setItem(cacheKey(), JSON.stringify(form));
@@ -110,7 +152,8 @@
       } catch (e) { /* storage off */ }
     } catch (err) {
       let cached = null;
-      try { cached = JSON.parse(localStorage.getItem(cacheKey()) || "null"); } catch (e) { cached = null; }
+      if (err.transient) { await Offline.load(); cached = Offline.form(FORM, E.lang); }
+      try { cached = cached || JSON.parse(localStorage.getItem(cacheKey()) || "null"); } catch (e) { cached = null; }
       if (err.transient && cached) { form = cached; return; }
       if (err.status === 401) throw err;
       setStatus("bad", err.is && err.is("FormNotFound") ? w().formMissing : E.describe(err));
@@ -378,14 +421,24 @@
 
   function optionsKey(f, parent, query) { return JSON.stringify([E.lang, FORM, f.name, parent || "", query || ""]); }
 
-  async function options(f, parent, query) {
+  async function options(f, parent, query, fresh) {
     const key = optionsKey(f, parent, query);
-    if (optionCache.has(key)) return optionCache.get(key);
-    const r = await E.call("io.entryd.Forms.Options", {
-      form: FORM, field: f.name, parent: parent || null, query: query || null, locale: E.lang, limit: query ? 100 : null,
-    }, { redirect: false });
-    optionCache.set(key, r.options);
-    return r.options;
+    if (optionCache.has(key) && !fresh) return optionCache.get(key);
+    const limit = query ? 100 : null;
+    let rows;
+    try {
+      rows = (await quick("io.entryd.Forms.Options", {
+        form: FORM, field: f.name, parent: parent || null, query: query || null, locale: E.lang, limit,
+      }, { redirect: false })).options;
+    } catch (err) {
+      // offline: the same search over the data the service worker keeps
+      if (!err.transient) throw err;
+      await Offline.load();
+      rows = Offline.search(FORM || (form && form.name), f.name, parent, query, E.lang, limit);
+      if (!rows) throw err;
+    }
+    optionCache.set(key, rows);
+    return rows;
   }
 
   async function fetchRows() {
@@ -743,11 +796,19 @@
     const sent = checkedValues();
     let r;
     try {
-      r = await E.call("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang }, { redirect: false });
+      r = await quick("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang }, { redirect: false });
     } catch (err) {
-      // offline: Add will say it, or the outbox keeps the submission; logged
-      // out: no redirect while typing (Done keeps the values, then logs in)
+      // offline: the page's own checks (offline.js), as far as it can judge;
+      // logged out: no redirect while typing (Done keeps the values, then logs in)
       if (err.status === 401) setStatus("bad", E.describe(err));
+      if (err.transient) {
+        await Offline.load();
+        if (seq !== checkSeq) return false;
+        problems = Offline.check(form, sent, E.lang);
+        for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
+        render();
+        if (picker && picker.kind === "list") els[picker.field.name].input.value = picker.query;
+      }
       return false;
     }
     if (seq !== checkSeq) return false;
@@ -770,12 +831,17 @@
   }
 
   // ---- Done ----
-  async function add(item) {
+  /** Add with the item's id; `eager`: given up on at once while the page holds itself offline (Done), not by the outbox. */
+  async function add(item, eager) {
+    if (eager && knownOffline()) throw new E.ApiError(0, "", {});
     try {
-      return await E.call("io.entryd.Entries.Add", { form: item.form, id: item.id, fields: item.fields, locale: item.locale }, { redirect: false });
+      const r = await E.call("io.entryd.Entries.Add", { form: item.form, id: item.id, fields: item.fields, locale: item.locale },
+        { redirect: false, timeout: ADD_WAIT });
+      online();
+      return r;
     } catch (err) {
       if (err.is && err.is("EntryExists")) return { entry: { id: item.id } }; // this id is stored: a retry of ours
-      throw err;
+      throw noted(err);
     }
   }
 
@@ -793,11 +859,17 @@
     setStatus("info", w().submitting);
     render();
     try {
-      await add(item);
+      await add(item, true);
+      if (fixing === item.id) { fixing = null; await Outbox.remove(item.id); }
       resetForm();
       setStatus("ok", KIOSK ? w().thanks : w().stored);
     } catch (err) {
-      if ((err.transient || err.status === 401) && !item.user) {
+      let local = [];
+      if (err.transient) { await Offline.load(); local = Offline.check(form, item.fields, E.lang); }
+      if (local.length) {
+        // offline, and the page sees problems: nothing is queued that the server would refuse
+        showProblems(local, w().fixOffline);
+      } else if ((err.transient || err.status === 401) && !item.user) {
         // nobody known to be logged in: a queued submission would be sent as
         // whoever logs in next, so it is not queued (the values stay here)
         setStatus("bad", w().notLoggedIn);
@@ -807,13 +879,7 @@
         setStatus("info", w().queued);
         updateQueue();
       } else if (err.is && err.is("ValidationFailed")) {
-        problems = err.parameters.problems || [];
-        for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
-        setStatus("bad", w().fix);
-        submitting = false;
-        render();
-        const first = form.fields.find((f) => isShown(f) && shownProblems(f).length);
-        if (first) els[first.name].input.focus();
+        showProblems(err.parameters.problems || [], w().fix);
       } else if (err.status === 401) {
         // logged out: the submission waits in the outbox (sent once logged in again), then the login
         await Outbox.put(item);
@@ -826,6 +892,17 @@
       submitting = false;
       render();
     }
+  }
+
+  /** Shows problems beside their fields (Add's, or the page's own offline) and focuses the first. */
+  function showProblems(list, sentence) {
+    problems = list;
+    for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
+    setStatus("bad", sentence);
+    submitting = false;
+    render();
+    const first = form.fields.find((f) => isShown(f) && shownProblems(f).length);
+    if (first) els[first.name].input.focus();
   }
 
   /** Empties the form (after a submit, a kiosk pause): no value of the last person stays in the page. */
@@ -849,7 +926,14 @@
   }
 
   // ---- the outbox ----
+  // One outbox for every tab (outbox.js): the count is redrawn whenever it
+  // changes, here or in another tab, and one tab sends at a time. An item the
+  // server refuses for good is set aside and the next one is sent; staff fix
+  // those on /outbox. The public at a kiosk never sees them, not even counted.
   let flushing = false;
+  let fixing = null; // the id of a set-aside submission loaded by ?fix=ID
+  let pauseUntil = 0, backoff = 0; // after 429 / 503: wait, doubling up to 5 minutes
+  const PERMANENT = [400, 403, 404, 409, 413];
 
   /** Whether a queued submission is this user's: queued while they were logged in. */
   const mine = (item, user) => !!user && item.user === user;
@@ -861,57 +945,104 @@
     const user = E.knownUser();
     const own = items.filter((i) => mine(i, user));
     const waiting = own.filter((i) => !i.rejected).length;
-    const rejected = own.length - waiting;
-    const others = items.length - own.length; // counted only: never their contents
+    const rejected = items.filter((i) => i.rejected).length;
+    const others = items.filter((i) => !i.rejected && !mine(i, user)).length; // counted only: never their contents
     const parts = [];
     if (waiting) parts.push(h("span", { id: "queue-count", "data-count": waiting }, w().waiting(waiting)));
-    if (rejected) parts.push(h("span", { "data-rejected": rejected }, w().rejectedQueued(rejected)));
+    if (rejected && !KIOSK) {
+      parts.push(h("a", { href: "/outbox", id: "queue-rejected", "data-rejected": rejected }, w().rejectedQueued(rejected)));
+    }
     if (others) parts.push(h("span", { id: "queue-other", "data-count": others }, w().otherUser(others)));
-    if (waiting) parts.push(h("button", { type: "button", class: "btn", onclick: () => flush() }, w().retry));
+    if (waiting) parts.push(h("button", { type: "button", class: "btn", onclick: () => { pauseUntil = 0; flush(); } }, w().retry));
+    if (knownOffline()) parts.push(h("span", { id: "offline-note" }, w().offlineNote));
     box.replaceChildren(...parts);
   }
 
+  /** Sends this user's waiting submissions, oldest first; never stops at one the server refuses. */
   async function flush() {
-    if (flushing) return;
+    if (flushing || Date.now() < pauseUntil) return;
     flushing = true;
     try {
-      // who is logged in now, from the server (never a page's memory): only
-      // that user's submissions are sent; the others wait for their user
-      let s = null;
-      try { s = await E.loadSession(); } catch (e) { return; }
-      if (!s) return;
-      let items = [];
-      try { items = await Outbox.all(); } catch (e) { return; }
-      items = items.filter((i) => mine(i, s.user));
-      items.sort((a, b) => (a.id < b.id ? -1 : 1));
-      for (const item of items) {
-        if (item.rejected) continue;
-        try {
-          await add(item);
-          await Outbox.remove(item.id);
-        } catch (err) {
-          if (err.is && err.is("ValidationFailed")) {
-            if (!KIOSK && !Object.keys(checkedValues()).length) {
-              await Outbox.remove(item.id);
-              values = { ...item.fields }; display = {}; draftId = item.id;
-              problems = err.parameters.problems || [];
-              submitAttempted = true;
-              render();
-              for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
-              setStatus("bad", w().reloaded);
-              scheduleCheck(0);
-            } else {
-              await Outbox.put({ ...item, rejected: true });
-            }
-            continue;
-          }
-          break; // offline, busy, logged out: try again later
-        }
-      }
+      await Outbox.exclusive(flushItems);
     } finally {
       flushing = false;
       updateQueue();
     }
+  }
+
+  async function flushItems() {
+    // who is logged in now, from the server (never a page's memory): only
+    // that user's submissions are sent; the others wait for their user
+    let s = null;
+    try { s = await E.loadSession(); } catch (e) { return; }
+    let items = [];
+    try { items = await Outbox.all(); } catch (e) { return; }
+    if (!s) {
+      // logged out: the items stay, and a login sends them
+      if (!KIOSK && items.some((i) => !i.rejected)) setStatus("bad", w().loginToSend);
+      return;
+    }
+    items = items.filter((i) => mine(i, s.user) && !i.rejected);
+    items.sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const item of items) {
+      if (!(await Outbox.get(item.id))) continue; // sent by another tab meanwhile
+      try {
+        await add(item);
+        await Outbox.remove(item.id);
+        backoff = 0;
+      } catch (err) {
+        if (err.is && err.is("EntryErased")) {
+          // the person was erased after an earlier send of this id: their values go at once
+          await Outbox.remove(item.id);
+          continue;
+        }
+        if (err.status === 401) {
+          // logged out meanwhile: the items stay; a login sends them
+          if (!KIOSK) setStatus("bad", w().loginToSend);
+          return;
+        }
+        if (err.status === 429 || err.status === 503) {
+          backoff = Math.min(backoff ? backoff * 2 : RETRY_MS, 300000);
+          pauseUntil = Date.now() + Math.max(backoff, 1000 * (Number(err.parameters.retryAfter) || 0));
+          return;
+        }
+        if (err.transient) return; // offline: try again later, in order
+        if (err.is && err.is("ValidationFailed") && !KIOSK && !Object.keys(checkedValues()).length) {
+          // back into this (empty) form for its user to fix, with its id
+          await Outbox.remove(item.id);
+          values = { ...item.fields }; display = {}; draftId = item.id;
+          problems = err.parameters.problems || [];
+          submitAttempted = true;
+          render();
+          for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+          setStatus("bad", w().reloaded);
+          scheduleCheck(0);
+          continue;
+        }
+        // an answer this page does not know (500, 501): it stays waiting, the next one goes on
+        if (!PERMANENT.includes(err.status)) continue;
+        // refused for good: set aside for staff, the next one goes on
+        await Outbox.put({ ...item, rejected: { status: err.status, error: err.name || "",
+          problems: (err.parameters && err.parameters.problems) || [], at: new Date().toISOString() } });
+      }
+    }
+  }
+
+  /** ?fix=ID (from /outbox): a set-aside submission back in the form, with its id, for staff to correct. */
+  async function loadFix() {
+    const id = params.get("fix");
+    if (!id || KIOSK) return;
+    let item = null;
+    try { item = await Outbox.get(id); } catch (e) { item = null; }
+    if (!item || (item.form && item.form !== form.name)) return;
+    values = { ...item.fields }; display = {}; draftId = item.id;
+    problems = (item.rejected && item.rejected.problems) || [];
+    submitAttempted = true;
+    fixing = item.id;
+    render();
+    for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+    setStatus("bad", w().fixing);
+    scheduleCheck(0);
   }
 
   // ---- kiosk ----
@@ -973,23 +1104,31 @@
     try {
       s = await E.loadSession();
       if (!s) { E.toLogin(); return; }
-    } catch (e) { s = null; } // offline: the cached form and the outbox still work
+    } catch (e) { s = null; noted(e); } // offline: the cached form and the outbox still work
     E.header(s);
     if (KIOSK) { $("nav").hidden = true; $("logout").hidden = true; $("who").hidden = true; }
+    Offline.load(); // the form's data for offline use, fetched while the form is online
     try { await loadForm(); } catch (e) { return; }
     build();
     current = form.fields.indexOf(shownFields()[0]);
     render();
     els[form.fields[current].name].input.focus();
     prefetch();
+    await loadFix();
     updateQueue();
+    Outbox.onChange(() => updateQueue());
     flush();
-    window.addEventListener("online", () => flush());
+    window.addEventListener("online", () => { online(); flush(); });
     setInterval(() => { Outbox.count().then((n) => { if (n) flush(); }).catch(() => {}); }, RETRY_MS);
     if (KIOSK) { ["keydown", "pointerdown", "input"].forEach((t) => document.addEventListener(t, idle, true)); idle(); }
     document.body.dataset.ready = "1";
   }
 
-  window.entrydForm = { flush, reset: resetForm, get draftId() { return draftId; }, get flushing() { return flushing; } };
+  window.entrydForm = {
+    flush, reset: resetForm,
+    /** Options' rows for a picker (fresh: not from the page's cache), for the tests. */
+    search: (field, parent, query) => options(fieldByName(field), parent, query, true),
+    get draftId() { return draftId; }, get flushing() { return flushing; },
+  };
   start();
 })();

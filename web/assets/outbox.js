@@ -4,7 +4,11 @@
 // stored them. Nothing else of a person's data is ever written to storage.
 // Each records the web user who queued it, and is sent only while that user
 // is logged in (form.js): on a shared device another user's login never
-// sends (nor shows) it.
+// sends it. One the server refuses for good (400, 403, 404, 409, 413) is set
+// aside (`rejected`: {status, error, problems, at}) and the rest go on; staff
+// see and fix those on /outbox (outbox-page.js), never at a kiosk. One outbox
+// for every tab of the origin: each change is told to the others on the
+// BroadcastChannel "entryd-outbox", and one tab sends at a time (Web Locks).
 "use strict";
 
 const Outbox = (() => {
@@ -57,13 +61,32 @@ const Outbox = (() => {
     return dbs.some((d) => d.name === DB);
   }
 
+  const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("entryd-outbox") : null;
+  const listeners = [];
+  if (channel) channel.onmessage = () => listeners.forEach((f) => f());
+  /** Tells this page's listeners and the other tabs that the outbox changed. */
+  function changed() {
+    listeners.forEach((f) => f());
+    if (channel) channel.postMessage("changed");
+  }
+  async function after(p) { const r = await p; changed(); return r; }
+
   return {
-    /** Keeps {id, user, form, fields, locale, queuedAt}; the id makes a resend idempotent. */
-    put: (item) => tx("readwrite", (s) => s.put(item)),
-    /** Every waiting submission, oldest id (UUIDv7: time order) first. */
+    /** Keeps {id, user, form, fields, locale, queuedAt[, rejected]}; the id makes a resend idempotent. */
+    put: (item) => after(tx("readwrite", (s) => s.put(item))),
+    /** Every submission, waiting or set aside, oldest id (UUIDv7: time order) first. */
     all: async () => ((await exists()) ? tx("readonly", (s) => s.getAll()) : []),
+    get: async (id) => ((await exists()) ? tx("readonly", (s) => s.get(id)) : undefined),
     count: async () => ((await exists()) ? tx("readonly", (s) => s.count()) : 0),
-    remove: async (id) => ((await exists()) ? tx("readwrite", (s) => s.delete(id)) : undefined),
+    /** Deletes an item, its values with it (sent, erased, or dropped by staff). */
+    remove: async (id) => ((await exists()) ? after(tx("readwrite", (s) => s.delete(id))) : undefined),
+    /** Calls f whenever the outbox changes, in this tab or another. */
+    onChange: (f) => listeners.push(f),
+    /** Runs work while no other tab of this origin sends (Web Locks); skipped when one does. */
+    exclusive: async (work) => {
+      if (!navigator.locks) return work();
+      return navigator.locks.request("entryd-outbox", { ifAvailable: true }, (lock) => (lock ? work() : undefined));
+    },
   };
 })();
 

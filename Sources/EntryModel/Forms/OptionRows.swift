@@ -89,3 +89,56 @@ package enum OptionRows {
         return OptionRow(value: d.code, label: d.name(in: locale), parent: d.parentCode, aliases: aliases)
     }
 }
+
+/// One of the keys Options ranks a row by (``SearchRanking``), for a client
+/// that searches without entryd (the offline form of entryd-web, issue 32):
+/// the folded text, where its words begin (Unicode scalar offsets) and
+/// whether it is a name's syllable initials.
+package struct SearchKey: Sendable, Equatable {
+    /// The ``MatchKey`` text.
+    package var text: String
+    /// The word starts, ascending, the first 0.
+    package var starts: [Int]
+    /// Initials: matched whole or as a prefix only.
+    package var initials: Bool
+}
+
+extension OptionRows {
+    /// The keys that ``options(form:field:parent:query:limit:locale:reference:)``
+    /// ranks the row `value` of a `type` field by: for countries, provinces and
+    /// cities those of `reference` (empty for a value it lacks); for a choice
+    /// row, the keys of `names` (its value, labels in every locale and aliases,
+    /// as an Options reply carries them).
+    package static func searchKeys(
+        type: FieldType, value: String, names: [String], reference: ReferenceData = .shared
+    ) -> [SearchKey] {
+        let keys: [NameKey]
+        switch type {
+        case .country: keys = reference.countrySearchKeys(alpha2: value)
+        case .province, .city: keys = reference.divisionSearchKeys(code: value)
+        case .choice: keys = names.map { NameKey($0) }
+        case .text, .date, .datetime, .phone, .email: keys = []
+        }
+        return keys.filter { !$0.key.isEmpty }.map {
+            SearchKey(text: $0.key.text, starts: $0.wordStarts, initials: $0.isInitials)
+        }
+    }
+
+    /// Traditional and variant Han characters that ``MatchKey`` folds, each
+    /// with its Simplified text, for a client without ICU: every character of
+    /// the CJK Unified Ideographs, Extension A and the compatibility block that
+    /// ``ChineseVariants`` changes, folded one at a time. Built once (some
+    /// tenths of a second).
+    package static let simplifiedFolds: [(String, String)] = {
+        var out: [(String, String)] = []
+        for range in [0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF] {
+            for v in range {
+                guard let scalar = Unicode.Scalar(v) else { continue }
+                let char = String(scalar)
+                let folded = ChineseVariants.simplified(char)
+                if folded != char { out.append((char, folded)) }
+            }
+        }
+        return out
+    }()
+}

@@ -117,6 +117,18 @@ package final class ReferenceData: Sendable {
             + [NameKey(pinyin: d.pinyin, initials: d.initials), NameKey(initials: d.initials)]
     }
 
+    /// The search keys of the country with this alpha-2 code; empty for an unknown code.
+    func countrySearchKeys(alpha2: String) -> [NameKey] {
+        countryByAlpha2[alpha2].map { countrySearchKeys[$0] } ?? []
+    }
+
+    /// The search keys of the current province or city with this code; empty for an unknown code.
+    func divisionSearchKeys(code: String) -> [NameKey] {
+        if let i = provinces.firstIndex(where: { $0.code == code }) { return provinceSearchKeys[i] }
+        if let i = cities.firstIndex(where: { $0.code == code }) { return citySearchKeys[i] }
+        return []
+    }
+
     /// The country with this alpha-2 code (exact, upper case), or `nil`.
     package func country(alpha2: String) -> Country? {
         countryByAlpha2[alpha2].map { countries[$0] }
