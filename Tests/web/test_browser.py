@@ -212,6 +212,7 @@ def test_offline_outbox(gateway, driver):
     d = driver
     before = len(json.loads(gateway.entryctl("list", "--all", "--json"))["entries"])
     fresh_form(d, gateway.base, "?lang=en")
+    wait(d, lambda: d.execute_script("return window.entrydForm.prefetched"), "the pickers' rows")
     d.execute_cdp_cmd("Network.enable", {})
     d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/*"]})
     ids = []
@@ -363,6 +364,9 @@ def test_queued_submission_waits_for_its_own_user(gateway, driver):
     as web:ada."""
     d = driver
     fresh_form(d, gateway.base, "?lang=en")
+    # the pickers' rows are cached before the network goes (a loaded machine may
+    # still be fetching them when the form is shown)
+    wait(d, lambda: d.execute_script("return window.entrydForm.prefetched"), "the pickers' rows")
     d.execute_cdp_cmd("Network.enable", {})
     d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/*"]})
     try:

@@ -1094,8 +1094,10 @@
     prefetch();
   });
 
+  let prefetched = false;
   function prefetch() {
-    for (const f of form.fields) if (isList(f) && !f.parent) options(f, null, "").catch(() => {});
+    const rows = form.fields.filter((f) => isList(f) && !f.parent).map((f) => options(f, null, "").catch(() => {}));
+    Promise.all(rows).then(() => { prefetched = true; });
   }
 
   async function start() {
@@ -1129,6 +1131,8 @@
     /** Options' rows for a picker (fresh: not from the page's cache), for the tests. */
     search: (field, parent, query) => options(fieldByName(field), parent, query, true),
     get draftId() { return draftId; }, get flushing() { return flushing; },
+    /** The top-level pickers' rows are in the page's cache (asked once the form is shown). */
+    get prefetched() { return prefetched; },
   };
   start();
 })();
