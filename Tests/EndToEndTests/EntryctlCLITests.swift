@@ -283,6 +283,36 @@ import EntryServer
         }
     }
 
+    /// An alternating-font macro (`.BR`, `.IR`, …) joins its arguments with no
+    /// space, so running text among them renders glued ("-)inbatcheswith"):
+    /// no argument of one may be a common English word.
+    @Test("no alternating-font macro of a man page carries running text", arguments: pages)
+    func alternatingMacrosCarryNoText(page: String) throws {
+        let words: Set<Substring> = [
+            "a", "an", "and", "as", "at", "be", "by", "for", "from", "in", "is", "it", "its", "not", "of", "on",
+            "or", "the", "to", "with",
+        ]
+        let text = try String(contentsOfFile: Self.root + "/" + page, encoding: .utf8)
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            // the arguments, a quoted one ("web\-user add") as one
+            var parts: [Substring] = []
+            var quoted = false
+            var start = line.startIndex
+            for k in line.indices {
+                if line[k] == "\"" {
+                    quoted.toggle()
+                } else if line[k] == " " && !quoted {
+                    if start < k { parts.append(line[start..<k]) }
+                    start = line.index(after: k)
+                }
+            }
+            if start < line.endIndex { parts.append(line[start...]) }
+            guard let macro = parts.first, [".BR", ".RB", ".IR", ".RI", ".BI", ".IB"].contains(macro) else { continue }
+            let glued = parts.dropFirst().filter { words.contains($0) }
+            #expect(glued.isEmpty, "\(page):\(number + 1): \(line) renders \(glued) without spaces")
+        }
+    }
+
     @Test("entryctl(1) and the completion name every command of entryctl --help")
     func everyCommandDocumented() throws {
         let help = try runProcess(productsDirectory() + "/entryctl", ["--locale", "en", "--help"])
