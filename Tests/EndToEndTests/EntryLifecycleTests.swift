@@ -306,10 +306,11 @@ import Testing
         try #require(zh.status == 0, "\(zh.stderr)")
         let zhLines = zh.stdout.split(separator: "\n").map(String.init)
         #expect(zhLines.contains { $0.hasPrefix("条目") && $0.hasSuffix(" 1") }, "\(zh.stdout)")
-        for heading in ["节点", "参考数据版本", "表单：", "限制：", "库："] {
+        for heading in ["节点", "数据代次", "参考数据版本", "表单：", "限制：", "库："] {
             #expect(zhLines.contains { $0.hasPrefix(heading) }, "missing \(heading) in\n\(zh.stdout)")
         }
         #expect(!zhLines.contains { $0.hasPrefix("entries") || $0.hasPrefix("node") }, "\(zh.stdout)")
+        #expect(!zh.stdout.contains("化身"), "incarnation is 数据代次 in zh: \(zh.stdout)")
         let en = try d.entryctl(["--locale", "en", "status"])
         try #require(en.status == 0, "\(en.stderr)")
         let enLines = en.stdout.split(separator: "\n").map(String.init)

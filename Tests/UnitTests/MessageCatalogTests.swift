@@ -142,4 +142,27 @@ import Testing
             Self.joiningBrokenLiterals(broken)
                 == "throw UsageError(\"missing ID\")\n\nLocalized(\n    zh: \"缺少\",\n    en: \"missing\")\n")
     }
+
+    /// Words the zh texts do not use, with the one they use instead: 化身
+    /// (an avatar, a god's earthly form) for a node's incarnation reads oddly
+    /// to an operator; 数据代次 (the generation of the node's data) is the word.
+    static let avoided: [(word: String, instead: String)] = [("化身", "数据代次")]
+
+    @Test("no zh text of Sources, web, doc or config uses an avoided word (化身: 数据代次)")
+    func avoidedWords() throws {
+        let root = repositoryRoot()
+        var found: [String] = []
+        for directory in ["Sources", "web", "doc", "config", "completion"] {
+            let base = root.appendingPathComponent(directory)
+            let walker = FileManager.default.enumerator(atPath: base.path)
+            while let relative = walker?.nextObject() as? String {
+                guard let text = try? String(contentsOf: base.appendingPathComponent(relative), encoding: .utf8)
+                else { continue }
+                for (word, instead) in Self.avoided where text.contains(word) {
+                    found.append("\(directory)/\(relative): \(word) (say \(instead))")
+                }
+            }
+        }
+        #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    }
 }

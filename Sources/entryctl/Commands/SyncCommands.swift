@@ -119,7 +119,7 @@ enum SyncCommands {
                     let why = status["incarnationReason"]?.stringValue ?? ""
                     Terminal.message(
                         Localized(
-                            zh: "节点从 seq \(from) 起开始了新的化身（\(why)）：接着显示它的修改",
+                            zh: "节点从 seq \(from) 起开始了新的数据代次（\(why)）：接着显示它的修改",
                             en: "the node began a new incarnation at seq \(from) (\(why)): watching its changes")(
                                 session.globals.locale))
                     start = from
@@ -206,9 +206,9 @@ enum SyncCommands {
         }
         let labels: [(key: String, label: Localized)] = [
             ("node", Localized(zh: "节点", en: "node")),
-            ("incarnation", Localized(zh: "化身", en: "incarnation")),
-            ("incarnationSeq", Localized(zh: "化身起始序号", en: "incarnationSeq")),
-            ("incarnationReason", Localized(zh: "化身原因", en: "incarnationReason")),
+            ("incarnation", Localized(zh: "数据代次", en: "incarnation")),
+            ("incarnationSeq", Localized(zh: "数据代次起始序号", en: "incarnationSeq")),
+            ("incarnationReason", Localized(zh: "数据代次原因", en: "incarnationReason")),
             ("seq", Localized(zh: "变更序号", en: "seq")),
             ("hlc", Localized(zh: "混合逻辑时钟", en: "hlc")),
             ("entries", Localized(zh: "条目", en: "entries")),
