@@ -40,6 +40,10 @@ package enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
     case peerNotFound(String)
     /// Peer `peer` could not be reached or answered with an error; `reason` says which.
     case peerUnreachable(peer: String, reason: String)
+    /// Peer `peer` refused this node (its `PermissionDenied`): this node's user
+    /// there lacks `role`. Answered as `PeerUnreachable` with `role`, a lasting
+    /// refusal rather than a failure worth retrying.
+    case peerRefused(peer: String, role: String)
     /// Entry `id` was erased (doc/design.md "Erasure") at `at` (RFC 3339 UTC ms, the
     /// erasure's wall time at its origin): its values are gone and no call can
     /// read, change or bring it back.
@@ -66,6 +70,10 @@ package enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .conflictNotFound(let id): return "conflict \(id) not found"
         case .peerNotFound(let peer): return "peer '\(peer)' not found"
         case .peerUnreachable(let peer, let reason): return "peer '\(peer)' unreachable: \(reason)"
+        case .peerRefused(let peer, let role):
+            return "peer '\(peer)' refused this node (PermissionDenied: its user there needs the \(role) role): "
+                + "in the peer's entryd.conf, add the user this node connects as to \(role) under [roles] "
+                + "(pulling needs read, pushing admin), reload that entryd, and sync again"
         case .entryErased(let id, let at): return "entry \(id) was erased at \(at)"
         case .backupUnsupported(let database, let tool): return "backup of \(database) is \(tool)'s"
         }

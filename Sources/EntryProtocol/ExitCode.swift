@@ -50,4 +50,16 @@ extension ExitCode {
             self = .failure
         }
     }
+
+    /// The exit status for the error reply `error`: as for its name, except
+    /// that `PeerUnreachable` with `role` (the peer refused this node, a
+    /// lasting refusal until the peer's roles change) is ``failure``, not
+    /// ``temporaryFailure``: trying again as is would not help.
+    package init(wireError error: WireError) {
+        if error.known == .peerUnreachable, error.parameters["role"]?.stringValue != nil {
+            self = .failure
+        } else {
+            self.init(wireError: error.known)
+        }
+    }
 }

@@ -325,26 +325,28 @@ import Testing
     }
 
     @Test(
-        "a peer that refuses the sync (PermissionDenied) gives PeerUnreachable naming the role and [roles], not the caller's PermissionDenied"
+        "a peer that refuses the sync (PermissionDenied) gives PeerUnreachable naming the role and [roles], not the caller's PermissionDenied; entryctl sync exits 1 with words in its language"
     )
     func refusingPeerNamesTheRole() throws {
         let d = try Daemon()
         let path = d.directory + "/refusing.sock"
         let listener = try UnixSocket.listen(path: path, mode: 0o600)
         defer { close(listener) }
-        // The peer: answers every call of one connection with PermissionDenied(role: read).
+        // The peer: answers every call of each connection with PermissionDenied(role: read).
         Thread.detachNewThread {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            defer { close(client) }
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            let refusal =
-                Array(#"{"error":"org.varlink.service.PermissionDenied","parameters":{"role":"read"}}"#.utf8) + [0]
             while true {
-                let n = read(client, &buffer, buffer.count)
-                if n <= 0 { return }
-                for _ in buffer[..<n].filter({ $0 == 0 }) {
-                    _ = refusal.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }
+                defer { close(client) }
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                let refusal =
+                    Array(#"{"error":"org.varlink.service.PermissionDenied","parameters":{"role":"read"}}"#.utf8) + [0]
+                while true {
+                    let n = read(client, &buffer, buffer.count)
+                    if n <= 0 { break }
+                    for _ in buffer[..<n].filter({ $0 == 0 }) {
+                        _ = refusal.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                    }
                 }
             }
         }
@@ -358,7 +360,18 @@ import Testing
             #expect(
                 reason.contains("PermissionDenied") && reason.contains("read role") && reason.contains("[roles]"),
                 "\(reason)")
+            #expect(e.parameters["role"]?.stringValue == "read")
         }
+        // entryctl: a lasting refusal (1, not 75's "try again"), every word in the chosen language
+        let zh = try d.entryctl(["--locale", "zh", "sync", "unix:" + path])
+        #expect(zh.status == 1, "\(zh)")
+        #expect(zh.stderr.contains("拒绝") && zh.stderr.contains("read") && zh.stderr.contains("[roles]"), "\(zh)")
+        for english in ["refused", "PermissionDenied", "the peer", "try again", "稍后重试"] {
+            #expect(!zh.stderr.contains(english), "\(zh)")
+        }
+        let en = try d.entryctl(["--locale", "en", "sync", "unix:" + path])
+        #expect(en.status == 1 && en.stderr.contains("refused this node") && en.stderr.contains("[roles]"), "\(en)")
+        #expect(!en.stderr.contains("try again later"), "\(en)")
         #expect(try d.connect().call("io.entryd.Sync.Status")["seq"] == before)
         #expect(d.stop() == 0)
     }

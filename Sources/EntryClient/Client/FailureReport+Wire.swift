@@ -13,7 +13,7 @@ extension FailureReport {
         func s(_ key: String) -> String { p[key]?.stringValue ?? "?" }
         // The exit code comes from the one mapping of wire errors (ExitCode(wireError:)); this chooses the words.
         func say(_ lines: Localized...) -> FailureReport {
-            FailureReport(exitCode: ExitCode(wireError: error.known), lines: lines.map { $0(locale) })
+            FailureReport(exitCode: ExitCode(wireError: error), lines: lines.map { $0(locale) })
         }
         let line = Localized.init(zh:en:)
 
@@ -118,6 +118,18 @@ extension FailureReport {
             return say(line("entryd 不提供方法“\(s("method"))”", "entryd does not serve method '\(s("method"))'"))
         case .interfaceNotFound?:
             return say(line("entryd 不提供接口“\(s("interface"))”", "entryd does not serve interface '\(s("interface"))'"))
+        case .peerUnreachable? where p["role"]?.stringValue != nil:
+            // the peer refused this node: lasting until its [roles] change (exit 1); entryd's English reason is not shown
+            return say(
+                line(
+                    "对端“\(s("peer"))”拒绝了本节点：本节点在那里使用的用户缺少 \(s("role")) 角色",
+                    "peer '\(s("peer"))' refused this node: the user this node connects as there lacks the \(s("role")) role"
+                ),
+                line(
+                    "请在对端的 entryd.conf 的 [roles] 中把该用户加入 \(s("role"))（拉取需要 read，推送需要 admin），"
+                        + "重新加载那里的 entryd，然后再同步。",
+                    "In the peer's entryd.conf, add that user to \(s("role")) under [roles] (pulling needs read, "
+                        + "pushing admin), reload that entryd, then sync again."))
         case .peerUnreachable?:
             return say(
                 line(

@@ -43,8 +43,8 @@ package struct FailureReport: Sendable, Equatable {
     /// | `io.entryd.Entries.ValidationFailed` | 65, every problem with its suggestions |
     /// | ``RowsRejected`` (import) | 65, its summary lines |
     /// | ``DaemonUnreachable``, a failed `connect` | 69, the paths tried and how to start entryd |
-    /// | `StorageFailed`, `LimitExceeded`, `io.entryd.Sync.PeerUnreachable`, a reset or timed-out connection | 75 |
-    /// | any other wire error (`EntryNotFound`, `VersionMismatch`, `EntryExists`, `FormNotFound`, `PermissionDenied`, …) or error | 1 |
+    /// | `StorageFailed`, `LimitExceeded`, `io.entryd.Sync.PeerUnreachable` (without `role`), a reset or timed-out connection | 75 |
+    /// | any other wire error (`EntryNotFound`, `VersionMismatch`, `EntryExists`, `FormNotFound`, `PermissionDenied`, a peer's refusal: `PeerUnreachable` with `role`, …) or error | 1 |
     ///
     /// - Parameters:
     ///   - usage: the failing command's usage, when known.

@@ -58,6 +58,13 @@ extension WireError {
             self.init(.peerNotFound, parameters: object(("peer", .string(peer))))
         case .peerUnreachable(let peer, let reason):
             self.init(.peerUnreachable, parameters: object(("peer", .string(peer)), ("reason", .string(reason))))
+        case .peerRefused(let peer, let role):
+            self.init(
+                .peerUnreachable,
+                parameters: object(
+                    ("peer", .string(peer)),
+                    ("reason", .string(EntryError.peerRefused(peer: peer, role: role).description)),
+                    ("role", .string(role))))
         case .entryErased(let id, let at):
             self.init(.entryErased, parameters: object(("id", .string(id)), ("at", .string(at))))
         case .backupUnsupported(let database, let tool):

@@ -58,9 +58,10 @@ extension EntryService {
     /// error: this node's storage errors as they are (not recorded: the peer is
     /// not at fault); domain errors (clock skew, a malformed change) and the
     /// peer's own io.entryd errors as they are; the peer's `PermissionDenied`
-    /// as `PeerUnreachable` saying which role this node lacks there and where
-    /// to give it (answered as it came, it would read as the caller's own
-    /// role being too low here); anything else — the transport failing, a
+    /// as `PeerUnreachable` with `role`, the role this node lacks there, and a
+    /// reason saying where to give it (answered as it came, it would read as
+    /// the caller's own role being too low here; without `role`, as a failure
+    /// worth retrying); anything else — the transport failing, a
     /// protocol-level error of the peer — as `PeerUnreachable`.
     func peerFailure(_ error: any Error, name: String, address: String) -> any Error {
         switch error {
@@ -73,13 +74,9 @@ extension EntryService {
             recordPeerError(name: name, address: address, e.description)
             return e
         case let e as WireError where e.known == .permissionDenied:
-            let role = e.parameters["role"]?.stringValue ?? "admin"
-            let reason =
-                "the peer refused this node (PermissionDenied: its user there needs the \(role) role): "
-                + "in the peer's entryd.conf, add the user this node connects as to \(role) under [roles] "
-                + "(pulling needs read, pushing admin), reload that entryd, and sync again"
-            recordPeerError(name: name, address: address, reason)
-            return EntryError.peerUnreachable(peer: name, reason: reason)
+            let refusal = EntryError.peerRefused(peer: name, role: e.parameters["role"]?.stringValue ?? "admin")
+            recordPeerError(name: name, address: address, refusal.description)
+            return refusal
         default:
             recordPeerError(name: name, address: address, "\(error)")
             return EntryError.peerUnreachable(peer: name, reason: "\(error)")
