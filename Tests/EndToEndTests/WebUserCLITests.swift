@@ -168,9 +168,21 @@ import EntryWeb
             nowhere.status == 73 && nowhere.stderr.contains("cannot write '")
                 && nowhere.stderr.contains("the users file was not changed"), "\(nowhere)")
         // Passwords: 8 to 1024 bytes; nothing on stdin is too short.
+        // Piped: the message says what to give, not how input is read.
         let short = try Self.add("alice", role: "read", password: "short\n", file: s.path)
-        #expect(short.status == 1 && short.stderr.contains("the password is too short: at least 8 bytes"), "\(short)")
-        #expect(try Self.run(["web-user", "add", "alice", "--role", "read", "--users", s.path]).status == 1)
+        #expect(
+            short.status == 1 && short.stderr.contains("the password is too short: 5 bytes, at least 8 are needed")
+                && short.stderr.contains("Give a longer password as the first line of the input"), "\(short)")
+        let shortZh = try Self.run(
+            ["web-user", "add", "alice", "--role", "read", "--users", s.path], input: "短\n", locale: "zh")
+        #expect(
+            shortZh.status == 1 && shortZh.stderr.contains("密码太短：只有 3 字节，至少要 8 字节")
+                && shortZh.stderr.contains("请在传入内容的第一行给出更长的密码") && !shortZh.stderr.contains("标准输入"),
+            "\(shortZh)")
+        let none = try Self.run(["web-user", "add", "alice", "--role", "read", "--users", s.path])
+        #expect(
+            none.status == 1 && none.stderr.contains("no password was given")
+                && none.stderr.contains("Run this on a terminal"), "\(none)")
         let long = try Self.add(
             "alice", role: "read", password: String(repeating: "x", count: 1025) + "\n", file: s.path)
         #expect(long.status == 1 && long.stderr.contains("the password is too long: at most 1024 bytes"), "\(long)")
@@ -236,5 +248,31 @@ import EntryWeb
             let english = text.split(separator: "\n").map(String.init).filter(EntryctlCLITests.englishOnly)
             #expect(english.isEmpty, "\(english)")
         }
+    }
+
+    @Test("a short password typed on the terminal: told to run again with a longer one, nothing about standard input")
+    func shortPasswordOnTheTerminal() throws {
+        let s = try Scratch()
+        guard let binary = EntryctlProcess.binary else {
+            throw EntryctlProcess.Failure(description: "entryctl is not built")
+        }
+        let rc = s.directory.url.path + "/rc"
+        let tmux = try Tmux(
+            socket: s.directory.url.path + "/tmux.sock",
+            command:
+                "sh -c '\(binary) --locale zh web-user add alice --role read --users \(s.path); echo $? >\(rc); sleep 5'",
+            environment: ["LANG": "C.UTF-8", "TERM": "xterm-256color"])
+        defer { tmux.kill() }
+        _ = try tmux.waitFor(text: "密码：")
+        try tmux.type("short")
+        try tmux.press("Enter")
+        let screen = try tmux.waitFor(text: "密码太短")
+        let text = screen.joined()  // the message wraps at 80 columns
+        #expect(text.contains("请重新运行") && text.contains("更长的密码") && !text.contains("标准输入"), "\(text)")
+        try tmux.waitFor("entryctl to exit") { _ in
+            ((try? String(contentsOfFile: rc, encoding: .utf8)) ?? "").hasSuffix("\n")
+        }
+        #expect((try String(contentsOfFile: rc, encoding: .utf8)) == "1\n")
+        #expect(!FileManager.default.fileExists(atPath: s.path))
     }
 }

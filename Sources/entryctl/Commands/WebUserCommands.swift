@@ -197,7 +197,7 @@ enum WebUserCommands {
         let password: [UInt8]
         if isatty(0) == 1 {
             let first = try prompt(Localized(zh: "密码：", en: "Password: ")(locale))
-            try check(first)
+            try check(first, typed: true)
             let second = try prompt(Localized(zh: "再次输入密码：", en: "Password again: ")(locale))
             guard first == second else {
                 throw Refusal(zh: "两次输入的密码不同；没有修改", en: "the two passwords differ; nothing was changed")
@@ -205,7 +205,7 @@ enum WebUserCommands {
             password = first
         } else {
             password = try readLine(from: 0)
-            try check(password)
+            try check(password, typed: false)
         }
         guard let text = String(validating: password, as: UTF8.self) else {
             throw Refusal(zh: "密码不是有效的 UTF-8", en: "the password is not valid UTF-8")
@@ -213,13 +213,31 @@ enum WebUserCommands {
         return text
     }
 
-    /// Refuses a password shorter or longer than ``PasswordHash`` allows.
-    static func check(_ password: [UInt8]) throws {
+    /// Refuses a password shorter or longer than ``PasswordHash`` allows,
+    /// saying what to do: `typed` on the terminal's prompt, or given as the
+    /// first line of piped input (none at all: how to give one).
+    static func check(_ password: [UInt8], typed: Bool) throws {
         let (least, most) = (PasswordHash.minimumBytes, PasswordHash.maximumBytes)
-        if password.count < least {
+        if password.isEmpty && !typed {
             throw Refusal(
-                zh: "密码太短：至少 \(least) 字节（从标准输入读取一行）",
-                en: "the password is too short: at least \(least) bytes (one line is read from standard input)")
+                zh: "没有给出密码；没有修改。请在终端上运行此命令（会提示输入两次），或把密码作为第一行传入："
+                    + "printf '%s\\n' 密码 | entryctl web-user add …",
+                en: "no password was given; nothing was changed. Run this on a terminal (it asks twice), "
+                    + "or pass the password as the first line: printf '%s\\n' PASSWORD | entryctl web-user add …")
+        }
+        if password.count < least {
+            if typed {
+                throw Refusal(
+                    zh: "密码太短：至少 \(least) 字节（一个汉字算 3 字节）；没有修改。请重新运行，输入更长的密码，例如几个词连成的短语",
+                    en: "the password is too short: at least \(least) bytes; nothing was changed. "
+                        + "Run the command again and type a longer one, e.g. a phrase of a few words")
+            }
+            throw Refusal(
+                zh: "密码太短：只有 \(password.count) 字节，至少要 \(least) 字节（一个汉字算 3 字节）；没有修改。"
+                    + "请在传入内容的第一行给出更长的密码",
+                en:
+                    "the password is too short: \(password.count) bytes, at least \(least) are needed; nothing was changed. "
+                    + "Give a longer password as the first line of the input")
         }
         if password.count > most {
             throw Refusal(zh: "密码太长：最多 \(most) 字节", en: "the password is too long: at most \(most) bytes")
