@@ -144,6 +144,8 @@ def test_whole_form_by_keyboard(gateway, driver):
 
     keys(d, Keys.TAB, "13800138000", Keys.ENTER)
     assert active_id(d) == "in-appointment"
+    # checked, the number shows in its spaced display form (the value sent stays canonical)
+    wait(d, lambda: value(d, "in-phone") == "+86 138 0013 8000", "the phone's display form")
     keys(d, Keys.ENTER)
     wait(d, lambda: expanded(d, "appointment"), "the date-time wheel")
     assert d.execute_script("return document.querySelectorAll('#dlg-appointment [role=spinbutton]').length") == 5
@@ -205,7 +207,9 @@ def test_suggestion_is_clickable_and_done_shows_every_problem(gateway, driver):
     button = wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#pr-phone button"), "a suggestion")
     assert button.text == "+447911123456"
     button.click()
-    wait(d, lambda: value(d, "in-phone") == "+447911123456" and problem(d, "phone") == "", "the suggestion taken")
+    wait(d, lambda: problem(d, "phone") == "", "the suggestion taken")
+    keys(d, Keys.TAB)  # once the focus leaves it, the checked number shows in its display form
+    wait(d, lambda: value(d, "in-phone") == "+44 7911 123456", "the phone's display form")
 
 
 def test_offline_outbox(gateway, driver):

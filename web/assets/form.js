@@ -137,6 +137,9 @@
   const rowFlag = (f, r) => r.flag || (f.type === "country" ? E.flagOf(r.value) : "");
   const rowShown = (f, r) => { const fl = rowFlag(f, r); return fl ? `${fl} ${r.label}` : r.label; };
   const shownValue = (f) => display[f.name] || values[f.name] || "";
+  /** The text a field's input shows: a list's label, a phone number in its
+   *  spaced display form (`+86 136 1234 5678`, what Check answers), else the value. */
+  const inputText = (f) => isList(f) || f.type === "phone" ? shownValue(f) : values[f.name] || "";
 
   // ---- building the page from GetForm ----
   // entryd.form.LANG for the default form, entryd.form.LANG.NAME for ?form=NAME
@@ -246,7 +249,7 @@
       e.label.replaceChildren(f.label, req ? h("span", { class: "req", "aria-hidden": "true" }, "*") : "");
       e.input.setAttribute("aria-required", String(!!req));
       const open = picker && picker.field === f;
-      if (!open && document.activeElement !== e.input) e.input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+      if (!open && document.activeElement !== e.input) e.input.value = inputText(f);
       else if (!open && isList(f)) e.input.value = shownValue(f);
       if (isList(f)) e.input.placeholder = open ? w().search : w().empty;
       const ps = shownProblems(f);
@@ -558,7 +561,7 @@
       }
     }
     render();
-    els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+    els[f.name].input.value = inputText(f);
     scheduleCheck(0);
   }
 
@@ -822,7 +825,7 @@
       const e = els[n];
       if (canon && canon !== values[n] && !isList(f) && (document.activeElement !== e.input || force === n) && !(picker && picker.field === f)) {
         values[n] = canon;
-        if (force === n) e.input.value = canon;
+        if (force === n) e.input.value = inputText(f);
       }
     }
     render();
@@ -1014,7 +1017,7 @@
           problems = err.parameters.problems || [];
           submitAttempted = true;
           render();
-          for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+          for (const f of form.fields) els[f.name].input.value = inputText(f);
           setStatus("bad", w().reloaded);
           scheduleCheck(0);
           continue;
@@ -1040,7 +1043,7 @@
     submitAttempted = true;
     fixing = item.id;
     render();
-    for (const f of form.fields) els[f.name].input.value = isList(f) ? shownValue(f) : values[f.name] || "";
+    for (const f of form.fields) els[f.name].input.value = inputText(f);
     setStatus("bad", w().fixing);
     scheduleCheck(0);
   }
