@@ -375,4 +375,49 @@ import Testing
         #expect(try d.connect().call("io.entryd.Sync.Status")["seq"] == before)
         #expect(d.stop() == 0)
     }
+
+    @Test(
+        "entryctl conflicts names people: the entry's name, birthday and form, the field's label, values as shown (已删除 / 未删除), each side's time and node"
+    )
+    func conflictsNamePeople() throws {
+        let a = try Daemon()
+        let b = try Daemon()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        let edited = try addOn(a, name: "李雷")
+        let deleted = try addOn(a, name: "韩梅梅")
+        _ = try sync(b, "unix:\(a.socket)")
+        // The same phone changed on both nodes; a delete on one and an edit it did not see on the other.
+        #expect(try a.entryctl(["update", edited, "phone=13900139000"]).status == 0)
+        #expect(try b.entryctl(["update", edited, "phone=13700137000"]).status == 0)
+        #expect(try a.entryctl(["delete", deleted]).status == 0)
+        #expect(try b.entryctl(["update", deleted, "name=韩梅"]).status == 0)
+        #expect(try sync(a, "unix:\(b.socket)")["conflicts"]?.intValue == 2)
+        let nodeA = try #require(try a.connect().call("io.entryd.Sync.Status")["node"]?.stringValue)
+        let nodeB = try #require(try b.connect().call("io.entryd.Sync.Status")["node"]?.stringValue)
+
+        let zh = try a.entryctl(["--locale", "zh", "conflicts"])
+        #expect(zh.status == 0, "\(zh)")
+        for word in [
+            "李雷", "韩梅", "生日 1990-05-17", "登记", "手机号码（phone）", "删除状态", "已删除", "未删除", "+86 139 0013 9000",
+            "+86 137 0013 7000", "节点 …\(nodeA.suffix(8))", "节点 …\(nodeB.suffix(8))", "写入", "未解决", "共 2 个冲突",
+            edited, deleted,
+        ] {
+            #expect(zh.stdout.contains(word), "missing \(word) in\n\(zh.stdout)")
+        }
+        for raw in ["true", "false", "+8613900139000", "kept", "node …"] {
+            #expect(!zh.stdout.contains(raw), "\(raw) in\n\(zh.stdout)")
+        }
+        let en = try a.entryctl(["--locale", "en", "conflicts"])
+        #expect(en.status == 0, "\(en)")
+        for word in [
+            "李雷", "born 1990-05-17", "Registration", "Phone (phone)", "not deleted", "deleted", "+86 139 0013 9000",
+            "node …\(nodeB.suffix(8))", "written", "open", "2 conflict(s)",
+        ] {
+            #expect(en.stdout.contains(word), "missing \(word) in\n\(en.stdout)")
+        }
+        #expect(!en.stdout.contains("true") && !en.stdout.contains("false"), "\(en.stdout)")
+    }
 }

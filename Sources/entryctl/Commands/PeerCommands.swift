@@ -118,8 +118,10 @@ enum PeerCommands {
         ],
         details: [
             Localized(
-                zh: "每行：冲突 id、条目、字段、保留的值和落败的值及其节点。",
-                en: "Each row: conflict id, entry, field, the kept value and the lost value with their nodes."),
+                zh: "每个冲突：其 id 与是否已解决；条目的姓名、生日、表单与 id；字段名称；保留的值和落败的值，各自的写入时间与节点。",
+                en:
+                    "Each conflict: its id and whether resolved; the entry's name, birthday, form and id; the field's label; "
+                    + "the kept and the lost value, each with the time and node that wrote it."),
             Localized(
                 zh: "字段“deleted”：删除与它没看到的编辑（条目保持删除，带有编辑的值）；",
                 en:
@@ -140,38 +142,15 @@ enum PeerCommands {
                     params(("entry", entry.json), ("includeResolved", .bool(all))))
                 let list = reply["conflicts"]?.arrayValue ?? []
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
-                let zh = session.globals.locale == .zh
-                let columns =
-                    (zh
-                    ? ["冲突", "条目", "字段", "保留", "落败", "已解决"] : ["id", "entry", "field", "kept", "lost", "resolved"])
-                    .map { TableColumn($0) }
-                let rows = list.map { c -> [String] in
-                    func s(_ k: String) -> String { c[k]?.stringValue ?? "" }
-                    // Values with their names; nodes by the end of their id (the start is a time stamp).
-                    func value(_ k: String, _ node: String) -> String {
-                        let locale = session.globals.locale
-                        var shown =
-                            s(k).isEmpty
-                            ? (locale == .zh ? "（空）" : "(empty)") : FailureReport.describe(s(k), locale: locale)
-                        if s("field") == "deleted" {
-                            // Delete against edit: the deleted register's two sides, in words.
-                            shown =
-                                s(k) == "true"
-                                ? (locale == .zh ? "删除" : "delete")
-                                : (locale == .zh ? "编辑（其值已保留）" : "edit (its values are kept)")
-                        }
-                        return "\(shown) "
-                            + Localized(zh: "（节点 …\(s(node).suffix(8))）", en: "(node …\(s(node).suffix(8)))")(locale)
-                    }
-                    return [
-                        s("id"), s("entry"), s("field"), value("kept", "keptNode"), value("lost", "lostNode"),
-                        c["resolved"]?.boolValue == true ? (zh ? "是" : "yes") : (zh ? "否" : "no"),
-                    ]
+                let locale = session.globals.locale
+                var lines: [String] = []
+                let people = ConflictPeople(session: session, locale: locale)
+                for c in list {
+                    lines += people.describe(c)
+                    lines.append("")
                 }
                 Terminal.out(
-                    lines: TableRenderer(columns: columns).render(rows) + [
-                        Localized(zh: "共 \(list.count) 个冲突", en: "\(list.count) conflict(s)")(session.globals.locale)
-                    ])
+                    lines: lines + [Localized(zh: "共 \(list.count) 个冲突", en: "\(list.count) conflict(s)")(locale)])
             }
         })
 

@@ -62,6 +62,9 @@ enum Terminal {
         return f
     }()
 
+    /// `date` as local `yyyy-MM-dd HH:mm:ss`.
+    static func localTime(_ date: Date) -> String { localTime.string(from: date) }
+
     /// A wire time (`2026-11-30T08:15:02.123Z`) as local `yyyy-MM-dd HH:mm:ss`;
     /// text that is not a wire time is returned as it is.
     static func localTime(_ wire: String) -> String {
