@@ -310,6 +310,71 @@ def test_conflicts_page(gateway, driver):
     assert violations == [], describe(violations)
 
 
+@pytest.fixture(scope="module")
+def conflicts(tmp_path_factory):
+    """An entryd-web whose entryd holds two conflicts: a phone changed on two
+    nodes, and a delete against an edit it did not see. Made before the gateway
+    starts, by an entryd on the same database that may sync (a gateway may not)."""
+    import socket as sockets
+    import subprocess
+    from conftest import BIN, Gateway, wait_for
+    work = str(tmp_path_factory.mktemp("conflicts"))
+    here, there = os.path.join(work, "setup.sock"), os.path.join(work, "peer.sock")
+    procs = [subprocess.Popen([os.path.join(BIN, "entryd"), "--socket", sock, "--db", db], stderr=subprocess.DEVNULL)
+             for sock, db in ((here, os.path.join(work, "entries.db")), (there, os.path.join(work, "peer.db")))]
+    try:
+        for sock, proc in zip((here, there), procs):
+            wait_for(lambda: sockets.socket(sockets.AF_UNIX).connect(sock) is None, "entryd", proc)
+
+        def ctl(sock, *args):
+            r = subprocess.run([os.path.join(BIN, "entryctl"), "--socket", sock, "--locale", "en", *args],
+                               capture_output=True)
+            assert r.returncode == 0, r.stderr.decode()
+            return r.stdout.decode()
+        person = ["birthday=1990-05-17", "country=CN", "province=广东", "city=广州", "contact_method=phone",
+                  "phone=13800138000"]
+        edited = json.loads(ctl(here, "--json", "add", "name=冲突甲", *person))["entry"]["id"]
+        deleted = json.loads(ctl(here, "--json", "add", "name=冲突乙", *person))["entry"]["id"]
+        ctl(there, "sync", "unix:" + here)
+        ctl(here, "update", edited, "phone=13900139000")
+        ctl(there, "update", edited, "phone=13700137000")
+        ctl(here, "delete", deleted)
+        ctl(there, "update", deleted, "name=冲突丙")
+        ctl(here, "sync", "unix:" + there)
+        node = json.loads(ctl(there, "--json", "status"))["node"]
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(10)
+    g = Gateway(work)
+    yield {"gateway": g, "edited": edited, "deleted": deleted, "peer": node}
+    g.stop()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_conflicts_name_people(driver, conflicts, lang):
+    """The conflicts page names the entry, the field by its label, the values
+    as shown (a deleted register: 已删除 / 未删除), each side's time and node."""
+    d, base = driver, conflicts["gateway"].base
+    login(d, base, "root-admin", USERS["root-admin"][1], "/conflicts")
+    d.get(base + "/conflicts?lang=" + lang)
+    wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 2, "the conflict rows")
+    rows = {r.get_attribute("data-id"): r.text for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")}
+    text = "\n".join(rows.values())
+    words = {
+        "zh": ["冲突甲", "生日 1990-05-17", "登记", "手机号码", "删除状态", "已删除", "未删除", "+86 139 0013 9000",
+               "+86 137 0013 7000", "写入", "节点 …" + conflicts["peer"][-8:], "当前已删除"],
+        "en": ["冲突甲", "born 1990-05-17", "Registration", "Phone", "Deleted", "not deleted", "+86 139 0013 9000",
+               "written", "node …" + conflicts["peer"][-8:], "now deleted"],
+    }[lang]
+    for word in words:
+        assert word in text, f"{word} not in {text}"
+    assert "true" not in text and "false" not in text and "+8613900139000" not in text
+    assert conflicts["edited"] in text and conflicts["deleted"] in text  # the ids stay, below the names
+    violations = axe(d)
+    assert violations == [], describe(violations)
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_screenshots(gateway, driver, entries, lang, tmp_path):
     """The screenshots scripts/screenshots takes, here into tmp_path: each a PNG
