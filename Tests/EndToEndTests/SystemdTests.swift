@@ -208,7 +208,9 @@ import Testing
         )
     }
 
-    @Test("a --db (or $ENTRYD_DB) whose directory does not exist is refused with exit 73 and nothing is created")
+    @Test(
+        "a --db ($ENTRYD_DB, database in entryd.conf) whose directory does not exist is refused with exit 73 and nothing is created"
+    )
     func missingDatabaseDirectory() throws {
         let dir = try serviceTestDirectory("nodbdir")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -223,6 +225,15 @@ import Testing
             environment: ["ENTRYD_DB": typo, "PATH": "/usr/bin:/bin"])
         #expect(viaEnvironment.status == 73, "\(viaEnvironment.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir + "/no-such-dir"))
+        // `database` in entryd.conf, as its comment says: the directory must exist (exit 73).
+        let conf = dir + "/entryd.conf"
+        try "database = \(typo)\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        let viaConfig = try runProcess(Self.entryd, ["--config", conf, "--socket", dir + "/s.sock"])
+        #expect(viaConfig.status == 73, "\(viaConfig.stderr)")
+        #expect(viaConfig.stderr.contains("does not exist"), "\(viaConfig.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/no-such-dir"))
+        let comment = try String(contentsOfFile: packageRoot + "/config/entryd.conf", encoding: .utf8)
+        #expect(comment.contains("its directory must exist (exit 73 otherwise"))
     }
 
     @Test("SIGHUP reloads the forms: a removed field's stored value is kept, new input follows the new definition")
