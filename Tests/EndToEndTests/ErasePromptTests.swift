@@ -49,7 +49,7 @@ import Testing
         #expect(!en.stderr.contains("wang.fang@") && !en.stderr.contains("shared by"), "\(en.stderr)")
 
         let byName = try d.entryctl(
-            ["--locale", "en", "erase", "--name", "李雷", "--birthday", "1990-05-17", "--reason", "request"],
+            ["--locale", "en", "erase", "--name", "李雷", "--birthday", "1990年5月17日", "--reason", "request"],
             input: "no\n")
         #expect(byName.stderr.contains("matched: Name and Birthday") && byName.stderr.contains(li), "\(byName.stderr)")
         #expect(!byName.stderr.contains(han), "\(byName.stderr)")

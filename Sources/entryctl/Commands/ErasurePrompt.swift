@@ -28,6 +28,9 @@ enum ErasurePrompt {
     /// The digits of `text`.
     static func digits(_ text: String) -> String { String(text.filter(\.isASCII).filter(\.isNumber)) }
 
+    /// The numbers of a date as typed (`1990-05-17`, `1990年5月17日`: 1990, 5, 17).
+    static func numbers(_ text: String) -> [Int] { text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) } }
+
     /// A phone number (its display form, `+86 138 0013 8000`) with the middle
     /// of its national number hidden: `138****8000`, and `+44 791****3456` for
     /// another country (the country code stays, China's is left out).
@@ -98,7 +101,7 @@ enum ErasurePrompt {
                 matched.append(label(t.form, "email"))
                 kinds.insert("email")
             }
-            if let birthday = value("birthday"), f("birthday") == birthday, value("name") != nil {
+            if let birthday = value("birthday"), numbers(f("birthday")) == numbers(birthday), value("name") != nil {
                 matched.append(label(t.form, "name") + say("与", " and ") + label(t.form, "birthday"))
                 kinds.insert("name")
             }
