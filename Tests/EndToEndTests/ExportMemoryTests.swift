@@ -71,7 +71,7 @@ import Testing
                     fields["contact_method"] = "email"
                     fields["email"] = "user\(i)@example.com"
                 }
-                if i % 3 == 0 { fields["appointment"] = "2026-12-01 09:30" }
+                if i % 3 == 0 { fields["appointment"] = "2036-12-01 09:30" }
                 return ImportRow(index: i - start, id: nil, fields: fields, deleted: i % 10 == 0, problems: [])
             }
             let result = try store.importEntries(
