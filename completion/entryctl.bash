@@ -25,7 +25,7 @@ _entryctl_command_options() {
         update|delete) echo "--if-version --reason" ;;
         restore) echo "--reason" ;;
         erase) echo "--reason --yes --phone --email --name --birthday --country --verify --value" ;;
-        list) echo "$filters --form --order --asc --desc --limit --cursor --all --deleted --format" ;;
+        list) echo "$filters --appointment --form --order --asc --desc --limit --cursor --all --deleted --format" ;;
         export) echo "--format --form $filters --include-deleted --output -o --labels --excel --codes --display" ;;
         import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids --ignore-unknown-columns --map" ;;
         options) echo "--parent --search --limit --form" ;;
@@ -136,7 +136,8 @@ _entryctl() {
         --locale) COMPREPLY=($(compgen -W "zh en" -- "$cur")); return 0 ;;
         --role) COMPREPLY=($(compgen -W "submit read write admin" -- "$cur")); return 0 ;;
         --socket|--output|-o|--rejects|--users) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-        --order) COMPREPLY=($(compgen -W "created updated birthday name" -- "$cur")); return 0 ;;
+        --order) COMPREPLY=($(compgen -W "created updated birthday name appointment" -- "$cur")); return 0 ;;
+        --appointment) COMPREPLY=($(compgen -W "today tomorrow" -- "$cur")); return 0 ;;
         --format)
             case "$command" in
                 list) COMPREPLY=($(compgen -W "table json jsonl csv" -- "$cur")) ;;

@@ -84,7 +84,7 @@ import Testing
         + [
             "姓名,生日,国家,省份,城市,联系方式,手机号码,邮箱,预约时间",
             "王小明,1990年5月17日,中国,广东,广州,电话,138 0013 8000,,",
-            "李华,1985/3/9,China,浙江省,杭州,邮箱,,LiHua@Example.COM,2026-12-01 09:30",
+            "李华,1985/3/9,China,浙江省,杭州,邮箱,,LiHua@Example.COM,2036-12-01 09:30",
             "张伟,1990-02-30,中国,广东,深圳,电话,13800138001,,",
             "\"赵,敏\",19920102,CN,Guangdong,Shenzhen,phone,+86 139-0013-9000,,",
             "陈静,2001-07-08,亚特兰蒂斯,,,邮箱,,chen@example.cn,",
@@ -330,7 +330,7 @@ import Testing
                     "city": "440100", "contact_method": "phone", "phone": "+8613800138000",
                 ]))
         #expect(byName["李华"]?["email"]?.stringValue == "LiHua@example.com")
-        #expect(byName["李华"]?["appointment"]?.stringValue == "2026-12-01 09:30")
+        #expect(byName["李华"]?["appointment"]?.stringValue == "2036-12-01 09:30")
         #expect(byName["赵,敏"]?["city"]?.stringValue == "440300")
         #expect(byName["周杰"]?["country"]?.stringValue == "JP")
 
@@ -636,7 +636,7 @@ import Testing
                     .stringMap([
                         "name": "王芳", "birthday": "1985-03-09", "country": "CN", "province": "440000",
                         "city": "440100", "contact_method": "email", "email": "wf@example.com",
-                        "appointment": "2026-12-01 09:30",
+                        "appointment": "2036-12-01 09:30",
                     ])
                 ), ("deleted", .bool(true)),
             ]),
@@ -670,7 +670,7 @@ import Testing
         let text = String(decoding: bytes.dropFirst(3), as: UTF8.self)
         #expect(text.hasPrefix("ID,姓名,生日,国家,省份,城市,联系方式,手机号码,邮箱,预约时间,已删除,"), "\(text)")
         #expect(text.contains(",李雷,1990-05-17,中国,北京市,东城区,电话,'+86 138 0013 8000,,,否,"), "\(text)")
-        #expect(text.contains(",王芳,1985-03-09,中国,广东省,广州市,邮箱,,wf@example.com,2026-12-01 09:30,是,"), "\(text)")
+        #expect(text.contains(",王芳,1985-03-09,中国,广东省,广州市,邮箱,,wf@example.com,2036-12-01 09:30,是,"), "\(text)")
         #expect(text.contains(",Jane Doe,1980-01-01,美国,,,邮箱,,jane@例子.中国,,否,"), "\(text)")
         let en = try entryctl(source, ["--locale", "en", "export", "--excel"])
         #expect(
@@ -793,7 +793,7 @@ enum DataFixtures {
                     (
                         "appointment",
                         .string(
-                            String(format: "2026-12-%02d %02d:%@", 1 + i % 28, 8 + i % 10, i % 2 == 0 ? "00" : "30"))
+                            String(format: "2036-12-%02d %02d:%@", 1 + i % 28, 8 + i % 10, i % 2 == 0 ? "00" : "30"))
                     ))
             }
             var members: [(String, JSON)] = [("fields", .object(fields))]

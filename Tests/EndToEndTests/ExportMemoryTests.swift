@@ -46,7 +46,7 @@ import Testing
                 """
                 INSERT INTO entries SELECT printf('%08x', ?) || substr(id, 9), form, fields, clocks, version, deleted,
                   deleted_clock, created_at, updated_at, created_by, updated_by, name, name_folded, birthday, country,
-                  province, city, seq FROM entries WHERE substr(id, 1, 8) NOT GLOB '0000000*'
+                  province, city, seq, appointment FROM entries WHERE substr(id, 1, 8) NOT GLOB '0000000*'
                 """
             ).run([.int(Int64(copy))])
         }
@@ -71,7 +71,7 @@ import Testing
                     fields["contact_method"] = "email"
                     fields["email"] = "user\(i)@example.com"
                 }
-                if i % 3 == 0 { fields["appointment"] = "2026-12-01 09:30" }
+                if i % 3 == 0 { fields["appointment"] = "2036-12-01 09:30" }
                 return ImportRow(index: i - start, id: nil, fields: fields, deleted: i % 10 == 0, problems: [])
             }
             let result = try store.importEntries(

@@ -80,8 +80,8 @@ import Testing
         try tmux.type("138 0013 8000")
         try tmux.press("Tab", "Space")  // appointment: date-time wheel on 30-minute steps
         try tmux.waitFor(text: "-- 预约时间 --")
-        try tmux.type("202612010945")
-        try tmux.waitFor(text: "2026-12-01 09:30")
+        try tmux.type("203612010945")
+        try tmux.waitFor(text: "2036-12-01 09:30")
         try tmux.press("Enter")
         try tmux.waitFor(text: "(↓/Tab 下一项)")  // next is disabled on the last field
         try tmux.press("C-s")  // Done (Enter on the last field would reopen its picker)
@@ -94,7 +94,7 @@ import Testing
         #expect(
             try storedFields(daemon, id) == [
                 "name": "李雷", "birthday": "1990-05-17", "country": "CN", "province": "440000", "city": "440100",
-                "contact_method": "phone", "phone": "+8613800138000", "appointment": "2026-12-01 09:30",
+                "contact_method": "phone", "phone": "+8613800138000", "appointment": "2036-12-01 09:30",
             ])
     }
 

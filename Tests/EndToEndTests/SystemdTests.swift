@@ -260,7 +260,7 @@ import Testing
                 ] + extra)
         }
         let added = try c.call(
-            "io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2026-12-01 09:30"))]))]))
+            "io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2036-12-01 09:30"))]))]))
         let id = try #require(added["entry"]?["id"]?.stringValue)
         let hashBefore = try c.call("io.entryd.Sync.Status")["forms"]?["registration"]?.stringValue
 
@@ -276,15 +276,15 @@ import Testing
         // The stored value stays, and survives an edit of another field.
         #expect(
             try c.call("io.entryd.Entries.Get", .object([("id", .string(id))]))["entry"]?["fields"]?["appointment"]?
-                .stringValue == "2026-12-01 09:30")
+                .stringValue == "2036-12-01 09:30")
         let updated = try c.call(
             "io.entryd.Entries.Update", .object([("id", .string(id)), ("fields", .object([("name", .string("Bea"))]))]))
         #expect(updated["entry"]?["fields"]?["name"]?.stringValue == "Bea")
-        #expect(updated["entry"]?["fields"]?["appointment"]?.stringValue == "2026-12-01 09:30")
+        #expect(updated["entry"]?["fields"]?["appointment"]?.stringValue == "2036-12-01 09:30")
         // New input is held to the new definition.
         #expect(throws: WireError.self) {
             try c.call(
-                "io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2026-12-02 10:00"))]))]))
+                "io.entryd.Entries.Add", .object([("fields", fields([("appointment", .string("2036-12-02 10:00"))]))]))
         }
         c.close()
         #expect(daemon.stop() == 0)

@@ -75,6 +75,8 @@ import Testing
             ("[form]\n[field p]\ntype = text\n[field c]\ntype = city\nparent = p\n", 6, "parent"),
             ("[form]\n[field d]\ntype = date\nmin = 1990-02-30\n", 4, "min"),
             ("[form]\n[field d]\ntype = datetime\nminute-interval = 7\n", 4, "minute-interval"),
+            ("[form]\n[field d]\ntype = datetime\nnot-before = today\n", 4, "not-before"),
+            ("[form]\n[field d]\ntype = date\nnot-before = now\n", 4, "not-before"),
             ("[form]\n[field t]\ntype = text\nmax-length = 0\n", 4, "max-length"),
             ("[form]\n[field t]\ntype = text\nmin = 1\n", 4, "min"),
             ("[form]\n[field k]\ntype = choice\n", 3, "options"),

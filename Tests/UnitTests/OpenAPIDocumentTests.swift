@@ -52,7 +52,7 @@ import Foundation
                 .optional(.int), .optional(.string), .optional(.bool), .optional(.string),
             ])
         #expect(list.reply.map(\.type) == [.array(.named("Entry")), .optional(.string), .int])
-        #expect(entries.type("Order")?.type == .enumeration(["created", "updated", "birthday", "name"]))
+        #expect(entries.type("Order")?.type == .enumeration(["created", "updated", "birthday", "name", "appointment"]))
         guard case .structure(let change)? = entries.type("Change")?.type else {
             Issue.record("Change is not a struct")
             return
@@ -166,8 +166,13 @@ import Foundation
             schemas["io.entryd.Entries.Order"]
                 == .object([
                     ("type", .string("string")),
-                    ("enum", .array(["created", "updated", "birthday", "name"].map(JSON.string))),
-                    ("description", .string("Sort order for List.")),
+                    ("enum", .array(["created", "updated", "birthday", "name", "appointment"].map(JSON.string))),
+                    (
+                        "description",
+                        .string(
+                            "Sort order for List. Added: appointment (by the appointment's date and time,\nentries without one first when ascending)."
+                        )
+                    ),
                 ]))
         #expect(
             schemas["io.entryd.Entries.ValidationFailed"]?["properties"]?["error"]

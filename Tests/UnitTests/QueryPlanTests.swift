@@ -32,6 +32,7 @@ import Testing
             let fields = [
                 "name": "n\(i)", "birthday": "19\(50 + i % 50)-01-01", "country": i % 3 == 0 ? "CN" : "US",
                 "province": i % 3 == 0 ? "440000" : "", "city": i % 3 == 0 ? "440100" : "",
+                "appointment": i % 2 == 0 ? "2027-01-\(10 + i % 20) \(10 + i % 8):30" : "",
             ]
             _ = try store.create(form: "registration", id: nil, fields: fields, layout: .registration, origin: origin)
         }
@@ -40,7 +41,9 @@ import Testing
 
     /// Every subset of the filters.
     static let filterSets: [[String]] = {
-        let all = ["form", "country", "province", "city", "bornFrom", "bornTo", "text", "updatedSince"]
+        let all = [
+            "form", "country", "province", "city", "bornFrom", "bornTo", "text", "updatedSince", "appointment",
+        ]
         return (0..<(1 << all.count)).map { mask in all.indices.filter { mask & (1 << $0) != 0 }.map { all[$0] } }
     }()
 
@@ -58,6 +61,9 @@ import Testing
             case "bornFrom": q.bornFrom = "1960-01-01"
             case "bornTo": q.bornTo = "1990-01-01"
             case "text": q.text = "n1"
+            case "appointment":
+                q.appointmentFrom = "2027-01-12 00:00"
+                q.appointmentTo = "2027-01-12 23:59"
             default: q.updatedSince = "2020-01-01T00:00:00.000Z"
             }
         }
@@ -104,7 +110,7 @@ import Testing
                 }
             }
         }
-        #expect(combinations == 256 * 5 * 2 * 2)
+        #expect(combinations == 512 * 6 * 2 * 2)
     }
 
     @Test("List by name in pinyin order (zh) walks the pinyin index in page order, with and without a cursor")
@@ -126,6 +132,36 @@ import Testing
         }
     }
 
+    @Test("a day's appointments in time order: a range of the appointment index, in page order, no sort")
+    func appointmentDayWalksItsIndex() throws {
+        let (db, store) = try Self.database()
+        defer {
+            store.close()
+            _ = db
+        }
+        let conn = try SQLiteConnection(path: db.path, readOnly: true)
+        for descending in [false, true] {
+            for cursor in [false, true] {
+                for form in [false, true] {
+                    let sql = EntryStore.listSQL(
+                        Self.query(
+                            form ? ["appointment", "form"] : ["appointment"], order: .appointment,
+                            descending: descending, cursor: cursor))
+                    let plan = try Self.plan(conn, sql.page, sql.pageValues)
+                    #expect(
+                        plan.contains {
+                            $0.hasPrefix(
+                                "SEARCH entries USING INDEX entries_by_appointment (appointment>? AND appointment<?)")
+                        },
+                        "desc=\(descending) cursor=\(cursor): \(plan)")
+                    #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+                    let count = try Self.plan(conn, sql.count, sql.countValues)
+                    #expect(count.contains { $0.contains("entries_by_appointment") }, "\(count)")
+                }
+            }
+        }
+    }
+
     @Test("List totals use an index whenever a filter can; without one the count reads the table (documented)")
     func listCountsUseIndexesWhenTheyCan() throws {
         let (db, store) = try Self.database()
@@ -134,7 +170,9 @@ import Testing
             _ = db
         }
         let conn = try SQLiteConnection(path: db.path, readOnly: true)
-        let indexed: Set<String> = ["country", "province", "city", "bornFrom", "bornTo", "updatedSince"]
+        let indexed: Set<String> = [
+            "country", "province", "city", "bornFrom", "bornTo", "updatedSince", "appointment",
+        ]
         for filters in Self.filterSets {
             let sql = EntryStore.listSQL(Self.query(filters, order: .created, descending: true, cursor: false))
             let plan = try Self.plan(conn, sql.count, sql.countValues)

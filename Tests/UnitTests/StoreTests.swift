@@ -384,7 +384,7 @@ import Testing
         }
         let store = try EntryStore(path: db.path)
         defer { store.close() }
-        #expect(store.schemaVersion == 6)
+        #expect(store.schemaVersion == Migrations.all.count)
         let peer = try store.peerState("p")
         #expect(peer?.pulledSeq == 4 && peer?.pushedSeq == 9 && peer?.expired == nil && peer?.node == "n")
         #expect(try store.lastCompaction() == nil)

@@ -36,13 +36,13 @@ extension FormsTests {
                 ("birthday", "1990年5月17日", "1990-05-17"), ("birthday", "1990年5月17", "1990-05-17"),
                 ("birthday", "１９９０－０５－１７", "1990-05-17"), ("birthday", "2000-02-29", "2000-02-29"),
                 ("birthday", "1900-01-01", "1900-01-01"), ("birthday", "2026-12-01", "2026-12-01"),
-                ("appointment", "2025-03-09 14:30", "2025-03-09 14:30"),
-                ("appointment", "2025-03-09T14:30", "2025-03-09 14:30"),
-                ("appointment", "2025/3/9 9:00", "2025-03-09 09:00"),
-                ("appointment", "2025年3月9日 14:30", "2025-03-09 14:30"),
-                ("appointment", "2025年3月9日14:30", "2025-03-09 14:30"),
-                ("appointment", "2025-03-09 02:30:00", "2025-03-09 02:30"),
-                ("appointment", "２０２５-０３-０９　１４：３０", "2025-03-09 14:30"),
+                ("appointment", "2027-03-09 14:30", "2027-03-09 14:30"),
+                ("appointment", "2027-03-09T14:30", "2027-03-09 14:30"),
+                ("appointment", "2027/3/9 9:00", "2027-03-09 09:00"),
+                ("appointment", "2027年3月9日 14:30", "2027-03-09 14:30"),
+                ("appointment", "2027年3月9日14:30", "2027-03-09 14:30"),
+                ("appointment", "2027-03-09 02:30:00", "2027-03-09 02:30"),
+                ("appointment", "２０２７-０３-０９　１４：３０", "2027-03-09 14:30"),
                 ("country", "cn", "CN"), ("country", "CHN", "CN"), ("country", "156", "CN"), ("country", "China", "CN"),
                 ("country", "中国", "CN"), ("country", "🇨🇳", "CN"), ("country", "ＣＮ", "CN"),
                 ("province", "广东", "440000"), ("province", "广东省", "440000"), ("province", "Guangdong", "440000"),
@@ -63,7 +63,7 @@ extension FormsTests {
                 ("birthday", "2000年01月01号", "2000-01-01"), ("birthday", "2000年1月1日", "2000-01-01"),
                 ("birthday", "二〇〇〇年一月一日", "2000-01-01"), ("birthday", "二零零零年十二月三十一日", "2000-12-31"),
                 ("birthday", "一九九〇年五月十七号", "1990-05-17"), ("birthday", "二〇〇〇年十月二十日", "2000-10-20"),
-                ("birthday", "二〇〇〇 年 十一 月 十 日", "2000-11-10"), ("appointment", "二〇二五年三月九日 14:30", "2025-03-09 14:30"),
+                ("birthday", "二〇〇〇 年 十一 月 十 日", "2000-11-10"), ("appointment", "二〇二七年三月九日 14:30", "2027-03-09 14:30"),
             ])
         func canonical(field: String, input: String, expected: String) {
             let result = check(field == "email" ? [field: input] : [field: input, "email": ""])
@@ -94,8 +94,8 @@ extension FormsTests {
             (["birthday": "17/05/1990"], "birthday", .invalidFormat),
             (["birthday": "1990-02-30"], "birthday", .invalidFormat),
             (["birthday": "1991-02-29"], "birthday", .invalidFormat),
-            (["appointment": "2025-03-09 25:00"], "appointment", .invalidFormat),
-            (["appointment": "2025-03-09 14:30:15"], "appointment", .invalidFormat),
+            (["appointment": "2027-03-09 25:00"], "appointment", .invalidFormat),
+            (["appointment": "2027-03-09 14:30:15"], "appointment", .invalidFormat),
             (["appointment": "tomorrow"], "appointment", .invalidFormat),
             (["name": "Li\nLei"], "name", .invalidFormat),
             (["phone": "138-0013-800x"], "phone", .invalidFormat),
@@ -117,7 +117,7 @@ extension FormsTests {
             (["phone": "+999 1234 5678"], "phone", .notInList),
             (["birthday": "1899-12-31"], "birthday", .outOfRange),
             (["birthday": "2026-12-02"], "birthday", .outOfRange),
-            (["appointment": "2025-03-09 14:15"], "appointment", .notOnInterval),
+            (["appointment": "2027-03-09 14:15"], "appointment", .notOnInterval),
             (["province": "广东", "city": "杭州"], "city", .parentMismatch),
             (["province": "810000", "city": "广州"], "city", .parentMismatch),
             (["name": String(repeating: "名", count: 101)], "name", .tooLong),
@@ -328,6 +328,40 @@ extension FormsTests {
             let inferred = validator.validate(
                 form: form, input: ["name": "Li"], current: cityOnly, locale: .en, now: now)
             #expect(inferred.problems == [] && inferred.fields["province"] == base["province"])
+        }
+
+        @Test("not-before = now: now in UTC−12, the registration form's appointment")
+        func notBeforeNow() throws {
+            #expect(form.field(named: "appointment")?.notBefore == "now")
+            // 2026-11-30 12:00 UTC is 2026-11-30 00:00 in UTC−12.
+            #expect(DateText.earliestNow(at: now) == "2026-11-30 00:00")
+            #expect(DateText.earliestNow(at: Date(timeIntervalSince1970: 0)) == "1969-12-31 12:00")
+            #expect(check(["appointment": "2026-11-30 00:00"]).problems == [])
+            let past = check(["appointment": "2026-11-29 23:30"])
+            #expect(past.problems.map(\.field) == ["appointment"] && past.problems.map(\.code) == [.outOfRange])
+            #expect(
+                past.problems.first?.message == "Appointment is in the past; choose a time from 2026-11-30 00:00 on.")
+            let zh = check(["appointment": "2020-01-01 09:00"], locale: .zh)
+            #expect(zh.problems.first?.message == "预约时间已经过去，请选择 2026-11-30 00:00 之后的时间。")
+            // Update: a stored past value is kept, sent again or not; a new past one is refused.
+            var stored = base
+            stored["appointment"] = "2020-01-01 09:00"
+            let other = validator.validate(form: form, input: ["name": "Li"], current: stored, locale: .en, now: now)
+            #expect(other.problems == [] && other.fields["appointment"] == "2020-01-01 09:00")
+            let same = validator.validate(
+                form: form, input: ["appointment": "2020/1/1 9:00"], current: stored, locale: .en, now: now)
+            #expect(same.problems == [])
+            let moved = validator.validate(
+                form: form, input: ["appointment": "2020-01-02 09:00"], current: stored, locale: .en, now: now)
+            #expect(moved.problems.map(\.code) == [.outOfRange])
+            let cleared = validator.validate(
+                form: form, input: ["appointment": ""], current: stored, locale: .en, now: now)
+            #expect(cleared.problems == [] && cleared.fields["appointment"] == nil)
+            // A form without the key takes any date-time.
+            let plain = try FormDefinition(ini: IniFile(text: "[form]\n[field at]\ntype = datetime\n", path: "p.conf"))
+            #expect(
+                validator.validate(form: plain, input: ["at": "2000-01-01 00:00"], locale: .en, now: now).problems == []
+            )
         }
 
         @Test("a misspelt field name is refused with the nearest field names in the message")

@@ -393,3 +393,63 @@ def test_screenshots(gateway, driver, entries, lang, tmp_path):
         dominant = colours.most_common(1)[0][1] / (w * h)
         assert len(colours) >= 100 and dominant < 0.9, f"{path}: {len(colours)} colours, {dominant:.0%} of one"
         assert len(set(rows)) >= 50, f"{path}: {len(set(rows))} different rows of pixels"
+
+
+def test_list_appointment_filter(gateway, driver, entries):
+    """Issue 33 item 2: the appointment column and filter. Today and tomorrow are the browser's
+    days (sent as dates), a range of dates, each in time order; a bad date is named by its label."""
+    from selenium.webdriver.support.ui import Select
+    d = driver
+    login(d, gateway.base, "rita", USERS["rita"][1], "/list")
+    d.get(gateway.base + "/list?lang=zh")
+    wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "rows")
+    day = "const t = new Date(); t.setDate(t.getDate() + arguments[0]); const p = (n) => String(n).padStart(2, '0');" \
+          "return `${t.getFullYear()}-${p(t.getMonth() + 1)}-${p(t.getDate())}`;"
+    today, tomorrow = d.execute_script(day, 0), d.execute_script(day, 1)
+    # late in the day, so no time is past (the form's not-before = now) wherever the test runs
+    token = gateway.login("ada")
+    ids = {}
+    for name, at in (("预约乙", f"{today} 23:30"), ("预约甲", f"{today} 23:00"), ("预约丙", f"{tomorrow} 10:00")):
+        status, body = gateway.call("io.entryd.Entries.Add", {"fields": {
+            "name": name, "birthday": "1980-01-01", "country": "FR", "contact_method": "email",
+            "email": f"appt{len(ids)}@example.com", "appointment": at}}, token=token)
+        assert status == 200, body
+        ids[name] = body["entry"]["id"]
+    rows = lambda: [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")]
+    search = lambda: d.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+    assert not d.find_element(By.ID, "q-appt-from").is_displayed()
+    Select(d.find_element(By.ID, "q-appt")).select_by_value("today")
+    assert d.find_element(By.ID, "q-order").get_attribute("value") == "appointment"
+    search()
+    wait(d, lambda: rows() == [ids["预约甲"], ids["预约乙"]], "today's appointments in time order")
+    assert "共 2 条" in d.find_element(By.ID, "caption").text
+    cells = [c.text for c in d.find_elements(By.CSS_SELECTOR, "#rows td.appointment")]
+    assert cells == [f"{today} 23:00", f"{today} 23:30"], cells
+    headers = [th.text for th in d.find_elements(By.CSS_SELECTOR, "#table thead th")]
+    assert headers[1] == "预约时间", headers
+    violations = axe(d)
+    assert violations == [], describe(violations)
+    Select(d.find_element(By.ID, "q-appt")).select_by_value("tomorrow")
+    search()
+    wait(d, lambda: rows() == [ids["预约丙"]], "tomorrow's appointment")
+    # a range of dates: the two fields show, lenient dates as Add takes them
+    Select(d.find_element(By.ID, "q-appt")).select_by_value("range")
+    wait(d, lambda: d.find_element(By.ID, "q-appt-from").is_displayed(), "the range's fields")
+    d.find_element(By.ID, "q-appt-from").send_keys(today)
+    d.find_element(By.ID, "q-appt-to").send_keys(tomorrow.replace("-", "/"), Keys.ENTER)
+    wait(d, lambda: rows() == [ids["预约甲"], ids["预约乙"], ids["预约丙"]], "the range in time order")
+    violations = axe(d)
+    assert violations == [], describe(violations)
+    # a bad date is refused, named by its label, and the table emptied
+    d.find_element(By.ID, "q-appt-from").clear()
+    d.find_element(By.ID, "q-appt-from").send_keys("2099-02-30", Keys.ENTER)
+    wait(d, lambda: "预约不早于" in d.find_element(By.ID, "status").text, "the problem naming the field")
+    assert "appointmentFrom" not in d.find_element(By.ID, "status").text
+    assert d.find_element(By.ID, "q-appt-from").get_attribute("aria-invalid") == "true"
+    wait(d, lambda: rows() == [], "the earlier rows gone")
+    # English: the column and the filter read in the page's language
+    d.find_element(By.CSS_SELECTOR, "[data-lang=en]").click()
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#table thead th:nth-child(2)").text == "Appointment", "English")
+    Select(d.find_element(By.ID, "q-appt")).select_by_value("")
+    search()
+    wait(d, lambda: len(rows()) >= 6, "every entry again")

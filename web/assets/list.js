@@ -16,6 +16,9 @@
       ops: { create: "创建", update: "修改", delete: "删除", restore: "恢复", erase: "清除" }, by: "操作者", at: "时间", reason: "原因",
       deletedMark: "（已删除）", loading: "正在加载…", changed: "有新的修改：回到第 1 页查看。",
       datePh: "如 1990年5月17日", refused: "筛选条件有误，没有列出条目。",
+      appointment: "预约时间", "a-any": "不限", "a-today": "今天", "a-tomorrow": "明天", "a-range": "日期范围",
+      appointmentFrom: "预约不早于", appointmentTo: "预约不晚于", "o-appointment": "预约时间", "c-appointment": "预约时间",
+      apptPh: "如 2027年3月9日",
     },
     en: {
       title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
@@ -26,6 +29,9 @@
       ops: { create: "created", update: "updated", delete: "deleted", restore: "restored", erase: "erased" }, by: "By", at: "At", reason: "Reason",
       deletedMark: " (deleted)", loading: "Loading…", changed: "Entries changed: see page 1.",
       datePh: "e.g. 1990-5-17", refused: "No entries listed: a filter is refused.",
+      appointment: "Appointment", "a-any": "Any", "a-today": "Today", "a-tomorrow": "Tomorrow", "a-range": "Dates",
+      appointmentFrom: "Appointment from", appointmentTo: "Appointment to", "o-appointment": "Appointment", "c-appointment": "Appointment",
+      apptPh: "e.g. 2027-3-9",
     },
   };
   const w = () => W[E.lang];
@@ -33,7 +39,17 @@
   let cursors = [null], pageIndex = 0, nextCursor = null, entries = [];
   // Forms.GetForm of each form met (by language): field labels and types for the filters and the history
   const forms = new Map();
-  const FILTER_INPUTS = { text: "q-text", country: "q-country", province: "q-province", bornFrom: "q-from", bornTo: "q-to" };
+  const FILTER_INPUTS = {
+    text: "q-text", country: "q-country", province: "q-province", bornFrom: "q-from", bornTo: "q-to",
+    appointmentFrom: "q-appt-from", appointmentTo: "q-appt-to",
+  };
+  // the field each form lists as its appointment: the date-time field named appointment, else its first
+  const apptFields = new Map();
+  const appointmentField = (form) => {
+    const fields = (form && form.fields) || [];
+    const f = fields.find((x) => x.name === "appointment" && x.type === "datetime") || fields.find((x) => x.type === "datetime");
+    return f || null;
+  };
 
   async function getForm(name) {
     const key = JSON.stringify([E.lang, name || ""]);
@@ -51,6 +67,8 @@
     document.querySelectorAll("[data-l]").forEach((el) => { el.textContent = w()[el.dataset.l]; });
     $("q-from").placeholder = w().datePh;
     $("q-to").placeholder = w().datePh;
+    $("q-appt-from").placeholder = w().apptPh;
+    $("q-appt-to").placeholder = w().apptPh;
     // the country and province filters are the form's fields: their labels are the form's
     let form = null;
     try { form = await getForm(null); } catch (err) { return; }
@@ -58,6 +76,12 @@
       const f = fieldOf(form, k);
       const span = document.querySelector(`[data-l=${k}]`);
       if (f && f.label && span) span.textContent = f.label;
+    }
+    const appt = appointmentField(form);
+    if (appt && appt.label) {
+      document.querySelector("[data-l=appointment]").textContent = appt.label;
+      document.querySelector("[data-l=c-appointment]").textContent = appt.label;
+      document.querySelector("[data-l=o-appointment]").textContent = appt.label;
     }
   }
 
@@ -83,7 +107,30 @@
     const f = {};
     const put = (k, id) => { const v = $(id).value.trim(); if (v) f[k] = v; };
     put("text", "q-text"); put("country", "q-country"); put("province", "q-province"); put("bornFrom", "q-from"); put("bornTo", "q-to");
+    // today and tomorrow are this browser's days (its time zone): sent as dates
+    const when = $("q-appt").value;
+    if (when === "today" || when === "tomorrow") {
+      f.appointmentFrom = f.appointmentTo = localDate(when === "tomorrow" ? 1 : 0);
+    } else if (when === "range") {
+      put("appointmentFrom", "q-appt-from"); put("appointmentTo", "q-appt-to");
+    }
     return f;
+  }
+
+  /** The date `days` after today in the browser's time zone, YYYY-MM-DD. */
+  function localDate(days) {
+    const t = new Date();
+    t.setDate(t.getDate() + days);
+    const pad = (n) => String(n).padStart(2, "0");
+    return `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())}`;
+  }
+
+  /** Shows the range's two dates only for a range of dates; an appointment filter orders by time. */
+  function apptChanged() {
+    const range = $("q-appt").value === "range";
+    $("appt-range-from").hidden = !range;
+    $("appt-range-to").hidden = !range;
+    if ($("q-appt").value && ($("q-order").value === "created" || $("q-order").value === "updated")) $("q-order").value = "appointment";
   }
 
   async function load() {
@@ -94,6 +141,11 @@
         filter: filter(), order, limit: PAGE, cursor: cursors[pageIndex], includeDeleted: $("q-deleted").checked, locale: E.lang,
       });
       entries = r.entries || [];
+      for (const name of new Set(entries.map((e) => e.form || ""))) {
+        const key = E.lang + "\u0000" + name;
+        if (apptFields.has(key)) continue;
+        try { const field = appointmentField(await getForm(name || null)); apptFields.set(key, field ? field.name : null); } catch (err) { apptFields.set(key, "appointment"); }
+      }
       nextCursor = r.cursor || null;
       markRefused([]);
       $("caption").textContent = w().total(r.total);
@@ -128,6 +180,7 @@
       const contact = d.phone || d.email || f.phone || f.email || "";
       return h("tr", { "data-id": e.id },
         h("td", { class: e.deleted ? "deleted" : null }, (d.name || f.name || "") + (e.deleted ? w().deletedMark : "")),
+        h("td", { class: "appointment" }, appointmentOf(e)),
         h("td", {}, d.birthday || f.birthday || ""),
         h("td", {}, d.country || f.country || ""),
         h("td", {}, d.region || d.province || d.city || ""),
@@ -139,6 +192,14 @@
     $("prev-page").disabled = pageIndex === 0;
     $("next-page").disabled = !nextCursor;
     $("page-info").textContent = w().page(pageIndex + 1);
+  }
+
+  /** The entry's appointment as stored (a wall-clock time): its form's appointment field. */
+  function appointmentOf(e) {
+    const key = E.lang + "\u0000" + (e.form || "");
+    const name = apptFields.has(key) ? apptFields.get(key) : "appointment";
+    if (!name) return "";
+    return (e.display || {})[name] || (e.fields || {})[name] || "";
   }
 
   async function history(e) {
@@ -216,6 +277,7 @@
   }
 
   $("history-close").addEventListener("click", () => $("history").close());
+  $("q-appt").addEventListener("change", apptChanged);
   $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); cursors = [null]; pageIndex = 0; load(); });
   $("prev-page").addEventListener("click", () => { if (pageIndex > 0) { pageIndex--; load(); } });
   $("next-page").addEventListener("click", () => { if (nextCursor) { cursors[pageIndex + 1] = nextCursor; pageIndex++; load(); } });

@@ -26,13 +26,14 @@ extension WriteContext {
         try db.statement(
             """
             INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
-              created_by, updated_by, name, name_folded, birthday, country, province, city, seq)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              created_by, updated_by, name, name_folded, birthday, country, province, city, seq, appointment)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET form = excluded.form, fields = excluded.fields, clocks = excluded.clocks,
               version = excluded.version, deleted = excluded.deleted, deleted_clock = excluded.deleted_clock,
               updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
               name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
-              province = excluded.province, city = excluded.city, seq = excluded.seq
+              province = excluded.province, city = excluded.city, seq = excluded.seq,
+              appointment = excluded.appointment
             """
         ).run([
             .text(entry.id), .text(entry.form), .text(JSON.stringMap(entry.fields).text),
@@ -41,7 +42,7 @@ extension WriteContext {
             .text(entry.updatedAt), .text(entry.createdBy), .text(entry.updatedBy),
             .text(name), .text(foldedName(name)), key(layout.birthday), key(layout.country), key(layout.province),
             key(layout.city),
-            .int(entry.seq),
+            .int(entry.seq), key(layout.appointment),
         ])
     }
 

@@ -54,6 +54,8 @@ extension EntryStore {
         add("city = ?", query.city)
         add("birthday >= ?", query.bornFrom)
         if let to = query.bornTo { add("birthday <> '' AND birthday <= ?", to) }
+        add("appointment >= ?", query.appointmentFrom)
+        if let to = query.appointmentTo { add("appointment <> '' AND appointment <= ?", to) }
         add("instr(name_folded, ?) > 0", query.text)
         add("updated_at >= ?", query.updatedSince)
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
@@ -78,7 +80,9 @@ extension EntryStore {
             """
         // Filters on form, the deleted flag and the region alone: the total is a sum
         // over the kept counts (migration 2). Others count the matching entries.
-        if query.bornFrom == nil && query.bornTo == nil && query.text == nil && query.updatedSince == nil {
+        if query.bornFrom == nil && query.bornTo == nil && query.text == nil && query.updatedSince == nil
+            && query.appointmentFrom == nil && query.appointmentTo == nil
+        {
             return (pageSQL, pageValues, "SELECT COALESCE(SUM(n), 0) FROM entry_counts" + whereClause, values, limit)
         }
         return (pageSQL, pageValues, "SELECT COUNT(*) FROM entries" + whereClause, values, limit)

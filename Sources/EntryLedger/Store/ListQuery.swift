@@ -2,7 +2,7 @@ import EntryModel
 
 /// Sort order for ``EntryStore/list(_:)`` (doc/protocol.md `Order`).
 package enum ListOrder: String, Sendable, CaseIterable {
-    case created, updated, birthday, name
+    case created, updated, birthday, name, appointment
 
     /// The entries column this order sorts on (ties are broken by id).
     var column: String {
@@ -11,10 +11,12 @@ package enum ListOrder: String, Sendable, CaseIterable {
         case .updated: return "updated_at"
         case .birthday: return "birthday"
         case .name: return "name"
+        case .appointment: return "appointment"
         }
     }
 
-    /// doc/protocol.md: descending by default for created and updated.
+    /// doc/protocol.md: descending by default for created and updated
+    /// (ascending for birthday, name and appointment: the day's first first).
     package var defaultDescending: Bool { self == .created || self == .updated }
 }
 
@@ -43,6 +45,10 @@ package struct ListQuery: Sendable {
     package var bornTo: String?
     /// Case-insensitive substring of the name (already folded with `lowercased()`).
     package var text: String?
+    /// Inclusive `YYYY-MM-DD HH:mm` lower bound on the appointment column.
+    package var appointmentFrom: String?
+    /// Inclusive `YYYY-MM-DD HH:mm` upper bound; entries without an appointment never match.
+    package var appointmentTo: String?
     /// RFC 3339 UTC ms: entries updated at or after it.
     package var updatedSince: String?
     /// The sort column (ties broken by id).

@@ -218,6 +218,17 @@ package enum Migrations {
         ALTER TABLE peers ADD COLUMN expired TEXT;  -- when compaction found it silent past peer-expiry
         ALTER TABLE changes ADD COLUMN superseded TEXT NOT NULL DEFAULT '';  -- fields later writes superseded
         """,
+        // 7: the appointment (issue 33): the form's date-time field (the one named
+        //    appointment, else the first; FieldLayout) as a filter and sort key,
+        //    `YYYY-MM-DD HH:mm` or ''. Existing rows take the field named
+        //    appointment; a date-time field of another name is copied at the
+        //    entry's next write.
+        """
+        ALTER TABLE entries ADD COLUMN appointment TEXT NOT NULL DEFAULT '';
+        UPDATE entries SET appointment = COALESCE(json_extract(fields, '$.appointment'), '')
+          WHERE json_type(fields, '$.appointment') = 'text';
+        CREATE INDEX entries_by_appointment ON entries (appointment, id);
+        """,
     ]
 
     /// Brings the database at `connection` to the latest version.

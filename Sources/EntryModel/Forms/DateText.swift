@@ -33,7 +33,7 @@ package enum DateText {
     /// `2025年3月9日 14:30`). The time is kept as typed, never zone-converted.
     /// - Throws: ``FieldFailure`` `invalid-format` (`dateTimeFormat`,
     ///   `noSuchDate`, `noSuchTime`, `secondsNotZero`).
-    static func parseDateTime(_ input: String) throws(FieldFailure) -> String {
+    package static func parseDateTime(_ input: String) throws(FieldFailure) -> String {
         var tokens = tokens(input)[...]
         let format = FieldFailure(code: .invalidFormat, reason: .dateTimeFormat)
         var seconds = 0
@@ -73,6 +73,18 @@ package enum DateText {
         let days = Int64(((now.timeIntervalSince1970 + 14 * 3600) / 86_400).rounded(.down))
         let (year, month, day) = Timestamp.civil(fromDays: days)
         return Timestamp.pad(year, 4) + "-" + Timestamp.pad(month, 2) + "-" + Timestamp.pad(day, 2)
+    }
+
+    /// The date-time now in UTC−12, the zone that reaches each moment last:
+    /// a wall-clock date-time earlier than this is past everywhere on Earth
+    /// (`YYYY-MM-DD HH:mm`, the bound of `not-before = now`).
+    package static func earliestNow(at now: Date) -> String {
+        let seconds = Int64((now.timeIntervalSince1970 - 12 * 3600).rounded(.down))
+        let days = Int64((Double(seconds) / 86_400).rounded(.down))
+        let (year, month, day) = Timestamp.civil(fromDays: days)
+        let minutes = Int((seconds - days * 86_400) / 60)
+        return Timestamp.pad(year, 4) + "-" + Timestamp.pad(month, 2) + "-" + Timestamp.pad(day, 2) + " "
+            + Timestamp.pad(minutes / 60, 2) + ":" + Timestamp.pad(minutes % 60, 2)
     }
 
     /// The date of `tokens`, canonical; see ``parseDate(_:)``.

@@ -95,6 +95,7 @@ package struct FieldDefinition: Sendable, Hashable {
         var minuteInterval: Int?
         var min: String?
         var max: String?
+        var notBefore: String?
         var maxLength: Int?
         var options: [ChoiceOption]
         var headerAliases: [EntryLocale: [String]]
@@ -160,6 +161,14 @@ package struct FieldDefinition: Sendable, Hashable {
         get { box.members.max }
         set { members.max = newValue }
     }
+    /// For `datetime` fields: `now` when a new value may not lie in the past
+    /// (the form file's `not-before = now`): on Add, and on Update when the
+    /// value changes, it must not be before now in UTC−12, the zone that
+    /// reaches each moment last, since a date-time carries no zone. `nil`: no such rule.
+    package var notBefore: String? {
+        get { box.members.notBefore }
+        set { members.notBefore = newValue }
+    }
     /// For `text` fields: the most characters (grapheme clusters) allowed.
     package var maxLength: Int? {
         get { box.members.maxLength }
@@ -195,7 +204,8 @@ package struct FieldDefinition: Sendable, Hashable {
         box = Box(
             Members(
                 name: name, type: type, labels: labels, required: required, requiredWhen: requiredWhen,
-                parent: parent, minuteInterval: minuteInterval, min: min, max: max, maxLength: maxLength,
+                parent: parent, minuteInterval: minuteInterval, min: min, max: max, notBefore: nil,
+                maxLength: maxLength,
                 options: options, headerAliases: [:], phoneTypes: phoneTypes))
     }
 

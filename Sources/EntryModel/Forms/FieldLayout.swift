@@ -17,6 +17,10 @@ package struct FieldLayout: Sendable, Equatable {
     /// The field copied to the `city` column (GB/T 2260 city code; the `city`
     /// filter), or `nil`.
     package var city: String?
+    /// The field copied to the `appointment` column (`YYYY-MM-DD HH:mm`; the
+    /// `appointment` order and the `appointmentFrom`/`appointmentTo` filters),
+    /// or `nil`.
+    package var appointment: String?
     /// Fields tied by `parent` or `required-when`, each group written and
     /// merged as one register (e.g. country + province + city). Fields in no
     /// group are registers of their own.
@@ -25,20 +29,21 @@ package struct FieldLayout: Sendable, Equatable {
     /// A layout from field names (`nil`: the column stays empty) and field groups.
     package init(
         name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil,
-        city: String? = nil, groups: [[String]] = []
+        city: String? = nil, appointment: String? = nil, groups: [[String]] = []
     ) {
         self.name = name
         self.birthday = birthday
         self.country = country
         self.province = province
         self.city = city
+        self.appointment = appointment
         self.groups = groups
     }
 
     /// The registration form's layout (also the fallback for unknown forms).
     package static let registration = FieldLayout(
         name: "name", birthday: "birthday", country: "country", province: "province", city: "city",
-        groups: [["country", "province", "city"], ["contact_method", "phone", "email"]])
+        appointment: "appointment", groups: [["country", "province", "city"], ["contact_method", "phone", "email"]])
 
     /// The group `field` belongs to (itself alone when in none).
     package func group(of field: String) -> [String] {

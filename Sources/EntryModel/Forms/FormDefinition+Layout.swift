@@ -1,8 +1,8 @@
 extension FormDefinition {
     /// How this form maps onto storage (``FieldLayout``): the filter columns
     /// take the field named `name` (else the first text field), `birthday`
-    /// (else the first date field), and the first country, province and city
-    /// fields; the merge groups join fields tied by `parent` or `required-when`
+    /// (else the first date field), `appointment` (else the first date-time
+    /// field), and the first country, province and city fields; the merge groups join fields tied by `parent` or `required-when`
     /// (doc/design.md "Field groups"), e.g. country + province + city and
     /// contact_method + phone + email.
     /// Built once per form, into ``layout``.
@@ -34,6 +34,7 @@ extension FormDefinition {
         }
         return FieldLayout(
             name: named("name", else: .text), birthday: named("birthday", else: .date),
-            country: first(.country), province: first(.province), city: first(.city), groups: tied)
+            country: first(.country), province: first(.province), city: first(.city),
+            appointment: named("appointment", else: .datetime), groups: tied)
     }
 }

@@ -152,7 +152,7 @@ private struct FormFileReader {
         switch type {
         case .city: allowed.append("parent")
         case .date: allowed += ["min", "max"]
-        case .datetime: allowed += ["min", "max", "minute-interval"]
+        case .datetime: allowed += ["min", "max", "minute-interval", "not-before"]
         case .text: allowed.append("max-length")
         case .choice: allowed.append("options")
         case .phone: allowed.append("phone-types")
@@ -194,6 +194,12 @@ private struct FormFileReader {
         }
         field.min = keys["min"]?.value
         field.max = keys["max"]?.value
+        if let item = keys["not-before"] {
+            guard item.value == "now" else {
+                throw error(item.line, item.key, "must be now (no past values on Add), or be left out")
+            }
+            field.notBefore = item.value
+        }
         if let item = keys["phone-types"] {
             let choosable = PhoneNumberType.allCases.filter { $0 != .fixedLineOrMobile && $0 != .unknown }
             let names = item.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

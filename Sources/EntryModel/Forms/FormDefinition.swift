@@ -69,7 +69,7 @@ package struct FormDefinition: Sendable, Hashable {
             let optional: [(String, String?)] = [
                 ("required-when", f.requiredWhen?.description), ("parent", f.parent),
                 ("minute-interval", f.minuteInterval.map(String.init)), ("min", f.min), ("max", f.max),
-                ("max-length", f.maxLength.map(String.init)),
+                ("not-before", f.notBefore), ("max-length", f.maxLength.map(String.init)),
             ]
             records += optional.compactMap { key, value in value.map { (key, $0) } }
             for option in f.options {

@@ -19,6 +19,8 @@ enum ProblemReason: Sendable, Equatable {
     case secondsNotZero
     case before(String)
     case after(String)
+    /// A new date-time before now in UTC−12 (`not-before = now`); the bound.
+    case inThePast(String)
     case offInterval(minutes: Int)
     case notACountry
     case notAProvince
@@ -80,6 +82,7 @@ enum ProblemReason: Sendable, Equatable {
         case .secondsNotZero: return "\(label)只精确到分钟，请去掉秒数。"
         case .before(let bound): return "\(label)不能早于 \(bound)。"
         case .after(let bound): return "\(label)不能晚于 \(bound)。"
+        case .inThePast(let bound): return "\(label)已经过去，请选择 \(bound) 之后的时间。"
         case .offInterval(let minutes): return "\(label)的分钟数须是 \(minutes) 的倍数，请选择整 \(minutes) 分钟的时间。"
         case .notACountry: return "\(label)不在国家列表中，请从列表中选择，或填写 ISO 代码（如 CN）。"
         case .notAProvince: return "\(label)不在省份列表中，请从列表中选择（如 广东 或 440000）。"
@@ -133,6 +136,7 @@ enum ProblemReason: Sendable, Equatable {
         case .secondsNotZero: return "\(label) is kept in whole minutes; leave out the seconds."
         case .before(let bound): return "\(label) must not be before \(bound)."
         case .after(let bound): return "\(label) must not be after \(bound)."
+        case .inThePast(let bound): return "\(label) is in the past; choose a time from \(bound) on."
         case .offInterval(let minutes):
             return "The minutes of \(label) must be a multiple of \(minutes); pick a time on a \(minutes)-minute step."
         case .notACountry: return "\(label) is not a country of the list; pick one, or give its ISO code (e.g. CN)."

@@ -47,7 +47,9 @@ package struct Validator: Sendable {
         form: FormDefinition, input: [String: String], current: [String: String]? = nil,
         locale: EntryLocale, now: Date = Date()
     ) -> ValidationResult {
-        var run = ValidationRun(form: form, reference: reference, locale: locale, today: DateText.latestToday(at: now))
+        var run = ValidationRun(
+            form: form, reference: reference, locale: locale, today: DateText.latestToday(at: now),
+            earliestNow: DateText.earliestNow(at: now))
         run.fields = (current ?? [:]).filter { form.field(named: $0.key) != nil && !$0.value.isEmpty }
         // Cities read the province, phones the country: parse those after the rest.
         var known = 0
@@ -167,6 +169,8 @@ struct ValidationRun {
     let locale: EntryLocale
     /// Today in UTC+14, for `today` bounds.
     let today: String
+    /// Now in UTC−12 (`YYYY-MM-DD HH:mm`), for `not-before = now`.
+    let earliestNow: String
     /// The merged canonical values so far.
     var fields: [String: String] = [:]
     /// The problem of each field that has one.
@@ -174,10 +178,17 @@ struct ValidationRun {
 
     /// Parses one input value into `fields`, or records its failure.
     mutating func apply(_ text: String, to field: FieldDefinition) {
+        let stored = fields[field.name]
         fields[field.name] = nil
         guard !text.isEmpty else { return }
-        do {
-            fields[field.name] = try value(of: text, for: field)
+        do throws(FieldFailure) {
+            let value = try value(of: text, for: field)
+            // `not-before = now`: a new value may not be past; a stored one kept
+            // as it is (an Update that sends it again) is not refused.
+            if field.notBefore == "now", value != stored, value < earliestNow {
+                throw FieldFailure(code: .outOfRange, reason: .inThePast(earliestNow))
+            }
+            fields[field.name] = value
         } catch {
             failures[field.name] = error
         }

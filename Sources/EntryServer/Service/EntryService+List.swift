@@ -113,6 +113,24 @@ extension EntryService {
             }
             if key == "bornFrom" { query.bornFrom = date } else { query.bornTo = date }
         }
+        // Appointments: a date (the whole day) or a date-time, read as Add reads them.
+        for key in ["appointmentFrom", "appointmentTo"] {
+            guard let text = try f.optionalString(key), !text.isEmpty else { continue }
+            let cleaned = MatchKey.foldFullWidth(text.trimmingCharacters(in: .whitespaces))
+            let bound: String
+            if let date = try? DateText.parseDate(cleaned) {
+                bound = date + (key == "appointmentFrom" ? " 00:00" : " 23:59")
+            } else if let dateTime = try? DateText.parseDateTime(cleaned) {
+                bound = dateTime
+            } else {
+                problems.append(FilterProblems.invalid(key, text, locale))
+                continue
+            }
+            if key == "appointmentFrom" { query.appointmentFrom = bound } else { query.appointmentTo = bound }
+        }
+        if let from = query.appointmentFrom, let to = query.appointmentTo, from > to {
+            problems.append(FilterProblems.reversed("appointmentFrom", "appointmentTo", from, to, locale))
+        }
         if let text = try f.optionalString("text") {
             let trimmed = text.trimmingCharacters(in: .whitespaces).precomposedStringWithCanonicalMapping
             if !trimmed.isEmpty { query.text = foldedName(trimmed) }
@@ -160,18 +178,32 @@ enum FilterProblems {
             suggestions: suggestions)
     }
 
-    /// A filter value that is not a date (`bornFrom`, `bornTo`: read as a birthday is) or
+    /// A range whose start (`from`, the member `fromKey`) is after its end
+    /// (`to`): nothing could match, so it is refused rather than answered empty.
+    static func reversed(_ fromKey: String, _ toKey: String, _ from: String, _ to: String, _ locale: EntryLocale)
+        -> Problem
+    {
+        Problem(
+            field: fromKey, code: .outOfRange,
+            message: locale == .zh
+                ? "筛选条件 \(fromKey)（\(from)）晚于 \(toKey)（\(to)），请交换两者。"
+                : "The \(fromKey) filter (\(from)) is after \(toKey) (\(to)); swap them.")
+    }
+
+    /// A filter value that is not a date (`bornFrom`, `bornTo`: read as a birthday is;
+    /// `appointmentFrom`, `appointmentTo`: a date or a date-time) or
     /// a time (`updatedSince`: RFC 3339); the message shows the value (cut at
     /// 64 characters) and the form expected.
     static func invalid(_ key: String, _ text: String, _ locale: EntryLocale) -> Problem {
         let shown = text.count > 64 ? String(text.prefix(64)) + "…" : text
         let isTime = key == "updatedSince"
+        let isAppointment = key.hasPrefix("appointment")
         // Dates are read leniently (as Add reads a birthday); say so by example.
         return Problem(
             field: key, code: .invalidFormat,
             message: locale == .zh
-                ? "筛选条件 \(key) 的值“\(shown)”不是有效的\(isTime ? "时间，格式应为 2026-01-31T08:00:00Z" : "日期，例如 1990-05-17 或 1990年5月17日")。"
-                : "The \(key) filter '\(shown)' is not a valid \(isTime ? "RFC 3339 time; use 2026-01-31T08:00:00Z" : "date; write e.g. 1990-05-17 or 1990-5-17")."
+                ? "筛选条件 \(key) 的值“\(shown)”不是有效的\(isTime ? "时间，格式应为 2026-01-31T08:00:00Z" : isAppointment ? "日期或日期时间，例如 2027-03-09 或 2027-03-09 14:30" : "日期，例如 1990-05-17 或 1990年5月17日")。"
+                : "The \(key) filter '\(shown)' is not a valid \(isTime ? "RFC 3339 time; use 2026-01-31T08:00:00Z" : isAppointment ? "date or date-time; write e.g. 2027-03-09 or 2027-03-09 14:30" : "date; write e.g. 1990-05-17 or 1990-5-17")."
         )
     }
 }

@@ -18,6 +18,8 @@ struct ListRequest {
     var all: Bool
     var includeDeleted: Bool
     var format: Format
+    /// Whether the table shows the appointment column (`--appointment`, `--order appointment`).
+    var showAppointment = false
 
     /// The `List` parameters for one page starting at `cursor`.
     func parameters(cursor: String?, locale: JSON) -> JSON {
@@ -38,14 +40,16 @@ enum ListCommand {
         } catch let error as WireError where error.known == .validationFailed {
             let problems = (error.parameters["problems"]?.arrayValue ?? []).map { problem -> JSON in
                 guard case .object(var members) = problem,
-                    let field = problem["field"]?.stringValue, let filter = filters.first(where: { $0.member == field })
+                    let field = problem["field"]?.stringValue,
+                    let option = filters.first(where: { $0.member == field })?.option
+                        ?? appointmentMembers.first(where: { $0.member == field })?.option
                 else { return problem }
                 members = members.map { key, value in
                     switch key {
-                    case "field": return (key, .string(filter.option))
+                    case "field": return (key, .string(option))
                     case "message":
                         return (
-                            key, .string((value.stringValue ?? "").replacingOccurrences(of: field, with: filter.option))
+                            key, .string((value.stringValue ?? "").replacingOccurrences(of: field, with: option))
                         )
                     default: return (key, value)
                     }
@@ -78,20 +82,36 @@ enum ListCommand {
         ("--search", "text", "TEXT", Localized(zh: "姓名包含 TEXT（不区分大小写）。", en: "Name contains TEXT (case-insensitive).")),
     ]
 
+    /// The `Filter` members `--appointment` sets (its problems name the option).
+    static let appointmentMembers: [(option: String, member: String)] = [
+        ("--appointment", "appointmentFrom"), ("--appointment", "appointmentTo"),
+    ]
+
     static let command = Command(
         name: "list",
         summary: Localized(zh: "以表格、JSON、JSON 行或 CSV 列出条目。", en: "List entries as a table, JSON, JSON lines or CSV."),
         arguments: "",
         options: filters.map { OptionSpec([$0.option], value: $0.value, help: $0.help) } + [
+            OptionSpec(
+                ["--appointment"], value: "WHEN",
+                help: Localized(
+                    zh: "只看预约在 WHEN 的条目：today、tomorrow（按本机时区）、DATE 或 FROM..TO（含两端，可省略一端），按预约时间排序。",
+                    en:
+                        "Only entries with an appointment WHEN: today, tomorrow (in this machine's time zone), DATE or FROM..TO (inclusive; one end may be left out), in time order."
+                )),
             EntryCommands.formOption,
             OptionSpec(
                 ["--order"], value: "ORDER",
                 help: Localized(
-                    zh: "按 created（默认）、updated、birthday 或 name 排序。",
-                    en: "Sort by created (default), updated, birthday or name.")),
+                    zh: "按 created（默认；有 --appointment 时为 appointment）、updated、birthday、name 或 appointment 排序。",
+                    en:
+                        "Sort by created (default; appointment with --appointment), updated, birthday, name or appointment."
+                )),
             OptionSpec(
                 ["--asc"],
-                help: Localized(zh: "升序（birthday 和 name 的默认）。", en: "Ascending (default for birthday and name).")),
+                help: Localized(
+                    zh: "升序（birthday、name 和 appointment 的默认）。",
+                    en: "Ascending (default for birthday, name and appointment).")),
             OptionSpec(
                 ["--desc"],
                 help: Localized(zh: "降序（created 和 updated 的默认）。", en: "Descending (default for created and updated).")),
@@ -127,6 +147,8 @@ enum ListCommand {
         examples: [
             "entryctl list --country 中国 --province 广东 --order birthday",
             "entryctl list --search 李 --born-from 1990-01-01 --all --format csv > entries.csv",
+            "entryctl list --appointment today",
+            "entryctl list --appointment 2027-03-09..2027-03-15 --all",
         ],
         prepare: { input in
             if !input.scanned.positionals.isEmpty {
@@ -144,13 +166,27 @@ enum ListCommand {
                     zh: "--json 和 --format \(format.rawValue) 只能给一个",
                     en: "give --json or --format \(format.rawValue), not both")
             }
-            let request = ListRequest(
+            var filter: [(String, JSON)] = filters.compactMap { f in
+                input.value(f.option).map { (f.member, .string($0)) }
+            }
+            // today and tomorrow are this machine's: resolved here, in its time zone.
+            var appointment: AppointmentRange?
+            if let text = input.value("--appointment") { appointment = try AppointmentRange(parsing: text) }
+            if let appointment {
+                if let from = appointment.from { filter.append(("appointmentFrom", .string(from))) }
+                if let to = appointment.to { filter.append(("appointmentTo", .string(to))) }
+            }
+            let order =
+                try input.choice("--order", of: ["created", "updated", "birthday", "name", "appointment"])
+                ?? (appointment != nil ? "appointment" : nil)
+            var request = ListRequest(
                 form: input.value("--form"),
-                filter: filters.compactMap { f in input.value(f.option).map { (f.member, .string($0)) } },
-                order: try input.choice("--order", of: ["created", "updated", "birthday", "name"]),
+                filter: filter,
+                order: order,
                 descending: input.has("--desc") ? true : input.has("--asc") ? false : nil,
                 limit: try input.integer("--limit"), cursor: input.value("--cursor"),
                 all: input.has("--all"), includeDeleted: input.has("--deleted"), format: format ?? .table)
+            request.showAppointment = appointment != nil || order == "appointment"
             return { session in try run(request, session) }
         })
 
@@ -193,7 +229,9 @@ enum ListCommand {
         case .json: Terminal.out(lines: [JSON.array(entries).text])
         case .csv: Terminal.out(ListOutput.csv(entries, labels: session.fieldLabels(form: request.form)))
         case .table:
-            var lines = ListOutput.table(entries, text: session.text, showDeleted: request.includeDeleted)
+            var lines = ListOutput.table(
+                entries, text: session.text, showDeleted: request.includeDeleted,
+                showAppointment: request.showAppointment)
             lines.append(session.text.entriesFooter(entries.count, Int(total)))
             Terminal.out(lines: lines)
             if let cursor {

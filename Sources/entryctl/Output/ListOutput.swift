@@ -6,14 +6,17 @@ import EntryClient
 enum ListOutput {
     /// The table: ID (full, so it can be pasted), name, birthday, country (with
     /// flag), region, contact (the phone or email that contact_method picks),
-    /// updated (local time); plus a deleted column when deleted entries are listed.
+    /// updated (local time); plus a deleted column when deleted entries are listed,
+    /// and the appointment (as stored: a wall-clock time, no zone) after the
+    /// name when asked for (`list --appointment`, `--order appointment`).
     /// Display values are used, so the columns read in the requested locale.
-    static func table(_ entries: [JSON], text: UIText, showDeleted: Bool) -> [String] {
+    static func table(_ entries: [JSON], text: UIText, showDeleted: Bool, showAppointment: Bool = false) -> [String] {
         var columns = [
             TableColumn(text.id), TableColumn(text.name, maxWidth: 24), TableColumn(text.birthday),
             TableColumn(text.country, maxWidth: 24), TableColumn(text.region, maxWidth: 24),
             TableColumn(text.contact, maxWidth: 32), TableColumn(text.updated),
         ]
+        if showAppointment { columns.insert(TableColumn(text.appointment), at: 1) }
         if showDeleted { columns.append(TableColumn(text.deleted)) }
         let rows = entries.map { entry -> [String] in
             let fields = EntryView.stringMap(entry["fields"])
@@ -24,6 +27,7 @@ enum ListOutput {
                 display["region"] ?? "", contact(fields: fields, shown: shown),
                 Terminal.localTime(entry["updatedAt"]?.stringValue ?? ""),
             ]
+            if showAppointment { row.insert(shown("appointment"), at: 1) }
             if showDeleted { row.append(entry["deleted"]?.boolValue == true ? text.yes : "") }
             return row
         }

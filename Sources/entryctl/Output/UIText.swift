@@ -19,6 +19,7 @@ struct UIText: Sendable {
     let birthday: String
     let country: String
     let contact: String
+    let appointment: String
     let value: String
     let label: String
     let parent: String
@@ -34,6 +35,7 @@ struct UIText: Sendable {
         id: "ID", version: "版本", form: "表单", deleted: "已删除", yes: "是", no: "否",
         region: "省市", created: "创建", updated: "更新", syncedTo: "已同步到",
         name: "姓名", birthday: "生日", country: "国家/地区", contact: "联系方式",
+        appointment: "预约时间",
         value: "值", label: "名称", parent: "上级", aliases: "别名",
         notInForm: "（本表单没有此字段）", notInList: "（不在本表单的选项中）",
         entriesFooter: { shown, total in "共 \(total) 条，显示 \(shown) 条" })
@@ -43,6 +45,7 @@ struct UIText: Sendable {
         id: "ID", version: "Version", form: "Form", deleted: "Deleted", yes: "yes", no: "no",
         region: "Region", created: "Created", updated: "Updated", syncedTo: "Synced to",
         name: "Name", birthday: "Birthday", country: "Country", contact: "Contact",
+        appointment: "Appointment",
         value: "Value", label: "Label", parent: "Parent", aliases: "Aliases",
         notInForm: " (not in this form)", notInList: " (not in this form's lists)",
         entriesFooter: { shown, total in "\(shown) of \(total) entries" })
