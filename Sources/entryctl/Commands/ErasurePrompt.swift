@@ -15,10 +15,11 @@ enum ErasurePrompt {
         let form: String
         let name: String
         let birthday: String
-        let contact: String
         /// The masked phone and e-mail (empty when the entry has none).
         let phone: String
         let email: String
+        /// The masked phone and e-mail the entry has, as one text.
+        var contact: String { [phone, email].filter { !$0.isEmpty }.joined(separator: ", ") }
         /// What matched, in the locale (the field's label), or nil: a value in the history or a conflict record.
         let matched: [String]
         /// The kinds of value that matched (`phone`, `email`, `name`).
@@ -84,9 +85,6 @@ enum ErasurePrompt {
                 "entry"]
             func f(_ k: String) -> String { entry?["fields"]?[k]?.stringValue ?? "" }
             func d(_ k: String) -> String { entry?["display"]?[k]?.stringValue ?? f(k) }
-            var contact: [String] = []
-            if !f("phone").isEmpty { contact.append(maskPhone(d("phone"))) }
-            if !f("email").isEmpty { contact.append(maskEmail(d("email"))) }
             var matched: [String] = []
             var kinds: Set<String> = []
             if let phone = value("phone"), !f("phone").isEmpty,
@@ -107,7 +105,7 @@ enum ErasurePrompt {
             }
             return Person(
                 id: t.id, form: t.form, name: d("name"), birthday: f("birthday"),
-                contact: contact.joined(separator: ", "), phone: f("phone").isEmpty ? "" : maskPhone(d("phone")),
+                phone: f("phone").isEmpty ? "" : maskPhone(d("phone")),
                 email: f("email").isEmpty ? "" : maskEmail(d("email")), matched: matched, matchedKinds: kinds)
         }
         var lines: [String] = []
