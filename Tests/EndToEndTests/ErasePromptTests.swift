@@ -54,6 +54,19 @@ import Testing
         #expect(byName.stderr.contains("matched: Name and Birthday") && byName.stderr.contains(li), "\(byName.stderr)")
         #expect(!byName.stderr.contains(han), "\(byName.stderr)")
 
+        // International formats match the stored number as a whole, in the form's phone field.
+        let intl = try d.entryctl(
+            ["--locale", "zh", "erase", "--phone", "0086 138-0013-8000", "--reason", "本人要求"], input: "no\n")
+        #expect(intl.stderr.components(separatedBy: "匹配：手机号码").count == 3, "\(intl.stderr)")
+
+        // By id: who the entry is, too, not only its id.
+        let byID = try d.entryctl(["--locale", "en", "erase", wang, "--reason", "request"], input: "no\n")
+        #expect(byID.status == 1, "\(byID)")
+        for word in ["王芳", "born 1985-11-02", "w***@example.com", "chosen by id", "form Registration", wang] {
+            #expect(byID.stderr.contains(word), "missing \(word) in\n\(byID.stderr)")
+        }
+        #expect(try d.entryctl(["get", wang]).status == 0, "not erased after no")
+
         // yes: both people who share the phone are erased
         let yes = try d.entryctl(
             ["--locale", "en", "erase", "--phone", "13800138000", "--reason", "request"], input: "yes\n")

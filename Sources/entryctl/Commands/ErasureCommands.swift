@@ -158,11 +158,8 @@ enum ErasureCommands {
                             en:
                                 "This erases \(targets.count) entr\(targets.count == 1 ? "y" : "ies") for good (it cannot be undone):"
                         )(locale))
-                    // By id: the id (and its form); found by a person's values: who each entry is, and what matched.
-                    let listed =
-                        id != nil
-                        ? targets.map { "  \($0.id)\($0.form.isEmpty ? "" : "  \($0.form)")" }
-                        : ErasurePrompt.lines(targets, given: subject, session: session, locale: locale)
+                    // Who each entry is; found by a person's values, also what matched.
+                    let listed = ErasurePrompt.lines(targets, given: subject, session: session, locale: locale)
                     FileHandle.standardError.write(Data(listed.map { $0 + "\n" }.joined().utf8))
                     FileHandle.standardError.write(
                         Data(Localized(zh: "输入 yes 继续：", en: "Type yes to go on: ")(locale).utf8))

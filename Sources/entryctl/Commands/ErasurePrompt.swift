@@ -29,6 +29,19 @@ enum ErasurePrompt {
     /// The digits of `text`.
     static func digits(_ text: String) -> String { String(text.filter(\.isASCII).filter(\.isNumber)) }
 
+    /// Whether a stored phone number (canonical E.164, `+8613800138000`) is the
+    /// number typed as `given` in any format: international (`+86 138…`,
+    /// `0086 138…`) or national with or without the trunk prefix (`138…`,
+    /// `07911 123456`). The whole national number must match, not a tail of
+    /// it: two people whose numbers share their last digits are not one match.
+    static func samePhone(stored: String, given: String) -> Bool {
+        let have = digits(stored)
+        var typed = Substring(digits(given))
+        while typed.first == "0" { typed = typed.dropFirst() }
+        guard typed.count >= 6, !have.isEmpty else { return false }
+        return have == typed || have.hasSuffix(typed) && have.count - typed.count <= 3
+    }
+
     /// The numbers of a date as typed (`1990-05-17`, `1990年5月17日`: 1990, 5, 17).
     static func numbers(_ text: String) -> [Int] { text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) } }
 
@@ -80,31 +93,43 @@ enum ErasurePrompt {
             return forms[form]?["fields"]?.arrayValue?.first { $0["name"]?.stringValue == field }?["label"]?
                 .stringValue ?? field
         }
+        /// The form's fields of `type` (`phone`, `email`), or the field named
+        /// like the type when the form cannot be read.
+        func fields(_ form: String, ofType type: String) -> [String] {
+            load(form)
+            let named = (forms[form]?["fields"]?.arrayValue ?? []).filter { $0["type"]?.stringValue == type }
+                .compactMap { $0["name"]?.stringValue }
+            return named.isEmpty ? [type] : named
+        }
         let people: [Person] = targets.map { t in
             let entry = try? session.call(.entriesGet, params(("id", .string(t.id)), ("locale", session.locale)))[
                 "entry"]
             func f(_ k: String) -> String { entry?["fields"]?[k]?.stringValue ?? "" }
+            // Chosen by id, the target's form is not known until the entry is read.
+            let form = t.form.isEmpty ? entry?["form"]?.stringValue ?? "" : t.form
             func d(_ k: String) -> String { entry?["display"]?[k]?.stringValue ?? f(k) }
             var matched: [String] = []
             var kinds: Set<String> = []
-            if let phone = value("phone"), !f("phone").isEmpty,
-                digits(f("phone")).suffix(8) == digits(phone).suffix(8)
-            {
-                matched.append(label(t.form, "phone"))
-                kinds.insert("phone")
+            // Every phone and e-mail field of the entry's form, not only the one named so.
+            if let phone = value("phone") {
+                for field in fields(form, ofType: "phone") where samePhone(stored: f(field), given: phone) {
+                    matched.append(label(form, field))
+                    kinds.insert("phone")
+                }
             }
-            if let email = value("email"),
-                f("email").lowercased() == email.trimmingCharacters(in: .whitespaces).lowercased()
-            {
-                matched.append(label(t.form, "email"))
-                kinds.insert("email")
+            if let email = value("email") {
+                let typed = email.trimmingCharacters(in: .whitespaces).lowercased()
+                for field in fields(form, ofType: "email") where !typed.isEmpty && f(field).lowercased() == typed {
+                    matched.append(label(form, field))
+                    kinds.insert("email")
+                }
             }
             if let birthday = value("birthday"), numbers(f("birthday")) == numbers(birthday), value("name") != nil {
-                matched.append(label(t.form, "name") + say("与", " and ") + label(t.form, "birthday"))
+                matched.append(label(form, "name") + say("与", " and ") + label(form, "birthday"))
                 kinds.insert("name")
             }
             return Person(
-                id: t.id, form: t.form, name: d("name"), birthday: f("birthday"),
+                id: t.id, form: form, name: d("name"), birthday: f("birthday"),
                 phone: f("phone").isEmpty ? "" : maskPhone(d("phone")),
                 email: f("email").isEmpty ? "" : maskEmail(d("email")), matched: matched, matchedKinds: kinds)
         }
@@ -114,9 +139,11 @@ enum ErasurePrompt {
             if !p.birthday.isEmpty { parts.append(say("生日 \(p.birthday)", "born \(p.birthday)")) }
             if !p.contact.isEmpty { parts.append(p.contact) }
             let what =
-                p.matched.isEmpty
-                ? say("匹配的是历史记录或冲突记录中的值", "matched: a value in its history or a conflict record")
-                : say("匹配：\(p.matched.joined(separator: "、"))", "matched: \(p.matched.joined(separator: ", "))")
+                given.isEmpty
+                ? say("按 ID 选中", "chosen by id")
+                : p.matched.isEmpty
+                    ? say("匹配的是历史记录或冲突记录中的值", "matched: a value in its history or a conflict record")
+                    : say("匹配：\(p.matched.joined(separator: "、"))", "matched: \(p.matched.joined(separator: ", "))")
             lines.append("  \(k + 1). " + parts.joined(separator: say("，", ", ")))
             lines.append("     " + what + say("；表单 ", "; form ") + title(p.form) + say("；ID ", "; id ") + p.id)
         }
