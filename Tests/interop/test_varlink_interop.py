@@ -1,6 +1,7 @@
 """An independent client (the PyPI `varlink` package) against a live entryd:
 the served interfaces against interfaces/*.varlink and the contract in
 doc/protocol.md, then calls as another client would make them."""
+import datetime
 import os, re, subprocess, sys, uuid
 
 import varlink
@@ -148,6 +149,12 @@ def test_form_fields_say_which_phone_types_and_headers_they_take(daemon):
             assert fields["phone"]["phoneTypes"] == ["mobile"]
             assert "手机" in fields["phone"]["headerAliases"] and "tel" in fields["phone"]["headerAliases"]
             assert "phoneTypes" not in fields["email"] and "phoneTypes" not in fields["name"]
+            # not-before = now, resolved: now in UTC-12, minutes
+            earliest = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=12)
+            assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", fields["appointment"]["notBefore"])
+            assert abs((datetime.datetime.strptime(fields["appointment"]["notBefore"], "%Y-%m-%d %H:%M")
+                        - earliest.replace(tzinfo=None)).total_seconds()) < 120
+            assert "notBefore" not in fields["birthday"] and "notBefore" not in fields["name"]
         with client.open("io.entryd.Entries") as entries:
             try:
                 entries.Add(fields={**LI_LEI, "phone": "020 8888 8888"}, locale="en")

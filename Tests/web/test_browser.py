@@ -1,6 +1,7 @@
 """The form page in a real browser against a real entryd-web and entryd:
 keyboard-only filling, the cascade, the problems in zh, cancel in a
 drop-down, the actor, the offline outbox and the kiosk reset."""
+import datetime
 import json
 
 import pytest
@@ -508,6 +509,15 @@ def test_typed_date_counts_on_enter(gateway, driver):
     keys(d, Keys.ENTER)
     wait(d, lambda: not expanded(d, "appointment"), "closed")
     assert value(d, "in-appointment") == "2030-01-15 10:30"
+
+    # a past appointment (not-before = now): the wheel starts at now in UTC−12, not at the typed past
+    d.find_element(By.ID, "in-appointment").click()
+    chord(d, Keys.CONTROL, "a")
+    keys(d, "2020-1-15 10:30", Keys.ENTER)
+    wait(d, lambda: expanded(d, "appointment"), "the wheel on a past appointment")
+    earliest = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=12)
+    shown = wheel_values(d, "appointment")
+    assert shown[:3] >= [earliest.year, earliest.month, earliest.day], shown
 
 
 def test_click_on_a_date_field_is_for_typing(gateway, driver):

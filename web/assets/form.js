@@ -712,7 +712,10 @@
     const withTime = f.type === "datetime";
     const start = parseDate(values[f.name]);
     const initial = start || nowParts();
-    const wheel = new Wheel(initial, withTime, f.minuteInterval || 1, parseDate(f.min), parseDate(f.max));
+    // notBefore (now in UTC−12): new values start there; a stored earlier value stays reachable
+    const floor = [f.min, f.notBefore && !(start && values[f.name] < f.notBefore) ? f.notBefore : null]
+      .filter(Boolean).sort().pop();
+    const wheel = new Wheel(initial, withTime, f.minuteInterval || 1, parseDate(floor), parseDate(f.max));
     // onToday: what the wheel shows was never asked for (today, or a typed value clamped to
     // min/max), so only Enter or OK commits it, not Done
     picker = { kind: "date", field: f, wheel, earlier: values[f.name] || "",

@@ -95,6 +95,7 @@ extension EntryService {
     /// The wire `Form` (doc/protocol.md io.entryd.Forms), labels in `locale`.
     func formJSON(_ form: FormDefinition, locale: EntryLocale) -> JSON {
         let today = DateText.latestToday(at: Date())
+        let earliest = DateText.earliestNow(at: Date())
         return .object([
             ("name", .string(form.name)), ("title", .string(form.title(in: locale))),
             (
@@ -124,6 +125,8 @@ extension EntryService {
                                     .array(PhoneNumberType.allCases.filter(types.contains).map { .string($0.rawValue) })
                                 ))
                         }
+                        // `now` sent resolved (now in UTC−12), as `today` is for min and max.
+                        if f.notBefore == "now" { m.append(("notBefore", .string(earliest))) }
                         return .object(m)
                     })
             ),
