@@ -39,7 +39,7 @@ enum OfflineData {
             var optionsByForm: [(String, JSON)] = []
             for form in listed {
                 guard let name = form["name"]?.stringValue else { continue }
-                byName.append((name, form))
+                byName.append((name, unresolvingNow(form)))
                 if !formOrder.contains(name) { formOrder.append(name) }
                 var byField: [(String, JSON)] = []
                 for field in form["fields"]?.arrayValue ?? [] {
@@ -96,6 +96,21 @@ enum OfflineData {
             return byte < 16 ? "0" + hex : hex
         }.joined()
         return (JSON.object([("version", .string(version))] + content).encoded, version)
+    }
+
+    /// `form` with each field's `notBefore` (now in UTC−12, a new value every
+    /// minute) sent as `"now"`, which the page resolves itself: the data, and
+    /// so its version, stays the same from one minute to the next.
+    static func unresolvingNow(_ form: JSON) -> JSON {
+        guard case .object(var members) = form, let i = members.firstIndex(where: { $0.0 == "fields" }),
+            case .array(let fields) = members[i].1
+        else { return form }
+        members[i].1 = .array(
+            fields.map { field in
+                guard case .object(let m) = field else { return field }
+                return .object(m.map { $0.0 == "notBefore" ? ($0.0, .string("now")) : $0 })
+            })
+        return .object(members)
     }
 }
 

@@ -90,6 +90,9 @@ def test_offline_data_needs_a_login_and_has_a_version(gateway):
     assert {"country", "province", "city", "contact_method"} <= set(opts)
     assert len(opts["country"]) >= 240 and len(opts["city"]) >= 300
     assert body["fold"]["廣"] == "广"
+    # not-before = now goes unresolved ("now"): the data and its version do not change every minute
+    fields = {f["name"]: f for f in body["forms"]["zh"][body["default"]]["fields"]}
+    assert fields["appointment"]["notBefore"] == "now" and "notBefore" not in fields["birthday"]
     status, _, _ = gateway.request("GET", "/api/v1/offline", token=token, headers={"If-None-Match": headers["ETag"]})
     assert status == 304
     # a kiosk's submit role may have it too: forms and reference rows, no entry

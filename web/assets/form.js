@@ -666,6 +666,11 @@
     }
   }
 
+  /** Now in UTC−12, `YYYY-MM-DD HH:mm`: notBefore as the offline data sends it ("now", unresolved). */
+  function earliestNow() {
+    return new Date(Date.now() - 12 * 3600e3).toISOString().slice(0, 16).replace("T", " ");
+  }
+
   function nowParts() {
     const d = new Date();
     return { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate(), hour: d.getHours(), minute: d.getMinutes() };
@@ -713,7 +718,8 @@
     const start = parseDate(values[f.name]);
     const initial = start || nowParts();
     // notBefore (now in UTC−12): new values start there; a stored earlier value stays reachable
-    const floor = [f.min, f.notBefore && !(start && values[f.name] < f.notBefore) ? f.notBefore : null]
+    const notBefore = f.notBefore === "now" ? earliestNow() : f.notBefore;
+    const floor = [f.min, notBefore && !(start && values[f.name] < notBefore) ? notBefore : null]
       .filter(Boolean).sort().pop();
     const wheel = new Wheel(initial, withTime, f.minuteInterval || 1, parseDate(floor), parseDate(f.max));
     // onToday: what the wheel shows was never asked for (today, or a typed value clamped to
