@@ -1,6 +1,7 @@
 import EntryModel
 import EntryProtocol
 import Foundation
+import Synchronization
 
 /// The web users the gateway knows (the file `entryctl web-user` manages).
 /// entryd-web reads them from ``WebUserFile``; the gateway's tests give a fake
@@ -95,6 +96,8 @@ package final class Gateway: Sendable {
     let log: Log
     /// Argon2id takes 64 MiB and tens of milliseconds per check: two at a time.
     let verifying = DispatchSemaphore(value: 2)
+    /// The last ``OfflineData`` built and when (see ``offlineData(_:)``).
+    let offlineCache = Mutex<(body: [UInt8], version: String, at: ContinuousClock.Instant)?>(nil)
 
     /// - Parameters:
     ///   - link: how entryd is called.
