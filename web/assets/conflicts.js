@@ -96,7 +96,7 @@
         h("td", {}, field, h("br"), h("code", { class: "sub" }, c.field)),
         h("td", {}, side(kept, c.keptHlc, c.keptNode)), h("td", {}, side(lost, c.lostHlc, c.lostNode)),
         h("td", {}, (c.detectedAt || "").replace("T", " ").slice(0, 19)),
-        h("td", {}, c.resolved ? w().done : [
+        h("td", { class: "actions" }, c.resolved ? w().done : [
           h("button", { type: "button", class: "btn", onclick: () => resolve(c, false) }, w().keep), " ",
           h("button", { type: "button", class: "btn", onclick: () => resolve(c, true) }, w().useLost)]))));
     } catch (err) {
