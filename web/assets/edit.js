@@ -23,7 +23,7 @@ const EntrydEdit = (() => {
     zh: {
       heading: (n) => (n ? `编辑条目：${n}` : "编辑条目"), pageTitle: (t) => `编辑 · ${t} · entryd`,
       meta: (by, at) => `最后修改：${by}，${at}`, back: "返回条目列表", toForm: "返回登记表",
-      loading: "正在加载条目…", saving: "正在保存…", nothing: "没有修改，没有保存任何内容。",
+      save: "保存", loading: "正在加载条目…", saving: "正在保存…", nothing: "没有修改，没有保存任何内容。",
       saved: "已保存。", savedHeading: "已保存的修改", cleared: "（已清空）", empty: "（未填）",
       fix: "请修正标出的问题后再保存；没有保存任何内容。",
       refusedSubmit: "这个账号只能提交新的登记，不能查看或修改已存的条目。请用工作人员账号登录。",
@@ -45,7 +45,7 @@ const EntrydEdit = (() => {
     en: {
       heading: (n) => (n ? `Edit entry: ${n}` : "Edit entry"), pageTitle: (t) => `Edit · ${t} · entryd`,
       meta: (by, at) => `Last changed by ${by}, ${at}`, back: "Back to the entries", toForm: "Back to the form",
-      loading: "Loading the entry…", saving: "Saving…", nothing: "Nothing changed; nothing was saved.",
+      save: "Save", loading: "Loading the entry…", saving: "Saving…", nothing: "Nothing changed; nothing was saved.",
       saved: "Saved.", savedHeading: "Saved changes", cleared: "(cleared)", empty: "(empty)",
       fix: "Please fix the marked problems, then save again; nothing was saved.",
       refusedSubmit: "This account can only submit new registrations; it cannot open or change stored entries. Log in with a staff account.",
@@ -119,6 +119,7 @@ const EntrydEdit = (() => {
     $("edit-meta").textContent = entry ? w().meta(entry.updatedBy || entry.createdBy || "", when(entry.updatedAt || entry.createdAt)) : "";
     const back = $("edit-back");
     if (refusal === "submit") { back.textContent = w().toForm; back.href = "/"; } else { back.textContent = w().back; back.href = "/list"; }
+    $("done").textContent = w().save; // Done stores the changes (Update)
     $("edit-delete").textContent = w().del;
     $("edit-restore").textContent = w().restore;
     $("edit-deleted").textContent = w().deleted;
