@@ -214,30 +214,48 @@ def test_version_conflict_choose_per_field(gateway, driver, admin):
     assert sent[1]["ifVersion"] == changes[1]["hlc"]  # the version read after the conflict
 
 
-def test_version_conflict_keeps_mine(gateway, driver, admin):
-    """Choosing "yours" stores this user's value over the other's; a change of
-    a field this user left alone is taken without asking."""
+def test_version_conflict_keeps_mine_and_switches_language(gateway, driver, admin):
+    """Choosing "yours" (by keyboard) stores this user's value over the other's;
+    a change of a field this user left alone is taken without asking; the
+    panel follows a language switch (labels and values)."""
     d = driver
     entry_id = add(gateway, admin, "Conflict Mine")
     open_edit(d, gateway.base, entry_id, "en")
     wait(d, lambda: value(d, "in-phone") == "+86 138 0013 8000", "the stored phone")
-    status, body = gateway.call("io.entryd.Entries.Update",
-                                {"id": entry_id, "fields": {"phone": "13700000003", "birthday": "1981-01-01"}}, token=admin)
+    assert value(d, "in-country") == "🇨🇳 China" and value(d, "in-city") == "Guangzhou"
+    assert d.find_element(By.ID, "done").text == "Save"
+    status, body = gateway.call("io.entryd.Entries.Update", {"id": entry_id, "fields": {
+        "phone": "13700000003", "birthday": "1981-01-01", "city": "440300"}}, token=admin)
     assert status == 200, body
     click(d, "in-phone")
     chord(d, Keys.CONTROL, "a")
     keys(d, "13900000004")
+    chord(d, Keys.SHIFT, Keys.TAB)
+    chord(d, Keys.SHIFT, Keys.TAB)
+    assert pick(d, "city", "dg") == "441900"
     chord(d, Keys.CONTROL, Keys.ENTER)
     wait(d, lambda: d.find_element(By.ID, "edit-conflict").is_displayed(), "the conflict panel")
-    assert "Yours: +86 139 0000 0004" in d.find_element(By.ID, "edit-conflict").text
+    panel = d.find_element(By.ID, "edit-conflict")
+    assert [s.get_attribute("data-field") for s in panel.find_elements(By.TAG_NAME, "fieldset")] == ["city", "phone"]
+    assert "Yours: +86 139 0000 0004" in panel.text and "Theirs: Shenzhen" in panel.text and "Yours: Dongguan" in panel.text
     assert value(d, "in-birthday") == "1981-01-01"  # theirs only: shown
+
+    d.find_element(By.CSS_SELECTOR, "[data-lang=zh]").click()
+    wait(d, lambda: "对方的：深圳市" in panel.text and "你的：东莞市" in panel.text and "城市" in panel.text, "the zh panel")
+    assert d.find_element(By.ID, "edit-conflict-title").text == "保存前，条目已被他人修改"
+    assert d.find_element(By.ID, "done").text == "保存"
+
+    # by keyboard: Space on a radio chooses it
     radio = d.find_element(By.CSS_SELECTOR, "#edit-conflict input[name=cf-phone][value=yours]")
-    radio.send_keys(Keys.SPACE)  # radios by keyboard
+    radio.send_keys(Keys.SPACE)
     wait(d, lambda: radio.is_selected(), "yours chosen")
+    city = d.find_element(By.CSS_SELECTOR, "#edit-conflict input[name=cf-city][value=theirs]")
+    city.send_keys(Keys.SPACE)
+    wait(d, lambda: city.is_selected() and value(d, "in-city") == "深圳市", "theirs chosen for the city")
     chord(d, Keys.CONTROL, Keys.ENTER)
-    wait(d, lambda: "Saved" in status_text(d), "saved")
+    wait(d, lambda: "已保存" in status_text(d), "saved")
     fields = get(gateway, admin, entry_id)["fields"]
-    assert fields["phone"] == "+8613900000004" and fields["birthday"] == "1981-01-01"
+    assert fields["phone"] == "+8613900000004" and fields["birthday"] == "1981-01-01" and fields["city"] == "440300"
 
 
 def test_delete_and_restore(gateway, driver, admin):

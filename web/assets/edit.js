@@ -237,6 +237,7 @@ const EntrydEdit = (() => {
     for (const k of Object.keys(fields)) shownBefore[k] = fields[k] ? form.shown(k) || fields[k] : "";
     saving = true;
     form.busy(true);
+    $("edit-saved").hidden = true;
     status("info", w().saving);
     let retry = false;
     try {
@@ -388,7 +389,28 @@ const EntrydEdit = (() => {
     }
   }
 
+  /** After a language switch: the values of the conflict and of the saved
+   *  panels as people read them in the new language (Check's display). */
+  async function relabel() {
+    if (!form || (!conflicts.length && !savedSummary)) return;
+    const lang = E.lang;
+    const ask = (fields) => E.call("io.entryd.Forms.Check", { form: form.form.name, fields, locale: lang })
+      .then((r) => r.display || {}, () => ({}));
+    const v = form.values(), mine = {};
+    for (const f of form.form.fields) if (form.isShown(f.name) && v[f.name]) mine[f.name] = v[f.name];
+    for (const c of conflicts) { if (c.yours) mine[c.name] = c.yours; else delete mine[c.name]; }
+    const [yours, stored] = await Promise.all([ask(mine), ask(original)]);
+    if (lang !== E.lang) return;
+    for (const c of conflicts) {
+      if (c.yours && yours[c.name]) c.yoursShown = yours[c.name];
+      if (c.theirs && stored[c.name]) c.theirsShown = stored[c.name];
+    }
+    if (savedSummary && !conflicts.length) for (const x of savedSummary) if (x.value && stored[x.name]) x.shown = stored[x.name];
+    drawConflicts();
+    drawSaved();
+  }
+
   E.onLang(() => words());
-  return { start, save: () => save(false), words };
+  return { start, save: () => save(false), words: () => { words(); relabel(); } };
 })();
 window.EntrydEdit = EntrydEdit;
