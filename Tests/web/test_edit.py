@@ -348,3 +348,20 @@ def test_roles_that_may_not_edit(gateway, admin, tmp_path_factory):
         assert violations == [], describe(violations)
     finally:
         d.quit()
+
+
+def test_clearing_an_optional_field(gateway, driver, admin):
+    """An optional field emptied in the form is sent as "" and cleared; the saved panel says so."""
+    d = driver
+    entry_id = add(gateway, admin, "Clear Appointment", appointment="2031-02-03 09:30")
+    open_edit(d, gateway.base, entry_id, "en")
+    wait(d, lambda: value(d, "in-appointment") == "2031-02-03 09:30", "the stored appointment")
+    d.execute_script(RECORD_UPDATES)
+    click(d, "in-appointment")
+    chord(d, Keys.CONTROL, "a")
+    keys(d, Keys.BACKSPACE)
+    d.find_element(By.ID, "done").click()
+    wait(d, lambda: "Saved" in status_text(d), "saved")
+    assert d.execute_script("return window.sentUpdates")[0]["fields"] == {"appointment": ""}
+    assert "(cleared)" in d.find_element(By.ID, "edit-saved").text
+    assert "appointment" not in get(gateway, admin, entry_id)["fields"]
