@@ -1,5 +1,6 @@
 """The screenshots of the pages: the form with the city picker open and the
-list at 1280×800, 768×1024 and 390×844, and the login page, in zh and en.
+list at 1280×800, 768×1024 and 390×844, and the login page and the edit form
+(a stored entry opened from the list) at 1280×800, in zh and en.
 
 test_pages.py::test_screenshots takes them into its temporary directory and
 checks them (read_png); scripts/screenshots runs this file to write
@@ -45,7 +46,8 @@ def add_entries(gateway):
 
 
 def take(driver, base, lang, directory):
-    """Logs in as root-admin and writes DIRECTORY/{form,list}-LANG-SIZE.png and
+    """Logs in as root-admin and writes DIRECTORY/{form,list}-LANG-SIZE.png,
+    edit-LANG-desktop.png (王芳's entry in the edit form) and
     login-LANG-desktop.png; returns {path: (width, height)} of what it wrote.
     The list needs at least three entries (add_entries)."""
     d = driver
@@ -65,6 +67,14 @@ def take(driver, base, lang, directory):
         ready(d, base + "/list?lang=" + lang)
         wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "rows")
         shots[screenshot(d, directory, f"list-{lang}-{size}", width, height)] = (width, height)
+    # the edit form: 王芳's row's edit link, the entry loaded
+    href = d.execute_script(
+        "const r = [...document.querySelectorAll('#rows tr')].find(r => r.textContent.includes('王芳'));"
+        "return r && r.querySelector('a[data-edit]').getAttribute('href');")
+    ready(d, base + href + "&lang=" + lang)
+    wait(d, lambda: d.find_element(By.ID, "in-name").get_attribute("value") == "王芳"
+         and d.find_element(By.ID, "in-city").get_attribute("value") != "", "the entry in the edit form")
+    shots[screenshot(d, directory, f"edit-{lang}-desktop", 1280, 800)] = (1280, 800)
     d.get(base + "/login?lang=" + lang)
     wait(d, lambda: active_id(d) == "user", "login")
     shots[screenshot(d, directory, f"login-{lang}-desktop", 1280, 800)] = (1280, 800)

@@ -383,7 +383,7 @@ def test_screenshots(gateway, driver, entries, lang, tmp_path):
     shots = take(driver, gateway.base, lang, str(tmp_path))
     names = sorted(os.path.basename(p) for p in shots)
     assert names == sorted([f"{page}-{lang}-{size}.png" for page in ("form", "list") for size in SIZES] +
-                           [f"login-{lang}-desktop.png"])
+                           [f"login-{lang}-desktop.png", f"edit-{lang}-desktop.png"])
     assert sorted(p.name for p in tmp_path.iterdir()) == names  # nothing else written
     for path, (width, height) in shots.items():
         w, h, rows = read_png(path)

@@ -17,6 +17,8 @@
   const params = new URLSearchParams(location.search);
   const FORM = params.get("form") || null;
   const KIOSK = params.get("kiosk") === "1";
+  // ?edit=ID: a stored entry in this form, driven by edit.js (EntrydEdit); Done updates it
+  const editor = params.get("edit") && window.EntrydEdit ? window.EntrydEdit : null;
   const IDLE_MS = Math.max(1, Number(params.get("idle")) || 60) * 1000;
   const RETRY_MS = 10000;
   const CHECK_DELAY = 300, SEARCH_DELAY = 120, PAGE = 8;
@@ -864,6 +866,7 @@
     else if (picker) commitPicker(false);
     clearTimeout(checkTimer);
     submitAttempted = true;
+    if (editor) { await editor.save(); return; } // Update with the changed fields (edit.js)
     // the web user who submits (the last session confirmed, offline too): a
     // queued submission is sent only while that user is logged in
     const item = { id: draftId, user: E.knownUser(), form: form.name, fields: checkedValues(), locale: E.lang, queuedAt: new Date().toISOString() };
@@ -1097,6 +1100,7 @@
     try { await loadForm(); } catch (e) { return; }
     build();
     render();
+    if (editor) editor.words();
     updateQueue();
     const cleared = !!idleSwitch && idleSwitch.cleared;
     setStatus(cleared ? "info" : "", cleared ? w().idleReset : "");
@@ -1128,6 +1132,7 @@
     render();
     els[form.fields[current].name].input.focus();
     prefetch();
+    if (editor) { await editor.start(editing, s); document.body.dataset.ready = "1"; return; }
     await loadFix();
     updateQueue();
     Outbox.onChange(() => updateQueue());
@@ -1137,6 +1142,34 @@
     if (KIOSK) { ["keydown", "pointerdown", "input"].forEach((t) => document.addEventListener(t, idle, true)); idle(); }
     document.body.dataset.ready = "1";
   }
+
+  /** What edit.js reads and sets of the form (?edit=ID). */
+  const editing = {
+    get form() { return form; },
+    values: () => ({ ...values }),
+    isShown: (name) => isShown(fieldByName(name)),
+    /** The text a field shows: a list's label, a phone's display form, else its value. */
+    shown: (name) => shownValue(fieldByName(name)),
+    /** Puts the given values (and their display) in the form, as if never touched. */
+    fill(v, d) {
+      if (picker) cancelPicker();
+      values = { ...v }; display = { ...d }; problems = [];
+      touched = new Set(); learned = new Set(); submitAttempted = false;
+      render();
+      for (const f of form.fields) els[f.name].input.value = inputText(f);
+      scheduleCheck(0);
+    },
+    /** Sets one field (a choice in a version conflict). */
+    set(name, value, shown) {
+      values[name] = value;
+      if (shown) display[name] = shown; else delete display[name];
+      render();
+      els[name].input.value = inputText(fieldByName(name));
+      scheduleCheck(0);
+    },
+    busy(b) { submitting = b; render(); },
+    showProblems, setStatus,
+  };
 
   window.entrydForm = {
     flush, reset: resetForm,

@@ -11,27 +11,27 @@
       title: "条目 · entryd", filter: "筛选", text: "姓名包含", country: "国家", province: "省份", bornFrom: "出生不早于", bornTo: "出生不晚于",
       order: "排序", "o-created": "创建时间（新的在前）", "o-updated": "修改时间（新的在前）", "o-name": "姓名", "o-birthday": "生日",
       deleted: "含已删除", search: "搜索", "c-name": "姓名", "c-birthday": "生日", "c-country": "国家", "c-region": "地区",
-      "c-contact": "联系方式", "c-created": "创建", "c-by": "创建者", "c-history": "历史", prev: "上一页", next: "下一页", close: "关闭",
+      "c-contact": "联系方式", "c-created": "创建", "c-by": "创建者", "c-history": "操作", prev: "上一页", next: "下一页", close: "关闭",
       total: (n) => `共 ${n} 条`, page: (p) => `第 ${p} 页`, none: "没有符合条件的条目。", history: "历史", historyOf: (n) => `历史：${n}`,
       ops: { create: "创建", update: "修改", delete: "删除", restore: "恢复", erase: "清除" }, by: "操作者", at: "时间", reason: "原因",
       deletedMark: "（已删除）", loading: "正在加载…", changed: "有新的修改：回到第 1 页查看。",
       datePh: "如 1990年5月17日", refused: "筛选条件有误，没有列出条目。",
       appointment: "预约时间", "a-any": "不限", "a-today": "今天", "a-tomorrow": "明天", "a-range": "日期范围",
       appointmentFrom: "预约不早于", appointmentTo: "预约不晚于", "o-appointment": "预约时间", "c-appointment": "预约时间",
-      apptPh: "如 2027年3月9日",
+      apptPh: "如 2027年3月9日", edit: "编辑", editOf: (n) => `编辑：${n}`,
     },
     en: {
       title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
       order: "Order", "o-created": "Created (newest first)", "o-updated": "Updated (newest first)", "o-name": "Name", "o-birthday": "Birthday",
       deleted: "Include deleted", search: "Search", "c-name": "Name", "c-birthday": "Birthday", "c-country": "Country", "c-region": "Region",
-      "c-contact": "Contact", "c-created": "Created", "c-by": "Created by", "c-history": "History", prev: "Previous page", next: "Next page", close: "Close",
+      "c-contact": "Contact", "c-created": "Created", "c-by": "Created by", "c-history": "Actions", prev: "Previous page", next: "Next page", close: "Close",
       total: (n) => `${n} entr${n === 1 ? "y" : "ies"}`, page: (p) => `Page ${p}`, none: "No entries match.", history: "History", historyOf: (n) => `History: ${n}`,
       ops: { create: "created", update: "updated", delete: "deleted", restore: "restored", erase: "erased" }, by: "By", at: "At", reason: "Reason",
       deletedMark: " (deleted)", loading: "Loading…", changed: "Entries changed: see page 1.",
       datePh: "e.g. 1990-5-17", refused: "No entries listed: a filter is refused.",
       appointment: "Appointment", "a-any": "Any", "a-today": "Today", "a-tomorrow": "Tomorrow", "a-range": "Dates",
       appointmentFrom: "Appointment from", appointmentTo: "Appointment to", "o-appointment": "Appointment", "c-appointment": "Appointment",
-      apptPh: "e.g. 2027-3-9",
+      apptPh: "e.g. 2027-3-9", edit: "Edit", editOf: (n) => `Edit: ${n}`,
     },
   };
   const w = () => W[E.lang];
@@ -187,12 +187,18 @@
         h("td", {}, contact),
         h("td", {}, (e.createdAt || "").replace("T", " ").slice(0, 16)),
         h("td", {}, e.createdBy || ""),
-        h("td", {}, h("button", { type: "button", class: "btn", "aria-label": w().historyOf(d.name || e.id), onclick: () => history(e) }, w().history)));
+        h("td", {}, h("button", { type: "button", class: "btn", "aria-label": w().historyOf(d.name || e.id), onclick: () => history(e) }, w().history),
+          canChange() ? h("a", { class: "btn", href: editLink(e), "data-edit": e.id, "aria-label": w().editOf(d.name || e.id) }, w().edit) : null));
     }));
     $("prev-page").disabled = pageIndex === 0;
     $("next-page").disabled = !nextCursor;
     $("page-info").textContent = w().page(pageIndex + 1);
   }
+
+  /** Whether the session may change entries (Update, Delete, Restore: write and admin, as on the socket). */
+  const canChange = () => !!E.session && (E.session.role === "write" || E.session.role === "admin");
+  /** The entry in the form page (edit.js): /?edit=ID, with its form. */
+  const editLink = (e) => "/?edit=" + encodeURIComponent(e.id) + (e.form ? "&form=" + encodeURIComponent(e.form) : "");
 
   /** The entry's appointment as stored (a wall-clock time): its form's appointment field. */
   function appointmentOf(e) {
