@@ -103,12 +103,13 @@ extension EntryStore {
             }
             let columns = "id, form, name, name_folded, birthday, fields, updated_at"
             if probes.count <= EntryStore.duplicateScanThreshold {
+                // No ORDER BY: SQLite would walk entries_by_updated and look up every row by its
+                // key (twice the time of a plain scan); the few rows found are sorted below.
                 for (i, k) in keys.enumerated() where !k.isEmpty {
                     let (conditions, values) = k.sql
                     try db.statement(
                         """
                         SELECT \(columns) FROM entries WHERE deleted = 0 AND (\(conditions))
-                        ORDER BY updated_at DESC, id LIMIT \(EntryStore.maxPossibleDuplicates + 1)
                         """
                     ).query(values) { try consider($0, [i]) }
                 }
