@@ -121,4 +121,55 @@ import Testing
         #expect(shown["duplicates"]?.arrayValue?.count == 3, "\(reader.stdout)")
         #expect(shown["duplicates"]?.arrayValue?.first?["matched"]?.arrayValue?.count == 2, "\(reader.stdout)")
     }
+
+    @Test("add -i: Done on a possible duplicate asks first; Enter goes back to the form, s shows it, a adds anyway")
+    func interactiveAsks() throws {
+        let daemon = try Daemon()
+        defer { daemon.stop() }
+        let first = try daemon.entryctl(
+            [
+                "--json", "add", "name=Jane Roe", "birthday=1990-05-17", "country=US", "contact_method=email",
+                "email=jane@example.com",
+            ])
+        let firstID = try #require(try JSON.parse(first.stdout)["entry"]?["id"]?.stringValue, "\(first.stderr)")
+        let form = InteractiveFormTests()
+        let tmux = try form.start(daemon, "--locale en add -i")
+        defer { tmux.kill() }
+        try tmux.waitFor(text: "Name")
+        try tmux.type("jane roe")
+        try tmux.press("Tab", "Space")
+        try tmux.waitFor(text: "-- Birthday --")
+        try tmux.type("19900517")
+        try tmux.waitFor(text: "-- Birthday -- 1990-05-17")
+        try tmux.press("Enter")
+        try tmux.type("US")
+        try tmux.waitFor(text: "> US")
+        try tmux.press("Enter")
+        try tmux.press("Space")
+        try tmux.waitFor(text: "Phone")
+        try tmux.press("Down", "Enter")
+        try tmux.type("someone@example.com")
+        try tmux.press("C-s")
+        try tmux.waitFor(text: "This entry may be the same person as a stored one:")
+        // One line, however the terminal's width wraps it.
+        let asked = try tmux.screen().joined()
+        #expect(
+            asked.contains("possible duplicate: Jane Roe (\(firstID), form registration): same name and birthday"),
+            "\(asked)")
+        // The default: nothing added, back to the form, which says so.
+        try tmux.press("Enter")
+        try tmux.waitFor(text: "not added: it may duplicate a stored entry")
+        #expect(try daemon.connect().call("io.entryd.Entries.List")["total"]?.intValue == 1)
+        // Done again: s shows the stored entry, then a adds anyway.
+        try tmux.press("C-s")
+        try tmux.waitFor(text: "This entry may be the same person as a stored one:")
+        try tmux.type("s")
+        try tmux.waitFor(text: "jane@example.com")
+        try tmux.type("a")
+        let (status, out) = try form.finish(daemon, tmux)
+        #expect(status == 0)
+        let id = out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!id.isEmpty && id != firstID)
+        #expect(try daemon.connect().call("io.entryd.Entries.List")["total"]?.intValue == 2)
+    }
 }
