@@ -67,6 +67,9 @@ package struct ImportResult: Sendable {
     package var unchanged = 0
     /// (row index, id, problems) of each row not stored.
     package var rejected: [(index: Int, id: String?, problems: [Problem])] = []
+    /// (row index, id, canonical values) of each row stored as a new live
+    /// (not deleted) entry: where Import looks for possible duplicates.
+    package var addedLive: [(index: Int, id: String, fields: [String: String])] = []
 
     /// A result with the given counts and rejected rows (none by default).
     package init(added: Int = 0, unchanged: Int = 0, rejected: [(index: Int, id: String?, problems: [Problem])] = []) {

@@ -107,6 +107,25 @@ extension Role {
     }
 }
 
+extension Role {
+    /// Whether the role may read stored entries (it allows `Get`): only such a
+    /// caller is told of possible duplicates (doc/protocol.md "Possible
+    /// duplicates"); a `submit` kiosk is not, or it could probe who is registered.
+    package var seesEntries: Bool { allows(.entriesGet) }
+}
+
+/// Add's, Check's and Import's replies as a caller that may not read entries
+/// gets them (``Role/seesEntries``): without `duplicates`, as before the
+/// member was added. entryd leaves it out for such a socket caller;
+/// entryd-web for such a web user (its gateway caller reads everything).
+package enum DuplicatesReply {
+    /// `reply` without its `duplicates` member.
+    package static func withheld(_ reply: JSON) -> JSON {
+        guard case .object(let members) = reply else { return reply }
+        return .object(members.filter { $0.0 != "duplicates" })
+    }
+}
+
 /// `io.entryd.Sync.Status`'s reply as callers below `admin` get it, on the
 /// socket (entryd) and over HTTP (entryd-web, by the web user's role).
 package enum StatusReply {

@@ -262,6 +262,10 @@ package final class Gateway: Sendable {
         let reply = try asGateway { try link.call(method.rawValue, parameters) }
         // entryd answers its gateway as admin: the web user's own role decides what Status shows.
         if method == .syncStatus, !role.seesLocations { return .json(200, StatusReply.redacted(reply)) }
+        // Possible duplicates name stored people: only for a web user who may read entries (not a kiosk).
+        if !role.seesEntries, [.entriesAdd, .formsCheck, .entriesImport].contains(method) {
+            return .json(200, DuplicatesReply.withheld(reply))
+        }
         return .json(200, reply)
     }
 

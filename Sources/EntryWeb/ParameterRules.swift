@@ -44,7 +44,7 @@ package enum ParameterRules {
             case (_, "limit"): p = adding(p, [("minimum", .int(1))])
             case (_, "since"): p = adding(p, [("minimum", .int(0))])
             case (_, "ifVersion"): p = adding(p, [("pattern", .string(versionPattern))])
-            case (.entriesAdd, "id"): p = adding(p, [("pattern", .string(uuidPattern))])
+            case (.entriesAdd, "id"), (.formsCheck, "id"): p = adding(p, [("pattern", .string(uuidPattern))])
             case (.entriesErase, "reason"):
                 // ErasureRecord.isValidReason: not blank, no control characters or line
                 // separators, at most 500 characters (counted here in code points, which

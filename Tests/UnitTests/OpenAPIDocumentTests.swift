@@ -41,7 +41,11 @@ import Foundation
         #expect(add.parameters.map(\.name) == ["form", "id", "fields", "locale"])
         #expect(add.parameters[0].type == .optional(.string))
         #expect(add.parameters[2].type == .map(.string))
-        #expect(add.reply == [VarlinkIDL.Field(name: "entry", type: .named("Entry"), doc: "")])
+        #expect(
+            add.reply == [
+                VarlinkIDL.Field(name: "entry", type: .named("Entry"), doc: ""),
+                VarlinkIDL.Field(name: "duplicates", type: .optional(.array(.named("Duplicate"))), doc: ""),
+            ])
         #expect(
             add.doc.hasPrefix(
                 "Validates, normalises and stores a new entry. With id, the call is idempotent:\nthe same id"))

@@ -1,4 +1,4 @@
-/* global Entryd, Outbox, Offline, uuidv7 */
+/* global Entryd, Outbox, Offline, Duplicates, uuidv7 */
 // The form page: built from io.entryd.Forms.GetForm, so a new form file needs
 // no code. It follows the terminal form's rules (entryctl add -i,
 // Sources/EntryClient/Interactive): fields in form order; Enter opens a
@@ -810,7 +810,10 @@
     const sent = checkedValues();
     let r;
     try {
-      r = await quick("io.entryd.Forms.Check", { form: FORM, fields: sent, locale: E.lang }, { redirect: false });
+      // editing (?edit=ID): the entry is never its own possible duplicate
+      const check = { form: FORM, fields: sent, locale: E.lang };
+      if (editor) check.id = params.get("edit");
+      r = await quick("io.entryd.Forms.Check", check, { redirect: false });
     } catch (err) {
       // offline: the page's own checks (offline.js), as far as it can judge;
       // logged out: no redirect while typing (Done keeps the values, then logs in)
@@ -827,6 +830,8 @@
     }
     if (seq !== checkSeq) return false;
     problems = r.problems || [];
+    // duplicates.js: a warning, never a problem; an empty form's Check keeps the last Add's
+    if (!KIOSK && Object.keys(sent).length) Duplicates.fromCheck(r.duplicates);
     for (const p of problems) if (p.code === "required" && p.field) learned.add(p.field);
     for (const f of form.fields) {
       const n = f.name;
@@ -874,10 +879,11 @@
     setStatus("info", w().submitting);
     render();
     try {
-      await add(item, true);
+      const r = await add(item, true);
       if (fixing === item.id) { fixing = null; await Outbox.remove(item.id); }
       resetForm();
       setStatus("ok", KIOSK ? w().thanks : w().stored);
+      if (!KIOSK) Duplicates.fromAdd(r.duplicates);
     } catch (err) {
       let local = [];
       if (err.transient) { await Offline.load(); local = Offline.check(form, item.fields, E.lang); }
@@ -923,6 +929,7 @@
   /** Empties the form (after a submit, a kiosk pause): no value of the last person stays in the page. */
   function resetForm() {
     if (picker) cancelPicker();
+    Duplicates.clear();
     values = {}; display = {}; problems = [];
     touched = new Set(); learned = new Set(); submitAttempted = false;
     draftId = uuidv7();

@@ -174,6 +174,7 @@ extension EntryStore {
                             entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin)
                         }
                         result.added += 1
+                        if !row.deleted { result.addedLive.append((row.index, entry.id, row.fields)) }
                     }
                 }
                 if atomic && !result.rejected.isEmpty {

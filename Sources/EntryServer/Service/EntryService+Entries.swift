@@ -71,7 +71,9 @@ extension EntryService {
                 if case .entryErased = error { try? store.countRefusedErased(1) }
                 throw error
             }
-            try reply(c, [("entry", entryJSON(entry, locale: locale))])
+            // Looked for after the commit: entries committed meanwhile count, the new one never does.
+            let duplicates = duplicatesMember(c, form: form, fields: result.fields, excluding: entry.id)
+            try reply(c, [("entry", entryJSON(entry, locale: locale))] + duplicates)
         }
     }
 
@@ -188,7 +190,7 @@ extension EntryService {
             } catch let refused as AtomicImportRefused {
                 result = refused.result
             }
-            try reply(c, importReply(result, locale: locale))
+            try reply(c, importReply(result, locale: locale) + importDuplicatesMember(c, form: form, result: result))
         }
     }
 

@@ -77,11 +77,15 @@ extension EntryService {
             ])
     }
 
-    /// `io.entryd.Forms.Check(form?, fields, locale?)`: validates without storing and
-    /// replies canonical `fields`, `display` text and `problems` (never `ValidationFailed`).
+    /// `io.entryd.Forms.Check(form?, fields, locale?, id?)`: validates without storing and
+    /// replies canonical `fields`, `display` text and `problems` (never `ValidationFailed`),
+    /// and for a caller that may read entries the possible `duplicates` of the valid
+    /// values, never entry `id` (the one being edited).
+    /// - Throws: `InvalidParameter(id)` when `id` is not a UUID; `FormNotFound`.
     func check(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let form = try form(try p.optionalString("form"))
+        let editing = try p.optionalString("id") == nil ? nil : try entryID(p)
         let result = validator.validate(form: form, input: try p.stringMap("fields"), locale: locale)
         try reply(
             c,
@@ -89,7 +93,7 @@ extension EntryService {
                 ("fields", .stringMap(result.fields)),
                 ("display", .stringMap(Display.render(form: form, fields: result.fields, locale: locale))),
                 ("problems", .array(result.problems.map(\.json))),
-            ])
+            ] + duplicatesMember(c, form: form, fields: result.fields, excluding: editing))
     }
 
     /// The wire `Form` (doc/protocol.md io.entryd.Forms), labels in `locale`.

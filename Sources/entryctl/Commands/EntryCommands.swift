@@ -49,6 +49,11 @@ enum EntryCommands {
                 zh: "显示存储的条目。值有问题时逐一列出，退出码 65。",
                 en: "Prints the stored entry. Problems with the values are listed and exit with 65."),
             Localized(
+                zh: "已有条目看起来是同一人（姓名和生日、电话或邮箱相同）时，存储后在标准错误上警告，退出码仍为 0；--json 的输出带 duplicates。",
+                en:
+                    "When stored entries look like the same person (same name and birthday, phone or e-mail), a warning follows on stderr after storing; the exit status stays 0, and --json output carries duplicates."
+            ),
+            Localized(
                 zh: "加 -i（不带 FIELD=VALUE）：带选择器的全屏表单；显示新条目的 id（见 'entryctl edit --help'）。",
                 en:
                     "With -i (no FIELD=VALUE): a full-screen form with pickers; prints the new entry's id (see 'entryctl edit --help')."
@@ -75,6 +80,8 @@ enum EntryCommands {
                             ("locale", session.locale)))
                 }
                 printEntry(reply, session)
+                // A warning, after the entry is stored: the exit status stays 0.
+                DuplicateWarning.warn(reply, locale: session.globals.locale)
             }
         })
 

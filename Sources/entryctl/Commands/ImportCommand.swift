@@ -241,6 +241,9 @@ final class ImportRun {
     /// The encoding of the rejects report: a CSV input's (UTF-8 while it was all ASCII), else UTF-8.
     private var reportEncoding: InputEncoding = .utf8
     private var rows = 0, added = 0, unchanged = 0, valid = 0, rejected = 0
+    /// Added rows that look like another live entry (Import's `duplicates`), and the first few of them.
+    private var duplicateRows = 0
+    private var duplicateSamples: [(line: Int, id: String, like: [String])] = []
     /// The input line of the last row sent in an Import call (stored or rejected); `nil` before the first call.
     private var lastSentLine: Int?
     /// The first rejects, shown on stderr when there is no --rejects report.
@@ -595,6 +598,45 @@ final class ImportRun {
             guard let index = r["index"]?.intValue, index >= 0, index < batch.count else { continue }
             try reject(batch[Int(index)], r["problems"]?.arrayValue ?? [])
         }
+        for r in DuplicateWarning.list(reply) {
+            guard let index = r["index"]?.intValue, index >= 0, index < batch.count else { continue }
+            duplicateRows += 1
+            if duplicateSamples.count < Self.duplicateSamplesShown {
+                duplicateSamples.append(
+                    (
+                        batch[Int(index)].line, r["id"]?.stringValue ?? "",
+                        DuplicateWarning.list(r).compactMap { $0["id"]?.stringValue }
+                    ))
+            }
+        }
+    }
+
+    /// How many rows that look like other entries the summary names.
+    static let duplicateSamplesShown = 5
+
+    /// The summary's lines about possible duplicates: how many added rows look
+    /// like another live entry (stored before, or another row of the file), the
+    /// first few with their ids, then how many more.
+    func duplicateLines(_ locale: EntryLocale) -> [String] {
+        guard duplicateRows > 0 else { return [] }
+        var lines = [
+            Localized(
+                zh: "其中 \(duplicateRows) 行可能与已有条目（或文件中的另一行）是同一人：",
+                en: "\(duplicateRows) added rows may be the same person as another entry (stored, or another row):")(
+                    locale)
+        ]
+        for sample in duplicateSamples {
+            let like = sample.like.joined(separator: locale == .zh ? "、" : ", ")
+            lines.append(
+                Localized(
+                    zh: "  第 \(sample.line) 行（\(sample.id)）像 \(like)",
+                    en: "  line \(sample.line) (\(sample.id)) is like \(like)")(locale))
+        }
+        if duplicateRows > duplicateSamples.count {
+            let more = duplicateRows - duplicateSamples.count
+            lines.append(Localized(zh: "  另有 \(more) 行", en: "  and \(more) more")(locale))
+        }
+        return lines
     }
 
     /// `--dry-run`: Check each row, pipelined (every call of the batch sent before the replies are read).
@@ -724,6 +766,20 @@ final class ImportRun {
                 members.append(("valid", .int(Int64(valid))))
             } else {
                 members += [("added", .int(Int64(added))), ("unchanged", .int(Int64(unchanged)))]
+                members.append(("duplicates", .int(Int64(duplicateRows))))
+                if !duplicateSamples.isEmpty {
+                    members.append(
+                        (
+                            "duplicateRows",
+                            .array(
+                                duplicateSamples.map { sample in
+                                    .object([
+                                        ("line", .int(Int64(sample.line))), ("id", .string(sample.id)),
+                                        ("like", .array(sample.like.map(JSON.string))),
+                                    ])
+                                })
+                        ))
+                }
             }
             members += [("rejected", .int(Int64(rejected))), ("seconds", .double((seconds * 1000).rounded() / 1000))]
             if request.dryRun, let mapping { members.append(("columns", mapping.json)) }
@@ -746,13 +802,14 @@ final class ImportRun {
             ])
         } else {
             let time = String(format: "%.1f", seconds)
-            Terminal.out(lines: [
-                Localized(
-                    zh: "新增 \(added)，未变 \(unchanged)，拒绝 \(rejected)（\(rows) 行，用时 \(time) 秒，每秒 \(rate) 行）",
-                    en:
-                        "added \(added), unchanged \(unchanged), rejected \(rejected) (\(rows) rows in \(time) s, \(rate) rows/s)"
-                )(session.globals.locale)
-            ])
+            Terminal.out(
+                lines: [
+                    Localized(
+                        zh: "新增 \(added)，未变 \(unchanged)，拒绝 \(rejected)（\(rows) 行，用时 \(time) 秒，每秒 \(rate) 行）",
+                        en:
+                            "added \(added), unchanged \(unchanged), rejected \(rejected) (\(rows) rows in \(time) s, \(rate) rows/s)"
+                    )(session.globals.locale)
+                ] + duplicateLines(session.globals.locale))
         }
     }
 

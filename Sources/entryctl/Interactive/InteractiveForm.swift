@@ -64,10 +64,16 @@ enum InteractiveForm {
             (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
             && ProcessInfo.processInfo.environment["TERM"] != "dumb"
 
+        let formOfEditor = editor.form.name
         try terminal.enter()
         let outcome = loop(
             &editor, terminal: terminal, session: session, colour: colour,
-            store: { fields in try store(fields, session: session, form: name, editID: editID, version: version) })
+            store: { fields in
+                if editID == nil {
+                    try askAboutDuplicates(fields, session: session, form: formOfEditor, terminal: terminal)
+                }
+                return try store(fields, session: session, form: name, editID: editID, version: version)
+            })
         terminal.restore()
         switch outcome {
         case .stored(let entry):
@@ -81,6 +87,58 @@ enum InteractiveForm {
             throw Refusal(zh: "已放弃，未存储任何内容", en: "discarded; nothing was stored")
         case .interrupted(let signal):
             throw Refusal(zh: "被信号 \(signal) 中止，未存储任何内容", en: "stopped by signal \(signal); nothing was stored")
+        }
+    }
+
+    /// The person chose not to add an entry that may be a duplicate: back to the form.
+    private struct NotAdded: Error {}
+
+    /// Before the form's Add: when Check names stored entries that may be the
+    /// same person (doc/protocol.md "Possible duplicates"), leaves the screen,
+    /// lists them and asks for one key: `a` adds anyway, `s` shows the
+    /// existing entries and asks again, any other (Enter: the default) adds
+    /// nothing and goes back to the form. Nothing is asked when there are none, or when
+    /// the caller may not be told (a submit role gets no duplicates).
+    /// - Throws: ``NotAdded`` when the person does not add; the daemon's errors.
+    private static func askAboutDuplicates(
+        _ fields: [String: String], session: DaemonConnection, form: String, terminal: TerminalDevice
+    ) throws {
+        let reply = try session.call(
+            .formsCheck, params(("form", .string(form)), ("fields", .stringMap(fields)), ("locale", session.locale)))
+        let duplicates = DuplicateWarning.list(reply)
+        guard !duplicates.isEmpty else { return }
+        let locale = session.globals.locale
+        // On the form's own (alternate, raw) screen, cleared; the form is drawn whole again after.
+        defer { terminal.clear() }
+        var text = "\u{1B}[2J\u{1B}[H\u{1B}[?25h"
+        text +=
+            Localized(zh: "这份登记可能与已有条目是同一人：", en: "This entry may be the same person as a stored one:")(locale) + "\n"
+        for line in DuplicateWarning.lines(duplicates, locale: locale) { text += "  " + line + "\n" }
+        terminal.write(text)
+        while true {
+            terminal.write(
+                Localized(
+                    zh: "\na = 仍然添加，s = 显示已有条目，其他键（回车）= 不添加，回到表单：",
+                    en:
+                        "\na = add anyway, s = show the existing entries, any other key (Enter) = do not add, back to the form: "
+                )(locale))
+            switch String(decoding: terminal.read().prefix(1), as: UTF8.self) {
+            case "a", "A":
+                return
+            case "s", "S":
+                for d in duplicates {
+                    guard let id = d["id"]?.stringValue else { continue }
+                    let entry = try session.call(.entriesGet, params(("id", .string(id)), ("locale", session.locale)))[
+                        "entry"]
+                    let labels = session.fieldLabels(form: entry?["form"]?.stringValue)
+                    terminal.write(
+                        "\n"
+                            + EntryView.lines(entry ?? .object([]), labels: labels, text: session.text)
+                            .joined(separator: "\n") + "\n")
+                }
+            default:
+                throw NotAdded()
+            }
         }
     }
 
@@ -160,6 +218,8 @@ enum InteractiveForm {
                         if let outcome = perform(action, &editor, session: session, store: store) { return outcome }
                     }
                     pending = []
+                    // A submit may have left the screen (the duplicates question): draw it whole.
+                    previous = nil
                 }
             }
         }
@@ -214,6 +274,13 @@ enum InteractiveForm {
             do {
                 guard let entry = try store(fields) else { return .unchanged }
                 return .stored(entry)
+            } catch is NotAdded {
+                editor.submitFailed(
+                    message: Localized(
+                        zh: "未添加：可能与已有条目重复；修改后再按“完成”，或再按一次并选 a 仍然添加",
+                        en:
+                            "not added: it may duplicate a stored entry; change it and press Done, or press Done and choose a"
+                    )(session.globals.locale))
             } catch let error as WireError where error.known == .validationFailed {
                 editor.submitFailed(
                     problems: (error.parameters["problems"]?.arrayValue ?? []).compactMap(Problem.init(json:)))
