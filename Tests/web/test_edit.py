@@ -365,3 +365,42 @@ def test_clearing_an_optional_field(gateway, driver, admin):
     assert d.execute_script("return window.sentUpdates")[0]["fields"] == {"appointment": ""}
     assert "(cleared)" in d.find_element(By.ID, "edit-saved").text
     assert "appointment" not in get(gateway, admin, entry_id)["fields"]
+
+
+RECORD_CHECKS = """
+    window.checks = [];
+    const real = window.fetch;
+    window.fetch = (url, init) => {
+      const p = real(url, init);
+      if (!String(url).endsWith('io.entryd.Forms.Check')) return p;
+      return p.then((r) => { r.clone().json().then((j) => window.checks.push({ sent: JSON.parse(init.body), reply: j })); return r; });
+    };"""
+
+
+def test_edit_warns_of_others_not_itself(gateway, driver, admin):
+    """Editing sends Check the entry's id: another entry with the phone typed
+    is a possible duplicate, the edited entry never is."""
+    d = driver
+    other = add(gateway, admin, "别人甲", phone="13600000001")
+    mine = add(gateway, admin, "自己乙", phone="13600000002")
+    open_edit(d, gateway.base, mine)
+    d.execute_script(RECORD_CHECKS)
+    d.execute_script("document.getElementById('in-phone').focus()")
+    chord(d, Keys.CONTROL, "a")
+    keys(d, "13600000001", Keys.TAB)
+    wait(d, lambda: any(c["sent"]["fields"].get("phone") == "13600000001" for c in d.execute_script("return window.checks")),
+         "Check of the other's phone")
+    check = [c for c in d.execute_script("return window.checks") if c["sent"]["fields"].get("phone") == "13600000001"][-1]
+    assert check["sent"]["id"] == mine
+    assert [x["id"] for x in check["reply"]["duplicates"]] == [other] and check["reply"]["duplicates"][0]["matched"] == ["phone"]
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, f"#duplicates li[data-id='{other}']"), "the other named")
+    assert not d.find_elements(By.CSS_SELECTOR, f"#duplicates li[data-id='{mine}']")
+    # its own stored phone again: nobody else holds it, and it is not its own duplicate
+    d.execute_script("document.getElementById('in-phone').focus()")
+    chord(d, Keys.CONTROL, "a")
+    keys(d, "13600000002", Keys.TAB)
+    wait(d, lambda: any(c["sent"]["fields"].get("phone") == "13600000002" for c in d.execute_script("return window.checks")),
+         "Check of its own phone")
+    check = [c for c in d.execute_script("return window.checks") if c["sent"]["fields"].get("phone") == "13600000002"][-1]
+    assert "duplicates" not in check["reply"], check
+    wait(d, lambda: not d.find_elements(By.CSS_SELECTOR, "#duplicates li"), "no one named")
