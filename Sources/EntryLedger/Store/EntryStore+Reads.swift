@@ -57,6 +57,14 @@ extension EntryStore {
         add("appointment >= ?", query.appointmentFrom)
         if let to = query.appointmentTo { add("appointment <> '' AND appointment <= ?", to) }
         add("instr(name_folded, ?) > 0", query.text)
+        if let prefixes = query.search, !prefixes.isEmpty {
+            // Each prefix a range of the (key, entry) primary key: byte order on both
+            // engines (SQLite BINARY, PostgreSQL COLLATE "C"), so `key >= p AND key < p || U+10FFFF`
+            // is exactly the keys that start with p.
+            let ranges = prefixes.map { _ in "(key >= ? AND key < ?)" }.joined(separator: " OR ")
+            conditions.append("id IN (SELECT entry FROM entry_keys WHERE \(ranges))")
+            for prefix in prefixes { values += [.text(prefix), .text(SearchKeys.upperBound(of: prefix))] }
+        }
         add("updated_at >= ?", query.updatedSince)
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let column = query.order.column
@@ -81,7 +89,7 @@ extension EntryStore {
         // Filters on form, the deleted flag and the region alone: the total is a sum
         // over the kept counts (migration 2). Others count the matching entries.
         if query.bornFrom == nil && query.bornTo == nil && query.text == nil && query.updatedSince == nil
-            && query.appointmentFrom == nil && query.appointmentTo == nil
+            && query.appointmentFrom == nil && query.appointmentTo == nil && (query.search ?? []).isEmpty
         {
             return (pageSQL, pageValues, "SELECT COALESCE(SUM(n), 0) FROM entry_counts" + whereClause, values, limit)
         }
