@@ -57,13 +57,18 @@ extension EntryStore {
         add("appointment >= ?", query.appointmentFrom)
         if let to = query.appointmentTo { add("appointment <> '' AND appointment <= ?", to) }
         add("instr(name_folded, ?) > 0", query.text)
+        // A search: the entries whose keys start with a prefix drive the query (each
+        // prefix a range of the (key, entry) primary key, in byte order on both engines:
+        // SQLite BINARY, PostgreSQL COLLATE "C"), each entry then read by its id. CROSS
+        // JOIN keeps SQLite from walking another index (a region's) and probing the
+        // keys for each row: a search matches few entries, a region many.
+        var from = "entries"
+        var searchValues: [SQLValue] = []
         if let prefixes = query.search, !prefixes.isEmpty {
-            // Each prefix a range of the (key, entry) primary key: byte order on both
-            // engines (SQLite BINARY, PostgreSQL COLLATE "C"), so `key >= p AND key < p || U+10FFFF`
-            // is exactly the keys that start with p.
             let ranges = prefixes.map { _ in "(key >= ? AND key < ?)" }.joined(separator: " OR ")
-            conditions.append("id IN (SELECT entry FROM entry_keys WHERE \(ranges))")
-            for prefix in prefixes { values += [.text(prefix), .text(SearchKeys.upperBound(of: prefix))] }
+            from = "(SELECT DISTINCT entry FROM entry_keys WHERE \(ranges)) AS k CROSS JOIN entries"
+            conditions.insert("id = k.entry", at: 0)
+            for prefix in prefixes { searchValues += [.text(prefix), .text(SearchKeys.upperBound(of: prefix))] }
         }
         add("updated_at >= ?", query.updatedSince)
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
@@ -75,7 +80,7 @@ extension EntryStore {
             ? "\(column) COLLATE \(PinyinCollation.name)" : column
         let direction = query.descending ? "DESC" : "ASC"
         var pageConditions = conditions
-        var pageValues = values
+        var pageValues = searchValues + values
         if let after = query.after {
             pageConditions.append("(\(sortKey), id) \(query.descending ? "<" : ">") (?, ?)")
             pageValues += [.text(after.value), .text(after.id)]
@@ -84,7 +89,7 @@ extension EntryStore {
         let limit = max(1, min(query.limit, 1000))
         let pageSQL = """
             SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq, \(column)
-            FROM entries\(pageWhere) ORDER BY \(sortKey) \(direction), id \(direction) LIMIT \(limit + 1)
+            FROM \(from)\(pageWhere) ORDER BY \(sortKey) \(direction), id \(direction) LIMIT \(limit + 1)
             """
         // Filters on form, the deleted flag and the region alone: the total is a sum
         // over the kept counts (migration 2). Others count the matching entries.
@@ -93,7 +98,7 @@ extension EntryStore {
         {
             return (pageSQL, pageValues, "SELECT COALESCE(SUM(n), 0) FROM entry_counts" + whereClause, values, limit)
         }
-        return (pageSQL, pageValues, "SELECT COUNT(*) FROM entries" + whereClause, values, limit)
+        return (pageSQL, pageValues, "SELECT COUNT(*) FROM \(from)" + whereClause, searchValues + values, limit)
     }
 
     /// Every change of entry `id`, oldest first (by seq); of an erased entry,
