@@ -144,6 +144,38 @@ import Testing
         _ = ids
     }
 
+    @Test(
+        "derived data is personal data: an erasure removes the keys, and VerifyErasure looks for the derived forms",
+        arguments: StoreKind.allCases)
+    func erasureLeavesNoDerivedForm(kind: StoreKind) throws {
+        let place = TestDatabase()
+        let store = try kind.open(place)
+        defer { store.close() }
+        let ids = try seed(store)
+        let id = ids["黃志明"]!
+        // Only the keys hold these forms (the fields hold 黃志明 and +8613612345678):
+        // VerifyErasure finds them before the erasure.
+        for derived in ["huangzhiming", "黄志明"] {
+            let before = try store.verifyErasure(id: id, values: [derived])
+            #expect(before.files.contains { $0.hits > 0 }, "\(derived): \(before.files)")
+        }
+        #expect(SearchKeys.derivedForms(of: "黃志明") == ["huangzhiming", "黄志明"])
+        #expect(SearchKeys.derivedForms(of: "+8613612345678") == ["13612345678", "8613612345678"])
+        _ = try store.erase(id: id, origin: WriteOrigin(actor: "admin", reason: "PIPL art. 47"))
+        let after = try store.verifyErasure(id: id, values: ["黃志明", "+8613612345678", "zm@example.com"])
+        #expect(after.payloadRows == 0)
+        #expect(after.files.allSatisfy { $0.hits == 0 }, "\(after.files)")
+        if kind == .sqlite {
+            // Every file of the node, byte by byte: no folded name, pinyin or national number.
+            let needles = Set(["黄志明", "huangzhiming", "13612345678", "8613612345678"].map { Array($0.utf8) })
+            for file in try FileManager.default.contentsOfDirectory(atPath: place.directory) {
+                #expect(ByteScan.count(needles, in: place.directory + "/" + file) == 0, "\(file)")
+            }
+        }
+        // The others keep theirs.
+        #expect(try found(store, "黄小明") == (["黄小明"], 1))
+    }
+
     @Test("SQLite migration 8 adds the keys table and the open fills it for the stored entries")
     func migrationFillsKeys() throws {
         let db = TestDatabase()

@@ -241,6 +241,34 @@ package enum SearchKeys {
         return digits.isEmpty ? nil : digits
     }
 
+    /// The forms of `value` that derived data (the keys) may hold besides the
+    /// value itself, for erasure checks that look for every trace of a value:
+    /// the folded text (Simplified, lower case), the pinyin without spaces of
+    /// a text with Han characters, and for a phone number (E.164, or as typed:
+    /// read as a Chinese number when it has no calling code) the digits of its
+    /// E.164 form and its national significant number. Forms shorter than 4
+    /// bytes (initials, one character) are left out: they would be found by
+    /// chance anywhere. Never `value` itself.
+    package static func derivedForms(of value: String) -> [String] {
+        var forms = Set<String>()
+        let folded = fold(value)
+        forms.insert(folded)
+        if folded.contains(where: isHan) {
+            let syllables = ChineseVariants.pinyinSyllables(folded)
+            if syllables.allSatisfy({ $0.allSatisfy(\.isASCII) }) { forms.insert(syllables.joined()) }
+        }
+        if phoneDigits(folded) != nil {
+            var e164 = folded.filter { $0 == "+" || $0.isASCIIDigit }
+            if !e164.hasPrefix("+") {
+                let read = PhoneNumber.library(folded, region: "CN")
+                e164 = read.outcome == CPHONE_VALID ? read.e164 : ""
+            }
+            for key in phoneKeys(e164) { forms.insert(String(key.dropFirst(2))) }
+        }
+        forms.remove(value)
+        return forms.filter { $0.utf8.count >= 4 }.sorted()
+    }
+
     /// The exclusive upper bound of the keys that start with `prefix`: the
     /// prefix followed by U+10FFFF, the greatest code point (its UTF-8 bytes
     /// compare above every other character's under SQLite's BINARY and
