@@ -176,6 +176,36 @@ import Testing
         #expect(try found(store, "黄小明") == (["黄小明"], 1))
     }
 
+    @Test("on PostgreSQL a search collects the matching ids first and reads each entry by its primary key")
+    func postgresPlan() throws {
+        let place = TestDatabase()
+        let store = try StoreKind.postgres.open(place)
+        defer { store.close() }
+        _ = try seed(store)
+        var query = ListQuery()
+        query.search = try SearchKeys.prefixes(forQuery: "136-1234-5678")
+        let sql = EntryStore.listSQL(query, onServer: true)
+        #expect(sql.page.contains("id = ANY(ARRAY(SELECT DISTINCT entry FROM entry_keys WHERE"))
+        for (text, values) in [(sql.page, sql.pageValues), (sql.count, sql.countValues)] {
+            let plan = try store.readers.read { db -> [String] in
+                // A table of four rows is read whole whatever the query; the planner
+                // must still be able to drive by the keys and the primary key.
+                try db.execute("SET LOCAL enable_seqscan = off")
+                var lines: [String] = []
+                try db.statement("EXPLAIN " + text).query(values) { lines.append($0.text(0)) }
+                return lines
+            }
+            let joined = plan.joined(separator: "\n")
+            #expect(
+                joined.contains("Index Scan on entries_pkey") || joined.contains("Index Scan using entries_pkey"),
+                "\(joined)")
+            #expect(joined.contains("(id = ANY ($0))"), "\(joined)")
+            #expect(joined.contains("entry_keys_pkey"), "\(joined)")
+            #expect(!joined.contains("Hash Join"), "\(joined)")
+        }
+        #expect(try store.list(query).total == 1)
+    }
+
     @Test("SQLite migration 8 adds the keys table and the open fills it for the stored entries")
     func migrationFillsKeys() throws {
         let db = TestDatabase()

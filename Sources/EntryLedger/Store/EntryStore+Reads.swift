@@ -11,7 +11,7 @@ extension EntryStore {
     /// keyset paging so a page costs the same wherever it starts.
     /// - Throws: ``SQLiteError``.
     package func list(_ query: ListQuery) throws -> ListPage {
-        let sql = EntryStore.listSQL(query)
+        let sql = EntryStore.listSQL(query, onServer: server != nil)
         let (pageSQL, pageValues, values, limit) = (sql.page, sql.pageValues, sql.countValues, sql.limit)
         let countSQL = sql.count
         return try readers.read { db in
@@ -34,8 +34,9 @@ extension EntryStore {
 
     /// The statements of a List call: the page (keyset, `limit + 1` rows) and
     /// the count of all matches, with their bound values. Tests check their
-    /// query plans (`QueryPlanTests`).
-    static func listSQL(_ query: ListQuery) -> (
+    /// query plans (`QueryPlanTests`). `onServer`: for a database server
+    /// (PostgreSQL), whose planner joins a search's keys otherwise (below).
+    static func listSQL(_ query: ListQuery, onServer: Bool = false) -> (
         page: String, pageValues: [SQLValue], count: String,
         countValues: [SQLValue], limit: Int
     ) {
@@ -59,15 +60,24 @@ extension EntryStore {
         add("instr(name_folded, ?) > 0", query.text)
         // A search: the entries whose keys start with a prefix drive the query (each
         // prefix a range of the (key, entry) primary key, in byte order on both engines:
-        // SQLite BINARY, PostgreSQL COLLATE "C"), each entry then read by its id. CROSS
-        // JOIN keeps SQLite from walking another index (a region's) and probing the
-        // keys for each row: a search matches few entries, a region many.
+        // SQLite BINARY, PostgreSQL COLLATE "C"), each entry then read by its id: a
+        // search matches few entries, a region or an order index many. SQLite keeps
+        // a CROSS JOIN's order, so it never walks another index probing the keys row
+        // by row. PostgreSQL keeps no statistics of the keys (personal values), so it
+        // guesses thousands of matches and would hash-join them with a scan of every
+        // entry: the ids are collected first (an InitPlan) and looked up by the
+        // primary key (`id = ANY(ARRAY(…))`).
         var from = "entries"
         var searchValues: [SQLValue] = []
         if let prefixes = query.search, !prefixes.isEmpty {
             let ranges = prefixes.map { _ in "(key >= ? AND key < ?)" }.joined(separator: " OR ")
-            from = "(SELECT DISTINCT entry FROM entry_keys WHERE \(ranges)) AS k CROSS JOIN entries"
-            conditions.insert("id = k.entry", at: 0)
+            let matching = "SELECT DISTINCT entry FROM entry_keys WHERE \(ranges)"
+            if onServer {
+                conditions.insert("id = ANY(ARRAY(\(matching)))", at: 0)
+            } else {
+                from = "(\(matching)) AS k CROSS JOIN entries"
+                conditions.insert("id = k.entry", at: 0)
+            }
             for prefix in prefixes { searchValues += [.text(prefix), .text(SearchKeys.upperBound(of: prefix))] }
         }
         add("updated_at >= ?", query.updatedSince)
