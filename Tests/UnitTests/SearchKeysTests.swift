@@ -31,6 +31,18 @@ import Testing
         #expect(SearchKeys.nameKeys(" ") == [])
     }
 
+    @Test("a very long name: keys cut at 512 bytes, at most 64 suffixes, still found by a long prefix")
+    func longName() throws {
+        let name = String(repeating: "黃", count: 2000)
+        let keys = SearchKeys.nameKeys(name)
+        #expect(keys.allSatisfy { $0.utf8.count <= SearchKeys.maxKeyBytes }, "\(keys.map(\.utf8.count).max() ?? 0)")
+        #expect(keys.count <= 2 * 64 + 1)
+        let query = String(repeating: "黄", count: SearchKeys.maxQueryLength)
+        let prefix = try #require(try SearchKeys.prefixes(forQuery: query).first)
+        #expect(keys.contains { $0.hasPrefix(prefix) })
+        #expect(SearchKeys.emailKey(String(repeating: "a", count: 600) + "@x.org")!.utf8.count == 512)
+    }
+
     @Test("phones: E.164 digits and the national significant number")
     func phones() {
         #expect(SearchKeys.phoneKeys("+8613612345678") == ["t:8613612345678", "t:13612345678"])

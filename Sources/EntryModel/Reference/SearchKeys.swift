@@ -22,7 +22,9 @@ import CPhoneNumber
 ///   (only when the entry has both).
 ///
 /// Pure functions of their input and of the ICU and libphonenumber in use
-/// (``versions``): the store rebuilds every key when those change.
+/// (``versions``): the store rebuilds every key when those change. A key is
+/// at most ``maxKeyBytes`` bytes, and a name gives at most ``maxSuffixes``
+/// suffix keys (and as many of its pinyin).
 package enum SearchKeys {
     /// The format of the keys: raised whenever this file derives other keys
     /// from the same values, so that stores rebuild theirs at the next start.
@@ -37,6 +39,31 @@ package enum SearchKeys {
 
     /// The longest search text, in characters, that ``prefixes(forQuery:)`` takes.
     package static let maxQueryLength = 100
+
+    /// The longest key in UTF-8 bytes: longer ones are cut at a character
+    /// boundary (an index entry must fit PostgreSQL's B-tree page; a search
+    /// text of ``maxQueryLength`` characters is at most 400 bytes, so a prefix
+    /// match is never lost).
+    package static let maxKeyBytes = 512
+
+    /// The most name keys made from one name's suffixes, and from its pinyin's:
+    /// a name of thousands of characters (a form without `max-length`) costs
+    /// no more than one of 64.
+    static let maxSuffixes = 64
+
+    /// `key` cut to at most ``maxKeyBytes`` bytes at a character boundary.
+    static func clipped(_ key: String) -> String {
+        guard key.utf8.count > maxKeyBytes else { return key }
+        var out = ""
+        var bytes = 0
+        for c in key {
+            let n = c.utf8.count
+            if bytes + n > maxKeyBytes { break }
+            out.append(c)
+            bytes += n
+        }
+        return out
+    }
 
     /// The separator between the name and the birthday in a `b:` key.
     static let unitSeparator: Character = "\u{1F}"
@@ -82,10 +109,14 @@ package enum SearchKeys {
         guard !folded.isEmpty else { return [] }
         let chars = Array(folded)
         var keys = Set<String>()
-        for i in chars.indices where !isNameSeparator(chars[i]) {
+        var suffixes = 0
+        for i in chars.indices where !isNameSeparator(chars[i]) && suffixes < maxSuffixes {
             let starts =
                 i == 0 || isHan(chars[i]) || isNameSeparator(chars[i - 1]) || isHan(chars[i - 1])
-            if starts { keys.insert("s:" + String(chars[i...])) }
+            if starts {
+                keys.insert(clipped("s:" + String(chars[i...])))
+                suffixes += 1
+            }
         }
         if chars.contains(where: isHan) {
             let syllables = ChineseVariants.pinyinSyllables(folded).map { syllable in
@@ -94,8 +125,8 @@ package enum SearchKeys {
             // Only when every character found a Latin reading: a half-transcribed name is no pinyin.
             let transcribed = ChineseVariants.pinyinSyllables(folded).allSatisfy { $0.allSatisfy(\.isASCII) }
             if transcribed, !syllables.isEmpty {
-                for i in syllables.indices { keys.insert("s:" + syllables[i...].joined()) }
-                if syllables.count > 1 { keys.insert("s:" + String(syllables.compactMap(\.first))) }
+                for i in syllables.indices.prefix(maxSuffixes) { keys.insert(clipped("s:" + syllables[i...].joined())) }
+                if syllables.count > 1 { keys.insert(clipped("s:" + String(syllables.compactMap(\.first)))) }
             }
         }
         return keys.sorted()
@@ -136,14 +167,14 @@ package enum SearchKeys {
     /// The `m:` key of one stored e-mail value: lower-cased.
     package static func emailKey(_ email: String) -> String? {
         let trimmed = fold(email)
-        return trimmed.isEmpty ? nil : "m:" + trimmed
+        return trimmed.isEmpty ? nil : clipped("m:" + trimmed)
     }
 
     /// The `b:` key of a name and a birthday, or `nil` unless both are given.
     package static func duplicateKey(name: String, birthday: String) -> String? {
         let folded = fold(name)
         guard !folded.isEmpty, !birthday.isEmpty else { return nil }
-        return "b:" + folded + String(unitSeparator) + birthday
+        return clipped("b:" + folded + String(unitSeparator) + birthday)
     }
 
     /// Every key of an entry whose stored fields are `fields`, mapped by
