@@ -25,7 +25,7 @@ package enum PostgresStoreFactory {
     ///   - instance: this instance's name.
     ///   - readers: reading connections (≥ 1); more than SQLite's 4 by default, since
     ///     each read waits for the server's replies (each is a connection of the server's).
-    ///   - wallClock, copies, canonicaliser: as for `EntryStore`.
+    ///   - wallClock, copies, canonicaliser, layoutOf, rebuilding: as for `EntryStore`.
     ///   - progress: called before each migration this instance applies, with (version, total).
     /// - Throws: ``PGError`` (cannot connect, a migration failed, a database
     ///   newer than this build); `DatabaseMovedOrCopied`.
@@ -34,7 +34,7 @@ package enum PostgresStoreFactory {
         wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
         progress: (Int, Int) -> Void = { _, _ in },
         copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil,
-        layoutOf: (String) -> FieldLayout = { _ in .registration }
+        layoutOf: (String) -> FieldLayout = { _ in .registration }, rebuilding: (Int) -> Void = { _ in }
     ) throws -> EntryStore {
         let writer = try PGConnection(uri: uri)
         try PostgresSchema.migrate(writer, progress: progress)
@@ -51,7 +51,8 @@ package enum PostgresStoreFactory {
         let pool = try (0..<max(1, readers)).map { _ in PGDatabase(try PGConnection(uri: uri)) }
         return try EntryStore(
             server: server, writer: PGDatabase(writer), readers: pool, schemaVersion: PostgresSchema.all.count,
-            wallClock: wallClock, copies: copies, canonicaliser: canonicaliser, layoutOf: layoutOf)
+            wallClock: wallClock, copies: copies, canonicaliser: canonicaliser, layoutOf: layoutOf,
+            rebuilding: rebuilding)
     }
 }
 

@@ -94,7 +94,13 @@ final class StoreService: DaemonService, Sendable {
                     log.info("migrating database to schema version \(version) of \(total)")
                 }, copies: settings.copies,
                 canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }),
-                layoutOf: { [formsSource] in formsSource.forms.form(named: $0)?.layout ?? .registration })
+                layoutOf: { [formsSource] in formsSource.forms.form(named: $0)?.layout ?? .registration },
+                rebuilding: { [notifier] done in
+                    // Each batch gives systemd's start timeout another minute: a rebuild of
+                    // a million entries outlasts the default 90 s.
+                    notifier.send(
+                        "STATUS=rebuilding the search keys: \(done) entries done", "EXTEND_TIMEOUT_USEC=60000000")
+                })
             if let reason = store.incarnationBegan {
                 log.notice(
                     "node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
@@ -155,7 +161,13 @@ final class StoreService: DaemonService, Sendable {
                 },
                 copies: settings.copies,
                 canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }),
-                layoutOf: { [formsSource] in formsSource.forms.form(named: $0)?.layout ?? .registration })
+                layoutOf: { [formsSource] in formsSource.forms.form(named: $0)?.layout ?? .registration },
+                rebuilding: { [notifier] done in
+                    // Each batch gives systemd's start timeout another minute: a rebuild of
+                    // a million entries outlasts the default 90 s.
+                    notifier.send(
+                        "STATUS=rebuilding the search keys: \(done) entries done", "EXTEND_TIMEOUT_USEC=60000000")
+                })
             if let reason = store.incarnationBegan {
                 log.notice(
                     "node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import EntryModel
 @testable import EntryLedger
@@ -174,6 +175,37 @@ import Testing
         }
         // The others keep theirs.
         #expect(try found(store, "黄小明") == (["黄小明"], 1))
+    }
+
+    @Test("a rebuild cut short resumes after the last batch it committed, and tells its progress")
+    func rebuildResumes() throws {
+        let place = TestDatabase()
+        var store = try EntryStore(path: place.path)
+        let ids = try seed(store).values.sorted()
+        let (done, rest) = (ids[1], ids[2])
+        let missing = try store.storedKeys(of: rest).first!
+        try store.writer.perform { db in
+            try db.statement("UPDATE node SET value = 'keys 0, icu 1.0, phonenumber 0.1' WHERE key = 'search_keys'")
+                .run()
+            try db.statement("INSERT INTO node (key, value) VALUES ('search_keys_rebuild', ?)").run([
+                .text(SearchKeys.versions + "\t" + done)
+            ])
+            try db.statement("DELETE FROM entry_keys WHERE key = ? AND entry = ?").run([.text(missing), .text(rest)])
+        }
+        store.close()
+        let told = Mutex<[Int]>([])
+        store = try EntryStore(path: place.path, rebuilding: { n in told.withLock { $0.append(n) } })
+        defer { store.close() }
+        #expect(store.keysRebuilt?.entries == 2, "only the entries after \(done)")
+        #expect(store.keysRebuilt?.reason.hasSuffix("resumed after entry \(done)") == true)
+        #expect(told.withLock { $0 } == [2])
+        #expect(try store.storedKeys(of: rest).contains(missing))
+        let left = try store.readers.read { db in
+            var n = 0
+            try db.statement("SELECT COUNT(*) FROM node WHERE key = 'search_keys_rebuild'").query { n = Int($0.int(0)) }
+            return n
+        }
+        #expect(left == 0)
     }
 
     @Test("on PostgreSQL a search collects the matching ids first and reads each entry by its primary key")

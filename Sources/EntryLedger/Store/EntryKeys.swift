@@ -10,6 +10,10 @@ import EntryModel
 extension EntryStore {
     /// The node-table key under which the versions that made the keys are kept (``SearchKeys/versions``).
     static let keysVersionKey = "search_keys"
+    /// The node-table key of a rebuild under way: the versions it builds for, a
+    /// tab, and the last entry id done, committed with each batch, so a start
+    /// cut short (a crash, systemd's start timeout) resumes where it stopped.
+    static let keysRebuildKey = "search_keys_rebuild"
 
     /// Makes the keys of `entry` exactly `keys`: removes the others, adds the missing ones.
     static func writeKeys(_ db: any SQLDatabase, entry: String, keys: [String]) throws {
@@ -71,19 +75,31 @@ extension EntryStore {
     /// transaction claiming the shared change log on a server (so no write of
     /// another instance interleaves), then keys of entries that are gone are
     /// removed and the versions stored.
+    /// A rebuild cut short resumes after the last entry its last batch did
+    /// (``keysRebuildKey``); `progress` is told the entries done so far after
+    /// each batch (entryd extends systemd's start timeout with it).
     /// - Returns: `nil` when the keys were current, else why they were rebuilt and how many entries.
-    /// - Throws: ``StorageError``; the versions stay unstored then, so the next open rebuilds again.
+    /// - Throws: ``StorageError``; the versions stay unstored then, so the next open rebuilds again
+    ///   (from the last batch committed).
     static func rebuildKeysIfStale(
-        _ db: any SQLDatabase, server: (any SharedChangeLog)?, layoutOf: (String) -> FieldLayout, batch: Int = 2000
+        _ db: any SQLDatabase, server: (any SharedChangeLog)?, layoutOf: (String) -> FieldLayout, batch: Int = 2000,
+        progress: (Int) -> Void = { _ in }
     ) throws -> (reason: String, entries: Int)? {
         var stored: String?
-        try db.statement("SELECT value FROM node WHERE key = ?").query([.text(keysVersionKey)]) {
-            stored = $0.text(0)
+        var underWay: String?
+        try db.statement("SELECT key, value FROM node WHERE key IN (?, ?)").query([
+            .text(keysVersionKey), .text(keysRebuildKey),
+        ]) {
+            if $0.text(0) == keysVersionKey { stored = $0.text(1) } else { underWay = $0.text(1) }
         }
         let current = SearchKeys.versions
         if stored == current { return nil }
-        let reason = stored.map { "made by \($0), now \(current)" } ?? "none recorded, now \(current)"
+        var reason = stored.map { "made by \($0), now \(current)" } ?? "none recorded, now \(current)"
         var after = ""
+        if let underWay, underWay.hasPrefix(current + "\t") {
+            after = String(underWay.dropFirst(current.count + 1))
+            reason += "; resumed after entry \(after)"
+        }
         var count = 0
         while true {
             try db.statement(server == nil ? "BEGIN IMMEDIATE" : "BEGIN").run()
@@ -97,16 +113,20 @@ extension EntryStore {
                     let fields = try stringMap(row.fields)
                     try writeKeys(db, entry: row.id, keys: SearchKeys.keys(fields: fields, layout: layoutOf(row.form)))
                 }
-                if rows.isEmpty {
+                let put = try db.statement(
+                    "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                if let last = rows.last {
+                    try put.run([.text(keysRebuildKey), .text(current + "\t" + last.id)])
+                } else {
                     try db.execute("DELETE FROM entry_keys WHERE entry NOT IN (SELECT id FROM entries)")
-                    try db.statement(
-                        "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-                    ).run([.text(keysVersionKey), .text(current)])
+                    try put.run([.text(keysVersionKey), .text(current)])
+                    try db.statement("DELETE FROM node WHERE key = ?").run([.text(keysRebuildKey)])
                 }
                 if let server { try server.commit(db, publishing: nil) } else { try db.execute("COMMIT") }
                 count += rows.count
                 guard let last = rows.last else { break }
                 after = last.id
+                progress(count)
             } catch {
                 try? db.execute("ROLLBACK")
                 throw error
