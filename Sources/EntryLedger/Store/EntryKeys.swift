@@ -114,7 +114,8 @@ extension EntryStore {
                     try writeKeys(db, entry: row.id, keys: SearchKeys.keys(fields: fields, layout: layoutOf(row.form)))
                 }
                 let put = try db.statement(
-                    "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                    "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                )
                 if let last = rows.last {
                     try put.run([.text(keysRebuildKey), .text(current + "\t" + last.id)])
                 } else {
