@@ -171,12 +171,21 @@ struct SearchBench {
             let db = try SQLiteConnection(path: a.database)
             try db.execute("DELETE FROM entry_keys; DELETE FROM node WHERE key = 'search_keys'")
         }
+        // entryd listens before its store is open (calls wait): timed to the first answer.
+        let t0 = now()
         try a.start(timeout: 1800)
+        _ = try w.status()
+        let ready = now() - t0
+        let log = (try? String(contentsOfFile: a.logPath, encoding: .utf8)) ?? ""
+        guard log.contains("rebuilt the search keys of \(n) entries") else {
+            throw BenchFailure("entryd did not log a rebuild of \(n) entries' search keys; see \(a.logPath)")
+        }
         report.add(
             ReportRow(
-                what: "start-up building the search keys of \(format(Double(n))) entries (as after migration 8)",
-                value: String(format: "%.2f s", a.startupSeconds),
-                baseline: String(format: "%@ entries/s", format(Double(n) / max(a.startupSeconds, 0.001)))))
+                what:
+                    "start-up building the search keys of \(format(Double(n))) entries (as after migration 8), to the first answer",
+                value: String(format: "%.2f s", ready),
+                baseline: "\(format(Double(n) / max(ready, 0.001))) entries/s"))
         report.note(
             "Search: List with Filter.search, one call at a time, 50 per page with the total; each search of a random entry's "
                 + "name (Traditional, Simplified, pinyin) or phone (national, international) must find it. "
