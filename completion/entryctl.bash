@@ -18,7 +18,7 @@ _entryctl_fields="name birthday country province city contact_method phone email
 
 # The options of one command (keep in step with `entryctl COMMAND --help`).
 _entryctl_command_options() {
-    local filters="--country --province --city --born-from --born-to --search"
+    local filters="--country --province --city --born-from --born-to --search --name-contains"
     case "$1" in
         add) echo "--id --form -i --interactive" ;;
         edit) echo "-i --interactive" ;;

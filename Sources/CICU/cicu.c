@@ -22,13 +22,26 @@ static void fold_open(void) {
     if (U_FAILURE(status)) fold_transform = NULL;
 }
 
-int32_t cicu_fold_simplified(const char *text, int32_t length, char *out, int32_t capacity) {
-    pthread_once(&fold_once, fold_open);
-    if (fold_transform == NULL || length < 0) return -1;
+static pthread_once_t pinyin_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t pinyin_lock = PTHREAD_MUTEX_INITIALIZER;
+static UTransliterator *pinyin_transform;
+
+static void pinyin_open(void) {
     UErrorCode status = U_ZERO_ERROR;
-    // UTF-16 needs at most one unit per UTF-8 byte; room to grow for phrases
-    // whose Simplified form is longer (rare: a few units).
-    int32_t units_capacity = 2 * length + 16;
+    UChar id[64];
+    u_uastrcpy(id, "Han-Latin; Latin-ASCII; Lower");
+    pinyin_transform = utrans_openU(id, -1, UTRANS_FORWARD, NULL, 0, NULL, &status);
+    if (U_FAILURE(status)) pinyin_transform = NULL;
+}
+
+/// Runs `transform` (under `lock`) over `text`, as cicu_fold_simplified describes.
+static int32_t transform_utf8(UTransliterator *transform, pthread_mutex_t *lock, const char *text, int32_t length,
+                              char *out, int32_t capacity, int32_t growth) {
+    if (transform == NULL || length < 0) return -1;
+    UErrorCode status = U_ZERO_ERROR;
+    // UTF-16 needs at most one unit per UTF-8 byte; room to grow for output
+    // longer than the input (`growth` units per input byte, and a few more).
+    int32_t units_capacity = growth * length + 16;
     UChar stack[256];
     UChar *units = units_capacity <= 256 ? stack : malloc(sizeof(UChar) * (size_t)units_capacity);
     if (units == NULL) return -1;
@@ -36,9 +49,9 @@ int32_t cicu_fold_simplified(const char *text, int32_t length, char *out, int32_
     u_strFromUTF8(units, units_capacity, &units_length, text, length, &status);
     if (U_SUCCESS(status)) {
         int32_t limit = units_length;
-        pthread_mutex_lock(&fold_lock);
-        utrans_transUChars(fold_transform, units, &units_length, units_capacity, 0, &limit, &status);
-        pthread_mutex_unlock(&fold_lock);
+        pthread_mutex_lock(lock);
+        utrans_transUChars(transform, units, &units_length, units_capacity, 0, &limit, &status);
+        pthread_mutex_unlock(lock);
     }
     int32_t written = -1;
     if (U_SUCCESS(status)) {
@@ -48,6 +61,17 @@ int32_t cicu_fold_simplified(const char *text, int32_t length, char *out, int32_
     }
     if (units != stack) free(units);
     return written;
+}
+
+int32_t cicu_fold_simplified(const char *text, int32_t length, char *out, int32_t capacity) {
+    pthread_once(&fold_once, fold_open);
+    return transform_utf8(fold_transform, &fold_lock, text, length, out, capacity, 2);
+}
+
+int32_t cicu_pinyin(const char *text, int32_t length, char *out, int32_t capacity) {
+    pthread_once(&pinyin_once, pinyin_open);
+    // A Han character (3 UTF-8 bytes, 1 unit) becomes a syllable and a space: at most 7 units.
+    return transform_utf8(pinyin_transform, &pinyin_lock, text, length, out, capacity, 4);
 }
 
 void *cicu_collator_open_zh(void) {

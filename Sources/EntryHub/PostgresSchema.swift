@@ -219,6 +219,19 @@ enum PostgresSchema {
           WHERE jsonb_typeof(fields::jsonb -> 'appointment') = 'string';
         CREATE INDEX entries_by_appointment ON entries (appointment, id);
         """,
+        // 5: search keys (issue 33; SQLite migration 8): per entry, the keys
+        // derived from its name, phones, e-mails and birthday, compared by byte
+        // (COLLATE "C": prefix ranges as on SQLite); no statistics (personal
+        // values, as migration 3). Filled and rebuilt by EntryStore at open.
+        """
+        CREATE TABLE entry_keys (
+          key   text COLLATE "C" NOT NULL,
+          entry text COLLATE "C" NOT NULL,
+          PRIMARY KEY (key, entry)
+        );
+        ALTER TABLE entry_keys ALTER COLUMN key SET STATISTICS 0;
+        CREATE INDEX entry_keys_by_entry ON entry_keys (entry);
+        """,
     ]
 
     /// The advisory lock key migrations hold (any constant; "entryd" in ASCII).

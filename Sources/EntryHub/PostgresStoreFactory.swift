@@ -25,7 +25,7 @@ package enum PostgresStoreFactory {
     ///   - instance: this instance's name.
     ///   - readers: reading connections (≥ 1); more than SQLite's 4 by default, since
     ///     each read waits for the server's replies (each is a connection of the server's).
-    ///   - wallClock, copies, canonicaliser: as for `EntryStore`.
+    ///   - wallClock, copies, canonicaliser, layoutOf, rebuilding: as for `EntryStore`.
     ///   - progress: called before each migration this instance applies, with (version, total).
     /// - Throws: ``PGError`` (cannot connect, a migration failed, a database
     ///   newer than this build); `DatabaseMovedOrCopied`.
@@ -33,7 +33,8 @@ package enum PostgresStoreFactory {
         uri: String, markerDirectory: String, instance: String, readers: Int = 8,
         wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
         progress: (Int, Int) -> Void = { _, _ in },
-        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil
+        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil,
+        layoutOf: (String) -> FieldLayout = { _ in .registration }, rebuilding: (Int) -> Void = { _ in }
     ) throws -> EntryStore {
         let writer = try PGConnection(uri: uri)
         try PostgresSchema.migrate(writer, progress: progress)
@@ -50,7 +51,8 @@ package enum PostgresStoreFactory {
         let pool = try (0..<max(1, readers)).map { _ in PGDatabase(try PGConnection(uri: uri)) }
         return try EntryStore(
             server: server, writer: PGDatabase(writer), readers: pool, schemaVersion: PostgresSchema.all.count,
-            wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
+            wallClock: wallClock, copies: copies, canonicaliser: canonicaliser, layoutOf: layoutOf,
+            rebuilding: rebuilding)
     }
 }
 
@@ -68,14 +70,14 @@ final class PostgresStoreServer: StoreServer, Sendable {
     /// The store's tables: what `VACUUM` cleans and the erasure proof scans.
     static let tables = [
         "entries", "changes", "conflicts", "erasures", "node", "peers", "peer_acks", "folded", "compacted",
-        "entry_counts", "change_counter",
+        "entry_counts", "change_counter", "entry_keys",
     ]
     /// The tables whose rows hold personal values (entries, the change log's
-    /// payloads, conflict copies): after an erasure `VACUUM FULL` rewrites them
+    /// payloads, conflict copies, the search keys derived from values): after an erasure `VACUUM FULL` rewrites them
     /// and their indexes into new files, since `VACUUM` leaves the bytes of
     /// dead rows in the pages it frees. It holds each table's ACCESS EXCLUSIVE
     /// lock while it copies it: readers and writers wait (doc/hub.md "Erasure").
-    static let valueTables = ["entries", "changes", "conflicts"]
+    static let valueTables = ["entries", "changes", "conflicts", "entry_keys"]
     /// Set by ``close()``: the listening thread then ends.
     private let closed = Atomic(false)
 

@@ -137,7 +137,8 @@ struct Bench {
         let add16 = try w.addPipelined(clients: 16, window: 1, seconds: s)
 
         progress("entryd: Import of \(n) entries in calls of \(options.importBatch)")
-        let importRate = try w.importEntries(numbers.reserve(n), batch: options.importBatch) { done in
+        let imported = numbers.reserve(n)
+        let importRate = try w.importEntries(imported, batch: options.importBatch) { done in
             if done % 100_000 == 0 { progress("entryd: imported \(done)") }
         }
         let peak = a.peakResidentBytes
@@ -146,6 +147,10 @@ struct Bench {
         progress("entryd: List and Get at \(total) entries")
         let listN = try w.listPages(300)
         let getN = try w.gets(listN.ids, count: 2000)
+        progress("entryd: searches at \(total) entries")
+        let searches = try SearchPhase.run(
+            socket: a.socket, numbers: imported, fields: Fixture.fields,
+            perKind: options.quick ? 20 : 200, entries: total)
         progress("entryd: Changes, whole log")
         let changes = try w.readChanges()
         progress("entryd: peer sync of the whole log")
@@ -237,6 +242,7 @@ struct Bench {
                 what: "List CN+440000, 50/page, p50 / p99 at \(format(Double(total))) entries",
                 value: "\(msText(listN.latencies.ms(0.5))) / \(msText(listN.latencies.ms(0.99)))",
                 target: "p99 < 10 ms " + ((listN.latencies.ms(0.99) ?? 99) < 10 ? "✓" : "✗")))
+        for row in searches { report.add(row) }
         report.add(
             ReportRow(
                 what: "Get p50 / p99 at \(Bench.small) / at \(format(Double(total))) entries",

@@ -22,6 +22,7 @@ struct BenchOptions {
     var clients = 200
     /// Run the hub bench instead (edges syncing through SQLite and PostgreSQL hubs, issue 19).
     var hub = false
+    var search = false
     /// Simulated edge nodes of the hub bench. Default 200; `--quick` 20.
     var edges = 200
     /// entryd instances of the hub bench's PostgreSQL configurations. Default 1, 2, 4; `--quick` 1, 2.
@@ -34,6 +35,7 @@ struct BenchOptions {
     static let usage = """
         usage: entryd-bench [--entries N] [--seconds S] [--quick] [--no-postgres] [--import-batch N] [--entryd PATH] [--keep]
            entryd-bench --web [--clients N] [--seconds S] [--entryd PATH] [--keep]
+           entryd-bench --search [--entries N] [--quick] [--import-batch N] [--entryd PATH] [--keep]
            entryd-bench --hub [--edges N] [--instances 1,2,4] [--seconds S] [--pg URI] [--quick] [--no-postgres] [--entryd PATH] [--keep]
 
         Starts the built entryd on a temporary socket and database, drives it over the
@@ -49,6 +51,9 @@ struct BenchOptions {
           --keep         keep the temporary directory
           --web          instead: Add through entryd-web (HTTP keep-alive) beside the socket,
                          from --clients N concurrent clients (default 200), and the page's weight
+          --search       instead: Import --entries N entries with realistic names (Traditional and Simplified)
+                         and phones into one entryd on SQLite, then time List with Filter.search by name,
+                         pinyin and phone (also part of the default run, on its own entries)
           --hub          instead: --edges N simulated edge nodes (default 200) push with Sync.Apply and pull
                          with Sync.Changes through one entryd on SQLite, then 1, 2, 4 (--instances LIST)
                          entryd on one PostgreSQL database, then the most instances again with one killed
@@ -62,7 +67,7 @@ struct BenchOptions {
         (["--help", "-h"], nil), (["--entries"], "N"), (["--seconds"], "S"), (["--quick"], nil),
         (["--no-postgres"], nil),
         (["--import-batch"], "N"), (["--entryd"], "PATH"), (["--keep"], nil), (["--web"], nil), (["--clients"], "N"),
-        (["--hub"], nil), (["--edges"], "N"), (["--instances"], "LIST"), (["--pg"], "URI"),
+        (["--hub"], nil), (["--search"], nil), (["--edges"], "N"), (["--instances"], "LIST"), (["--pg"], "URI"),
     ].map { ArgumentOption($0.0, value: $0.1, repeatable: true) }
 
     /// Parses `arguments` (without the program name), in order.
@@ -93,6 +98,7 @@ struct BenchOptions {
             case "--quick": o.quick = true
             case "--web": o.web = true
             case "--hub": o.hub = true
+            case "--search": o.search = true
             case "--edges":
                 guard let n = Int(text), (2...2000).contains(n) else { throw BenchUsageError("--edges must be 2…2000") }
                 explicitEdges = n

@@ -27,9 +27,9 @@ final class DaemonProcess {
         logPath = directory + "/\(name).log"
     }
 
-    /// Starts entryd and waits until its socket answers (up to 120 s).
+    /// Starts entryd and waits until its socket answers (up to `timeout` seconds, 120 by default).
     /// - Throws: ``BenchFailure`` when it exits or does not listen in time.
-    func start() throws {
+    func start(timeout: Double = 120) throws {
         // Appends, so a restart keeps the first run's log.
         if !FileManager.default.fileExists(atPath: logPath) {
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -48,7 +48,7 @@ final class DaemonProcess {
         let t0 = now()
         try p.run()
         process = p
-        while now() - t0 < 120 {
+        while now() - t0 < timeout {
             if let fd = try? UnixSocket.connect(path: socket) {
                 close(fd)
                 startupSeconds = now() - t0
@@ -59,7 +59,7 @@ final class DaemonProcess {
             }
             usleep(500)
         }
-        throw BenchFailure("entryd did not listen on \(socket) within 120 s")
+        throw BenchFailure("entryd did not listen on \(socket) within \(Int(timeout)) s")
     }
 
     /// The daemon's process id while it runs, or `nil`.

@@ -81,9 +81,13 @@ struct DaemonWorkload {
     }
 
     /// Imports entries `range` in calls of `batch` rows, keeping two calls in
-    /// flight (the next batch is encoded while the daemon stores the last).
+    /// flight (the next batch is encoded while the daemon stores the last);
+    /// `call` makes each call's bytes (``Fixture/importCall(_:)`` by default).
     /// - Returns: entries added per second.
-    func importEntries(_ range: Range<Int>, batch: Int, onProgress: (Int) -> Void = { _ in }) throws -> Double {
+    func importEntries(
+        _ range: Range<Int>, batch: Int, onProgress: (Int) -> Void = { _ in },
+        call: (Range<Int>) -> [UInt8] = Fixture.importCall
+    ) throws -> Double {
         let client = try RawClient(path: socket)
         var chunks = stride(from: range.lowerBound, to: range.upperBound, by: batch).map {
             $0..<min($0 + batch, range.upperBound)
@@ -94,7 +98,7 @@ struct DaemonWorkload {
         let t0 = now()
         while !chunks.isEmpty || inFlight > 0 {
             while inFlight < 2, let next = chunks.popLast() {
-                try client.send(Fixture.importCall(next))
+                try client.send(call(next))
                 inFlight += 1
             }
             let reply = try client.receive()

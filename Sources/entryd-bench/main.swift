@@ -47,6 +47,8 @@ do {
             }
             exit(ExitCode.failure.rawValue)
         }
+    } else if options.search {
+        print(try SearchBench(options: options, entryd: entrydPath, directory: directory).run().render())
     } else if options.web {
         print(
             try WebBench(

@@ -93,7 +93,14 @@ final class StoreService: DaemonService, Sendable {
                     notifier.send("STATUS=migrating the database to schema version \(version) of \(total)")
                     log.info("migrating database to schema version \(version) of \(total)")
                 }, copies: settings.copies,
-                canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
+                canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }),
+                layoutOf: { [formsSource] in formsSource.forms.form(named: $0)?.layout ?? .registration },
+                rebuilding: { [notifier] done in
+                    // Each batch gives systemd's start timeout another minute: a rebuild of
+                    // a million entries outlasts the default 90 s.
+                    notifier.send(
+                        "STATUS=rebuilding the search keys: \(done) entries done", "EXTEND_TIMEOUT_USEC=60000000")
+                })
             if let reason = store.incarnationBegan {
                 log.notice(
                     "node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "
@@ -112,9 +119,16 @@ final class StoreService: DaemonService, Sendable {
         }
     }
 
-    /// Logs what the erasure ledger's re-application at open found: damaged
-    /// lines, and erasures the database lacked that were carried out again.
+    /// Logs what opening the store did before serving: a rebuild of the search
+    /// keys (``EntryStore/keysRebuilt``); and what the erasure ledger's
+    /// re-application found: damaged lines, and erasures the database lacked
+    /// that were carried out again.
     private func logErasureLedger(_ store: EntryStore) {
+        if let rebuilt = store.keysRebuilt {
+            log.notice(
+                "rebuilt the search keys of \(rebuilt.entries) entr\(rebuilt.entries == 1 ? "y" : "ies") before serving "
+                    + "(\(rebuilt.reason))")
+        }
         if store.erasureLedgerMalformed > 0 {
             log.warning(
                 "erasure ledger '\(store.erasureLedgerPath)': \(store.erasureLedgerMalformed) damaged line(s) could not be read; "
@@ -146,7 +160,14 @@ final class StoreService: DaemonService, Sendable {
                     log.info("migrating the PostgreSQL database to schema version \(version) of \(total)")
                 },
                 copies: settings.copies,
-                canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }))
+                canonicaliser: StoredValues.canonicaliser(forms: { [formsSource] in formsSource.forms }),
+                layoutOf: { [formsSource] in formsSource.forms.form(named: $0)?.layout ?? .registration },
+                rebuilding: { [notifier] done in
+                    // Each batch gives systemd's start timeout another minute: a rebuild of
+                    // a million entries outlasts the default 90 s.
+                    notifier.send(
+                        "STATUS=rebuilding the search keys: \(done) entries done", "EXTEND_TIMEOUT_USEC=60000000")
+                })
             if let reason = store.incarnationBegan {
                 log.notice(
                     "node \(store.nodeID) begins incarnation \(store.incarnation.id) at seq \(store.incarnation.startSeq): \(reason); "

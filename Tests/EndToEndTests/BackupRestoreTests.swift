@@ -223,6 +223,14 @@ import Testing
             "--locale", "en", "erase", "--verify", id, "--value", "+8613900176543", "--value", "Qwzerasetest",
         ])
         #expect(verify.status == 0 && verify.stdout.contains("0 hits in all"), "\(verify)")
+        // Nor any form the search keys derived (the folded name, the national number), in
+        // any file of the node but the backup made before the erasure.
+        for file in try FileManager.default.contentsOfDirectory(atPath: d.directory) where file != "backup.db" {
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: d.directory + "/" + file))) ?? Data()
+            for derived in ["qwzerasetest", "13900176543"] {
+                #expect(bytes.range(of: Data(derived.utf8)) == nil, "\(file) holds \(derived)")
+            }
+        }
         let list = try d.entryctl(["--locale", "en", "erasures"])
         #expect(list.stdout.contains(id) && list.stdout.contains("request 31"), "\(list)")
         // Someone else with the same phone: the check finds its bytes and says whose they may be.

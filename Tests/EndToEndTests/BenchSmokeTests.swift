@@ -17,7 +17,8 @@ import Testing
             "durable Add, 1 client, no pipelining", "durable Add, 1 client, two CPU-bound neighbours",
             "durable Add, 8 clients, pipelining", "daemon CPU per Add, 8 clients pipelining",
             "durable Add, 8 Python clients", "Import 500 entries",
-            "List CN+440000", "Get p50", "Changes, read of", "peer sync", "incremental sync",
+            "List CN+440000", "Search by Traditional name", "Search by pinyin", "Search by phone, national",
+            "Search by phone, international", "Get p50", "Changes, read of", "peer sync", "incremental sync",
             "incremental sync of 1 change, whole `entryctl sync` process", "idle daemon RSS",
             "start-up to listening",
         ] {
@@ -37,6 +38,19 @@ import Testing
         #expect(r.stdout.contains("PostgreSQL rows skipped"))
         #expect(!r.stdout.contains("Add calls failed"))
         #expect(r.stderr.contains("entryd-bench: entryd: durable Add, 1 client"))
+    }
+
+    @Test("entryd-bench --search --quick imports named entries and times each kind of search against its target")
+    func searchRun() throws {
+        let bench = productsDirectory() + "/entryd-bench"
+        try #require(FileManager.default.isExecutableFile(atPath: bench), "build entryd-bench first")
+        let r = try runProcess(bench, ["--search", "--quick"], timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        for kind in ["Traditional name", "Simplified name", "pinyin", "phone, national", "phone, international"] {
+            let line = r.stdout.split(separator: "\n").first { $0.contains("| Search by \(kind),") }
+            #expect(line?.contains("p99 < 20 ms") == true, "missing row for \(kind) in:\n\(r.stdout)")
+        }
+        #expect(r.stdout.contains("SQLite only"))
     }
 
     @Test("entryd-bench --web adds through entryd-web and over the socket, and weighs the page")

@@ -106,13 +106,14 @@ import Testing
             let c = try SQLiteConnection(path: db.path)
             try c.execute(
                 """
-                BEGIN; DROP INDEX entries_by_appointment; ALTER TABLE entries DROP COLUMN appointment;
+                BEGIN; DROP TABLE entry_keys; DELETE FROM node WHERE key = 'search_keys';
+                DROP INDEX entries_by_appointment; ALTER TABLE entries DROP COLUMN appointment;
                 PRAGMA user_version = 6; COMMIT;
                 """)
         }
         let store = try EntryStore(path: db.path)
         defer { store.close() }
-        #expect(store.schemaVersion == 7)
+        #expect(store.schemaVersion == Migrations.all.count)
         var q = ListQuery()
         q.appointmentFrom = "2027-03-09 00:00"
         q.appointmentTo = "2027-03-09 23:59"

@@ -135,8 +135,14 @@ import Testing
         #expect(verified.files.first { $0.path.hasSuffix(".erasures") }?.exists == true)
         let left = try hits(secrets, in: dbs[0])
         #expect(left.isEmpty, "\(left)")
+        // Nor any form the search keys derived from them (lower case, national number).
+        let derived = secrets.flatMap(SearchKeys.derivedForms(of:))
+        #expect(derived.contains("zyxwvuq0001") && derived.contains("13900170001"), "\(derived)")
+        let leftDerived = try hits(derived, in: dbs[0])
+        #expect(leftDerived.isEmpty, "\(leftDerived)")
         // The check can fail: node 1 has not synced yet and holds them.
         #expect(try !hits(secrets, in: dbs[1]).isEmpty)
+        #expect(try !hits(derived, in: dbs[1]).isEmpty)
         #expect(try n[1].verifyErasure(id: e.id, values: secrets).payloadRows > 0)
     }
 

@@ -162,6 +162,43 @@ import Testing
         }
     }
 
+    @Test("a search reads its keys' range of entry_keys, then each entry by its key, in every order and for the total")
+    func searchReadsKeyRanges() throws {
+        let (db, store) = try Self.database()
+        defer {
+            store.close()
+            _ = db
+        }
+        let conn = try SQLiteConnection(path: db.path, readOnly: true)
+        for prefixes in [["s:n1"], ["t:13612345678", "t:013612345678"]] {
+            for (order, collation) in ListOrder.allCases.map({ ($0, NameCollation.codePoint) }) + [(.name, .pinyin)] {
+                for cursor in [false, true] {
+                    for filters in [[], ["form", "country"], ["bornFrom"]] {
+                        var q = Self.query(
+                            filters, order: order, descending: true, cursor: cursor, collation: collation)
+                        q.search = prefixes
+                        let sql = EntryStore.listSQL(q)
+                        let plan = try Self.plan(conn, sql.page, sql.pageValues)
+                        #expect(
+                            plan.contains { $0.hasPrefix("SEARCH entry_keys USING PRIMARY KEY (key>? AND key<?)") },
+                            "\(prefixes) \(order) \(filters): \(plan)")
+                        #expect(
+                            plan.contains { $0.hasPrefix("SEARCH entries USING PRIMARY KEY (id=?)") }
+                                && plan.firstIndex { $0.contains("entry_keys") }!
+                                    < plan.firstIndex { $0.hasPrefix("SEARCH entries") }!,
+                            "\(prefixes) \(order) \(filters): \(plan)")
+                        #expect(!plan.contains { $0.hasPrefix("SCAN entries") }, "\(order) \(filters): \(plan)")
+                        let count = try Self.plan(conn, sql.count, sql.countValues)
+                        #expect(
+                            count.contains { $0.hasPrefix("SEARCH entry_keys USING PRIMARY KEY (key>? AND key<?)") },
+                            "\(count)")
+                        #expect(!count.contains { $0.hasPrefix("SCAN entries") }, "\(count)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("List totals use an index whenever a filter can; without one the count reads the table (documented)")
     func listCountsUseIndexesWhenTheyCan() throws {
         let (db, store) = try Self.database()

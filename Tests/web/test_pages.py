@@ -223,6 +223,33 @@ def test_list_refused_filter(gateway, driver, entries):
         assert d.find_element(By.ID, "q-from").get_attribute("aria-invalid") == "false"
 
 
+def test_list_search_by_traditional_name_and_phone(gateway, driver, entries):
+    """The Find box (Filter.search): a Traditional name finds the Simplified
+    one, a phone in another format finds its entry; the count follows."""
+    token = gateway.login("ada")
+    status, body = gateway.call("io.entryd.Entries.Add", {"fields": {
+        "name": "黄志明", "birthday": "1990-05-17", "country": "CN", "province": "440000", "city": "440100",
+        "contact_method": "phone", "phone": "+86 136 1234 5678"}}, token=token)
+    assert status == 200, body
+    wanted = body["entry"]["id"]
+    d = driver
+    login(d, gateway.base, "rita", USERS["rita"][1], "/list")
+    for lang, query in (("zh", "黃志明"), ("en", "136-1234-5678"), ("zh", "+86 13612345678")):
+        d.get(gateway.base + "/list?lang=" + lang)
+        wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "rows")
+        d.find_element(By.ID, "q-search").clear()
+        d.find_element(By.ID, "q-search").send_keys(query, Keys.ENTER)
+        wait(d, lambda: [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")] == [wanted],
+             f"the row found by {query}")
+        assert ("共 1 条" if lang == "zh" else "1 entry") in d.find_element(By.ID, "caption").text
+    # a blank box (the ideographic space is trimmed) is no search
+    d.find_element(By.ID, "q-search").clear()
+    d.find_element(By.ID, "q-search").send_keys("\u3000", Keys.ENTER)
+    wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 3, "the whole list again (a blank box is no search)")
+    violations = axe(d)
+    assert violations == [], describe(violations)
+
+
 def test_history_speaks_the_page_language(gateway, driver, entries):
     d = driver
     token = gateway.login("ada")

@@ -19,6 +19,7 @@
       appointment: "预约时间", "a-any": "不限", "a-today": "今天", "a-tomorrow": "明天", "a-range": "日期范围",
       appointmentFrom: "预约不早于", appointmentTo: "预约不晚于", "o-appointment": "预约时间", "c-appointment": "预约时间",
       apptPh: "如 2027年3月9日", edit: "编辑", editOf: (n) => `编辑：${n}`,
+      find: "查找", findPh: "姓名、拼音、电话或邮箱",
     },
     en: {
       title: "Entries · entryd", filter: "Filter", text: "Name contains", country: "Country", province: "Province", bornFrom: "Born from", bornTo: "Born to",
@@ -32,6 +33,7 @@
       appointment: "Appointment", "a-any": "Any", "a-today": "Today", "a-tomorrow": "Tomorrow", "a-range": "Dates",
       appointmentFrom: "Appointment from", appointmentTo: "Appointment to", "o-appointment": "Appointment", "c-appointment": "Appointment",
       apptPh: "e.g. 2027-3-9", edit: "Edit", editOf: (n) => `Edit: ${n}`,
+      find: "Find", findPh: "Name, pinyin, phone or e-mail",
     },
   };
   const w = () => W[E.lang];
@@ -40,7 +42,7 @@
   // Forms.GetForm of each form met (by language): field labels and types for the filters and the history
   const forms = new Map();
   const FILTER_INPUTS = {
-    text: "q-text", country: "q-country", province: "q-province", bornFrom: "q-from", bornTo: "q-to",
+    search: "q-search", text: "q-text", country: "q-country", province: "q-province", bornFrom: "q-from", bornTo: "q-to",
     appointmentFrom: "q-appt-from", appointmentTo: "q-appt-to",
   };
   // the field each form lists as its appointment: the date-time field named appointment, else its first
@@ -65,6 +67,7 @@
     document.title = w().title;
     $("filters").setAttribute("aria-label", w().filter);
     document.querySelectorAll("[data-l]").forEach((el) => { el.textContent = w()[el.dataset.l]; });
+    $("q-search").placeholder = w().findPh;
     $("q-from").placeholder = w().datePh;
     $("q-to").placeholder = w().datePh;
     $("q-appt-from").placeholder = w().apptPh;
@@ -106,7 +109,7 @@
   function filter() {
     const f = {};
     const put = (k, id) => { const v = $(id).value.trim(); if (v) f[k] = v; };
-    put("text", "q-text"); put("country", "q-country"); put("province", "q-province"); put("bornFrom", "q-from"); put("bornTo", "q-to");
+    put("search", "q-search"); put("text", "q-text"); put("country", "q-country"); put("province", "q-province"); put("bornFrom", "q-from"); put("bornTo", "q-to");
     // today and tomorrow are this browser's days (its time zone): sent as dates
     const when = $("q-appt").value;
     if (when === "today" || when === "tomorrow") {

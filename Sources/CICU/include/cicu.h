@@ -22,6 +22,14 @@ const char *cicu_version(void);
 /// transform's data missing, input that is not UTF-8).
 int32_t cicu_fold_simplified(const char *text, int32_t length, char *out, int32_t capacity);
 
+/// The pinyin of the Han characters in `text` (UTF-8, `length` bytes), by
+/// ICU's "Han-Latin; Latin-ASCII; Lower" transform: each Han character
+/// becomes its most common reading without tone marks, syllables separated
+/// by a space (黄志明 → "huang zhi ming"); Latin letters are lower-cased and
+/// their accents dropped. Opened once per process on first use, used under a
+/// mutex. Output, return value and errors as cicu_fold_simplified.
+int32_t cicu_pinyin(const char *text, int32_t length, char *out, int32_t capacity);
+
 /// Opens a collator for the "zh" locale (CLDR's default Chinese collation:
 /// Han characters in pinyin order, Latin letters as in the root collation),
 /// or NULL when ICU fails. Not safe for concurrent use: one per SQLite

@@ -18,7 +18,9 @@ extension WriteContext {
         return try EntryStore.loadEntry(db, id)
     }
 
-    /// Inserts or replaces the row of `entry`, with its filter keys.
+    /// Inserts or replaces the row of `entry`, with its filter keys and its
+    /// search keys (``SearchKeys``, the `entry_keys` rows): every write of an
+    /// entries row goes through here, so the keys are always the row's.
     func save(_ entry: StoredEntry, layout: FieldLayout) throws {
         /// The value of the field mapped to a filter column, "" when unmapped or unset.
         func key(_ name: String?) -> SQLValue { .text(name.flatMap { entry.fields[$0] } ?? "") }
@@ -44,6 +46,7 @@ extension WriteContext {
             key(layout.city),
             .int(entry.seq), key(layout.appointment),
         ])
+        try EntryStore.writeKeys(db, entry: entry.id, keys: SearchKeys.keys(fields: entry.fields, layout: layout))
     }
 
     /// Appends `change` to the change log and sets its `seq`.

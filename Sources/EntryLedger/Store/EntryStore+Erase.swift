@@ -79,6 +79,8 @@ extension EntryStore {
                 ).run([.text(id)])
                 try db.statement("DELETE FROM conflicts WHERE entry = ?").run([.text(id)])
                 try db.statement("DELETE FROM entries WHERE id = ?").run([.text(id)])
+                // A kept database from before migration 8 has no keys table.
+                try? db.statement("DELETE FROM entry_keys WHERE entry = ?").run([.text(id)])
             }
             try db.execute("COMMIT")
             // Every page written anew: no stale copy in unused space (markForRewrite).
@@ -242,7 +244,7 @@ extension WriteContext {
     }
 
     /// Carries out the erase change `change` (already in the change log) on its
-    /// entry: removes its row and conflict records, overwrites the fields, base
+    /// entry: removes its row, its search keys and conflict records, overwrites the fields, base
     /// and reason of its other change-log rows, and records the erasure (the
     /// least (HLC, node) when several erase changes name one entry, so every
     /// node keeps the same). The caller rebuilds the value indexes once per job.
@@ -253,6 +255,7 @@ extension WriteContext {
         .run([.text(change.entry)])
         try db.statement("DELETE FROM conflicts WHERE entry = ?").run([.text(change.entry)])
         try db.statement("DELETE FROM entries WHERE id = ?").run([.text(change.entry)])
+        try db.statement("DELETE FROM entry_keys WHERE entry = ?").run([.text(change.entry)])
         try db.statement(
             """
             INSERT INTO erasures (entry, form, hlc, node, actor, at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)

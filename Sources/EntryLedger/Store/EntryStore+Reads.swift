@@ -11,7 +11,7 @@ extension EntryStore {
     /// keyset paging so a page costs the same wherever it starts.
     /// - Throws: ``SQLiteError``.
     package func list(_ query: ListQuery) throws -> ListPage {
-        let sql = EntryStore.listSQL(query)
+        let sql = EntryStore.listSQL(query, onServer: server != nil)
         let (pageSQL, pageValues, values, limit) = (sql.page, sql.pageValues, sql.countValues, sql.limit)
         let countSQL = sql.count
         return try readers.read { db in
@@ -34,8 +34,9 @@ extension EntryStore {
 
     /// The statements of a List call: the page (keyset, `limit + 1` rows) and
     /// the count of all matches, with their bound values. Tests check their
-    /// query plans (`QueryPlanTests`).
-    static func listSQL(_ query: ListQuery) -> (
+    /// query plans (`QueryPlanTests`). `onServer`: for a database server
+    /// (PostgreSQL), whose planner joins a search's keys otherwise (below).
+    static func listSQL(_ query: ListQuery, onServer: Bool = false) -> (
         page: String, pageValues: [SQLValue], count: String,
         countValues: [SQLValue], limit: Int
     ) {
@@ -57,6 +58,28 @@ extension EntryStore {
         add("appointment >= ?", query.appointmentFrom)
         if let to = query.appointmentTo { add("appointment <> '' AND appointment <= ?", to) }
         add("instr(name_folded, ?) > 0", query.text)
+        // A search: the entries whose keys start with a prefix drive the query (each
+        // prefix a range of the (key, entry) primary key, in byte order on both engines:
+        // SQLite BINARY, PostgreSQL COLLATE "C"), each entry then read by its id: a
+        // search matches few entries, a region or an order index many. SQLite keeps
+        // a CROSS JOIN's order, so it never walks another index probing the keys row
+        // by row. PostgreSQL keeps no statistics of the keys (personal values), so it
+        // guesses thousands of matches and would hash-join them with a scan of every
+        // entry: the ids are collected first (an InitPlan) and looked up by the
+        // primary key (`id = ANY(ARRAY(…))`).
+        var from = "entries"
+        var searchValues: [SQLValue] = []
+        if let prefixes = query.search, !prefixes.isEmpty {
+            let ranges = prefixes.map { _ in "(key >= ? AND key < ?)" }.joined(separator: " OR ")
+            let matching = "SELECT DISTINCT entry FROM entry_keys WHERE \(ranges)"
+            if onServer {
+                conditions.insert("id = ANY(ARRAY(\(matching)))", at: 0)
+            } else {
+                from = "(\(matching)) AS k CROSS JOIN entries"
+                conditions.insert("id = k.entry", at: 0)
+            }
+            for prefix in prefixes { searchValues += [.text(prefix), .text(SearchKeys.upperBound(of: prefix))] }
+        }
         add("updated_at >= ?", query.updatedSince)
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let column = query.order.column
@@ -67,7 +90,7 @@ extension EntryStore {
             ? "\(column) COLLATE \(PinyinCollation.name)" : column
         let direction = query.descending ? "DESC" : "ASC"
         var pageConditions = conditions
-        var pageValues = values
+        var pageValues = searchValues + values
         if let after = query.after {
             pageConditions.append("(\(sortKey), id) \(query.descending ? "<" : ">") (?, ?)")
             pageValues += [.text(after.value), .text(after.id)]
@@ -76,16 +99,16 @@ extension EntryStore {
         let limit = max(1, min(query.limit, 1000))
         let pageSQL = """
             SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq, \(column)
-            FROM entries\(pageWhere) ORDER BY \(sortKey) \(direction), id \(direction) LIMIT \(limit + 1)
+            FROM \(from)\(pageWhere) ORDER BY \(sortKey) \(direction), id \(direction) LIMIT \(limit + 1)
             """
         // Filters on form, the deleted flag and the region alone: the total is a sum
         // over the kept counts (migration 2). Others count the matching entries.
         if query.bornFrom == nil && query.bornTo == nil && query.text == nil && query.updatedSince == nil
-            && query.appointmentFrom == nil && query.appointmentTo == nil
+            && query.appointmentFrom == nil && query.appointmentTo == nil && (query.search ?? []).isEmpty
         {
             return (pageSQL, pageValues, "SELECT COALESCE(SUM(n), 0) FROM entry_counts" + whereClause, values, limit)
         }
-        return (pageSQL, pageValues, "SELECT COUNT(*) FROM entries" + whereClause, values, limit)
+        return (pageSQL, pageValues, "SELECT COUNT(*) FROM \(from)" + whereClause, searchValues + values, limit)
     }
 
     /// Every change of entry `id`, oldest first (by seq); of an erased entry,

@@ -116,8 +116,9 @@ extension EntryStore {
     /// counts the entry's rows that still hold a payload, and scans the
     /// database file, its WAL, the erasure ledger and `DATABASE.before-restore`
     /// (and its WAL) for the bytes of `values`, as given (UTF-8) and as the
-    /// stored JSON writes them. The store keeps no value to look for: the
-    /// caller gives them.
+    /// stored JSON writes them, and for the forms the search keys derive from
+    /// them (``SearchKeys/derivedForms(of:)``: folded, pinyin, phone digits).
+    /// The store keeps no value to look for: the caller gives them.
     /// On a database server, an erasure's rewrite still pending (an older
     /// snapshot or a lock held it off) is tried again first; `walTruncated`
     /// then says whether the server's files are rewritten.
@@ -139,6 +140,9 @@ extension EntryStore {
             ).query([.text(id)]) { n += Int($0.int(0)) }
             return (try EntryStore.erasure(db, id), n)
         }
+        // The derived forms too (the search keys: folded, pinyin, national digits,
+        // SearchKeys.derivedForms): an erasure must leave none of them either.
+        let values = Array(Set(values + values.flatMap(SearchKeys.derivedForms(of:)))).sorted()
         var needles = Set<[UInt8]>()
         for value in values where !value.isEmpty {
             needles.insert(Array(value.utf8))

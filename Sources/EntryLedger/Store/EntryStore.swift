@@ -127,6 +127,10 @@ package final class EntryStore: @unchecked Sendable {
     /// Lines of the erasure ledger that could not be read at open (damaged:
     /// their erasures were not re-applied from the ledger; entryd warns).
     package private(set) var erasureLedgerMalformed = 0
+    /// Why every entry's search keys were rebuilt at this opening, and for how
+    /// many entries (``SearchKeys/versions`` differed from the stored ones), for
+    /// the log; `nil` when they were current.
+    package let keysRebuilt: (reason: String, entries: Int)?
     /// The erasure ledger's path (``ErasureLedger``), for the log.
     package var erasureLedgerPath: String { ledger.path }
 
@@ -143,6 +147,10 @@ package final class EntryStore: @unchecked Sendable {
     ///   - copies: what to do with a database last opened at another place.
     ///   - canonicaliser: the rules that re-spell phones and e-mails arriving by
     ///     Apply or coming back by a restore (``Canonicaliser``); `nil`: none.
+    ///   - layoutOf: the field layout of a form, by form name, for rebuilding
+    ///     the search keys at open when they are stale (``keysRebuilt``).
+    ///   - rebuilding: told the entries whose keys are rebuilt so far, after
+    ///     each batch of such a rebuild (for `STATUS=` and systemd's start timeout).
     /// - Throws: ``SQLiteError`` when the file cannot be opened, is not a
     ///   database, or is newer than this build; ``DatabaseMovedOrCopied`` with
     ///   `copies` `.refuse` for a database last opened elsewhere.
@@ -150,7 +158,8 @@ package final class EntryStore: @unchecked Sendable {
         path: String, readers: Int = 4,
         wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
         progress: (Int, Int) -> Void = { _, _ in }, vfs: String? = nil,
-        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil
+        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil,
+        layoutOf: (String) -> FieldLayout = { _ in .registration }, rebuilding: (Int) -> Void = { _ in }
     ) throws {
         let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
@@ -162,7 +171,8 @@ package final class EntryStore: @unchecked Sendable {
             markerPath: NodeMarker.path(for: path), markerRequired: true)
         try self.init(
             path: path, server: nil, writer: db, readers: pool, schemaVersion: Migrations.all.count, place: place,
-            wallClock: wallClock, copies: copies, canonicaliser: canonicaliser)
+            wallClock: wallClock, copies: copies, canonicaliser: canonicaliser, layoutOf: layoutOf,
+            rebuilding: rebuilding)
     }
 
     /// Opens the store kept by a database server: `writer` and `readers` are
@@ -177,13 +187,14 @@ package final class EntryStore: @unchecked Sendable {
     /// database's incarnation means another instance already began it.
     /// - Parameters:
     ///   - readers: connections for reads (≥ 1), each used by one read at a time.
-    ///   - wallClock, copies, canonicaliser: as for SQLite.
+    ///   - wallClock, copies, canonicaliser, layoutOf, rebuilding: as for SQLite.
     /// - Throws: the server's ``StorageError``; ``DatabaseMovedOrCopied`` with
     ///   `copies` `.refuse` for a database from another server.
     package convenience init(
         server: any StoreServer, writer: any SQLDatabase, readers: [any SQLDatabase], schemaVersion: Int,
         wallClock: @escaping @Sendable () -> UInt64 = HybridClock.systemMilliseconds,
-        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil
+        copies: CopiedDatabasePolicy = .refuse, canonicaliser: Canonicaliser? = nil,
+        layoutOf: (String) -> FieldLayout = { _ in .registration }, rebuilding: (Int) -> Void = { _ in }
     ) throws {
         let place = Place(
             home: server.home,
@@ -193,7 +204,7 @@ package final class EntryStore: @unchecked Sendable {
             path: "", server: server, writer: writer,
             readers: ReaderPool(connections: readers, begin: server.readBegin),
             schemaVersion: schemaVersion, place: place, wallClock: wallClock, copies: copies,
-            canonicaliser: canonicaliser)
+            canonicaliser: canonicaliser, layoutOf: layoutOf, rebuilding: rebuilding)
     }
 
     /// Where a database is, as the incarnation check compares it.
@@ -212,7 +223,7 @@ package final class EntryStore: @unchecked Sendable {
     private init(
         path: String, server: (any StoreServer)?, writer db: any SQLDatabase, readers: ReaderPool, schemaVersion: Int,
         place: Place, wallClock: @escaping @Sendable () -> UInt64, copies: CopiedDatabasePolicy,
-        canonicaliser: Canonicaliser?
+        canonicaliser: Canonicaliser?, layoutOf: (String) -> FieldLayout, rebuilding: (Int) -> Void
     ) throws {
         self.path = path
         self.server = server
@@ -287,6 +298,10 @@ package final class EntryStore: @unchecked Sendable {
         }
         try db.statement("COMMIT").run()
         committed = true
+        // Before serving: the search keys of every entry, when the libraries or the
+        // key format that made them changed (EntryKeys.swift).
+        keysRebuilt = try EntryStore.rebuildKeysIfStale(
+            db, server: server, layoutOf: layoutOf, progress: rebuilding)
         nodeID = node
         currentIncarnation = incarnation
         let keeper = MarkerKeeper(

@@ -45,6 +45,9 @@ package struct ListQuery: Sendable {
     package var bornTo: String?
     /// Case-insensitive substring of the name (already folded with `lowercased()`).
     package var text: String?
+    /// Search key prefixes (``SearchKeys/prefixes(forQuery:)``): entries with
+    /// a key that starts with any of them; `nil` or empty for no search.
+    package var search: [String]?
     /// Inclusive `YYYY-MM-DD HH:mm` lower bound on the appointment column.
     package var appointmentFrom: String?
     /// Inclusive `YYYY-MM-DD HH:mm` upper bound; entries without an appointment never match.

@@ -229,6 +229,21 @@ package enum Migrations {
           WHERE json_type(fields, '$.appointment') = 'text';
         CREATE INDEX entries_by_appointment ON entries (appointment, id);
         """,
+        // 8: search keys (issue 33, doc/design.md "Search keys"): per entry, the
+        //    keys derived from its name, phones, e-mails and birthday
+        //    (EntryModel SearchKeys), matched by prefix (Filter.search) and
+        //    exactly (duplicates). Derivation needs ICU and libphonenumber, so
+        //    the rows are filled by EntryStore at open (EntryKeys.swift), which
+        //    rebuilds them whenever the node table's 'search_keys' (the versions
+        //    that made them) differs from the running ones.
+        """
+        CREATE TABLE entry_keys (
+          key   TEXT NOT NULL,             -- kind prefix ('s:', 't:', 'm:', 'b:') and the derived value
+          entry TEXT NOT NULL,             -- entries.id
+          PRIMARY KEY (key, entry)
+        ) WITHOUT ROWID;
+        CREATE INDEX entry_keys_by_entry ON entry_keys (entry);
+        """,
     ]
 
     /// Brings the database at `connection` to the latest version.

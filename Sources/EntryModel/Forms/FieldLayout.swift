@@ -21,6 +21,10 @@ package struct FieldLayout: Sendable, Equatable {
     /// `appointment` order and the `appointmentFrom`/`appointmentTo` filters),
     /// or `nil`.
     package var appointment: String?
+    /// The phone fields (their E.164 values feed the `t:` search keys, ``SearchKeys``).
+    package var phones: [String]
+    /// The e-mail fields (their values feed the `m:` search keys, ``SearchKeys``).
+    package var emails: [String]
     /// Fields tied by `parent` or `required-when`, each group written and
     /// merged as one register (e.g. country + province + city). Fields in no
     /// group are registers of their own.
@@ -29,7 +33,8 @@ package struct FieldLayout: Sendable, Equatable {
     /// A layout from field names (`nil`: the column stays empty) and field groups.
     package init(
         name: String? = nil, birthday: String? = nil, country: String? = nil, province: String? = nil,
-        city: String? = nil, appointment: String? = nil, groups: [[String]] = []
+        city: String? = nil, appointment: String? = nil, phones: [String] = [], emails: [String] = [],
+        groups: [[String]] = []
     ) {
         self.name = name
         self.birthday = birthday
@@ -37,13 +42,16 @@ package struct FieldLayout: Sendable, Equatable {
         self.province = province
         self.city = city
         self.appointment = appointment
+        self.phones = phones
+        self.emails = emails
         self.groups = groups
     }
 
     /// The registration form's layout (also the fallback for unknown forms).
     package static let registration = FieldLayout(
         name: "name", birthday: "birthday", country: "country", province: "province", city: "city",
-        appointment: "appointment", groups: [["country", "province", "city"], ["contact_method", "phone", "email"]])
+        appointment: "appointment", phones: ["phone"], emails: ["email"],
+        groups: [["country", "province", "city"], ["contact_method", "phone", "email"]])
 
     /// The group `field` belongs to (itself alone when in none).
     package func group(of field: String) -> [String] {

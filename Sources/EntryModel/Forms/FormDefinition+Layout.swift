@@ -2,7 +2,8 @@ extension FormDefinition {
     /// How this form maps onto storage (``FieldLayout``): the filter columns
     /// take the field named `name` (else the first text field), `birthday`
     /// (else the first date field), `appointment` (else the first date-time
-    /// field), and the first country, province and city fields; the merge groups join fields tied by `parent` or `required-when`
+    /// field), and the first country, province and city fields; every phone
+    /// and e-mail field feeds the search keys (``SearchKeys``); the merge groups join fields tied by `parent` or `required-when`
     /// (doc/design.md "Field groups"), e.g. country + province + city and
     /// contact_method + phone + email.
     /// Built once per form, into ``layout``.
@@ -35,6 +36,8 @@ extension FormDefinition {
         return FieldLayout(
             name: named("name", else: .text), birthday: named("birthday", else: .date),
             country: first(.country), province: first(.province), city: first(.city),
-            appointment: named("appointment", else: .datetime), groups: tied)
+            appointment: named("appointment", else: .datetime),
+            phones: fields.filter { $0.type == .phone }.map(\.name),
+            emails: fields.filter { $0.type == .email }.map(\.name), groups: tied)
     }
 }

@@ -19,6 +19,23 @@ enum ChineseVariants {
     /// calling ICU. If ICU fails (its data missing), `text` unchanged.
     static func simplified(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0.properties.isIdeographic }) else { return text }
+        return transformed(text, by: cicu_fold_simplified)
+    }
+
+    /// The toneless pinyin syllables of `text` by ICU's `Han-Latin` transform
+    /// (each Han character its most common reading: 黄志明 → `huang zhi ming`;
+    /// Latin letters lower-cased and without accents), split at white space.
+    /// A character ICU has no reading for (or all of them, when ICU fails)
+    /// stays as it is. Used for search keys (``SearchKeys``).
+    static func pinyinSyllables(_ text: String) -> [String] {
+        transformed(text, by: cicu_pinyin).split(whereSeparator: { $0 == " " }).map(String.init)
+    }
+
+    /// `text` through one of CICU's UTF-8 transforms (`cicu_fold_simplified`,
+    /// `cicu_pinyin`), or unchanged when ICU fails.
+    private static func transformed(
+        _ text: String, by transform: (UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<CChar>?, Int32) -> Int32
+    ) -> String {
         var input = text
         return input.withUTF8 { bytes -> String in
             bytes.withMemoryRebound(to: CChar.self) { chars in
@@ -26,7 +43,7 @@ enum ChineseVariants {
                 var capacity = chars.count * 2 + 16
                 while true {
                     var out = [CChar](repeating: 0, count: capacity)
-                    let written = cicu_fold_simplified(chars.baseAddress, length, &out, Int32(capacity))
+                    let written = transform(chars.baseAddress, length, &out, Int32(capacity))
                     if written < 0 { return text }
                     if Int(written) <= capacity {
                         return String(decoding: out.prefix(Int(written)).map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -135,6 +135,13 @@ extension EntryService {
             let trimmed = text.trimmingCharacters(in: .whitespaces).precomposedStringWithCanonicalMapping
             if !trimmed.isEmpty { query.text = foldedName(trimmed) }
         }
+        if let text = try f.optionalString("search"), !text.isEmpty {
+            do {
+                query.search = try SearchKeys.prefixes(forQuery: text)
+            } catch {
+                problems.append(FilterProblems.badSearch(text, error, locale))
+            }
+        }
         if let text = try f.optionalString("updatedSince"), !text.isEmpty {
             if let ms = Timestamp.milliseconds(rfc3339: text) {
                 query.updatedSince = Timestamp.rfc3339(milliseconds: ms)
@@ -168,6 +175,35 @@ enum FilterProblems {
                 ? "筛选条件 city 的值“\(text)”不属于所选省份“\(name)”。"
                 : "The city filter '\(text)' is not in the chosen province (\(name)).",
             suggestions: suggestions)
+    }
+
+    /// A `search` text ``SearchKeys/prefixes(forQuery:)`` refuses: blank,
+    /// with a control character, or too long (the message shows at most 64
+    /// characters of it, control characters as `?`).
+    static func badSearch(_ text: String, _ problem: SearchKeys.QueryProblem, _ locale: EntryLocale) -> Problem {
+        let max = SearchKeys.maxQueryLength
+        switch problem {
+        case .empty:
+            return Problem(
+                field: "search", code: .required,
+                message: locale == .zh
+                    ? "搜索内容为空：请输入姓名、拼音、电话号码或电子邮箱。"
+                    : "The search is empty: type a name, its pinyin, a phone number or an e-mail address.")
+        case .tooLong:
+            return Problem(
+                field: "search", code: .tooLong,
+                message: locale == .zh
+                    ? "搜索内容超过 \(max) 个字符，请缩短。" : "The search is longer than \(max) characters; shorten it.")
+        case .controlCharacter:
+            let shown = String(
+                String.UnicodeScalarView(
+                    text.unicodeScalars.prefix(64).map { $0.properties.generalCategory == .control ? "?" : $0 }))
+            return Problem(
+                field: "search", code: .invalidFormat,
+                message: locale == .zh
+                    ? "搜索内容“\(shown)”含有控制字符（如换行），请删除。"
+                    : "The search '\(shown)' has a control character (such as a line break); remove it.")
+        }
     }
 
     static func ambiguous(_ key: String, _ text: String, _ suggestions: [String], _ locale: EntryLocale) -> Problem {

@@ -79,7 +79,18 @@ enum ListCommand {
             "--born-to", "bornTo", "DATE",
             Localized(zh: "在 DATE（YYYY-MM-DD）当天或之前出生。", en: "Born on or before DATE (YYYY-MM-DD).")
         ),
-        ("--search", "text", "TEXT", Localized(zh: "姓名包含 TEXT（不区分大小写）。", en: "Name contains TEXT (case-insensitive).")),
+        (
+            "--search", "search", "TEXT",
+            Localized(
+                zh: "按所知查找：姓名或其中的名字（繁体、简体均可）、拼音或首字母，任意格式的电话号码，或含 @ 的电子邮箱，从开头匹配。",
+                en:
+                    "Find by what you know: the name or a given name in it (Traditional or Simplified), its pinyin or initials, a phone number in any format, or an e-mail address (with @), matched from the start."
+            )
+        ),
+        (
+            "--name-contains", "text", "TEXT",
+            Localized(zh: "姓名包含 TEXT（不区分大小写）。", en: "Name contains TEXT (case-insensitive).")
+        ),
     ]
 
     /// The `Filter` members `--appointment` sets (its problems name the option).
@@ -147,6 +158,8 @@ enum ListCommand {
         examples: [
             "entryctl list --country 中国 --province 广东 --order birthday",
             "entryctl list --search 李 --born-from 1990-01-01 --all --format csv > entries.csv",
+            "entryctl list --search 黄志明",
+            "entryctl list --search '+86 136 1234 5678'",
             "entryctl list --appointment today",
             "entryctl list --appointment 2027-03-09..2027-03-15 --all",
         ],

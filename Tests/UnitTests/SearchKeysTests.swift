@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import EntryModel
+
+/// The derived search keys (issue 33 items 3 and 7): folding, name suffixes,
+/// pinyin, initials, phones, e-mails, the duplicate key, and search texts.
+@Suite struct SearchKeysTests {
+    @Test("Traditional and Simplified, full-width, case and spaces fold alike")
+    func folding() {
+        #expect(SearchKeys.fold("黃志明") == "黄志明")
+        #expect(SearchKeys.fold("黄志明") == "黄志明")
+        #expect(SearchKeys.fold("ＪＯＨＮ　Ｓｍｉｔｈ") == "john smith")
+        #expect(SearchKeys.fold("  Anna \t  Maria\u{200B} ") == "anna maria")
+        #expect(SearchKeys.fold("\u{3000}") == "")
+    }
+
+    @Test("a Han name: every character suffix, the pinyin, its syllable suffixes and the initials")
+    func hanName() {
+        let keys = SearchKeys.nameKeys("黃志明")
+        #expect(keys == SearchKeys.nameKeys("黄志明"))
+        for key in ["s:黄志明", "s:志明", "s:明", "s:huangzhiming", "s:zhiming", "s:ming", "s:hzm"] {
+            #expect(keys.contains(key), "\(key) in \(keys)")
+        }
+        #expect(!keys.contains { $0.contains("黃") })
+        #expect(keys == keys.sorted())
+    }
+
+    @Test("a Latin name: the name and each word suffix, lower case, no pinyin")
+    func latinName() {
+        #expect(SearchKeys.nameKeys("Anna-Maria  SMITH") == ["s:anna-maria smith", "s:maria smith", "s:smith"])
+        #expect(SearchKeys.nameKeys(" ") == [])
+    }
+
+    @Test("a very long name: keys cut at 512 bytes, at most 64 suffixes, still found by a long prefix")
+    func longName() throws {
+        let name = String(repeating: "黃", count: 2000)
+        let keys = SearchKeys.nameKeys(name)
+        #expect(keys.allSatisfy { $0.utf8.count <= SearchKeys.maxKeyBytes }, "\(keys.map(\.utf8.count).max() ?? 0)")
+        #expect(keys.count <= 2 * 64 + 1)
+        let query = String(repeating: "黄", count: SearchKeys.maxQueryLength)
+        let prefix = try #require(try SearchKeys.prefixes(forQuery: query).first)
+        #expect(keys.contains { $0.hasPrefix(prefix) })
+        #expect(SearchKeys.emailKey(String(repeating: "a", count: 600) + "@x.org")!.utf8.count == 512)
+    }
+
+    @Test("phones: E.164 digits and the national significant number")
+    func phones() {
+        #expect(SearchKeys.phoneKeys("+8613612345678") == ["t:8613612345678", "t:13612345678"])
+        #expect(SearchKeys.phoneKeys("+447911123456") == ["t:447911123456", "t:7911123456"])
+        #expect(SearchKeys.phoneKeys("+12025550123") == ["t:12025550123", "t:2025550123"])
+        #expect(SearchKeys.phoneKeys("13612345678") == [])
+        #expect(SearchKeys.phoneKeys("+86 136") == [])
+    }
+
+    @Test("the keys of an entry by its layout, and its duplicate keys")
+    func entryKeys() {
+        let fields = [
+            "name": "黃志明", "birthday": "1990-05-17", "phone": "+8613612345678", "email": "Zhi.Ming@Example.COM",
+        ]
+        let keys = SearchKeys.keys(fields: fields, layout: .registration)
+        #expect(keys.contains("t:13612345678"))
+        #expect(keys.contains("m:zhi.ming@example.com"))
+        #expect(keys.contains("b:黄志明\u{1F}1990-05-17"))
+        #expect(keys.contains("s:huangzhiming"))
+        #expect(
+            SearchKeys.duplicateKeys(fields: fields, layout: .registration) == [
+                "b:黄志明\u{1F}1990-05-17", "m:zhi.ming@example.com", "t:8613612345678",
+            ])
+        // No birthday: no b: key; a phone field unknown to the layout gives nothing.
+        #expect(
+            SearchKeys.duplicateKeys(fields: ["name": "x", "mobile": "+8613612345678"], layout: .registration) == [])
+    }
+
+    @Test(
+        "a phone query in any format matches by its digits",
+        arguments: [
+            ("+86 136 1234 5678", ["t:8613612345678"]),
+            ("136-1234-5678", ["t:13612345678"]),
+            ("008613612345678", ["t:008613612345678", "t:8613612345678"]),
+            ("(136) 1234 5678", ["t:13612345678"]),
+            ("07911 123456", ["t:07911123456", "t:7911123456"]),
+            ("+1 (202) 555-0123", ["t:12025550123"]),
+            ("１３６１２３４", ["t:1361234"]),
+        ])
+    func phoneQueries(query: String, prefixes: [String]) throws {
+        #expect(try SearchKeys.prefixes(forQuery: query) == prefixes)
+    }
+
+    @Test("e-mail and name queries; bad input is refused")
+    func otherQueries() throws {
+        #expect(try SearchKeys.prefixes(forQuery: "Zhi.Ming@") == ["m:zhi.ming@"])
+        #expect(try SearchKeys.prefixes(forQuery: "黃志") == ["s:黄志"])
+        #expect(try SearchKeys.prefixes(forQuery: "Huang Zhi") == ["s:huang zhi", "s:huangzhi"])
+        #expect(throws: SearchKeys.QueryProblem.empty) { try SearchKeys.prefixes(forQuery: " \u{3000} ") }
+        #expect(throws: SearchKeys.QueryProblem.controlCharacter) { try SearchKeys.prefixes(forQuery: "a\nb") }
+        #expect(throws: SearchKeys.QueryProblem.tooLong) {
+            try SearchKeys.prefixes(forQuery: String(repeating: "a", count: SearchKeys.maxQueryLength + 1))
+        }
+        #expect(SearchKeys.upperBound(of: "s:a") > "s:a\u{10FFFE}")
+    }
+}
