@@ -136,19 +136,27 @@
     if ($("q-appt").value && ($("q-order").value === "created" || $("q-order").value === "updated")) $("q-order").value = "appointment";
   }
 
+  // the latest load: an earlier one answered later (a language switch, a search typed while
+  // the first page loads) must not draw over it
+  let loadSeq = 0;
+
   async function load() {
+    const seq = ++loadSeq;
     status("info", w().loading);
     const order = $("q-order").value;
     try {
       const r = await E.call("io.entryd.Entries.List", {
         filter: filter(), order, limit: PAGE, cursor: cursors[pageIndex], includeDeleted: $("q-deleted").checked, locale: E.lang,
       });
-      entries = r.entries || [];
-      for (const name of new Set(entries.map((e) => e.form || ""))) {
+      if (seq !== loadSeq) return;
+      const page = r.entries || [];
+      for (const name of new Set(page.map((e) => e.form || ""))) {
         const key = E.lang + "\u0000" + name;
         if (apptFields.has(key)) continue;
         try { const field = appointmentField(await getForm(name || null)); apptFields.set(key, field ? field.name : null); } catch (err) { apptFields.set(key, "appointment"); }
       }
+      if (seq !== loadSeq) return;
+      entries = page;
       nextCursor = r.cursor || null;
       markRefused([]);
       $("caption").textContent = w().total(r.total);
@@ -156,6 +164,7 @@
       status("", entries.length ? "" : w().none);
       draw();
     } catch (err) {
+      if (seq !== loadSeq) return;
       const problems = err.parameters && err.parameters.problems;
       status("bad", problems ? problems.map(filterMessage).join(" ") : E.describe(err));
       if (problems) {
