@@ -98,8 +98,11 @@ def test_same_person_twice_warns_and_still_saves(gateway, writer):
     d.find_element(By.CSS_SELECTOR, "#duplicates a").click()
     wait(d, lambda: d.execute_script("return document.body.dataset.ready === '1'"), "the linked page")
     assert d.current_url.endswith(f"/?edit={first_id}&form=registration")
-    # A fresh page starts without a panel.
-    assert panel(d).text == ""
+    wait(d, lambda: d.find_element(By.ID, "in-name").get_attribute("value") == PERSON["name"], "the entry in the form")
+    # Its page names the other entry (the one just stored) and never itself: Check gets its id.
+    wait(d, lambda: len(panel_links(d)) == 1, "the other entry named")
+    (link,) = panel_links(d)
+    assert link.startswith("/?edit=") and f"edit={first_id}&" not in link, link
 
 
 def test_kiosk_session_sees_no_duplicates(gateway, kiosk):
