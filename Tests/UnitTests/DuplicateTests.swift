@@ -58,6 +58,10 @@ import Testing
         // The same folded name and birthday; another birthday is someone else.
         #expect(try found(["name": "LI LEI", "birthday": "1990-05-17"]) == [lei: [.nameBirthday]])
         #expect(try found(["name": "Li Lei"]).isEmpty, "a name alone is no match")
+        // Names fold as pickers fold: Traditional and Simplified, full-width letters, spaces.
+        let huang = try add(["name": "黃志明", "birthday": "1980-01-02"])
+        #expect(try found(["name": "黄志明", "birthday": "1980-01-02"]) == [huang: [.nameBirthday]])
+        #expect(try found(["name": "ＬＩ  ＬＥＩ", "birthday": "1990-05-17"]) == [lei: [.nameBirthday]])
         #expect(try found(["name": "Li Lei", "birthday": "1991-05-17"]) == [otherDay: [.nameBirthday]])
         // A phone held by another phone field of the stored entry.
         #expect(try found(["mobile": "+8613800138000"]) == [office: [.phone]])
