@@ -90,7 +90,10 @@ import Testing
         #expect(FormRegistry.builtIn.forms[0].layout.appointment == "appointment")
     }
 
-    @Test("SQLite migration 7 copies stored appointments into the new column")
+    /// A form's layout whose date-time field is `visit`.
+    static let visits = FieldLayout(name: "name", appointment: "visit")
+
+    @Test("SQLite migration 7 and the keys rebuild copy stored appointments, of any field name, into the column")
     func migrationCopiesAppointments() throws {
         let db = TestDatabase()
         do {
@@ -102,6 +105,10 @@ import Testing
                 _ = try store.create(
                     form: "registration", id: nil, fields: fields, layout: .registration, origin: origin)
             }
+            // A form whose date-time field has another name: the SQL of migration 7 cannot know it.
+            _ = try store.create(
+                form: "visits", id: nil, fields: ["name": "v", "visit": "2027-03-09 10:00"], layout: Self.visits,
+                origin: origin)
             store.close()
             let c = try SQLiteConnection(path: db.path)
             try c.execute(
@@ -111,18 +118,20 @@ import Testing
                 PRAGMA user_version = 6; COMMIT;
                 """)
         }
-        let store = try EntryStore(path: db.path)
+        let store = try EntryStore(
+            path: db.path, layoutOf: { $0 == "visits" ? Self.visits : .registration })
         defer { store.close() }
         #expect(store.schemaVersion == Migrations.all.count)
         var q = ListQuery()
         q.appointmentFrom = "2027-03-09 00:00"
         q.appointmentTo = "2027-03-09 23:59"
-        #expect(try names(store, q) == ["a"])
-        q.appointmentFrom = nil
-        q.appointmentTo = nil
         q.order = .appointment
         q.descending = false
-        #expect(try names(store, q) == ["b", "a"])
+        // the visit too, copied at open by the derived-keys rebuild
+        #expect(try names(store, q) == ["a", "v"])
+        q.appointmentFrom = nil
+        q.appointmentTo = nil
+        #expect(try names(store, q) == ["b", "a", "v"])
     }
 }
 

@@ -109,9 +109,16 @@ extension EntryStore {
                 try db.statement("SELECT id, form, fields FROM entries WHERE id > ? ORDER BY id LIMIT ?").query([
                     .text(after), .int(Int64(batch)),
                 ]) { rows.append(($0.text(0), $0.text(1), $0.text(2))) }
+                // The appointment column too: migration 7 filled it from fields named
+                // `appointment` only; a form's date-time field of another name is copied here.
+                let appointment = try db.statement(
+                    "UPDATE entries SET appointment = ? WHERE id = ? AND appointment <> ?")
                 for row in rows {
                     let fields = try stringMap(row.fields)
-                    try writeKeys(db, entry: row.id, keys: SearchKeys.keys(fields: fields, layout: layoutOf(row.form)))
+                    let layout = layoutOf(row.form)
+                    try writeKeys(db, entry: row.id, keys: SearchKeys.keys(fields: fields, layout: layout))
+                    let when = layout.appointment.flatMap { fields[$0] } ?? ""
+                    try appointment.run([.text(when), .text(row.id), .text(when)])
                 }
                 let put = try db.statement(
                     "INSERT INTO node (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
