@@ -97,7 +97,7 @@ package final class Gateway: Sendable {
     /// Argon2id takes 64 MiB and tens of milliseconds per check: two at a time.
     let verifying = DispatchSemaphore(value: 2)
     /// The last ``OfflineData`` built and when (see ``offlineData(_:)``).
-    let offlineCache = Mutex<(body: [UInt8], version: String, at: ContinuousClock.Instant)?>(nil)
+    let offlineCache = Mutex<(body: [UInt8], version: String, forms: String, at: ContinuousClock.Instant)?>(nil)
 
     /// - Parameters:
     ///   - link: how entryd is called.

@@ -3,9 +3,9 @@ import EntryProtocol
 
 /// The form's data for offline use (issue 32), `GET /api/v1/offline`: what
 /// the form page needs to start, search its pickers and check an entry with
-/// entryd unreachable. Built from entryd's answers, again when the last build
-/// is older than ``fresh``, so a reload of entryd's forms (SIGHUP) or another
-/// reference table changes it:
+/// entryd unreachable. Built from entryd's answers, again when the forms
+/// changed (a reload of entryd's forms, SIGHUP) or the last build is older
+/// than ``fresh`` (another reference table comes with a restart of entryd):
 ///
 /// - `forms`: per locale, `ListForms`' forms by name, and `default`, the name
 ///   of the form `GetForm` gives without one;
@@ -22,8 +22,17 @@ import EntryProtocol
 /// the last answer; it holds reference rows and form definitions, never an entry.
 enum OfflineData {
     static let pickerTypes: Set<String> = ["country", "province", "city", "choice"]
-    /// How long entryd-web serves one build of the data before building it again.
-    static let fresh: Duration = .seconds(30)
+    /// How long entryd-web serves one build of the data, while the forms stay the same.
+    static let fresh: Duration = .seconds(300)
+
+    /// The forms of every locale as `ListForms` gives them (`notBefore` unresolved):
+    /// what a cached build is checked against.
+    static func formsText(call: (String, [(String, JSON)]) throws -> JSON) throws -> String {
+        try EntryLocale.allCases.map { locale in
+            let listed = try call(Method.formsListForms.rawValue, [("locale", .string(locale.rawValue))])["forms"]
+            return JSON.array((listed?.arrayValue ?? []).map(unresolvingNow)).text
+        }.joined(separator: "\n")
+    }
 
     /// The data as JSON text and its version, from `call` (entryd's methods, with the web user as actor).
     static func build(call: (String, [(String, JSON)]) throws -> JSON) throws -> (body: [UInt8], version: String) {
@@ -129,19 +138,21 @@ extension Gateway {
             guard let needed = policy.roleOf(method) else { throw WebError.notFound }
             guard policy.allows(role, method) else { throw WebError.permissionDenied(needed) }
         }
-        // Building takes about 0.14 s (every picker row, both locales): kept for
-        // `OfflineData.fresh`, so a reloaded form (SIGHUP) shows within that time.
+        let call = { (method: String, parameters: [(String, JSON)]) throws -> JSON in
+            try self.link.call(method, .object(parameters + [("actor", .string(session.user))]))
+        }
+        // Building takes about 0.14 s (every picker row, both locales). The forms
+        // (two ListForms calls) say whether the last build still holds: a form
+        // reloaded by SIGHUP shows at once; reference rows, which change only
+        // with entryd's own restart, within `OfflineData.fresh`.
         let now = ContinuousClock.now
+        let forms = try asGateway { try OfflineData.formsText(call: call) }
         let built: (body: [UInt8], version: String)
-        if let kept = offlineCache.withLock({ $0 }), now - kept.at < OfflineData.fresh {
+        if let kept = offlineCache.withLock({ $0 }), kept.forms == forms, now - kept.at < OfflineData.fresh {
             built = (kept.body, kept.version)
         } else {
-            built = try asGateway {
-                try OfflineData.build { method, parameters in
-                    try link.call(method, .object(parameters + [("actor", .string(session.user))]))
-                }
-            }
-            offlineCache.withLock { $0 = (built.body, built.version, now) }
+            built = try asGateway { try OfflineData.build(call: call) }
+            offlineCache.withLock { $0 = (built.body, built.version, forms, now) }
         }
         let etag = "\"\(built.version)\""
         let headers = [("Content-Type", "application/json"), ("Cache-Control", "no-cache"), ("ETag", etag)]
