@@ -86,7 +86,7 @@ struct DaemonWorkload {
     /// - Returns: entries added per second.
     func importEntries(
         _ range: Range<Int>, batch: Int, onProgress: (Int) -> Void = { _ in },
-        call: (Range<Int>) -> [UInt8] = Fixture.importCall
+        call: (Range<Int>) -> [UInt8] = { Fixture.importCall($0) }
     ) throws -> Double {
         let client = try RawClient(path: socket)
         var chunks = stride(from: range.lowerBound, to: range.upperBound, by: batch).map {

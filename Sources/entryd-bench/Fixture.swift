@@ -50,8 +50,9 @@ enum Fixture {
         ).encoded
     }
 
-    /// The wire bytes of an `Import` call of entries `range` (no ids: entryd makes UUIDv7s).
-    static func importCall(_ range: Range<Int>) -> [UInt8] {
+    /// The wire bytes of an `Import` call of entries `range` (no ids: entryd
+    /// makes UUIDv7s), entry `i` with `fields(i)` (by default ``fields(_:)``).
+    static func importCall(_ range: Range<Int>, fields: (Int) -> [String: String] = fields) -> [UInt8] {
         VarlinkCall(
             .entriesImport,
             parameters: .object([

@@ -121,14 +121,7 @@ enum SearchFixture {
     }
 
     /// The wire bytes of an `Import` call of entries `range`.
-    static func importCall(_ range: Range<Int>) -> [UInt8] {
-        VarlinkCall(
-            .entriesImport,
-            parameters: .object([
-                ("entries", .array(range.map { .object([("fields", .stringMap(fields($0)))]) }))
-            ])
-        ).encoded
-    }
+    static func importCall(_ range: Range<Int>) -> [UInt8] { Fixture.importCall(range, fields: fields) }
 }
 
 /// `entryd-bench --search`: one entryd on SQLite, `--entries` entries of
