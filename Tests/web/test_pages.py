@@ -484,3 +484,26 @@ def test_list_appointment_filter(gateway, driver, entries):
     Select(d.find_element(By.ID, "q-appt")).select_by_value("")
     search()
     wait(d, lambda: len(rows()) >= 6, "every entry again")
+
+
+def test_list_pages_left_behind_free_their_feed(gateway, driver, entries):
+    """Each /list opens a live feed (Server-Sent Events). Pages left for
+    another stay in Chromium's back/forward cache; a feed kept open there
+    holds one of the browser's 6 connections to the site, and the 6th such
+    page waited forever. The feed closes on pagehide, so a dozen loads (and
+    going back) all answer."""
+    d = driver
+    login(d, gateway.base, "ada", USERS["ada"][1], "/list")
+    d.set_script_timeout(30)
+    for i in range(12):
+        if i % 4 == 3:
+            d.back()
+        else:
+            d.get(gateway.base + f"/list?lang={'zh' if i % 2 else 'en'}&n={i}")
+        wait(d, lambda: d.execute_script("return document.body.dataset.ready === '1'"), f"load {i}")
+        answer = d.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "const t = setTimeout(() => done('hung'), 10000);"
+            "Entryd.call('io.entryd.Entries.List', {limit: 1}).then(r => { clearTimeout(t); done('total ' + r.total); },"
+            " e => { clearTimeout(t); done('error ' + e); });")
+        assert answer.startswith("total "), f"load {i}: {answer}"

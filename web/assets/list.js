@@ -294,6 +294,13 @@
     });
   }
 
+  // A page left for another stays in the browser's back/forward cache with its
+  // feed open: each holds one of the browser's few connections to the site
+  // (6 over HTTP/1.1) until later pages wait forever. The feed closes when the
+  // page is hidden away and opens again, with a fresh first page, if it comes back.
+  window.addEventListener("pagehide", () => { if (feed) { feed.close(); feed = null; } });
+  window.addEventListener("pageshow", (ev) => { if (ev.persisted) { load(); live(); } });
+
   $("history-close").addEventListener("click", () => $("history").close());
   $("q-appt").addEventListener("change", apptChanged);
   $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); cursors = [null]; pageIndex = 0; load(); });
