@@ -84,6 +84,30 @@ import Testing
         #expect(registrationMatch.map(\.id) == [office], "entries of other forms count too")
     }
 
+    @Test(
+        "a value held by many: at most maxPossibleDuplicates named, the excluded entry never",
+        arguments: StoreKind.allCases)
+    func sharedByMany(kind: StoreKind) throws {
+        let db = TestDatabase()
+        let store = try kind.open(db)
+        defer { store.close() }
+        let form = Self.contacts
+        var ids: [String] = []
+        for i in 0..<(EntryStore.maxPossibleDuplicates + 10) {
+            ids.append(
+                try store.create(
+                    form: form.name, id: nil, fields: ["name": "Desk \(i)", "office": "+8613800138000"],
+                    layout: form.layout, origin: origin
+                ).entry.id)
+        }
+        for excluding in [nil, ids.sorted()[0]] {
+            let found = try store.possibleDuplicates(
+                form: form, fields: ["mobile": "+8613800138000"], excluding: excluding)
+            #expect(found.count == EntryStore.maxPossibleDuplicates)
+            #expect(found.allSatisfy { $0.matched == [.phone] && $0.id != excluding && ids.contains($0.id) })
+        }
+    }
+
     @Test("many probes (an import) answer as one probe each, each other's rows included", arguments: StoreKind.allCases)
     func manyProbes(kind: StoreKind) throws {
         let db = TestDatabase()

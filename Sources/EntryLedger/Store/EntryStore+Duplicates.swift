@@ -69,8 +69,11 @@ extension EntryStore {
     /// ``FormDefinition/layout``), a phone number (E.164) in one of their
     /// phone fields, or an e-mail address, without regard to case, in one of
     /// their e-mail fields. The probe's `excluding` entry is never its own
-    /// duplicate. Most recently updated first, at most
-    /// ``maxPossibleDuplicates`` each; empty for a probe with none of those
+    /// duplicate. At most one more than ``maxPossibleDuplicates`` holders are read per key
+    /// (by entry id), so a value held by thousands (a clinic's own number
+    /// typed for everyone) costs no more than one held by a few; the probe's
+    /// answer is the most recently updated of those, at most
+    /// ``maxPossibleDuplicates``; empty for a probe with none of those
     /// values. One snapshot answers all probes, one index lookup per distinct key.
     /// - Throws: ``SQLiteError`` or the database's ``StorageError``.
     package func possibleDuplicates(form: FormDefinition, probes: [DuplicateProbe]) throws -> [[PossibleDuplicate]] {
@@ -86,7 +89,7 @@ extension EntryStore {
             let lookup = try db.statement(
                 """
                 SELECT e.id, e.form, e.name, e.updated_at FROM entry_keys k JOIN entries e ON e.id = k.entry
-                WHERE k.key = ? AND e.deleted = 0
+                WHERE k.key = ? AND e.deleted = 0 LIMIT \(EntryStore.maxPossibleDuplicates + 1)
                 """)
             for key in distinct.sorted() {
                 try lookup.query([.text(key)]) { row in
