@@ -482,6 +482,15 @@ import Testing
         #expect(throws: EntryError.self) { _ = try find([("phone", .string("12"))]) }
         #expect(throws: EntryError.invalidParameter("phone")) { _ = try find([]) }
         #expect(throws: EntryError.invalidParameter("birthday")) { _ = try find([("name", .string("x"))]) }
+        // A name in the other script, or with a space typed in, is the same person.
+        let huang = try store.create(
+            form: "registration", id: nil, fields: Self.person("8003").merging(["name": "黃志明"]) { $1 },
+            layout: layout, origin: origin("a")
+        ).entry
+        for name in ["黄志明", "黃 志明", "黃志明"] {
+            #expect(try find([("name", .string(name)), ("birthday", .string("1987-03-09"))]) == [huang.id], "\(name)")
+        }
+        #expect(try find([("name", .string("黄志")), ("birthday", .string("1987-03-09"))]).isEmpty)
         _ = try store.erase(id: a.id, origin: origin("admin", "request"))
         #expect(try find([("phone", .string("+86 139 0017 8001"))]) == [c.id])
     }

@@ -8,7 +8,8 @@ package struct SubjectQuery: Sendable {
     /// e-mail addresses.
     package var values: [String]
     /// A name and a birthday (`YYYY-MM-DD`) one entry holds both of (the name
-    /// compared case-insensitively), or `nil`.
+    /// compared case-insensitively, and as search folds it:
+    /// ``SearchKeys/fold(_:)``, so 黄志明 finds 黃志明), or `nil`.
     package var nameAndBirthday: (name: String, birthday: String)?
 
     /// A query for `values` and, optionally, a name with a birthday.
@@ -85,6 +86,17 @@ extension EntryStore {
         // request may spell it otherwise; phones and dates have no case.
         let values = Set(query.values.filter { !$0.isEmpty }.map { $0.lowercased() })
         let pair = query.nameAndBirthday.map { (name: foldedName($0.name), birthday: $0.birthday) }
+        // The name as search folds it too (黄志明 for 黃志明, no spaces in a Chinese name): a
+        // request spelled in the other script must find the person. ICU's folding is
+        // only run on values of the name's length (without spaces), not on every value.
+        let searchName = query.nameAndBirthday.map { SearchKeys.fold($0.name) } ?? ""
+        let searchLength = searchName.filter { !$0.isWhitespace }.count
+        func isName(_ value: String) -> Bool {
+            guard let pair else { return false }
+            if foldedName(value) == pair.name { return true }
+            return !searchName.isEmpty && value.filter({ !$0.isWhitespace }).count == searchLength
+                && SearchKeys.fold(value) == searchName
+        }
         guard !values.isEmpty || pair != nil else { return [] }
         return try readers.read { db in
             var found: [SubjectMatch] = []
@@ -99,7 +111,7 @@ extension EntryStore {
                 let held = try EntryStore.stringMap(row.text(2)).values
                 var hit = held.contains { values.contains($0.lowercased()) }
                 if let pair {
-                    if held.contains(where: { foldedName($0) == pair.name }) { names.insert(entry) }
+                    if held.contains(where: isName) { names.insert(entry) }
                     if held.contains(pair.birthday) { birthdays.insert(entry) }
                     hit = hit || (names.contains(entry) && birthdays.contains(entry))
                 }

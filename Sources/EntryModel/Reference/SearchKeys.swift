@@ -28,7 +28,7 @@ import CPhoneNumber
 package enum SearchKeys {
     /// The format of the keys: raised whenever this file derives other keys
     /// from the same values, so that stores rebuild theirs at the next start.
-    package static let format = 1
+    package static let format = 2
 
     /// What the keys were made with: the key format, the ICU version (folding
     /// and pinyin) and the libphonenumber version (national numbers), e.g.
@@ -72,11 +72,14 @@ package enum SearchKeys {
     /// ones (NFKC: full-width `Ａ１` → `A1`, the ideographic space → a space),
     /// lower case, Traditional and variant Chinese characters to Simplified
     /// (``ChineseVariants``: 黃 → 黄), control and format characters dropped,
-    /// and runs of white space as one space, none at either end.
+    /// and runs of white space as one space, none at either end, and none
+    /// beside a Han character (`李 小龙` is `李小龙`: Chinese names are written
+    /// without spaces, and a space typed into one is not part of it).
     package static func fold(_ text: String) -> String {
         let lowered = text.precomposedStringWithCompatibilityMapping.lowercased()
         var scalars = String.UnicodeScalarView()
         var pendingSpace = false
+        var afterHan = false
         for scalar in lowered.unicodeScalars {
             if scalar.properties.isWhitespace {
                 pendingSpace = !scalars.isEmpty
@@ -84,8 +87,10 @@ package enum SearchKeys {
             }
             let category = scalar.properties.generalCategory
             if category == .control || category == .format || scalar.value == 0x10FFFF { continue }
-            if pendingSpace { scalars.append(" ") }
+            let isHan = scalar.properties.isIdeographic
+            if pendingSpace, !afterHan, !isHan { scalars.append(" ") }
             pendingSpace = false
+            afterHan = isHan
             scalars.append(scalar)
         }
         return ChineseVariants.simplified(String(scalars))
@@ -236,7 +241,9 @@ package enum SearchKeys {
         if query.count > maxQueryLength { throw .tooLong }
         let folded = fold(query)
         guard !folded.isEmpty else { throw .empty }
-        if let digits = phoneDigits(folded) {
+        // `+44 (0)7911 123456`: the trunk prefix in parentheses is not dialled after a calling code.
+        let international = folded.hasPrefix("+") || folded.hasPrefix("00")
+        if let digits = phoneDigits(international ? folded.replacingOccurrences(of: "(0)", with: "") : folded) {
             var prefixes = ["t:" + digits]
             if digits.hasPrefix("00"), digits.count > 2 {
                 prefixes.append("t:" + digits.dropFirst(2))
