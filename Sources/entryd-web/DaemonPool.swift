@@ -25,15 +25,18 @@ final class DaemonPool: DaemonLink, Sendable {
     /// Longest wait for a reply, in milliseconds.
     private let replyTimeout = 60_000
     /// Seconds between keep-alives on an idle event stream: under the
-    /// connection's idle timeout, so libmicrohttpd never cuts a live feed.
+    /// connection's idle timeout, so libmicrohttpd never cuts a live feed,
+    /// and at most 5: a feed whose client went away is only noticed when a
+    /// write fails, and until then it holds a connection slot of its address
+    /// (`max-connections-per-address`).
     let streamIdleSeconds: Int
 
     /// - Parameters:
     ///   - path: entryd's socket.
-    ///   - idleTimeout: the HTTP connections' idle timeout in seconds; keep-alives come at half of it, at most every 15 s.
+    ///   - idleTimeout: the HTTP connections' idle timeout in seconds; keep-alives come at half of it, at most every 5 s.
     init(path: String, idleTimeout: Int) {
         self.path = path
-        streamIdleSeconds = max(1, min(15, idleTimeout / 2))
+        streamIdleSeconds = max(1, min(5, idleTimeout / 2))
     }
 
     func call(_ method: String, _ parameters: JSON) throws -> JSON {

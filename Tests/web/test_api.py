@@ -387,3 +387,36 @@ def test_entryd_without_the_gateway_role_is_503_gateway_not_configured(tmp_path)
         assert body["entry"]["createdBy"] == "web:ada"
     finally:
         g.stop()
+
+
+def test_a_dropped_feed_frees_its_slot_within_seconds(tmp_path):
+    """A feed whose client went away is noticed at the next keep-alive (every
+    5 s at most, whatever idle-timeout), so the connection slots of its address
+    (max-connections-per-address) come back within seconds, not 15."""
+    g = Gateway(str(tmp_path), web_config="idle-timeout = 30\nmax-connections-per-address = 2\n")
+    try:
+        token = g.login("rita")
+        feeds = []
+        for _ in range(2):
+            s = socket.create_connection(("127.0.0.1", g.port), timeout=10)
+            s.sendall((f"GET /api/v1/io.entryd.Sync.Changes?since=0 HTTP/1.1\r\nHost: x\r\n"
+                       f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n").encode())
+            buffer = b""
+            while b"\r\n\r\n" not in buffer:  # the response header: the feed is open
+                buffer += s.recv(65536)
+            assert buffer.startswith(b"HTTP/1.1 200"), buffer
+            feeds.append(s)
+        closed = time.monotonic()
+        for s in feeds:
+            s.close()
+        while True:
+            try:
+                status, _, _ = g.request("GET", "/healthz")
+            except OSError:
+                status = 0
+            if status == 200:
+                break
+            assert time.monotonic() - closed < 8, f"the dropped feeds still hold their slots (last answer {status})"
+            time.sleep(0.25)
+    finally:
+        g.stop()
