@@ -72,7 +72,8 @@ extension EntryStore {
     /// duplicate. At most one more than ``maxPossibleDuplicates`` holders are read per key
     /// (by entry id), so a value held by thousands (a clinic's own number
     /// typed for everyone) costs no more than one held by a few; the probe's
-    /// answer is the most recently updated of those, at most
+    /// answer is the most recently updated of those first (the newer id first
+    /// when two were updated in the same millisecond), at most
     /// ``maxPossibleDuplicates``; empty for a probe with none of those
     /// values. One snapshot answers all probes, one index lookup per distinct key.
     /// - Throws: ``SQLiteError`` or the database's ``StorageError``.
@@ -105,7 +106,7 @@ extension EntryStore {
                         found[holder.id, default: (holder, [])].matched.insert(match)
                     }
                 }
-                return found.values.sorted { ($0.holder.updated, $1.holder.id) > ($1.holder.updated, $0.holder.id) }
+                return found.values.sorted { ($0.holder.updated, $0.holder.id) > ($1.holder.updated, $1.holder.id) }
                     .prefix(EntryStore.maxPossibleDuplicates).map {
                         PossibleDuplicate(
                             id: $0.holder.id, form: $0.holder.form, name: $0.holder.name,
