@@ -20,6 +20,10 @@ def chrome(home, lang="zh-CN", width=1280, height=800):
     (crash report settings in ~/.config/chromium, dconf's cache, the
     org.chromium.Chromium.* directory of its singleton socket, left in $TMPDIR)."""
     home = os.path.abspath(home)
+    # Chromium's singleton socket goes to $TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket;
+    # a Unix socket path holds at most 107 bytes, past which chromium exits at start.
+    socket_path = len(os.path.join(home, "tmp", "org.chromium.Chromium.XXXXXX", "SingletonSocket").encode())
+    assert socket_path <= 107, f"{home}: too long for chromium's socket ({socket_path} > 107 bytes); use a shorter name"
     env = dict(os.environ, HOME=home, TMPDIR=os.path.join(home, "tmp"), XDG_CONFIG_HOME=os.path.join(home, ".config"),
                XDG_CACHE_HOME=os.path.join(home, ".cache"), XDG_DATA_HOME=os.path.join(home, ".local", "share"))
     for d in ("tmp", "profile"):

@@ -14,7 +14,7 @@ from conftest import USERS
 
 @pytest.fixture(scope="module")
 def driver(gateway, tmp_path_factory):
-    d = chrome(tmp_path_factory.mktemp("chromium"), "zh-CN")
+    d = chrome(tmp_path_factory.mktemp("cr"), "zh-CN")
     login(d, gateway.base, "ada", USERS["ada"][1])
     yield d
     d.quit()

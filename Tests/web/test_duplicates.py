@@ -43,7 +43,7 @@ def listed(gateway):
 
 @pytest.fixture(scope="module")
 def writer(gateway, tmp_path_factory):
-    d = chrome(tmp_path_factory.mktemp("dups-writer"), "zh-CN")
+    d = chrome(tmp_path_factory.mktemp("cw"), "zh-CN")
     login(d, gateway.base, "ada", USERS["ada"][1])
     yield d
     d.quit()
@@ -51,7 +51,7 @@ def writer(gateway, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def kiosk(gateway, tmp_path_factory):
-    d = chrome(tmp_path_factory.mktemp("dups-kiosk"), "zh-CN")
+    d = chrome(tmp_path_factory.mktemp("ck"), "zh-CN")
     login(d, gateway.base, "kiosk", USERS["kiosk"][1])
     yield d
     d.quit()

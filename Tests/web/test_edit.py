@@ -16,7 +16,7 @@ BASE_FIELDS = {"birthday": "1980-04-05", "country": "CN", "province": "440000", 
 
 @pytest.fixture(scope="module")
 def driver(gateway, tmp_path_factory):
-    d = chrome(tmp_path_factory.mktemp("chromium"), "zh-CN")
+    d = chrome(tmp_path_factory.mktemp("cr"), "zh-CN")
     login(d, gateway.base, "ada", USERS["ada"][1])
     yield d
     d.quit()

@@ -36,7 +36,7 @@ def gateway(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def driver(gateway, tmp_path_factory):
-    d = chrome(tmp_path_factory.mktemp("chromium"), "de-DE")  # not zh: the page speaks English
+    d = chrome(tmp_path_factory.mktemp("cr"), "de-DE")  # not zh: the page speaks English
     login(d, gateway.base, "ada", USERS["ada"][1], "/%3Fform%3Dvisit")
     yield d
     d.quit()

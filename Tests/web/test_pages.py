@@ -14,7 +14,7 @@ from shots import SIZES, add_entries, read_png, take
 
 @pytest.fixture(scope="module")
 def driver(gateway, tmp_path_factory):
-    d = chrome(tmp_path_factory.mktemp("chromium"), "en-US")
+    d = chrome(tmp_path_factory.mktemp("cr"), "en-US")
     yield d
     d.quit()
 
