@@ -27,7 +27,8 @@ final class DaemonPool: DaemonLink, Sendable {
     /// Seconds between keep-alives on an idle event stream: under the
     /// connection's idle timeout, so libmicrohttpd never cuts a live feed,
     /// and at most 5: a feed whose client went away is only noticed when a
-    /// write fails, and until then it holds a connection slot of its address
+    /// write fails (the second after a plain close: the kernel takes the
+    /// first), and until then it holds a connection slot of its address
     /// (`max-connections-per-address`).
     let streamIdleSeconds: Int
 

@@ -390,9 +390,11 @@ def test_entryd_without_the_gateway_role_is_503_gateway_not_configured(tmp_path)
 
 
 def test_a_dropped_feed_frees_its_slot_within_seconds(tmp_path):
-    """A feed whose client went away is noticed at the next keep-alive (every
-    5 s at most, whatever idle-timeout), so the connection slots of its address
-    (max-connections-per-address) come back within seconds, not 15."""
+    """A feed whose client went away is noticed when a keep-alive (every 5 s
+    at most, whatever idle-timeout) fails to go out: the first write after a
+    plain close may still be taken by the kernel, the second fails, so the
+    connection slots of its address (max-connections-per-address) come back
+    within two keep-alives, not the 15-30 s of keep-alives every 15 s."""
     g = Gateway(str(tmp_path), web_config="idle-timeout = 30\nmax-connections-per-address = 2\n")
     try:
         token = g.login("rita")
@@ -416,7 +418,7 @@ def test_a_dropped_feed_frees_its_slot_within_seconds(tmp_path):
                 status = 0
             if status == 200:
                 break
-            assert time.monotonic() - closed < 8, f"the dropped feeds still hold their slots (last answer {status})"
+            assert time.monotonic() - closed < 12.5, f"the dropped feeds still hold their slots (last answer {status})"
             time.sleep(0.25)
     finally:
         g.stop()
