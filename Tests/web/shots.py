@@ -45,6 +45,18 @@ def add_entries(gateway):
     return ids
 
 
+def fill_to_city_picker(d, lang):
+    """Types a name, a birthday, CN and 广东 into the form page just loaded, by
+    keyboard, and leaves the city picker open on its rows."""
+    d.find_element(By.ID, "in-name").send_keys("李雷" if lang == "zh" else "Li Lei", Keys.ENTER)
+    keys(d, "1990-05-17", Keys.TAB, "cn")
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-country [data-value=CN][aria-selected=true]"), "CN")
+    keys(d, Keys.ENTER, "gd")
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-province [data-value='440000'][aria-selected=true]"), "广东")
+    keys(d, Keys.ENTER, Keys.ENTER)
+    wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-city [data-value][aria-selected=true]"), "the city rows")
+
+
 def take(driver, base, lang, directory):
     """Logs in as root-admin and writes DIRECTORY/{form,list}-LANG-SIZE.png,
     edit-LANG-desktop.png (王芳's entry in the edit form) and
@@ -55,13 +67,7 @@ def take(driver, base, lang, directory):
     login(d, base, "root-admin", USERS["root-admin"][1])
     for size, (width, height) in SIZES.items():
         ready(d, base + "/?lang=" + lang)
-        d.find_element(By.ID, "in-name").send_keys("李雷" if lang == "zh" else "Li Lei", Keys.ENTER)
-        keys(d, "1990-05-17", Keys.TAB, "cn")
-        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-country [data-value=CN][aria-selected=true]"), "CN")
-        keys(d, Keys.ENTER, "gd")
-        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-province [data-value='440000'][aria-selected=true]"), "广东")
-        keys(d, Keys.ENTER, Keys.ENTER)
-        wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-city [data-value][aria-selected=true]"), "the city rows")
+        fill_to_city_picker(d, lang)
         shots[screenshot(d, directory, f"form-{lang}-{size}", width, height)] = (width, height)
         keys(d, Keys.ESCAPE)
         ready(d, base + "/list?lang=" + lang)
@@ -99,13 +105,7 @@ def take_offline(driver, relay, lang, directory):
         for size in ("tablet", "mobile"):
             width, height = SIZES[size]
             ready(d, base + "/?lang=" + lang)
-            d.find_element(By.ID, "in-name").send_keys("李雷" if lang == "zh" else "Li Lei", Keys.ENTER)
-            keys(d, "1990-05-17", Keys.TAB, "cn")
-            wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-country [data-value=CN][aria-selected=true]"), "CN")
-            keys(d, Keys.ENTER, "gd")
-            wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-province [data-value='440000'][aria-selected=true]"), "广东")
-            keys(d, Keys.ENTER, Keys.ENTER)
-            wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#ls-city [data-value][aria-selected=true]"), "the city rows")
+            fill_to_city_picker(d, lang)
             shots[screenshot(d, directory, f"offline-{lang}-{size}", width, height)] = (width, height)
             keys(d, Keys.ESCAPE)
     finally:

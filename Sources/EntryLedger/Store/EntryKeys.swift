@@ -32,7 +32,7 @@ extension EntryStore {
     /// The live entries that hold any of `keys` exactly (the duplicate check:
     /// ``SearchKeys/duplicateKeys(fields:layout:)``), but `id`, each with the
     /// keys of `keys` it holds (sorted); entries ordered by id. One index
-    /// lookup per key.
+    /// lookup per key (``keyHolders(_:keys:limit:)``).
     /// - Parameters:
     ///   - keys: exact keys (`b:`, `t:`, `m:`, or any other kind).
     ///   - id: an entry to leave out (the one being edited), or `nil`.
@@ -41,19 +41,29 @@ extension EntryStore {
         guard !keys.isEmpty else { return [] }
         return try readers.read { db in
             var found: [String: Set<String>] = [:]
-            let lookup = try db.statement(
-                """
-                SELECT k.entry FROM entry_keys k JOIN entries e ON e.id = k.entry
-                WHERE k.key = ? AND e.deleted = 0
-                """)
-            for key in Set(keys) {
-                try lookup.query([.text(key)]) { row in
-                    let entry = row.text(0)
-                    if entry != id { found[entry, default: []].insert(key) }
-                }
+            for (key, holders) in try EntryStore.keyHolders(db, keys: Array(Set(keys)), limit: nil) {
+                for holder in holders where holder.id != id { found[holder.id, default: []].insert(key) }
             }
             return found.keys.sorted().map { ($0, found[$0]!.sorted()) }
         }
+    }
+
+    /// The live entries holding each of `keys` exactly, at most `limit` per
+    /// key (by entry id; all when `nil`): one index lookup per key.
+    static func keyHolders(_ db: any SQLDatabase, keys: [String], limit: Int?) throws -> [String: [KeyHolder]] {
+        var holders: [String: [KeyHolder]] = [:]
+        let lookup = try db.statement(
+            """
+            SELECT e.id, e.form, e.name, e.updated_at FROM entry_keys k JOIN entries e ON e.id = k.entry
+            WHERE k.key = ? AND e.deleted = 0\(limit.map { " LIMIT \($0)" } ?? "")
+            """)
+        for key in keys {
+            try lookup.query([.text(key)]) { row in
+                holders[key, default: []].append(
+                    KeyHolder(id: row.text(0), form: row.text(1), name: row.text(2), updated: row.text(3)))
+            }
+        }
+        return holders
     }
 
     /// The keys stored for entry `id`, sorted (for tests and checks).
@@ -142,4 +152,10 @@ extension EntryStore {
         }
         return (reason, count)
     }
+}
+
+/// A live entry found by one of its keys (``EntryStore/keyHolders(_:keys:limit:)``).
+struct KeyHolder {
+    /// The entry's id, form and name, and when it was last updated (RFC 3339 UTC ms).
+    let id: String, form: String, name: String, updated: String
 }

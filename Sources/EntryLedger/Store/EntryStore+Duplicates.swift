@@ -83,23 +83,10 @@ extension EntryStore {
         let distinct = Set(keys.joined())
         guard !distinct.isEmpty else { return probes.map { _ in [] } }
         return try readers.read { db in
-            struct Holder {
-                let id: String, form: String, name: String, updated: String
-            }
-            var holders: [String: [Holder]] = [:]
-            let lookup = try db.statement(
-                """
-                SELECT e.id, e.form, e.name, e.updated_at FROM entry_keys k JOIN entries e ON e.id = k.entry
-                WHERE k.key = ? AND e.deleted = 0 LIMIT \(EntryStore.maxPossibleDuplicates + 1)
-                """)
-            for key in distinct.sorted() {
-                try lookup.query([.text(key)]) { row in
-                    holders[key, default: []].append(
-                        Holder(id: row.text(0), form: row.text(1), name: row.text(2), updated: row.text(3)))
-                }
-            }
+            let holders = try EntryStore.keyHolders(
+                db, keys: distinct.sorted(), limit: EntryStore.maxPossibleDuplicates + 1)
             return zip(probes, keys).map { probe, keys in
-                var found: [String: (holder: Holder, matched: Set<DuplicateMatch>)] = [:]
+                var found: [String: (holder: KeyHolder, matched: Set<DuplicateMatch>)] = [:]
                 for key in keys {
                     let match = DuplicateMatch(key: key)
                     for holder in holders[key] ?? [] where holder.id != probe.excluding {
