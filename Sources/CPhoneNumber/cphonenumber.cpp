@@ -178,15 +178,10 @@ bool from_e164(const char *e164, PhoneNumber *number) {
     size_t length = std::strlen(digits);
     if (length < 3 || length > 20) return false;
     for (size_t i = 0; i < length; i++) if (digits[i] < '0' || digits[i] > '9') return false;
-    int code = 0;
-    size_t code_length = 0;
-    for (size_t i = 1; i <= 3 && i < length; i++) {
-        code = code * 10 + (digits[i - 1] - '0');
-        std::string region;
-        util().GetRegionCodeForCountryCode(code, &region);
-        if (region != "ZZ") { code_length = i; break; }
-    }
+    size_t code_length = static_cast<size_t>(cphone_calling_code_length(digits));
     if (code_length == 0 || digits[0] == '0') return false;
+    int code = 0;
+    for (size_t i = 0; i < code_length; i++) code = code * 10 + (digits[i] - '0');
     const char *national = digits + code_length;
     size_t national_length = length - code_length;
     // Parse's bounds on a national significant number (kMinLengthForNsn, kMaxLengthForNsn).
@@ -214,6 +209,21 @@ extern "C" int cphone_format(const char *e164, int national, char *out, size_t c
     if (text.size() + 1 > capacity) return -1;
     copy(text, out, capacity);
     return static_cast<int>(text.size());
+}
+
+extern "C" int cphone_calling_code_length(const char *digits) {
+    // A calling code never starts with 0 (ExtractCountryCode refuses it).
+    if (!digits || digits[0] == '0') return 0;
+    int code = 0;
+    for (int i = 1; i <= 3; i++) {
+        char c = digits[i - 1];
+        if (c < '0' || c > '9' || digits[i] == '\0') return 0;
+        code = code * 10 + (c - '0');
+        std::string region;
+        util().GetRegionCodeForCountryCode(code, &region);
+        if (region != "ZZ") return i;
+    }
+    return 0;
 }
 
 extern "C" int cphone_country_code_for_region(const char *region) {

@@ -27,12 +27,18 @@ package struct ImportRow: Sendable {
     /// leaves them out still matches, so a re-import never clears them. `nil`:
     /// the row must give every stored field.
     package var formFields: Set<String>?
+    /// The search keys of ``fields`` when the caller derived them
+    /// (``SearchKeys/derive(fields:layout:)``, off the writer thread); `nil`:
+    /// the writer derives them for a row it adds.
+    package var keys: [String]?
 
     /// A row with every member given; see the properties.
     package init(
         index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem],
-        unknown: [String: String] = [:], unknownProblems: [Problem] = [], formFields: Set<String>? = nil
+        unknown: [String: String] = [:], unknownProblems: [Problem] = [], formFields: Set<String>? = nil,
+        keys: [String]? = nil
     ) {
+        self.keys = keys
         self.index = index
         self.id = id
         self.fields = fields

@@ -56,6 +56,40 @@ import Testing
         #expect(SearchKeys.phoneKeys("+86 136") == [])
     }
 
+    @Test("phones: the national key drops the calling code PyPI phonenumbers reads, for every number of the format list")
+    func phoneKeysGoldenList() throws {
+        let text = try String(
+            contentsOf: repositoryRoot().appendingPathComponent("Tests/interop/phone_format_golden.tsv"), encoding: .utf8)
+        let rows = text.split(separator: "\n").dropFirst().map { $0.split(separator: "\t").map(String.init) }
+        #expect(rows.count > 500)
+        var mismatches: [String] = []
+        for row in rows {
+            // The international format starts with `+`, the calling code and a space (`+44 7911 123456`).
+            let code = row[1].dropFirst().prefix { $0 != " " }
+            let digits = row[0].dropFirst()
+            let expected = ["t:" + digits, "t:" + digits.dropFirst(code.count)]
+            if SearchKeys.phoneKeys(row[0]) != expected { mismatches.append("\(row[0]) → \(SearchKeys.phoneKeys(row[0]))") }
+        }
+        #expect(mismatches == [], "\(mismatches.count) numbers differ, e.g. \(mismatches.prefix(5))")
+        // No calling code starts with 0, and a lone calling code has no national number.
+        #expect(SearchKeys.phoneKeys("+0123456") == ["t:0123456"])
+        #expect(SearchKeys.phoneKeys("+44") == ["t:44"])
+    }
+
+    @Test("derive: the name, phone and duplicate keys in one pass, the duplicate keys among them")
+    func deriveMatchesParts() {
+        let fields = ["name": "黃志明", "birthday": "1990-02-03", "phone": "+8613612345678", "email": "A@Example.com"]
+        let derived = SearchKeys.derive(fields: fields, layout: .registration)
+        let parts = Set(SearchKeys.nameKeys("黃志明")).union(SearchKeys.phoneKeys("+8613612345678"))
+        #expect(derived.duplicates == ["b:黄志明\u{1F}1990-02-03", "m:a@example.com", "t:8613612345678"])
+        #expect(derived.duplicates == SearchKeys.duplicateKeys(fields: fields, layout: .registration))
+        #expect(derived.all == parts.union(derived.duplicates).sorted())
+        // Without a birthday there is no `b:` key, and the name's keys remain.
+        let noBirthday = SearchKeys.derive(fields: fields.filter { $0.key != "birthday" }, layout: .registration)
+        #expect(noBirthday.duplicates == ["m:a@example.com", "t:8613612345678"])
+        #expect(noBirthday.all.contains("s:huangzhiming"))
+    }
+
     @Test("the keys of an entry by its layout, and its duplicate keys")
     func entryKeys() {
         let fields = [

@@ -84,6 +84,14 @@ int cphone_format(const char *e164, int national, char *out, size_t capacity);
 /// 0 when libphonenumber has no metadata for it.
 int cphone_country_code_for_region(const char *region);
 
+/// The number of leading digits of `digits` (the digits of an E.164 number,
+/// without `+`) that are its country calling code: the prefix of 1 to 3
+/// digits that libphonenumber knows as a calling code, geographic or not
+/// (calling codes are prefix-free, ITU-T E.164; Parse's ExtractCountryCode
+/// reads them the same way). 0 when `digits` starts with 0, or no such
+/// prefix leaves at least one digit after it. A table look-up per prefix: no parsing, no regular expressions.
+int cphone_calling_code_length(const char *digits);
+
 /// The version of the libphonenumber that is loaded, e.g. `8.12.57`.
 /// The library has no version call; this is the version of the Debian
 /// package that installed the loaded shared object (found with dladdr(3) and

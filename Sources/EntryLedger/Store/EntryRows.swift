@@ -21,7 +21,10 @@ extension WriteContext {
     /// Inserts or replaces the row of `entry`, with its filter keys and its
     /// search keys (``SearchKeys``, the `entry_keys` rows): every write of an
     /// entries row goes through here, so the keys are always the row's.
-    func save(_ entry: StoredEntry, layout: FieldLayout) throws {
+    /// - Parameter keys: the entry's keys when the caller derived them from
+    ///   these same fields (``SearchKeys/derive(fields:layout:)``: an Add does,
+    ///   on its session's thread, before the write); `nil` derives them here.
+    func save(_ entry: StoredEntry, layout: FieldLayout, keys: [String]? = nil) throws {
         /// The value of the field mapped to a filter column, "" when unmapped or unset.
         func key(_ name: String?) -> SQLValue { .text(name.flatMap { entry.fields[$0] } ?? "") }
         let name = layout.name.flatMap { entry.fields[$0] } ?? ""
@@ -46,7 +49,8 @@ extension WriteContext {
             key(layout.city),
             .int(entry.seq), key(layout.appointment),
         ])
-        try EntryStore.writeKeys(db, entry: entry.id, keys: SearchKeys.keys(fields: entry.fields, layout: layout))
+        try EntryStore.writeKeys(
+            db, entry: entry.id, keys: keys ?? SearchKeys.keys(fields: entry.fields, layout: layout))
     }
 
     /// Appends `change` to the change log and sets its `seq`.

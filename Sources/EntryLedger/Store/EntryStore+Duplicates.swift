@@ -40,11 +40,15 @@ package struct DuplicateProbe: Sendable {
     /// The entry that is never its own duplicate (the one being edited, or
     /// the one just stored), or `nil`.
     package var excluding: String?
+    /// The duplicate keys of ``fields`` when the caller derived them already
+    /// (``SearchKeys/Derived/duplicates``); `nil`: derived from ``fields``.
+    package var keys: [String]?
 
     /// A value with every member given.
-    package init(fields: [String: String], excluding: String?) {
+    package init(fields: [String: String], excluding: String?, keys: [String]? = nil) {
         self.fields = fields
         self.excluding = excluding
+        self.keys = keys
     }
 }
 
@@ -79,7 +83,7 @@ extension EntryStore {
     /// - Throws: ``SQLiteError`` or the database's ``StorageError``.
     package func possibleDuplicates(form: FormDefinition, probes: [DuplicateProbe]) throws -> [[PossibleDuplicate]] {
         // The exact keys of entry_keys (SearchKeys.duplicateKeys): one index lookup per distinct key.
-        let keys = probes.map { SearchKeys.duplicateKeys(form: form, fields: $0.fields) }
+        let keys = probes.map { $0.keys ?? SearchKeys.duplicateKeys(form: form, fields: $0.fields) }
         let distinct = Set(keys.joined())
         guard !distinct.isEmpty else { return probes.map { _ in [] } }
         return try readers.read { db in

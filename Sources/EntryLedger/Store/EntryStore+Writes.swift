@@ -15,7 +15,9 @@ extension EntryStore {
         form: String, id: String?, fields: [String: String], layout: FieldLayout,
         origin: WriteOrigin
     ) throws -> (entry: StoredEntry, created: Bool) {
-        try writer.submit { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) }
+        try writer.submit { ctx in
+            try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin)
+        }
     }
 
     /// Queues ``create(form:id:fields:layout:origin:)`` and returns at once, so
@@ -24,15 +26,19 @@ extension EntryStore {
     /// The caller must call the ticket's `wait()` before it blocks on anything
     /// else (a session does, before it reads its socket again): a write queued
     /// on an idle store runs on the thread that waits for it.
+    /// - Parameter keys: the entry's search keys, derived by the caller from
+    ///   `fields` and `layout` (``SearchKeys/derive(fields:layout:)``) so that
+    ///   the writer thread, which every write waits for, does not; `nil`: the
+    ///   writer derives them.
     /// - Returns: a ticket (a ``WriteTicket``, held inline) whose `wait()` gives
     ///   the entry once it is durable.
     /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
     package func beginCreate(
         form: String, id: String?, fields: [String: String], layout: FieldLayout,
-        origin: WriteOrigin
+        origin: WriteOrigin, keys: [String]? = nil
     ) throws -> any PendingWrite<(entry: StoredEntry, created: Bool)> {
         try writer.enqueue(
-            { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin) },
+            { ctx in try ctx.create(form: form, id: id, fields: fields, layout: layout, origin: origin, keys: keys) },
             callerWaitsNext: true)
     }
 
@@ -169,7 +175,7 @@ extension EntryStore {
                         result.rejected.append((row.index, row.id, row.unknownProblems))
                     } else {
                         var (entry, _) = try ctx.create(
-                            form: form, id: row.id, fields: row.fields, layout: layout, origin: origin)
+                            form: form, id: row.id, fields: row.fields, layout: layout, origin: origin, keys: row.keys)
                         if row.deleted {
                             entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin)
                         }
@@ -207,7 +213,7 @@ extension WriteContext {
     /// - Throws: ``EntryError`` `.entryExists`; ``SQLiteError``.
     func create(
         form: String, id: String?, fields: [String: String], layout: FieldLayout,
-        origin: WriteOrigin
+        origin: WriteOrigin, keys: [String]? = nil
     ) throws -> (entry: StoredEntry, created: Bool) {
         if let id, let existing = try load(id) {
             if !existing.deleted, existing.form == form, existing.fields == fields { return (existing, false) }
@@ -227,7 +233,7 @@ extension WriteContext {
             base: fields.mapValues { _ in "" }, actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
         entry.seq = change.seq
-        try save(entry, layout: layout)
+        try save(entry, layout: layout, keys: keys)
         return (entry, true)
     }
 

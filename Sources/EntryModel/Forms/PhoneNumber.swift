@@ -140,7 +140,11 @@ package enum PhoneNumber {
         // Digits typed without `+`: would they make a number with it?
         let typedPlus = input.unicodeScalars.first { !isWhitespace($0) } == "+"
         let digits = String(String.UnicodeScalarView(input.unicodeScalars.compactMap(decimalDigit)))
-        if !typedPlus, read.e164 != "+" + digits {
+        // Only asked when its answer can matter: `read` invalid, or the digits start with
+        // the region's own calling code (`86 138 …` in CN): a second parse costs as much as the first.
+        if !typedPlus, read.e164 != "+" + digits,
+            read.outcome != CPHONE_VALID || digits.hasPrefix(String(cphone_country_code_for_region(region)))
+        {
             let plus = library("+" + digits, region: "ZZ")
             if plus.outcome == CPHONE_VALID {
                 let shown = format(plus.e164) ?? plus.e164

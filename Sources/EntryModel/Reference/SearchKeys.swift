@@ -109,8 +109,11 @@ package enum SearchKeys {
 
     /// The `s:` keys of `name` (see the type's description); `[]` for a name
     /// that folds to nothing. Sorted, without repeats.
-    package static func nameKeys(_ name: String) -> [String] {
-        let folded = fold(name)
+    package static func nameKeys(_ name: String) -> [String] { nameKeys(folded: fold(name)) }
+
+    /// ``nameKeys(_:)`` of a name already folded (``fold(_:)``): the fold, a
+    /// transform of ICU's, is the dearer part, done once per entry.
+    static func nameKeys(folded: String) -> [String] {
         guard !folded.isEmpty else { return [] }
         let chars = Array(folded)
         var keys = Set<String>()
@@ -124,12 +127,12 @@ package enum SearchKeys {
             }
         }
         if chars.contains(where: isHan) {
-            let syllables = ChineseVariants.pinyinSyllables(folded).map { syllable in
+            let read = ChineseVariants.pinyinSyllables(folded)
+            // Only when every character found a Latin reading: a half-transcribed name is no pinyin.
+            let syllables = read.map { syllable in
                 String(syllable.filter { $0.isASCIILetter || $0.isASCIIDigit })
             }.filter { !$0.isEmpty }
-            // Only when every character found a Latin reading: a half-transcribed name is no pinyin.
-            let transcribed = ChineseVariants.pinyinSyllables(folded).allSatisfy { $0.allSatisfy(\.isASCII) }
-            if transcribed, !syllables.isEmpty {
+            if read.allSatisfy({ $0.allSatisfy(\.isASCII) }), !syllables.isEmpty {
                 for i in syllables.indices.prefix(maxSuffixes) { keys.insert(clipped("s:" + syllables[i...].joined())) }
                 if syllables.count > 1 { keys.insert(clipped("s:" + String(syllables.compactMap(\.first)))) }
             }
@@ -142,31 +145,20 @@ package enum SearchKeys {
     /// libphonenumber's calling code of the number's region. `[]` for a value
     /// that is not `+` and digits (stored under older rules).
     package static func phoneKeys(_ e164: String) -> [String] {
-        guard e164.hasPrefix("+") else { return [] }
-        let digits = e164.dropFirst()
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return [] }
-        var keys = ["t:" + digits]
-        let read = PhoneNumber.library(e164, region: "ZZ")
-        var code = Int(cphone_country_code_for_region(read.region))
-        if code == 0, let guess = callingCode(of: String(digits)) { code = guess }
-        let prefix = String(code)
-        if code > 0, digits.hasPrefix(prefix), digits.count > prefix.count {
-            keys.append("t:" + digits.dropFirst(prefix.count))
-        }
-        return keys
+        guard let key = phoneDigitsKey(e164) else { return [] }
+        let digits = key.dropFirst(2)
+        let code = digits.withCString { Int(cphone_calling_code_length($0)) }
+        guard code > 0 else { return [key] }
+        return [key, "t:" + digits.dropFirst(code)]
     }
 
-    /// The calling code a number's digits start with (1 to 3 digits), when
-    /// libphonenumber knows no region for it (non-geographic numbers): the
-    /// shortest prefix that is a known calling code.
-    private static func callingCode(of digits: String) -> Int? {
-        for length in 1...3 where digits.count > length {
-            let candidate = "+" + digits.prefix(length)
-            if PhoneNumber.library(candidate + "0000000", region: "ZZ").outcome != CPHONE_INVALID_COUNTRY_CODE {
-                return Int(digits.prefix(length))
-            }
-        }
-        return nil
+    /// The first `t:` key of a stored phone value (``phoneKeys(_:)``): its
+    /// E.164 digits without `+`, or `nil` for a value that is not `+` and digits.
+    static func phoneDigitsKey(_ e164: String) -> String? {
+        guard e164.hasPrefix("+") else { return nil }
+        let digits = e164.dropFirst()
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return nil }
+        return "t:" + digits
     }
 
     /// The `m:` key of one stored e-mail value: lower-cased.
@@ -177,19 +169,42 @@ package enum SearchKeys {
 
     /// The `b:` key of a name and a birthday, or `nil` unless both are given.
     package static func duplicateKey(name: String, birthday: String) -> String? {
-        let folded = fold(name)
+        duplicateKey(folded: fold(name), birthday: birthday)
+    }
+
+    /// ``duplicateKey(name:birthday:)`` of a name already folded (``fold(_:)``).
+    static func duplicateKey(folded: String, birthday: String) -> String? {
         guard !folded.isEmpty, !birthday.isEmpty else { return nil }
         return clipped("b:" + folded + String(unitSeparator) + birthday)
+    }
+
+    /// The keys of an entry whose stored fields are `fields`, mapped by
+    /// `layout`: all of them (``keys(fields:layout:)``) and, among them, the
+    /// duplicate keys (``duplicateKeys(fields:layout:)``), derived together so
+    /// that the name is folded once. A caller that stores an entry and then
+    /// looks for its duplicates (an Add) derives them once, before the write.
+    package struct Derived: Equatable, Sendable {
+        /// Every key, sorted, without repeats: what `entry_keys` holds for the entry.
+        package var all: [String]
+        /// The exact keys two entries that may be one person share, sorted, without repeats.
+        package var duplicates: [String]
+    }
+
+    /// ``Derived`` of an entry whose stored fields are `fields`, mapped by `layout`.
+    package static func derive(fields: [String: String], layout: FieldLayout) -> Derived {
+        let folded = layout.name.flatMap { fields[$0] }.map(fold)
+        var keys = Set(folded.map { nameKeys(folded: $0) } ?? [])
+        for field in layout.phones { if let v = fields[field] { keys.formUnion(phoneKeys(v)) } }
+        let duplicates = duplicateKeys(folded: folded, fields: fields, layout: layout)
+        keys.formUnion(duplicates)
+        return Derived(all: keys.sorted(), duplicates: duplicates)
     }
 
     /// Every key of an entry whose stored fields are `fields`, mapped by
     /// `layout` (its name, birthday, phone and e-mail fields): the `s:`, `t:`,
     /// `m:` and `b:` keys, sorted, without repeats.
     package static func keys(fields: [String: String], layout: FieldLayout) -> [String] {
-        var keys = Set(layout.name.flatMap { fields[$0] }.map(nameKeys) ?? [])
-        for field in layout.phones { if let v = fields[field] { keys.formUnion(phoneKeys(v)) } }
-        keys.formUnion(duplicateKeys(fields: fields, layout: layout))
-        return keys.sorted()
+        derive(fields: fields, layout: layout).all
     }
 
     /// The exact keys two entries that may be one person share: the `b:` key
@@ -198,15 +213,21 @@ package enum SearchKeys {
     /// `m:` key of each e-mail. Sorted, without repeats. Look them up with
     /// `EntryStore.entries(withAnyKey:excluding:)`.
     package static func duplicateKeys(fields: [String: String], layout: FieldLayout) -> [String] {
+        let birthday = layout.birthday.flatMap { fields[$0] } ?? ""
+        // The fold is only needed (and only paid) when there is a birthday to pair the name with.
+        let folded = birthday.isEmpty ? nil : layout.name.flatMap { fields[$0] }.map(fold)
+        return duplicateKeys(folded: folded, fields: fields, layout: layout)
+    }
+
+    /// ``duplicateKeys(fields:layout:)`` with the name already folded (`nil`: no name).
+    static func duplicateKeys(folded: String?, fields: [String: String], layout: FieldLayout) -> [String] {
         var keys = Set<String>()
-        if let name = layout.name.flatMap({ fields[$0] }), let birthday = layout.birthday.flatMap({ fields[$0] }),
-            let key = duplicateKey(name: name, birthday: birthday)
+        if let folded, let birthday = layout.birthday.flatMap({ fields[$0] }),
+            let key = duplicateKey(folded: folded, birthday: birthday)
         {
             keys.insert(key)
         }
-        for field in layout.phones {
-            if let v = fields[field], let digits = phoneKeys(v).first { keys.insert(digits) }
-        }
+        for field in layout.phones { if let v = fields[field], let digits = phoneDigitsKey(v) { keys.insert(digits) } }
         for field in layout.emails { if let v = fields[field], let key = emailKey(v) { keys.insert(key) } }
         return keys.sorted()
     }

@@ -13,10 +13,22 @@ extension EntryService {
     func duplicatesMember(_ c: CallContext, form: FormDefinition, fields: [String: String], excluding: String?)
         -> [(String, JSON)]
     {
+        duplicatesMember(c, form: form, probe: DuplicateProbe(fields: fields, excluding: excluding))
+    }
+
+    /// ``duplicatesMember(_:form:fields:excluding:)`` by the duplicate keys an
+    /// Add derived before its write (``SearchKeys/Derived/duplicates``).
+    func duplicatesMember(_ c: CallContext, form: FormDefinition, keys: [String], excluding: String?)
+        -> [(String, JSON)]
+    {
+        duplicatesMember(c, form: form, probe: DuplicateProbe(fields: [:], excluding: excluding, keys: keys))
+    }
+
+    private func duplicatesMember(_ c: CallContext, form: FormDefinition, probe: DuplicateProbe) -> [(String, JSON)] {
         guard c.caller.roles.contains(where: \.seesEntries) else { return [] }
-        guard let found = try? store.possibleDuplicates(form: form, fields: fields, excluding: excluding),
-            !found.isEmpty
-        else { return [] }
+        guard let found = try? store.possibleDuplicates(form: form, probes: [probe])[0], !found.isEmpty else {
+            return []
+        }
         return [("duplicates", .array(found.map(duplicateJSON)))]
     }
 

@@ -59,9 +59,11 @@ extension EntryService {
         let input = try p.stringMap("fields")
         let result = validator.validate(form: form, input: input, locale: locale)
         guard result.problems.isEmpty else { throw EntryError.validationFailed(result.problems) }
+        // Derived here, on the session's thread, once for the write and the duplicate lookup.
+        let keys = SearchKeys.derive(fields: result.fields, layout: form.layout)
         let pending = try store.beginCreate(
             form: form.name, id: id, fields: result.fields, layout: form.layout,
-            origin: try origin(c, p))
+            origin: try origin(c, p), keys: keys.all)
         return { [self] in
             let entry: StoredEntry
             do {
@@ -72,7 +74,7 @@ extension EntryService {
                 throw error
             }
             // Looked for after the commit: entries committed meanwhile count, the new one never does.
-            let duplicates = duplicatesMember(c, form: form, fields: result.fields, excluding: entry.id)
+            let duplicates = duplicatesMember(c, form: form, keys: keys.duplicates, excluding: entry.id)
             try reply(c, [("entry", entryJSON(entry, locale: locale))] + duplicates)
         }
     }
@@ -288,9 +290,12 @@ extension EntryService {
         for problem in unknownProblems where problem.code == .notInList {
             if let value = input[problem.field], !value.isEmpty { unknown[problem.field] = value }
         }
+        let fields = result.fields.filter { unknown[$0.key] == nil }
+        // A row the store may add gets its search keys here, on the session's thread, not the writer's.
+        let keys = problems.isEmpty && unknown.isEmpty ? SearchKeys.keys(fields: fields, layout: form.layout) : nil
         return ImportRow(
-            index: index, id: id, fields: result.fields.filter { unknown[$0.key] == nil }, deleted: deleted,
-            problems: problems, unknown: unknown, unknownProblems: unknownProblems, formFields: formFields)
+            index: index, id: id, fields: fields, deleted: deleted, problems: problems, unknown: unknown,
+            unknownProblems: unknownProblems, formFields: formFields, keys: keys)
     }
 
     // MARK: - Wire form
