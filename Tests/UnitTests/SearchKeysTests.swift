@@ -56,10 +56,12 @@ import Testing
         #expect(SearchKeys.phoneKeys("+86 136") == [])
     }
 
-    @Test("phones: the national key drops the calling code PyPI phonenumbers reads, for every number of the format list")
+    @Test(
+        "phones: the national key drops the calling code PyPI phonenumbers reads, for every number of the format list")
     func phoneKeysGoldenList() throws {
         let text = try String(
-            contentsOf: repositoryRoot().appendingPathComponent("Tests/interop/phone_format_golden.tsv"), encoding: .utf8)
+            contentsOf: repositoryRoot().appendingPathComponent("Tests/interop/phone_format_golden.tsv"),
+            encoding: .utf8)
         let rows = text.split(separator: "\n").dropFirst().map { $0.split(separator: "\t").map(String.init) }
         #expect(rows.count > 500)
         var mismatches: [String] = []
@@ -68,7 +70,9 @@ import Testing
             let code = row[1].dropFirst().prefix { $0 != " " }
             let digits = row[0].dropFirst()
             let expected = ["t:" + digits, "t:" + digits.dropFirst(code.count)]
-            if SearchKeys.phoneKeys(row[0]) != expected { mismatches.append("\(row[0]) → \(SearchKeys.phoneKeys(row[0]))") }
+            if SearchKeys.phoneKeys(row[0]) != expected {
+                mismatches.append("\(row[0]) → \(SearchKeys.phoneKeys(row[0]))")
+            }
         }
         #expect(mismatches == [], "\(mismatches.count) numbers differ, e.g. \(mismatches.prefix(5))")
         // No calling code starts with 0, and a lone calling code has no national number.
