@@ -5,6 +5,7 @@
 #include <unicode/ucol.h>
 #include <unicode/uloc.h>
 #include <unicode/ustring.h>
+#include <unicode/uset.h>
 #include <unicode/utrans.h>
 #include <unicode/uversion.h>
 
@@ -26,12 +27,82 @@ static pthread_once_t pinyin_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t pinyin_lock = PTHREAD_MUTEX_INITIALIZER;
 static UTransliterator *pinyin_transform;
 
+/// The characters whose reading Han-Latin takes from their neighbours: every
+/// character named in one of its rules that is not `[set] > reading;` (the
+/// context rules, `{重}' '?庆 > chóng;` in ICU 72). NULL until pinyin_open.
+static USet *pinyin_contextual;
+
+/// Adds to `set` every code point a rule's text names: `\uXXXX`, `\UXXXXXXXX`
+/// escapes and characters outside ASCII.
+static void add_named(USet *set, const UChar *text, int32_t length) {
+    for (int32_t i = 0; i < length; i++) {
+        if (text[i] == '\\' && i + 1 < length && (text[i + 1] == 'u' || text[i + 1] == 'U')) {
+            int32_t digits = text[i + 1] == 'u' ? 4 : 8;
+            UChar32 c = 0;
+            int32_t j = i + 2;
+            for (; j < i + 2 + digits && j < length; j++) {
+                UChar h = text[j];
+                int v = h >= '0' && h <= '9' ? h - '0' : h >= 'A' && h <= 'F' ? h - 'A' + 10 : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1;
+                if (v < 0) break;
+                c = c * 16 + v;
+            }
+            if (j == i + 2 + digits) uset_add(set, c);
+            i = j - 1;
+        } else if (text[i] > 0x7F) {
+            UChar32 c;
+            int32_t at = i;
+            U16_NEXT(text, at, length, c);
+            uset_add(set, c);
+            i = at - 1;
+        }
+    }
+}
+
 static void pinyin_open(void) {
     UErrorCode status = U_ZERO_ERROR;
     UChar id[64];
     u_uastrcpy(id, "Han-Latin; Latin-ASCII; Lower");
     pinyin_transform = utrans_openU(id, -1, UTRANS_FORWARD, NULL, 0, NULL, &status);
-    if (U_FAILURE(status)) pinyin_transform = NULL;
+    if (U_FAILURE(status)) {
+        pinyin_transform = NULL;
+        return;
+    }
+    // The context rules of Han-Latin itself (its rules as text: one rule per line).
+    UChar hid[16];
+    u_uastrcpy(hid, "Han-Latin");
+    status = U_ZERO_ERROR;
+    UTransliterator *han = utrans_openU(hid, -1, UTRANS_FORWARD, NULL, 0, NULL, &status);
+    if (U_FAILURE(status)) return;
+    int32_t length = utrans_toRules(han, 1, NULL, 0, &status);
+    UChar *rules = status == U_BUFFER_OVERFLOW_ERROR ? malloc(sizeof(UChar) * (size_t)(length + 1)) : NULL;
+    status = U_ZERO_ERROR;
+    if (rules != NULL) utrans_toRules(han, 1, rules, length + 1, &status);
+    utrans_close(han);
+    if (rules == NULL || U_FAILURE(status)) {
+        free(rules);
+        return;
+    }
+    USet *contextual = uset_openEmpty();
+    for (int32_t start = 0; start < length;) {
+        int32_t end = start;
+        while (end < length && rules[end] != '\n') end++;
+        int32_t arrow = start;
+        while (arrow < end && rules[arrow] != '>') arrow++;
+        // Neither a `[set] > reading;` rule, nor `::Han-Spacedhan();`, nor a comment or a blank line.
+        UChar first = start < end ? rules[start] : ' ';
+        if (first != '[' && first != ':' && first != '#' && first != ' ' && first != '\r')
+            add_named(contextual, rules + start, arrow - start);
+        start = end + 1;
+    }
+    free(rules);
+    uset_freeze(contextual);
+    pinyin_contextual = contextual;
+}
+
+int cicu_pinyin_is_contextual(int32_t code_point) {
+    pthread_once(&pinyin_once, pinyin_open);
+    // Unknown (ICU failed): every character is, so callers take ICU's whole-text path.
+    return pinyin_contextual == NULL || uset_contains(pinyin_contextual, code_point);
 }
 
 /// Runs `transform` (under `lock`) over `text`, as cicu_fold_simplified describes.

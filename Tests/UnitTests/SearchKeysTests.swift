@@ -1,3 +1,4 @@
+import CICU
 import Foundation
 import Testing
 @testable import EntryModel
@@ -92,6 +93,44 @@ import Testing
         let noBirthday = SearchKeys.derive(fields: fields.filter { $0.key != "birthday" }, layout: .registration)
         #expect(noBirthday.duplicates == ["m:a@example.com", "t:8613612345678"])
         #expect(noBirthday.all.contains("s:huangzhiming"))
+    }
+
+    @Test("pinyin by cached character readings equals ICU over the whole text, context rules left to ICU")
+    func pinyinByCharacterMatchesICU() {
+        // Han-Latin's context rules: their characters are read by ICU over the whole text.
+        #expect(cicu_pinyin_is_contextual(0x91CD) == 1)  // 重 (重庆 chóng qìng, alone zhòng)
+        #expect(cicu_pinyin_is_contextual(0x738B) == 0)  // 王
+        #expect(ChineseVariants.pinyinByCharacter("重庆") == nil)
+        #expect(ChineseVariants.pinyinSyllables("重庆") == ["chong", "qing"])
+        #expect(ChineseVariants.pinyinByCharacter("王a") == nil && ChineseVariants.pinyinByCharacter("12") == nil)
+        #expect(ChineseVariants.pinyinByCharacter("用户12") == ["yong", "hu12"])
+        // Every pair of neighbouring characters of the CJK Unified Ideographs block and of
+        // extension A, every 5th of extension B, and the names of the reference data.
+        var texts: [String] = []
+        func pairs(_ range: ClosedRange<UInt32>, step: Int) {
+            for v in stride(from: range.lowerBound, to: range.upperBound, by: step) {
+                texts.append(String(String.UnicodeScalarView([Unicode.Scalar(v)!, Unicode.Scalar(v + 1)!])))
+            }
+        }
+        pairs(0x4E00...0x9FFF, step: 1)
+        pairs(0x3400...0x4DBF, step: 1)
+        pairs(0x20000...0x2A6DF, step: 5)
+        texts += ReferenceData.shared.cities.map(\.nameZH) + ["黄志明", "欧阳娜娜", "司马相如", "单雄信", "曾国藩"]
+        // Digits beside Han characters (the bench's names `用户123`) are written next to a reading.
+        for v in stride(from: UInt32(0x4E00), to: 0x9FFF, by: 97) {
+            let c = String(Unicode.Scalar(v)!)
+            let d = String(Unicode.Scalar(v + 13)!)
+            texts += [c + "1", "2" + c, c + "34" + d, c + d + "5", "6" + c + d + "78"]
+        }
+        var compared = 0
+        var differ: [String] = []
+        for text in texts {
+            guard let fast = ChineseVariants.pinyinByCharacter(text) else { continue }
+            compared += 1
+            if fast != ChineseVariants.wholePinyinSyllables(text) { differ.append(text) }
+        }
+        #expect(compared > 30_000)
+        #expect(differ.isEmpty, "\(differ.count) texts differ, e.g. \(differ.prefix(5))")
     }
 
     @Test("the keys of an entry by its layout, and its duplicate keys")

@@ -30,6 +30,14 @@ int32_t cicu_fold_simplified(const char *text, int32_t length, char *out, int32_
 /// mutex. Output, return value and errors as cicu_fold_simplified.
 int32_t cicu_pinyin(const char *text, int32_t length, char *out, int32_t capacity);
 
+/// Whether Han-Latin may read `code_point` otherwise than alone: it is named
+/// in one of the transform's context rules (重 before 庆 is chóng, alone
+/// zhòng), found in its rules when the transform is opened. A text of Han
+/// characters none of which is contextual reads as each character read
+/// alone, the readings separated by one space: callers may cache readings
+/// per character. 1 as well when ICU failed to open the transform.
+int cicu_pinyin_is_contextual(int32_t code_point);
+
 /// Opens a collator for the "zh" locale (CLDR's default Chinese collation:
 /// Han characters in pinyin order, Latin letters as in the root collation),
 /// or NULL when ICU fails. Not safe for concurrent use: one per SQLite

@@ -1,4 +1,5 @@
 import CICU
+import Synchronization
 
 /// Traditional and variant Chinese characters folded to Simplified, by ICU's
 /// `Traditional-Simplified` transform (CLDR's Hant-Hans rules, through
@@ -28,7 +29,63 @@ enum ChineseVariants {
     /// A character ICU has no reading for (or all of them, when ICU fails)
     /// stays as it is. Used for search keys (``SearchKeys``).
     static func pinyinSyllables(_ text: String) -> [String] {
+        if let syllables = pinyinByCharacter(text) { return syllables }
+        return wholePinyinSyllables(text)
+    }
+
+    /// ``pinyinSyllables(_:)`` by ICU over the whole text, without the per-character readings.
+    static func wholePinyinSyllables(_ text: String) -> [String] {
         transformed(text, by: cicu_pinyin).split(whereSeparator: { $0 == " " }).map(String.init)
+    }
+
+    /// The readings of single Han characters by ``wholePinyinSyllables(_:)``,
+    /// kept as they are asked for (at most one per character the process has
+    /// seen in a name: a few thousand). ICU's `Han-Latin` tests a character
+    /// against each of its some 1,400 rules of sets: 20–50 µs for a name,
+    /// which was the dearest part of an Add.
+    private static let readings = Mutex<[Unicode.Scalar: String]>([:])
+
+    /// The syllables of a text made of Han characters that Han-Latin reads
+    /// alone (``cicu_pinyin_is_contextual(_:)``) and ASCII digits, one cached
+    /// reading per character: what ICU gives for the whole text, since it
+    /// reads each such character by itself, separates two characters' readings
+    /// by a space and writes digits next to them without one (`用户12` →
+    /// `yong hu12`). `nil` for any other text (a letter, a separator, a
+    /// contextual character, no Han character at all), and when a character's
+    /// reading is not one syllable.
+    static func pinyinByCharacter(_ text: String) -> [String]? {
+        var syllables: [String] = []
+        var current = ""
+        var afterHan = false
+        var sawHan = false
+        for scalar in text.unicodeScalars {
+            if scalar.properties.numericType == .decimal, scalar.isASCII {
+                current.unicodeScalars.append(scalar)
+                afterHan = false
+                continue
+            }
+            guard scalar.properties.isIdeographic, cicu_pinyin_is_contextual(Int32(bitPattern: scalar.value)) == 0
+            else {
+                return nil
+            }
+            var reading = readings.withLock { $0[scalar] }
+            if reading == nil {
+                let read = wholePinyinSyllables(String(scalar))
+                guard read.count == 1 else { return nil }
+                readings.withLock { $0[scalar] = read[0] }
+                reading = read[0]
+            }
+            if afterHan {
+                syllables.append(current)
+                current = ""
+            }
+            current += reading!
+            afterHan = true
+            sawHan = true
+        }
+        guard sawHan else { return nil }
+        syllables.append(current)
+        return syllables
     }
 
     /// `text` through one of CICU's UTF-8 transforms (`cicu_fold_simplified`,
