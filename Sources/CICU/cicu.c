@@ -175,6 +175,24 @@ int cicu_collator_compare(void *collator, int length_a, const void *a, int lengt
     return (int)result;
 }
 
+int32_t cicu_collator_sort_key(void *collator, const char *text, int32_t length, uint8_t *out, int32_t capacity) {
+    if (collator == NULL || length < 0) return -1;
+    UErrorCode status = U_ZERO_ERROR;
+    UChar stack[256];
+    UChar *units = length <= 256 ? stack : malloc(sizeof(UChar) * (size_t)length);
+    if (units == NULL) return -1;
+    int32_t units_length = 0;
+    u_strFromUTF8(units, length <= 256 ? 256 : length, &units_length, text, length, &status);
+    int32_t written = -1;
+    if (U_SUCCESS(status)) {
+        // ucol_getSortKey counts the key's terminating NUL: the key proper is one byte shorter.
+        int32_t size = ucol_getSortKey((UCollator *)collator, units, units_length, out, capacity);
+        written = size <= 0 ? -1 : size <= capacity ? size - 1 : size;
+    }
+    if (units != stack) free(units);
+    return written;
+}
+
 void cicu_collator_version(void *collator, char *out, int32_t capacity) {
     UVersionInfo version;
     char text[U_MAX_VERSION_STRING_LENGTH];

@@ -42,8 +42,8 @@ final class RawSQLiteBaseline {
         insertEntry = try prepare(
             """
             INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
-              created_by, updated_by, name, name_folded, birthday, country, province, city)
-            VALUES (?, ?, ?, ?, ?, 0, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              created_by, updated_by, name, name_folded, birthday, country, province, city, name_order)
+            VALUES (?, ?, ?, ?, ?, 0, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(PinyinCollation.keyFunction)(?10))
             """)
         insertChange = try prepare(
             """

@@ -113,7 +113,9 @@ import Testing
             let c = try SQLiteConnection(path: db.path)
             try c.execute(
                 """
-                BEGIN; DROP TABLE entry_keys; DELETE FROM node WHERE key = 'search_keys';
+                BEGIN; DROP INDEX entries_by_name_order; ALTER TABLE entries DROP COLUMN name_order;
+                CREATE INDEX entries_by_name_pinyin ON entries (name COLLATE pinyin, id);
+                DROP TABLE entry_keys; DELETE FROM node WHERE key = 'search_keys';
                 DROP INDEX entries_by_appointment; ALTER TABLE entries DROP COLUMN appointment;
                 PRAGMA user_version = 6; COMMIT;
                 """)

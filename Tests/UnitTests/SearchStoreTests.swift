@@ -249,13 +249,15 @@ import Testing
             let c = try SQLiteConnection(path: db.path)
             try c.execute(
                 """
-                BEGIN; DROP TABLE entry_keys; DELETE FROM node WHERE key = 'search_keys';
+                BEGIN; DROP INDEX entries_by_name_order; ALTER TABLE entries DROP COLUMN name_order;
+                CREATE INDEX entries_by_name_pinyin ON entries (name COLLATE pinyin, id);
+                DROP TABLE entry_keys; DELETE FROM node WHERE key = 'search_keys';
                 PRAGMA user_version = 7; COMMIT;
                 """)
         }
         let store = try EntryStore(path: db.path)
         defer { store.close() }
-        #expect(store.schemaVersion == 8)
+        #expect(store.schemaVersion == 9)
         #expect(store.keysRebuilt?.entries == 4)
         #expect(try found(store, "黃志明") == (["黃志明"], 1))
         #expect(try found(store, "+1 202 555 0123") == (["John Smithers"], 1))

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Testing
 @testable import EntryModel
@@ -392,43 +393,103 @@ import Testing
         #expect(result.horizon == 9 && result.heldBackBy == "p" && result.removed == 0)
     }
 
-    @Test("the pinyin index comes back after another tool dropped it, and is rebuilt for another ICU collation version")
-    func pinyinIndexKeptCurrent() throws {
+    @Test("the pinyin order is plain SQLite: any sqlite3 checks and writes the file; keys rewritten for another ICU")
+    func pinyinOrderIsPlainSQLite() throws {
         let db = TestDatabase()
-        func state() throws -> (index: Bool, version: String) {
-            let c = try SQLiteConnection(path: db.path, readOnly: true)
-            var index = false
-            var version = ""
-            try c.statement("SELECT 1 FROM sqlite_schema WHERE name = 'entries_by_name_pinyin'").query { _ in
-                index = true
+        /// A connection without anything of entryd's: no collation, no function (as the sqlite3 shell).
+        func plain(_ sql: String) throws -> [String] {
+            var handle: OpaquePointer?
+            guard sqlite3_open_v2(db.path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else {
+                throw SQLiteError(code: SQLITE_CANTOPEN, message: "open")
             }
-            try c.statement("SELECT value FROM node WHERE key = 'pinyin_collation'").query { version = $0.text(0) }
-            return (index, version)
+            defer { sqlite3_close_v2(handle) }
+            var rows: [String] = []
+            var stmt: OpaquePointer?
+            var rest = sql
+            while !rest.isEmpty {
+                var tail: UnsafePointer<CChar>?
+                let rc = rest.withCString { sqlite3_prepare_v2(handle, $0, -1, &stmt, &tail) }
+                guard rc == SQLITE_OK else {
+                    throw SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
+                }
+                rest = rest.withCString { base in tail.map { String(cString: $0) } ?? "" }
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let stmt else { continue }
+                defer { sqlite3_finalize(stmt) }
+                while sqlite3_step(stmt) == SQLITE_ROW { rows.append(String(cString: sqlite3_column_text(stmt, 0))) }
+            }
+            return rows
+        }
+        func names(_ store: EntryStore) throws -> [String?] {
+            var query = ListQuery()
+            query.order = .name
+            query.nameCollation = .pinyin
+            query.descending = false
+            return try store.list(query).entries.map { $0.fields["name"] }
         }
         do {
             let store = try EntryStore(path: db.path)
-            for name in ["赵六", "阿明"] {
+            for name in ["赵六", "阿明", "陈伟"] {
                 _ = try store.create(
                     form: "f", id: nil, fields: ["name": name], layout: .registration, origin: WriteOrigin(actor: "t"))
             }
+            #expect(try names(store) == ["阿明", "陈伟", "赵六"])
             store.close()
         }
-        #expect(try state() == (true, PinyinCollation.version))
-        // What someone does to write with the sqlite3 shell, which lacks the collation.
-        do {
-            let c = try SQLiteConnection(path: db.path)
-            try c.execute(
-                "DROP INDEX entries_by_name_pinyin; UPDATE node SET value = '1.0' WHERE key = 'pinyin_collation'")
-        }
-        #expect(try state() == (false, "1.0"))
+        // What failed with "no such collation sequence: pinyin" before migration 9.
+        #expect(try plain("PRAGMA integrity_check") == ["ok"])
+        #expect(try plain("SELECT COUNT(*) FROM entries") == ["3"])
+        // Another tool writes a row and makes the recorded ICU version another one.
+        _ = try plain(
+            """
+            UPDATE entries SET name = '白雪', fields = json_set(fields, '$.name', '白雪') WHERE name = '赵六';
+            UPDATE node SET value = '1.0' WHERE key = 'pinyin_collation'
+            """)
+        #expect(try plain("PRAGMA integrity_check") == ["ok"])
         let store = try EntryStore(path: db.path)
         defer { store.close() }
-        #expect(try state() == (true, PinyinCollation.version))
+        // At open every key is made again under the running ICU: 白 bai now sorts after 阿 a.
+        #expect(try names(store) == ["阿明", "白雪", "陈伟"])
+        #expect(try plain("SELECT value FROM node WHERE key = 'pinyin_collation'") == [PinyinCollation.version])
+    }
+
+    @Test("SQLite migration 9 gives each stored name its pinyin key and drops the index under the collation")
+    func migrationNineKeys() throws {
+        let db = TestDatabase()
+        do {
+            let c = try SQLiteConnection(path: db.path)
+            // A database as migration 8 left it, with entries of its time.
+            for version in 0..<8 { try c.execute(Migrations.all[version]) }
+            try c.execute("PRAGMA user_version = 8")
+            for (i, name) in ["赵六", "阿明", "陈伟"].enumerated() {
+                try c.prepared(
+                    """
+                    INSERT INTO entries (id, form, fields, clocks, version, created_at, updated_at, created_by,
+                      updated_by, name, name_folded)
+                    VALUES (?, 'f', ?, '{}', '0000000000000001', '', '', 't', 't', ?, ?)
+                    """
+                ).run([
+                    .text("00000000-0000-7000-8000-00000000000\(i)"), .text("{\"name\":\"\(name)\"}"), .text(name),
+                    .text(name),
+                ])
+            }
+        }
+        let store = try EntryStore(path: db.path)
+        defer { store.close() }
         var query = ListQuery()
         query.order = .name
         query.nameCollation = .pinyin
         query.descending = false
-        #expect(try store.list(query).entries.map { $0.fields["name"] } == ["阿明", "赵六"])
+        #expect(try store.list(query).entries.map { $0.fields["name"] } == ["阿明", "陈伟", "赵六"])
+        try store.readers.read { db in
+            var index: [String] = []
+            try db.statement("SELECT name FROM sqlite_schema WHERE name LIKE 'entries_by_name%' ORDER BY name")
+                .query { index.append($0.text(0)) }
+            #expect(index == ["entries_by_name", "entries_by_name_order"])
+            var empty = -1
+            try db.statement("SELECT COUNT(*) FROM entries WHERE name_order = x''").query { empty = Int($0.int(0)) }
+            #expect(empty == 0)
+        }
     }
 
     @Test("a database newer than this build is refused, and a failed migration leaves nothing behind")

@@ -53,6 +53,16 @@ void cicu_collator_close(void *collator);
 /// with the collator as the user data.
 int cicu_collator_compare(void *collator, int length_a, const void *a, int length_b, const void *b);
 
+/// The sort key of `text` (UTF-8, `length` bytes) under `collator`: bytes
+/// that compare (memcmp, shorter first on a common prefix) as the collator
+/// compares the texts (ICU's ucol_getSortKey guarantee), so an index of them
+/// under SQLite's BINARY order is an index in pinyin order that any SQLite
+/// can read and check (ucol_getSortKey, without its terminating NUL). Writes
+/// at most `capacity` bytes to `out` and returns the key's length; a value
+/// above `capacity - 1` when it did not fit (call again with that much room
+/// and one more); -1 when ICU fails.
+int32_t cicu_collator_sort_key(void *collator, const char *text, int32_t length, uint8_t *out, int32_t capacity);
+
 /// The collator's version (ucol_getVersion) as text, e.g. "153.120.42": an
 /// index built with one version must be rebuilt (REINDEX) under another.
 /// Writes at most `capacity` bytes including the NUL to `out`.

@@ -6,6 +6,32 @@ extension WriteContext {
         FROM entries WHERE id = ?
         """
 
+    /// The upsert of an entries row on a database server (``save(_:layout:keys:)``).
+    static let saveServer = """
+        INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
+          created_by, updated_by, name, name_folded, birthday, country, province, city, seq, appointment)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (id) DO UPDATE SET form = excluded.form, fields = excluded.fields, clocks = excluded.clocks,
+          version = excluded.version, deleted = excluded.deleted, deleted_clock = excluded.deleted_clock,
+          updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
+          name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
+          province = excluded.province, city = excluded.city, seq = excluded.seq,
+          appointment = excluded.appointment
+        """
+
+    /// The same on SQLite, with the name's pinyin sort key (`name_order`, migration 9) as a last parameter.
+    static let saveSQLite = """
+        INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
+          created_by, updated_by, name, name_folded, birthday, country, province, city, seq, appointment, name_order)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(PinyinCollation.keyFunction)(?))
+        ON CONFLICT (id) DO UPDATE SET form = excluded.form, fields = excluded.fields, clocks = excluded.clocks,
+          version = excluded.version, deleted = excluded.deleted, deleted_clock = excluded.deleted_clock,
+          updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
+          name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
+          province = excluded.province, city = excluded.city, seq = excluded.seq,
+          appointment = excluded.appointment, name_order = excluded.name_order
+        """
+
     /// The stored entry `id`, or `nil`, as the write about to be made from it
     /// must see it: on a shared change log the round claims it first
     /// (``claim()``, which waits for another instance's open round), so what is
@@ -28,19 +54,10 @@ extension WriteContext {
         /// The value of the field mapped to a filter column, "" when unmapped or unset.
         func key(_ name: String?) -> SQLValue { .text(name.flatMap { entry.fields[$0] } ?? "") }
         let name = layout.name.flatMap { entry.fields[$0] } ?? ""
-        try db.statement(
-            """
-            INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
-              created_by, updated_by, name, name_folded, birthday, country, province, city, seq, appointment)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET form = excluded.form, fields = excluded.fields, clocks = excluded.clocks,
-              version = excluded.version, deleted = excluded.deleted, deleted_clock = excluded.deleted_clock,
-              updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
-              name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
-              province = excluded.province, city = excluded.city, seq = excluded.seq,
-              appointment = excluded.appointment
-            """
-        ).run([
+        // On SQLite the row also gets its name's pinyin sort key (migration 9,
+        // PinyinCollation); PostgreSQL orders by its own ICU collation instead.
+        let onSQLite = shared == nil
+        var values: [SQLValue] = [
             .text(entry.id), .text(entry.form), .text(JSON.stringMap(entry.fields).text),
             .text(JSON.stringMap(entry.clocks.mapValues(\.stored)).text), .text(entry.version.description),
             .int(entry.deleted ? 1 : 0), .text(entry.deletedClock?.stored ?? ""), .text(entry.createdAt),
@@ -48,7 +65,9 @@ extension WriteContext {
             .text(name), .text(foldedName(name)), key(layout.birthday), key(layout.country), key(layout.province),
             key(layout.city),
             .int(entry.seq), key(layout.appointment),
-        ])
+        ]
+        if onSQLite { values.append(.text(name)) }
+        try db.statement(onSQLite ? WriteContext.saveSQLite : WriteContext.saveServer).run(values)
         try EntryStore.writeKeys(
             db, entry: entry.id, keys: keys ?? SearchKeys.keys(fields: entry.fields, layout: layout))
     }

@@ -85,14 +85,17 @@ extension EntryStore {
         let column = query.order.column
         // The expression pages are ordered by, and the keyset compares with: the
         // same collation in both, and the index of that collation serves both.
+        // In pinyin order: on SQLite the names' sort keys (migration 9), the
+        // cursor's name made a key the same way; on a server its ICU collation.
+        let pinyin = query.order == .name && query.nameCollation == .pinyin
         let sortKey =
-            query.order == .name && query.nameCollation == .pinyin
-            ? "\(column) COLLATE \(PinyinCollation.name)" : column
+            !pinyin ? column : onServer ? "\(column) COLLATE \(PinyinCollation.name)" : "name_order"
+        let afterValue = pinyin && !onServer ? "\(PinyinCollation.keyFunction)(?)" : "?"
         let direction = query.descending ? "DESC" : "ASC"
         var pageConditions = conditions
         var pageValues = searchValues + values
         if let after = query.after {
-            pageConditions.append("(\(sortKey), id) \(query.descending ? "<" : ">") (?, ?)")
+            pageConditions.append("(\(sortKey), id) \(query.descending ? "<" : ">") (\(afterValue), ?)")
             pageValues += [.text(after.value), .text(after.id)]
         }
         let pageWhere = pageConditions.isEmpty ? "" : " WHERE " + pageConditions.joined(separator: " AND ")

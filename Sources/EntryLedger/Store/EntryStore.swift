@@ -163,7 +163,7 @@ package final class EntryStore: @unchecked Sendable {
     ) throws {
         let db = try SQLiteConnection(path: path, vfs: vfs)
         try Migrations.migrate(db, progress: progress)
-        try PinyinCollation.ensureIndex(db)
+        try PinyinCollation.ensureOrder(db)
         let pool = try ReaderPool(path: path, count: readers, vfs: vfs)
         let place = Place(
             home: NodeMarker.home(of: path),

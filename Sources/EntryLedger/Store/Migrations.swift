@@ -244,6 +244,19 @@ package enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX entry_keys_by_entry ON entry_keys (entry);
         """,
+        // 9: the pinyin order as data (issue 34): each name's ICU sort key under
+        //    the `zh` collation (`pinyin_key`, PinyinCollation) in `name_order`,
+        //    indexed under SQLite's own BINARY order, replaces the index of
+        //    migration 4 under the custom collation, so the file is plain SQLite
+        //    again (`PRAGMA integrity_check`, writes and `VACUUM` work in any
+        //    sqlite3). The keys are derived personal data: an erasure deletes the
+        //    row that holds them; ICU moving names rewrites them all at start-up.
+        """
+        ALTER TABLE entries ADD COLUMN name_order BLOB NOT NULL DEFAULT x'';
+        UPDATE entries SET name_order = pinyin_key(name);
+        DROP INDEX IF EXISTS entries_by_name_pinyin;
+        CREATE INDEX entries_by_name_order ON entries (name_order, id);
+        """,
     ]
 
     /// Brings the database at `connection` to the latest version.
