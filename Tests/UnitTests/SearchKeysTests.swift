@@ -75,6 +75,31 @@ import Testing
             SearchKeys.duplicateKeys(fields: ["name": "x", "mobile": "+8613612345678"], layout: .registration) == [])
     }
 
+    @Test("an entry's keys are its name keys, phone keys and duplicate keys, each value read once")
+    func entryKeysAreTheParts() {
+        let samples: [[String: String]] = [
+            ["name": "黃志明", "birthday": "1990-05-17", "phone": "+8613612345678", "email": "Zhi.Ming@Example.COM"],
+            ["name": "用户12", "birthday": "1990-05-17", "phone": "+8613800000012"],
+            ["name": "Anna  Maria-Li", "email": "a@b.example"],
+            ["birthday": "2001-01-01", "phone": "+441632960000"],
+            ["name": "　", "birthday": "1990-05-17"],
+            [:],
+        ]
+        for fields in samples {
+            var parts = Set(fields["name"].map(SearchKeys.nameKeys) ?? [])
+            for field in FieldLayout.registration.phones {
+                if let v = fields[field] { parts.formUnion(SearchKeys.phoneKeys(v)) }
+            }
+            parts.formUnion(SearchKeys.duplicateKeys(fields: fields, layout: .registration))
+            #expect(SearchKeys.keys(fields: fields, layout: .registration) == parts.sorted(), "\(fields)")
+            // The fields the keys are made of: changing any other leaves them as they are.
+            var other = fields
+            other["country"] = "CN"
+            #expect(SearchKeys.keys(fields: other, layout: .registration) == parts.sorted())
+            #expect(SearchKeys.sources(of: .registration).allSatisfy { $0 != "country" })
+        }
+    }
+
     @Test(
         "a phone query in any format matches by its digits",
         arguments: [

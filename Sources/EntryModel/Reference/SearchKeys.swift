@@ -110,7 +110,11 @@ package enum SearchKeys {
     /// The `s:` keys of `name` (see the type's description); `[]` for a name
     /// that folds to nothing. Sorted, without repeats.
     package static func nameKeys(_ name: String) -> [String] {
-        let folded = fold(name)
+        nameKeys(folded: fold(name))
+    }
+
+    /// ``nameKeys(_:)`` of a name already folded (``fold(_:)``).
+    static func nameKeys(folded: String) -> [String] {
         guard !folded.isEmpty else { return [] }
         let chars = Array(folded)
         var keys = Set<String>()
@@ -124,11 +128,13 @@ package enum SearchKeys {
             }
         }
         if chars.contains(where: isHan) {
-            let syllables = ChineseVariants.pinyinSyllables(folded).map { syllable in
+            // One transliteration (ICU's Han-Latin is most of a key's cost) for both uses.
+            let read = ChineseVariants.pinyinSyllables(folded)
+            let syllables = read.map { syllable in
                 String(syllable.filter { $0.isASCIILetter || $0.isASCIIDigit })
             }.filter { !$0.isEmpty }
             // Only when every character found a Latin reading: a half-transcribed name is no pinyin.
-            let transcribed = ChineseVariants.pinyinSyllables(folded).allSatisfy { $0.allSatisfy(\.isASCII) }
+            let transcribed = read.allSatisfy { $0.allSatisfy(\.isASCII) }
             if transcribed, !syllables.isEmpty {
                 for i in syllables.indices.prefix(maxSuffixes) { keys.insert(clipped("s:" + syllables[i...].joined())) }
                 if syllables.count > 1 { keys.insert(clipped("s:" + String(syllables.compactMap(\.first)))) }
@@ -177,7 +183,11 @@ package enum SearchKeys {
 
     /// The `b:` key of a name and a birthday, or `nil` unless both are given.
     package static func duplicateKey(name: String, birthday: String) -> String? {
-        let folded = fold(name)
+        duplicateKey(folded: fold(name), birthday: birthday)
+    }
+
+    /// ``duplicateKey(name:birthday:)`` of a name already folded (``fold(_:)``).
+    static func duplicateKey(folded: String, birthday: String) -> String? {
         guard !folded.isEmpty, !birthday.isEmpty else { return nil }
         return clipped("b:" + folded + String(unitSeparator) + birthday)
     }
@@ -185,11 +195,30 @@ package enum SearchKeys {
     /// Every key of an entry whose stored fields are `fields`, mapped by
     /// `layout` (its name, birthday, phone and e-mail fields): the `s:`, `t:`,
     /// `m:` and `b:` keys, sorted, without repeats.
+    /// Each value is folded, transliterated and parsed once: the name keys and
+    /// the duplicate key share the folded name, the phone keys hold the
+    /// duplicate check's `t:` key (what ``duplicateKeys(fields:layout:)`` adds
+    /// of them is already there).
     package static func keys(fields: [String: String], layout: FieldLayout) -> [String] {
-        var keys = Set(layout.name.flatMap { fields[$0] }.map(nameKeys) ?? [])
+        var keys = Set<String>()
+        if let name = layout.name.flatMap({ fields[$0] }) {
+            let folded = fold(name)
+            keys.formUnion(nameKeys(folded: folded))
+            if let birthday = layout.birthday.flatMap({ fields[$0] }),
+                let key = duplicateKey(folded: folded, birthday: birthday)
+            {
+                keys.insert(key)
+            }
+        }
         for field in layout.phones { if let v = fields[field] { keys.formUnion(phoneKeys(v)) } }
-        keys.formUnion(duplicateKeys(fields: fields, layout: layout))
+        for field in layout.emails { if let v = fields[field], let key = emailKey(v) { keys.insert(key) } }
         return keys.sorted()
+    }
+
+    /// The fields of `layout` that ``keys(fields:layout:)`` reads: an entry
+    /// whose values of these stand keeps its keys.
+    package static func sources(of layout: FieldLayout) -> [String] {
+        [layout.name, layout.birthday].compactMap { $0 } + layout.phones + layout.emails
     }
 
     /// The exact keys two entries that may be one person share: the `b:` key
