@@ -18,10 +18,23 @@ extension WriteContext {
         return try EntryStore.loadEntry(db, id)
     }
 
+    /// What ``save(_:layout:before:)`` knows of the entry's row before the write.
+    enum RowBefore {
+        /// Nothing: the stored search keys are read and compared.
+        case unknown
+        /// No row: the entry is new here, so it has no search keys yet.
+        case absent
+        /// A row with these fields: the search keys are rewritten only when a
+        /// value they are made of changed (``SearchKeys/sources(of:)``).
+        case fields([String: String])
+    }
+
     /// Inserts or replaces the row of `entry`, with its filter keys and its
     /// search keys (``SearchKeys``, the `entry_keys` rows): every write of an
     /// entries row goes through here, so the keys are always the row's.
-    func save(_ entry: StoredEntry, layout: FieldLayout) throws {
+    /// - Parameter before: the row as the caller read it before the write, if it did
+    ///   (spares the keys' lookup, and their derivation when their values stand).
+    func save(_ entry: StoredEntry, layout: FieldLayout, before: RowBefore = .unknown) throws {
         /// The value of the field mapped to a filter column, "" when unmapped or unset.
         func key(_ name: String?) -> SQLValue { .text(name.flatMap { entry.fields[$0] } ?? "") }
         let name = layout.name.flatMap { entry.fields[$0] } ?? ""
@@ -46,7 +59,15 @@ extension WriteContext {
             key(layout.city),
             .int(entry.seq), key(layout.appointment),
         ])
-        try EntryStore.writeKeys(db, entry: entry.id, keys: SearchKeys.keys(fields: entry.fields, layout: layout))
+        switch before {
+        case .fields(let old) where SearchKeys.sources(of: layout).allSatisfy({ old[$0] == entry.fields[$0] }):
+            return  // the keys are made of these values alone: they stand
+        case .absent:
+            try EntryStore.writeKeys(
+                db, entry: entry.id, keys: SearchKeys.keys(fields: entry.fields, layout: layout), stored: [])
+        case .unknown, .fields:
+            try EntryStore.writeKeys(db, entry: entry.id, keys: SearchKeys.keys(fields: entry.fields, layout: layout))
+        }
     }
 
     /// Appends `change` to the change log and sets its `seq`.
