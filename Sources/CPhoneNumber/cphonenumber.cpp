@@ -216,6 +216,20 @@ extern "C" int cphone_format(const char *e164, int national, char *out, size_t c
     return static_cast<int>(text.size());
 }
 
+extern "C" int cphone_geographic_code_length(const char *digits) {
+    if (!digits) return 0;
+    size_t length = std::strlen(digits);
+    int code = 0;
+    for (size_t i = 1; i <= 3 && i < length; i++) {
+        if (digits[i - 1] < '0' || digits[i - 1] > '9') return 0;
+        code = code * 10 + (digits[i - 1] - '0');
+        std::string region;
+        util().GetRegionCodeForCountryCode(code, &region);
+        if (region != "ZZ") return region == "001" ? 0 : static_cast<int>(i);
+    }
+    return 0;
+}
+
 extern "C" int cphone_country_code_for_region(const char *region) {
     return region ? util().GetCountryCodeForRegion(region) : 0;
 }

@@ -75,6 +75,20 @@ import Testing
             SearchKeys.duplicateKeys(fields: ["name": "x", "mobile": "+8613612345678"], layout: .registration) == [])
     }
 
+    @Test("phone keys split at the calling code without parsing are the parsed ones, for every golden number")
+    func phoneKeysWithoutParsing() throws {
+        let golden = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../interop/phone_format_golden.tsv"), encoding: .utf8)
+        let numbers = golden.split(separator: "\n").filter { $0.hasPrefix("+") }.map {
+            String($0.split(separator: "\t")[0])
+        }
+        #expect(numbers.count > 500)
+        for e164 in numbers + ["+8613612345678", "+447911123456", "+12025550123", "+3906123", "+80012345678", "+1"] {
+            #expect(SearchKeys.phoneKeys(e164) == SearchKeys.phoneKeysParsing(e164), "\(e164)")
+        }
+    }
+
     @Test("an entry's keys are its name keys, phone keys and duplicate keys, each value read once")
     func entryKeysAreTheParts() {
         let samples: [[String: String]] = [
@@ -86,7 +100,7 @@ import Testing
             [:],
         ]
         for fields in samples {
-            var parts = Set(fields["name"].map(SearchKeys.nameKeys) ?? [])
+            var parts = Set(fields["name"].map { SearchKeys.nameKeys($0) } ?? [])
             for field in FieldLayout.registration.phones {
                 if let v = fields[field] { parts.formUnion(SearchKeys.phoneKeys(v)) }
             }

@@ -80,6 +80,12 @@ cphone_result cphone_parse(const char *input, const char *default_region);
 /// not parsed again: Parse is the dearer half of a format.
 int cphone_format(const char *e164, int national, char *out, size_t capacity);
 
+/// The length (1 to 3) of the country calling code `digits` (ASCII digits,
+/// NUL-terminated, without `+`) start with, when the library knows that code
+/// and it is a geographic one (a region's, not `001`) and `digits` go on past
+/// it; else 0. Calling codes are prefix-free (ITU-T E.164): at most one prefix is one.
+int cphone_geographic_code_length(const char *digits);
+
 /// The country calling code of `region` (ISO 3166-1 alpha-2: 86 for CN),
 /// 0 when libphonenumber has no metadata for it.
 int cphone_country_code_for_region(const char *region);

@@ -147,7 +147,25 @@ package enum SearchKeys {
     /// digits and its national significant number (`13612345678`), by
     /// libphonenumber's calling code of the number's region. `[]` for a value
     /// that is not `+` and digits (stored under older rules).
+    ///
+    /// A number with a geographic calling code and a national number of 2 to
+    /// 17 digits (what Parse reads; every number validation stores) is split
+    /// at its calling code without parsing it (``phoneKeysParsing(_:)`` gives the
+    /// same: the region Parse finds has that code); others are parsed.
     package static func phoneKeys(_ e164: String) -> [String] {
+        guard e164.hasPrefix("+") else { return [] }
+        let digits = e164.dropFirst()
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return [] }
+        let code = Int(String(digits).withCString { cphone_geographic_code_length($0) })
+        if code > 0, (2...17).contains(digits.count - code) {
+            return ["t:" + digits, "t:" + digits.dropFirst(code)]
+        }
+        return phoneKeysParsing(e164)
+    }
+
+    /// ``phoneKeys(_:)`` by libphonenumber's Parse: the region it finds gives the
+    /// calling code (or, without one, ``callingCode(of:)`` guesses it).
+    static func phoneKeysParsing(_ e164: String) -> [String] {
         guard e164.hasPrefix("+") else { return [] }
         let digits = e164.dropFirst()
         guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else { return [] }
