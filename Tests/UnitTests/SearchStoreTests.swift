@@ -262,7 +262,7 @@ import Testing
     }
 
     @Test(
-        "applied changes keep the keys: a new entry gets its keys, an edit of other fields keeps them, a new name replaces them",
+        "applied changes keep the keys: a new entry gets them, an edit of other fields keeps them, a new name replaces them",
         arguments: StoreKind.allCases)
     func appliedChangesKeepKeys(kind: StoreKind) throws {
         let place = TestDatabase()
@@ -280,7 +280,8 @@ import Testing
         let create = change(.create, ["name": "黃志明", "phone": "+8613612345678", "city": "x"], base: [:])
         _ = try store.apply([create], via: "p", layout: { _ in .registration }, maxClockSkewMs: 60_000)
         let made = try store.storedKeys(of: entry)
-        #expect(made == SearchKeys.keys(fields: create.fields, layout: .registration) && made.contains("s:huangzhiming"))
+        #expect(made == SearchKeys.keys(fields: create.fields, layout: .registration))
+        #expect(made.contains("s:huangzhiming"))
         // Another field: the keys stand as they are.
         _ = try store.apply(
             [change(.update, ["city": "y"], base: ["city": create.hlc.description])], via: "p",

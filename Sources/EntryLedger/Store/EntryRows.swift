@@ -117,12 +117,69 @@ extension EntryStore {
     /// Decodes a stored JSON object of strings.
     /// - Throws: ``SQLiteError`` (SQLITE_CORRUPT) when the stored text is not one.
     static func stringMap(_ text: String) throws -> [String: String] {
+        if let map = flatStringMap(text) { return map }
         guard let members = (try? JSON.parse(text))?.objectValue else {
             throw SQLiteError(code: SQLITE_CORRUPT, message: "a stored JSON object is unreadable")
         }
         var map: [String: String] = [:]
         for (k, v) in members { if let s = v.stringValue { map[k] = s } }
         return map
+    }
+
+    /// A JSON object whose members are all strings without escapes, as
+    /// ``JSON/stringMap(_:)`` writes the stored `fields`, `base` and `clocks`,
+    /// read straight from its bytes (no JSON tree): `nil` for anything else
+    /// (an escape, another kind of value, a repeated key, text after it), which
+    /// the JSON parser then reads.
+    static func flatStringMap(_ text: String) -> [String: String]? {
+        var text = text
+        return text.withUTF8 { b -> [String: String]? in
+            let quote = UInt8(ascii: "\"")
+            let n = b.count
+            var i = 0
+            func skipSpace() { while i < n, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
+            /// A string without escapes or control characters at `i`, moving past it.
+            func string() -> String? {
+                guard i < n, b[i] == quote else { return nil }
+                let start = i + 1
+                var j = start
+                while j < n, b[j] != quote {
+                    if b[j] == UInt8(ascii: "\\") || b[j] < 0x20 { return nil }
+                    j += 1
+                }
+                guard j < n else { return nil }
+                i = j + 1
+                return String(decoding: UnsafeBufferPointer(rebasing: b[start..<j]), as: UTF8.self)
+            }
+            var map: [String: String] = [:]
+            skipSpace()
+            guard i < n, b[i] == UInt8(ascii: "{") else { return nil }
+            i += 1
+            skipSpace()
+            if i < n, b[i] == UInt8(ascii: "}") {
+                i += 1
+            } else {
+                while true {
+                    guard let key = string() else { return nil }
+                    skipSpace()
+                    guard i < n, b[i] == UInt8(ascii: ":") else { return nil }
+                    i += 1
+                    skipSpace()
+                    guard let value = string(), map.updateValue(value, forKey: key) == nil else { return nil }
+                    skipSpace()
+                    guard i < n else { return nil }
+                    if b[i] == UInt8(ascii: "}") {
+                        i += 1
+                        break
+                    }
+                    guard b[i] == UInt8(ascii: ",") else { return nil }
+                    i += 1
+                    skipSpace()
+                }
+            }
+            skipSpace()
+            return i == n ? map : nil
+        }
     }
 
     /// Decodes a row selected with ``changeColumns``, in that order. An unreadable
