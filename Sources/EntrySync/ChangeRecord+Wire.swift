@@ -53,7 +53,21 @@ extension ChangeRecord {
             guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
             return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
         }
-        let clean = { (text: String) in !text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+        // The control characters (general category Cc) are fixed by Unicode's stability
+        // policy: U+0000–U+001F and U+007F–U+009F. Checked on the UTF-8 bytes: no
+        // scalar property lookups (this runs for every value of every pulled change).
+        let clean = { (text: String) in
+            var text = text
+            return text.withUTF8 { bytes in
+                var previous: UInt8 = 0
+                for b in bytes {
+                    // U+0080–U+009F is C2 80 … C2 9F in UTF-8.
+                    if b < 0x20 || b == 0x7F || (previous == 0xC2 && b >= 0x80 && b <= 0x9F) { return false }
+                    previous = b
+                }
+                return true
+            }
+        }
         // A base names, per field, the HLC of the value the write replaced (empty: none);
         // and under the keys no field can have, `@heads` (the other heads of its groups it
         // had in view) and `@deleted` (the deletes and restores it had seen), each a

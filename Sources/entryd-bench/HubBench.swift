@@ -44,6 +44,9 @@ struct HubBench {
         let configuration: Configuration
         /// Changes pushed and acknowledged per second in the timed phase.
         var rate = 0.0
+        /// Changes delivered to another edge (first pulls) per second in the timed phase:
+        /// each change is delivered to every other edge, so up to `rate` × (edges − 1).
+        var deliveryRate = 0.0
         var seconds = 0.0
         /// Seconds from acknowledgement to the last edge's pull, per sample.
         var convergence = Latencies()
@@ -218,6 +221,7 @@ struct HubBench {
         outcome.made = edges.reduce(0) { $0 + $1.made }
         outcome.seconds = (ends.max() ?? now()) - t0
         outcome.rate = Double(outcome.made) / max(outcome.seconds, 1e-9)
+        outcome.deliveryRate = Double(edges.reduce(0) { $0 + $1.delivered }) / max(outcome.seconds, 1e-9)
 
         // The drain: every edge pulls until nothing is new.
         progress("hub: draining (every edge pulls until nothing is new)")
@@ -285,7 +289,8 @@ struct HubBench {
         outcome.incompleteSamples = edgeCount > 1 ? samplesMade - outcome.convergence.samples.count : 0
         outcome.duplicated = outcome.duplicateRows + outcome.duplicateDeliveries + outcome.ownReturned
         progress(
-            "hub: \(c.label) ×\(c.instances): \(format(outcome.rate)) changes/s, \(outcome.made) made, "
+            "hub: \(c.label) ×\(c.instances): \(format(outcome.rate)) changes/s, "
+                + "\(format(outcome.deliveryRate)) deliveries/s, \(outcome.made) made, "
                 + "log \(outcome.logRows) rows, lost \(outcome.lost), duplicated \(outcome.duplicated)")
         return outcome
     }
@@ -385,21 +390,22 @@ struct HubBench {
         var ok = true
         let sqliteRate = outcomes.first(where: { !$0.configuration.postgres && $0.failure == nil })?.rate
         var out = "## Hub: \(edges) edges, \(format(seconds)) s per configuration\n\n"
-        out += "| configuration | instances | changes/s | convergence p50 ms | p99 ms | vs SQLite |\n"
-        out += "| --- | ---: | ---: | ---: | ---: | ---: |\n"
+        out += "| configuration | instances | changes/s | deliveries/s | convergence p50 ms | p99 ms | vs SQLite |\n"
+        out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
         var details: [String] = []
         var killLine: String?
         for o in outcomes {
             let c = o.configuration
             if let failure = o.failure {
                 ok = false
-                out += "| \(c.label) | \(c.instances) | failed | | | |\n"
+                out += "| \(c.label) | \(c.instances) | failed | | | | |\n"
                 details.append("\(c.label) ×\(c.instances) failed: \(failure)")
                 continue
             }
             let ratio = sqliteRate.map { String(format: "%.2f×", o.rate / max($0, 1e-9)) } ?? "n/a"
             out +=
-                "| \(c.label) | \(c.instances) | \(format(o.rate)) | \(o.convergence.ms(0.5).map(format) ?? "n/a") | "
+                "| \(c.label) | \(c.instances) | \(format(o.rate)) | \(format(o.deliveryRate)) | "
+                + "\(o.convergence.ms(0.5).map(format) ?? "n/a") | "
                 + "\(o.convergence.ms(0.99).map(format) ?? "n/a") | \(ratio) |\n"
             var d =
                 "\(c.label) ×\(c.instances): \(o.made) changes made in \(format(o.seconds)) s; the log holds \(o.logRows) rows"

@@ -130,6 +130,8 @@ final class HubEdge: @unchecked Sendable {
     private var own: [(entry: String, name: HLC)] = []
     /// Per origin edge, bit `n` set once change `n` of that edge was pulled.
     private(set) var view: [[UInt64]]
+    /// Other edges' changes it pulled for the first time (deliveries).
+    private(set) var delivered = 0
     /// Changes pulled that it held already (outside a resync).
     private(set) var duplicates = 0
     /// Its own changes handed back despite `excludeNode`.
@@ -289,6 +291,7 @@ final class HubEdge: @unchecked Sendable {
                 return
             }
             view[origin][word] |= bit
+            delivered += 1
             if number % ctx.sampleEvery == 0 { ctx.samples[origin].pulled(number / ctx.sampleEvery, at: t) }
         }
         if let highest = HubEdge.highestHLC(reply) { clock.observe(HLC(rawValue: highest)) }

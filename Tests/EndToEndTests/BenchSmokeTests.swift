@@ -85,10 +85,11 @@ import Testing
             ("PostgreSQL, one instance killed (kill -9) at 0.50 s", "2"),
         ] {
             let row = try #require(
-                rows.first { $0.count >= 6 && $0[0] == label && $0[1] == instances },
+                rows.first { $0.count >= 7 && $0[0] == label && $0[1] == instances },
                 "missing row '\(label)' with \(instances) instances in:\n\(r.stdout)")
             #expect((Double(row[2].replacingOccurrences(of: ",", with: "")) ?? 0) > 0, "no changes: \(row)")
-            #expect(Double(row[3].replacingOccurrences(of: ",", with: "")) != nil, "no convergence p50: \(row)")
+            #expect((Double(row[3].replacingOccurrences(of: ",", with: "")) ?? 0) > 0, "no deliveries: \(row)")
+            #expect(Double(row[4].replacingOccurrences(of: ",", with: "")) != nil, "no convergence p50: \(row)")
         }
         let kill = try #require(
             r.stdout.split(separator: "\n").first { $0.hasPrefix("kill: ") }, "no kill line in:\n\(r.stdout)")

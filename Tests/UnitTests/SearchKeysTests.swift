@@ -78,6 +78,9 @@ import Testing
         #expect(mismatches == [], "\(mismatches.count) numbers differ, e.g. \(mismatches.prefix(5))")
         // No calling code starts with 0, and a lone calling code has no national number.
         #expect(SearchKeys.phoneKeys("+0123456") == ["t:0123456"])
+        #expect(SearchKeys.phoneKeys("+80012345678") == ["t:80012345678", "t:12345678"])  // non-geographic
+        #expect(SearchKeys.phoneKeys("+3906123") == ["t:3906123", "t:06123"])  // Italy's leading zero
+        #expect(SearchKeys.phoneKeys("+1") == ["t:1"])
         #expect(SearchKeys.phoneKeys("+44") == ["t:44"])
     }
 
@@ -150,6 +153,31 @@ import Testing
         // No birthday: no b: key; a phone field unknown to the layout gives nothing.
         #expect(
             SearchKeys.duplicateKeys(fields: ["name": "x", "mobile": "+8613612345678"], layout: .registration) == [])
+    }
+
+    @Test("an entry's keys are its name keys, phone keys and duplicate keys, each value read once")
+    func entryKeysAreTheParts() {
+        let samples: [[String: String]] = [
+            ["name": "黃志明", "birthday": "1990-05-17", "phone": "+8613612345678", "email": "Zhi.Ming@Example.COM"],
+            ["name": "用户12", "birthday": "1990-05-17", "phone": "+8613800000012"],
+            ["name": "Anna  Maria-Li", "email": "a@b.example"],
+            ["birthday": "2001-01-01", "phone": "+441632960000"],
+            ["name": "　", "birthday": "1990-05-17"],
+            [:],
+        ]
+        for fields in samples {
+            var parts = Set(fields["name"].map { SearchKeys.nameKeys($0) } ?? [])
+            for field in FieldLayout.registration.phones {
+                if let v = fields[field] { parts.formUnion(SearchKeys.phoneKeys(v)) }
+            }
+            parts.formUnion(SearchKeys.duplicateKeys(fields: fields, layout: .registration))
+            #expect(SearchKeys.keys(fields: fields, layout: .registration) == parts.sorted(), "\(fields)")
+            // The fields the keys are made of: changing any other leaves them as they are.
+            var other = fields
+            other["country"] = "CN"
+            #expect(SearchKeys.keys(fields: other, layout: .registration) == parts.sorted())
+            #expect(SearchKeys.sources(of: .registration).allSatisfy { $0 != "country" })
+        }
     }
 
     @Test(

@@ -262,4 +262,39 @@ import Testing
         #expect(try found(store, "黃志明") == (["黃志明"], 1))
         #expect(try found(store, "+1 202 555 0123") == (["John Smithers"], 1))
     }
+
+    @Test(
+        "applied changes keep the keys: a new entry gets them, an edit of other fields keeps them, a new name replaces them",
+        arguments: StoreKind.allCases)
+    func appliedChangesKeepKeys(kind: StoreKind) throws {
+        let place = TestDatabase()
+        let store = try kind.open(place)
+        defer { store.close() }
+        let node = UUIDv7.generate()
+        let entry = UUIDv7.generate()
+        var clock = HybridClock()
+        func change(_ op: ChangeOp, _ fields: [String: String], base: [String: String]) -> ChangeRecord {
+            let hlc = clock.tick()
+            return ChangeRecord(
+                seq: 0, node: node, hlc: hlc, entry: entry, form: "registration", op: op, fields: fields, base: base,
+                actor: "peer", at: Timestamp.rfc3339(milliseconds: hlc.milliseconds), reason: nil, via: nil)
+        }
+        let create = change(.create, ["name": "黃志明", "phone": "+8613612345678", "city": "x"], base: [:])
+        _ = try store.apply([create], via: "p", layout: { _ in .registration }, maxClockSkewMs: 60_000)
+        let made = try store.storedKeys(of: entry)
+        #expect(made == SearchKeys.keys(fields: create.fields, layout: .registration))
+        #expect(made.contains("s:huangzhiming"))
+        // Another field: the keys stand as they are.
+        _ = try store.apply(
+            [change(.update, ["city": "y"], base: ["city": create.hlc.description])], via: "p",
+            layout: { _ in .registration }, maxClockSkewMs: 60_000)
+        #expect(try store.storedKeys(of: entry) == made)
+        // A new name (in the same change as another field): the name's keys follow it.
+        _ = try store.apply(
+            [change(.update, ["name": "Anna", "city": "z"], base: ["name": create.hlc.description])], via: "p",
+            layout: { _ in .registration }, maxClockSkewMs: 60_000)
+        let renamed = try store.storedKeys(of: entry)
+        #expect(renamed == SearchKeys.keys(fields: ["name": "Anna", "phone": "+8613612345678"], layout: .registration))
+        #expect(try found(store, "anna") == (["Anna"], 1) && found(store, "huangzhiming").1 == 0)
+    }
 }

@@ -44,13 +44,27 @@ extension WriteContext {
         return try EntryStore.loadEntry(db, id)
     }
 
+    /// What ``save(_:layout:before:)`` knows of the entry's row before the write.
+    enum RowBefore {
+        /// Nothing: the stored search keys are read and compared.
+        case unknown
+        /// No row: the entry is new here, so it has no search keys yet.
+        case absent
+        /// A row with these fields: the search keys are rewritten only when a
+        /// value they are made of changed (``SearchKeys/sources(of:)``).
+        case fields([String: String])
+    }
+
     /// Inserts or replaces the row of `entry`, with its filter keys and its
     /// search keys (``SearchKeys``, the `entry_keys` rows): every write of an
     /// entries row goes through here, so the keys are always the row's.
-    /// - Parameter keys: the entry's keys when the caller derived them from
-    ///   these same fields (``SearchKeys/derive(fields:layout:)``: an Add does,
-    ///   on its session's thread, before the write); `nil` derives them here.
-    func save(_ entry: StoredEntry, layout: FieldLayout, keys: [String]? = nil) throws {
+    /// - Parameters:
+    ///   - keys: the entry's keys when the caller derived them from these same
+    ///     fields (``SearchKeys/derive(fields:layout:)``: an Add does, on its
+    ///     session's thread, before the write); `nil` derives them here.
+    ///   - before: the row as the caller read it before the write, if it did
+    ///     (spares the keys' lookup, and their derivation when their values stand).
+    func save(_ entry: StoredEntry, layout: FieldLayout, keys: [String]? = nil, before: RowBefore = .unknown) throws {
         /// The value of the field mapped to a filter column, "" when unmapped or unset.
         func key(_ name: String?) -> SQLValue { .text(name.flatMap { entry.fields[$0] } ?? "") }
         let name = layout.name.flatMap { entry.fields[$0] } ?? ""
@@ -68,8 +82,16 @@ extension WriteContext {
         ]
         if onSQLite { values.append(.text(name)) }
         try db.statement(onSQLite ? WriteContext.saveSQLite : WriteContext.saveServer).run(values)
-        try EntryStore.writeKeys(
-            db, entry: entry.id, keys: keys ?? SearchKeys.keys(fields: entry.fields, layout: layout))
+        switch before {
+        case .fields(let old) where SearchKeys.sources(of: layout).allSatisfy({ old[$0] == entry.fields[$0] }):
+            return  // the keys are made of these values alone: they stand
+        case .absent:
+            try EntryStore.writeKeys(
+                db, entry: entry.id, keys: keys ?? SearchKeys.keys(fields: entry.fields, layout: layout), stored: [])
+        case .unknown, .fields:
+            try EntryStore.writeKeys(
+                db, entry: entry.id, keys: keys ?? SearchKeys.keys(fields: entry.fields, layout: layout))
+        }
     }
 
     /// Appends `change` to the change log and sets its `seq`.
@@ -119,12 +141,69 @@ extension EntryStore {
     /// Decodes a stored JSON object of strings.
     /// - Throws: ``SQLiteError`` (SQLITE_CORRUPT) when the stored text is not one.
     static func stringMap(_ text: String) throws -> [String: String] {
+        if let map = flatStringMap(text) { return map }
         guard let members = (try? JSON.parse(text))?.objectValue else {
             throw SQLiteError(code: SQLITE_CORRUPT, message: "a stored JSON object is unreadable")
         }
         var map: [String: String] = [:]
         for (k, v) in members { if let s = v.stringValue { map[k] = s } }
         return map
+    }
+
+    /// A JSON object whose members are all strings without escapes, as
+    /// ``JSON/stringMap(_:)`` writes the stored `fields`, `base` and `clocks`,
+    /// read straight from its bytes (no JSON tree): `nil` for anything else
+    /// (an escape, another kind of value, a repeated key, text after it), which
+    /// the JSON parser then reads.
+    static func flatStringMap(_ text: String) -> [String: String]? {
+        var text = text
+        return text.withUTF8 { b -> [String: String]? in
+            let quote = UInt8(ascii: "\"")
+            let n = b.count
+            var i = 0
+            func skipSpace() { while i < n, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
+            /// A string without escapes or control characters at `i`, moving past it.
+            func string() -> String? {
+                guard i < n, b[i] == quote else { return nil }
+                let start = i + 1
+                var j = start
+                while j < n, b[j] != quote {
+                    if b[j] == UInt8(ascii: "\\") || b[j] < 0x20 { return nil }
+                    j += 1
+                }
+                guard j < n else { return nil }
+                i = j + 1
+                return String(decoding: UnsafeBufferPointer(rebasing: b[start..<j]), as: UTF8.self)
+            }
+            var map: [String: String] = [:]
+            skipSpace()
+            guard i < n, b[i] == UInt8(ascii: "{") else { return nil }
+            i += 1
+            skipSpace()
+            if i < n, b[i] == UInt8(ascii: "}") {
+                i += 1
+            } else {
+                while true {
+                    guard let key = string() else { return nil }
+                    skipSpace()
+                    guard i < n, b[i] == UInt8(ascii: ":") else { return nil }
+                    i += 1
+                    skipSpace()
+                    guard let value = string(), map.updateValue(value, forKey: key) == nil else { return nil }
+                    skipSpace()
+                    guard i < n else { return nil }
+                    if b[i] == UInt8(ascii: "}") {
+                        i += 1
+                        break
+                    }
+                    guard b[i] == UInt8(ascii: ",") else { return nil }
+                    i += 1
+                    skipSpace()
+                }
+            }
+            skipSpace()
+            return i == n ? map : nil
+        }
     }
 
     /// Decodes a row selected with ``changeColumns``, in that order. An unreadable

@@ -208,8 +208,9 @@ extension WriteContext {
     /// - Returns: the ids of the conflict records made (new ones only).
     func merge(_ change: ChangeRecord, layout: FieldLayout) throws -> [String] {
         let stamp = change.stamp
+        let loaded = try load(change.entry)
         var entry =
-            try load(change.entry)
+            loaded
             ?? StoredEntry(
                 id: change.entry, form: change.form, fields: [:], clocks: [:], version: .zero, deleted: false,
                 deletedClock: nil, createdAt: change.at, updatedAt: change.at, createdBy: change.actor,
@@ -264,7 +265,7 @@ extension WriteContext {
             entry.updatedBy = change.actor
         }
         entry.seq = lastSeq
-        try save(entry, layout: layout)
+        try save(entry, layout: layout, before: loaded.map { .fields($0.fields) } ?? .absent)
         return conflicts
     }
 

@@ -42,23 +42,22 @@ extension EntryStore {
     /// `since` (doc/design.md "Compaction": the horizon). The highest `since` is
     /// kept with the time. A peer row of that node marked expired is brought
     /// back: its checkpoints start over from 0 both ways, and its notice says so.
-    /// - Throws: ``SQLiteError``.
+    ///
+    /// Returns without waiting for the write (``PeerAcks``): it joins the next
+    /// write round, together with the other acknowledgements made meanwhile; an
+    /// acknowledgement that does not move forward is written once a minute at most.
+    /// - Throws: ``EntryError`` `.storageFailed` once the store is closing.
     package func acknowledge(node: String, since: Int64) throws {
-        try writer.submit { ctx in
-            let now = Timestamp.rfc3339(milliseconds: ctx.clock.wallClock())
-            try ctx.db.statement(
-                """
-                INSERT INTO peer_acks (node, since, at) VALUES (?, ?, ?)
-                ON CONFLICT (node) DO UPDATE SET since = CASE WHEN excluded.since > peer_acks.since THEN excluded.since ELSE peer_acks.since END, at = excluded.at
-                """
-            ).run([.text(node), .int(since), .text(now)])
-            try ctx.db.statement(
-                """
-                UPDATE peers SET pulled_seq = 0, pushed_seq = 0, mark = NULL, expired = NULL,
-                  notice = ? || ': was expired (silent past peer-expiry) and pulled again: its next sync reads it from the start and sends everything'
-                WHERE node = ? AND expired IS NOT NULL
-                """
-            ).run([.text(now), .text(node)])
+        guard acks.record(node: node, since: since) else { return }
+        let taken = TakenAcks()
+        let acks = self.acks
+        do {
+            _ = try writer.enqueue { ctx in
+                for ack in taken.acknowledgements(from: acks) { try ctx.acknowledge(node: ack.node, since: ack.since) }
+            }
+        } catch {
+            _ = acks.take()  // closing: nothing more is written; the next call finds no job queued
+            throw error
         }
     }
 
@@ -113,9 +112,12 @@ extension EntryStore {
         peerExpiryMs: UInt64, configured: [String], layout: @escaping (String) -> FieldLayout,
         progress: (Int, Int) -> Void = { _, _ in }
     ) throws -> CompactionResult {
+        // Acknowledgements queued before it are written first (jobs run in queue order).
         let plan = try writer.submit { ctx in
             try ctx.compactionHorizon(peerExpiryMs: peerExpiryMs, configured: configured)
         }
+        // A peer it expired is written again at its next pull, which brings it back.
+        acks.forgetQueued()
         let sizeBefore = try changeLogBytes()
         var ids: [String] = []
         try readers.read { db in
@@ -197,6 +199,24 @@ struct CompactionPlan {
 }
 
 extension WriteContext {
+    /// Writes one acknowledgement (``EntryStore/acknowledge(node:since:)``).
+    func acknowledge(node: String, since: Int64) throws {
+        let now = Timestamp.rfc3339(milliseconds: clock.wallClock())
+        try db.statement(
+            """
+            INSERT INTO peer_acks (node, since, at) VALUES (?, ?, ?)
+            ON CONFLICT (node) DO UPDATE SET since = CASE WHEN excluded.since > peer_acks.since THEN excluded.since ELSE peer_acks.since END, at = excluded.at
+            """
+        ).run([.text(node), .int(since), .text(now)])
+        try db.statement(
+            """
+            UPDATE peers SET pulled_seq = 0, pushed_seq = 0, mark = NULL, expired = NULL,
+              notice = ? || ': was expired (silent past peer-expiry) and pulled again: its next sync reads it from the start and sends everything'
+            WHERE node = ? AND expired IS NOT NULL
+            """
+        ).run([.text(now), .text(node)])
+    }
+
     /// The horizon over the known peers; marks peers silent past `peerExpiryMs` expired.
     func compactionHorizon(peerExpiryMs: UInt64, configured: [String]) throws -> CompactionPlan {
         try claim()  // without peers the horizon is the node's highest seq, other instances' too

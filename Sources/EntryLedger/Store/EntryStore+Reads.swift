@@ -141,12 +141,22 @@ extension EntryStore {
             // "Erasure"): its other rows are kept, emptied, for the seqs and the
             // (node, HLC) a peer may ask about, but they are not changes to send.
             let erased = try db.statement("SELECT 1 FROM erasures WHERE entry = ?")
+            // Without any erasure (the usual case) no row needs the per-entry look-up;
+            // asked while the page's statement runs, so both read one snapshot.
+            var anyErased: Bool?
             try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE seq > ? ORDER BY seq LIMIT ?")
                 .query([.int(since), .int(Int64(max(1, limit)))]) { row in
+                    last = row.int(0)
+                    // An excluded row is skipped before its values are decoded.
+                    if let excludeNode, row.text(1) == excludeNode, (HLC(row.text(2)) ?? .zero) >= excludeSince {
+                        return
+                    }
                     let change = try EntryStore.change(from: row)
-                    last = change.seq
-                    guard change.node != excludeNode || change.hlc < excludeSince else { return }
-                    if change.op != .erase {
+                    if anyErased == nil {
+                        anyErased = false
+                        try db.statement("SELECT 1 FROM erasures LIMIT 1").query { _ in anyErased = true }
+                    }
+                    if anyErased == true, change.op != .erase {
                         var isErased = false
                         try erased.query([.text(change.entry)]) { _ in isErased = true }
                         if isErased { return }

@@ -233,7 +233,7 @@ extension WriteContext {
             base: fields.mapValues { _ in "" }, actor: origin.actor, at: at, reason: origin.reason, via: nil)
         try append(&change)
         entry.seq = change.seq
-        try save(entry, layout: layout, keys: keys)
+        try save(entry, layout: layout, keys: keys, before: .absent)
         return (entry, true)
     }
 

@@ -87,6 +87,8 @@ package final class EntryStore: @unchecked Sendable {
     /// The writer's context: touched by the writer thread only, but for ``WriteContext/rebase(to:)``.
     private let writeContext: WriteContext
     let readers: ReaderPool
+    /// Acknowledgements of pulls not yet written (``acknowledge(node:since:)``).
+    let acks = PeerAcks()
     /// Wakes `Changes` streams after each commit.
     package let commits: CommitSignal
     /// The database server, `nil` on SQLite.

@@ -207,6 +207,12 @@ package enum SearchKeys {
         derive(fields: fields, layout: layout).all
     }
 
+    /// The fields of `layout` that ``keys(fields:layout:)`` reads: an entry
+    /// whose values of these stand keeps its keys.
+    package static func sources(of layout: FieldLayout) -> [String] {
+        [layout.name, layout.birthday].compactMap { $0 } + layout.phones + layout.emails
+    }
+
     /// The exact keys two entries that may be one person share: the `b:` key
     /// (name and birthday), the `t:` key of each phone's E.164 digits (not
     /// the national number: two countries' numbers can share it), and the

@@ -26,10 +26,16 @@ package struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Parses 16 hex digits (either case). `nil` for anything else.
     package init?(_ text: String) {
-        guard text.utf8.count == 16, text.unicodeScalars.allSatisfy(\.properties.isASCIIHexDigit),
-            let v = UInt64(text, radix: 16)
-        else {
-            return nil
+        // Read from the UTF-8 bytes: every change-log row read holds one or more.
+        guard text.utf8.count == 16 else { return nil }
+        var v: UInt64 = 0
+        for b in text.utf8 {
+            switch b {
+            case 0x30...0x39: v = v << 4 | UInt64(b - 0x30)
+            case 0x61...0x66: v = v << 4 | UInt64(b - 0x57)
+            case 0x41...0x46: v = v << 4 | UInt64(b - 0x37)
+            default: return nil
+            }
         }
         self.init(milliseconds: v >> 16, counter: UInt16(v & 0xFFFF))
     }
