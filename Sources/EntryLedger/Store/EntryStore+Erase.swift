@@ -99,7 +99,7 @@ extension EntryStore {
     func truncateWAL() -> Bool {
         guard server == nil else { return true }  // The server's WAL is the operator's (doc/hub.md).
         for attempt in 0..<50 {
-            // Each attempt waits at most 20 ms for readers: writers queue behind it.
+            // Each attempt waits at most 10 ms for readers: writers queue behind it.
             let done =
                 (try? writer.perform { db -> Bool in
                     (db as? SQLiteConnection)?.checkpointTruncate(busyMs: ErasurePurge.checkpointBusyMs) ?? false

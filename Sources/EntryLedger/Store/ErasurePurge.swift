@@ -53,11 +53,11 @@ final class ErasurePurge: Sendable {
     private let finished = NSCondition()
 
     /// Pages cleaned per step at most; a step also ends after ``stepBudget``.
-    static let pagesPerStep = 1024
+    static let pagesPerStep = 2048
     /// How long one step may clean pages (the writer waits this, plus the checkpoint).
-    static let stepBudget = Duration.milliseconds(25)
+    static let stepBudget = Duration.milliseconds(10)
     /// How long a step's truncating checkpoint waits for readers before it gives up (ms).
-    static let checkpointBusyMs: Int32 = 20
+    static let checkpointBusyMs: Int32 = 10
 
     /// True while an erasure's purge is still to finish.
     var isPending: Bool { state.withLock { $0.covered < $0.requested } }
@@ -250,8 +250,11 @@ extension SQLiteConnection {
     /// truncates the WAL (`nil` when readers held it), then, holding the write
     /// lock, cleans pages from `first` on (``PagePurge/clean(_:page:usable:)``)
     /// for up to ``ErasurePurge/stepBudget`` or ``ErasurePurge/pagesPerStep``
-    /// pages, writes the changed ones into the database file and syncs it, and
-    /// drops the connection's cached pages.
+    /// pages, writes the changed ones into the database file, and drops the
+    /// connection's cached pages. The step that reaches the last page syncs
+    /// the file (the checkpoints of the steps between sync it too whenever the
+    /// WAL held frames); a crash before that leaves the mark, and the purge
+    /// runs again at the next open.
     /// - Returns: the next page to clean and the file's page count.
     /// - Throws: ``SQLiteError``.
     func purgeStep(from first: Int, busyMs: Int32) throws -> (next: Int, pages: Int)? {
@@ -284,7 +287,6 @@ extension SQLiteConnection {
         let lockBytePage = (1 << 30) / pageSize + 1
         let began = ContinuousClock.now
         var next = first
-        var wrote = false
         while next <= pageCount && next < first + ErasurePurge.pagesPerStep {
             let number = next
             next += 1
@@ -296,11 +298,10 @@ extension SQLiteConnection {
                 guard PagePurge.clean(buffer, page: number, usable: pageSize - reserved) else { return }
                 let wc = write(file, buffer.baseAddress, Int32(pageSize), offset)
                 guard wc == SQLITE_OK else { throw SQLiteError(code: wc, message: "writing page \(number)") }
-                wrote = true
             }
             if ContinuousClock.now - began > ErasurePurge.stepBudget { break }
         }
-        if wrote {
+        if next > pageCount {
             let rc = sync(file, SQLITE_SYNC_FULL)
             guard rc == SQLITE_OK else { throw SQLiteError(code: rc, message: "syncing the database file") }
         }
