@@ -88,12 +88,12 @@ final class ErasurePurge: Sendable {
         }
         guard start else { return }
         let thread = Thread { [weak store] in
+            // nextPass() clears `running` when it ends the loop, under the same lock as request().
             while let store, let target = self.nextPass() {
                 let done = store.purgePass()
                 self.passEnded(covering: done ? target : nil)
                 if !done { Thread.sleep(forTimeInterval: 0.05) }
             }
-            self.state.withLock { $0.running = false }
             self.finished.broadcast()
         }
         thread.name = "entryd-purge"
@@ -214,9 +214,11 @@ extension EntryStore {
                 Thread.sleep(forTimeInterval: min(0.02, Double(spent.components.attoseconds) / 1e18))
             }
         }
-        // The WAL frames written during the pass hold only cleaned pages; truncate it anyway,
-        // then the mark of the erasures this pass covered goes.
-        guard truncateWAL() else { return false }
+        // The WAL frames written during the pass hold only cleaned pages; truncate it anyway
+        // (tried until readers let it), then the mark of the erasures this pass covered goes.
+        while !truncateWAL() {
+            if purge.isClosed { return false }
+        }
         do {
             try writer.perform { db in
                 try db.statement("DELETE FROM node WHERE key = 'rewrite_pending' AND value = ?").run([
