@@ -53,7 +53,7 @@ final class ErasurePurge: Sendable {
     private let finished = NSCondition()
 
     /// Pages cleaned per step at most; a step also ends after ``stepBudget``.
-    static let pagesPerStep = 256
+    static let pagesPerStep = 1024
     /// How long one step may clean pages (the writer waits this, plus the checkpoint).
     static let stepBudget = Duration.milliseconds(10)
     /// How long a step's truncating checkpoint waits for readers before it gives up (ms).
