@@ -24,7 +24,7 @@ _entryctl_command_options() {
         edit) echo "-i --interactive" ;;
         update|delete) echo "--if-version --reason" ;;
         restore) echo "--reason" ;;
-        erase) echo "--reason --yes --phone --email --name --birthday --country --verify --value" ;;
+        erase) echo "--reason --yes --phone --email --name --birthday --country --verify --value --no-wait" ;;
         list) echo "$filters --appointment --form --order --asc --desc --limit --cursor --all --deleted --format" ;;
         export) echo "--format --form $filters --include-deleted --output -o --labels --excel --codes --display" ;;
         import) echo "--format --form --atomic --dry-run --rejects --batch --new-ids --ignore-unknown-columns --map" ;;

@@ -1,3 +1,4 @@
+import EntryLedger
 import EntryModel
 import Foundation
 import Testing
@@ -73,5 +74,34 @@ import Testing
         #expect(yes.status == 0, "\(yes)")
         for id in [li, han] { #expect(try d.entryctl(["get", id]).status != 0) }
         #expect(try d.entryctl(["get", wang]).status == 0)
+    }
+
+    @Test(
+        "erase --verify while the purge after the erasure is pending: --no-wait says so and fails, without it entryctl waits for the purge and then finds 0 hits"
+    )
+    func verifyWaitsForPurge() throws {
+        let d = try Daemon()
+        defer { d.stop() }
+        let id = try add(
+            d, Self.person("Qwzpurgetest", "1971-02-03", ["contact_method=phone", "phone=13900171235"]))
+        // A reader of the database file in a read transaction: no truncating checkpoint, so no step
+        // of the purge, runs until it ends.
+        let reader = try SQLiteConnection(path: d.database, readOnly: true)
+        try reader.execute("BEGIN")
+        try reader.statement("SELECT COUNT(*) FROM changes").query { _ in }
+        let erased = try d.entryctl(["erase", id, "--reason", "request", "--yes"])
+        #expect(erased.status == 0, "\(erased)")
+        let verify = ["erase", "--verify", id, "--value", "+8613900171235", "--value", "Qwzpurgetest"]
+        let pending = try d.entryctl(["--locale", "en"] + verify + ["--no-wait"])
+        #expect(
+            pending.status == 1 && pending.stderr.contains("the purge after the erasure is still pending"), "\(pending)"
+        )
+        let zh = try d.entryctl(["--locale", "zh"] + verify + ["--no-wait"])
+        #expect(zh.status == 1 && zh.stderr.contains("清除后的清理尚未完成"), "\(zh)")
+        try reader.execute("COMMIT")
+        let done = try d.entryctl(["--locale", "en"] + verify)
+        #expect(
+            done.status == 0 && done.stdout.contains("0 hit(s) in all") == false
+                && done.stdout.contains("0 hits in all"), "\(done)")
     }
 }

@@ -127,10 +127,12 @@ import Testing
         #expect(imported.added == 0 && imported.rejected.count == 1)
         #expect(try n[0].refusedErasedCount() == 1)
         #expect(try n[0].get(e.id) == nil)
-        // Proof: no row holds a payload and no byte of the values is in any file of the node.
+        // Proof: no row holds a payload and no byte of the values is in any file of the node,
+        // once the purge after the erasure (ErasurePurge) has ended.
         let secrets = [fields["name"]!, fields["phone"]!, "Zyxwvuq0001A", "Zyxwvuq0001B", "first call"]
+        #expect(n[0].waitForPurge())
         let verified = try n[0].verifyErasure(id: e.id, values: secrets)
-        #expect(verified.payloadRows == 0 && verified.erasure == outcome.record)
+        #expect(verified.payloadRows == 0 && verified.erasure == outcome.record && verified.purge == nil)
         #expect(verified.files.allSatisfy { $0.hits == 0 }, "\(verified.files)")
         #expect(verified.files.first { $0.path.hasSuffix(".erasures") }?.exists == true)
         let left = try hits(secrets, in: dbs[0])
@@ -507,6 +509,9 @@ extension ErasureTests {
             form: "registration", id: nil, fields: Self.person("7001"), layout: layout, origin: origin("a")
         ).entry
         _ = try store.erase(id: e.id, origin: origin("admin", "request"))
+        // The purge after it truncates the WAL too: copying a file that shrinks meanwhile
+        // never ends (Foundation's copy loops on sendfile).
+        #expect(store.waitForPurge())
         // More writes after the erasure's checkpoint: the WAL holds frames again, as after a crash.
         _ = try store.create(
             form: "registration", id: nil, fields: Self.person("7002"), layout: layout, origin: origin("a"))
@@ -521,6 +526,89 @@ extension ErasureTests {
         defer { reopened.close() }
         #expect((try FileManager.default.attributesOfItem(atPath: copy.path + "-wal")[.size] as? Int) == 0)
         #expect(try reopened.erasure(of: e.id) != nil)
+    }
+}
+
+extension ErasureTests {
+    @Test(
+        "the purge after an erasure runs in the background: VerifyErasure says it is pending while a reader holds the WAL, writes commit meanwhile, and once it ends no byte of the values is in any file"
+    )
+    func purgePendingThenCleared() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 2)
+        defer { store.close() }
+        // Entries on either side of it, so b-tree balances move its cells from page to page.
+        var target: StoredEntry?
+        for i in 0..<400 {
+            let e = try store.create(
+                form: "registration", id: nil, fields: Self.person("\(5000 + i)"), layout: layout,
+                origin: origin("a")
+            ).entry
+            if i == 150 { target = e }
+        }
+        let e = try #require(target)
+        _ = try store.update(id: e.id, ifVersion: nil, layout: layout, origin: origin("a")) {
+            var f = $0.fields
+            f["name"] = "Zyxwvuq5150Renamed"
+            return f
+        }
+        let secrets = ["Zyxwvuq5150", "+8613900175150", "Zyxwvuq5150Renamed"]
+        let needles = secrets + secrets.flatMap(SearchKeys.derivedForms(of:))
+        // A reader in a read transaction on the WAL: no truncating checkpoint, so no purge step, can run.
+        let reader = try SQLiteConnection(path: db.path, readOnly: true)
+        try reader.execute("BEGIN")
+        try reader.statement("SELECT COUNT(*) FROM changes").query { _ in }
+        let outcome = try store.erase(id: e.id, origin: origin("admin", "request"))
+        #expect(!outcome.walTruncated)
+        let pending = try store.verifyErasure(id: e.id, values: secrets)
+        #expect(pending.payloadRows == 0 && pending.purge != nil && pending.purge?.pagesDone == 0)
+        // The old page images in the WAL still hold the values: what the purge is for.
+        #expect(pending.files.contains { $0.hits > 0 }, "\(pending.files)")
+        // The pending purge holds no writer: these commit while it waits.
+        for i in 0..<20 {
+            _ = try store.create(
+                form: "registration", id: nil, fields: Self.person("\(6000 + i)"), layout: layout,
+                origin: origin("a"))
+        }
+        #expect(store.purgeProgress != nil && !store.waitForPurge(timeout: .milliseconds(200)))
+        try reader.execute("COMMIT")
+        #expect(store.waitForPurge(timeout: .seconds(60)))
+        let after = try store.verifyErasure(id: e.id, values: secrets)
+        #expect(after.purge == nil && after.walTruncated && after.files.allSatisfy { $0.hits == 0 }, "\(after.files)")
+        #expect(try hits(needles, in: db).isEmpty)
+        #expect(try store.nodeValue("rewrite_pending") == nil, "the mark goes once the purge has ended")
+        #expect(try store.counts().entries == 419)
+    }
+
+    @Test("the purge zeroes a b-tree page's unused bytes and freeblocks and leaves its cells and other pages alone")
+    func pagePurgeCleansUnusedSpace() throws {
+        var page = [UInt8](repeating: 0xAB, count: 512)
+        func put(_ at: Int, _ value: Int) {
+            page[at] = UInt8(value >> 8)
+            page[at + 1] = UInt8(value & 0xFF)
+        }
+        // A table leaf (13): 2 cells at 400 and 450, a freeblock at 300 (size 20), content from 300.
+        page[0] = 13
+        put(1, 300)  // the first freeblock
+        put(3, 2)  // cells
+        put(5, 300)  // the cell content area
+        page[7] = 0
+        put(8, 400)
+        put(10, 450)
+        put(300, 0)  // the freeblock: no next one, 20 bytes
+        put(302, 20)
+        let changed = page.withUnsafeMutableBytes { PagePurge.clean($0, page: 2, usable: 512) }
+        #expect(changed)
+        #expect(page[12..<300].allSatisfy { $0 == 0 } && page[304..<320].allSatisfy { $0 == 0 })
+        #expect(page[320..<512].allSatisfy { $0 == 0xAB }, "cells kept")
+        #expect(!page.withUnsafeMutableBytes { PagePurge.clean($0, page: 2, usable: 512) }, "nothing left to change")
+        // An overflow or freelist page (a page number first) and a header that does not add up are left alone.
+        var overflow = [UInt8](repeating: 0xAB, count: 512)
+        overflow[0] = 0
+        #expect(!overflow.withUnsafeMutableBytes { PagePurge.clean($0, page: 3, usable: 512) })
+        var broken = page
+        broken[5] = 0xFF
+        #expect(!broken.withUnsafeMutableBytes { PagePurge.clean($0, page: 2, usable: 512) })
     }
 }
 

@@ -558,11 +558,11 @@ import EntryProtocol
         #expect(try admin.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["1"]])
         let held = try store.verifyErasure(id: e.id, values: [name])
         #expect(
-            !held.walTruncated && held.files.allSatisfy { $0.hits == 0 },
-            "SQL finds nothing, the files are not yet rewritten")
+            !held.walTruncated && held.files.allSatisfy { $0.hits == 0 } && held.purge != nil,
+            "SQL finds nothing, the files are not yet rewritten: the purge is pending")
         try reader.execute("COMMIT")
         let after = try store.verifyErasure(id: e.id, values: [name])
-        #expect(after.walTruncated && after.files.allSatisfy { $0.hits == 0 })
+        #expect(after.walTruncated && after.files.allSatisfy { $0.hits == 0 } && after.purge == nil)
         #expect(try admin.execute("SELECT count(*) FROM node WHERE key = 'rewrite_pending'").rows == [["0"]])
         try admin.execute("CHECKPOINT")
         #expect(Self.filesHolding([name], under: files) == [])

@@ -163,6 +163,7 @@ import Testing
         #expect(SearchKeys.derivedForms(of: "黃志明") == ["huangzhiming", "黄志明"])
         #expect(SearchKeys.derivedForms(of: "+8613612345678") == ["13612345678", "8613612345678"])
         _ = try store.erase(id: id, origin: WriteOrigin(actor: "admin", reason: "PIPL art. 47"))
+        #expect(store.waitForPurge())  // the purge after the erasure (SQLite) has ended
         let after = try store.verifyErasure(id: id, values: ["黃志明", "+8613612345678", "zm@example.com"])
         #expect(after.payloadRows == 0)
         #expect(after.files.allSatisfy { $0.hits == 0 }, "\(after.files)")

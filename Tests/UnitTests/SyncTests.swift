@@ -596,6 +596,7 @@ import Testing
         for node in n { #expect(try node.erasures() == erasures) }
         let needles = Set(erased.values.map { Array($0.utf8) })
         for (i, node) in n.enumerated() {
+            #expect(node.waitForPurge(), "node \(i): the purge after its erasures has ended")
             for (id, value) in erased {
                 #expect(try node.get(id) == nil && node.history(id).allSatisfy { $0.op == .erase })
                 let verified = try node.verifyErasure(id: id, values: [value])

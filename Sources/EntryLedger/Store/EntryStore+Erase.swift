@@ -56,7 +56,8 @@ extension EntryStore {
             return try ctx.erasure(of: id)!
         }
         eraseInKeptDatabase([id])
-        return ErasureOutcome(record: record, walTruncated: rewriteAfterErasure())
+        let rewritten = rewriteAfterErasure()
+        return ErasureOutcome(record: record, walTruncated: server == nil ? truncateWAL() : rewritten)
     }
 
     /// Erases `ids` in `DATABASE.before-restore`, the database `--restore` kept
@@ -98,11 +99,10 @@ extension EntryStore {
     func truncateWAL() -> Bool {
         guard server == nil else { return true }  // The server's WAL is the operator's (doc/hub.md).
         for attempt in 0..<50 {
+            // Each attempt waits at most 10 ms for readers: writers queue behind it.
             let done =
                 (try? writer.perform { db -> Bool in
-                    var busy = true
-                    try db.statement("PRAGMA wal_checkpoint(TRUNCATE)").query { busy = $0.int(0) != 0 }
-                    return !busy
+                    (db as? SQLiteConnection)?.checkpointTruncate(busyMs: ErasurePurge.checkpointBusyMs) ?? false
                 }) ?? false
             if done { return true }
             if attempt < 49 { usleep(20_000) }
@@ -110,23 +110,28 @@ extension EntryStore {
         return false
     }
 
-    /// Rewrites the whole database file after an erasure (`VACUUM`, outside
-    /// any transaction, then a truncating checkpoint), so no page keeps a stale
-    /// copy of an erased value (``WriteContext/markForRewrite()``), and
-    /// clears the mark. Costs a copy of the database through the WAL (about
-    /// 2 s per 100,000 entries here); writes wait meanwhile.
-    /// - Returns: true when the file was rewritten and the WAL truncated;
-    ///   false leaves the mark for the next erasure or open.
+    /// Removes the stale copies of erased values an erasure leaves
+    /// (``WriteContext/markForRewrite()``), and clears the mark. On SQLite it
+    /// asks for the purge (``ErasurePurge``), which runs page by page in the
+    /// background, and returns false at once (``purgeProgress`` tells how far it is).
+    /// On a database server it rewrites the value-bearing tables
+    /// (``StoreServer/removeDeadRows(_:rewritingValues:)``), outside any
+    /// transaction; writes wait meanwhile.
+    /// - Returns: true when the tables were rewritten; false leaves the mark
+    ///   for the next erasure, verify or open.
     @discardableResult
     func rewriteAfterErasure() -> Bool {
-        let server = self.server
+        guard let server else {
+            purge.request(self)
+            return false
+        }
         let rewritten =
             (try? writer.perform { db -> Void in
                 // The mark as it was before the rewrite: one another instance sets meanwhile
                 // (its erasure committed during this rewrite) stays for its own.
                 var mark = ""
                 try db.statement("SELECT value FROM node WHERE key = 'rewrite_pending'").query { mark = $0.text(0) }
-                if let server { try server.removeDeadRows(db, rewritingValues: true) } else { try db.execute("VACUUM") }
+                try server.removeDeadRows(db, rewritingValues: true)
                 try db.statement("DELETE FROM node WHERE key = 'rewrite_pending' AND value = ?").run([.text(mark)])
             }) != nil
         return truncateWAL() && rewritten

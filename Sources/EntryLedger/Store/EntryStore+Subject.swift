@@ -65,13 +65,19 @@ package struct ErasureVerification: Sendable, Equatable {
     /// The database file, its WAL, the erasure ledger and `DATABASE.before-restore`
     /// (with its WAL), each with its hits.
     package var files: [FileScan]
+    /// The purge after an erasure, while one is pending (``EntryStore/purgeProgress``):
+    /// until it ends, the files may still hold stale copies of erased values.
+    package var purge: PurgeProgress?
 
     /// A value with every member given.
-    package init(erasure: ErasureRecord?, payloadRows: Int, walTruncated: Bool, files: [FileScan]) {
+    package init(
+        erasure: ErasureRecord?, payloadRows: Int, walTruncated: Bool, files: [FileScan], purge: PurgeProgress? = nil
+    ) {
         self.erasure = erasure
         self.payloadRows = payloadRows
         self.walTruncated = walTruncated
         self.files = files
+        self.purge = purge
     }
 }
 
@@ -163,7 +169,8 @@ extension EntryStore {
         }
         if let server {
             let tables = try readers.read { db in try server.scan(values, on: db) }
-            return ErasureVerification(erasure: record, payloadRows: payload, walTruncated: truncated, files: tables)
+            return ErasureVerification(
+                erasure: record, payloadRows: payload, walTruncated: truncated, files: tables, purge: purgeProgress)
         }
         let paths = [
             path, path + "-wal", ErasureLedger(database: path).path, path + ".before-restore",
@@ -175,7 +182,8 @@ extension EntryStore {
                 path: file, bytes: size ?? 0, exists: size != nil,
                 hits: size == nil ? 0 : ByteScan.count(needles.filter { !$0.isEmpty }, in: file))
         }
-        return ErasureVerification(erasure: record, payloadRows: payload, walTruncated: truncated, files: files)
+        return ErasureVerification(
+            erasure: record, payloadRows: payload, walTruncated: truncated, files: files, purge: purgeProgress)
     }
 }
 

@@ -93,6 +93,8 @@ package final class EntryStore: @unchecked Sendable {
     package let commits: CommitSignal
     /// The database server, `nil` on SQLite.
     let server: (any StoreServer)?
+    /// The purge that follows erasures on SQLite (``ErasurePurge``).
+    let purge = ErasurePurge()
 
     /// The incarnation this store serves (doc/design.md "Incarnations"). On a
     /// server, an incarnation another instance begins later is taken at once.
@@ -399,7 +401,9 @@ package final class EntryStore: @unchecked Sendable {
                 try db.statement("SELECT 1 FROM erasures LIMIT 1").query { _ in anyErased = true }
                 pending = try EntryStore.isRewritePending(db)
             }
-            if pending { rewriteAfterErasure() } else if anyErased { _ = truncateWAL() }
+            // On SQLite the rewrite is the purge, in the background: the WAL is truncated before it.
+            if pending { rewriteAfterErasure() }
+            if anyErased && (server == nil || !pending) { _ = truncateWAL() }
         } catch {
             close()
             throw error
@@ -499,6 +503,7 @@ package final class EntryStore: @unchecked Sendable {
     /// Finishes queued writes, checkpoints the WAL and stops the writer.
     /// Idempotent. After it, writes fail with `.storageFailed`.
     package func close() {
+        purge.close()
         if server == nil { _ = try? writer.perform { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") } }
         writer.stop()
         server?.close()

@@ -12,6 +12,8 @@ package final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
     /// The WAL is truncated to this size after each reset (`journal_size_limit`): 16 MiB.
     static let walSizeLimitBytes = 16 << 20
     let handle: OpaquePointer
+    /// How long a locked database is retried, in milliseconds (as opened).
+    let busyTimeoutMs: Int32
 
     /// Process-wide SQLite settings, applied once before the first connection
     /// opens (they must precede `sqlite3_initialize`): no memory statistics, so
@@ -42,6 +44,7 @@ package final class SQLiteConnection: SQLDatabase, @unchecked Sendable {
             throw SQLiteError(code: rc, message: "\(message) (opening '\(path)')")
         }
         handle = db
+        self.busyTimeoutMs = busyTimeoutMs
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMs)
         _ = csqlite_db_config_defensive(db, 1)

@@ -80,7 +80,8 @@ extension EntryService {
     }
 
     /// `io.entryd.Entries.VerifyErasure(id, values)`, with `alsoHeldBy`: the
-    /// first 100 other entries whose change log holds one of the values.
+    /// first 100 other entries whose change log holds one of the values, and
+    /// `purge` while an erasure's purge is pending.
     /// - Throws: `InvalidParameter(values)` when an element is not a string.
     func verifyErasure(_ c: CallContext, _ p: Parameters) throws {
         let id = try existingID(p)
@@ -110,6 +111,13 @@ extension EntryService {
             ),
             ("alsoHeldBy", .array(others.prefix(100).map(JSON.string))),
         ]
+        if let purge = v.purge {
+            var progress: [(String, JSON)] = [
+                ("pagesDone", .int(Int64(purge.pagesDone))), ("pages", .int(Int64(purge.pages))),
+            ]
+            if let left = purge.secondsLeft { progress.append(("secondsLeft", .double((left * 10).rounded() / 10))) }
+            members.append(("purge", .object(progress)))
+        }
         try reply(c, members)
     }
 }

@@ -55,6 +55,13 @@ enum ErasureCommands {
                 help: Localized(
                     zh: "与 --verify 一起：要查找的已清除的值（规范形式，可重复）。",
                     en: "With --verify: an erased value to look for (canonical form; repeatable)."), repeatable: true),
+            OptionSpec(
+                ["--no-wait"],
+                help: Localized(
+                    zh: "与 --verify 一起：清除后的清理尚未完成时不等待，只说明它大约何时完成（退出码 1）。",
+                    en:
+                        "With --verify: do not wait for the purge that follows an erasure; say when it should end (exit 1 while it is pending)."
+                )),
         ],
         details: [
             Localized(
@@ -76,6 +83,11 @@ enum ErasureCommands {
                 zh: "entryd 不保留被清除的值，所以 --verify 需要你用 --value 给出要查找的值；命中 0 次且 0 行仍有内容时退出码 0，否则 1。",
                 en:
                     "entryd keeps no erased value, so --verify needs the values to look for as --value; it exits 0 for 0 hits and 0 rows holding a payload, else 1."
+            ),
+            Localized(
+                zh: "清除之后，旧副本在后台逐页清理，写入和读取不必等待；--verify 在清理完成之前等待（进度写到标准错误，最多等 --timeout 秒），然后再检查。",
+                en:
+                    "After an erasure its old copies are purged page by page in the background, so writes and reads do not wait; --verify waits for the purge (progress on stderr, at most --timeout seconds) before it checks."
             ),
             Localized(
                 zh: "在清除之前做的备份仍然包含这些值（见 doc/design.md“Erasure”）。",
@@ -101,7 +113,8 @@ enum ErasureCommands {
                         zh: "--verify 需要至少一个 --value（要查找的已清除的值）",
                         en: "--verify needs at least one --value (an erased value to look for)")
                 }
-                return { session in try verify(id: id, values: values, session) }
+                let wait = !input.has("--no-wait")
+                return { session in try verify(id: id, values: values, waiting: wait, session) }
             }
             let subject = [
                 ("phone", input.value("--phone")), ("email", input.value("--email")), ("name", input.value("--name")),
@@ -204,15 +217,34 @@ enum ErasureCommands {
         })
 
     /// `erase --verify ID --value V...`: prints what VerifyErasure found; exit 1
-    /// unless the entry is erased with 0 rows holding a payload and 0 hits.
-    static func verify(id: String, values: [String], _ session: DaemonConnection) throws {
-        let reply = try session.call(
-            .entriesVerifyErasure, params(("id", .string(id)), ("values", .array(values.map(JSON.string)))))
+    /// unless the entry is erased with 0 rows holding a payload and 0 hits, and
+    /// no purge is pending. While one is, with `waiting` it calls again every
+    /// half second (progress on stderr, at most `--timeout` seconds in all);
+    /// without, it says when the purge should end.
+    static func verify(id: String, values: [String], waiting: Bool, _ session: DaemonConnection) throws {
+        let locale = session.globals.locale
+        let call = {
+            try session.call(
+                .entriesVerifyErasure, params(("id", .string(id)), ("values", .array(values.map(JSON.string)))))
+        }
+        var reply = try call()
+        let limit = session.globals.timeoutSeconds
+        let began = Date()
+        var told = Date.distantPast
+        while waiting, let purge = reply["purge"] {
+            if limit > 0 && Date().timeIntervalSince(began) >= Double(limit) { break }
+            if Date().timeIntervalSince(told) >= 2 {
+                Terminal.message(purgeLine(purge, waiting: true)(locale))
+                told = Date()
+            }
+            usleep(500_000)
+            reply = try call()
+        }
+        if let purge = reply["purge"] { Terminal.message(purgeLine(purge, waiting: false)(locale)) }
         let files = reply["files"]?.arrayValue ?? []
         let hits = files.reduce(0) { $0 + Int($1["hits"]?.intValue ?? 0) }
         let payload = Int(reply["payloadRows"]?.intValue ?? 0)
         let erased = reply["erasure"] != nil
-        let locale = session.globals.locale
         if session.globals.json {
             Terminal.out(lines: [reply.text])
         } else {
@@ -280,9 +312,35 @@ enum ErasureCommands {
         let notRewritten =
             reply["walTruncated"]?.boolValue == false
             && files.allSatisfy { ($0["path"]?.stringValue ?? "").hasPrefix("table ") }
-        guard erased, hits == 0, payload == 0, !notRewritten else {
+        guard erased, hits == 0, payload == 0, !notRewritten, reply["purge"] == nil else {
             throw Refusal(zh: "清除检查未通过", en: "the erasure check failed")
         }
+    }
+
+    /// A line on a pending purge (VerifyErasure's `purge`): how far it is and
+    /// when it should end.
+    static func purgeLine(_ purge: JSON, waiting: Bool) -> Localized {
+        let done = purge["pagesDone"]?.intValue ?? 0
+        let pages = purge["pages"]?.intValue ?? 0
+        var left: Int?
+        switch purge["secondsLeft"] {
+        case .double(let d)? where d.isFinite: left = Int(d.rounded(.up))
+        case .int(let i)?: left = Int(i)
+        default: left = nil
+        }
+        let zhPages = pages > 0 ? "已清理 \(done)/\(pages) 页，" : ""
+        let enPages = pages > 0 ? "\(done) of \(pages) pages cleaned, " : ""
+        let zhLeft = left.map { "约 \($0) 秒后完成" } ?? "完成时间未知"
+        let enLeft = left.map { "about \($0) s left" } ?? "no estimate yet"
+        return waiting
+            ? Localized(
+                zh: "等待清除后的清理完成：\(zhPages)\(zhLeft)", en: "waiting for the purge after the erasure: \(enPages)\(enLeft)"
+            )
+            : Localized(
+                zh: "清除后的清理尚未完成（\(zhPages)\(zhLeft)）：文件中可能仍有旧副本，完成后再检查",
+                en:
+                    "the purge after the erasure is still pending (\(enPages)\(enLeft)): the files may still hold old copies; check again when it ends"
+            )
     }
 
     static let erasures = Command(
