@@ -46,7 +46,7 @@ import Testing
                 """
                 INSERT INTO entries SELECT printf('%08x', ?) || substr(id, 9), form, fields, clocks, version, deleted,
                   deleted_clock, created_at, updated_at, created_by, updated_by, name, name_folded, birthday, country,
-                  province, city, seq, appointment FROM entries WHERE substr(id, 1, 8) NOT GLOB '0000000*'
+                  province, city, seq, appointment, name_order FROM entries WHERE substr(id, 1, 8) NOT GLOB '0000000*'
                 """
             ).run([.int(Int64(copy))])
         }
