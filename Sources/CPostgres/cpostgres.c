@@ -16,7 +16,7 @@
     X(PQescapeIdentifier) X(PQexec) X(PQexecParams) X(PQexecPrepared) X(PQexitPipelineMode) \
     X(PQfinish) X(PQfname) X(PQfreemem) X(PQgetResult) X(PQgetisnull) X(PQgetvalue) X(PQhost) \
     X(PQnfields) X(PQnotifies) X(PQntuples) X(PQpipelineSync) X(PQport) X(PQprepare) X(PQreset) \
-    X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendQueryParams) \
+    X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendQueryParams) X(PQsendQueryPrepared) \
     X(PQsetNoticeProcessor) X(PQsocket) X(PQstatus) X(PQtransactionStatus)
 
 /// The resolved functions, each of the type libpq-fe.h declares.
@@ -106,6 +106,10 @@ ExecStatusType PQresultStatus(const PGresult *r) { return pq()->PQresultStatus(r
 int PQsendQueryParams(PGconn *c, const char *q, int n, const Oid *types, const char *const *values,
                       const int *lengths, const int *formats, int resultFormat) {
     return pq()->PQsendQueryParams(c, q, n, types, values, lengths, formats, resultFormat);
+}
+int PQsendQueryPrepared(PGconn *c, const char *name, int n, const char *const *values, const int *lengths,
+                        const int *formats, int resultFormat) {
+    return pq()->PQsendQueryPrepared(c, name, n, values, lengths, formats, resultFormat);
 }
 PQnoticeProcessor PQsetNoticeProcessor(PGconn *c, PQnoticeProcessor f, void *arg) {
     return pq()->PQsetNoticeProcessor(c, f, arg);

@@ -16,10 +16,15 @@ extension EntryStore {
     static let keysRebuildKey = "search_keys_rebuild"
 
     /// Makes the keys of `entry` exactly `keys`: removes the others, adds the missing ones.
-    static func writeKeys(_ db: any SQLDatabase, entry: String, keys: [String]) throws {
-        var stored = Set<String>()
-        try db.statement("SELECT key FROM entry_keys WHERE entry = ?").query([.text(entry)]) {
-            stored.insert($0.text(0))
+    /// - Parameter known: the keys stored now, when the caller knows them (else read).
+    static func writeKeys(_ db: any SQLDatabase, entry: String, keys: [String], stored known: Set<String>? = nil)
+        throws
+    {
+        var stored = known ?? []
+        if known == nil {
+            try db.statement("SELECT key FROM entry_keys WHERE entry = ?").query([.text(entry)]) {
+                stored.insert($0.text(0))
+            }
         }
         let wanted = Set(keys)
         if stored == wanted { return }

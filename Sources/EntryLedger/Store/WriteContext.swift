@@ -16,6 +16,8 @@ final class WriteContext {
 
     /// The change log shared with other instances on a database server; `nil` on SQLite.
     let shared: (any SharedChangeLog)?
+    /// What the running Apply read ahead for its batch (``lookUp(_:)``), `nil` otherwise.
+    var lookups: BatchLookups?
     /// What ``claim()`` read from the shared change log in the open transaction
     /// (`nil` before it): the round publishes only when it moved.
     private var claimed: (seq: Int64, hlc: HLC)?
