@@ -14,7 +14,7 @@
     X(PQbackendPID) X(PQclear) X(PQcmdTuples) X(PQconnectdbParams) X(PQconninfoFree) \
     X(PQconninfoParse) X(PQconsumeInput) X(PQenterPipelineMode) X(PQerrorMessage) \
     X(PQescapeIdentifier) X(PQexec) X(PQexecParams) X(PQexecPrepared) X(PQexitPipelineMode) \
-    X(PQfinish) X(PQfname) X(PQfreemem) X(PQgetResult) X(PQgetisnull) X(PQgetvalue) X(PQhost) \
+    X(PQfinish) X(PQflush) X(PQfname) X(PQfreemem) X(PQgetResult) X(PQgetisnull) X(PQgetvalue) X(PQhost) \
     X(PQnfields) X(PQnotifies) X(PQntuples) X(PQpipelineSync) X(PQport) X(PQprepare) X(PQreset) \
     X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendQueryParams) X(PQsendQueryPrepared) \
     X(PQsetNoticeProcessor) X(PQsocket) X(PQstatus) X(PQtransactionStatus)
@@ -85,6 +85,7 @@ PGresult *PQexecPrepared(PGconn *c, const char *name, int n, const char *const *
 }
 int PQexitPipelineMode(PGconn *c) { return pq()->PQexitPipelineMode(c); }
 void PQfinish(PGconn *c) { pq()->PQfinish(c); }
+int PQflush(PGconn *c) { return pq()->PQflush(c); }
 char *PQfname(const PGresult *r, int field) { return pq()->PQfname(r, field); }
 void PQfreemem(void *p) { pq()->PQfreemem(p); }
 PGresult *PQgetResult(PGconn *c) { return pq()->PQgetResult(c); }

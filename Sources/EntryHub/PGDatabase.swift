@@ -47,6 +47,18 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     /// The failure of kept writes sent where nothing could throw (``changes``):
     /// the next statement throws it, until the transaction ends.
     private var keptFailure: PGError?
+    /// Statements sent in the open pipeline whose results are not read yet, by
+    /// their SQL, and whether the result is returned (a query's) or only checked.
+    private var inFlight: [(sql: String, returned: Bool)] = []
+    /// Kept writes past which they are sent ahead, while the transaction goes
+    /// on (their results are read with the next answer needed): the server
+    /// runs them while entryd works out the next ones.
+    static let sendAhead = 256
+    /// True while the open transaction was begun `READ ONLY` (a reader's).
+    private var readOnly = false
+    /// True while the `COMMIT` of a read-only transaction is sent, its result
+    /// not read yet (``commitsAhead()``): the next use of the connection reads it.
+    private var commitInFlight = false
     /// Between a `BEGIN` that ran and the `COMMIT` or `ROLLBACK` that ends it,
     /// whatever became of the connection meanwhile.
     private var open = false
@@ -58,10 +70,11 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
         self.connection = connection
     }
 
-    var inTransaction: Bool { beginKept || connection.inTransaction }
+    var inTransaction: Bool { beginKept || (!commitInFlight && connection.inTransaction) }
 
     var transactionFailed: Bool {
         guard keptFailure == nil else { return true }
+        guard !commitInFlight else { return false }
         guard let conn = connection.conn else { return false }
         return PQtransactionStatus(conn) == PQTRANS_INERROR
     }
@@ -133,7 +146,9 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     // MARK: - Pipelined writes
 
     /// True when writes (or the `BEGIN`) are kept, or a failure of kept writes is pending.
-    fileprivate var hasKept: Bool { !kept.isEmpty || beginKept || keptFailure != nil }
+    fileprivate var hasKept: Bool {
+        !kept.isEmpty || beginKept || keptFailure != nil || !inFlight.isEmpty || commitInFlight
+    }
 
     /// Whether `statement`, run without reading its rows, is kept for later
     /// (the type's "pipelined"): a `BEGIN` outside a transaction, or a write
@@ -148,13 +163,27 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     /// lost connects again first, as when it is sent at once.
     fileprivate func keep(_ call: PGPrepared.Call) throws(PGError) {
         if call.statement.opens {
+            settle()
             if try connection.reconnectIfLost() { prepared.removeAll() }
             beginKept = true
+            readOnly = call.statement.sql.contains("READ ONLY")
             open = true
         } else {
             totalChanges += 1  // "has written": a job that fails after this rolls back with its savepoint
         }
         kept.append(call)
+        if kept.count >= Self.sendAhead && !beginKept && keptFailure == nil {
+            let ahead = kept
+            kept.removeAll()
+            do throws(PGError) {
+                try stream(ahead)
+                if let conn = connection.conn, PQflush(conn) != 0 { throw connection.connectionError("flush") }
+            } catch {
+                abandon()
+                keptFailure = error
+                throw error
+            }
+        }
     }
 
     /// Drops what is kept, for a `ROLLBACK` (`rollingBackAll`) or a `ROLLBACK
@@ -165,6 +194,7 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     ///   transaction is over.
     fileprivate func dropKept(rollingBackAll: Bool) -> Bool {
         let unsent = rollingBackAll && beginKept
+        abandon()
         kept.removeAll()
         keptFailure = nil
         if rollingBackAll { beginKept = false }
@@ -185,39 +215,44 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     /// Sends the kept writes, then `queries`, then `texts`, as one pipeline
-    /// batch (``flush(then:texts:)``).
+    /// batch (``flush(then:texts:)``), after any sent ahead (``keep(_:)``).
     /// - Returns: the results of `queries`, in order, which the caller clears.
     fileprivate func flush(then queries: [PGPrepared.Call], texts: [PGStatement] = []) throws(PGError)
         -> [OpaquePointer]
     {
         if let keptFailure { throw keptFailure }
+        settle()
         let calls = kept + queries
         let begins = beginKept
         kept.removeAll()
         beginKept = false
         do {
-            return try send(calls, returning: queries.count, texts: texts)
+            try stream(calls, returning: queries.count)
+            try stream(texts)
+            return try finish()
         } catch {
+            abandon()
             guard begins, error.isConnectionFailure else { throw error }
             prepared.removeAll()
             try connection.reconnect()
-            return try send(calls, returning: queries.count, texts: texts)
+            try stream(calls, returning: queries.count)
+            try stream(texts)
+            return try finish()
         }
     }
 
-    /// One pipeline batch of `calls`, then `texts`; returns the results of
-    /// the last `returning` calls (``flush(then:texts:)``).
-    private func send(_ calls: [PGPrepared.Call], returning: Int, texts: [PGStatement]) throws(PGError)
-        -> [OpaquePointer]
-    {
+    /// Sends `calls` in the open pipeline (entering pipeline mode when not in
+    /// it), without waiting for their results (``finish()`` reads them); the
+    /// results of the last `returning` are to be returned. Runs of one kept
+    /// INSERT or DELETE go as one statement of many rows (``PGPrepared/MultiRow``).
+    private func stream(_ calls: [PGPrepared.Call], returning: Int = 0) throws(PGError) {
+        guard !calls.isEmpty else { return }
         guard let conn = connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed") }
-        // After a reconnect, statements are prepared anew (not possible inside the pipeline).
-        for call in calls where !holds(call.statement) { try adopt(call.statement) }
-        guard PQenterPipelineMode(conn) == 1 else { throw connection.connectionError("cannot enter pipeline mode") }
-        defer { PQexitPipelineMode(conn) }
-        // Each item sent, by the SQL its errors name; runs of one kept INSERT go as one
-        // statement of many rows (PGPrepared.MultiRow).
-        var sqls: [String] = []
+        if inFlight.isEmpty {
+            // After a reconnect, statements are prepared anew (not possible inside the pipeline).
+            for call in calls where !holds(call.statement) { try adopt(call.statement) }
+            guard PQenterPipelineMode(conn) == 1 else { throw connection.connectionError("cannot enter pipeline mode") }
+        }
         let keptCount = calls.count - returning
         var i = 0
         while i < calls.count {
@@ -240,25 +275,44 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
                 sent = PQsendQueryPrepared(conn, call.statement.name, Int32(copies.count), pointers, nil, nil, 0)
                 copies.forEach { free($0) }
             }
+            inFlight.append((call.statement.sql, i >= keptCount))
             guard sent == 1 else { throw connection.connectionError(call.statement.sql) }
-            sqls.append(call.statement.sql)
             i = end
         }
-        let firstReturned = sqls.count - returning
-        let callCount = sqls.count
+    }
+
+    /// Sends `texts` (text parameters, not prepared) in the open pipeline (``stream(_:returning:)``).
+    private func stream(_ texts: [PGStatement]) throws(PGError) {
+        guard !texts.isEmpty else { return }
+        guard let conn = connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed") }
+        if inFlight.isEmpty {
+            guard PQenterPipelineMode(conn) == 1 else { throw connection.connectionError("cannot enter pipeline mode") }
+        }
         for text in texts {
             let copies = text.params.map { $0.map { strdup($0) } ?? nil }
             let pointers = copies.map { $0.map { UnsafePointer($0) } }
             let sent = PQsendQueryParams(conn, text.sql, Int32(copies.count), nil, pointers, nil, nil, 0)
             copies.forEach { free($0) }
+            inFlight.append((text.sql, false))
             guard sent == 1 else { throw connection.connectionError(text.sql) }
-            sqls.append(text.sql)
         }
+    }
+
+    /// Ends the open pipeline with a sync, reads every result of what was
+    /// sent, and leaves pipeline mode.
+    /// - Returns: the results of the calls sent to be returned, in order, which the caller clears.
+    /// - Throws: ``PGError`` of the first statement that failed.
+    private func finish() throws(PGError) -> [OpaquePointer] {
+        guard !inFlight.isEmpty else { return [] }
+        guard let conn = connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed") }
+        let sent = inFlight
+        inFlight.removeAll()
+        defer { PQexitPipelineMode(conn) }
         guard PQpipelineSync(conn) == 1 else { throw connection.connectionError("pipeline sync") }
         var firstError: PGError?
         var results: [OpaquePointer] = []
         let clearAll = { results.forEach { PQclear($0) } }
-        for (i, sql) in sqls.enumerated() {
+        for (sql, returned) in sent {
             guard let res = PQgetResult(conn) else {
                 clearAll()
                 throw connection.connectionError(sql)
@@ -266,7 +320,7 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
             let status = PQresultStatus(res)
             if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
                 counted(Int(String(cString: PQcmdTuples(res))) ?? 0)
-                if i >= firstReturned && i < callCount { results.append(res) } else { PQclear(res) }
+                if returned { results.append(res) } else { PQclear(res) }
             } else {
                 if firstError == nil { firstError = connection.error(of: res, sql: sql) }
                 PQclear(res)
@@ -289,6 +343,62 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
             throw connection.connectionError("pipeline sync")
         }
         return results
+    }
+
+    /// Sends the `COMMIT` of the open read-only transaction (a reader's, which
+    /// wrote nothing and kept nothing) with its sync, without waiting for its
+    /// answer: a read costs one round trip, its `BEGIN` and queries. The next
+    /// use of the connection reads the answer first (``settle()``); a read-only
+    /// transaction has nothing to lose if its `COMMIT` fails.
+    /// - Returns: false when the transaction is not such a one (the caller sends the `COMMIT` as usual).
+    fileprivate func commitsAhead(_ commit: PGPrepared) -> Bool {
+        guard open, readOnly, kept.isEmpty, !beginKept, keptFailure == nil, inFlight.isEmpty, !commitInFlight,
+            holds(commit), let conn = connection.conn, PQtransactionStatus(conn) == PQTRANS_INTRANS
+        else { return false }
+        guard PQenterPipelineMode(conn) == 1 else { return false }
+        guard PQsendQueryPrepared(conn, commit.name, 0, nil, nil, nil, 0) == 1, PQpipelineSync(conn) == 1 else {
+            commitInFlight = true
+            settle()
+            return false
+        }
+        _ = PQflush(conn)
+        commitInFlight = true
+        open = false
+        readOnly = false
+        counted(0)
+        return true
+    }
+
+    /// Reads the answer to a `COMMIT` sent ahead (``commitsAhead(_:)``) and leaves pipeline mode.
+    private func settle() {
+        guard commitInFlight else { return }
+        commitInFlight = false
+        guard let conn = connection.conn else { return }
+        // The COMMIT's result and its NULL, then the sync's; two NULLs running: nothing more comes.
+        var nulls = 0
+        while nulls < 2 {
+            guard let res = PQgetResult(conn) else {
+                nulls += 1
+                continue
+            }
+            nulls = 0
+            let synced = PQresultStatus(res) == PGRES_PIPELINE_SYNC
+            PQclear(res)
+            if synced { break }
+        }
+        PQexitPipelineMode(conn)
+    }
+
+    /// After a failure while sending or reading: what was in flight is given up
+    /// (its results read and dropped when the connection still answers).
+    private func abandon() {
+        settle()
+        guard !inFlight.isEmpty else { return }
+        if connection.conn.map({ PQstatus($0) == CONNECTION_OK }) ?? false {
+            _ = try? finish()
+        }
+        inFlight.removeAll()
+        if let conn = connection.conn { PQexitPipelineMode(conn) }
     }
 
     /// Runs `body`; when it failed because the connection was found dead and
@@ -319,6 +429,15 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     /// Prepares `statement` on the connection under its name (again after a reconnect).
     /// - Throws: ``PGError``.
     fileprivate func prepare(_ statement: PGPrepared) throws(PGError) {
+        settle()
+        if !inFlight.isEmpty {
+            // Not inside a pipeline: what was sent ahead is read first.
+            do { _ = try finish() } catch {
+                abandon()
+                keptFailure = keptFailure ?? error
+                throw error
+            }
+        }
         guard let conn = connection.conn else {
             throw PGError(sqlState: "08003", message: "the connection is closed", sql: statement.sql)
         }
@@ -463,6 +582,7 @@ final class PGPrepared: SQLStatement {
             database.counted(0)
             return
         }
+        if sql == "COMMIT", database.commitsAhead(self) { return }
         if database.keeps(self) { return try database.keep(Call(statement: self, values: values.map(\.text))) }
         let res = try execute(values)
         database.counted(Int(String(cString: PQcmdTuples(res))) ?? 0)
@@ -635,8 +755,9 @@ enum PGDialect {
 extension PGDatabase: BatchLookupDatabase {
     /// The per-change checks of an Apply's batch (``BatchLookupDatabase``): four
     /// queries on arrays of the batch's stamps and entries, sent with the kept
-    /// writes in one pipeline batch, one round trip whatever the batch's size.
-    func lookUp(_ lookups: BatchLookups) throws {
+    /// writes (and the `BEGIN`) in one pipeline batch, one round trip whatever
+    /// the batch's size; with `claiming`, ``ChangeFeed/claim(_:)``'s statement first.
+    func lookUp(_ lookups: BatchLookups, claiming: Bool) throws -> (seq: Int64, hlc: HLC)? {
         let nodes = PGDialect.array(lookups.stamps.map(\.node))
         let hlcs = PGDialect.array(lookups.stamps.map(\.hlc.description))
         let ids = PGDialect.array(lookups.entries)
@@ -657,16 +778,26 @@ extension PGDatabase: BatchLookupDatabase {
             "SELECT \(BatchLookups.entryColumns) FROM entries WHERE id IN (\(fresh))",
             "SELECT entry, key FROM entry_keys WHERE entry IN (\(fresh))",
         ].map { try statement($0) as! PGPrepared }
-        let results = try ran(opens: false, closes: false) { () throws(PGError) in
-            try flush(then: [
-                PGPrepared.Call(statement: statements[0], values: [nodes, hlcs]),
-                PGPrepared.Call(statement: statements[1], values: [ids]),
-                PGPrepared.Call(statement: statements[2], values: [nodes, hlcs, stampEntries]),
-                PGPrepared.Call(statement: statements[3], values: [nodes, hlcs, stampEntries]),
-            ])
+        var calls = [
+            PGPrepared.Call(statement: statements[0], values: [nodes, hlcs]),
+            PGPrepared.Call(statement: statements[1], values: [ids]),
+            PGPrepared.Call(statement: statements[2], values: [nodes, hlcs, stampEntries]),
+            PGPrepared.Call(statement: statements[3], values: [nodes, hlcs, stampEntries]),
+        ]
+        if claiming {
+            calls.insert(
+                PGPrepared.Call(statement: try statement(ChangeFeed.claimSQL) as! PGPrepared, values: []), at: 0)
         }
+        var results = try ran(opens: false, closes: false) { () throws(PGError) in try flush(then: calls) }
         defer { results.forEach { PQclear($0) } }
-        guard results.count == 4 else { throw connection.connectionError(statements[0].sql) }
+        guard results.count == calls.count else { throw connection.connectionError(statements[0].sql) }
+        var claimed: (seq: Int64, hlc: HLC)?
+        if claiming {
+            let row = PGRow(results.removeFirst())
+            defer { PQclear(row.res) }
+            // As ChangeFeed.claim reads it (the counter's one row).
+            claimed = PQntuples(row.res) == 0 ? (0, .zero) : (row.int(0), HLC(rawValue: UInt64(bitPattern: row.int(1))))
+        }
         let rows = results.map { PGRow($0) }
         for r in 0..<PQntuples(results[0]) {
             rows[0].row = r
@@ -684,5 +815,6 @@ extension PGDatabase: BatchLookupDatabase {
             rows[3].row = r
             lookups.addKey(entry: rows[3].text(0), key: rows[3].text(1))
         }
+        return claimed
     }
 }

@@ -79,6 +79,22 @@ import EntryModel
         try db.statement("ROLLBACK").run()
         #expect(!db.inTransaction)
         #expect(try Self.count(db) == 0)
+
+        // Sent ahead (past PGDatabase.sendAhead kept writes): a failure among them is
+        // reported all the same, and a statement prepared meanwhile reads them first.
+        try db.statement("BEGIN").run()
+        _ = try Self.count(db)
+        for i in 0..<(PGDatabase.sendAhead + 10) { try insert.run([.text(i == 7 ? "k6" : "k\(i)"), .text("e")]) }
+        #expect(throws: PGError.self) { _ = try db.statement("SELECT key FROM k WHERE entry = ?") }
+        #expect(db.transactionFailed)
+        try db.execute("ROLLBACK")
+        #expect(try Self.count(db) == 0)
+        try db.statement("BEGIN").run()
+        _ = try Self.count(db)
+        for i in 0..<(PGDatabase.sendAhead * 2 + 10) { try insert.run([.text("k\(i)"), .text("e")]) }
+        try db.statement("ROLLBACK").run()
+        #expect(!db.inTransaction && !db.connection.inTransaction)
+        #expect(try Self.count(db) == 0)
     }
 
     @Test("a transaction that only began sends nothing at its end; one that wrote commits in one batch with its writes")
@@ -92,6 +108,19 @@ import EntryModel
         try db.statement("BEGIN").run()
         try db.statement("ROLLBACK").run()
         #expect(!db.inTransaction && !db.connection.inTransaction)
+        // A read's COMMIT goes without waiting; the next use reads its answer first.
+        for _ in 0..<3 {
+            try db.statement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").run()
+            #expect(try Self.count(db) == 0)
+            try db.statement("COMMIT").run()
+            #expect(!db.inTransaction && !db.transactionFailed)
+        }
+        try db.execute("INSERT INTO k (key, entry) VALUES ('z', 'e')")
+        try db.statement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").run()
+        #expect(try Self.count(db) == 1)
+        try db.statement("COMMIT").run()
+        try db.statement("DELETE FROM k WHERE key = ?").run([.text("z")])
+        #expect(try Self.count(db) == 0 && !db.connection.inTransaction)
         // Savepoints send what is kept before them; ROLLBACK TO drops what follows.
         try db.statement("BEGIN").run()
         let insert = try db.statement("INSERT INTO k (key, entry) VALUES (?, ?)")

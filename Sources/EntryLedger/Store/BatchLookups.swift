@@ -14,8 +14,12 @@ package protocol BatchLookupDatabase: SQLDatabase {
     /// (``BatchLookups/addEntry(_:)``, ``BatchLookups/addKey(entry:key:)``) of
     /// the entries of the stamps *not* logged (``BatchLookups/stampEntries``):
     /// a change already logged is skipped, its entry not read.
+    ///
+    /// With `claiming`, first takes the shared change log (``SharedChangeLog/claim(_:)``:
+    /// the same statement, in the same round trip, before the reads).
+    /// - Returns: what the claim read (`nil` without `claiming`).
     /// - Throws: the database's ``StorageError``.
-    func lookUp(_ lookups: BatchLookups) throws
+    func lookUp(_ lookups: BatchLookups, claiming: Bool) throws -> (seq: Int64, hlc: HLC)?
 }
 
 /// What an Apply read ahead for its batch (``BatchLookupDatabase``), kept up
@@ -116,14 +120,23 @@ package final class BatchLookups {
 }
 
 extension WriteContext {
-    /// Reads ahead for the Apply of `changes` when the database answers in
-    /// batches (``BatchLookupDatabase``): sets ``lookups`` until ``endLookups()``.
-    /// Call after the claim: what it reads must be what the round's writes start from.
+    /// Before an Apply of `changes` reads anything: claims the shared change
+    /// log (``claim()``: two instances applying one batch at once would both
+    /// find it new), and when the database answers in batches
+    /// (``BatchLookupDatabase``) reads ahead what the Apply checks per change,
+    /// in the same round trip as the claim: ``lookups`` until ``endLookups()``.
+    /// Nothing for an empty batch.
     /// - Throws: the database's ``StorageError``.
-    func lookUp(_ changes: [ChangeRecord]) throws {
-        guard let db = db as? any BatchLookupDatabase, !changes.isEmpty else { return }
+    func claim(lookingUp changes: [ChangeRecord]) throws {
+        guard !changes.isEmpty else { return }
+        guard let db = db as? any BatchLookupDatabase else { return try claim() }
         let lookups = BatchLookups(changes)
-        try db.lookUp(lookups)
+        let claiming = shared != nil && !hasClaimed
+        if let now = try db.lookUp(lookups, claiming: claiming) {
+            try took(now)
+        } else {
+            try claim()
+        }
         lookups.settle()
         self.lookups = lookups
     }

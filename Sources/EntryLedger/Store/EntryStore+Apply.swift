@@ -34,9 +34,8 @@ extension EntryStore {
         let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
             // Claimed before anything is read (whether a change is logged, an entry erased):
             // two instances applying one batch at once would both find it new.
-            if !changes.isEmpty { try ctx.claim() }
-            // On a server, the per-change checks of the whole batch in one round trip.
-            try ctx.lookUp(changes)
+            // On a server, with the per-change checks of the whole batch, in one round trip.
+            try ctx.claim(lookingUp: changes)
             defer { ctx.endLookups() }
             let wall = ctx.clock.wallClock()
             for change in changes where change.hlc.milliseconds > wall + UInt64(maxClockSkewMs) {
