@@ -762,11 +762,15 @@ extension PGDatabase: BatchLookupDatabase {
         let hlcs = PGDialect.array(lookups.stamps.map(\.hlc.description))
         let ids = PGDialect.array(lookups.entries)
         let stampEntries = PGDialect.array(lookups.stampEntries)
-        // The entries of the changes not logged: a skipped change's entry is not read.
+        // The entries of the changes not logged: a skipped change's entry is not read. Each
+        // lookup by index: `NOT (EXISTS … OR EXISTS …)` stays a subplan per stamp, where
+        // `NOT EXISTS … AND NOT EXISTS …` became anti-joins the planner could run as scans of
+        // the whole change log (0.3–0.5 ms a one-change batch in the hub bench, against
+        // 0.02 for the first query), and `= ANY(ARRAY(…))` keeps the entries' lookup by index.
         let fresh = """
             SELECT k.entry FROM unnest($1::text[], $2::text[], $3::text[]) AS k(node, hlc, entry)
-            WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.node = k.node AND c.hlc = k.hlc)
-              AND NOT EXISTS (SELECT 1 FROM folded f WHERE f.hlc = k.hlc AND f.node = k.node)
+            WHERE NOT (EXISTS (SELECT 1 FROM changes c WHERE c.node = k.node AND c.hlc = k.hlc)
+                    OR EXISTS (SELECT 1 FROM folded f WHERE f.hlc = k.hlc AND f.node = k.node))
             """
         let statements = try [
             """
@@ -775,8 +779,8 @@ extension PGDatabase: BatchLookupDatabase {
                OR EXISTS (SELECT 1 FROM folded f WHERE f.hlc = k.hlc AND f.node = k.node)
             """,
             "SELECT entry FROM erasures WHERE entry = ANY($1::text[])",
-            "SELECT \(BatchLookups.entryColumns) FROM entries WHERE id IN (\(fresh))",
-            "SELECT entry, key FROM entry_keys WHERE entry IN (\(fresh))",
+            "SELECT \(BatchLookups.entryColumns) FROM entries WHERE id = ANY(ARRAY(\(fresh)))",
+            "SELECT entry, key FROM entry_keys WHERE entry = ANY(ARRAY(\(fresh)))",
         ].map { try statement($0) as! PGPrepared }
         var calls = [
             PGPrepared.Call(statement: statements[0], values: [nodes, hlcs]),
