@@ -14,9 +14,9 @@
     X(PQbackendPID) X(PQclear) X(PQcmdTuples) X(PQconnectdbParams) X(PQconninfoFree) \
     X(PQconninfoParse) X(PQconsumeInput) X(PQenterPipelineMode) X(PQerrorMessage) \
     X(PQescapeIdentifier) X(PQexec) X(PQexecParams) X(PQexecPrepared) X(PQexitPipelineMode) \
-    X(PQfinish) X(PQfname) X(PQfreemem) X(PQgetResult) X(PQgetisnull) X(PQgetvalue) X(PQhost) \
+    X(PQfinish) X(PQflush) X(PQfname) X(PQfreemem) X(PQgetResult) X(PQgetisnull) X(PQgetvalue) X(PQhost) \
     X(PQnfields) X(PQnotifies) X(PQntuples) X(PQpipelineSync) X(PQport) X(PQprepare) X(PQreset) \
-    X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendQueryParams) \
+    X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendQueryParams) X(PQsendQueryPrepared) \
     X(PQsetNoticeProcessor) X(PQsocket) X(PQstatus) X(PQtransactionStatus)
 
 /// The resolved functions, each of the type libpq-fe.h declares.
@@ -85,6 +85,7 @@ PGresult *PQexecPrepared(PGconn *c, const char *name, int n, const char *const *
 }
 int PQexitPipelineMode(PGconn *c) { return pq()->PQexitPipelineMode(c); }
 void PQfinish(PGconn *c) { pq()->PQfinish(c); }
+int PQflush(PGconn *c) { return pq()->PQflush(c); }
 char *PQfname(const PGresult *r, int field) { return pq()->PQfname(r, field); }
 void PQfreemem(void *p) { pq()->PQfreemem(p); }
 PGresult *PQgetResult(PGconn *c) { return pq()->PQgetResult(c); }
@@ -106,6 +107,10 @@ ExecStatusType PQresultStatus(const PGresult *r) { return pq()->PQresultStatus(r
 int PQsendQueryParams(PGconn *c, const char *q, int n, const Oid *types, const char *const *values,
                       const int *lengths, const int *formats, int resultFormat) {
     return pq()->PQsendQueryParams(c, q, n, types, values, lengths, formats, resultFormat);
+}
+int PQsendQueryPrepared(PGconn *c, const char *name, int n, const char *const *values, const int *lengths,
+                        const int *formats, int resultFormat) {
+    return pq()->PQsendQueryPrepared(c, name, n, values, lengths, formats, resultFormat);
 }
 PQnoticeProcessor PQsetNoticeProcessor(PGconn *c, PQnoticeProcessor f, void *arg) {
     return pq()->PQsetNoticeProcessor(c, f, arg);

@@ -86,12 +86,15 @@ enum ChangeFeed {
     /// payload is the highest seq that commit wrote, in decimal.
     static let channel = "entryd_changes"
 
+    /// The claim's statement: the counter's row, locked until the transaction ends.
+    static let claimSQL = "SELECT seq, hlc FROM change_counter FOR UPDATE"
+
     /// Takes the counter until the transaction on `db` ends (``SharedChangeLog/claim(_:)``).
     /// - Returns: the highest committed seq and the node's last HLC.
     /// - Throws: ``PGError``.
     static func claim(_ db: any SQLDatabase) throws -> (seq: Int64, hlc: HLC) {
         var now: (seq: Int64, hlc: HLC) = (0, .zero)
-        try db.statement("SELECT seq, hlc FROM change_counter FOR UPDATE").query {
+        try db.statement(claimSQL).query {
             now = ($0.int(0), HLC(rawValue: UInt64(bitPattern: $0.int(1))))
         }
         return now

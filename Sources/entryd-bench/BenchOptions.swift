@@ -31,12 +31,14 @@ struct BenchOptions {
     var hubSeconds = 10.0
     /// The hub bench's PostgreSQL server (a libpq URI); default `$ENTRYD_TEST_PG`, else a throwaway cluster.
     var pg: String?
+    /// Changes the hub bench's bulk rows push and pull (``HubBulk``). Default 20,000; `--quick` 2,000; 0: none.
+    var bulk = 20_000
 
     static let usage = """
         usage: entryd-bench [--entries N] [--seconds S] [--quick] [--no-postgres] [--import-batch N] [--entryd PATH] [--keep]
            entryd-bench --web [--clients N] [--seconds S] [--entryd PATH] [--keep]
            entryd-bench --search [--entries N] [--quick] [--import-batch N] [--entryd PATH] [--keep]
-           entryd-bench --hub [--edges N] [--instances 1,2,4] [--seconds S] [--pg URI] [--quick] [--no-postgres] [--entryd PATH] [--keep]
+           entryd-bench --hub [--edges N] [--instances 1,2,4] [--seconds S] [--bulk N] [--pg URI] [--quick] [--no-postgres] [--entryd PATH] [--keep]
 
         Starts the built entryd on a temporary socket and database, drives it over the
         socket, measures raw SQLite (and PostgreSQL 15 with pgbench when installed) on
@@ -59,7 +61,9 @@ struct BenchOptions {
                          entryd on one PostgreSQL database, then the most instances again with one killed
                          halfway; --seconds S per configuration (default 10); PostgreSQL from --pg URI,
                          else $ENTRYD_TEST_PG, else a throwaway cluster (scripts/pg-cluster);
-                         --quick: 20 edges, 1 s, instances 1,2; --no-postgres: SQLite only
+                         --quick: 20 edges, 1 s, instances 1,2; --no-postgres: SQLite only;
+                         then --bulk N changes (default 20000, --quick 2000, 0: none) pushed by one edge into
+                         a SQLite and a PostgreSQL hub and pulled by a new edge, each a whole `entryctl sync`
         """
 
     /// The options as the scanner reads them. Each may be given again, the last one counting.
@@ -68,6 +72,7 @@ struct BenchOptions {
         (["--no-postgres"], nil),
         (["--import-batch"], "N"), (["--entryd"], "PATH"), (["--keep"], nil), (["--web"], nil), (["--clients"], "N"),
         (["--hub"], nil), (["--search"], nil), (["--edges"], "N"), (["--instances"], "LIST"), (["--pg"], "URI"),
+        (["--bulk"], "N"),
     ].map { ArgumentOption($0.0, value: $0.1, repeatable: true) }
 
     /// Parses `arguments` (without the program name), in order.
@@ -79,6 +84,7 @@ struct BenchOptions {
         var explicitSeconds: Double?
         var explicitEdges: Int?
         var explicitInstances: [Int]?
+        var explicitBulk: Int?
         var noPostgres = false
         var scanner = ArgumentScanner(arguments, options: options, positionals: false)
         while true {
@@ -117,6 +123,11 @@ struct BenchOptions {
                         "--pg must be a libpq URI starting with postgresql:// or postgres:// (not '\(text)')")
                 }
                 o.pg = text
+            case "--bulk":
+                guard let n = Int(text), (0...1_000_000).contains(n) else {
+                    throw BenchUsageError("--bulk must be 0…1000000")
+                }
+                explicitBulk = n
             case "--clients":
                 guard let n = Int(text), (1...2000).contains(n) else {
                     throw BenchUsageError("--clients must be 1…2000")
@@ -149,12 +160,14 @@ struct BenchOptions {
                 o.edges = 20
                 o.hubSeconds = 1
                 o.instances = [1, 2]
+                o.bulk = 2_000
             }
+            if let explicitBulk { o.bulk = explicitBulk }
             if let explicitEdges { o.edges = explicitEdges }
             if let explicitSeconds { o.hubSeconds = explicitSeconds }
             if let explicitInstances { o.instances = explicitInstances }
-        } else if explicitEdges != nil || explicitInstances != nil || o.pg != nil {
-            throw BenchUsageError("--edges, --instances and --pg belong to --hub")
+        } else if explicitEdges != nil || explicitInstances != nil || o.pg != nil || explicitBulk != nil {
+            throw BenchUsageError("--edges, --instances, --bulk and --pg belong to --hub")
         }
         if o.hub && o.web { throw BenchUsageError("--hub and --web are separate runs: give one") }
         return o

@@ -138,7 +138,13 @@ struct HubBench {
             }
             outcomes.append(outcome)
         }
-        return render(outcomes, notes: notes, edges: edges, seconds: seconds)
+        var (text, ok) = render(outcomes, notes: notes, edges: edges, seconds: seconds)
+        if options.bulk > 0 {
+            let bulk = HubBulk(entryd: entryd, directory: directory, changes: options.bulk).run(postgres: postgres)
+            text += bulk.text
+            ok = ok && bulk.ok
+        }
+        return (text, ok)
     }
 
     /// Starts the configuration's instances, runs the edges, drains, checks, and stops the instances.

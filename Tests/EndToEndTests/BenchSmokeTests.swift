@@ -97,6 +97,10 @@ import Testing
             kill.hasPrefix("kill: instance 2 killed at ") && kill.hasSuffix("lost 0, duplicated 0, resyncs 0"),
             "\(kill)")
         #expect(r.stderr.contains("entryd-bench: hub: draining"))
+        // The bulk rows (issue 34): 2,000 changes pushed into each hub and pulled back.
+        #expect(
+            r.stdout.contains("### Hub bulk: 2000 changes") && r.stdout.contains("| PostgreSQL | ")
+                || r.stdout.contains("bulk: not run"), "\(r.stdout)")
     }
 
     /// Processes whose command line holds the bench's neighbour marker (`entryd-bench-neighbour`).

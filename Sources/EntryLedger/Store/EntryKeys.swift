@@ -3,7 +3,7 @@ import EntryModel
 
 /// The derived search keys of entries (``SearchKeys``) in the table
 /// `entry_keys` (SQLite migration 8, PostgreSQL migration 5): one row per
-/// (key, entry), kept by ``WriteContext/save(_:layout:)`` in the transaction
+/// (key, entry), kept by ``WriteContext/save(_:layout:keys:before:)`` in the transaction
 /// of every write of the entry's row, removed by an erasure, and rebuilt
 /// whole when the libraries or the key format that made them change
 /// (``EntryStore/rebuildKeysIfStale(_:layoutOf:batch:)``).

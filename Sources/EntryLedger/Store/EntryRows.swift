@@ -1,10 +1,10 @@
 import CSQLite
 import EntryModel
 extension WriteContext {
-    static let selectEntry = """
-        SELECT id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq
-        FROM entries WHERE id = ?
-        """
+    /// The columns of an `entries` row that ``EntryStore/entry(from:)`` reads, in order.
+    static let entryColumns =
+        "id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq"
+    static let selectEntry = "SELECT \(entryColumns) FROM entries WHERE id = ?"
 
     /// The upsert of an entries row on a database server (``save(_:layout:keys:)``).
     static let saveServer = """
@@ -41,6 +41,7 @@ extension WriteContext {
     /// twice, a field group written back stale.
     func load(_ id: String) throws -> StoredEntry? {
         try claim()
+        if let read = lookups?.entry(id) { return read }
         return try EntryStore.loadEntry(db, id)
     }
 
@@ -82,16 +83,15 @@ extension WriteContext {
         ]
         if onSQLite { values.append(.text(name)) }
         try db.statement(onSQLite ? WriteContext.saveSQLite : WriteContext.saveServer).run(values)
-        switch before {
-        case .fields(let old) where SearchKeys.sources(of: layout).allSatisfy({ old[$0] == entry.fields[$0] }):
+        if case .fields(let old) = before, SearchKeys.sources(of: layout).allSatisfy({ old[$0] == entry.fields[$0] }) {
+            lookups?.saved(entry, keys: nil)
             return  // the keys are made of these values alone: they stand
-        case .absent:
-            try EntryStore.writeKeys(
-                db, entry: entry.id, keys: keys ?? SearchKeys.keys(fields: entry.fields, layout: layout), stored: [])
-        case .unknown, .fields:
-            try EntryStore.writeKeys(
-                db, entry: entry.id, keys: keys ?? SearchKeys.keys(fields: entry.fields, layout: layout))
         }
+        let derived = keys ?? SearchKeys.keys(fields: entry.fields, layout: layout)
+        let stored: Set<String>?
+        if case .absent = before { stored = [] } else { stored = lookups?.keys(of: entry.id) }
+        try EntryStore.writeKeys(db, entry: entry.id, keys: derived, stored: stored)
+        lookups?.saved(entry, keys: derived)
     }
 
     /// Appends `change` to the change log and sets its `seq`.
@@ -100,20 +100,28 @@ extension WriteContext {
         // SQLite numbers the row (AUTOINCREMENT: never a seq used before); a shared
         // change log was claimed by the round (began()), so lastSeq + 1 is this node's next.
         try claim()
-        var seq: Int64 = 0
-        try db.statement(
-            """
+        let insert = """
             INSERT INTO changes (seq, node, hlc, entry, form, op, fields, base, actor, at, reason, via, superseded)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
-        ).query([
+        let values: [SQLValue] = [
             shared == nil ? .null : .int(lastSeq + 1),
             .text(change.node), .text(change.hlc.description), .text(change.entry), .text(change.form),
             .text(change.op.rawValue), .text(JSON.stringMap(change.fields).text),
             .text(JSON.stringMap(change.base).text),
             .text(change.actor), .text(change.at), change.reason.map { .text($0) } ?? .null,
             change.via.map { .text($0) } ?? .null, .text(change.superseded.sorted().joined(separator: ",")),
-        ]) { seq = $0.int(0) }
+        ]
+        var seq: Int64 = 0
+        if shared != nil {
+            // The seq is this round's own: nothing to read back, so a server may send the row
+            // with the next statement that needs an answer (PGDatabase's pipelined writes).
+            try db.statement(insert).run(values)
+            seq = lastSeq + 1
+        } else {
+            try db.statement(insert + " RETURNING seq").query(values) { seq = $0.int(0) }
+        }
+        lookups?.logged(change.stamp)
         change.seq = seq
         lastSeq = seq
     }

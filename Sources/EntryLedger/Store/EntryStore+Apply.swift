@@ -34,7 +34,9 @@ extension EntryStore {
         let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
             // Claimed before anything is read (whether a change is logged, an entry erased):
             // two instances applying one batch at once would both find it new.
-            if !changes.isEmpty { try ctx.claim() }
+            // On a server, with the per-change checks of the whole batch, in one round trip.
+            try ctx.claim(lookingUp: changes)
+            defer { ctx.endLookups() }
             let wall = ctx.clock.wallClock()
             for change in changes where change.hlc.milliseconds > wall + UInt64(maxClockSkewMs) {
                 throw EntryError.clockSkew(node: change.node, aheadMs: Int64(change.hlc.milliseconds - wall))
@@ -64,7 +66,7 @@ extension EntryStore {
                     result.applied += 1
                     continue
                 }
-                if try ctx.erasure(of: change.entry) != nil {
+                if try ctx.isErased(change.entry) {
                     // No resurrection: a change for an erased entry is never stored.
                     result.refusedErased += 1
                     continue
@@ -140,6 +142,7 @@ extension WriteContext {
     /// and compaction removed it as superseded (`folded`, doc/design.md
     /// "Compaction"): a removed change that comes back is skipped, not merged again.
     func isLogged(_ change: ChangeRecord) throws -> Bool {
+        if let known = lookups?.isLogged(change.stamp) { return known }
         var found = false
         let key: [SQLValue] = [.text(change.node), .text(change.hlc.description)]
         try db.statement("SELECT 1 FROM changes WHERE node = ? AND hlc = ?").query(key) { _ in found = true }
@@ -147,6 +150,12 @@ extension WriteContext {
             try db.statement("SELECT 1 FROM folded WHERE hlc = ?2 AND node = ?1").query(key) { _ in found = true }
         }
         return found
+    }
+
+    /// True when entry `id` is erased (``erasure(of:)``).
+    func isErased(_ id: String) throws -> Bool {
+        if let known = lookups?.isErased(id) { return known }
+        return try erasure(of: id) != nil
     }
 
     /// Adds `change`'s ``ChangeRecord/superseded`` fields to its logged row (a row

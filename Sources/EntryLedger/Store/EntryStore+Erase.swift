@@ -272,6 +272,7 @@ extension WriteContext {
             .text(change.entry), .text(change.form), .text(change.hlc.description), .text(change.node),
             .text(change.actor), .text(change.at), .text(change.reason ?? ""),
         ])
+        lookups?.scrubbed(change.entry)
     }
 
     /// Marks the database file for a rewrite (``EntryStore/rewriteAfterErasure()``),

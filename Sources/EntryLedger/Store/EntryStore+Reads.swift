@@ -140,29 +140,22 @@ extension EntryStore {
             // Of an erased entry only its erase changes are served (doc/design.md
             // "Erasure"): its other rows are kept, emptied, for the seqs and the
             // (node, HLC) a peer may ask about, but they are not changes to send.
-            let erased = try db.statement("SELECT 1 FROM erasures WHERE entry = ?")
-            // Without any erasure (the usual case) no row needs the per-entry look-up;
-            // asked while the page's statement runs, so both read one snapshot.
-            var anyErased: Bool?
-            try db.statement("SELECT \(EntryStore.changeColumns) FROM changes WHERE seq > ? ORDER BY seq LIMIT ?")
-                .query([.int(since), .int(Int64(max(1, limit)))]) { row in
-                    last = row.int(0)
-                    // An excluded row is skipped before its values are decoded.
-                    if let excludeNode, row.text(1) == excludeNode, (HLC(row.text(2)) ?? .zero) >= excludeSince {
-                        return
-                    }
-                    let change = try EntryStore.change(from: row)
-                    if anyErased == nil {
-                        anyErased = false
-                        try db.statement("SELECT 1 FROM erasures LIMIT 1").query { _ in anyErased = true }
-                    }
-                    if anyErased == true, change.op != .erase {
-                        var isErased = false
-                        try erased.query([.text(change.entry)]) { _ in isErased = true }
-                        if isErased { return }
-                    }
-                    changes.append(change)
-                }
+            // Whether the entry is erased comes with each row: one statement, on a
+            // database server one round trip, not one more per change (issue 34).
+            try db.statement(
+                """
+                SELECT \(EntryStore.changeColumns), EXISTS (SELECT 1 FROM erasures WHERE erasures.entry = changes.entry)
+                FROM changes WHERE seq > ? ORDER BY seq LIMIT ?
+                """
+            )
+            .query([.int(since), .int(Int64(max(1, limit)))]) { row in
+                last = row.int(0)
+                // An excluded row is skipped before its values are decoded.
+                if let excludeNode, row.text(1) == excludeNode, (HLC(row.text(2)) ?? .zero) >= excludeSince { return }
+                let change = try EntryStore.change(from: row)
+                if change.op != .erase && row.int(13) != 0 { return }
+                changes.append(change)
+            }
             return (changes, last)
         }
     }

@@ -16,9 +16,13 @@ final class WriteContext {
 
     /// The change log shared with other instances on a database server; `nil` on SQLite.
     let shared: (any SharedChangeLog)?
+    /// What the running Apply read ahead for its batch (``lookUp(_:)``), `nil` otherwise.
+    var lookups: BatchLookups?
     /// What ``claim()`` read from the shared change log in the open transaction
     /// (`nil` before it): the round publishes only when it moved.
     private var claimed: (seq: Int64, hlc: HLC)?
+    /// True when the open transaction took the shared change log (``claim()``); false on SQLite.
+    var hasClaimed: Bool { claimed != nil }
 
     /// The highest seq this instance knows committed, its own and other
     /// instances' (the store's ``CommitSignal``): a claim below it means the
@@ -103,7 +107,11 @@ final class WriteContext {
     /// - Throws: the server's ``StorageError``.
     func claim() throws {
         guard let shared, claimed == nil else { return }
-        let now = try shared.claim(db)
+        try took(try shared.claim(db))
+    }
+
+    /// After the claim read `now` from the shared change log (``claim()``).
+    func took(_ now: (seq: Int64, hlc: HLC)) throws {
         // After the claim, which may wait for another instance's transaction: a new incarnation
         // this instance took meanwhile is seen here (the seqs known above its start, in the
         // commit signal too, are the old history's), or by wentBack (see takeRebase()).
