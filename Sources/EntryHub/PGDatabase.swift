@@ -370,7 +370,7 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     /// Reads the answer to a `COMMIT` sent ahead (``commitsAhead(_:)``) and leaves pipeline mode.
-    private func settle() {
+    fileprivate func settle() {
         guard commitInFlight else { return }
         commitInFlight = false
         guard let conn = connection.conn else { return }
@@ -603,6 +603,10 @@ final class PGPrepared: SQLStatement {
     /// Runs the statement with `values` (``PGDatabase``'s rules on a dead
     /// connection); the caller clears the result.
     private func execute(_ values: [SQLValue]) throws(PGError) -> OpaquePointer {
+        // A read's COMMIT sent ahead is answered first: a statement after it is
+        // no part of a batch, and may connect again when the server went away
+        // meanwhile (a restart while idle).
+        database.settle()
         if database.hasKept {
             // With the kept writes before it, in one batch.
             let call = Call(statement: self, values: values.map(\.text))

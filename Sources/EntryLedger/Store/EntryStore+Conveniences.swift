@@ -99,6 +99,14 @@ package protocol PendingWrite<Value> {
 package protocol StorageError: Error, Sendable {
     /// The domain error to answer with: `storageFailed` with a reason safe to show.
     var entryError: EntryError { get }
+    /// Whether the connection to a database server was lost (a restart, a
+    /// failover): a read that failed so may run again on a new connection.
+    var isConnectionFailure: Bool { get }
+}
+
+extension StorageError {
+    /// A database that is no server keeps no connection to lose.
+    package var isConnectionFailure: Bool { false }
 }
 
 /// A peer's pull checkpoint, stored by ``EntryStore/apply(_:via:layout:maxClockSkewMs:pulled:)``

@@ -26,9 +26,22 @@ final class ReaderPool: Sendable {
     }
 
     /// Runs `body` with a connection checked out of the pool, inside one read
-    /// transaction so multi-statement reads see one snapshot.
+    /// transaction so multi-statement reads see one snapshot. A read that
+    /// fails because a database server's connection was lost (it restarted
+    /// while the connection sat idle) runs once more.
     /// - Throws: what `body` throws, or the database's ``StorageError``.
     func read<T>(_ body: (any SQLDatabase) throws -> T) throws -> T {
+        do {
+            return try readOnce(body)
+        } catch let error as any StorageError where error.isConnectionFailure {
+            // A read changes nothing: after a database server's restart it runs
+            // once more, on the connection made again (the next BEGIN reconnects).
+            return try readOnce(body)
+        }
+    }
+
+    /// One read transaction on an idle connection (``read(_:)``).
+    private func readOnce<T>(_ body: (any SQLDatabase) throws -> T) throws -> T {
         let db = idle.withLock(while: { $0.isEmpty }) { $0.removeLast() }
         defer { idle.withLock(wake: .one) { $0.append(db) } }
         // Cached statements: no SQL parsing on every read.
