@@ -31,6 +31,13 @@ package final class ServiceThread: Sendable {
     /// - Returns: whether it returned (false: it still runs after `seconds`).
     @discardableResult
     package func wait(seconds: Double) -> Bool {
-        finished.wait(timeout: .now() + max(0, seconds)) == .success
+        // Until `seconds` have passed by ContinuousClock, the clock deadlines are
+        // set with: a semaphore's timeout (DispatchTime) may end a little early.
+        let deadline = ContinuousClock.now + .seconds(max(0, seconds))
+        while true {
+            let left = (deadline - ContinuousClock.now).seconds
+            if finished.wait(timeout: .now() + max(0, left)) == .success { return true }
+            if ContinuousClock.now >= deadline { return false }
+        }
     }
 }
