@@ -6,31 +6,29 @@ extension WriteContext {
         "id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at, created_by, updated_by, seq"
     static let selectEntry = "SELECT \(entryColumns) FROM entries WHERE id = ?"
 
-    /// The upsert of an entries row on a database server (``save(_:layout:keys:)``).
-    static let saveServer = """
-        INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
-          created_by, updated_by, name, name_folded, birthday, country, province, city, seq, appointment)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (id) DO UPDATE SET form = excluded.form, fields = excluded.fields, clocks = excluded.clocks,
-          version = excluded.version, deleted = excluded.deleted, deleted_clock = excluded.deleted_clock,
-          updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
-          name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
-          province = excluded.province, city = excluded.city, seq = excluded.seq,
-          appointment = excluded.appointment
-        """
-
+    /// The upsert of an entries row on a database server (``save(_:layout:keys:before:)``).
+    static let saveServer = saveSQL(nameOrder: false)
     /// The same on SQLite, with the name's pinyin sort key (`name_order`, migration 9) as a last parameter.
-    static let saveSQLite = """
-        INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
-          created_by, updated_by, name, name_folded, birthday, country, province, city, seq, appointment, name_order)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(PinyinCollation.keyFunction)(?))
-        ON CONFLICT (id) DO UPDATE SET form = excluded.form, fields = excluded.fields, clocks = excluded.clocks,
-          version = excluded.version, deleted = excluded.deleted, deleted_clock = excluded.deleted_clock,
-          updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
-          name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
-          province = excluded.province, city = excluded.city, seq = excluded.seq,
-          appointment = excluded.appointment, name_order = excluded.name_order
-        """
+    static let saveSQLite = saveSQL(nameOrder: true)
+
+    /// The upsert of an entries row, with `name_order` (made by ``PinyinCollation/keyFunction``
+    /// from a last parameter, the name) or without it.
+    private static func saveSQL(nameOrder: Bool) -> String {
+        let column = nameOrder ? ", name_order" : ""
+        let value = nameOrder ? ", \(PinyinCollation.keyFunction)(?)" : ""
+        let update = nameOrder ? ", name_order = excluded.name_order" : ""
+        return """
+            INSERT INTO entries (id, form, fields, clocks, version, deleted, deleted_clock, created_at, updated_at,
+              created_by, updated_by, name, name_folded, birthday, country, province, city, seq, appointment\(column))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?\(value))
+            ON CONFLICT (id) DO UPDATE SET form = excluded.form, fields = excluded.fields, clocks = excluded.clocks,
+              version = excluded.version, deleted = excluded.deleted, deleted_clock = excluded.deleted_clock,
+              updated_at = excluded.updated_at, updated_by = excluded.updated_by, name = excluded.name,
+              name_folded = excluded.name_folded, birthday = excluded.birthday, country = excluded.country,
+              province = excluded.province, city = excluded.city, seq = excluded.seq,
+              appointment = excluded.appointment\(update)
+            """
+    }
 
     /// The stored entry `id`, or `nil`, as the write about to be made from it
     /// must see it: on a shared change log the round claims it first
