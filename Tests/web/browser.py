@@ -54,6 +54,19 @@ def wait(driver, check, what, timeout=20):
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
+def texts(driver, css):
+    """The rendered text of every element CSS selects, read in one script run.
+    The list page redraws its table when the live feed reports a change, so
+    elements found one call and read the next can be gone (stale) in between."""
+    return driver.execute_script("return Array.from(document.querySelectorAll(arguments[0]), (e) => e.innerText);", css)
+
+
+def attributes(driver, css, name):
+    """The attribute NAME of every element CSS selects, read in one script run (see texts)."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]), (e) => e.getAttribute(arguments[1]));", css, name)
+
+
 def keys(driver, *k):
     """Sends keys to whatever has the focus (keyboard only, as a person would)."""
     ActionChains(driver).send_keys(*k).perform()

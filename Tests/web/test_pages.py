@@ -7,7 +7,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser import active_id, axe, chrome, describe, keys, login, ready, wait
+from browser import active_id, attributes, axe, chrome, describe, keys, login, ready, texts, wait
 from conftest import USERS
 from shots import SIZES, add_entries, read_png, take
 
@@ -176,7 +176,7 @@ def test_list_page(gateway, driver, entries):
     assert violations == [], describe(violations)
     d.find_element(By.ID, "q-text").send_keys("王")
     d.find_element(By.ID, "q-province").send_keys("广东", Keys.ENTER)
-    wait(d, lambda: [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")] == [entries[0]], "the filtered row")
+    wait(d, lambda: attributes(d, "#rows tr", "data-id") == [entries[0]], "the filtered row")
     assert "共 1 条" in d.find_element(By.ID, "caption").text
     d.find_element(By.CSS_SELECTOR, "#rows tr button").click()
     wait(d, lambda: d.find_element(By.CSS_SELECTOR, "#history-list li[data-op=create]"), "the history")
@@ -218,7 +218,7 @@ def test_list_refused_filter(gateway, driver, entries):
         d.find_element(By.ID, "q-from").clear()
         d.find_element(By.ID, "q-from").send_keys("1990年5月17日", Keys.ENTER)
         wait(d, lambda: d.find_element(By.ID, "status").text == "" and d.find_elements(By.CSS_SELECTOR, "#rows tr"), "the filtered rows")
-        ids = [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")]
+        ids = attributes(d, "#rows tr", "data-id")
         assert entries[2] in ids and entries[0] not in ids and entries[1] not in ids, ids  # born 1999; not 1988, 1975
         assert d.find_element(By.ID, "q-from").get_attribute("aria-invalid") == "false"
 
@@ -243,7 +243,7 @@ def test_list_search_by_traditional_name_and_phone(gateway, driver, entries):
     for query in ("黃志明", "136-1234-5678", "+86 13612345678"):
         box.clear()
         box.send_keys(query, Keys.ENTER)
-        wait(d, lambda: [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")] == [wanted],
+        wait(d, lambda: attributes(d, "#rows tr", "data-id") == [wanted],
              f"the row found by {query}")
         assert "共 1 条" in d.find_element(By.ID, "caption").text
     # a blank box (the ideographic space is trimmed) is no search
@@ -390,7 +390,7 @@ def test_conflicts_name_people(driver, conflicts, lang):
     login(d, base, "root-admin", USERS["root-admin"][1], "/conflicts")
     d.get(base + "/conflicts?lang=" + lang)
     wait(d, lambda: len(d.find_elements(By.CSS_SELECTOR, "#rows tr")) >= 2, "the conflict rows")
-    rows = {r.get_attribute("data-id"): r.text for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")}
+    rows = dict(zip(attributes(d, "#rows tr", "data-id"), texts(d, "#rows tr")))
     text = "\n".join(rows.values())
     words = {
         "zh": ["冲突甲", "生日 1990-05-17", "登记", "手机号码", "删除状态", "已删除", "未删除", "+86 139 0013 9000",
@@ -446,7 +446,7 @@ def test_list_appointment_filter(gateway, driver, entries):
             "email": f"appt{len(ids)}@example.com", "appointment": at}}, token=token)
         assert status == 200, body
         ids[name] = body["entry"]["id"]
-    rows = lambda: [r.get_attribute("data-id") for r in d.find_elements(By.CSS_SELECTOR, "#rows tr")]
+    rows = lambda: attributes(d, "#rows tr", "data-id")
     search = lambda: d.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
     assert not d.find_element(By.ID, "q-appt-from").is_displayed()
     Select(d.find_element(By.ID, "q-appt")).select_by_value("today")
@@ -454,9 +454,9 @@ def test_list_appointment_filter(gateway, driver, entries):
     search()
     wait(d, lambda: rows() == [ids["预约甲"], ids["预约乙"]], "today's appointments in time order")
     assert "共 2 条" in d.find_element(By.ID, "caption").text
-    cells = [c.text for c in d.find_elements(By.CSS_SELECTOR, "#rows td.appointment")]
+    cells = texts(d, "#rows td.appointment")
     assert cells == [f"{today} 23:00", f"{today} 23:30"], cells
-    headers = [th.text for th in d.find_elements(By.CSS_SELECTOR, "#table thead th")]
+    headers = texts(d, "#table thead th")
     assert headers[1] == "预约时间", headers
     violations = axe(d)
     assert violations == [], describe(violations)
