@@ -134,8 +134,29 @@ extension EntryStore {
     package func changes(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (
         changes: [ChangeRecord], last: Int64
     ) {
+        try scanChanges(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince) {
+            try EntryStore.change(from: $0)
+        }
+    }
+
+    /// ``changes(since:limit:excludeNode:excludeSince:)`` in the wire form a
+    /// `Changes` reply carries, each change already encoded (``ChangeWire``):
+    /// no decode and encode again per row, for the many pullers of a hub.
+    /// - Throws: ``SQLiteError``.
+    package func wireChanges(since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC) throws -> (
+        changes: [JSON], last: Int64
+    ) {
+        try scanChanges(since: since, limit: limit, excludeNode: excludeNode, excludeSince: excludeSince) {
+            try ChangeWire.json(from: $0)
+        }
+    }
+
+    /// The rows after `since` a pull serves, each made into a `T` by `make`.
+    private func scanChanges<T>(
+        since: Int64, limit: Int, excludeNode: String?, excludeSince: HLC, _ make: (any SQLRow) throws -> T
+    ) throws -> (changes: [T], last: Int64) {
         try readers.read { db in
-            var changes: [ChangeRecord] = []
+            var changes: [T] = []
             var last = since
             // Of an erased entry only its erase changes are served (doc/design.md
             // "Erasure"): its other rows are kept, emptied, for the seqs and the
@@ -152,9 +173,8 @@ extension EntryStore {
                 last = row.int(0)
                 // An excluded row is skipped before its values are decoded.
                 if let excludeNode, row.text(1) == excludeNode, (HLC(row.text(2)) ?? .zero) >= excludeSince { return }
-                let change = try EntryStore.change(from: row)
-                if change.op != .erase && row.int(13) != 0 { return }
-                changes.append(change)
+                if row.int(13) != 0 && row.text(5) != ChangeOp.erase.rawValue { return }
+                changes.append(try make(row))
             }
             return (changes, last)
         }

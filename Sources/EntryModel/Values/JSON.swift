@@ -14,6 +14,11 @@ package enum JSON: Sendable, Equatable {
     case array([JSON])
     /// Members in wire order. Duplicate keys are refused by the parser.
     case object([(String, JSON)])
+    /// A value already in the compact encoding, written out as it is: made only
+    /// by entryd for what it sends (a `Changes` page's changes, copied from the
+    /// change log), never by the parser. Opaque to the accessors (`objectValue`
+    /// and the others answer `nil`); equal to another `.raw` of the same bytes.
+    case raw([UInt8])
 
     /// Whether a number in this value (at any depth) is infinite or NaN: what a
     /// number beyond a double (`1e400`) parses as; RFC 8259 §6 lets a parser
@@ -23,7 +28,7 @@ package enum JSON: Sendable, Equatable {
         case .double(let d): !d.isFinite
         case .array(let items): items.contains(where: \.holdsNonFiniteNumber)
         case .object(let members): members.contains(where: { $0.1.holdsNonFiniteNumber })
-        case .null, .bool, .int, .string: false
+        case .null, .bool, .int, .string, .raw: false
         }
     }
 
@@ -36,6 +41,7 @@ package enum JSON: Sendable, Equatable {
         case (.int(let a), .int(let b)): return a == b
         case (.double(let a), .double(let b)): return a == b
         case (.string(let a), .string(let b)): return a == b
+        case (.raw(let a), .raw(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
             guard a.count == b.count else { return false }
@@ -437,6 +443,7 @@ extension JSON {
                 out.append(contentsOf: Array("null".utf8))
             }
         case .string(let s): JSON.writeString(s, to: &out)
+        case .raw(let bytes): out.append(contentsOf: bytes)
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (k, item) in items.enumerated() {
@@ -457,12 +464,12 @@ extension JSON {
     }
 
     /// Appends the bytes of a literal without building an array.
-    static func append(_ literal: StaticString, to out: inout [UInt8]) {
+    package static func append(_ literal: StaticString, to out: inout [UInt8]) {
         out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
-    /// Appends `s` as a JSON string literal.
-    static func writeString(_ s: String, to out: inout [UInt8]) {
+    /// Appends `s` as a JSON string literal (`"`, `\\` and control characters escaped).
+    package static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole.
         let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in

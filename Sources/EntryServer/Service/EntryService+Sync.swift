@@ -114,17 +114,17 @@ extension EntryService {
         if let exclude { try store.acknowledge(node: exclude, since: since) }
         let incarnation = store.incarnation.id
         /// One `Changes` reply: `{changes, last, incarnation}` (the seqs' incarnation).
-        func page(_ changes: [ChangeRecord], _ last: Int64) -> JSON {
-            .object([
-                ("changes", .array(changes.map(\.json))), ("last", .int(last)), ("incarnation", .string(incarnation)),
-            ])
+        func page(_ changes: [JSON], _ last: Int64) -> JSON {
+            .object([("changes", .array(changes)), ("last", .int(last)), ("incarnation", .string(incarnation))])
         }
-        let first = try store.changes(since: since, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
+        // Each change comes encoded from its row (EntryStore.wireChanges): a hub serves it once per puller.
+        let first = try store.wireChanges(
+            since: since, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
         guard c.call.more else {
             try reply(
                 c,
                 [
-                    ("changes", .array(first.changes.map(\.json))), ("last", .int(first.last)),
+                    ("changes", .array(first.changes)), ("last", .int(first.last)),
                     ("incarnation", .string(incarnation)),
                 ])
             return
@@ -138,7 +138,7 @@ extension EntryService {
         while !c.clientHungUp(), store.incarnation.id == incarnation {
             guard let committed = store.commits.wait(after: cursor, timeout: 1.0) else { break }
             while committed > cursor {
-                let next = try store.changes(
+                let next = try store.wireChanges(
                     since: cursor, limit: pageSize, excludeNode: exclude, excludeSince: excludeSince)
                 if next.last == cursor { break }
                 cursor = next.last
