@@ -129,7 +129,8 @@ extension WriteContext {
     /// Nothing for an empty batch.
     /// - Throws: the database's ``StorageError``.
     func claim(lookingUp changes: [ChangeRecord]) throws {
-        guard !changes.isEmpty else { return }
+        // The round read ahead for this job and the others (``lookAhead(_:jobs:)``), and claimed.
+        guard !changes.isEmpty, !lookupsSpanRound else { return }
         guard let db = db as? any BatchLookupDatabase else { return try claim() }
         let lookups = BatchLookups(changes)
         let claiming = shared != nil && !hasClaimed
@@ -142,6 +143,26 @@ extension WriteContext {
         self.lookups = lookups
     }
 
-    /// Ends what ``lookUp(_:)`` began: later reads go to the database.
-    func endLookups() { lookups = nil }
+    /// Ends what ``claim(lookingUp:)`` began: later reads go to the database;
+    /// what the round read ahead stays for the round's next jobs.
+    func endLookups() { if !lookupsSpanRound { lookups = nil } }
+
+    /// At the start of a round with more than one Apply (`jobs`), on a database
+    /// that answers in batches: claims and reads ahead for all their `changes`
+    /// at once (``claim(lookingUp:)``), one round trip for the round instead of
+    /// one per Apply (issue 34). The lookups then follow every job's writes
+    /// until a job fails (``dropLookups()``) or the round ends.
+    /// - Throws: the database's ``StorageError``.
+    func lookAhead(_ changes: [ChangeRecord], jobs: Int) throws {
+        guard jobs > 1, db is any BatchLookupDatabase else { return }
+        try claim(lookingUp: changes)
+        lookupsSpanRound = lookups != nil
+    }
+
+    /// Forgets what was read ahead (a job failed: its undone writes may be in
+    /// it); later jobs read ahead for themselves or from the database.
+    func dropLookups() {
+        lookups = nil
+        lookupsSpanRound = false
+    }
 }

@@ -31,7 +31,7 @@ extension EntryStore {
         maxClockSkewMs: Int, pulled: PullCheckpoint?, respell: Bool
     ) throws -> ApplyResult {
         let ledger = self.ledger
-        let (result, erasedIDs) = try writer.submit { ctx -> (ApplyResult, [String]) in
+        let (result, erasedIDs) = try writer.submit(lookingUp: changes) { ctx -> (ApplyResult, [String]) in
             // Claimed before anything is read (whether a change is logged, an entry erased):
             // two instances applying one batch at once would both find it new.
             // On a server, with the per-change checks of the whole batch, in one round trip.

@@ -16,8 +16,11 @@ final class WriteContext {
 
     /// The change log shared with other instances on a database server; `nil` on SQLite.
     let shared: (any SharedChangeLog)?
-    /// What the running Apply read ahead for its batch (``lookUp(_:)``), `nil` otherwise.
+    /// What the running Apply read ahead for its batch (``claim(lookingUp:)``),
+    /// or the round for all its Applies (``lookAhead(_:jobs:)``); `nil` otherwise.
     var lookups: BatchLookups?
+    /// True while ``lookups`` is the round's (``lookAhead(_:jobs:)``), not one job's.
+    var lookupsSpanRound = false
     /// What ``claim()`` read from the shared change log in the open transaction
     /// (`nil` before it): the round publishes only when it moved.
     private var claimed: (seq: Int64, hlc: HLC)?
@@ -197,6 +200,7 @@ final class WriteContext {
 
     /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.
     func committed() {
+        dropLookups()
         if wentBackFrom != nil {
             wentBackUnrecorded = 0
             beganIncarnation?()
@@ -211,6 +215,7 @@ final class WriteContext {
     /// is not wound back (an HLC never goes backwards); its stamp is persisted
     /// with the next commit.
     func rolledBack() {
+        dropLookups()
         if let from = wentBackFrom { wentBackUnrecorded = max(wentBackUnrecorded, from) }
         wentBackFrom = nil
         claimed = nil

@@ -27,6 +27,11 @@ protocol QueuedWriteJob: AnyObject {
     /// Whether the job runs in a round or alone, outside transactions.
     var kind: WriteJobKind { get }
 
+    /// The changes an Apply job checks (``WriteContext/claim(lookingUp:)``),
+    /// read ahead with the other Apply jobs' of its round in one round trip
+    /// on a database server; empty for other jobs.
+    var lookAhead: [ChangeRecord] { get }
+
     /// Runs the job's body with `context` and keeps what it returns as the
     /// outcome, not yet delivered.
     /// - Throws: what the body throws; the kept outcome is then unchanged and
@@ -55,14 +60,19 @@ protocol QueuedWriteJob: AnyObject {
 /// semaphore orders the two, so the slot needs no lock.
 final class WriteJob<T>: QueuedWriteJob {
     let kind: WriteJobKind
+    let lookAhead: [ChangeRecord]
     private let body: (WriteContext) throws -> T
     /// `nil` until the job ran or was failed; then the latest attempt's outcome.
     private var outcome: Result<T, any Error>?
     private let delivered = DispatchSemaphore(value: 0)
 
-    /// A job that runs `body`, in a round unless `kind` says otherwise.
-    init(kind: WriteJobKind = .inRound, _ body: @escaping (WriteContext) throws -> T) {
+    /// A job that runs `body`, in a round unless `kind` says otherwise; an Apply
+    /// names the changes it checks (`lookAhead`, see ``QueuedWriteJob/lookAhead``).
+    init(
+        kind: WriteJobKind = .inRound, lookAhead: [ChangeRecord] = [], _ body: @escaping (WriteContext) throws -> T
+    ) {
         self.kind = kind
+        self.lookAhead = lookAhead
         self.body = body
     }
 

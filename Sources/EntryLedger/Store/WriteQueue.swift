@@ -76,6 +76,8 @@ final class WriteQueue: @unchecked Sendable {
         var commitCount = 0
         /// Backs ``WriteQueue/savepointRounds``.
         var savepointRoundCount = 0
+        /// Backs ``WriteQueue/lookAheadRounds``.
+        var lookAheadRoundCount = 0
         /// Steps finished (``WriterProgress/steps``).
         var stepCount: UInt64 = 0
         /// When the last step finished or work arrived at an idle queue, whichever
@@ -111,6 +113,10 @@ final class WriteQueue: @unchecked Sendable {
     var commits: Int { shared.withLock { $0.commitCount } }
     /// Rounds run again ``RoundMode/savepointPerJob`` because a job failed after writing.
     var savepointRounds: Int { shared.withLock { $0.savepointRoundCount } }
+    /// Rounds that read ahead for more than one Apply at once (``WriteContext/lookAhead(_:jobs:)``).
+    var lookAheadRounds: Int { shared.withLock { $0.lookAheadRoundCount } }
+    /// Jobs queued and not yet taken by a round.
+    var queued: Int { shared.withLock { $0.pending.count } }
     /// How the writer gets on: steps finished and, while work is queued or a
     /// round runs, since when it has finished none. Takes the lock briefly;
     /// never waits for a round.
@@ -150,6 +156,13 @@ final class WriteQueue: @unchecked Sendable {
     ///   `.storageFailed` once the store is closing.
     func submit<T>(_ body: @escaping (WriteContext) throws -> T) throws -> T {
         try enqueue(body, callerWaitsNext: true).wait()
+    }
+
+    /// ``submit(_:)`` for an Apply of `changes`: on a database server the round
+    /// reads ahead what every Apply in it checks, in one round trip
+    /// (``QueuedWriteJob/lookAhead``); `body` still calls ``WriteContext/claim(lookingUp:)``.
+    func submit<T>(lookingUp changes: [ChangeRecord], _ body: @escaping (WriteContext) throws -> T) throws -> T {
+        try add(WriteJob(lookAhead: changes, body), callerWaitsNext: true).wait()
     }
 
     /// Queues `body` for the next round and returns at once; the returned
@@ -319,6 +332,15 @@ final class WriteQueue: @unchecked Sendable {
             deliver(batch, failingWith: error)
             return
         }
+        do {
+            try context.lookAhead(batch.flatMap(\.lookAhead), jobs: batch.count { !$0.lookAhead.isEmpty })
+            if context.lookupsSpanRound { shared.withLock { $0.lookAheadRoundCount += 1 } }
+        } catch {
+            if db.inTransaction { try? db.execute("ROLLBACK") }
+            context.rolledBack()
+            deliver(batch, failingWith: error)
+            return
+        }
         var succeeded = 0
         for job in batch {
             defer { stepped() }
@@ -332,6 +354,8 @@ final class WriteQueue: @unchecked Sendable {
                 if mode == .savepointPerJob { try db.statement("RELEASE job").run() }
                 succeeded += 1
             } catch {
+                // What the round read ahead may hold the failed job's undone writes.
+                context.dropLookups()
                 guard db.inTransaction else {
                     // SQLite rolled the transaction back (disk full, I/O error): nothing of the round is kept.
                     context.rolledBack()
