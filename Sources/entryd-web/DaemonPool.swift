@@ -7,7 +7,10 @@ import Foundation
 
 /// Connections to entryd's socket, reused across requests: each request takes
 /// one for its call and gives it back. A connection entryd has closed (it
-/// restarted) is noticed before use and replaced. Thread-safe.
+/// restarted) is noticed before use and replaced. `Entries.Add`, the call
+/// entryd starts at once and answers after its commit, goes instead over a
+/// ``Pipeline``: a few connections shared by every request, many calls on
+/// each at a time. Thread-safe.
 final class DaemonPool: DaemonLink, Sendable {
     /// entryd's socket.
     let path: String
@@ -23,7 +26,9 @@ final class DaemonPool: DaemonLink, Sendable {
     /// Idle connections kept; more are closed when given back.
     private let keep = 64
     /// Longest wait for a reply, in milliseconds.
-    private let replyTimeout = 60_000
+    private let replyTimeout = DaemonPool.replyMilliseconds
+    /// Longest wait for a reply, in milliseconds (calls on the pool and on the ``Pipeline``).
+    static let replyMilliseconds = 60_000
     /// Seconds between keep-alives on an idle event stream: under the
     /// connection's idle timeout, so libmicrohttpd never cuts a live feed,
     /// and at most 5: a feed whose client went away is only noticed when a
@@ -32,15 +37,29 @@ final class DaemonPool: DaemonLink, Sendable {
     /// (`max-connections-per-address`).
     let streamIdleSeconds: Int
 
+    /// The shared connections Adds go over.
+    private let pipeline: Pipeline
+    /// Connections of the ``Pipeline``: two per core, 4 to 16. entryd
+    /// validates a connection's Adds on that connection's thread, so the
+    /// lanes bound how many cores it validates on; a second per core keeps
+    /// one validating while the other waits for its commit (BENCHMARKS.md,
+    /// issue 34 item 5: one lane on two cores ran at 0.6–0.8× of varlink, four at 0.9–1.3×).
+    static let pipelineLanes = min(16, max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+
     /// - Parameters:
     ///   - path: entryd's socket.
     ///   - idleTimeout: the HTTP connections' idle timeout in seconds; keep-alives come at half of it, at most every 5 s.
     init(path: String, idleTimeout: Int) {
         self.path = path
         streamIdleSeconds = max(1, min(5, idleTimeout / 2))
+        pipeline = Pipeline(path: path, lanes: DaemonPool.pipelineLanes, replyTimeout: DaemonPool.replyMilliseconds)
     }
 
     func call(_ method: String, _ parameters: JSON) throws -> JSON {
+        if method == Method.entriesAdd.rawValue {
+            let bytes = VarlinkCall(method: method, parameters: parameters).encoded
+            if bytes.count <= Pipeline.maxCallBytes { return try pipelined(bytes) }
+        }
         let connection = try take()
         do {
             let reply = try connection.call(method, parameters)
@@ -53,6 +72,18 @@ final class DaemonPool: DaemonLink, Sendable {
             connection.close()
             throw DaemonLinkError(reason: "\(path): \(error)")
         }
+    }
+
+    /// The call `bytes` over the ``Pipeline``.
+    private func pipelined(_ bytes: [UInt8]) throws -> JSON {
+        let reply: VarlinkReply
+        do {
+            reply = try pipeline.call(bytes)
+        } catch {
+            throw DaemonLinkError(reason: "\(path): \(error)")
+        }
+        if let error = reply.error { throw WireError(name: error, parameters: reply.parameters) }
+        return reply.parameters
     }
 
     func stream(_ method: String, _ parameters: JSON) throws -> any ReplySource {
@@ -74,9 +105,10 @@ final class DaemonPool: DaemonLink, Sendable {
         }
     }
 
-    /// Ends every open event stream (stopping): their reads return at once.
+    /// Ends every open event stream and the pipelined connections (stopping): their reads return at once.
     func closeStreams() {
         state.withLock { for fd in $0.streams { shutdown(fd, Int32(SHUT_RDWR)) } }
+        pipeline.close()
     }
 
     private func take() throws -> VarlinkConnection {
