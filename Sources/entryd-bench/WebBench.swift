@@ -102,8 +102,8 @@ struct WebBench {
         out += "| --- | ---: | ---: | ---: | ---: | ---: | --- |\n"
         for p in [http, varlink] {
             let ratio = p.rate / max(varlink.rate, 1e-9)
-            let target =
-                p.path == http.path ? "≥ \(String(format: "%.1f", Self.target))× " + (ratio >= Self.target ? "✓" : "✗") : ""
+            let mark = ratio >= Self.target ? "✓" : "✗"
+            let target = p.path == http.path ? "≥ \(String(format: "%.1f", Self.target))× " + mark : ""
             out += String(
                 format: "| %@ | %.0f | %.2f | %.2f | %d | %.2f× | %@ |\n", p.path, p.rate, p.latencies.ms(0.5) ?? 0,
                 p.latencies.ms(0.99) ?? 0, p.errors, ratio, target)

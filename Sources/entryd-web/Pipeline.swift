@@ -51,7 +51,8 @@ final class Pipeline: Sendable {
     /// - Throws: `SystemError` or ``ConnectionClosed`` when entryd cannot be
     ///   reached or the connection broke (the call may or may not have run).
     func call(_ bytes: [UInt8]) throws -> VarlinkReply {
-        let lane = lanes[turn.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+        let ticket = UInt(bitPattern: turn.wrappingAdd(1, ordering: .relaxed).oldValue)
+        let lane = lanes[Int(ticket % UInt(lanes.count))]
         let waiter = Waiter()
         try lane.connection.withLock { slot in
             if slot == nil || slot?.isOpen == false {
