@@ -39,12 +39,13 @@ final class DaemonPool: DaemonLink, Sendable {
 
     /// The shared connections Adds go over.
     private let pipeline: Pipeline
-    /// Connections of the ``Pipeline``: two per core, 4 to 16. entryd
-    /// validates a connection's Adds on that connection's thread, so the
-    /// lanes bound how many cores it validates on; a second per core keeps
-    /// one validating while the other waits for its commit (BENCHMARKS.md,
-    /// issue 34 item 5: one lane on two cores ran at 0.6–0.8× of varlink, four at 0.9–1.3×).
-    static let pipelineLanes = min(16, max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+    /// Most connections of the ``Pipeline``, each opened when every open
+    /// one has calls out. A call goes to an idle one first: entryd reads a
+    /// connection again only once the calls it started are committed and
+    /// answered, so a call on a busy one waits a write round longer
+    /// (BENCHMARKS.md, issue 34 item 5: four connections taken in turn kept
+    /// HTTP at 0.54–0.70× of varlink; sixteen, idle first, 0.86–0.90×).
+    static let pipelineLanes = 16
 
     /// - Parameters:
     ///   - path: entryd's socket.

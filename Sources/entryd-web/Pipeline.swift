@@ -9,7 +9,8 @@ import Synchronization
 /// A few connections to entryd that carry many calls at once (pipelining):
 /// a request's thread writes its call and waits; each connection's reader
 /// thread hands the replies, which entryd sends in call order, to the
-/// waiting threads in the order the calls were written. entryd reads the
+/// waiting threads in the order the calls were written, undecoded (each
+/// thread decodes its own, so one slow reader holds up no other's work). entryd reads the
 /// calls of many requests in one read, starts them all (an Add is validated
 /// and queued to the write round at once) and answers them after one commit,
 /// where a connection per request costs it a thread wake-up, a read and a
@@ -26,14 +27,12 @@ final class Pipeline: Sendable {
     /// Longest wait for a reply, in milliseconds: past it the connection
     /// counts as broken and every call waiting on it fails.
     let replyTimeout: Int
-    /// The connections, opened on first use and again after one broke.
+    /// The connections, each opened on first use and again after it broke.
     private let lanes: [Lane]
-    /// The next lane a call takes (round-robin).
-    private let turn = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - path: entryd's socket.
-    ///   - lanes: connections calls are spread over.
+    ///   - lanes: most connections calls are spread over.
     ///   - replyTimeout: longest wait for a reply, in milliseconds.
     init(path: String, lanes: Int, replyTimeout: Int) {
         self.path = path
@@ -51,8 +50,21 @@ final class Pipeline: Sendable {
     /// - Throws: `SystemError` or ``ConnectionClosed`` when entryd cannot be
     ///   reached or the connection broke (the call may or may not have run).
     func call(_ bytes: [UInt8]) throws -> VarlinkReply {
-        let ticket = UInt(bitPattern: turn.wrappingAdd(1, ordering: .relaxed).oldValue)
-        let lane = lanes[Int(ticket % UInt(lanes.count))]
+        // An idle lane first: entryd is reading it, so the call joins the next
+        // write round; a lane with calls out is one whose session waits for
+        // their commit before it reads again. Else the least busy.
+        var lane = lanes[0]
+        var least = Int.max
+        for candidate in lanes {
+            let calls = candidate.calls.load(ordering: .relaxed)
+            if calls < least {
+                lane = candidate
+                least = calls
+                if calls == 0 { break }
+            }
+        }
+        lane.calls.wrappingAdd(1, ordering: .relaxed)
+        defer { lane.calls.wrappingSubtract(1, ordering: .relaxed) }
         let waiter = Waiter()
         try lane.connection.withLock { slot in
             if slot == nil || slot?.isOpen == false {
@@ -72,6 +84,8 @@ final class Pipeline: Sendable {
     /// One connection's place: empty until first used, replaced once it broke.
     private final class Lane: Sendable {
         let connection = Mutex<PipelinedConnection?>(nil)
+        /// Calls sent on it and not yet answered.
+        let calls = Atomic<Int>(0)
     }
 
 }
@@ -127,8 +141,8 @@ private final class PipelinedConnection: Sendable {
         state.withLock { if $0.open { _ = shutdown(fd, Int32(SHUT_RDWR)) } }
     }
 
-    /// The reader's: the reply to the oldest call waiting.
-    fileprivate func deliver(_ reply: VarlinkReply) -> Bool {
+    /// The reader's: the reply to the oldest call waiting, as received.
+    fileprivate func deliver(_ reply: [UInt8]) -> Bool {
         let waiter: Waiter? = state.withLock { state in
             guard state.head < state.waiting.count else { return nil }
             let first = state.waiting[state.head]
@@ -190,14 +204,21 @@ private final class PipelinedConnection: Sendable {
             }
         }
 
+        /// Splits what arrives into replies and hands each, undecoded, to its
+        /// call's thread: the one reader of many calls does no more than that.
         func run() {
-            while true {
+            var decoder = FrameDecoder(maxMessageBytes: 64 << 20)
+            reading: while true {
                 do {
-                    let reply = try connection.receive()
-                    if !owner.deliver(reply) {
-                        owner.fail(DaemonLinkError(reason: "a reply to no call"))
-                        break
+                    while let message = try decoder.next() {
+                        if !owner.deliver(message) {
+                            owner.fail(DaemonLinkError(reason: "a reply to no call"))
+                            break reading
+                        }
                     }
+                    let bytes = try UnixSocket.read(connection.fd)
+                    if bytes.isEmpty { throw ConnectionClosed() }
+                    decoder.append(bytes)
                 } catch {
                     owner.fail(error)
                     break
@@ -212,11 +233,11 @@ private final class PipelinedConnection: Sendable {
 private final class Waiter: @unchecked Sendable {
     // @unchecked: `result` is written once, before `done` is signalled, and read after it.
     private let done = DispatchSemaphore(value: 0)
-    private var result: Result<VarlinkReply, any Error>?
+    private var result: Result<[UInt8], any Error>?
     /// The connection the call went out on (shut down when the reply is late).
     weak var connection: PipelinedConnection?
 
-    func finish(_ result: Result<VarlinkReply, any Error>) {
+    func finish(_ result: Result<[UInt8], any Error>) {
         self.result = result
         done.signal()
     }
@@ -227,6 +248,6 @@ private final class Waiter: @unchecked Sendable {
             connection?.shutDown()
             done.wait()
         }
-        return try result!.get()
+        return try VarlinkReply.decode(try result!.get())
     }
 }
