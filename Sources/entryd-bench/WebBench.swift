@@ -24,6 +24,15 @@ struct WebBench {
         var rate: Double { Double(adds) / max(seconds, 1e-9) }
         /// Microseconds of CPU per Add of each process.
         var cpuPerAdd: [Double] { cpu.map { $0 * 1e6 / Double(max(adds, 1)) } }
+
+        /// Adds `other`, a later slice of the same path.
+        mutating func merge(_ other: Phase) {
+            adds += other.adds
+            errors += other.errors
+            seconds += other.seconds
+            latencies.merge(other.latencies)
+            cpu = cpu.isEmpty ? other.cpu : zip(cpu, other.cpu).map { $0 + $1 }
+        }
     }
 
     /// The processes whose CPU time each phase reports: entryd, entryd-web
@@ -81,23 +90,34 @@ struct WebBench {
             }
         }
         let pids = [daemon.pid ?? 0, web.processIdentifier, getpid()]
-        progress("web: \(clients) HTTP keep-alive clients adding for \(seconds) s")
-        let http = try phase("HTTP (entryd-web)", pids) { _ in
+        let httpAdders = try (0..<clients).map { _ -> @Sendable (Int) throws -> Bool in
             let client = try HTTPClient(port: port)
             return { [token] n in
                 try client.post("/api/v1/io.entryd.Entries.Add", Self.addBody(n), token: token).status == 200
             }
         }
-        progress("web: \(clients) varlink clients adding for \(seconds) s")
-        let varlink = try phase("varlink (socket)", pids) { _ in
+        let varlinkAdders = try (0..<clients).map { _ -> @Sendable (Int) throws -> Bool in
             let client = try RawClient(path: daemon.socket)
             return { n in
                 try client.send(Fixture.addCall(n))
                 return !RawClient.isError(try client.receive())
             }
         }
+        // The two paths take turns, a slice each (1 s of the default 5 s), so
+        // that a neighbour's load coming or going on this shared machine falls
+        // on both alike; every Add, on either path, is of a new person.
+        let slices = min(5, max(1, Int(seconds)))
+        let counter = Counter(from: 10_000_000)
+        var http = Phase(path: "HTTP (entryd-web)")
+        var varlink = Phase(path: "varlink (socket)")
+        progress("web: \(clients) HTTP clients and \(clients) varlink clients adding, \(slices) turns each")
+        for _ in 0..<slices {
+            http.merge(try phase(http.path, httpAdders, counter, pids, seconds: seconds / Double(slices)))
+            varlink.merge(try phase(varlink.path, varlinkAdders, counter, pids, seconds: seconds / Double(slices)))
+        }
         let weight = try pageWeight(port: port)
-        var out = "## entryd-web: Add with \(clients) concurrent keep-alive clients (\(seconds) s each)\n\n"
+        var out = "## entryd-web: Add with \(clients) concurrent keep-alive clients"
+        out += " (\(seconds) s each, in \(slices) turns)\n\n"
         out += "| path | adds/s | p50 ms | p99 ms | errors | vs varlink | target |\n"
         out += "| --- | ---: | ---: | ---: | ---: | ---: | --- |\n"
         for p in [http, varlink] {
@@ -125,13 +145,13 @@ struct WebBench {
 
     static func addBody(_ n: Int) -> String { JSON.object([("fields", .stringMap(Fixture.fields(n)))]).text }
 
-    /// Runs `clients` threads, each with its own connection made by `connect`, calling one Add at a time for `seconds`.
+    /// Runs a thread per adder (each with its own connection), calling one
+    /// Add at a time for `seconds`, each of a person numbered by `counter`.
     /// `pids`: the processes whose CPU time the phase records (``processNames``).
     private func phase(
-        _ name: String, _ pids: [pid_t], _ connect: (Int) throws -> @Sendable (Int) throws -> Bool
+        _ name: String, _ adders: [@Sendable (Int) throws -> Bool], _ counter: Counter, _ pids: [pid_t],
+        seconds: Double
     ) throws -> Phase {
-        let counter = Counter(from: 10_000_000)
-        let adders = try (0..<clients).map { try connect($0) }
         let results = Monitor([Phase]())
         let start = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
