@@ -44,7 +44,7 @@ final class DaemonPool: DaemonLink, Sendable {
     /// connection again only once the calls it started are committed and
     /// answered, so a call on a busy one waits a write round longer
     /// (BENCHMARKS.md, issue 34 item 5: four connections taken in turn kept
-    /// HTTP at 0.54–0.70× of varlink; sixteen, idle first, 0.86–0.90×).
+    /// HTTP at 0.54–0.70× of varlink, sixteen, idle first, at 0.67–0.90×).
     static let pipelineLanes = 16
 
     /// - Parameters:
