@@ -91,9 +91,11 @@ final class Pipeline: Sendable {
 }
 
 /// One pipelined connection: calls are written by the requests' threads in
-/// turn, replies read by a thread of its own.
+/// turn, replies read by a thread of its own. Its descriptor is closed only
+/// when the object goes (no lane, reader or writing thread holds it), so a
+/// write or a shutdown never reaches a descriptor number reused since.
 private final class PipelinedConnection: Sendable {
-    private let fd: Int32
+    fileprivate let fd: Int32
     private struct State {
         /// Calls written and not yet answered, oldest first (from `head`).
         var waiting: [Waiter] = []
@@ -104,14 +106,14 @@ private final class PipelinedConnection: Sendable {
     private let state = Mutex(State())
 
     init(path: String, replyTimeout: Int) throws {
-        let connection = try VarlinkConnection(path: path)
-        fd = connection.fd
+        fd = try UnixSocket.connect(path: path)
         // No receive timeout: the reader waits however long entryd is quiet; a
         // request that waits too long shuts the connection down (Waiter).
         _ = csystem_set_timeouts(fd, 0, replyTimeout)
-        let reader = Reader(connection: connection, owner: self)
-        reader.start()
+        Reader(owner: self).start()
     }
+
+    deinit { _ = Glibc.close(fd) }
 
     var isOpen: Bool { state.withLock { $0.open } }
 
@@ -133,10 +135,7 @@ private final class PipelinedConnection: Sendable {
         }
     }
 
-    /// Ends the connection: the reader's read returns and fails the calls
-    /// waiting. Under the lock, while open: the reader closes the descriptor
-    /// only after it marked the connection closed, so this never reaches a
-    /// descriptor number reused since.
+    /// Ends the connection: the reader's read returns and fails the calls waiting.
     func shutDown() {
         state.withLock { if $0.open { _ = shutdown(fd, Int32(SHUT_RDWR)) } }
     }
@@ -174,14 +173,9 @@ private final class PipelinedConnection: Sendable {
     }
 
     /// The thread that reads the replies.
-    private final class Reader: @unchecked Sendable {
-        // @unchecked: the connection is used by this thread only once started.
-        let connection: VarlinkConnection
+    private final class Reader: Sendable {
         let owner: PipelinedConnection
-        init(connection: VarlinkConnection, owner: PipelinedConnection) {
-            self.connection = connection
-            self.owner = owner
-        }
+        init(owner: PipelinedConnection) { self.owner = owner }
 
         func start() {
             let unmanaged = Unmanaged.passRetained(self)
@@ -200,7 +194,6 @@ private final class PipelinedConnection: Sendable {
             if rc != 0 {
                 unmanaged.release()
                 owner.fail(SystemError("pthread_create", errno: rc))
-                connection.close()
             }
         }
 
@@ -216,7 +209,7 @@ private final class PipelinedConnection: Sendable {
                             break reading
                         }
                     }
-                    let bytes = try UnixSocket.read(connection.fd)
+                    let bytes = try UnixSocket.read(owner.fd)
                     if bytes.isEmpty { throw ConnectionClosed() }
                     decoder.append(bytes)
                 } catch {
@@ -224,7 +217,6 @@ private final class PipelinedConnection: Sendable {
                     break
                 }
             }
-            connection.close()
         }
     }
 }
