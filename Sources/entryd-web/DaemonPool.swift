@@ -106,10 +106,11 @@ final class DaemonPool: DaemonLink, Sendable {
         }
     }
 
-    /// Ends every open event stream and the pipelined connections (stopping): their reads return at once.
+    /// Ends every open event stream (stopping): their reads return at once.
+    /// The ``Pipeline``'s connections stay: the Adds on them are answered
+    /// while the HTTP server stops, as those on a connection of their own.
     func closeStreams() {
         state.withLock { for fd in $0.streams { shutdown(fd, Int32(SHUT_RDWR)) } }
-        pipeline.close()
     }
 
     private func take() throws -> VarlinkConnection {

@@ -76,11 +76,6 @@ final class Pipeline: Sendable {
         return try waiter.wait(milliseconds: replyTimeout)
     }
 
-    /// Ends every connection (stopping): their waiting calls fail, their readers end.
-    func close() {
-        for lane in lanes { lane.connection.withLock { $0?.shutDown() } }
-    }
-
     /// One connection's place: empty until first used, replaced once it broke.
     private final class Lane: Sendable {
         let connection = Mutex<PipelinedConnection?>(nil)
