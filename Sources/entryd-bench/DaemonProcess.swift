@@ -67,16 +67,7 @@ final class DaemonProcess {
 
     /// CPU time the daemon has spent since start, in seconds, user and system
     /// (`utime` and `stime`, fields 14 and 15 of `/proc/PID/stat`), or `nil`.
-    var cpuSeconds: (user: Double, system: Double)? {
-        guard let pid, let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
-        else { return nil }
-        // After the command name: field 3 (state) is index 0, so field k is index k - 3.
-        let f = text[text.index(after: close)...].split(separator: " ")
-        guard f.count > 12, let user = Double(f[11]), let system = Double(f[12]) else { return nil }
-        let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
-        return (user / hz, system / hz)
-    }
+    var cpuSeconds: (user: Double, system: Double)? { pid.flatMap(processCPUSeconds) }
 
     /// Current resident set size of the daemon in bytes (`VmRSS`), or `nil`.
     var residentBytes: Int? { status("VmRSS:") }
@@ -115,4 +106,17 @@ final class DaemonProcess {
 struct BenchFailure: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
+}
+
+/// CPU time process `pid` has spent, in seconds, user and system (`utime`
+/// and `stime`, fields 14 and 15 of `/proc/PID/stat`), or `nil`.
+func processCPUSeconds(_ pid: pid_t) -> (user: Double, system: Double)? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return nil }
+    // After the command name: field 3 (state) is index 0, so field k is index k - 3.
+    let f = text[text.index(after: close)...].split(separator: " ")
+    guard f.count > 12, let user = Double(f[11]), let system = Double(f[12]) else { return nil }
+    let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return (user / hz, system / hz)
 }

@@ -7,7 +7,10 @@ import Foundation
 
 /// Connections to entryd's socket, reused across requests: each request takes
 /// one for its call and gives it back. A connection entryd has closed (it
-/// restarted) is noticed before use and replaced. Thread-safe.
+/// restarted) is noticed before use and replaced. `Entries.Add`, the call
+/// entryd starts at once and answers after its commit, goes instead over a
+/// ``Pipeline``: a few connections shared by every request, many calls on
+/// each at a time. Thread-safe.
 final class DaemonPool: DaemonLink, Sendable {
     /// entryd's socket.
     let path: String
@@ -23,7 +26,9 @@ final class DaemonPool: DaemonLink, Sendable {
     /// Idle connections kept; more are closed when given back.
     private let keep = 64
     /// Longest wait for a reply, in milliseconds.
-    private let replyTimeout = 60_000
+    private let replyTimeout = DaemonPool.replyMilliseconds
+    /// Longest wait for a reply, in milliseconds (calls on the pool and on the ``Pipeline``).
+    static let replyMilliseconds = 60_000
     /// Seconds between keep-alives on an idle event stream: under the
     /// connection's idle timeout, so libmicrohttpd never cuts a live feed,
     /// and at most 5: a feed whose client went away is only noticed when a
@@ -32,15 +37,30 @@ final class DaemonPool: DaemonLink, Sendable {
     /// (`max-connections-per-address`).
     let streamIdleSeconds: Int
 
+    /// The shared connections Adds go over.
+    private let pipeline: Pipeline
+    /// Most connections of the ``Pipeline``, each opened when every open
+    /// one has calls out. A call goes to an idle one first: entryd reads a
+    /// connection again only once the calls it started are committed and
+    /// answered, so a call on a busy one waits a write round longer
+    /// (BENCHMARKS.md, issue 34 item 5: four connections taken in turn kept
+    /// HTTP at 0.54–0.70× of varlink, sixteen, idle first, at 0.67–0.90×).
+    static let pipelineLanes = 16
+
     /// - Parameters:
     ///   - path: entryd's socket.
     ///   - idleTimeout: the HTTP connections' idle timeout in seconds; keep-alives come at half of it, at most every 5 s.
     init(path: String, idleTimeout: Int) {
         self.path = path
         streamIdleSeconds = max(1, min(5, idleTimeout / 2))
+        pipeline = Pipeline(path: path, lanes: DaemonPool.pipelineLanes, replyTimeout: DaemonPool.replyMilliseconds)
     }
 
     func call(_ method: String, _ parameters: JSON) throws -> JSON {
+        if method == Method.entriesAdd.rawValue {
+            let bytes = VarlinkCall(method: method, parameters: parameters).encoded
+            if bytes.count <= Pipeline.maxCallBytes { return try pipelined(bytes) }
+        }
         let connection = try take()
         do {
             let reply = try connection.call(method, parameters)
@@ -53,6 +73,18 @@ final class DaemonPool: DaemonLink, Sendable {
             connection.close()
             throw DaemonLinkError(reason: "\(path): \(error)")
         }
+    }
+
+    /// The call `bytes` over the ``Pipeline``.
+    private func pipelined(_ bytes: [UInt8]) throws -> JSON {
+        let reply: VarlinkReply
+        do {
+            reply = try pipeline.call(bytes)
+        } catch {
+            throw DaemonLinkError(reason: "\(path): \(error)")
+        }
+        if let error = reply.error { throw WireError(name: error, parameters: reply.parameters) }
+        return reply.parameters
     }
 
     func stream(_ method: String, _ parameters: JSON) throws -> any ReplySource {
@@ -75,6 +107,8 @@ final class DaemonPool: DaemonLink, Sendable {
     }
 
     /// Ends every open event stream (stopping): their reads return at once.
+    /// The ``Pipeline``'s connections stay: the Adds on them are answered
+    /// while the HTTP server stops, as those on a connection of their own.
     func closeStreams() {
         state.withLock { for fd in $0.streams { shutdown(fd, Int32(SHUT_RDWR)) } }
     }

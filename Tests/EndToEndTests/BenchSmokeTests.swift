@@ -66,6 +66,9 @@ import Testing
             #expect((Double(cells[1]) ?? 0) > 0, "no adds: \(line)")
             #expect(cells[4] == "0", "errors: \(line)")
         }
+        // The issue's target, judged in the run (issue 34 item 5), and where each path's CPU went.
+        #expect(r.stdout.contains("≥ 0.9× ✓") || r.stdout.contains("≥ 0.9× ✗"))
+        #expect(r.stdout.contains("CPU per Add"))
         #expect(r.stdout.contains("The form page: "))
     }
 

@@ -120,6 +120,43 @@ def test_each_error_with_its_status(gateway, tokens):
     assert _ok(gateway, "io.entryd.Entries.Get", {"id": entry_id}, ada)["entry"] == stored
 
 
+def test_concurrent_adds_each_get_their_own_reply(gateway, tokens):
+    """entryd-web carries Adds from many requests on a few shared connections to entryd, many at a time
+    on each; every request must get the reply to its own call: its own entry, recorded for its own web
+    user, and a refusal only for the calls that were refused."""
+    kiosk = gateway.login("kiosk")
+    who = [("ada", tokens["ada"]), ("root-admin", tokens["root-admin"]), ("kiosk", kiosk)]
+    calls = []
+    for n in range(60):
+        user, token = who[n % len(who)]
+        bad = n % 7 == 3
+        fields = dict(GOOD, name=f"并发{n}", phone=f"139{n:08d}", birthday="1990-02-30" if bad else GOOD["birthday"])
+        calls.append((uuid7(), user, token, fields, bad))
+    results = [None] * len(calls)
+    start = threading.Barrier(20)
+
+    def worker(k):
+        start.wait()
+        for i in range(k, len(calls), 20):
+            entry_id, _, token, fields, _ = calls[i]
+            results[i] = gateway.call("io.entryd.Entries.Add", {"id": entry_id, "fields": fields}, token)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for (entry_id, user, _, fields, bad), (status, body) in zip(calls, results):
+        if bad:
+            assert (status, body["error"]) == (400, "io.entryd.Entries.ValidationFailed"), body
+            continue
+        assert status == 200, body
+        entry = body["entry"]
+        assert (entry["id"], entry["createdBy"], entry["fields"]["name"]) == (entry_id, "web:" + user, fields["name"])
+    stored = gateway.call("io.entryd.Entries.Get", {"id": calls[0][0]}, tokens["ada"])
+    assert stored[0] == 200 and stored[1]["entry"]["fields"]["name"] == calls[0][3]["name"]
+
+
 def test_authentication_and_roles(gateway, tokens):
     assert gateway.call("io.entryd.Entries.List", {})[0] == 401
     assert gateway.call("io.entryd.Entries.List", {}, "f" * 64)[0] == 401
@@ -339,9 +376,13 @@ def test_entryd_down_is_503_and_back_is_200(tmp_path):
     g = Gateway(d)
     try:
         token = g.login("ada")
+        # An Add first: it opens the shared connections Adds travel on, which must notice entryd going.
+        assert g.call("io.entryd.Entries.Add", {"fields": GOOD}, token)[0] == 200
         g.entryd.terminate()
         assert g.entryd.wait(timeout=15) == 0
         status, body = g.call("io.entryd.Entries.List", {}, token)
+        assert (status, body["error"]) == (503, "io.entryd.web.DaemonUnreachable")
+        status, body = g.call("io.entryd.Entries.Add", {"fields": dict(GOOD, name="韩梅梅")}, token)
         assert (status, body["error"]) == (503, "io.entryd.web.DaemonUnreachable")
         g.entryd = subprocess.Popen([os.path.join(BIN, "entryd"), "--config", os.path.join(d, "entryd.conf"),
                                      "--socket", g.socket, "--db", os.path.join(d, "entries.db")], stderr=subprocess.PIPE)
@@ -353,6 +394,8 @@ def test_entryd_down_is_503_and_back_is_200(tmp_path):
             assert time.time() < deadline, body
             time.sleep(0.1)
         assert "entries" in body
+        status, body = g.call("io.entryd.Entries.Add", {"fields": dict(GOOD, name="韩梅梅")}, token)
+        assert status == 200 and body["entry"]["createdBy"] == "web:ada", body
     finally:
         g.stop()
 
