@@ -65,15 +65,33 @@ final class Pipeline: Sendable {
         }
         lane.calls.wrappingAdd(1, ordering: .relaxed)
         defer { lane.calls.wrappingSubtract(1, ordering: .relaxed) }
-        let waiter = Waiter()
-        try lane.connection.withLock { slot in
-            if slot == nil || slot?.isOpen == false {
-                slot = try PipelinedConnection(path: path, replyTimeout: replyTimeout)
+        let waiter = try lane.connection.withLock { slot -> Waiter in
+            // A connection entryd closed (it restarted) whose reader has not yet seen the end
+            // refuses the write: nothing of the call reached entryd, so it goes once more on a
+            // new connection, as the pool replaces a closed connection before use.
+            for attempt in 0..<2 {
+                if slot == nil || slot?.isOpen == false {
+                    slot = try PipelinedConnection(path: path, replyTimeout: replyTimeout)
+                }
+                // Written in the lock, so the order of the waiters is the order of the calls.
+                let waiter = Waiter()
+                do {
+                    try slot!.send(bytes, waiter)
+                    return waiter
+                } catch  where attempt == 0 && Pipeline.unsent(error) {
+                    slot = nil
+                }
             }
-            // Written in the lock, so the order of the waiters is the order of the calls.
-            try slot!.send(bytes, waiter)
+            throw ConnectionClosed()
         }
         return try waiter.wait(milliseconds: replyTimeout)
+    }
+
+    /// Whether `error` from ``PipelinedConnection/send(_:_:)`` means the call
+    /// never reached entryd: the connection had ended (its reader saw the end
+    /// first), or entryd had closed it (`EPIPE`).
+    private static func unsent(_ error: any Error) -> Bool {
+        error is ConnectionClosed || (error as? SystemError)?.errno == EPIPE
     }
 
     /// One connection's place: empty until first used, replaced once it broke.
