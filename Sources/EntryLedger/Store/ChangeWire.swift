@@ -71,52 +71,12 @@ enum ChangeWire {
     /// and reads as the same map the decoder gives. `b` is valid UTF-8 (a
     /// Swift string's bytes), so a string's bytes need no further check.
     static func isPlainStringMap(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        let n = b.count
-        var i = 0
         var keys: [Range<Int>] = []
-        func skipSpace() { while i < n, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
-        /// The range of a plain string's content at `i`, moving past it.
-        func string() -> Range<Int>? {
-            guard i < n, b[i] == UInt8(ascii: "\"") else { return nil }
-            var j = i + 1
-            while j < n, b[j] != UInt8(ascii: "\"") {
-                if b[j] == UInt8(ascii: "\\") || b[j] < 0x20 { return nil }
-                j += 1
-            }
-            guard j < n else { return nil }
-            defer { i = j + 1 }
-            return (i + 1)..<j
+        return EntryStore.scanPlainStringMap(b) { key, _ in
+            guard keys.count < 256, !keys.contains(where: { $0.count == key.count && b[$0].elementsEqual(b[key]) })
+            else { return false }
+            keys.append(key)
+            return true
         }
-        func same(_ x: Range<Int>, _ y: Range<Int>) -> Bool {
-            x.count == y.count && zip(x, y).allSatisfy { b[$0] == b[$1] }
-        }
-        skipSpace()
-        guard i < n, b[i] == UInt8(ascii: "{") else { return false }
-        i += 1
-        skipSpace()
-        if i < n, b[i] == UInt8(ascii: "}") {
-            i += 1
-        } else {
-            while true {
-                guard let key = string(), !keys.contains(where: { same($0, key) }) else { return false }
-                keys.append(key)
-                skipSpace()
-                guard i < n, b[i] == UInt8(ascii: ":") else { return false }
-                i += 1
-                skipSpace()
-                guard string() != nil else { return false }
-                skipSpace()
-                guard i < n else { return false }
-                if b[i] == UInt8(ascii: "}") {
-                    i += 1
-                    break
-                }
-                guard b[i] == UInt8(ascii: ","), keys.count < 256 else { return false }
-                i += 1
-                skipSpace()
-            }
-        }
-        skipSpace()
-        return i == n
     }
 }

@@ -164,52 +164,67 @@ extension EntryStore {
     static func flatStringMap(_ text: String) -> [String: String]? {
         var text = text
         return text.withUTF8 { b -> [String: String]? in
-            let quote = UInt8(ascii: "\"")
-            let n = b.count
-            var i = 0
-            func skipSpace() { while i < n, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
-            /// A string without escapes or control characters at `i`, moving past it.
-            func string() -> String? {
-                guard i < n, b[i] == quote else { return nil }
-                let start = i + 1
-                var j = start
-                while j < n, b[j] != quote {
-                    if b[j] == UInt8(ascii: "\\") || b[j] < 0x20 { return nil }
-                    j += 1
-                }
-                guard j < n else { return nil }
-                i = j + 1
-                return String(decoding: UnsafeBufferPointer(rebasing: b[start..<j]), as: UTF8.self)
-            }
             var map: [String: String] = [:]
-            skipSpace()
-            guard i < n, b[i] == UInt8(ascii: "{") else { return nil }
-            i += 1
-            skipSpace()
-            if i < n, b[i] == UInt8(ascii: "}") {
-                i += 1
-            } else {
-                while true {
-                    guard let key = string() else { return nil }
-                    skipSpace()
-                    guard i < n, b[i] == UInt8(ascii: ":") else { return nil }
-                    i += 1
-                    skipSpace()
-                    guard let value = string(), map.updateValue(value, forKey: key) == nil else { return nil }
-                    skipSpace()
-                    guard i < n else { return nil }
-                    if b[i] == UInt8(ascii: "}") {
-                        i += 1
-                        break
-                    }
-                    guard b[i] == UInt8(ascii: ",") else { return nil }
-                    i += 1
-                    skipSpace()
-                }
+            let plain = scanPlainStringMap(b) { key, value in
+                let string = { (r: Range<Int>) in String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
+                return map.updateValue(string(value), forKey: string(key)) == nil
             }
-            skipSpace()
-            return i == n ? map : nil
+            return plain ? map : nil
         }
+    }
+
+    /// Reads `b` as a JSON object whose keys and values are strings without
+    /// escapes or control characters, white space allowed between tokens and
+    /// nothing after it, calling `member` with each member's key and value
+    /// (byte ranges of `b`, quotes excluded), in order.
+    /// - Returns: false, at once, when `b` is anything else or `member` answers false.
+    static func scanPlainStringMap(
+        _ b: UnsafeBufferPointer<UInt8>, _ member: (_ key: Range<Int>, _ value: Range<Int>) -> Bool
+    ) -> Bool {
+        let quote = UInt8(ascii: "\"")
+        let n = b.count
+        var i = 0
+        func skipSpace() { while i < n, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
+        /// The range of a string without escapes or control characters at `i`, moving past it.
+        func string() -> Range<Int>? {
+            guard i < n, b[i] == quote else { return nil }
+            let start = i + 1
+            var j = start
+            while j < n, b[j] != quote {
+                if b[j] == UInt8(ascii: "\\") || b[j] < 0x20 { return nil }
+                j += 1
+            }
+            guard j < n else { return nil }
+            i = j + 1
+            return start..<j
+        }
+        skipSpace()
+        guard i < n, b[i] == UInt8(ascii: "{") else { return false }
+        i += 1
+        skipSpace()
+        if i < n, b[i] == UInt8(ascii: "}") {
+            i += 1
+        } else {
+            while true {
+                guard let key = string() else { return false }
+                skipSpace()
+                guard i < n, b[i] == UInt8(ascii: ":") else { return false }
+                i += 1
+                skipSpace()
+                guard let value = string(), member(key, value) else { return false }
+                skipSpace()
+                guard i < n else { return false }
+                if b[i] == UInt8(ascii: "}") {
+                    i += 1
+                    break
+                }
+                guard b[i] == UInt8(ascii: ",") else { return false }
+                i += 1
+                skipSpace()
+            }
+        }
+        skipSpace()
+        return i == n
     }
 
     /// Decodes a row selected with ``changeColumns``, in that order. An unreadable
