@@ -47,6 +47,12 @@ struct HubBench {
         /// Changes delivered to another edge (first pulls) per second in the timed phase:
         /// each change is delivered to every other edge, so up to `rate` × (edges − 1).
         var deliveryRate = 0.0
+        /// CPU time (user + system) the entryd instances spent in the timed
+        /// phase per change pushed and per delivery, in microseconds: figures a
+        /// busy machine moves less than the rates. `nil` when an instance was
+        /// killed. PostgreSQL's own processes are not counted.
+        var cpuPerChange: Double?
+        var cpuPerDelivery: Double?
         var seconds = 0.0
         /// Seconds from acknowledgement to the last edge's pull, per sample.
         var convergence = Latencies()
@@ -196,6 +202,8 @@ struct HubBench {
         progress(
             "hub: \(c.label), \(c.instances) instance\(c.instances == 1 ? "" : "s"): \(edgeCount) edges for \(format(seconds)) s"
         )
+        let cpu = { daemons.map { $0.cpuSeconds.map { $0.user + $0.system } } }
+        let cpu0 = cpu()
         let t0 = now()
         let deadline = t0 + seconds
         let ends = try drive(edges) { edge in
@@ -227,7 +235,16 @@ struct HubBench {
         outcome.made = edges.reduce(0) { $0 + $1.made }
         outcome.seconds = (ends.max() ?? now()) - t0
         outcome.rate = Double(outcome.made) / max(outcome.seconds, 1e-9)
-        outcome.deliveryRate = Double(edges.reduce(0) { $0 + $1.delivered }) / max(outcome.seconds, 1e-9)
+        let delivered = edges.reduce(0) { $0 + $1.delivered }
+        outcome.deliveryRate = Double(delivered) / max(outcome.seconds, 1e-9)
+        if outcome.killed == nil {
+            let spent = zip(cpu(), cpu0).compactMap { after, before in after.flatMap { a in before.map { a - $0 } } }
+            if spent.count == daemons.count {
+                let total = spent.reduce(0, +) * 1e6
+                outcome.cpuPerChange = total / Double(max(outcome.made, 1))
+                outcome.cpuPerDelivery = total / Double(max(delivered, 1))
+            }
+        }
 
         // The drain: every edge pulls until nothing is new.
         progress("hub: draining (every edge pulls until nothing is new)")
@@ -396,15 +413,17 @@ struct HubBench {
         var ok = true
         let sqliteRate = outcomes.first(where: { !$0.configuration.postgres && $0.failure == nil })?.rate
         var out = "## Hub: \(edges) edges, \(format(seconds)) s per configuration\n\n"
-        out += "| configuration | instances | changes/s | deliveries/s | convergence p50 ms | p99 ms | vs SQLite |\n"
-        out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+        out +=
+            "| configuration | instances | changes/s | deliveries/s | convergence p50 ms | p99 ms | vs SQLite "
+            + "| entryd CPU µs per change / per delivery |\n"
+        out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
         var details: [String] = []
         var killLine: String?
         for o in outcomes {
             let c = o.configuration
             if let failure = o.failure {
                 ok = false
-                out += "| \(c.label) | \(c.instances) | failed | | | | |\n"
+                out += "| \(c.label) | \(c.instances) | failed | | | | | |\n"
                 details.append("\(c.label) ×\(c.instances) failed: \(failure)")
                 continue
             }
@@ -412,7 +431,8 @@ struct HubBench {
             out +=
                 "| \(c.label) | \(c.instances) | \(format(o.rate)) | \(format(o.deliveryRate)) | "
                 + "\(o.convergence.ms(0.5).map(format) ?? "n/a") | "
-                + "\(o.convergence.ms(0.99).map(format) ?? "n/a") | \(ratio) |\n"
+                + "\(o.convergence.ms(0.99).map(format) ?? "n/a") | \(ratio) | "
+                + "\(o.cpuPerChange.map(format) ?? "n/a") / \(o.cpuPerDelivery.map { String(format: "%.1f", $0) } ?? "n/a") |\n"
             var d =
                 "\(c.label) ×\(c.instances): \(o.made) changes made in \(format(o.seconds)) s; the log holds \(o.logRows) rows"
             if o.foreignRows > 0 { d += " (\(o.foreignRows) not made by an edge of this run)" }

@@ -93,6 +93,11 @@ import Testing
             #expect((Double(row[2].replacingOccurrences(of: ",", with: "")) ?? 0) > 0, "no changes: \(row)")
             #expect((Double(row[3].replacingOccurrences(of: ",", with: "")) ?? 0) > 0, "no deliveries: \(row)")
             #expect(Double(row[4].replacingOccurrences(of: ",", with: "")) != nil, "no convergence p50: \(row)")
+            // entryd's CPU per change and per delivery, but where an instance was killed.
+            let cpu = (row.count > 7 ? row[7].split(separator: "/") : []).map {
+                Double($0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: "")) ?? 0
+            }
+            #expect(label.contains("killed") || (cpu.count == 2 && cpu.allSatisfy { $0 > 0 }), "no CPU: \(row)")
         }
         let kill = try #require(
             r.stdout.split(separator: "\n").first { $0.hasPrefix("kill: ") }, "no kill line in:\n\(r.stdout)")
