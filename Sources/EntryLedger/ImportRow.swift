@@ -28,15 +28,16 @@ package struct ImportRow: Sendable {
     /// the row must give every stored field.
     package var formFields: Set<String>?
     /// The search keys of ``fields`` when the caller derived them
-    /// (``SearchKeys/derive(fields:layout:)``, off the writer thread); `nil`:
-    /// the writer derives them for a row it adds.
-    package var keys: [String]?
+    /// (``SearchKeys/derive(fields:layout:)``, off the writer thread): all of
+    /// them for the row the writer adds, the duplicate keys for the
+    /// possible-duplicates lookup after the commit; `nil`: derived where needed.
+    package var keys: SearchKeys.Derived?
 
     /// A row with every member given; see the properties.
     package init(
         index: Int, id: String?, fields: [String: String], deleted: Bool, problems: [Problem],
         unknown: [String: String] = [:], unknownProblems: [Problem] = [], formFields: Set<String>? = nil,
-        keys: [String]? = nil
+        keys: SearchKeys.Derived? = nil
     ) {
         self.keys = keys
         self.index = index
@@ -73,9 +74,10 @@ package struct ImportResult: Sendable {
     package var unchanged = 0
     /// (row index, id, problems) of each row not stored.
     package var rejected: [(index: Int, id: String?, problems: [Problem])] = []
-    /// (row index, id, canonical values) of each row stored as a new live
-    /// (not deleted) entry: where Import looks for possible duplicates.
-    package var addedLive: [(index: Int, id: String, fields: [String: String])] = []
+    /// (row index, id, canonical values, duplicate keys when the row carried
+    /// them: ``ImportRow/keys``) of each row stored as a new live (not
+    /// deleted) entry: where Import looks for possible duplicates.
+    package var addedLive: [(index: Int, id: String, fields: [String: String], duplicateKeys: [String]?)] = []
 
     /// A result with the given counts and rejected rows (none by default).
     package init(added: Int = 0, unchanged: Int = 0, rejected: [(index: Int, id: String?, problems: [Problem])] = []) {

@@ -175,12 +175,15 @@ extension EntryStore {
                         result.rejected.append((row.index, row.id, row.unknownProblems))
                     } else {
                         var (entry, _) = try ctx.create(
-                            form: form, id: row.id, fields: row.fields, layout: layout, origin: origin, keys: row.keys)
+                            form: form, id: row.id, fields: row.fields, layout: layout, origin: origin,
+                            keys: row.keys?.all)
                         if row.deleted {
                             entry = try ctx.record(.delete, on: entry, fields: [:], layout: layout, origin: origin)
                         }
                         result.added += 1
-                        if !row.deleted { result.addedLive.append((row.index, entry.id, row.fields)) }
+                        if !row.deleted {
+                            result.addedLive.append((row.index, entry.id, row.fields, row.keys?.duplicates))
+                        }
                     }
                 }
                 if atomic && !result.rejected.isEmpty {

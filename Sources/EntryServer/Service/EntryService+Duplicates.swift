@@ -51,7 +51,8 @@ extension EntryService {
         let rows = result.addedLive
         guard
             let found = try? store.possibleDuplicates(
-                form: form, probes: rows.map { DuplicateProbe(fields: $0.fields, excluding: $0.id) })
+                form: form,
+                probes: rows.map { DuplicateProbe(fields: $0.fields, excluding: $0.id, keys: $0.duplicateKeys) })
         else { return [] }
         let listed = zip(rows, found).filter { !$0.1.isEmpty }
         guard !listed.isEmpty else { return [] }

@@ -292,7 +292,7 @@ extension EntryService {
         }
         let fields = result.fields.filter { unknown[$0.key] == nil }
         // A row the store may add gets its search keys here, on the session's thread, not the writer's.
-        let keys = problems.isEmpty && unknown.isEmpty ? SearchKeys.keys(fields: fields, layout: form.layout) : nil
+        let keys = problems.isEmpty && unknown.isEmpty ? SearchKeys.derive(fields: fields, layout: form.layout) : nil
         return ImportRow(
             index: index, id: id, fields: fields, deleted: deleted, problems: problems, unknown: unknown,
             unknownProblems: unknownProblems, formFields: formFields, keys: keys)
