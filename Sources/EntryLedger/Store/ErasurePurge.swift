@@ -235,7 +235,8 @@ extension EntryStore {
                 continue
             }
             let held = ContinuousClock.now - began
-            if step.written > 0 { own?.syncFile() }
+            // Unsynced zeroed pages must not outlive the mark: a pass whose sync failed runs again.
+            if step.written > 0, own?.syncFile() == false { return false }
             next = step.next
             skipped = step.skipped
             checkpointNext = step.checkpointNext
@@ -339,14 +340,14 @@ extension SQLiteConnection {
 
     /// Writes the database file's changed pages to the disk through this
     /// connection's file handle (`fdatasync`), whoever changed them: on the
-    /// purge's own connection, so no writer waits for it. Best effort: the
-    /// writer's checkpoints sync the file too.
-    func syncFile() {
+    /// purge's own connection, so no writer waits for it.
+    /// - Returns: whether the file was synced.
+    func syncFile() -> Bool {
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
             let file, let sync = file.pointee.pMethods?.pointee.xSync
-        else { return }
-        _ = sync(file, SQLITE_SYNC_NORMAL | SQLITE_SYNC_DATAONLY)
+        else { return false }
+        return sync(file, SQLITE_SYNC_NORMAL | SQLITE_SYNC_DATAONLY) == SQLITE_OK
     }
 
     /// The pages whose latest image is in WAL frames not yet copied into the
