@@ -56,8 +56,11 @@ extension EntryStore {
             return try ctx.erasure(of: id)!
         }
         eraseInKeptDatabase([id])
-        let rewritten = rewriteAfterErasure()
-        return ErasureOutcome(record: record, walTruncated: server == nil ? truncateWAL() : rewritten)
+        guard server == nil else { return ErasureOutcome(record: record, walTruncated: rewriteAfterErasure()) }
+        // On SQLite the WAL truncated before the purge starts, lest their checkpoints meet.
+        let truncated = truncateWAL()
+        rewriteAfterErasure()
+        return ErasureOutcome(record: record, walTruncated: truncated)
     }
 
     /// Erases `ids` in `DATABASE.before-restore`, the database `--restore` kept
@@ -95,9 +98,12 @@ extension EntryStore {
 
     /// Checkpoints the WAL into the database and truncates it to zero bytes
     /// (`wal_checkpoint(TRUNCATE)`), retrying while readers hold it, for about a
-    /// second. Returns whether it truncated.
+    /// second. Returns whether it truncated. A passive checkpoint on a
+    /// connection of its own copies the WAL first, outside the writer's turn,
+    /// so the truncating one, which writers wait for, has little left to copy and sync.
     func truncateWAL() -> Bool {
         guard server == nil else { return true }  // The server's WAL is the operator's (doc/hub.md).
+        _ = (try? SQLiteConnection(path: path, vfs: purge.vfs))?.checkpointPassive()
         for attempt in 0..<50 {
             // Each attempt waits at most 10 ms for readers: writers queue behind it.
             let done =

@@ -94,7 +94,7 @@ package final class EntryStore: @unchecked Sendable {
     /// The database server, `nil` on SQLite.
     let server: (any StoreServer)?
     /// The purge that follows erasures on SQLite (``ErasurePurge``).
-    let purge = ErasurePurge()
+    let purge: ErasurePurge
 
     /// The incarnation this store serves (doc/design.md "Incarnations"). On a
     /// server, an incarnation another instance begins later is taken at once.
@@ -176,7 +176,7 @@ package final class EntryStore: @unchecked Sendable {
         try self.init(
             path: path, server: nil, writer: db, readers: pool, schemaVersion: Migrations.all.count, place: place,
             wallClock: wallClock, copies: copies, canonicaliser: canonicaliser, layoutOf: layoutOf,
-            rebuilding: rebuilding)
+            rebuilding: rebuilding, vfs: vfs)
     }
 
     /// Opens the store kept by a database server: `writer` and `readers` are
@@ -227,10 +227,12 @@ package final class EntryStore: @unchecked Sendable {
     private init(
         path: String, server: (any StoreServer)?, writer db: any SQLDatabase, readers: ReaderPool, schemaVersion: Int,
         place: Place, wallClock: @escaping @Sendable () -> UInt64, copies: CopiedDatabasePolicy,
-        canonicaliser: Canonicaliser?, layoutOf: (String) -> FieldLayout, rebuilding: (Int) -> Void
+        canonicaliser: Canonicaliser?, layoutOf: (String) -> FieldLayout, rebuilding: (Int) -> Void,
+        vfs: String? = nil
     ) throws {
         self.path = path
         self.server = server
+        purge = ErasurePurge(vfs: vfs)
         self.schemaVersion = schemaVersion
         // One transaction from reading the node table to writing it back: instances of
         // one server database starting at once must agree on one node id (the shared
