@@ -67,11 +67,25 @@ final class DaemonPool: DaemonLink, Sendable {
             give(connection)
             return reply
         } catch let error as WireError {
-            give(connection)
+            // After these entryd closes the connection (doc/protocol.md "Errors for bad
+            // messages"): given back, it could reach the next request before the close
+            // does, which would then answer 503 though entryd is up.
+            if DaemonPool.closesConnection(error) { connection.close() } else { give(connection) }
             throw error
         } catch {
             connection.close()
             throw DaemonLinkError(reason: "\(path): \(error)")
+        }
+    }
+
+    /// Whether entryd closes the connection after answering `error`: a message
+    /// over its `max-message-size` (`LimitExceeded(max-message-size)`), or one
+    /// that is no call (`InvalidParameter(method)`).
+    static func closesConnection(_ error: WireError) -> Bool {
+        switch error.known {
+        case .limitExceeded?: error.parameters["limit"]?.stringValue == "max-message-size"
+        case .invalidParameter?: error.parameters["parameter"]?.stringValue == "method"
+        default: false
         }
     }
 

@@ -1,7 +1,7 @@
 """The HTTP API of entryd-web against a real entryd: every method exposed over
 HTTP, each error with its status, sessions, roles, the actor entryd records,
 the live feed, TLS and the refusal to listen beyond loopback in clear."""
-import json, os, signal, socket, ssl, subprocess, threading, time, urllib.request, uuid
+import collections, json, os, signal, socket, ssl, subprocess, threading, time, urllib.request, uuid
 
 import pytest
 
@@ -396,6 +396,38 @@ def test_entryd_down_is_503_and_back_is_200(tmp_path):
         assert "entries" in body
         status, body = g.call("io.entryd.Entries.Add", {"fields": dict(GOOD, name="韩梅梅")}, token)
         assert status == 200 and body["entry"]["createdBy"] == "web:ada", body
+    finally:
+        g.stop()
+
+
+def test_an_oversized_call_fails_alone(tmp_path):
+    """entryd closes a connection after a message over its max-message-size. An Add too big
+    for it answers 413 every time, and the other requests beside it never meet the closed
+    connection (a 503 DaemonUnreachable while entryd is up)."""
+    g = Gateway(str(tmp_path), settings="max-batch = 5\nmax-message-size = 4096\n")
+    try:
+        token = g.login("ada")
+        outcomes, lock = [], threading.Lock()
+        deadline = time.time() + 3
+
+        def hammer(method, params):
+            while time.time() < deadline:
+                status, body = g.call(method, params, token)
+                with lock:
+                    outcomes.append((method, status, body.get("error")))
+
+        big = ("io.entryd.Entries.Add", {"fields": dict(GOOD, name="李" * 3000)})
+        small = ("io.entryd.Forms.GetForm", {"name": "registration"})
+        threads = [threading.Thread(target=hammer, args=big if i % 2 else small) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        adds = [o for o in outcomes if o[0] == big[0]]
+        forms = [o for o in outcomes if o[0] == small[0]]
+        assert adds and forms
+        assert {(s, e) for _, s, e in adds} == {(413, "io.entryd.Entries.LimitExceeded")}, collections.Counter(adds)
+        assert {s for _, s, _ in forms} == {200}, collections.Counter(forms)
     finally:
         g.stop()
 
