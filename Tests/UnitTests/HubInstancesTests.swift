@@ -308,6 +308,47 @@ import EntryProtocol
     }
 
     @Test(
+        "a round that never claims the change log (a peer checkpoint) after the database went back does not raise the commit signal to the old history's seq: the next write begins no second incarnation"
+    )
+    func uncommittedRoundAfterGoingBack() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let a = try Self.instance(db, 1, in: place)
+        let b = try Self.instance(db, 2, in: place)
+        defer {
+            a.close()
+            b.close()
+        }
+        let first = a.incarnation
+        for i in 0..<6 {
+            _ = try (i < 3 ? a : b).create(
+                form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin)
+        }
+        #expect(b.commits.wait(after: 5, timeout: 10) == 6)
+        try db.connect().execute(
+            """
+            DELETE FROM entries WHERE seq > 3; DELETE FROM changes WHERE seq > 3;
+            UPDATE change_counter SET seq = 3, hlc = (SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes)
+            """)
+        // a finds the going back and begins the new incarnation; b takes it from the announcement.
+        _ = try a.create(form: "f", id: nil, fields: ["name": "after"], layout: layout, origin: origin)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while b.incarnation == first && ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(b.incarnation != first && b.incarnation == a.incarnation)
+        let began = b.incarnation
+        while b.commits.lastSeq != 4 && ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(b.commits.lastSeq == 4)
+        // A round of b's that writes no change: its own last claim was the old history's 6.
+        try b.savePeerState(PeerState(name: "p", address: "unix:/nowhere", pulledSeq: 0, pushedSeq: 0))
+        #expect(b.commits.lastSeq == 4, "the signal stays at the new history's head")
+        _ = try b.create(form: "f", id: nil, fields: ["name": "next"], layout: layout, origin: origin)
+        _ = try a.create(form: "f", id: nil, fields: ["name": "next2"], layout: layout, origin: origin)
+        #expect(
+            a.incarnation == began && b.incarnation == began, "began \(began), a \(a.incarnation), b \(b.incarnation)")
+        #expect(try a.counts().seq == 6)
+    }
+
+    @Test(
         "an erasure acknowledged on a hub survives a going back that lost its commit: the instance that made it carries it out again at once, and says so"
     )
     func erasureSurvivesGoingBack() throws {

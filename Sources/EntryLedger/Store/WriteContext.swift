@@ -199,7 +199,13 @@ final class WriteContext {
     }
 
     /// After a `COMMIT`: the clock's last stamp and `lastSeq` are now durable.
-    func committed() {
+    /// - Returns: the seq to publish (``CommitSignal/publish(_:)``), or `nil` for
+    ///   a round on a shared change log that never claimed it (acknowledgements,
+    ///   peer checkpoints): its `lastSeq` is what this instance last claimed,
+    ///   which may be an old history's seq after the database went back, and
+    ///   publishing it would raise the signal rewound below it.
+    func committed() -> Int64? {
+        let claimedRound = shared == nil || claimed != nil
         dropLookups()
         if wentBackFrom != nil {
             wentBackUnrecorded = 0
@@ -209,6 +215,7 @@ final class WriteContext {
         claimed = nil
         persistedClock = clock.last
         committedSeq = lastSeq
+        return claimedRound ? lastSeq : nil
     }
 
     /// After a `ROLLBACK`: `lastSeq` returns to the last committed seq. The clock

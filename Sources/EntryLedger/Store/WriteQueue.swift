@@ -130,8 +130,8 @@ final class WriteQueue: @unchecked Sendable {
     /// thread yet: call ``start()``.
     /// - Parameters:
     ///   - policy: the round limits and the lone job's grace.
-    ///   - didCommit: called after each commit with the highest seq, by the
-    ///     thread that ran the round.
+    ///   - didCommit: called after each commit that moved or claimed the change
+    ///     log with the highest seq, by the thread that ran the round.
     init(context: WriteContext, policy: GroupCommitPolicy = .standard, didCommit: @escaping (Int64) -> Void) {
         precondition(policy.maxJobsPerRound >= 1 && policy.loneJobGrace >= .zero, "invalid group-commit policy")
         self.context = context
@@ -402,8 +402,7 @@ final class WriteQueue: @unchecked Sendable {
             try context.persistClock()
             try context.commit()
             shared.withLock { $0.commitCount += 1 }
-            context.committed()
-            didCommit(context.lastSeq)
+            if let seq = context.committed() { didCommit(seq) }
             for job in batch { job.deliver() }
         } catch {
             if db.inTransaction { try? db.execute("ROLLBACK") }
