@@ -12,7 +12,7 @@
 # Install: /usr/share/bash-completion/completions/entryctl (loaded on demand by
 # bash-completion), or `source` it from ~/.bashrc. Needs nothing but bash.
 
-_entryctl_commands="add get update delete restore history erase erasures edit list export import backup options forms check status compact watch call peers sync conflicts resolve bridge web-user help"
+_entryctl_commands="add get update delete restore history erase erasures edit list export import backup options forms check status metrics compact watch call peers sync conflicts resolve bridge web-user help"
 _entryctl_globals="--socket --locale --json --timeout --help --version"
 _entryctl_fields="name birthday country province city contact_method phone email appointment"
 

@@ -25,7 +25,7 @@ extension Method {
         case .entriesAdd, .entriesUpdate, .entriesDelete, .entriesRestore, .entriesImport: .write
         case .entriesBackup, .entriesErase, .entriesFindSubject, .entriesVerifyErasure: .admin
         case .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored: .read
-        case .syncStatus, .syncChanges, .syncListConflicts, .syncHeldFrom: .read
+        case .syncStatus, .syncChanges, .syncListConflicts, .syncHeldFrom, .syncMetrics: .read
         case .syncApply, .syncSyncPeer, .syncResolve, .syncCompact: .admin
         }
     }
@@ -44,7 +44,7 @@ extension Method {
             .entriesImport, .entriesBackup, .entriesErase, .entriesFindSubject, .entriesErasures,
             .entriesVerifyErasure, .formsListForms, .formsCheckStored,
             .syncStatus, .syncChanges, .syncApply, .syncSyncPeer, .syncListConflicts, .syncResolve,
-            .syncHeldFrom, .syncCompact:
+            .syncHeldFrom, .syncCompact, .syncMetrics:
             false
         }
     }
@@ -60,7 +60,7 @@ extension Method {
             .entriesAdd, .entriesGet, .entriesList, .entriesUpdate, .entriesDelete, .entriesRestore, .entriesHistory,
             .entriesImport, .entriesErase, .entriesFindSubject, .entriesErasures, .entriesVerifyErasure,
             .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
-            .syncStatus, .syncChanges, .syncListConflicts, .syncResolve, .syncCompact:
+            .syncStatus, .syncChanges, .syncListConflicts, .syncResolve, .syncCompact, .syncMetrics:
             false
         }
     }

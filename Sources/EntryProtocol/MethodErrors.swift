@@ -19,7 +19,7 @@ extension Method {
         case .formsListForms, .formsCheckStored: []
         case .formsGetForm, .formsCheck: [.formsFormNotFound]
         case .formsOptions: [.formsFormNotFound, .fieldNotFound]
-        case .syncStatus, .syncChanges, .syncHeldFrom, .syncCompact, .syncListConflicts: []
+        case .syncStatus, .syncChanges, .syncHeldFrom, .syncCompact, .syncListConflicts, .syncMetrics: []
         case .syncApply: [.clockSkew]
         case .syncSyncPeer: [.peerNotFound, .peerUnreachable]
         case .syncResolve: [.conflictNotFound, .entryErased]

@@ -69,15 +69,20 @@ package final class Gateway: Sendable {
         package var behindProxy: Bool
         /// The body bound in bytes (`max-body`), for the 413 answer.
         package var maxBody: Int
+        /// The file holding the bearer token for `GET /metrics` from anywhere
+        /// but loopback (`metrics-token-file`); `nil`: loopback only.
+        package var metricsTokenFile: String?
 
         /// - Parameters:
         ///   - secure: TLS here or at the proxy.
         ///   - behindProxy: trust the last `X-Forwarded-For` hop.
         ///   - maxBody: the body bound in bytes.
-        package init(secure: Bool, behindProxy: Bool, maxBody: Int) {
+        ///   - metricsTokenFile: the `/metrics` token's file, if any.
+        package init(secure: Bool, behindProxy: Bool, maxBody: Int, metricsTokenFile: String? = nil) {
             self.secure = secure
             self.behindProxy = behindProxy
             self.maxBody = maxBody
+            self.metricsTokenFile = metricsTokenFile
         }
     }
 
@@ -171,6 +176,7 @@ package final class Gateway: Sendable {
                 status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
                 body: Array("ok\n".utf8))
         }
+        if r.path == "/metrics" { return try metrics(r) }
         guard r.path.hasPrefix(Gateway.api) else { return try staticFile(r) }
         let name = String(r.path.dropFirst(Gateway.api.count))
         switch name {

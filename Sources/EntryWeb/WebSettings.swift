@@ -38,6 +38,10 @@ package struct WebSettings: Sendable, Equatable {
     /// together, also behind a proxy); past it the one waiting longest for its
     /// header is closed, or the new one answered 503.
     package var maxUnauthenticatedConnections = 256
+    /// The file holding the bearer token that lets `GET /metrics` in from
+    /// anywhere but loopback (`metrics-token-file`, an absolute path); `nil`:
+    /// from loopback only.
+    package var metricsTokenFile: String?
     /// The configuration file read, if any.
     package var configPath: String?
 
@@ -230,6 +234,11 @@ package struct WebSettings: Sendable, Equatable {
         case "header-timeout": headerTimeout = try checked(ConfigSyntax.seconds, 1...3600)
         case "max-unauthenticated-connections":
             maxUnauthenticatedConnections = try checked(ConfigSyntax.count, 1...65_536)
+        case "metrics-token-file":
+            guard value.hasPrefix("/") else {
+                throw SettingsError(message: "KEY must be an absolute path, not '\(value)'", code: .config)
+            }
+            metricsTokenFile = value
         default: throw SettingsError(message: "unknown key '\(key)'; see config/entryd-web.conf", code: .config)
         }
     }

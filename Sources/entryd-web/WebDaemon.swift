@@ -128,7 +128,9 @@ enum WebDaemon {
             policy: .entryd,
             sessions: SessionStore(idleSeconds: Double(settings.sessionIdle)),
             limiter: LoginLimiter(limit: settings.loginAttempts),
-            settings: .init(secure: settings.secure, behindProxy: settings.behindProxy, maxBody: settings.maxBody),
+            settings: .init(
+                secure: settings.secure, behindProxy: settings.behindProxy, maxBody: settings.maxBody,
+                metricsTokenFile: settings.metricsTokenFile),
             openAPI: { openAPI }, log: log)
         let server = HTTPServer(gateway: gateway, retryAfter: min(settings.headerTimeout, 10))
         do {

@@ -50,7 +50,9 @@ final class WatchdogService: DaemonService, Sendable {
     /// actions, until ``stop(deadline:)``.
     private func tick(_ machine: WatchdogMachine) {
         var machine = machine
+        let metrics = store.entries.metrics
         let store = store.store
+        metrics.watchdog(enabled: true, withheld: false)
         let clock = ContinuousClock()
         var next = clock.now
         while true {
@@ -64,11 +66,13 @@ final class WatchdogService: DaemonService, Sendable {
                         log.warning("watchdog: cannot queue a probe for the writer: \(error)")
                     }
                 case .withhold(let waited, let steps):
+                    metrics.watchdog(enabled: true, withheld: true)
                     log.error(
                         "watchdog: work has waited \(Self.seconds(waited)) for the database writer, which has finished "
                             + "nothing since (\(steps) step(s) before; the watchdog interval is \(Self.seconds(machine.interval))); "
                             + "not pinging, so systemd restarts entryd")
                 case .resume(let stuck):
+                    metrics.watchdog(enabled: true, withheld: false)
                     log.notice(
                         "watchdog: the database writer moves on again after about \(Self.seconds(stuck)); pinging again"
                     )

@@ -14,6 +14,7 @@ import Testing
 final class SocketDaemon: @unchecked Sendable {
     let database = TestDatabase()
     let store: EntryStore
+    let service: EntryService
     let socket: String
     private let listenFD: Int32
     private let done = DispatchGroup()
@@ -25,6 +26,7 @@ final class SocketDaemon: @unchecked Sendable {
         socket = database.directory + "/entryd.sock"
         listenFD = try UnixSocket.listen(path: socket, mode: 0o600)
         let service = EntryService(store: store, forms: FormRegistry.builtIn)
+        self.service = service
         let fd = listenFD
         done.enter()
         Thread { [done] in

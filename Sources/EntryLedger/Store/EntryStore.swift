@@ -113,6 +113,14 @@ package final class EntryStore: @unchecked Sendable {
         set { incarnationLock.withLock { reachabilityHandler = newValue } }
     }
     private var reachabilityHandler: (@Sendable (Bool, String) -> Void)?
+    /// Whether the database server answers now and how often it stopped
+    /// answering since the store opened; `nil` on SQLite (the monitoring call).
+    package var serverReachable: (reachable: Bool, losses: Int)? {
+        guard server != nil else { return nil }
+        return incarnationLock.withLock { (reachableNow, reachabilityLosses) }
+    }
+    private var reachableNow = true
+    private var reachabilityLosses = 0
     /// Told what happens to a running instance of a server database besides
     /// reachability (``StoreEvent``), from the thread it happens on; entryd
     /// logs it. `nil` (the default) or on SQLite: never called.
@@ -387,6 +395,7 @@ package final class EntryStore: @unchecked Sendable {
                 keeper.advance(to: seq)
             }, nodeChanged: { [weak self] in self?.reloadIncarnation() },
             reachable: { [weak self] up, why in
+                self?.noteReachable(up)
                 self?.serverReachability?(up, why)
                 if up { self?.lookForGoingBack() }
             })
@@ -501,6 +510,33 @@ package final class EntryStore: @unchecked Sendable {
     /// Transactions the writer has committed since opening (group commit makes
     /// this far smaller than the number of writes under load).
     var transactionsCommitted: Int { writer.commits }
+
+    /// The write queue's rounds, writes per round and commit latency since
+    /// the store opened (the monitoring call).
+    package var writeStatistics: WriteStatistics { writer.statistics }
+
+    /// Records what the server's listener found (``serverReachable``).
+    private func noteReachable(_ up: Bool) {
+        incarnationLock.withLock {
+            if reachableNow && !up { reachabilityLosses += 1 }
+            reachableNow = up
+        }
+    }
+
+    /// How many changes of this node's log after `seq` were not made on `node`
+    /// (`nil`: any): what a peer whose last push ended at `seq` has still to be
+    /// sent (the monitoring call's pending changes per peer). One range read
+    /// of the change log by its primary key.
+    /// - Throws: the store's ``StorageError``.
+    package func changeCount(after seq: Int64, notMadeOn node: String?) throws -> Int {
+        try readers.read { db in
+            var n = 0
+            try db.statement("SELECT COUNT(*) FROM changes WHERE seq > ? AND node <> ?").query([
+                .int(seq), .text(node ?? ""),
+            ]) { n = Int($0.int(0)) }
+            return n
+        }
+    }
 
     /// Finishes queued writes, checkpoints the WAL and stops the writer.
     /// Idempotent. After it, writes fail with `.storageFailed`.

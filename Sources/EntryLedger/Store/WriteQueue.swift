@@ -74,6 +74,8 @@ final class WriteQueue: @unchecked Sendable {
         var loneDeadline: DispatchTime?
         /// Backs ``WriteQueue/commits``.
         var commitCount = 0
+        /// Backs ``WriteQueue/statistics``.
+        var statistics = WriteStatistics()
         /// Backs ``WriteQueue/savepointRounds``.
         var savepointRoundCount = 0
         /// Backs ``WriteQueue/lookAheadRounds``.
@@ -111,6 +113,8 @@ final class WriteQueue: @unchecked Sendable {
     private let loneJobGrace: DispatchTimeInterval
     /// Transactions committed so far (tests count group commits with it).
     var commits: Int { shared.withLock { $0.commitCount } }
+    /// Rounds committed, their jobs and commit latency, since the queue began.
+    var statistics: WriteStatistics { shared.withLock { $0.statistics } }
     /// Rounds run again ``RoundMode/savepointPerJob`` because a job failed after writing.
     var savepointRounds: Int { shared.withLock { $0.savepointRoundCount } }
     /// Rounds that read ahead for more than one Apply at once (``WriteContext/lookAhead(_:jobs:)``).
@@ -400,8 +404,17 @@ final class WriteQueue: @unchecked Sendable {
         }
         do {
             try context.persistClock()
+            let began = ContinuousClock.now
             try context.commit()
-            shared.withLock { $0.commitCount += 1 }
+            let took = ContinuousClock.now - began
+            shared.withLock {
+                $0.commitCount += 1
+                $0.statistics.rounds += 1
+                $0.statistics.jobs += batch.count
+                $0.statistics.roundJobs.observe(Double(batch.count))
+                $0.statistics.commitSeconds.observe(
+                    Double(took.components.seconds) + Double(took.components.attoseconds) * 1e-18)
+            }
             if let seq = context.committed() { didCommit(seq) }
             for job in batch { job.deliver() }
         } catch {

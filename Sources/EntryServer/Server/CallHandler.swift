@@ -51,9 +51,17 @@ package protocol CallHandler: AnyObject, Sendable {
     /// runs those closures in call order. What `begin` throws is the call's
     /// error reply, sent in its turn.
     func begin(_ context: CallContext) throws -> (() throws -> Void)?
+
+    /// Told once per call when its answer is decided, with the error it is
+    /// answered with (`nil`: it succeeded), by the session's thread: the
+    /// monitoring counters (``ServiceMetrics``).
+    func answered(_ call: VarlinkCall, error: WireError?)
 }
 
 extension CallHandler {
+    /// Nothing is counted.
+    func answered(_ call: VarlinkCall, error: WireError?) {}
+
     /// No call overlaps: every call is handled in turn.
     func begin(_ context: CallContext) throws -> (() throws -> Void)? { nil }
 }

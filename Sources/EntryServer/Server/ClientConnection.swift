@@ -129,8 +129,8 @@ private final class SessionLoop {
     let session: ClientConnection
     /// The protocol rules.
     private var machine: ConnectionMachine
-    /// The calls `begin` started, by id: what finishes each, and its interface (for the error mapping).
-    private var finishers: [ConnectionMachine.CallID: (finish: () throws -> Void, interface: String)] = [:]
+    /// The calls `begin` started, by id: what finishes each, and the call (for the error mapping and counting).
+    private var finishers: [ConnectionMachine.CallID: (finish: () throws -> Void, call: VarlinkCall)] = [:]
     /// Set when the machine says to stop the running stream: its hang-up poll reports true.
     private var streamStopped = false
     /// The receive timeout set on the socket, so that it is set only when it changes.
@@ -168,12 +168,14 @@ private final class SessionLoop {
             case .handle(let id, let call):
                 let context = context(id, call)
                 let error = ClientConnection.outcome(interface: call.interface) { try handler.handle(context) }
+                handler.answered(call, error: error)
                 action = machine.callCompleted(id, error: error, now: now)
             case .finish(let id):
                 guard let started = finishers.removeValue(forKey: id) else {
                     preconditionFailure("session: call \(id) was not started")
                 }
-                let error = ClientConnection.outcome(interface: started.interface, started.finish)
+                let error = ClientConnection.outcome(interface: started.call.interface, started.finish)
+                handler.answered(started.call, error: error)
                 action = machine.callCompleted(id, error: error, now: now)
             case .send(let reply):
                 do { try UnixSocket.writeAll(fd, reply.encoded) } catch { machine.writeFailed() }
@@ -218,10 +220,12 @@ private final class SessionLoop {
     private func begin(_ id: ConnectionMachine.CallID, _ call: VarlinkCall) -> ConnectionMachine.BeginOutcome {
         do {
             guard let finish = try handler.begin(context(id, call)) else { return .declined }
-            finishers[id] = (finish, call.interface)
+            finishers[id] = (finish, call)
             return .started
         } catch {
-            return .failed(WireError(mapping: error, interface: call.interface))
+            let mapped = WireError(mapping: error, interface: call.interface)
+            handler.answered(call, error: mapped)
+            return .failed(mapped)
         }
     }
 

@@ -25,6 +25,10 @@ extension EntryService {
         case .run(let run):
             let outcome = Result { try runSync(name: name, address: address) }
             peerRuns.finish(name, run, outcome: outcome)
+            // Configured peers only: an ad-hoc peer's name is its address.
+            if peers.contains(where: { $0.name == name }) {
+                metrics.syncEnded(peer: name, succeeded: (try? outcome.get()) != nil)
+            }
             return try outcome.get()
         }
     }

@@ -36,6 +36,8 @@ package final class EntryService: CallHandler, Sendable {
     let log: Log?
     /// Syncs in flight, one per peer.
     let peerRuns = PeerRuns()
+    /// The monitoring counters (`Metrics`); entryd sets the watchdog's state on it.
+    package let metrics = ServiceMetrics()
 
     /// - Parameters:
     ///   - forms: the form definitions to validate against.
@@ -109,6 +111,7 @@ package final class EntryService: CallHandler, Sendable {
         case .syncResolve: try resolve(c, p)
         case .syncHeldFrom: try heldFrom(c, p)
         case .syncCompact: try compact(c)
+        case .syncMetrics: try metrics(c)
         }
     }
 
@@ -159,7 +162,7 @@ package final class EntryService: CallHandler, Sendable {
             .entriesRestore, .entriesHistory, .entriesBackup, .entriesErase, .entriesFindSubject, .entriesErasures,
             .entriesVerifyErasure, .formsListForms, .formsGetForm, .formsOptions, .formsCheck, .formsCheckStored,
             .syncStatus, .syncChanges, .syncApply, .syncSyncPeer, .syncListConflicts, .syncResolve, .syncHeldFrom,
-            .syncCompact:
+            .syncCompact, .syncMetrics:
             return nil
         }
         guard context.caller.allows(method) else { return nil }
@@ -182,6 +185,11 @@ package final class EntryService: CallHandler, Sendable {
         var acting = context
         acting.actor = "web:" + name
         return acting
+    }
+
+    /// Counts the call (``ServiceMetrics/answered(_:error:)``).
+    package func answered(_ call: VarlinkCall, error: WireError?) {
+        metrics.answered(call.method, error: error)
     }
 
     /// Sends a single, final reply.

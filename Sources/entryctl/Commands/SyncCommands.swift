@@ -5,7 +5,7 @@ import EntryClient
 // MARK: - status, watch (io.entryd.Sync), call (any method)
 
 enum SyncCommands {
-    static let all = [status, compact, watch, call]
+    static let all = [status, metrics, compact, watch, call]
 
     static let compact = Command(
         name: "compact",
@@ -72,6 +72,37 @@ enum SyncCommands {
                 let reply = try session.call(.syncStatus)
                 if session.globals.json { return Terminal.out(lines: [reply.text]) }
                 Terminal.out(lines: statusLines(reply, locale: session.globals.locale))
+            }
+        })
+
+    static let metrics = Command(
+        name: "metrics",
+        summary: Localized(
+            zh: "以 Prometheus 文本格式显示本实例的监控指标。",
+            en: "Print this instance's monitoring metrics in Prometheus's text format."),
+        arguments: "", options: [],
+        details: [
+            Localized(
+                zh: "与 entryd-web 的 GET /metrics 相同：调用次数、校验问题、写入轮次、提交延迟、冲突、对端同步、擦除、看门狗。",
+                en:
+                    "The same as entryd-web's GET /metrics: calls, validation problems, write rounds, commit latency, conflicts,"
+            ),
+            Localized(
+                zh: "计数从实例启动开始。可用于没有 entryd-web 的机器（例如 node_exporter 的文本文件收集器）。需要 read 角色。",
+                en:
+                    "peer syncs, erasures, the watchdog. Counters count from the instance's start. For a machine without entryd-web (node_exporter's textfile collector, say). Read role."
+            ),
+        ],
+        examples: [
+            "entryctl metrics", "entryctl --json metrics",
+            "entryctl metrics > /var/lib/node_exporter/entryd.prom.tmp && mv /var/lib/node_exporter/entryd.prom.tmp /var/lib/node_exporter/entryd.prom",
+        ],
+        prepare: { input in
+            _ = try input.exactly()
+            return { session in
+                let reply = try session.call(.syncMetrics)
+                if session.globals.json { return Terminal.out(lines: [reply.text]) }
+                Terminal.out(MetricsExposition.text(reply))
             }
         })
 
