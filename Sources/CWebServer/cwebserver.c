@@ -216,6 +216,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         // After the stop began: closed unanswered, nothing of it done (a
         // client may send it again); on_completed frees `pending`.
         if (!set_waiting(connection, 0, &pending->refused, &pending->authenticated)) return MHD_NO;
+        // An untracked connection (no memory for it at accept) is refused as well.
+        if (tracked_of(connection) == NULL) {
+            pthread_mutex_lock(&server->lock);
+            int closing = server->closing;
+            pthread_mutex_unlock(&server->lock);
+            if (closing) return MHD_NO;
+        }
         const union MHD_ConnectionInfo *size = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
         pending->header_size = size ? size->header_size : 0;
         int count = MHD_get_connection_values(connection, MHD_HEADER_KIND, NULL, NULL);
