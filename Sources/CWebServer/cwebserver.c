@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 // One open connection as the shim tracks it (MHD_OPTION_NOTIFY_CONNECTION):
 // whether it waits for a request header and since when, whether a request on
@@ -26,6 +27,7 @@ struct tracked {
     int authenticated;      // cweb_mark_authenticated was called
     int refused;            // CWEB_ADMITTED, CWEB_OVER_ADDRESS_LIMIT, CWEB_OVER_UNAUTHENTICATED_LIMIT
     int cut;                // shut down by the shim (deadline or eviction)
+    int serving;            // a request admitted before the stop began is being read or answered
 };
 
 struct server {
@@ -38,6 +40,8 @@ struct server {
     pthread_cond_t wake;
     struct tracked *connections;   // a list: at most connection_limit long
     int stopping;
+    int closing;                   // cweb_begin_stop was called: requests whose header comes now are not run
+    pthread_cond_t drained;        // signalled when a request that was serving completes
     pthread_t watchdog;
     int watchdog_started;
 };
@@ -121,6 +125,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
         pthread_mutex_lock(&server->lock);
         if (t->prev) t->prev->next = t->next; else server->connections = t->next;
         if (t->next) t->next->prev = t->prev;
+        if (t->serving) pthread_cond_broadcast(&server->drained);
         pthread_mutex_unlock(&server->lock);
         free(t);
         *socket_context = NULL;
@@ -165,16 +170,28 @@ void cweb_mark_authenticated(void *connection) {
 }
 
 // The header is in (the first call of a request), or the response is done
-// and the connection waits for the next header.
-static void set_waiting(struct MHD_Connection *connection, int waiting, int *refused, int *authenticated) {
+// and the connection waits for the next header. Returns 0 when the header
+// came after the stop began: that request is not run (cweb_begin_stop).
+static int set_waiting(struct MHD_Connection *connection, int waiting, int *refused, int *authenticated) {
     struct tracked *t = tracked_of(connection);
-    if (t == NULL) return;
-    pthread_mutex_lock(&t->server->lock);
+    if (t == NULL) return 1;
+    struct server *server = t->server;
+    int admitted = 1;
+    pthread_mutex_lock(&server->lock);
     t->in_header = waiting;
-    if (waiting) t->waiting_since = now_seconds();
+    if (waiting) {
+        t->waiting_since = now_seconds();
+        if (t->serving) pthread_cond_broadcast(&server->drained);
+        t->serving = 0;
+    } else if (server->closing) {
+        admitted = 0;
+    } else {
+        t->serving = 1;
+    }
     if (refused) *refused = t->refused;
     if (authenticated) *authenticated = t->authenticated;
-    pthread_mutex_unlock(&t->server->lock);
+    pthread_mutex_unlock(&server->lock);
+    return admitted;
 }
 
 struct pending {
@@ -196,7 +213,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         pending = calloc(1, sizeof *pending);
         if (pending == NULL) return MHD_NO;
         *con_cls = pending;
-        set_waiting(connection, 0, &pending->refused, &pending->authenticated);
+        // After the stop began: closed unanswered, nothing of it done (a
+        // client may send it again); on_completed frees `pending`.
+        if (!set_waiting(connection, 0, &pending->refused, &pending->authenticated)) return MHD_NO;
+        // An untracked connection (no memory for it at accept) is refused as well.
+        if (tracked_of(connection) == NULL) {
+            pthread_mutex_lock(&server->lock);
+            int closing = server->closing;
+            pthread_mutex_unlock(&server->lock);
+            if (closing) return MHD_NO;
+        }
         const union MHD_ConnectionInfo *size = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
         pending->header_size = size ? size->header_size : 0;
         int count = MHD_get_connection_values(connection, MHD_HEADER_KIND, NULL, NULL);
@@ -282,7 +308,9 @@ void *cweb_start(const cweb_options *o, cweb_handler handler, void *context, cha
     server->header_timeout = o->header_timeout_seconds ? o->header_timeout_seconds : o->timeout_seconds;
     pthread_mutex_init(&server->lock, NULL);
     pthread_cond_init(&server->wake, NULL);
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    pthread_cond_init(&server->drained, NULL);
+    // MHD_USE_ITC: MHD_quiesce_daemon needs it with an internal polling thread.
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (o->tls_key_pem) flags |= MHD_USE_TLS;
     struct sockaddr_storage address;
     memset(&address, 0, sizeof address);
@@ -349,10 +377,37 @@ void *cweb_start(const cweb_options *o, cweb_handler handler, void *context, cha
     return server;
 }
 
-void cweb_quiesce(void *s) {
+void cweb_begin_stop(void *s) {
     struct server *server = s;
+    pthread_mutex_lock(&server->lock);
+    server->closing = 1;
+    pthread_mutex_unlock(&server->lock);
+    // Closed, not shut down: a socket systemd passed stays open in systemd,
+    // and connections waiting in its queue are for the next entryd-web.
     MHD_socket fd = MHD_quiesce_daemon(server->daemon);
-    (void)fd;
+    if (fd != MHD_INVALID_SOCKET) close(fd);
+}
+
+unsigned cweb_drain(void *s, double seconds) {
+    struct server *server = s;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)seconds;
+    until.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+    if (until.tv_nsec >= 1000000000) { until.tv_sec++; until.tv_nsec -= 1000000000; }
+    unsigned serving;
+    pthread_mutex_lock(&server->lock);
+    for (;;) {
+        serving = 0;
+        for (struct tracked *t = server->connections; t; t = t->next) serving += t->serving ? 1 : 0;
+        if (serving == 0 || pthread_cond_timedwait(&server->drained, &server->lock, &until) != 0) break;
+    }
+    if (serving) {   // counted again: the wait may have timed out just as the last one completed
+        serving = 0;
+        for (struct tracked *t = server->connections; t; t = t->next) serving += t->serving ? 1 : 0;
+    }
+    pthread_mutex_unlock(&server->lock);
+    return serving;
 }
 
 void cweb_stop(void *s) {
@@ -363,6 +418,9 @@ void cweb_stop(void *s) {
     pthread_cond_signal(&server->wake);
     pthread_mutex_unlock(&server->lock);
     if (server->watchdog_started) pthread_join(server->watchdog, NULL);
+    pthread_cond_destroy(&server->drained);
+    pthread_cond_destroy(&server->wake);
+    pthread_mutex_destroy(&server->lock);
     free(server);
 }
 
@@ -445,10 +503,23 @@ static int add_headers(struct MHD_Response *response, const char *headers) {
     return 1;
 }
 
+// Once the stop began, a response closes its connection after it: the client
+// sends its next request elsewhere (or later) instead of to a server that
+// would not run it.
+static int add_closing(void *connection, struct MHD_Response *response) {
+    struct tracked *t = tracked_of(connection);
+    if (t == NULL) return 1;
+    pthread_mutex_lock(&t->server->lock);
+    int closing = t->server->closing;
+    pthread_mutex_unlock(&t->server->lock);
+    if (!closing || MHD_get_response_header(response, "Connection") != NULL) return 1;  // refusals close already
+    return MHD_add_response_header(response, "Connection", "close") == MHD_YES;
+}
+
 int cweb_respond(void *connection, unsigned status, const char *headers, const uint8_t *body, size_t length) {
     struct MHD_Response *response = MHD_create_response_from_buffer(length, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (response == NULL) return 0;
-    if (!add_headers(response, headers)) { MHD_destroy_response(response); return 0; }
+    if (!add_headers(response, headers) || !add_closing(connection, response)) { MHD_destroy_response(response); return 0; }
     enum MHD_Result result = MHD_queue_response(connection, status, response);
     MHD_destroy_response(response);
     return result == MHD_YES;
@@ -459,7 +530,7 @@ int cweb_respond_stream(void *connection, unsigned status, const char *headers,
     struct MHD_Response *response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096,
         (MHD_ContentReaderCallback)reader, stream, (MHD_ContentReaderFreeCallback)release);
     if (response == NULL) { release(stream); return 0; }
-    if (!add_headers(response, headers)) { MHD_destroy_response(response); return 0; }
+    if (!add_headers(response, headers) || !add_closing(connection, response)) { MHD_destroy_response(response); return 0; }
     enum MHD_Result result = MHD_queue_response(connection, status, response);
     MHD_destroy_response(response);
     return result == MHD_YES;

@@ -21,6 +21,8 @@ final class DaemonPool: DaemonLink, Sendable {
         var idle: [VarlinkConnection] = []
         /// The descriptors of open event streams, shut down at stop so their threads end at once.
         var streams: Set<Int32> = []
+        /// ``closeStreams()`` was called: a stream opened since is ended at once.
+        var streamsClosed = false
     }
     private let state = Monitor(State())
     /// Idle connections kept; more are closed when given back.
@@ -109,7 +111,10 @@ final class DaemonPool: DaemonLink, Sendable {
             if let error = first.error { throw WireError(name: error, parameters: first.parameters) }
             _ = csystem_set_timeouts(connection.fd, streamIdleSeconds * 1000, replyTimeout)
             let fd = connection.fd
-            state.withLock { _ = $0.streams.insert(fd) }
+            state.withLock { state in
+                // A feed begun as the stop began ends with the others.
+                if state.streamsClosed { _ = shutdown(fd, Int32(SHUT_RDWR)) } else { state.streams.insert(fd) }
+            }
             return DaemonStream(connection: connection, first: first) { [weak self] fd in
                 self?.state.withLock { _ = $0.streams.remove(fd) }
             }
@@ -120,11 +125,15 @@ final class DaemonPool: DaemonLink, Sendable {
         }
     }
 
-    /// Ends every open event stream (stopping): their reads return at once.
-    /// The ``Pipeline``'s connections stay: the Adds on them are answered
-    /// while the HTTP server stops, as those on a connection of their own.
+    /// Ends every open event stream, and any opened from now on (stopping):
+    /// their reads return at once. The ``Pipeline``'s connections stay: the
+    /// Adds on them are answered while the HTTP server stops, as those on a
+    /// connection of their own.
     func closeStreams() {
-        state.withLock { for fd in $0.streams { shutdown(fd, Int32(SHUT_RDWR)) } }
+        state.withLock { state in
+            state.streamsClosed = true
+            for fd in state.streams { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     private func take() throws -> VarlinkConnection {

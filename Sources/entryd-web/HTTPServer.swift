@@ -51,10 +51,25 @@ final class HTTPServer: @unchecked Sendable {
         handle = started
     }
 
-    /// Stops accepting, ends the connections and waits for their threads.
-    func stop() {
-        if let handle { cweb_stop(handle) }
-        handle = nil
+    /// The first step of a stop: no new connections, and no request whose
+    /// header comes from now on is run (its connection is closed unanswered,
+    /// so a client can send it again elsewhere without storing it twice);
+    /// responses from now on close their connections.
+    func beginStop() {
+        if let handle { cweb_begin_stop(handle) }
+    }
+
+    /// Waits, at most `seconds`, until every request begun before
+    /// ``beginStop()`` has been answered and its response sent, then ends
+    /// the connections and waits for their threads.
+    /// - Returns: how many requests were still going at the deadline (cut off).
+    @discardableResult
+    func stop(drainSeconds seconds: Double) -> Int {
+        guard let handle else { return 0 }
+        let left = Int(cweb_drain(handle, seconds))
+        cweb_stop(handle)
+        self.handle = nil
+        return left
     }
 
     struct StartFailure: Error { var message: String }

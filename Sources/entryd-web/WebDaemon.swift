@@ -157,9 +157,20 @@ enum WebDaemon {
         }
         notifier.send("STOPPING=1")
         log.notice("stopping")
+        // Requests in flight are answered before a connection is closed: an
+        // Add entryd stored is never left without its reply. The feeds end
+        // first (their streams run until then); the pool and the pipeline stay.
+        server.beginStop()
         pool.closeStreams()
-        server.stop()
+        let left = server.stop(drainSeconds: drainSeconds)
+        if left > 0 {
+            log.warning("stopped with \(left) request(s) still unanswered after \(Int(drainSeconds)) s")
+        }
     }
+
+    /// The longest wait at a stop for the requests in flight: within
+    /// entryd-web.service's TimeoutStopSec (20 s).
+    static let drainSeconds = 15.0
 
     /// The local address of a listening TCP socket, or nil for another kind.
     static func boundAddress(_ fd: Int32) -> WebSettings.ListenAddress? {

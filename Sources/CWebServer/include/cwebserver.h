@@ -60,10 +60,18 @@ typedef struct cweb_options {
 
 /// Starts serving (and the thread that enforces the header deadline); NULL on failure with `error` (at least 256 bytes) saying why.
 void *cweb_start(const cweb_options *options, cweb_handler handler, void *context, char *error, size_t error_size);
-/// Stops serving: closes the listening socket, ends every connection, waits for their threads.
+/// The first step of a graceful stop: stops accepting connections (closes
+/// this process's listening socket) and runs no request whose header comes
+/// from now on (its connection is closed unanswered); a response from now on
+/// closes its connection after it.
+void cweb_begin_stop(void *server);
+/// After cweb_begin_stop: waits until every request whose header came before
+/// it has been answered, its response sent (or its connection ended), at most
+/// `seconds`; returns how many are still going.
+unsigned cweb_drain(void *server, double seconds);
+/// Stops serving: closes the listening socket (unless cweb_begin_stop did),
+/// ends every connection, waits for their threads.
 void cweb_stop(void *server);
-/// Stops accepting new connections (the first step of a graceful stop).
-void cweb_quiesce(void *server);
 
 /// The value of a request header (case-insensitive name), or NULL.
 const char *cweb_header(void *connection, const char *name);
