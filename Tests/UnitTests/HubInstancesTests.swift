@@ -307,6 +307,27 @@ import EntryProtocol
         #expect(all.allSatisfy { $0.parameters["incarnation"]?.stringValue == first.id }, "\(all.map(\.parameters))")
     }
 
+    @Test("the monitoring call's server state: reachable at open, a lost connection counted once it is back")
+    func serverReachability() throws {
+        let db = try TestPostgresDatabase()
+        let place = TestDatabase()
+        let a = try Self.instance(db, 1, in: place)
+        defer { a.close() }
+        #expect(a.serverReachable?.reachable == true && a.serverReachable?.losses == 0)
+        try db.connect().execute(
+            """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'entryd' AND pid <> pg_backend_pid()
+            """)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while a.serverReachable?.losses != 1 || a.serverReachable?.reachable != true, ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
+        #expect(
+            a.serverReachable?.losses == 1 && a.serverReachable?.reachable == true,
+            "\(String(describing: a.serverReachable))")
+    }
+
     @Test(
         "a round that never claims the change log (a peer checkpoint) after the database went back does not raise the commit signal to the old history's seq: the next write begins no second incarnation"
     )
