@@ -33,7 +33,7 @@ extension EntryService {
                 .object(
                     [
                         ("name", .string(config.name)), ("runsOk", .int(Int64(runs.ok))),
-                        ("runsFailed", .int(Int64(runs.failed))), ("lastSuccess", runs.lastSuccess.map(JSON.string)),
+                        ("runsFailed", .int(Int64(runs.failed))), ("lastSuccess", state?.lastSync.map(JSON.string)),
                         ("pending", .int(Int64(pending))),
                     ].compactMap { name, value in value.map { (name, $0) } }))
         }

@@ -36,8 +36,6 @@ package final class ServiceMetrics: Sendable {
         package var ok = 0
         /// Syncs that ended with one.
         package var failed = 0
-        /// When the last good one ended (RFC 3339 UTC).
-        package var lastSuccess: String?
     }
 
     /// The watchdog's state as its loop last set it (entryd's WatchdogService).
@@ -90,13 +88,13 @@ package final class ServiceMetrics: Sendable {
         }
     }
 
-    /// Counts a sync with configured peer `peer` that ended at `now`.
-    package func syncEnded(peer: String, succeeded: Bool, now: Date = Date()) {
+    /// Counts a sync with configured peer `peer` (its end time is the peer's
+    /// stored `lastSync`, kept across restarts).
+    package func syncEnded(peer: String, succeeded: Bool) {
         state.withLock { s in
             guard s.peers[peer] != nil || s.peers.count < Self.maxSeries else { return }
             if succeeded {
                 s.peers[peer, default: PeerRunCounts()].ok += 1
-                s.peers[peer]?.lastSuccess = Timestamp.rfc3339(milliseconds: UInt64(now.timeIntervalSince1970 * 1000))
             } else {
                 s.peers[peer, default: PeerRunCounts()].failed += 1
             }
