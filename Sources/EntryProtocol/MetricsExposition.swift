@@ -25,27 +25,12 @@ package enum MetricsExposition {
             out.family("entryd_start_time_seconds", .gauge, "When this entryd instance started, in Unix seconds.")
             out.sample("entryd_start_time_seconds", [], Double(started) / 1000)
         }
-        if let calls = reply["calls"]?.arrayValue {
-            out.family(
-                "entryd_calls_total", .counter, "Calls answered, by method and outcome (ok or the error's name).")
-            for c in calls {
-                out.sample(
-                    "entryd_calls_total",
-                    [("method", c["method"]?.stringValue ?? ""), ("outcome", c["outcome"]?.stringValue ?? "")],
-                    number(c["count"]))
-            }
-        }
-        if let problems = reply["problems"]?.arrayValue {
-            out.family(
-                "entryd_validation_problems_total", .counter,
-                "Problems of refused writes (ValidationFailed), by field and code.")
-            for p in problems {
-                out.sample(
-                    "entryd_validation_problems_total",
-                    [("field", p["field"]?.stringValue ?? ""), ("code", p["code"]?.stringValue ?? "")],
-                    number(p["count"]))
-            }
-        }
+        out.counts(
+            "entryd_calls_total", "Calls answered, by method and outcome (ok or the error's name).", reply["calls"],
+            labels: ["method", "outcome"])
+        out.counts(
+            "entryd_validation_problems_total", "Problems of refused writes (ValidationFailed), by field and code.",
+            reply["problems"], labels: ["field", "code"])
         out.counter("entryd_write_rounds_total", "Write transactions committed (group commits).", reply["writeRounds"])
         out.counter(
             "entryd_write_jobs_total", "Writes carried by the committed write transactions.", reply["writeJobs"])
@@ -130,6 +115,16 @@ package enum MetricsExposition {
                     "{" + labels.map { "\($0.0)=\"\(MetricsExposition.escape($0.1))\"" }.joined(separator: ",") + "}"
             }
             text += " " + MetricsExposition.format(value) + "\n"
+        }
+
+        /// A counter family from a list of objects: each object's `labels`
+        /// members (strings) label its sample, its `count` is the value.
+        mutating func counts(_ name: String, _ help: String, _ list: JSON?, labels: [String]) {
+            guard let list = list?.arrayValue else { return }
+            family(name, .counter, help)
+            for item in list {
+                sample(name, labels.map { ($0, item[$0]?.stringValue ?? "") }, MetricsExposition.number(item["count"]))
+            }
         }
 
         mutating func counter(_ name: String, _ help: String, _ value: JSON?) {

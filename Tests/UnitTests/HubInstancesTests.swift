@@ -24,6 +24,24 @@ import EntryProtocol
             wallClock: wallClock)
     }
 
+    /// Six changes, three through `a` then three through `b`; both signals at 6.
+    func writeSix(_ a: EntryStore, _ b: EntryStore) throws {
+        for i in 0..<6 {
+            _ = try (i < 3 ? a : b).create(
+                form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin)
+        }
+        #expect(a.commits.wait(after: 5, timeout: 10) == 6 && b.commits.wait(after: 5, timeout: 10) == 6)
+    }
+
+    /// The failover's loss: the database keeps seqs 1…3 only (the standby that took over had no more).
+    func goBackToThree(_ db: TestPostgresDatabase) throws {
+        try db.connect().execute(
+            """
+            DELETE FROM entries WHERE seq > 3; DELETE FROM changes WHERE seq > 3;
+            UPDATE change_counter SET seq = 3, hlc = (SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes)
+            """)
+    }
+
     @Test("instances started at once on a new database are one node: one node id, one incarnation, one change log")
     func oneNode() throws {
         let db = try TestPostgresDatabase()
@@ -249,11 +267,7 @@ import EntryProtocol
             b.close()
         }
         let first = a.incarnation
-        for i in 0..<6 {
-            _ = try (i < 3 ? a : b).create(
-                form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin)
-        }
-        #expect(a.commits.wait(after: 5, timeout: 10) == 6)
+        try writeSix(a, b)
         // A live Changes stream on b, read to seq 6.
         let replies = Replies()
         let streamEnded = DispatchSemaphore(value: 0)
@@ -269,12 +283,7 @@ import EntryProtocol
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while replies.last?.parameters["last"]?.intValue != 6 && ContinuousClock.now < deadline { usleep(20_000) }
-        // The standby that took over had only seqs 1…3.
-        try db.connect().execute(
-            """
-            DELETE FROM entries WHERE seq > 3; DELETE FROM changes WHERE seq > 3;
-            UPDATE change_counter SET seq = 3, hlc = (SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes)
-            """)
+        try goBackToThree(db)
         let e = try a.create(form: "f", id: nil, fields: ["name": "after"], layout: layout, origin: origin).entry
         #expect(e.seq == 4)
         // b writes at once, before or after it hears of a's new incarnation: it takes that one.
@@ -341,16 +350,8 @@ import EntryProtocol
             b.close()
         }
         let first = a.incarnation
-        for i in 0..<6 {
-            _ = try (i < 3 ? a : b).create(
-                form: "f", id: nil, fields: ["name": "n\(i)"], layout: layout, origin: origin)
-        }
-        #expect(b.commits.wait(after: 5, timeout: 10) == 6)
-        try db.connect().execute(
-            """
-            DELETE FROM entries WHERE seq > 3; DELETE FROM changes WHERE seq > 3;
-            UPDATE change_counter SET seq = 3, hlc = (SELECT max(('x' || hlc)::bit(64)::bigint) FROM changes)
-            """)
+        try writeSix(a, b)
+        try goBackToThree(db)
         // a finds the going back and begins the new incarnation; b takes it from the announcement.
         _ = try a.create(form: "f", id: nil, fields: ["name": "after"], layout: layout, origin: origin)
         let deadline = ContinuousClock.now + .seconds(10)

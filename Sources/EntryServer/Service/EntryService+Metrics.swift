@@ -37,32 +37,12 @@ extension EntryService {
                         ("pending", .int(Int64(pending))),
                     ].compactMap { name, value in value.map { (name, $0) } }))
         }
-        let calls = counters.calls.sorted { ($0.key.method, $0.key.outcome) < ($1.key.method, $1.key.outcome) }
-        let problems = counters.problems.sorted { ($0.key.field, $0.key.code) < ($1.key.field, $1.key.code) }
         let reachable = store.serverReachable
         let members: [(String, JSON?)] = [
             ("instance", instance.map(JSON.string)), ("version", .string(EntrydVersion.string)),
             ("startedAt", .string(metrics.startedAt)),
-            (
-                "calls",
-                .array(
-                    calls.map {
-                        .object([
-                            ("method", .string($0.key.method)), ("outcome", .string($0.key.outcome)),
-                            ("count", .int(Int64($0.value))),
-                        ])
-                    })
-            ),
-            (
-                "problems",
-                .array(
-                    problems.map {
-                        .object([
-                            ("field", .string($0.key.field)), ("code", .string($0.key.code)),
-                            ("count", .int(Int64($0.value))),
-                        ])
-                    })
-            ),
+            ("calls", Self.countList(counters.calls) { [("method", $0.method), ("outcome", $0.outcome)] }),
+            ("problems", Self.countList(counters.problems) { [("field", $0.field), ("code", $0.code)] }),
             ("writeRounds", .int(Int64(writes.rounds))), ("writeJobs", .int(Int64(writes.jobs))),
             ("roundJobs", writes.roundJobs.json), ("commitSeconds", writes.commitSeconds.json),
             ("seq", .int(counts.seq)), ("entries", .int(Int64(counts.entries))),
@@ -76,5 +56,14 @@ extension EntryService {
             ("databaseLosses", reachable.map { .int(Int64($0.losses)) }),
         ]
         try reply(c, members.compactMap { name, value in value.map { (name, $0) } })
+    }
+
+    /// The wire list of a counter family: one object per key, its `labels`
+    /// members then `count`, in the order of the labels' values.
+    static func countList<Key>(_ counts: [Key: Int], labels: (Key) -> [(String, String)]) -> JSON {
+        let rows = counts.map { (labels($0.key), $0.value) }.sorted {
+            $0.0.map(\.1).lexicographicallyPrecedes($1.0.map(\.1))
+        }
+        return .array(rows.map { .object($0.0.map { ($0.0, JSON.string($0.1)) } + [("count", .int(Int64($0.1)))]) })
     }
 }
