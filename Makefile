@@ -62,7 +62,9 @@ install: build install-docs
 	done
 	# The reference data is compiled into the binaries; the tables and their provenance are installed for reference.
 	$(INSTALL) -m 0644 data/*.tsv data/*.md $(DESTDIR)$(DATADIR)/data/
-	$(INSTALL) -m 0644 README.md doc/guide.md doc/hub.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 README.md doc/guide.md doc/hub.md doc/monitoring.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -d $(DESTDIR)$(DOCDIR)/examples
+	$(INSTALL) -m 0644 doc/monitoring/entryd-alerts.yml $(DESTDIR)$(DOCDIR)/examples/
 
 # The units as they are name /usr/local/bin/entryd, which does not exist before
 # install; verify copies whose paths name the build (BUILD=no: the build as it is).

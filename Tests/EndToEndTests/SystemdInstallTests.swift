@@ -35,7 +35,8 @@ import Testing
             "usr/local/lib/sysusers.d/entryd.conf", "usr/local/lib/tmpfiles.d/entryd.conf",
             "etc/entryd/entryd.conf", "etc/entryd/entryd.conf.d", "etc/entryd/forms/registration.conf",
             "usr/local/share/doc/entryd/README.md", "usr/local/share/doc/entryd/guide.md",
-            "usr/local/share/doc/entryd/hub.md",
+            "usr/local/share/doc/entryd/hub.md", "usr/local/share/doc/entryd/monitoring.md",
+            "usr/local/share/doc/entryd/examples/entryd-alerts.yml",
             "usr/local/share/entryd/data/countries.tsv", "usr/local/share/entryd/data/cn_divisions.tsv",
             "usr/local/share/entryd/data/cn_divisions_retired.tsv", "usr/local/share/entryd/data/PROVENANCE.md",
         ]
