@@ -26,8 +26,13 @@ package final class Statement: SQLStatement, SQLRow {
         sqlite3_clear_bindings(stmt)
     }
 
-    /// Binds `values` to parameters 1…n.
-    /// - Throws: ``SQLiteError`` (SQLITE_RANGE for too many values).
+    /// Binds `values` to parameters 1…n. Text is bound by its length in bytes
+    /// (no strlen), and refused when it holds U+0000 (NUL): read back as a C
+    /// string it would end there, and PostgreSQL's text cannot hold one, so the
+    /// value would be kept cut short without a word (the service refuses such
+    /// text first; this is the last line).
+    /// - Throws: ``SQLiteError`` (SQLITE_RANGE for too many values,
+    ///   SQLITE_MISMATCH for a text with a NUL).
     @discardableResult
     package func bind(_ values: [SQLValue]) throws(SQLiteError) -> Statement {
         for (i, v) in values.enumerated() {
@@ -36,7 +41,19 @@ package final class Statement: SQLStatement, SQLRow {
             switch v {
             case .null: rc = sqlite3_bind_null(stmt, idx)
             case .int(let n): rc = sqlite3_bind_int64(stmt, idx, n)
-            case .text(let s): rc = sqlite3_bind_text(stmt, idx, s, -1, csqlite_transient())
+            case .text(var s):
+                rc = s.withUTF8 { bytes in
+                    guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                        return sqlite3_bind_text(stmt, idx, "", 0, csqlite_transient())
+                    }
+                    if memchr(base, 0, bytes.count) != nil { return SQLITE_MISMATCH }
+                    return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        sqlite3_bind_text(stmt, idx, $0, Int32(bytes.count), csqlite_transient())
+                    }
+                }
+                if rc == SQLITE_MISMATCH {
+                    throw SQLiteError(code: SQLITE_MISMATCH, message: "a text value holds U+0000 (NUL)", sql: sql)
+                }
             }
             if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
         }
