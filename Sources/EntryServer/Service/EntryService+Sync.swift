@@ -198,13 +198,18 @@ extension EntryService {
 
     /// `io.entryd.Sync.SyncPeer(peer)`: a configured peer by name, or an ad-hoc
     /// `unix:` address; `exec:` runs only from the configuration (doc/design.md "Peers").
-    /// - Throws: `io.entryd.Sync.PeerNotFound`; what ``syncWithPeer(name:address:)`` throws.
+    /// - Throws: `io.entryd.Sync.PeerNotFound`; `InvalidParameter(peer)` for a `unix:`
+    ///   address with a control character or a line or paragraph separator; what
+    ///   ``syncWithPeer(name:address:)`` throws.
     func syncPeer(_ c: CallContext, _ p: Parameters) throws {
         let name = try p.string("peer")
         let address: String
         if let configured = peers.first(where: { $0.name == name }) {
             address = configured.address
         } else if name.hasPrefix("unix:") {
+            // A socket path is a C string: a NUL would cut it (connecting elsewhere, and the
+            // peer's state kept under a shorter name). No control character belongs in one.
+            guard FreeText.isLineSafe(name) else { throw EntryError.invalidParameter("peer") }
             address = name
         } else {
             // Not configured: an exec: address is refused like an unknown name, since a
