@@ -10,8 +10,8 @@ import Testing
 /// Free text reaches storage whole or not at all (doc/protocol.md "Free text"):
 /// a `reason` with a control character or a line separator is refused with
 /// ValidationFailed naming it, before anything is stored; Sync.Apply holds
-/// values to what Add takes and refuses a NUL in a reason; the stores refuse
-/// to bind a NUL rather than keep a value cut short.
+/// values to what Add takes and refuses a NUL in a reason; below the service,
+/// SQLite binds text whole and PostgreSQL refuses a NUL rather than cut it.
 @Suite struct FreeTextTests {
     /// Calls the service in process as `role` and returns the reply or the wire error.
     static func call(_ service: EntryService, _ method: String, _ params: [(String, JSON)], role: Role = .admin)
@@ -177,6 +177,25 @@ import Testing
         #expect(history.first?["reason"]?.stringValue == "line one\nline two")
     }
 
+    @Test("lookups by a text with a NUL: List's text filter is refused naming it, Resolve finds no conflict")
+    func lookups() throws {
+        let db = TestDatabase()
+        let store = try EntryStore(path: db.path, readers: 2)
+        defer { store.close() }
+        let service = EntryService(store: store, forms: .builtIn)
+        let list = Self.call(
+            service, "io.entryd.Entries.List",
+            [("filter", .object([("text", .string("李\u{0}雷"))])), ("locale", .string("en"))])
+        guard case .failure(let error) = list else { throw TestFailure("List took a NUL") }
+        #expect(error.name == "io.entryd.Entries.ValidationFailed")
+        #expect(error.parameters["problems"]?.arrayValue?.first?["field"]?.stringValue == "text")
+        let resolve = Self.call(service, "io.entryd.Sync.Resolve", [("id", .string("x\u{0}y"))])
+        guard case .failure(let e) = resolve else { throw TestFailure("Resolve took a NUL") }
+        #expect(e.name == "io.entryd.Sync.ConflictNotFound")
+        let conflicts = try Self.call(service, "io.entryd.Sync.ListConflicts", [("entry", .string("x\u{0}y"))]).get()
+        #expect(conflicts["conflicts"] == .array([]))
+    }
+
     @Test("SyncPeer refuses a unix: address with a NUL (a socket path is a C string)")
     func syncPeerAddress() throws {
         let db = TestDatabase()
@@ -191,9 +210,9 @@ import Testing
     }
 
     @Test(
-        "below the service, a store refuses to bind a NUL instead of keeping the text cut short",
+        "below the service, a NUL never cuts text short: SQLite keeps it whole, PostgreSQL refuses it",
         arguments: StoreKind.allCases)
-    func storeRefusesNUL(kind: StoreKind) throws {
+    func storeKeepsOrRefusesNUL(kind: StoreKind) throws {
         let place = TestDatabase()
         let store = try kind.open(place)
         defer { store.close() }
@@ -203,8 +222,8 @@ import Testing
             origin: WriteOrigin(actor: "a", reason: nil)
         ).entry.id
         let seq = store.commits.lastSeq
-        #expect(throws: (any Error).self) {
-            _ = try store.update(
+        let write = {
+            try store.update(
                 id: id, ifVersion: nil, layout: layout, origin: WriteOrigin(actor: "a", reason: "before\u{0}after")
             ) {
                 var f = $0.fields
@@ -212,9 +231,18 @@ import Testing
                 return f
             }
         }
-        #expect(try store.get(id)?.fields["name"] == "李雷")
-        #expect(store.commits.lastSeq == seq)
-        #expect(try store.history(id).allSatisfy { $0.reason == nil })
+        switch kind {
+        case .sqlite:
+            _ = try write()
+            #expect(try store.history(id).last?.reason == "before\u{0}after")
+            // A lookup is by the whole text too: `id` and a NUL after it is no id.
+            #expect(try store.get(id + "\u{0}x") == nil)
+        case .postgres:
+            #expect(throws: (any Error).self) { _ = try write() }
+            #expect(try store.get(id)?.fields["name"] == "李雷")
+            #expect(store.commits.lastSeq == seq)
+            #expect(try store.history(id).allSatisfy { $0.reason == nil })
+        }
     }
 
     @Test("FreeText: the OpenAPI pattern refuses exactly what isLineSafe refuses")

@@ -26,13 +26,13 @@ package final class Statement: SQLStatement, SQLRow {
         sqlite3_clear_bindings(stmt)
     }
 
-    /// Binds `values` to parameters 1…n. Text is bound by its length in bytes
-    /// (no strlen), and refused when it holds U+0000 (NUL): read back as a C
-    /// string it would end there, and PostgreSQL's text cannot hold one, so the
-    /// value would be kept cut short without a word (the service refuses such
-    /// text first; this is the last line).
-    /// - Throws: ``SQLiteError`` (SQLITE_RANGE for too many values,
-    ///   SQLITE_MISMATCH for a text with a NUL).
+    /// Binds `values` to parameters 1…n. Text is bound by its length in bytes,
+    /// never as a C string: a U+0000 (NUL) in it is kept, not taken as its end
+    /// (which once stored `before\0after` as `before` and looked `x\0y` up as `x`).
+    /// The service refuses a NUL in the free text it stores (doc/protocol.md
+    /// "Free text"); PostgreSQL, whose text cannot hold one, refuses it
+    /// (`PGConnection.refuseNUL`).
+    /// - Throws: ``SQLiteError`` (SQLITE_RANGE for too many values).
     @discardableResult
     package func bind(_ values: [SQLValue]) throws(SQLiteError) -> Statement {
         for (i, v) in values.enumerated() {
@@ -46,13 +46,9 @@ package final class Statement: SQLStatement, SQLRow {
                     guard let base = bytes.baseAddress, !bytes.isEmpty else {
                         return sqlite3_bind_text(stmt, idx, "", 0, csqlite_transient())
                     }
-                    if memchr(base, 0, bytes.count) != nil { return SQLITE_MISMATCH }
                     return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                         sqlite3_bind_text(stmt, idx, $0, Int32(bytes.count), csqlite_transient())
                     }
-                }
-                if rc == SQLITE_MISMATCH {
-                    throw SQLiteError(code: SQLITE_MISMATCH, message: "a text value holds U+0000 (NUL)", sql: sql)
                 }
             }
             if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
@@ -87,10 +83,12 @@ package final class Statement: SQLStatement, SQLRow {
     /// The integer value of column `i` (0-based); 0 for NULL.
     package func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
 
-    /// The text value of column `i` (0-based); `""` for NULL.
+    /// The text value of column `i` (0-based), all of its bytes (a NUL in it
+    /// included); `""` for NULL.
     package func text(_ i: Int32) -> String {
         guard let p = sqlite3_column_text(stmt, i) else { return "" }
-        return String(cString: p)
+        let count = Int(sqlite3_column_bytes(stmt, i))
+        return String(decoding: UnsafeBufferPointer(start: p, count: count), as: UTF8.self)
     }
 
     /// True when column `i` is NULL.
