@@ -102,7 +102,8 @@ extension EntryService {
     /// `io.entryd.Entries.Update(id, fields, ifVersion?, reason?, locale?)`: validates
     /// `fields` against the stored values (on the writer thread) and keeps values of
     /// fields the form no longer defines.
-    /// - Throws: `EntryNotFound`, `VersionMismatch`, `ValidationFailed`;
+    /// - Throws: `EntryNotFound`, `VersionMismatch`, `ValidationFailed` (for the
+    ///   fields, or first for a `reason` with a control character: ``origin(_:_:locale:)``);
     ///   `FormNotFound` when the entry's form is no longer defined.
     func update(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
@@ -127,7 +128,8 @@ extension EntryService {
 
     /// `io.entryd.Entries.Delete(id, ifVersion?, reason?, locale?)`; the reply in
     /// `locale` (default: the daemon's). An entry of an unknown form uses the registration layout.
-    /// - Throws: `EntryNotFound`, `VersionMismatch`.
+    /// - Throws: `ValidationFailed` first for a `reason` with a control character
+    ///   (``origin(_:_:locale:)``); `EntryNotFound`, `VersionMismatch`.
     func delete(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let origin = try origin(c, p, locale: locale)
@@ -138,7 +140,8 @@ extension EntryService {
     }
 
     /// `io.entryd.Entries.Restore(id, reason?, locale?)`; the reply in `locale` (default: the daemon's).
-    /// - Throws: `EntryNotFound`.
+    /// - Throws: `ValidationFailed` first for a `reason` with a control character
+    ///   (``origin(_:_:locale:)``); `EntryNotFound`.
     func restore(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
         let origin = try origin(c, p, locale: locale)
