@@ -182,6 +182,23 @@ final class PGConnection: @unchecked Sendable {
 
     // MARK: - Statements
 
+    /// Refuses text parameters libpq would pass cut short: a value is a C
+    /// string, which ends at a U+0000 (NUL), so the rest would be dropped without
+    /// a word. Called before anything of a statement or batch is sent.
+    /// - Throws: ``PGError`` 22021 (character_not_in_repertoire, what the server
+    ///   answers for a NUL in text) when a value holds U+0000.
+    static func refuseNUL(_ params: [String?], sql: String) throws(PGError) {
+        if params.contains(where: { $0?.utf8.contains(0) == true }) {
+            throw PGError(sqlState: "22021", message: "a text parameter holds U+0000 (NUL)", sql: sql)
+        }
+    }
+
+    /// `params` as C strings for libpq (`nil` for NULL; each to be freed);
+    /// checked by ``refuseNUL(_:sql:)`` first.
+    static func cStrings(_ params: [String?]) -> [UnsafeMutablePointer<CChar>?] {
+        params.map { $0.map { strdup($0) } ?? nil }
+    }
+
     /// Runs `sql` with text parameters and returns its rows.
     ///
     /// Without parameters the text may hold several statements separated by
@@ -198,7 +215,8 @@ final class PGConnection: @unchecked Sendable {
         if params.isEmpty {
             res = PQexec(conn, sql)
         } else {
-            let copies = params.map { $0.map { strdup($0) } ?? nil }
+            try Self.refuseNUL(params, sql: sql)
+            let copies = Self.cStrings(params)
             defer { copies.forEach { free($0) } }
             let pointers = copies.map { $0.map { UnsafePointer($0) } }
             res = PQexecParams(conn, sql, Int32(params.count), nil, pointers, nil, nil, 0)
@@ -257,10 +275,11 @@ final class PGConnection: @unchecked Sendable {
     func pipeline(_ statements: [PGStatement]) throws(PGError) -> [PGResult] {
         let conn = try open("")
         guard !statements.isEmpty else { return [] }
+        for statement in statements { try Self.refuseNUL(statement.params, sql: statement.sql) }
         guard PQenterPipelineMode(conn) == 1 else { throw connectionError("cannot enter pipeline mode") }
         defer { PQexitPipelineMode(conn) }
         for statement in statements {
-            let copies = statement.params.map { $0.map { strdup($0) } ?? nil }
+            let copies = Self.cStrings(statement.params)
             let pointers = copies.map { $0.map { UnsafePointer($0) } }
             let sent = PQsendQueryParams(conn, statement.sql, Int32(statement.params.count), nil, pointers, nil, nil, 0)
             copies.forEach { free($0) }

@@ -248,6 +248,7 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
     private func stream(_ calls: [PGPrepared.Call], returning: Int = 0) throws(PGError) {
         guard !calls.isEmpty else { return }
         guard let conn = connection.conn else { throw PGError(sqlState: "08003", message: "the connection is closed") }
+        for call in calls { try PGConnection.refuseNUL(call.values, sql: call.statement.sql) }
         if inFlight.isEmpty {
             // After a reconnect, statements are prepared anew (not possible inside the pipeline).
             for call in calls where !holds(call.statement) { try adopt(call.statement) }
@@ -264,13 +265,13 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
             let sent: Int32
             if end - i > 1, let rows = call.statement.multiRow {
                 let values = calls[i..<end].flatMap(\.values)
-                let copies = values.map { $0.map { strdup($0) } ?? nil }
+                let copies = PGConnection.cStrings(values)
                 let pointers = copies.map { $0.map { UnsafePointer($0) } }
                 sent = PQsendQueryParams(
                     conn, rows.sql(rows: end - i), Int32(copies.count), nil, pointers, nil, nil, 0)
                 copies.forEach { free($0) }
             } else {
-                let copies = call.values.map { $0.map { strdup($0) } ?? nil }
+                let copies = PGConnection.cStrings(call.values)
                 let pointers = copies.map { $0.map { UnsafePointer($0) } }
                 sent = PQsendQueryPrepared(conn, call.statement.name, Int32(copies.count), pointers, nil, nil, 0)
                 copies.forEach { free($0) }
@@ -288,8 +289,9 @@ final class PGDatabase: SQLDatabase, @unchecked Sendable {
         if inFlight.isEmpty {
             guard PQenterPipelineMode(conn) == 1 else { throw connection.connectionError("cannot enter pipeline mode") }
         }
+        for text in texts { try PGConnection.refuseNUL(text.params, sql: text.sql) }
         for text in texts {
-            let copies = text.params.map { $0.map { strdup($0) } ?? nil }
+            let copies = PGConnection.cStrings(text.params)
             let pointers = copies.map { $0.map { UnsafePointer($0) } }
             let sent = PQsendQueryParams(conn, text.sql, Int32(copies.count), nil, pointers, nil, nil, 0)
             copies.forEach { free($0) }
@@ -632,13 +634,15 @@ final class PGPrepared: SQLStatement {
         guard let conn = database.connection.conn else {
             throw PGError(sqlState: "08003", message: "the connection is closed", sql: sql)
         }
-        let copies: [UnsafeMutablePointer<CChar>?] = values.map {
+        let texts: [String?] = values.map {
             switch $0 {
             case .null: nil
-            case .int(let n): strdup(String(n))
-            case .text(let s): strdup(s)
+            case .int(let n): String(n)
+            case .text(let s): s
             }
         }
+        try PGConnection.refuseNUL(texts, sql: sql)
+        let copies = PGConnection.cStrings(texts)
         defer { copies.forEach { free($0) } }
         let pointers = copies.map { $0.map { UnsafePointer($0) } }
         guard let res = PQexecPrepared(conn, name, Int32(values.count), pointers, nil, nil, 0) else {

@@ -8,7 +8,9 @@ extension Method {
     package var errors: [WireErrorName] {
         switch self {
         case .entriesAdd: [.validationFailed, .entryExists, .entryErased, .entriesFormNotFound]
-        case .entriesGet, .entriesHistory, .entriesRestore: [.entryNotFound, .entryErased]
+        case .entriesGet, .entriesHistory: [.entryNotFound, .entryErased]
+        // Restore: ValidationFailed for a reason with a control character (doc/protocol.md "Free text").
+        case .entriesRestore: [.validationFailed, .entryNotFound, .entryErased]
         case .entriesUpdate, .entriesDelete: [.validationFailed, .entryNotFound, .entryErased, .versionMismatch]
         case .entriesList: [.validationFailed, .entriesFormNotFound]
         case .entriesImport: [.entriesFormNotFound]

@@ -24,7 +24,9 @@ extension ChangeRecord {
     ///   UUID, `at` not RFC 3339, an unknown op, a field name a form file could not
     ///   declare, a base key that is neither such a name nor `@heads`/`@deleted`,
     ///   a base value that is not an HLC (a comma-separated list of them for the
-    ///   `@` keys), or a control character in a value.
+    ///   `@` keys), a value with a character Add refuses in every value (a
+    ///   control character, U+2028, U+2029, the invisible ones of
+    ///   ``FreeText/isRefusedInValue(_:)``), or a NUL in `reason`.
     package init(json: JSON) throws(EntryError) {
         let p = Parameters(json)
         func need<T>(_ v: T?) throws(EntryError) -> T {
@@ -48,7 +50,7 @@ extension ChangeRecord {
         self = record
         // Peers are trusted as admins, but what they send is still held to the shape
         // every node writes: a UUID node id, a real stamp and time, field names as
-        // form files allow them, and values without control characters.
+        // form files allow them, and values as Add takes them.
         func isFieldName(_ name: String) -> Bool {
             guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
             return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
@@ -84,7 +86,13 @@ extension ChangeRecord {
             return isFieldName(key) && (value.isEmpty || HLC(value) != nil)
         }
         guard UUIDv7.canonical(node) == node, hlc != .zero, Timestamp.milliseconds(rfc3339: at) != nil, !form.isEmpty,
-            fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(clean), clean(actor), clean(form),
+            // Values as Add takes them: no character Add refuses in every value (U+2028 too).
+            fields.keys.allSatisfy(isFieldName), fields.values.allSatisfy(FreeText.isAcceptableValue), clean(actor),
+            clean(form),
+            // A reason holds no NUL: no node ever stored one whole (SQLite and PostgreSQL cut the
+            // text there), so one is forged. Other control characters are taken: Update took them
+            // in a reason before it refused them, and such changes must still sync.
+            reason.map({ !$0.utf8.contains(0) }) ?? true,
             superseded.allSatisfy({ fields[$0] != nil }),
             // An erase carries no values and the reason an Erase call gave it.
             op != .erase || (fields.isEmpty && reason.map(ErasureRecord.isValidReason) == true),

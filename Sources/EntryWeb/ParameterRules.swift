@@ -45,6 +45,10 @@ package enum ParameterRules {
             case (_, "since"): p = adding(p, [("minimum", .int(0))])
             case (_, "ifVersion"): p = adding(p, [("pattern", .string(versionPattern))])
             case (.entriesAdd, "id"), (.formsCheck, "id"): p = adding(p, [("pattern", .string(uuidPattern))])
+            case (.entriesUpdate, "reason"), (.entriesDelete, "reason"), (.entriesRestore, "reason"):
+                // FreeText.isLineSafe: no control characters or line separators
+                // (else ValidationFailed naming reason).
+                p = adding(p, [("pattern", .string(FreeText.reasonPattern))])
             case (.entriesErase, "reason"):
                 // ErasureRecord.isValidReason: not blank, no control characters or line
                 // separators, at most 500 characters (counted here in code points, which

@@ -113,6 +113,29 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    @Test(
+        "a reason with a control character is refused by the real entryd, entryctl says why (exit 65), nothing changes")
+    func reasonWithControlCharacters() throws {
+        let d = try Daemon()
+        let add = try d.entryctl(["--json", "add"] + Self.liLei)
+        try #require(add.status == 0, "\(add.stderr)")
+        let id = try #require((try JSON.parse(add.stdout)["entry"] ?? JSON.parse(add.stdout))["id"]?.stringValue)
+        let before = try d.entryctl(["--json", "history", id])
+        for (command, reason) in [
+            (["update", id, "name=韩梅梅"], "line\nbreak"), (["delete", id], "tab\there"),
+            (["update", id, "name=韩梅梅"], "ls\u{2028}x"),
+        ] {
+            let r = try d.entryctl(["--locale", "en"] + command + ["--reason", reason])
+            #expect(r.status == 65, "\(command) \(reason.debugDescription): \(r.stderr)")
+            #expect(r.stderr.contains("reason: [invalid-format] The reason must not contain control characters"))
+        }
+        let after = try d.entryctl(["--json", "history", id])
+        #expect(after.stdout == before.stdout && after.status == 0)
+        let kept = try d.entryctl(["update", id, "name=韩梅梅", "--reason", "客户来电更正"])
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(try d.entryctl(["--json", "history", id]).stdout.contains("客户来电更正"))
+    }
+
     @Test("a second entryd on a live socket refuses to start; a stale socket file is replaced")
     func socketOwnership() throws {
         let d = try Daemon()

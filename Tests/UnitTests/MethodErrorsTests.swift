@@ -67,6 +67,8 @@ import Testing
             [("cursor", .string("x"))], [("node", .string("x"))], [("entry", .string(unknown))],
             [("entries", .array([.object([("fields", .object([]))])])), ("form", .string("nope"))],
             [("entries", .string("x"))], [("useLost", .bool(true)), ("id", .string(unknown))],
+            [("id", .string(keptID)), ("reason", .string("a\u{0}b"))],
+            [("peer", .string("unix:/x\u{0}y"))],
         ]
         bag += bag.map { $0 + [("locale", .string("en"))] }
         var answered: [Method: Set<String>] = [:]
@@ -86,6 +88,7 @@ import Testing
         #expect(answered[.formsOptions]?.contains(WireErrorName.fieldNotFound.rawValue) == true, "\(answered)")
         #expect(answered[.syncSyncPeer]?.contains(WireErrorName.peerNotFound.rawValue) == true, "\(answered)")
         #expect(answered[.entriesAdd]?.contains(WireErrorName.validationFailed.rawValue) == true, "\(answered)")
+        #expect(answered[.entriesRestore]?.contains(WireErrorName.validationFailed.rawValue) == true, "\(answered)")
     }
 }
 

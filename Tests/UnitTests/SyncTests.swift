@@ -273,6 +273,9 @@ import Testing
             ("base", .stringMap(["@nodes": "01a22c9745290000"])),
             ("base", .stringMap(["@nodes": "01a22c9745290000:not-a-uuid"])),
             ("base", .stringMap(["@nodes": "zz:0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"])),
+            // Values Add refuses (doc/protocol.md "Free text"), and a NUL in a reason.
+            ("fields", .stringMap(["name": "a\u{2028}b"])), ("fields", .stringMap(["name": "a\u{2029}b"])),
+            ("fields", .stringMap(["name": "a\u{202E}b"])), ("reason", .string("before\u{0}after")),
         ])
     func forgedChanges(member: String, value: JSON) throws {
         var change: [(String, JSON)] = [

@@ -223,6 +223,55 @@ def test_validation_error_is_typed(daemon):
                 raise AssertionError("an impossible date was accepted")
 
 
+def test_reason_with_a_control_character_is_refused_and_nothing_changes(daemon):
+    """doc/protocol.md "Free text": a reason holding U+0000 was stored cut off at
+    the NUL ("before\\0after" kept as "before"). Update, Delete and Restore now
+    refuse a reason with a control character or U+2028/U+2029 with
+    ValidationFailed naming reason (message in the locale), and the entry, its
+    history and the change log are as before; a plain reason is kept whole. An
+    applied change whose value holds U+2028 is refused as a malformed change."""
+    eid = str(uuid.uuid4())
+    with varlink.Client(address=f"unix:{daemon}") as client:
+        with client.open("io.entryd.Entries") as entries, client.open("io.entryd.Sync") as sync:
+            entries.Add(id=eid, fields=LI_LEI)
+            before = (entries.Get(id=eid)["entry"], entries.History(id=eid)["changes"], sync.Status()["seq"])
+            for reason in ("before\0after", "a\nb", "a\tb", "a\x7fb", "a\x85b", "a\u2028b", "a\u2029b"):
+                for method, kwargs in (("Update", {"fields": {"name": "韩梅梅"}}), ("Delete", {}), ("Restore", {})):
+                    for locale, words in (("zh", "原因"), ("en", "The reason")):
+                        try:
+                            getattr(entries, method)(id=eid, reason=reason, locale=locale, **kwargs)
+                        except varlink.VarlinkError as e:
+                            assert e.error() == "io.entryd.Entries.ValidationFailed", (method, reason, e.error())
+                            [problem] = e.parameters()["problems"]
+                            assert (problem["field"], problem["code"]) == ("reason", "invalid-format")
+                            assert words in problem["message"], problem
+                        else:
+                            raise AssertionError(f"{method} took the reason {reason!r}")
+            assert (entries.Get(id=eid)["entry"], entries.History(id=eid)["changes"], sync.Status()["seq"]) == before
+            entries.Update(id=eid, fields={"name": "韩梅梅"}, reason="客户来电更正 (ticket 42)")
+            assert entries.History(id=eid)["changes"][-1]["reason"] == "客户来电更正 (ticket 42)"
+
+            forged = {"seq": 1, "node": str(uuid.uuid4()), "hlc": "01a22c9745290000", "entry": str(uuid.uuid4()),
+                      "form": "registration", "op": "create", "fields": {"name": "李\u2028雷"},
+                      "base": {"name": ""}, "actor": "a", "at": "2026-11-30T08:15:02.123Z"}
+            seq = sync.Status()["seq"]
+            for change in (forged, dict(forged, fields={"name": "李雷"}, reason="before\0after")):
+                try:
+                    sync.Apply(changes=[change])
+                except varlink.VarlinkError as e:
+                    assert e.error() == "org.varlink.service.InvalidParameter"
+                    assert e.parameters()["parameter"] == "changes"
+                else:
+                    raise AssertionError(f"Apply took {change}")
+                try:
+                    entries.Get(id=change["entry"])
+                except varlink.VarlinkError as e:
+                    assert e.error() == "io.entryd.Entries.EntryNotFound"
+                else:
+                    raise AssertionError("a refused change was stored")
+            assert sync.Status()["seq"] == seq
+
+
 def test_erase_and_find_subject_over_the_wire(daemon):
     """Issue 17: FindSubject with lenient input finds the entry; Erase leaves
     the id, form, stamp, actor and reason; every call on the id then answers

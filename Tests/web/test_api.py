@@ -120,6 +120,35 @@ def test_each_error_with_its_status(gateway, tokens):
     assert _ok(gateway, "io.entryd.Entries.Get", {"id": entry_id}, ada)["entry"] == stored
 
 
+def test_a_reason_the_openapi_pattern_refuses_is_refused_as_over_varlink(gateway, tokens):
+    """doc/protocol.md "Free text": the document states reason's rule as a pattern
+    (Update, Delete, Restore); a reason it refuses gets 400 ValidationFailed naming
+    reason, the same reply entryd gives over varlink, and nothing stored changes."""
+    import re
+    ada = tokens["ada"]
+    status, doc, _ = gateway.request("GET", "/api/v1/openapi.json", None, token=ada)
+    assert status == 200
+    schemas = doc["components"]["schemas"]
+    entry_id = uuid7()
+    _ok(gateway, "io.entryd.Entries.Add", {"id": entry_id, "fields": GOOD}, ada)
+    before = (_ok(gateway, "io.entryd.Entries.Get", {"id": entry_id}, ada),
+              _ok(gateway, "io.entryd.Entries.History", {"id": entry_id}, ada))
+    for method, extra in (("Update", {"fields": {"city": "深圳"}}), ("Delete", {}), ("Restore", {})):
+        pattern = schemas[f"io.entryd.Entries.{method}.Parameters"]["properties"]["reason"]["pattern"]
+        # ECMA 262's $ is the end of the input: Python's \Z.
+        rule = re.compile(pattern[:-1] + r"\Z")
+        assert rule.search("客户来电更正 (ticket 42)")
+        for reason in ("before\0after", "a\nb", "a\x7fb", "a\x9fb", "a\u2028b", "a\u2029b", "ends\n"):
+            assert not rule.search(reason), (method, reason)
+            status, body = gateway.call(f"io.entryd.Entries.{method}", dict(extra, id=entry_id, reason=reason, locale="en"), ada)
+            assert (status, body["error"]) == (400, "io.entryd.Entries.ValidationFailed"), (method, reason, body)
+            [problem] = body["parameters"]["problems"]
+            assert (problem["field"], problem["code"]) == ("reason", "invalid-format")
+            assert problem["message"].startswith("The reason")
+    assert (_ok(gateway, "io.entryd.Entries.Get", {"id": entry_id}, ada),
+            _ok(gateway, "io.entryd.Entries.History", {"id": entry_id}, ada)) == before
+
+
 def test_concurrent_adds_each_get_their_own_reply(gateway, tokens):
     """entryd-web carries Adds from many requests on a few shared connections to entryd, many at a time
     on each; every request must get the reply to its own call: its own entry, recorded for its own web

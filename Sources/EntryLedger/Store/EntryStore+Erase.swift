@@ -320,8 +320,6 @@ extension ErasureRecord {
     /// ledger's lines), at most ``maxReasonLength`` characters.
     package static func isValidReason(_ reason: String) -> Bool {
         reason.contains { !$0.isWhitespace } && reason.count <= maxReasonLength
-            && !reason.unicodeScalars.contains {
-                $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}"
-            }
+            && FreeText.isLineSafe(reason)
     }
 }

@@ -26,7 +26,12 @@ package final class Statement: SQLStatement, SQLRow {
         sqlite3_clear_bindings(stmt)
     }
 
-    /// Binds `values` to parameters 1…n.
+    /// Binds `values` to parameters 1…n. Text is bound by its length in bytes,
+    /// never as a C string: a U+0000 (NUL) in it is kept, not taken as its end
+    /// (which once stored `before\0after` as `before` and looked `x\0y` up as `x`).
+    /// The service refuses a NUL in the free text it stores (doc/protocol.md
+    /// "Free text"); PostgreSQL, whose text cannot hold one, refuses it
+    /// (`PGConnection.refuseNUL`).
     /// - Throws: ``SQLiteError`` (SQLITE_RANGE for too many values).
     @discardableResult
     package func bind(_ values: [SQLValue]) throws(SQLiteError) -> Statement {
@@ -36,7 +41,15 @@ package final class Statement: SQLStatement, SQLRow {
             switch v {
             case .null: rc = sqlite3_bind_null(stmt, idx)
             case .int(let n): rc = sqlite3_bind_int64(stmt, idx, n)
-            case .text(let s): rc = sqlite3_bind_text(stmt, idx, s, -1, csqlite_transient())
+            case .text(var s):
+                rc = s.withUTF8 { bytes in
+                    guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                        return sqlite3_bind_text(stmt, idx, "", 0, csqlite_transient())
+                    }
+                    return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        sqlite3_bind_text(stmt, idx, $0, Int32(bytes.count), csqlite_transient())
+                    }
+                }
             }
             if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
         }
@@ -70,10 +83,12 @@ package final class Statement: SQLStatement, SQLRow {
     /// The integer value of column `i` (0-based); 0 for NULL.
     package func int(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
 
-    /// The text value of column `i` (0-based); `""` for NULL.
+    /// The text value of column `i` (0-based), all of its bytes (a NUL in it
+    /// included); `""` for NULL.
     package func text(_ i: Int32) -> String {
         guard let p = sqlite3_column_text(stmt, i) else { return "" }
-        return String(cString: p)
+        let count = Int(sqlite3_column_bytes(stmt, i))
+        return String(decoding: UnsafeBufferPointer(start: p, count: count), as: UTF8.self)
     }
 
     /// True when column `i` is NULL.

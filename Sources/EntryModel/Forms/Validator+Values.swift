@@ -65,14 +65,8 @@ extension ValidationRun {
     /// exactly U+0000–U+001F and U+007F–U+009F, Zl is U+2028 alone and Zp
     /// U+2029 alone, so no character property tables are consulted.
     static func text(_ text: String, maxLength: Int?) throws(FieldFailure) -> String {
-        if text.unicodeScalars.contains(where: { scalar in
-            switch scalar.value {
-            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029,
-                0x200B, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF, 0xFFF9...0xFFFB:
-                true
-            default: false
-            }
-        }) {
+        // The set is FreeText's, which Sync.Apply holds peers' values to as well.
+        if text.unicodeScalars.contains(where: FreeText.isRefusedInValue) {
             throw FieldFailure(code: .invalidFormat, reason: .controlCharacters)
         }
         if text.unicodeScalars.contains(where: { (0xE0000...0xE007F).contains($0.value) }) {

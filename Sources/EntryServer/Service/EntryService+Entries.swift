@@ -36,10 +36,18 @@ extension EntryService {
 
     /// The write origin: the call's actor (``CallContext/actor``: the caller's
     /// user name from SO_PEERCRED, or `web:NAME` named by a gateway), and the
-    /// call's optional `reason`.
-    /// - Throws: ``EntryError`` `InvalidParameter(reason)` when it is not a string.
-    func origin(_ c: CallContext, _ p: Parameters) throws -> WriteOrigin {
-        WriteOrigin(actor: c.actor, reason: try p.optionalString("reason"))
+    /// call's optional `reason`, checked before anything else of the call so
+    /// that a refused reason stores nothing.
+    /// - Throws: ``EntryError`` `InvalidParameter(reason)` when it is not a string;
+    ///   `ValidationFailed` naming `reason` (``FreeText/reasonProblem(locale:)``,
+    ///   the message in `locale`) when it has a control character or a line or
+    ///   paragraph separator (``FreeText/isLineSafe(_:)``).
+    func origin(_ c: CallContext, _ p: Parameters, locale: EntryLocale) throws -> WriteOrigin {
+        let reason = try p.optionalString("reason")
+        if let reason, !FreeText.isLineSafe(reason) {
+            throw EntryError.validationFailed([FreeText.reasonProblem(locale: locale)])
+        }
+        return WriteOrigin(actor: c.actor, reason: reason)
     }
 
     // MARK: - Methods
@@ -63,7 +71,7 @@ extension EntryService {
         let keys = SearchKeys.derive(fields: result.fields, layout: form.layout)
         let pending = try store.beginCreate(
             form: form.name, id: id, fields: result.fields, layout: form.layout,
-            origin: try origin(c, p), keys: keys.all)
+            origin: try origin(c, p, locale: locale), keys: keys.all)
         return { [self] in
             let entry: StoredEntry
             do {
@@ -94,16 +102,17 @@ extension EntryService {
     /// `io.entryd.Entries.Update(id, fields, ifVersion?, reason?, locale?)`: validates
     /// `fields` against the stored values (on the writer thread) and keeps values of
     /// fields the form no longer defines.
-    /// - Throws: `EntryNotFound`, `VersionMismatch`, `ValidationFailed`;
+    /// - Throws: `EntryNotFound`, `VersionMismatch`, `ValidationFailed` (for the
+    ///   fields, or first for a `reason` with a control character: ``origin(_:_:locale:)``);
     ///   `FormNotFound` when the entry's form is no longer defined.
     func update(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
+        let origin = try origin(c, p, locale: locale)
         let id = try existingID(p)
         let input = try p.stringMap("fields")
         let ifVersion = try version(p)
         let entry = try store.update(
-            id: id, ifVersion: ifVersion, layoutOf: { [self] in layout(ofForm: $0) },
-            origin: try origin(c, p)
+            id: id, ifVersion: ifVersion, layoutOf: { [self] in layout(ofForm: $0) }, origin: origin
         ) { [self] current in
             let form = try form(current.form)
             let result = self.validator.validate(form: form, input: input, current: current.fields, locale: locale)
@@ -119,22 +128,25 @@ extension EntryService {
 
     /// `io.entryd.Entries.Delete(id, ifVersion?, reason?, locale?)`; the reply in
     /// `locale` (default: the daemon's). An entry of an unknown form uses the registration layout.
-    /// - Throws: `EntryNotFound`, `VersionMismatch`.
+    /// - Throws: `ValidationFailed` first for a `reason` with a control character
+    ///   (``origin(_:_:locale:)``); `EntryNotFound`, `VersionMismatch`.
     func delete(_ c: CallContext, _ p: Parameters) throws {
-        let id = try existingID(p)
         let locale = try locale(p)
+        let origin = try origin(c, p, locale: locale)
+        let id = try existingID(p)
         let entry = try store.delete(
-            id: id, ifVersion: try version(p), layoutOf: { [self] in layout(ofForm: $0) },
-            origin: try origin(c, p))
+            id: id, ifVersion: try version(p), layoutOf: { [self] in layout(ofForm: $0) }, origin: origin)
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 
     /// `io.entryd.Entries.Restore(id, reason?, locale?)`; the reply in `locale` (default: the daemon's).
-    /// - Throws: `EntryNotFound`.
+    /// - Throws: `ValidationFailed` first for a `reason` with a control character
+    ///   (``origin(_:_:locale:)``); `EntryNotFound`.
     func restore(_ c: CallContext, _ p: Parameters) throws {
         let locale = try locale(p)
+        let origin = try origin(c, p, locale: locale)
         let id = try existingID(p)
-        let entry = try store.restore(id: id, layoutOf: { [self] in layout(ofForm: $0) }, origin: try origin(c, p))
+        let entry = try store.restore(id: id, layoutOf: { [self] in layout(ofForm: $0) }, origin: origin)
         try reply(c, [("entry", entryJSON(entry, locale: locale))])
     }
 

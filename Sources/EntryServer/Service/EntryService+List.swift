@@ -131,7 +131,10 @@ extension EntryService {
         if let from = query.appointmentFrom, let to = query.appointmentTo, from > to {
             problems.append(FilterProblems.reversed("appointmentFrom", "appointmentTo", from, to, locale))
         }
-        if let text = try f.optionalString("text") {
+        if let text = try f.optionalString("text"), !FreeText.isLineSafe(text) {
+            // No name holds one (Add refuses them), and PostgreSQL would refuse a NUL.
+            problems.append(FilterProblems.controlCharacter("text", text, locale))
+        } else if let text = try f.optionalString("text") {
             let trimmed = text.trimmingCharacters(in: .whitespaces).precomposedStringWithCanonicalMapping
             if !trimmed.isEmpty { query.text = foldedName(trimmed) }
         }
@@ -204,6 +207,18 @@ enum FilterProblems {
                     ? "搜索内容“\(shown)”含有控制字符（如换行），请删除。"
                     : "The search '\(shown)' has a control character (such as a line break); remove it.")
         }
+    }
+
+    /// A filter member's text with a control character or a line or paragraph
+    /// separator (``FreeText/isLineSafe(_:)``), shown with those as `?`.
+    static func controlCharacter(_ key: String, _ text: String, _ locale: EntryLocale) -> Problem {
+        let shown = String(
+            String.UnicodeScalarView(text.unicodeScalars.prefix(64).map { FreeText.isBreaking($0) ? "?" : $0 }))
+        return Problem(
+            field: key, code: .invalidFormat,
+            message: locale == .zh
+                ? "筛选条件 \(key) 的值“\(shown)”含有控制字符（如换行），请删除。"
+                : "The \(key) filter '\(shown)' has a control character (such as a line break); remove it.")
     }
 
     static func ambiguous(_ key: String, _ text: String, _ suggestions: [String], _ locale: EntryLocale) -> Problem {

@@ -177,18 +177,24 @@ extension EntryService {
     }
 
     /// `io.entryd.Sync.ListConflicts(entry?, includeResolved?)`: oldest first. An
-    /// `entry` that is not a UUID is matched as given (so matches nothing).
+    /// `entry` that is not a UUID is matched as given (so matches nothing); one
+    /// with a control character is not looked up (PostgreSQL refuses a NUL).
     func listConflicts(_ c: CallContext, _ p: Parameters) throws {
         let entry = try p.optionalString("entry").map { UUIDv7.canonical($0) ?? $0 }
-        let list = try store.conflicts(entry: entry, includeResolved: try p.optionalBool("includeResolved") ?? false)
+        let includeResolved = try p.optionalBool("includeResolved") ?? false
+        let list =
+            try entry.map(FreeText.isLineSafe) == false
+            ? [] : store.conflicts(entry: entry, includeResolved: includeResolved)
         try reply(c, [("conflicts", .array(list.map(\.json)))])
     }
 
     /// `io.entryd.Sync.Resolve(id, useLost?)`; the change is recorded with reason
     /// `resolve conflict ID`.
-    /// - Throws: `io.entryd.Sync.ConflictNotFound`; `EntryNotFound`.
+    /// - Throws: `io.entryd.Sync.ConflictNotFound` (at once for an id with a
+    ///   control character, which no conflict has); `EntryNotFound`.
     func resolve(_ c: CallContext, _ p: Parameters) throws {
         let id = try p.string("id")
+        guard FreeText.isLineSafe(id) else { throw EntryError.conflictNotFound(id) }
         let useLost = try p.optionalBool("useLost") ?? false
         let conflict = try store.resolveConflict(
             id: id, useLost: useLost, layout: { [self] in layout(ofForm: $0) },
@@ -198,13 +204,18 @@ extension EntryService {
 
     /// `io.entryd.Sync.SyncPeer(peer)`: a configured peer by name, or an ad-hoc
     /// `unix:` address; `exec:` runs only from the configuration (doc/design.md "Peers").
-    /// - Throws: `io.entryd.Sync.PeerNotFound`; what ``syncWithPeer(name:address:)`` throws.
+    /// - Throws: `io.entryd.Sync.PeerNotFound`; `InvalidParameter(peer)` for a `unix:`
+    ///   address with a control character or a line or paragraph separator; what
+    ///   ``syncWithPeer(name:address:)`` throws.
     func syncPeer(_ c: CallContext, _ p: Parameters) throws {
         let name = try p.string("peer")
         let address: String
         if let configured = peers.first(where: { $0.name == name }) {
             address = configured.address
         } else if name.hasPrefix("unix:") {
+            // A socket path is a C string: a NUL would cut it (connecting elsewhere, and the
+            // peer's state kept under a shorter name). No control character belongs in one.
+            guard FreeText.isLineSafe(name) else { throw EntryError.invalidParameter("peer") }
             address = name
         } else {
             // Not configured: an exec: address is refused like an unknown name, since a
