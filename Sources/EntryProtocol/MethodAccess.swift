@@ -49,6 +49,12 @@ extension Method {
         }
     }
 
+    /// Served by entryd-web's API (`POST /api/v1/<method>`, its OpenAPI
+    /// document): every method but the ``isPeerOnly`` ones and `Metrics`,
+    /// whose HTTP door is `GET /metrics` (a scraper's token, never a web
+    /// user's session: doc/monitoring.md).
+    package var isServedOverHTTP: Bool { !isPeerOnly && self != .syncMetrics }
+
     /// For peers and the operator only: `Apply`, `SyncPeer`, `HeldFrom` and
     /// `Backup`. Never allowed to a gateway caller (entryd answers
     /// `PermissionDenied` with role `admin`), never exposed over HTTP

@@ -29,8 +29,11 @@ package enum MetricsExposition {
             "entryd_calls_total", "Calls answered, by method and outcome (ok or the error's name).", reply["calls"],
             labels: ["method", "outcome"])
         out.counts(
-            "entryd_validation_problems_total", "Problems of refused writes (ValidationFailed), by field and code.",
+            "entryd_validation_problems_total", "Problems of calls refused with ValidationFailed, by field and code.",
             reply["problems"], labels: ["field", "code"])
+        out.counter(
+            "entryd_storage_failures_total", "Calls answered StorageFailed (disk full, I/O error, database server away).",
+            reply["storageFailures"])
         out.counter("entryd_write_rounds_total", "Write transactions committed (group commits).", reply["writeRounds"])
         out.counter(
             "entryd_write_jobs_total", "Writes carried by the committed write transactions.", reply["writeJobs"])

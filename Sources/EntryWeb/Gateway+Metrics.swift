@@ -20,6 +20,7 @@ extension Gateway {
                 name: WebError.Name.authenticationRequired, parameters: .object([("scheme", .string("Bearer"))]),
                 status: 401
             ).response
+            refusal.headers.removeAll { $0.0 == "WWW-Authenticate" }
             refusal.headers.append(("WWW-Authenticate", "Bearer realm=\"entryd metrics\""))
             return refusal
         }

@@ -49,9 +49,9 @@ package struct MethodPolicy: Sendable {
     }
 
     /// entryd's own rules: ``Method/role``, ``Role/allows(_:)`` and
-    /// ``Method/isPeerOnly`` (EntryProtocol).
+    /// ``Method/isServedOverHTTP`` (EntryProtocol).
     package static let entryd = MethodPolicy(
-        roleOf: { $0.role }, allows: { $0.allows($1) }, socketOnly: { $0.isPeerOnly })
+        roleOf: { $0.role }, allows: { $0.allows($1) }, socketOnly: { !$0.isServedOverHTTP })
 }
 
 /// entryd-web's request handling, without sockets: static pages, login and

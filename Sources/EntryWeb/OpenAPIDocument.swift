@@ -17,9 +17,9 @@ import EntryProtocol
 /// `entryd_session` cookie plus the `X-CSRF-Token` header.
 package enum OpenAPIDocument {
     /// Whether entryd-web exposes the qualified method `name` (`io.entryd.Entries.Add`):
-    /// every ``Method`` but those ``Method/isPeerOnly``; `false` for a name no
+    /// the ``Method``s ``Method/isServedOverHTTP``; `false` for a name no
     /// interface declares.
-    package static func isExposed(_ name: String) -> Bool { Method(rawValue: name).map { !$0.isPeerOnly } ?? false }
+    package static func isExposed(_ name: String) -> Bool { Method(rawValue: name)?.isServedOverHTTP ?? false }
 
     /// What each error status means, for the responses of every method.
     static let statusMeanings: [(Int, String)] = [

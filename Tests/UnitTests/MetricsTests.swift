@@ -55,6 +55,7 @@ import Testing
         #expect(commits?["count"]?.intValue == reply["writeRounds"]?.intValue)
         #expect(commits?["counts"]?.arrayValue?.last?.intValue ?? -1 <= commits?["count"]?.intValue ?? 0)
         #expect(reply["databaseReachable"] == nil, "SQLite has no server to reach")
+        #expect(reply["storageFailures"]?.intValue == 0, "present from the start, so an alert sees the first")
         #expect(reply["watchdogEnabled"]?.boolValue == false)
         // The reply matches the interface's declared members, each present.
         for member in ["startedAt", "version", "seq", "conflicts", "peers", "erasures", "purgePending", "incarnation"] {
@@ -71,6 +72,10 @@ import Testing
         let calls = m.snapshot.calls
         #expect(calls.count == 1)
         #expect(calls[.init(method: "unknown", outcome: "other")] == ServiceMetrics.maxSeries + 50)
+        #expect(m.snapshot.storageFailures == 0)
+        m.answered("io.entryd.Entries.Update", error: WireError(.storageFailed))
+        m.answered("io.entryd.Sync.Resolve", error: WireError(.storageFailed))
+        #expect(m.snapshot.storageFailures == 2)
         m.syncEnded(peer: "office", succeeded: false)
         m.syncEnded(peer: "office", succeeded: true)
         #expect(m.snapshot.peers["office"] == .init(ok: 1, failed: 1))

@@ -122,7 +122,7 @@ import Foundation
     }
 
     @Test(
-        "the document: a path per exposed method and none for Apply, SyncPeer, HeldFrom, Backup; every $ref resolves; JSON round trip; deterministic"
+        "the document: a path per exposed method and none for Apply, SyncPeer, HeldFrom, Backup, Metrics; every $ref resolves; JSON round trip; deterministic"
     )
     func document() throws {
         let doc = OpenAPIDocument.generate()
@@ -132,10 +132,11 @@ import Foundation
         for idl in VarlinkIDL.served { for m in idl.methods { methods.append("\(idl.name).\(m.name)") } }
         #expect(methods.count > 25)
         for m in methods {
-            #expect(paths.contains("/api/v1/\(m)") == !(Method(rawValue: m)?.isPeerOnly ?? false), "\(m)")
+            #expect(paths.contains("/api/v1/\(m)") == (Method(rawValue: m)?.isServedOverHTTP ?? true), "\(m)")
         }
         for excluded in [
             "io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup",
+            "io.entryd.Sync.Metrics",
         ] {
             #expect(methods.contains(excluded) && !paths.contains("/api/v1/\(excluded)"))
         }

@@ -84,6 +84,7 @@ def test_metrics_move_with_an_add_a_refusal_and_a_sync(pair):
     assert status == 200, before_text
     assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
     before = samples(before_text)
+    assert ("entryd_storage_failures_total", frozenset()) in before, "served at 0 from the start"
     info = [(dict(ls), v) for (n, ls), v in before.items() if n == "entryd_info"]
     assert len(info) == 1 and info[0][1] == 1
     assert info[0][0]["version"] and len(info[0][0]["incarnation"]) == 36
@@ -129,6 +130,17 @@ def test_entryctl_metrics_prints_the_same_families(pair):
     names = lambda t: {f.name for f in text_string_to_metric_families(t)}
     assert names(text) == names(web)
     assert "entryd_calls" in names(text)
+
+
+def test_the_api_does_not_serve_metrics_to_web_users(pair):
+    """GET /metrics is the metrics' one HTTP door: a web user's session (read, even admin) does not
+    get them through POST /api/v1/io.entryd.Sync.Metrics, and the OpenAPI document has no such path."""
+    for user in ("rita", "root-admin"):
+        status, body = pair.call("io.entryd.Sync.Metrics", {}, token=pair.login(user))
+        assert status == 404 and body["error"] == "org.varlink.service.MethodNotFound", body
+    status, doc, _ = pair.request("GET", "/api/v1/openapi.json")
+    assert status == 200 and "/api/v1/io.entryd.Sync.Metrics" not in doc["paths"]
+    assert "/api/v1/io.entryd.Sync.Status" in doc["paths"]
 
 
 def test_metrics_is_get_only_and_needs_no_session_from_loopback(pair):

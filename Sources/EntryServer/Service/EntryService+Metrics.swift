@@ -43,6 +43,7 @@ extension EntryService {
             ("startedAt", .string(metrics.startedAt)),
             ("calls", Self.countList(counters.calls) { [("method", $0.method), ("outcome", $0.outcome)] }),
             ("problems", Self.countList(counters.problems) { [("field", $0.field), ("code", $0.code)] }),
+            ("storageFailures", .int(Int64(counters.storageFailures))),
             ("writeRounds", .int(Int64(writes.rounds))), ("writeJobs", .int(Int64(writes.jobs))),
             ("roundJobs", writes.roundJobs.json), ("commitSeconds", writes.commitSeconds.json),
             ("seq", .int(counts.seq)), ("entries", .int(Int64(counts.entries))),

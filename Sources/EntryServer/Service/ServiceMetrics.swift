@@ -49,6 +49,7 @@ package final class ServiceMetrics: Sendable {
     }
 
     private struct State {
+        var storageFailures = 0
         var calls: [CallKey: Int] = [:]
         var problems: [ProblemKey: Int] = [:]
         var peers: [String: PeerRunCounts] = [:]
@@ -82,7 +83,9 @@ package final class ServiceMetrics: Sendable {
                 problems.append(ProblemKey(field: field, code: code?.rawValue ?? "other"))
             }
         }
+        let storageFailed = error?.known == .storageFailed
         state.withLock { s in
+            if storageFailed { s.storageFailures += 1 }
             Self.count(key, in: &s.calls, fold: CallKey(method: "unknown", outcome: key.outcome))
             for p in problems { Self.count(p, in: &s.problems, fold: ProblemKey(field: "", code: p.code)) }
         }
@@ -110,11 +113,16 @@ package final class ServiceMetrics: Sendable {
         }
     }
 
-    /// The counters now.
+    /// The counters now; `storageFailures` counts the calls answered
+    /// `StorageFailed`, whatever their method (a series present from the
+    /// start, at 0, so an alert sees its first increase).
     package var snapshot:
-        (calls: [CallKey: Int], problems: [ProblemKey: Int], peers: [String: PeerRunCounts], watchdog: Watchdog)
+        (
+            calls: [CallKey: Int], problems: [ProblemKey: Int], peers: [String: PeerRunCounts], watchdog: Watchdog,
+            storageFailures: Int
+        )
     {
-        state.withLock { ($0.calls, $0.problems, $0.peers, $0.watchdog) }
+        state.withLock { ($0.calls, $0.problems, $0.peers, $0.watchdog, $0.storageFailures) }
     }
 
     private static func count<Key: Hashable>(_ key: Key, in counts: inout [Key: Int], fold: Key) {
