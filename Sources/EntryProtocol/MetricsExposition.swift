@@ -32,7 +32,8 @@ package enum MetricsExposition {
             "entryd_validation_problems_total", "Problems of calls refused with ValidationFailed, by field and code.",
             reply["problems"], labels: ["field", "code"])
         out.counter(
-            "entryd_storage_failures_total", "Calls answered StorageFailed (disk full, I/O error, database server away).",
+            "entryd_storage_failures_total",
+            "Calls answered StorageFailed (disk full, I/O error, database server away).",
             reply["storageFailures"])
         out.counter("entryd_write_rounds_total", "Write transactions committed (group commits).", reply["writeRounds"])
         out.counter(
