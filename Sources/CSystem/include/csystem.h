@@ -20,4 +20,16 @@ int csystem_set_timeouts(int fd, long recv_ms, long send_ms);
 /// 1 when the other end of a connected socket has hung up (poll(2) POLLRDHUP,
 /// POLLHUP or POLLERR), 0 otherwise; never blocks or consumes data.
 int csystem_other_end_hung_up(int fd);
+
+/// Starts `/bin/sh -c command` with its stdin and stdout on `fd` (stderr
+/// inherited), in a process group of its own (so the whole command, its
+/// children too, can be signalled with kill(-pid, …)), with every signal at
+/// its default action and none blocked (the daemon blocks some for its
+/// signal thread). posix_spawn(3). Returns the pid, or -1 with errno set.
+pid_t csystem_spawn_shell(const char *command, int fd);
+
+/// 1 when child `pid` has exited (left unreaped: its process group id stays
+/// taken until waitpid), 0 while it runs, -1 with errno set (ECHILD: no such
+/// child). waitid(2) with WNOHANG | WNOWAIT.
+int csystem_child_exited(pid_t pid);
 #endif
