@@ -23,6 +23,10 @@ final class DaemonPool: DaemonLink, Sendable {
         var streams: Set<Int32> = []
         /// ``closeStreams()`` was called: a stream opened since is ended at once.
         var streamsClosed = false
+        /// The descriptors of connections taken by a call and not yet given back.
+        var busy: Set<Int32> = []
+        /// ``abortCalls()`` was called: no call starts any more.
+        var aborted = false
     }
     private let state = Monitor(State())
     /// Idle connections kept; more are closed when given back.
@@ -59,6 +63,7 @@ final class DaemonPool: DaemonLink, Sendable {
     }
 
     func call(_ method: String, _ parameters: JSON) throws -> JSON {
+        if state.withLock({ $0.aborted }) { throw DaemonLinkError(reason: "\(path): entryd-web is stopping") }
         if method == Method.entriesAdd.rawValue {
             let bytes = VarlinkCall(method: method, parameters: parameters).encoded
             if bytes.count <= Pipeline.maxCallBytes { return try pipelined(bytes) }
@@ -72,12 +77,26 @@ final class DaemonPool: DaemonLink, Sendable {
             // After these entryd closes the connection (doc/protocol.md "Errors for bad
             // messages"): given back, it could reach the next request before the close
             // does, which would then answer 503 though entryd is up.
-            if DaemonPool.closesConnection(error) { connection.close() } else { give(connection) }
+            if DaemonPool.closesConnection(error) { drop(connection) } else { give(connection) }
             throw error
         } catch {
-            connection.close()
+            drop(connection)
             throw DaemonLinkError(reason: "\(path): \(error)")
         }
+    }
+
+    /// The last step of a stop whose wait for the requests in flight ran
+    /// out (entryd stopped answering): ends every connection to entryd, the
+    /// ``Pipeline``'s too, so the calls waiting on them fail at once and
+    /// their threads return, instead of after ``replyMilliseconds``; no call
+    /// starts any more.
+    func abortCalls() {
+        let fds = state.withLock { state -> [Int32] in
+            state.aborted = true
+            return Array(state.busy) + state.idle.map(\.fd)
+        }
+        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+        pipeline.shutDownAll()
     }
 
     /// Whether entryd closes the connection after answering `error`: a message
@@ -139,19 +158,38 @@ final class DaemonPool: DaemonLink, Sendable {
     private func take() throws -> VarlinkConnection {
         while let connection = state.withLock({ $0.idle.popLast() }) {
             // entryd closed it (a restart): readable at end of file.
-            if csystem_other_end_hung_up(connection.fd) == 0 { return connection }
+            if csystem_other_end_hung_up(connection.fd) == 0 {
+                state.withLock { _ = $0.busy.insert(connection.fd) }
+                return connection
+            }
             connection.close()
         }
-        return try connect()
+        let connection = try connect()
+        let aborted = state.withLock { state in
+            if !state.aborted { state.busy.insert(connection.fd) }
+            return state.aborted
+        }
+        if aborted {
+            connection.close()
+            throw DaemonLinkError(reason: "\(path): entryd-web is stopping")
+        }
+        return connection
     }
 
     private func give(_ connection: VarlinkConnection) {
         let kept = state.withLock { state in
-            guard state.idle.count < keep else { return false }
+            state.busy.remove(connection.fd)
+            guard state.idle.count < keep, !state.aborted else { return false }
             state.idle.append(connection)
             return true
         }
         if !kept { connection.close() }
+    }
+
+    /// Closes a connection a call took (broken, or entryd closes it).
+    private func drop(_ connection: VarlinkConnection) {
+        state.withLock { _ = $0.busy.remove(connection.fd) }
+        connection.close()
     }
 
     private func connect() throws -> VarlinkConnection {

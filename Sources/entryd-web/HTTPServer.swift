@@ -62,11 +62,15 @@ final class HTTPServer: @unchecked Sendable {
     /// Waits, at most `seconds`, until every request begun before
     /// ``beginStop()`` has been answered and its response sent, then ends
     /// the connections and waits for their threads.
+    /// - Parameter cutOff: run when requests are still going at the deadline,
+    ///   before the connections end: it must make their threads return (the
+    ///   wait for them has no bound of its own).
     /// - Returns: how many requests were still going at the deadline (cut off).
     @discardableResult
-    func stop(drainSeconds seconds: Double) -> Int {
+    func stop(drainSeconds seconds: Double, cutOff: () -> Void) -> Int {
         guard let handle else { return 0 }
         let left = Int(cweb_drain(handle, seconds))
+        if left > 0 { cutOff() }
         cweb_stop(handle)
         self.handle = nil
         return left

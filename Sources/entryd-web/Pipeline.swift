@@ -41,6 +41,12 @@ final class Pipeline: Sendable {
         self.lanes = (0..<max(1, lanes)).map { _ in Lane() }
     }
 
+    /// Ends every open connection (``PipelinedConnection/shutDown()``): the
+    /// calls waiting fail at once (a stop that can wait no longer).
+    func shutDownAll() {
+        for lane in lanes { lane.connection.withLock { $0?.shutDown() } }
+    }
+
     /// The largest call sent over a pipeline, in bytes: the least
     /// `max-message-size` entryd accepts (4 KiB), so no setting of entryd's
     /// can make it close a pipeline for a call's size.

@@ -162,7 +162,9 @@ enum WebDaemon {
         // first (their streams run until then); the pool and the pipeline stay.
         server.beginStop()
         pool.closeStreams()
-        let left = server.stop(drainSeconds: drainSeconds)
+        // Past the wait, the calls still waiting on entryd (stopped, or stuck) are
+        // ended, so the handlers' threads return within TimeoutStopSec.
+        let left = server.stop(drainSeconds: drainSeconds) { pool.abortCalls() }
         if left > 0 {
             log.warning("stopped with \(left) request(s) still unanswered after \(Int(drainSeconds)) s")
         }

@@ -188,3 +188,44 @@ def test_live_feeds_and_idle_connections_do_not_hold_the_stop(tmp_path):
         assert code == 0 and took < 1
     finally:
         g.stop()
+
+
+def test_a_stuck_entryd_does_not_hold_the_stop_past_its_bound(tmp_path):
+    """entryd stops answering (SIGSTOP) with an Add and a List waiting on it: SIGTERM to entryd-web
+    still ends it within the drain (15 s) and a little, not after entryd-web's 60 s reply timeout, and
+    within entryd-web.service's TimeoutStopSec=20; the clients get an answer or a closed connection."""
+    g = Gateway(str(tmp_path))
+    try:
+        token = g.login("ada")
+        g.entryd.send_signal(signal.SIGSTOP)
+        outcomes = []
+
+        def waiting(method, body):
+            conn = http.client.HTTPConnection("127.0.0.1", g.port, timeout=40)
+            try:
+                conn.request("POST", "/api/v1/" + method, json.dumps(body),
+                             {"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+                outcomes.append(conn.getresponse().status)
+            except (OSError, http.client.HTTPException) as e:
+                outcomes.append(type(e).__name__)
+
+        threads = [threading.Thread(target=waiting, args=a) for a in (
+            ("io.entryd.Entries.Add", {"fields": dict(GOOD, name="卡住", phone="13900000009")}),
+            ("io.entryd.Entries.List", {}))]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)  # both requests reach entryd-web and wait on entryd (nothing to wait on instead)
+        started = time.monotonic()
+        g.web.send_signal(signal.SIGTERM)
+        code = g.web.wait(timeout=40)
+        took = time.monotonic() - started
+        print(f"\nstop with entryd stopped: {took:.1f} s")
+        assert code == 0
+        assert took < 18, took
+        for t in threads:
+            t.join(timeout=10)
+        assert len(outcomes) == 2 and all(o != 200 for o in outcomes), outcomes
+    finally:
+        if g.entryd.poll() is None:
+            g.entryd.send_signal(signal.SIGCONT)
+        g.stop()
