@@ -205,10 +205,19 @@ struct Options {
                     throw OptionError(message: "--peer takes NAME=ADDRESS, not '\(text)'")
                 }
                 let address = String(text[text.index(after: eq)...])
+                let name = String(text[..<eq])
+                // The file's rule ([peer NAME]): the name labels logs and metrics lines.
+                guard ConfigValues.isPeerName(name) else {
+                    throw OptionError(
+                        message: "--peer: a peer name is 1-64 letters, digits, '.', '_' or '-', not '\(name)'")
+                }
+                guard !o.peers.contains(where: { $0.name == name }) else {
+                    throw OptionError(message: "--peer: peer '\(name)' is given twice")
+                }
                 guard address.hasPrefix("unix:") || address.hasPrefix("exec:") else {
                     throw OptionError(message: "a peer address starts with unix: or exec:, not '\(address)'")
                 }
-                o.peers.append(PeerConfig(name: String(text[..<eq]), address: address))
+                o.peers.append(PeerConfig(name: name, address: address))
             case "--sync-interval": o.syncInterval = try number(arg, text, 0...86400)
             default: preconditionFailure("\(arg) is in specs but not read")
             }

@@ -137,6 +137,15 @@ import Testing
                 ["--restore", "a.db", "--restore=b.db"],
                 "entryd: option '--restore' is given twice\nTry 'entryd --help'.\n"
             ),
+            // A peer's name labels log lines and metrics: the file's rule, no quotes or line breaks.
+            (
+                ["--peer", "a\"b\rc=exec:cat"],
+                "entryd: --peer: a peer name is 1-64 letters, digits, '.', '_' or '-', not 'a\"b\rc'\nTry 'entryd --help'.\n"
+            ),
+            (
+                ["--peer", "o=exec:cat", "--peer=o=unix:/run/o.sock"],
+                "entryd: --peer: peer 'o' is given twice\nTry 'entryd --help'.\n"
+            ),
         ])
     func usageErrors(arguments: [String], stderr: String) throws {
         let r = try runProcess(Self.entryd, ["--config", "/dev/null"] + arguments)

@@ -159,7 +159,7 @@ extension DaemonConfiguration {
 }
 
 /// Value syntax of `entryd.conf`.
-enum ConfigValues {
+package enum ConfigValues {
     /// A whole number of bytes, optionally with `K` or `M` (KiB, MiB), within `range`.
     static func bytes(_ text: String, _ range: ClosedRange<Int>) throws(ConfigKey.BadValue) -> Int {
         do { return try ConfigSyntax.bytes(text, range) } catch { throw ConfigKey.BadValue(message: error.message) }
@@ -201,8 +201,9 @@ enum ConfigValues {
             }
     }
 
-    /// 1-64 ASCII letters, digits, `.`, `_` or `-`.
-    static func isPeerName(_ name: String) -> Bool {
+    /// A peer's name (`[peer NAME]`, `entryd --peer NAME=…`): 1-64 ASCII
+    /// letters, digits, `.`, `_` or `-`; it labels log lines and metrics.
+    package static func isPeerName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 64
             && name.unicodeScalars.allSatisfy {
                 $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0))
