@@ -6,7 +6,7 @@ extension Gateway {
     /// `GET /metrics`: entryd's `Metrics` in Prometheus's text format
     /// (``MetricsExposition``), for a scraper. Let in from loopback when no
     /// proxy forwards (behind one every request comes from loopback), or with
-    /// `Authorization: Bearer TOKEN` where TOKEN is the first line of
+    /// `Authorization: Bearer TOKEN` where TOKEN is the first non-blank line of
     /// `metrics-token-file`, read at each request so a new token needs no
     /// restart. No session, and no web user's token, lets it in; the metrics
     /// token lets nothing else in.
@@ -35,13 +35,38 @@ extension Gateway {
     func metricsAllowed(_ r: HTTPRequest) -> Bool {
         if !settings.behindProxy, WebSettings.ListenAddress.isLoopback(r.clientAddress) { return true }
         guard let path = settings.metricsTokenFile, let header = r.header("authorization"),
-            header.lowercased().hasPrefix("bearer ")
+            header.lowercased().hasPrefix("bearer "), let token = try? Self.metricsToken(at: path)
         else { return false }
         let given = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-            let token = text.split(whereSeparator: \.isNewline).first.map({ $0.trimmingCharacters(in: .whitespaces) }),
-            token.count >= 16, !given.isEmpty
-        else { return false }
-        return PasswordHash.constantTimeEqual(given, token)
+        return !given.isEmpty && PasswordHash.constantTimeEqual(given, token)
     }
+
+    /// The least length of the `/metrics` token, in characters.
+    package static let metricsTokenMinimum = 16
+
+    /// The `/metrics` token in the file at `path`: its first non-blank line,
+    /// without surrounding spaces.
+    /// - Throws: ``MetricsTokenProblem`` naming what is wrong (entryd-web logs
+    ///   it at start and on SIGHUP; a request then gets 401).
+    package static func metricsToken(at path: String) throws(MetricsTokenProblem) -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw MetricsTokenProblem(
+                description: "\(path): cannot be read as UTF-8 text (missing, a directory, or no permission)")
+        }
+        guard
+            let token = text.split(whereSeparator: \.isNewline).lazy
+                .map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: { !$0.isEmpty })
+        else { throw MetricsTokenProblem(description: "\(path): holds no token") }
+        guard token.count >= metricsTokenMinimum else {
+            throw MetricsTokenProblem(
+                description: "\(path): the token is \(token.count) characters, fewer than \(metricsTokenMinimum)")
+        }
+        return token
+    }
+}
+
+/// Why the `metrics-token-file` gives no token (``Gateway/metricsToken(at:)``).
+package struct MetricsTokenProblem: Error, CustomStringConvertible {
+    /// The file and what is wrong with it.
+    package var description: String
 }

@@ -132,6 +132,7 @@ enum WebDaemon {
                 secure: settings.secure, behindProxy: settings.behindProxy, maxBody: settings.maxBody,
                 metricsTokenFile: settings.metricsTokenFile),
             openAPI: { openAPI }, log: log)
+        checkMetricsToken(settings.metricsTokenFile, log: log)
         let server = HTTPServer(gateway: gateway, retryAfter: min(settings.headerTimeout, 10))
         do {
             try server.start(settings: settings, listenFD: listenFD, tls: tls)
@@ -151,6 +152,7 @@ enum WebDaemon {
             sigwait(&signals, &received)
             if received == SIGHUP {
                 users.reload()
+                checkMetricsToken(settings.metricsTokenFile, log: log)
                 continue
             }
             break
@@ -167,6 +169,17 @@ enum WebDaemon {
         let left = server.stop(drainSeconds: drainSeconds) { pool.abortCalls() }
         if left > 0 {
             log.warning("stopped with \(left) request(s) still unanswered after \(Int(drainSeconds)) s")
+        }
+    }
+
+    /// Logs a warning when `metrics-token-file` is set but gives no token:
+    /// every scrape from beyond loopback would get 401 without a word.
+    static func checkMetricsToken(_ path: String?, log: Log) {
+        guard let path else { return }
+        do { _ = try Gateway.metricsToken(at: path) } catch {
+            log.warning(
+                "metrics-token-file \(error); GET /metrics answers 401 to everyone but loopback clients until it is fixed"
+            )
         }
     }
 

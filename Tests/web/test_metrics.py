@@ -189,3 +189,18 @@ def test_a_relative_metrics_token_file_stops_the_start(tmp_path):
                          capture_output=True, timeout=30)
     assert out.returncode == 78
     assert b"metrics-token-file" in out.stderr and b"absolute path" in out.stderr
+
+
+def test_a_token_file_that_gives_no_token_is_logged(tmp_path):
+    """A metrics-token-file whose token is too short: entryd-web says so at start (every remote
+    scrape would otherwise get 401 without a word), and the short token opens nothing."""
+    token_file = tmp_path / "metrics.token"
+    token_file.write_text("\n  short-token  \n")
+    g = Gateway(str(tmp_path), web_config=f"behind-proxy = yes\nmetrics-token-file = {token_file}\n")
+    try:
+        status, _, _ = scrape(g, {"Authorization": "Bearer short-token"})
+        assert status == 401
+    finally:
+        g.stop()
+    log = g.web.stderr.read().decode()
+    assert f"metrics-token-file {token_file}: the token is 11 characters, fewer than 16" in log, log
