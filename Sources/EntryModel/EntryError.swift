@@ -44,6 +44,11 @@ package enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// there lacks `role`. Answered as `PeerUnreachable` with `role`, a lasting
     /// refusal rather than a failure worth retrying.
     case peerRefused(peer: String, role: String)
+    /// Peer `peer` refused this node because the user it connects as there is
+    /// listed under `[roles] gateway` (its `PermissionDenied` with `gateway`):
+    /// a gateway may never push (Apply), whatever its role. Answered as
+    /// `PeerUnreachable` with `role` `admin` and `gateway` true.
+    case peerRefusedGateway(peer: String)
     /// Entry `id` was erased (doc/design.md "Erasure") at `at` (RFC 3339 UTC ms, the
     /// erasure's wall time at its origin): its values are gone and no call can
     /// read, change or bring it back.
@@ -74,6 +79,10 @@ package enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
             return "peer '\(peer)' refused this node (PermissionDenied: its user there needs the \(role) role): "
                 + "in the peer's entryd.conf, add the user this node connects as to \(role) under [roles] "
                 + "(pulling needs read, pushing admin), reload that entryd, and sync again"
+        case .peerRefusedGateway(let peer):
+            return "peer '\(peer)' refused this node: the user this node connects as is listed under [roles] gateway "
+                + "in the peer's entryd.conf, and a gateway may not call Apply, SyncPeer, HeldFrom or Backup whatever "
+                + "its role; connect as a user not listed as gateway there"
         case .entryErased(let id, let at): return "entry \(id) was erased at \(at)"
         case .backupUnsupported(let database, let tool): return "backup of \(database) is \(tool)'s"
         }

@@ -89,4 +89,42 @@ import Testing
         plain.close()
         #expect(daemon.stop() == 0)
     }
+
+    @Test(
+        "a node whose user is a gateway at its peer: the sync's refusal says so (adding the user to admin there would not help), exit 1"
+    )
+    func syncRefusedAsGateway() throws {
+        let dir = try serviceTestDirectory("gateway-peer")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let me = Accounts.userName(getuid())
+        // The peer names this user as gateway, and admin too: still no Apply.
+        try "[roles]\ngateway = \(me)\nadmin = \(me)\n".write(
+            toFile: dir + "/peer.conf", atomically: true, encoding: .utf8)
+        let notify = try NotifySocket()
+        let peer = try ServiceProcess(
+            executable: productsDirectory() + "/entryd",
+            arguments: ["--config", dir + "/peer.conf", "--socket", dir + "/peer.sock", "--db", dir + "/peer.db"],
+            environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
+        try #require(notify.wait(for: "READY=1").found != nil, "\(peer.stderr)")
+        let here = try ServiceProcess(
+            executable: productsDirectory() + "/entryd",
+            arguments: [
+                "--config", "/dev/null", "--socket", dir + "/here.sock", "--db", dir + "/here.db",
+                "--peer", "clinic=unix:\(dir)/peer.sock", "--sync-interval", "0",
+            ],
+            environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
+        try #require(notify.wait(for: "READY=1").found != nil, "\(here.stderr)")
+        let conn = try VarlinkConnection(path: dir + "/here.sock")
+        #expect(try Self.add(conn, actor: nil).error == nil)
+        conn.close()
+        for (locale, words) in [("en", "listed under [roles] gateway"), ("zh", "列在对端 entryd.conf 的 [roles] gateway 中")]
+        {
+            let r = try runProcess(
+                productsDirectory() + "/entryctl",
+                ["--socket", dir + "/here.sock", "--locale", locale, "sync", "clinic"])
+            #expect(r.status == 1 && r.stderr.contains(words) && !r.stderr.contains("add that user to admin"), "\(r)")
+        }
+        #expect(here.stop() == 0)
+        #expect(peer.stop() == 0)
+    }
 }

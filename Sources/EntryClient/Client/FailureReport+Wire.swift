@@ -118,6 +118,19 @@ extension FailureReport {
             return say(line("entryd 不提供方法“\(s("method"))”", "entryd does not serve method '\(s("method"))'"))
         case .interfaceNotFound?:
             return say(line("entryd 不提供接口“\(s("interface"))”", "entryd does not serve interface '\(s("interface"))'"))
+        case .peerUnreachable? where p["gateway"]?.boolValue == true:
+            // adding the user to admin there would not help: a gateway may never push
+            return say(
+                line(
+                    "对端“\(s("peer"))”拒绝了本节点：本节点在那里使用的用户列在对端 entryd.conf 的 [roles] gateway 中，"
+                        + "而网关不能调用 Apply、SyncPeer、HeldFrom 和 Backup，无论其角色",
+                    "peer '\(s("peer"))' refused this node: the user this node connects as is listed under [roles] gateway "
+                        + "in the peer's entryd.conf, and a gateway may not call Apply, SyncPeer, HeldFrom or Backup, "
+                        + "whatever its role"),
+                line(
+                    "请以未列为 gateway 的用户连接对端（例如另建一个同步用户），或在那里把该用户从 gateway 中去掉。",
+                    "Connect to the peer as a user not listed as gateway there (a user of its own for syncing), "
+                        + "or take that user out of gateway there."))
         case .peerUnreachable? where p["role"]?.stringValue != nil:
             // the peer refused this node: lasting until its [roles] change (exit 1); entryd's English reason is not shown
             return say(

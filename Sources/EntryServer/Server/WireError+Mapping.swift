@@ -65,6 +65,12 @@ extension WireError {
                     ("peer", .string(peer)),
                     ("reason", .string(EntryError.peerRefused(peer: peer, role: role).description)),
                     ("role", .string(role))))
+        case .peerRefusedGateway(let peer):
+            self.init(
+                .peerUnreachable,
+                parameters: object(
+                    ("peer", .string(peer)), ("reason", .string(EntryError.peerRefusedGateway(peer: peer).description)),
+                    ("role", .string("admin")), ("gateway", .bool(true))))
         case .entryErased(let id, let at):
             self.init(.entryErased, parameters: object(("id", .string(id)), ("at", .string(at))))
         case .backupUnsupported(let database, let tool):

@@ -78,7 +78,10 @@ extension EntryService {
             recordPeerError(name: name, address: address, e.description)
             return e
         case let e as WireError where e.known == .permissionDenied:
-            let refusal = EntryError.peerRefused(peer: name, role: e.parameters["role"]?.stringValue ?? "admin")
+            let refusal =
+                e.parameters["gateway"]?.boolValue == true
+                ? EntryError.peerRefusedGateway(peer: name)
+                : EntryError.peerRefused(peer: name, role: e.parameters["role"]?.stringValue ?? "admin")
             recordPeerError(name: name, address: address, refusal.description)
             return refusal
         default:
