@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import Foundation
 import Testing
 @testable import EntryModel
 @testable import EntryLedger
@@ -148,6 +149,28 @@ import Testing
             FailureReport(for: WireError.invalidParameter("id"), usage: Self.usage).lines.suffix(2) == [
                 "Usage: entryctl get ID", "See 'entryctl get --help'.",
             ])
+    }
+
+    @Test(
+        "a socket this user may not open names the group its file system gives (the socket's, or the directory's that stops the way) and no daemon to start"
+    )
+    func permissionDenied() throws {
+        let dir = NSTemporaryDirectory() + "entryd-perm-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/entryd.sock"
+        FileManager.default.createFile(atPath: socket, contents: nil)
+        let group = try #require(getgrgid(getgid()).flatMap { String(validatingCString: $0.pointee.gr_name) })
+        let report = FailureReport(
+            for: DaemonUnreachable(attempts: [
+                .init(candidate: .init(path: socket, origin: "--socket"), reason: "Permission denied")
+            ]))
+        let text = report.lines.joined(separator: "\n")
+        #expect(text.contains("\(socket) is for members of group '\(group)'"), "\(text)")
+        #expect(text.contains("usermod -aG \(group)"))
+        #expect(!text.contains("Start the daemon"), "a daemon is there: it is the permission that stops the way")
+        // Not there (a directory this user may not search hides it): the nearest directory that is.
+        #expect(FailureReport.owningGroup(of: dir + "/missing/entryd.sock") == (dir, group))
     }
 
     @Test("an unreachable daemon names every path and how to start entryd")

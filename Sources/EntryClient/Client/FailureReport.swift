@@ -113,14 +113,23 @@ package struct FailureReport: Sendable, Equatable {
                 ? "  \(attempt.candidate.path)（\(origin)）：\(reason)"
                 : "  \(attempt.candidate.path) (\(origin)): \(reason)"
         }
-        if error.attempts.contains(where: { $0.reason.contains("ermission denied") }) {
+        let denied = error.attempts.filter { $0.reason.contains("ermission denied") }
+        if let first = denied.first {
+            // The group that may use it, as the file system says (entryd's own socket: group
+            // entryd, 0660; one a daemon bound itself has its user's group).
+            let (path, group) = Self.owningGroup(of: first.candidate.path)
             lines.append(
                 Localized(
-                    zh: "权限不足：该套接字只供 entryd 组的成员使用（见 entryd.conf）。",
-                    en: "Permission denied: the socket is for members of group 'entryd' (see entryd.conf).")(locale))
+                    zh: "权限不足：\(path) 只供 \(group) 组的成员使用；请让管理员把你加入该组"
+                        + "（usermod -aG \(group) 用户名，重新登录后生效），或以该组成员运行 entryctl。",
+                    en:
+                        "Permission denied: \(path) is for members of group '\(group)'; ask an administrator to add you "
+                        + "(usermod -aG \(group) USER, then log in again), or run entryctl as a member.")(locale))
         }
-        // A path that is not a socket needs another path, not a daemon started.
-        if !error.attempts.allSatisfy({ $0.reason.hasPrefix("not a socket") }) {
+        // A path that is not a socket needs another path, not a daemon started; one this
+        // user may not open has a daemon behind it already.
+        if !error.attempts.allSatisfy({ $0.reason.hasPrefix("not a socket") || $0.reason.contains("ermission denied") })
+        {
             lines.append(
                 Localized(
                     zh: "请用 'entryd --socket PATH' 启动守护进程（再给出 --socket PATH 或设置 ENTRYD_SOCKET），",
@@ -132,6 +141,22 @@ package struct FailureReport: Sendable, Equatable {
                     en: "or under systemd with 'systemctl start entryd.socket'.")(locale))
         }
         return FailureReport(exitCode: .unavailable, lines: lines)
+    }
+
+    /// The group owning `path`, or its nearest directory this user may
+    /// search (the one whose permission stopped the connect), by name (its
+    /// number when no name is known): with the path it belongs to.
+    static func owningGroup(of path: String) -> (path: String, group: String) {
+        var current = path
+        while true {
+            var info = stat()
+            if stat(current, &info) == 0 {
+                let name = getgrgid(info.st_gid).flatMap { String(validatingCString: $0.pointee.gr_name) }
+                return (current, name ?? String(info.st_gid))
+            }
+            guard let slash = current.lastIndex(of: "/"), slash != current.startIndex else { return (path, "entryd") }
+            current = String(current[..<slash])
+        }
     }
 
     static func system(_ error: SystemError, locale: EntryLocale) -> FailureReport {
