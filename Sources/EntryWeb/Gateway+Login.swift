@@ -108,11 +108,13 @@ extension Gateway {
     }
 
     /// Whether `r` carries a live session (bearer token or cookie) of a
-    /// current user; the CSRF token is not asked. entryd-web lifts a
+    /// current user (the CSRF token is not asked), or is a `/metrics` scrape
+    /// that may read it (``metricsAllowed(_:)``). entryd-web lifts a
     /// connection that has carried one out of the limits and deadline for
-    /// connections that have not logged in.
-    package func hasSession(_ r: HTTPRequest) -> Bool {
-        (try? authenticate(r, csrfChecked: false)) != nil
+    /// connections that have not logged in, so that anonymous clients holding
+    /// connections open blind neither the staff nor the monitoring.
+    package func hasCredentials(_ r: HTTPRequest) -> Bool {
+        (r.path == "/metrics" && metricsAllowed(r)) || (try? authenticate(r, csrfChecked: false)) != nil
     }
 
     /// The client's address for rate limiting: the connection's, or behind a

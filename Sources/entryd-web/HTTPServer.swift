@@ -122,13 +122,14 @@ final class HTTPServer: @unchecked Sendable {
             clientAddress: cText(address), head: (Int(r.header_size), Int(r.header_count)))
         if r.refused != Int32(CWEB_ADMITTED) {
             // Accepted over a limit so that it hears why: 503 and when to come back, then closed.
-            // Over the unauthenticated limit, a request with a live session is served all the same.
+            // Over the unauthenticated limit, a request with a live session (or a metrics
+            // scraper's token) is served all the same.
             let limit = r.refused == Int32(CWEB_OVER_ADDRESS_LIMIT) ? "address" : "unauthenticated"
-            if limit == "address" || !gateway.hasSession(request) {
+            if limit == "address" || !gateway.hasCredentials(request) {
                 return refuse(connection, WebError.tooManyConnections(limit: limit, retryAfter: retryAfter))
             }
         }
-        if r.authenticated == 0, gateway.hasSession(request) { cweb_mark_authenticated(connection) }
+        if r.authenticated == 0, gateway.hasCredentials(request) { cweb_mark_authenticated(connection) }
         let response = gateway.handle(request)
         let headerText = response.headers.map { "\($0.0): \($0.1)\n" }.joined()
         switch response.body {

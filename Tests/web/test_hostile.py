@@ -282,6 +282,9 @@ def test_connections_without_a_session_are_bounded(tight):
         assert error["error"] == "io.entryd.web.TooManyConnections" and error["parameters"]["limit"] == "unauthenticated"
         reply = raw(tight, b"GET /api/v1/session HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.encode() + b"\r\n\r\n")
         assert status_of(reply) == 200, reply
+        # A scraper that may read /metrics (here: loopback, no proxy) is not blinded either.
+        reply = raw(tight, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status_of(reply) == 200, reply
         time.sleep(1.1)
         assert status_of(raw(tight, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")) == 200
         assert _closed_within(slow[0], 1)
