@@ -25,6 +25,8 @@ final class Listener: Sendable {
         var sessions: [Int32: ClientConnection] = [:]
         var stopping = false
         var policy: AccessPolicy
+        /// Counts the policies set (``access``): a session made under an older one is reassigned.
+        var policyGeneration = 0
         /// Refusals waiting for their first call, at most ``maxPendingRefusals``.
         var pendingRefusals = 0
     }
@@ -50,6 +52,7 @@ final class Listener: Sendable {
         set {
             let open = state.withLock { state in
                 state.policy = newValue
+                state.policyGeneration += 1
                 return state.sessions
             }
             for (client, session) in open {
@@ -116,7 +119,7 @@ final class Listener: Sendable {
             self.refuse(client, limits: limits)
             return
         }
-        let policy = access
+        let (policy, generation) = state.withLock { ($0.policy, $0.policyGeneration) }
         let thread = Thread { [self] in
             // Account look-ups may be slow (NSS), so they run here, not in the accept loop.
             let caller = SocketCredentials.caller(of: client, access: policy)
@@ -130,6 +133,15 @@ final class Listener: Sendable {
             let late = state.withLock { state in
                 state.sessions[client] = session
                 return state.stopping
+            }
+            // A reload between reading the policy and this session being listed could not
+            // reassign it: it takes the policy in force now (until that stays the same).
+            var seen = generation
+            while let (now, current) = state.withLock({ s in
+                s.policyGeneration == seen ? nil : (s.policyGeneration, s.policy)
+            }) {
+                session.reassign(SocketCredentials.caller(of: client, access: current))
+                seen = now
             }
             if late { session.requestShutdown() }
             session.run()

@@ -127,4 +127,48 @@ import Testing
         #expect(here.stop() == 0)
         #expect(peer.stop() == 0)
     }
+
+    @Test(
+        "connections accepted while a reload takes the gateway away end up without it, every one: none keeps the standing it was accepted under"
+    )
+    func reloadRacesAccept() throws {
+        let dir = try serviceTestDirectory("gateway-race")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let me = Accounts.userName(getuid())
+        let config = dir + "/entryd.conf"
+        try "[roles]\ngateway = \(me)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let socket = dir + "/entryd.sock"
+        let notify = try NotifySocket()
+        let daemon = try ServiceProcess(
+            executable: productsDirectory() + "/entryd",
+            arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
+            environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
+        try #require(notify.wait(for: "READY=1").found != nil, "\(daemon.stderr)")
+        try "[roles]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        // Connections opened as fast as they go, before, during and after the reload.
+        final class Opened: @unchecked Sendable {
+            let lock = NSLock()
+            var list: [VarlinkConnection] = []
+            var value: [VarlinkConnection] { lock.withLock { list } }
+        }
+        let opened = Opened()
+        let connecting = Thread {
+            for _ in 0..<300 {
+                if let c = try? VarlinkConnection(path: socket) { opened.lock.withLock { opened.list.append(c) } }
+            }
+        }
+        connecting.start()
+        daemon.signal(SIGHUP)
+        #expect(notify.wait(for: "RELOADING=1").found != nil)
+        #expect(notify.wait(for: "READY=1").found != nil)
+        while opened.value.count < 300 { usleep(10_000) }
+        var kept = 0
+        for conn in opened.value {
+            let reply = try Self.add(conn, actor: "ada")
+            if reply.error == nil { kept += 1 }
+            conn.close()
+        }
+        #expect(kept == 0, "\(kept) of 300 connections kept the gateway standing after the reload")
+        #expect(daemon.stop() == 0)
+    }
 }
