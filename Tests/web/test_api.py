@@ -86,7 +86,7 @@ def _ok(gateway, method, params, token):
 
 
 @pytest.mark.parametrize("method", ["io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom",
-                                    "io.entryd.Entries.Backup", "io.entryd.Nothing.Here"])
+                                    "io.entryd.Entries.Backup", "io.entryd.Sync.Metrics", "io.entryd.Nothing.Here"])
 def test_socket_only_and_unknown_methods_are_404(gateway, tokens, method):
     status, body = gateway.call(method, {"changes": [], "peer": "x", "node": "x"}, tokens["root-admin"])
     assert status == 404

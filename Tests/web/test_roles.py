@@ -15,7 +15,9 @@ GOOD = {"name": "韩梅梅", "birthday": "2001-02-03", "country": "US", "contact
 
 SUBMIT = {"org.varlink.service.GetInfo", "org.varlink.service.GetInterfaceDescription", "io.entryd.Entries.Add",
           "io.entryd.Forms.Check", "io.entryd.Forms.GetForm", "io.entryd.Forms.Options"}
-SOCKET_ONLY = {"io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup"}
+# Not served through /api/v1: the peers' methods, and Metrics (its HTTP door is GET /metrics).
+SOCKET_ONLY = {"io.entryd.Sync.Apply", "io.entryd.Sync.SyncPeer", "io.entryd.Sync.HeldFrom", "io.entryd.Entries.Backup",
+               "io.entryd.Sync.Metrics"}
 # The least of read, write and admin that allows each method (doc/design.md "Security and limits").
 LEAST = {
     "org.varlink.service.GetInfo": "read", "org.varlink.service.GetInterfaceDescription": "read",
@@ -27,7 +29,7 @@ LEAST = {
     "io.entryd.Forms.Options": "read", "io.entryd.Forms.Check": "read", "io.entryd.Forms.CheckStored": "read",
     "io.entryd.Sync.Status": "read", "io.entryd.Sync.Changes": "read", "io.entryd.Sync.Apply": "admin",
     "io.entryd.Sync.SyncPeer": "admin", "io.entryd.Sync.ListConflicts": "read", "io.entryd.Sync.Resolve": "admin",
-    "io.entryd.Sync.HeldFrom": "read", "io.entryd.Sync.Compact": "admin",
+    "io.entryd.Sync.HeldFrom": "read", "io.entryd.Sync.Compact": "admin", "io.entryd.Sync.Metrics": "read",
 }
 PEER = "[peer office]\naddress = exec:ssh office entryctl bridge\ninterval = 0\n"
 
