@@ -21,12 +21,10 @@ import Testing
         return try conn.receive()
     }
 
-    @Test(
-        "entryd with gateway = the test's user: Add with actor ada is recorded as web:ada, Backup and Apply are PermissionDenied(admin); after a reload without gateway, actor is PermissionDenied(gateway) on the open connection too, and a reload that names it again lets an open connection name the actor"
-    )
-    func gatewayAndReload() throws {
-        let dir = try serviceTestDirectory("gateway")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+    /// entryd in `dir` whose entryd.conf names the test's user as gateway, ready.
+    static func gatewayDaemon(in dir: String) throws -> (
+        daemon: ServiceProcess, notify: NotifySocket, config: String, socket: String, me: String
+    ) {
         let me = Accounts.userName(getuid())
         let config = dir + "/entryd.conf"
         try "[roles]\ngateway = \(me)\n".write(toFile: config, atomically: true, encoding: .utf8)
@@ -37,6 +35,16 @@ import Testing
             arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
             environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
         try #require(notify.wait(for: "READY=1").found != nil, "\(daemon.stderr)")
+        return (daemon, notify, config, socket, me)
+    }
+
+    @Test(
+        "entryd with gateway = the test's user: Add with actor ada is recorded as web:ada, Backup and Apply are PermissionDenied(admin); after a reload without gateway, actor is PermissionDenied(gateway) on the open connection too, and a reload that names it again lets an open connection name the actor"
+    )
+    func gatewayAndReload() throws {
+        let dir = try serviceTestDirectory("gateway")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (daemon, notify, config, socket, me) = try Self.gatewayDaemon(in: dir)
 
         let gateway = try VarlinkConnection(path: socket)
         let added = try Self.add(gateway, actor: "ada")
@@ -134,16 +142,7 @@ import Testing
     func reloadRacesAccept() throws {
         let dir = try serviceTestDirectory("gateway-race")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let me = Accounts.userName(getuid())
-        let config = dir + "/entryd.conf"
-        try "[roles]\ngateway = \(me)\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let socket = dir + "/entryd.sock"
-        let notify = try NotifySocket()
-        let daemon = try ServiceProcess(
-            executable: productsDirectory() + "/entryd",
-            arguments: ["--config", config, "--socket", socket, "--db", dir + "/entries.db"],
-            environment: ["NOTIFY_SOCKET": notify.name], directory: dir)
-        try #require(notify.wait(for: "READY=1").found != nil, "\(daemon.stderr)")
+        let (daemon, notify, config, socket, _) = try Self.gatewayDaemon(in: dir)
         try "[roles]\n".write(toFile: config, atomically: true, encoding: .utf8)
         // Connections opened as fast as they go, before, during and after the reload.
         final class Opened: @unchecked Sendable {
